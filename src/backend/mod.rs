@@ -1,0 +1,1 @@
+//! Backends that execute a plan: local processes, Docker containers, or hosts that already run.

@@ -1,0 +1,111 @@
+//! The command line: argument definitions and dispatch only.
+//!
+//! Each group of subcommands lives in its own file and calls into the library; no
+//! benchmark, topology or server logic lives here. `main` maps errors to exit statuses
+//! (see [`crate::error`]).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod cluster_cmd;
+pub mod experiment_cmd;
+pub mod standin_cmd;
+pub mod workload_cmd;
+pub mod ycsb_cmd;
+
+/// MongoDB sharding experiments: a YCSB-compatible workload engine, micro-shard topologies
+/// and comparisons against the single-node ceiling.
+#[derive(Debug, Parser)]
+#[command(name = "microshard", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every subcommand; the argument types live beside their implementation.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load phase: insert the data set (YCSB `load`).
+    Load(workload_cmd::PhaseArgs),
+    /// Run phase: execute the workload's operation mix (YCSB `run`).
+    Run(workload_cmd::PhaseArgs),
+    /// Accept a YCSB command line as pasted: `microshard ycsb load|run mongodb -P ... -threads 32 -s`.
+    Ycsb(ycsb_cmd::YcsbArgs),
+    /// Bring up a topology and leave it running.
+    Up(cluster_cmd::UpArgs),
+    /// Tear down a topology started by `up` (or everything microshard left behind with --all).
+    Down(cluster_cmd::DownArgs),
+    /// Show the topologies microshard is running.
+    Status(cluster_cmd::StatusArgs),
+    /// Tell which backends (process, docker, existing) are usable here, and why not.
+    Doctor(cluster_cmd::DoctorArgs),
+    /// Run scenarios against topologies and compare them with the single-node ceiling.
+    Compare(experiment_cmd::CompareArgs),
+    /// Sweep thread counts to find the knee.
+    Sweep(experiment_cmd::SweepArgs),
+    /// Print the comparison table of a finished (or interrupted) experiment.
+    Report(experiment_cmd::ReportArgs),
+    /// Compare two experiments cell by cell.
+    Diff(experiment_cmd::DiffArgs),
+    /// Measure this client's own ceiling against an in-process stand-in server.
+    Calibrate(experiment_cmd::CalibrateArgs),
+    /// The whole compare pipeline on stand-in servers (no MongoDB needed); figures are stand-in figures.
+    Demo(experiment_cmd::DemoArgs),
+    /// Run the stand-in MongoDB-wire-protocol server as `mongod` or `mongos` (for tests and demos).
+    Standin(standin_cmd::StandinArgs),
+}
+
+/// Parses the command line, runs the command and maps the outcome to an exit status.
+pub fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Invoked as `mongod` or `mongos` (a symlink or a copy in a container image): be the stand-in.
+    if let Some(role) = standin_cmd::role_from_argv0(args.first()) {
+        let rest: Vec<String> = args
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return finish(block_on(standin_cmd::run_as(role, rest)));
+    }
+    let cli = Cli::parse_from(args);
+    finish(block_on(dispatch(cli.command)))
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Load(args) => workload_cmd::run(crate::runner::Phase::Load, args).await,
+        Command::Run(args) => workload_cmd::run(crate::runner::Phase::Run, args).await,
+        Command::Ycsb(args) => ycsb_cmd::run(args).await,
+        Command::Up(args) => cluster_cmd::up(args).await,
+        Command::Down(args) => cluster_cmd::down(args).await,
+        Command::Status(args) => cluster_cmd::status(args).await,
+        Command::Doctor(args) => cluster_cmd::doctor(args).await,
+        Command::Compare(args) => experiment_cmd::compare(args).await,
+        Command::Sweep(args) => experiment_cmd::sweep(args).await,
+        Command::Report(args) => experiment_cmd::report(args).await,
+        Command::Diff(args) => experiment_cmd::diff(args).await,
+        Command::Calibrate(args) => experiment_cmd::calibrate(args).await,
+        Command::Demo(args) => experiment_cmd::demo(args).await,
+        Command::Standin(args) => standin_cmd::run(args).await,
+    }
+}
+
+fn block_on(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(fut)
+}
+
+fn finish(outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let message = crate::redact::redact_text(&format!("{err:#}"));
+            eprintln!("microshard: error: {}", message.replace('\n', " "));
+            ExitCode::from(crate::error::exit_status(&err))
+        }
+    }
+}

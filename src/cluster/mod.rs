@@ -1,0 +1,1 @@
+//! Replica-set and sharding administration shared by every backend.

@@ -1,0 +1,1 @@
+//! The MongoDB binding: turns workload operations into driver calls and YCSB statuses.

@@ -1,0 +1,63 @@
+//! Error conventions shared by every command.
+//!
+//! Modules return typed errors (`thiserror`); the CLI edge turns them into `anyhow::Error`.
+//! An error caused by the user's input (a file, a property, a flag, a host) is wrapped in
+//! [`BadInput`] so that `main` exits with status 2; every other failure exits with status 1.
+//! Errors are printed on one line (`{:#}`), so messages must not contain newlines.
+
+use std::fmt;
+
+/// Marks an error as the user's input being wrong (exit status 2).
+///
+/// The message names the culprit: `file:line`, the property, the flag or the host.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Builds an `anyhow::Error` that `main` reports with exit status 2.
+pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(message.into()))
+}
+
+/// Wraps any typed error as bad input, keeping its message.
+pub fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
+    bad_input(err.to_string())
+}
+
+/// True when the error (or anything it wraps) is the user's fault.
+pub fn is_bad_input(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| cause.is::<BadInput>())
+}
+
+/// The exit status for an error: 2 for bad input, 1 for everything else.
+pub fn exit_status(err: &anyhow::Error) -> u8 {
+    if is_bad_input(err) { 2 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_survives_context() {
+        let err = bad_input("workloads/S9: no such file").context("loading properties");
+        assert_eq!(exit_status(&err), 2);
+        assert_eq!(
+            format!("{err:#}"),
+            "loading properties: workloads/S9: no such file"
+        );
+    }
+
+    #[test]
+    fn other_errors_exit_one() {
+        let err = anyhow::anyhow!("server went away");
+        assert_eq!(exit_status(&err), 1);
+    }
+}

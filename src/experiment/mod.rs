@@ -1,0 +1,1 @@
+//! Experiments: compare, sweep, calibrate and demo, with results that are never lost.

@@ -1,0 +1,21 @@
+//! microshard: YCSB-compatible MongoDB benchmarking, micro-shard topologies and experiments.
+//!
+//! The modules follow the data flow (see `docs/architecture.md`):
+//! `workload` → `runner` → `db` → `measure` → `report` for one benchmark run, and
+//! `topology` → `backend` → `cluster` for the servers it runs against; `experiment`
+//! drives both, and `standin` is the MongoDB-wire-protocol server used where no MongoDB exists.
+
+pub mod backend;
+pub mod cli;
+pub mod cluster;
+pub mod db;
+pub mod error;
+pub mod experiment;
+pub mod measure;
+pub mod redact;
+pub mod report;
+pub mod runner;
+pub mod signals;
+pub mod standin;
+pub mod topology;
+pub mod workload;

@@ -1,0 +1,57 @@
+//! YCSB's operation statuses, as the binding reports them and the report counts them (`Return=...`).
+
+use std::fmt;
+
+/// The outcome of one database call, with YCSB's names.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// The operation succeeded.
+    Ok,
+    /// An insert was buffered for a batch (counts as success).
+    BatchedOk,
+    /// The key (or one of the keys) did not exist.
+    NotFound,
+    /// The server or the driver failed the operation.
+    Error,
+    /// Data-integrity verification found different bytes.
+    UnexpectedState,
+    /// The binding does not implement the operation.
+    NotImplemented,
+    /// The request was malformed.
+    BadRequest,
+    /// The server refused for lack of rights.
+    Forbidden,
+    /// The server was unavailable (timeouts, no primary).
+    ServiceUnavailable,
+}
+
+impl Status {
+    /// YCSB's status name, as printed in `Return=<NAME>` lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::BatchedOk => "BATCHED_OK",
+            Status::NotFound => "NOT_FOUND",
+            Status::Error => "ERROR",
+            Status::UnexpectedState => "UNEXPECTED_STATE",
+            Status::NotImplemented => "NOT_IMPLEMENTED",
+            Status::BadRequest => "BAD_REQUEST",
+            Status::Forbidden => "FORBIDDEN",
+            Status::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+        }
+    }
+
+    /// Only OK and BATCHED_OK count as success (YCSB's `isOk`).
+    pub fn is_ok(self) -> bool {
+        matches!(self, Status::Ok | Status::BatchedOk)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,1 @@
+//! Experiment reports: comparison tables, Markdown/CSV/JSON output and SVG charts.

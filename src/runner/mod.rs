@@ -1,0 +1,11 @@
+//! The runner: client tasks, pacing and the status line; executes a workload phase against a database.
+
+/// Which YCSB phase to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Insert the data set (`-load`).
+    Load,
+    /// Run the operation mix (`-t`).
+    Run,
+}

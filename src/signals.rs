@@ -1,0 +1,35 @@
+//! Ctrl-C and SIGTERM: one cancellation token that every long-running piece watches,
+//! so that an interrupted run stops measuring, writes what it finished and tears down what it started.
+
+use tokio_util::sync::CancellationToken;
+
+/// Installs SIGINT/SIGTERM handlers (once per process) and returns a token cancelled on either.
+///
+/// Must be called from inside a tokio runtime. A second signal while teardown is running
+/// is ignored by the handler; teardown code bounds its own waits instead.
+pub fn install() -> CancellationToken {
+    use std::sync::OnceLock;
+    static TOKEN: OnceLock<CancellationToken> = OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            let token = CancellationToken::new();
+            let trigger = token.clone();
+            tokio::spawn(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut int), Ok(mut term)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = int.recv() => {},
+                    _ = term.recv() => {},
+                }
+                eprintln!("microshard: interrupted, stopping and cleaning up");
+                trigger.cancel();
+            });
+            token
+        })
+        .clone()
+}

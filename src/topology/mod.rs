@@ -1,0 +1,1 @@
+//! Topology files (TOML) and the plan computed from them before anything starts.
