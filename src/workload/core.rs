@@ -502,6 +502,37 @@ impl CoreWorkload {
         }
     }
 
+    /// The operation mix as YCSB's chooser sees it: names in chooser order with normalised shares (sum 1).
+    pub fn operation_mix(&self) -> Vec<(&'static str, f64)> {
+        let entries = self.chooser.entries();
+        let sum: f64 = entries.iter().map(|(_, w)| w).sum();
+        entries
+            .iter()
+            .map(|(kind, w)| {
+                let name = match kind {
+                    OpKind::Read => "READ",
+                    OpKind::Update => "UPDATE",
+                    OpKind::Insert => "INSERT",
+                    OpKind::Scan => "SCAN",
+                    OpKind::ReadModifyWrite => "READMODIFYWRITE",
+                };
+                (name, w / sum)
+            })
+            .collect()
+    }
+
+    /// The `requestdistribution` in effect.
+    pub fn request_distribution(&self) -> &'static str {
+        match self.key_chooser {
+            KeyChooser::Uniform(_) => "uniform",
+            KeyChooser::Zipfian(_) => "zipfian",
+            KeyChooser::Latest(_) => "latest",
+            KeyChooser::Hotspot(_) => "hotspot",
+            KeyChooser::Sequential(_) => "sequential",
+            KeyChooser::Exponential(_) => "exponential",
+        }
+    }
+
     /// The collection every operation uses (`table`).
     pub fn table(&self) -> &str {
         &self.table

@@ -548,8 +548,8 @@ impl Discrete {
 /// yields `(i + 1) * block_size`, except that draws falling in the last bucket yield `last * block_size` (YCSB's
 /// loop stops one bucket early; kept).
 ///
-/// File format: first line `BlockSize<TAB>n`, then `bucket<TAB>count` lines (bucket numbers are positions; YCSB
-/// inserts at that index). Read from YCSB's source, not executed.
+/// File format: first line `BlockSize<TAB>n`, then `bucket<TAB>count` lines numbered 0, 1, 2, ...
+/// Quirk kept: a draw of 0 returns `block_size` even when bucket 0 is empty (YCSB tests `number <= 0`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Histogram {
     block_size: i64,
@@ -573,7 +573,8 @@ impl Histogram {
             .and_then(|v| v.trim().parse().ok())
             .filter(|v| *v > 0)
             .ok_or((1, "BlockSize must be a positive whole number".to_string()))?;
-        let mut buckets: Vec<(usize, i64)> = Vec::new();
+        // YCSB does `list.add(bucket, count)`: an insertion at that position, so buckets are expected in order.
+        let mut counts: Vec<i64> = Vec::new();
         for (i, line) in lines {
             if line.trim().is_empty() {
                 continue;
@@ -582,7 +583,15 @@ impl Histogram {
             let bucket = cols.next().and_then(|v| v.trim().parse::<usize>().ok());
             let count = cols.next().and_then(|v| v.trim().parse::<i64>().ok());
             match (bucket, count) {
-                (Some(b), Some(c)) if c >= 0 => buckets.push((b, c)),
+                (Some(b), Some(c)) if c >= 0 && b <= counts.len() => counts.insert(b, c),
+                (Some(b), Some(_)) if b > counts.len() => {
+                    return Err((
+                        i + 1,
+                        format!(
+                            "bucket {b} skips ahead; buckets must be numbered 0, 1, 2, ... in order"
+                        ),
+                    ));
+                }
                 _ => {
                     return Err((
                         i + 1,
@@ -590,11 +599,6 @@ impl Histogram {
                     ));
                 }
             }
-        }
-        let size = buckets.iter().map(|(b, _)| b + 1).max().unwrap_or(0);
-        let mut counts = vec![0i64; size];
-        for (b, c) in buckets {
-            counts[b] = c;
         }
         let area: i64 = counts.iter().sum();
         if area <= 0 || area > i64::from(i32::MAX) {
@@ -858,5 +862,11 @@ mod tests {
         assert_eq!(h.max_value(), 20);
         assert_eq!(Histogram::parse("Block\t10\n").unwrap_err().0, 1);
         assert_eq!(Histogram::parse("BlockSize\t10\n0\tx\n").unwrap_err().0, 2);
+        assert_eq!(
+            Histogram::parse("BlockSize\t10\n0\t1\n5\t1\n")
+                .unwrap_err()
+                .0,
+            3
+        );
     }
 }

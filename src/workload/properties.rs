@@ -596,8 +596,17 @@ mod tests {
         assert_eq!(f64::parse_property("1d"), Ok(1.0));
         assert_eq!(f64::parse_property("-Infinity"), Ok(f64::NEG_INFINITY));
         assert!(f64::parse_property("NaN").unwrap().is_nan());
+        // These and the rejections below were checked against OpenJDK 17's Double.parseDouble.
+        assert_eq!(f64::parse_property("+.5e-3"), Ok(5e-4));
+        assert_eq!(f64::parse_property("\t1\n"), Ok(1.0));
+        assert_eq!(f64::parse_property("1e+5"), Ok(1e5));
+        assert_eq!(f64::parse_property("1.e5"), Ok(1e5));
+        assert_eq!(f64::parse_property("1e5d"), Ok(1e5));
+        assert_eq!(f64::parse_property("1f"), Ok(1.0));
+        assert_eq!(f64::parse_property("Infinity "), Ok(f64::INFINITY));
         for bad in [
-            "", "inf", "nan", "infinity", "1e", "e5", "0.5x", "1..2", ".",
+            "", "inf", "nan", "infinity", "1e", "e5", "0.5x", "1..2", ".", ".e5", "0x10", "+",
+            "-.", "1_0",
         ] {
             assert!(
                 f64::parse_property(bad).is_err(),

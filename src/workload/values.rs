@@ -150,6 +150,28 @@ mod tests {
     }
 
     #[test]
+    fn hashmap_order_matches_java_for_many_sizes() {
+        let data = include_str!("testdata/java_hashmap_order.txt");
+        let mut checked = 0;
+        for line in data.lines().filter(|l| !l.starts_with('#')) {
+            let (label, order) = line.split_once(':').unwrap();
+            let (prefix, n) = match label.strip_prefix('f') {
+                Some(n) => ("f", n.parse::<usize>().unwrap()),
+                None => ("field", label.parse::<usize>().unwrap()),
+            };
+            let want: Vec<usize> = order
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().unwrap())
+                .collect();
+            let names: Vec<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+            assert_eq!(java_hashmap_order(&names), want, "{label}");
+            checked += 1;
+        }
+        assert_eq!(checked, 14);
+    }
+
+    #[test]
     fn java_hash_code() {
         assert_eq!(java_string_hash(""), 0);
         assert_eq!(java_string_hash("a"), 97);
