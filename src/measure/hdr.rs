@@ -51,7 +51,7 @@ pub fn mean(h: &Histogram<u64>) -> f64 {
 }
 
 /// `getValueAtPercentile(p)` of HdrHistogram 2.1.12: `nextDown(p)` clamped to [0, 100], target
-/// count `max(1, ceil(q / 100 * total))`, first bucket whose cumulative count reaches it,
+/// count `max(1, ceil(q * total / 100))` (in that order of operations), first bucket whose cumulative count reaches it,
 /// reported as its highest equivalent value (lowest when `p == 0`). 0 when empty.
 pub fn percentile(h: &Histogram<u64>, p: f64) -> u64 {
     let total = h.len();
@@ -59,7 +59,7 @@ pub fn percentile(h: &Histogram<u64>, p: f64) -> u64 {
         return 0;
     }
     let q = next_down(p).clamp(0.0, 100.0);
-    let fractional = (q / 100.0) * total as f64;
+    let fractional = (q * total as f64) / 100.0;
     let target = (fractional.ceil() as u64).max(1);
     let mut cumulative = 0u64;
     for v in h.iter_recorded() {

@@ -617,6 +617,140 @@ mod tests {
         assert!(e.to_string().contains("READ"), "{e}");
     }
 
+    /// The documented field table of docs/result-schema.md: path → allowed types.
+    fn documented_fields() -> Vec<(String, Vec<String>)> {
+        let doc = include_str!("../../docs/result-schema.md");
+        let start = doc.find("<!-- fields:start -->").expect("start marker");
+        let end = doc.find("<!-- fields:end -->").expect("end marker");
+        doc[start..end]
+            .lines()
+            .filter_map(|l| {
+                // | `path` | type | meaning |  (alternatives inside a cell are written `\|`)
+                let row = l.replace("\\|", "\u{1}");
+                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+                let path = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((
+                    path.to_string(),
+                    cells
+                        .get(2)?
+                        .split('\u{1}')
+                        .map(|t| t.trim().to_string())
+                        .collect(),
+                ))
+            })
+            .collect()
+    }
+
+    fn json_type(v: &serde_json::Value) -> &'static str {
+        match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "boolean",
+            serde_json::Value::Number(n) if n.is_f64() => "float",
+            serde_json::Value::Number(_) => "integer",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            serde_json::Value::Object(_) => "object",
+        }
+    }
+
+    /// Every (path, type) in a JSON value; free-form (`any`) paths are not descended.
+    fn flatten(
+        v: &serde_json::Value,
+        path: &str,
+        free_form: &[String],
+        out: &mut Vec<(String, &'static str)>,
+    ) {
+        if !path.is_empty() {
+            out.push((path.to_string(), json_type(v)));
+            if free_form.iter().any(|f| f == path) {
+                return;
+            }
+        }
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, child) in map {
+                    flatten(child, &join(k), free_form, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    let p = format!("{path}[]");
+                    if let serde_json::Value::Object(map) = item {
+                        for (k, child) in map {
+                            flatten(child, &format!("{p}.{k}"), free_form, out);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schema_doc_matches_serialized_document() {
+        let mut d = doc(
+            &[
+                120, 250, 250, 999, 1500, 2047, 2048, 2049, 3001, 4097, 10000, 123456,
+            ],
+            1,
+            1849,
+        );
+        d.properties.push(PropertyEntry {
+            key: "recordcount".into(),
+            value: "1000".into(),
+            origin: "workloads/workloada:17".into(),
+        });
+        d.host = HostFacts {
+            cpu_count: 2,
+            cpu_model: Some("Test CPU".into()),
+            memory_bytes: Some(1 << 30),
+            kernel: Some("6.1.0".into()),
+            transparent_hugepage: Some("madvise".into()),
+            os: "linux".into(),
+        };
+        d.server = serde_json::json!({"version": "7.0.0-standin", "standin": true});
+        d.client_cpu = ClientCpu {
+            user_us: 5,
+            system_us: 6,
+        };
+        let value = serde_json::to_value(&d).unwrap();
+
+        let documented = documented_fields();
+        assert!(documented.len() > 30, "field table not found or too short");
+        let free_form: Vec<String> = documented
+            .iter()
+            .filter(|(_, t)| t.iter().any(|t| t == "any"))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mut observed = Vec::new();
+        flatten(&value, "", &free_form, &mut observed);
+
+        for (path, ty) in &observed {
+            let Some((_, allowed)) = documented.iter().find(|(p, _)| p == path) else {
+                panic!("field {path} is serialized but not documented in docs/result-schema.md");
+            };
+            let ok = allowed.iter().any(|a| {
+                a == ty || a == "any" || (a == "number" && (*ty == "float" || *ty == "integer"))
+            });
+            assert!(ok, "field {path} is {ty}, documented as {allowed:?}");
+        }
+        for (path, _) in &documented {
+            assert!(
+                observed.iter().any(|(p, _)| p == path),
+                "field {path} is documented but not serialized"
+            );
+        }
+        // The histogram is the compressed V2 encoding, as the document says.
+        assert!(d.measurements[0].histogram.starts_with("HISTF"));
+    }
+
     #[test]
     fn host_fact_parsers() {
         assert_eq!(
