@@ -61,6 +61,12 @@ pub struct ExperimentConfig {
     /// Whether each topology's thread count comes from a sweep.
     #[serde(default)]
     pub sweep: bool,
+    /// Thread counts a sweep tries.
+    #[serde(default)]
+    pub sweep_threads: Vec<u32>,
+    /// Seconds per sweep point.
+    #[serde(default)]
+    pub sweep_duration_s: Option<u64>,
     /// Whether the seed's full sizes were used (otherwise the laptop scale).
     pub full: bool,
     /// A sentence saying which sizes were used, shown under every table.

@@ -203,7 +203,8 @@ pub fn latency_chart(report: &Report) -> Result<String, ChartError> {
             .y_desc("µs")
             .draw()
             .map_err(|e| e.to_string())?;
-        let pcts: [(&str, fn(&crate::experiment::model::Latency) -> f64); 4] = [
+        type Pick = fn(&crate::experiment::model::Latency) -> f64;
+        let pcts: [(&str, Pick); 4] = [
             ("p50", |l| l.p50),
             ("p95", |l| l.p95),
             ("p99", |l| l.p99),
@@ -275,18 +276,19 @@ pub fn sweep_chart(sweep: &SweepFile) -> Result<String, ChartError> {
         chart
             .draw_series(pts.iter().map(|p| Circle::new(*p, 4, palette(0).filled())))
             .map_err(|e| e.to_string())?;
-        if let Some(knee) = sweep.knee_threads {
-            if let Some(p) = pts.iter().find(|p| p.0 == f64::from(knee)) {
-                chart
-                    .draw_series(std::iter::once(Circle::new(
-                        *p,
-                        9,
-                        palette(3).stroke_width(3),
-                    )))
-                    .map_err(|e| e.to_string())?
-                    .label(format!("knee: {knee} threads"))
-                    .legend(|(x, y)| Circle::new((x + 5, y), 5, palette(3).stroke_width(2)));
-            }
+        let knee_point = sweep
+            .knee_threads
+            .and_then(|k| Some((k, *pts.iter().find(|p| p.0 == f64::from(k))?)));
+        if let Some((knee, p)) = knee_point {
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    p,
+                    9,
+                    palette(3).stroke_width(3),
+                )))
+                .map_err(|e| e.to_string())?
+                .label(format!("knee: {knee} threads"))
+                .legend(|(x, y)| Circle::new((x + 5, y), 5, palette(3).stroke_width(2)));
         }
         chart
             .configure_series_labels()

@@ -538,6 +538,8 @@ pub(crate) mod tests {
             duration_s: Some(5),
             threads: Some(8),
             sweep: false,
+            sweep_threads: vec![],
+            sweep_duration_s: None,
             full: false,
             scale_note: "100000 records (laptop scale)".into(),
             properties: Default::default(),
