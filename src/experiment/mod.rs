@@ -7,11 +7,14 @@ pub mod compare;
 pub mod host;
 pub mod knee;
 pub mod lab;
+pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod progress;
 pub mod results;
 pub mod scenario;
+pub mod summary;
+pub mod sweep;
 
 pub use compare::{CompareConfig, compare_with};
 pub use results::ExperimentDir;
