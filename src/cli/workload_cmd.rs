@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::error::as_bad_input;
+use crate::runner::{ExecuteOptions, Phase};
+use crate::workload::{Origin, Properties};
+
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
 #[derive(Debug, Default, Args)]
 pub struct PhaseArgs {
@@ -33,7 +37,49 @@ pub struct PhaseArgs {
     pub json: Option<PathBuf>,
 }
 
-/// Runs one phase of the workload.
-pub async fn run(_phase: crate::runner::Phase, _args: PhaseArgs) -> anyhow::Result<()> {
-    anyhow::bail!("microshard load/run: waiting for the workload and measure modules")
+/// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
+/// then the flags (which name themselves as the origin in error messages).
+pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
+    let mut props = Properties::new();
+    for file in &args.property_files {
+        props.load_file(file).map_err(as_bad_input)?;
+    }
+    for kv in &args.properties {
+        props.apply_override(kv).map_err(as_bad_input)?;
+    }
+    let flag = |name: &str| Origin::Flag(name.to_string());
+    if let Some(n) = args.threads {
+        props.set("threadcount", n.to_string(), flag("--threads"));
+    }
+    if let Some(n) = args.target {
+        props.set("target", n.to_string(), flag("--target"));
+    }
+    if let Some(uri) = &args.uri {
+        props.set("mongodb.url", uri.clone(), flag("--uri"));
+    }
+    if let Some(label) = &args.label {
+        props.set("label", label.clone(), flag("--label"));
+    }
+    if args.status {
+        props.set("status", "true", flag("-s"));
+    }
+    Ok(props)
+}
+
+/// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
+pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
+    let props = build_properties(&args)?;
+    let opts = ExecuteOptions {
+        cancel: crate::signals::install(),
+        status: args.status,
+        print_report: true,
+        json: args.json.clone(),
+        uri: None,
+        quiet: false,
+    };
+    crate::runner::execute(&props, phase, &opts).await?;
+    if opts.cancel.is_cancelled() {
+        anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
+    }
+    Ok(())
 }

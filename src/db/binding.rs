@@ -14,7 +14,7 @@ use super::errors::{ErrorClass, ErrorLog, classify, describe};
 use super::url::{self, DEFAULT_URL, ResolvedUrl};
 use super::{DbError, DbOutcome, ReadRecord};
 use crate::measure::Status;
-use crate::workload::{FieldSelection, FieldValue};
+use crate::workload::{FieldSelection, FieldValue, Properties};
 
 /// Binding settings resolved from properties, before any connection is made.
 #[derive(Debug, Clone)]
@@ -28,6 +28,20 @@ pub struct BindingSettings {
 }
 
 impl BindingSettings {
+    /// Reads the binding's properties for `threads` clients; `url_override` wins over `mongodb.url`.
+    /// Errors name the property and where it was set.
+    pub fn from_properties(
+        props: &Properties,
+        threads: usize,
+        url_override: Option<&str>,
+    ) -> Result<BindingSettings, DbError> {
+        for key in ["batchsize", "mongodb.batchsize"] {
+            props.parse::<i64>(key).map_err(DbError::Property)?;
+        }
+        let get = |k: &str| props.get(k).map(str::to_string);
+        Self::from_lookup(&get, threads, url_override)
+    }
+
     /// Reads the binding's properties through `get` (name → value) for `threads` clients.
     ///
     /// `url_override` (from `--uri` or an experiment's topology) wins over `mongodb.url`.
@@ -99,6 +113,11 @@ impl std::fmt::Debug for MongoBinding {
 }
 
 impl MongoBinding {
+    /// Resolves the binding properties and connects (see [`MongoBinding::connect_with`]).
+    pub async fn connect(props: &Properties, threads: usize) -> Result<MongoBinding, DbError> {
+        Self::connect_with(BindingSettings::from_properties(props, threads, None)?).await
+    }
+
     /// Connects with resolved settings and checks the server answers (`ping`), so an
     /// unreachable server is reported within the server-selection timeout instead of at the first operation.
     pub async fn connect_with(settings: BindingSettings) -> Result<MongoBinding, DbError> {

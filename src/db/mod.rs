@@ -70,6 +70,9 @@ pub enum DbError {
         /// The driver's reason, redacted.
         message: String,
     },
+    /// A binding property does not parse (names the property and its origin).
+    #[error(transparent)]
+    Property(crate::workload::PropertyError),
     /// A binding property has a bad value.
     #[error("property {property}: {message}")]
     BadProperty {

@@ -11,3 +11,9 @@ pub enum Phase {
     /// Run the operation mix (`-t`).
     Run,
 }
+
+mod client;
+mod exec;
+mod status;
+
+pub use exec::{ExecuteOptions, execute};

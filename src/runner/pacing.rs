@@ -18,7 +18,7 @@ pub struct Pacer {
 
 /// Nanoseconds between two ops of one client, as YCSB computes it; `None` when unthrottled.
 pub fn tick_ns(target_ops_per_sec: f64, threads: usize) -> Option<u64> {
-    if !(target_ops_per_sec > 0.0) || threads == 0 {
+    if target_ops_per_sec.is_nan() || target_ops_per_sec <= 0.0 || threads == 0 {
         return None;
     }
     let per_thread_per_ms = target_ops_per_sec / threads as f64 / 1000.0;
