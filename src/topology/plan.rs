@@ -350,7 +350,9 @@ impl Plan {
                     );
                     m.argv.push("--configdb".into());
                     m.argv.push(configdb.clone());
-                    m.argv.extend(spec.mongos_args.iter().cloned());
+                    let extra: Vec<String> =
+                        spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
+                    m.argv.extend(extra);
                     plan.members.push(m);
                 }
                 plan.members.extend(shards);
@@ -540,6 +542,20 @@ pub fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf, Topol
     )))
 }
 
+/// Expands `{name}`, `{port}` and `{dir}` in an extra argument, so per-member files (a key file,
+/// a diagnostic log) can be named in `mongod_args`/`mongos_args`. `{dir}` is the member directory
+/// for processes and `/data/db` inside a container.
+fn expand(arg: &str, m: &Member) -> String {
+    let dir = match (&m.container, &m.dir) {
+        (Some(_), _) => "/data/db".to_string(),
+        (None, Some(d)) => d.display().to_string(),
+        (None, None) => String::new(),
+    };
+    arg.replace("{name}", &m.name)
+        .replace("{port}", &m.port.to_string())
+        .replace("{dir}", &dir)
+}
+
 struct MemberCtx<'a> {
     spec: &'a TopologySpec,
     opts: &'a PlanOptions,
@@ -685,7 +701,8 @@ impl MemberCtx<'_> {
                 m.argv.push("--wiredTigerCacheSizeGB".into());
                 m.argv.push(format_gb(g));
             }
-            m.argv.extend(spec.mongod_args.iter().cloned());
+            let extra: Vec<String> = spec.mongod_args.iter().map(|a| expand(a, &m)).collect();
+            m.argv.extend(extra);
         }
         m
     }
@@ -863,6 +880,33 @@ mod tests {
         let p = Plan::new(&s, &opts(BackendKind::Existing)).unwrap();
         assert!(p.members.is_empty());
         assert!(!p.render().contains("pw"));
+    }
+
+    #[test]
+    fn extra_args_expand_per_member() {
+        let bin = fake_bin();
+        let s = spec(
+            "name = \"m\"\nkind = \"sharded\"\nshards_per_host = 1\nmongod_args = [\"--command-log\", \"{dir}/{name}-{port}.log\"]\nmongos_args = [\"--command-log={dir}/cmd.log\"]\n",
+        );
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let p = Plan::new(&s, &o).unwrap();
+        let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
+        assert!(
+            sh0.argv.ends_with(&[
+                "--command-log".to_string(),
+                "/tmp/ms/t-1/sh0/sh0-27018.log".to_string()
+            ]),
+            "{:?}",
+            sh0.argv
+        );
+        assert!(
+            p.members[0]
+                .argv
+                .last()
+                .unwrap()
+                .ends_with("/tmp/ms/t-1/mongos0/cmd.log")
+        );
     }
 
     #[test]
