@@ -1,5 +1,7 @@
 //! The runner: client tasks, pacing and the status line; executes a workload phase against a database.
 
+pub mod pacing;
+
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
