@@ -101,9 +101,15 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
     if let Some(path) = &cfg.resume {
         let dir = ExperimentDir::open(path)
             .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-        let config = dir
+        let mut config = dir
             .config()
             .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+        // Secrets were redacted on disk: `-p` given again on resume restores them.
+        for (k, v) in scenario::parse_overrides(&cfg.overrides)? {
+            for props in config.properties.values_mut() {
+                props.insert(k.clone(), v.clone());
+            }
+        }
         return Ok((dir, config));
     }
     if cfg.topologies.is_empty() {
@@ -157,10 +163,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         sweep_duration_s: Some(cfg.sweep_duration.as_secs().max(1)),
         full: cfg.full,
         scale_note,
-        properties: properties
-            .into_iter()
-            .map(|(k, v)| (k, redact_props(v)))
-            .collect(),
+        properties,
         host: serde_json::to_value(Host::collect()).unwrap_or(serde_json::Value::Null),
         server_versions: BTreeMap::new(),
         standin: false,
@@ -175,20 +178,6 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
     })?;
     dir.write_config(&config)?;
     Ok((dir, config))
-}
-
-fn redact_props(props: PropertyMap) -> PropertyMap {
-    props
-        .into_iter()
-        .map(|(k, v)| {
-            let v = if k.to_ascii_lowercase().contains("password") {
-                "****".to_string()
-            } else {
-                crate::redact::redact_text(&v)
-            };
-            (k, v)
-        })
-        .collect()
 }
 
 /// What happened to the matrix.
