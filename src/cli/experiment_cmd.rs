@@ -131,6 +131,9 @@ pub struct CompareArgs {
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Print every server's ops/s while cells run (like mongostat beside YCSB).
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -325,6 +328,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     }
     cfg.sweep_duration = args.sweep_duration;
     cfg.client_ceiling = live::stored_ceiling(&args.out);
+    cfg.live_server_status = args.status;
     // On resume the stored configuration decides backend and binaries.
     let (backend, bin_dir, extra) = match &cfg.resume {
         Some(path) => {
