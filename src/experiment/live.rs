@@ -30,6 +30,8 @@ pub struct LiveLab {
     backend: String,
     bin_dir: Option<PathBuf>,
     extra_mongod_args: Vec<String>,
+    /// First port of every topology brought up (`None` = the topology file's).
+    pub base_port: Option<u16>,
 }
 
 impl LiveLab {
@@ -43,6 +45,7 @@ impl LiveLab {
             backend: backend.to_string(),
             bin_dir,
             extra_mongod_args,
+            base_port: None,
         })
     }
 }
@@ -59,7 +62,12 @@ impl Lab for LiveLab {
         topology: &str,
         _cancel: &CancellationToken,
     ) -> anyhow::Result<(Deployment, LiveHandle)> {
-        let _ = (&self.backend, &self.bin_dir, &self.extra_mongod_args);
+        let _ = (
+            &self.backend,
+            &self.bin_dir,
+            &self.extra_mongod_args,
+            self.base_port,
+        );
         anyhow::bail!(
             "cannot bring up {topology}: the topology/backend modules are not merged into this build yet"
         )
@@ -67,17 +75,44 @@ impl Lab for LiveLab {
 
     async fn run(
         &mut self,
-        _deployment: &Deployment,
-        _properties: &PropertyMap,
-        _phase: Phase,
-        _cancel: &CancellationToken,
+        deployment: &Deployment,
+        properties: &PropertyMap,
+        phase: Phase,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<Measured> {
-        anyhow::bail!("cannot run a phase: the runner module is not merged into this build yet")
+        run_phase(&deployment.entry_uri, properties, phase, cancel).await
     }
 
     async fn down(&mut self, _handle: LiveHandle) -> anyhow::Result<()> {
         Ok(())
     }
+}
+
+/// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
+/// (bounded attempts), so that demos and tests do not collide with servers already running.
+pub fn free_port_range(count: u16) -> Option<u16> {
+    let seed = u32::from(std::process::id() as u16)
+        ^ (chrono::Utc::now().timestamp_subsec_micros() & 0xffff);
+    for attempt in 0..200u32 {
+        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 30_000) as u16;
+        let free = (0..count).all(|i| {
+            std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, base + i)).is_ok()
+        });
+        if free {
+            return Some(base);
+        }
+    }
+    None
+}
+
+/// Runs one phase with the runner against `uri` and summarises its result document.
+pub async fn run_phase(
+    _uri: &str,
+    _properties: &PropertyMap,
+    _phase: Phase,
+    _cancel: &CancellationToken,
+) -> anyhow::Result<Measured> {
+    anyhow::bail!("cannot run a phase: the runner module is not merged into this build yet")
 }
 
 /// What `calibrate` is asked to do.
