@@ -539,6 +539,12 @@ mod tests {
             err.to_string().starts_with("/nonexistent/workloads/S9: "),
             "{err}"
         );
+        let dir = tempfile::tempdir().unwrap();
+        let err = p.load_file(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: ", dir.path().display())),
+            "{err}"
+        );
     }
 
     #[test]
