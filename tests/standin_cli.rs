@@ -142,7 +142,15 @@ fn link_binaries_creates_both_names() {
     for n in ["mongod", "mongos"] {
         let meta = std::fs::symlink_metadata(dir.path().join(n)).unwrap();
         assert!(meta.file_type().is_symlink());
+        // From a test harness, the link must point at the microshard binary, not at the harness.
+        let target = std::fs::read_link(dir.path().join(n)).unwrap();
+        assert_eq!(target.file_name().unwrap(), "microshard");
     }
+    let out = Command::new(dir.path().join("mongos"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("standin"));
     // Idempotent.
     microshard::standin::link_binaries(dir.path()).unwrap();
 }
