@@ -55,3 +55,38 @@ impl fmt::Display for Status {
         f.write_str(self.name())
     }
 }
+
+impl Status {
+    /// Every status, in a fixed order (the index order of [`Status::index`]).
+    pub const ALL: [Status; 9] = [
+        Status::Ok,
+        Status::BatchedOk,
+        Status::NotFound,
+        Status::Error,
+        Status::UnexpectedState,
+        Status::NotImplemented,
+        Status::BadRequest,
+        Status::Forbidden,
+        Status::ServiceUnavailable,
+    ];
+
+    /// A dense index (0..9) so per-status counters can live in a plain array.
+    pub fn index(self) -> usize {
+        match self {
+            Status::Ok => 0,
+            Status::BatchedOk => 1,
+            Status::NotFound => 2,
+            Status::Error => 3,
+            Status::UnexpectedState => 4,
+            Status::NotImplemented => 5,
+            Status::BadRequest => 6,
+            Status::Forbidden => 7,
+            Status::ServiceUnavailable => 8,
+        }
+    }
+
+    /// The status with YCSB name `name` (as in `latencytrackederrors` or a result document).
+    pub fn from_name(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.name() == name)
+    }
+}

@@ -1,0 +1,290 @@
+//! Java number formatting, so that our report lines are byte-identical to YCSB's.
+//!
+//! YCSB prints doubles with `Double.toString` (export files) and `DecimalFormat("#.##")` (status
+//! lines); Rust's `Display` differs from both (`3` instead of `3.0`, no `E` notation, different
+//! rounding), so we reproduce the Java rules here.
+
+/// Java `Double.toString` as a modern JDK (19+) prints it: the shortest decimal that reads back
+/// as the same double, plain notation for `1e-3 <= |x| < 1e7`, otherwise `d.dddE±n`.
+pub fn java_double(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+    }
+    let (digits, exp) = shortest_digits(x.abs());
+    let mut out = String::new();
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    let abs = x.abs();
+    if (1e-3..1e7).contains(&abs) {
+        // Plain notation; `exp` is the power of ten of the first digit.
+        if exp >= 0 {
+            let int_len = (exp + 1) as usize;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        out.push('.');
+        if digits.len() > 1 {
+            out.push_str(&digits[1..]);
+        } else {
+            out.push('0');
+        }
+        out.push('E');
+        out.push_str(&exp.to_string());
+    }
+    out
+}
+
+/// Shortest round-trip significant digits (no trailing zeros) and the decimal exponent of the
+/// first digit, for a finite positive `x`.
+///
+/// Rust's `{:e}` gives the shortest representation; the JDK additionally prefers a two-digit
+/// decimal when it is closer to `x` than the one-digit shortest (this only happens for
+/// subnormals, e.g. `4.9E-324`).
+fn shortest_digits(x: f64) -> (String, i32) {
+    let (mut digits, mut exp) = split_sci(&format!("{x:e}"));
+    if digits.len() == 1 {
+        let two = format!("{x:.1e}");
+        if two.parse::<f64>().ok() == Some(x) {
+            let (d2, e2) = split_sci(&two);
+            digits = d2;
+            exp = e2;
+        }
+    }
+    (digits, exp)
+}
+
+/// Splits Rust's `d.ddde±n` into the digit string (trailing zeros trimmed) and the exponent.
+fn split_sci(s: &str) -> (String, i32) {
+    let (mantissa, exp) = s.split_once('e').unwrap_or((s, "0"));
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    (digits, exp.parse().unwrap_or(0))
+}
+
+/// Java `new DecimalFormat("#.##").format(x)` (default HALF_EVEN rounding on the exact binary
+/// value, no grouping, at most two fraction digits), as YCSB's status line prints numbers.
+///
+/// Faithful quirks: the pattern has no minimum integer digit, so `0.5` prints as `.5`;
+/// a negative value that rounds to zero prints as `-0`; NaN prints `NaN` and infinities `∞`/`-∞`
+/// (the JDK's CLDR symbols).
+pub fn decimal_2(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".to_string();
+    }
+    let negative = x.is_sign_negative();
+    let sign = if negative { "-" } else { "" };
+    if x.is_infinite() {
+        return format!("{sign}∞");
+    }
+    // The exact decimal expansion of the double: 1100 fraction digits cover every f64.
+    let exact = format!("{:.1100}", x.abs());
+    let (int_part, frac_part) = exact.split_once('.').unwrap_or((&exact, ""));
+    let mut int_digits: Vec<u8> = int_part.bytes().map(|b| b - b'0').collect();
+    let frac: Vec<u8> = frac_part.bytes().map(|b| b - b'0').collect();
+    let mut kept: Vec<u8> = frac.iter().take(2).copied().collect();
+    while kept.len() < 2 {
+        kept.push(0);
+    }
+    let rest = frac.get(2..).unwrap_or(&[]);
+    let round_up = match rest.first() {
+        None => false,
+        Some(&d) if d > 5 => true,
+        Some(&d) if d < 5 => false,
+        Some(_) => {
+            if rest[1..].iter().any(|&d| d != 0) {
+                true
+            } else {
+                // Exactly half: round to even.
+                kept[1] % 2 == 1
+            }
+        }
+    };
+    if round_up {
+        let mut carry = true;
+        for d in kept.iter_mut().rev() {
+            if !carry {
+                break;
+            }
+            if *d == 9 {
+                *d = 0;
+            } else {
+                *d += 1;
+                carry = false;
+            }
+        }
+        if carry {
+            for d in int_digits.iter_mut().rev() {
+                if !carry {
+                    break;
+                }
+                if *d == 9 {
+                    *d = 0;
+                } else {
+                    *d += 1;
+                    carry = false;
+                }
+            }
+            if carry {
+                int_digits.insert(0, 1);
+            }
+        }
+    }
+    while kept.last() == Some(&0) {
+        kept.pop();
+    }
+    // "#" integer part: leading zeros (including a lone 0) are not printed...
+    let int_str: String = int_digits
+        .iter()
+        .skip_while(|&&d| d == 0)
+        .map(|d| char::from(b'0' + d))
+        .collect();
+    let frac_str: String = kept.iter().map(|d| char::from(b'0' + d)).collect();
+    match (int_str.is_empty(), frac_str.is_empty()) {
+        // ...unless nothing else would be printed at all.
+        (true, true) => format!("{sign}0"),
+        (_, true) => format!("{sign}{int_str}"),
+        (_, false) => format!("{sign}{int_str}.{frac_str}"),
+    }
+}
+
+/// YCSB's `ordinal()` for percentile labels: integral values get English suffixes
+/// (`50th`, `1st`, `2nd`, `3rd`, `11th`, `21st`), others print as Java doubles (`99.9`).
+pub fn percentile_label(p: f64) -> String {
+    if p.is_finite() && p % 1.0 == 0.0 {
+        // Java: `Integer j = i.intValue()` (saturating), then `j % 100` / `j % 10` (sign kept).
+        let j = p as i32;
+        let suffix = match j % 100 {
+            11..=13 => "th",
+            _ => match (j % 10).abs() {
+                1 => "st",
+                2 => "nd",
+                3 => "rd",
+                _ => "th",
+            },
+        };
+        format!("{j}{suffix}")
+    } else {
+        java_double(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_spec_examples() {
+        assert_eq!(java_double(3.0), "3.0");
+        assert_eq!(java_double(0.0), "0.0");
+        assert_eq!(java_double(-0.0), "-0.0");
+        assert_eq!(java_double(540.8328826392644), "540.8328826392644");
+        assert_eq!(java_double(1e7), "1.0E7");
+        assert_eq!(java_double(1e-4), "1.0E-4");
+        assert_eq!(java_double(f64::NAN), "NaN");
+        assert_eq!(java_double(f64::INFINITY), "Infinity");
+        assert_eq!(java_double(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(java_double(12487.916666666666), "12487.916666666666");
+        assert_eq!(java_double(61.11411573823688), "61.11411573823688");
+        assert_eq!(java_double(5051.42), "5051.42");
+    }
+
+    #[test]
+    fn double_boundaries_and_shapes() {
+        assert_eq!(java_double(9999999.0), "9999999.0");
+        assert_eq!(java_double(12345678.9), "1.23456789E7");
+        assert_eq!(java_double(0.001), "0.001");
+        assert_eq!(java_double(0.000999), "9.99E-4");
+        assert_eq!(java_double(100.0), "100.0");
+        assert_eq!(java_double(0.1), "0.1");
+        assert_eq!(java_double(0.0123), "0.0123");
+        assert_eq!(java_double(-2.5), "-2.5");
+        assert_eq!(java_double(1e23), "1.0E23");
+        assert_eq!(java_double(1.0E-10), "1.0E-10");
+        assert_eq!(java_double(f64::MAX), "1.7976931348623157E308");
+        assert_eq!(java_double(f64::MIN_POSITIVE), "2.2250738585072014E-308");
+        // JDK 19+ picks the closer two-digit decimal for the smallest subnormal.
+        assert_eq!(java_double(f64::from_bits(1)), "4.9E-324");
+        assert_eq!(java_double(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(java_double(2.0 / 3.0 * 1e7), "6666666.666666666");
+        assert_eq!(java_double(1234567.125), "1234567.125");
+    }
+
+    #[test]
+    fn decimal_2_spec_examples() {
+        assert_eq!(decimal_2(8506.365), "8506.36");
+        assert_eq!(decimal_2(8506.375), "8506.38");
+        assert_eq!(decimal_2(1.005), "1");
+        assert_eq!(decimal_2(0.0), "0");
+        assert_eq!(decimal_2(1545.1), "1545.1");
+        assert_eq!(decimal_2(2312.2099999), "2312.21");
+    }
+
+    #[test]
+    fn decimal_2_edges() {
+        // Exact ties round to even.
+        assert_eq!(decimal_2(0.125), ".12");
+        assert_eq!(decimal_2(0.375), ".38");
+        assert_eq!(decimal_2(2.5), "2.5");
+        // Carries through the integer part.
+        assert_eq!(decimal_2(9.999), "10");
+        assert_eq!(decimal_2(99.995_000_1), "100");
+        // "#" means no forced integer digit.
+        assert_eq!(decimal_2(0.5), ".5");
+        assert_eq!(decimal_2(0.001), "0");
+        assert_eq!(decimal_2(-1.25), "-1.25");
+        assert_eq!(decimal_2(-0.001), "-0");
+        assert_eq!(decimal_2(1e20), "100000000000000000000");
+        assert_eq!(decimal_2(123456789.0), "123456789");
+        assert_eq!(decimal_2(f64::NAN), "NaN");
+        assert_eq!(decimal_2(f64::INFINITY), "∞");
+    }
+
+    #[test]
+    fn percentile_labels() {
+        let cases = [
+            (50.0, "50th"),
+            (1.0, "1st"),
+            (2.0, "2nd"),
+            (3.0, "3rd"),
+            (4.0, "4th"),
+            (11.0, "11th"),
+            (12.0, "12th"),
+            (13.0, "13th"),
+            (21.0, "21st"),
+            (22.0, "22nd"),
+            (95.0, "95th"),
+            (99.0, "99th"),
+            (100.0, "100th"),
+            (111.0, "111th"),
+            (0.0, "0th"),
+            (99.9, "99.9"),
+            (50.5, "50.5"),
+            (99.99, "99.99"),
+        ];
+        for (p, label) in cases {
+            assert_eq!(percentile_label(p), label, "percentile {p}");
+        }
+    }
+}

@@ -1,0 +1,707 @@
+//! The run's measurement registry: one uncontended slot per client task, folded together only
+//! when the status task asks for an interval or the run finishes.
+//!
+//! Recording locks the client's own slot (no other task touches it except the aggregation every
+//! status interval), so a record costs one uncontended mutex plus a histogram increment.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hdrhistogram::Histogram;
+
+use super::config::{IntervalMode, MeasurementConfig, MeasurementType};
+use super::legacy::BucketHistogram;
+use super::{Status, hdr, javafmt, order};
+
+/// Which of YCSB's two maps a measurement lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MapKind {
+    /// `opToMesurementMap`: actual latencies and, except in `intended` mode, the status counts.
+    Actual,
+    /// `opToIntendedMesurementMap`: intended latencies; in `intended` mode also the status counts.
+    Intended,
+}
+
+const NO_SEQ: u64 = u64::MAX;
+
+/// Counters of one measurement since the last aggregation, inside one client's slot.
+struct SlotEntry {
+    kind: MapKind,
+    key: Box<str>,
+    first_seq: u64,
+    hist: Histogram<u64>,
+    buckets: Option<BucketHistogram>,
+    statuses: [u64; 9],
+    status_seq: [u64; 9],
+}
+
+/// One client task's private counters.
+#[derive(Default)]
+pub struct ClientSlot {
+    entries: Vec<SlotEntry>,
+}
+
+struct Shared {
+    config: MeasurementConfig,
+    seq: AtomicU64,
+}
+
+/// Cumulative and current-interval data of one measurement, across all clients.
+struct AggEntry {
+    kind: MapKind,
+    key: String,
+    first_seq: u64,
+    total: Histogram<u64>,
+    interval: Histogram<u64>,
+    buckets_total: Option<BucketHistogram>,
+    buckets_interval: Option<BucketHistogram>,
+    statuses: [u64; 9],
+    status_seq: [u64; 9],
+}
+
+#[derive(Default)]
+struct Aggregate {
+    entries: Vec<AggEntry>,
+}
+
+/// The registry shared by a run (`Arc<Measurements>`): hands out recorders, aggregates.
+pub struct Measurements {
+    shared: Arc<Shared>,
+    clients: Mutex<Vec<Arc<Mutex<ClientSlot>>>>,
+    aggregate: Mutex<Aggregate>,
+}
+
+/// A client task's handle for recording; one per task, cheap to use on every operation.
+pub struct ClientRecorder {
+    shared: Arc<Shared>,
+    slot: Arc<Mutex<ClientSlot>>,
+}
+
+/// The statistics the status line shows for one measurement over one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SummaryStats {
+    /// HdrHistogram interval: count, max, min, mean and the fixed status percentiles.
+    Hdr {
+        /// Operations in the interval.
+        count: u64,
+        /// Highest equivalent of the interval's maximum.
+        max: u64,
+        /// Lowest equivalent of the interval's minimum.
+        min: u64,
+        /// Bucket-median mean.
+        mean: f64,
+        /// 50th, 90th, 99th, 99.9th, 99.99th percentiles.
+        percentiles: [u64; 5],
+    },
+    /// Legacy histogram window: operations and exact average.
+    Histogram {
+        /// Operations in the window.
+        operations: u64,
+        /// Σ latency in the window.
+        total_latency: i64,
+    },
+}
+
+/// One measurement's interval statistics, named as YCSB prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalSummary {
+    /// Printed name (`READ`, `READ-FAILED`, `Intended-READ`).
+    pub name: String,
+    /// Which map it belongs to.
+    pub kind: MapKind,
+    /// The interval's numbers.
+    pub stats: SummaryStats,
+}
+
+impl IntervalSummary {
+    /// YCSB's `getSummary()` text for this measurement (master format, with `, 50=`).
+    pub fn text(&self) -> String {
+        let d = javafmt::decimal_2;
+        match &self.stats {
+            SummaryStats::Hdr {
+                count,
+                max,
+                min,
+                mean,
+                percentiles: [p50, p90, p99, p999, p9999],
+            } => format!(
+                "[{}: Count={count}, Max={max}, Min={min}, Avg={}, 50={p50}, 90={p90}, 99={p99}, 99.9={p999}, 99.99={p9999}]",
+                self.name,
+                d(*mean)
+            ),
+            SummaryStats::Histogram {
+                operations,
+                total_latency,
+            } => {
+                if *operations == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "[{} AverageLatency(us)={}]",
+                        self.name,
+                        d(*total_latency as f64 / *operations as f64)
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Per-measurement statistics of one status interval, in YCSB's summary order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntervalSummaries {
+    /// Actual map in map order, then the intended map in map order.
+    pub entries: Vec<IntervalSummary>,
+}
+
+impl IntervalSummaries {
+    /// YCSB's `Measurements.getSummary()`: each summary followed by one space.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for e in &self.entries {
+            out.push_str(&e.text());
+            out.push(' ');
+        }
+        out
+    }
+}
+
+/// One measurement's cumulative data at the end of a run.
+#[derive(Debug, Clone)]
+pub struct OpMeasurement {
+    /// Printed name (`READ`, `READ-FAILED`, `Intended-READ`, `CLEANUP`).
+    pub name: String,
+    /// The map key: the operation name without the `Intended-` prefix.
+    pub key: String,
+    /// Which map it belongs to.
+    pub kind: MapKind,
+    /// All recorded latencies (µs), HdrHistogram with YCSB's shape.
+    pub histogram: Histogram<u64>,
+    /// The legacy 1-ms histogram, when `measurementtype=histogram`.
+    pub buckets: Option<BucketHistogram>,
+    /// `Return=` counts in YCSB's order.
+    pub statuses: Vec<(Status, u64)>,
+}
+
+impl OpMeasurement {
+    /// Number of latencies recorded.
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+    /// YCSB's `AverageLatency(us)`.
+    pub fn mean(&self) -> f64 {
+        hdr::mean(&self.histogram)
+    }
+    /// YCSB's `MinLatency(us)`.
+    pub fn min(&self) -> u64 {
+        hdr::min(&self.histogram)
+    }
+    /// YCSB's `MaxLatency(us)`.
+    pub fn max(&self) -> u64 {
+        hdr::max(&self.histogram)
+    }
+    /// YCSB's percentile (`p` in 0..=100).
+    pub fn percentile(&self, p: f64) -> u64 {
+        hdr::percentile(&self.histogram, p)
+    }
+}
+
+/// The cumulative measurements of a run, in YCSB's export order.
+#[derive(Debug, Clone, Default)]
+pub struct RunMeasurements {
+    /// Actual map in map order, then the intended map in map order.
+    pub measurements: Vec<OpMeasurement>,
+}
+
+impl RunMeasurements {
+    /// The measurement printed as `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&OpMeasurement> {
+        self.measurements.iter().find(|m| m.name == name)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a measurement lock leaves counters that are still usable.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
+    match suffix {
+        None => key == op,
+        Some(s) => {
+            key.len() == op.len() + 1 + s.len()
+                && key.starts_with(op)
+                && key.as_bytes()[op.len()] == b'-'
+                && key.ends_with(s)
+        }
+    }
+}
+
+impl ClientSlot {
+    fn entry(
+        &mut self,
+        shared: &Shared,
+        kind: MapKind,
+        op: &str,
+        suffix: Option<&str>,
+    ) -> &mut SlotEntry {
+        let pos = self
+            .entries
+            .iter()
+            .position(|e| e.kind == kind && matches_key(&e.key, op, suffix));
+        let pos = match pos {
+            Some(p) => p,
+            None => {
+                let key = match suffix {
+                    None => op.to_string(),
+                    Some(s) => format!("{op}-{s}"),
+                };
+                let buckets = (shared.config.measurement_type == MeasurementType::Histogram)
+                    .then(|| BucketHistogram::new(shared.config.histogram_buckets));
+                self.entries.push(SlotEntry {
+                    kind,
+                    key: key.into_boxed_str(),
+                    first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
+                    hist: hdr::new_histogram(),
+                    buckets,
+                    statuses: [0; 9],
+                    status_seq: [NO_SEQ; 9],
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[pos]
+    }
+
+    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+        // YCSB casts latencies to Java int.
+        let v = us.min(i32::MAX as u64);
+        let e = self.entry(shared, kind, op, suffix);
+        // Auto-resizing: `record` grows the histogram (`saturating_record` would clamp instead).
+        if e.hist.record(v).is_err() {
+            e.hist.saturating_record(v);
+        }
+        if let Some(b) = e.buckets.as_mut() {
+            b.record(v as i64);
+        }
+    }
+
+    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
+        let kind = if shared.config.interval == IntervalMode::Intended {
+            MapKind::Intended
+        } else {
+            MapKind::Actual
+        };
+        let e = self.entry(shared, kind, op, None);
+        let i = status.index();
+        if e.status_seq[i] == NO_SEQ {
+            e.status_seq[i] = shared.seq.fetch_add(1, Ordering::Relaxed);
+        }
+        e.statuses[i] += 1;
+    }
+}
+
+impl ClientRecorder {
+    /// Records one database call the way YCSB's DBWrapper does: the latency goes under `op`
+    /// when `status` is OK, else under `OP-FAILED` / `OP-<STATUS>` (§6.4); the intended latency
+    /// (the actual one when `None`, as YCSB falls back to "now") is recorded per
+    /// `measurement.interval`; the status is counted on the plain `op`.
+    pub fn record(&self, op: &str, latency_us: u64, intended_us: Option<u64>, status: Status) {
+        let shared = &*self.shared;
+        let suffix = (!status.is_ok()).then(|| shared.config.failed_suffix(status));
+        let mut slot = lock(&self.slot);
+        let mode = shared.config.interval;
+        if mode.records_actual() {
+            slot.measure(shared, MapKind::Actual, op, suffix, latency_us);
+        }
+        if mode.records_intended() {
+            let us = intended_us.unwrap_or(latency_us);
+            slot.measure(shared, MapKind::Intended, op, suffix, us);
+        }
+        slot.status(shared, op, status);
+    }
+
+    /// Records a latency with no status, as YCSB does for `CLEANUP` (actual and intended per
+    /// `measurement.interval`).
+    pub fn record_without_status(&self, op: &str, latency_us: u64, intended_us: Option<u64>) {
+        let shared = &*self.shared;
+        let mut slot = lock(&self.slot);
+        if shared.config.interval.records_actual() {
+            slot.measure(shared, MapKind::Actual, op, None, latency_us);
+        }
+        if shared.config.interval.records_intended() {
+            let us = intended_us.unwrap_or(latency_us);
+            slot.measure(shared, MapKind::Intended, op, None, us);
+        }
+    }
+
+    /// YCSB's `Measurements.measure`: an actual latency under `op` (ignored in `intended` mode).
+    pub fn measure(&self, op: &str, latency_us: u64) {
+        let shared = &*self.shared;
+        if shared.config.interval.records_actual() {
+            lock(&self.slot).measure(shared, MapKind::Actual, op, None, latency_us);
+        }
+    }
+
+    /// YCSB's `Measurements.measureIntended`: an intended latency under `op` (ignored in `op`
+    /// mode).
+    pub fn measure_intended(&self, op: &str, latency_us: u64) {
+        let shared = &*self.shared;
+        if shared.config.interval.records_intended() {
+            lock(&self.slot).measure(shared, MapKind::Intended, op, None, latency_us);
+        }
+    }
+
+    /// YCSB's `Measurements.reportStatus`: counts `status` on `op`.
+    pub fn report_status(&self, op: &str, status: Status) {
+        lock(&self.slot).status(&self.shared, op, status);
+    }
+}
+
+impl Measurements {
+    /// A registry for one run.
+    pub fn new(config: MeasurementConfig) -> Arc<Measurements> {
+        Arc::new(Measurements {
+            shared: Arc::new(Shared {
+                config,
+                seq: AtomicU64::new(0),
+            }),
+            clients: Mutex::new(Vec::new()),
+            aggregate: Mutex::new(Aggregate::default()),
+        })
+    }
+
+    /// The settings this registry was built with.
+    pub fn config(&self) -> &MeasurementConfig {
+        &self.shared.config
+    }
+
+    /// A recorder for one client task.
+    pub fn client(&self) -> ClientRecorder {
+        let slot = Arc::new(Mutex::new(ClientSlot::default()));
+        lock(&self.clients).push(Arc::clone(&slot));
+        ClientRecorder {
+            shared: Arc::clone(&self.shared),
+            slot,
+        }
+    }
+
+    /// Moves every client's counters into the aggregate's interval part.
+    fn collect(&self, agg: &mut Aggregate) {
+        let clients: Vec<Arc<Mutex<ClientSlot>>> = lock(&self.clients).clone();
+        let n_buckets = self.shared.config.histogram_buckets;
+        for slot in clients {
+            let mut slot = lock(&slot);
+            for e in slot.entries.iter_mut() {
+                let pos = agg
+                    .entries
+                    .iter()
+                    .position(|a| a.kind == e.kind && *a.key == *e.key);
+                let a = match pos {
+                    Some(p) => &mut agg.entries[p],
+                    None => {
+                        agg.entries.push(AggEntry {
+                            kind: e.kind,
+                            key: e.key.to_string(),
+                            first_seq: e.first_seq,
+                            total: hdr::new_histogram(),
+                            interval: hdr::new_histogram(),
+                            buckets_total: e
+                                .buckets
+                                .as_ref()
+                                .map(|_| BucketHistogram::new(n_buckets)),
+                            buckets_interval: e
+                                .buckets
+                                .as_ref()
+                                .map(|_| BucketHistogram::new(n_buckets)),
+                            statuses: [0; 9],
+                            status_seq: [NO_SEQ; 9],
+                        });
+                        let last = agg.entries.len() - 1;
+                        &mut agg.entries[last]
+                    }
+                };
+                a.first_seq = a.first_seq.min(e.first_seq);
+                // Both histograms auto-resize, so adding cannot fail.
+                let _ = a.interval.add(&e.hist);
+                e.hist.reset();
+                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), e.buckets.as_mut()) {
+                    dst.add(src);
+                    src.reset();
+                }
+                for i in 0..9 {
+                    a.statuses[i] += e.statuses[i];
+                    a.status_seq[i] = a.status_seq[i].min(e.status_seq[i]);
+                }
+                e.statuses = [0; 9];
+            }
+        }
+    }
+
+    /// Indices of the aggregate's entries in YCSB's order: actual map, then intended map.
+    fn ordered(agg: &Aggregate) -> Vec<usize> {
+        let mut out = Vec::new();
+        for kind in [MapKind::Actual, MapKind::Intended] {
+            let mut idx: Vec<usize> = (0..agg.entries.len())
+                .filter(|&i| agg.entries[i].kind == kind)
+                .collect();
+            idx.sort_by_key(|&i| agg.entries[i].first_seq);
+            let names: Vec<&str> = idx.iter().map(|&i| agg.entries[i].key.as_str()).collect();
+            out.extend(order::order_names(&names).into_iter().map(|j| idx[j]));
+        }
+        out
+    }
+
+    fn display_name(&self, kind: MapKind, key: &str) -> String {
+        if kind == MapKind::Intended && self.shared.config.interval == IntervalMode::Both {
+            format!("Intended-{key}")
+        } else {
+            key.to_string()
+        }
+    }
+
+    /// Per-measurement statistics since the previous call (for the status line); the interval
+    /// is folded into the cumulative totals.
+    pub fn take_interval(&self) -> IntervalSummaries {
+        let mut agg = lock(&self.aggregate);
+        self.collect(&mut agg);
+        let order = Self::ordered(&agg);
+        let mut entries = Vec::with_capacity(order.len());
+        for i in order {
+            let a = &mut agg.entries[i];
+            let stats = match a.buckets_interval.as_ref() {
+                Some(b) => SummaryStats::Histogram {
+                    operations: b.operations,
+                    total_latency: b.total_latency,
+                },
+                None => {
+                    let h = &a.interval;
+                    SummaryStats::Hdr {
+                        count: h.len(),
+                        max: hdr::max(h),
+                        min: hdr::min(h),
+                        mean: hdr::mean(h),
+                        percentiles: [50.0, 90.0, 99.0, 99.9, 99.99].map(|p| hdr::percentile(h, p)),
+                    }
+                }
+            };
+            let name = self.display_name(a.kind, &a.key);
+            fold_interval(a);
+            entries.push(IntervalSummary {
+                name,
+                kind: a.kind,
+                stats,
+            });
+        }
+        IntervalSummaries { entries }
+    }
+
+    /// The cumulative measurements of the run (everything recorded so far), in export order.
+    pub fn finish(&self) -> RunMeasurements {
+        let mut agg = lock(&self.aggregate);
+        self.collect(&mut agg);
+        let order = Self::ordered(&agg);
+        let mut measurements = Vec::with_capacity(order.len());
+        for i in order {
+            let a = &mut agg.entries[i];
+            fold_interval(a);
+            let seen: Vec<Status> = Status::ALL
+                .into_iter()
+                .filter(|s| a.status_seq[s.index()] != NO_SEQ)
+                .collect::<Vec<_>>();
+            let mut seen = seen;
+            seen.sort_by_key(|s| a.status_seq[s.index()]);
+            let statuses = order::order_statuses(&seen)
+                .into_iter()
+                .map(|j| (seen[j], a.statuses[seen[j].index()]))
+                .collect();
+            measurements.push(OpMeasurement {
+                name: self.display_name(a.kind, &a.key),
+                key: a.key.clone(),
+                kind: a.kind,
+                histogram: a.total.clone(),
+                buckets: a.buckets_total.clone(),
+                statuses,
+            });
+        }
+        RunMeasurements { measurements }
+    }
+}
+
+fn fold_interval(a: &mut AggEntry) {
+    let _ = a.total.add(&a.interval);
+    a.interval.reset();
+    if let (Some(t), Some(i)) = (a.buckets_total.as_mut(), a.buckets_interval.as_mut()) {
+        t.add(i);
+        i.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(run: &RunMeasurements) -> Vec<String> {
+        run.measurements.iter().map(|m| m.name.clone()).collect()
+    }
+
+    #[test]
+    fn dbwrapper_logic_and_order() {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c1 = m.client();
+        let c2 = m.client();
+        c1.record("READ", 120, None, Status::Ok);
+        c2.record("UPDATE", 300, None, Status::Ok);
+        c2.record("READ", 5000, None, Status::NotFound);
+        c1.record_without_status("CLEANUP", 3, None);
+        let run = m.finish();
+        assert_eq!(names(&run), ["READ", "CLEANUP", "UPDATE", "READ-FAILED"]);
+        let read = run.get("READ").unwrap();
+        assert_eq!(read.count(), 1);
+        assert_eq!(read.statuses, vec![(Status::Ok, 1), (Status::NotFound, 1)]);
+        let failed = run.get("READ-FAILED").unwrap();
+        assert_eq!((failed.count(), failed.max()), (1, 5003));
+        assert!(failed.statuses.is_empty());
+        assert!(run.get("CLEANUP").unwrap().statuses.is_empty());
+    }
+
+    #[test]
+    fn per_error_names() {
+        let cfg = MeasurementConfig {
+            latency_tracked_errors: vec!["ERROR".into()],
+            ..MeasurementConfig::default()
+        };
+        let m = Measurements::new(cfg);
+        let c = m.client();
+        c.record("INSERT", 10, None, Status::Error);
+        c.record("INSERT", 10, None, Status::NotFound);
+        c.record("INSERT", 10, None, Status::BatchedOk);
+        let run = m.finish();
+        // Bins: INSERT-ERROR 4, INSERT 10, INSERT-FAILED 15.
+        assert_eq!(names(&run), ["INSERT-ERROR", "INSERT", "INSERT-FAILED"]);
+        assert_eq!(
+            run.get("INSERT").unwrap().statuses,
+            vec![
+                (Status::BatchedOk, 1),
+                (Status::NotFound, 1),
+                (Status::Error, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn interval_modes() {
+        for (mode, expected) in [
+            (IntervalMode::Op, vec!["READ"]),
+            (IntervalMode::Intended, vec!["READ"]),
+            (IntervalMode::Both, vec!["READ", "Intended-READ"]),
+        ] {
+            let m = Measurements::new(MeasurementConfig {
+                interval: mode,
+                ..MeasurementConfig::default()
+            });
+            let c = m.client();
+            c.record("READ", 100, Some(900), Status::Ok);
+            let run = m.finish();
+            assert_eq!(names(&run), expected, "{mode:?}");
+            let first = &run.measurements[0];
+            assert_eq!(first.statuses, vec![(Status::Ok, 1)]);
+            let expected_max = if mode == IntervalMode::Intended {
+                900
+            } else {
+                100
+            };
+            assert_eq!(first.max(), expected_max);
+            if mode == IntervalMode::Both {
+                let intended = &run.measurements[1];
+                assert_eq!(intended.max(), 900);
+                assert!(intended.statuses.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn intervals_fold_into_totals() {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for v in [120, 250, 250, 999, 1500, 2047] {
+            c.record("READ", v, None, Status::Ok);
+        }
+        let first = m.take_interval();
+        assert_eq!(
+            first.text(),
+            "[READ: Count=6, Max=2047, Min=120, Avg=861, 50=250, 90=2047, 99=2047, 99.9=2047, 99.99=2047] "
+        );
+        for v in [2048, 2049, 3001, 4097, 10000, 123456] {
+            c.record("READ", v, None, Status::Ok);
+        }
+        c.record("UPDATE", 5, None, Status::Ok);
+        let second = m.take_interval();
+        assert_eq!(second.entries.len(), 2);
+        assert_eq!(
+            second.entries[0].text(),
+            "[READ: Count=6, Max=123519, Min=2048, Avg=24114.83, 50=3001, 90=123519, 99=123519, 99.9=123519, 99.99=123519]"
+        );
+        let empty = m.take_interval();
+        assert_eq!(
+            empty.entries[1].text(),
+            "[UPDATE: Count=0, Max=0, Min=0, Avg=0, 50=0, 90=0, 99=0, 99.9=0, 99.99=0]"
+        );
+        let run = m.finish();
+        let read = run.get("READ").unwrap();
+        assert_eq!(read.count(), 12);
+        assert_eq!(read.mean(), 12487.916666666666);
+        assert_eq!(read.percentile(50.0), 2047);
+    }
+
+    #[test]
+    fn legacy_histogram_summary() {
+        let m = Measurements::new(MeasurementConfig {
+            measurement_type: MeasurementType::Histogram,
+            ..MeasurementConfig::default()
+        });
+        let c = m.client();
+        c.record("READ", 100, None, Status::Ok);
+        c.record("READ", 201, None, Status::Ok);
+        assert_eq!(m.take_interval().text(), "[READ AverageLatency(us)=150.5] ");
+        assert_eq!(m.take_interval().text(), " ");
+        let run = m.finish();
+        let b = run.get("READ").unwrap().buckets.clone().unwrap();
+        assert_eq!((b.operations, b.min, b.max), (2, 100, 201));
+    }
+
+    #[test]
+    fn recorders_work_across_threads() {
+        let m = Measurements::new(MeasurementConfig::default());
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let c = m.client();
+                std::thread::spawn(move || {
+                    for i in 0..1000u64 {
+                        c.record("READ", i, None, Status::Ok);
+                    }
+                })
+            })
+            .collect();
+        let mut seen = 0;
+        for _ in 0..3 {
+            seen += m
+                .take_interval()
+                .entries
+                .iter()
+                .map(|e| match e.stats {
+                    SummaryStats::Hdr { count, .. } => count,
+                    _ => 0,
+                })
+                .sum::<u64>();
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        let run = m.finish();
+        assert_eq!(run.get("READ").unwrap().count(), 4000);
+        assert!(seen <= 4000);
+        assert_eq!(run.get("READ").unwrap().statuses, vec![(Status::Ok, 4000)]);
+    }
+}

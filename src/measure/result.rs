@@ -1,0 +1,785 @@
+//! The result document: microshard's own `--json` output and every experiment cell.
+//!
+//! Unlike YCSB's exports it keeps the whole latency histogram (HdrHistogram V2 + DEFLATE,
+//! base64), so repeats and clients can be merged later and any percentile recomputed exactly.
+//! The schema is documented in `docs/result-schema.md`; a test keeps the two in step.
+
+use std::io::Cursor;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use chrono::{DateTime, SecondsFormat, Utc};
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+
+use super::export::Overall;
+use super::registry::{MapKind, OpMeasurement, RunMeasurements};
+use super::{Status, hdr, order};
+
+/// Version of the document layout; bump it when a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a result document could not be built or merged.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    /// The histogram could not be encoded.
+    #[error("cannot encode the {measurement} histogram: {reason}")]
+    Encode {
+        /// The measurement's name.
+        measurement: String,
+        /// The encoder's message.
+        reason: String,
+    },
+    /// A stored histogram is not valid base64 / V2 data.
+    #[error("cannot decode the {measurement} histogram: {reason}")]
+    Decode {
+        /// The measurement's name.
+        measurement: String,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// The documents cannot be merged.
+    #[error("cannot merge result documents: {0}")]
+    Merge(String),
+}
+
+/// The tool that produced a document.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolInfo {
+    /// Always `microshard`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        ToolInfo {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// One resolved property of the run (callers redact URIs before storing them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PropertyEntry {
+    /// Property name.
+    pub key: String,
+    /// Value as used.
+    pub value: String,
+    /// Where it came from (`file:line`, `-p`, `default`, ...).
+    pub origin: String,
+}
+
+/// Facts about the machine the client ran on, so numbers can be compared honestly.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostFacts {
+    /// CPUs this process may use.
+    pub cpu_count: u64,
+    /// `model name` from /proc/cpuinfo.
+    pub cpu_model: Option<String>,
+    /// MemTotal from /proc/meminfo, in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Kernel release (/proc/sys/kernel/osrelease).
+    pub kernel: Option<String>,
+    /// The selected transparent-hugepage mode (`always`, `madvise`, `never`).
+    pub transparent_hugepage: Option<String>,
+    /// Operating system family (`linux`, ...).
+    pub os: String,
+}
+
+impl HostFacts {
+    /// Reads the facts from /proc and /sys; anything unreadable is left empty.
+    pub fn collect() -> HostFacts {
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        HostFacts {
+            cpu_count: std::thread::available_parallelism()
+                .map(|n| n.get() as u64)
+                .unwrap_or(0),
+            cpu_model: read("/proc/cpuinfo").and_then(|s| parse_cpu_model(&s)),
+            memory_bytes: read("/proc/meminfo").and_then(|s| parse_mem_total(&s)),
+            kernel: read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
+            transparent_hugepage: read("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|s| parse_bracketed(&s)),
+            os: std::env::consts::OS.to_string(),
+        }
+    }
+}
+
+fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "model name").then(|| v.trim().to_string())
+    })
+}
+
+fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let rest = l.strip_prefix("MemTotal:")?;
+        let kb: u64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kb * 1024)
+    })
+}
+
+/// The `[selected]` word of a sysfs choice list such as `always [madvise] never`.
+fn parse_bracketed(s: &str) -> Option<String> {
+    let start = s.find('[')?;
+    let end = s[start..].find(']')? + start;
+    Some(s[start + 1..end].to_string())
+}
+
+/// CPU time used by this process (user and system), to be diffed around a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClientCpu {
+    /// User CPU time in µs.
+    pub user_us: u64,
+    /// System CPU time in µs.
+    pub system_us: u64,
+}
+
+impl ClientCpu {
+    /// The process's CPU time so far (`getrusage(RUSAGE_SELF)`); zeros if unavailable.
+    pub fn now() -> ClientCpu {
+        // SAFETY: getrusage only writes into the zeroed struct we pass.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+        if rc != 0 {
+            return ClientCpu::default();
+        }
+        let us =
+            |tv: libc::timeval| (tv.tv_sec.max(0) as u64) * 1_000_000 + tv.tv_usec.max(0) as u64;
+        ClientCpu {
+            user_us: us(usage.ru_utime),
+            system_us: us(usage.ru_stime),
+        }
+    }
+
+    /// CPU time used since `earlier`.
+    pub fn since(&self, earlier: &ClientCpu) -> ClientCpu {
+        ClientCpu {
+            user_us: self.user_us.saturating_sub(earlier.user_us),
+            system_us: self.system_us.saturating_sub(earlier.system_us),
+        }
+    }
+
+    /// User + system µs.
+    pub fn total_us(&self) -> u64 {
+        self.user_us + self.system_us
+    }
+}
+
+/// A status and how often it was reported.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StatusCount {
+    /// YCSB status name.
+    pub status: Status,
+    /// Number of operations with that status.
+    pub count: u64,
+}
+
+/// One measurement (`READ`, `READ-FAILED`, `Intended-READ`, ...) with YCSB-exact statistics.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeasurementResult {
+    /// Printed name.
+    pub name: String,
+    /// `actual` or `intended` latency.
+    pub kind: MapKind,
+    /// Latencies recorded.
+    pub count: u64,
+    /// µs, YCSB's MinLatency.
+    pub min: u64,
+    /// µs, YCSB's MaxLatency.
+    pub max: u64,
+    /// µs, YCSB's AverageLatency (bucket medians).
+    pub mean: f64,
+    /// µs percentiles, YCSB's method.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p99_9: u64,
+    /// 99.99th percentile.
+    pub p99_99: u64,
+    /// `Return=` counts in YCSB's order.
+    pub statuses: Vec<StatusCount>,
+    /// The histogram: HdrHistogram V2 + DEFLATE ("compressed") encoding, base64 (standard alphabet, padded).
+    pub histogram: String,
+}
+
+impl MeasurementResult {
+    /// Summarises and encodes one measurement.
+    pub fn from_measurement(m: &OpMeasurement) -> Result<MeasurementResult, ResultError> {
+        let statuses = m
+            .statuses
+            .iter()
+            .map(|&(status, count)| StatusCount { status, count })
+            .collect();
+        Self::from_parts(&m.name, m.kind, &m.histogram, statuses)
+    }
+
+    fn from_parts(
+        name: &str,
+        kind: MapKind,
+        h: &Histogram<u64>,
+        statuses: Vec<StatusCount>,
+    ) -> Result<MeasurementResult, ResultError> {
+        Ok(MeasurementResult {
+            name: name.to_string(),
+            kind,
+            count: h.len(),
+            min: hdr::min(h),
+            max: hdr::max(h),
+            mean: hdr::mean(h),
+            p50: hdr::percentile(h, 50.0),
+            p90: hdr::percentile(h, 90.0),
+            p95: hdr::percentile(h, 95.0),
+            p99: hdr::percentile(h, 99.0),
+            p99_9: hdr::percentile(h, 99.9),
+            p99_99: hdr::percentile(h, 99.99),
+            statuses,
+            histogram: encode_histogram(name, h)?,
+        })
+    }
+
+    /// Decodes the stored histogram.
+    pub fn decode_histogram(&self) -> Result<Histogram<u64>, ResultError> {
+        decode_histogram(&self.name, &self.histogram)
+    }
+}
+
+/// Encodes a histogram as base64 of the V2 + DEFLATE format.
+pub fn encode_histogram(name: &str, h: &Histogram<u64>) -> Result<String, ResultError> {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| ResultError::Encode {
+            measurement: name.to_string(),
+            reason: format!("{e:?}"),
+        })?;
+    Ok(BASE64.encode(buf))
+}
+
+/// Decodes base64 of any HdrHistogram V2 encoding (compressed or not).
+pub fn decode_histogram(name: &str, encoded: &str) -> Result<Histogram<u64>, ResultError> {
+    let err = |reason: String| ResultError::Decode {
+        measurement: name.to_string(),
+        reason,
+    };
+    let bytes = BASE64.decode(encoded).map_err(|e| err(e.to_string()))?;
+    let mut h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut Cursor::new(bytes))
+        .map_err(|e| err(format!("{e:?}")))?;
+    h.auto(true);
+    Ok(h)
+}
+
+/// Server-side facts, filled by the runner (versions, topology, `standin: true|false`).
+pub type ServerFacts = serde_json::Value;
+
+/// One run's (or several merged runs') results.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResultDocument {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The producing tool.
+    pub tool: ToolInfo,
+    /// `load` or `run`.
+    pub phase: String,
+    /// RFC 3339 UTC start of the timed window.
+    pub started: String,
+    /// RFC 3339 UTC end of the timed window.
+    pub ended: String,
+    /// YCSB's RunTime(ms).
+    pub runtime_ms: u64,
+    /// Operations done by all clients.
+    pub operations: u64,
+    /// ops/sec as YCSB computes it; `null` when the runtime is 0.
+    pub throughput: Option<f64>,
+    /// How many runs this document aggregates (1 unless merged).
+    pub runs: u32,
+    /// Resolved properties with their origin (URIs redacted by the caller).
+    pub properties: Vec<PropertyEntry>,
+    /// The client machine.
+    pub host: HostFacts,
+    /// The servers, free-form (the runner fills it; carries `standin`).
+    pub server: ServerFacts,
+    /// CPU time the client process used during the run.
+    pub client_cpu: ClientCpu,
+    /// Per-measurement results in YCSB's export order.
+    pub measurements: Vec<MeasurementResult>,
+}
+
+fn rfc3339(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn throughput_of(operations: u64, runtime_ms: u64) -> Option<f64> {
+    let t = Overall {
+        runtime_ms,
+        operations,
+    }
+    .throughput();
+    t.is_finite().then_some(t)
+}
+
+impl ResultDocument {
+    /// A document for one run: tool, times, totals and measurements filled; host facts
+    /// collected now; properties, server facts and client CPU left for the runner to set.
+    pub fn new(
+        phase: &str,
+        started: DateTime<Utc>,
+        ended: DateTime<Utc>,
+        overall: &Overall,
+        run: &RunMeasurements,
+    ) -> Result<ResultDocument, ResultError> {
+        let measurements = run
+            .measurements
+            .iter()
+            .map(MeasurementResult::from_measurement)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ResultDocument {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::default(),
+            phase: phase.to_string(),
+            started: rfc3339(&started),
+            ended: rfc3339(&ended),
+            runtime_ms: overall.runtime_ms,
+            operations: overall.operations,
+            throughput: throughput_of(overall.operations, overall.runtime_ms),
+            runs: 1,
+            properties: Vec::new(),
+            host: HostFacts::collect(),
+            server: serde_json::Value::Null,
+            client_cpu: ClientCpu::default(),
+            measurements,
+        })
+    }
+
+    /// The measurement named `name`.
+    pub fn measurement(&self, name: &str) -> Option<&MeasurementResult> {
+        self.measurements.iter().find(|m| m.name == name)
+    }
+
+    /// Merges repeats of the same run (run one after another): histograms and counts are
+    /// added, run times and operations summed, throughput = all operations / all run time.
+    pub fn merge(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+        let mut out = merge_measurements(docs)?;
+        out.runtime_ms = docs.iter().map(|d| d.runtime_ms).sum();
+        out.throughput = throughput_of(out.operations, out.runtime_ms);
+        Ok(out)
+    }
+
+    /// Merges documents of clients that ran at the same time: histograms and counts are added,
+    /// run time is the longest, throughput the sum of the clients' throughputs.
+    pub fn merge_concurrent(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+        let mut out = merge_measurements(docs)?;
+        out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+        out.throughput = docs
+            .iter()
+            .map(|d| d.throughput)
+            .try_fold(0.0, |acc, t| t.map(|t| acc + t));
+        Ok(out)
+    }
+}
+
+/// Shared part of both merges: everything except run time and throughput.
+fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+    let first = docs
+        .first()
+        .ok_or_else(|| ResultError::Merge("no documents".to_string()))?;
+    for d in docs {
+        if d.schema_version != first.schema_version {
+            return Err(ResultError::Merge(format!(
+                "schema versions differ ({} vs {})",
+                first.schema_version, d.schema_version
+            )));
+        }
+        if d.phase != first.phase {
+            return Err(ResultError::Merge(format!(
+                "phases differ ({} vs {})",
+                first.phase, d.phase
+            )));
+        }
+    }
+
+    struct Acc {
+        name: String,
+        kind: MapKind,
+        hist: Histogram<u64>,
+        statuses: Vec<StatusCount>,
+    }
+    let mut accs: Vec<Acc> = Vec::new();
+    for d in docs {
+        for m in &d.measurements {
+            let h = m.decode_histogram()?;
+            let pos = accs
+                .iter()
+                .position(|a| a.name == m.name && a.kind == m.kind);
+            let acc = match pos {
+                Some(p) => &mut accs[p],
+                None => {
+                    accs.push(Acc {
+                        name: m.name.clone(),
+                        kind: m.kind,
+                        hist: hdr::new_histogram(),
+                        statuses: Vec::new(),
+                    });
+                    let last = accs.len() - 1;
+                    &mut accs[last]
+                }
+            };
+            acc.hist
+                .add(&h)
+                .map_err(|e| ResultError::Merge(format!("{e:?}")))?;
+            for s in &m.statuses {
+                match acc.statuses.iter_mut().find(|x| x.status == s.status) {
+                    Some(x) => x.count += s.count,
+                    None => acc.statuses.push(s.clone()),
+                }
+            }
+        }
+    }
+
+    // Actual measurements first, then intended, each in YCSB's map order of first appearance.
+    let mut measurements = Vec::with_capacity(accs.len());
+    for kind in [MapKind::Actual, MapKind::Intended] {
+        let idx: Vec<usize> = (0..accs.len()).filter(|&i| accs[i].kind == kind).collect();
+        let keys: Vec<&str> = idx
+            .iter()
+            .map(|&i| {
+                accs[i]
+                    .name
+                    .strip_prefix("Intended-")
+                    .unwrap_or(&accs[i].name)
+            })
+            .collect();
+        for j in order::order_names(&keys) {
+            let a = &accs[idx[j]];
+            let seen: Vec<Status> = a.statuses.iter().map(|s| s.status).collect();
+            let statuses = order::order_statuses(&seen)
+                .into_iter()
+                .map(|k| a.statuses[k].clone())
+                .collect();
+            measurements.push(MeasurementResult::from_parts(
+                &a.name, a.kind, &a.hist, statuses,
+            )?);
+        }
+    }
+
+    let started = docs.iter().map(|d| d.started.as_str()).min().unwrap_or("");
+    let ended = docs.iter().map(|d| d.ended.as_str()).max().unwrap_or("");
+    Ok(ResultDocument {
+        schema_version: first.schema_version,
+        tool: first.tool.clone(),
+        phase: first.phase.clone(),
+        started: started.to_string(),
+        ended: ended.to_string(),
+        runtime_ms: first.runtime_ms,
+        operations: docs.iter().map(|d| d.operations).sum(),
+        throughput: first.throughput,
+        runs: docs.iter().map(|d| d.runs).sum(),
+        properties: first.properties.clone(),
+        host: first.host.clone(),
+        server: first.server.clone(),
+        client_cpu: docs.iter().fold(ClientCpu::default(), |acc, d| ClientCpu {
+            user_us: acc.user_us + d.client_cpu.user_us,
+            system_us: acc.system_us + d.client_cpu.system_us,
+        }),
+        measurements,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{MeasurementConfig, Measurements};
+
+    fn run_with(values: &[u64], fail: u64) -> RunMeasurements {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for &v in values {
+            c.record("READ", v, None, Status::Ok);
+        }
+        for _ in 0..fail {
+            c.record("READ", 50, None, Status::NotFound);
+        }
+        c.record_without_status("CLEANUP", 3, None);
+        m.finish()
+    }
+
+    fn doc(values: &[u64], fail: u64, runtime_ms: u64) -> ResultDocument {
+        let t0 = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+        let t1 = DateTime::from_timestamp_millis(1_700_000_000_000 + runtime_ms as i64).unwrap();
+        let overall = Overall {
+            runtime_ms,
+            operations: values.len() as u64 + fail,
+        };
+        ResultDocument::new("run", t0, t1, &overall, &run_with(values, fail)).unwrap()
+    }
+
+    #[test]
+    fn document_stats_match_ycsb() {
+        let d = doc(
+            &[
+                120, 250, 250, 999, 1500, 2047, 2048, 2049, 3001, 4097, 10000, 123456,
+            ],
+            1,
+            1849,
+        );
+        assert_eq!(d.started, "2023-11-14T22:13:20.000Z");
+        assert_eq!(d.throughput, Some(1000.0 * 13.0 / 1849.0));
+        let r = d.measurement("READ").unwrap();
+        assert_eq!(
+            (r.count, r.min, r.max, r.p50, r.p95),
+            (12, 120, 123519, 2047, 123519)
+        );
+        assert_eq!(r.mean, 12487.916666666666);
+        assert_eq!(
+            r.statuses,
+            vec![
+                StatusCount {
+                    status: Status::Ok,
+                    count: 12
+                },
+                StatusCount {
+                    status: Status::NotFound,
+                    count: 1
+                }
+            ]
+        );
+        let names: Vec<&str> = d.measurements.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["READ", "CLEANUP", "READ-FAILED"]);
+        // The histogram round-trips through the document.
+        let json = serde_json::to_string(&d).unwrap();
+        let back: ResultDocument = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, d);
+        let h = back
+            .measurement("READ")
+            .unwrap()
+            .decode_histogram()
+            .unwrap();
+        assert_eq!(h.len(), 12);
+        assert_eq!(hdr::percentile(&h, 99.0), 123519);
+    }
+
+    #[test]
+    fn merge_adds_histograms_and_recomputes() {
+        let a = doc(&(1..=50).map(|i| i * 100).collect::<Vec<_>>(), 1, 1000);
+        let b = doc(&(51..=100).map(|i| i * 100).collect::<Vec<_>>(), 2, 3000);
+        let m = ResultDocument::merge(&[a.clone(), b.clone()]).unwrap();
+        let u = m.measurement("READ").unwrap();
+        // Same numbers as recording 100..10000 in one histogram (the spec's UPDATE example).
+        assert_eq!((u.count, u.min, u.max), (100, 100, 10007));
+        assert_eq!(u.mean, 5051.42);
+        assert_eq!((u.p50, u.p95, u.p99), (5003, 9503, 9903));
+        assert_eq!(
+            u.statuses,
+            vec![
+                StatusCount {
+                    status: Status::Ok,
+                    count: 100
+                },
+                StatusCount {
+                    status: Status::NotFound,
+                    count: 3
+                }
+            ]
+        );
+        assert_eq!(m.measurement("READ-FAILED").unwrap().count, 3);
+        assert_eq!(m.runs, 2);
+        assert_eq!(m.operations, 103);
+        assert_eq!(m.runtime_ms, 4000);
+        assert_eq!(m.throughput, Some(1000.0 * 103.0 / 4000.0));
+        let c = ResultDocument::merge_concurrent(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(c.runtime_ms, 3000);
+        assert_eq!(
+            c.throughput,
+            Some(a.throughput.unwrap() + b.throughput.unwrap())
+        );
+        assert_eq!(c.measurements, m.measurements);
+    }
+
+    #[test]
+    fn merge_refuses_bad_input() {
+        assert!(ResultDocument::merge(&[]).is_err());
+        let mut a = doc(&[1, 2], 0, 10);
+        let b = doc(&[1, 2], 0, 10);
+        a.phase = "load".into();
+        assert!(ResultDocument::merge(&[a.clone(), b.clone()]).is_err());
+        let mut c = b.clone();
+        c.measurements[0].histogram = "not base64!".into();
+        let e = ResultDocument::merge(&[b, c]).unwrap_err();
+        assert!(e.to_string().contains("READ"), "{e}");
+    }
+
+    /// The documented field table of docs/result-schema.md: path → allowed types.
+    fn documented_fields() -> Vec<(String, Vec<String>)> {
+        let doc = include_str!("../../docs/result-schema.md");
+        let start = doc.find("<!-- fields:start -->").expect("start marker");
+        let end = doc.find("<!-- fields:end -->").expect("end marker");
+        doc[start..end]
+            .lines()
+            .filter_map(|l| {
+                // | `path` | type | meaning |  (alternatives inside a cell are written `\|`)
+                let row = l.replace("\\|", "\u{1}");
+                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+                let path = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((
+                    path.to_string(),
+                    cells
+                        .get(2)?
+                        .split('\u{1}')
+                        .map(|t| t.trim().to_string())
+                        .collect(),
+                ))
+            })
+            .collect()
+    }
+
+    fn json_type(v: &serde_json::Value) -> &'static str {
+        match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "boolean",
+            serde_json::Value::Number(n) if n.is_f64() => "float",
+            serde_json::Value::Number(_) => "integer",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            serde_json::Value::Object(_) => "object",
+        }
+    }
+
+    /// Every (path, type) in a JSON value; free-form (`any`) paths are not descended.
+    fn flatten(
+        v: &serde_json::Value,
+        path: &str,
+        free_form: &[String],
+        out: &mut Vec<(String, &'static str)>,
+    ) {
+        if !path.is_empty() {
+            out.push((path.to_string(), json_type(v)));
+            if free_form.iter().any(|f| f == path) {
+                return;
+            }
+        }
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, child) in map {
+                    flatten(child, &join(k), free_form, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    let p = format!("{path}[]");
+                    if let serde_json::Value::Object(map) = item {
+                        for (k, child) in map {
+                            flatten(child, &format!("{p}.{k}"), free_form, out);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schema_doc_matches_serialized_document() {
+        let mut d = doc(
+            &[
+                120, 250, 250, 999, 1500, 2047, 2048, 2049, 3001, 4097, 10000, 123456,
+            ],
+            1,
+            1849,
+        );
+        d.properties.push(PropertyEntry {
+            key: "recordcount".into(),
+            value: "1000".into(),
+            origin: "workloads/workloada:17".into(),
+        });
+        d.host = HostFacts {
+            cpu_count: 2,
+            cpu_model: Some("Test CPU".into()),
+            memory_bytes: Some(1 << 30),
+            kernel: Some("6.1.0".into()),
+            transparent_hugepage: Some("madvise".into()),
+            os: "linux".into(),
+        };
+        d.server = serde_json::json!({"version": "7.0.0-standin", "standin": true});
+        d.client_cpu = ClientCpu {
+            user_us: 5,
+            system_us: 6,
+        };
+        let value = serde_json::to_value(&d).unwrap();
+
+        let documented = documented_fields();
+        assert!(documented.len() > 30, "field table not found or too short");
+        let free_form: Vec<String> = documented
+            .iter()
+            .filter(|(_, t)| t.iter().any(|t| t == "any"))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mut observed = Vec::new();
+        flatten(&value, "", &free_form, &mut observed);
+
+        for (path, ty) in &observed {
+            let Some((_, allowed)) = documented.iter().find(|(p, _)| p == path) else {
+                panic!("field {path} is serialized but not documented in docs/result-schema.md");
+            };
+            let ok = allowed.iter().any(|a| {
+                a == ty || a == "any" || (a == "number" && (*ty == "float" || *ty == "integer"))
+            });
+            assert!(ok, "field {path} is {ty}, documented as {allowed:?}");
+        }
+        for (path, _) in &documented {
+            assert!(
+                observed.iter().any(|(p, _)| p == path),
+                "field {path} is documented but not serialized"
+            );
+        }
+        // The histogram is the compressed V2 encoding, as the document says.
+        assert!(d.measurements[0].histogram.starts_with("HISTF"));
+    }
+
+    #[test]
+    fn host_fact_parsers() {
+        assert_eq!(
+            parse_cpu_model("processor\t: 0\nmodel name\t: AMD EPYC 7B13\nflags\t: x\n"),
+            Some("AMD EPYC 7B13".to_string())
+        );
+        assert_eq!(
+            parse_mem_total("MemTotal:       24576000 kB\nMemFree: 1 kB\n"),
+            Some(24_576_000 * 1024)
+        );
+        assert_eq!(
+            parse_bracketed("always [madvise] never\n"),
+            Some("madvise".to_string())
+        );
+        assert_eq!(parse_bracketed("none"), None);
+        let facts = HostFacts::collect();
+        assert!(facts.cpu_count >= 1);
+    }
+
+    #[test]
+    fn client_cpu_advances() {
+        let before = ClientCpu::now();
+        // Burn a little CPU deterministically.
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
+        assert_ne!(x, 1);
+        let used = ClientCpu::now().since(&before);
+        assert!(used.total_us() > 0);
+    }
+}

@@ -1,0 +1,231 @@
+//! YCSB's periodic status line (`StatusThread.computeStats`, §6.1), as a pure function.
+
+use chrono::{DateTime, TimeZone};
+
+use super::javafmt::decimal_2;
+use super::registry::IntervalSummaries;
+
+/// Everything one status line is computed from.
+#[derive(Debug, Clone)]
+pub struct StatusInput<'a, Tz: TimeZone> {
+    /// `-l` label, glued to the timestamp.
+    pub label: &'a str,
+    /// Wall-clock time of the line (YCSB prints local time).
+    pub now: DateTime<Tz>,
+    /// Milliseconds since the run started.
+    pub elapsed_ms: u64,
+    /// Operations done by all clients so far.
+    pub total_ops: u64,
+    /// Operations done at the previous line (0 for the first line).
+    pub prev_ops: u64,
+    /// `elapsed_ms` at the previous line (0 for the first line).
+    pub prev_elapsed_ms: u64,
+    /// Σ over clients of operations still to do; 0 for unlimited runs (no estimate printed).
+    pub todo_ops: u64,
+    /// Interval summaries from [`super::Measurements::take_interval`].
+    pub summaries: &'a IntervalSummaries,
+}
+
+/// The exact status line YCSB prints (without the line terminator; it ends with a space when
+/// there is at least one measurement).
+pub fn status_line<Tz: TimeZone>(input: &StatusInput<'_, Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let interval = input.elapsed_ms as f64;
+    let throughput = 1000.0 * (input.total_ops as f64 / interval);
+    let cur = 1000.0
+        * ((input.total_ops as f64 - input.prev_ops as f64)
+            / (input.elapsed_ms as f64 - input.prev_elapsed_ms as f64));
+    // Java `(long) Math.ceil(...)`: NaN → 0, ∞ → Long.MAX_VALUE (Rust's `as` saturates the same).
+    let est_remaining = (input.todo_ops as f64 / throughput).ceil() as i64;
+
+    let mut msg = String::new();
+    msg.push_str(input.label);
+    msg.push_str(&input.now.format("%Y-%m-%d %H:%M:%S:%3f").to_string());
+    msg.push(' ');
+    msg.push_str(&(input.elapsed_ms / 1000).to_string());
+    msg.push_str(" sec: ");
+    msg.push_str(&input.total_ops.to_string());
+    msg.push_str(" operations; ");
+    if input.total_ops != 0 {
+        msg.push_str(&decimal_2(cur));
+        msg.push_str(" current ops/sec; ");
+    }
+    if input.todo_ops != 0 {
+        msg.push_str("est completion in ");
+        msg.push_str(&remaining(est_remaining));
+    }
+    msg.push_str(&input.summaries.text());
+    msg
+}
+
+/// YCSB's `RemainingFormatter.format(seconds)`, quirks included: minutes only below a day,
+/// seconds only when nothing else printed, and `second` vs `seconds` decided by whether the
+/// number has one digit.
+pub fn remaining(seconds: i64) -> String {
+    const DAY: i64 = 86_400;
+    const HOUR: i64 = 3_600;
+    let mut s = seconds;
+    let mut out = String::new();
+    let days = s / DAY;
+    if days > 0 {
+        out.push_str(&format!(
+            "{days}{}",
+            if days == 1 { " day " } else { " days " }
+        ));
+        s -= days * DAY;
+    }
+    let hours = s / HOUR;
+    if hours > 0 {
+        out.push_str(&format!(
+            "{hours}{}",
+            if hours == 1 { " hour " } else { " hours " }
+        ));
+        s -= hours * HOUR;
+    }
+    if days < 1 {
+        let minutes = s / 60;
+        if minutes > 0 {
+            out.push_str(&format!(
+                "{minutes}{}",
+                if minutes == 1 {
+                    " minute "
+                } else {
+                    " minutes "
+                }
+            ));
+        }
+    }
+    if out.is_empty() {
+        let n = s.to_string();
+        let unit = if n.len() == 1 {
+            " second "
+        } else {
+            " seconds "
+        };
+        out.push_str(&n);
+        out.push_str(unit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::registry::{IntervalSummary, MapKind, SummaryStats};
+    use chrono::Utc;
+
+    fn at(ms: i64) -> DateTime<Utc> {
+        // 2020-01-10 16:21:40.213 UTC
+        DateTime::from_timestamp_millis(1_578_673_300_213 + ms).unwrap()
+    }
+
+    fn line(
+        elapsed_ms: u64,
+        total: u64,
+        prev: (u64, u64),
+        todo: u64,
+        summaries: &IntervalSummaries,
+    ) -> String {
+        status_line(&StatusInput {
+            label: "",
+            now: at(0),
+            elapsed_ms,
+            total_ops: total,
+            prev_ops: prev.0,
+            prev_elapsed_ms: prev.1,
+            todo_ops: todo,
+            summaries,
+        })
+    }
+
+    fn insert_summary() -> IntervalSummaries {
+        IntervalSummaries {
+            entries: vec![IntervalSummary {
+                name: "INSERT".into(),
+                kind: MapKind::Actual,
+                stats: SummaryStats::Hdr {
+                    count: 15452,
+                    max: 120319,
+                    min: 1249,
+                    mean: 2312.2099,
+                    percentiles: [2100, 2625, 7915, 19551, 113855],
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn spec_example_line_master_format() {
+        let s = insert_summary();
+        // 15451 ops in 10 s, 1,000,000 to do: 647.2 s → 10 minutes (seconds dropped).
+        assert_eq!(
+            line(10_000, 15451, (0, 0), 1_000_000, &s),
+            "2020-01-10 16:21:40:213 10 sec: 15451 operations; 1545.1 current ops/sec; est completion in 10 minutes [INSERT: Count=15452, Max=120319, Min=1249, Avg=2312.21, 50=2100, 90=2625, 99=7915, 99.9=19551, 99.99=113855] "
+        );
+    }
+
+    #[test]
+    fn label_unlimited_and_current_rate() {
+        let s = IntervalSummaries::default();
+        let l = status_line(&StatusInput {
+            label: "run1 ",
+            now: at(5),
+            elapsed_ms: 20_500,
+            total_ops: 3000,
+            prev_ops: 1000,
+            prev_elapsed_ms: 10_000,
+            todo_ops: 0,
+            summaries: &s,
+        });
+        assert_eq!(
+            l,
+            "run1 2020-01-10 16:21:40:218 20 sec: 3000 operations; 190.48 current ops/sec; "
+        );
+    }
+
+    #[test]
+    fn first_line_and_zero_throughput() {
+        let s = IntervalSummaries::default();
+        // Elapsed 0 ms: NaN estimate prints as 0 seconds.
+        assert_eq!(
+            line(0, 0, (0, 0), 100, &s),
+            "2020-01-10 16:21:40:213 0 sec: 0 operations; est completion in 0 second "
+        );
+        // No operations after some time: Long.MAX_VALUE seconds.
+        assert_eq!(
+            line(10_000, 0, (0, 0), 100, &s),
+            "2020-01-10 16:21:40:213 10 sec: 0 operations; est completion in 106751991167300 days 15 hours "
+        );
+    }
+
+    #[test]
+    fn remaining_quirks() {
+        assert_eq!(remaining(0), "0 second ");
+        assert_eq!(remaining(5), "5 second ");
+        assert_eq!(remaining(1), "1 second ");
+        assert_eq!(remaining(10), "10 seconds ");
+        assert_eq!(remaining(59), "59 seconds ");
+        assert_eq!(remaining(60), "1 minute ");
+        assert_eq!(remaining(119), "1 minute ");
+        assert_eq!(remaining(120), "2 minutes ");
+        assert_eq!(remaining(3600), "1 hour ");
+        assert_eq!(remaining(3661), "1 hour 1 minute ");
+        assert_eq!(remaining(7322), "2 hours 2 minutes ");
+        assert_eq!(remaining(86_400), "1 day ");
+        assert_eq!(remaining(86_400 + 3600 + 60), "1 day 1 hour ");
+        assert_eq!(remaining(3 * 86_400 + 7200 + 59), "3 days 2 hours ");
+        assert_eq!(remaining(i64::MAX), "106751991167300 days 15 hours ");
+    }
+
+    #[test]
+    fn estimate_rounds_up() {
+        let s = IntervalSummaries::default();
+        // 100 ops/s, 1001 to do: ceil(10.01) = 11 seconds.
+        assert_eq!(
+            line(10_000, 1000, (900, 9000), 1001, &s),
+            "2020-01-10 16:21:40:213 10 sec: 1000 operations; 100 current ops/sec; est completion in 11 seconds "
+        );
+    }
+}
