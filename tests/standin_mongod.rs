@@ -93,6 +93,17 @@ async fn crud_round_trip() {
     assert_eq!(r.deleted_count, 2);
     assert_eq!(coll.estimated_document_count().await.unwrap(), 8);
 
+    // Write concerns are carried without error, as a standalone does for w:1/majority/j.
+    let wc = mongodb::options::WriteConcern::builder()
+        .w(mongodb::options::Acknowledgment::Majority)
+        .journal(true)
+        .build();
+    coll.insert_one(doc! {"_id": "wc"})
+        .write_concern(wc)
+        .await
+        .unwrap();
+    coll.delete_one(doc! {"_id": "wc"}).await.unwrap();
+
     let dup = coll.insert_one(doc! {"_id": "user05"}).await.unwrap_err();
     assert_eq!(code_of(&dup), Some(11000));
     h.shutdown().await;

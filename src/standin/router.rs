@@ -558,6 +558,7 @@ impl Router {
         }
         match name {
             "addShard" => self.add_shard(shared, db, body).await,
+            "isdbgrid" => Ok(doc! {"isdbgrid": 1, "hostname": shared.hostname.clone(), "ok": 1.0}),
             "listShards" => self.list_shards().await,
             "enableSharding" | "enablesharding" => {
                 let Some(Bson::String(target)) = body.get(name) else {
