@@ -418,9 +418,10 @@ pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
 /// Stops (SIGTERM, then SIGKILL after `stop_timeout`) mongos → shards → config, removes the
 /// containers with their anonymous volumes, the networks, and anything else labelled with the run.
 pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+    // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
     for m in &cluster.members {
-        if !endpoints.contains(&m.endpoint) {
+        if m.state != MemberState::Planned && !endpoints.contains(&m.endpoint) {
             endpoints.push(m.endpoint.clone());
         }
     }
