@@ -95,8 +95,15 @@ impl Drop for ChildGuard {
 }
 
 fn free_base_port(count: u16) -> u16 {
-    for attempt in 0..200u32 {
-        let base = 22_000 + ((std::process::id() * 7901 + attempt * 941) % 27_000) as u16;
+    // Tests of one binary share a pid: a per-call counter keeps their ranges apart.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..200u32 {
+        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = 22_000
+            + (std::process::id()
+                .wrapping_mul(7907)
+                .wrapping_add(attempt.wrapping_mul(953))
+                % 28_000) as u16;
         if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
             return base;
         }

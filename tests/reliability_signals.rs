@@ -177,8 +177,15 @@ fn list(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn free_base_port(count: u16) -> u16 {
-    for attempt in 0..200u32 {
-        let base = 21_000 + ((std::process::id() * 7907 + attempt * 953) % 28_000) as u16;
+    // Tests of one binary share a pid: a per-call counter keeps their ranges apart.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..200u32 {
+        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = 21_000
+            + (std::process::id()
+                .wrapping_mul(7907)
+                .wrapping_add(attempt.wrapping_mul(953))
+                % 28_000) as u16;
         if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
             return base;
         }
@@ -381,6 +388,11 @@ fn sigkill_mid_run_then_down_all_and_resume() {
     let lab = Lab::new();
     let (stderr, finished) =
         interrupt_at(lab.compare("single"), "single: S2 run ...", libc::SIGKILL);
+    // SIGKILL leaves the stand-ins running: that is what `down --all` is for.
+    assert!(
+        !processes_referring_to(&lab.root).is_empty(),
+        "no stand-in outlived the SIGKILLed compare; the test proves nothing:\n{stderr}"
+    );
     let out = lab
         .command()
         .args(["down", "--all"])
