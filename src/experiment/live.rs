@@ -226,7 +226,7 @@ impl Calibration {
     /// The figure, labelled as a client ceiling measured against the stand-in.
     pub fn render(&self) -> String {
         format!(
-            "{}\nClient ceiling on this machine (measured against the in-process stand-in with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
+            "{}\nClient ceiling on this machine (measured against the in-process stand-in with no service time):\n  {:.0} ops/s, {} CPU µs per operation for client and in-process stand-in together ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
             crate::report::STANDIN_MARKER,
             self.ops_per_s,
             self.cpu_us_per_op
