@@ -1,5 +1,37 @@
 //! Workload definition: properties, keys, generators, field values and the operation chooser (YCSB CoreWorkload).
+//!
+//! Typical use by the runner:
+//! ```no_run
+//! # use microshard::workload::*;
+//! # use std::{path::Path, sync::Arc};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut props = Properties::new();
+//! props.load_file(Path::new("workloads/S2"))?;          // every -P file first, in order
+//! props.apply_override("recordcount=1000")?;            // then every -p and flag
+//! let workload = Arc::new(CoreWorkload::from_properties(&props)?);
+//! let (per_thread, _warning) = split_operations(run_operation_count(&props)?, 32);
+//! let mut state = workload.client_state(0);
+//! let op = workload.next_transaction_op(&mut state);
+//! # let _ = (per_thread, op);
+//! # Ok(()) }
+//! ```
 
+pub mod core;
+pub mod generators;
+pub mod keys;
+pub mod known;
 pub mod operation;
+pub mod properties;
+pub mod values;
 
+#[cfg(test)]
+mod tests;
+
+pub use self::core::{
+    ClientState, CoreWorkload, MONGODB_MAX_DOCUMENT_BYTES, THREADS_CAPPED_WARNING, WorkloadError,
+    load_operation_count, run_operation_count, split_operations,
+};
+pub use keys::{build_key_name, fnvhash64};
+pub use known::{KNOWN_PROPERTIES, KnownProperty};
 pub use operation::{FieldSelection, FieldValue, Operation};
+pub use properties::{Origin, Properties, PropertyError, PropertyValue, ResolvedProperty};

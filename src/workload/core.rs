@@ -1,0 +1,899 @@
+//! YCSB's `CoreWorkload`: decides every operation (kind, keys, fields, values) exactly as Java YCSB does.
+//!
+//! One `CoreWorkload` is built per run and shared by all clients through `Arc`; everything a draw touches is either
+//! immutable or per client ([`ClientState`]), except the shared counters YCSB also shares (load key sequence,
+//! sequential chooser, acknowledged insert counter).
+//!
+//! Deliberate differences from Java YCSB, all documented:
+//! * `requestdistribution=zipfian` without `operationcount` crashes YCSB (YCSB#1099); here it counts as 0.
+//! * Inputs YCSB accepts and then crashes on or silently replaces (hotspot fractions outside [0,1], empty key
+//!   ranges, `dataintegrity` with variable lengths, `insertstart + insertcount > recordcount`) are errors naming
+//!   the property, before anything runs.
+//! * "Too many unacknowledged insertion keys" is a [`WorkloadError`] from [`CoreWorkload::acknowledge_insert`].
+//! * `readbatchsize` (microshard's own) turns a READ into one multi-key read of distinct keys.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+use super::generators::{
+    AcknowledgedCounter, Counter, Discrete, Exponential, Histogram, Hotspot, OpKind,
+    ScrambledZipfian, Sequential, SkewedLatest, TooManyUnacknowledged, UniformLong, Zipfian,
+};
+use super::keys::{build_key_name, fnvhash64, java_int};
+use super::operation::{FieldSelection, FieldValue, Operation};
+use super::properties::{Properties, PropertyError};
+use super::values::{deterministic_value, fill_random_bytes, java_hashmap_order};
+use crate::measure::Status;
+
+/// MongoDB's maximum BSON document size.
+pub const MONGODB_MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The text YCSB prints when it caps the thread count to the operation count.
+pub const THREADS_CAPPED_WARNING: &str =
+    "Warning: the threadcount is bigger than recordcount, the threadcount will be recordcount!";
+
+/// Why a workload cannot be built or continue.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A property is missing its mark (the message names property and origin).
+    #[error(transparent)]
+    Property(#[from] PropertyError),
+    /// The `fieldlengthhistogram` file is unreadable or malformed.
+    #[error("{}{}: {message} (property 'fieldlengthhistogram')", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    HistogramFile {
+        /// The file as named by the property.
+        path: PathBuf,
+        /// 1-based line, when the content is at fault.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// More than 2^20 run-phase inserts outstanding (YCSB aborts the run with this).
+    #[error(transparent)]
+    TooManyUnacknowledged(#[from] TooManyUnacknowledged),
+}
+
+impl WorkloadError {
+    /// True when the user's input is at fault (the CLI maps this to exit status 2).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, WorkloadError::TooManyUnacknowledged(_))
+    }
+}
+
+/// How read/update/scan keys are chosen (`requestdistribution`).
+#[derive(Debug)]
+enum KeyChooser {
+    Uniform(UniformLong),
+    Zipfian(ScrambledZipfian),
+    /// The template each client copies (the zeta sum is computed once).
+    Latest(SkewedLatest),
+    Hotspot(Hotspot),
+    Sequential(Sequential),
+    Exponential(Exponential),
+}
+
+/// `fieldlengthdistribution`.
+#[derive(Debug)]
+enum FieldLength {
+    Constant(i64),
+    Uniform(UniformLong),
+    Zipfian(Zipfian),
+    Histogram(Histogram),
+}
+
+/// `scanlengthdistribution`.
+#[derive(Debug)]
+enum ScanLength {
+    Uniform(UniformLong),
+    Zipfian(Zipfian),
+}
+
+/// The whole workload definition; `Send + Sync`, shared by every client of a run.
+#[derive(Debug)]
+pub struct CoreWorkload {
+    table: String,
+    field_names: Vec<Arc<str>>,
+    /// Indices into `field_names` in Java HashMap iteration order.
+    map_order: Vec<usize>,
+    field_length: FieldLength,
+    readallfields: bool,
+    readallfieldsbyname: bool,
+    writeallfields: bool,
+    dataintegrity: bool,
+    ordered: bool,
+    zeropadding: i32,
+    chooser: Discrete,
+    key_chooser: KeyChooser,
+    field_chooser: UniformLong,
+    scan_length: ScanLength,
+    load_keys: Counter,
+    insert_keys: AcknowledgedCounter,
+    readbatchsize: usize,
+    recordcount: i64,
+    insertstart: i64,
+    insertcount: i64,
+    retry_limit: u32,
+    retry_interval_secs: i64,
+    keep_going_on_error: bool,
+    seed: u64,
+}
+
+/// A client's private state: its RNG and reusable scratch space. Create one per client task.
+#[derive(Debug)]
+pub struct ClientState {
+    rng: SmallRng,
+    latest: Option<SkewedLatest>,
+    seen: HashSet<i64>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl ClientState {
+    /// Gives the value buffers of a finished operation back for reuse (optional; saves allocations).
+    pub fn recycle(&mut self, op: Operation) {
+        let values = match op {
+            Operation::Insert { values, .. }
+            | Operation::Update { values, .. }
+            | Operation::ReadModifyWrite { values, .. } => values,
+            Operation::Read { .. } | Operation::Scan { .. } => return,
+        };
+        for v in values {
+            if self.spare.len() < 64 {
+                self.spare.push(v.bytes);
+            }
+        }
+    }
+
+    fn buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut b = self.spare.pop().unwrap_or_default();
+        b.clear();
+        b.resize(len, 0);
+        b
+    }
+}
+
+/// SplitMix64 finaliser: turns (seed, client index) into well-spread RNG seeds.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Reads a proportion: a finite, non-negative double.
+fn proportion(props: &Properties, key: &str, default: f64) -> Result<f64, PropertyError> {
+    let v = props.parse_or::<f64>(key, default)?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(props.invalid(key, format!("{v} is not a proportion (must be 0 or more)")));
+    }
+    Ok(v)
+}
+
+/// Reads a fraction in [0, 1].
+fn fraction(props: &Properties, key: &str, default: f64) -> Result<f64, PropertyError> {
+    let v = props.parse_or::<f64>(key, default)?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(props.invalid(key, format!("{v} is outside [0, 1]")));
+    }
+    Ok(v)
+}
+
+impl CoreWorkload {
+    /// Reads and validates every CoreWorkload property; computes zeta sums once.
+    pub fn from_properties(props: &Properties) -> Result<CoreWorkload, WorkloadError> {
+        let table = props.get_or("table", "usertable").to_string();
+        if table.is_empty() {
+            return Err(props.invalid("table", "must not be empty").into());
+        }
+
+        // Record counts (spec §1.1): recordcount 0 means Integer.MAX_VALUE inside the workload.
+        let mut recordcount = props.parse_or::<i64>("recordcount", 0)?;
+        if recordcount < 0 {
+            return Err(props.invalid("recordcount", "must not be negative").into());
+        }
+        if recordcount > i64::from(i32::MAX) {
+            return Err(props
+                .invalid(
+                    "recordcount",
+                    format!(
+                        "{recordcount} is above 2147483647; YCSB key numbers are 32-bit ints, keys would repeat"
+                    ),
+                )
+                .into());
+        }
+        if recordcount == 0 {
+            recordcount = i64::from(i32::MAX);
+        }
+        let insertstart = props.parse_or::<i64>("insertstart", 0)?;
+        if insertstart < 0 {
+            return Err(props.invalid("insertstart", "must not be negative").into());
+        }
+        let insertcount = props.parse_or::<i64>("insertcount", recordcount - insertstart)?;
+        if insertcount < 1 {
+            return Err(props
+                .invalid(
+                    if props.contains("insertcount") {
+                        "insertcount"
+                    } else {
+                        "insertstart"
+                    },
+                    format!("the key range has {insertcount} keys; it needs at least one"),
+                )
+                .into());
+        }
+        if insertstart
+            .checked_add(insertcount)
+            .is_none_or(|end| end > recordcount)
+        {
+            return Err(props
+                .invalid(
+                    "insertcount",
+                    format!(
+                        "insertstart ({insertstart}) + insertcount ({insertcount}) is more than recordcount ({recordcount})"
+                    ),
+                )
+                .into());
+        }
+
+        // Fields.
+        let fieldcount = props.parse_or::<i64>("fieldcount", 10)?;
+        if fieldcount < 1 {
+            return Err(props.invalid("fieldcount", "must be at least 1").into());
+        }
+        let prefix = props.get_or("fieldnameprefix", "field");
+        let fieldlength = props.parse_or::<i64>("fieldlength", 100)?;
+        if fieldlength < 0 {
+            return Err(props.invalid("fieldlength", "must not be negative").into());
+        }
+        let minfieldlength = props.parse_or::<i64>("minfieldlength", 1)?;
+        let dist = props.get_or("fieldlengthdistribution", "constant");
+        let field_length = match dist {
+            "constant" => FieldLength::Constant(java_int(fieldlength)),
+            "uniform" | "zipfian" => {
+                if minfieldlength < 0 || minfieldlength > fieldlength {
+                    return Err(props
+                        .invalid(
+                            "minfieldlength",
+                            format!(
+                                "{minfieldlength} must be between 0 and fieldlength ({fieldlength})"
+                            ),
+                        )
+                        .into());
+                }
+                if dist == "uniform" {
+                    match UniformLong::new(minfieldlength, fieldlength) {
+                        Some(u) => FieldLength::Uniform(u),
+                        None => {
+                            return Err(props.invalid("fieldlength", "empty length range").into());
+                        }
+                    }
+                } else {
+                    FieldLength::Zipfian(Zipfian::new(minfieldlength, fieldlength))
+                }
+            }
+            "histogram" => FieldLength::Histogram(load_histogram(props)?),
+            other => {
+                return Err(props
+                    .invalid(
+                        "fieldlengthdistribution",
+                        format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
+                    )
+                    .into());
+            }
+        };
+        let max_field_len = match &field_length {
+            FieldLength::Histogram(h) => h.max_value(),
+            _ => fieldlength,
+        };
+        check_document_size(props, fieldcount, prefix, max_field_len)?;
+        let field_names: Vec<Arc<str>> = (0..fieldcount)
+            .map(|i| Arc::from(format!("{prefix}{i}")))
+            .collect();
+        let map_order = java_hashmap_order(&field_names);
+
+        let readallfields = props.parse_or("readallfields", true)?;
+        let readallfieldsbyname = props.parse_or("readallfieldsbyname", false)?;
+        let writeallfields = props.parse_or("writeallfields", false)?;
+        let dataintegrity = props.parse_or("dataintegrity", false)?;
+        if dataintegrity && !matches!(field_length, FieldLength::Constant(_)) {
+            return Err(props
+                .invalid(
+                    "dataintegrity",
+                    "needs fieldlengthdistribution=constant (values are checked by length)",
+                )
+                .into());
+        }
+
+        // Operation mix, in YCSB's fixed order.
+        let weights = [
+            (OpKind::Read, proportion(props, "readproportion", 0.95)?),
+            (OpKind::Update, proportion(props, "updateproportion", 0.05)?),
+            (OpKind::Insert, proportion(props, "insertproportion", 0.0)?),
+            (OpKind::Scan, proportion(props, "scanproportion", 0.0)?),
+            (
+                OpKind::ReadModifyWrite,
+                proportion(props, "readmodifywriteproportion", 0.0)?,
+            ),
+        ];
+        let insertproportion = weights[2].1;
+        let chooser = Discrete::new(&weights).ok_or_else(|| {
+            props.invalid(
+                "readproportion",
+                "all operation proportions (read, update, insert, scan, readmodifywrite) are zero",
+            )
+        })?;
+
+        // Keys.
+        let ordered = props.get_or("insertorder", "hashed") != "hashed";
+        let zeropadding = props.parse_or::<i32>("zeropadding", 1)?;
+        let insert_keys = AcknowledgedCounter::new(recordcount);
+        let last_key = insertstart + insertcount - 1;
+        let key_chooser = match props.get_or("requestdistribution", "uniform") {
+            "uniform" => KeyChooser::Uniform(
+                UniformLong::new(insertstart, last_key)
+                    .ok_or_else(|| props.invalid("insertcount", "empty key range"))?,
+            ),
+            "sequential" => KeyChooser::Sequential(
+                Sequential::new(insertstart, last_key)
+                    .ok_or_else(|| props.invalid("insertcount", "empty key range"))?,
+            ),
+            "zipfian" => {
+                // YCSB reads operationcount without a default here and crashes when it is absent; 0 instead.
+                let opcount = props.parse_or::<u64>("operationcount", 0)?;
+                let expectednewkeys = (opcount as f64 * insertproportion * 2.0) as i32 as i64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    insertstart,
+                    insertstart + insertcount + expectednewkeys,
+                ))
+            }
+            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_keys.last_value())),
+            "hotspot" => {
+                let data = fraction(props, "hotspotdatafraction", 0.2)?;
+                let opn = fraction(props, "hotspotopnfraction", 0.8)?;
+                KeyChooser::Hotspot(Hotspot::new(insertstart, last_key, data, opn).ok_or_else(|| {
+                    props.invalid(
+                        "hotspotdatafraction",
+                        format!(
+                            "{data} of {insertcount} keys leaves the hot or the cold set empty while hotspotopnfraction ({opn}) sends operations to it"
+                        ),
+                    )
+                })?)
+            }
+            "exponential" => {
+                let percentile = props.parse_or::<f64>("exponential.percentile", 95.0)?;
+                if !(percentile > 0.0 && percentile < 100.0) {
+                    return Err(props
+                        .invalid(
+                            "exponential.percentile",
+                            format!("{percentile} must be between 0 and 100 (exclusive)"),
+                        )
+                        .into());
+                }
+                let frac = props.parse_or::<f64>("exponential.frac", 0.8571428571)?;
+                if !(frac > 0.0 && frac.is_finite()) {
+                    return Err(props
+                        .invalid("exponential.frac", format!("{frac} must be more than 0"))
+                        .into());
+                }
+                KeyChooser::Exponential(Exponential::new(percentile, recordcount as f64, frac))
+            }
+            other => {
+                return Err(props
+                    .invalid(
+                        "requestdistribution",
+                        format!(
+                            "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
+                        ),
+                    )
+                    .into());
+            }
+        };
+        let field_chooser = UniformLong::new(0, fieldcount - 1)
+            .ok_or_else(|| props.invalid("fieldcount", "must be at least 1"))?;
+
+        // Scans.
+        let minscan = props.parse_or::<i32>("minscanlength", 1)?;
+        let maxscan = props.parse_or::<i32>("maxscanlength", 1000)?;
+        if minscan < 1 {
+            return Err(props
+                .invalid("minscanlength", format!("{minscan} must be at least 1"))
+                .into());
+        }
+        if minscan > maxscan {
+            return Err(props
+                .invalid(
+                    "minscanlength",
+                    format!("{minscan} is more than maxscanlength ({maxscan})"),
+                )
+                .into());
+        }
+        let (minscan, maxscan) = (i64::from(minscan), i64::from(maxscan));
+        let scan_length = match props.get_or("scanlengthdistribution", "uniform") {
+            "uniform" => ScanLength::Uniform(
+                UniformLong::new(minscan, maxscan)
+                    .ok_or_else(|| props.invalid("maxscanlength", "empty scan length range"))?,
+            ),
+            "zipfian" => ScanLength::Zipfian(Zipfian::new(minscan, maxscan)),
+            other => {
+                return Err(props
+                    .invalid(
+                        "scanlengthdistribution",
+                        format!("unknown scan length distribution {other:?} (expected uniform or zipfian)"),
+                    )
+                    .into());
+            }
+        };
+
+        let readbatchsize = props.parse_or::<usize>("readbatchsize", 1)?;
+        if readbatchsize < 1 {
+            return Err(props.invalid("readbatchsize", "must be at least 1").into());
+        }
+        if readbatchsize as u64 > insertcount as u64 {
+            return Err(props
+                .invalid(
+                    "readbatchsize",
+                    format!(
+                        "{readbatchsize} distinct keys per read, but only {insertcount} records"
+                    ),
+                )
+                .into());
+        }
+
+        let retry_limit = props.parse_or::<u32>("core_workload_insertion_retry_limit", 0)?;
+        let retry_interval_secs =
+            props.parse_or::<i64>("core_workload_insertion_retry_interval", 3)?;
+        if retry_interval_secs < 0 {
+            return Err(props
+                .invalid(
+                    "core_workload_insertion_retry_interval",
+                    "must not be negative",
+                )
+                .into());
+        }
+        let keep_going_on_error =
+            props.parse_or("core_workload_insertion_keep_going_on_error", false)?;
+
+        Ok(CoreWorkload {
+            table,
+            field_names,
+            map_order,
+            field_length,
+            readallfields,
+            readallfieldsbyname,
+            writeallfields,
+            dataintegrity,
+            ordered,
+            zeropadding,
+            chooser,
+            key_chooser,
+            field_chooser,
+            scan_length,
+            load_keys: Counter::new(insertstart),
+            insert_keys,
+            readbatchsize,
+            recordcount,
+            insertstart,
+            insertcount,
+            retry_limit,
+            retry_interval_secs,
+            keep_going_on_error,
+            seed: rand::random(),
+        })
+    }
+
+    /// Fixes the RNG seed (tests, reproducible demos); by default each run is seeded randomly, like YCSB.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
+    /// Per-client state; `client_index` only varies the RNG seed.
+    pub fn client_state(&self, client_index: usize) -> ClientState {
+        ClientState {
+            rng: SmallRng::seed_from_u64(mix(self.seed ^ mix(client_index as u64))),
+            latest: match &self.key_chooser {
+                KeyChooser::Latest(template) => Some(*template),
+                _ => None,
+            },
+            seen: HashSet::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// The operation mix as YCSB's chooser sees it: names in chooser order with normalised shares (sum 1).
+    pub fn operation_mix(&self) -> Vec<(&'static str, f64)> {
+        self.chooser
+            .shares()
+            .iter()
+            .map(|(kind, w)| {
+                let name = match kind {
+                    OpKind::Read => "READ",
+                    OpKind::Update => "UPDATE",
+                    OpKind::Insert => "INSERT",
+                    OpKind::Scan => "SCAN",
+                    OpKind::ReadModifyWrite => "READMODIFYWRITE",
+                };
+                (name, *w)
+            })
+            .collect()
+    }
+
+    /// The `requestdistribution` in effect.
+    pub fn request_distribution(&self) -> &'static str {
+        match self.key_chooser {
+            KeyChooser::Uniform(_) => "uniform",
+            KeyChooser::Zipfian(_) => "zipfian",
+            KeyChooser::Latest(_) => "latest",
+            KeyChooser::Hotspot(_) => "hotspot",
+            KeyChooser::Sequential(_) => "sequential",
+            KeyChooser::Exponential(_) => "exponential",
+        }
+    }
+
+    /// The collection every operation uses (`table`).
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Field names in index order (`field0`, `field1`, ...).
+    pub fn field_names(&self) -> &[Arc<str>] {
+        &self.field_names
+    }
+
+    /// Field names in the order YCSB's HashMap hands them to the binding (document field order after `_id`).
+    pub fn field_names_in_map_order(&self) -> Vec<Arc<str>> {
+        self.map_order
+            .iter()
+            .map(|&i| self.field_names[i].clone())
+            .collect()
+    }
+
+    /// `recordcount` as the workload uses it (0 became 2147483647).
+    pub fn record_count(&self) -> i64 {
+        self.recordcount
+    }
+
+    /// First key number of this client's range (`insertstart`).
+    pub fn insert_start(&self) -> i64 {
+        self.insertstart
+    }
+
+    /// Number of keys in this client's range (`insertcount`).
+    pub fn insert_count(&self) -> i64 {
+        self.insertcount
+    }
+
+    /// Keys per READ (`readbatchsize`).
+    pub fn read_batch_size(&self) -> usize {
+        self.readbatchsize
+    }
+
+    /// `core_workload_insertion_retry_limit`: retries of a failed load insert.
+    pub fn insertion_retry_limit(&self) -> u32 {
+        self.retry_limit
+    }
+
+    /// YCSB's retry sleep: `(int)(1000 * interval * (0.8 + 0.4 * random))` milliseconds.
+    pub fn insertion_retry_sleep(&self, state: &mut ClientState) -> std::time::Duration {
+        let r = super::generators::next_double(&mut state.rng);
+        let ms = (1000.0 * self.retry_interval_secs as f64 * (0.8 + 0.4 * r)) as i32;
+        std::time::Duration::from_millis(ms.max(0) as u64)
+    }
+
+    /// `core_workload_insertion_keep_going_on_error`: whether a load client continues after a failed insert.
+    pub fn keep_going_on_error(&self) -> bool {
+        self.keep_going_on_error
+    }
+
+    /// True when reads are verified (`dataintegrity`).
+    pub fn data_integrity(&self) -> bool {
+        self.dataintegrity
+    }
+
+    /// The build key for a key number, with this workload's `insertorder` and `zeropadding`.
+    pub fn key_name(&self, keynum: i64) -> String {
+        build_key_name(keynum, self.zeropadding, self.ordered)
+    }
+
+    /// The next load-phase insert: key number from the counter shared by all clients (truncated to int, as YCSB).
+    pub fn next_load_op(&self, state: &mut ClientState) -> Operation {
+        let keynum = java_int(self.load_keys.next());
+        let key = self.key_name(keynum);
+        let values = self.build_values(state, &key);
+        Operation::Insert {
+            keynum,
+            key,
+            values,
+            acknowledge: false,
+        }
+    }
+
+    /// The next run-phase operation, chosen by the operation mix.
+    pub fn next_transaction_op(&self, state: &mut ClientState) -> Operation {
+        match self.chooser.next(&mut state.rng) {
+            OpKind::Read => {
+                let keys = if self.readbatchsize > 1 {
+                    self.distinct_keys(state)
+                } else {
+                    let keynum = self.next_keynum(state);
+                    vec![self.key_name(keynum)]
+                };
+                let fields = self.read_fields(state);
+                Operation::Read { keys, fields }
+            }
+            OpKind::Update => {
+                let key = self.key_name(self.next_keynum(state));
+                let values = self.update_values(state, &key);
+                Operation::Update { key, values }
+            }
+            OpKind::Insert => {
+                let keynum = self.insert_keys.next();
+                let key = self.key_name(keynum);
+                let values = self.build_values(state, &key);
+                Operation::Insert {
+                    keynum,
+                    key,
+                    values,
+                    acknowledge: true,
+                }
+            }
+            OpKind::Scan => {
+                let start_key = self.key_name(self.next_keynum(state));
+                let count = java_int(match &self.scan_length {
+                    ScanLength::Uniform(u) => u.next(&mut state.rng),
+                    ScanLength::Zipfian(z) => z.sample(&mut state.rng),
+                })
+                .max(0) as u64;
+                let fields = self.one_field_unless_all(state);
+                Operation::Scan {
+                    start_key,
+                    count,
+                    fields,
+                }
+            }
+            OpKind::ReadModifyWrite => {
+                let key = self.key_name(self.next_keynum(state));
+                let read_fields = self.one_field_unless_all(state);
+                let values = self.update_values(state, &key);
+                Operation::ReadModifyWrite {
+                    key,
+                    read_fields,
+                    values,
+                }
+            }
+        }
+    }
+
+    /// Marks a run-phase insert as done (call after every `acknowledge: true` insert, even a failed one).
+    ///
+    /// The error is YCSB's "Too many unacknowledged insertion keys": the run cannot continue correctly.
+    pub fn acknowledge_insert(&self, keynum: i64) -> Result<(), WorkloadError> {
+        self.insert_keys.acknowledge(keynum)?;
+        Ok(())
+    }
+
+    /// The highest key number reads may target (YCSB's acknowledged limit).
+    pub fn acknowledged_limit(&self) -> i64 {
+        self.insert_keys.last_value()
+    }
+
+    /// Data-integrity check of a read result: `OK`, `UNEXPECTED_STATE` (a field differs) or `ERROR` (no fields).
+    pub fn verify<N: AsRef<str>, B: AsRef<[u8]>>(&self, key: &str, cells: &[(N, B)]) -> Status {
+        if cells.is_empty() {
+            return Status::Error;
+        }
+        let len = match self.field_length {
+            FieldLength::Constant(l) => l.max(0) as usize,
+            // from_properties refuses dataintegrity with other distributions
+            _ => return Status::UnexpectedState,
+        };
+        for (name, bytes) in cells {
+            if deterministic_value(key, name.as_ref(), len).as_bytes() != bytes.as_ref() {
+                return Status::UnexpectedState;
+            }
+        }
+        Status::Ok
+    }
+
+    /// YCSB's `nextKeynum`: a key number no higher than the acknowledged limit (redrawn until it is).
+    fn next_keynum(&self, state: &mut ClientState) -> i64 {
+        let rng = &mut state.rng;
+        match &self.key_chooser {
+            KeyChooser::Exponential(e) => loop {
+                let k = self.insert_keys.last_value() - i64::from(e.next(rng) as i32);
+                if k >= 0 {
+                    return k;
+                }
+            },
+            KeyChooser::Latest(_) => {
+                // Always <= the limit by construction.
+                let max = self.insert_keys.last_value();
+                match state.latest.as_mut() {
+                    Some(latest) => java_int(latest.next(rng, max)),
+                    None => max,
+                }
+            }
+            chooser => loop {
+                let k = java_int(match chooser {
+                    KeyChooser::Uniform(u) => u.next(rng),
+                    KeyChooser::Zipfian(z) => z.next(rng),
+                    KeyChooser::Hotspot(h) => h.next(rng),
+                    KeyChooser::Sequential(s) => s.next(),
+                    KeyChooser::Exponential(_) | KeyChooser::Latest(_) => 0,
+                });
+                if k <= self.insert_keys.last_value() {
+                    return k;
+                }
+            },
+        }
+    }
+
+    /// `readbatchsize` distinct keys. Distinctness is on the number that becomes the key (the hash when hashed).
+    /// After many repeated draws (extreme skew with a batch close to the key count) the remaining keys are taken
+    /// in order from the start of the key range, so the call always ends.
+    fn distinct_keys(&self, state: &mut ClientState) -> Vec<String> {
+        let want = self.readbatchsize;
+        let mut keys = Vec::with_capacity(want);
+        state.seen.clear();
+        let identity = |k: i64| if self.ordered { k } else { fnvhash64(k) };
+        let mut attempts = 0usize;
+        let max_attempts = want.saturating_mul(64).saturating_add(1024);
+        while keys.len() < want && attempts < max_attempts {
+            attempts += 1;
+            let k = self.next_keynum(state);
+            if state.seen.insert(identity(k)) {
+                keys.push(self.key_name(k));
+            }
+        }
+        let mut k = self.insertstart;
+        while keys.len() < want && k <= self.insert_keys.last_value() {
+            if state.seen.insert(identity(k)) {
+                keys.push(self.key_name(k));
+            }
+            k += 1;
+        }
+        keys
+    }
+
+    /// Fields for a READ: all (`None`), all by name (dataintegrity / readallfieldsbyname), or one random field.
+    fn read_fields(&self, state: &mut ClientState) -> FieldSelection {
+        if !self.readallfields {
+            Some(vec![self.random_field(state)])
+        } else if self.dataintegrity || self.readallfieldsbyname {
+            Some(self.field_names_in_map_order())
+        } else {
+            None
+        }
+    }
+
+    /// Fields for SCAN and READ-MODIFY-WRITE's read: all, or one random field.
+    fn one_field_unless_all(&self, state: &mut ClientState) -> FieldSelection {
+        if self.readallfields {
+            None
+        } else {
+            Some(vec![self.random_field(state)])
+        }
+    }
+
+    fn random_field(&self, state: &mut ClientState) -> Arc<str> {
+        let i = self.field_chooser.next(&mut state.rng) as usize;
+        self.field_names[i].clone()
+    }
+
+    fn update_values(&self, state: &mut ClientState, key: &str) -> Vec<FieldValue> {
+        if self.writeallfields {
+            self.build_values(state, key)
+        } else {
+            let i = self.field_chooser.next(&mut state.rng) as usize;
+            vec![self.field_value(state, key, i)]
+        }
+    }
+
+    /// Every field, in Java HashMap order.
+    fn build_values(&self, state: &mut ClientState, key: &str) -> Vec<FieldValue> {
+        self.map_order
+            .iter()
+            .map(|&i| self.field_value(state, key, i))
+            .collect()
+    }
+
+    fn field_value(&self, state: &mut ClientState, key: &str, index: usize) -> FieldValue {
+        let name = self.field_names[index].clone();
+        let len = java_int(match &self.field_length {
+            FieldLength::Constant(l) => *l,
+            FieldLength::Uniform(u) => u.next(&mut state.rng),
+            FieldLength::Zipfian(z) => z.sample(&mut state.rng),
+            FieldLength::Histogram(h) => h.next(&mut state.rng),
+        })
+        .max(0) as usize;
+        let bytes = if self.dataintegrity {
+            deterministic_value(key, &name, len).into_bytes()
+        } else {
+            let mut b = state.buffer(len);
+            fill_random_bytes(&mut state.rng, &mut b);
+            b
+        };
+        FieldValue { name, bytes }
+    }
+}
+
+/// Reads the `fieldlengthhistogram` file.
+fn load_histogram(props: &Properties) -> Result<Histogram, WorkloadError> {
+    let path = PathBuf::from(props.get_or("fieldlengthhistogram", "hist.txt"));
+    let text = std::fs::read_to_string(&path).map_err(|e| WorkloadError::HistogramFile {
+        path: path.clone(),
+        line: None,
+        message: e.to_string(),
+    })?;
+    Histogram::parse(&text).map_err(|(line, message)| WorkloadError::HistogramFile {
+        path,
+        line: Some(line),
+        message,
+    })
+}
+
+/// Refuses records MongoDB could never store (BSON documents are limited to 16 MiB).
+fn check_document_size(
+    props: &Properties,
+    fieldcount: i64,
+    prefix: &str,
+    max_field_len: i64,
+) -> Result<(), PropertyError> {
+    // Per field: type byte, name, NUL, binary length, subtype, bytes. Plus _id (key ≤ 4 + 20 digits + padding).
+    let digits = (fieldcount.max(1) as f64).log10() as u64 + 1;
+    let per_field = 1 + prefix.len() as u64 + digits + 1 + 4 + 1 + max_field_len.max(0) as u64;
+    let key_len = 4 + 20u64.max(props.parse_or::<i32>("zeropadding", 1)?.max(0) as u64);
+    let id = 1 + 4 + 4 + key_len + 1;
+    let total = (fieldcount as u64)
+        .saturating_mul(per_field)
+        .saturating_add(4 + id + 1);
+    if total > MONGODB_MAX_DOCUMENT_BYTES {
+        let key = if props.contains("fieldlength") || !props.contains("fieldcount") {
+            "fieldlength"
+        } else {
+            "fieldcount"
+        };
+        return Err(props.invalid(
+            key,
+            format!(
+                "fieldcount ({fieldcount}) x fieldlength ({max_field_len}) makes documents of about {total} bytes, over MongoDB's 16 MiB ({MONGODB_MAX_DOCUMENT_BYTES}-byte) limit"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Load-phase operation count: `insertcount` if the property is present (any value), else `recordcount` (spec §1.3).
+pub fn load_operation_count(props: &Properties) -> Result<u64, PropertyError> {
+    if props.contains("insertcount") {
+        props.parse_or::<u64>("insertcount", 0)
+    } else {
+        props.parse_or::<u64>("recordcount", 0)
+    }
+}
+
+/// Run-phase operation count: `operationcount`, 0 (the default) meaning unlimited.
+pub fn run_operation_count(props: &Properties) -> Result<u64, PropertyError> {
+    props.parse_or::<u64>("operationcount", 0)
+}
+
+/// Splits `total` operations over `threads` clients like YCSB: `total / threads` each, the first `total % threads`
+/// get one more. With `0 < total < threads` the thread count is capped to `total` and YCSB's warning is returned.
+/// `total == 0` (unlimited) gives every thread 0 (= unlimited).
+pub fn split_operations(total: u64, threads: usize) -> (Vec<u64>, Option<String>) {
+    if threads == 0 {
+        return (Vec::new(), None);
+    }
+    let (threads, warning) = if total > 0 && (threads as u64) > total {
+        (total as usize, Some(THREADS_CAPPED_WARNING.to_string()))
+    } else {
+        (threads, None)
+    };
+    let t = threads as u64;
+    let per = total / t;
+    let extra = total % t;
+    let counts = (0..t).map(|i| per + u64::from(i < extra)).collect();
+    (counts, warning)
+}

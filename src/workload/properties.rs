@@ -1,0 +1,688 @@
+//! YCSB properties: Java `.properties` files and `-p name=value` overrides, merged with YCSB's precedence,
+//! each value remembering where it came from so that errors can name `FILE:LINE` or the flag.
+//!
+//! Precedence (as YCSB's `Client`): the caller first calls [`Properties::load_file`] for every `-P` file in
+//! command-line order (a later file overrides an earlier one), and only then [`Properties::apply_override`] /
+//! [`Properties::set`] for every `-p` and flag-derived property, whatever their position on the command line.
+//! Among repeated settings of one name, the last call wins.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use java_properties::{LineContent, PropertiesIter};
+
+use super::known::{self, KnownProperty};
+
+/// Where a property value came from, so messages can point at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A `-P` properties file, with the 1-based line the value starts on.
+    File {
+        /// The file as the user named it.
+        path: PathBuf,
+        /// 1-based line number of the key.
+        line: usize,
+    },
+    /// A `-p name=value` override.
+    Override,
+    /// Derived from a command-line flag (`-threads`, `-target`, ...); holds the flag as typed.
+    Flag(String),
+    /// Not set anywhere: the built-in default.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{}:{}", path.display(), line),
+            Origin::Override => f.write_str("-p"),
+            Origin::Flag(flag) => f.write_str(flag),
+            Origin::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// Everything that can go wrong reading or interpreting properties; every message names the culprit.
+#[derive(Debug, thiserror::Error)]
+pub enum PropertyError {
+    /// A `-P` file could not be opened or read.
+    #[error("{}: cannot read properties file: {source}", path.display())]
+    Io {
+        /// The file as named.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A `-P` file is not valid Java properties syntax (e.g. a bad `\u` escape).
+    #[error("{}:{line}: {message}", path.display())]
+    Syntax {
+        /// The file as named.
+        path: PathBuf,
+        /// 1-based line, 0 if unknown.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `-p` argument without `=`.
+    #[error("-p {0}: expected name=value")]
+    MissingEquals(String),
+    /// A value that is not acceptable for its property.
+    #[error("{}property '{key}': {message}", origin_prefix(origin))]
+    Invalid {
+        /// Where the offending value came from.
+        origin: Origin,
+        /// The property name.
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+fn origin_prefix(origin: &Origin) -> String {
+    match origin {
+        Origin::Default => String::new(),
+        other => format!("{other}: "),
+    }
+}
+
+/// One property value with its origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    key: String,
+    value: String,
+    origin: Origin,
+}
+
+/// A property as it will be used: set, or filled in from the default table (for `workload show` and result files).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ResolvedProperty {
+    /// Property name.
+    pub key: String,
+    /// Effective value.
+    pub value: String,
+    /// Where the value came from.
+    #[serde(serialize_with = "serialize_origin")]
+    pub origin: Origin,
+    /// True when nothing set it and `value` is the documented default.
+    pub is_default: bool,
+}
+
+fn serialize_origin<S: serde::Serializer>(origin: &Origin, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&origin.to_string())
+}
+
+/// Ordered property map (first-set order) with the origin of every value.
+#[derive(Debug, Clone, Default)]
+pub struct Properties {
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+impl Properties {
+    /// An empty set: every property takes its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Merges one `-P` file (Java syntax); its values override earlier ones.
+    ///
+    /// Bytes are decoded as windows-1252 (the crate's choice; Java uses ISO-8859-1, which differs only for bytes
+    /// 0x80–0x9F). Like Java, a UTF-8 file's non-ASCII characters are therefore read as two or more characters.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
+        let file = File::open(path).map_err(|source| PropertyError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.load_reader(BufReader::new(file), path)
+    }
+
+    /// Merges properties text read from `reader`, attributing lines to `path` (used by `load_file` and tests).
+    pub fn load_reader<R: std::io::Read>(
+        &mut self,
+        reader: R,
+        path: &Path,
+    ) -> Result<(), PropertyError> {
+        for line in PropertiesIter::new(reader) {
+            let line = line.map_err(|err| {
+                let line = err.line_number().unwrap_or(0);
+                // The crate's Display appends "(line_number = N)"; we print the line ourselves.
+                let text = err.to_string();
+                let message = match text.rfind(" (line_number") {
+                    Some(cut) => text[..cut].to_string(),
+                    None => text,
+                };
+                match err_io_kind(&err) {
+                    Some(source) => PropertyError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    },
+                    None => PropertyError::Syntax {
+                        path: path.to_path_buf(),
+                        line,
+                        message,
+                    },
+                }
+            })?;
+            let number = line.line_number();
+            if let LineContent::KVPair(key, value) = line.consume_content() {
+                self.set(
+                    key,
+                    value,
+                    Origin::File {
+                        path: path.to_path_buf(),
+                        line: number,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one `-p name=value` (split at the first `=`; the value may be empty or contain `=`).
+    pub fn apply_override(&mut self, arg: &str) -> Result<(), PropertyError> {
+        match arg.split_once('=') {
+            Some((key, value)) => {
+                self.set(key, value, Origin::Override);
+                Ok(())
+            }
+            None => Err(PropertyError::MissingEquals(arg.to_string())),
+        }
+    }
+
+    /// Sets a value, replacing any earlier one (the key keeps its first position).
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>, origin: Origin) {
+        let key = key.into();
+        let value = value.into();
+        match self.index.get(&key) {
+            Some(&i) => {
+                self.entries[i].value = value;
+                self.entries[i].origin = origin;
+            }
+            None => {
+                self.index.insert(key.clone(), self.entries.len());
+                self.entries.push(Entry { key, value, origin });
+            }
+        }
+    }
+
+    /// Removes a property (e.g. a flag that cancels a file setting); returns whether it was set.
+    pub fn remove(&mut self, key: &str) -> bool {
+        match self.index.remove(key) {
+            Some(i) => {
+                self.entries.remove(i);
+                for slot in self.index.values_mut() {
+                    if *slot > i {
+                        *slot -= 1;
+                    }
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The raw value, if set (YCSB's `getProperty(key)`).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.index.get(key).map(|&i| self.entries[i].value.as_str())
+    }
+
+    /// The raw value or `default` (YCSB's `getProperty(key, default)`).
+    pub fn get_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+        self.get(key).unwrap_or(default)
+    }
+
+    /// True when the property was set anywhere (YCSB distinguishes "absent" from any value, e.g. `insertcount`).
+    pub fn contains(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// Where the value came from, if set.
+    pub fn origin(&self, key: &str) -> Option<&Origin> {
+        self.index.get(key).map(|&i| &self.entries[i].origin)
+    }
+
+    /// The origin for messages: the real one if set, else [`Origin::Default`].
+    pub fn origin_or_default(&self, key: &str) -> Origin {
+        self.origin(key).cloned().unwrap_or(Origin::Default)
+    }
+
+    /// Iterates the set properties in first-set order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str, &Origin)> {
+        self.entries
+            .iter()
+            .map(|e| (e.key.as_str(), e.value.as_str(), &e.origin))
+    }
+
+    /// Number of set properties.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Parses the value with Java's strict rules, or returns `default` when unset.
+    pub fn parse_or<T: PropertyValue>(&self, key: &str, default: T) -> Result<T, PropertyError> {
+        self.parse(key).map(|v| v.unwrap_or(default))
+    }
+
+    /// Parses the value if set (`Ok(None)` when unset).
+    pub fn parse<T: PropertyValue>(&self, key: &str) -> Result<Option<T>, PropertyError> {
+        match self.index.get(key) {
+            None => Ok(None),
+            Some(&i) => {
+                let entry = &self.entries[i];
+                T::parse_property(&entry.value)
+                    .map(Some)
+                    .map_err(|message| PropertyError::Invalid {
+                        origin: entry.origin.clone(),
+                        key: key.to_string(),
+                        message,
+                    })
+            }
+        }
+    }
+
+    /// Builds an error about `key` carrying its origin (for checks that involve more than parsing).
+    pub fn invalid(&self, key: &str, message: impl Into<String>) -> PropertyError {
+        PropertyError::Invalid {
+            origin: self.origin_or_default(key),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Every known property with its effective value (default filled in) plus every set one, sorted by name.
+    ///
+    /// Known properties whose default is computed from others (e.g. `insertcount`) appear only when set.
+    pub fn resolved(&self) -> Vec<ResolvedProperty> {
+        let mut out: Vec<ResolvedProperty> = self
+            .entries
+            .iter()
+            .map(|e| ResolvedProperty {
+                key: e.key.clone(),
+                value: e.value.clone(),
+                origin: e.origin.clone(),
+                is_default: false,
+            })
+            .collect();
+        for known in known::KNOWN_PROPERTIES {
+            if let (false, Some(default)) = (self.contains(known.name), known.default) {
+                out.push(ResolvedProperty {
+                    key: known.name.to_string(),
+                    value: default.to_string(),
+                    origin: Origin::Default,
+                    is_default: true,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+
+    /// Likely typos: set properties that are unknown but within edit distance 2 of a known name.
+    ///
+    /// Other unknown names are kept silently, as YCSB does (bindings read their own properties).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            if known::lookup(&entry.key).is_some() {
+                continue;
+            }
+            if let Some(best) = suggest(&entry.key) {
+                out.push(format!(
+                    "unknown property '{}' (did you mean '{}'?)",
+                    entry.key, best.name
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The closest known property within edit distance 2, if any.
+fn suggest(key: &str) -> Option<&'static KnownProperty> {
+    known::KNOWN_PROPERTIES
+        .iter()
+        .map(|k| (strsim::levenshtein(key, k.name), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// The crate reports read failures as a `PropertiesError` wrapping an `io::Error`; recover it.
+fn err_io_kind(err: &java_properties::PropertiesError) -> Option<std::io::Error> {
+    use std::error::Error;
+    err.source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .map(|io| std::io::Error::new(io.kind(), io.to_string()))
+}
+
+/// A type a property can be parsed into, with Java's parsing rules; the error is the message after the property name.
+pub trait PropertyValue: Sized {
+    /// Parses `text` or explains (without naming the property) why it is not acceptable.
+    fn parse_property(text: &str) -> Result<Self, String>;
+}
+
+/// `Integer.parseInt`/`Long.parseLong`: optional sign, ASCII digits only, no whitespace.
+fn parse_java_integer(text: &str) -> Result<i128, String> {
+    let digits = text
+        .strip_prefix('-')
+        .or_else(|| text.strip_prefix('+'))
+        .unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{text:?} is not a whole number"));
+    }
+    // More than 38 digits cannot fit any target type; avoid i128 overflow while keeping "out of range".
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.len() > 38 {
+        return Err(format!("{text:?} is out of range"));
+    }
+    let magnitude: i128 = trimmed.parse().unwrap_or(0);
+    Ok(if text.starts_with('-') {
+        -magnitude
+    } else {
+        magnitude
+    })
+}
+
+macro_rules! signed_value {
+    ($t:ty, $java:literal) => {
+        impl PropertyValue for $t {
+            fn parse_property(text: &str) -> Result<Self, String> {
+                let v = parse_java_integer(text)?;
+                <$t>::try_from(v).map_err(|_| {
+                    format!(
+                        "{text:?} is out of range for a Java {} ({}..={})",
+                        $java,
+                        <$t>::MIN,
+                        <$t>::MAX
+                    )
+                })
+            }
+        }
+    };
+}
+
+macro_rules! count_value {
+    ($t:ty) => {
+        impl PropertyValue for $t {
+            fn parse_property(text: &str) -> Result<Self, String> {
+                let v = parse_java_integer(text)?;
+                if v < 0 {
+                    return Err(format!("{text:?} is negative; a count is expected"));
+                }
+                <$t>::try_from(v).map_err(|_| format!("{text:?} is too large (max {})", <$t>::MAX))
+            }
+        }
+    };
+}
+
+signed_value!(i32, "int");
+signed_value!(i64, "long");
+count_value!(u32);
+count_value!(u64);
+count_value!(usize);
+
+impl PropertyValue for f64 {
+    /// `Double.parseDouble`: surrounding whitespace (chars ≤ U+0020) ignored, optional sign, decimal digits with
+    /// optional fraction and exponent, optional `f`/`F`/`d`/`D` suffix, `NaN`, `Infinity`. Hexadecimal floating
+    /// literals (`0x1p3`) are not accepted (Java does); nobody writes them in workload files.
+    fn parse_property(text: &str) -> Result<Self, String> {
+        let err = || format!("{text:?} is not a number");
+        let t = text.trim_matches(|c: char| c <= ' ');
+        let (negative, body) = match t.as_bytes().first() {
+            Some(b'-') => (true, &t[1..]),
+            Some(b'+') => (false, &t[1..]),
+            _ => (false, t),
+        };
+        let signed = |v: f64| if negative { -v } else { v };
+        match body {
+            "NaN" => return Ok(f64::NAN),
+            "Infinity" => return Ok(signed(f64::INFINITY)),
+            _ => {}
+        }
+        let body = body.strip_suffix(['f', 'F', 'd', 'D']).unwrap_or(body);
+        let mantissa_end = body.find(['e', 'E']).unwrap_or(body.len());
+        let (mantissa, exponent) = body.split_at(mantissa_end);
+        let mantissa_ok = mantissa.bytes().filter(|b| *b == b'.').count() <= 1
+            && mantissa.bytes().any(|b| b.is_ascii_digit())
+            && mantissa.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+        let exponent_ok = exponent.is_empty() || {
+            let e = &exponent[1..];
+            let e = e
+                .strip_prefix('-')
+                .or_else(|| e.strip_prefix('+'))
+                .unwrap_or(e);
+            !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+        };
+        if !mantissa_ok || !exponent_ok {
+            return Err(err());
+        }
+        body.parse::<f64>().map(signed).map_err(|_| err())
+    }
+}
+
+impl PropertyValue for bool {
+    /// `Boolean.parseBoolean`: only a case-insensitive `true` is true; anything else is false, never an error.
+    fn parse_property(text: &str) -> Result<Self, String> {
+        Ok(text.eq_ignore_ascii_case("true"))
+    }
+}
+
+impl PropertyValue for String {
+    fn parse_property(text: &str) -> Result<Self, String> {
+        Ok(text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_with(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    #[test]
+    fn precedence_file_then_later_file_then_override() {
+        let a = file_with("recordcount=10\nfieldcount=3\nthreadcount=4\n");
+        let b = file_with("# comment\nrecordcount = 20\n");
+        let mut p = Properties::new();
+        p.load_file(a.path()).unwrap();
+        p.load_file(b.path()).unwrap();
+        assert_eq!(p.get("recordcount"), Some("20"));
+        assert_eq!(
+            p.origin("recordcount"),
+            Some(&Origin::File {
+                path: b.path().to_path_buf(),
+                line: 2
+            })
+        );
+        p.apply_override("recordcount=30").unwrap();
+        p.set("threadcount", "8", Origin::Flag("-threads".into()));
+        assert_eq!(p.get("recordcount"), Some("30"));
+        assert_eq!(p.origin("recordcount"), Some(&Origin::Override));
+        assert_eq!(p.get("fieldcount"), Some("3"));
+        assert_eq!(p.parse_or::<u32>("threadcount", 1).unwrap(), 8);
+        // first-set order is kept
+        let keys: Vec<_> = p.iter().map(|(k, _, _)| k).collect();
+        assert_eq!(keys, ["recordcount", "fieldcount", "threadcount"]);
+    }
+
+    #[test]
+    fn java_syntax_continuations_escapes_separators() {
+        let f = file_with("a:1\nb 2\nc = x\\\n    y\n! bang comment\nd=\\u0041  \n");
+        let mut p = Properties::new();
+        p.load_file(f.path()).unwrap();
+        assert_eq!(p.get("a"), Some("1"));
+        assert_eq!(p.get("b"), Some("2"));
+        assert_eq!(p.get("c"), Some("xy"));
+        assert_eq!(p.get("d"), Some("A  "), "trailing whitespace is kept");
+    }
+
+    #[test]
+    fn missing_file_names_path() {
+        let mut p = Properties::new();
+        let err = p
+            .load_file(Path::new("/nonexistent/workloads/S9"))
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("/nonexistent/workloads/S9: "),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let err = p.load_file(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: ", dir.path().display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_file_and_line() {
+        let f = file_with("a=1\n# ok\nb=\\uZZZZ\n");
+        let mut p = Properties::new();
+        let err = p.load_file(f.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("{}:3: ", f.path().display())),
+            "{msg}"
+        );
+        assert!(!msg.contains("line_number"), "{msg}");
+    }
+
+    #[test]
+    fn override_without_equals_names_argument() {
+        let mut p = Properties::new();
+        let err = p.apply_override("recordcount").unwrap_err();
+        assert_eq!(err.to_string(), "-p recordcount: expected name=value");
+        p.apply_override("mongodb.url=mongodb://h/?w=1").unwrap();
+        assert_eq!(p.get("mongodb.url"), Some("mongodb://h/?w=1"));
+    }
+
+    #[test]
+    fn parse_errors_name_origin_and_property() {
+        let f = file_with("a=1\nb=2\nc=3\nrecordcount=5x\n");
+        let mut p = Properties::new();
+        p.load_file(f.path()).unwrap();
+        let err = p.parse_or::<u64>("recordcount", 0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}:4: property 'recordcount': \"5x\" is not a whole number",
+                f.path().display()
+            )
+        );
+        p.apply_override("threadcount=-3").unwrap();
+        let err = p.parse_or::<usize>("threadcount", 1).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "-p: property 'threadcount': \"-3\" is negative; a count is expected"
+        );
+    }
+
+    #[test]
+    fn java_integer_rules() {
+        assert_eq!(i32::parse_property("+12"), Ok(12));
+        assert_eq!(i32::parse_property("-12"), Ok(-12));
+        assert_eq!(i32::parse_property("007"), Ok(7));
+        assert!(i32::parse_property(" 1").is_err());
+        assert!(i32::parse_property("1 ").is_err());
+        assert!(i32::parse_property("").is_err());
+        assert!(i32::parse_property("-").is_err());
+        assert!(i32::parse_property("1e3").is_err());
+        assert!(i32::parse_property("2147483648").is_err());
+        assert_eq!(i32::parse_property("-2147483648"), Ok(i32::MIN));
+        assert_eq!(i64::parse_property("9223372036854775807"), Ok(i64::MAX));
+        assert!(i64::parse_property("9223372036854775808").is_err());
+        assert!(u64::parse_property("99999999999999999999999999999999999999999").is_err());
+        assert_eq!(u64::parse_property("0"), Ok(0));
+    }
+
+    #[test]
+    fn java_double_rules() {
+        assert_eq!(f64::parse_property("5e6"), Ok(5e6));
+        assert_eq!(f64::parse_property(" 0.5 "), Ok(0.5));
+        assert_eq!(f64::parse_property(".5"), Ok(0.5));
+        assert_eq!(f64::parse_property("1."), Ok(1.0));
+        assert_eq!(f64::parse_property("-2.5E-1"), Ok(-0.25));
+        assert_eq!(f64::parse_property("1d"), Ok(1.0));
+        assert_eq!(f64::parse_property("-Infinity"), Ok(f64::NEG_INFINITY));
+        assert!(f64::parse_property("NaN").unwrap().is_nan());
+        // These and the rejections below were checked against OpenJDK 17's Double.parseDouble.
+        assert_eq!(f64::parse_property("+.5e-3"), Ok(5e-4));
+        assert_eq!(f64::parse_property("\t1\n"), Ok(1.0));
+        assert_eq!(f64::parse_property("1e+5"), Ok(1e5));
+        assert_eq!(f64::parse_property("1.e5"), Ok(1e5));
+        assert_eq!(f64::parse_property("1e5d"), Ok(1e5));
+        assert_eq!(f64::parse_property("1f"), Ok(1.0));
+        assert_eq!(f64::parse_property("Infinity "), Ok(f64::INFINITY));
+        for bad in [
+            "", "inf", "nan", "infinity", "1e", "e5", "0.5x", "1..2", ".", ".e5", "0x10", "+",
+            "-.", "1_0",
+        ] {
+            assert!(
+                f64::parse_property(bad).is_err(),
+                "{bad:?} must be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn java_boolean_rules() {
+        assert_eq!(bool::parse_property("TRUE"), Ok(true));
+        assert_eq!(bool::parse_property("True"), Ok(true));
+        assert_eq!(bool::parse_property("yes"), Ok(false));
+        assert_eq!(bool::parse_property("1"), Ok(false));
+        assert_eq!(bool::parse_property(" true"), Ok(false));
+    }
+
+    #[test]
+    fn warnings_suggest_close_known_names_only() {
+        let mut p = Properties::new();
+        p.apply_override("recordcout=5").unwrap();
+        p.apply_override("mycompany.custom=1").unwrap();
+        p.apply_override("recordcount=5").unwrap();
+        assert_eq!(
+            p.warnings(),
+            vec!["unknown property 'recordcout' (did you mean 'recordcount'?)".to_string()]
+        );
+    }
+
+    #[test]
+    fn resolved_fills_defaults_keeps_unknown_sorted() {
+        let mut p = Properties::new();
+        p.apply_override("fieldcount=8").unwrap();
+        p.apply_override("zzz.custom=1").unwrap();
+        let r = p.resolved();
+        let fc = r.iter().find(|r| r.key == "fieldcount").unwrap();
+        assert_eq!((fc.value.as_str(), fc.is_default), ("8", false));
+        let fl = r.iter().find(|r| r.key == "fieldlength").unwrap();
+        assert_eq!(
+            (fl.value.as_str(), fl.is_default, &fl.origin),
+            ("100", true, &Origin::Default)
+        );
+        assert!(r.iter().any(|r| r.key == "zzz.custom"));
+        assert!(r.windows(2).all(|w| w[0].key < w[1].key));
+    }
+
+    #[test]
+    fn remove_keeps_index_consistent() {
+        let mut p = Properties::new();
+        p.apply_override("a=1").unwrap();
+        p.apply_override("b=2").unwrap();
+        p.apply_override("c=3").unwrap();
+        assert!(p.remove("a"));
+        assert_eq!(p.get("c"), Some("3"));
+        assert_eq!(p.get("a"), None);
+    }
+}
