@@ -1149,6 +1149,7 @@ impl Router {
         let mut docs = doc_array("insert", body, "documents")?;
         let ordered = body.get("ordered").is_none_or(truthy);
         let primary = self.ensure_db(db, None).await?;
+        let n_docs = docs.len() as u32;
         shared
             .counters
             .insert
@@ -1171,7 +1172,7 @@ impl Router {
                 docs.into_iter().map(Bson::Document).collect::<Vec<_>>(),
             );
             let r = run_on(&s.client, db, cmd).await;
-            shared.occupy(1).await;
+            shared.occupy(n_docs).await;
             return r;
         };
         // Real mongos adds the _id before routing, so every shard sees the same document.
@@ -1223,7 +1224,7 @@ impl Router {
             }
             sort_errors(&mut total);
         }
-        shared.occupy(1).await;
+        shared.occupy(n_docs).await;
         total.insert("ok", 1.0);
         Ok(total)
     }
@@ -1274,7 +1275,7 @@ impl Router {
                 ));
             };
             let r = run_on(&s.client, db, base).await;
-            shared.occupy(1).await;
+            shared.occupy(stmts.len() as u32).await;
             return r;
         }
         for (i, st) in stmts.iter().enumerate() {
@@ -1322,7 +1323,7 @@ impl Router {
             }
         }
         sort_errors(&mut total);
-        shared.occupy(1).await;
+        shared.occupy(stmts.len() as u32).await;
         total.insert("ok", 1.0);
         Ok(total)
     }
