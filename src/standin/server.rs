@@ -38,7 +38,12 @@ pub struct Counters {
 pub struct Cursor {
     pub ns: String,
     pub docs: VecDeque<Document>,
+    /// Last use; idle cursors are reaped after [`CURSOR_TIMEOUT`] like mongod's 10-minute timeout.
+    pub last_used: Instant,
 }
+
+/// mongod's default `cursorTimeoutMillis` (10 minutes).
+pub const CURSOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// State shared by every connection of one stand-in.
 #[derive(Debug)]
@@ -104,11 +109,14 @@ impl Shared {
             id = 1;
         }
         if let Ok(mut c) = self.cursors.lock() {
+            let now = Instant::now();
+            c.retain(|_, cur| now.duration_since(cur.last_used) < CURSOR_TIMEOUT);
             c.insert(
                 id,
                 Cursor {
                     ns: ns.to_string(),
                     docs,
+                    last_used: now,
                 },
             );
         }
