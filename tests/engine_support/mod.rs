@@ -47,7 +47,7 @@ impl Server {
         let mut cursor = coll.find(doc! {}).sort(doc! {"_id": 1}).await.expect("find");
         let mut out = Vec::new();
         while cursor.advance().await.expect("cursor") {
-            out.push(RawDocumentBuf::from(cursor.current()));
+            out.push(cursor.current().to_raw_document_buf());
         }
         out
     }
