@@ -71,7 +71,8 @@ async fn plain_loop(client: &mongodb::Client, records: u64, ops: u64, update_sha
                 if rng.random::<f64>() < update_share {
                     let bytes: Vec<u8> = (0..100).map(|_| rng.random_range(0x20..0x7f)).collect();
                     let field = format!("field{}", rng.random_range(0..10));
-                    let set = doc! {"$set": {field: Binary { subtype: BinarySubtype::Generic, bytes }}};
+                    let set =
+                        doc! {"$set": {field: Binary { subtype: BinarySubtype::Generic, bytes }}};
                     let _ = coll.update_one(doc! {"_id": key}, set).await;
                 } else {
                     let _ = coll.find_one(doc! {"_id": key}).await;

@@ -131,7 +131,10 @@ async fn ycsb_command_line_runs_and_writes_json() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).unwrap();
     let flat = doc.to_string();
-    assert!(flat.contains("standin"), "the document says stand-in: {flat}");
+    assert!(
+        flat.contains("standin"),
+        "the document says stand-in: {flat}"
+    );
     server.handle.shutdown().await;
 }
 
@@ -213,7 +216,10 @@ fn bad_input_exits_two_naming_the_culprit() {
         &["load", "-P", s1, "--uri", "localhost:27017"],
         "mongodb.url",
     );
-    assert_bad_input(&["ycsb", "load", "cassandra-cql", "-P", s1], "cassandra-cql");
+    assert_bad_input(
+        &["ycsb", "load", "cassandra-cql", "-P", s1],
+        "cassandra-cql",
+    );
 }
 
 #[test]

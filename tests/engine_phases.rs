@@ -87,7 +87,11 @@ async fn batched_load_sends_full_batches_and_flushes_the_tail() {
     let server = Server::start();
     // 4 clients × 25 inserts with batches of 7: three full batches and a tail of 4 per client.
     load(&server, "S1", 100, &["batchsize=7"]).await;
-    assert_eq!(server.documents().await.len(), 100, "the tail batch reached the server");
+    assert_eq!(
+        server.documents().await.len(),
+        100,
+        "the tail batch reached the server"
+    );
     let cmds = server.commands();
     let sizes: Vec<usize> = on_usertable(&cmds, "insert")
         .iter()
@@ -165,14 +169,8 @@ async fn run_workloads_a_to_f_send_their_operation_mix() {
             "{file}: find share {finds} vs {}",
             r + s
         );
-        assert!(
-            (share(&m, "update", ops) - u).abs() <= tol,
-            "{file}: {m:?}"
-        );
-        assert!(
-            (share(&m, "insert", ops) - i).abs() <= tol,
-            "{file}: {m:?}"
-        );
+        assert!((share(&m, "update", ops) - u).abs() <= tol, "{file}: {m:?}");
+        assert!((share(&m, "insert", ops) - i).abs() <= tol, "{file}: {m:?}");
         server.handle.shutdown().await;
     }
 }

@@ -1,1 +1,445 @@
 //! Backends that execute a plan: local processes, Docker containers, or hosts that already run.
+//!
+//! [`up`] starts what the plan lists, runs the shared assembly ([`crate::cluster::assemble`]) and
+//! returns a [`RunningCluster`]; [`down`] tears it down and never leaks. Every run is recorded in a
+//! state file before anything starts (see [`state`]), so a run that crashed is found again by
+//! `microshard down --all`. Callers that run experiments use [`with_cluster`], which tears down on
+//! success, on error and on cancellation.
+
+pub mod docker;
+pub mod existing;
+pub mod process;
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{AssemblyOptions, ServerInfo};
+use crate::topology::{BackendKind, Kind, Plan, Role, TopologySpec};
+
+/// How far a member got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemberState {
+    /// In the plan, not started (or its start was interrupted).
+    Planned,
+    /// Process spawned / container started.
+    Started,
+    /// Answered and took its part in the cluster.
+    Ready,
+    /// Not running any more.
+    Stopped,
+}
+
+impl std::fmt::Display for MemberState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MemberState::Planned => "planned",
+            MemberState::Started => "started",
+            MemberState::Ready => "ready",
+            MemberState::Stopped => "stopped",
+        })
+    }
+}
+
+/// One member of a running cluster.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunningMember {
+    /// Plan name (`sh0`).
+    pub name: String,
+    /// Role in the cluster.
+    pub role: Role,
+    /// `host:port` as members see each other.
+    pub member_host: String,
+    /// `host:port` microshard reaches it at (container IP in single-host Docker).
+    pub address: String,
+    /// Direct-connection URI for per-member statistics.
+    pub direct_uri: String,
+    /// Current state.
+    pub state: MemberState,
+    /// Process id (process backend).
+    pub pid: Option<u32>,
+    /// Port it listens on.
+    pub port: u16,
+    /// Container name (Docker).
+    pub container: Option<String>,
+    /// Docker endpoint (Docker; `None` = local default).
+    pub endpoint: Option<String>,
+    /// The exact command line it runs.
+    pub argv: Vec<String>,
+}
+
+/// A cluster that `up` started (or found, for `existing`): what experiments connect to and what
+/// `down` tears down. Serialized as the state file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunningCluster {
+    /// Topology name.
+    pub name: String,
+    /// Run id (labels, container names, state file name).
+    pub run_id: String,
+    /// Backend that runs it.
+    pub backend: BackendKind,
+    /// Standalone or sharded.
+    pub kind: Kind,
+    /// Where clients connect (mongos or the standalone). May hold credentials (existing): print
+    /// [`RunningCluster::entry_uri_redacted`] instead.
+    pub entry_uri: String,
+    /// Every member.
+    pub members: Vec<RunningMember>,
+    /// `member → buildInfo.version / stand-in flag`.
+    pub servers: BTreeMap<String, ServerInfo>,
+    /// True when any server is the microshard stand-in: figures measured against it are not MongoDB figures.
+    pub standin: bool,
+    /// `mongod --version` / `mongos --version` first lines (process backend).
+    pub binary_versions: BTreeMap<String, String>,
+    /// Chunks of ycsb.usertable per shard after sharding.
+    pub chunks: BTreeMap<String, u64>,
+    /// Docker networks created: `(endpoint, name)`.
+    pub networks: Vec<(Option<String>, String)>,
+    /// Directories created that `down` removes unless `keep`.
+    pub created_dirs: Vec<PathBuf>,
+    /// Keep directories at teardown.
+    pub keep: bool,
+    /// The plan it was made from.
+    pub plan: Plan,
+    /// This cluster's state file.
+    pub state_file: PathBuf,
+    /// The microshard process that started it.
+    pub owner_pid: u32,
+    /// When it was started (UTC, RFC 3339).
+    pub started_at: String,
+}
+
+impl RunningCluster {
+    /// The entry URI with any password masked, for printing and storing.
+    pub fn entry_uri_redacted(&self) -> String {
+        crate::redact::redact_uri(&self.entry_uri)
+    }
+
+    /// A new record for `plan`, all members planned.
+    fn from_plan(plan: &Plan, keep: bool) -> RunningCluster {
+        let members = plan
+            .members
+            .iter()
+            .map(|m| RunningMember {
+                name: m.name.clone(),
+                role: m.role,
+                member_host: m.member_host.clone(),
+                address: m.published.clone().unwrap_or_else(|| m.member_host.clone()),
+                direct_uri: String::new(),
+                state: MemberState::Planned,
+                pid: None,
+                port: m.port,
+                container: m.container.clone(),
+                endpoint: m.docker_endpoint.clone(),
+                argv: m.argv.clone(),
+            })
+            .collect();
+        RunningCluster {
+            name: plan.name.clone(),
+            run_id: plan.run_id.clone(),
+            backend: plan.backend,
+            kind: plan.kind,
+            entry_uri: String::new(),
+            members,
+            servers: BTreeMap::new(),
+            standin: false,
+            binary_versions: BTreeMap::new(),
+            chunks: BTreeMap::new(),
+            networks: Vec::new(),
+            created_dirs: Vec::new(),
+            keep,
+            plan: plan.clone(),
+            state_file: state::state_path(&plan.run_id),
+            owner_pid: std::process::id(),
+            started_at: chrono::Utc::now().to_rfc3339(),
+        }
+    }
+
+    /// The member table `up` and `status` print.
+    pub fn render(&self) -> String {
+        #[derive(tabled::Tabled)]
+        struct Row {
+            role: String,
+            name: String,
+            #[tabled(rename = "host:port")]
+            host: String,
+            state: String,
+            version: String,
+            #[tabled(rename = "pid / container")]
+            place: String,
+        }
+        let rows: Vec<Row> = self
+            .members
+            .iter()
+            .map(|m| Row {
+                role: m.role.to_string(),
+                name: m.name.clone(),
+                host: m.member_host.clone(),
+                state: m.state.to_string(),
+                version: self
+                    .servers
+                    .get(&m.name)
+                    .map(|s| s.version.clone())
+                    .unwrap_or_else(|| "-".into()),
+                place: m
+                    .container
+                    .clone()
+                    .or_else(|| m.pid.map(|p| p.to_string()))
+                    .unwrap_or_else(|| "-".into()),
+            })
+            .collect();
+        let mut out = format!(
+            "{} ({}, {}, run {})\nconnect: {}\n",
+            self.name,
+            match self.kind {
+                Kind::Standalone => "standalone",
+                Kind::Sharded => "sharded",
+            },
+            self.backend,
+            self.run_id,
+            self.entry_uri_redacted()
+        );
+        if !rows.is_empty() {
+            let mut t = tabled::Table::new(rows);
+            t.with(tabled::settings::Style::psql());
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+        if self.standin {
+            out.push_str("note: these servers are the microshard stand-in, not MongoDB; figures measured against them are stand-in figures\n");
+        }
+        out
+    }
+}
+
+/// Bounds and switches of `up`/`down`.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    /// Timeouts of the assembly sequence and progress output.
+    pub assembly: AssemblyOptions,
+    /// Keep member directories at teardown.
+    pub keep: bool,
+    /// Cancels bring-up (Ctrl-C / SIGTERM); whatever started is torn down.
+    pub cancel: Option<CancellationToken>,
+    /// How long a member gets to exit after `shutdown` before SIGTERM, and after SIGTERM before SIGKILL.
+    pub stop_timeout: Duration,
+}
+
+impl Default for UpOptions {
+    fn default() -> Self {
+        UpOptions {
+            assembly: AssemblyOptions::default(),
+            keep: false,
+            cancel: None,
+            stop_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Brings the plan up: starts members, assembles the cluster, records the state file. On any
+/// failure or cancellation everything started so far is torn down before the error returns.
+pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
+    if plan.backend == BackendKind::Existing {
+        return existing::up(plan, opts).await;
+    }
+    let record = Arc::new(Mutex::new(RunningCluster::from_plan(plan, opts.keep)));
+    snapshot_write(&record)?;
+    let outcome = {
+        let work = bring_up(plan, opts, record.clone());
+        match &opts.cancel {
+            Some(token) => tokio::select! {
+                r = work => r,
+                _ = token.cancelled() => Err(anyhow::anyhow!("interrupted during bring-up of {}; everything started was torn down", plan.name)),
+            },
+            None => work.await,
+        }
+    };
+    let snapshot = snapshot(&record);
+    match outcome {
+        Ok(()) => {
+            state::write(&snapshot)?;
+            Ok(snapshot)
+        }
+        Err(err) => {
+            if let Err(td) = down_with(&snapshot, opts.stop_timeout).await {
+                return Err(err.context(format!("teardown after the failure also failed: {td:#}")));
+            }
+            Err(err)
+        }
+    }
+}
+
+async fn bring_up(
+    plan: &Plan,
+    opts: &UpOptions,
+    record: Arc<Mutex<RunningCluster>>,
+) -> anyhow::Result<()> {
+    let assembly = match plan.backend {
+        BackendKind::Process => {
+            let launcher = process::ProcessLauncher::prepare(plan, record.clone()).await?;
+            crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
+        }
+        BackendKind::Docker => {
+            let launcher = docker::DockerLauncher::prepare(plan, record.clone(), opts).await?;
+            crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
+        }
+        BackendKind::Existing => anyhow::bail!("internal: existing backend has no launcher"),
+    };
+    let mut c = lock(&record);
+    for m in &mut c.members {
+        m.state = MemberState::Ready;
+    }
+    c.standin = assembly.servers.values().any(|s| s.standin);
+    c.servers = assembly.servers;
+    c.chunks = assembly.chunks;
+    let entry = plan
+        .entry()
+        .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
+    let entry_addr = match plan.backend {
+        BackendKind::Docker => entry
+            .published
+            .clone()
+            .map(|p| p.replace("0.0.0.0:", &format!("{}:", host_of(&entry.member_host))))
+            .unwrap_or_else(|| entry.member_host.clone()),
+        _ => entry.member_host.clone(),
+    };
+    c.entry_uri = if entry.replica_set.is_some() {
+        format!("mongodb://{entry_addr}/?directConnection=true")
+    } else {
+        format!("mongodb://{entry_addr}/")
+    };
+    Ok(())
+}
+
+fn host_of(host_port: &str) -> &str {
+    host_port
+        .rsplit_once(':')
+        .map(|(h, _)| h)
+        .unwrap_or(host_port)
+}
+
+pub(crate) fn lock(
+    record: &Arc<Mutex<RunningCluster>>,
+) -> std::sync::MutexGuard<'_, RunningCluster> {
+    match record.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+fn snapshot(record: &Arc<Mutex<RunningCluster>>) -> RunningCluster {
+    lock(record).clone()
+}
+
+pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> anyhow::Result<()> {
+    state::write(&snapshot(record))
+}
+
+/// Tears the cluster down: `shutdown` mongos → shards → config, SIGTERM/SIGKILL (or container
+/// stop/remove) as fallback, networks and anonymous volumes removed, directories removed unless
+/// `keep`, state file removed. Never touches a cluster it did not start (existing).
+pub async fn down(cluster: &RunningCluster) -> anyhow::Result<()> {
+    down_with(cluster, Duration::from_secs(15)).await
+}
+
+async fn down_with(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+    let result = match cluster.backend {
+        BackendKind::Process => process::teardown(cluster, stop_timeout).await,
+        BackendKind::Docker => docker::teardown(cluster, stop_timeout).await,
+        BackendKind::Existing => Ok(()),
+    };
+    if result.is_ok() || cluster.backend == BackendKind::Existing {
+        remove_dirs(cluster);
+        state::remove(&cluster.state_file);
+    }
+    result
+}
+
+fn remove_dirs(cluster: &RunningCluster) {
+    if cluster.keep {
+        return;
+    }
+    for d in &cluster.created_dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Runs `body` against a cluster brought up from `plan`, then tears it down — after success,
+/// after an error, and when `opts.cancel` fires (the body is dropped, teardown still runs).
+pub async fn with_cluster<F, Fut, T>(plan: &Plan, opts: &UpOptions, body: F) -> anyhow::Result<T>
+where
+    F: FnOnce(RunningCluster) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let cluster = up(plan, opts).await?;
+    let work = body(cluster.clone());
+    let outcome = match &opts.cancel {
+        Some(token) => tokio::select! {
+            r = work => r,
+            _ = token.cancelled() => Err(anyhow::anyhow!("interrupted; tearing down {}", cluster.name)),
+        },
+        None => work.await,
+    };
+    let teardown = down_with(&cluster, opts.stop_timeout).await;
+    match (outcome, teardown) {
+        (Ok(v), Ok(())) => Ok(v),
+        (Ok(_), Err(td)) => Err(td.context(format!("teardown of {} failed", cluster.name))),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(td)) => Err(e.context(format!("teardown also failed: {td:#}"))),
+    }
+}
+
+/// Picks the backend when the user did not: `existing` for a topology with a `uri`, `process`
+/// when `mongod` is found in `bin_dir` or on PATH, else `docker` when an engine answers.
+pub async fn default_backend(
+    spec: &TopologySpec,
+    bin_dir: Option<&Path>,
+) -> anyhow::Result<BackendKind> {
+    if spec.uri.is_some() {
+        return Ok(BackendKind::Existing);
+    }
+    let mongod = crate::topology::find_program("mongod", bin_dir);
+    if mongod.is_ok() {
+        return Ok(BackendKind::Process);
+    }
+    let endpoint = spec.hosts.first().and_then(|h| h.docker.clone());
+    match docker::connect(endpoint.as_deref()).await {
+        Ok(_) => Ok(BackendKind::Docker),
+        Err(derr) => Err(crate::error::bad_input(format!(
+            "no backend usable here: {} and {derr:#}; run `microshard doctor`",
+            mongod.err().map(|e| e.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+/// Finds every run recorded in state files and every Docker object labelled by microshard on the
+/// local engine, and tears them all down. Returns what was torn down (one line each).
+pub async fn down_all() -> anyhow::Result<Vec<String>> {
+    let mut done = Vec::new();
+    let mut errors = Vec::new();
+    for (path, rec) in state::list() {
+        match rec {
+            Ok(c) => match down(&c).await {
+                Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
+                Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
+            },
+            Err(e) => errors.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    match docker::remove_labelled(None, None).await {
+        Ok(removed) => done.extend(removed),
+        Err(docker::DockerError::Unreachable(_)) => {}
+        Err(e) => errors.push(format!("docker: {e}")),
+    }
+    if errors.is_empty() {
+        Ok(done)
+    } else {
+        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    }
+}

@@ -1,33 +1,276 @@
 //! `microshard up`, `down`, `status`, `doctor`.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use clap::Args;
+
+use crate::backend::{self, UpOptions, state};
+use crate::cluster::AssemblyOptions;
+use crate::error::as_bad_input;
+use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
 /// Arguments of `up`.
 #[derive(Debug, Args)]
-pub struct UpArgs {}
+pub struct UpArgs {
+    /// Topology name (`microshard-4` → topologies/microshard-4.toml) or path to a TOML file.
+    pub topology: String,
+    /// process | docker | existing (default: process when mongod is found, else docker when an engine answers).
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendKind>,
+    /// Directory holding mongod and mongos (process backend; default: PATH).
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+    /// Print the plan (members, ports, directories, command lines) and start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep member directories (data, logs) when the cluster is torn down.
+    #[arg(long)]
+    pub keep: bool,
+    /// Run directory for member directories and sockets (default: a new directory under the system temp dir).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Bound, in seconds, of each wait (first answer, primary, addShard).
+    #[arg(long, default_value_t = 90)]
+    pub timeout: u64,
+}
+
 /// Arguments of `down`.
 #[derive(Debug, Args)]
-pub struct DownArgs {}
+pub struct DownArgs {
+    /// Topology name (or run id) to tear down.
+    #[arg(required_unless_present = "all")]
+    pub topology: Option<String>,
+    /// Tear down everything microshard left: every state file and every labelled Docker object.
+    #[arg(long, conflicts_with = "topology")]
+    pub all: bool,
+}
+
 /// Arguments of `status`.
 #[derive(Debug, Args)]
-pub struct StatusArgs {}
+pub struct StatusArgs {
+    /// Print the state records as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// Directory holding mongod and mongos to check instead of PATH.
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+}
 
-/// Brings a topology up.
-pub async fn up(_args: UpArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+/// Brings a topology up and leaves it running (detached) until `microshard down`.
+pub async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
+    let backend = match args.backend {
+        Some(b) => b,
+        None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
+    };
+    let run_id = new_run_id(&spec.name);
+    let run_dir = args
+        .run_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("microshard").join(&run_id));
+    let opts = PlanOptions {
+        backend,
+        run_id,
+        run_dir,
+        bin_dir: args.bin_dir.clone(),
+        total_memory_gb: None,
+    };
+    let plan = Plan::new(&spec, &opts).map_err(as_bad_input)?;
+    if args.dry_run {
+        print!("{}", plan.render());
+        return Ok(());
+    }
+    for n in &plan.notes {
+        eprintln!("microshard: note: {n}");
+    }
+    let t = Duration::from_secs(args.timeout.max(1));
+    let up_opts = UpOptions {
+        assembly: AssemblyOptions {
+            ready_timeout: t,
+            primary_timeout: t,
+            add_shard_timeout: t,
+            progress: true,
+        },
+        keep: args.keep,
+        cancel: Some(cancel),
+        ..UpOptions::default()
+    };
+    let cluster = backend::up(&plan, &up_opts).await?;
+    print!("{}", cluster.render());
+    if cluster.backend != BackendKind::Existing {
+        println!(
+            "left running; stop it with: microshard down {}",
+            cluster.name
+        );
+    }
+    Ok(())
 }
-/// Tears a topology down.
-pub async fn down(_args: DownArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+
+/// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
+pub async fn down(args: DownArgs) -> anyhow::Result<()> {
+    if args.all {
+        let done = backend::down_all().await?;
+        if done.is_empty() {
+            println!("nothing to tear down");
+        }
+        for d in done {
+            println!("torn down: {d}");
+        }
+        return Ok(());
+    }
+    let Some(wanted) = args.topology else {
+        return Err(crate::error::bad_input(
+            "down: name a topology or pass --all",
+        ));
+    };
+    let mut name = wanted.clone();
+    let mut matches: Vec<_> = matching(&name);
+    if matches.is_empty()
+        && let Ok(spec) = TopologySpec::load(&wanted)
+    {
+        name = spec.name;
+        matches = matching(&name);
+    }
+    if matches.is_empty() {
+        return Err(crate::error::bad_input(format!(
+            "no running cluster named {wanted:?} (see `microshard status`)"
+        )));
+    }
+    let mut errors = Vec::new();
+    for c in matches {
+        match backend::down(&c).await {
+            Ok(()) => println!("torn down: {} (run {}, {})", c.name, c.run_id, c.backend),
+            Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    }
 }
-/// Lists running topologies.
-pub async fn status(_args: StatusArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+
+fn matching(name: &str) -> Vec<backend::RunningCluster> {
+    state::list()
+        .into_iter()
+        .filter_map(|(_, r)| r.ok())
+        .filter(|c| c.name == name || c.run_id == name)
+        .collect()
 }
-/// Reports usable backends.
-pub async fn doctor(_args: DoctorArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+
+/// Lists the clusters microshard is running, with each member's state checked now.
+pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
+    let all = state::list();
+    if all.is_empty() {
+        println!("no clusters recorded in {}", state::state_dir().display());
+        return Ok(());
+    }
+    let mut records = Vec::new();
+    for (path, r) in all {
+        match r {
+            Ok(mut c) => {
+                for m in &mut c.members {
+                    if let Some(pid) = m.pid
+                        && !backend::process::pid_alive(pid, m.port)
+                    {
+                        m.state = backend::MemberState::Stopped;
+                    }
+                }
+                records.push(c);
+            }
+            Err(e) => eprintln!("microshard: {}: {e:#}", path.display()),
+        }
+    }
+    if args.json {
+        let mut v = Vec::new();
+        for c in &records {
+            let mut c = c.clone();
+            c.entry_uri = c.entry_uri_redacted();
+            c.plan.uri = c.plan.uri.as_deref().map(crate::redact::redact_uri);
+            v.push(serde_json::to_value(&c)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        for c in &records {
+            println!("{}", c.render());
+        }
+    }
+    Ok(())
+}
+
+/// Tells which backends are usable here, and why not.
+pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
+    println!("process backend:");
+    let mut standin_only = false;
+    let mut found_any = false;
+    for name in ["mongod", "mongos"] {
+        match crate::topology::find_program(name, args.bin_dir.as_deref()) {
+            Ok(path) => {
+                found_any = true;
+                match backend::process::binary_version(&path.display().to_string()).await {
+                    Ok(v) => {
+                        if v.to_ascii_lowercase().contains("standin") {
+                            standin_only = true;
+                        }
+                        println!("  {name}: {} ({v})", path.display());
+                    }
+                    Err(e) => println!(
+                        "  {name}: {} does not answer --version: {e:#}",
+                        path.display()
+                    ),
+                }
+            }
+            Err(e) => println!("  {name}: not usable: {e}"),
+        }
+    }
+    if !found_any {
+        println!(
+            "  note: without MongoDB binaries, the microshard stand-in can play mongod/mongos for tests and demos (not for MongoDB figures)"
+        );
+    }
+    if standin_only {
+        println!(
+            "  note: the binaries found are the microshard stand-in, not MongoDB; figures measured against them are stand-in figures"
+        );
+    }
+    println!("docker backend:");
+    match backend::docker::connect(None).await {
+        Ok(docker) => {
+            let version = docker
+                .version()
+                .await
+                .ok()
+                .and_then(|v| v.version)
+                .unwrap_or_else(|| "unknown".into());
+            println!("  engine: reachable, version {version}");
+            for image in [
+                crate::topology::spec_default_image(),
+                backend::docker::STANDIN_IMAGE,
+            ] {
+                let present = backend::docker::image_present(&docker, image).await;
+                let absent = if image == backend::docker::STANDIN_IMAGE {
+                    "absent (the Docker tests build it from the microshard binary; no registry needed)"
+                } else {
+                    "absent (pulled on first use when a registry is reachable)"
+                };
+                println!(
+                    "  image {image}: {}",
+                    if present { "present" } else { absent }
+                );
+            }
+        }
+        Err(e) => println!("  not usable: {e}"),
+    }
+    println!("existing backend:");
+    println!(
+        "  usable with any topology that sets uri = \"mongodb://...\" (see topologies/existing.toml)"
+    );
+    Ok(())
 }

@@ -89,6 +89,9 @@ pub struct CompareArgs {
     /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
     #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mongod_args: Vec<String>,
+    /// First port of every topology (default: the topology file's `base_port`).
+    #[arg(long)]
+    pub base_port: Option<u16>,
     /// Bound of each run-phase cell (`maxexecutiontime`).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -128,6 +131,9 @@ pub struct CompareArgs {
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Print every server's ops/s while cells run (like mongostat beside YCSB).
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -157,6 +163,9 @@ pub struct SweepArgs {
     /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
     #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mongod_args: Vec<String>,
+    /// First port of every topology (default: the topology file's `base_port`).
+    #[arg(long)]
+    pub base_port: Option<u16>,
     /// Length of each thread count's run.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -319,6 +328,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     }
     cfg.sweep_duration = args.sweep_duration;
     cfg.client_ceiling = live::stored_ceiling(&args.out);
+    cfg.live_server_status = args.status;
     // On resume the stored configuration decides backend and binaries.
     let (backend, bin_dir, extra) = match &cfg.resume {
         Some(path) => {
@@ -338,6 +348,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         ),
     };
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
+    lab.base_port = args.base_port;
     let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format)
 }
@@ -364,6 +375,7 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         backend: args.backend.clone(),
     };
     let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
+    lab.base_port = args.base_port;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     println!("{}", sweep::render_sweep(&result));
     eprintln!("microshard: sweep and chart in {}", dir.path().display());

@@ -63,6 +63,8 @@ pub struct CompareConfig {
     pub workload_dir: Option<PathBuf>,
     /// The client's calibrated ceiling, when known.
     pub client_ceiling: Option<f64>,
+    /// Print per-server ops/s while cells run.
+    pub live_server_status: bool,
 }
 
 impl CompareConfig {
@@ -92,6 +94,7 @@ impl CompareConfig {
             sweep_duration: Duration::from_secs(10),
             workload_dir: None,
             client_ceiling: None,
+            live_server_status: false,
         }
     }
 }
@@ -101,9 +104,15 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
     if let Some(path) = &cfg.resume {
         let dir = ExperimentDir::open(path)
             .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-        let config = dir
+        let mut config = dir
             .config()
             .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+        // Secrets were redacted on disk: `-p` given again on resume restores them.
+        for (k, v) in scenario::parse_overrides(&cfg.overrides)? {
+            for props in config.properties.values_mut() {
+                props.insert(k.clone(), v.clone());
+            }
+        }
         return Ok((dir, config));
     }
     if cfg.topologies.is_empty() {
@@ -157,15 +166,13 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         sweep_duration_s: Some(cfg.sweep_duration.as_secs().max(1)),
         full: cfg.full,
         scale_note,
-        properties: properties
-            .into_iter()
-            .map(|(k, v)| (k, redact_props(v)))
-            .collect(),
+        properties,
         host: serde_json::to_value(Host::collect()).unwrap_or(serde_json::Value::Null),
         server_versions: BTreeMap::new(),
         standin: false,
         degraded_error_fraction: 0.01,
         client_ceiling: cfg.client_ceiling,
+        live_server_status: cfg.live_server_status,
     };
     let dir = ExperimentDir::create(&cfg.results_root, &cfg.name).with_context(|| {
         format!(
@@ -175,20 +182,6 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
     })?;
     dir.write_config(&config)?;
     Ok((dir, config))
-}
-
-fn redact_props(props: PropertyMap) -> PropertyMap {
-    props
-        .into_iter()
-        .map(|(k, v)| {
-            let v = if k.to_ascii_lowercase().contains("password") {
-                "****".to_string()
-            } else {
-                crate::redact::redact_text(&v)
-            };
-            (k, v)
-        })
-        .collect()
 }
 
 /// What happened to the matrix.
@@ -340,7 +333,18 @@ async fn run_topology<L: Lab>(
             Vec::new()
         };
         let bar = progress.phase(&what, expected);
+        let sampler = watch.then(|| {
+            metrics::Sampler::start(
+                deployment.watched.clone(),
+                sample_interval(&props, config.duration_s),
+                config.live_server_status.then(|| progress.clone()),
+            )
+        });
         let measured = lab.run(deployment, &props, phase, cancel).await;
+        let samples = match sampler {
+            Some(s) => s.finish().await,
+            None => Vec::new(),
+        };
         if cancel.is_cancelled() {
             // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
             bar.finish("interrupted, not recorded");
@@ -359,7 +363,11 @@ async fn run_topology<L: Lab>(
         } else {
             let server = if watch {
                 let after = metrics::snapshot_all(&deployment.watched).await;
-                Some(server_metrics(deployment, before, after, &props).await)
+                let mut m = server_metrics(deployment, before, after, &props).await;
+                for (member, samples) in m.members.iter_mut().zip(samples) {
+                    member.samples = samples;
+                }
+                Some(m)
             } else {
                 None
             };
@@ -372,6 +380,17 @@ async fn run_topology<L: Lab>(
         }
     }
     Ok(())
+}
+
+/// How often servers are sampled during a cell: `status.interval` (YCSB's, default 10 s), but
+/// at least four samples in a short cell.
+fn sample_interval(props: &PropertyMap, duration_s: Option<u64>) -> Duration {
+    let status: u64 = props
+        .get("status.interval")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
+    Duration::from_secs(status.min(cap).max(1))
 }
 
 fn phase_name(phase: Phase) -> &'static str {

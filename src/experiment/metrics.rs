@@ -300,6 +300,75 @@ pub async fn shard_shares(entry_uri: &str, db: &str, coll: &str) -> Vec<ShardSha
         .collect()
 }
 
+/// Samples every watched server's data operations per second while a cell runs (what mongostat
+/// beside YCSB showed), optionally printing one line per interval.
+pub struct Sampler {
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Vec<Vec<(f64, f64)>>>,
+}
+
+impl Sampler {
+    /// Starts sampling every `every`; `live` prints `name ops/s` per interval through it.
+    pub fn start(
+        watched: Vec<Watched>,
+        every: std::time::Duration,
+        live: Option<super::progress::Progress>,
+    ) -> Sampler {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let token = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut clients = Vec::new();
+            for w in &watched {
+                clients.push(direct_client(&w.uri).await);
+            }
+            let mut samples: Vec<Vec<(f64, f64)>> = vec![Vec::new(); watched.len()];
+            let mut last: Vec<Option<(std::time::Instant, u64)>> = vec![None; watched.len()];
+            let started = std::time::Instant::now();
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    _ = token.cancelled() => break,
+                    _ = tick.tick() => {}
+                }
+                let mut line = Vec::new();
+                for (i, client) in clients.iter().enumerate() {
+                    let Some(client) = client else { continue };
+                    let reply = tokio::time::timeout(
+                        std::time::Duration::from_secs(2),
+                        client
+                            .database("admin")
+                            .run_command(doc! { "serverStatus": 1 }),
+                    )
+                    .await;
+                    let Ok(Ok(reply)) = reply else { continue };
+                    let now = std::time::Instant::now();
+                    let ops = StatusSnapshot::from_server_status(&reply).data_ops();
+                    if let Some((t0, ops0)) = last[i] {
+                        let dt = now.duration_since(t0).as_secs_f64();
+                        if dt > 0.0 {
+                            let rate = ops.saturating_sub(ops0) as f64 / dt;
+                            samples[i].push((started.elapsed().as_secs_f64(), rate));
+                            line.push(format!("{} {:.0}", watched[i].name, rate));
+                        }
+                    }
+                    last[i] = Some((now, ops));
+                }
+                if let (Some(p), false) = (&live, line.is_empty()) {
+                    p.line(&format!("  server ops/s: {}", line.join(", ")));
+                }
+            }
+            samples
+        });
+        Sampler { stop, task }
+    }
+
+    /// Stops sampling and returns each member's `(seconds, ops/s)` samples.
+    pub async fn finish(self) -> Vec<Vec<(f64, f64)>> {
+        self.stop.cancel();
+        self.task.await.unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

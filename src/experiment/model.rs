@@ -87,6 +87,9 @@ pub struct ExperimentConfig {
     /// The client's own ceiling (ops/s) from the last `calibrate` on this machine, if any.
     #[serde(default)]
     pub client_ceiling: Option<f64>,
+    /// Print per-server ops/s while cells run (`compare -s`).
+    #[serde(default)]
+    pub live_server_status: bool,
 }
 
 fn default_degraded() -> f64 {

@@ -109,8 +109,21 @@ impl ExperimentDir {
     }
 
     /// Writes the configuration (before anything is measured).
+    ///
+    /// Property values are redacted on the way to disk (passwords, credentials in URIs); the
+    /// in-memory configuration keeps them for the runs.
     pub fn write_config(&self, config: &ExperimentConfig) -> Result<(), ResultsError> {
-        write_json_atomic(&self.path.join(CONFIG_FILE), config)
+        let mut stored = config.clone();
+        for props in stored.properties.values_mut() {
+            for (k, v) in props.iter_mut() {
+                *v = if k.to_ascii_lowercase().contains("password") {
+                    "****".to_string()
+                } else {
+                    crate::redact::redact_text(v)
+                };
+            }
+        }
+        write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
     }
 
     /// Reads the configuration.

@@ -111,6 +111,7 @@ pub async fn sweep_with<L: Lab>(
         standin: false,
         degraded_error_fraction: 0.01,
         client_ceiling: None,
+        live_server_status: false,
     };
     let dir = ExperimentDir::create(&cfg.results_root, &config.name)?;
     dir.write_config(&config)?;

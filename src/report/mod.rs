@@ -548,6 +548,7 @@ pub(crate) mod tests {
             standin,
             degraded_error_fraction: 0.01,
             client_ceiling: None,
+            live_server_status: false,
         }
     }
 

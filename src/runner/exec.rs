@@ -280,11 +280,11 @@ pub async fn execute(
         }
     }
 
-    let stopped_reason = error_stop
-        .lock()
-        .ok()
-        .and_then(|r| r.clone())
-        .or_else(|| opts.cancel.is_cancelled().then(|| "interrupted".to_string()));
+    let stopped_reason = error_stop.lock().ok().and_then(|r| r.clone()).or_else(|| {
+        opts.cancel
+            .is_cancelled()
+            .then(|| "interrupted".to_string())
+    });
     let mut doc = measure::ResultDocument::new(
         match phase {
             Phase::Load => "load",

@@ -42,9 +42,8 @@ impl StatusPrinter {
             let now = Instant::now();
             let (ops, todo) = self.totals();
             let summaries = self.measurements.take_interval();
-            let elapsed_ms =
-                u64::try_from(now.saturating_duration_since(self.start).as_millis())
-                    .unwrap_or(u64::MAX);
+            let elapsed_ms = u64::try_from(now.saturating_duration_since(self.start).as_millis())
+                .unwrap_or(u64::MAX);
             let line = crate::measure::status_line(&crate::measure::StatusInput {
                 label: &self.label,
                 now: chrono::Local::now(),

@@ -1,1 +1,74 @@
 //! Topology files (TOML) and the plan computed from them before anything starts.
+//!
+//! A [`TopologySpec`] is what the user wrote (validated, with file:line errors); a [`Plan`] is
+//! every member with its role, ports, directories, container name and exact command line. The
+//! backends execute the plan and nothing else, so `microshard up --dry-run` shows exactly what
+//! will run.
+
+mod plan;
+mod spec;
+
+pub use plan::{
+    BackendKind, Member, Plan, PlanOptions, Role, find_program, format_gb, new_run_id, shell_join,
+};
+pub use spec::{
+    Baseline, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec, parse_cpuset,
+    total_memory_gb,
+};
+
+use std::path::PathBuf;
+
+/// The Docker image used when a topology names none (for `doctor`).
+pub fn spec_default_image() -> &'static str {
+    spec::DEFAULT_IMAGE
+}
+
+/// Everything that can be wrong with a topology file or the plan made from it.
+///
+/// Every variant is the user's input being wrong; the CLI reports it with exit status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// A value in the file is wrong; names the file, line and key.
+    #[error("{file}:{line}: {key}: {message}")]
+    Invalid {
+        /// The topology file.
+        file: String,
+        /// 1-based line of the offending key or value (0 when unknown).
+        line: usize,
+        /// The key, dotted (`hosts[1].shard_cpusets`).
+        key: String,
+        /// What is wrong, one line.
+        message: String,
+    },
+    /// The file does not parse as TOML or does not match the schema.
+    #[error("{file}:{line}: {message}")]
+    Syntax {
+        /// The topology file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// The parser's message, one line.
+        message: String,
+    },
+    /// No topology file by that name.
+    #[error("topology {name:?} not found (looked in {searched}){hint}")]
+    NotFound {
+        /// What the user asked for.
+        name: String,
+        /// Where we looked.
+        searched: String,
+        /// ", did you mean ...?" or empty.
+        hint: String,
+    },
+    /// The file exists but cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The plan cannot be made for this machine or backend (binary missing, backend mismatch).
+    #[error("{0}")]
+    Plan(String),
+}

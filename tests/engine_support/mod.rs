@@ -27,7 +27,10 @@ impl Server {
 
     /// The connection string (database `ycsb`).
     pub fn uri(&self) -> String {
-        format!("mongodb://127.0.0.1:{}/ycsb?directConnection=true", self.handle.port())
+        format!(
+            "mongodb://127.0.0.1:{}/ycsb?directConnection=true",
+            self.handle.port()
+        )
     }
 
     /// The command-log file.
@@ -42,9 +45,17 @@ impl Server {
 
     /// Every document of `ycsb.usertable`, raw, in `_id` order.
     pub async fn documents(&self) -> Vec<RawDocumentBuf> {
-        let client = mongodb::Client::with_uri_str(self.uri()).await.expect("client");
-        let coll = client.database("ycsb").collection::<RawDocumentBuf>("usertable");
-        let mut cursor = coll.find(doc! {}).sort(doc! {"_id": 1}).await.expect("find");
+        let client = mongodb::Client::with_uri_str(self.uri())
+            .await
+            .expect("client");
+        let coll = client
+            .database("ycsb")
+            .collection::<RawDocumentBuf>("usertable");
+        let mut cursor = coll
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .await
+            .expect("find");
         let mut out = Vec::new();
         while cursor.advance().await.expect("cursor") {
             out.push(cursor.current().to_raw_document_buf());
@@ -54,8 +65,14 @@ impl Server {
 
     /// Runs an admin command directly (e.g. to count documents).
     pub async fn command(&self, cmd: Document) -> Document {
-        let client = mongodb::Client::with_uri_str(self.uri()).await.expect("client");
-        client.database("ycsb").run_command(cmd).await.expect("command")
+        let client = mongodb::Client::with_uri_str(self.uri())
+            .await
+            .expect("client");
+        client
+            .database("ycsb")
+            .run_command(cmd)
+            .await
+            .expect("command")
     }
 }
 
@@ -84,5 +101,7 @@ pub fn on_usertable<'a>(cmds: &'a [serde_json::Value], name: &str) -> Vec<&'a se
 
 /// Absolute path of a shipped workload file.
 pub fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("workloads")
+        .join(name)
 }

@@ -1,0 +1,765 @@
+//! The Docker backend, through the Engine API (`bollard`) only: image pull with progress, one
+//! labelled network per cluster and host, one container per member named after its replica-set
+//! host, only the entry point published. Also builds the stand-in test image from scratch.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+    StopContainerOptionsBuilder,
+};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+
+use super::{MemberState, RunningCluster, UpOptions, lock, snapshot_write};
+use crate::cluster::Launcher;
+use crate::topology::{Member, Plan, Role};
+
+/// Label naming the topology on every container, network and volume.
+pub const LABEL_CLUSTER: &str = "microshard.cluster";
+/// Label naming the run on every container, network and volume.
+pub const LABEL_RUN: &str = "microshard.run";
+/// Label naming the member on every container.
+pub const LABEL_MEMBER: &str = "microshard.member";
+/// Tag of the locally built stand-in image used by tests and `demo`.
+pub const STANDIN_IMAGE: &str = "microshard-standin:test";
+
+/// What can go wrong talking to a Docker engine.
+#[derive(Debug, thiserror::Error)]
+pub enum DockerError {
+    /// No engine answers at the endpoint.
+    #[error("Docker engine unreachable ({0})")]
+    Unreachable(String),
+    /// The image is absent and cannot be pulled.
+    #[error("image {image} is not present on {endpoint} and cannot be pulled: {cause}")]
+    ImageMissing {
+        /// The image.
+        image: String,
+        /// The endpoint.
+        endpoint: String,
+        /// Why the pull failed.
+        cause: String,
+    },
+    /// Any other API error, with what we were doing.
+    #[error("{0}")]
+    Api(String),
+}
+
+fn endpoint_label(endpoint: Option<&str>) -> String {
+    endpoint
+        .map(String::from)
+        .or_else(|| std::env::var("DOCKER_HOST").ok())
+        .unwrap_or_else(|| "unix:///var/run/docker.sock".into())
+}
+
+fn one_line(e: impl std::fmt::Display) -> String {
+    e.to_string().replace('\n', " ")
+}
+
+/// Connects to `endpoint` (`None` = `DOCKER_HOST` or the local socket), negotiates the API
+/// version and pings.
+pub async fn connect(endpoint: Option<&str>) -> Result<Docker, DockerError> {
+    let label = endpoint_label(endpoint);
+    let docker = match endpoint {
+        Some(e) => Docker::connect_with_host(e),
+        None => Docker::connect_with_local_defaults(),
+    }
+    .map_err(|e| DockerError::Unreachable(format!("{label}: {}", one_line(e))))?;
+    let docker = tokio::time::timeout(Duration::from_secs(10), docker.negotiate_version())
+        .await
+        .map_err(|_| DockerError::Unreachable(format!("{label}: no answer within 10 s")))?
+        .map_err(|e| DockerError::Unreachable(format!("{label}: {}", one_line(e))))?;
+    tokio::time::timeout(Duration::from_secs(10), docker.ping())
+        .await
+        .map_err(|_| DockerError::Unreachable(format!("{label}: no answer within 10 s")))?
+        .map_err(|e| DockerError::Unreachable(format!("{label}: {}", one_line(e))))?;
+    Ok(docker)
+}
+
+/// True when the engine has `image` locally.
+pub async fn image_present(docker: &Docker, image: &str) -> bool {
+    docker.inspect_image(image).await.is_ok()
+}
+
+/// Makes sure `image` is on the engine: pulls it when missing (progress on stderr when asked).
+pub async fn ensure_image(
+    docker: &Docker,
+    endpoint: Option<&str>,
+    image: &str,
+    progress: bool,
+) -> Result<(), DockerError> {
+    if image_present(docker, image).await {
+        return Ok(());
+    }
+    let (name, tag) = split_image(image);
+    let opts = CreateImageOptionsBuilder::default()
+        .from_image(name)
+        .tag(tag)
+        .build();
+    if progress {
+        eprintln!(
+            "microshard: pulling {image} on {}",
+            endpoint_label(endpoint)
+        );
+    }
+    let mut stream = docker.create_image(Some(opts), None, None);
+    let mut last = String::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(info) => {
+                if let Some(err) = info.error_detail.and_then(|d| d.message) {
+                    return Err(DockerError::ImageMissing {
+                        image: image.into(),
+                        endpoint: endpoint_label(endpoint),
+                        cause: one_line(err),
+                    });
+                }
+                let line = format!(
+                    "{} {}",
+                    info.id.unwrap_or_default(),
+                    info.status.unwrap_or_default()
+                );
+                if progress && line != last {
+                    eprintln!("microshard:   {}", line.trim());
+                    last = line;
+                }
+            }
+            Err(e) => {
+                return Err(DockerError::ImageMissing {
+                    image: image.into(),
+                    endpoint: endpoint_label(endpoint),
+                    cause: one_line(e),
+                });
+            }
+        }
+    }
+    if image_present(docker, image).await {
+        Ok(())
+    } else {
+        Err(DockerError::ImageMissing {
+            image: image.into(),
+            endpoint: endpoint_label(endpoint),
+            cause: "the pull finished but the image is still absent".into(),
+        })
+    }
+}
+
+/// `mongo:7.0` → (`mongo`, `7.0`); `host:5000/mongo` → (`host:5000/mongo`, `latest`).
+fn split_image(image: &str) -> (&str, &str) {
+    match image.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => (name, tag),
+        _ => (image, "latest"),
+    }
+}
+
+fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
+    let mut l = HashMap::new();
+    l.insert(LABEL_CLUSTER.to_string(), cluster.to_string());
+    l.insert(LABEL_RUN.to_string(), run.to_string());
+    if let Some(m) = member {
+        l.insert(LABEL_MEMBER.to_string(), m.to_string());
+    }
+    l
+}
+
+/// Starts and watches the containers of one plan.
+pub struct DockerLauncher {
+    record: Arc<Mutex<RunningCluster>>,
+    clients: HashMap<Option<String>, Docker>,
+    multi_host: bool,
+    addresses: Mutex<HashMap<String, String>>,
+    plan_name: String,
+    run_id: String,
+    network: String,
+}
+
+impl DockerLauncher {
+    /// Connects to every endpoint, makes sure the image is there and creates the networks.
+    pub async fn prepare(
+        plan: &Plan,
+        record: Arc<Mutex<RunningCluster>>,
+        opts: &UpOptions,
+    ) -> anyhow::Result<DockerLauncher> {
+        let mut clients = HashMap::new();
+        let endpoints: Vec<Option<String>> = {
+            let mut v: Vec<Option<String>> = Vec::new();
+            for m in &plan.members {
+                if !v.contains(&m.docker_endpoint) {
+                    v.push(m.docker_endpoint.clone());
+                }
+            }
+            v
+        };
+        for ep in &endpoints {
+            let docker = connect(ep.as_deref()).await?;
+            ensure_image(&docker, ep.as_deref(), &plan.image, opts.assembly.progress).await?;
+            clients.insert(ep.clone(), docker);
+        }
+        // Published ports on this machine must be free (single-host: the entry point only).
+        let multi_host = plan.docker_endpoints.len() > 1
+            || plan.members.iter().any(|m| {
+                m.published
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with("0.0.0.0:"))
+            });
+        if !multi_host {
+            for m in &plan.members {
+                if let Some(p) = &m.published
+                    && let Some((ip, port)) = p.rsplit_once(':')
+                    && let Ok(port) = port.parse::<u16>()
+                    && let Err(e) = std::net::TcpListener::bind((ip, port))
+                    && e.kind() == std::io::ErrorKind::AddrInUse
+                {
+                    anyhow::bail!(
+                        "port {port} (to publish {}) is already in use on {ip}; change base_port or stop what listens there",
+                        m.name
+                    );
+                }
+            }
+        }
+        for ep in &endpoints {
+            // Recorded before it exists, so an interrupted create is still cleaned up.
+            lock(&record)
+                .networks
+                .push((ep.clone(), plan.network.clone()));
+            snapshot_write(&record)?;
+            let docker = &clients[ep];
+            let req = NetworkCreateRequest {
+                name: plan.network.clone(),
+                driver: Some("bridge".into()),
+                labels: Some(labels(&plan.name, &plan.run_id, None)),
+                ..Default::default()
+            };
+            docker.create_network(req).await.map_err(|e| {
+                DockerError::Api(format!(
+                    "cannot create network {} on {}: {}",
+                    plan.network,
+                    endpoint_label(ep.as_deref()),
+                    one_line(e)
+                ))
+            })?;
+        }
+        for m in &plan.members {
+            if let Some(d) = &m.dir {
+                std::fs::create_dir_all(d)
+                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;
+                lock(&record).created_dirs.push(d.clone());
+            }
+        }
+        Ok(DockerLauncher {
+            record,
+            clients,
+            multi_host,
+            addresses: Mutex::new(HashMap::new()),
+            plan_name: plan.name.clone(),
+            run_id: plan.run_id.clone(),
+            network: plan.network.clone(),
+        })
+    }
+
+    fn client(&self, member: &Member) -> anyhow::Result<&Docker> {
+        self.clients
+            .get(&member.docker_endpoint)
+            .ok_or_else(|| anyhow::anyhow!("internal: no Docker client for {}", member.name))
+    }
+
+    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
+        let docker = self.client(member)?;
+        let name = member
+            .container
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+        let port_key = format!("{}/tcp", member.port);
+        let mut host = HostConfig {
+            network_mode: Some(self.network.clone()),
+            cpuset_cpus: member.cpuset.clone(),
+            memory: member
+                .memory_limit_gb
+                .map(|g| (g * 1024.0 * 1024.0 * 1024.0) as i64),
+            ..Default::default()
+        };
+        let mut exposed = None;
+        if let Some(p) = &member.published
+            && let Some((ip, port)) = p.rsplit_once(':')
+        {
+            let mut map = HashMap::new();
+            map.insert(
+                port_key.clone(),
+                Some(vec![PortBinding {
+                    host_ip: Some(ip.to_string()),
+                    host_port: Some(port.to_string()),
+                }]),
+            );
+            host.port_bindings = Some(map);
+            exposed = Some(vec![port_key.clone()]);
+        }
+        if let (Some(dir), Some(db)) = (&member.dir, &member.dbpath) {
+            host.binds = Some(vec![format!("{}:{}", dir.display(), db.display())]);
+        }
+        let body = ContainerCreateBody {
+            image: Some(lock(&self.record).plan.image.clone()),
+            cmd: Some(member.argv.clone()),
+            labels: Some(labels(&self.plan_name, &self.run_id, Some(&member.name))),
+            exposed_ports: exposed,
+            host_config: Some(host),
+            ..Default::default()
+        };
+        let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+        docker
+            .create_container(Some(opts), body)
+            .await
+            .map_err(|e| {
+                DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
+            })?;
+        docker
+            .start_container(
+                &name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .map_err(|e| {
+                DockerError::Api(format!("cannot start container {name}: {}", one_line(e)))
+            })?;
+        let address = if self.multi_host {
+            member.member_host.clone()
+        } else {
+            let info = docker.inspect_container(&name, None).await.map_err(|e| {
+                DockerError::Api(format!("cannot inspect container {name}: {}", one_line(e)))
+            })?;
+            let ip = info
+                .network_settings
+                .and_then(|n| n.networks)
+                .and_then(|n| n.get(&self.network).and_then(|e| e.ip_address.clone()))
+                .filter(|ip| !ip.is_empty())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "container {name} has no address on network {}",
+                        self.network
+                    )
+                })?;
+            format!("{ip}:{}", member.port)
+        };
+        if let Ok(mut a) = self.addresses.lock() {
+            a.insert(member.name.clone(), address.clone());
+        }
+        {
+            let mut c = lock(&self.record);
+            if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
+                m.state = MemberState::Started;
+                m.address = address.clone();
+                m.direct_uri = crate::cluster::direct_uri(&address);
+            }
+        }
+        snapshot_write(&self.record)?;
+        Ok(())
+    }
+}
+
+impl Launcher for DockerLauncher {
+    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(self.run_container(member))
+    }
+
+    fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let docker = self.client(member).ok()?;
+            let name = member.container.as_deref()?;
+            let running = match docker.inspect_container(name, None).await {
+                Ok(info) => info.state.and_then(|s| s.running).unwrap_or(false),
+                Err(_) => false,
+            };
+            if running {
+                None
+            } else {
+                Some(container_log_tail(docker, name).await)
+            }
+        })
+    }
+
+    fn admin_address(&self, member: &Member) -> String {
+        self.addresses
+            .lock()
+            .ok()
+            .and_then(|a| a.get(&member.name).cloned())
+            .unwrap_or_else(|| member.member_host.clone())
+    }
+}
+
+/// Last lines a container wrote to stdout/stderr, joined with " | ".
+pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
+    let opts = LogsOptionsBuilder::default()
+        .stdout(true)
+        .stderr(true)
+        .tail("12")
+        .build();
+    let mut stream = docker.logs(name, Some(opts));
+    let mut lines = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        for l in chunk.to_string().lines() {
+            if !l.trim().is_empty() {
+                lines.push(l.trim().chars().take(300).collect::<String>());
+            }
+        }
+    }
+    if lines.is_empty() {
+        "(no log output)".into()
+    } else {
+        lines.join(" | ")
+    }
+}
+
+/// Stops (SIGTERM, then SIGKILL after `stop_timeout`) mongos → shards → config, removes the
+/// containers with their anonymous volumes, the networks, and anything else labelled with the run.
+pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+    // Only endpoints where something may exist: a network is created before any container.
+    let mut endpoints: Vec<Option<String>> = Vec::new();
+    for m in &cluster.members {
+        if m.state != MemberState::Planned && !endpoints.contains(&m.endpoint) {
+            endpoints.push(m.endpoint.clone());
+        }
+    }
+    for (ep, _) in &cluster.networks {
+        if !endpoints.contains(ep) {
+            endpoints.push(ep.clone());
+        }
+    }
+    let mut clients = HashMap::new();
+    let mut errors = Vec::new();
+    for ep in &endpoints {
+        match connect(ep.as_deref()).await {
+            Ok(d) => {
+                clients.insert(ep.clone(), d);
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let t = stop_timeout.as_secs().max(1) as i32;
+    let groups: [&[Role]; 3] = [
+        &[Role::Mongos],
+        &[Role::Shard, Role::Standalone],
+        &[Role::Config],
+    ];
+    for roles in groups {
+        let stops = cluster
+            .members
+            .iter()
+            .filter(|m| roles.contains(&m.role))
+            .filter_map(|m| {
+                let docker = clients.get(&m.endpoint)?;
+                let name = m.container.clone()?;
+                Some(async move {
+                    let opts = StopContainerOptionsBuilder::default().t(t).build();
+                    let _ = docker.stop_container(&name, Some(opts)).await;
+                })
+            });
+        futures::future::join_all(stops).await;
+    }
+    for m in &cluster.members {
+        let (Some(docker), Some(name)) = (clients.get(&m.endpoint), m.container.as_deref()) else {
+            continue;
+        };
+        if let Err(e) = remove_container(docker, name).await {
+            errors.push(e);
+        }
+    }
+    for (ep, net) in &cluster.networks {
+        if let Some(docker) = clients.get(ep)
+            && let Err(e) = docker.remove_network(net).await
+            && !is_not_found(&e)
+        {
+            errors.push(format!("cannot remove network {net}: {}", one_line(e)));
+        }
+    }
+    for ep in &endpoints {
+        if clients.contains_key(ep)
+            && let Err(e) = remove_labelled(ep.as_deref(), Some(&cluster.run_id)).await
+        {
+            errors.push(e.to_string());
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    }
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+async fn remove_container(docker: &Docker, name: &str) -> Result<(), String> {
+    let opts = RemoveContainerOptionsBuilder::default()
+        .force(true)
+        .v(true)
+        .build();
+    match docker.remove_container(name, Some(opts)).await {
+        Ok(()) => Ok(()),
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) => Err(format!("cannot remove container {name}: {}", one_line(e))),
+    }
+}
+
+/// Removes every container (with its anonymous volumes), network and volume labelled by
+/// microshard on `endpoint` — all runs, or only `run`. Returns one line per object removed.
+pub async fn remove_labelled(
+    endpoint: Option<&str>,
+    run: Option<&str>,
+) -> Result<Vec<String>, DockerError> {
+    let docker = connect(endpoint).await?;
+    let filter_value = match run {
+        Some(r) => format!("{LABEL_RUN}={r}"),
+        None => LABEL_CLUSTER.to_string(),
+    };
+    let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
+    filters.insert("label", vec![filter_value]);
+    let mut removed = Vec::new();
+    let containers = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
+    let mut errors = Vec::new();
+    for c in containers {
+        let Some(id) = c.id else { continue };
+        let name = c
+            .names
+            .and_then(|n| n.first().cloned())
+            .unwrap_or_else(|| id.clone());
+        match remove_container(&docker, &id).await {
+            Ok(()) => removed.push(format!("container {}", name.trim_start_matches('/'))),
+            Err(e) => errors.push(e),
+        }
+    }
+    let networks = docker
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
+    for n in networks {
+        let Some(name) = n.name else { continue };
+        match docker.remove_network(&name).await {
+            Ok(()) => removed.push(format!("network {name}")),
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => errors.push(format!("cannot remove network {name}: {}", one_line(e))),
+        }
+    }
+    let volumes = docker
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
+    for v in volumes.volumes.unwrap_or_default() {
+        let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
+        match docker.remove_volume(&v.name, Some(opts)).await {
+            Ok(()) => removed.push(format!("volume {}", v.name)),
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => errors.push(format!("cannot remove volume {}: {}", v.name, one_line(e))),
+        }
+    }
+    if errors.is_empty() {
+        Ok(removed)
+    } else {
+        Err(DockerError::Api(errors.join("; ")))
+    }
+}
+
+/// Builds `tag` from scratch with the `microshard` binary at `binary` playing `mongod` and
+/// `mongos` (symlinks), plus the shared libraries `ldd` lists — no registry involved.
+pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> anyhow::Result<()> {
+    let context = standin_context(binary)?;
+    let opts = BuildImageOptionsBuilder::default()
+        .dockerfile("Dockerfile")
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .build();
+    let mut stream = docker.build_image(opts, None, Some(bollard::body_full(context.into())));
+    let mut last = Vec::new();
+    while let Some(item) = stream.next().await {
+        let info = item.map_err(|e| anyhow::anyhow!("building {tag} failed: {}", one_line(e)))?;
+        if let Some(err) = info.error_detail.and_then(|d| d.message) {
+            anyhow::bail!("building {tag} failed: {}", one_line(err));
+        }
+        if let Some(s) = info.stream {
+            last.push(s.trim().to_string());
+        }
+    }
+    if !image_present(docker, tag).await {
+        anyhow::bail!(
+            "building {tag} finished without an image: {}",
+            last.join(" | ")
+        );
+    }
+    Ok(())
+}
+
+/// The tar build context of the stand-in image (Dockerfile + root file system).
+pub fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
+    let bin = std::fs::read(binary)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", binary.display()))?;
+    let libs = shared_libraries(binary)?;
+    let mut builder = tar::Builder::new(Vec::new());
+    let dockerfile = "FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin\nWORKDIR /data/db\n";
+    append_file(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
+    for dir in [
+        "rootfs/data/db",
+        "rootfs/data/configdb",
+        "rootfs/tmp",
+        "rootfs/etc",
+    ] {
+        append_dir(
+            &mut builder,
+            dir,
+            if dir.ends_with("tmp") { 0o1777 } else { 0o755 },
+        )?;
+    }
+    append_file(
+        &mut builder,
+        "rootfs/etc/nsswitch.conf",
+        b"hosts: files dns\n",
+        0o644,
+    )?;
+    append_file(&mut builder, "rootfs/usr/local/bin/microshard", &bin, 0o755)?;
+    for name in ["mongod", "mongos"] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        h.set_mode(0o777);
+        builder
+            .append_link(&mut h, format!("rootfs/usr/local/bin/{name}"), "microshard")
+            .map_err(|e| anyhow::anyhow!("building the image context: {e}"))?;
+    }
+    for lib in libs {
+        let data = std::fs::read(&lib)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", lib.display()))?;
+        let rel = format!("rootfs{}", lib.display());
+        append_file(&mut builder, &rel, &data, 0o755)?;
+    }
+    builder
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("building the image context: {e}"))
+}
+
+fn append_file(
+    b: &mut tar::Builder<Vec<u8>>,
+    path: &str,
+    data: &[u8],
+    mode: u32,
+) -> anyhow::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(mode);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, path, data)
+        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+}
+
+fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> anyhow::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(0);
+    h.set_mode(mode);
+    h.set_entry_type(tar::EntryType::Directory);
+    b.append_data(&mut h, path, std::io::empty())
+        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+}
+
+/// The absolute paths `ldd` lists for `binary` (libc, libm, libgcc_s, the loader, ...).
+pub fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let out = std::process::Command::new("ldd")
+        .arg(binary)
+        .output()
+        .map_err(|e| anyhow::anyhow!("cannot run ldd on {}: {e}", binary.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        // A statically linked binary needs nothing.
+        if text.contains("not a dynamic executable")
+            || String::from_utf8_lossy(&out.stderr).contains("not a dynamic executable")
+        {
+            return Ok(Vec::new());
+        }
+        anyhow::bail!("ldd {} failed: {}", binary.display(), text.trim());
+    }
+    Ok(parse_ldd(&text))
+}
+
+fn parse_ldd(text: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let path = match line.split_once("=>") {
+            Some((_, rest)) => rest.split_whitespace().next(),
+            None => line.split_whitespace().next(),
+        };
+        if let Some(p) = path
+            && p.starts_with('/')
+        {
+            out.push(std::path::PathBuf::from(p));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldd_output_parsing() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x1)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x2)\n\t/lib64/ld-linux-x86-64.so.2 (0x3)\n";
+        let libs = parse_ldd(text);
+        assert_eq!(
+            libs,
+            vec![
+                std::path::PathBuf::from("/lib/x86_64-linux-gnu/libgcc_s.so.1"),
+                std::path::PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"),
+                std::path::PathBuf::from("/lib64/ld-linux-x86-64.so.2"),
+            ]
+        );
+    }
+
+    #[test]
+    fn image_names_split() {
+        assert_eq!(split_image("mongo:7.0"), ("mongo", "7.0"));
+        assert_eq!(split_image("mongo"), ("mongo", "latest"));
+        assert_eq!(split_image("reg:5000/mongo"), ("reg:5000/mongo", "latest"));
+    }
+
+    #[test]
+    fn context_holds_the_binary_and_links() {
+        let exe = std::env::current_exe().unwrap();
+        let ctx = standin_context(&exe).unwrap();
+        let mut archive = tar::Archive::new(&ctx[..]);
+        let names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert!(names.contains(&"Dockerfile".to_string()));
+        assert!(names.contains(&"rootfs/usr/local/bin/mongod".to_string()));
+        assert!(names.iter().any(|n| n.contains("libc.so")), "{names:?}");
+    }
+}

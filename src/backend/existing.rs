@@ -1,0 +1,70 @@
+//! The existing backend: a cluster someone else runs. It is never initiated, reconfigured or
+//! shut down; microshard only drops the `ycsb` database and, on a mongos, shards the collection.
+
+use std::collections::BTreeMap;
+
+use super::{RunningCluster, UpOptions, state};
+use crate::cluster::{self, DetectedRole};
+use crate::topology::{Kind, Plan};
+
+/// Detects the role of the server behind the plan's URI and prepares `ycsb` on it.
+pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
+    let uri = plan.uri.clone().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: the existing backend needs `uri`",
+            plan.source.display()
+        )
+    })?;
+    let shown = crate::redact::redact_uri(&uri);
+    let (role, _) = cluster::detect_role(&uri).await?;
+    match (&role, plan.kind) {
+        (DetectedRole::Uninitiated, _) => anyhow::bail!(
+            "{shown} is a replica-set member that was never initiated; microshard does not initiate, reconfigure or shut down servers it did not start"
+        ),
+        (DetectedRole::Secondary { set }, _) => anyhow::bail!(
+            "{shown} is a secondary of replica set {set}; point uri at the primary (or the whole set)"
+        ),
+        (DetectedRole::Mongos, Kind::Standalone) => anyhow::bail!(
+            "{}: kind = \"standalone\" but {shown} is a mongos; set kind = \"sharded\"",
+            plan.source.display()
+        ),
+        (DetectedRole::Primary { .. } | DetectedRole::Standalone, Kind::Sharded) => anyhow::bail!(
+            "{}: kind = \"sharded\" but {shown} is a mongod; set kind = \"standalone\" or point uri at a mongos",
+            plan.source.display()
+        ),
+        _ => {}
+    }
+    let info = cluster::server_info(&uri).await?;
+    cluster::drop_ycsb(&uri).await?;
+    let mut chunks = BTreeMap::new();
+    if role == DetectedRole::Mongos {
+        cluster::shard_ycsb(&uri, &info.version, None).await?;
+        chunks = cluster::chunks_per_shard(&uri).await?;
+        if !plan.keep_balancer {
+            cluster::balancer_stop(&uri).await?;
+        }
+    }
+    let mut servers = BTreeMap::new();
+    servers.insert("entry".to_string(), info.clone());
+    let cluster = RunningCluster {
+        name: plan.name.clone(),
+        run_id: plan.run_id.clone(),
+        backend: plan.backend,
+        kind: plan.kind,
+        entry_uri: uri,
+        members: Vec::new(),
+        servers,
+        standin: info.standin,
+        binary_versions: BTreeMap::new(),
+        chunks,
+        networks: Vec::new(),
+        created_dirs: Vec::new(),
+        keep: opts.keep,
+        plan: plan.clone(),
+        state_file: state::state_path(&plan.run_id),
+        owner_pid: std::process::id(),
+        started_at: chrono::Utc::now().to_rfc3339(),
+    };
+    state::write(&cluster)?;
+    Ok(cluster)
+}

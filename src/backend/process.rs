@@ -1,0 +1,363 @@
+//! The process backend: local `mongod`/`mongos` binaries, each in its own process group and
+//! member directory, pids recorded in the state file.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+
+use super::{MemberState, RunningCluster, lock, snapshot_write};
+use crate::cluster::Launcher;
+use crate::topology::{Member, Plan, Role, parse_cpuset};
+
+/// Starts and watches local processes for one plan.
+pub struct ProcessLauncher {
+    record: Arc<Mutex<RunningCluster>>,
+}
+
+impl ProcessLauncher {
+    /// Checks ports and binaries, records versions and creates the run directory; starts nothing.
+    pub async fn prepare(
+        plan: &Plan,
+        record: Arc<Mutex<RunningCluster>>,
+    ) -> anyhow::Result<ProcessLauncher> {
+        for m in &plan.members {
+            check_port_free(m)?;
+        }
+        let mut versions = std::collections::BTreeMap::new();
+        for m in &plan.members {
+            let program = m.argv.first().cloned().unwrap_or_default();
+            let key = if m.role == Role::Mongos {
+                "mongos"
+            } else {
+                "mongod"
+            };
+            if versions.contains_key(key) {
+                continue;
+            }
+            versions.insert(key.to_string(), binary_version(&program).await?);
+        }
+        {
+            let mut c = lock(&record);
+            c.binary_versions = versions;
+            c.created_dirs.push(plan.run_dir.clone());
+        }
+        std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create run directory {}: {e}",
+                plan.run_dir.display()
+            )
+        })?;
+        snapshot_write(&record)?;
+        Ok(ProcessLauncher { record })
+    }
+}
+
+/// First line of `PROGRAM --version` (the stand-in answers it too).
+pub async fn binary_version(program: &str) -> anyhow::Result<String> {
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::process::Command::new(program)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("{program} --version did not answer within 20 s"))?
+    .map_err(|e| anyhow::anyhow!("cannot run {program}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if !out.status.success() || first.is_empty() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        anyhow::bail!(
+            "{program} --version failed ({}): {}",
+            out.status,
+            err.lines().next().unwrap_or("no output")
+        );
+    }
+    Ok(first.to_string())
+}
+
+fn check_port_free(m: &Member) -> anyhow::Result<()> {
+    let host = m
+        .member_host
+        .rsplit_once(':')
+        .map(|(h, _)| h)
+        .unwrap_or("localhost");
+    let ip = if host == "localhost" {
+        "127.0.0.1"
+    } else {
+        host
+    };
+    match std::net::TcpListener::bind((ip, m.port)) {
+        Ok(l) => {
+            drop(l);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(anyhow::anyhow!(
+            "port {} (for {}) is already in use on {ip}; stop what listens there or change base_port",
+            m.port,
+            m.name
+        )),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot check port {} for {}: {e}",
+            m.port,
+            m.name
+        )),
+    }
+}
+
+impl Launcher for ProcessLauncher {
+    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move { self.spawn(member) })
+    }
+
+    fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let pid = lock(&self.record)
+                .members
+                .iter()
+                .find(|m| m.name == member.name)
+                .and_then(|m| m.pid)?;
+            if pid_alive(pid, member.port) {
+                None
+            } else {
+                Some(log_tail(member))
+            }
+        })
+    }
+
+    fn admin_address(&self, member: &Member) -> String {
+        member.member_host.clone()
+    }
+}
+
+impl ProcessLauncher {
+    fn spawn(&self, member: &Member) -> anyhow::Result<()> {
+        let dir = member
+            .dir
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no directory", member.name))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        if let Some(db) = &member.dbpath {
+            if !db.starts_with(dir) {
+                lock(&self.record).created_dirs.push(db.clone());
+            }
+            std::fs::create_dir_all(db)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", db.display()))?;
+        }
+        if let Some(log) = &member.log_path {
+            if let Some(parent) = log.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+            }
+            if !log.starts_with(dir) {
+                lock(&self.record).created_dirs.push(log.clone());
+            }
+        }
+        let out_path = dir.join("stdout.log");
+        let out = std::fs::File::create(&out_path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+        let (program, args) = member
+            .argv
+            .split_first()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no command line", member.name))?;
+        let cpus = match &member.cpuset {
+            Some(c) => Some(parse_cpuset(c).map_err(|e| anyhow::anyhow!("{}: {e}", member.name))?),
+            None => None,
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        // SAFETY: only async-signal-safe calls (setpgid, sched_setaffinity) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Own process group: a Ctrl-C to microshard's terminal does not reach the servers
+                // mid-teardown, and `up` can leave them running after it exits.
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if let Some(cpus) = &cpus {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    for &c in cpus {
+                        libc::CPU_SET(c, &mut set);
+                    }
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start {} ({program}): {e}", member.name))?;
+        let pid = child.id();
+        // The Child handle is dropped without waiting: teardown reaps by pid (waitpid), and a
+        // detached `up` leaves the process to init.
+        drop(child);
+        {
+            let mut c = lock(&self.record);
+            if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
+                m.pid = Some(pid);
+                m.state = MemberState::Started;
+                m.address = member.member_host.clone();
+                m.direct_uri = crate::cluster::direct_uri(&member.member_host);
+            }
+        }
+        snapshot_write(&self.record)?;
+        Ok(())
+    }
+}
+
+/// True while `pid` runs and is still the member listening on `port` (guards against pid reuse).
+pub fn pid_alive(pid: u32, port: u16) -> bool {
+    let Ok(pid_i) = i32::try_from(pid) else {
+        return false;
+    };
+    // Reap it if it is our child and has exited (otherwise it lingers as a zombie).
+    // SAFETY: waitpid with WNOHANG on a specific pid; no memory is shared.
+    unsafe {
+        libc::waitpid(pid_i, std::ptr::null_mut(), libc::WNOHANG);
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    if matches!(state, Some('Z') | Some('X') | None) {
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let needle = format!("--port\0{port}\0");
+    cmdline
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// Last lines of the member's log and of its stdout/stderr, joined with " | ".
+pub fn log_tail(member: &Member) -> String {
+    let mut parts = Vec::new();
+    if let Some(log) = &member.log_path {
+        parts.extend(tail_lines(log, 8));
+    }
+    if let Some(dir) = &member.dir {
+        parts.extend(tail_lines(&dir.join("stdout.log"), 8));
+    }
+    if parts.is_empty() {
+        "(no log output)".into()
+    } else {
+        parts.join(" | ")
+    }
+}
+
+fn tail_lines(path: &Path, n: usize) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..]
+        .iter()
+        .map(|l| {
+            let l = l.trim();
+            if l.len() > 300 {
+                let mut cut = 300;
+                while !l.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!("{}…", &l[..cut])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Stops every process of the cluster: `shutdown` (force) mongos → shards → config, then
+/// SIGTERM, then SIGKILL, each bounded.
+pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+    let groups: [&[Role]; 3] = [
+        &[Role::Mongos],
+        &[Role::Shard, Role::Standalone],
+        &[Role::Config],
+    ];
+    let mut survivors = Vec::new();
+    for roles in groups {
+        let stops = cluster
+            .members
+            .iter()
+            .filter(|m| roles.contains(&m.role))
+            .filter_map(|m| m.pid.map(|pid| (m, pid)))
+            .map(|(m, pid)| async move {
+                let ok = stop_one(pid, m.port, &m.address, stop_timeout).await;
+                (m.name.clone(), pid, ok)
+            });
+        for (name, pid, ok) in futures::future::join_all(stops).await {
+            if !ok {
+                survivors.push(format!("{name} (pid {pid})"));
+            }
+        }
+    }
+    if survivors.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "could not stop {}; the state file {} is kept so `microshard down --all` can retry",
+            survivors.join(", "),
+            cluster.state_file.display()
+        ))
+    }
+}
+
+async fn stop_one(pid: u32, port: u16, address: &str, stop_timeout: Duration) -> bool {
+    if !pid_alive(pid, port) {
+        return true;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), crate::cluster::shutdown(address)).await;
+    if wait_gone(pid, port, stop_timeout).await {
+        return true;
+    }
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        if !pid_alive(pid, port) {
+            return true;
+        }
+        // SAFETY: kill(2) on a pid verified above to be the member we started.
+        unsafe {
+            libc::kill(pid as i32, signal);
+        }
+        if wait_gone(pid, port, stop_timeout).await {
+            return true;
+        }
+    }
+    !pid_alive(pid, port)
+}
+
+async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if !pid_alive(pid, port) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    !pid_alive(pid, port)
+}

@@ -1,0 +1,82 @@
+//! State files: one JSON file per running cluster, written before anything starts and updated
+//! after every step, so `microshard down` (from any process) and `down --all` after a crash find
+//! every pid, container, network and directory a run made.
+
+use std::path::{Path, PathBuf};
+
+use super::RunningCluster;
+
+/// The directory holding state files: `$MICROSHARD_STATE_DIR`, else `$XDG_STATE_HOME/microshard`,
+/// else `~/.local/state/microshard`.
+pub fn state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("MICROSHARD_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_STATE_HOME") {
+        return PathBuf::from(d).join("microshard");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".local/state/microshard");
+    }
+    std::env::temp_dir().join("microshard-state")
+}
+
+/// The state file of a run.
+pub fn state_path(run_id: &str) -> PathBuf {
+    state_dir().join(format!("{run_id}.json"))
+}
+
+/// Writes the record atomically (temp file + rename).
+pub fn write(cluster: &RunningCluster) -> anyhow::Result<()> {
+    let path = &cluster.state_file;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create state directory {}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    // Stored URIs never carry a password.
+    let mut stored = cluster.clone();
+    stored.entry_uri = crate::redact::redact_uri(&stored.entry_uri);
+    stored.plan.uri = stored.plan.uri.as_deref().map(crate::redact::redact_uri);
+    let text = serde_json::to_string_pretty(&stored)?;
+    std::fs::write(&tmp, text)
+        .map_err(|e| anyhow::anyhow!("cannot write state file {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| anyhow::anyhow!("cannot write state file {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Reads one state file.
+pub fn read(path: &Path) -> anyhow::Result<RunningCluster> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read state file {}: {e}", path.display()))?;
+    let mut c: RunningCluster = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("state file {} is damaged: {e}", path.display()))?;
+    c.state_file = path.to_path_buf();
+    Ok(c)
+}
+
+/// Every state file in the state directory, oldest first; unreadable ones are reported, not skipped silently.
+pub fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
+    let dir = state_dir();
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    for p in paths {
+        let r = read(&p);
+        out.push((p, r));
+    }
+    out
+}
+
+/// Removes a state file (missing is fine).
+pub fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+}

@@ -1,0 +1,918 @@
+//! The plan: every member of a topology, fully resolved, before anything starts.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::TopologyError;
+use super::spec::{Baseline, Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
+
+/// Which backend executes a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKind {
+    /// Local `mongod`/`mongos` processes.
+    Process,
+    /// Containers through the Docker Engine API.
+    Docker,
+    /// A cluster that already runs (the topology's `uri`).
+    Existing,
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendKind::Process => "process",
+            BackendKind::Docker => "docker",
+            BackendKind::Existing => "existing",
+        })
+    }
+}
+
+/// What a member does in the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// The single-node baseline.
+    Standalone,
+    /// A config-server replica-set member.
+    Config,
+    /// A shard replica-set member.
+    Shard,
+    /// A router.
+    Mongos,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Standalone => "standalone",
+            Role::Config => "config",
+            Role::Shard => "shard",
+            Role::Mongos => "mongos",
+        })
+    }
+}
+
+/// Inputs to [`Plan::new`] that do not come from the topology file.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// The backend that will execute the plan.
+    pub backend: BackendKind,
+    /// Unique id of this run; names containers, labels and the state file.
+    pub run_id: String,
+    /// Directory for member directories, logs and sockets (process backend).
+    pub run_dir: PathBuf,
+    /// Where `mongod`/`mongos` live (process backend); `None` = search PATH.
+    pub bin_dir: Option<PathBuf>,
+    /// Override of this machine's RAM in GB (tests); `None` = read /proc/meminfo.
+    pub total_memory_gb: Option<f64>,
+}
+
+impl PlanOptions {
+    /// Options with a fresh run id for `spec` and the run directory under the system temp dir.
+    pub fn new(spec: &TopologySpec, backend: BackendKind) -> PlanOptions {
+        let run_id = new_run_id(&spec.name);
+        PlanOptions {
+            backend,
+            run_dir: std::env::temp_dir().join("microshard").join(&run_id),
+            run_id,
+            bin_dir: None,
+            total_memory_gb: None,
+        }
+    }
+}
+
+/// A run id: the topology name, a UTC timestamp and a few random hex digits.
+pub fn new_run_id(name: &str) -> String {
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+    let salt: u16 = rand::random();
+    format!("{name}-{stamp}-{salt:04x}")
+}
+
+/// One process or container of the cluster, fully resolved.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Member {
+    /// Short unique name (`mongos0`, `sh2`, `cfg0`, `single`).
+    pub name: String,
+    /// What it does.
+    pub role: Role,
+    /// Index into the topology's hosts.
+    pub host_index: usize,
+    /// Replica set it belongs to (`sh2`, `cfg`, `rs0`), if any.
+    pub replica_set: Option<String>,
+    /// Port it listens on (inside its container for Docker).
+    pub port: u16,
+    /// `host:port` as the other members see it (replica-set configs, `addShard`, `--configdb`).
+    pub member_host: String,
+    /// `host:port` a client on this machine uses, when reachable from here without Docker's help.
+    pub published: Option<String>,
+    /// Member directory (process backend): holds `db/`, the log and the child's stdout.
+    pub dir: Option<PathBuf>,
+    /// Database path (process backend: a host path; Docker: inside the container).
+    pub dbpath: Option<PathBuf>,
+    /// Log file (process backend only; containers log to stdout).
+    pub log_path: Option<PathBuf>,
+    /// Container name (Docker backend).
+    pub container: Option<String>,
+    /// Docker endpoint of the host (Docker backend; `None` = local default).
+    pub docker_endpoint: Option<String>,
+    /// The exact command line; argv[0] is the program (a path for the process backend).
+    pub argv: Vec<String>,
+    /// WiredTiger cache (GB), mongod only.
+    pub cache_gb: Option<f64>,
+    /// CPU set the member is pinned to.
+    pub cpuset: Option<String>,
+    /// Container memory limit (GB).
+    pub memory_limit_gb: Option<f64>,
+}
+
+/// Every member and every name, computed before anything starts; the backends execute only this.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Plan {
+    /// Topology name.
+    pub name: String,
+    /// The topology file.
+    pub source: PathBuf,
+    /// Standalone or sharded.
+    pub kind: Kind,
+    /// The backend that executes it.
+    pub backend: BackendKind,
+    /// Unique id of the run (labels, container names, state file).
+    pub run_id: String,
+    /// Run directory (process backend: member directories; always: sockets).
+    pub run_dir: PathBuf,
+    /// Every member, in port order (mongos, shards, config servers).
+    pub members: Vec<Member>,
+    /// Docker image (Docker backend).
+    pub image: String,
+    /// Docker network per host (Docker backend).
+    pub network: String,
+    /// Config replica-set name.
+    pub config_set: String,
+    /// Whether the balancer stays on during measured runs.
+    pub keep_balancer: bool,
+    /// Chunks per shard to request on servers that honour `numInitialChunks`.
+    pub initial_chunks_per_shard: Option<u32>,
+    /// CPU set for the benchmark client.
+    pub client_cpuset: Option<String>,
+    /// Existing backend: the connection string (not redacted: needed to connect; never print it raw).
+    pub uri: Option<String>,
+    /// Things the user should know (memory limits ignored by the process backend, ...).
+    pub notes: Vec<String>,
+    /// Docker hosts (endpoint per host index), for teardown.
+    pub docker_endpoints: Vec<Option<String>>,
+}
+
+/// Formats a cache size the way it is passed on the command line.
+pub fn format_gb(gb: f64) -> String {
+    let s = format!("{gb:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+fn floor2(x: f64) -> f64 {
+    (x * 100.0).floor() / 100.0
+}
+
+fn is_local(address: &str) -> bool {
+    address == "localhost" || address.starts_with("127.") || address == "::1"
+}
+
+impl Plan {
+    /// Resolves every member of `spec` for `opts.backend`: roles, ports, names, directories, argv.
+    pub fn new(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
+        let mut notes = Vec::new();
+        let mut plan = Plan {
+            name: spec.name.clone(),
+            source: spec.source.clone(),
+            kind: spec.kind,
+            backend: opts.backend,
+            run_id: opts.run_id.clone(),
+            run_dir: opts.run_dir.clone(),
+            members: Vec::new(),
+            image: spec.image.clone(),
+            network: format!("{}-net", opts.run_id),
+            config_set: "cfg".into(),
+            keep_balancer: spec.keep_balancer,
+            initial_chunks_per_shard: spec.initial_chunks_per_shard,
+            client_cpuset: spec.client_cpuset.clone(),
+            uri: None,
+            notes: Vec::new(),
+            docker_endpoints: spec.hosts.iter().map(|h| h.docker.clone()).collect(),
+        };
+        if opts.backend == BackendKind::Existing {
+            let Some(uri) = &spec.uri else {
+                return Err(TopologyError::Plan(format!(
+                    "{}: the existing backend needs `uri = \"mongodb://...\"` in the topology file",
+                    spec.source.display()
+                )));
+            };
+            plan.uri = Some(uri.clone());
+            return Ok(plan);
+        }
+        let multi_host = spec.hosts.len() > 1 || spec.hosts.iter().any(|h| !is_local(&h.address));
+        if opts.backend == BackendKind::Process && multi_host {
+            return Err(TopologyError::Plan(format!(
+                "{}: the process backend runs on this machine only; hosts other than localhost need --backend docker",
+                spec.source.display()
+            )));
+        }
+        if opts.backend == BackendKind::Docker
+            && multi_host
+            && spec.hosts.iter().any(|h| is_local(&h.address))
+        {
+            return Err(TopologyError::Plan(format!(
+                "{}: with several Docker hosts every host needs an address the others can reach (not localhost)",
+                spec.source.display()
+            )));
+        }
+        if opts.backend == BackendKind::Process && spec.memory_limit_gb.is_some() {
+            notes.push(
+                "memory_limit_gb applies to containers only; the process backend ignores it".into(),
+            );
+        }
+        let programs = match opts.backend {
+            BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
+            _ => None,
+        };
+        let ram = opts.total_memory_gb.or_else(total_memory_gb);
+        let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
+        if opts.backend == BackendKind::Docker
+            && multi_host
+            && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none())
+        {
+            notes.push("hosts without memory_budget_gb are sized from this machine's RAM".into());
+        }
+
+        let mut port = u32::from(spec.base_port);
+        let mut next_port = || {
+            let p = port as u16;
+            port += 1;
+            p
+        };
+        let ctx = MemberCtx {
+            spec,
+            opts,
+            multi_host,
+            programs: programs.as_ref(),
+        };
+        match spec.kind {
+            Kind::Standalone => {
+                let host = &spec.hosts[0];
+                let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
+                let cache = spec.cache_gb.unwrap_or(floor2(budget).max(MIN_CACHE_GB));
+                let rs = (spec.baseline == Baseline::ReplicaSet).then(|| "rs0".to_string());
+                let cpuset = host.shard_cpusets.first().cloned();
+                let data_dir = host.data_dirs.first().cloned();
+                let m = ctx.member(
+                    "single",
+                    Role::Standalone,
+                    0,
+                    rs,
+                    next_port(),
+                    Some(cache),
+                    cpuset,
+                    data_dir,
+                    true,
+                );
+                plan.members.push(m);
+            }
+            Kind::Sharded => {
+                let mut mongos = Vec::new();
+                for i in 0..spec.mongos.count {
+                    mongos.push((format!("mongos{i}"), next_port()));
+                }
+                let mut shards = Vec::new();
+                for (h, host) in spec.hosts.iter().enumerate() {
+                    let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
+                    let cfg_share = if h == 0 {
+                        spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
+                    } else {
+                        0.0
+                    };
+                    let per = spec.cache_gb.unwrap_or_else(|| {
+                        floor2((budget - cfg_share) / f64::from(spec.shards_per_host))
+                            .max(MIN_CACHE_GB)
+                    });
+                    for s in 0..spec.shards_per_host as usize {
+                        let index = shards.len();
+                        let name = format!("sh{index}");
+                        let m = ctx.member(
+                            &name,
+                            Role::Shard,
+                            h,
+                            Some(name.clone()),
+                            next_port(),
+                            Some(per),
+                            host.shard_cpusets.get(s).cloned(),
+                            host.data_dirs.get(s).cloned(),
+                            false,
+                        );
+                        shards.push(m);
+                    }
+                }
+                let mut configs = Vec::new();
+                for i in 0..spec.config_servers.members {
+                    configs.push(ctx.member(
+                        &format!("cfg{i}"),
+                        Role::Config,
+                        0,
+                        Some(plan.config_set.clone()),
+                        next_port(),
+                        Some(spec.config_servers.cache_gb),
+                        spec.config_servers.cpuset.clone(),
+                        None,
+                        false,
+                    ));
+                }
+                let configdb = format!(
+                    "{}/{}",
+                    plan.config_set,
+                    configs
+                        .iter()
+                        .map(|c| c.member_host.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+                for (i, (name, p)) in mongos.into_iter().enumerate() {
+                    let mut m = ctx.member(
+                        &name,
+                        Role::Mongos,
+                        0,
+                        None,
+                        p,
+                        None,
+                        spec.mongos.cpuset.clone(),
+                        None,
+                        i == 0,
+                    );
+                    m.argv.push("--configdb".into());
+                    m.argv.push(configdb.clone());
+                    let extra: Vec<String> =
+                        spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
+                    m.argv.extend(extra);
+                    plan.members.push(m);
+                }
+                plan.members.extend(shards);
+                plan.members.extend(configs);
+            }
+        }
+        plan.notes = notes;
+        Ok(plan)
+    }
+
+    /// The member clients connect to: the first mongos, or the standalone.
+    pub fn entry(&self) -> Option<&Member> {
+        self.members
+            .iter()
+            .find(|m| matches!(m.role, Role::Mongos | Role::Standalone))
+    }
+
+    /// Members with role `role`, in plan order.
+    pub fn members_with(&self, role: Role) -> impl Iterator<Item = &Member> {
+        self.members.iter().filter(move |m| m.role == role)
+    }
+
+    /// The `addShard` string of a shard replica set: `sh0/host:port`.
+    pub fn shard_connection_string(member: &Member) -> String {
+        format!(
+            "{}/{}",
+            member.replica_set.as_deref().unwrap_or(&member.name),
+            member.member_host
+        )
+    }
+
+    /// Ports this machine must have free (process backend) or publish (Docker).
+    pub fn local_ports(&self) -> Vec<u16> {
+        match self.backend {
+            BackendKind::Process => self.members.iter().map(|m| m.port).collect(),
+            _ => self
+                .members
+                .iter()
+                .filter_map(|m| m.published.as_deref())
+                .filter_map(|p| p.rsplit_once(':').and_then(|(_, port)| port.parse().ok()))
+                .collect(),
+        }
+    }
+
+    /// The table and command lines `up --dry-run` prints.
+    pub fn render(&self) -> String {
+        use tabled::settings::Style;
+        #[derive(tabled::Tabled)]
+        struct Row {
+            role: String,
+            name: String,
+            #[tabled(rename = "replica set")]
+            replica_set: String,
+            #[tabled(rename = "member host")]
+            member_host: String,
+            published: String,
+            #[tabled(rename = "cache GB")]
+            cache: String,
+            cpus: String,
+            #[tabled(rename = "dir / container")]
+            place: String,
+        }
+        let rows: Vec<Row> = self
+            .members
+            .iter()
+            .map(|m| Row {
+                role: m.role.to_string(),
+                name: m.name.clone(),
+                replica_set: m.replica_set.clone().unwrap_or_else(|| "-".into()),
+                member_host: m.member_host.clone(),
+                published: m.published.clone().unwrap_or_else(|| "-".into()),
+                cache: m.cache_gb.map(format_gb).unwrap_or_else(|| "-".into()),
+                cpus: m.cpuset.clone().unwrap_or_else(|| "-".into()),
+                place: m
+                    .container
+                    .clone()
+                    .or_else(|| m.dir.as_ref().map(|d| d.display().to_string()))
+                    .unwrap_or_else(|| "-".into()),
+            })
+            .collect();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "topology {} ({}), backend {}, run {}",
+            self.name,
+            match self.kind {
+                Kind::Standalone => "standalone",
+                Kind::Sharded => "sharded",
+            },
+            self.backend,
+            self.run_id
+        );
+        if let Some(uri) = &self.uri {
+            let _ = writeln!(out, "existing cluster: {}", crate::redact::redact_uri(uri));
+        }
+        if self.backend == BackendKind::Docker {
+            let _ = writeln!(out, "image {}, network {}", self.image, self.network);
+        }
+        if !rows.is_empty() {
+            let mut table = tabled::Table::new(rows);
+            table.with(Style::psql());
+            let _ = writeln!(out, "{table}");
+            let _ = writeln!(out, "command lines (start order):");
+            for m in self.start_order() {
+                let _ = writeln!(out, "  {}", shell_join(&m.argv));
+            }
+        }
+        if let Some(c) = &self.client_cpuset {
+            let _ = writeln!(out, "client CPU set: {c}");
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out
+    }
+
+    /// Members in the order they start: config servers, shards (or the standalone), then routers.
+    pub fn start_order(&self) -> Vec<&Member> {
+        let mut v: Vec<&Member> = self.members_with(Role::Config).collect();
+        v.extend(self.members_with(Role::Shard));
+        v.extend(self.members_with(Role::Standalone));
+        v.extend(self.members_with(Role::Mongos));
+        v
+    }
+}
+
+/// Quotes argv for display so it can be pasted into a shell.
+pub fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+struct Programs {
+    mongod: PathBuf,
+    mongos: Option<PathBuf>,
+}
+
+fn resolve_binaries(kind: Kind, bin_dir: Option<&Path>) -> Result<Programs, TopologyError> {
+    let mongod = find_program("mongod", bin_dir)?;
+    let mongos = match kind {
+        Kind::Sharded => Some(find_program("mongos", bin_dir)?),
+        Kind::Standalone => None,
+    };
+    Ok(Programs { mongod, mongos })
+}
+
+/// Finds `name` in `bin_dir` (when given) or on PATH; the error says where it looked.
+pub fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf, TopologyError> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if let Some(dir) = bin_dir {
+        let p = dir.join(name);
+        return if executable(&p) {
+            Ok(p)
+        } else {
+            Err(TopologyError::Plan(format!(
+                "{name} not found in --bin-dir {} (run `microshard doctor`)",
+                dir.display()
+            )))
+        };
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for d in std::env::split_paths(&path) {
+            let p = d.join(name);
+            if executable(&p) {
+                return Ok(p);
+            }
+        }
+    }
+    Err(TopologyError::Plan(format!(
+        "{name} not found on PATH; pass --bin-dir DIR or use --backend docker (run `microshard doctor`)"
+    )))
+}
+
+/// Expands `{name}`, `{port}` and `{dir}` in an extra argument, so per-member files (a key file,
+/// a diagnostic log) can be named in `mongod_args`/`mongos_args`. `{dir}` is the member directory
+/// for processes and `/data/db` inside a container.
+fn expand(arg: &str, m: &Member) -> String {
+    let dir = match (&m.container, &m.dir) {
+        (Some(_), _) => "/data/db".to_string(),
+        (None, Some(d)) => d.display().to_string(),
+        (None, None) => String::new(),
+    };
+    arg.replace("{name}", &m.name)
+        .replace("{port}", &m.port.to_string())
+        .replace("{dir}", &dir)
+}
+
+struct MemberCtx<'a> {
+    spec: &'a TopologySpec,
+    opts: &'a PlanOptions,
+    multi_host: bool,
+    programs: Option<&'a Programs>,
+}
+
+impl MemberCtx<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn member(
+        &self,
+        name: &str,
+        role: Role,
+        host_index: usize,
+        replica_set: Option<String>,
+        port: u16,
+        cache_gb: Option<f64>,
+        cpuset: Option<String>,
+        data_dir: Option<PathBuf>,
+        entry: bool,
+    ) -> Member {
+        let spec = self.spec;
+        let host = &spec.hosts[host_index];
+        let is_mongos = role == Role::Mongos;
+        let run_id = &self.opts.run_id;
+        let mut m = Member {
+            name: name.to_string(),
+            role,
+            host_index,
+            replica_set: replica_set.clone(),
+            port,
+            member_host: String::new(),
+            published: None,
+            dir: None,
+            dbpath: None,
+            log_path: None,
+            container: None,
+            docker_endpoint: None,
+            argv: Vec::new(),
+            cache_gb: if is_mongos { None } else { cache_gb },
+            cpuset,
+            memory_limit_gb: None,
+        };
+        match self.opts.backend {
+            BackendKind::Process | BackendKind::Existing => {
+                let dir = self.opts.run_dir.join(name);
+                let dbpath = match &data_dir {
+                    Some(d) => d.join(format!("{run_id}-{name}")),
+                    None => dir.join("db"),
+                };
+                let log = match &host.log_dir {
+                    Some(d) => d.join(format!("{run_id}-{name}.log")),
+                    None => dir.join(format!(
+                        "{}.log",
+                        if is_mongos { "mongos" } else { "mongod" }
+                    )),
+                };
+                m.member_host = format!("{}:{port}", host.address);
+                let bind = if host.address == "localhost" {
+                    "127.0.0.1"
+                } else {
+                    host.address.as_str()
+                };
+                m.published = Some(format!("{}:{port}", host.address));
+                let program = self
+                    .programs
+                    .map(|p| {
+                        if is_mongos {
+                            p.mongos.clone().unwrap_or_else(|| "mongos".into())
+                        } else {
+                            p.mongod.clone()
+                        }
+                    })
+                    .unwrap_or_else(|| PathBuf::from(if is_mongos { "mongos" } else { "mongod" }));
+                m.argv = vec![
+                    program.display().to_string(),
+                    "--port".into(),
+                    port.to_string(),
+                    "--bind_ip".into(),
+                    bind.into(),
+                    "--logpath".into(),
+                    log.display().to_string(),
+                    "--unixSocketPrefix".into(),
+                    self.opts.run_dir.join("sockets").display().to_string(),
+                ];
+                if !is_mongos {
+                    m.argv.push("--dbpath".into());
+                    m.argv.push(dbpath.display().to_string());
+                    m.dbpath = Some(dbpath);
+                }
+                m.dir = Some(dir);
+                m.log_path = Some(log);
+            }
+            BackendKind::Docker => {
+                let container = format!("{run_id}-{name}");
+                if self.multi_host {
+                    m.member_host = format!("{}:{port}", host.address);
+                    let bind = host
+                        .publish_address
+                        .clone()
+                        .unwrap_or_else(|| "0.0.0.0".into());
+                    m.published = Some(format!("{bind}:{port}"));
+                } else {
+                    m.member_host = format!("{container}:{port}");
+                    if entry {
+                        let bind = host
+                            .publish_address
+                            .clone()
+                            .unwrap_or_else(|| "127.0.0.1".into());
+                        m.published = Some(format!("{bind}:{port}"));
+                    }
+                }
+                m.argv = vec![
+                    if is_mongos { "mongos" } else { "mongod" }.into(),
+                    "--port".into(),
+                    port.to_string(),
+                    "--bind_ip_all".into(),
+                ];
+                if !is_mongos {
+                    // Explicit, so a --configsvr member does not fall back to /data/configdb.
+                    m.argv.push("--dbpath".into());
+                    m.argv.push("/data/db".into());
+                    m.dbpath = Some(PathBuf::from("/data/db"));
+                }
+                m.container = Some(container);
+                m.docker_endpoint = host.docker.clone();
+                m.memory_limit_gb = spec.memory_limit_gb;
+                // A data directory given for a shard is bind-mounted as its /data/db.
+                m.dir = data_dir.map(|d| d.join(format!("{run_id}-{name}")));
+            }
+        }
+        if !is_mongos {
+            match role {
+                Role::Config => m.argv.push("--configsvr".into()),
+                Role::Shard => m.argv.push("--shardsvr".into()),
+                _ => {}
+            }
+            if let Some(rs) = &replica_set {
+                m.argv.push("--replSet".into());
+                m.argv.push(rs.clone());
+            }
+            if let Some(g) = m.cache_gb {
+                m.argv.push("--wiredTigerCacheSizeGB".into());
+                m.argv.push(format_gb(g));
+            }
+            let extra: Vec<String> = spec.mongod_args.iter().map(|a| expand(a, &m)).collect();
+            m.argv.extend(extra);
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> TopologySpec {
+        TopologySpec::parse(text, Path::new("t.toml")).unwrap()
+    }
+
+    fn opts(backend: BackendKind) -> PlanOptions {
+        PlanOptions {
+            backend,
+            run_id: "t-1".into(),
+            run_dir: PathBuf::from("/tmp/ms/t-1"),
+            bin_dir: Some(PathBuf::from("/bin")),
+            total_memory_gb: Some(17.0),
+        }
+    }
+
+    fn fake_bin() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        for n in ["mongod", "mongos"] {
+            let p = d.path().join(n);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn sharded_process_plan_ports_names_and_argv() {
+        let bin = fake_bin();
+        let s = spec("name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = 30000\n");
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let p = Plan::new(&s, &o).unwrap();
+        let names: Vec<(&str, u16)> = p
+            .members
+            .iter()
+            .map(|m| (m.name.as_str(), m.port))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("mongos0", 30000),
+                ("sh0", 30001),
+                ("sh1", 30002),
+                ("cfg0", 30003)
+            ]
+        );
+        let sh1 = &p.members[2];
+        assert_eq!(sh1.member_host, "localhost:30002");
+        assert_eq!(Plan::shard_connection_string(sh1), "sh1/localhost:30002");
+        // Budget 0.5 × (17 − 1) = 8 GB; the config server takes 0.25, two shards share the rest.
+        assert_eq!(sh1.cache_gb, Some(3.87));
+        let argv = sh1.argv.join(" ");
+        assert!(
+            argv.starts_with(&format!(
+                "{}/mongod --port 30002 --bind_ip 127.0.0.1",
+                bin.path().display()
+            )),
+            "{argv}"
+        );
+        assert!(
+            argv.contains("--shardsvr --replSet sh1 --wiredTigerCacheSizeGB 3.87"),
+            "{argv}"
+        );
+        assert!(
+            argv.contains("--unixSocketPrefix /tmp/ms/t-1/sockets"),
+            "{argv}"
+        );
+        assert!(argv.contains("--dbpath /tmp/ms/t-1/sh1/db"), "{argv}");
+        let cfg = p.members[3].argv.join(" ");
+        assert!(
+            cfg.contains("--configsvr --replSet cfg --wiredTigerCacheSizeGB 0.25"),
+            "{cfg}"
+        );
+        let mongos = p.members[0].argv.join(" ");
+        assert!(
+            mongos.ends_with("--configdb cfg/localhost:30003"),
+            "{mongos}"
+        );
+        assert!(!mongos.contains("wiredTiger"), "{mongos}");
+        assert_eq!(p.entry().unwrap().name, "mongos0");
+        let order: Vec<&str> = p.start_order().iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(order, vec!["cfg0", "sh0", "sh1", "mongos0"]);
+        assert_eq!(p.local_ports(), vec![30000, 30001, 30002, 30003]);
+    }
+
+    #[test]
+    fn standalone_gets_the_whole_budget_and_rs0() {
+        let bin = fake_bin();
+        let s = spec("name = \"single\"\nkind = \"standalone\"\n");
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let p = Plan::new(&s, &o).unwrap();
+        assert_eq!(p.members.len(), 1);
+        let m = &p.members[0];
+        assert_eq!(m.cache_gb, Some(8.0));
+        assert!(
+            m.argv
+                .join(" ")
+                .contains("--replSet rs0 --wiredTigerCacheSizeGB 8")
+        );
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nbaseline = \"standalone\"\n");
+        let p = Plan::new(&s, &o).unwrap();
+        assert!(!p.members[0].argv.contains(&"--replSet".to_string()));
+    }
+
+    #[test]
+    fn docker_plan_uses_container_names_and_publishes_only_the_entry() {
+        let s = spec(
+            "name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nmongod_args = [\"--setParameter\", \"x=1\"]\n",
+        );
+        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
+        assert_eq!(sh0.container.as_deref(), Some("t-1-sh0"));
+        assert_eq!(sh0.member_host, "t-1-sh0:27018");
+        assert_eq!(sh0.published, None);
+        assert_eq!(
+            sh0.argv.join(" "),
+            "mongod --port 27018 --bind_ip_all --dbpath /data/db --shardsvr --replSet sh0 --wiredTigerCacheSizeGB 3.87 --setParameter x=1"
+        );
+        let mongos = p.entry().unwrap();
+        assert_eq!(mongos.published.as_deref(), Some("127.0.0.1:27017"));
+        assert_eq!(
+            mongos.argv.join(" "),
+            "mongos --port 27017 --bind_ip_all --configdb cfg/t-1-cfg0:27020"
+        );
+        assert_eq!(p.local_ports(), vec![27017]);
+        assert!(p.render().contains("t-1-cfg0"));
+    }
+
+    #[test]
+    fn multi_host_docker_uses_host_addresses() {
+        let s = spec(
+            "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"a.example\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\n",
+        );
+        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let sh1 = p.members.iter().find(|m| m.name == "sh1").unwrap();
+        assert_eq!(sh1.member_host, "b.example:27019");
+        assert_eq!(sh1.docker_endpoint.as_deref(), Some("tcp://b.example:2375"));
+        assert_eq!(sh1.published.as_deref(), Some("0.0.0.0:27019"));
+        let err = Plan::new(&s, &opts(BackendKind::Process))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("process backend runs on this machine only"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_binary_is_a_clear_error() {
+        let d = tempfile::tempdir().unwrap();
+        let s = spec("name = \"single\"\nkind = \"standalone\"\n");
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(d.path().to_path_buf());
+        let err = Plan::new(&s, &o).unwrap_err().to_string();
+        assert!(err.starts_with("mongod not found in --bin-dir"), "{err}");
+    }
+
+    #[test]
+    fn existing_needs_a_uri() {
+        let s = spec("name = \"e\"\nkind = \"sharded\"\nshards_per_host = 1\n");
+        assert!(Plan::new(&s, &opts(BackendKind::Existing)).is_err());
+        let s = spec(
+            "name = \"e\"\nkind = \"sharded\"\nshards_per_host = 1\nuri = \"mongodb://u:pw@localhost:27017\"\n",
+        );
+        let p = Plan::new(&s, &opts(BackendKind::Existing)).unwrap();
+        assert!(p.members.is_empty());
+        assert!(!p.render().contains("pw"));
+    }
+
+    #[test]
+    fn extra_args_expand_per_member() {
+        let bin = fake_bin();
+        let s = spec(
+            "name = \"m\"\nkind = \"sharded\"\nshards_per_host = 1\nmongod_args = [\"--command-log\", \"{dir}/{name}-{port}.log\"]\nmongos_args = [\"--command-log={dir}/cmd.log\"]\n",
+        );
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let p = Plan::new(&s, &o).unwrap();
+        let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
+        assert!(
+            sh0.argv.ends_with(&[
+                "--command-log".to_string(),
+                "/tmp/ms/t-1/sh0/sh0-27018.log".to_string()
+            ]),
+            "{:?}",
+            sh0.argv
+        );
+        assert!(
+            p.members[0]
+                .argv
+                .last()
+                .unwrap()
+                .ends_with("/tmp/ms/t-1/mongos0/cmd.log")
+        );
+    }
+
+    #[test]
+    fn gb_formatting() {
+        assert_eq!(format_gb(1.0), "1");
+        assert_eq!(format_gb(0.25), "0.25");
+        assert_eq!(format_gb(3.5), "3.5");
+    }
+}

@@ -1,0 +1,955 @@
+//! The topology file schema (see `topologies/README.md`), its defaults and its validation.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::TopologyError;
+
+/// Image used when the file names neither `image` nor `version`: a maintained major (spec §5.1).
+pub const DEFAULT_IMAGE: &str = "mongo:7.0";
+/// Where the entry point listens unless the file says otherwise (27017 like mongod and mongos).
+pub const DEFAULT_BASE_PORT: u16 = 27017;
+/// WiredTiger's lower bound for `--wiredTigerCacheSizeGB` (spec §1.8).
+pub const MIN_CACHE_GB: f64 = 0.25;
+
+/// Whether the topology is one `mongod` or a sharded cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// One `mongod` (the single-node ceiling).
+    Standalone,
+    /// N shard `mongod`s per host behind `mongos`, with a config-server replica set.
+    Sharded,
+}
+
+/// How the single-node baseline runs: plain, or as a 1-member replica set so that the oplog and
+/// majority write concern cost the same as on the shards (spec §6, fairness point 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Baseline {
+    /// A plain `mongod` without `--replSet`.
+    Standalone,
+    /// A 1-member replica set named `rs0`.
+    ReplicaSet,
+}
+
+/// One machine that runs members.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HostSpec {
+    /// How clients and other members reach this host (`localhost` for this machine).
+    pub address: String,
+    /// Docker endpoint (`unix:///var/run/docker.sock`, `tcp://h:2375`); `None` = the local default.
+    pub docker: Option<String>,
+    /// Memory (GB) that all `mongod` caches on this host share; default 50% of (RAM − 1 GB).
+    pub memory_budget_gb: Option<f64>,
+    /// One CPU set per shard on this host (`"0-1"`, `"2,3"`), or empty.
+    pub shard_cpusets: Vec<String>,
+    /// One data directory per shard (or one for the standalone), or empty for the run directory.
+    pub data_dirs: Vec<PathBuf>,
+    /// Directory for the members' logs (the seed puts logs on their own disk); default the member directory.
+    pub log_dir: Option<PathBuf>,
+    /// Address the entry point is published on in Docker; default 127.0.0.1.
+    pub publish_address: Option<String>,
+}
+
+/// The config-server replica set.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConfigServersSpec {
+    /// Members of the config replica set (default 1; a single member is fine for testing, spec §1.4).
+    pub members: u32,
+    /// WiredTiger cache of each config server (default 0.25 GB); taken from the first host's budget.
+    pub cache_gb: f64,
+    /// CPU set for the config servers.
+    pub cpuset: Option<String>,
+}
+
+/// The routers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MongosSpec {
+    /// How many `mongos` (default 1); the first is the entry point.
+    pub count: u32,
+    /// CPU set for the routers.
+    pub cpuset: Option<String>,
+}
+
+/// A validated topology file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TopologySpec {
+    /// The file it came from (for messages).
+    pub source: PathBuf,
+    /// Topology name (`microshard-4`); names the cluster, its containers and its state file.
+    pub name: String,
+    /// Standalone or sharded.
+    pub kind: Kind,
+    /// Standalone only: plain mongod or 1-member replica set.
+    pub baseline: Baseline,
+    /// Sharded only: shard mongods on every host.
+    pub shards_per_host: u32,
+    /// The machines; at least one (default: this machine, `localhost`).
+    pub hosts: Vec<HostSpec>,
+    /// Config-server replica set (sharded only).
+    pub config_servers: ConfigServersSpec,
+    /// Routers (sharded only).
+    pub mongos: MongosSpec,
+    /// Server version wanted (`"7.0"`); picks the Docker image when `image` is absent.
+    pub version: Option<String>,
+    /// Docker image for every member.
+    pub image: String,
+    /// Explicit cache per shard mongod (GB); overrides the budget split.
+    pub cache_gb: Option<f64>,
+    /// Memory limit per container (GB), Docker only.
+    pub memory_limit_gb: Option<f64>,
+    /// CPU set the benchmark client should run on (recorded for the experiment engine).
+    pub client_cpuset: Option<String>,
+    /// Extra arguments for every mongod.
+    pub mongod_args: Vec<String>,
+    /// Extra arguments for every mongos.
+    pub mongos_args: Vec<String>,
+    /// First port: mongos first, then shards, then config servers.
+    pub base_port: u16,
+    /// Pass `numInitialChunks = this × shards` to `shardCollection` on servers ≤ 7.1 (spec §2.6).
+    pub initial_chunks_per_shard: Option<u32>,
+    /// Leave the balancer running during measured runs (default: stopped).
+    pub keep_balancer: bool,
+    /// Existing backend: connection string of a running mongos or mongod.
+    pub uri: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    name: Spanned<String>,
+    kind: Spanned<Kind>,
+    baseline: Option<Spanned<Baseline>>,
+    shards_per_host: Option<Spanned<u32>>,
+    #[serde(default)]
+    hosts: Vec<Spanned<RawHost>>,
+    config_servers: Option<Spanned<RawConfig>>,
+    mongos: Option<Spanned<RawMongos>>,
+    version: Option<Spanned<String>>,
+    image: Option<Spanned<String>>,
+    cache_gb: Option<Spanned<f64>>,
+    memory_limit_gb: Option<Spanned<f64>>,
+    client_cpuset: Option<Spanned<String>>,
+    #[serde(default = "empty_spanned")]
+    mongod_args: Spanned<Vec<String>>,
+    #[serde(default = "empty_spanned")]
+    mongos_args: Spanned<Vec<String>>,
+    base_port: Option<Spanned<i64>>,
+    initial_chunks_per_shard: Option<Spanned<u32>>,
+    #[serde(default)]
+    keep_balancer: bool,
+    uri: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    #[serde(default = "default_address")]
+    address: Spanned<String>,
+    docker: Option<Spanned<String>>,
+    memory_budget_gb: Option<Spanned<f64>>,
+    #[serde(default = "empty_spanned")]
+    shard_cpusets: Spanned<Vec<String>>,
+    #[serde(default = "empty_spanned")]
+    data_dirs: Spanned<Vec<PathBuf>>,
+    log_dir: Option<PathBuf>,
+    publish_address: Option<Spanned<String>>,
+}
+
+fn empty_spanned<T: Default>() -> Spanned<T> {
+    Spanned::new(0..0, T::default())
+}
+
+fn default_address() -> Spanned<String> {
+    Spanned::new(0..0, "localhost".to_string())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    members: Option<Spanned<u32>>,
+    cache_gb: Option<Spanned<f64>>,
+    cpuset: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMongos {
+    count: Option<Spanned<u32>>,
+    cpuset: Option<Spanned<String>>,
+}
+
+/// Flags the plan sets itself; giving them in `mongod_args`/`mongos_args` would contradict it.
+const MANAGED_FLAGS: &[&str] = &[
+    "--port",
+    "--replSet",
+    "--dbpath",
+    "--configsvr",
+    "--shardsvr",
+    "--bind_ip",
+    "--bind_ip_all",
+    "--logpath",
+    "--configdb",
+    "--unixSocketPrefix",
+    "--fork",
+    "--wiredTigerCacheSizeGB",
+];
+
+/// Flags mongos refuses (spec §1.6).
+const MONGOS_REFUSES: &[&str] = &["--wiredTigerCacheSizeGB", "--storageEngine", "--auth"];
+
+struct Ctx<'a> {
+    file: String,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: &Range<usize>) -> usize {
+        if span.start == 0 && span.end == 0 {
+            return 0;
+        }
+        let end = span.start.min(self.text.len());
+        self.text[..end].matches('\n').count() + 1
+    }
+
+    fn err(&self, span: &Range<usize>, key: &str, message: impl Into<String>) -> TopologyError {
+        TopologyError::Invalid {
+            file: self.file.clone(),
+            line: self.line(span),
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl TopologySpec {
+    /// Loads a topology by bare name (`microshard-4` → `topologies/microshard-4.toml`, looked up
+    /// relative to the current directory, then beside the executable's repository) or by path.
+    pub fn load(name_or_path: &str) -> Result<TopologySpec, TopologyError> {
+        let path = resolve(name_or_path)?;
+        let text = std::fs::read_to_string(&path).map_err(|source| TopologyError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&text, &path)
+    }
+
+    /// Parses and validates the text of a topology file; `source` is used in messages only.
+    pub fn parse(text: &str, source: &Path) -> Result<TopologySpec, TopologyError> {
+        let ctx = Ctx {
+            file: source.display().to_string(),
+            text,
+        };
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| ctx.line(&s)).unwrap_or(0);
+            TopologyError::Syntax {
+                file: ctx.file.clone(),
+                line,
+                message: e.message().trim().replace('\n', " "),
+            }
+        })?;
+        build(raw, &ctx, source)
+    }
+
+    /// Total `mongod`s the topology runs on host `index` (shards, config servers, the standalone).
+    pub fn mongods_on_host(&self, index: usize) -> u32 {
+        match self.kind {
+            Kind::Standalone => u32::from(index == 0),
+            Kind::Sharded => {
+                self.shards_per_host
+                    + if index == 0 {
+                        self.config_servers.members
+                    } else {
+                        0
+                    }
+            }
+        }
+    }
+
+    /// Number of ports the plan uses from `base_port` on.
+    pub fn port_count(&self) -> u32 {
+        match self.kind {
+            Kind::Standalone => 1,
+            Kind::Sharded => {
+                self.mongos.count
+                    + self.shards_per_host * self.hosts.len() as u32
+                    + self.config_servers.members
+            }
+        }
+    }
+}
+
+fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty()
+        || name.len() > 40
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        || name.starts_with('-')
+    {
+        return Err(ctx.err(
+            &raw.name.span(),
+            "name",
+            "must be 1-40 characters of letters, digits, '-' or '_' (it names containers and state files)",
+        ));
+    }
+    let kind = *raw.kind.get_ref();
+    let is_sharded = kind == Kind::Sharded;
+
+    let baseline = match &raw.baseline {
+        Some(b) if is_sharded => {
+            return Err(ctx.err(
+                &b.span(),
+                "baseline",
+                "applies only to kind = \"standalone\"",
+            ));
+        }
+        Some(b) => *b.get_ref(),
+        None => Baseline::ReplicaSet,
+    };
+    let shards_per_host = match &raw.shards_per_host {
+        Some(s) if !is_sharded && *s.get_ref() != 1 => {
+            return Err(ctx.err(
+                &s.span(),
+                "shards_per_host",
+                "a standalone topology has exactly one mongod; use kind = \"sharded\"",
+            ));
+        }
+        Some(s) if *s.get_ref() == 0 || *s.get_ref() > 64 => {
+            return Err(ctx.err(&s.span(), "shards_per_host", "must be between 1 and 64"));
+        }
+        Some(s) => *s.get_ref(),
+        None if is_sharded => {
+            return Err(ctx.err(
+                &raw.kind.span(),
+                "shards_per_host",
+                "is required for kind = \"sharded\"",
+            ));
+        }
+        None => 1,
+    };
+    if !is_sharded {
+        if let Some(c) = &raw.config_servers {
+            return Err(ctx.err(
+                &c.span(),
+                "config_servers",
+                "applies only to kind = \"sharded\"",
+            ));
+        }
+        if let Some(m) = &raw.mongos {
+            return Err(ctx.err(&m.span(), "mongos", "applies only to kind = \"sharded\""));
+        }
+        if raw.hosts.len() > 1 {
+            return Err(ctx.err(
+                &raw.hosts[1].span(),
+                "hosts",
+                "a standalone topology runs on one host",
+            ));
+        }
+    }
+
+    let (config_members, config_cache, config_cpuset) = match &raw.config_servers {
+        Some(c) => {
+            let c = c.get_ref();
+            let members = match &c.members {
+                Some(m) if *m.get_ref() == 0 || *m.get_ref() > 7 => {
+                    return Err(ctx.err(
+                        &m.span(),
+                        "config_servers.members",
+                        "must be between 1 and 7",
+                    ));
+                }
+                Some(m) => *m.get_ref(),
+                None => 1,
+            };
+            let cache = match &c.cache_gb {
+                Some(g) => check_cache(ctx, g, "config_servers.cache_gb")?,
+                None => MIN_CACHE_GB,
+            };
+            let cpuset = check_cpuset_opt(ctx, c.cpuset.as_ref(), "config_servers.cpuset")?;
+            (members, cache, cpuset)
+        }
+        None => (1, MIN_CACHE_GB, None),
+    };
+    let (mongos_count, mongos_cpuset) = match &raw.mongos {
+        Some(m) => {
+            let m = m.get_ref();
+            let count = match &m.count {
+                Some(c) if *c.get_ref() == 0 || *c.get_ref() > 16 => {
+                    return Err(ctx.err(&c.span(), "mongos.count", "must be between 1 and 16"));
+                }
+                Some(c) => *c.get_ref(),
+                None => 1,
+            };
+            (
+                count,
+                check_cpuset_opt(ctx, m.cpuset.as_ref(), "mongos.cpuset")?,
+            )
+        }
+        None => (1, None),
+    };
+
+    let mut hosts = Vec::new();
+    let mut seen = HostSetChecker::default();
+    let per_host_dirs = if is_sharded { shards_per_host } else { 1 };
+    for (i, h) in raw.hosts.iter().enumerate() {
+        let span = h.span();
+        let h = h.get_ref();
+        let address = h.address.get_ref().trim().to_string();
+        let key = format!("hosts[{i}]");
+        if address.is_empty() || address.contains(['/', ' ', ':']) {
+            return Err(ctx.err(
+                &h.address.span(),
+                &format!("{key}.address"),
+                "must be a host name or IP address without port",
+            ));
+        }
+        if !seen.insert(&address, h.docker.as_ref().map(|d| d.get_ref().as_str())) {
+            return Err(ctx.err(
+                &span,
+                &format!("{key}.address"),
+                format!("host {address:?} is listed twice"),
+            ));
+        }
+        if let Some(d) = &h.docker {
+            let endpoint = d.get_ref();
+            if !(endpoint.starts_with("unix://")
+                || endpoint.starts_with("tcp://")
+                || endpoint.starts_with("http://"))
+            {
+                return Err(ctx.err(
+                    &d.span(),
+                    &format!("{key}.docker"),
+                    "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
+                ));
+            }
+        }
+        let budget = match &h.memory_budget_gb {
+            Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
+                return Err(ctx.err(
+                    &b.span(),
+                    &format!("{key}.memory_budget_gb"),
+                    "must be a positive number of GB",
+                ));
+            }
+            Some(b) => Some(*b.get_ref()),
+            None => None,
+        };
+        let cpusets = h.shard_cpusets.get_ref();
+        if !cpusets.is_empty() && cpusets.len() != per_host_dirs as usize {
+            return Err(ctx.err(
+                &h.shard_cpusets.span(),
+                &format!("{key}.shard_cpusets"),
+                format!(
+                    "gives {} CPU sets for {} mongod(s) on this host",
+                    cpusets.len(),
+                    per_host_dirs
+                ),
+            ));
+        }
+        for c in cpusets {
+            parse_cpuset(c).map_err(|m| {
+                ctx.err(&h.shard_cpusets.span(), &format!("{key}.shard_cpusets"), m)
+            })?;
+        }
+        let dirs = h.data_dirs.get_ref();
+        if !dirs.is_empty() && dirs.len() != per_host_dirs as usize {
+            return Err(ctx.err(
+                &h.data_dirs.span(),
+                &format!("{key}.data_dirs"),
+                format!(
+                    "gives {} directories for {} mongod(s) on this host",
+                    dirs.len(),
+                    per_host_dirs
+                ),
+            ));
+        }
+        let publish = match &h.publish_address {
+            Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
+                return Err(ctx.err(
+                    &p.span(),
+                    &format!("{key}.publish_address"),
+                    "must be an IP address",
+                ));
+            }
+            Some(p) => Some(p.get_ref().clone()),
+            None => None,
+        };
+        hosts.push(HostSpec {
+            address,
+            docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
+            memory_budget_gb: budget,
+            shard_cpusets: cpusets.clone(),
+            data_dirs: dirs.clone(),
+            log_dir: h.log_dir.clone(),
+            publish_address: publish,
+        });
+    }
+    if hosts.is_empty() {
+        hosts.push(HostSpec {
+            address: "localhost".into(),
+            docker: None,
+            memory_budget_gb: None,
+            shard_cpusets: Vec::new(),
+            data_dirs: Vec::new(),
+            log_dir: None,
+            publish_address: None,
+        });
+    }
+
+    let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
+    if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
+        let ok = v
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+        if !ok {
+            return Err(ctx.err(&span, "version", "must look like \"7.0\" or \"8.0.4\""));
+        }
+    }
+    let image = match (&raw.image, &version) {
+        (Some(i), _) if i.get_ref().trim().is_empty() => {
+            return Err(ctx.err(&i.span(), "image", "must not be empty"));
+        }
+        (Some(i), _) => i.get_ref().trim().to_string(),
+        (None, Some(v)) => format!("mongo:{v}"),
+        (None, None) => DEFAULT_IMAGE.to_string(),
+    };
+    let cache_gb = match &raw.cache_gb {
+        Some(g) => Some(check_cache(ctx, g, "cache_gb")?),
+        None => None,
+    };
+    let memory_limit_gb = match &raw.memory_limit_gb {
+        Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
+            return Err(ctx.err(&g.span(), "memory_limit_gb", "must be at least 0.25 GB"));
+        }
+        Some(g) => Some(*g.get_ref()),
+        None => None,
+    };
+    if let (Some(limit), Some(cache)) = (memory_limit_gb, cache_gb)
+        && cache >= limit
+    {
+        let span = raw.cache_gb.as_ref().map(|g| g.span()).unwrap_or(0..0);
+        return Err(ctx.err(
+            &span,
+            "cache_gb",
+            format!("{cache} GB cache does not fit in memory_limit_gb = {limit}"),
+        ));
+    }
+    let client_cpuset = check_cpuset_opt(ctx, raw.client_cpuset.as_ref(), "client_cpuset")?;
+    check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
+    check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
+    check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
+
+    let base_port = match &raw.base_port {
+        Some(p) if !(1..=65535).contains(p.get_ref()) => {
+            return Err(ctx.err(&p.span(), "base_port", "must be between 1 and 65535"));
+        }
+        Some(p) => *p.get_ref() as u16,
+        None => DEFAULT_BASE_PORT,
+    };
+    let uri = match &raw.uri {
+        Some(u)
+            if !(u.get_ref().starts_with("mongodb://")
+                || u.get_ref().starts_with("mongodb+srv://")) =>
+        {
+            return Err(ctx.err(
+                &u.span(),
+                "uri",
+                "must be a mongodb:// or mongodb+srv:// connection string",
+            ));
+        }
+        Some(u) => Some(u.get_ref().clone()),
+        None => None,
+    };
+
+    let spec = TopologySpec {
+        source: source.to_path_buf(),
+        name,
+        kind,
+        baseline,
+        shards_per_host,
+        hosts,
+        config_servers: ConfigServersSpec {
+            members: config_members,
+            cache_gb: config_cache,
+            cpuset: config_cpuset,
+        },
+        mongos: MongosSpec {
+            count: mongos_count,
+            cpuset: mongos_cpuset,
+        },
+        version,
+        image,
+        cache_gb,
+        memory_limit_gb,
+        client_cpuset,
+        mongod_args: raw.mongod_args.get_ref().clone(),
+        mongos_args: raw.mongos_args.get_ref().clone(),
+        base_port,
+        initial_chunks_per_shard: raw.initial_chunks_per_shard.as_ref().map(|c| *c.get_ref()),
+        keep_balancer: raw.keep_balancer,
+        uri,
+    };
+    let last_port = u32::from(spec.base_port) + spec.port_count() - 1;
+    if last_port > 65535 {
+        let span = raw.base_port.as_ref().map(|p| p.span()).unwrap_or(0..0);
+        return Err(ctx.err(
+            &span,
+            "base_port",
+            format!(
+                "{} ports from {} run past 65535",
+                spec.port_count(),
+                spec.base_port
+            ),
+        ));
+    }
+    // Hosts that cannot hold their mongods: every cache at least 0.25 GB within the budget.
+    for (i, h) in spec.hosts.iter().enumerate() {
+        if let Some(budget) = h.memory_budget_gb {
+            let n = spec.mongods_on_host(i);
+            let needed = needed_cache(&spec, i, n);
+            if needed > budget + 1e-9 {
+                let span = raw
+                    .hosts
+                    .get(i)
+                    .and_then(|rh| rh.get_ref().memory_budget_gb.as_ref().map(|b| b.span()))
+                    .unwrap_or(0..0);
+                return Err(ctx.err(
+                    &span,
+                    &format!("hosts[{i}].memory_budget_gb"),
+                    format!(
+                        "{budget} GB cannot hold {n} mongod caches (needs at least {needed:.2} GB)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// Smallest budget that gives every mongod on host `i` its cache (explicit or the 0.25 GB floor).
+fn needed_cache(spec: &TopologySpec, i: usize, _n: u32) -> f64 {
+    let data_mongods = match spec.kind {
+        Kind::Standalone => u32::from(i == 0),
+        Kind::Sharded => spec.shards_per_host,
+    };
+    let per = spec.cache_gb.unwrap_or(MIN_CACHE_GB);
+    let cfg = if spec.kind == Kind::Sharded && i == 0 {
+        spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
+    } else {
+        0.0
+    };
+    per * f64::from(data_mongods) + cfg
+}
+
+#[derive(Default)]
+struct HostSetChecker {
+    seen: HashSet<(String, String)>,
+}
+
+impl HostSetChecker {
+    fn insert(&mut self, address: &str, docker: Option<&str>) -> bool {
+        self.seen
+            .insert((address.to_string(), docker.unwrap_or("").to_string()))
+    }
+}
+
+fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, TopologyError> {
+    let v = *g.get_ref();
+    if !(v.is_finite() && (MIN_CACHE_GB..=10_000.0).contains(&v)) {
+        return Err(ctx.err(
+            &g.span(),
+            key,
+            "must be between 0.25 and 10000 GB (WiredTiger's range)",
+        ));
+    }
+    Ok(v)
+}
+
+fn check_cpuset_opt(
+    ctx: &Ctx<'_>,
+    c: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<Option<String>, TopologyError> {
+    match c {
+        Some(c) => {
+            parse_cpuset(c.get_ref()).map_err(|m| ctx.err(&c.span(), key, m))?;
+            Ok(Some(c.get_ref().clone()))
+        }
+        None => Ok(None),
+    }
+}
+
+fn check_args(
+    ctx: &Ctx<'_>,
+    args: &Spanned<Vec<String>>,
+    key: &str,
+    refused: &[&str],
+) -> Result<(), TopologyError> {
+    for a in args.get_ref() {
+        let flag = a.split('=').next().unwrap_or(a);
+        if refused.contains(&flag) {
+            return Err(ctx.err(
+                &args.span(),
+                key,
+                format!("{flag} is not allowed here: the plan sets it (or the server refuses it)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a CPU list (`"0-3,6"`) into CPU numbers; the error says what is wrong.
+pub fn parse_cpuset(s: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let bad = || format!("{s:?} is not a CPU list like \"0-3,6\"");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if a > b || b > 4095 {
+                return Err(bad());
+            }
+            cpus.extend(a..=b);
+        } else {
+            let c: usize = part.parse().map_err(|_| bad())?;
+            if c > 4095 {
+                return Err(bad());
+            }
+            cpus.push(c);
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// This machine's RAM in GB (from /proc/meminfo); `None` when it cannot be read.
+pub fn total_memory_gb() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / (1024.0 * 1024.0))
+}
+
+fn resolve(name_or_path: &str) -> Result<PathBuf, TopologyError> {
+    let direct = PathBuf::from(name_or_path);
+    if direct.is_file() {
+        return Ok(direct);
+    }
+    let looks_like_path = name_or_path.contains('/') || name_or_path.ends_with(".toml");
+    let file = if name_or_path.ends_with(".toml") {
+        name_or_path.to_string()
+    } else {
+        format!("{name_or_path}.toml")
+    };
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.push(cwd.join("topologies"));
+    }
+    if let Some(repo) = repo_topologies_dir() {
+        dirs.push(repo);
+    }
+    if !looks_like_path {
+        for d in &dirs {
+            let p = d.join(&file);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    let mut known: Vec<String> = Vec::new();
+    for d in &dirs {
+        if let Ok(rd) = std::fs::read_dir(d) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(stem) = n.strip_suffix(".toml") {
+                    known.push(stem.to_string());
+                }
+            }
+        }
+    }
+    let hint = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(k, name_or_path), k))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!("; did you mean {k:?}?"))
+        .unwrap_or_default();
+    let searched = if looks_like_path {
+        name_or_path.to_string()
+    } else {
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(TopologyError::NotFound {
+        name: name_or_path.to_string(),
+        searched,
+        hint,
+    })
+}
+
+/// `topologies/` of the repository the executable was built in (walks up from the executable).
+fn repo_topologies_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let mut dir = exe.parent();
+    while let Some(d) = dir {
+        let candidate = d.join("topologies");
+        if candidate.is_dir() && d.join("Cargo.toml").is_file() {
+            return Some(candidate);
+        }
+        dir = d.parent();
+    }
+    // Built with CARGO_TARGET_DIR elsewhere: fall back to the source tree recorded at build time.
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("topologies");
+    manifest.is_dir().then_some(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<TopologySpec, TopologyError> {
+        TopologySpec::parse(text, Path::new("t.toml"))
+    }
+
+    #[test]
+    fn defaults_for_a_minimal_sharded_file() {
+        let s = parse("name = \"m4\"\nkind = \"sharded\"\nshards_per_host = 4\n").unwrap();
+        assert_eq!(s.hosts.len(), 1);
+        assert_eq!(s.hosts[0].address, "localhost");
+        assert_eq!(s.config_servers.members, 1);
+        assert_eq!(s.mongos.count, 1);
+        assert_eq!(s.image, "mongo:7.0");
+        assert_eq!(s.base_port, 27017);
+        assert_eq!(s.port_count(), 6);
+        assert!(!s.keep_balancer);
+    }
+
+    #[test]
+    fn version_picks_the_image() {
+        let s = parse("name = \"x\"\nkind = \"standalone\"\nversion = \"8.0\"\n").unwrap();
+        assert_eq!(s.image, "mongo:8.0");
+        assert_eq!(s.baseline, Baseline::ReplicaSet);
+    }
+
+    #[test]
+    fn unknown_key_names_line() {
+        let err = parse("name = \"x\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_count = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.toml:4:"), "{err}");
+        assert!(err.contains("shard_count"), "{err}");
+    }
+
+    #[test]
+    fn bad_value_names_file_line_and_key() {
+        let err =
+            parse("name = \"x\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = 70000\n")
+                .unwrap_err()
+                .to_string();
+        assert_eq!(err, "t.toml:4: base_port: must be between 1 and 65535");
+    }
+
+    #[test]
+    fn ports_must_fit() {
+        let err =
+            parse("name = \"x\"\nkind = \"sharded\"\nshards_per_host = 8\nbase_port = 65530\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("run past 65535"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_hosts_are_refused() {
+        let text = "name = \"x\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"a\"\n[[hosts]]\naddress = \"a\"\n";
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+        assert!(err.starts_with("t.toml:6:"), "{err}");
+    }
+
+    #[test]
+    fn host_too_small_for_its_shards() {
+        let text = "name = \"x\"\nkind = \"sharded\"\nshards_per_host = 8\n[[hosts]]\nmemory_budget_gb = 1.0\n";
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("hosts[0].memory_budget_gb"), "{err}");
+        assert!(err.contains("cannot hold 9 mongod caches"), "{err}");
+    }
+
+    #[test]
+    fn cpusets_must_match_shards() {
+        let text = "name = \"x\"\nkind = \"sharded\"\nshards_per_host = 2\n[[hosts]]\nshard_cpusets = [\"0\"]\n";
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("shard_cpusets"), "{err}");
+        let text = "name = \"x\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\nshard_cpusets = [\"a-b\"]\n";
+        assert!(parse(text).is_err());
+    }
+
+    #[test]
+    fn managed_flags_are_refused() {
+        let text = "name = \"x\"\nkind = \"standalone\"\nmongod_args = [\"--port=1\"]\n";
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("mongod_args: --port"), "{err}");
+        let text = "name = \"x\"\nkind = \"sharded\"\nshards_per_host = 1\nmongos_args = [\"--storageEngine\", \"x\"]\n";
+        assert!(parse(text).unwrap_err().to_string().contains("mongos_args"));
+    }
+
+    #[test]
+    fn standalone_rejects_sharded_keys() {
+        let err = parse("name = \"x\"\nkind = \"standalone\"\n[mongos]\ncount = 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mongos: applies only"), "{err}");
+        let err = parse("name = \"x\"\nkind = \"sharded\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("shards_per_host: is required"), "{err}");
+    }
+
+    #[test]
+    fn bad_kind_is_a_syntax_error_with_line() {
+        let err = parse("name = \"x\"\nkind = \"cluster\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn cpuset_parsing() {
+        assert_eq!(parse_cpuset("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_cpuset("3-1").is_err());
+        assert!(parse_cpuset("").is_err());
+    }
+
+    #[test]
+    fn shipped_topologies_load() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("topologies");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                TopologySpec::parse(&text, &p).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 6, "expected the shipped topologies, found {n}");
+    }
+
+    #[test]
+    fn load_by_bare_name_and_suggests() {
+        let s = TopologySpec::load("microshard-2").unwrap();
+        assert_eq!(s.shards_per_host, 2);
+        let err = TopologySpec::load("microshard-22").unwrap_err().to_string();
+        assert!(err.contains("did you mean"), "{err}");
+    }
+}
