@@ -1,47 +1,464 @@
-//! `microshard compare`, `sweep`, `report`, `diff`, `calibrate`, `demo`.
+//! `microshard compare`, `sweep`, `report`, `diff`, `calibrate`, `demo`: arguments and dispatch.
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
+use crate::error::bad_input;
+use crate::experiment::compare::{self, CompareConfig, MatrixOutcome};
+use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
+use crate::experiment::progress::Progress;
+use crate::experiment::results::ExperimentDir;
+use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
+use crate::report::{self, Format};
+
+/// Parses `60s`, `2m`, `1h`, `500ms` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration such as 30s, 2m or 500ms"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" | "sec" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("{text:?}: must be positive"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A comma-separated list of thread counts, sorted and without duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<u32>);
+
+/// Parses a comma-separated list of thread counts.
+pub fn parse_threads(text: &str) -> Result<ThreadList, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n: u32 = part
+            .parse()
+            .map_err(|_| format!("{part:?}: not a thread count"))?;
+        if n == 0 {
+            return Err("thread counts start at 1".into());
+        }
+        out.push(n);
+    }
+    if out.is_empty() {
+        return Err("give at least one thread count".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(ThreadList(out))
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Arguments of `compare`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {}
+pub struct CompareArgs {
+    /// Topologies (names in `topologies/` or TOML files), comma-separated; the first is the baseline.
+    #[arg(long, default_value = "single,microshard-2,microshard-4")]
+    pub topologies: String,
+    /// Scenarios (names in `workloads/` or files), comma-separated; the first is the load phase.
+    #[arg(long, default_value = "S1,S2,S3,S4,S5")]
+    pub scenarios: String,
+    /// Backend bringing the topologies up: process, docker or existing.
+    #[arg(long, default_value = "process")]
+    pub backend: String,
+    /// Directory holding `mongod` and `mongos` (process backend).
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+    /// Set a workload property for every scenario (repeatable), applied last.
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
+    #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub mongod_args: Vec<String>,
+    /// First port of every topology (default: the topology file's `base_port`).
+    #[arg(long)]
+    pub base_port: Option<u16>,
+    /// Bound of each run-phase cell (`maxexecutiontime`).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Measure every cell N times (spread and significance need 2 or more).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Client threads for every cell (default: each scenario file's threadcount).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Topology every other one is compared with (default: the first).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Where run directories are created.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Use the scenario files' full sizes (the seed's 5 million records) instead of the laptop scale.
+    #[arg(long)]
+    pub full: bool,
+    /// Records at laptop scale.
+    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS)]
+    pub records: u64,
+    /// Finish an interrupted experiment without measuring its finished cells again.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Sweep thread counts on each topology first and measure at its knee.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Thread counts for `--sweep`.
+    #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
+    pub sweep_threads: ThreadList,
+    /// Length of each sweep point.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub sweep_duration: Duration,
+    /// Experiment name (the run directory's suffix).
+    #[arg(long, default_value = "compare")]
+    pub name: String,
+    /// Report format printed at the end.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Print every server's ops/s while cells run (like mongostat beside YCSB).
+    #[arg(short = 's', long = "status")]
+    pub status: bool,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// Arguments of `sweep`.
 #[derive(Debug, Args)]
-pub struct SweepArgs {}
+pub struct SweepArgs {
+    /// Workload file (or a name in `workloads/`).
+    #[arg(short = 'P', value_name = "FILE")]
+    pub workload: String,
+    /// Thread counts, comma-separated.
+    #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
+    pub threads: ThreadList,
+    /// Bring this topology up for the sweep and tear it down after.
+    #[arg(long, conflicts_with = "uri")]
+    pub topology: Option<String>,
+    /// Sweep against a server that already runs.
+    #[arg(long)]
+    pub uri: Option<String>,
+    /// Backend for `--topology`.
+    #[arg(long, default_value = "process")]
+    pub backend: String,
+    /// Directory holding `mongod` and `mongos` (process backend).
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
+    /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
+    #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub mongod_args: Vec<String>,
+    /// First port of every topology (default: the topology file's `base_port`).
+    #[arg(long)]
+    pub base_port: Option<u16>,
+    /// Length of each thread count's run.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Set a workload property (repeatable).
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    /// Use the file's record count instead of the laptop scale.
+    #[arg(long)]
+    pub full: bool,
+    /// Records at laptop scale.
+    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS)]
+    pub records: u64,
+    /// Do not load: the data is already there.
+    #[arg(long)]
+    pub no_load: bool,
+    /// Where the run directory is created.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// Arguments of `report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// The experiment's run directory.
+    pub dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Also (re)write the report files and charts into the directory.
+    #[arg(long)]
+    pub write: bool,
+}
+
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {}
+pub struct DiffArgs {
+    /// The earlier experiment.
+    pub a: PathBuf,
+    /// The later experiment.
+    pub b: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
 /// Arguments of `calibrate`.
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {}
+pub struct CalibrateArgs {
+    /// Workload file (default: S2, scaled down).
+    #[arg(short = 'P', value_name = "FILE", default_value = "S2")]
+    pub workload: String,
+    /// Length of the measured run.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Client threads.
+    #[arg(long, default_value_t = 16)]
+    pub threads: u32,
+    /// Records loaded before the run.
+    #[arg(long, default_value_t = 10_000)]
+    pub records: u64,
+    /// Set a workload property (repeatable).
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+    /// Where the figure is stored for later experiments' client-bottleneck warnings.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
-pub struct DemoArgs {}
+pub struct DemoArgs {
+    /// Where the run directory is created.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Length of each run-phase cell.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Records loaded per topology.
+    #[arg(long, default_value_t = 20_000)]
+    pub records: u64,
+    /// Stand-in service time per operation, µs (the capacity model).
+    #[arg(long, default_value_t = live::DEMO_SERVICE_TIME_US)]
+    pub service_time_us: u64,
+    /// Stand-in workers per mongod (capacity = workers × 10⁶ / service time ops/s).
+    #[arg(long, default_value_t = live::DEMO_WORKERS)]
+    pub workers: u32,
+    /// Client threads.
+    #[arg(long, default_value_t = live::DEMO_THREADS)]
+    pub threads: u32,
+    /// Topologies, comma-separated.
+    #[arg(long, default_value = "single,microshard-2,microshard-4")]
+    pub topologies: String,
+    /// Scenarios, comma-separated.
+    #[arg(long, default_value = "S1,S2,S3,S4,S5")]
+    pub scenarios: String,
+    /// Report format printed at the end.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn finish_matrix(
+    dir: &ExperimentDir,
+    outcome: &MatrixOutcome,
+    format: Format,
+) -> anyhow::Result<()> {
+    let text = report::table(dir, format)?;
+    println!("{text}");
+    eprintln!(
+        "microshard: results, reports and charts in {}",
+        dir.path().display()
+    );
+    if outcome.interrupted {
+        anyhow::bail!(
+            "interrupted: {} cell(s) measured this time; finish with `microshard compare --resume {}`",
+            outcome.measured.len(),
+            dir.path().display()
+        );
+    }
+    if !outcome.failures.is_empty() {
+        anyhow::bail!(
+            "{} failure(s): {}; finish with `microshard compare --resume {}`",
+            outcome.failures.len(),
+            outcome.failures.join("; "),
+            dir.path().display()
+        );
+    }
+    Ok(())
+}
 
 /// Runs an experiment.
-pub async fn compare(_args: CompareArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let progress = Progress::auto(args.quiet);
+    let mut cfg = CompareConfig::new(args.out.clone());
+    cfg.name = args.name;
+    cfg.topologies = split_list(&args.topologies);
+    cfg.scenarios = split_list(&args.scenarios);
+    cfg.backend = args.backend;
+    cfg.bin_dir = args.bin_dir;
+    cfg.overrides = args.properties;
+    cfg.extra_mongod_args = args.mongod_args;
+    cfg.duration = Some(args.duration);
+    cfg.repeat = args.repeat;
+    cfg.threads = args.threads;
+    cfg.baseline = args.baseline;
+    cfg.full = args.full;
+    cfg.records = args.records;
+    cfg.resume = args.resume;
+    if args.sweep {
+        cfg.sweep_threads = args.sweep_threads.0;
+    }
+    cfg.sweep_duration = args.sweep_duration;
+    cfg.client_ceiling = live::stored_ceiling(&args.out);
+    cfg.live_server_status = args.status;
+    // On resume the stored configuration decides backend and binaries.
+    let (backend, bin_dir, extra) = match &cfg.resume {
+        Some(path) => {
+            let stored = ExperimentDir::open(path)
+                .and_then(|d| d.config())
+                .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+            (
+                stored.backend,
+                stored.bin_dir.map(PathBuf::from),
+                stored.extra_mongod_args,
+            )
+        }
+        None => (
+            cfg.backend.clone(),
+            cfg.bin_dir.clone(),
+            cfg.extra_mongod_args.clone(),
+        ),
+    };
+    let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
+    lab.base_port = args.base_port;
+    let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
+    finish_matrix(&dir, &outcome, args.format)
 }
+
 /// Runs a thread sweep.
-pub async fn sweep(_args: SweepArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let progress = Progress::auto(args.quiet);
+    let target = match (args.topology, args.uri) {
+        (Some(t), None) => SweepTarget::Topology(t),
+        (None, Some(u)) => SweepTarget::Uri(u),
+        _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
+    };
+    let cfg = SweepConfig {
+        workload: args.workload,
+        threads: args.threads.0,
+        target,
+        duration: args.duration,
+        overrides: args.properties,
+        full: args.full,
+        records: args.records,
+        no_load: args.no_load,
+        results_root: args.out,
+        backend: args.backend.clone(),
+    };
+    let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
+    lab.base_port = args.base_port;
+    let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
+    println!("{}", sweep::render_sweep(&result));
+    eprintln!("microshard: sweep and chart in {}", dir.path().display());
+    Ok(())
 }
+
 /// Prints an experiment's table.
-pub async fn report(_args: ReportArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
+    if args.write {
+        compare::write_reports(&dir)?;
+    }
+    println!("{}", report::table(&dir, args.format)?);
+    for (_, s) in dir.sweeps() {
+        if args.format == Format::Table {
+            println!("{}", sweep::render_sweep(&s));
+        }
+    }
+    Ok(())
 }
+
 /// Compares two experiments.
-pub async fn diff(_args: DiffArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
+    let a = ExperimentDir::open(&args.a).map_err(crate::error::as_bad_input)?;
+    let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
+    println!("{}", report::diff::diff_dirs(&a, &b, args.format)?);
+    Ok(())
 }
+
 /// Measures the client's ceiling.
-pub async fn calibrate(_args: CalibrateArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let progress = Progress::auto(args.quiet);
+    let cfg = CalibrateConfig {
+        workload: args.workload,
+        duration: args.duration,
+        threads: args.threads,
+        records: args.records,
+        overrides: args.properties,
+        results_root: args.out,
+    };
+    let outcome = live::calibrate(&cfg, &cancel, &progress).await?;
+    println!("{}", outcome.render());
+    Ok(())
 }
+
 /// Runs the stand-in demo.
-pub async fn demo(_args: DemoArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let progress = Progress::auto(args.quiet);
+    let cfg = DemoConfig {
+        results_root: args.out,
+        duration: args.duration,
+        records: args.records,
+        service_time_us: args.service_time_us,
+        workers: args.workers,
+        threads: args.threads,
+        topologies: split_list(&args.topologies),
+        scenarios: split_list(&args.scenarios),
+    };
+    let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
+    finish_matrix(&dir, &outcome, args.format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!(parse_threads("8, 1,4,4"), Ok(ThreadList(vec![1, 4, 8])));
+        assert!(parse_threads("1,0").is_err());
+        assert!(parse_threads("a").is_err());
+    }
 }

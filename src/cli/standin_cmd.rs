@@ -30,11 +30,67 @@ pub fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
 }
 
 /// Runs `microshard standin ...`.
-pub async fn run(_args: StandinArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn run(args: StandinArgs) -> anyhow::Result<()> {
+    let mut it = args.args.into_iter();
+    let role = match it.next().as_deref() {
+        Some("mongod") => Role::Mongod,
+        Some("mongos") => Role::Mongos,
+        Some(other) => {
+            return Err(crate::error::bad_input(format!(
+                "standin: the first argument must be 'mongod' or 'mongos', not '{other}'"
+            )));
+        }
+        None => {
+            return Err(crate::error::bad_input(
+                "standin: give the role ('mongod' or 'mongos') then its flags",
+            ));
+        }
+    };
+    run_as(role, it.collect()).await
 }
 
 /// Runs the stand-in in `role` with mongod/mongos-style flags.
-pub async fn run_as(_role: Role, _flags: Vec<String>) -> anyhow::Result<()> {
-    anyhow::bail!("not implemented yet")
+pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
+    if flags.iter().any(|f| f == "--help" || f == "-h") {
+        println!("{}", help(role));
+        return Ok(());
+    }
+    if flags.iter().any(|f| f == "--version") {
+        println!(
+            "microshard stand-in {} (not MongoDB) version v{}",
+            match role {
+                Role::Mongod => "mongod",
+                Role::Mongos => "mongos",
+            },
+            crate::standin::STANDIN_VERSION
+        );
+        return Ok(());
+    }
+    let cfg = crate::standin::StandinConfig::from_args(role, &flags).map_err(to_anyhow)?;
+    crate::standin::run_foreground(cfg).await.map_err(to_anyhow)
+}
+
+fn to_anyhow(e: crate::standin::StandinError) -> anyhow::Error {
+    if e.is_bad_input() {
+        crate::error::as_bad_input(e)
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+fn help(role: Role) -> &'static str {
+    match role {
+        Role::Mongod => {
+            "microshard stand-in mongod (a MongoDB-wire-protocol test server, not MongoDB)\n\
+             Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
+             --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS"
+        }
+        Role::Mongos => {
+            "microshard stand-in mongos (a MongoDB-wire-protocol test server, not MongoDB)\n\
+             Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
+             --logappend, --unixSocketPrefix, --setParameter, --quiet\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE"
+        }
+    }
 }

@@ -63,6 +63,20 @@ struct AggEntry {
 #[derive(Default)]
 struct Aggregate {
     entries: Vec<AggEntry>,
+    /// Empty histograms to swap into client slots.
+    pool: Vec<Histogram<u64>>,
+}
+
+/// What one aggregation took out of a client slot.
+struct Taken {
+    kind: MapKind,
+    key: Box<str>,
+    first_seq: u64,
+    has_buckets: bool,
+    hist: Option<Histogram<u64>>,
+    buckets: Option<BucketHistogram>,
+    statuses: [u64; 9],
+    status_seq: [u64; 9],
 }
 
 /// The registry shared by a run (`Arc<Measurements>`): hands out recorders, aggregates.
@@ -388,33 +402,57 @@ impl Measurements {
     }
 
     /// Moves every client's counters into the aggregate's interval part.
+    ///
+    /// Under a client's lock we only swap its histograms for empty ones from a pool (O(1)), so a
+    /// recording task is never blocked for a histogram walk; the adding happens after unlocking.
     fn collect(&self, agg: &mut Aggregate) {
         let clients: Vec<Arc<Mutex<ClientSlot>>> = lock(&self.clients).clone();
         let n_buckets = self.shared.config.histogram_buckets;
+        let mut taken: Vec<Taken> = Vec::new();
         for slot in clients {
-            let mut slot = lock(&slot);
-            for e in slot.entries.iter_mut() {
+            taken.clear();
+            {
+                let mut slot = lock(&slot);
+                for e in slot.entries.iter_mut() {
+                    let hist = (!e.hist.is_empty()).then(|| {
+                        let spare = agg.pool.pop().unwrap_or_else(hdr::new_histogram);
+                        std::mem::replace(&mut e.hist, spare)
+                    });
+                    let buckets = e
+                        .buckets
+                        .as_mut()
+                        .filter(|b| b.operations > 0)
+                        .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
+                    taken.push(Taken {
+                        kind: e.kind,
+                        key: e.key.clone(),
+                        first_seq: e.first_seq,
+                        has_buckets: e.buckets.is_some(),
+                        hist,
+                        buckets,
+                        statuses: e.statuses,
+                        status_seq: e.status_seq,
+                    });
+                    e.statuses = [0; 9];
+                }
+            }
+            for t in taken.drain(..) {
                 let pos = agg
                     .entries
                     .iter()
-                    .position(|a| a.kind == e.kind && *a.key == *e.key);
+                    .position(|a| a.kind == t.kind && *a.key == *t.key);
                 let a = match pos {
                     Some(p) => &mut agg.entries[p],
                     None => {
+                        let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
                         agg.entries.push(AggEntry {
-                            kind: e.kind,
-                            key: e.key.to_string(),
-                            first_seq: e.first_seq,
+                            kind: t.kind,
+                            key: t.key.to_string(),
+                            first_seq: t.first_seq,
                             total: hdr::new_histogram(),
                             interval: hdr::new_histogram(),
-                            buckets_total: e
-                                .buckets
-                                .as_ref()
-                                .map(|_| BucketHistogram::new(n_buckets)),
-                            buckets_interval: e
-                                .buckets
-                                .as_ref()
-                                .map(|_| BucketHistogram::new(n_buckets)),
+                            buckets_total: buckets.clone(),
+                            buckets_interval: buckets,
                             statuses: [0; 9],
                             status_seq: [NO_SEQ; 9],
                         });
@@ -422,19 +460,20 @@ impl Measurements {
                         &mut agg.entries[last]
                     }
                 };
-                a.first_seq = a.first_seq.min(e.first_seq);
-                // Both histograms auto-resize, so adding cannot fail.
-                let _ = a.interval.add(&e.hist);
-                e.hist.reset();
-                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), e.buckets.as_mut()) {
+                a.first_seq = a.first_seq.min(t.first_seq);
+                if let Some(mut h) = t.hist {
+                    // Both histograms auto-resize, so adding cannot fail.
+                    let _ = a.interval.add(&h);
+                    h.reset();
+                    agg.pool.push(h);
+                }
+                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), t.buckets.as_ref()) {
                     dst.add(src);
-                    src.reset();
                 }
                 for i in 0..9 {
-                    a.statuses[i] += e.statuses[i];
-                    a.status_seq[i] = a.status_seq[i].min(e.status_seq[i]);
+                    a.statuses[i] += t.statuses[i];
+                    a.status_seq[i] = a.status_seq[i].min(t.status_seq[i]);
                 }
-                e.statuses = [0; 9];
             }
         }
     }

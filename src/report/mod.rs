@@ -1,1 +1,703 @@
-//! Experiment reports: comparison tables, Markdown/CSV/JSON output and SVG charts.
+//! Experiment reports: the comparison table (terminal, Markdown, CSV, JSON), `diff` between two
+//! experiments, and SVG charts.
+//!
+//! Reports are computed from the results directory alone (configuration + cell files), so a
+//! finished, interrupted or copied experiment reports the same way.
+
+pub mod charts;
+pub mod diff;
+pub mod stats;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::experiment::model::{CellFile, ExperimentConfig, Latency};
+use crate::experiment::results::{ExperimentDir, ResultsError};
+
+/// The heading every stand-in figure carries, wherever it is shown or stored.
+pub const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
+
+/// Significance level of the comparison with the baseline (Welch's t-test, two-sided).
+pub const ALPHA: f64 = 0.05;
+
+/// Client CPU utilisation above which the client, not the server, is the likely bottleneck.
+pub const CLIENT_BOUND_UTILISATION: f64 = 0.85;
+/// Fraction of the calibrated client ceiling above which the client is the likely bottleneck.
+pub const CLIENT_BOUND_CEILING: f64 = 0.9;
+
+/// How a report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// A terminal table.
+    Table,
+    /// A GitHub-flavoured Markdown table for write-ups.
+    Markdown,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// The result of the baseline comparison for one row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Significance {
+    /// Two-sided p-value of Welch's t-test on throughput.
+    pub p: f64,
+    /// p < [`ALPHA`].
+    pub significant: bool,
+}
+
+/// One row: a scenario on a topology, aggregated over its repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Scenario name.
+    pub scenario: String,
+    /// Topology name.
+    pub topology: String,
+    /// Repetitions measured (0 = not measured yet).
+    pub repeats: usize,
+    /// Client threads (of the last repetition).
+    pub threads: Option<u32>,
+    /// Mean throughput, ops/s.
+    pub throughput: Option<f64>,
+    /// Throughput over the baseline topology's for the same scenario.
+    pub vs_baseline: Option<f64>,
+    /// Lowest and highest throughput over repetitions.
+    pub spread: Option<(f64, f64)>,
+    /// Sample standard deviation of throughput over repetitions.
+    pub stddev: Option<f64>,
+    /// Welch's t-test against the baseline (two or more repetitions on both sides).
+    pub significance: Option<Significance>,
+    /// Operation the latency columns describe.
+    pub main_op: Option<String>,
+    /// Latency of the main operation averaged over repetitions, µs.
+    pub latency: Option<Latency>,
+    /// Operations that did not return OK, summed over repetitions.
+    pub errors: u64,
+    /// Errors above the configured fraction of operations.
+    pub degraded: bool,
+    /// Client CPU utilisation of its cores (mean), 0..1.
+    pub client_cpu: Option<f64>,
+    /// Client CPU µs per operation (mean).
+    pub cpu_us_per_op: Option<f64>,
+    /// The client, not the server, was probably the bottleneck.
+    pub client_bound: bool,
+    /// Measured against the stand-in.
+    pub standin: bool,
+}
+
+/// A whole comparison report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// [`STANDIN_MARKER`] when any cell was measured against the stand-in.
+    pub marker: Option<String>,
+    /// Experiment name.
+    pub experiment: String,
+    /// Baseline topology.
+    pub baseline: String,
+    /// Which sizes were used.
+    pub scale_note: String,
+    /// The significance test used.
+    pub test: String,
+    /// Rows, scenario-major in configuration order.
+    pub rows: Vec<Row>,
+    /// Warnings collected from cells (deduplicated).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// True when any figure came from the stand-in.
+    pub fn standin(&self) -> bool {
+        self.marker.is_some()
+    }
+}
+
+/// Builds the report of an experiment directory.
+pub fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
+    let config = dir.config()?;
+    let cells = dir.cells()?;
+    Ok(build_from(&config, &cells))
+}
+
+/// Builds the report from a configuration and its cells (pure; used by tests and `diff`).
+pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
+    let mut groups: BTreeMap<(String, String), Vec<&CellFile>> = BTreeMap::new();
+    for cell in cells {
+        groups
+            .entry((cell.cell.scenario.clone(), cell.cell.topology.clone()))
+            .or_default()
+            .push(cell);
+    }
+    for group in groups.values_mut() {
+        group.sort_by_key(|c| c.cell.repeat);
+    }
+    let mut scenarios = config.scenarios.clone();
+    let mut topologies = config.topologies.clone();
+    for (s, t) in groups.keys() {
+        if !scenarios.contains(s) {
+            scenarios.push(s.clone());
+        }
+        if !topologies.contains(t) {
+            topologies.push(t.clone());
+        }
+    }
+    let throughputs = |s: &str, t: &str| -> Vec<f64> {
+        groups
+            .get(&(s.to_string(), t.to_string()))
+            .map(|g| g.iter().map(|c| c.summary.throughput).collect())
+            .unwrap_or_default()
+    };
+    let mut rows = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let mut any_standin = config.standin;
+    for scenario in &scenarios {
+        let base = throughputs(scenario, &config.baseline);
+        let base_mean = stats::mean(&base);
+        for topology in &topologies {
+            let group = groups
+                .get(&(scenario.clone(), topology.clone()))
+                .cloned()
+                .unwrap_or_default();
+            let tp: Vec<f64> = group.iter().map(|c| c.summary.throughput).collect();
+            let mean_tp = stats::mean(&tp);
+            let standin = group.iter().any(|c| c.summary.standin);
+            any_standin |= standin;
+            for c in &group {
+                for w in c
+                    .warnings
+                    .iter()
+                    .chain(c.server.iter().flat_map(|s| s.warnings.iter()))
+                {
+                    let w = format!("{scenario}/{topology}: {w}");
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+            }
+            let errors: u64 = group.iter().map(|c| c.summary.errors).sum();
+            let operations: u64 = group.iter().map(|c| c.summary.operations).sum();
+            let degraded = operations > 0
+                && errors as f64 / operations as f64 > config.degraded_error_fraction;
+            let significance = if *topology == config.baseline {
+                None
+            } else {
+                stats::welch(&tp, &base).map(|w| Significance {
+                    p: w.p,
+                    significant: w.significant(ALPHA),
+                })
+            };
+            let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
+            let cpu_us_per_op = mean_of(group.iter().map(|c| c.summary.cpu_us_per_op()));
+            let near_ceiling = match (config.client_ceiling, mean_tp) {
+                (Some(ceiling), Some(tp)) if ceiling > 0.0 => tp >= ceiling * CLIENT_BOUND_CEILING,
+                _ => false,
+            };
+            let client_bound =
+                client_cpu.is_some_and(|u| u >= CLIENT_BOUND_UTILISATION) || near_ceiling;
+            if client_bound {
+                warnings.push(format!(
+                    "{scenario}/{topology}: the client is probably the bottleneck ({}), not the server",
+                    if near_ceiling {
+                        "throughput near this machine's calibrated client ceiling".to_string()
+                    } else {
+                        format!(
+                            "client CPU at {:.0}% of its cores",
+                            client_cpu.unwrap_or(0.0) * 100.0
+                        )
+                    }
+                ));
+            }
+            rows.push(Row {
+                scenario: scenario.clone(),
+                topology: topology.clone(),
+                repeats: group.len(),
+                threads: group.last().map(|c| c.summary.threads),
+                throughput: mean_tp,
+                vs_baseline: match (mean_tp, base_mean) {
+                    (Some(t), Some(b)) if b > 0.0 => Some(t / b),
+                    _ => None,
+                },
+                spread: (tp.len() > 1).then(|| {
+                    (
+                        tp.iter().copied().fold(f64::INFINITY, f64::min),
+                        tp.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    )
+                }),
+                stddev: stats::stddev(&tp),
+                significance,
+                main_op: group.last().map(|c| c.summary.main_op.clone()),
+                latency: mean_latency(&group),
+                errors,
+                degraded,
+                client_cpu,
+                cpu_us_per_op,
+                client_bound,
+                standin,
+            });
+        }
+    }
+    Report {
+        marker: any_standin.then(|| STANDIN_MARKER.to_string()),
+        experiment: config.name.clone(),
+        baseline: config.baseline.clone(),
+        scale_note: config.scale_note.clone(),
+        test: format!(
+            "Welch's two-sided t-test on throughput vs {}, {}% level",
+            config.baseline,
+            ((1.0 - ALPHA) * 100.0).round()
+        ),
+        rows,
+        warnings,
+    }
+}
+
+fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.flatten().collect();
+    stats::mean(&v)
+}
+
+fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
+    if group.is_empty() {
+        return None;
+    }
+    let n = group.len() as f64;
+    let avg = |f: fn(&Latency) -> f64| group.iter().map(|c| f(&c.summary.latency)).sum::<f64>() / n;
+    Some(Latency {
+        avg: avg(|l| l.avg),
+        min: group
+            .iter()
+            .map(|c| c.summary.latency.min)
+            .fold(f64::INFINITY, f64::min),
+        max: group
+            .iter()
+            .map(|c| c.summary.latency.max)
+            .fold(0.0, f64::max),
+        p50: avg(|l| l.p50),
+        p95: avg(|l| l.p95),
+        p99: avg(|l| l.p99),
+        p999: avg(|l| l.p999),
+    })
+}
+
+/// Column headers shared by every tabular format.
+fn headers(report: &Report) -> Vec<String> {
+    [
+        "scenario",
+        "topology",
+        "threads",
+        "ops/s",
+        &format!("× {}", report.baseline),
+        "op",
+        "avg µs",
+        "p50 µs",
+        "p95 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "errors",
+        "spread (min–max)",
+        "± stddev",
+        "significant",
+        "client CPU",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn row_cells(row: &Row) -> Vec<String> {
+    let dash = || "—".to_string();
+    if row.repeats == 0 {
+        let mut cells = vec![row.scenario.clone(), row.topology.clone()];
+        cells.push(dash());
+        cells.push("not measured".into());
+        cells.resize(16, dash());
+        return cells;
+    }
+    let lat = row.latency.clone().unwrap_or_default();
+    vec![
+        row.scenario.clone(),
+        row.topology.clone(),
+        row.threads.map(|t| t.to_string()).unwrap_or_else(dash),
+        row.throughput.map(fmt_num).unwrap_or_else(dash),
+        row.vs_baseline
+            .map(|r| format!("{r:.2}×"))
+            .unwrap_or_else(dash),
+        row.main_op.clone().unwrap_or_else(dash),
+        fmt_num(lat.avg),
+        fmt_num(lat.p50),
+        fmt_num(lat.p95),
+        fmt_num(lat.p99),
+        fmt_num(lat.p999),
+        if row.degraded {
+            format!("{} DEGRADED", row.errors)
+        } else {
+            row.errors.to_string()
+        },
+        row.spread
+            .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
+            .unwrap_or_else(dash),
+        row.stddev
+            .map(|s| format!("±{}", fmt_num(s)))
+            .unwrap_or_else(dash),
+        match row.significance {
+            Some(s) if s.significant => format!("yes (p={:.3})", s.p),
+            Some(s) => format!("no (p={:.3})", s.p),
+            None => dash(),
+        },
+        match row.client_cpu {
+            Some(u) if row.client_bound => format!("{:.0}% CLIENT-BOUND", u * 100.0),
+            Some(u) => format!("{:.0}%", u * 100.0),
+            None if row.client_bound => "CLIENT-BOUND".into(),
+            None => dash(),
+        },
+    ]
+}
+
+/// Renders a report in the requested format.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => render_table(report),
+        Format::Markdown => render_markdown(report),
+        Format::Csv => render_csv(report),
+        Format::Json => serde_json::to_string_pretty(report)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
+    }
+}
+
+/// Builds and renders the report of an experiment directory.
+pub fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
+    Ok(render(&build(dir)?, format))
+}
+
+fn footer(report: &Report) -> Vec<String> {
+    let mut lines = vec![
+        format!("Sizes: {}", report.scale_note),
+        format!(
+            "Latency columns: the row's main operation, microseconds. Significance: {}.",
+            report.test
+        ),
+    ];
+    if report.standin() {
+        lines.push(
+            "Measured against microshard's stand-in server (a capacity model), not MongoDB.".into(),
+        );
+    }
+    lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+fn render_table(report: &Report) -> String {
+    let mut builder = tabled::builder::Builder::new();
+    builder.push_record(headers(report));
+    for row in &report.rows {
+        builder.push_record(row_cells(row));
+    }
+    let mut table = builder.build();
+    table.with(tabled::settings::Style::rounded());
+    let mut out = String::new();
+    if let Some(marker) = &report.marker {
+        out.push_str(&format!("{marker}\n"));
+    }
+    out.push_str(&format!("Experiment {}\n", report.experiment));
+    out.push_str(&table.to_string());
+    out.push('\n');
+    for line in footer(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn render_markdown(report: &Report) -> String {
+    let mut out = String::new();
+    if let Some(marker) = &report.marker {
+        out.push_str(&format!("**{marker}**\n\n"));
+    }
+    out.push_str(&format!(
+        "### Experiment {}\n\n",
+        md_escape(&report.experiment)
+    ));
+    let h = headers(report);
+    out.push_str(&format!(
+        "| {} |\n",
+        h.iter()
+            .map(|c| md_escape(c))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    let aligns: Vec<&str> = h
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i < 2 || i == 5 { "---" } else { "---:" })
+        .collect();
+    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
+    for row in &report.rows {
+        let cells: Vec<String> = row_cells(row).iter().map(|c| md_escape(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out.push('\n');
+    for line in footer(report) {
+        out.push_str(&format!("- {}\n", md_escape(&line)));
+    }
+    out
+}
+
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_default()
+}
+
+/// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
+/// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
+pub const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,degraded,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+
+fn render_csv(report: &Report) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for row in &report.rows {
+        let lat = row.latency.clone();
+        let fields = [
+            if row.standin || report.standin() {
+                "stand-in".to_string()
+            } else {
+                "mongodb".to_string()
+            },
+            row.scenario.clone(),
+            row.topology.clone(),
+            row.repeats.to_string(),
+            row.threads.map(|t| t.to_string()).unwrap_or_default(),
+            opt(row.throughput),
+            opt(row.vs_baseline),
+            row.main_op.clone().unwrap_or_default(),
+            opt(lat.as_ref().map(|l| l.avg)),
+            opt(lat.as_ref().map(|l| l.p50)),
+            opt(lat.as_ref().map(|l| l.p95)),
+            opt(lat.as_ref().map(|l| l.p99)),
+            opt(lat.as_ref().map(|l| l.p999)),
+            row.errors.to_string(),
+            row.degraded.to_string(),
+            opt(row.spread.map(|s| s.0)),
+            opt(row.spread.map(|s| s.1)),
+            opt(row.stddev),
+            opt(row.significance.map(|s| s.p)),
+            row.significance
+                .map(|s| s.significant.to_string())
+                .unwrap_or_default(),
+            opt(row.client_cpu),
+            opt(row.cpu_us_per_op),
+            row.client_bound.to_string(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary};
+
+    pub(crate) fn config(standin: bool) -> ExperimentConfig {
+        ExperimentConfig {
+            schema: CONFIG_SCHEMA.into(),
+            name: "t".into(),
+            created: "2026-01-01T00:00:00Z".into(),
+            tool_version: "0".into(),
+            topologies: vec!["single".into(), "microshard-2".into()],
+            baseline: "single".into(),
+            scenarios: vec!["S1".into(), "S2".into()],
+            repeat: 3,
+            backend: "process".into(),
+            bin_dir: None,
+            extra_mongod_args: vec![],
+            duration_s: Some(5),
+            threads: Some(8),
+            sweep: false,
+            sweep_threads: vec![],
+            sweep_duration_s: None,
+            full: false,
+            scale_note: "100000 records (laptop scale)".into(),
+            properties: Default::default(),
+            host: serde_json::Value::Null,
+            server_versions: Default::default(),
+            standin,
+            degraded_error_fraction: 0.01,
+            client_ceiling: None,
+            live_server_status: false,
+        }
+    }
+
+    pub(crate) fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64) -> CellFile {
+        CellFile {
+            schema: CELL_SCHEMA.into(),
+            cell: CellId {
+                topology: topology.into(),
+                scenario: scenario.into(),
+                repeat,
+            },
+            finished: "now".into(),
+            summary: CellSummary {
+                phase: "run".into(),
+                threads: 8,
+                operations: (tp * 10.0) as u64,
+                runtime_ms: 10_000.0,
+                throughput: tp,
+                main_op: "READ".into(),
+                latency: Latency {
+                    avg: 100.0,
+                    min: 10.0,
+                    max: 1000.0,
+                    p50: 90.0,
+                    p95: 200.0,
+                    p99: 300.0,
+                    p999: 900.0,
+                },
+                errors: 0,
+                client_cpu_s: Some(2.0),
+                client_cores: Some(2),
+                standin: false,
+                server_version: Some("7.0.0".into()),
+            },
+            result: serde_json::Value::Null,
+            server: None,
+            warnings: vec![],
+        }
+    }
+
+    fn cells() -> Vec<CellFile> {
+        let mut v = Vec::new();
+        for (r, jitter) in [(1, 0.0), (2, 10.0), (3, -10.0)] {
+            v.push(cell("single", "S1", r, 1000.0 + jitter));
+            v.push(cell("microshard-2", "S1", r, 2000.0 + jitter));
+            v.push(cell("single", "S2", r, 500.0 + jitter));
+            v.push(cell("microshard-2", "S2", r, 505.0 - jitter));
+        }
+        v
+    }
+
+    #[test]
+    fn baseline_ratio_spread_and_significance() {
+        let r = build_from(&config(false), &cells());
+        assert!(r.marker.is_none());
+        let get = |s: &str, t: &str| {
+            r.rows
+                .iter()
+                .find(|x| x.scenario == s && x.topology == t)
+                .cloned()
+        };
+        let base = get("S1", "single");
+        assert_eq!(base.as_ref().and_then(|b| b.vs_baseline), Some(1.0));
+        assert!(base.as_ref().is_some_and(|b| b.significance.is_none()));
+        let ms = get("S1", "microshard-2");
+        assert!(
+            ms.as_ref()
+                .and_then(|m| m.vs_baseline)
+                .is_some_and(|x| (x - 2.0).abs() < 1e-9)
+        );
+        assert_eq!(ms.as_ref().and_then(|m| m.spread), Some((1990.0, 2010.0)));
+        assert!(
+            ms.as_ref()
+                .and_then(|m| m.significance)
+                .is_some_and(|s| s.significant)
+        );
+        let s2 = get("S2", "microshard-2");
+        assert!(
+            s2.and_then(|m| m.significance)
+                .is_some_and(|s| !s.significant)
+        );
+    }
+
+    #[test]
+    fn standin_marker_in_every_format() {
+        let mut cs = cells();
+        cs[0].summary.standin = true;
+        let r = build_from(&config(false), &cs);
+        for f in [Format::Table, Format::Markdown, Format::Json] {
+            assert!(render(&r, f).contains(STANDIN_MARKER), "{f:?}");
+        }
+        let csv = render(&r, Format::Csv);
+        assert!(
+            csv.lines().skip(1).all(|l| l.starts_with("stand-in,")),
+            "{csv}"
+        );
+        let plain = render(&build_from(&config(false), &cells()), Format::Table);
+        assert!(!plain.contains(STANDIN_MARKER));
+    }
+
+    #[test]
+    fn degraded_and_missing_cells_show() {
+        let mut cs = cells();
+        cs.retain(|c| !(c.cell.scenario == "S2" && c.cell.topology == "microshard-2"));
+        cs[0].summary.errors = 1000;
+        let r = build_from(&config(false), &cs);
+        let table = render(&r, Format::Table);
+        assert!(table.contains("DEGRADED"), "{table}");
+        assert!(table.contains("not measured"), "{table}");
+    }
+
+    #[test]
+    fn csv_has_header_and_rectangular_rows() {
+        let r = build_from(&config(false), &cells());
+        let csv = render(&r, Format::Csv);
+        let n = CSV_HEADER.split(',').count();
+        assert_eq!(csv.lines().count(), 1 + r.rows.len());
+        for line in csv.lines() {
+            assert_eq!(line.split(',').count(), n, "{line}");
+        }
+    }
+
+    #[test]
+    fn markdown_rows_have_header_width() {
+        let r = build_from(&config(false), &cells());
+        let md = render(&r, Format::Markdown);
+        let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(table.len(), 2 + r.rows.len());
+        let width = table[0].matches(" | ").count();
+        assert!(
+            table.iter().all(|l| l.matches(" | ").count() == width),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn client_bound_flagged_near_ceiling() {
+        let mut c = config(false);
+        c.client_ceiling = Some(2100.0);
+        let r = build_from(&c, &cells());
+        let ms = r
+            .rows
+            .iter()
+            .find(|x| x.scenario == "S1" && x.topology == "microshard-2");
+        assert!(ms.is_some_and(|m| m.client_bound));
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("client is probably the bottleneck"))
+        );
+    }
+}

@@ -1,5 +1,7 @@
 //! The runner: client tasks, pacing and the status line; executes a workload phase against a database.
 
+pub mod pacing;
+
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -9,3 +11,9 @@ pub enum Phase {
     /// Run the operation mix (`-t`).
     Run,
 }
+
+mod client;
+mod exec;
+mod status;
+
+pub use exec::{ExecuteOptions, execute};

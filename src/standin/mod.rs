@@ -1,1 +1,195 @@
-//! The stand-in: a small MongoDB-wire-protocol server that plays mongod, replica-set member or mongos. Not MongoDB.
+//! The stand-in: a small MongoDB-wire-protocol server that plays mongod, replica-set member or mongos.
+//!
+//! It exists so that tests, `demo` and `calibrate` run where no MongoDB can be installed. It is **not**
+//! MongoDB and never claims to be: `buildInfo.version` ends in `-standin`, and `hello`, `buildInfo` and
+//! `serverStatus` carry `microshardStandin: true` so every figure measured against it gets labelled.
+//! Data lives in memory; `--dbpath` only holds the lock file.
+
+pub mod capacity;
+pub mod cmderr;
+pub mod config;
+mod mongod;
+pub mod query;
+mod repl;
+mod router;
+mod server;
+pub mod store;
+pub mod value;
+pub mod wire;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use crate::cli::standin_cmd::Role;
+pub use config::StandinConfig;
+
+/// The version string the stand-in reports: a real-looking version, never a real MongoDB one.
+pub const STANDIN_VERSION: &str = "7.0.0-standin";
+/// `maxWireVersion` of MongoDB 7.0, the version the stand-in imitates.
+pub const MAX_WIRE_VERSION: i32 = 21;
+
+/// Why a stand-in could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StandinError {
+    /// A flag is unknown, malformed or not allowed for this role (the user's input).
+    #[error("{0}")]
+    BadFlag(String),
+    /// `--dbpath` does not exist (mongod's NonExistentPath, code 29).
+    #[error(
+        "NonExistentPath: Data directory {0} not found. Create the missing directory or specify another path using (1) the --dbpath command line option, or (2) by adding the 'storage.dbPath' option in the configuration file."
+    )]
+    NonExistentPath(String),
+    /// Another server holds `mongod.lock` in `--dbpath` (mongod's DBPathInUse, code 98).
+    #[error(
+        "DBPathInUse: Unable to lock the lock file: {0}/mongod.lock (Resource temporarily unavailable). Another mongod instance is already running on the {0} directory"
+    )]
+    DbPathInUse(String),
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind {
+        /// The address tried.
+        addr: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// Any other I/O failure at start-up (log file, lock file, runtime).
+    #[error("{0}")]
+    Io(String),
+}
+
+impl StandinError {
+    /// True when the error is the user's input (exit status 2 at the CLI edge).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            StandinError::BadFlag(_)
+                | StandinError::NonExistentPath(_)
+                | StandinError::DbPathInUse(_)
+        )
+    }
+}
+
+/// A running stand-in: where it listens and how to stop it.
+#[derive(Debug)]
+pub struct StandinHandle {
+    addr: SocketAddr,
+    shared: Arc<server::Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl StandinHandle {
+    /// The first listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The port it listens on (useful with `--port 0`).
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `host:port` as a replica-set member or shard would be named (`localhost:<port>`).
+    pub fn host(&self) -> String {
+        format!("localhost:{}", self.addr.port())
+    }
+
+    /// A connection string for the official driver (direct connection: no topology discovery).
+    pub fn uri(&self) -> String {
+        format!(
+            "mongodb://127.0.0.1:{}/?directConnection=true",
+            self.addr.port()
+        )
+    }
+
+    /// True once the server stopped (shutdown command, signal or [`StandinHandle::shutdown`]).
+    pub fn is_stopped(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Stops accepting, closes every connection, releases the lock file and waits for the end.
+    pub async fn shutdown(self) {
+        self.shared.shutdown.cancel();
+        let _ = self.task.await;
+    }
+
+    /// Waits until the server stops by itself (`shutdown` command or SIGINT/SIGTERM when run from the CLI).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// Starts a stand-in inside the current tokio runtime and returns once it accepts connections.
+pub fn spawn(config: StandinConfig) -> Result<StandinHandle, StandinError> {
+    server::spawn(config)
+}
+
+/// Creates `mongod` and `mongos` symlinks to the microshard executable in `dir`, so the directory works
+/// as a `--bin-dir` (the binary acts as the stand-in when invoked under those names).
+///
+/// The executable is `$MICROSHARD_STANDIN_EXE` when set, else the running program when it is
+/// `microshard`, else (a test or bench harness under `target/<profile>/deps/`) the `microshard` binary
+/// next to it in `target/<profile>/`.
+pub fn link_binaries(dir: &Path) -> std::io::Result<()> {
+    link_binaries_to(dir, &standin_executable()?)
+}
+
+/// Like [`link_binaries`], with an explicit executable to link to.
+pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for name in ["mongod", "mongos"] {
+        let link = dir.join(name);
+        if std::fs::symlink_metadata(&link).is_ok() {
+            std::fs::remove_file(&link)?;
+        }
+        std::os::unix::fs::symlink(exe, &link)?;
+    }
+    Ok(())
+}
+
+/// The executable that becomes the stand-in when invoked as `mongod`/`mongos` (see [`link_binaries`]).
+pub fn standin_executable() -> std::io::Result<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("MICROSHARD_STANDIN_EXE") {
+        return Ok(std::path::PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    if exe.file_name().is_some_and(|n| n == "microshard") {
+        return Ok(exe);
+    }
+    let candidates = [
+        exe.parent().map(|d| d.join("microshard")),
+        exe.parent()
+            .and_then(|d| d.parent())
+            .map(|d| d.join("microshard")),
+    ];
+    for c in candidates.into_iter().flatten() {
+        if c.is_file() {
+            return Ok(c);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!(
+            "{} is not the microshard binary and no microshard binary was found beside it; set MICROSHARD_STANDIN_EXE",
+            exe.display()
+        ),
+    ))
+}
+
+/// Runs a stand-in in the foreground until `shutdown` or SIGINT/SIGTERM (the CLI entry point).
+pub async fn run_foreground(mut config: StandinConfig) -> Result<(), StandinError> {
+    config.log_to_stdout = true;
+    let handle = spawn(config)?;
+    let token = crate::signals::install();
+    let shared = handle.shared.clone();
+    tokio::select! {
+        _ = token.cancelled() => {
+            shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
+            handle.shutdown().await;
+        }
+        _ = shared.shutdown.cancelled() => {
+            handle.wait().await;
+        }
+    }
+    Ok(())
+}

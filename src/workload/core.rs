@@ -504,9 +504,8 @@ impl CoreWorkload {
 
     /// The operation mix as YCSB's chooser sees it: names in chooser order with normalised shares (sum 1).
     pub fn operation_mix(&self) -> Vec<(&'static str, f64)> {
-        let entries = self.chooser.entries();
-        let sum: f64 = entries.iter().map(|(_, w)| w).sum();
-        entries
+        self.chooser
+            .shares()
             .iter()
             .map(|(kind, w)| {
                 let name = match kind {
@@ -516,7 +515,7 @@ impl CoreWorkload {
                     OpKind::Scan => "SCAN",
                     OpKind::ReadModifyWrite => "READMODIFYWRITE",
                 };
-                (name, w / sum)
+                (name, *w)
             })
             .collect()
     }

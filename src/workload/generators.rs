@@ -86,6 +86,8 @@ pub struct Zipfian {
     items: i64,
     theta: f64,
     zeta2theta: f64,
+    /// `1 + 0.5^θ`, the second branch's bound (YCSB recomputes it per draw; same value).
+    second_bound: f64,
     alpha: f64,
     zetan: f64,
     eta: f64,
@@ -114,6 +116,7 @@ impl Zipfian {
             items,
             theta,
             zeta2theta,
+            second_bound: 1.0 + 0.5f64.powf(theta),
             alpha: 1.0 / (1.0 - theta),
             zetan,
             eta: (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2theta / zetan),
@@ -151,7 +154,7 @@ impl Zipfian {
         if uz < 1.0 {
             return self.base;
         }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
+        if uz < self.second_bound {
             return self.base + 1;
         }
         self.base + (itemcount as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as i64
@@ -172,7 +175,7 @@ impl Zipfian {
     pub fn next_long_for(&mut self, u: f64, itemcount: i64) -> i64 {
         self.extend_to(itemcount);
         let v = self.value_for(u, itemcount);
-        if u * self.zetan >= 1.0 + 0.5f64.powf(self.theta) {
+        if u * self.zetan >= self.second_bound {
             self.last_value = v;
         }
         v
@@ -509,7 +512,8 @@ pub enum OpKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Discrete {
     entries: Vec<(OpKind, f64)>,
-    sum: f64,
+    /// `weight / sum` per entry, computed once (YCSB divides on every draw; the quotients are identical).
+    shares: Vec<(OpKind, f64)>,
 }
 
 impl Discrete {
@@ -517,7 +521,8 @@ impl Discrete {
     pub fn new(weights: &[(OpKind, f64)]) -> Option<Self> {
         let entries: Vec<_> = weights.iter().copied().filter(|(_, w)| *w > 0.0).collect();
         let sum: f64 = entries.iter().map(|(_, w)| w).sum();
-        (!entries.is_empty()).then_some(Self { entries, sum })
+        let shares = entries.iter().map(|(k, w)| (*k, w / sum)).collect();
+        (!entries.is_empty()).then_some(Self { entries, shares })
     }
 
     /// The entries kept, with their weights.
@@ -528,15 +533,19 @@ impl Discrete {
     /// The choice for `u` in [0, 1): walk entries subtracting normalised weights.
     #[inline]
     pub fn value_for(&self, mut u: f64) -> OpKind {
-        for (kind, w) in &self.entries {
-            let p = w / self.sum;
+        for &(kind, p) in &self.shares {
             if u < p {
-                return *kind;
+                return kind;
             }
             u -= p;
         }
         // Only reachable through rounding (YCSB asserts); the last entry is the sensible answer.
-        self.entries[self.entries.len() - 1].0
+        self.shares[self.shares.len() - 1].0
+    }
+
+    /// The normalised shares, in chooser order.
+    pub fn shares(&self) -> &[(OpKind, f64)] {
+        &self.shares
     }
 
     /// One draw.
@@ -816,6 +825,35 @@ mod tests {
         assert_eq!(a.last_value(), 101);
         a.acknowledge(102).unwrap();
         assert_eq!(a.last_value(), 103);
+    }
+
+    #[test]
+    fn acknowledged_counter_concurrent_clients_lose_no_marks() {
+        let a = std::sync::Arc::new(AcknowledgedCounter::new(1000));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let a = a.clone();
+                std::thread::spawn(move || {
+                    let mut last_seen = 999;
+                    for _ in 0..5000 {
+                        let k = a.next();
+                        a.acknowledge(k).unwrap();
+                        let limit = a.last_value();
+                        assert!(limit >= last_seen, "the limit never moves back");
+                        last_seen = limit;
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(a.last_value() < 1000 + 20_000);
+        // Marks left behind by failed try-locks are picked up by the next acknowledgement.
+        let k = a.next();
+        assert_eq!(k, 21_000);
+        a.acknowledge(k).unwrap();
+        assert_eq!(a.last_value(), 21_000);
     }
 
     #[test]

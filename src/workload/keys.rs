@@ -36,13 +36,30 @@ pub fn build_key_name(keynum: i64, zeropadding: i32, ordered: bool) -> String {
 /// Like [`build_key_name`] but appends into `out` (lets callers reuse a buffer).
 pub fn write_key_name(out: &mut String, keynum: i64, zeropadding: i32, ordered: bool) {
     let n = if ordered { keynum } else { fnvhash64(keynum) };
-    let digits = n.to_string();
+    // Decimal digits into a stack buffer (i64::MIN has 20 characters with its sign).
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        pos -= 1;
+        buf[pos] = b'-';
+    }
+    let len = buf.len() - pos;
+    out.reserve(4 + len.max(zeropadding.max(0) as usize));
     out.push_str("user");
-    let pad = (i64::from(zeropadding) - digits.len() as i64).max(0);
-    for _ in 0..pad {
+    for _ in len..zeropadding.max(0) as usize {
         out.push('0');
     }
-    out.push_str(&digits);
+    // Only ASCII digits and '-' were written.
+    out.extend(buf[pos..].iter().map(|&b| b as char));
 }
 
 #[cfg(test)]
@@ -80,6 +97,11 @@ mod tests {
         assert_eq!(build_key_name(-5, 4, true), "user00-5");
         assert_eq!(build_key_name(12345, 3, true), "user12345");
         assert_eq!(build_key_name(7, -3, true), "user7");
+        assert_eq!(
+            build_key_name(i64::MIN, 1, true),
+            "user-9223372036854775808"
+        );
+        assert_eq!(build_key_name(0, 3, true), "user000");
         assert_eq!(build_key_name(13, 20, false), "user00412164360235391016");
     }
 

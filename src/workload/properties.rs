@@ -127,7 +127,10 @@ impl Properties {
         Self::default()
     }
 
-    /// Merges one `-P` file (ISO-8859-1, Java syntax); its values override earlier ones.
+    /// Merges one `-P` file (Java syntax); its values override earlier ones.
+    ///
+    /// Bytes are decoded as windows-1252 (the crate's choice; Java uses ISO-8859-1, which differs only for bytes
+    /// 0x80–0x9F). Like Java, a UTF-8 file's non-ASCII characters are therefore read as two or more characters.
     pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
         let file = File::open(path).map_err(|source| PropertyError::Io {
             path: path.to_path_buf(),
@@ -536,6 +539,25 @@ mod tests {
             err.to_string().starts_with("/nonexistent/workloads/S9: "),
             "{err}"
         );
+        let dir = tempfile::tempdir().unwrap();
+        let err = p.load_file(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: ", dir.path().display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_file_and_line() {
+        let f = file_with("a=1\n# ok\nb=\\uZZZZ\n");
+        let mut p = Properties::new();
+        let err = p.load_file(f.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("{}:3: ", f.path().display())),
+            "{msg}"
+        );
+        assert!(!msg.contains("line_number"), "{msg}");
     }
 
     #[test]

@@ -6,18 +6,28 @@ use rand::Rng;
 /// Fills `buf` like YCSB's `RandomByteIterator`: each 32-bit draw gives 6 bytes `0x20 + ((r >> s) & m)` with
 /// `(s, m)` = (0,31), (5,63), (10,95), (15,31), (20,63), (25,95); the last group is cut to fit.
 pub fn fill_random_bytes<R: Rng + ?Sized>(rng: &mut R, buf: &mut [u8]) {
-    for chunk in buf.chunks_mut(6) {
+    let mut chunks = buf.chunks_exact_mut(6);
+    for chunk in &mut chunks {
         let r: i32 = rng.random();
-        fill_group(r, chunk);
+        chunk[0] = 0x20 + (r & 31) as u8;
+        chunk[1] = 0x20 + ((r >> 5) & 63) as u8;
+        chunk[2] = 0x20 + ((r >> 10) & 95) as u8;
+        chunk[3] = 0x20 + ((r >> 15) & 31) as u8;
+        chunk[4] = 0x20 + ((r >> 20) & 63) as u8;
+        chunk[5] = 0x20 + ((r >> 25) & 95) as u8;
+    }
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        fill_group(rng.random(), rest);
     }
 }
 
-/// One 6-byte group from one draw `r` (Java `>>` on an int is arithmetic, as here).
+/// One (possibly short) 6-byte group from one draw `r` (Java `>>` on an int is arithmetic, as here).
 #[inline]
 pub fn fill_group(r: i32, out: &mut [u8]) {
     const SHIFT_MASK: [(u32, i32); 6] = [(0, 31), (5, 63), (10, 95), (15, 31), (20, 63), (25, 95)];
     for (b, (s, m)) in out.iter_mut().zip(SHIFT_MASK) {
-        *b = (b' ' as i32 + ((r >> s) & m)) as u8;
+        *b = 0x20 + ((r >> s) & m) as u8;
     }
 }
 
@@ -187,6 +197,19 @@ mod tests {
         );
         assert_eq!(deterministic_value("user1", "field0", 5), "user1");
         assert_eq!(deterministic_value("user1", "field0", 12).len(), 12);
+    }
+
+    #[test]
+    fn full_groups_and_short_tail_agree_with_fill_group() {
+        let mut a = rand::rngs::SmallRng::seed_from_u64(9);
+        let mut b = a.clone();
+        let mut buf = [0u8; 16];
+        fill_random_bytes(&mut a, &mut buf);
+        let mut want = [0u8; 16];
+        for chunk in want.chunks_mut(6) {
+            fill_group(b.random(), chunk);
+        }
+        assert_eq!(buf, want);
     }
 
     #[test]

@@ -1,0 +1,690 @@
+//! The binding itself: one shared `mongodb::Client`, one [`DbClient`] per client task.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mongodb::bson::spec::BinarySubtype;
+use mongodb::bson::{
+    Binary, Bson, Document, RawBinaryRef, RawBsonRef, RawDocument, RawDocumentBuf, doc,
+};
+use mongodb::options::{Acknowledgment, ClientOptions};
+use mongodb::{Client, Collection, Database};
+
+use super::errors::{ErrorClass, ErrorLog, classify, describe};
+use super::url::{self, DEFAULT_URL, ResolvedUrl};
+use super::{DbError, DbOutcome, ReadRecord};
+use crate::measure::Status;
+use crate::workload::{FieldSelection, FieldValue, Properties};
+
+/// Binding settings resolved from properties, before any connection is made.
+#[derive(Debug, Clone)]
+pub struct BindingSettings {
+    /// The resolved URL (legacy options applied, pool size and selection timeout added).
+    pub resolved: ResolvedUrl,
+    /// Inserts per `insert_many` (`batchsize`, or `mongodb.batchsize`); 1 = `insert_one`.
+    pub batch_size: usize,
+    /// `mongodb.upsert`: inserts become `replace_one(upsert)` (or upsert updates when batched).
+    pub upsert: bool,
+}
+
+impl BindingSettings {
+    /// Reads the binding's properties for `threads` clients; `url_override` wins over `mongodb.url`.
+    /// Errors name the property and where it was set.
+    pub fn from_properties(
+        props: &Properties,
+        threads: usize,
+        url_override: Option<&str>,
+    ) -> Result<BindingSettings, DbError> {
+        for key in ["batchsize", "mongodb.batchsize"] {
+            props.parse::<i64>(key).map_err(DbError::Property)?;
+        }
+        let get = |k: &str| props.get(k).map(str::to_string);
+        Self::from_lookup(&get, threads, url_override)
+    }
+
+    /// Reads the binding's properties through `get` (name → value) for `threads` clients.
+    ///
+    /// `url_override` (from `--uri` or an experiment's topology) wins over `mongodb.url`.
+    pub fn from_lookup(
+        get: &dyn Fn(&str) -> Option<String>,
+        threads: usize,
+        url_override: Option<&str>,
+    ) -> Result<BindingSettings, DbError> {
+        let url = match url_override {
+            Some(u) => u.to_string(),
+            None => get("mongodb.url").unwrap_or_else(|| DEFAULT_URL.to_string()),
+        };
+        let resolved = url::resolve(url.trim(), get, threads)?;
+        let batch_size = match get("batchsize").or_else(|| get("mongodb.batchsize")) {
+            None => 1,
+            Some(v) => {
+                let name = if get("batchsize").is_some() {
+                    "batchsize"
+                } else {
+                    "mongodb.batchsize"
+                };
+                match v.trim().parse::<i64>() {
+                    Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+                    // YCSB treats anything below 2 as "no batching".
+                    Ok(_) => 1,
+                    Err(_) => {
+                        return Err(DbError::BadProperty {
+                            property: name.to_string(),
+                            message: format!("{v:?} is not an integer"),
+                        });
+                    }
+                }
+            }
+        };
+        let upsert = get("mongodb.upsert").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        Ok(BindingSettings {
+            resolved,
+            batch_size,
+            upsert,
+        })
+    }
+}
+
+/// The MongoDB binding, shared by every client task of a run (one driver `Client`, one pool).
+#[derive(Clone)]
+pub struct MongoBinding {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    database: Database,
+    settings: BindingSettings,
+    acknowledged: bool,
+    log: ErrorLog,
+    hosts: String,
+}
+
+impl std::fmt::Debug for MongoBinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MongoBinding")
+            .field(
+                "url",
+                &crate::redact::redact_uri(&self.inner.settings.resolved.url),
+            )
+            .field("database", &self.inner.settings.resolved.database)
+            .finish()
+    }
+}
+
+impl MongoBinding {
+    /// Resolves the binding properties and connects (see [`MongoBinding::connect_with`]).
+    pub async fn connect(props: &Properties, threads: usize) -> Result<MongoBinding, DbError> {
+        Self::connect_with(BindingSettings::from_properties(props, threads, None)?).await
+    }
+
+    /// Connects with resolved settings and checks the server answers (`ping`), so an
+    /// unreachable server is reported within the server-selection timeout instead of at the first operation.
+    pub async fn connect_with(settings: BindingSettings) -> Result<MongoBinding, DbError> {
+        let redacted = crate::redact::redact_uri(&settings.resolved.url);
+        let options = ClientOptions::parse(&settings.resolved.url)
+            .await
+            .map_err(|e| DbError::BadUrl {
+                url: redacted.clone(),
+                message: describe(&e),
+            })?;
+        let hosts = options
+            .hosts
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let acknowledged = !matches!(
+            options.write_concern.as_ref().and_then(|w| w.w.as_ref()),
+            Some(Acknowledgment::Nodes(0))
+        );
+        let timeout = options
+            .server_selection_timeout
+            .unwrap_or(Duration::from_millis(
+                url::DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
+            ));
+        let client = Client::with_options(options).map_err(|e| DbError::BadUrl {
+            url: redacted.clone(),
+            message: describe(&e),
+        })?;
+        let database = client.database(&settings.resolved.database);
+        // The driver already bounds the ping by the selection timeout; the outer timeout is a
+        // guard against a server that accepts the connection but never answers.
+        let ping = tokio::time::timeout(
+            timeout + Duration::from_secs(5),
+            client.database("admin").run_command(doc! {"ping": 1}),
+        )
+        .await;
+        match ping {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(DbError::Unreachable {
+                    hosts,
+                    message: describe(&e),
+                });
+            }
+            Err(_) => {
+                return Err(DbError::Unreachable {
+                    hosts,
+                    message: format!("no answer to ping within {} s", timeout.as_secs() + 5),
+                });
+            }
+        }
+        Ok(MongoBinding {
+            inner: Arc::new(Inner {
+                client,
+                database,
+                settings,
+                acknowledged,
+                log: ErrorLog::default(),
+                hosts,
+            }),
+        })
+    }
+
+    /// A per-client handle (owns that client's insert batch) for collection `table`.
+    pub fn client(&self, table: &str) -> DbClient {
+        DbClient {
+            binding: self.clone(),
+            coll: self.inner.database.collection::<RawDocumentBuf>(table),
+            batch: Vec::new(),
+        }
+    }
+
+    /// The settings in effect (URL is unredacted: redact before printing).
+    pub fn settings(&self) -> &BindingSettings {
+        &self.inner.settings
+    }
+
+    /// Warnings produced while resolving the URL (legacy properties without effect, small pool, ...).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.settings.resolved.warnings
+    }
+
+    /// The seed hosts of the connection string, for messages.
+    pub fn hosts(&self) -> &str {
+        &self.inner.hosts
+    }
+
+    /// The database the benchmark collection lives in.
+    pub fn database(&self) -> &Database {
+        &self.inner.database
+    }
+
+    /// The driver client (for tests and benchmarks that compare against plain driver calls).
+    pub fn driver_client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// What the server says it is: version, role (mongod / mongos / replica-set member), and
+    /// whether it is microshard's stand-in, for the result document.
+    pub async fn server_facts(&self) -> serde_json::Value {
+        let admin = self.inner.client.database("admin");
+        let mut facts = serde_json::Map::new();
+        facts.insert("hosts".into(), self.inner.hosts.clone().into());
+        let mut standin = false;
+        match admin.run_command(doc! {"buildInfo": 1}).await {
+            Ok(info) => {
+                if let Ok(v) = info.get_str("version") {
+                    facts.insert("version".into(), v.into());
+                    standin |= v.ends_with("-standin");
+                }
+                if let Ok(v) = info.get_str("gitVersion") {
+                    facts.insert("git_version".into(), v.into());
+                }
+                standin |= info.get_bool("microshardStandin").unwrap_or(false);
+            }
+            Err(e) => {
+                facts.insert("build_info_error".into(), describe(&e).into());
+            }
+        }
+        match admin.run_command(doc! {"hello": 1}).await {
+            Ok(hello) => {
+                standin |= hello.get_bool("microshardStandin").unwrap_or(false);
+                let role = if hello.get_str("msg").ok() == Some("isdbgrid") {
+                    "mongos".to_string()
+                } else if let Ok(set) = hello.get_str("setName") {
+                    facts.insert("replica_set".into(), set.into());
+                    if hello.get_bool("isWritablePrimary").unwrap_or(false) {
+                        "replica_set_primary".to_string()
+                    } else {
+                        "replica_set_secondary".to_string()
+                    }
+                } else {
+                    "mongod".to_string()
+                };
+                facts.insert("role".into(), role.into());
+                if let Ok(n) = hello.get_i32("maxWireVersion") {
+                    facts.insert("max_wire_version".into(), n.into());
+                }
+            }
+            Err(e) => {
+                facts.insert("hello_error".into(), describe(&e).into());
+            }
+        }
+        facts.insert("standin".into(), standin.into());
+        serde_json::Value::Object(facts)
+    }
+
+    fn fail(&self, context: &str, err: &mongodb::error::Error) -> DbOutcome {
+        let class = upsert_error_class(err).unwrap_or_else(|| classify(err));
+        self.inner
+            .log
+            .report(&format!("{context}: {} [{}]", describe(err), class.label()));
+        DbOutcome::error(class)
+    }
+}
+
+/// One client task's handle: the collection and this client's pending insert batch.
+#[derive(Debug)]
+pub struct DbClient {
+    binding: MongoBinding,
+    coll: Collection<RawDocumentBuf>,
+    batch: Vec<RawDocumentBuf>,
+}
+
+/// Builds `{_id: key, <field>: Binary(subtype 0), ...}` with `_id` first, fields in the given order.
+pub fn record_document(key: &str, values: &[FieldValue]) -> RawDocumentBuf {
+    let mut doc = RawDocumentBuf::new();
+    doc.append_ref("_id", RawBsonRef::String(key));
+    append_binary_fields(&mut doc, values);
+    doc
+}
+
+fn append_binary_fields(doc: &mut RawDocumentBuf, values: &[FieldValue]) {
+    for v in values {
+        doc.append_ref(
+            &*v.name,
+            RawBsonRef::Binary(RawBinaryRef {
+                subtype: BinarySubtype::Generic,
+                bytes: &v.bytes,
+            }),
+        );
+    }
+}
+
+fn set_document(values: &[FieldValue]) -> Document {
+    let mut fields = Document::new();
+    for v in values {
+        fields.insert(
+            &*v.name,
+            Bson::Binary(Binary {
+                subtype: BinarySubtype::Generic,
+                bytes: v.bytes.clone(),
+            }),
+        );
+    }
+    doc! {"$set": fields}
+}
+
+fn projection(fields: &FieldSelection) -> Option<Document> {
+    fields.as_ref().map(|names| {
+        let mut p = Document::new();
+        for n in names {
+            p.insert(&**n, 1);
+        }
+        p
+    })
+}
+
+/// Copies the binary fields of a returned document (YCSB keeps only `Binary` values).
+fn binary_fields(doc: &RawDocument) -> Vec<(String, Vec<u8>)> {
+    doc.iter()
+        .filter_map(|e| e.ok())
+        .filter_map(|(name, value)| match value {
+            RawBsonRef::Binary(b) if name != "_id" => Some((name.to_string(), b.bytes.to_vec())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn id_of(doc: &RawDocument) -> String {
+    match doc.get("_id") {
+        Ok(Some(RawBsonRef::String(s))) => s.to_string(),
+        Ok(Some(other)) => format!("{other:?}"),
+        _ => String::new(),
+    }
+}
+
+impl DbClient {
+    /// Inserts one record (YCSB `insert`): `insert_one`, `replace_one(upsert)` with `mongodb.upsert`,
+    /// or with `batchsize` > 1 buffers and returns `BATCHED_OK` until the batch is full.
+    pub async fn insert(&mut self, key: &str, values: &[FieldValue]) -> DbOutcome {
+        let doc = record_document(key, values);
+        let batch_size = self.binding.inner.settings.batch_size;
+        if batch_size > 1 {
+            self.batch.push(doc);
+            if self.batch.len() < batch_size {
+                return DbOutcome::status(Status::BatchedOk);
+            }
+            return self.flush().await;
+        }
+        if self.binding.inner.settings.upsert {
+            match self
+                .coll
+                .replace_one(doc! {"_id": key}, &doc)
+                .upsert(true)
+                .await
+            {
+                Ok(_) => DbOutcome::ok(),
+                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
+            }
+        } else {
+            match self.coll.insert_one(&doc).await {
+                Ok(_) => DbOutcome::ok(),
+                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
+            }
+        }
+    }
+
+    /// Number of inserts waiting in this client's batch.
+    pub fn pending_inserts(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// Sends the pending batch (unordered), if any. `OK` when empty.
+    pub async fn flush(&mut self) -> DbOutcome {
+        if self.batch.is_empty() {
+            return DbOutcome::ok();
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let n = batch.len();
+        let result = if self.binding.inner.settings.upsert {
+            self.upsert_many(batch).await
+        } else {
+            self.coll
+                .insert_many(batch)
+                .ordered(false)
+                .await
+                .map(|_| ())
+        };
+        match result {
+            Ok(()) => DbOutcome::ok(),
+            Err(e) => self
+                .binding
+                .fail(&format!("Exception while trying bulk insert with {n}"), &e),
+        }
+    }
+
+    /// One unordered `update` command of upserts `{_id}` → `{$set: fields}` (YCSB's batched upsert).
+    async fn upsert_many(&self, batch: Vec<RawDocumentBuf>) -> mongodb::error::Result<()> {
+        let mut updates = Vec::with_capacity(batch.len());
+        for raw in &batch {
+            let full = raw.to_document()?;
+            let mut fields = full.clone();
+            let id = fields.remove("_id").unwrap_or(Bson::Null);
+            updates.push(Bson::Document(
+                doc! {"q": {"_id": id}, "u": {"$set": fields}, "upsert": true},
+            ));
+        }
+        let mut command = doc! {
+            "update": self.coll.name(),
+            "updates": updates,
+            "ordered": false,
+        };
+        if let Some(wc) = self.binding.inner.database.write_concern() {
+            let wc = mongodb::bson::to_bson(wc)?;
+            command.insert("writeConcern", wc);
+        }
+        let reply = self.binding.inner.database.run_command(command).await?;
+        if let Ok(errors) = reply.get_array("writeErrors")
+            && let Some(Bson::Document(first)) = errors.first()
+        {
+            let code = first.get_i32("code").unwrap_or(0);
+            let message = first.get_str("errmsg").unwrap_or("write error").to_string();
+            return Err(mongodb::error::Error::custom(UpsertBatchError {
+                code,
+                message,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Reads one record (`find_one`) or, with several keys, all of them with one `$in` query;
+    /// `NOT_FOUND` when any is missing. Returned fields are appended to `out` when given.
+    pub async fn read(
+        &mut self,
+        keys: &[String],
+        fields: &FieldSelection,
+        out: Option<&mut Vec<ReadRecord>>,
+    ) -> DbOutcome {
+        match keys {
+            [] => DbOutcome::status(Status::BadRequest),
+            [key] => {
+                let mut find = self.coll.find_one(doc! {"_id": key.as_str()});
+                if let Some(p) = projection(fields) {
+                    find = find.projection(p);
+                }
+                match find.await {
+                    Ok(Some(doc)) => {
+                        if let Some(out) = out {
+                            out.push((key.clone(), binary_fields(&doc)));
+                        }
+                        DbOutcome::ok()
+                    }
+                    Ok(None) => DbOutcome::status(Status::NotFound),
+                    Err(e) => self.binding.fail(&format!("read {key}"), &e),
+                }
+            }
+            many => {
+                let ids: Vec<Bson> = many.iter().map(|k| Bson::String(k.clone())).collect();
+                let mut find = self
+                    .coll
+                    .find(doc! {"_id": {"$in": ids}})
+                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX));
+                if let Some(p) = projection(fields) {
+                    find = find.projection(p);
+                }
+                let mut cursor = match find.await {
+                    Ok(c) => c,
+                    Err(e) => return self.binding.fail(&format!("read {} keys", many.len()), &e),
+                };
+                let mut found = 0usize;
+                let mut out = out;
+                loop {
+                    match cursor.advance().await {
+                        Ok(true) => {
+                            found += 1;
+                            if let Some(out) = out.as_deref_mut() {
+                                let doc = cursor.current();
+                                out.push((id_of(doc), binary_fields(doc)));
+                            }
+                        }
+                        Ok(false) => break,
+                        Err(e) => {
+                            return self.binding.fail(&format!("read {} keys", many.len()), &e);
+                        }
+                    }
+                }
+                if found < many.len() {
+                    DbOutcome::status(Status::NotFound)
+                } else {
+                    DbOutcome::ok()
+                }
+            }
+        }
+    }
+
+    /// Reads up to `count` records in `_id` order from `start_key`. An empty result is `ERROR`,
+    /// as in YCSB's synchronous MongoDB binding (the async one said `NOT_FOUND`).
+    pub async fn scan(
+        &mut self,
+        start_key: &str,
+        count: u64,
+        fields: &FieldSelection,
+        out: Option<&mut Vec<ReadRecord>>,
+    ) -> DbOutcome {
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let mut find = self
+            .coll
+            .find(doc! {"_id": {"$gte": start_key}})
+            .sort(doc! {"_id": 1})
+            .limit(limit)
+            .batch_size(u32::try_from(count.max(1)).unwrap_or(u32::MAX));
+        if let Some(p) = projection(fields) {
+            find = find.projection(p);
+        }
+        let mut cursor = match find.await {
+            Ok(c) => c,
+            Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),
+        };
+        let mut found = 0u64;
+        let mut out = out;
+        loop {
+            match cursor.advance().await {
+                Ok(true) => {
+                    found += 1;
+                    if let Some(out) = out.as_deref_mut() {
+                        let doc = cursor.current();
+                        out.push((id_of(doc), binary_fields(doc)));
+                    }
+                }
+                Ok(false) => break,
+                Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),
+            }
+        }
+        if found == 0 {
+            self.binding
+                .inner
+                .log
+                .report(&format!("Nothing found in scan for key {start_key}"));
+            return DbOutcome::status(Status::Error);
+        }
+        DbOutcome::ok()
+    }
+
+    /// `update_one({_id}, {$set: ...})`; `NOT_FOUND` when nothing matched (acknowledged writes only).
+    pub async fn update(&mut self, key: &str, values: &[FieldValue]) -> DbOutcome {
+        match self
+            .coll
+            .update_one(doc! {"_id": key}, set_document(values))
+            .await
+        {
+            Ok(r) if self.binding.inner.acknowledged && r.matched_count == 0 => {
+                self.binding
+                    .inner
+                    .log
+                    .report(&format!("Nothing updated for key {key}"));
+                DbOutcome::status(Status::NotFound)
+            }
+            Ok(_) => DbOutcome::ok(),
+            Err(e) => self.binding.fail(&format!("update {key}"), &e),
+        }
+    }
+
+    /// `delete_one({_id})`; `NOT_FOUND` when nothing was deleted (acknowledged writes only).
+    pub async fn delete(&mut self, key: &str) -> DbOutcome {
+        match self.coll.delete_one(doc! {"_id": key}).await {
+            Ok(r) if self.binding.inner.acknowledged && r.deleted_count == 0 => {
+                DbOutcome::status(Status::NotFound)
+            }
+            Ok(_) => DbOutcome::ok(),
+            Err(e) => self.binding.fail(&format!("delete {key}"), &e),
+        }
+    }
+
+    /// End of this client's phase: flushes the last partial insert batch (YCSB forgets it).
+    pub async fn cleanup(&mut self) -> DbOutcome {
+        self.flush().await
+    }
+}
+
+/// A write error reported inside a batched upsert's reply.
+#[derive(Debug, thiserror::Error)]
+#[error("batched upsert: code {code}: {message}")]
+struct UpsertBatchError {
+    code: i32,
+    message: String,
+}
+
+/// The class of an error raised by [`DbClient::upsert_many`] (it travels as a custom driver error).
+pub(crate) fn upsert_error_class(err: &mongodb::error::Error) -> Option<ErrorClass> {
+    err.get_custom::<UpsertBatchError>()
+        .map(|e| ErrorClass::ServerCode(e.code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fv(name: &str, bytes: &[u8]) -> FieldValue {
+        FieldValue {
+            name: Arc::from(name),
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn document_has_id_first_then_binary_fields_in_order() {
+        let doc = record_document("user1", &[fv("field1", b"ab"), fv("field0", b"c")]);
+        let names: Vec<&str> = doc.iter().map(|e| e.unwrap().0).collect();
+        assert_eq!(names, ["_id", "field1", "field0"]);
+        match doc.get("field1").unwrap().unwrap() {
+            RawBsonRef::Binary(b) => {
+                assert_eq!(b.subtype, BinarySubtype::Generic);
+                assert_eq!(b.bytes, b"ab");
+            }
+            other => panic!("not binary: {other:?}"),
+        }
+        assert_eq!(id_of(&doc), "user1");
+        assert_eq!(
+            binary_fields(&doc),
+            vec![
+                ("field1".to_string(), b"ab".to_vec()),
+                ("field0".to_string(), b"c".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn update_sets_binary_fields() {
+        let d = set_document(&[fv("field3", b"xyz")]);
+        let set = d.get_document("$set").unwrap();
+        assert_eq!(
+            set.get("field3"),
+            Some(&Bson::Binary(Binary {
+                subtype: BinarySubtype::Generic,
+                bytes: b"xyz".to_vec()
+            }))
+        );
+    }
+
+    #[test]
+    fn projection_only_for_subsets() {
+        assert!(projection(&None).is_none());
+        let p = projection(&Some(vec![Arc::from("field4")])).unwrap();
+        assert_eq!(p, doc! {"field4": 1});
+    }
+
+    fn lookup(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn settings_read_batchsize_and_upsert() {
+        let s = BindingSettings::from_lookup(&lookup(&[("batchsize", "100")]), 4, None).unwrap();
+        assert_eq!(s.batch_size, 100);
+        assert!(!s.upsert);
+        let s = BindingSettings::from_lookup(
+            &lookup(&[("mongodb.batchsize", "7"), ("mongodb.upsert", "TRUE")]),
+            4,
+            Some("mongodb://127.0.0.1:1/x"),
+        )
+        .unwrap();
+        assert_eq!(s.batch_size, 7);
+        assert!(s.upsert);
+        assert_eq!(s.resolved.database, "x");
+        let err =
+            BindingSettings::from_lookup(&lookup(&[("batchsize", "ten")]), 4, None).unwrap_err();
+        assert!(err.to_string().contains("batchsize"), "{err}");
+        let err =
+            BindingSettings::from_lookup(&lookup(&[("mongodb.url", "localhost:27017")]), 4, None)
+                .unwrap_err();
+        assert!(err.to_string().contains("mongodb.url"), "{err}");
+    }
+}

@@ -1,0 +1,171 @@
+//! Classifying driver errors for the report, and keeping error messages on stderr readable
+//! under load (at most one line per distinct message per second).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use mongodb::error::{ErrorKind, WriteFailure};
+
+/// What kind of failure an `ERROR` was, so a report can tell a timeout storm from duplicate keys.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case", tag = "class", content = "code")]
+pub enum ErrorClass {
+    /// No server could be selected in time (unreachable, no primary for writes).
+    ServerSelection,
+    /// A network or server time limit expired.
+    Timeout,
+    /// The server is not (or no longer) the primary, or is recovering.
+    NotPrimary,
+    /// A connection failed or was closed.
+    Network,
+    /// The server refused the operation with this error code (11000 duplicate key, ...).
+    ServerCode(i32),
+    /// Anything else (driver-side errors: serialization, invalid arguments, ...).
+    Other,
+}
+
+impl ErrorClass {
+    /// A short stable label for tables and JSON maps (`timeout`, `server_code_11000`, ...).
+    pub fn label(self) -> String {
+        match self {
+            ErrorClass::ServerSelection => "server_selection".into(),
+            ErrorClass::Timeout => "timeout".into(),
+            ErrorClass::NotPrimary => "not_primary".into(),
+            ErrorClass::Network => "network".into(),
+            ErrorClass::ServerCode(code) => format!("server_code_{code}"),
+            ErrorClass::Other => "other".into(),
+        }
+    }
+}
+
+/// Server codes meaning "not writable primary" or "node is recovering" (SDAM spec lists).
+const NOT_PRIMARY_CODES: &[i32] = &[10107, 13435, 10058, 11600, 11602, 13436, 189, 91];
+/// Server codes meaning a time limit expired (MaxTimeMSExpired, NetworkInterfaceExceededTimeLimit, ...).
+const TIMEOUT_CODES: &[i32] = &[50, 89, 202, 262];
+
+fn classify_code(code: i32) -> ErrorClass {
+    if NOT_PRIMARY_CODES.contains(&code) {
+        ErrorClass::NotPrimary
+    } else if TIMEOUT_CODES.contains(&code) {
+        ErrorClass::Timeout
+    } else {
+        ErrorClass::ServerCode(code)
+    }
+}
+
+/// Maps a driver error to its class.
+pub fn classify(err: &mongodb::error::Error) -> ErrorClass {
+    match err.kind.as_ref() {
+        ErrorKind::ServerSelection { .. } => ErrorClass::ServerSelection,
+        ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => ErrorClass::Timeout,
+        ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. } => ErrorClass::Network,
+        ErrorKind::Command(c) => classify_code(c.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => classify_code(w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => classify_code(w.code),
+        ErrorKind::InsertMany(m) => {
+            if let Some(first) = m.write_errors.as_ref().and_then(|v| v.first()) {
+                classify_code(first.code)
+            } else if let Some(wc) = &m.write_concern_error {
+                classify_code(wc.code)
+            } else {
+                ErrorClass::Other
+            }
+        }
+        _ => ErrorClass::Other,
+    }
+}
+
+/// A one-line, credential-free description of a driver error.
+pub fn describe(err: &mongodb::error::Error) -> String {
+    let text = match err.kind.as_ref() {
+        // The default Display of bulk errors is a multi-line debug dump; keep the first error.
+        ErrorKind::InsertMany(m) => match m.write_errors.as_ref().and_then(|v| v.first()) {
+            Some(first) => format!(
+                "insert_many: {} write error(s), first: code {}: {}",
+                m.write_errors.as_ref().map_or(0, Vec::len),
+                first.code,
+                first.message
+            ),
+            None => format!("insert_many: {err}"),
+        },
+        _ => err.to_string(),
+    };
+    crate::redact::redact_text(&text.replace(['\n', '\r'], " "))
+}
+
+/// Prints each distinct message at most once per second, so a failing server cannot flood stderr
+/// (and the printing cannot slow the clients down).
+#[derive(Debug, Default)]
+pub struct ErrorLog {
+    last: Mutex<HashMap<String, Instant>>,
+}
+
+/// Beyond this many distinct messages the memory is cleared (bounded memory under random messages).
+const MAX_REMEMBERED: usize = 1024;
+
+impl ErrorLog {
+    /// Prints `message` to stderr unless it was printed less than a second ago.
+    pub fn report(&self, message: &str) {
+        if self.should_print(message, Instant::now()) {
+            eprintln!("{message}");
+        }
+    }
+
+    fn should_print(&self, message: &str, now: Instant) -> bool {
+        let Ok(mut last) = self.last.lock() else {
+            return true;
+        };
+        match last.get_mut(message) {
+            Some(at) if now.duration_since(*at) < Duration::from_secs(1) => false,
+            Some(at) => {
+                *at = now;
+                true
+            }
+            None => {
+                if last.len() >= MAX_REMEMBERED {
+                    last.clear();
+                }
+                last.insert(message.to_string(), now);
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_classified() {
+        assert_eq!(classify_code(10107), ErrorClass::NotPrimary);
+        assert_eq!(classify_code(50), ErrorClass::Timeout);
+        assert_eq!(classify_code(11000), ErrorClass::ServerCode(11000));
+        assert_eq!(ErrorClass::ServerCode(11000).label(), "server_code_11000");
+    }
+
+    #[test]
+    fn driver_errors_are_classified() {
+        let io = mongodb::error::Error::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "reset",
+        ));
+        assert_eq!(classify(&io), ErrorClass::Network);
+        let to =
+            mongodb::error::Error::from(std::io::Error::new(std::io::ErrorKind::TimedOut, "slow"));
+        assert_eq!(classify(&to), ErrorClass::Timeout);
+    }
+
+    #[test]
+    fn same_message_is_rate_limited() {
+        let log = ErrorLog::default();
+        let t0 = Instant::now();
+        assert!(log.should_print("a", t0));
+        assert!(!log.should_print("a", t0 + Duration::from_millis(500)));
+        assert!(log.should_print("b", t0 + Duration::from_millis(500)));
+        assert!(log.should_print("a", t0 + Duration::from_millis(1001)));
+    }
+}

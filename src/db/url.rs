@@ -1,0 +1,366 @@
+//! `mongodb.url` handling: validation, YCSB's legacy option names, the database name and
+//! the pool/timeout options microshard adds so the driver never throttles the benchmark.
+//!
+//! Everything here is pure (no I/O) so it can be tested without a server.
+
+/// YCSB's default connection string.
+pub const DEFAULT_URL: &str = "mongodb://localhost:27017/ycsb?w=1";
+
+/// The database used when the URL names none (or names `admin`), as YCSB does.
+pub const DEFAULT_DATABASE: &str = "ycsb";
+
+/// Server-selection timeout used unless the URL sets `serverSelectionTimeoutMS`: the driver's
+/// default of 30 s is too long for a command-line tool to sit silent on an unreachable host.
+pub const DEFAULT_SERVER_SELECTION_TIMEOUT_MS: u64 = 5_000;
+
+/// Why a `mongodb.url` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Neither `mongodb://` nor `mongodb+srv://`.
+    #[error("mongodb.url must start with mongodb:// or mongodb+srv:// (got {0:?})")]
+    BadScheme(String),
+    /// A URL with nothing after the scheme.
+    #[error("mongodb.url has no host: {0}")]
+    NoHost(String),
+}
+
+/// The legacy `mongodb.*` properties YCSB rewrites into URL options (OptionsSupport).
+pub const LEGACY_PROPERTIES: &[&str] = &[
+    "mongodb.writeConcern",
+    "mongodb.readPreference",
+    "mongodb.maxconnections",
+    "mongodb.threadsAllowedToBlockForConnectionMultiplier",
+];
+
+/// The result of resolving `mongodb.url` and the legacy properties.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedUrl {
+    /// The connection string handed to the driver (with microshard's additions).
+    pub url: String,
+    /// The database the collection lives in.
+    pub database: String,
+    /// The `maxPoolSize` in effect (from the URL, a legacy property, or the thread count).
+    pub max_pool_size: u32,
+    /// Lines for stderr: legacy properties without effect, a pool smaller than the threads, ...
+    pub warnings: Vec<String>,
+}
+
+/// Checks the scheme, as YCSB does before anything else.
+pub fn validate_scheme(url: &str) -> Result<(), UrlError> {
+    let rest = url
+        .strip_prefix("mongodb://")
+        .or_else(|| url.strip_prefix("mongodb+srv://"))
+        .ok_or_else(|| UrlError::BadScheme(mask_foreign_userinfo(url)))?;
+    let host_part = rest.split(['/', '?']).next().unwrap_or("");
+    let host_part = host_part.rsplit('@').next().unwrap_or("");
+    if host_part.is_empty() {
+        return Err(UrlError::NoHost(crate::redact::redact_uri(url)));
+    }
+    Ok(())
+}
+
+/// Masks `user:password@` in a string that is not a MongoDB URI (so `redact_uri` would not touch it).
+fn mask_foreign_userinfo(url: &str) -> String {
+    let start = url.find("://").map(|i| i + 3).unwrap_or(0);
+    let authority_end = url[start..]
+        .find(['/', '?'])
+        .map(|i| start + i)
+        .unwrap_or(url.len());
+    match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}****{}", &url[..start], &url[start + at..]),
+        None => url.to_string(),
+    }
+}
+
+/// True when the URL already carries `name=` (YCSB's test: a plain, case-sensitive substring search).
+fn has_option_substring(url: &str, name: &str) -> bool {
+    url.contains(&format!("{name}="))
+}
+
+/// The value of a URL query option, matched case-insensitively as the driver does.
+pub fn query_option<'a>(url: &'a str, name: &str) -> Option<&'a str> {
+    let query = url.split_once('?')?.1;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        k.eq_ignore_ascii_case(name).then_some(v)
+    })
+}
+
+fn append_option(url: &mut String, name: &str, value: &str) {
+    if url.contains('?') {
+        if !url.ends_with('?') && !url.ends_with('&') {
+            url.push('&');
+        }
+    } else {
+        // A query needs the path separator first: `mongodb://h:1?x` is rejected by the driver.
+        let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
+        if !url[after_scheme..].contains('/') {
+            url.push('/');
+        }
+        url.push('?');
+    }
+    url.push_str(name);
+    url.push('=');
+    url.push_str(value);
+}
+
+/// Rewrites YCSB's legacy properties into URL options, exactly when YCSB's OptionsSupport would
+/// (an option is added only if `name=` is not already in the URL), and adapts the two the Rust
+/// driver does not accept: `j=` (only `journal=` is added) and `waitQueueMultiple` (dropped, warned).
+pub fn apply_legacy_options(
+    url: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> String {
+    let mut out = url.to_string();
+    if let Some(raw) = get("mongodb.maxconnections") {
+        let v = raw.trim().to_lowercase();
+        if !has_option_substring(&out, "maxPoolSize") {
+            append_option(&mut out, "maxPoolSize", &v);
+        } else {
+            warnings.push(format!(
+                "mongodb.maxconnections={raw} has no effect: mongodb.url already sets maxPoolSize (as in YCSB)"
+            ));
+        }
+    }
+    if let Some(raw) = get("mongodb.threadsAllowedToBlockForConnectionMultiplier") {
+        warnings.push(format!(
+            "mongodb.threadsAllowedToBlockForConnectionMultiplier={raw} is ignored: the Rust driver has no waitQueueMultiple (its pool queues waiters without a limit)"
+        ));
+    }
+    if let Some(raw) = get("mongodb.writeConcern") {
+        let v = raw.trim().to_lowercase();
+        let options: Option<&[(&str, &str)]> = match v.as_str() {
+            "errors_ignored" | "unacknowledged" => Some(&[("w", "0")]),
+            "acknowledged" => Some(&[("w", "1")]),
+            "journaled" => Some(&[("journal", "true")]),
+            "replica_acknowledged" => Some(&[("w", "2")]),
+            "majority" => Some(&[("w", "majority")]),
+            _ => None,
+        };
+        match options {
+            None => warnings.push(format!(
+                "mongodb.writeConcern={raw} is not a known write concern (errors_ignored, unacknowledged, acknowledged, journaled, replica_acknowledged, majority); ignored"
+            )),
+            Some(options) => {
+                for (name, value) in options {
+                    if has_option_substring(&out, name) {
+                        warnings.push(format!(
+                            "mongodb.writeConcern={raw} has no effect: mongodb.url already sets {name}= (YCSB behaves the same; its default URL carries w=1)"
+                        ));
+                    } else {
+                        append_option(&mut out, name, value);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(raw) = get("mongodb.readPreference") {
+        let v = raw.trim().to_lowercase();
+        let mode = match v.as_str() {
+            "primary" => Some("primary"),
+            "primary_preferred" => Some("primaryPreferred"),
+            "secondary" => Some("secondary"),
+            "secondary_preferred" => Some("secondaryPreferred"),
+            "nearest" => Some("nearest"),
+            _ => None,
+        };
+        match mode {
+            None => warnings.push(format!(
+                "mongodb.readPreference={raw} is not a known read preference (primary, primary_preferred, secondary, secondary_preferred, nearest); ignored"
+            )),
+            Some(mode) => {
+                if has_option_substring(&out, "readPreference") {
+                    warnings.push(format!(
+                        "mongodb.readPreference={raw} has no effect: mongodb.url already sets readPreference="
+                    ));
+                } else {
+                    append_option(&mut out, "readPreference", mode);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The database named in the URL path, or `ycsb` when there is none, it is empty or it is `admin`.
+pub fn database_from_url(url: &str) -> String {
+    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
+    let rest = &url[after_scheme..];
+    let rest = rest.split('?').next().unwrap_or("");
+    let db = match rest.split_once('/') {
+        Some((_, path)) => path,
+        None => "",
+    };
+    if db.is_empty() || db == "admin" {
+        DEFAULT_DATABASE.to_string()
+    } else {
+        db.to_string()
+    }
+}
+
+/// Resolves `mongodb.url` (already chosen by the caller) and the legacy properties for `threads` clients.
+pub fn resolve(
+    url: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+    threads: usize,
+) -> Result<ResolvedUrl, UrlError> {
+    validate_scheme(url)?;
+    let mut warnings = Vec::new();
+    let mut out = apply_legacy_options(url, get, &mut warnings);
+    let threads32 = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
+    let max_pool_size = match query_option(&out, "maxPoolSize").map(str::parse::<u32>) {
+        Some(Ok(n)) => {
+            if n != 0 && n < threads32 {
+                warnings.push(format!(
+                    "mongodb.url sets maxPoolSize={n}, fewer than the {threads} client threads: clients will queue for connections and the pool, not the server, limits throughput"
+                ));
+            }
+            n
+        }
+        // Unparsable: leave it to the driver, which names the option in its error.
+        Some(Err(_)) => threads32,
+        None => {
+            append_option(&mut out, "maxPoolSize", &threads32.to_string());
+            threads32
+        }
+    };
+    if query_option(&out, "serverSelectionTimeoutMS").is_none() {
+        append_option(
+            &mut out,
+            "serverSelectionTimeoutMS",
+            &DEFAULT_SERVER_SELECTION_TIMEOUT_MS.to_string(),
+        );
+    }
+    let database = database_from_url(&out);
+    Ok(ResolvedUrl {
+        url: out,
+        database,
+        max_pool_size,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn props(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn scheme_is_checked() {
+        assert!(validate_scheme("mongodb://h:1").is_ok());
+        assert!(validate_scheme("mongodb+srv://cluster.example").is_ok());
+        let err = validate_scheme("http://h:1").unwrap_err();
+        assert!(err.to_string().contains("mongodb.url"), "{err}");
+        assert!(validate_scheme("mongodb://").is_err());
+        assert!(validate_scheme("mongodb:///ycsb").is_err());
+        // Credentials in a bad URL are never echoed.
+        let err = validate_scheme("mongo://u:secret@h").unwrap_err();
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+
+    #[test]
+    fn database_defaults_to_ycsb() {
+        assert_eq!(database_from_url("mongodb://h:1/bench?w=1"), "bench");
+        assert_eq!(database_from_url("mongodb://h:1/?w=1"), "ycsb");
+        assert_eq!(database_from_url("mongodb://h:1"), "ycsb");
+        assert_eq!(database_from_url("mongodb://h:1/admin"), "ycsb");
+        assert_eq!(database_from_url("mongodb://u:p@h:1,h2:2/db2"), "db2");
+    }
+
+    #[test]
+    fn write_concern_is_ignored_when_url_has_w_like_ycsb() {
+        let mut w = Vec::new();
+        let out = apply_legacy_options(
+            DEFAULT_URL,
+            &props(&[("mongodb.writeConcern", "majority")]),
+            &mut w,
+        );
+        assert_eq!(out, DEFAULT_URL);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("no effect"), "{w:?}");
+    }
+
+    #[test]
+    fn legacy_options_are_appended() {
+        let mut w = Vec::new();
+        let out = apply_legacy_options(
+            "mongodb://h:27017",
+            &props(&[
+                ("mongodb.writeConcern", "ACKNOWLEDGED"),
+                ("mongodb.readPreference", "secondary_preferred"),
+                ("mongodb.maxconnections", "50"),
+            ]),
+            &mut w,
+        );
+        assert_eq!(
+            out,
+            "mongodb://h:27017/?maxPoolSize=50&w=1&readPreference=secondaryPreferred"
+        );
+        assert!(w.is_empty(), "{w:?}");
+        let out = apply_legacy_options(
+            "mongodb://h/db?appName=x",
+            &props(&[("mongodb.writeConcern", "journaled")]),
+            &mut w,
+        );
+        assert_eq!(out, "mongodb://h/db?appName=x&journal=true");
+    }
+
+    #[test]
+    fn unknown_legacy_values_warn() {
+        let mut w = Vec::new();
+        let out = apply_legacy_options(
+            "mongodb://h/",
+            &props(&[
+                ("mongodb.writeConcern", "fsync_safe"),
+                ("mongodb.readPreference", "anywhere"),
+                ("mongodb.threadsAllowedToBlockForConnectionMultiplier", "5"),
+            ]),
+            &mut w,
+        );
+        assert_eq!(out, "mongodb://h/");
+        assert_eq!(w.len(), 3, "{w:?}");
+    }
+
+    #[test]
+    fn pool_follows_threads_unless_url_sets_it() {
+        let r = resolve(DEFAULT_URL, &props(&[]), 32).unwrap();
+        assert_eq!(r.max_pool_size, 32);
+        assert_eq!(
+            r.url,
+            "mongodb://localhost:27017/ycsb?w=1&maxPoolSize=32&serverSelectionTimeoutMS=5000"
+        );
+        assert_eq!(r.database, "ycsb");
+        assert!(r.warnings.is_empty());
+
+        let r = resolve(
+            "mongodb://h/x?maxpoolsize=4&serverSelectionTimeoutMS=100",
+            &props(&[]),
+            16,
+        )
+        .unwrap();
+        assert_eq!(r.max_pool_size, 4);
+        assert_eq!(
+            r.url,
+            "mongodb://h/x?maxpoolsize=4&serverSelectionTimeoutMS=100"
+        );
+        assert!(r.warnings[0].contains("maxPoolSize=4"), "{:?}", r.warnings);
+
+        let r = resolve(
+            "mongodb://h",
+            &props(&[("mongodb.maxconnections", "64")]),
+            8,
+        )
+        .unwrap();
+        assert_eq!(r.max_pool_size, 64);
+        assert!(r.warnings.is_empty());
+    }
+}

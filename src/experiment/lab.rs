@@ -1,0 +1,63 @@
+//! The seam between the experiment logic and the machinery it drives (topologies, backends,
+//! the runner). `compare` and `sweep` are written against [`Lab`], so their bookkeeping
+//! (resume, teardown, result files) is tested without servers, and the live implementation
+//! plugs in the real modules.
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+
+use super::metrics::Watched;
+use super::model::CellSummary;
+use super::scenario::PropertyMap;
+use crate::runner::Phase;
+
+/// A topology that is up, as the experiment sees it.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    /// Topology name.
+    pub topology: String,
+    /// Connection string of the entry point (mongos or the single mongod).
+    pub entry_uri: String,
+    /// The entry point and every shard primary, for server metrics.
+    pub watched: Vec<Watched>,
+}
+
+/// One phase's outcome: the figures reports need and the full result document.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Figures for reports.
+    pub summary: CellSummary,
+    /// The runner's result document as JSON.
+    pub document: serde_json::Value,
+}
+
+/// What an experiment needs from the world.
+pub trait Lab {
+    /// Whatever must be kept to tear the topology down again.
+    type Handle: Send;
+
+    /// Brings a topology up (or attaches to one) and returns how to reach it.
+    fn up(
+        &mut self,
+        topology: &str,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = anyhow::Result<(Deployment, Self::Handle)>> + Send;
+
+    /// Runs one phase with these properties against the deployment.
+    fn run(
+        &mut self,
+        deployment: &Deployment,
+        properties: &PropertyMap,
+        phase: Phase,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = anyhow::Result<Measured>> + Send;
+
+    /// Tears down what `up` started; must not leak even after errors.
+    fn down(&mut self, handle: Self::Handle) -> impl Future<Output = anyhow::Result<()>> + Send;
+
+    /// Whether server metrics are collected (off for fakes).
+    fn collects_server_metrics(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,455 @@
+//! Server-side truth per cell: `serverStatus` before and after on the entry point and every shard,
+//! each shard's share of operations and documents, and data/index size against the cache.
+
+use mongodb::bson::{Bson, Document, doc};
+use serde::{Deserialize, Serialize};
+
+/// The `serverStatus` counters an experiment compares before and after a cell.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatusSnapshot {
+    /// `opcounters.insert`.
+    pub insert: u64,
+    /// `opcounters.query`.
+    pub query: u64,
+    /// `opcounters.update`.
+    pub update: u64,
+    /// `opcounters.delete`.
+    pub delete: u64,
+    /// `opcounters.getmore`.
+    pub getmore: u64,
+    /// `opcounters.command`.
+    pub command: u64,
+    /// `connections.current`.
+    pub connections: u64,
+    /// WiredTiger bytes currently in the cache.
+    #[serde(default)]
+    pub cache_bytes: Option<u64>,
+    /// WiredTiger dirty bytes in the cache.
+    #[serde(default)]
+    pub dirty_bytes: Option<u64>,
+    /// WiredTiger configured cache size.
+    #[serde(default)]
+    pub cache_max_bytes: Option<u64>,
+    /// Pages evicted (modified + unmodified).
+    #[serde(default)]
+    pub evicted_pages: Option<u64>,
+    /// `version` as reported.
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+impl StatusSnapshot {
+    /// Reads the counters out of a `serverStatus` reply; absent sections stay zero/None.
+    pub fn from_server_status(reply: &Document) -> StatusSnapshot {
+        let ops = reply.get_document("opcounters").ok();
+        let op = |k: &str| ops.and_then(|d| number(d.get(k))).unwrap_or(0);
+        let cache = reply
+            .get_document("wiredTiger")
+            .ok()
+            .and_then(|wt| wt.get_document("cache").ok());
+        let wt = |k: &str| cache.and_then(|c| number(c.get(k)));
+        let evicted = match (wt("modified pages evicted"), wt("unmodified pages evicted")) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        StatusSnapshot {
+            insert: op("insert"),
+            query: op("query"),
+            update: op("update"),
+            delete: op("delete"),
+            getmore: op("getmore"),
+            command: op("command"),
+            connections: reply
+                .get_document("connections")
+                .ok()
+                .and_then(|c| number(c.get("current")))
+                .unwrap_or(0),
+            cache_bytes: wt("bytes currently in the cache"),
+            dirty_bytes: wt("tracked dirty bytes in the cache"),
+            cache_max_bytes: wt("maximum bytes configured"),
+            evicted_pages: evicted,
+            version: reply.get_str("version").ok().map(str::to_string),
+        }
+    }
+
+    /// Data operations counted (insert + query + update + delete + getmore), without commands.
+    pub fn data_ops(&self) -> u64 {
+        self.insert + self.query + self.update + self.delete + self.getmore
+    }
+}
+
+/// Reads any BSON number as a non-negative integer.
+fn number(value: Option<&Bson>) -> Option<u64> {
+    match value? {
+        Bson::Int32(v) => u64::try_from(*v).ok(),
+        Bson::Int64(v) => u64::try_from(*v).ok(),
+        Bson::Double(v) if *v >= 0.0 && v.is_finite() => Some(*v as u64),
+        _ => None,
+    }
+}
+
+/// One server's counters around a cell.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemberMetrics {
+    /// Member name (`entry`, or the shard name).
+    pub name: String,
+    /// `entry` (mongos or the single mongod) or `shard`.
+    pub role: String,
+    /// Counters before the cell.
+    pub before: Option<StatusSnapshot>,
+    /// Counters after the cell.
+    pub after: Option<StatusSnapshot>,
+    /// Data operations per second sampled during the cell (seconds since start, ops/s).
+    #[serde(default)]
+    pub samples: Vec<(f64, f64)>,
+}
+
+impl MemberMetrics {
+    /// Data operations this member served during the cell.
+    pub fn ops_delta(&self) -> Option<u64> {
+        let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
+        Some(a.data_ops().saturating_sub(b.data_ops()))
+    }
+
+    /// Pages evicted during the cell.
+    pub fn evictions_delta(&self) -> Option<u64> {
+        let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
+        Some(a.evicted_pages?.saturating_sub(b.evicted_pages?))
+    }
+}
+
+/// One shard's share of the collection and of the cell's operations.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShardShare {
+    /// Shard name.
+    pub shard: String,
+    /// Documents on the shard.
+    pub documents: u64,
+    /// Data bytes (uncompressed `size`).
+    pub data_bytes: u64,
+    /// Total index bytes.
+    pub index_bytes: u64,
+    /// Fraction of all documents on this shard.
+    pub document_share: f64,
+    /// Fraction of all data operations during the cell served by this shard.
+    #[serde(default)]
+    pub ops_share: Option<f64>,
+}
+
+/// Everything measured on the server side for one cell.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerMetrics {
+    /// Entry point first, then shards.
+    pub members: Vec<MemberMetrics>,
+    /// Per-shard collection statistics (one entry for an unsharded deployment).
+    pub shards: Vec<ShardShare>,
+    /// Configured WiredTiger cache of the smallest member, bytes.
+    #[serde(default)]
+    pub cache_max_bytes: Option<u64>,
+    /// Problems worth telling the reader (indexes beyond cache, imbalance).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+impl ServerMetrics {
+    /// Fills the shards' operation shares from member deltas and adds the warnings seed 001 taught:
+    /// indexes that do not fit the cache, and a hashed `_id` that did not balance the shards.
+    pub fn finish(&mut self) {
+        let shard_ops: Vec<(String, u64)> = self
+            .members
+            .iter()
+            .filter(|m| m.role == "shard")
+            .filter_map(|m| Some((m.name.clone(), m.ops_delta()?)))
+            .collect();
+        let total_ops: u64 = shard_ops.iter().map(|(_, o)| o).sum();
+        let total_docs: u64 = self.shards.iter().map(|s| s.documents).sum();
+        for share in &mut self.shards {
+            share.document_share = if total_docs > 0 {
+                share.documents as f64 / total_docs as f64
+            } else {
+                0.0
+            };
+            if total_ops > 0 {
+                share.ops_share = shard_ops
+                    .iter()
+                    .find(|(n, _)| *n == share.shard)
+                    .map(|(_, o)| *o as f64 / total_ops as f64);
+            }
+        }
+        if self.cache_max_bytes.is_none() {
+            self.cache_max_bytes = self
+                .members
+                .iter()
+                .filter_map(|m| m.after.as_ref()?.cache_max_bytes)
+                .min();
+        }
+        self.warnings.clear();
+        if let Some(cache) = self.cache_max_bytes {
+            for s in &self.shards {
+                if s.index_bytes > cache {
+                    self.warnings.push(format!(
+                        "{}: indexes ({}) do not fit the WiredTiger cache ({}); reads will wait on disk",
+                        s.shard,
+                        bytes(s.index_bytes),
+                        bytes(cache)
+                    ));
+                }
+            }
+        }
+        let n = self.shards.len();
+        if n > 1 && total_docs > 0 {
+            let fair = 1.0 / n as f64;
+            for s in &self.shards {
+                if (s.document_share - fair).abs() > fair * 0.25 {
+                    self.warnings.push(format!(
+                        "{} holds {:.0}% of the documents (fair share {:.0}%): the shard key did not balance",
+                        s.shard,
+                        s.document_share * 100.0,
+                        fair * 100.0
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Human-readable bytes (binary units).
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// A server to watch during a cell.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    /// Member name (`entry` or shard name).
+    pub name: String,
+    /// `entry` or `shard`.
+    pub role: String,
+    /// Direct connection string (never printed unredacted).
+    pub uri: String,
+}
+
+/// Takes a `serverStatus` snapshot of one server; `None` when it does not answer in time.
+pub async fn snapshot(uri: &str) -> Option<StatusSnapshot> {
+    let client = direct_client(uri).await?;
+    let reply = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        client
+            .database("admin")
+            .run_command(doc! { "serverStatus": 1 }),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    Some(StatusSnapshot::from_server_status(&reply))
+}
+
+async fn direct_client(uri: &str) -> Option<mongodb::Client> {
+    let mut options = mongodb::options::ClientOptions::parse(uri).await.ok()?;
+    options.server_selection_timeout = Some(std::time::Duration::from_secs(5));
+    options.connect_timeout = Some(std::time::Duration::from_secs(5));
+    options.app_name = Some("microshard-metrics".to_string());
+    mongodb::Client::with_options(options).ok()
+}
+
+/// Snapshots every watched server (concurrently).
+pub async fn snapshot_all(watched: &[Watched]) -> Vec<Option<StatusSnapshot>> {
+    futures::future::join_all(watched.iter().map(|w| snapshot(&w.uri))).await
+}
+
+/// Per-shard documents, data and index bytes of `db.coll` through the entry point (`$collStats`).
+pub async fn shard_shares(entry_uri: &str, db: &str, coll: &str) -> Vec<ShardShare> {
+    let Some(client) = direct_client(entry_uri).await else {
+        return Vec::new();
+    };
+    let pipeline = vec![doc! { "$collStats": { "storageStats": {} } }];
+    let collection = client.database(db).collection::<Document>(coll);
+    let fetch = async {
+        use futures::TryStreamExt;
+        let cursor = collection.aggregate(pipeline).await.ok()?;
+        cursor.try_collect::<Vec<Document>>().await.ok()
+    };
+    let Ok(Some(docs)) = tokio::time::timeout(std::time::Duration::from_secs(10), fetch).await
+    else {
+        return Vec::new();
+    };
+    docs.iter()
+        .map(|d| {
+            let stats = d.get_document("storageStats").ok();
+            let n = |k: &str| stats.and_then(|s| number(s.get(k))).unwrap_or(0);
+            ShardShare {
+                shard: d.get_str("shard").unwrap_or("(unsharded)").to_string(),
+                documents: n("count"),
+                data_bytes: n("size"),
+                index_bytes: n("totalIndexSize"),
+                document_share: 0.0,
+                ops_share: None,
+            }
+        })
+        .collect()
+}
+
+/// Samples every watched server's data operations per second while a cell runs (what mongostat
+/// beside YCSB showed), optionally printing one line per interval.
+pub struct Sampler {
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Vec<Vec<(f64, f64)>>>,
+}
+
+impl Sampler {
+    /// Starts sampling every `every`; `live` prints `name ops/s` per interval through it.
+    pub fn start(
+        watched: Vec<Watched>,
+        every: std::time::Duration,
+        live: Option<super::progress::Progress>,
+    ) -> Sampler {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let token = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut clients = Vec::new();
+            for w in &watched {
+                clients.push(direct_client(&w.uri).await);
+            }
+            let mut samples: Vec<Vec<(f64, f64)>> = vec![Vec::new(); watched.len()];
+            let mut last: Vec<Option<(std::time::Instant, u64)>> = vec![None; watched.len()];
+            let started = std::time::Instant::now();
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    _ = token.cancelled() => break,
+                    _ = tick.tick() => {}
+                }
+                let mut line = Vec::new();
+                for (i, client) in clients.iter().enumerate() {
+                    let Some(client) = client else { continue };
+                    let reply = tokio::time::timeout(
+                        std::time::Duration::from_secs(2),
+                        client
+                            .database("admin")
+                            .run_command(doc! { "serverStatus": 1 }),
+                    )
+                    .await;
+                    let Ok(Ok(reply)) = reply else { continue };
+                    let now = std::time::Instant::now();
+                    let ops = StatusSnapshot::from_server_status(&reply).data_ops();
+                    if let Some((t0, ops0)) = last[i] {
+                        let dt = now.duration_since(t0).as_secs_f64();
+                        if dt > 0.0 {
+                            let rate = ops.saturating_sub(ops0) as f64 / dt;
+                            samples[i].push((started.elapsed().as_secs_f64(), rate));
+                            line.push(format!("{} {:.0}", watched[i].name, rate));
+                        }
+                    }
+                    last[i] = Some((now, ops));
+                }
+                if let (Some(p), false) = (&live, line.is_empty()) {
+                    p.line(&format!("  server ops/s: {}", line.join(", ")));
+                }
+            }
+            samples
+        });
+        Sampler { stop, task }
+    }
+
+    /// Stops sampling and returns each member's `(seconds, ops/s)` samples.
+    pub async fn finish(self) -> Vec<Vec<(f64, f64)>> {
+        self.stop.cancel();
+        self.task.await.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(insert: i64, query: i32, evicted: i64, cache_max: i64) -> Document {
+        doc! {
+            "version": "7.0.2",
+            "opcounters": { "insert": insert, "query": query, "update": 0_i64, "delete": 0_i32, "getmore": 0_i32, "command": 9_i32 },
+            "connections": { "current": 12_i32 },
+            "wiredTiger": { "cache": {
+                "bytes currently in the cache": 1000_i64,
+                "tracked dirty bytes in the cache": 10_i64,
+                "maximum bytes configured": cache_max,
+                "modified pages evicted": evicted,
+                "unmodified pages evicted": 1_i64,
+            } },
+        }
+    }
+
+    #[test]
+    fn parses_server_status_counters() {
+        let s = StatusSnapshot::from_server_status(&status(5, 7, 3, 1 << 30));
+        assert_eq!(s.insert, 5);
+        assert_eq!(s.query, 7);
+        assert_eq!(s.command, 9);
+        assert_eq!(s.connections, 12);
+        assert_eq!(s.data_ops(), 12);
+        assert_eq!(s.evicted_pages, Some(4));
+        assert_eq!(s.cache_max_bytes, Some(1 << 30));
+        assert_eq!(s.version.as_deref(), Some("7.0.2"));
+    }
+
+    #[test]
+    fn stand_in_without_wired_tiger_leaves_cache_unknown() {
+        let s = StatusSnapshot::from_server_status(&doc! { "opcounters": { "insert": 3_i32 } });
+        assert_eq!(s.insert, 3);
+        assert_eq!(s.cache_bytes, None);
+        assert_eq!(s.evicted_pages, None);
+    }
+
+    #[test]
+    fn shares_and_warnings() {
+        let member = |name: &str, before: i64, after: i64| MemberMetrics {
+            name: name.into(),
+            role: "shard".into(),
+            before: Some(StatusSnapshot::from_server_status(&status(
+                before, 0, 0, 1000,
+            ))),
+            after: Some(StatusSnapshot::from_server_status(&status(
+                after, 0, 0, 1000,
+            ))),
+            samples: vec![],
+        };
+        let mut m = ServerMetrics {
+            members: vec![member("s0", 0, 300), member("s1", 100, 200)],
+            shards: vec![
+                ShardShare {
+                    shard: "s0".into(),
+                    documents: 900,
+                    index_bytes: 5000,
+                    ..Default::default()
+                },
+                ShardShare {
+                    shard: "s1".into(),
+                    documents: 100,
+                    index_bytes: 10,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        m.finish();
+        assert_eq!(m.cache_max_bytes, Some(1000));
+        assert!((m.shards[0].ops_share.unwrap_or(0.0) - 0.75).abs() < 1e-9);
+        assert!((m.shards[0].document_share - 0.9).abs() < 1e-9);
+        assert!(
+            m.warnings.iter().any(|w| w.contains("s0: indexes")),
+            "{:?}",
+            m.warnings
+        );
+        assert!(!m.warnings.iter().any(|w| w.contains("s1: indexes")));
+        assert!(m.warnings.iter().any(|w| w.contains("did not balance")));
+    }
+}

@@ -1,0 +1,281 @@
+//! The results directory: one directory per experiment, its configuration written first and
+//! every cell written the moment it finishes (temp file + rename), so nothing measured is lost.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::model::{CellFile, CellId, ExperimentConfig, SweepFile};
+
+/// File name of the experiment's configuration inside its directory.
+pub const CONFIG_FILE: &str = "experiment.json";
+/// Sub-directory holding one JSON file per measured cell.
+pub const CELLS_DIR: &str = "cells";
+/// Sub-directory holding thread sweeps.
+pub const SWEEPS_DIR: &str = "sweeps";
+
+/// Failures reading or writing a results directory.
+#[derive(Debug, Error)]
+pub enum ResultsError {
+    /// The file system refused.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A file exists but is not what microshard wrote.
+    #[error("{path}: not a microshard result file: {message}")]
+    Parse {
+        /// The file concerned.
+        path: PathBuf,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// The directory has no experiment configuration.
+    #[error("{0}: not an experiment directory (no {CONFIG_FILE})")]
+    NotAnExperiment(PathBuf),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
+    move |source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A directory under `results/` holding one experiment; the unit that `report`, `diff` and `--resume` read.
+#[derive(Debug, Clone)]
+pub struct ExperimentDir {
+    path: PathBuf,
+}
+
+impl ExperimentDir {
+    /// Creates `<root>/<YYYY-MM-DD-HHMMSS>-<name>` (with a numeric suffix if it already exists).
+    pub fn create(root: &Path, name: &str) -> Result<ExperimentDir, ResultsError> {
+        fs::create_dir_all(root).map_err(io_err(root))?;
+        let stamp = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let base = format!("{stamp}-{safe}");
+        for attempt in 0..1000u32 {
+            let candidate = if attempt == 0 {
+                root.join(&base)
+            } else {
+                root.join(format!("{base}.{attempt}"))
+            };
+            match fs::create_dir(&candidate) {
+                Ok(()) => {
+                    let dir = ExperimentDir { path: candidate };
+                    let cells = dir.path.join(CELLS_DIR);
+                    fs::create_dir_all(&cells).map_err(io_err(&cells))?;
+                    return Ok(dir);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io_err(&candidate)(e)),
+            }
+        }
+        Err(ResultsError::Io {
+            path: root.join(base),
+            source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "too many runs"),
+        })
+    }
+
+    /// Opens an existing experiment directory (it must hold a configuration).
+    pub fn open(path: &Path) -> Result<ExperimentDir, ResultsError> {
+        if !path.join(CONFIG_FILE).is_file() {
+            return Err(ResultsError::NotAnExperiment(path.to_path_buf()));
+        }
+        Ok(ExperimentDir {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the configuration (before anything is measured).
+    ///
+    /// Property values are redacted on the way to disk (passwords, credentials in URIs); the
+    /// in-memory configuration keeps them for the runs.
+    pub fn write_config(&self, config: &ExperimentConfig) -> Result<(), ResultsError> {
+        let mut stored = config.clone();
+        for props in stored.properties.values_mut() {
+            for (k, v) in props.iter_mut() {
+                *v = if k.to_ascii_lowercase().contains("password") {
+                    "****".to_string()
+                } else {
+                    crate::redact::redact_text(v)
+                };
+            }
+        }
+        write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
+    }
+
+    /// Reads the configuration.
+    pub fn config(&self) -> Result<ExperimentConfig, ResultsError> {
+        read_json(&self.path.join(CONFIG_FILE))
+    }
+
+    /// Where the file of one cell lives.
+    pub fn cell_path(&self, id: &CellId) -> PathBuf {
+        self.path
+            .join(CELLS_DIR)
+            .join(sanitize(&id.topology))
+            .join(format!("{}-r{}.json", sanitize(&id.scenario), id.repeat))
+    }
+
+    /// Writes one cell's result the moment it is measured.
+    pub fn write_cell(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
+        let path = self.cell_path(&cell.cell);
+        write_json_atomic(&path, cell)?;
+        Ok(path)
+    }
+
+    /// Reads one cell; `Ok(None)` when it was never written or is unreadable (then it is measured again).
+    pub fn read_cell(&self, id: &CellId) -> Option<CellFile> {
+        let path = self.cell_path(id);
+        let cell: CellFile = read_json(&path).ok()?;
+        (cell.cell == *id).then_some(cell)
+    }
+
+    /// A cell is finished iff its file exists and parses.
+    pub fn is_finished(&self, id: &CellId) -> bool {
+        self.read_cell(id).is_some()
+    }
+
+    /// Every cell that parses, in no particular order.
+    pub fn cells(&self) -> Result<Vec<CellFile>, ResultsError> {
+        let root = self.path.join(CELLS_DIR);
+        let mut out = Vec::new();
+        if !root.is_dir() {
+            return Ok(out);
+        }
+        for topo in fs::read_dir(&root).map_err(io_err(&root))? {
+            let topo = topo.map_err(io_err(&root))?.path();
+            if !topo.is_dir() {
+                continue;
+            }
+            for entry in fs::read_dir(&topo).map_err(io_err(&topo))? {
+                let file = entry.map_err(io_err(&topo))?.path();
+                if file.extension().and_then(|e| e.to_str()) != Some("json") {
+                    continue;
+                }
+                if let Ok(cell) = read_json::<CellFile>(&file) {
+                    out.push(cell);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Where a thread sweep for `label` is stored.
+    pub fn sweep_path(&self, label: &str) -> PathBuf {
+        self.path
+            .join(SWEEPS_DIR)
+            .join(format!("{}.json", sanitize(label)))
+    }
+
+    /// Stores a thread sweep.
+    pub fn write_sweep(&self, label: &str, sweep: &SweepFile) -> Result<PathBuf, ResultsError> {
+        let path = self.sweep_path(label);
+        write_json_atomic(&path, sweep)?;
+        Ok(path)
+    }
+
+    /// Reads a stored thread sweep, if there is one that parses.
+    pub fn read_sweep(&self, label: &str) -> Option<SweepFile> {
+        read_json(&self.sweep_path(label)).ok()
+    }
+
+    /// Every stored sweep, keyed by label.
+    pub fn sweeps(&self) -> Vec<(String, SweepFile)> {
+        let root = self.path.join(SWEEPS_DIR);
+        let Ok(entries) = fs::read_dir(&root) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, SweepFile)> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let p = e.path();
+                let label = p.file_stem()?.to_str()?.to_string();
+                let sweep = read_json(&p).ok()?;
+                Some((label, sweep))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Writes any text file (a report, a chart) atomically inside the directory.
+    pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf, ResultsError> {
+        let path = self.path.join(name);
+        write_bytes_atomic(&path, text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Keeps file names to characters every file system accepts.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
+}
+
+/// Serialises `value` as pretty JSON to `path` through a temporary file and a rename.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ResultsError> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| ResultsError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    text.push('\n');
+    write_bytes_atomic(path, text.as_bytes())
+}
+
+/// Writes bytes so that a reader sees either the old file, or the whole new one, never a part.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(io_err(dir))?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.as_file().sync_all().map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| ResultsError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Reads and parses a JSON file.
+pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ResultsError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    serde_json::from_str(&text).map_err(|e| ResultsError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,193 @@
+//! Scenario files and the properties an experiment resolves for them: the file's values, the
+//! laptop or full scale, the run bound and the user's `-p` overrides, in that order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::bad_input;
+
+/// Record count used when `--full` is not given (fits a laptop; stated in every report).
+pub const LAPTOP_RECORDS: u64 = 100_000;
+
+/// A property set in order of keys; what the experiment stores and hands to the runner.
+pub type PropertyMap = BTreeMap<String, String>;
+
+/// Finds a scenario file: a path as given, else `<dir>/<name>` for `workloads/` beside the
+/// current directory or beside the sources.
+pub fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let direct = Path::new(name);
+    if direct.is_file() {
+        return Ok(direct.to_path_buf());
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = workload_dir {
+        dirs.push(d.to_path_buf());
+    }
+    dirs.push(PathBuf::from("workloads"));
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads"));
+    for d in &dirs {
+        let p = d.join(name);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(bad_input(format!(
+        "--scenarios: no workload file {name:?} (looked in {})",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Reads a Java properties file into a map (later keys win, as in YCSB).
+pub fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
+    let file =
+        std::fs::File::open(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    let map = java_properties::read(std::io::BufReader::new(file))
+        .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    Ok(map.into_iter().collect())
+}
+
+/// Splits `-p key=value` overrides, naming the flag on error.
+pub fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    overrides
+        .iter()
+        .map(|o| match o.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(bad_input(format!("-p {o}: expected key=value"))),
+        })
+        .collect()
+}
+
+/// How an experiment scales and bounds its scenarios.
+#[derive(Debug, Clone)]
+pub struct Scaling {
+    /// Use the files' record counts (the seed's sizes).
+    pub full: bool,
+    /// Records when not `full`.
+    pub records: u64,
+    /// Run-phase bound in seconds (`maxexecutiontime`).
+    pub duration_s: Option<u64>,
+    /// Client threads, when fixed.
+    pub threads: Option<u32>,
+}
+
+/// Resolves every scenario's properties. The first scenario is the load phase; all share the
+/// record count it loads, so run phases read the data that exists.
+pub fn resolve(
+    files: &[(String, PathBuf)],
+    scaling: &Scaling,
+    overrides: &[(String, String)],
+) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
+    let mut out = BTreeMap::new();
+    let mut load_records: Option<String> = None;
+    for (i, (name, path)) in files.iter().enumerate() {
+        let mut props = read_properties(path)?;
+        if !scaling.full {
+            props.insert("recordcount".into(), scaling.records.to_string());
+            if i == 0 {
+                props.insert("insertcount".into(), scaling.records.to_string());
+                props.insert("operationcount".into(), scaling.records.to_string());
+            }
+        }
+        if let (true, Some(d)) = (i > 0, scaling.duration_s) {
+            props.insert("maxexecutiontime".into(), d.to_string());
+        }
+        if let Some(t) = scaling.threads {
+            props.insert("threadcount".into(), t.to_string());
+        }
+        for (k, v) in overrides {
+            props.insert(k.clone(), v.clone());
+        }
+        match (&load_records, props.get("recordcount")) {
+            (None, Some(r)) => load_records = Some(r.clone()),
+            (Some(r), _) => {
+                props.insert("recordcount".into(), r.clone());
+            }
+            _ => {}
+        }
+        out.insert(name.clone(), props);
+    }
+    let records = load_records.unwrap_or_else(|| "?".into());
+    let note = if scaling.full {
+        format!("full size: {records} records per the scenario files (the seed's sizes)")
+    } else {
+        format!(
+            "laptop scale: {records} records (scenario files say more; --full for the seed's sizes){}",
+            scaling
+                .duration_s
+                .map(|d| format!(", run phases bounded to {d}s each"))
+                .unwrap_or_default()
+        )
+    };
+    Ok((out, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).ok();
+        p
+    }
+
+    #[test]
+    fn laptop_scale_bounds_and_overrides() {
+        let dir = tempfile::tempdir().ok();
+        let Some(dir) = dir else { return };
+        let s1 = write(
+            dir.path(),
+            "S1",
+            "recordcount=5000000\ninsertproportion=1\n",
+        );
+        let s2 = write(
+            dir.path(),
+            "S2",
+            "recordcount=5000000\noperationcount=100000000\nreadproportion=0.1\n",
+        );
+        let files = vec![("S1".to_string(), s1), ("S2".to_string(), s2)];
+        let scaling = Scaling {
+            full: false,
+            records: 1000,
+            duration_s: Some(7),
+            threads: Some(4),
+        };
+        let ov = parse_overrides(&["readproportion=0.5".into()]).unwrap_or_default();
+        let (props, note) = resolve(&files, &scaling, &ov).unwrap_or_default();
+        let s1 = &props["S1"];
+        assert_eq!(s1["recordcount"], "1000");
+        assert_eq!(s1["insertcount"], "1000");
+        assert!(!s1.contains_key("maxexecutiontime"));
+        let s2 = &props["S2"];
+        assert_eq!(s2["recordcount"], "1000");
+        assert_eq!(s2["maxexecutiontime"], "7");
+        assert_eq!(s2["threadcount"], "4");
+        assert_eq!(s2["readproportion"], "0.5");
+        assert_eq!(s2["operationcount"], "100000000");
+        assert!(note.contains("1000 records"), "{note}");
+        let full = Scaling {
+            full: true,
+            ..scaling
+        };
+        let (props, note) = resolve(&files, &full, &[]).unwrap_or_default();
+        assert_eq!(props["S2"]["recordcount"], "5000000");
+        assert!(note.contains("full size"));
+    }
+
+    #[test]
+    fn bad_override_is_bad_input() {
+        let e = parse_overrides(&["nokey".into()]).err();
+        assert!(e.is_some_and(|e| crate::error::is_bad_input(&e)));
+    }
+
+    #[test]
+    fn missing_scenario_is_bad_input() {
+        let e = locate("S-does-not-exist", None).err();
+        assert!(e.is_some_and(
+            |e| crate::error::is_bad_input(&e) && format!("{e}").contains("S-does-not-exist")
+        ));
+    }
+}

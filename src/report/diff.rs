@@ -1,0 +1,228 @@
+//! `microshard diff A B`: two experiments compared cell by cell (throughput ratio, latency changes).
+
+use serde::Serialize;
+
+use super::{Format, Report, Row, STANDIN_MARKER};
+use crate::experiment::results::{ExperimentDir, ResultsError};
+
+/// One scenario × topology present in either experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Topology name.
+    pub topology: String,
+    /// Throughput in A, ops/s.
+    pub a: Option<f64>,
+    /// Throughput in B, ops/s.
+    pub b: Option<f64>,
+    /// B over A.
+    pub ratio: Option<f64>,
+    /// Relative change of the median latency, B vs A (0.1 = 10% slower).
+    pub p50_change: Option<f64>,
+    /// Relative change of the 99th percentile, B vs A.
+    pub p99_change: Option<f64>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diff {
+    /// [`STANDIN_MARKER`] when either side has stand-in figures.
+    pub marker: Option<String>,
+    /// Name of experiment A.
+    pub a: String,
+    /// Name of experiment B.
+    pub b: String,
+    /// Rows in A's order, then B-only rows.
+    pub rows: Vec<DiffRow>,
+}
+
+fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 => Some(b / a - 1.0),
+        _ => None,
+    }
+}
+
+/// Compares two built reports.
+pub fn compare(a: &Report, b: &Report) -> Diff {
+    let key = |r: &Row| (r.scenario.clone(), r.topology.clone());
+    let mut keys: Vec<(String, String)> =
+        a.rows.iter().filter(|r| r.repeats > 0).map(key).collect();
+    for r in b.rows.iter().filter(|r| r.repeats > 0) {
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
+        }
+    }
+    let find = |rep: &Report, k: &(String, String)| {
+        rep.rows
+            .iter()
+            .find(|r| r.repeats > 0 && key(r) == *k)
+            .cloned()
+    };
+    let rows = keys
+        .iter()
+        .map(|k| {
+            let (ra, rb) = (find(a, k), find(b, k));
+            let ta = ra.as_ref().and_then(|r| r.throughput);
+            let tb = rb.as_ref().and_then(|r| r.throughput);
+            let lat = |r: &Option<Row>, f: fn(&crate::experiment::model::Latency) -> f64| {
+                r.as_ref().and_then(|r| r.latency.as_ref()).map(f)
+            };
+            DiffRow {
+                scenario: k.0.clone(),
+                topology: k.1.clone(),
+                a: ta,
+                b: tb,
+                ratio: change(ta, tb).map(|c| c + 1.0),
+                p50_change: change(lat(&ra, |l| l.p50), lat(&rb, |l| l.p50)),
+                p99_change: change(lat(&ra, |l| l.p99), lat(&rb, |l| l.p99)),
+            }
+        })
+        .collect();
+    Diff {
+        marker: (a.standin() || b.standin()).then(|| STANDIN_MARKER.to_string()),
+        a: a.experiment.clone(),
+        b: b.experiment.clone(),
+        rows,
+    }
+}
+
+/// Builds and renders the comparison of two experiment directories.
+pub fn diff_dirs(
+    a: &ExperimentDir,
+    b: &ExperimentDir,
+    format: Format,
+) -> Result<String, ResultsError> {
+    let d = compare(&super::build(a)?, &super::build(b)?);
+    Ok(render(&d, format))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|c| format!("{:+.1}%", c * 100.0))
+        .unwrap_or_else(|| "—".into())
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "—".into())
+}
+
+/// Renders a diff in the requested format.
+pub fn render(d: &Diff, format: Format) -> String {
+    let headers = vec![
+        "scenario".to_string(),
+        "topology".into(),
+        format!("A ops/s ({})", d.a),
+        format!("B ops/s ({})", d.b),
+        "B/A".into(),
+        "p50 change".into(),
+        "p99 change".into(),
+    ];
+    let cells = |r: &DiffRow| {
+        vec![
+            r.scenario.clone(),
+            r.topology.clone(),
+            num(r.a),
+            num(r.b),
+            r.ratio
+                .map(|x| format!("{x:.2}×"))
+                .unwrap_or_else(|| "—".into()),
+            pct(r.p50_change),
+            pct(r.p99_change),
+        ]
+    };
+    let mut out = String::new();
+    match format {
+        Format::Json => {
+            return serde_json::to_string_pretty(d)
+                .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        }
+        Format::Csv => {
+            out.push_str("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
+            let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+            for r in &d.rows {
+                out.push_str(&format!(
+                    "{},{},{},{},{},{},{},{}\n",
+                    if d.marker.is_some() {
+                        "stand-in"
+                    } else {
+                        "mongodb"
+                    },
+                    super::csv_field(&r.scenario),
+                    super::csv_field(&r.topology),
+                    o(r.a),
+                    o(r.b),
+                    o(r.ratio),
+                    o(r.p50_change),
+                    o(r.p99_change)
+                ));
+            }
+        }
+        Format::Markdown => {
+            if let Some(m) = &d.marker {
+                out.push_str(&format!("**{m}**\n\n"));
+            }
+            out.push_str(&format!("| {} |\n", headers.join(" | ")));
+            out.push_str(&format!(
+                "| {} |\n",
+                (0..headers.len())
+                    .map(|i| if i < 2 { "---" } else { "---:" })
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+            for r in &d.rows {
+                out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+            }
+        }
+        Format::Table => {
+            if let Some(m) = &d.marker {
+                out.push_str(m);
+                out.push('\n');
+            }
+            let mut b = tabled::builder::Builder::new();
+            b.push_record(headers);
+            for r in &d.rows {
+                b.push_record(cells(r));
+            }
+            let mut t = b.build();
+            t.with(tabled::settings::Style::rounded());
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{cell, config};
+
+    #[test]
+    fn ratio_and_latency_changes() {
+        let a = super::super::build_from(&config(false), &[cell("single", "S1", 1, 1000.0)]);
+        let mut c = cell("single", "S1", 1, 1500.0);
+        c.summary.latency.p99 = 600.0;
+        c.summary.standin = true;
+        let b = super::super::build_from(&config(false), &[c]);
+        let d = compare(&a, &b);
+        let row = d
+            .rows
+            .iter()
+            .find(|r| r.scenario == "S1" && r.topology == "single");
+        assert!(
+            row.and_then(|r| r.ratio)
+                .is_some_and(|x| (x - 1.5).abs() < 1e-9)
+        );
+        assert!(
+            row.and_then(|r| r.p99_change)
+                .is_some_and(|x| (x - 1.0).abs() < 1e-9)
+        );
+        assert!(
+            row.and_then(|r| r.p50_change)
+                .is_some_and(|x| x.abs() < 1e-9)
+        );
+        assert!(render(&d, Format::Table).contains(STANDIN_MARKER));
+        assert_eq!(d.rows.len(), 1, "unmeasured rows are left out");
+    }
+}

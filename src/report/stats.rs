@@ -1,0 +1,220 @@
+//! Small statistics for repeated measurements: mean, spread and Welch's t-test.
+//!
+//! Welch's test (unequal variances) is the honest default for throughput samples from
+//! different topologies; the p-value uses Student's t distribution through the regularised
+//! incomplete beta function.
+
+/// Arithmetic mean; `None` for no samples.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Sample standard deviation (n − 1); `None` with fewer than two samples.
+pub fn stddev(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs)?;
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
+    Some(var.sqrt())
+}
+
+/// The outcome of Welch's two-sample t-test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Welch {
+    /// The t statistic (a − b).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+impl Welch {
+    /// Significant at the given level (0.05 for 95%).
+    pub fn significant(&self, alpha: f64) -> bool {
+        self.p < alpha
+    }
+}
+
+/// Welch's t-test between two samples; `None` when either has fewer than two values.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    let (ma, mb) = (mean(a)?, mean(b)?);
+    let (sa, sb) = (stddev(a)?, stddev(b)?);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (sa * sa / na, sb * sb / nb);
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        // No variance at all: any difference is certain, none is none.
+        let p = if (ma - mb).abs() > 0.0 { 0.0 } else { 1.0 };
+        return Some(Welch {
+            t: if p == 0.0 { f64::INFINITY } else { 0.0 },
+            df: na + nb - 2.0,
+            p,
+        });
+    }
+    let t = (ma - mb) / se2.sqrt();
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    Some(Welch {
+        t,
+        df,
+        p: student_t_two_sided_p(t, df),
+    })
+}
+
+/// Two-sided p-value of Student's t with `df` degrees of freedom.
+pub fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return 0.0;
+    }
+    let x = df / (df + t * t);
+    incomplete_beta(df / 2.0, 0.5, x).clamp(0.0, 1.0)
+}
+
+/// Regularised incomplete beta function I_x(a, b).
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    let front = ln_front.exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_continued_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_continued_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+/// Continued fraction for the incomplete beta (modified Lentz).
+fn beta_continued_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let delta = d * c;
+        h *= delta;
+        if (delta - 1.0).abs() < 1e-12 {
+            break;
+        }
+    }
+    h
+}
+
+/// ln Γ(x) by the Lanczos approximation (g = 7).
+fn ln_gamma(x: f64) -> f64 {
+    const COEF: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = COEF[0];
+    for (i, c) in COEF.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_stddev() {
+        assert_eq!(mean(&[]), None);
+        assert_eq!(mean(&[2.0, 4.0]), Some(3.0));
+        let s = stddev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap_or(0.0);
+        assert!((s - 2.138_089_935).abs() < 1e-6, "{s}");
+        assert_eq!(stddev(&[1.0]), None);
+    }
+
+    #[test]
+    fn t_distribution_matches_tables() {
+        // Critical values: t(0.975, df=10) = 2.228, t(0.975, df=2) = 4.303, t(0.975, 1000) ≈ 1.962.
+        assert!((student_t_two_sided_p(2.228, 10.0) - 0.05).abs() < 1e-3);
+        assert!((student_t_two_sided_p(4.303, 2.0) - 0.05).abs() < 1e-3);
+        assert!((student_t_two_sided_p(1.962, 1000.0) - 0.05).abs() < 1e-3);
+        assert!((student_t_two_sided_p(0.0, 5.0) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn welch_separates_distinct_means_and_not_noise() {
+        let a = [1000.0, 1010.0, 990.0, 1005.0];
+        let b = [2000.0, 2020.0, 1985.0, 1990.0];
+        let w = welch(&b, &a).unwrap_or(Welch {
+            t: 0.0,
+            df: 0.0,
+            p: 1.0,
+        });
+        assert!(w.significant(0.05), "{w:?}");
+        assert!(w.t > 0.0);
+        let c = [1002.0, 995.0, 1012.0, 998.0];
+        let w = welch(&c, &a).unwrap_or(Welch {
+            t: 0.0,
+            df: 0.0,
+            p: 0.0,
+        });
+        assert!(!w.significant(0.05), "{w:?}");
+        assert_eq!(welch(&[1.0], &a), None);
+    }
+
+    #[test]
+    fn welch_known_value() {
+        // Two samples with textbook result: t ≈ -2.2 , df ≈ 12.3 (computed independently).
+        let a = [19.1, 20.2, 21.3, 18.9, 20.0, 19.5, 20.8];
+        let b = [21.0, 22.1, 20.7, 23.0, 21.9, 22.4, 20.3];
+        let w = welch(&a, &b).unwrap_or(Welch {
+            t: 0.0,
+            df: 0.0,
+            p: 1.0,
+        });
+        let ma = a.iter().sum::<f64>() / 7.0;
+        let mb = b.iter().sum::<f64>() / 7.0;
+        let se =
+            ((stddev(&a).unwrap_or(0.0).powi(2) + stddev(&b).unwrap_or(0.0).powi(2)) / 7.0).sqrt();
+        assert!((w.t - (ma - mb) / se).abs() < 1e-9);
+        assert!(w.p < 0.05 && w.p > 0.0001, "{w:?}");
+    }
+}

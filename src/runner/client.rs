@@ -1,0 +1,294 @@
+//! One client task: draws operations from the shared workload, calls the binding, times and records
+//! each call, and keeps its pace.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use tokio_util::sync::CancellationToken;
+
+use super::Phase;
+use super::pacing::Pacer;
+use crate::db::{DbClient, DbOutcome, ErrorClass, MongoBinding, ReadRecord};
+use crate::measure::{ClientRecorder, Measurements, Status};
+use crate::workload::{ClientState, CoreWorkload, Operation};
+
+/// What every client of a run shares.
+pub(crate) struct Shared {
+    pub phase: Phase,
+    pub workload: Arc<CoreWorkload>,
+    pub binding: MongoBinding,
+    pub measurements: Arc<Measurements>,
+    pub table: String,
+    /// Set by Ctrl-C, `maxexecutiontime` or the error-rate guard.
+    pub stop: CancellationToken,
+    /// Nanoseconds between two ops of one client (`target`), if throttled.
+    pub tick_ns: Option<u64>,
+    /// Sleep a random part of one tick before the first op (low per-client rates).
+    pub initial_delay: bool,
+    /// `dataintegrity`: verify every read.
+    pub verify: bool,
+    /// Operations and errors across all clients (status line, error-rate guard).
+    pub ops_done: AtomicU64,
+    /// Operations whose status was not ok.
+    pub ops_failed: AtomicU64,
+}
+
+/// What a client hands back when it is done.
+#[derive(Debug, Default)]
+pub(crate) struct ClientReport {
+    pub ops_done: u64,
+    pub error_classes: BTreeMap<ErrorClass, u64>,
+    /// Set when the client stopped early because an insert failed after its retries.
+    pub gave_up: bool,
+    /// An error that makes the whole run invalid (e.g. too many unacknowledged inserts).
+    pub fatal: Option<String>,
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+struct Ctx<'a> {
+    shared: &'a Shared,
+    db: DbClient,
+    rec: ClientRecorder,
+    report: ClientReport,
+    records: Vec<ReadRecord>,
+}
+
+impl Ctx<'_> {
+    fn note(&mut self, outcome: DbOutcome) -> Status {
+        if !outcome.status.is_ok() {
+            self.shared.ops_failed.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(class) = outcome.error_class {
+            *self.report.error_classes.entry(class).or_insert(0) += 1;
+        }
+        outcome.status
+    }
+
+    fn record(&mut self, op: &str, start: Instant, intended: Option<Instant>, status: Status) {
+        let end = Instant::now();
+        let latency = micros(end.saturating_duration_since(start));
+        let intended_us = intended.map(|i| micros(end.saturating_duration_since(i)));
+        self.rec.record(op, latency, intended_us, status);
+    }
+
+    /// Verifies returned records (`dataintegrity`), timed as `VERIFY`.
+    fn verify(&mut self, expected: usize, intended: Option<Instant>) {
+        let start = Instant::now();
+        let status = if self.records.len() < expected.max(1) {
+            Status::Error
+        } else {
+            let mut status = Status::Ok;
+            for (key, fields) in &self.records {
+                let s = self.shared.workload.verify(key, fields);
+                if !s.is_ok() {
+                    status = s;
+                    break;
+                }
+            }
+            status
+        };
+        self.record("VERIFY", start, intended, status);
+    }
+
+    async fn read(
+        &mut self,
+        keys: &[String],
+        fields: &crate::workload::FieldSelection,
+        intended: Option<Instant>,
+    ) -> Status {
+        self.records.clear();
+        let start = Instant::now();
+        let out = if self.shared.verify {
+            Some(&mut self.records)
+        } else {
+            None
+        };
+        let outcome = self.db.read(keys, fields, out).await;
+        let status = self.note(outcome);
+        self.record("READ", start, intended, status);
+        if self.shared.verify && status.is_ok() {
+            self.verify(keys.len(), intended);
+        }
+        status
+    }
+
+    async fn update(
+        &mut self,
+        key: &str,
+        values: &[crate::workload::FieldValue],
+        intended: Option<Instant>,
+    ) -> Status {
+        let start = Instant::now();
+        let outcome = self.db.update(key, values).await;
+        let status = self.note(outcome);
+        self.record("UPDATE", start, intended, status);
+        status
+    }
+
+    /// Runs one operation; false when the client must stop (a load insert failed for good).
+    async fn run_op(
+        &mut self,
+        op: &Operation,
+        intended: Option<Instant>,
+        state: &mut ClientState,
+    ) -> bool {
+        match op {
+            Operation::Insert {
+                keynum,
+                key,
+                values,
+                acknowledge,
+            } => {
+                let workload = &self.shared.workload;
+                let retry_limit = u64::from(workload.insertion_retry_limit());
+                let mut attempts = 0u64;
+                loop {
+                    attempts += 1;
+                    let start = Instant::now();
+                    let outcome = self.db.insert(key, values).await;
+                    let status = self.note(outcome);
+                    self.record("INSERT", start, intended, status);
+                    if *acknowledge {
+                        // Run-phase inserts are acknowledged even when they failed (YCSB's finally).
+                        if let Err(e) = workload.acknowledge_insert(*keynum) {
+                            self.report.fatal = Some(e.to_string());
+                            self.shared.stop.cancel();
+                            return false;
+                        }
+                        return true;
+                    }
+                    if status.is_ok() {
+                        return true;
+                    }
+                    if attempts > retry_limit || self.shared.stop.is_cancelled() {
+                        eprintln!(
+                            "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
+                        );
+                        if workload.keep_going_on_error() {
+                            return true;
+                        }
+                        self.report.gave_up = true;
+                        return false;
+                    }
+                    eprintln!("Retrying insertion, retry count: {attempts}");
+                    let pause = workload.insertion_retry_sleep(state);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = self.shared.stop.cancelled() => {}
+                    }
+                }
+            }
+            Operation::Read { keys, fields } => {
+                self.read(keys, fields, intended).await;
+                true
+            }
+            Operation::Update { key, values } => {
+                self.update(key, values, intended).await;
+                true
+            }
+            Operation::Scan {
+                start_key,
+                count,
+                fields,
+            } => {
+                let start = Instant::now();
+                let outcome = self.db.scan(start_key, *count, fields, None).await;
+                let status = self.note(outcome);
+                self.record("SCAN", start, intended, status);
+                true
+            }
+            Operation::ReadModifyWrite {
+                key,
+                read_fields,
+                values,
+            } => {
+                let start = Instant::now();
+                self.read(std::slice::from_ref(key), read_fields, intended)
+                    .await;
+                self.update(key, values, intended).await;
+                let end = Instant::now();
+                let latency = micros(end.saturating_duration_since(start));
+                let intended_us = intended.map(|i| micros(end.saturating_duration_since(i)));
+                // YCSB reports no status for READ-MODIFY-WRITE, only its latency.
+                self.rec
+                    .record_without_status("READ-MODIFY-WRITE", latency, intended_us);
+                true
+            }
+        }
+    }
+}
+
+/// Runs one client: `opcount` ops (0 = until stopped), then its cleanup (the batch flush).
+pub(crate) async fn run_client(
+    shared: Arc<Shared>,
+    index: usize,
+    opcount: u64,
+    counter: Arc<AtomicU64>,
+) -> ClientReport {
+    let db = shared.binding.client(&shared.table);
+    let rec = shared.measurements.client();
+    let mut state = shared.workload.client_state(index);
+    let mut ctx = Ctx {
+        shared: &shared,
+        db,
+        rec,
+        report: ClientReport::default(),
+        records: Vec::new(),
+    };
+    if let (Some(tick), true) = (shared.tick_ns, shared.initial_delay) {
+        let delay = rand::rng().random_range(0..tick.max(1));
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_nanos(delay)) => {}
+            _ = shared.stop.cancelled() => {}
+        }
+    }
+    let mut pacer = shared.tick_ns.map(|t| Pacer::new(t, Instant::now()));
+    let mut done = 0u64;
+    while (opcount == 0 || done < opcount) && !shared.stop.is_cancelled() {
+        let intended = pacer.as_ref().map(Pacer::intended_start);
+        let op = match shared.phase {
+            Phase::Load => shared.workload.next_load_op(&mut state),
+            Phase::Run => shared.workload.next_transaction_op(&mut state),
+        };
+        let keep_going = ctx.run_op(&op, intended, &mut state).await;
+        state.recycle(op);
+        done += 1;
+        counter.fetch_add(1, Ordering::Relaxed);
+        shared.ops_done.fetch_add(1, Ordering::Relaxed);
+        if !keep_going {
+            break;
+        }
+        if let Some(p) = pacer.as_mut() {
+            let deadline = p.op_done();
+            if deadline > Instant::now() {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline.into()) => {}
+                    _ = shared.stop.cancelled() => {}
+                }
+            }
+        }
+    }
+    // CLEANUP: flushes the last partial insert batch (YCSB never sends it).
+    let pending = ctx.db.pending_inserts();
+    let start = Instant::now();
+    let outcome = ctx.db.cleanup().await;
+    let latency = micros(start.elapsed());
+    ctx.rec.record_without_status("CLEANUP", latency, None);
+    if !outcome.status.is_ok() {
+        if let Some(class) = outcome.error_class {
+            *ctx.report.error_classes.entry(class).or_insert(0) += 1;
+        }
+        eprintln!(
+            "client {index}: the final batch of {pending} inserts failed; those records are missing"
+        );
+    }
+    ctx.report.ops_done = done;
+    drop(ctx.rec);
+    ctx.report
+}

@@ -1,0 +1,73 @@
+//! The `-s` status task: YCSB's status line on stderr at start, every `status.interval` seconds and at the end.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::measure::Measurements;
+
+/// Prints status lines until the clients are done.
+pub(crate) struct StatusPrinter {
+    pub measurements: Arc<Measurements>,
+    /// Per client: ops done so far, and its op count (0 = unlimited).
+    pub counters: Vec<(Arc<AtomicU64>, u64)>,
+    pub label: String,
+    pub interval: Duration,
+    pub start: Instant,
+}
+
+impl StatusPrinter {
+    fn totals(&self) -> (u64, u64) {
+        let mut done = 0u64;
+        let mut todo = 0u64;
+        for (c, n) in &self.counters {
+            let d = c.load(Ordering::Relaxed);
+            done += d;
+            if *n > 0 {
+                todo += n.saturating_sub(d);
+            }
+        }
+        (done, todo)
+    }
+
+    /// Runs until `done` is cancelled, then prints the final line.
+    pub async fn run(self, done: CancellationToken) {
+        let mut prev_ops = 0u64;
+        let mut prev_ms = 0u64;
+        let mut next = self.start;
+        loop {
+            let finished = done.is_cancelled();
+            let now = Instant::now();
+            let (ops, todo) = self.totals();
+            let summaries = self.measurements.take_interval();
+            let elapsed_ms = u64::try_from(now.saturating_duration_since(self.start).as_millis())
+                .unwrap_or(u64::MAX);
+            let line = crate::measure::status_line(&crate::measure::StatusInput {
+                label: &self.label,
+                now: chrono::Local::now(),
+                elapsed_ms,
+                total_ops: ops,
+                prev_ops,
+                prev_elapsed_ms: prev_ms,
+                todo_ops: todo,
+                summaries: &summaries,
+            });
+            eprintln!("{line}");
+            if finished {
+                return;
+            }
+            prev_ops = ops;
+            prev_ms = elapsed_ms;
+            // Deadline-based like YCSB, so printing time does not drift the schedule.
+            while next <= Instant::now() {
+                next += self.interval;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(next.into()) => {}
+                _ = done.cancelled() => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! The stand-in's command line: the flags real mongod/mongos take, plus a few stand-in-only ones.
+
+use std::path::PathBuf;
+
+use crate::cli::standin_cmd::Role;
+
+use super::StandinError;
+
+/// Everything a stand-in needs to start, parsed from mongod/mongos-style flags.
+#[derive(Debug, Clone)]
+pub struct StandinConfig {
+    /// mongod or mongos.
+    pub role: Role,
+    /// TCP port; 0 picks a free one (stand-in extension, handy for in-process tests).
+    pub port: u16,
+    /// Addresses to listen on (`--bind_ip`, comma-separated); loopback by default.
+    pub bind_ips: Vec<String>,
+    /// `--bind_ip_all`: listen on every interface.
+    pub bind_ip_all: bool,
+    /// `--dbpath`: must exist; holds `mongod.lock` (data itself stays in memory).
+    pub dbpath: Option<PathBuf>,
+    /// `--logpath`: JSON log lines like mongod 4.4+.
+    pub logpath: Option<PathBuf>,
+    /// `--logappend`.
+    pub logappend: bool,
+    /// `--replSet`: the replica-set name this node may be initiated with.
+    pub repl_set: Option<String>,
+    /// `--configsvr`.
+    pub configsvr: bool,
+    /// `--shardsvr`.
+    pub shardsvr: bool,
+    /// `--configdb rs/host:port,...` (mongos).
+    pub configdb: Option<String>,
+    /// `--wiredTigerCacheSizeGB` (recorded and reported in serverStatus; nothing is cached).
+    pub wired_tiger_cache_gb: Option<f64>,
+    /// `--unixSocketPrefix` (recorded; the stand-in listens on TCP only).
+    pub unix_socket_prefix: Option<PathBuf>,
+    /// `--setParameter name=value` pairs (recorded).
+    pub set_parameters: Vec<(String, String)>,
+    /// `--quiet`: fewer log lines.
+    pub quiet: bool,
+    /// Stand-in only: `--service-time-us T`, each CRUD operation occupies a slot for T µs (0 = off).
+    pub service_time_us: u64,
+    /// Stand-in only: `--workers W`, the number of slots of the capacity model.
+    pub workers: usize,
+    /// Stand-in only: `--command-log FILE`, one canonical-extended-JSON line per command received.
+    pub command_log: Option<PathBuf>,
+    /// Stand-in only: `--primary-delay-ms MS`, how long an initiated single-member set takes to elect itself.
+    pub primary_delay_ms: u64,
+    /// The flags exactly as given (`getCmdLineOpts.argv`).
+    pub argv: Vec<String>,
+    /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
+    pub log_to_stdout: bool,
+}
+
+/// Flags that take a value, by role (`true` = mongod, mongos).
+const VALUE_FLAGS: &[(&str, bool, bool)] = &[
+    ("port", true, true),
+    ("bind_ip", true, true),
+    ("dbpath", true, false),
+    ("logpath", true, true),
+    ("replSet", true, false),
+    ("configdb", false, true),
+    ("wiredTigerCacheSizeGB", true, false),
+    ("unixSocketPrefix", true, true),
+    ("setParameter", true, true),
+    ("storageEngine", true, false),
+    ("oplogSize", true, false),
+    ("maxConns", true, true),
+    ("keyFile", true, true),
+    ("pidfilepath", true, true),
+    ("timeZoneInfo", true, true),
+    ("clusterAuthMode", true, true),
+    ("wiredTigerJournalCompressor", true, false),
+    ("wiredTigerCollectionBlockCompressor", true, false),
+    ("wiredTigerIndexPrefixCompression", true, false),
+    ("slowms", true, true),
+    ("slowOpSampleRate", true, true),
+    ("profile", true, false),
+    ("tlsMode", true, true),
+    ("networkMessageCompressors", true, true),
+    ("filePermissions", true, true),
+    ("syncdelay", true, false),
+    ("enableMajorityReadConcern", true, false),
+    ("localThreshold", false, true),
+    ("service-time-us", true, true),
+    ("workers", true, true),
+    ("command-log", true, true),
+    ("primary-delay-ms", true, true),
+];
+
+/// Flags without a value, by role.
+const SWITCHES: &[(&str, bool, bool)] = &[
+    ("bind_ip_all", true, true),
+    ("logappend", true, true),
+    ("configsvr", true, false),
+    ("shardsvr", true, false),
+    ("fork", true, true),
+    ("quiet", true, true),
+    ("nounixsocket", true, true),
+    ("ipv6", true, true),
+    ("noauth", true, false),
+    ("auth", true, false),
+    ("directoryperdb", true, false),
+    ("noscripting", true, true),
+    ("notablescan", true, false),
+    ("wiredTigerDirectoryForIndexes", true, false),
+    ("verbose", true, true),
+];
+
+fn bad(msg: impl Into<String>) -> StandinError {
+    StandinError::BadFlag(msg.into())
+}
+
+impl StandinConfig {
+    /// A configuration with every flag at its default for `role` (port 0 = any free port).
+    pub fn new(role: Role) -> StandinConfig {
+        StandinConfig {
+            role,
+            port: 0,
+            bind_ips: vec!["127.0.0.1".to_string()],
+            bind_ip_all: false,
+            dbpath: None,
+            logpath: None,
+            logappend: false,
+            repl_set: None,
+            configsvr: false,
+            shardsvr: false,
+            configdb: None,
+            wired_tiger_cache_gb: None,
+            unix_socket_prefix: None,
+            set_parameters: Vec::new(),
+            quiet: false,
+            service_time_us: 0,
+            workers: 1,
+            command_log: None,
+            primary_delay_ms: 200,
+            argv: Vec::new(),
+            log_to_stdout: false,
+        }
+    }
+
+    /// Parses mongod/mongos flags (`--port 27017` or `--port=27017`), refusing what the real binary refuses.
+    pub fn from_args(role: Role, args: &[String]) -> Result<StandinConfig, StandinError> {
+        let prog = match role {
+            Role::Mongod => "mongod",
+            Role::Mongos => "mongos",
+        };
+        let mut cfg = StandinConfig::new(role);
+        cfg.argv = std::iter::once(prog.to_string())
+            .chain(args.iter().cloned())
+            .collect();
+        let mut port: Option<u16> = None;
+        let mut bind_ip: Option<String> = None;
+        let mut workers_given = false;
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            if arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.chars().skip(1).all(|c| c == 'v')
+                && arg.len() > 1
+            {
+                continue; // -v, -vv, ...: verbosity, accepted
+            }
+            let Some(flag) = arg.strip_prefix("--") else {
+                return Err(bad(format!(
+                    "{prog}: unexpected argument '{arg}': positional options are not supported (try '{prog} --help')"
+                )));
+            };
+            let (name, inline) = match flag.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (flag, None),
+            };
+            let allowed = |table: &[(&str, bool, bool)]| {
+                table
+                    .iter()
+                    .find(|(n, _, _)| *n == name)
+                    .map(|(_, d, s)| match role {
+                        Role::Mongod => *d,
+                        Role::Mongos => *s,
+                    })
+            };
+            if let Some(ok) = allowed(SWITCHES) {
+                if !ok {
+                    return Err(bad(format!(
+                        "Error parsing command line: unrecognised option '--{name}' ({prog} does not take it)"
+                    )));
+                }
+                if inline.is_some() && name != "verbose" {
+                    return Err(bad(format!(
+                        "Error parsing command line: option '--{name}' does not take any arguments"
+                    )));
+                }
+                match name {
+                    "bind_ip_all" => cfg.bind_ip_all = true,
+                    "logappend" => cfg.logappend = true,
+                    "configsvr" => cfg.configsvr = true,
+                    "shardsvr" => cfg.shardsvr = true,
+                    "quiet" => cfg.quiet = true,
+                    "fork" => {
+                        return Err(bad(format!(
+                            "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
+                        )));
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let Some(ok) = allowed(VALUE_FLAGS) else {
+                return Err(bad(format!(
+                    "Error parsing command line: unrecognised option '--{name}' (try '{prog} --help' for more information)"
+                )));
+            };
+            if !ok {
+                return Err(bad(format!(
+                    "Error parsing command line: unrecognised option '--{name}' ({prog} does not take it)"
+                )));
+            }
+            let value = match inline {
+                Some(v) => v,
+                None => {
+                    let Some(v) = args.get(i) else {
+                        return Err(bad(format!(
+                            "Error parsing command line: the required argument for option '--{name}' is missing"
+                        )));
+                    };
+                    i += 1;
+                    v.clone()
+                }
+            };
+            match name {
+                "port" => {
+                    let p: u16 = value.parse().map_err(|_| {
+                        bad(format!(
+                            "--port: '{value}' is not a valid port number (0-65535)"
+                        ))
+                    })?;
+                    port = Some(p);
+                }
+                "bind_ip" => bind_ip = Some(value),
+                "dbpath" => cfg.dbpath = Some(PathBuf::from(value)),
+                "logpath" => cfg.logpath = Some(PathBuf::from(value)),
+                "replSet" => {
+                    let set = value.split('/').next().unwrap_or_default().to_string();
+                    if set.is_empty() {
+                        return Err(bad("--replSet: the replica set name must not be empty"));
+                    }
+                    cfg.repl_set = Some(set);
+                }
+                "configdb" => cfg.configdb = Some(value),
+                "wiredTigerCacheSizeGB" => {
+                    let gb: f64 = value.parse().map_err(|_| {
+                        bad(format!(
+                            "--wiredTigerCacheSizeGB: '{value}' is not a number"
+                        ))
+                    })?;
+                    if !(0.25..=10000.0).contains(&gb) {
+                        return Err(bad(format!(
+                            "--wiredTigerCacheSizeGB: Bad value {value}: must be between 0.25 and 10000"
+                        )));
+                    }
+                    cfg.wired_tiger_cache_gb = Some(gb);
+                }
+                "unixSocketPrefix" => cfg.unix_socket_prefix = Some(PathBuf::from(value)),
+                "setParameter" => {
+                    let Some((k, v)) = value.split_once('=') else {
+                        return Err(bad(format!(
+                            "--setParameter: '{value}' must be of the form name=value"
+                        )));
+                    };
+                    cfg.set_parameters.push((k.to_string(), v.to_string()));
+                }
+                "service-time-us" => {
+                    cfg.service_time_us = value.parse().map_err(|_| {
+                        bad(format!(
+                            "--service-time-us: '{value}' is not a whole number of microseconds"
+                        ))
+                    })?;
+                }
+                "workers" => {
+                    cfg.workers =
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|w: &usize| *w > 0)
+                            .ok_or_else(|| {
+                                bad(format!(
+                                    "--workers: '{value}' must be a positive whole number"
+                                ))
+                            })?;
+                    workers_given = true;
+                }
+                "command-log" => cfg.command_log = Some(PathBuf::from(value)),
+                "primary-delay-ms" => {
+                    cfg.primary_delay_ms = value.parse().map_err(|_| {
+                        bad(format!(
+                            "--primary-delay-ms: '{value}' is not a whole number of milliseconds"
+                        ))
+                    })?;
+                }
+                _ => {} // accepted and recorded in argv
+            }
+        }
+        if workers_given && cfg.service_time_us == 0 {
+            return Err(bad(
+                "--workers needs --service-time-us (the capacity model is off without a service time)",
+            ));
+        }
+        if cfg.configsvr && cfg.shardsvr {
+            return Err(bad("--configsvr and --shardsvr cannot both be given"));
+        }
+        if cfg.shardsvr && cfg.repl_set.is_none() {
+            return Err(bad(
+                "Cannot start a shardsvr as a standalone server. Please use the option --replSet to start the node as a replica set.",
+            ));
+        }
+        if cfg.configsvr && cfg.repl_set.is_none() {
+            return Err(bad(
+                "Cannot start a configsvr as a standalone server. Please use the option --replSet to start the node as a replica set.",
+            ));
+        }
+        if role == Role::Mongos {
+            match &cfg.configdb {
+                None => {
+                    return Err(bad(
+                        "mongos: --configdb rs/host:port[,host:port] is required",
+                    ));
+                }
+                Some(c) => {
+                    parse_configdb(c)?;
+                }
+            }
+        }
+        cfg.port = port.unwrap_or(if cfg.shardsvr {
+            27018
+        } else if cfg.configsvr {
+            27019
+        } else {
+            27017
+        });
+        if let Some(b) = bind_ip {
+            cfg.bind_ips = b
+                .split(',')
+                .map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    if s == "localhost" {
+                        "127.0.0.1".to_string()
+                    } else {
+                        s.to_string()
+                    }
+                })
+                .collect();
+            if cfg.bind_ips.is_empty() {
+                return Err(bad("--bind_ip: no address given"));
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The capacity model's ceiling in operations per second, when it is on.
+    pub fn ceiling_ops_per_sec(&self) -> Option<f64> {
+        (self.service_time_us > 0).then(|| self.workers as f64 * 1e6 / self.service_time_us as f64)
+    }
+}
+
+/// Splits `rs/host:port,host:port` into the set name and hosts; real mongos requires the set name.
+pub fn parse_configdb(s: &str) -> Result<(String, Vec<String>), StandinError> {
+    let Some((set, hosts)) = s.split_once('/') else {
+        return Err(bad(format!(
+            "--configdb '{s}': config servers must be a replica set: use <setName>/<host:port>[,<host:port>]"
+        )));
+    };
+    let hosts: Vec<String> = hosts
+        .split(',')
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .collect();
+    if set.is_empty() || hosts.is_empty() {
+        return Err(bad(format!(
+            "--configdb '{s}': expected <setName>/<host:port>[,<host:port>]"
+        )));
+    }
+    Ok((set.to_string(), hosts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn default_ports_follow_cluster_role() {
+        let c = StandinConfig::from_args(Role::Mongod, &[]).unwrap();
+        assert_eq!(c.port, 27017);
+        let c = StandinConfig::from_args(Role::Mongod, &args("--shardsvr --replSet sh0")).unwrap();
+        assert_eq!(c.port, 27018);
+        let c = StandinConfig::from_args(Role::Mongod, &args("--configsvr --replSet cfg")).unwrap();
+        assert_eq!(c.port, 27019);
+        let c =
+            StandinConfig::from_args(Role::Mongos, &args("--configdb cfg/localhost:1")).unwrap();
+        assert_eq!(c.port, 27017);
+    }
+
+    #[test]
+    fn refusals_like_the_real_binaries() {
+        for (role, line) in [
+            (Role::Mongod, "--shardsvr"),
+            (Role::Mongod, "--fork"),
+            (Role::Mongod, "--bogus 1"),
+            (Role::Mongod, "--configdb cfg/h:1"),
+            (Role::Mongos, "--configdb cfg/h:1 --wiredTigerCacheSizeGB 1"),
+            (Role::Mongos, "--port 1"),
+            (Role::Mongos, "--configdb h:1"),
+            (Role::Mongod, "--port"),
+            (Role::Mongod, "--wiredTigerCacheSizeGB 0.1"),
+        ] {
+            assert!(
+                StandinConfig::from_args(role, &args(line)).is_err(),
+                "{line} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn records_values_and_standin_flags() {
+        let c = StandinConfig::from_args(
+            Role::Mongod,
+            &args("--port=4000 --bind_ip localhost,127.0.0.2 --setParameter a=b --quiet --service-time-us 250 --workers 4 -vv"),
+        )
+        .unwrap();
+        assert_eq!(c.port, 4000);
+        assert_eq!(c.bind_ips, vec!["127.0.0.1", "127.0.0.2"]);
+        assert_eq!(c.set_parameters, vec![("a".to_string(), "b".to_string())]);
+        assert_eq!(c.ceiling_ops_per_sec(), Some(16000.0));
+        assert_eq!(c.argv[0], "mongod");
+    }
+}

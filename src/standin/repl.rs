@@ -1,0 +1,435 @@
+//! Replica-set membership: initiation with the real validation rules, then a self-election after a delay.
+
+use std::time::{Duration, Instant};
+
+use mongodb::bson::{Bson, DateTime, Document, Timestamp, doc, oid::ObjectId};
+
+use super::cmderr::{CmdError, CmdResult, code};
+use super::server::Shared;
+use super::value::{as_i64, truthy};
+
+/// This node's replica-set state.
+#[derive(Debug, Default)]
+pub struct ReplState {
+    /// The accepted configuration (`None` before `replSetInitiate`).
+    pub config: Option<Document>,
+    /// When the node becomes PRIMARY (after `--primary-delay-ms`).
+    pub primary_at: Option<Instant>,
+    /// The member host that maps to this node.
+    pub me: String,
+    /// All member hosts.
+    pub hosts: Vec<String>,
+    /// Election id reported while primary.
+    pub election_id: Option<ObjectId>,
+    /// When the election "happened" (wall clock).
+    pub election_date: Option<DateTime>,
+}
+
+impl ReplState {
+    /// True once initiated and the election delay passed.
+    pub fn is_primary(&self) -> bool {
+        self.primary_at.is_some_and(|t| Instant::now() >= t)
+    }
+}
+
+fn lock(shared: &Shared) -> Option<std::sync::MutexGuard<'_, ReplState>> {
+    shared.repl.lock().ok()
+}
+
+/// `(writable, fields)` for hello (and `serverStatus.repl`) on a `--replSet` node.
+pub fn hello_fields(shared: &Shared) -> (bool, Document) {
+    let Some(st) = lock(shared) else {
+        return (false, doc! {});
+    };
+    let Some(cfg) = &st.config else {
+        return (
+            false,
+            doc! {
+                "secondary": false,
+                "isreplicaset": true,
+                "info": "Does not have a valid replica set config",
+            },
+        );
+    };
+    let primary = st.is_primary();
+    let mut d = doc! {
+        "hosts": st.hosts.clone(),
+        "setName": cfg.get_str("_id").unwrap_or_default(),
+        "setVersion": as_i64(cfg.get("version").unwrap_or(&Bson::Int32(1))).unwrap_or(1) as i32,
+        "secondary": !primary,
+    };
+    if primary {
+        d.insert("primary", st.me.clone());
+    }
+    d.insert("me", st.me.clone());
+    if primary {
+        if let Some(e) = st.election_id {
+            d.insert("electionId", e);
+        }
+        let now = DateTime::now();
+        let ts = Timestamp {
+            time: (now.timestamp_millis() / 1000) as u32,
+            increment: 1,
+        };
+        d.insert(
+            "lastWrite",
+            doc! {
+                "opTime": {"ts": ts, "t": 1_i64},
+                "lastWriteDate": now,
+                "majorityOpTime": {"ts": ts, "t": 1_i64},
+                "majorityWriteDate": now,
+            },
+        );
+    }
+    if shared.cfg.configsvr {
+        d.insert("configsvr", 2);
+    }
+    (primary, d)
+}
+
+/// Refuses writes unless this node may take them (standalone, or an initiated primary).
+pub fn check_writable(shared: &Shared) -> CmdResult<()> {
+    if shared.cfg.repl_set.is_none() {
+        return Ok(());
+    }
+    match lock(shared) {
+        Some(st) if st.is_primary() => Ok(()),
+        _ => Err(CmdError::new(code::NOT_WRITABLE_PRIMARY, "not primary")),
+    }
+}
+
+/// Refuses reads before the node has a configuration.
+pub fn check_readable(shared: &Shared) -> CmdResult<()> {
+    if shared.cfg.repl_set.is_none() {
+        return Ok(());
+    }
+    match lock(shared) {
+        Some(st) if st.is_primary() => Ok(()),
+        Some(st) if st.config.is_some() => Err(CmdError::new(
+            code::NOT_PRIMARY_NO_SECONDARY_OK,
+            "not primary and secondaryOk=false",
+        )),
+        _ => Err(CmdError::new(
+            code::NOT_PRIMARY_OR_SECONDARY,
+            "node is not in primary or recovering state",
+        )),
+    }
+}
+
+fn is_localhost(host: &str) -> bool {
+    host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]"
+}
+
+/// Whether `host:port` names this node: loopback names, the machine's hostname, or any name that
+/// resolves to an address of this machine (a container name inside a Docker network).
+fn maps_to_self(shared: &Shared, host: &str) -> bool {
+    let Some((h, p)) = host.rsplit_once(':') else {
+        return false;
+    };
+    if p.parse::<u16>().ok() != Some(shared.port) {
+        return false;
+    }
+    let h = h.trim_start_matches('[').trim_end_matches(']');
+    if is_localhost(h) || h == shared.hostname {
+        return true;
+    }
+    use std::net::ToSocketAddrs;
+    let Ok(addrs) = (h, 0u16).to_socket_addrs() else {
+        return false;
+    };
+    addrs
+        .into_iter()
+        .any(|a| std::net::UdpSocket::bind((a.ip(), 0)).is_ok())
+}
+
+fn split_host(host: &str) -> &str {
+    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+}
+
+/// `replSetInitiate`.
+pub fn initiate(shared: &Shared, body: &Document) -> CmdResult {
+    let Some(set) = shared.cfg.repl_set.clone() else {
+        return Err(CmdError::new(
+            code::NO_REPLICATION_ENABLED,
+            "This node was not started with replication enabled.",
+        ));
+    };
+    if lock(shared).is_some_and(|s| s.config.is_some()) {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
+    let mut cfg = match body.get("replSetInitiate") {
+        Some(Bson::Document(d)) if !d.is_empty() => d.clone(),
+        Some(Bson::Document(_))
+        | Some(Bson::Null)
+        | None
+        | Some(Bson::Int32(_))
+        | Some(Bson::Int64(_))
+        | Some(Bson::Double(_))
+        | Some(Bson::Boolean(_)) => {
+            let h = if shared.cfg.bind_ip_all {
+                shared.hostname.clone()
+            } else {
+                "localhost".to_string()
+            };
+            doc! {"_id": set.clone(), "version": 1, "members": [{"_id": 0, "host": format!("{h}:{}", shared.port)}]}
+        }
+        Some(other) => {
+            return Err(CmdError::wrong_type(
+                "replSetInitiate",
+                "replSetInitiate",
+                super::value::type_name(other),
+                "object",
+            ));
+        }
+    };
+    let id = match cfg.get("_id") {
+        Some(Bson::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(CmdError::new(
+                code::TYPE_MISMATCH,
+                "replica set configuration _id must be a string",
+            ));
+        }
+        None => {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                "Missing expected field \"_id\"",
+            ));
+        }
+    };
+    if id != set {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            format!(
+                "Attempting to initiate a replica set with name {id}, but command line reports {set}; rejecting"
+            ),
+        ));
+    }
+    if !cfg.contains_key("version") {
+        cfg.insert("version", 1);
+    }
+    let members = match cfg.get("members") {
+        Some(Bson::Array(m)) if !m.is_empty() => m.clone(),
+        Some(Bson::Array(_)) => {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                "Replica set configuration must contain at least one member",
+            ));
+        }
+        Some(other) => {
+            return Err(CmdError::new(
+                code::TYPE_MISMATCH,
+                format!(
+                    "Expected \"members\" field in replica set configuration to have type array, but found {}",
+                    super::value::type_name(other)
+                ),
+            ));
+        }
+        None => {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                "Missing expected field \"members\"",
+            ));
+        }
+    };
+    let configsvr = match cfg.get("configsvr") {
+        Some(v) => truthy(v),
+        None => shared.cfg.configsvr,
+    };
+    if configsvr && !shared.cfg.configsvr {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            "Nodes being used for config servers must be started with the --configsvr flag",
+        ));
+    }
+    if !configsvr && shared.cfg.configsvr {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            "Config servers must have configsvr:true in their config",
+        ));
+    }
+    if shared.cfg.configsvr {
+        cfg.insert("configsvr", true);
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    let mut ids: Vec<i64> = Vec::new();
+    let mut me: Option<String> = None;
+    for (i, m) in members.iter().enumerate() {
+        let Bson::Document(m) = m else {
+            return Err(CmdError::new(
+                code::TYPE_MISMATCH,
+                format!("Expected type object for members.{i}"),
+            ));
+        };
+        let Some(mid) = m.get("_id").and_then(as_i64) else {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                format!("Missing or non-numeric field \"_id\" in members.{i}"),
+            ));
+        };
+        let Ok(host) = m.get_str("host") else {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                format!("Missing expected field \"host\" in members.{i}"),
+            ));
+        };
+        let host = if host.contains(':') {
+            host.to_string()
+        } else {
+            format!("{host}:27017")
+        };
+        if let Some(j) = ids.iter().position(|x| *x == mid) {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                format!(
+                    "Found two member configurations with same _id field, members.{j}._id == members.{i}._id == {mid}"
+                ),
+            ));
+        }
+        if let Some(j) = hosts.iter().position(|x| x.eq_ignore_ascii_case(&host)) {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                format!(
+                    "Found two member configurations with same host field, members.{j}.host == members.{i}.host == {host}"
+                ),
+            ));
+        }
+        if shared.cfg.configsvr && m.get("arbiterOnly").is_some_and(truthy) {
+            return Err(CmdError::new(
+                code::INVALID_REPLICA_SET_CONFIG,
+                "Arbiters are not allowed in replica set configurations being used for config servers",
+            ));
+        }
+        if me.is_none() && maps_to_self(shared, &host) {
+            me = Some(host.clone());
+        }
+        ids.push(mid);
+        hosts.push(host);
+    }
+    let local = hosts.iter().filter(|h| is_localhost(split_host(h))).count();
+    if local != 0 && local != hosts.len() {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            format!(
+                "Either all host names in a replica set configuration must be localhost references, or none must be; found {local} out of {}",
+                hosts.len()
+            ),
+        ));
+    }
+    let Some(me) = me else {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            format!(
+                "No host described in new configuration with {{version: {}, term: 0}} for replica set {set} maps to this node",
+                cfg.get("version").cloned().unwrap_or(Bson::Int32(1))
+            ),
+        ));
+    };
+    let mut st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
+    if st.config.is_some() {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
+    st.config = Some(cfg);
+    st.primary_at = Some(Instant::now() + Duration::from_millis(shared.cfg.primary_delay_ms));
+    st.me = me;
+    st.hosts = hosts;
+    st.election_id = Some(ObjectId::new());
+    st.election_date = Some(DateTime::from_millis(
+        DateTime::now().timestamp_millis() + shared.cfg.primary_delay_ms as i64,
+    ));
+    drop(st);
+    shared.log(
+        "REPL",
+        21356,
+        "replSetInitiate admin command received from client",
+        doc! {},
+    );
+    Ok(doc! {"ok": 1.0})
+}
+
+/// `replSetGetStatus`.
+pub fn get_status(shared: &Shared) -> CmdResult {
+    let Some(set) = &shared.cfg.repl_set else {
+        return Err(CmdError::new(
+            code::NO_REPLICATION_ENABLED,
+            "not running with --replSet",
+        ));
+    };
+    let st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
+    if st.config.is_none() {
+        return Err(CmdError::new(
+            code::NOT_YET_INITIALIZED,
+            "no replset config has been received",
+        ));
+    }
+    let primary = st.is_primary();
+    let (state, state_str) = if primary {
+        (1, "PRIMARY")
+    } else {
+        (2, "SECONDARY")
+    };
+    let now = DateTime::now();
+    let ts = Timestamp {
+        time: (now.timestamp_millis() / 1000) as u32,
+        increment: 1,
+    };
+    let mut members = Vec::new();
+    for (i, h) in st.hosts.iter().enumerate() {
+        let is_me = *h == st.me;
+        let mut m = doc! {
+            "_id": i as i32,
+            "name": h.clone(),
+            "health": if is_me { 1.0 } else { 0.0 },
+            "state": if is_me { state } else { 8 },
+            "stateStr": if is_me { state_str } else { "(not reachable/healthy)" },
+            "uptime": shared.started.elapsed().as_secs() as i64,
+            "optime": {"ts": ts, "t": 1_i64},
+            "optimeDate": now,
+        };
+        if is_me {
+            m.insert("self", true);
+            if primary {
+                if let Some(e) = st.election_id {
+                    m.insert("electionId", e);
+                }
+                if let Some(d) = st.election_date {
+                    m.insert("electionDate", d);
+                }
+            }
+        }
+        members.push(Bson::Document(m));
+    }
+    Ok(doc! {
+        "set": set.clone(),
+        "date": now,
+        "myState": state,
+        "term": 1_i64,
+        "heartbeatIntervalMillis": 2000_i64,
+        "members": members,
+        "ok": 1.0,
+    })
+}
+
+/// `replSetGetConfig`.
+pub fn get_config(shared: &Shared) -> CmdResult {
+    if shared.cfg.repl_set.is_none() {
+        return Err(CmdError::new(
+            code::NO_REPLICATION_ENABLED,
+            "not running with --replSet",
+        ));
+    }
+    let st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
+    match &st.config {
+        None => Err(CmdError::new(
+            code::NOT_YET_INITIALIZED,
+            "no replset config has been received",
+        )),
+        Some(c) => Ok(doc! {"config": c.clone(), "ok": 1.0}),
+    }
+}

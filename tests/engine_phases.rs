@@ -1,0 +1,220 @@
+//! End-to-end: `runner::execute` against a stand-in, asserting what reached the server
+//! (its data and its command log) rather than what the runner says about itself.
+
+mod engine_support;
+
+use std::collections::{BTreeSet, HashMap};
+
+use engine_support::{Server, command_name, on_usertable, workload};
+use microshard::runner::{ExecuteOptions, Phase, execute};
+use microshard::workload::{Properties, build_key_name};
+use mongodb::bson::RawBsonRef;
+use mongodb::bson::spec::BinarySubtype;
+
+fn props(files: &[&str], overrides: &[String]) -> Properties {
+    let mut p = Properties::new();
+    for f in files {
+        p.load_file(&workload(f)).expect("workload file loads");
+    }
+    for o in overrides {
+        p.apply_override(o).expect("override");
+    }
+    p
+}
+
+fn quiet(uri: &str) -> ExecuteOptions {
+    ExecuteOptions {
+        uri: Some(uri.to_string()),
+        quiet: true,
+        ..ExecuteOptions::default()
+    }
+}
+
+async fn load(server: &Server, file: &str, records: u64, extra: &[&str]) {
+    let mut o = vec![format!("recordcount={records}"), "threadcount=4".into()];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    let p = props(&[file], &o);
+    execute(&p, Phase::Load, &quiet(&server.uri()))
+        .await
+        .expect("load succeeds");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_s1_writes_ycsb_keys_and_document_shapes() {
+    let server = Server::start();
+    load(&server, "S1", 300, &[]).await;
+    let docs = server.documents().await;
+    assert_eq!(docs.len(), 300);
+
+    let expected: BTreeSet<String> = (0..300).map(|k| build_key_name(k, 1, false)).collect();
+    assert!(expected.contains("user6284781860667377211"));
+    let mut seen = BTreeSet::new();
+    let p = props(&["S1"], &[]);
+    let fieldcount: usize = p.parse_or("fieldcount", 10usize).unwrap();
+    let fieldlength: usize = p.parse_or("fieldlength", 100usize).unwrap();
+    for d in &docs {
+        let elems: Vec<(&str, RawBsonRef)> = d.iter().map(|e| e.unwrap()).collect();
+        assert_eq!(elems[0].0, "_id", "_id comes first");
+        let RawBsonRef::String(id) = elems[0].1 else {
+            panic!("_id is not a string: {:?}", elems[0].1)
+        };
+        seen.insert(id.to_string());
+        assert_eq!(elems.len(), 1 + fieldcount);
+        let mut names = BTreeSet::new();
+        for (name, value) in &elems[1..] {
+            names.insert(name.to_string());
+            match value {
+                RawBsonRef::Binary(b) => {
+                    assert_eq!(b.subtype, BinarySubtype::Generic);
+                    assert_eq!(b.bytes.len(), fieldlength);
+                }
+                other => panic!("{name} is not binary: {other:?}"),
+            }
+        }
+        let want: BTreeSet<String> = (0..fieldcount).map(|i| format!("field{i}")).collect();
+        assert_eq!(names, want);
+    }
+    assert_eq!(seen, expected, "exactly YCSB's hashed keys 0..recordcount");
+
+    // Without batching every insert is its own command.
+    let inserts = on_usertable(&server.commands(), "insert");
+    assert_eq!(inserts.len(), 300);
+    server.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_load_sends_full_batches_and_flushes_the_tail() {
+    let server = Server::start();
+    // 4 clients × 25 inserts with batches of 7: three full batches and a tail of 4 per client.
+    load(&server, "S1", 100, &["batchsize=7"]).await;
+    assert_eq!(
+        server.documents().await.len(),
+        100,
+        "the tail batch reached the server"
+    );
+    let cmds = server.commands();
+    let sizes: Vec<usize> = on_usertable(&cmds, "insert")
+        .iter()
+        .map(|c| c["documents"].as_array().map_or(0, Vec::len))
+        .collect();
+    let mut counts: HashMap<usize, usize> = HashMap::new();
+    for s in &sizes {
+        *counts.entry(*s).or_default() += 1;
+    }
+    assert_eq!(counts.get(&7), Some(&12), "{sizes:?}");
+    assert_eq!(counts.get(&4), Some(&4), "{sizes:?}");
+    assert_eq!(sizes.iter().sum::<usize>(), 100);
+    let unordered = on_usertable(&cmds, "insert")
+        .iter()
+        .all(|c| c["ordered"] == serde_json::Value::Bool(false));
+    assert!(unordered, "batches are sent unordered");
+    server.handle.shutdown().await;
+}
+
+/// Counts the commands a run sent, by kind.
+fn mix(cmds: &[serde_json::Value]) -> HashMap<String, usize> {
+    let mut out = HashMap::new();
+    for c in cmds {
+        let name = command_name(c);
+        if c.get(&name).and_then(|v| v.as_str()) == Some("usertable") {
+            *out.entry(name).or_default() += 1;
+        }
+    }
+    out
+}
+
+async fn run_mix(file: &str, records: u64, ops: u64) -> (HashMap<String, usize>, Server) {
+    let server = Server::start();
+    load(&server, file, records, &[]).await;
+    let before = server.commands().len();
+    let p = props(
+        &[file],
+        &[
+            format!("recordcount={records}"),
+            format!("operationcount={ops}"),
+            "threadcount=4".into(),
+        ],
+    );
+    let doc = execute(&p, Phase::Run, &quiet(&server.uri()))
+        .await
+        .expect("run succeeds");
+    let _ = doc;
+    let cmds = server.commands();
+    (mix(&cmds[before..]), server)
+}
+
+fn share(m: &HashMap<String, usize>, name: &str, ops: u64) -> f64 {
+    *m.get(name).unwrap_or(&0) as f64 / ops as f64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_workloads_a_to_f_send_their_operation_mix() {
+    // (file, reads, updates, inserts, scans): shares of commands; RMW is a find plus an update.
+    let cases: [(&str, f64, f64, f64, f64); 6] = [
+        ("workloada", 0.5, 0.5, 0.0, 0.0),
+        ("workloadb", 0.95, 0.05, 0.0, 0.0),
+        ("workloadc", 1.0, 0.0, 0.0, 0.0),
+        ("workloadd", 0.95, 0.0, 0.05, 0.0),
+        ("workloade", 0.0, 0.0, 0.05, 0.95),
+        ("workloadf", 1.0, 0.5, 0.0, 0.0),
+    ];
+    let ops = 1000u64;
+    for (file, r, u, i, s) in cases {
+        let (m, server) = run_mix(file, 200, ops).await;
+        // Scans are finds too; reads and scans are told apart by their filter.
+        let finds = share(&m, "find", ops);
+        let tol = 0.07;
+        assert!(
+            (finds - (r + s)).abs() <= tol,
+            "{file}: find share {finds} vs {}",
+            r + s
+        );
+        assert!((share(&m, "update", ops) - u).abs() <= tol, "{file}: {m:?}");
+        assert!((share(&m, "insert", ops) - i).abs() <= tol, "{file}: {m:?}");
+        server.handle.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_s2_to_s5_send_their_operation_mix() {
+    // S2 update .9/read .1; S3 read .65/insert .25/update .1; S4 read .9/insert+update .1; S5 read 1.
+    let ops = 1000u64;
+    for (file, reads) in [("S2", 0.1), ("S3", 0.65), ("S4", 0.9), ("S5", 1.0)] {
+        let (m, server) = run_mix(file, 200, ops).await;
+        let finds = share(&m, "find", ops);
+        assert!((finds - reads).abs() <= 0.07, "{file}: {m:?}");
+        let writes = share(&m, "update", ops) + share(&m, "insert", ops);
+        assert!((writes - (1.0 - reads)).abs() <= 0.07, "{file}: {m:?}");
+        server.handle.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_id_reads_use_one_in_query() {
+    let server = Server::start();
+    load(&server, "workloadc", 200, &[]).await;
+    let before = server.commands().len();
+    let p = props(
+        &["workloadc"],
+        &[
+            "recordcount=200".into(),
+            "operationcount=50".into(),
+            "readbatchsize=5".into(),
+            "threadcount=2".into(),
+        ],
+    );
+    let doc = execute(&p, Phase::Run, &quiet(&server.uri()))
+        .await
+        .expect("run");
+    let _ = doc;
+    let cmds = server.commands();
+    let finds = on_usertable(&cmds[before..], "find");
+    assert_eq!(finds.len(), 50, "one query per multi-id read");
+    for f in finds {
+        let ids = f["filter"]["_id"]["$in"]
+            .as_array()
+            .unwrap_or_else(|| panic!("not an $in read: {f}"));
+        assert_eq!(ids.len(), 5);
+    }
+    server.handle.shutdown().await;
+}

@@ -1,0 +1,169 @@
+//! The stand-in as a replica-set member: uninitiated answers, initiation rules, election, driver discovery.
+
+use std::time::{Duration, Instant};
+
+use microshard::standin::{self, Role, StandinConfig, StandinHandle};
+use mongodb::bson::{Document, doc};
+use mongodb::{Client, error::ErrorKind};
+
+fn args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn code_of(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => Some(w.code),
+        _ => None,
+    }
+}
+
+async fn member(flags: &str) -> (StandinHandle, Client) {
+    let cfg = StandinConfig::from_args(
+        Role::Mongod,
+        &args(&format!("--port 0 --primary-delay-ms 100 {flags}")),
+    )
+    .unwrap();
+    let h = standin::spawn(cfg).unwrap();
+    let c = Client::with_uri_str(h.uri()).await.unwrap();
+    (h, c)
+}
+
+async fn run(c: &Client, cmd: Document) -> Result<Document, mongodb::error::Error> {
+    c.database("admin").run_command(cmd).await
+}
+
+async fn wait_primary(c: &Client) -> Document {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let h = run(c, doc! {"hello": 1}).await.unwrap();
+        if h.get_bool("isWritablePrimary").unwrap_or(false) {
+            return h;
+        }
+        assert!(Instant::now() < deadline, "never became primary: {h}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn uninitiated_member_answers_like_mongod() {
+    let (h, c) = member("--replSet rs0").await;
+    let hello = run(&c, doc! {"hello": 1}).await.unwrap();
+    assert!(hello.get_bool("isreplicaset").unwrap());
+    assert!(!hello.get_bool("isWritablePrimary").unwrap());
+    assert!(hello.get("setName").is_none());
+    assert!(hello.get_str("info").is_ok());
+    let e = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
+    assert_eq!(code_of(&e), Some(94));
+    let e = c
+        .database("d")
+        .run_command(doc! {"insert": "c", "documents": [{"_id": 1}]})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(10107));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn initiate_validation_refusals() {
+    let (h, c) = member("--replSet rs0").await;
+    let port = h.port();
+    let cases = [
+        (
+            doc! {"_id": "other", "members": [{"_id": 0, "host": format!("localhost:{port}")}]},
+            93,
+        ),
+        (
+            doc! {"_id": "rs0", "members": [{"_id": 0, "host": "localhost:1"}]},
+            93,
+        ),
+        (
+            doc! {"_id": "rs0", "members": [{"_id": 0, "host": format!("localhost:{port}")}, {"_id": 0, "host": "localhost:2"}]},
+            93,
+        ),
+        (
+            doc! {"_id": "rs0", "members": [{"_id": 0, "host": format!("localhost:{port}")}, {"_id": 1, "host": format!("localhost:{port}")}]},
+            93,
+        ),
+        (
+            doc! {"_id": "rs0", "members": [{"_id": 0, "host": format!("localhost:{port}")}, {"_id": 1, "host": "db.example.invalid:27017"}]},
+            93,
+        ),
+        (
+            doc! {"_id": "rs0", "configsvr": true, "members": [{"_id": 0, "host": format!("localhost:{port}")}]},
+            93,
+        ),
+    ];
+    for (cfg, want) in cases {
+        let e = run(&c, doc! {"replSetInitiate": cfg.clone()})
+            .await
+            .unwrap_err();
+        assert_eq!(code_of(&e), Some(want), "{cfg}");
+    }
+    // Still uninitiated after all the refusals.
+    let e = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
+    assert_eq!(code_of(&e), Some(94));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn initiated_member_becomes_primary_and_serves_the_driver() {
+    let (h, c) = member("--replSet rs0").await;
+    let host = format!("localhost:{}", h.port());
+    run(
+        &c,
+        doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
+    )
+    .await
+    .unwrap();
+    let e = run(
+        &c,
+        doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(23));
+    let hello = wait_primary(&c).await;
+    assert_eq!(hello.get_str("setName").unwrap(), "rs0");
+    assert_eq!(hello.get_str("primary").unwrap(), host);
+    assert_eq!(hello.get_str("me").unwrap(), host);
+    assert!(hello.get_object_id("electionId").is_ok());
+    assert_eq!(hello.get_i32("setVersion").unwrap(), 1);
+    let status = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap();
+    assert_eq!(status.get_i32("myState").unwrap(), 1);
+
+    // The driver discovering the set by name.
+    let rs = Client::with_uri_str(format!(
+        "mongodb://{host}/?replicaSet=rs0&serverSelectionTimeoutMS=5000"
+    ))
+    .await
+    .unwrap();
+    let coll = rs.database("ycsb").collection::<Document>("usertable");
+    coll.insert_one(doc! {"_id": "user1", "f": 1})
+        .await
+        .unwrap();
+    let d = coll.find_one(doc! {"_id": "user1"}).await.unwrap().unwrap();
+    assert_eq!(d.get_i32("f").unwrap(), 1);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn config_server_defaults_configsvr_true() {
+    let (h, c) = member("--replSet cfg --configsvr").await;
+    let host = format!("127.0.0.1:{}", h.port());
+    run(
+        &c,
+        doc! {"replSetInitiate": {"_id": "cfg", "members": [{"_id": 0, "host": host}]}},
+    )
+    .await
+    .unwrap();
+    let conf = run(&c, doc! {"replSetGetConfig": 1}).await.unwrap();
+    assert!(
+        conf.get_document("config")
+            .unwrap()
+            .get_bool("configsvr")
+            .unwrap()
+    );
+    wait_primary(&c).await;
+    h.shutdown().await;
+}

@@ -1,0 +1,302 @@
+//! The stand-in as mongos over shard stand-ins: metadata on the config server, real routing, refusals.
+
+mod standin_common;
+
+use futures::TryStreamExt;
+use microshard::standin::Role;
+use mongodb::Client;
+use mongodb::bson::{Bson, Document, doc};
+use mongodb::options::FindOptions;
+use standin_common::*;
+
+async fn per_shard_counts(c: &Cluster) -> Vec<u64> {
+    let mut out = Vec::new();
+    for s in &c.shards {
+        let d = direct(s).await;
+        out.push(
+            d.database("ycsb")
+                .collection::<Document>("usertable")
+                .count_documents(doc! {})
+                .await
+                .unwrap(),
+        );
+    }
+    out
+}
+
+async fn spread_and_route(n: usize) {
+    let c = Cluster::start(n, "", "").await;
+    let coll = c
+        .client
+        .database("ycsb")
+        .collection::<Document>("usertable");
+    let docs: Vec<Document> = (0..400)
+        .map(|i| doc! {"_id": format!("user{i:04}"), "field0": i})
+        .collect();
+    coll.insert_many(docs).await.unwrap();
+    for i in 400..440 {
+        coll.insert_one(doc! {"_id": format!("user{i:04}"), "field0": i})
+            .await
+            .unwrap();
+    }
+    let counts = per_shard_counts(&c).await;
+    assert_eq!(counts.iter().sum::<u64>(), 440, "{counts:?}");
+    for k in &counts {
+        assert!(*k > 440 / (n as u64) / 2, "uneven spread {counts:?}");
+    }
+
+    // Chunks per shard, counted the way the harness does (spec §2.9).
+    let cfg = direct(&c.config).await;
+    let meta = cfg
+        .database("config")
+        .collection::<Document>("collections")
+        .find_one(doc! {"_id": "ycsb.usertable"})
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(meta.get("timestamp").is_some());
+    let uuid = meta.get("uuid").unwrap().clone();
+    let groups: Vec<Document> = c
+        .client
+        .database("config")
+        .collection::<Document>("chunks")
+        .aggregate(vec![
+            doc! {"$match": {"uuid": uuid}},
+            doc! {"$group": {"_id": "$shard", "n": {"$sum": 1}}},
+        ])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(groups.len(), n);
+    assert!(
+        groups.iter().all(|g| g.get_i32("n").unwrap() == 2),
+        "{groups:?}"
+    );
+
+    // $collStats through mongos: one document per shard, counts matching the shards' own.
+    let stats: Vec<Document> = coll
+        .aggregate(vec![doc! {"$collStats": {"storageStats": {}}}])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(stats.len(), n);
+    let total: i64 = stats
+        .iter()
+        .map(|s| {
+            s.get_document("storageStats")
+                .unwrap()
+                .get_i64("count")
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(total, 440);
+    assert!(
+        stats
+            .iter()
+            .all(|s| s.get_str("shard").is_ok() && s.get_str("host").is_ok())
+    );
+
+    // Point read, range scan merged across shards, update, delete.
+    let d = coll
+        .find_one(doc! {"_id": "user0123"})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.get_i32("field0").unwrap(), 123);
+    let opts = FindOptions::builder()
+        .sort(doc! {"_id": 1})
+        .limit(5)
+        .build();
+    let scan: Vec<Document> = coll
+        .find(doc! {"_id": {"$gte": "user0100"}})
+        .with_options(opts)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = scan.iter().map(|d| d.get_str("_id").unwrap()).collect();
+    assert_eq!(
+        ids,
+        vec!["user0100", "user0101", "user0102", "user0103", "user0104"]
+    );
+    let all: Vec<Document> = coll
+        .find(doc! {})
+        .batch_size(50)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 440);
+    let r = coll
+        .update_one(doc! {"_id": "user0007"}, doc! {"$set": {"field0": -1}})
+        .await
+        .unwrap();
+    assert_eq!((r.matched_count, r.modified_count), (1, 1));
+    let r = coll
+        .update_many(doc! {"field0": {"$lt": 5}}, doc! {"$set": {"small": true}})
+        .await
+        .unwrap();
+    assert_eq!(r.modified_count, 6);
+    let r = coll.delete_one(doc! {"_id": "user0008"}).await.unwrap();
+    assert_eq!(r.deleted_count, 1);
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 439);
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_shards_spread_and_route() {
+    spread_and_route(2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_spread_and_route() {
+    spread_and_route(4).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharding_refusals_carry_real_codes() {
+    // mongos before its config set has a primary: ping works, sharding commands are refused.
+    let cfg = start(
+        Role::Mongod,
+        "--configsvr --replSet cfg --primary-delay-ms 50",
+    );
+    let mongos = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
+    let client = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", mongos.port()))
+        .await
+        .unwrap();
+    admin(&client, doc! {"ping": 1}).await.unwrap();
+    let hello = admin(&client, doc! {"hello": 1}).await.unwrap();
+    assert_eq!(hello.get_str("msg").unwrap(), "isdbgrid");
+    let e = admin(&client, doc! {"listShards": 1}).await.unwrap_err();
+    assert_eq!(code_of(&e), Some(133));
+    let cc = direct(&cfg).await;
+    admin(
+        &cc,
+        doc! {"replSetInitiate": {"_id": "cfg", "members": [{"_id": 0, "host": cfg.host()}]}},
+    )
+    .await
+    .unwrap();
+    wait_until(|| async { admin(&client, doc! {"listShards": 1}).await.is_ok() }).await;
+
+    // Writes before any shard exists.
+    let e = client
+        .database("ycsb")
+        .collection::<Document>("t")
+        .insert_one(doc! {"_id": 1})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(70));
+
+    // addShard before the shard set has a primary; with a plain standalone; then properly, twice; then conflicting.
+    let sh = start(
+        Role::Mongod,
+        "--shardsvr --replSet sh0 --primary-delay-ms 50",
+    );
+    let e = admin(&client, doc! {"addShard": format!("sh0/{}", sh.host())})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(133));
+    let standalone = start(Role::Mongod, "");
+    let e = admin(&client, doc! {"addShard": standalone.host()})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(96));
+    let shc = direct(&sh).await;
+    admin(
+        &shc,
+        doc! {"replSetInitiate": {"_id": "sh0", "members": [{"_id": 0, "host": sh.host()}]}},
+    )
+    .await
+    .unwrap();
+    wait_until(|| async {
+        admin(&client, doc! {"addShard": format!("sh0/{}", sh.host())})
+            .await
+            .is_ok()
+    })
+    .await;
+    let again = admin(&client, doc! {"addShard": format!("sh0/{}", sh.host())})
+        .await
+        .unwrap();
+    assert_eq!(again.get_str("shardAdded").unwrap(), "sh0");
+    let e = admin(
+        &client,
+        doc! {"addShard": format!("sh0/{}", sh.host()), "name": "other"},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(20));
+    let shards = admin(&client, doc! {"listShards": 1}).await.unwrap();
+    assert_eq!(shards.get_array("shards").unwrap().len(), 1);
+
+    // shardCollection: unique+hashed refused; same options idempotent; different → AlreadyInitialized.
+    let e = admin(
+        &client,
+        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}, "unique": true},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(72));
+    admin(
+        &client,
+        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}, "numInitialChunks": 4},
+    )
+    .await
+    .unwrap();
+    admin(
+        &client,
+        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}},
+    )
+    .await
+    .unwrap();
+    let e = admin(
+        &client,
+        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": 1}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(23));
+    let e = admin(
+        &client,
+        doc! {"shardCollection": "nodot", "key": {"_id": 1}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(73));
+
+    // Balancer switches are recorded on the config server.
+    admin(&client, doc! {"balancerStop": 1}).await.unwrap();
+    let st = admin(&client, doc! {"balancerStatus": 1}).await.unwrap();
+    assert_eq!(st.get_str("mode").unwrap(), "off");
+    admin(&client, doc! {"balancerStart": 1}).await.unwrap();
+    let st = admin(&client, doc! {"balancerStatus": 1}).await.unwrap();
+    assert_eq!(st.get_str("mode").unwrap(), "full");
+
+    // A fresh mongos picks the metadata up from the config server.
+    let m2 = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
+    let c2 = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", m2.port()))
+        .await
+        .unwrap();
+    wait_until(|| async { admin(&c2, doc! {"listShards": 1}).await.is_ok() }).await;
+    let coll = c2.database("ycsb").collection::<Document>("usertable");
+    coll.insert_one(doc! {"_id": "k"}).await.unwrap();
+    assert_eq!(
+        client
+            .database("ycsb")
+            .collection::<Document>("usertable")
+            .find_one(doc! {"_id": "k"})
+            .await
+            .unwrap()
+            .unwrap()
+            .get("_id"),
+        Some(&Bson::String("k".into()))
+    );
+    for h in [m2, mongos, sh, standalone, cfg] {
+        h.shutdown().await;
+    }
+}
