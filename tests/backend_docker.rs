@@ -235,5 +235,31 @@ fn docker_backend_end_to_end() {
             assert!(left.is_empty(), "left behind: {left:?}");
             assert!(!cluster.state_file.exists());
         }
+
+        // A run that "crashed" (never torn down) plus a labelled network without a state file:
+        // `down --all` finds both, by state file and by label.
+        let p = plan(
+            root.path(),
+            &format!("name = \"t-dcrash\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = 43930\n", docker::STANDIN_IMAGE),
+        );
+        let crashed = backend::up(&p, &up_opts()).await.unwrap();
+        let stray = bollard::models::NetworkCreateRequest {
+            name: format!("t-dstray-{}", std::process::id()),
+            labels: Some(
+                [
+                    (docker::LABEL_CLUSTER.to_string(), "t-dstray".to_string()),
+                    (docker::LABEL_RUN.to_string(), "t-dstray-run".to_string()),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        d.create_network(stray).await.unwrap();
+        let done = backend::down_all_where(|n| n.starts_with("t-d")).await.unwrap();
+        assert!(done.iter().any(|l| l.contains("t-dcrash")), "{done:?}");
+        assert!(done.iter().any(|l| l.contains("network t-dstray")), "{done:?}");
+        assert!(labelled_objects(&d, &crashed.run_id).await.is_empty());
+        assert!(labelled_objects(&d, "t-dstray-run").await.is_empty());
+        assert!(!crashed.state_file.exists());
     });
 }
