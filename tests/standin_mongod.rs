@@ -93,6 +93,17 @@ async fn crud_round_trip() {
     assert_eq!(r.deleted_count, 2);
     assert_eq!(coll.estimated_document_count().await.unwrap(), 8);
 
+    // Write concerns are carried without error, as a standalone does for w:1/majority/j.
+    let wc = mongodb::options::WriteConcern::builder()
+        .w(mongodb::options::Acknowledgment::Majority)
+        .journal(true)
+        .build();
+    coll.insert_one(doc! {"_id": "wc"})
+        .write_concern(wc)
+        .await
+        .unwrap();
+    coll.delete_one(doc! {"_id": "wc"}).await.unwrap();
+
     let dup = coll.insert_one(doc! {"_id": "user05"}).await.unwrap_err();
     assert_eq!(code_of(&dup), Some(11000));
     h.shutdown().await;
@@ -295,4 +306,24 @@ async fn shutdown_command_stops_the_server() {
     tokio::time::timeout(std::time::Duration::from_secs(10), h.wait())
         .await
         .expect("server stopped");
+}
+
+#[tokio::test]
+async fn unix_socket_under_the_given_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, _) = start(&format!("--unixSocketPrefix {}", dir.path().display())).await;
+    let sock = dir.path().join(format!("mongodb-{}.sock", h.port()));
+    assert!(sock.exists());
+    let encoded = sock.display().to_string().replace('/', "%2F");
+    let client = Client::with_uri_str(format!("mongodb://{encoded}/?directConnection=true"))
+        .await
+        .unwrap();
+    let pong = client
+        .database("admin")
+        .run_command(doc! {"ping": 1})
+        .await
+        .unwrap();
+    assert_eq!(pong.get_f64("ok").unwrap(), 1.0);
+    h.shutdown().await;
+    assert!(!sock.exists(), "socket file removed on shutdown");
 }

@@ -265,6 +265,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn legacy_op_query_command_gets_op_reply() {
+        let q = doc! {"isMaster": 1};
+        let mut qb = Vec::new();
+        q.to_writer(&mut qb).unwrap();
+        let mut msg = Vec::new();
+        msg.extend_from_slice(&0i32.to_le_bytes());
+        msg.extend_from_slice(&3i32.to_le_bytes());
+        msg.extend_from_slice(&0i32.to_le_bytes());
+        msg.extend_from_slice(&OP_QUERY.to_le_bytes());
+        msg.extend_from_slice(&0i32.to_le_bytes());
+        msg.extend_from_slice(b"admin.$cmd\0");
+        msg.extend_from_slice(&0i32.to_le_bytes());
+        msg.extend_from_slice(&(-1i32).to_le_bytes());
+        msg.extend_from_slice(&qb);
+        let len = (msg.len() as i32).to_le_bytes();
+        msg[..4].copy_from_slice(&len);
+        let req = read_request(&mut &msg[..]).await.unwrap().unwrap();
+        assert_eq!(req.query_db.as_deref(), Some("admin"));
+        assert!(req.body.contains_key("isMaster"));
+        let out = encode_reply(&req, 5, &doc! {"ismaster": true, "ok": 1.0});
+        assert_eq!(
+            i32::from_le_bytes(out[12..16].try_into().unwrap()),
+            OP_REPLY
+        );
+        assert_eq!(i32::from_le_bytes(out[32..36].try_into().unwrap()), 1); // numberReturned
+        let reply = Document::from_reader(&mut &out[36..]).unwrap();
+        assert!(reply.get_bool("ismaster").unwrap());
+    }
+
+    #[tokio::test]
     async fn reply_echoes_request_id() {
         let bytes = msg_with_sequence();
         let req = read_request(&mut &bytes[..]).await.unwrap().unwrap();

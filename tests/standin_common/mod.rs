@@ -94,9 +94,12 @@ impl Cluster {
             Role::Mongos,
             &format!("--configdb cfg/{} {mongos_extra}", config.host()),
         );
-        let client = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", mongos.port()))
-            .await
-            .unwrap();
+        let client = Client::with_uri_str(format!(
+            "mongodb://127.0.0.1:{}/?maxPoolSize=100",
+            mongos.port()
+        ))
+        .await
+        .unwrap();
         wait_until(|| async { admin(&client, doc! {"listShards": 1}).await.is_ok() }).await;
         for (i, s) in shards.iter().enumerate() {
             admin(
