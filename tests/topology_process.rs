@@ -264,6 +264,15 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         .await
         .unwrap();
     assert!(metrics.get("opcounters").is_some(), "{metrics}");
+    let sample = backend::sample_metrics(&cluster).await;
+    for m in &cluster.members {
+        assert!(
+            sample["members"][&m.name].get("error").is_none(),
+            "{sample}"
+        );
+    }
+    assert!(sample["collStats"].is_array(), "{sample}");
+    assert_eq!(cluster.data_members().count(), shards as usize);
 
     if shards == 2 {
         // addShard refused: a set name that does not match the member.

@@ -76,6 +76,17 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
+    if !args.dry_run
+        && backend != BackendKind::Existing
+        && let Some(running) = matching(&spec.name).first()
+    {
+        {
+            return Err(crate::error::bad_input(format!(
+                "topology {} is already running (run {}); `microshard down {}` first",
+                spec.name, running.run_id, spec.name
+            )));
+        }
+    }
     let run_id = new_run_id(&spec.name);
     let run_dir = args
         .run_dir
