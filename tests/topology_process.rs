@@ -51,8 +51,8 @@ fn standin_ready(bin: &Path) -> bool {
 }
 
 fn base_port(slot: u32) -> u16 {
-    // Spread over a range few other tests use; distinct per topology within this run.
-    (41000 + (std::process::id() % 200) * 40 + slot * 10) as u16
+    // Below the ephemeral range (32768+), spread by pid; distinct per topology within this run.
+    (20000 + (std::process::id() % 200) * 40 + slot * 10) as u16
 }
 
 fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
