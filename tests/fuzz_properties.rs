@@ -300,3 +300,43 @@ fn trailing_continuation_is_not_a_crash() {
         assert_one_line("load_reader", &e.to_string());
     }
 }
+
+/// A password made of characters a MongoDB URI may carry unescaped in its user info (RFC 3986
+/// unreserved and sub-delims; the driver only requires `: / ? # [ ] @ %` to be escaped).
+fn uri_password() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9._~!$&'()*+,;=-]{8,16}".prop_filter("distinct from the rest of the URI", |p| {
+        !"mongodb://bench:@127.0.0.1:27017/ycsb?w=1".contains(p.as_str())
+    })
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// `redact_uri` never lets the password through, whatever characters it holds.
+    #[test]
+    #[ignore = "reason: redact_text ends a URI at a quote, so a password containing ' (legal unescaped in user info) is printed in part (src/redact.rs)"]
+    fn redaction_hides_every_password(pw in uri_password()) {
+        let uri = format!("mongodb://bench:{pw}@127.0.0.1:27017/ycsb?w=1");
+        let shown = microshard::redact::redact_uri(&uri);
+        prop_assert!(!shown.contains(pw.as_str()), "{uri} -> {shown}");
+        let text = microshard::redact::redact_text(&format!("cannot reach {uri}: refused"));
+        prop_assert!(!text.contains(pw.as_str()), "{text}");
+    }
+
+    /// The same without quote characters: passes today.
+    #[test]
+    fn redaction_hides_passwords_without_quotes(pw in uri_password().prop_filter("no quote", |p| !p.contains('\''))) {
+        let uri = format!("mongodb://bench:{pw}@127.0.0.1:27017/ycsb?w=1");
+        let shown = microshard::redact::redact_uri(&uri);
+        prop_assert!(!shown.contains(pw.as_str()), "{uri} -> {shown}");
+        prop_assert!(shown.contains("bench:****@127.0.0.1:27017"), "{shown}");
+    }
+}
+
+/// Regression found by `redaction_hides_every_password`.
+#[test]
+#[ignore = "reason: redact_text stops at the quote, the password is printed (src/redact.rs)"]
+fn redaction_of_a_password_with_a_quote() {
+    let shown = microshard::redact::redact_uri("mongodb://bench:Sup3r'Secr3t@h:27017/ycsb");
+    assert!(!shown.contains("Secr3t"), "{shown}");
+}
