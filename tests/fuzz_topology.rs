@@ -49,6 +49,9 @@ fn exercise(text: &str) {
                 match Plan::new(&spec, &opts) {
                     Ok(plan) => {
                         let _ = plan.render();
+                        if backend == BackendKind::Docker {
+                            assert_loopback_only(&spec, &plan);
+                        }
                     }
                     Err(e) => assert_one_line("Plan::new", &e.to_string()),
                 }
@@ -60,6 +63,22 @@ fn exercise(text: &str) {
             assert!(
                 msg.contains("fuzz.toml"),
                 "error does not name the file: {msg}"
+            );
+        }
+    }
+}
+
+/// One host without `publish_address`: Docker publishes nothing but on 127.0.0.1.
+fn assert_loopback_only(spec: &TopologySpec, plan: &Plan) {
+    if spec.hosts.len() != 1 || spec.hosts[0].publish_address.is_some() {
+        return;
+    }
+    for m in &plan.members {
+        if let Some(p) = &m.published {
+            assert!(
+                p.starts_with("127.0.0.1:"),
+                "{} published on {p} without publish_address",
+                m.name
             );
         }
     }
@@ -285,6 +304,37 @@ proptest! {
         let text = mutate(picked, &mutations);
         exercise(&text);
     }
+}
+
+/// Every shipped single-host topology, planned for Docker, publishes only on loopback and
+/// publishes at least its entry point.
+#[test]
+fn shipped_topologies_publish_on_loopback_only() {
+    let mut checked = 0;
+    for text in shipped() {
+        let Ok(spec) = TopologySpec::parse(&text, source()) else {
+            continue;
+        };
+        if spec.hosts.len() != 1 || spec.hosts[0].publish_address.is_some() || spec.uri.is_some() {
+            continue;
+        }
+        let opts = PlanOptions {
+            backend: BackendKind::Docker,
+            run_id: "loopback".into(),
+            run_dir: PathBuf::from("/nonexistent/microshard-loopback"),
+            bin_dir: None,
+            total_memory_gb: Some(16.0),
+        };
+        let plan = Plan::new(&spec, &opts).expect("shipped topology plans for Docker");
+        assert_loopback_only(&spec, &plan);
+        assert!(
+            plan.members.iter().any(|m| m.published.is_some()),
+            "{}: nothing published",
+            spec.name
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} shipped topologies checked");
 }
 
 /// Every shipped topology parses and plans (the mutation seeds are valid to begin with).
