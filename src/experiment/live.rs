@@ -17,13 +17,14 @@ use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
 
-/// Stand-in service time per operation in `demo`, µs (2 workers → 400 ops/s per mongod: far below
-/// what the client and the stand-ins can push on 2 cores, so the capacity model, not the CPU, decides).
-pub const DEMO_SERVICE_TIME_US: u64 = 5000;
+/// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
+/// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
+/// model, not the CPU, decides).
+pub const DEMO_SERVICE_TIME_US: u64 = 10_000;
 /// Stand-in workers per mongod in `demo` (ceiling = workers × 10⁶ / service time per mongod).
 pub const DEMO_WORKERS: u32 = 2;
 /// Records loaded per topology in `demo` (a few seconds of load at the capacity model's rate).
-pub const DEMO_RECORDS: u64 = 4000;
+pub const DEMO_RECORDS: u64 = 2000;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
 pub const DEMO_THREADS: u32 = 64;
 
