@@ -173,12 +173,13 @@ pub async fn run_phase(
 }
 
 /// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
-/// (bounded attempts), so that demos and tests do not collide with servers already running.
+/// (bounded attempts) below the ephemeral range (32768+), so that demos and tests do not collide
+/// with servers already running or with outgoing connections.
 pub fn free_port_range(count: u16) -> Option<u16> {
     let seed = u32::from(std::process::id() as u16)
         ^ (chrono::Utc::now().timestamp_subsec_micros() & 0xffff);
     for attempt in 0..200u32 {
-        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 30_000) as u16;
+        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 12_000) as u16;
         let free = (0..count).all(|i| {
             std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, base + i)).is_ok()
         });
