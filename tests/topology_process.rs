@@ -578,6 +578,20 @@ fn process_backend_end_to_end() {
         sharded_case(root.path(), &bin, 2, 1).await;
         sharded_case(root.path(), &bin, 4, 2).await;
         error_cases(root.path(), &bin, 3).await;
+        // A run nobody tore down is found by `down --all` through its state file.
+        let path = write_topology(
+            root.path(),
+            "t-crash",
+            &format!(
+                "name = \"t-crash\"\nkind = \"standalone\"\nbase_port = {}\n",
+                base_port(3)
+            ),
+        );
+        let plan = plan_for(&path, root.path(), &bin);
+        let crashed = backend::up(&plan, &up_opts(60)).await.unwrap();
+        let done = backend::down_all_where(|n| n == "t-crash").await.unwrap();
+        assert!(done.iter().any(|l| l.contains("t-crash")), "{done:?}");
+        assert_nothing_left(&crashed);
     });
     cli_cases(root.path(), &bin, 3);
     let left: Vec<_> = std::fs::read_dir(&state)

@@ -239,6 +239,12 @@ impl Properties {
         self.index.contains_key(key)
     }
 
+    /// The first of `keys` that is set, for aliases (`first_set(&["batchsize", "mongodb.batchsize"])`), so the
+    /// caller can `parse_or` it and errors name the spelling the user wrote.
+    pub fn first_set<'k>(&self, keys: &[&'k str]) -> Option<&'k str> {
+        keys.iter().copied().find(|k| self.contains(k))
+    }
+
     /// Where the value came from, if set.
     pub fn origin(&self, key: &str) -> Option<&Origin> {
         self.index.get(key).map(|&i| &self.entries[i].origin)
@@ -673,6 +679,22 @@ mod tests {
         );
         assert!(r.iter().any(|r| r.key == "zzz.custom"));
         assert!(r.windows(2).all(|w| w[0].key < w[1].key));
+    }
+
+    #[test]
+    fn first_set_picks_alias_in_priority_order() {
+        let mut p = Properties::new();
+        assert_eq!(p.first_set(&["batchsize", "mongodb.batchsize"]), None);
+        p.apply_override("mongodb.batchsize=10").unwrap();
+        assert_eq!(
+            p.first_set(&["batchsize", "mongodb.batchsize"]),
+            Some("mongodb.batchsize")
+        );
+        p.apply_override("batchsize=5").unwrap();
+        assert_eq!(
+            p.first_set(&["batchsize", "mongodb.batchsize"]),
+            Some("batchsize")
+        );
     }
 
     #[test]
