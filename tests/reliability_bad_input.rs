@@ -772,7 +772,6 @@ fn every_kind_of_bad_input_exits_2_with_one_line_naming_the_culprit() {
 /// `compare` checks its backend, topologies and `-p` overrides only when it reaches them: after
 /// creating the run directory, and for a later topology after measuring the earlier ones.
 #[test]
-#[ignore = "reason: compare validates --backend, every --topologies entry and -p overrides lazily (src/experiment/compare.rs, live.rs): exit 1, two stderr lines, a results/ run directory, and with an unknown second topology the first one is brought up and measured (131 s) before the error"]
 fn compare_refuses_bad_input_before_starting_anything() {
     let (tmp, work) = fixture_root();
     assert_all_refused(tmp.path(), &work, &compare_catalogue(&work));

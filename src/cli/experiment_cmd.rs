@@ -360,6 +360,13 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             cfg.extra_mongod_args.clone(),
         ),
     };
+    if cfg.resume.is_none() {
+        // Refuse bad input before anything starts: every topology must load.
+        for name in &cfg.topologies {
+            crate::topology::TopologySpec::load(name)
+                .map_err(|e| bad_input(format!("--topologies {name}: {e}")))?;
+        }
+    }
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
     if _demo_links.is_some() && lab.base_port.is_none() {

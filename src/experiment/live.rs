@@ -51,12 +51,14 @@ impl LiveLab {
         bin_dir: Option<PathBuf>,
         extra_mongod_args: Vec<String>,
     ) -> anyhow::Result<LiveLab> {
-        Ok(LiveLab {
+        let lab = LiveLab {
             backend: backend.to_string(),
             bin_dir,
             extra_mongod_args,
             base_port: None,
-        })
+        };
+        lab.backend_kind()?;
+        Ok(lab)
     }
 }
 

@@ -107,6 +107,7 @@ pub fn resolve(
             }
             _ => {}
         }
+        validate(name, &props)?;
         out.insert(name.clone(), props);
     }
     let records = load_records.unwrap_or_else(|| "?".into());
@@ -122,6 +123,20 @@ pub fn resolve(
         )
     };
     Ok((out, note))
+}
+
+/// Checks a scenario's resolved properties the way the runner will, so that a bad `-p` or
+/// scenario file is refused before any topology is brought up.
+fn validate(scenario: &str, props: &PropertyMap) -> anyhow::Result<()> {
+    let mut properties = crate::workload::Properties::new();
+    for (k, v) in props {
+        properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
+    }
+    crate::workload::CoreWorkload::from_properties(&properties)
+        .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
+    crate::measure::MeasurementConfig::from_properties(&properties)
+        .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
+    Ok(())
 }
 
 #[cfg(test)]
