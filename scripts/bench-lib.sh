@@ -29,7 +29,7 @@ bench_cleanup() {
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    rm -rf "$BENCH_TMP"
+    [ -n "${BENCH_KEEP:-}" ] || rm -rf "$BENCH_TMP"
 }
 trap bench_cleanup EXIT INT TERM
 
