@@ -97,6 +97,55 @@ async fn labelled_objects(d: &bollard::Docker, run: &str) -> Vec<String> {
     out
 }
 
+/// Runs a throw-away container of the stand-in image and returns its exit code.
+async fn run_once(d: &bollard::Docker, cmd: &[&str]) -> i64 {
+    use bollard::models::ContainerCreateBody;
+    use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+    use futures::StreamExt;
+    let name = format!("microshard-smoke-{}", std::process::id());
+    let body = ContainerCreateBody {
+        image: Some(docker::STANDIN_IMAGE.to_string()),
+        cmd: Some(cmd.iter().map(|s| s.to_string()).collect()),
+        labels: Some([(docker::LABEL_CLUSTER.to_string(), "smoke".to_string())].into()),
+        ..Default::default()
+    };
+    d.create_container(
+        Some(CreateContainerOptionsBuilder::default().name(&name).build()),
+        body,
+    )
+    .await
+    .unwrap();
+    d.start_container(
+        &name,
+        None::<bollard::query_parameters::StartContainerOptions>,
+    )
+    .await
+    .unwrap();
+    let mut wait = d.wait_container(
+        &name,
+        None::<bollard::query_parameters::WaitContainerOptions>,
+    );
+    let code = match wait.next().await {
+        Some(Ok(r)) => r.status_code,
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+        other => panic!("waiting for {name}: {other:?}"),
+    };
+    let logs = docker::container_log_tail(d, &name).await;
+    d.remove_container(
+        &name,
+        Some(
+            RemoveContainerOptionsBuilder::default()
+                .force(true)
+                .v(true)
+                .build(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{cmd:?} in the stand-in image: {logs}");
+    code
+}
+
 #[test]
 fn docker_backend_end_to_end() {
     let root = tempfile::tempdir().unwrap();
@@ -127,7 +176,7 @@ fn docker_backend_end_to_end() {
         // Image missing and no registry: a clear error, nothing left.
         let p = plan(
             root.path(),
-            "name = \"t-noimage\"\nkind = \"standalone\"\nimage = \"microshard-no-such-image:never\"\nbase_port = 43900\n",
+            "name = \"t-noimage\"\nkind = \"standalone\"\nimage = \"microshard-no-such-image:never\"\nbase_port = 29900\n",
         );
         let err = format!("{:#}", backend::up(&p, &up_opts()).await.unwrap_err());
         assert!(
@@ -136,14 +185,16 @@ fn docker_backend_end_to_end() {
         );
         assert!(labelled_objects(&d, &p.run_id).await.is_empty());
 
-        if !standin_implemented() {
-            return;
-        }
+        // The stand-in image, built from scratch through the build API; the binary must run in it.
         docker::build_standin_image(&d, &microshard_bin(), docker::STANDIN_IMAGE)
             .await
             .unwrap();
+        assert_eq!(run_once(&d, &["microshard", "--version"]).await, 0);
+        if !standin_implemented() {
+            return;
+        }
 
-        for (shards, port) in [(0u32, 43910u16), (2, 43920)] {
+        for (shards, port) in [(0u32, 29910u16), (2, 29920)] {
             let text = if shards == 0 {
                 format!("name = \"t-dsingle\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = {port}\n", docker::STANDIN_IMAGE)
             } else {
@@ -184,5 +235,31 @@ fn docker_backend_end_to_end() {
             assert!(left.is_empty(), "left behind: {left:?}");
             assert!(!cluster.state_file.exists());
         }
+
+        // A run that "crashed" (never torn down) plus a labelled network without a state file:
+        // `down --all` finds both, by state file and by label.
+        let p = plan(
+            root.path(),
+            &format!("name = \"t-dcrash\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = 29930\n", docker::STANDIN_IMAGE),
+        );
+        let crashed = backend::up(&p, &up_opts()).await.unwrap();
+        let stray = bollard::models::NetworkCreateRequest {
+            name: format!("t-dstray-{}", std::process::id()),
+            labels: Some(
+                [
+                    (docker::LABEL_CLUSTER.to_string(), "t-dstray".to_string()),
+                    (docker::LABEL_RUN.to_string(), "t-dstray-run".to_string()),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        d.create_network(stray).await.unwrap();
+        let done = backend::down_all_where(|n| n.starts_with("t-d")).await.unwrap();
+        assert!(done.iter().any(|l| l.contains("t-dcrash")), "{done:?}");
+        assert!(done.iter().any(|l| l.contains("network t-dstray")), "{done:?}");
+        assert!(labelled_objects(&d, &crashed.run_id).await.is_empty());
+        assert!(labelled_objects(&d, "t-dstray-run").await.is_empty());
+        assert!(!crashed.state_file.exists());
     });
 }

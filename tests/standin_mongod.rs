@@ -307,3 +307,23 @@ async fn shutdown_command_stops_the_server() {
         .await
         .expect("server stopped");
 }
+
+#[tokio::test]
+async fn unix_socket_under_the_given_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, _) = start(&format!("--unixSocketPrefix {}", dir.path().display())).await;
+    let sock = dir.path().join(format!("mongodb-{}.sock", h.port()));
+    assert!(sock.exists());
+    let encoded = sock.display().to_string().replace('/', "%2F");
+    let client = Client::with_uri_str(format!("mongodb://{encoded}/?directConnection=true"))
+        .await
+        .unwrap();
+    let pong = client
+        .database("admin")
+        .run_command(doc! {"ping": 1})
+        .await
+        .unwrap();
+    assert_eq!(pong.get_f64("ok").unwrap(), 1.0);
+    h.shutdown().await;
+    assert!(!sock.exists(), "socket file removed on shutdown");
+}

@@ -300,3 +300,53 @@ async fn sharding_refusals_carry_real_codes() {
         h.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_mongos_routes_by_metadata_written_by_the_first() {
+    let cfg = one_member_set("cfg", "--configsvr", "").await;
+    let sh: Vec<_> = vec![
+        one_member_set("sh0", "--shardsvr", "").await,
+        one_member_set("sh1", "--shardsvr", "").await,
+    ];
+    let a = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
+    let b = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
+    let ca = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", a.port()))
+        .await
+        .unwrap();
+    let cb = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", b.port()))
+        .await
+        .unwrap();
+    wait_until(|| async { admin(&ca, doc! {"listShards": 1}).await.is_ok() }).await;
+    wait_until(|| async { admin(&cb, doc! {"listShards": 1}).await.is_ok() }).await;
+    for (i, s) in sh.iter().enumerate() {
+        admin(&ca, doc! {"addShard": format!("sh{i}/{}", s.host())})
+            .await
+            .unwrap();
+    }
+    admin(
+        &ca,
+        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}},
+    )
+    .await
+    .unwrap();
+    let coll = cb.database("ycsb").collection::<Document>("usertable");
+    let docs: Vec<Document> = (0..100).map(|i| doc! {"_id": format!("user{i}")}).collect();
+    coll.insert_many(docs).ordered(false).await.unwrap();
+    for s in &sh {
+        let n = direct(s)
+            .await
+            .database("ycsb")
+            .collection::<Document>("usertable")
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert!(n > 20, "shard {} got {n} of 100", s.host());
+    }
+    for h in [a, b] {
+        h.shutdown().await;
+    }
+    for h in sh {
+        h.shutdown().await;
+    }
+    cfg.shutdown().await;
+}

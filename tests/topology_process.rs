@@ -51,8 +51,8 @@ fn standin_ready(bin: &Path) -> bool {
 }
 
 fn base_port(slot: u32) -> u16 {
-    // Spread over a range few other tests use; distinct per topology within this run.
-    (41000 + (std::process::id() % 200) * 40 + slot * 10) as u16
+    // Below the ephemeral range (32768+), spread by pid; distinct per topology within this run.
+    (20000 + (std::process::id() % 200) * 40 + slot * 10) as u16
 }
 
 fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -264,6 +264,15 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         .await
         .unwrap();
     assert!(metrics.get("opcounters").is_some(), "{metrics}");
+    let sample = backend::sample_metrics(&cluster).await;
+    for m in &cluster.members {
+        assert!(
+            sample["members"][&m.name].get("error").is_none(),
+            "{sample}"
+        );
+    }
+    assert!(sample["collStats"].is_array(), "{sample}");
+    assert_eq!(cluster.data_members().count(), shards as usize);
 
     if shards == 2 {
         // addShard refused: a set name that does not match the member.
@@ -578,6 +587,20 @@ fn process_backend_end_to_end() {
         sharded_case(root.path(), &bin, 2, 1).await;
         sharded_case(root.path(), &bin, 4, 2).await;
         error_cases(root.path(), &bin, 3).await;
+        // A run nobody tore down is found by `down --all` through its state file.
+        let path = write_topology(
+            root.path(),
+            "t-crash",
+            &format!(
+                "name = \"t-crash\"\nkind = \"standalone\"\nbase_port = {}\n",
+                base_port(3)
+            ),
+        );
+        let plan = plan_for(&path, root.path(), &bin);
+        let crashed = backend::up(&plan, &up_opts(60)).await.unwrap();
+        let done = backend::down_all_where(|n| n == "t-crash").await.unwrap();
+        assert!(done.iter().any(|l| l.contains("t-crash")), "{done:?}");
+        assert_nothing_left(&crashed);
     });
     cli_cases(root.path(), &bin, 3);
     let left: Vec<_> = std::fs::read_dir(&state)

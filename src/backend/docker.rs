@@ -519,6 +519,20 @@ pub async fn remove_labelled(
     endpoint: Option<&str>,
     run: Option<&str>,
 ) -> Result<Vec<String>, DockerError> {
+    remove_labelled_where(endpoint, run, |_| true).await
+}
+
+/// Like [`remove_labelled`], keeping only objects whose `microshard.cluster` label passes `keep`.
+pub async fn remove_labelled_where(
+    endpoint: Option<&str>,
+    run: Option<&str>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, DockerError> {
+    let selected = |labels: Option<&HashMap<String, String>>| {
+        labels
+            .and_then(|l| l.get(LABEL_CLUSTER))
+            .is_some_and(|c| keep(c))
+    };
     let docker = connect(endpoint).await?;
     let filter_value = match run {
         Some(r) => format!("{LABEL_RUN}={r}"),
@@ -538,6 +552,9 @@ pub async fn remove_labelled(
         .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
     let mut errors = Vec::new();
     for c in containers {
+        if !selected(c.labels.as_ref()) {
+            continue;
+        }
         let Some(id) = c.id else { continue };
         let name = c
             .names
@@ -557,6 +574,9 @@ pub async fn remove_labelled(
         .await
         .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
     for n in networks {
+        if !selected(n.labels.as_ref()) {
+            continue;
+        }
         let Some(name) = n.name else { continue };
         match docker.remove_network(&name).await {
             Ok(()) => removed.push(format!("network {name}")),
@@ -573,6 +593,9 @@ pub async fn remove_labelled(
         .await
         .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
     for v in volumes.volumes.unwrap_or_default() {
+        if !selected(Some(&v.labels)) {
+            continue;
+        }
         let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
         match docker.remove_volume(&v.name, Some(opts)).await {
             Ok(()) => removed.push(format!("volume {}", v.name)),

@@ -121,6 +121,13 @@ impl RunningCluster {
         crate::redact::redact_uri(&self.entry_uri)
     }
 
+    /// The members that hold data: the shards, or the standalone.
+    pub fn data_members(&self) -> impl Iterator<Item = &RunningMember> {
+        self.members
+            .iter()
+            .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
+    }
+
     /// A new record for `plan`, all members planned.
     fn from_plan(plan: &Plan, keep: bool) -> RunningCluster {
         let members = plan
@@ -421,9 +428,20 @@ pub async fn default_backend(
 /// Finds every run recorded in state files and every Docker object labelled by microshard on the
 /// local engine, and tears them all down. Returns what was torn down (one line each).
 pub async fn down_all() -> anyhow::Result<Vec<String>> {
+    down_all_where(|_| true).await
+}
+
+/// Like [`down_all`], limited to clusters whose topology name passes `keep` (tests use it so
+/// they never touch another run on the same engine).
+pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<String>> {
     let mut done = Vec::new();
     let mut errors = Vec::new();
     for (path, rec) in state::list() {
+        if let Ok(c) = &rec
+            && !keep(&c.name)
+        {
+            continue;
+        }
         match rec {
             Ok(c) => match down(&c).await {
                 Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
@@ -432,7 +450,7 @@ pub async fn down_all() -> anyhow::Result<Vec<String>> {
             Err(e) => errors.push(format!("{}: {e:#}", path.display())),
         }
     }
-    match docker::remove_labelled(None, None).await {
+    match docker::remove_labelled_where(None, None, &keep).await {
         Ok(removed) => done.extend(removed),
         Err(docker::DockerError::Unreachable(_)) => {}
         Err(e) => errors.push(format!("docker: {e}")),
@@ -442,4 +460,41 @@ pub async fn down_all() -> anyhow::Result<Vec<String>> {
     } else {
         Err(anyhow::anyhow!("{}", errors.join("; ")))
     }
+}
+
+/// One sample of every member's serverStatus subset ([`crate::cluster::server_metrics`]), keyed
+/// by member name, plus `$collStats` per shard through mongos for sharded clusters. A member
+/// that cannot be reached gets `{"error": ...}` instead of failing the whole sample.
+pub async fn sample_metrics(cluster: &RunningCluster) -> serde_json::Value {
+    let mut members = serde_json::Map::new();
+    if cluster.members.is_empty() {
+        let v = match crate::cluster::server_metrics(&cluster.entry_uri).await {
+            Ok(v) => v,
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        members.insert("entry".into(), v);
+    }
+    for m in &cluster.members {
+        let target = if m.direct_uri.is_empty() {
+            &m.address
+        } else {
+            &m.direct_uri
+        };
+        let v = match crate::cluster::server_metrics(target).await {
+            Ok(v) => v,
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        members.insert(m.name.clone(), v);
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("members".into(), serde_json::Value::Object(members));
+    out.insert("standin".into(), serde_json::Value::Bool(cluster.standin));
+    if cluster.kind == Kind::Sharded {
+        let v = match crate::cluster::collection_stats(&cluster.entry_uri).await {
+            Ok(v) => serde_json::Value::Array(v),
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        out.insert("collStats".into(), v);
+    }
+    serde_json::Value::Object(out)
 }

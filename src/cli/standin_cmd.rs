@@ -56,13 +56,14 @@ pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
         return Ok(());
     }
     if flags.iter().any(|f| f == "--version") {
+        // Shaped like mongod's own first line so tools that parse it see a version ending in -standin.
+        let first = match role {
+            Role::Mongod => "db version",
+            Role::Mongos => "mongos version",
+        };
+        println!("{first} v{}", crate::standin::STANDIN_VERSION);
         println!(
-            "microshard stand-in {} (not MongoDB) version v{}",
-            match role {
-                Role::Mongod => "mongod",
-                Role::Mongos => "mongos",
-            },
-            crate::standin::STANDIN_VERSION
+            "Build Info: microshard stand-in (a MongoDB-wire-protocol test server, not MongoDB)"
         );
         return Ok(());
     }

@@ -90,6 +90,15 @@ pub struct ConfigError {
 }
 
 impl MeasurementConfig {
+    /// Reads the settings from the run's properties; a bad value becomes a `PropertyError`
+    /// naming the property and where it was set (`file:line`, `-p`).
+    pub fn from_properties(
+        props: &crate::workload::properties::Properties,
+    ) -> Result<Self, crate::workload::properties::PropertyError> {
+        Self::from_lookup(&|key: &str| props.get(key).map(str::to_string))
+            .map_err(|e| props.invalid(&e.property, format!("{}: {}", e.value, e.reason)))
+    }
+
     /// Reads the settings through `lookup(key) -> value`, so any property source can be used.
     pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let mut cfg = MeasurementConfig::default();
@@ -281,6 +290,21 @@ mod tests {
         assert_eq!(c.histogram_buckets, 20);
         assert_eq!(c.failed_suffix(super::super::Status::NotFound), "NOT_FOUND");
         assert_eq!(c.failed_suffix(super::super::Status::Forbidden), "FAILED");
+    }
+
+    #[test]
+    fn from_properties_names_the_origin() {
+        use crate::workload::properties::{Origin, Properties};
+        let mut props = Properties::new();
+        props.set("hdrhistogram.percentiles", "90,99.9", Origin::Override);
+        let c = MeasurementConfig::from_properties(&props).unwrap();
+        assert_eq!(c.percentiles, vec![90.0, 99.9]);
+        props.set("measurementtype", "raw", Origin::Override);
+        let msg = MeasurementConfig::from_properties(&props)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("measurementtype"), "{msg}");
+        assert!(msg.starts_with("-p"), "{msg}");
     }
 
     #[test]

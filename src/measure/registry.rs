@@ -253,18 +253,18 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
 }
 
 impl ClientSlot {
-    fn entry(
+    fn entry_index(
         &mut self,
         shared: &Shared,
         kind: MapKind,
         op: &str,
         suffix: Option<&str>,
-    ) -> &mut SlotEntry {
+    ) -> usize {
         let pos = self
             .entries
             .iter()
             .position(|e| e.kind == kind && matches_key(&e.key, op, suffix));
-        let pos = match pos {
+        match pos {
             Some(p) => p,
             None => {
                 let key = match suffix {
@@ -284,14 +284,13 @@ impl ClientSlot {
                 });
                 self.entries.len() - 1
             }
-        };
-        &mut self.entries[pos]
+        }
     }
 
-    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+    fn measure_at(&mut self, idx: usize, us: u64) {
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
-        let e = self.entry(shared, kind, op, suffix);
+        let e = &mut self.entries[idx];
         // Auto-resizing: `record` grows the histogram (`saturating_record` would clamp instead).
         if e.hist.record(v).is_err() {
             e.hist.saturating_record(v);
@@ -301,18 +300,32 @@ impl ClientSlot {
         }
     }
 
-    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
-        let kind = if shared.config.interval == IntervalMode::Intended {
-            MapKind::Intended
-        } else {
-            MapKind::Actual
-        };
-        let e = self.entry(shared, kind, op, None);
+    fn status_at(&mut self, shared: &Shared, idx: usize, status: Status) {
+        let e = &mut self.entries[idx];
         let i = status.index();
         if e.status_seq[i] == NO_SEQ {
             e.status_seq[i] = shared.seq.fetch_add(1, Ordering::Relaxed);
         }
         e.statuses[i] += 1;
+    }
+
+    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+        let idx = self.entry_index(shared, kind, op, suffix);
+        self.measure_at(idx, us);
+    }
+
+    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
+        let idx = self.entry_index(shared, status_kind(shared), op, None);
+        self.status_at(shared, idx, status);
+    }
+}
+
+/// The map that holds status counts: the intended one in `intended` mode, else the actual one.
+fn status_kind(shared: &Shared) -> MapKind {
+    if shared.config.interval == IntervalMode::Intended {
+        MapKind::Intended
+    } else {
+        MapKind::Actual
     }
 }
 
@@ -324,16 +337,31 @@ impl ClientRecorder {
     pub fn record(&self, op: &str, latency_us: u64, intended_us: Option<u64>, status: Status) {
         let shared = &*self.shared;
         let suffix = (!status.is_ok()).then(|| shared.config.failed_suffix(status));
-        let mut slot = lock(&self.slot);
+        let status_map = status_kind(shared);
         let mode = shared.config.interval;
+        let mut slot = lock(&self.slot);
+        // The status goes on the plain `op` entry; when that is the entry just measured (an OK
+        // status), reuse its index instead of looking it up again.
+        let mut status_idx = None;
         if mode.records_actual() {
-            slot.measure(shared, MapKind::Actual, op, suffix, latency_us);
+            let idx = slot.entry_index(shared, MapKind::Actual, op, suffix);
+            slot.measure_at(idx, latency_us);
+            if suffix.is_none() && status_map == MapKind::Actual {
+                status_idx = Some(idx);
+            }
         }
         if mode.records_intended() {
-            let us = intended_us.unwrap_or(latency_us);
-            slot.measure(shared, MapKind::Intended, op, suffix, us);
+            let idx = slot.entry_index(shared, MapKind::Intended, op, suffix);
+            slot.measure_at(idx, intended_us.unwrap_or(latency_us));
+            if suffix.is_none() && status_map == MapKind::Intended {
+                status_idx = Some(idx);
+            }
         }
-        slot.status(shared, op, status);
+        let idx = match status_idx {
+            Some(idx) => idx,
+            None => slot.entry_index(shared, status_map, op, None),
+        };
+        slot.status_at(shared, idx, status);
     }
 
     /// Records a latency with no status, as YCSB does for `CLEANUP` (actual and intended per

@@ -169,6 +169,32 @@ mod tests {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ceiling_holds_at_two_hundred_microseconds() {
+        // One slot of 200 µs → 5000 ops/s. Over-driven by 32 tasks, the slot's virtual clock decides
+        // completion times, so neither late wake-ups nor scheduling noise move the ceiling.
+        let cap = Arc::new(Capacity::new(200, 1));
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let c = cap.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..50 {
+                    c.occupy(1).await;
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let rate = 1600.0 / start.elapsed().as_secs_f64();
+        assert!(rate <= 5000.0 * 1.01, "{rate:.0} ops/s exceeds the ceiling");
+        assert!(
+            rate > 5000.0 * 0.85,
+            "{rate:.0} ops/s is far below the ceiling"
+        );
+    }
+
     #[tokio::test]
     async fn slots_serialise_service_time() {
         let cap = Arc::new(Capacity::new(500, 1));

@@ -33,7 +33,7 @@ pub struct StandinConfig {
     pub configdb: Option<String>,
     /// `--wiredTigerCacheSizeGB` (recorded and reported in serverStatus; nothing is cached).
     pub wired_tiger_cache_gb: Option<f64>,
-    /// `--unixSocketPrefix` (recorded; the stand-in listens on TCP only).
+    /// `--unixSocketPrefix`: also listen on `<dir>/mongodb-<port>.sock` (no socket without it).
     pub unix_socket_prefix: Option<PathBuf>,
     /// `--setParameter name=value` pairs (recorded).
     pub set_parameters: Vec<(String, String)>,

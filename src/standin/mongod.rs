@@ -351,6 +351,7 @@ pub async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdRes
                 ),
             ));
         }
+        c.last_used = std::time::Instant::now();
         let docs = take_batch(&mut c.docs, batch);
         let left = !c.docs.is_empty();
         let cns = c.ns.clone();

@@ -64,6 +64,8 @@ pub struct Router {
     ready: AtomicBool,
     ddl: tokio::sync::Mutex<()>,
     balancer_rounds: AtomicI64,
+    /// Namespaces not known as sharded, with when the config server was last asked about them.
+    misses: std::sync::Mutex<HashMap<String, std::time::Instant>>,
 }
 
 /// The hash used for hashed shard keys: FNV-1a over the value's BSON encoding, then a 64-bit mixer.
@@ -245,6 +247,7 @@ impl Router {
             ready: AtomicBool::new(false),
             ddl: tokio::sync::Mutex::new(()),
             balancer_rounds: AtomicI64::new(0),
+            misses: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -430,12 +433,35 @@ impl Router {
             .and_then(|s| s.colls.get(ns).cloned())
     }
 
+    /// Another mongos may have sharded `ns` since the last load: re-read the metadata, at most once a
+    /// second per namespace (sharded namespaces, once known, cost nothing).
+    async fn refresh_if_unknown(&self, ns: &str) {
+        if self.meta(ns).is_some() {
+            return;
+        }
+        let due = match self.misses.lock() {
+            Ok(mut m) => match m.get(ns) {
+                Some(t) if t.elapsed() < Duration::from_secs(1) => false,
+                _ => {
+                    m.insert(ns.to_string(), std::time::Instant::now());
+                    true
+                }
+            },
+            Err(_) => false,
+        };
+        if due {
+            let _ = self.reload().await;
+        }
+    }
+
     /// The primary shard of `db`, creating the database entry (on the least-loaded shard) when missing.
     async fn ensure_db(&self, db: &str, wanted: Option<&str>) -> CmdResult<String> {
         if let Some(p) = self.state.read().ok().and_then(|s| s.dbs.get(db).cloned()) {
             return Ok(p);
         }
         let _g = self.ddl.lock().await;
+        // Another mongos may have created it (or added shards) meanwhile.
+        let _ = self.reload().await;
         let (existing, shards, counts) = {
             let st = self
                 .state
@@ -468,11 +494,22 @@ impl Router {
                 .ok_or_else(|| no_shards(db))?,
         };
         let now = DateTime::now();
-        self.config_write(doc! {"insert": "databases", "documents": [{
+        let res = self.config_write(doc! {"insert": "databases", "documents": [{
             "_id": db, "primary": primary.clone(), "partitioned": false,
             "version": {"uuid": Bson::Binary(new_uuid()), "timestamp": Timestamp{time: (now.timestamp_millis()/1000) as u32, increment: 1}, "lastMod": 1},
         }]})
-        .await?;
+        .await;
+        let primary = match res {
+            Ok(_) => primary,
+            // Another mongos created it first: take its choice from the config server.
+            Err(e) if e.code == code::DUPLICATE_KEY => self
+                .config_find("databases", doc! {"_id": db})
+                .await?
+                .first()
+                .and_then(|d| d.get_str("primary").ok().map(str::to_string))
+                .ok_or(e)?,
+            Err(e) => return Err(e),
+        };
         if let Ok(mut st) = self.state.write() {
             st.dbs.insert(db.to_string(), primary.clone());
         }
@@ -1015,6 +1052,7 @@ impl Router {
                 "numInitialChunks is only supported when the collection is empty and has a hashed field in the shard key pattern",
             ));
         }
+        self.refresh_if_unknown(&ns).await;
         if let Some(existing) = self.meta(&ns) {
             if existing.key == key && existing.unique == unique {
                 return Ok(doc! {"collectionsharded": ns, "ok": 1.0});
@@ -1147,8 +1185,10 @@ impl Router {
     async fn insert(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("insert", db, body)?;
         let mut docs = doc_array("insert", body, "documents")?;
+        self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         let ordered = body.get("ordered").is_none_or(truthy);
         let primary = self.ensure_db(db, None).await?;
+        let n_docs = docs.len() as u32;
         shared
             .counters
             .insert
@@ -1171,7 +1211,7 @@ impl Router {
                 docs.into_iter().map(Bson::Document).collect::<Vec<_>>(),
             );
             let r = run_on(&s.client, db, cmd).await;
-            shared.occupy(1).await;
+            shared.occupy(n_docs).await;
             return r;
         };
         // Real mongos adds the _id before routing, so every shard sees the same document.
@@ -1223,7 +1263,7 @@ impl Router {
             }
             sort_errors(&mut total);
         }
-        shared.occupy(1).await;
+        shared.occupy(n_docs).await;
         total.insert("ok", 1.0);
         Ok(total)
     }
@@ -1249,6 +1289,7 @@ impl Router {
     ) -> CmdResult {
         let coll = coll_name(cmd, db, body)?;
         let stmts = doc_array(cmd, body, field)?;
+        self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         let ordered = body.get("ordered").is_none_or(truthy);
         self.ensure_db(db, None).await?;
         let counter = if cmd == "update" {
@@ -1274,7 +1315,7 @@ impl Router {
                 ));
             };
             let r = run_on(&s.client, db, base).await;
-            shared.occupy(1).await;
+            shared.occupy(stmts.len() as u32).await;
             return r;
         }
         for (i, st) in stmts.iter().enumerate() {
@@ -1322,7 +1363,7 @@ impl Router {
             }
         }
         sort_errors(&mut total);
-        shared.occupy(1).await;
+        shared.occupy(stmts.len() as u32).await;
         total.insert("ok", 1.0);
         Ok(total)
     }
@@ -1330,6 +1371,7 @@ impl Router {
     async fn find(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("find", db, body)?;
         let filter = opt_doc("find", body, "filter")?;
+        self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         Matcher::new(&filter)?;
         let sort = Sort::new(&opt_doc("find", body, "sort")?)?;
         let skip = opt_count("find", body, "skip")?.unwrap_or(0);
@@ -1375,6 +1417,7 @@ impl Router {
     async fn count(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("count", db, body)?;
         let q = opt_doc("count", body, "query")?;
+        self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         let skip = opt_count("count", body, "skip")?.unwrap_or(0);
         let limit = opt_count("count", body, "limit")?.filter(|l| *l > 0);
         let ns = format!("{db}.{coll}");
@@ -1431,6 +1474,7 @@ impl Router {
         };
         shared.counters.query.fetch_add(1, Ordering::Relaxed);
         let ns = format!("{db}.{coll}");
+        self.refresh_if_unknown(&ns).await;
         let first = pipeline.first();
         if let Some(spec) = first.and_then(|f| f.get_document("$collStats").ok()) {
             let shards = match self.target_filter(&ns, db, &doc! {})? {

@@ -38,7 +38,12 @@ pub struct Counters {
 pub struct Cursor {
     pub ns: String,
     pub docs: VecDeque<Document>,
+    /// Last use; idle cursors are reaped after [`CURSOR_TIMEOUT`] like mongod's 10-minute timeout.
+    pub last_used: Instant,
 }
+
+/// mongod's default `cursorTimeoutMillis` (10 minutes).
+pub const CURSOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// State shared by every connection of one stand-in.
 #[derive(Debug)]
@@ -104,11 +109,14 @@ impl Shared {
             id = 1;
         }
         if let Ok(mut c) = self.cursors.lock() {
+            let now = Instant::now();
+            c.retain(|_, cur| now.duration_since(cur.last_used) < CURSOR_TIMEOUT);
             c.insert(
                 id,
                 Cursor {
                     ns: ns.to_string(),
                     docs,
+                    last_used: now,
                 },
             );
         }
@@ -319,6 +327,27 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
         "Waiting for connections",
         doc! {"port": i64::from(port), "ssl": "off"},
     );
+    // Like mongod, also listen on <unixSocketPrefix>/mongodb-<port>.sock (only when a prefix is given,
+    // so stand-ins never litter /tmp).
+    let no_socket = shared.cfg.argv.iter().any(|a| a == "--nounixsocket");
+    let unix = match (&shared.cfg.unix_socket_prefix, no_socket) {
+        (Some(prefix), false) => {
+            let path = prefix.join(format!("mongodb-{port}.sock"));
+            let _ = std::fs::remove_file(&path);
+            let l = tokio::net::UnixListener::bind(&path).map_err(|e| StandinError::Bind {
+                addr: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            shared.log(
+                "NETWORK",
+                23015,
+                "Listening on",
+                doc! {"address": path.display().to_string()},
+            );
+            Some((l, path))
+        }
+        _ => None,
+    };
     let s2 = shared.clone();
     let task = tokio::spawn(async move {
         let mut accepts = Vec::new();
@@ -326,6 +355,13 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
             let s = s2.clone();
             accepts.push(tokio::spawn(accept_loop(s, l)));
         }
+        let unix_path = match unix {
+            Some((l, path)) => {
+                accepts.push(tokio::spawn(accept_unix(s2.clone(), l)));
+                Some(path)
+            }
+            None => None,
+        };
         s2.shutdown.cancelled().await;
         for a in accepts {
             let _ = a.await;
@@ -334,6 +370,9 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
         let deadline = Instant::now() + std::time::Duration::from_secs(2);
         while s2.current_conns.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        if let Some(p) = unix_path {
+            let _ = std::fs::remove_file(p);
         }
         s2.log("CONTROL", 20565, "Now exiting", doc! {});
         if let Some(dir) = &s2.cfg.dbpath {
@@ -362,6 +401,25 @@ async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
                 if !s.cfg.quiet {
                     s.log("NETWORK", 22943, "Connection accepted", doc! {"remote": peer.to_string(), "connectionId": id});
                 }
+                tokio::spawn(async move {
+                    s.current_conns.fetch_add(1, Ordering::Relaxed);
+                    s.total_conns.fetch_add(1, Ordering::Relaxed);
+                    serve_conn(&s, stream, id).await;
+                    s.current_conns.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+        }
+    }
+}
+
+async fn accept_unix(shared: Arc<Shared>, listener: tokio::net::UnixListener) {
+    loop {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => return,
+            res = listener.accept() => {
+                let Ok((stream, _)) = res else { continue };
+                let id = shared.next_conn_id.fetch_add(1, Ordering::Relaxed);
+                let s = shared.clone();
                 tokio::spawn(async move {
                     s.current_conns.fetch_add(1, Ordering::Relaxed);
                     s.total_conns.fetch_add(1, Ordering::Relaxed);
