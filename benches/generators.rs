@@ -87,10 +87,7 @@ fn cases() -> Vec<(&'static str, Draw)> {
     // Workload D's defaults: 95th percentile within 85.71% of the records.
     let e = Exponential::new(95.0, RECORDS as f64, 0.8571428571);
     let mut rng = SmallRng::seed_from_u64(7);
-    v.push((
-        "exponential",
-        Box::new(move || e.next(&mut rng) as i64),
-    ));
+    v.push(("exponential", Box::new(move || e.next(&mut rng) as i64)));
 
     let chooser = Discrete::new(&[
         (OpKind::Read, 0.95),
@@ -225,10 +222,7 @@ fn summary() {
         } else {
             "NO"
         };
-        println!(
-            "{name:<40} {ns:>10.1} {:>14.2} {target:>8}",
-            ns / reference
-        );
+        println!("{name:<40} {ns:>10.1} {:>14.2} {target:>8}", ns / reference);
     }
 }
 
