@@ -191,7 +191,8 @@ fn time_per_draw(draw: &mut Draw, n: u64, rounds: usize) -> f64 {
 }
 
 fn summary() {
-    let (n, rounds) = if smoke() { (1_000, 1) } else { (2_000_000, 7) };
+    let smoke = smoke();
+    let (n, rounds) = if smoke { (1_000, 1) } else { (2_000_000, 7) };
     let mut cases = cases();
     // Warm up every case once so caches and lazily sized buffers do not count.
     for (_, d) in cases.iter_mut() {
@@ -207,21 +208,27 @@ fn summary() {
         rows.push((*name, ns));
     }
     println!(
-        "\ngenerators summary ({} draws x {rounds} rounds, median; target < 100 ns per generator draw)",
-        n
+        "\ngenerators summary ({} draws x {rounds} rounds, median; target < 100 ns per generator draw){}",
+        n,
+        if smoke {
+            " -- SMOKE MODE: too few draws (and usually an unoptimised build), not a measurement"
+        } else {
+            ""
+        }
     );
     println!(
         "{:<40} {:>10} {:>14} {:>8}",
         "case", "ns/draw", "x reference", "<100ns"
     );
     for (name, ns) in rows {
-        let target = if name.starts_with("next_transaction_op") || name.starts_with("reference") {
-            "-"
-        } else if ns < 100.0 {
-            "yes"
-        } else {
-            "NO"
-        };
+        let target =
+            if smoke || name.starts_with("next_transaction_op") || name.starts_with("reference") {
+                "-"
+            } else if ns < 100.0 {
+                "yes"
+            } else {
+                "NO"
+            };
         println!("{name:<40} {ns:>10.1} {:>14.2} {target:>8}", ns / reference);
     }
 }
