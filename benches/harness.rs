@@ -92,7 +92,7 @@ fn harness(c: &mut Criterion) {
             .build()
             .expect("runtime"),
     );
-    let (records, ops) = if smoke() { (200, 400) } else { (5_000, 20_000) };
+    let (records, ops) = if smoke() { (200, 400) } else { (5_000, 8_000) };
     let dir = tempfile::tempdir().expect("tempdir");
     let server = {
         let _guard = rt.enter();

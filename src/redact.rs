@@ -25,9 +25,9 @@ pub fn redact_text(text: &str) -> String {
         };
         out.push_str(&from_scheme[..scheme_len]);
         let after = &from_scheme[scheme_len..];
-        let end = after
-            .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '`')
-            .unwrap_or(after.len());
+        // Only white space ends a URI here: quotes and backticks are legal (unescaped) in a
+        // password, and masking a trailing quote along with the rest does no harm.
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
         out.push_str(&mask_uri_body(&after[..end]));
         rest = &after[end..];
     }
@@ -118,6 +118,13 @@ mod tests {
     fn masks_inside_free_text() {
         let s = redact_text("cannot reach mongodb://u:hunter2@db:27017 (timeout)");
         assert_eq!(s, "cannot reach mongodb://u:****@db:27017 (timeout)");
+    }
+
+    #[test]
+    fn password_with_quote_is_masked() {
+        let s = redact_text("url 'mongodb://bench:Sup3r'Secr3t@h/ycsb' failed");
+        assert!(!s.contains("Secr3t"), "{s}");
+        assert!(s.contains("bench:****@h/ycsb"), "{s}");
     }
 
     #[test]

@@ -240,3 +240,54 @@ async fn max_error_rate_stops_a_failing_run() {
     assert!(started.elapsed() < std::time::Duration::from_secs(50));
     server.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dataintegrity_verifies_every_read() {
+    let server = Server::start();
+    let integrity = ["dataintegrity=true", "fieldlength=40"];
+    execute(&run_props(&server, &integrity), Phase::Load, &quiet())
+        .await
+        .expect("load");
+    let mut extra = vec![
+        "operationcount=60",
+        "readproportion=1",
+        "updateproportion=0",
+    ];
+    extra.extend(integrity);
+    let doc = execute(&run_props(&server, &extra), Phase::Run, &quiet())
+        .await
+        .expect("run");
+    let verify = doc.measurement("VERIFY").expect("VERIFY measured");
+    assert_eq!(verify.count, 60);
+    let ok = verify
+        .statuses
+        .iter()
+        .find(|s| s.status == Status::Ok)
+        .map(|s| s.count);
+    assert_eq!(ok, Some(60), "{:?}", verify.statuses);
+
+    // Corrupt every record: verification must now fail.
+    server
+        .command(mongodb::bson::doc! {
+            "update": "usertable",
+            "updates": [{
+                "q": {},
+                "u": {"$set": {"field0": mongodb::bson::Binary {
+                    subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                    bytes: b"corrupted".to_vec(),
+                }}},
+                "multi": true,
+            }],
+        })
+        .await;
+    let doc = execute(&run_props(&server, &extra), Phase::Run, &quiet())
+        .await
+        .expect("run");
+    let verify = doc.measurement("VERIFY").expect("VERIFY measured");
+    assert!(
+        verify.statuses.iter().any(|s| s.status != Status::Ok),
+        "{:?}",
+        verify.statuses
+    );
+    server.handle.shutdown().await;
+}

@@ -24,7 +24,7 @@ pub fn standin_bin_dir(root: &Path) -> PathBuf {
 /// A base port with `count` consecutive free loopback ports (probed, bounded attempts).
 pub fn free_base_port(count: u16) -> u16 {
     for attempt in 0..200u32 {
-        let base = 20_000 + ((std::process::id() * 7919 + attempt * 977) % 30_000) as u16;
+        let base = 20_000 + ((std::process::id() * 7919 + attempt * 977) % 12_000) as u16;
         let all_free =
             (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok());
         if all_free {

@@ -404,10 +404,23 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     if args.write {
         compare::write_reports(&dir)?;
     }
+    let sweeps = dir.sweeps();
+    let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
+    if sweep_only && args.format != Format::Json {
+        for (_, s) in &sweeps {
+            println!("{}", sweep::render_sweep(s));
+        }
+        return Ok(());
+    }
+    if sweep_only {
+        let all: Vec<_> = sweeps.into_iter().map(|(_, s)| s).collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(());
+    }
     println!("{}", report::table(&dir, args.format)?);
-    for (_, s) in dir.sweeps() {
-        if args.format == Format::Table {
-            println!("{}", sweep::render_sweep(&s));
+    if args.format == Format::Table {
+        for (_, s) in &sweeps {
+            println!("{}", sweep::render_sweep(s));
         }
     }
     Ok(())

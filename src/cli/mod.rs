@@ -68,8 +68,37 @@ pub fn main() -> ExitCode {
             .collect();
         return finish(block_on(standin_cmd::run_as(role, rest)));
     }
-    let cli = Cli::parse_from(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     finish(block_on(dispatch(cli.command)))
+}
+
+/// Help and version print as clap renders them; a wrong command line becomes one line on stderr
+/// (the error and clap's tips, naming the flag) with exit status 2, like every other bad input.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !err.use_stderr() || err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = err.print();
+        return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    }
+    let text = err.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
+        {
+            continue;
+        }
+        parts.push(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    let message = if parts.is_empty() {
+        "invalid command line".to_string()
+    } else {
+        parts.join("; ")
+    };
+    eprintln!("microshard: error: {message} (see --help)");
+    ExitCode::from(2)
 }
 
 async fn dispatch(command: Command) -> anyhow::Result<()> {

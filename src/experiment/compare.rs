@@ -294,6 +294,10 @@ async fn run_topology<L: Lab>(
 ) -> anyhow::Result<()> {
     let topology = &deployment.topology;
     let mut threads_override: Option<u32> = None;
+    // Documents inserted by earlier run phases on this data: later scenarios see them as part of
+    // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
+    // reads cover every document that exists.
+    let mut inserted: u64 = 0;
     for id in ids {
         if cancel.is_cancelled() {
             return Ok(());
@@ -311,6 +315,13 @@ async fn run_topology<L: Lab>(
             .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
         if let (false, Some(t)) = (is_load, threads_override) {
             props.insert("threadcount".into(), t.to_string());
+        }
+        if !is_load && inserted > 0 {
+            let base: u64 = props
+                .get("recordcount")
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0);
+            props.insert("recordcount".into(), (base + inserted).to_string());
         }
         let phase = if is_load { Phase::Load } else { Phase::Run };
         let what = if is_load && finished {
@@ -358,6 +369,9 @@ async fn run_topology<L: Lab>(
             }
         };
         bar.finish(&format!("{:.0} ops/s", measured.summary.throughput));
+        if !is_load {
+            inserted += super::summary::insert_attempts(&measured.document);
+        }
         if finished {
             outcome.skipped.push(id.clone());
         } else {
@@ -647,6 +661,7 @@ mod tests {
         ups: usize,
         downs: usize,
         fail_on: Option<(String, String)>,
+        recordcounts: Vec<u64>,
         cancel_after_runs: Option<(usize, CancellationToken)>,
     }
 
@@ -679,6 +694,12 @@ mod tests {
             let scenario = props.get("scenario").cloned().unwrap_or_default();
             self.runs
                 .push((d.topology.clone(), scenario.clone(), phase));
+            self.recordcounts.push(
+                props
+                    .get("recordcount")
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(0),
+            );
             if let Some((_, token)) = self
                 .cancel_after_runs
                 .as_ref()
@@ -706,7 +727,10 @@ mod tests {
                     standin: true,
                     ..Default::default()
                 },
-                document: serde_json::json!({"fake": true}),
+                document: serde_json::json!({"measurements": [
+                    {"name": "INSERT", "kind": "actual", "count": 5,
+                     "statuses": [{"status": "OK", "count": 5}]}
+                ]}),
             })
         }
 
@@ -758,6 +782,11 @@ mod tests {
         let (dir, outcome) = compare_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
         assert_eq!(outcome.measured.len(), 6);
         assert!(outcome.failures.is_empty());
+        // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
+        assert_eq!(
+            lab.recordcounts,
+            vec![100_000, 100_000, 100_005, 100_000, 100_000, 100_005]
+        );
         assert_eq!((lab.ups, lab.downs), (2, 2));
         let rep = report::build(&dir)?;
         let ms = rep

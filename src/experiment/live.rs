@@ -17,13 +17,14 @@ use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
 
-/// Stand-in service time per operation in `demo`, µs (2 workers → 400 ops/s per mongod: far below
-/// what the client and the stand-ins can push on 2 cores, so the capacity model, not the CPU, decides).
-pub const DEMO_SERVICE_TIME_US: u64 = 5000;
+/// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
+/// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
+/// model, not the CPU, decides).
+pub const DEMO_SERVICE_TIME_US: u64 = 10_000;
 /// Stand-in workers per mongod in `demo` (ceiling = workers × 10⁶ / service time per mongod).
 pub const DEMO_WORKERS: u32 = 2;
 /// Records loaded per topology in `demo` (a few seconds of load at the capacity model's rate).
-pub const DEMO_RECORDS: u64 = 4000;
+pub const DEMO_RECORDS: u64 = 2000;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
 pub const DEMO_THREADS: u32 = 64;
 
@@ -172,12 +173,13 @@ pub async fn run_phase(
 }
 
 /// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
-/// (bounded attempts), so that demos and tests do not collide with servers already running.
+/// (bounded attempts) below the ephemeral range (32768+), so that demos and tests do not collide
+/// with servers already running or with outgoing connections.
 pub fn free_port_range(count: u16) -> Option<u16> {
     let seed = u32::from(std::process::id() as u16)
         ^ (chrono::Utc::now().timestamp_subsec_micros() & 0xffff);
     for attempt in 0..200u32 {
-        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 30_000) as u16;
+        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 12_000) as u16;
         let free = (0..count).all(|i| {
             std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, base + i)).is_ok()
         });

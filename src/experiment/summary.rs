@@ -103,6 +103,38 @@ pub fn summarize(doc: &Value) -> CellSummary {
     }
 }
 
+/// How many inserts a run attempted (every status counts: each one consumed a key number), so
+/// the next scenario on the same data knows how many documents exist.
+pub fn insert_attempts(doc: &Value) -> u64 {
+    let empty = Vec::new();
+    let measurements = doc
+        .get("measurements")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let by_status: u64 = measurements
+        .iter()
+        .filter(|m| m.get("name").and_then(Value::as_str) == Some("INSERT"))
+        .filter(|m| m.get("kind").and_then(Value::as_str).unwrap_or("actual") == "actual")
+        .flat_map(|m| {
+            m.get("statuses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|s| u(&s, "count"))
+        .sum();
+    let by_latency: u64 = measurements
+        .iter()
+        .filter(|m| {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+            name == "INSERT" || name.starts_with("INSERT-")
+        })
+        .filter(|m| m.get("kind").and_then(Value::as_str).unwrap_or("actual") == "actual")
+        .filter_map(|m| u(m, "count"))
+        .sum();
+    by_status.max(by_latency)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +173,19 @@ mod tests {
         assert_eq!(s.client_cpu_s, Some(0.4));
         assert_eq!(s.cpu_us_per_op(), Some(400.0));
         assert_eq!(s.client_cpu_utilisation(), Some(0.1));
+    }
+
+    #[test]
+    fn counts_insert_attempts_of_every_status() {
+        let doc = serde_json::json!({"measurements": [
+            {"name": "READ", "kind": "actual", "count": 50, "statuses": [{"status": "OK", "count": 50}]},
+            {"name": "INSERT", "kind": "actual", "count": 7,
+             "statuses": [{"status": "OK", "count": 7}, {"status": "ERROR", "count": 2}]},
+            {"name": "INSERT-FAILED", "kind": "actual", "count": 2, "statuses": []},
+            {"name": "Intended-INSERT", "kind": "intended", "count": 9, "statuses": []}
+        ]});
+        assert_eq!(insert_attempts(&doc), 9);
+        assert_eq!(insert_attempts(&serde_json::json!({})), 0);
     }
 
     #[test]

@@ -585,6 +585,7 @@ async fn common_command(
             r(doc! {"ok": 1.0})
         }
         "whatsmyuri" => r(doc! {"you": "127.0.0.1"}),
+        "saslStart" => Some(sasl_start(body).map(CommonOutcome::Reply)),
         "connectionStatus" => {
             r(doc! {"authInfo": {"authenticatedUsers": [], "authenticatedUserRoles": []}})
         }
@@ -613,6 +614,21 @@ async fn common_command(
             Some(Ok(CommonOutcome::Shutdown))
         }
         _ => None,
+    }
+}
+
+/// `saslStart`: the stand-in has no users, so it accepts the PLAIN mechanism (which needs no
+/// server-side secret) from anyone, which lets tests drive credentialed URIs through the real
+/// driver; SCRAM fails the way a real server without that user does (AuthenticationFailed, 18).
+fn sasl_start(body: &Document) -> CmdResult<Document> {
+    match body.get_str("mechanism") {
+        Ok("PLAIN") => Ok(
+            doc! {"conversationId": 1, "done": true, "payload": mongodb::bson::Binary {
+                subtype: mongodb::bson::spec::BinarySubtype::Generic,
+                bytes: Vec::new(),
+            }},
+        ),
+        _ => Err(CmdError::new(18, "Authentication failed.")),
     }
 }
 

@@ -1,0 +1,362 @@
+//! Faults during a run: `microshard-2` on stand-ins (process backend), a workload through mongos,
+//! one shard killed mid-run. The run must keep going to its end, count the failures by class in
+//! the result document, and `down` must still clean everything. Also: `microshard.maxerrorrate`
+//! stops a run that produces only errors, with a clear message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use microshard::standin::{Role, StandinConfig};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
+}
+
+/// Pids (other than this test) whose command line or working directory mentions `root`.
+fn processes_referring_to(root: &Path) -> Vec<u32> {
+    let needle = root.to_string_lossy().into_owned();
+    let me = std::process::id();
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        if cmdline.contains(&needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A temp root with state dir, TMPDIR and stand-in binaries; kills leftovers on drop.
+struct Root {
+    _tmp: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Root {
+    fn new() -> Root {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let path = tmp.path().to_path_buf();
+        for d in ["state", "tmp", "bin"] {
+            std::fs::create_dir_all(path.join(d)).expect("mkdir");
+        }
+        for n in ["mongod", "mongos"] {
+            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
+        }
+        Root { _tmp: tmp, path }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
+            .env("TMPDIR", self.path.join("tmp"))
+            .env("CI", "1")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run microshard")
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        for pid in processes_referring_to(&self.path) {
+            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+struct ChildGuard(Option<Child>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_base_port(count: u16) -> u16 {
+    // Tests of one binary share a pid: a per-call counter keeps their ranges apart.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..200u32 {
+        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = 22_000
+            + (std::process::id()
+                .wrapping_mul(7907)
+                .wrapping_add(attempt.wrapping_mul(953))
+                % 28_000) as u16;
+        if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no free port range");
+}
+
+fn wait_with_timeout(child: &mut ChildGuard, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    loop {
+        let done = child
+            .0
+            .as_mut()
+            .map(|c| c.try_wait().ok().flatten().is_some())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run did not end within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child
+        .0
+        .take()
+        .expect("child")
+        .wait_with_output()
+        .expect("collect output")
+}
+
+#[test]
+fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
+    let root = Root::new();
+    let port = free_base_port(6);
+    let topo = root.path.join("fault.toml");
+    std::fs::write(
+        &topo,
+        format!("name = \"fault\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"),
+    )
+    .expect("write topology");
+    let topo_s = topo.display().to_string();
+    let bin_dir = root.path.join("bin").display().to_string();
+    let up = root.output(&[
+        "up",
+        topo_s.as_str(),
+        "--backend",
+        "process",
+        "--bin-dir",
+        bin_dir.as_str(),
+        "--timeout",
+        "60",
+    ]);
+    assert!(
+        up.status.success(),
+        "up failed: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let status = root.output(&["status", "--json"]);
+    let clusters: serde_json::Value =
+        serde_json::from_slice(&status.stdout).expect("status --json parses");
+    let cluster = &clusters[0];
+    let entry = cluster["entry_uri"]
+        .as_str()
+        .expect("entry uri")
+        .to_string();
+    let shard_pid = cluster["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter(|m| m["role"] == "shard")
+        .find_map(|m| m["pid"].as_u64())
+        .expect("a shard with a pid") as i32;
+
+    let load = root.output(&[
+        "load",
+        "--uri",
+        entry.as_str(),
+        "-p",
+        "recordcount=400",
+        "--threads",
+        "4",
+    ]);
+    assert!(
+        load.status.success(),
+        "load failed: {}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+
+    let json = root.path.join("run.json");
+    let run = root
+        .cmd()
+        .args(["run", "--uri", entry.as_str(), "--threads", "4", "--json"])
+        .arg(&json)
+        .args([
+            "-p",
+            "recordcount=400",
+            "-p",
+            "operationcount=100000000",
+            "-p",
+            "maxexecutiontime=6",
+            "-p",
+            "readproportion=0.5",
+            "-p",
+            "updateproportion=0.5",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start run");
+    let mut run = ChildGuard(Some(run));
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on a stand-in shard this test brought up.
+    unsafe {
+        libc::kill(shard_pid, libc::SIGKILL);
+    }
+    let out = wait_with_timeout(&mut run, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no result document ({e}); stderr:\n{stderr}"));
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("result parses");
+    // The run went on to maxexecutiontime instead of aborting at the first error.
+    let runtime_ms = doc["runtime_ms"]
+        .as_u64()
+        .or_else(|| doc["overall"]["runtime_ms"].as_u64())
+        .unwrap_or(0);
+    assert!(
+        runtime_ms >= 5_000,
+        "the run stopped after {runtime_ms} ms; stderr:\n{stderr}"
+    );
+    let classes = doc["server"]["error_classes"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let errors: u64 = classes.values().filter_map(|v| v.as_u64()).sum();
+    assert!(
+        errors > 0,
+        "a shard died mid-run but no error is counted by class: {}",
+        doc["server"]
+    );
+    let ok: u64 = doc["measurements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["statuses"].as_array().cloned().unwrap_or_default())
+        .filter(|s| s["status"] == "OK")
+        .filter_map(|s| s["count"].as_u64())
+        .sum();
+    assert!(ok > 0, "no operation succeeded: {text}");
+
+    let down = root.output(&["down", "fault"]);
+    assert!(
+        down.status.success(),
+        "down after a dead shard failed: {}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_referring_to(&root.path).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "processes left after down: {:?}",
+            processes_referring_to(&root.path)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let state: Vec<_> = std::fs::read_dir(root.path.join("state"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(state.is_empty(), "state files left: {state:?}");
+    let run_dirs: Vec<_> = std::fs::read_dir(root.path.join("tmp/microshard"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(run_dirs.is_empty(), "run directories left: {run_dirs:?}");
+    for p in port..port + 6 {
+        assert!(
+            std::net::TcpListener::bind(("127.0.0.1", p)).is_ok(),
+            "port {p} still taken after down"
+        );
+    }
+}
+
+/// Reads of keys that were never loaded all return NOT_FOUND: with `microshard.maxerrorrate`
+/// the run stops early and says why, instead of measuring failures for the whole duration.
+#[test]
+fn a_run_of_only_errors_stops_at_the_max_error_rate() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut cfg = StandinConfig::new(Role::Mongod);
+    cfg.dbpath = Some(data.path().to_path_buf());
+    cfg.quiet = true;
+    let server = {
+        let _g = rt.enter();
+        microshard::standin::spawn(cfg).expect("stand-in starts")
+    };
+    let uri = format!(
+        "mongodb://127.0.0.1:{}/ycsb?w=1&directConnection=true",
+        server.port()
+    );
+    let json = data.path().join("run.json");
+    let started = Instant::now();
+    let run = Command::new(bin())
+        .args(["run", "--uri", &uri, "--threads", "2", "--json"])
+        .arg(&json)
+        .args([
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=100000000",
+            "-p",
+            "maxexecutiontime=60",
+            "-p",
+            "readproportion=1",
+            "-p",
+            "updateproportion=0",
+            "-p",
+            "microshard.maxerrorrate=0.5",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start run");
+    let mut run = ChildGuard(Some(run));
+    let out = wait_with_timeout(&mut run, Duration::from_secs(90));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "the run was not stopped by the error rate"
+    );
+    assert!(
+        !out.status.success(),
+        "a run stopped for errors must not succeed"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("microshard.maxerrorrate") && last.contains("failed"),
+        "the last stderr line does not explain the stop: {stderr}"
+    );
+    // What was measured is still written, with the reason.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result written"))
+            .expect("result parses");
+    assert!(
+        doc["server"]["run_stopped"]
+            .as_str()
+            .is_some_and(|r| r.contains("maxerrorrate")),
+        "{}",
+        doc["server"]
+    );
+    rt.block_on(server.shutdown());
+}
