@@ -228,6 +228,21 @@ impl Plan {
                 spec.source.display()
             )));
         }
+        if opts.backend == BackendKind::Docker && multi_host {
+            // Members on other hosts reach each other through published ports, which means
+            // publishing beyond loopback: microshard does that only when the file says so.
+            if let Some((i, _)) = spec
+                .hosts
+                .iter()
+                .enumerate()
+                .find(|(_, h)| h.publish_address.is_none())
+            {
+                return Err(TopologyError::Plan(format!(
+                    "{}: hosts[{i}].publish_address: a multi-host Docker topology publishes every member's port; say on which address (e.g. \"0.0.0.0\" or the host's IP)",
+                    spec.source.display()
+                )));
+            }
+        }
         if opts.backend == BackendKind::Process && spec.memory_limit_gb.is_some() {
             notes.push(
                 "memory_limit_gb applies to containers only; the process backend ignores it".into(),
@@ -656,7 +671,7 @@ impl MemberCtx<'_> {
                     let bind = host
                         .publish_address
                         .clone()
-                        .unwrap_or_else(|| "0.0.0.0".into());
+                        .unwrap_or_else(|| "127.0.0.1".into());
                     m.published = Some(format!("{bind}:{port}"));
                 } else {
                     m.member_host = format!("{container}:{port}");
@@ -844,8 +859,15 @@ mod tests {
     #[test]
     fn multi_host_docker_uses_host_addresses() {
         let s = spec(
+            "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"a.example\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\npublish_address = \"0.0.0.0\"\n",
+        );
+        let unpublished = spec(
             "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"a.example\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\n",
         );
+        let refusal = Plan::new(&unpublished, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(refusal.contains("hosts[0].publish_address"), "{refusal}");
         let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
         let sh1 = p.members.iter().find(|m| m.name == "sh1").unwrap();
         assert_eq!(sh1.member_host, "b.example:27019");
