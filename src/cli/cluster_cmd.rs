@@ -63,6 +63,10 @@ pub struct DoctorArgs {
     /// Directory holding mongod and mongos to check instead of PATH.
     #[arg(long)]
     pub bin_dir: Option<PathBuf>,
+    /// Print nothing; exit 0 only when a Docker engine answers and already has the default
+    /// MongoDB image (scripts use this to choose the Docker backend without pulling).
+    #[arg(long)]
+    pub docker_ready: bool,
 }
 
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
@@ -224,6 +228,20 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
 
 /// Tells which backends are usable here, and why not.
 pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
+    if args.docker_ready {
+        let image = crate::topology::spec_default_image();
+        let ready = match backend::docker::connect(None).await {
+            Ok(docker) => backend::docker::image_present(&docker, image).await,
+            Err(_) => false,
+        };
+        return if ready {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!(
+                "no Docker engine with the {image} image here"
+            ))
+        };
+    }
     println!("process backend:");
     let mut standin_only = false;
     let mut found_any = false;

@@ -275,9 +275,11 @@ impl MongoBinding {
 
     fn fail(&self, context: &str, err: &mongodb::error::Error) -> DbOutcome {
         let class = upsert_error_class(err).unwrap_or_else(|| classify(err));
-        self.inner
-            .log
-            .report(&format!("{context}: {} [{}]", describe(err), class.label()));
+        let operation = context.split(' ').next().unwrap_or(context);
+        self.inner.log.report(
+            &format!("{operation} {}", class.label()),
+            &format!("{context}: {} [{}]", describe(err), class.label()),
+        );
         DbOutcome::error(class)
     }
 }
@@ -551,10 +553,10 @@ impl DbClient {
             }
         }
         if found == 0 {
-            self.binding
-                .inner
-                .log
-                .report(&format!("Nothing found in scan for key {start_key}"));
+            self.binding.inner.log.report(
+                "scan-empty",
+                &format!("Nothing found in scan for key {start_key}"),
+            );
             return DbOutcome::status(Status::Error);
         }
         DbOutcome::ok()
@@ -568,10 +570,10 @@ impl DbClient {
             .await
         {
             Ok(r) if self.binding.inner.acknowledged && r.matched_count == 0 => {
-                self.binding
-                    .inner
-                    .log
-                    .report(&format!("Nothing updated for key {key}"));
+                self.binding.inner.log.report(
+                    "update-unmatched",
+                    &format!("Nothing updated for key {key}"),
+                );
                 DbOutcome::status(Status::NotFound)
             }
             Ok(_) => DbOutcome::ok(),

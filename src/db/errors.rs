@@ -104,40 +104,50 @@ pub fn describe(err: &mongodb::error::Error) -> String {
     crate::redact::redact_text(&text.replace(['\n', '\r'], " "))
 }
 
-/// Prints each distinct message at most once per second, so a failing server cannot flood stderr
-/// (and the printing cannot slow the clients down).
+/// Prints at most one message per kind of failure per second, so a failing server cannot flood
+/// stderr (and the printing cannot slow the clients down). The kind is what the messages have in
+/// common (operation and error class): messages themselves differ by key.
 #[derive(Debug, Default)]
 pub struct ErrorLog {
-    last: Mutex<HashMap<String, Instant>>,
+    last: Mutex<HashMap<String, (Instant, u64)>>,
 }
 
-/// Beyond this many distinct messages the memory is cleared (bounded memory under random messages).
+/// Beyond this many distinct kinds the memory is cleared (bounded memory under random messages).
 const MAX_REMEMBERED: usize = 1024;
 
 impl ErrorLog {
-    /// Prints `message` to stderr unless it was printed less than a second ago.
-    pub fn report(&self, message: &str) {
-        if self.should_print(message, Instant::now()) {
-            eprintln!("{message}");
+    /// Prints `message` to stderr unless a message of the same `kind` was printed less than a
+    /// second ago; the next printed message says how many were held back meanwhile.
+    pub fn report(&self, kind: &str, message: &str) {
+        if let Some(suppressed) = self.should_print(kind, Instant::now()) {
+            if suppressed > 0 {
+                eprintln!("{message} (and {suppressed} more like it)");
+            } else {
+                eprintln!("{message}");
+            }
         }
     }
 
-    fn should_print(&self, message: &str, now: Instant) -> bool {
+    /// `Some(number held back since the last print)` when a message of `kind` may be printed now.
+    fn should_print(&self, kind: &str, now: Instant) -> Option<u64> {
         let Ok(mut last) = self.last.lock() else {
-            return true;
+            return Some(0);
         };
-        match last.get_mut(message) {
-            Some(at) if now.duration_since(*at) < Duration::from_secs(1) => false,
-            Some(at) => {
+        match last.get_mut(kind) {
+            Some((at, held)) if now.duration_since(*at) < Duration::from_secs(1) => {
+                *held += 1;
+                None
+            }
+            Some((at, held)) => {
                 *at = now;
-                true
+                Some(std::mem::take(held))
             }
             None => {
                 if last.len() >= MAX_REMEMBERED {
                     last.clear();
                 }
-                last.insert(message.to_string(), now);
-                true
+                last.insert(kind.to_string(), (now, 0));
+                Some(0)
             }
         }
     }
@@ -171,9 +181,16 @@ mod tests {
     fn same_message_is_rate_limited() {
         let log = ErrorLog::default();
         let t0 = Instant::now();
-        assert!(log.should_print("a", t0));
-        assert!(!log.should_print("a", t0 + Duration::from_millis(500)));
-        assert!(log.should_print("b", t0 + Duration::from_millis(500)));
-        assert!(log.should_print("a", t0 + Duration::from_millis(1001)));
+        assert_eq!(log.should_print("a", t0), Some(0));
+        assert_eq!(log.should_print("a", t0 + Duration::from_millis(500)), None);
+        assert_eq!(log.should_print("a", t0 + Duration::from_millis(600)), None);
+        assert_eq!(
+            log.should_print("b", t0 + Duration::from_millis(500)),
+            Some(0)
+        );
+        assert_eq!(
+            log.should_print("a", t0 + Duration::from_millis(1001)),
+            Some(2)
+        );
     }
 }
