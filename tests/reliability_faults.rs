@@ -3,7 +3,10 @@
 //! the result document, and `down` must still clean everything. Also: `microshard.maxerrorrate`
 //! stops a run that produces only errors, with a clear message.
 
-use std::path::{Path, PathBuf};
+mod reliability_support;
+use reliability_support::processes_referring_to;
+
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,31 +14,6 @@ use microshard::standin::{Role, StandinConfig};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// Pids (other than this test) whose command line or working directory mentions `root`.
-fn processes_referring_to(root: &Path) -> Vec<u32> {
-    let needle = root.to_string_lossy().into_owned();
-    let me = std::process::id();
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let cmdline = std::fs::read(e.path().join("cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        if cmdline.contains(&needle) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// A temp root with state dir, TMPDIR and stand-in binaries; kills leftovers on drop.
@@ -74,7 +52,7 @@ impl Root {
 
 impl Drop for Root {
     fn drop(&mut self) {
-        for pid in processes_referring_to(&self.path) {
+        for (pid, _) in processes_referring_to(&self.path) {
             // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
             unsafe {
                 libc::kill(pid as i32, libc::SIGKILL);

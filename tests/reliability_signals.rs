@@ -4,6 +4,9 @@
 //! no member/temporary directory left under `TMPDIR`, no state file left, every cell finished before the
 //! signal is on disk and parses, and `compare --resume DIR` completes.
 
+mod reliability_support;
+use reliability_support::processes_referring_to;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,35 +29,6 @@ impl Drop for Guard {
             let _ = c.wait();
         }
     }
-}
-
-/// Pids (other than this test) whose command line or working directory mentions `root`.
-fn processes_referring_to(root: &Path) -> Vec<(u32, String)> {
-    let needle = root.to_string_lossy().into_owned();
-    let me = std::process::id();
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        // Zombies have an empty cmdline; they hold no port or directory.
-        let cmdline = std::fs::read(e.path().join("cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        let cwd = std::fs::read_link(e.path().join("cwd"))
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if cmdline.contains(&needle) || (!cwd.is_empty() && cwd.starts_with(&needle)) {
-            out.push((pid, cmdline));
-        }
-    }
-    out
 }
 
 struct Lab {

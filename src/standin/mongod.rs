@@ -414,18 +414,7 @@ async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         for (i, st) in stmts.iter().enumerate() {
             attempted += 1;
             let res = (|| {
-                let q = match st.get("q") {
-                    Some(Bson::Document(d)) => d.clone(),
-                    Some(other) => {
-                        return Err(CmdError::wrong_type(
-                            "update.updates",
-                            "q",
-                            type_name(other),
-                            "object",
-                        ));
-                    }
-                    None => return Err(CmdError::missing("update.updates", "q")),
-                };
+                let q = statement_filter(st, "update.updates")?;
                 let u = Update::new(
                     st.get("u")
                         .ok_or_else(|| CmdError::missing("update.updates", "u"))?,
@@ -470,6 +459,20 @@ async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     Ok(out)
 }
 
+/// The `q` (filter) of one update or delete statement, refused the way mongod refuses it.
+fn statement_filter(statement: &Document, context: &str) -> Result<Document, CmdError> {
+    match statement.get("q") {
+        Some(Bson::Document(d)) => Ok(d.clone()),
+        Some(other) => Err(CmdError::wrong_type(
+            context,
+            "q",
+            type_name(other),
+            "object",
+        )),
+        None => Err(CmdError::missing(context, "q")),
+    }
+}
+
 async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("delete", db, body)?;
     let stmts = doc_array("delete", body, "deletes")?;
@@ -482,18 +485,7 @@ async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         for (i, st) in stmts.iter().enumerate() {
             attempted += 1;
             let res = (|| {
-                let q = match st.get("q") {
-                    Some(Bson::Document(d)) => d.clone(),
-                    Some(other) => {
-                        return Err(CmdError::wrong_type(
-                            "delete.deletes",
-                            "q",
-                            type_name(other),
-                            "object",
-                        ));
-                    }
-                    None => return Err(CmdError::missing("delete.deletes", "q")),
-                };
+                let q = statement_filter(st, "delete.deletes")?;
                 let limit = match st.get("limit").map(as_i64) {
                     Some(Some(0)) => 0,
                     Some(Some(1)) => 1,
