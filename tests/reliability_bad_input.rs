@@ -742,3 +742,25 @@ fn compare_refuses_bad_input_before_starting_anything() {
     let (tmp, work) = fixture_root();
     assert_all_refused(tmp.path(), &work, &compare_catalogue(&work));
 }
+
+/// Too many threads for the open-file limit: refused up front, naming `threadcount` and the fix,
+/// instead of failing half-way through the run with "too many open files".
+#[test]
+fn threads_beyond_the_open_file_limit_are_refused() {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 128 && exec '{}' run -P workloads/S2 -p threadcount=500 --uri mongodb://127.0.0.1:9/ycsb",
+            env!("CARGO_BIN_EXE_microshard")
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("threadcount") && last.contains("ulimit -n"),
+        "{stderr}"
+    );
+}

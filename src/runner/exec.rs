@@ -99,6 +99,7 @@ pub async fn execute(
         say(&w);
     }
     let threads = split.len().max(1);
+    super::fdlimit::ensure(threads).map_err(bad_input)?;
 
     let mut mcfg = MeasurementConfig::from_lookup(&lookup(props)).map_err(as_bad_input)?;
     for w in &mcfg.warnings {

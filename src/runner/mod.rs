@@ -17,3 +17,5 @@ mod exec;
 mod status;
 
 pub use exec::{ExecuteOptions, execute};
+
+pub mod fdlimit;
