@@ -302,8 +302,8 @@ fn a_run_of_only_errors_stops_at_the_max_error_rate() {
             "readproportion=1",
             "-p",
             "updateproportion=0",
-            "-p",
-            "microshard.maxerrorrate=0.5",
+            "--max-error-rate",
+            "0.5",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

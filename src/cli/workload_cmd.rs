@@ -35,6 +35,10 @@ pub struct PhaseArgs {
     /// Also write the result document (properties, server facts, measurements) to this JSON file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Stop a run whose share of failed operations exceeds this fraction (0..1), checked every
+    /// second after 100 operations (`microshard.maxerrorrate`).
+    #[arg(long, value_name = "FRACTION")]
+    pub max_error_rate: Option<String>,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -62,6 +66,13 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
     }
     if args.status {
         props.set("status", "true", flag("-s"));
+    }
+    if let Some(rate) = &args.max_error_rate {
+        props.set(
+            "microshard.maxerrorrate",
+            rate.clone(),
+            flag("--max-error-rate"),
+        );
     }
     Ok(props)
 }
