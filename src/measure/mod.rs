@@ -18,10 +18,14 @@ pub mod statusline;
 
 pub use config::{ConfigError, IntervalMode, MeasurementConfig, MeasurementType};
 pub use export::{ExporterKind, Overall, exporter_for};
+pub use legacy::BucketHistogram;
 pub use registry::{
     ClientRecorder, IntervalSummaries, IntervalSummary, MapKind, Measurements, OpMeasurement,
     RunMeasurements, SummaryStats,
 };
-pub use result::{ClientCpu, HostFacts, MeasurementResult, ResultDocument};
+pub use result::{
+    ClientCpu, HostFacts, MeasurementResult, PropertyEntry, ResultDocument, ResultError,
+    SCHEMA_VERSION, StatusCount, ToolInfo,
+};
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};

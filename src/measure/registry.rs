@@ -38,7 +38,7 @@ struct SlotEntry {
 
 /// One client task's private counters.
 #[derive(Default)]
-pub struct ClientSlot {
+struct ClientSlot {
     entries: Vec<SlotEntry>,
 }
 

@@ -139,7 +139,8 @@ pub struct ClientCpu {
 }
 
 impl ClientCpu {
-    /// The process's CPU time so far (`getrusage(RUSAGE_SELF)`); zeros if unavailable.
+    /// The process's CPU time so far (`getrusage(RUSAGE_SELF)`: every thread, so an in-process
+    /// stand-in server counts too); zeros if unavailable.
     pub fn now() -> ClientCpu {
         // SAFETY: getrusage only writes into the zeroed struct we pass.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
