@@ -370,10 +370,10 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     for host in others {
         let (cfg, primary, sh) = (config.clone(), me.clone(), shared.clone());
         tokio::spawn(async move {
-            if tell_member(&host, cfg, primary).await {
-                if let Some(mut st) = lock(&sh) {
-                    st.joined.push(host);
-                }
+            if tell_member(&host, cfg, primary).await
+                && let Some(mut st) = lock(&sh)
+            {
+                st.joined.push(host);
             }
         });
     }
