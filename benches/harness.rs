@@ -15,7 +15,7 @@ use microshard::runner::{ExecuteOptions, Phase, execute};
 use microshard::standin::{Role, StandinConfig};
 use microshard::workload::{Properties, build_key_name};
 use mongodb::bson::{Binary, Document, doc, spec::BinarySubtype};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 
 const THREADS: usize = 8;
 

@@ -77,7 +77,8 @@ async fn load_s1_writes_ycsb_keys_and_document_shapes() {
     assert_eq!(seen, expected, "exactly YCSB's hashed keys 0..recordcount");
 
     // Without batching every insert is its own command.
-    let inserts = on_usertable(&server.commands(), "insert");
+    let cmds = server.commands();
+    let inserts = on_usertable(&cmds, "insert");
     assert_eq!(inserts.len(), 300);
     server.handle.shutdown().await;
 }

@@ -418,9 +418,10 @@ pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
 /// Stops (SIGTERM, then SIGKILL after `stop_timeout`) mongos → shards → config, removes the
 /// containers with their anonymous volumes, the networks, and anything else labelled with the run.
 pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+    // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
     for m in &cluster.members {
-        if !endpoints.contains(&m.endpoint) {
+        if m.state != MemberState::Planned && !endpoints.contains(&m.endpoint) {
             endpoints.push(m.endpoint.clone());
         }
     }
@@ -518,6 +519,20 @@ pub async fn remove_labelled(
     endpoint: Option<&str>,
     run: Option<&str>,
 ) -> Result<Vec<String>, DockerError> {
+    remove_labelled_where(endpoint, run, |_| true).await
+}
+
+/// Like [`remove_labelled`], keeping only objects whose `microshard.cluster` label passes `keep`.
+pub async fn remove_labelled_where(
+    endpoint: Option<&str>,
+    run: Option<&str>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, DockerError> {
+    let selected = |labels: Option<&HashMap<String, String>>| {
+        labels
+            .and_then(|l| l.get(LABEL_CLUSTER))
+            .is_some_and(|c| keep(c))
+    };
     let docker = connect(endpoint).await?;
     let filter_value = match run {
         Some(r) => format!("{LABEL_RUN}={r}"),
@@ -537,6 +552,9 @@ pub async fn remove_labelled(
         .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
     let mut errors = Vec::new();
     for c in containers {
+        if !selected(c.labels.as_ref()) {
+            continue;
+        }
         let Some(id) = c.id else { continue };
         let name = c
             .names
@@ -556,6 +574,9 @@ pub async fn remove_labelled(
         .await
         .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
     for n in networks {
+        if !selected(n.labels.as_ref()) {
+            continue;
+        }
         let Some(name) = n.name else { continue };
         match docker.remove_network(&name).await {
             Ok(()) => removed.push(format!("network {name}")),
@@ -572,6 +593,9 @@ pub async fn remove_labelled(
         .await
         .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
     for v in volumes.volumes.unwrap_or_default() {
+        if !selected(Some(&v.labels)) {
+            continue;
+        }
         let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
         match docker.remove_volume(&v.name, Some(opts)).await {
             Ok(()) => removed.push(format!("volume {}", v.name)),

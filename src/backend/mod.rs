@@ -421,9 +421,20 @@ pub async fn default_backend(
 /// Finds every run recorded in state files and every Docker object labelled by microshard on the
 /// local engine, and tears them all down. Returns what was torn down (one line each).
 pub async fn down_all() -> anyhow::Result<Vec<String>> {
+    down_all_where(|_| true).await
+}
+
+/// Like [`down_all`], limited to clusters whose topology name passes `keep` (tests use it so
+/// they never touch another run on the same engine).
+pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<String>> {
     let mut done = Vec::new();
     let mut errors = Vec::new();
     for (path, rec) in state::list() {
+        if let Ok(c) = &rec
+            && !keep(&c.name)
+        {
+            continue;
+        }
         match rec {
             Ok(c) => match down(&c).await {
                 Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
@@ -432,7 +443,7 @@ pub async fn down_all() -> anyhow::Result<Vec<String>> {
             Err(e) => errors.push(format!("{}: {e:#}", path.display())),
         }
     }
-    match docker::remove_labelled(None, None).await {
+    match docker::remove_labelled_where(None, None, &keep).await {
         Ok(removed) => done.extend(removed),
         Err(docker::DockerError::Unreachable(_)) => {}
         Err(e) => errors.push(format!("docker: {e}")),

@@ -255,13 +255,14 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                 backend::docker::STANDIN_IMAGE,
             ] {
                 let present = backend::docker::image_present(&docker, image).await;
+                let absent = if image == backend::docker::STANDIN_IMAGE {
+                    "absent (the Docker tests build it from the microshard binary; no registry needed)"
+                } else {
+                    "absent (pulled on first use when a registry is reachable)"
+                };
                 println!(
                     "  image {image}: {}",
-                    if present {
-                        "present"
-                    } else {
-                        "absent (pulled on first use when a registry is reachable)"
-                    }
+                    if present { "present" } else { absent }
                 );
             }
         }

@@ -222,6 +222,13 @@ impl MongoBinding {
         let admin = self.inner.client.database("admin");
         let mut facts = serde_json::Map::new();
         facts.insert("hosts".into(), self.inner.hosts.clone().into());
+        let resolved = &self.inner.settings.resolved;
+        facts.insert(
+            "client_url".into(),
+            crate::redact::redact_uri(&resolved.url).into(),
+        );
+        facts.insert("client_max_pool_size".into(), resolved.max_pool_size.into());
+        facts.insert("client_database".into(), resolved.database.clone().into());
         let mut standin = false;
         match admin.run_command(doc! {"buildInfo": 1}).await {
             Ok(info) => {

@@ -9,9 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::compare::{CompareConfig, MatrixOutcome};
 use super::lab::{Deployment, Lab, Measured};
+use super::metrics::Watched;
 use super::progress::Progress;
 use super::results::{ExperimentDir, read_json, write_json_atomic};
 use super::scenario::PropertyMap;
+use super::summary::summarize;
+use crate::error::bad_input;
 use crate::runner::Phase;
 
 /// Stand-in service time per operation in `demo`, µs.
@@ -20,6 +23,9 @@ pub const DEMO_SERVICE_TIME_US: u64 = 2000;
 pub const DEMO_WORKERS: u32 = 2;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
 pub const DEMO_THREADS: u32 = 32;
+
+/// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
+pub const DEMO_PORTS: u16 = 16;
 
 /// File (under the results root) holding the last `calibrate` figure on this machine.
 pub const CALIBRATE_FILE: &str = ".calibrate.json";
@@ -50,9 +56,21 @@ impl LiveLab {
     }
 }
 
-/// Handle of a running topology.
+/// Handle of a running topology: the backend's record, needed by `down`.
 #[derive(Debug)]
-pub struct LiveHandle;
+pub struct LiveHandle(Option<crate::backend::RunningCluster>);
+
+impl LiveLab {
+    fn backend_kind(&self) -> anyhow::Result<crate::topology::BackendKind> {
+        use clap::ValueEnum;
+        crate::topology::BackendKind::from_str(&self.backend, true).map_err(|_| {
+            bad_input(format!(
+                "--backend {}: expected process, docker or existing",
+                self.backend
+            ))
+        })
+    }
+}
 
 impl Lab for LiveLab {
     type Handle = LiveHandle;
@@ -60,17 +78,46 @@ impl Lab for LiveLab {
     async fn up(
         &mut self,
         topology: &str,
-        _cancel: &CancellationToken,
+        cancel: &CancellationToken,
     ) -> anyhow::Result<(Deployment, LiveHandle)> {
-        let _ = (
-            &self.backend,
-            &self.bin_dir,
-            &self.extra_mongod_args,
-            self.base_port,
-        );
-        anyhow::bail!(
-            "cannot bring up {topology}: the topology/backend modules are not merged into this build yet"
-        )
+        let kind = self.backend_kind()?;
+        let mut spec = crate::topology::TopologySpec::load(topology)
+            .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
+        spec.mongod_args
+            .extend(self.extra_mongod_args.iter().cloned());
+        if let Some(port) = self.base_port {
+            spec.base_port = port;
+        }
+        let mut opts = crate::topology::PlanOptions::new(&spec, kind);
+        opts.bin_dir = self.bin_dir.clone();
+        let plan = crate::topology::Plan::new(&spec, &opts)
+            .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
+        let up = crate::backend::UpOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let cluster = crate::backend::up(&plan, &up).await?;
+        let mut watched = Vec::new();
+        watched.push(Watched {
+            name: "entry".into(),
+            role: "entry".into(),
+            uri: entry_direct_uri(&cluster),
+        });
+        for m in &cluster.members {
+            if m.role == crate::topology::Role::Shard {
+                watched.push(Watched {
+                    name: m.name.clone(),
+                    role: "shard".into(),
+                    uri: m.direct_uri.clone(),
+                });
+            }
+        }
+        let deployment = Deployment {
+            topology: cluster.name.clone(),
+            entry_uri: cluster.entry_uri.clone(),
+            watched,
+        };
+        Ok((deployment, LiveHandle(Some(cluster))))
     }
 
     async fn run(
@@ -83,9 +130,42 @@ impl Lab for LiveLab {
         run_phase(&deployment.entry_uri, properties, phase, cancel).await
     }
 
-    async fn down(&mut self, _handle: LiveHandle) -> anyhow::Result<()> {
-        Ok(())
+    async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
+        match handle.0 {
+            Some(cluster) => crate::backend::down(&cluster).await,
+            None => Ok(()),
+        }
     }
+}
+
+/// The entry point's own URI for `serverStatus` (the entry URI itself works for both kinds).
+fn entry_direct_uri(cluster: &crate::backend::RunningCluster) -> String {
+    cluster.entry_uri.clone()
+}
+
+/// Runs one phase with the runner against `uri` and summarises its result document.
+pub async fn run_phase(
+    uri: &str,
+    properties: &PropertyMap,
+    phase: Phase,
+    cancel: &CancellationToken,
+) -> anyhow::Result<Measured> {
+    let mut props = crate::workload::Properties::new();
+    for (k, v) in properties {
+        props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
+    }
+    let opts = crate::runner::ExecuteOptions {
+        cancel: cancel.clone(),
+        quiet: true,
+        uri: Some(uri.to_string()),
+        ..Default::default()
+    };
+    let doc = crate::runner::execute(&props, phase, &opts).await?;
+    let document = serde_json::to_value(&doc)?;
+    Ok(Measured {
+        summary: summarize(&document),
+        document,
+    })
 }
 
 /// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
@@ -103,16 +183,6 @@ pub fn free_port_range(count: u16) -> Option<u16> {
         }
     }
     None
-}
-
-/// Runs one phase with the runner against `uri` and summarises its result document.
-pub async fn run_phase(
-    _uri: &str,
-    _properties: &PropertyMap,
-    _phase: Phase,
-    _cancel: &CancellationToken,
-) -> anyhow::Result<Measured> {
-    anyhow::bail!("cannot run a phase: the runner module is not merged into this build yet")
 }
 
 /// What `calibrate` is asked to do.
@@ -181,11 +251,63 @@ pub fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result
 
 /// Measures the client's own ceiling against an in-process stand-in.
 pub async fn calibrate(
-    _cfg: &CalibrateConfig,
-    _cancel: &CancellationToken,
-    _progress: &Progress,
+    cfg: &CalibrateConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
 ) -> anyhow::Result<Calibration> {
-    anyhow::bail!("calibrate needs the stand-in and runner modules, not merged into this build yet")
+    let path = super::scenario::locate(&cfg.workload, None)
+        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| cfg.workload.clone());
+    let overrides = super::scenario::parse_overrides(&cfg.overrides)?;
+    let scaling = super::scenario::Scaling {
+        full: false,
+        records: cfg.records,
+        duration_s: None,
+        threads: Some(cfg.threads),
+    };
+    let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
+    let base = props.get(&name).cloned().unwrap_or_default();
+    let server = crate::standin::spawn(crate::standin::StandinConfig::new(
+        crate::standin::Role::Mongod,
+    ))
+    .map_err(|e| anyhow::anyhow!("cannot start the in-process stand-in: {e}"))?;
+    let uri = server.uri();
+    let outcome = async {
+        let mut load = base.clone();
+        load.insert("insertcount".into(), cfg.records.to_string());
+        let bar = progress.phase("calibrate: load", None);
+        let m = run_phase(&uri, &load, Phase::Load, cancel).await?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        let mut run = base.clone();
+        let secs = cfg.duration.as_secs().max(1);
+        run.insert("maxexecutiontime".into(), secs.to_string());
+        run.insert("operationcount".into(), "1000000000".into());
+        let bar = progress.phase("calibrate: run", Some(cfg.duration));
+        let m = run_phase(&uri, &run, Phase::Run, cancel).await?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        anyhow::Ok(m)
+    }
+    .await;
+    server.shutdown().await;
+    let m = outcome?;
+    if cancel.is_cancelled() {
+        anyhow::bail!("interrupted: calibration not stored");
+    }
+    let c = Calibration {
+        measured: chrono::Utc::now().to_rfc3339(),
+        ops_per_s: m.summary.throughput,
+        cpu_us_per_op: m.summary.cpu_us_per_op(),
+        workload: name,
+        threads: cfg.threads,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+    };
+    store_calibration(&cfg.results_root, &c)?;
+    Ok(c)
 }
 
 /// What `demo` is asked to do.
@@ -228,11 +350,29 @@ pub fn demo_compare_config(cfg: &DemoConfig) -> CompareConfig {
 
 /// The whole compare pipeline on stand-in topologies.
 pub async fn demo(
-    _cfg: &DemoConfig,
-    _cancel: &CancellationToken,
-    _progress: &Progress,
+    cfg: &DemoConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
-    anyhow::bail!(
-        "demo needs the stand-in, backend and runner modules, not merged into this build yet"
-    )
+    let bin = tempfile::Builder::new()
+        .prefix("microshard-demo-bin-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
+    crate::standin::link_binaries(bin.path())
+        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
+    let mut compare = demo_compare_config(cfg);
+    compare.bin_dir = Some(bin.path().to_path_buf());
+    let mut lab = LiveLab::new(
+        "process",
+        Some(bin.path().to_path_buf()),
+        compare.extra_mongod_args.clone(),
+    )?;
+    lab.base_port = free_port_range(DEMO_PORTS);
+    progress.line(&format!(
+        "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
+        cfg.workers,
+        cfg.service_time_us,
+        f64::from(cfg.workers) * 1e6 / cfg.service_time_us.max(1) as f64
+    ));
+    super::compare::compare_with(&mut lab, &compare, cancel, progress).await
 }

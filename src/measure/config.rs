@@ -90,6 +90,15 @@ pub struct ConfigError {
 }
 
 impl MeasurementConfig {
+    /// Reads the settings from the run's properties; a bad value becomes a `PropertyError`
+    /// naming the property and where it was set (`file:line`, `-p`).
+    pub fn from_properties(
+        props: &crate::workload::properties::Properties,
+    ) -> Result<Self, crate::workload::properties::PropertyError> {
+        Self::from_lookup(&|key: &str| props.get(key).map(str::to_string))
+            .map_err(|e| props.invalid(&e.property, format!("{}: {}", e.value, e.reason)))
+    }
+
     /// Reads the settings through `lookup(key) -> value`, so any property source can be used.
     pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let mut cfg = MeasurementConfig::default();
@@ -160,6 +169,24 @@ impl MeasurementConfig {
         Ok(cfg)
     }
 
+    /// The stderr line YCSB's DBWrapper prints once per run, e.g.
+    /// `DBWrapper: report latency for each error is false and specific error codes to track for latency are: []`.
+    ///
+    /// The set is printed in Java `HashSet` order; YCSB ignores `latencytrackederrors` (prints `[]`)
+    /// when `reportlatencyforeacherror=true`.
+    pub fn dbwrapper_line(&self) -> String {
+        let tracked: Vec<&str> = if self.report_latency_for_each_error {
+            Vec::new()
+        } else {
+            java_hash_set_order(&self.latency_tracked_errors)
+        };
+        format!(
+            "DBWrapper: report latency for each error is {} and specific error codes to track for latency are: [{}]",
+            self.report_latency_for_each_error,
+            tracked.join(", ")
+        )
+    }
+
     /// The measurement name a non-OK latency is recorded under (§6.4).
     pub(crate) fn failed_suffix(&self, status: super::Status) -> &'static str {
         if self.report_latency_for_each_error
@@ -173,6 +200,26 @@ impl MeasurementConfig {
             "FAILED"
         }
     }
+}
+
+/// Iteration order of `new HashSet<>(Arrays.asList(items))`: duplicates dropped, bins of a
+/// table sized `max(size / 0.75 + 1, 16)` rounded up to a power of two, insertion order in a bin.
+fn java_hash_set_order(items: &[String]) -> Vec<&str> {
+    let mut unique: Vec<&str> = Vec::new();
+    for i in items {
+        if !unique.contains(&i.as_str()) {
+            unique.push(i);
+        }
+    }
+    let capacity = ((items.len() as f32 / 0.75) as usize + 1).max(16);
+    let table = capacity.next_power_of_two();
+    let bin = |s: &str| {
+        let h = super::order::java_string_hash(s);
+        ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (table - 1)
+    };
+    let mut idx: Vec<usize> = (0..unique.len()).collect();
+    idx.sort_by_key(|&i| bin(unique[i]));
+    idx.into_iter().map(|i| unique[i]).collect()
 }
 
 /// Java `Boolean.parseBoolean`: only a case-insensitive `true` is true.
@@ -243,6 +290,42 @@ mod tests {
         assert_eq!(c.histogram_buckets, 20);
         assert_eq!(c.failed_suffix(super::super::Status::NotFound), "NOT_FOUND");
         assert_eq!(c.failed_suffix(super::super::Status::Forbidden), "FAILED");
+    }
+
+    #[test]
+    fn from_properties_names_the_origin() {
+        use crate::workload::properties::{Origin, Properties};
+        let mut props = Properties::new();
+        props.set("hdrhistogram.percentiles", "90,99.9", Origin::Override);
+        let c = MeasurementConfig::from_properties(&props).unwrap();
+        assert_eq!(c.percentiles, vec![90.0, 99.9]);
+        props.set("measurementtype", "raw", Origin::Override);
+        let msg = MeasurementConfig::from_properties(&props)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("measurementtype"), "{msg}");
+        assert!(msg.starts_with("-p"), "{msg}");
+    }
+
+    #[test]
+    fn dbwrapper_line() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(
+            c.dbwrapper_line(),
+            "DBWrapper: report latency for each error is false and specific error codes to track for latency are: []"
+        );
+        // Java HashSet order: String hash bins (NOT_FOUND 8, ERROR 10), not the given order.
+        let c = cfg(&[("latencytrackederrors", "ERROR,NOT_FOUND,ERROR")]).unwrap();
+        let line = c.dbwrapper_line();
+        let expected = ": [NOT_FOUND, ERROR]";
+        assert!(line.ends_with(expected), "{line}");
+        let c = cfg(&[
+            ("reportlatencyforeacherror", "true"),
+            ("latencytrackederrors", "ERROR"),
+        ])
+        .unwrap();
+        assert!(c.dbwrapper_line().contains("is true and"));
+        assert!(c.dbwrapper_line().ends_with(": []"));
     }
 
     #[test]

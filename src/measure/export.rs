@@ -419,6 +419,61 @@ mod tests {
     }
 
     #[test]
+    fn only_failures_give_an_empty_plain_block() {
+        let cfg = MeasurementConfig::default();
+        let m = Measurements::new(cfg.clone());
+        let c = m.client();
+        c.record("UPDATE", 1234, None, Status::Error);
+        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
+        let block: Vec<&str> = out.lines().skip(2).collect();
+        // UPDATE-FAILED (bin 0) comes before UPDATE (bin 10); UPDATE only carries the status.
+        assert_eq!(
+            block,
+            vec![
+                "[UPDATE-FAILED], Operations, 1",
+                "[UPDATE-FAILED], AverageLatency(us), 1234.0",
+                "[UPDATE-FAILED], MinLatency(us), 1234",
+                "[UPDATE-FAILED], MaxLatency(us), 1234",
+                "[UPDATE-FAILED], 50thPercentileLatency(us), 1234",
+                "[UPDATE-FAILED], 95thPercentileLatency(us), 1234",
+                "[UPDATE-FAILED], 99thPercentileLatency(us), 1234",
+                "[UPDATE], Operations, 0",
+                "[UPDATE], AverageLatency(us), 0.0",
+                "[UPDATE], MinLatency(us), 0",
+                "[UPDATE], MaxLatency(us), 0",
+                "[UPDATE], 50thPercentileLatency(us), 0",
+                "[UPDATE], 95thPercentileLatency(us), 0",
+                "[UPDATE], 99thPercentileLatency(us), 0",
+                "[UPDATE], Return=ERROR, 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn intended_map_follows_the_actual_map() {
+        let cfg = MeasurementConfig {
+            interval: crate::measure::IntervalMode::Both,
+            ..MeasurementConfig::default()
+        };
+        let m = Measurements::new(cfg.clone());
+        let c = m.client();
+        c.record("UPDATE", 10, Some(20), Status::Ok);
+        c.record("READ", 10, Some(30), Status::Ok);
+        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
+        let metrics: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("Operations"))
+            .map(|l| l.split(',').next().unwrap_or(""))
+            .collect();
+        // Both maps are keyed by the plain name, so each is in READ, UPDATE order.
+        assert_eq!(
+            metrics,
+            ["[READ]", "[UPDATE]", "[Intended-READ]", "[Intended-UPDATE]"]
+        );
+        assert!(out.contains("[Intended-READ], MaxLatency(us), 30\n"));
+    }
+
+    #[test]
     fn exporter_names() {
         assert_eq!(
             exporter_for("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),

@@ -206,4 +206,81 @@ mod tests {
         let h = hist(&[3, 3, 5000]);
         assert_eq!(recorded_buckets(&h), vec![(3, 2), (5003, 1)]);
     }
+
+    /// An independent model of HdrHistogram 2.1.12 with 3 digits (the spec's formulas),
+    /// over a plain sorted list of values.
+    mod model {
+        pub fn shift(v: u64) -> u32 {
+            (53 - (v | 2047).leading_zeros() as i64).max(0) as u32
+        }
+        pub fn lowest(v: u64) -> u64 {
+            (v >> shift(v)) << shift(v)
+        }
+        pub fn highest(v: u64) -> u64 {
+            lowest(v) + (1u64 << shift(v)) - 1
+        }
+        pub fn median(v: u64) -> u64 {
+            lowest(v) + ((1u64 << shift(v)) >> 1)
+        }
+        /// (bucket lowest value, count), ascending.
+        pub fn buckets(values: &[u64]) -> Vec<(u64, u64)> {
+            let mut lows: Vec<u64> = values.iter().map(|&v| lowest(v)).collect();
+            lows.sort_unstable();
+            let mut out: Vec<(u64, u64)> = Vec::new();
+            for l in lows {
+                match out.last_mut() {
+                    Some((b, c)) if *b == l => *c += 1,
+                    _ => out.push((l, 1)),
+                }
+            }
+            out
+        }
+        pub fn mean(values: &[u64]) -> f64 {
+            let sum: f64 = buckets(values)
+                .iter()
+                .map(|&(b, c)| median(b) as f64 * c as f64)
+                .sum();
+            sum / values.len() as f64
+        }
+        pub fn percentile(values: &[u64], p: f64) -> u64 {
+            let q = super::next_down(p).clamp(0.0, 100.0);
+            let target = ((q * values.len() as f64 / 100.0).ceil() as u64).max(1);
+            let mut cum = 0;
+            for (b, c) in buckets(values) {
+                cum += c;
+                if cum >= target {
+                    return if p == 0.0 { lowest(b) } else { highest(b) };
+                }
+            }
+            0
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn stats_match_the_model(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![0u64..3000, 0u64..200_000, 0u64..50_000_000],
+                1..200,
+            ),
+            split in 0usize..200,
+        ) {
+            // Record in two histograms and add them, as the registry does across clients.
+            let split = split.min(values.len());
+            let mut a = hist(&values[..split]);
+            let b = hist(&values[split..]);
+            a.add(&b).unwrap();
+            let min_v = *values.iter().min().unwrap();
+            let max_v = *values.iter().max().unwrap();
+            let expected_min = if min_v == 0 { 0 } else { model::lowest(min_v) };
+            let expected_max = if max_v == 0 { 0 } else { model::highest(max_v) };
+            proptest::prop_assert_eq!(a.len(), values.len() as u64);
+            proptest::prop_assert_eq!(min(&a), expected_min);
+            proptest::prop_assert_eq!(max(&a), expected_max);
+            proptest::prop_assert_eq!(mean(&a), model::mean(&values));
+            for p in [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0] {
+                proptest::prop_assert_eq!(percentile(&a, p), model::percentile(&values, p), "p{}", p);
+            }
+        }
+    }
 }

@@ -287,4 +287,36 @@ mod tests {
             assert_eq!(percentile_label(p), label, "percentile {p}");
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn java_double_round_trips(bits in proptest::num::u64::ANY) {
+            let x = f64::from_bits(bits);
+            proptest::prop_assume!(x.is_finite());
+            let s = java_double(x);
+            let back: f64 = s.replace('E', "e").parse().unwrap();
+            proptest::prop_assert_eq!(back.to_bits(), x.to_bits(), "{}", s);
+            let plain = (1e-3..1e7).contains(&x.abs());
+            proptest::prop_assert_eq!(!s.contains('E'), plain || x == 0.0, "{}", s);
+            // Always a fraction part: `d.d...` before any exponent.
+            let mantissa = s.split('E').next().unwrap_or("");
+            proptest::prop_assert!(mantissa.contains('.') && !mantissa.ends_with('.'), "{}", s);
+        }
+
+        #[test]
+        fn decimal_2_is_within_half_a_cent(x in -1e9f64..1e9) {
+            let s = decimal_2(x);
+            let normalised = if let Some(rest) = s.strip_prefix("-.") {
+                format!("-0.{rest}")
+            } else if let Some(rest) = s.strip_prefix('.') {
+                format!("0.{rest}")
+            } else {
+                s.clone()
+            };
+            let back: f64 = normalised.parse().unwrap();
+            proptest::prop_assert!((back - x).abs() <= 0.005 + 1e-9 * x.abs(), "{} -> {}", x, s);
+            let frac = s.split('.').nth(1).unwrap_or("");
+            proptest::prop_assert!(frac.len() <= 2 && !frac.ends_with('0'), "{}", s);
+        }
+    }
 }

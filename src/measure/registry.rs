@@ -63,6 +63,20 @@ struct AggEntry {
 #[derive(Default)]
 struct Aggregate {
     entries: Vec<AggEntry>,
+    /// Empty histograms to swap into client slots.
+    pool: Vec<Histogram<u64>>,
+}
+
+/// What one aggregation took out of a client slot.
+struct Taken {
+    kind: MapKind,
+    key: Box<str>,
+    first_seq: u64,
+    has_buckets: bool,
+    hist: Option<Histogram<u64>>,
+    buckets: Option<BucketHistogram>,
+    statuses: [u64; 9],
+    status_seq: [u64; 9],
 }
 
 /// The registry shared by a run (`Arc<Measurements>`): hands out recorders, aggregates.
@@ -239,18 +253,18 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
 }
 
 impl ClientSlot {
-    fn entry(
+    fn entry_index(
         &mut self,
         shared: &Shared,
         kind: MapKind,
         op: &str,
         suffix: Option<&str>,
-    ) -> &mut SlotEntry {
+    ) -> usize {
         let pos = self
             .entries
             .iter()
             .position(|e| e.kind == kind && matches_key(&e.key, op, suffix));
-        let pos = match pos {
+        match pos {
             Some(p) => p,
             None => {
                 let key = match suffix {
@@ -270,14 +284,13 @@ impl ClientSlot {
                 });
                 self.entries.len() - 1
             }
-        };
-        &mut self.entries[pos]
+        }
     }
 
-    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+    fn measure_at(&mut self, idx: usize, us: u64) {
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
-        let e = self.entry(shared, kind, op, suffix);
+        let e = &mut self.entries[idx];
         // Auto-resizing: `record` grows the histogram (`saturating_record` would clamp instead).
         if e.hist.record(v).is_err() {
             e.hist.saturating_record(v);
@@ -287,18 +300,32 @@ impl ClientSlot {
         }
     }
 
-    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
-        let kind = if shared.config.interval == IntervalMode::Intended {
-            MapKind::Intended
-        } else {
-            MapKind::Actual
-        };
-        let e = self.entry(shared, kind, op, None);
+    fn status_at(&mut self, shared: &Shared, idx: usize, status: Status) {
+        let e = &mut self.entries[idx];
         let i = status.index();
         if e.status_seq[i] == NO_SEQ {
             e.status_seq[i] = shared.seq.fetch_add(1, Ordering::Relaxed);
         }
         e.statuses[i] += 1;
+    }
+
+    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+        let idx = self.entry_index(shared, kind, op, suffix);
+        self.measure_at(idx, us);
+    }
+
+    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
+        let idx = self.entry_index(shared, status_kind(shared), op, None);
+        self.status_at(shared, idx, status);
+    }
+}
+
+/// The map that holds status counts: the intended one in `intended` mode, else the actual one.
+fn status_kind(shared: &Shared) -> MapKind {
+    if shared.config.interval == IntervalMode::Intended {
+        MapKind::Intended
+    } else {
+        MapKind::Actual
     }
 }
 
@@ -310,16 +337,31 @@ impl ClientRecorder {
     pub fn record(&self, op: &str, latency_us: u64, intended_us: Option<u64>, status: Status) {
         let shared = &*self.shared;
         let suffix = (!status.is_ok()).then(|| shared.config.failed_suffix(status));
-        let mut slot = lock(&self.slot);
+        let status_map = status_kind(shared);
         let mode = shared.config.interval;
+        let mut slot = lock(&self.slot);
+        // The status goes on the plain `op` entry; when that is the entry just measured (an OK
+        // status), reuse its index instead of looking it up again.
+        let mut status_idx = None;
         if mode.records_actual() {
-            slot.measure(shared, MapKind::Actual, op, suffix, latency_us);
+            let idx = slot.entry_index(shared, MapKind::Actual, op, suffix);
+            slot.measure_at(idx, latency_us);
+            if suffix.is_none() && status_map == MapKind::Actual {
+                status_idx = Some(idx);
+            }
         }
         if mode.records_intended() {
-            let us = intended_us.unwrap_or(latency_us);
-            slot.measure(shared, MapKind::Intended, op, suffix, us);
+            let idx = slot.entry_index(shared, MapKind::Intended, op, suffix);
+            slot.measure_at(idx, intended_us.unwrap_or(latency_us));
+            if suffix.is_none() && status_map == MapKind::Intended {
+                status_idx = Some(idx);
+            }
         }
-        slot.status(shared, op, status);
+        let idx = match status_idx {
+            Some(idx) => idx,
+            None => slot.entry_index(shared, status_map, op, None),
+        };
+        slot.status_at(shared, idx, status);
     }
 
     /// Records a latency with no status, as YCSB does for `CLEANUP` (actual and intended per
@@ -388,33 +430,57 @@ impl Measurements {
     }
 
     /// Moves every client's counters into the aggregate's interval part.
+    ///
+    /// Under a client's lock we only swap its histograms for empty ones from a pool (O(1)), so a
+    /// recording task is never blocked for a histogram walk; the adding happens after unlocking.
     fn collect(&self, agg: &mut Aggregate) {
         let clients: Vec<Arc<Mutex<ClientSlot>>> = lock(&self.clients).clone();
         let n_buckets = self.shared.config.histogram_buckets;
+        let mut taken: Vec<Taken> = Vec::new();
         for slot in clients {
-            let mut slot = lock(&slot);
-            for e in slot.entries.iter_mut() {
+            taken.clear();
+            {
+                let mut slot = lock(&slot);
+                for e in slot.entries.iter_mut() {
+                    let hist = (!e.hist.is_empty()).then(|| {
+                        let spare = agg.pool.pop().unwrap_or_else(hdr::new_histogram);
+                        std::mem::replace(&mut e.hist, spare)
+                    });
+                    let buckets = e
+                        .buckets
+                        .as_mut()
+                        .filter(|b| b.operations > 0)
+                        .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
+                    taken.push(Taken {
+                        kind: e.kind,
+                        key: e.key.clone(),
+                        first_seq: e.first_seq,
+                        has_buckets: e.buckets.is_some(),
+                        hist,
+                        buckets,
+                        statuses: e.statuses,
+                        status_seq: e.status_seq,
+                    });
+                    e.statuses = [0; 9];
+                }
+            }
+            for t in taken.drain(..) {
                 let pos = agg
                     .entries
                     .iter()
-                    .position(|a| a.kind == e.kind && *a.key == *e.key);
+                    .position(|a| a.kind == t.kind && *a.key == *t.key);
                 let a = match pos {
                     Some(p) => &mut agg.entries[p],
                     None => {
+                        let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
                         agg.entries.push(AggEntry {
-                            kind: e.kind,
-                            key: e.key.to_string(),
-                            first_seq: e.first_seq,
+                            kind: t.kind,
+                            key: t.key.to_string(),
+                            first_seq: t.first_seq,
                             total: hdr::new_histogram(),
                             interval: hdr::new_histogram(),
-                            buckets_total: e
-                                .buckets
-                                .as_ref()
-                                .map(|_| BucketHistogram::new(n_buckets)),
-                            buckets_interval: e
-                                .buckets
-                                .as_ref()
-                                .map(|_| BucketHistogram::new(n_buckets)),
+                            buckets_total: buckets.clone(),
+                            buckets_interval: buckets,
                             statuses: [0; 9],
                             status_seq: [NO_SEQ; 9],
                         });
@@ -422,19 +488,20 @@ impl Measurements {
                         &mut agg.entries[last]
                     }
                 };
-                a.first_seq = a.first_seq.min(e.first_seq);
-                // Both histograms auto-resize, so adding cannot fail.
-                let _ = a.interval.add(&e.hist);
-                e.hist.reset();
-                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), e.buckets.as_mut()) {
+                a.first_seq = a.first_seq.min(t.first_seq);
+                if let Some(mut h) = t.hist {
+                    // Both histograms auto-resize, so adding cannot fail.
+                    let _ = a.interval.add(&h);
+                    h.reset();
+                    agg.pool.push(h);
+                }
+                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), t.buckets.as_ref()) {
                     dst.add(src);
-                    src.reset();
                 }
                 for i in 0..9 {
-                    a.statuses[i] += e.statuses[i];
-                    a.status_seq[i] = a.status_seq[i].min(e.status_seq[i]);
+                    a.statuses[i] += t.statuses[i];
+                    a.status_seq[i] = a.status_seq[i].min(t.status_seq[i]);
                 }
-                e.statuses = [0; 9];
             }
         }
     }

@@ -828,6 +828,35 @@ mod tests {
     }
 
     #[test]
+    fn acknowledged_counter_concurrent_clients_lose_no_marks() {
+        let a = std::sync::Arc::new(AcknowledgedCounter::new(1000));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let a = a.clone();
+                std::thread::spawn(move || {
+                    let mut last_seen = 999;
+                    for _ in 0..5000 {
+                        let k = a.next();
+                        a.acknowledge(k).unwrap();
+                        let limit = a.last_value();
+                        assert!(limit >= last_seen, "the limit never moves back");
+                        last_seen = limit;
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(a.last_value() < 1000 + 20_000);
+        // Marks left behind by failed try-locks are picked up by the next acknowledgement.
+        let k = a.next();
+        assert_eq!(k, 21_000);
+        a.acknowledge(k).unwrap();
+        assert_eq!(a.last_value(), 21_000);
+    }
+
+    #[test]
     fn acknowledged_counter_window_overflow_is_an_error() {
         let a = AcknowledgedCounter::new(0);
         a.acknowledge(1).unwrap(); // 0 never acknowledged: the limit stays at -1

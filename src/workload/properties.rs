@@ -127,7 +127,10 @@ impl Properties {
         Self::default()
     }
 
-    /// Merges one `-P` file (ISO-8859-1, Java syntax); its values override earlier ones.
+    /// Merges one `-P` file (Java syntax); its values override earlier ones.
+    ///
+    /// Bytes are decoded as windows-1252 (the crate's choice; Java uses ISO-8859-1, which differs only for bytes
+    /// 0x80–0x9F). Like Java, a UTF-8 file's non-ASCII characters are therefore read as two or more characters.
     pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
         let file = File::open(path).map_err(|source| PropertyError::Io {
             path: path.to_path_buf(),
@@ -234,6 +237,12 @@ impl Properties {
     /// True when the property was set anywhere (YCSB distinguishes "absent" from any value, e.g. `insertcount`).
     pub fn contains(&self, key: &str) -> bool {
         self.index.contains_key(key)
+    }
+
+    /// The first of `keys` that is set, for aliases (`first_set(&["batchsize", "mongodb.batchsize"])`), so the
+    /// caller can `parse_or` it and errors name the spelling the user wrote.
+    pub fn first_set<'k>(&self, keys: &[&'k str]) -> Option<&'k str> {
+        keys.iter().copied().find(|k| self.contains(k))
     }
 
     /// Where the value came from, if set.
@@ -536,6 +545,25 @@ mod tests {
             err.to_string().starts_with("/nonexistent/workloads/S9: "),
             "{err}"
         );
+        let dir = tempfile::tempdir().unwrap();
+        let err = p.load_file(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: ", dir.path().display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_file_and_line() {
+        let f = file_with("a=1\n# ok\nb=\\uZZZZ\n");
+        let mut p = Properties::new();
+        let err = p.load_file(f.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("{}:3: ", f.path().display())),
+            "{msg}"
+        );
+        assert!(!msg.contains("line_number"), "{msg}");
     }
 
     #[test]
@@ -651,6 +679,22 @@ mod tests {
         );
         assert!(r.iter().any(|r| r.key == "zzz.custom"));
         assert!(r.windows(2).all(|w| w[0].key < w[1].key));
+    }
+
+    #[test]
+    fn first_set_picks_alias_in_priority_order() {
+        let mut p = Properties::new();
+        assert_eq!(p.first_set(&["batchsize", "mongodb.batchsize"]), None);
+        p.apply_override("mongodb.batchsize=10").unwrap();
+        assert_eq!(
+            p.first_set(&["batchsize", "mongodb.batchsize"]),
+            Some("mongodb.batchsize")
+        );
+        p.apply_override("batchsize=5").unwrap();
+        assert_eq!(
+            p.first_set(&["batchsize", "mongodb.batchsize"]),
+            Some("batchsize")
+        );
     }
 
     #[test]

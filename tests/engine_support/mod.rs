@@ -58,7 +58,7 @@ impl Server {
             .expect("find");
         let mut out = Vec::new();
         while cursor.advance().await.expect("cursor") {
-            out.push(RawDocumentBuf::from(cursor.current()));
+            out.push(cursor.current().to_raw_document_buf());
         }
         out
     }
@@ -76,12 +76,13 @@ impl Server {
     }
 }
 
-/// Parses a JSON-lines command log, skipping lines that are not JSON objects.
+/// Parses the stand-in's JSON-lines command log (`{"t", "cmd", "db", "args"}`) into the command
+/// bodies (canonical extended JSON, document sequences folded in).
 pub fn read_log(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .map(|v| v.get("command").cloned().unwrap_or(v))
+        .filter_map(|v| v.get("args").cloned())
         .collect()
 }
 

@@ -1,0 +1,265 @@
+//! End-to-end: the Docker backend against this machine's engine, with the stand-in image built
+//! locally from scratch. Runs whenever an engine answers and fails when something is wrong;
+//! skips (saying why) only when no engine answers. The unreachable-engine error is tested always.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use microshard::backend::{self, UpOptions, docker};
+use microshard::cluster::AssemblyOptions;
+use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
+use mongodb::bson::{Document, doc};
+
+fn microshard_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
+}
+
+fn standin_implemented() -> bool {
+    let out = std::process::Command::new(microshard_bin())
+        .args(["standin", "mongod", "--version"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("not implemented") {
+        eprintln!("SKIP: the stand-in is not implemented in this build yet");
+        return false;
+    }
+    true
+}
+
+fn plan(root: &Path, text: &str) -> Plan {
+    let path = root.join("t.toml");
+    std::fs::write(&path, text).unwrap();
+    let spec = TopologySpec::load(path.to_str().unwrap()).unwrap();
+    let mut opts = PlanOptions::new(&spec, BackendKind::Docker);
+    opts.run_dir = root.join("run");
+    opts.total_memory_gb = Some(5.0);
+    Plan::new(&spec, &opts).unwrap()
+}
+
+fn up_opts() -> UpOptions {
+    let t = Duration::from_secs(60);
+    UpOptions {
+        assembly: AssemblyOptions {
+            ready_timeout: t,
+            primary_timeout: t,
+            add_shard_timeout: t,
+            progress: true,
+        },
+        stop_timeout: Duration::from_secs(5),
+        ..UpOptions::default()
+    }
+}
+
+async fn labelled_objects(d: &bollard::Docker, run: &str) -> Vec<String> {
+    use bollard::query_parameters::{
+        ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    };
+    let mut filters = std::collections::HashMap::new();
+    filters.insert("label", vec![format!("{}={run}", docker::LABEL_RUN)]);
+    let mut out = Vec::new();
+    for c in d
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .unwrap()
+    {
+        out.push(format!("container {:?}", c.names));
+    }
+    for n in d
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .unwrap()
+    {
+        out.push(format!("network {:?}", n.name));
+    }
+    for v in d
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .unwrap()
+        .volumes
+        .unwrap_or_default()
+    {
+        out.push(format!("volume {}", v.name));
+    }
+    out
+}
+
+/// Runs a throw-away container of the stand-in image and returns its exit code.
+async fn run_once(d: &bollard::Docker, cmd: &[&str]) -> i64 {
+    use bollard::models::ContainerCreateBody;
+    use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+    use futures::StreamExt;
+    let name = format!("microshard-smoke-{}", std::process::id());
+    let body = ContainerCreateBody {
+        image: Some(docker::STANDIN_IMAGE.to_string()),
+        cmd: Some(cmd.iter().map(|s| s.to_string()).collect()),
+        labels: Some([(docker::LABEL_CLUSTER.to_string(), "smoke".to_string())].into()),
+        ..Default::default()
+    };
+    d.create_container(
+        Some(CreateContainerOptionsBuilder::default().name(&name).build()),
+        body,
+    )
+    .await
+    .unwrap();
+    d.start_container(
+        &name,
+        None::<bollard::query_parameters::StartContainerOptions>,
+    )
+    .await
+    .unwrap();
+    let mut wait = d.wait_container(
+        &name,
+        None::<bollard::query_parameters::WaitContainerOptions>,
+    );
+    let code = match wait.next().await {
+        Some(Ok(r)) => r.status_code,
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+        other => panic!("waiting for {name}: {other:?}"),
+    };
+    let logs = docker::container_log_tail(d, &name).await;
+    d.remove_container(
+        &name,
+        Some(
+            RemoveContainerOptionsBuilder::default()
+                .force(true)
+                .v(true)
+                .build(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{cmd:?} in the stand-in image: {logs}");
+    code
+}
+
+#[test]
+fn docker_backend_end_to_end() {
+    let root = tempfile::tempdir().unwrap();
+    // SAFETY: set once, before the runtime or any other thread of this test binary starts.
+    unsafe {
+        std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // An endpoint nobody answers: a one-line error naming it, nothing started.
+        let p = plan(
+            root.path(),
+            "name = \"t-unreach\"\nkind = \"standalone\"\n[[hosts]]\ndocker = \"unix:///nonexistent/docker.sock\"\n",
+        );
+        let err = format!("{:#}", backend::up(&p, &up_opts()).await.unwrap_err());
+        assert!(err.contains("Docker engine unreachable (unix:///nonexistent/docker.sock"), "{err}");
+
+        let d = match docker::connect(None).await {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("SKIP: no Docker engine answers here: {e}");
+                return;
+            }
+        };
+        // Image missing and no registry: a clear error, nothing left.
+        let p = plan(
+            root.path(),
+            "name = \"t-noimage\"\nkind = \"standalone\"\nimage = \"microshard-no-such-image:never\"\nbase_port = 43900\n",
+        );
+        let err = format!("{:#}", backend::up(&p, &up_opts()).await.unwrap_err());
+        assert!(
+            err.contains("image microshard-no-such-image:never is not present on") && err.contains("cannot be pulled"),
+            "{err}"
+        );
+        assert!(labelled_objects(&d, &p.run_id).await.is_empty());
+
+        // The stand-in image, built from scratch through the build API; the binary must run in it.
+        docker::build_standin_image(&d, &microshard_bin(), docker::STANDIN_IMAGE)
+            .await
+            .unwrap();
+        assert_eq!(run_once(&d, &["microshard", "--version"]).await, 0);
+        if !standin_implemented() {
+            return;
+        }
+
+        for (shards, port) in [(0u32, 43910u16), (2, 43920)] {
+            let text = if shards == 0 {
+                format!("name = \"t-dsingle\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = {port}\n", docker::STANDIN_IMAGE)
+            } else {
+                format!(
+                    "name = \"t-d{shards}\"\nkind = \"sharded\"\nshards_per_host = {shards}\nimage = \"{}\"\nbase_port = {port}\n",
+                    docker::STANDIN_IMAGE
+                )
+            };
+            let p = plan(root.path(), &text);
+            let cluster = backend::up(&p, &up_opts()).await.unwrap();
+            assert!(cluster.standin);
+            assert!(cluster.entry_uri.starts_with(&format!("mongodb://127.0.0.1:{port}/")), "{}", cluster.entry_uri);
+            // Only the entry point is published.
+            let published: Vec<_> = p.members.iter().filter(|m| m.published.is_some()).collect();
+            assert_eq!(published.len(), 1);
+            let client = mongodb::Client::with_uri_str(&cluster.entry_uri).await.unwrap();
+            let coll = client.database("ycsb").collection::<Document>("usertable");
+            let docs: Vec<Document> = (0..100).map(|i| doc! {"_id": format!("user{i}")}).collect();
+            coll.insert_many(docs).await.unwrap();
+            if shards > 0 {
+                assert_eq!(cluster.chunks.len(), shards as usize, "{:?}", cluster.chunks);
+                let mut total = 0;
+                for m in cluster.members.iter().filter(|m| m.role == Role::Shard) {
+                    let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
+                    let n = c
+                        .database("ycsb")
+                        .collection::<Document>("usertable")
+                        .count_documents(doc! {})
+                        .await
+                        .unwrap();
+                    assert!(n > 0, "shard {} got no documents", m.name);
+                    total += n;
+                }
+                assert_eq!(total, 100);
+            }
+            backend::down(&cluster).await.unwrap();
+            let left = labelled_objects(&d, &p.run_id).await;
+            assert!(left.is_empty(), "left behind: {left:?}");
+            assert!(!cluster.state_file.exists());
+        }
+
+        // A run that "crashed" (never torn down) plus a labelled network without a state file:
+        // `down --all` finds both, by state file and by label.
+        let p = plan(
+            root.path(),
+            &format!("name = \"t-dcrash\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = 43930\n", docker::STANDIN_IMAGE),
+        );
+        let crashed = backend::up(&p, &up_opts()).await.unwrap();
+        let stray = bollard::models::NetworkCreateRequest {
+            name: format!("t-dstray-{}", std::process::id()),
+            labels: Some(
+                [
+                    (docker::LABEL_CLUSTER.to_string(), "t-dstray".to_string()),
+                    (docker::LABEL_RUN.to_string(), "t-dstray-run".to_string()),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        d.create_network(stray).await.unwrap();
+        let done = backend::down_all_where(|n| n.starts_with("t-d")).await.unwrap();
+        assert!(done.iter().any(|l| l.contains("t-dcrash")), "{done:?}");
+        assert!(done.iter().any(|l| l.contains("network t-dstray")), "{done:?}");
+        assert!(labelled_objects(&d, &crashed.run_id).await.is_empty());
+        assert!(labelled_objects(&d, "t-dstray-run").await.is_empty());
+        assert!(!crashed.state_file.exists());
+    });
+}
