@@ -176,7 +176,7 @@ fn docker_backend_end_to_end() {
         // Image missing and no registry: a clear error, nothing left.
         let p = plan(
             root.path(),
-            "name = \"t-noimage\"\nkind = \"standalone\"\nimage = \"microshard-no-such-image:never\"\nbase_port = 43900\n",
+            "name = \"t-noimage\"\nkind = \"standalone\"\nimage = \"microshard-no-such-image:never\"\nbase_port = 29900\n",
         );
         let err = format!("{:#}", backend::up(&p, &up_opts()).await.unwrap_err());
         assert!(
@@ -194,7 +194,7 @@ fn docker_backend_end_to_end() {
             return;
         }
 
-        for (shards, port) in [(0u32, 43910u16), (2, 43920)] {
+        for (shards, port) in [(0u32, 29910u16), (2, 29920)] {
             let text = if shards == 0 {
                 format!("name = \"t-dsingle\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = {port}\n", docker::STANDIN_IMAGE)
             } else {
@@ -240,7 +240,7 @@ fn docker_backend_end_to_end() {
         // `down --all` finds both, by state file and by label.
         let p = plan(
             root.path(),
-            &format!("name = \"t-dcrash\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = 43930\n", docker::STANDIN_IMAGE),
+            &format!("name = \"t-dcrash\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = 29930\n", docker::STANDIN_IMAGE),
         );
         let crashed = backend::up(&p, &up_opts()).await.unwrap();
         let stray = bollard::models::NetworkCreateRequest {

@@ -51,8 +51,8 @@ fn standin_ready(bin: &Path) -> bool {
 }
 
 fn base_port(slot: u32) -> u16 {
-    // Spread over a range few other tests use; distinct per topology within this run.
-    (41000 + (std::process::id() % 200) * 40 + slot * 10) as u16
+    // Below the ephemeral range (32768+), spread by pid; distinct per topology within this run.
+    (20000 + (std::process::id() % 200) * 40 + slot * 10) as u16
 }
 
 fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -264,6 +264,15 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         .await
         .unwrap();
     assert!(metrics.get("opcounters").is_some(), "{metrics}");
+    let sample = backend::sample_metrics(&cluster).await;
+    for m in &cluster.members {
+        assert!(
+            sample["members"][&m.name].get("error").is_none(),
+            "{sample}"
+        );
+    }
+    assert!(sample["collStats"].is_array(), "{sample}");
+    assert_eq!(cluster.data_members().count(), shards as usize);
 
     if shards == 2 {
         // addShard refused: a set name that does not match the member.

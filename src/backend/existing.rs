@@ -38,6 +38,10 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
     cluster::drop_ycsb(&uri).await?;
     let mut chunks = BTreeMap::new();
     if role == DetectedRole::Mongos {
+        if cluster::major_minor(&info.version).is_some_and(|v| v < (5, 0)) {
+            // Only this mongos is known; other routers of a 4.4 cluster need the same.
+            cluster::flush_router_config(&uri).await?;
+        }
         cluster::shard_ycsb(&uri, &info.version, None).await?;
         chunks = cluster::chunks_per_shard(&uri).await?;
         if !plan.keep_balancer {

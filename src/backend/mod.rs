@@ -121,6 +121,13 @@ impl RunningCluster {
         crate::redact::redact_uri(&self.entry_uri)
     }
 
+    /// The members that hold data: the shards, or the standalone.
+    pub fn data_members(&self) -> impl Iterator<Item = &RunningMember> {
+        self.members
+            .iter()
+            .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
+    }
+
     /// A new record for `plan`, all members planned.
     fn from_plan(plan: &Plan, keep: bool) -> RunningCluster {
         let members = plan
@@ -453,4 +460,41 @@ pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<S
     } else {
         Err(anyhow::anyhow!("{}", errors.join("; ")))
     }
+}
+
+/// One sample of every member's serverStatus subset ([`crate::cluster::server_metrics`]), keyed
+/// by member name, plus `$collStats` per shard through mongos for sharded clusters. A member
+/// that cannot be reached gets `{"error": ...}` instead of failing the whole sample.
+pub async fn sample_metrics(cluster: &RunningCluster) -> serde_json::Value {
+    let mut members = serde_json::Map::new();
+    if cluster.members.is_empty() {
+        let v = match crate::cluster::server_metrics(&cluster.entry_uri).await {
+            Ok(v) => v,
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        members.insert("entry".into(), v);
+    }
+    for m in &cluster.members {
+        let target = if m.direct_uri.is_empty() {
+            &m.address
+        } else {
+            &m.direct_uri
+        };
+        let v = match crate::cluster::server_metrics(target).await {
+            Ok(v) => v,
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        members.insert(m.name.clone(), v);
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("members".into(), serde_json::Value::Object(members));
+    out.insert("standin".into(), serde_json::Value::Bool(cluster.standin));
+    if cluster.kind == Kind::Sharded {
+        let v = match crate::cluster::collection_stats(&cluster.entry_uri).await {
+            Ok(v) => serde_json::Value::Array(v),
+            Err(e) => serde_json::json!({"error": e.to_string()}),
+        };
+        out.insert("collStats".into(), v);
+    }
+    serde_json::Value::Object(out)
 }

@@ -80,3 +80,30 @@ pub fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
 pub fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
+
+    #[test]
+    fn stored_state_never_holds_a_password_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = TopologySpec::parse(
+            "name = \"e\"\nkind = \"sharded\"\nshards_per_host = 1\nuri = \"mongodb://u:hunter2@localhost:1/\"\n",
+            Path::new("e.toml"),
+        )
+        .unwrap();
+        let opts = PlanOptions::new(&spec, BackendKind::Existing);
+        let plan = Plan::new(&spec, &opts).unwrap();
+        let mut c = RunningCluster::from_plan(&plan, false);
+        c.entry_uri = "mongodb://u:hunter2@localhost:1/".into();
+        c.state_file = dir.path().join("e.json");
+        write(&c).unwrap();
+        let text = std::fs::read_to_string(&c.state_file).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        let back = read(&c.state_file).unwrap();
+        assert_eq!(back.run_id, c.run_id);
+        assert_eq!(back.entry_uri, "mongodb://u:****@localhost:1/");
+    }
+}

@@ -30,6 +30,9 @@ pub struct UpArgs {
     /// Run directory for member directories and sockets (default: a new directory under the system temp dir).
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
+    /// Docker image for every member, instead of the topology's (e.g. microshard-standin:test).
+    #[arg(long)]
+    pub image: Option<String>,
     /// Bound, in seconds, of each wait (first answer, primary, addShard).
     #[arg(long, default_value_t = 90)]
     pub timeout: u64,
@@ -65,11 +68,25 @@ pub struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
+    let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
+    if let Some(image) = &args.image {
+        spec.image = image.clone();
+    }
     let backend = match args.backend {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
+    if !args.dry_run
+        && backend != BackendKind::Existing
+        && let Some(running) = matching(&spec.name).first()
+    {
+        {
+            return Err(crate::error::bad_input(format!(
+                "topology {} is already running (run {}); `microshard down {}` first",
+                spec.name, running.run_id, spec.name
+            )));
+        }
+    }
     let run_id = new_run_id(&spec.name);
     let run_dir = args
         .run_dir

@@ -250,7 +250,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Records loaded per topology.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = live::DEMO_RECORDS)]
     pub records: u64,
     /// Stand-in service time per operation, µs (the capacity model).
     #[arg(long, default_value_t = live::DEMO_SERVICE_TIME_US)]
@@ -329,17 +329,30 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.sweep_duration = args.sweep_duration;
     cfg.client_ceiling = live::stored_ceiling(&args.out);
     cfg.live_server_status = args.status;
-    // On resume the stored configuration decides backend and binaries.
+    // On resume the stored configuration decides backend and binaries (`--bin-dir` may move
+    // them; a demo's temporary stand-in links are made again).
+    let mut _demo_links: Option<tempfile::TempDir> = None;
     let (backend, bin_dir, extra) = match &cfg.resume {
         Some(path) => {
             let stored = ExperimentDir::open(path)
                 .and_then(|d| d.config())
                 .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-            (
-                stored.backend,
-                stored.bin_dir.map(PathBuf::from),
-                stored.extra_mongod_args,
-            )
+            let mut bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
+            if let Some(dir) = bin_dir.as_ref().filter(|d| !d.is_dir()) {
+                if stored.name != "demo" {
+                    return Err(bad_input(format!(
+                        "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
+                        dir.display()
+                    )));
+                }
+                let links = tempfile::Builder::new()
+                    .prefix("microshard-demo-bin-")
+                    .tempdir()?;
+                crate::standin::link_binaries(links.path())?;
+                bin_dir = Some(links.path().to_path_buf());
+                _demo_links = Some(links);
+            }
+            (stored.backend, bin_dir, stored.extra_mongod_args)
         }
         None => (
             cfg.backend.clone(),
@@ -349,6 +362,9 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     };
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
+    if _demo_links.is_some() && lab.base_port.is_none() {
+        lab.base_port = live::free_port_range(live::DEMO_PORTS);
+    }
     let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format)
 }

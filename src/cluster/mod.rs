@@ -461,6 +461,15 @@ pub async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
         .map_err(|e| ClusterError::command("dropDatabase", &label, &e))
 }
 
+/// `flushRouterConfig` for `ycsb`: needed on 4.4 mongos after a sharded collection was dropped
+/// and is created again (SERVER-17397, spec §2.10); not needed from 5.0.
+pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
+    let (client, label) = client_for(mongos_uri_or_host).await?;
+    run(&client, &label, doc! {"flushRouterConfig": YCSB_DB})
+        .await
+        .map(|_| ())
+}
+
 /// Chunks of `ycsb.usertable` per shard, read from `config.chunks` by `uuid` (5.0+, when the
 /// `config.collections` entry has a `timestamp`) or by `ns` (before) — spec §2.9.
 pub async fn chunks_per_shard(
@@ -676,7 +685,16 @@ pub async fn assemble(
     }
     for m in &routers {
         wait_ready(launcher, m, opts.ready_timeout).await?;
-        let info = server_info(&launcher.admin_address(m)).await?;
+        let address = launcher.admin_address(m);
+        let (role, _) = detect_role(&address).await?;
+        if role != DetectedRole::Mongos {
+            return Err(ClusterError::Check(format!(
+                "{} ({address}) answers but is not a mongos (hello says {role:?})",
+                m.name
+            ))
+            .into());
+        }
+        let info = server_info(&address).await?;
         assembly.servers.insert(m.name.clone(), info);
     }
     let Some(entry) = routers.first() else {
