@@ -167,3 +167,72 @@ async fn config_server_defaults_configsvr_true() {
     wait_primary(&c).await;
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn three_member_set_has_one_primary_and_two_secondaries() {
+    let (a, ca) = member("--replSet rs3").await;
+    let (b, cb) = member("--replSet rs3").await;
+    let (c, cc) = member("--replSet rs3").await;
+    let hosts = [a.host(), b.host(), c.host()];
+    let members: Vec<Document> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
+        .collect();
+    run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "rs3", "members": members}},
+    )
+    .await
+    .unwrap();
+    wait_primary(&ca).await;
+    for cl in [&cb, &cc] {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let h = run(cl, doc! {"hello": 1}).await.unwrap();
+            if h.get_str("setName").is_ok() {
+                assert!(h.get_bool("secondary").unwrap());
+                assert!(!h.get_bool("isWritablePrimary").unwrap());
+                assert_eq!(h.get_str("primary").unwrap(), hosts[0]);
+                break;
+            }
+            assert!(Instant::now() < deadline, "member never joined: {h}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let e = cl
+            .database("d")
+            .run_command(doc! {"insert": "c", "documents": [{"_id": 1}]})
+            .await
+            .unwrap_err();
+        assert_eq!(code_of(&e), Some(10107));
+    }
+    let rs = Client::with_uri_str(format!(
+        "mongodb://{}/?replicaSet=rs3&serverSelectionTimeoutMS=5000",
+        hosts[1]
+    ))
+    .await
+    .unwrap();
+    rs.database("d")
+        .collection::<Document>("c")
+        .insert_one(doc! {"_id": 1})
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = run(&ca, doc! {"replSetGetStatus": 1}).await.unwrap();
+        let states: Vec<i32> = status
+            .get_array("members")
+            .unwrap()
+            .iter()
+            .map(|m| m.as_document().unwrap().get_i32("state").unwrap())
+            .collect();
+        if states == vec![1, 2, 2] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "member states {states:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for h in [a, b, c] {
+        h.shutdown().await;
+    }
+}

@@ -4,6 +4,20 @@
 //! MongoDB and never claims to be: `buildInfo.version` ends in `-standin`, and `hello`, `buildInfo` and
 //! `serverStatus` carry `microshardStandin: true` so every figure measured against it gets labelled.
 //! Data lives in memory; `--dbpath` only holds the lock file.
+//!
+//! What it deliberately does differently from MongoDB (so nobody mistakes it for one):
+//! - `hello` carries no `topologyVersion`, so drivers monitor it by polling instead of the streaming
+//!   (awaitable `hello` + exhaust) protocol, which the stand-in does not implement.
+//! - Replica sets do not replicate: the member that receives `replSetInitiate` becomes PRIMARY after
+//!   `--primary-delay-ms`; the other members are told the configuration and answer as SECONDARY
+//!   with no data. There are no elections after that.
+//! - mongos routes by its own 64-bit hash (not MongoDB's MD5-based one); hashed collections start
+//!   with 2 chunks per shard (7.0 behaviour, or `numInitialChunks`); nothing is ever split or migrated.
+//!   A command waits up to 2 s for the config server before failing with 133.
+//! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
+//!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
+//!   aggregate); see [`capacity`].
+//! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
 
 pub mod capacity;
 pub mod cmderr;

@@ -193,6 +193,7 @@ pub async fn command(shared: &Arc<Shared>, name: &str, db: &str, body: &Document
             repl::initiate(shared, body)
         }
         "replSetGetStatus" => repl::get_status(shared),
+        "_standinReplSetJoin" => repl::join(shared, body),
         "replSetGetConfig" => repl::get_config(shared),
         "flushRouterConfig" => Ok(doc! {"ok": 1.0}),
         _ => Err(command_not_found(name)),

@@ -23,6 +23,10 @@ pub struct ReplState {
     pub election_id: Option<ObjectId>,
     /// When the election "happened" (wall clock).
     pub election_date: Option<DateTime>,
+    /// On a member that joined through another member's initiate: that member (the primary).
+    pub primary_host: Option<String>,
+    /// On the primary: members that accepted the configuration (they answer as SECONDARY).
+    pub joined: Vec<String>,
 }
 
 impl ReplState {
@@ -60,6 +64,8 @@ pub fn hello_fields(shared: &Shared) -> (bool, Document) {
     };
     if primary {
         d.insert("primary", st.me.clone());
+    } else if let Some(p) = &st.primary_host {
+        d.insert("primary", p.clone());
     }
     d.insert("me", st.me.clone());
     if primary {
@@ -147,7 +153,7 @@ fn split_host(host: &str) -> &str {
 }
 
 /// `replSetInitiate`.
-pub fn initiate(shared: &Shared, body: &Document) -> CmdResult {
+pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     let Some(set) = shared.cfg.repl_set.clone() else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -343,6 +349,15 @@ pub fn initiate(shared: &Shared, body: &Document) -> CmdResult {
     st.election_date = Some(DateTime::from_millis(
         DateTime::now().timestamp_millis() + shared.cfg.primary_delay_ms as i64,
     ));
+    let (others, me, config) = (
+        st.hosts
+            .iter()
+            .filter(|h| **h != st.me)
+            .cloned()
+            .collect::<Vec<_>>(),
+        st.me.clone(),
+        st.config.clone().unwrap_or_default(),
+    );
     drop(st);
     shared.log(
         "REPL",
@@ -350,6 +365,86 @@ pub fn initiate(shared: &Shared, body: &Document) -> CmdResult {
         "replSetInitiate admin command received from client",
         doc! {},
     );
+    // Real members learn the config through heartbeats; the stand-in tells them directly, so they
+    // answer as SECONDARY members of the set (they hold no replicated data).
+    for host in others {
+        let (cfg, primary, sh) = (config.clone(), me.clone(), shared.clone());
+        tokio::spawn(async move {
+            if tell_member(&host, cfg, primary).await
+                && let Some(mut st) = lock(&sh)
+            {
+                st.joined.push(host);
+            }
+        });
+    }
+    Ok(doc! {"ok": 1.0})
+}
+
+async fn tell_member(host: &str, config: Document, primary: String) -> bool {
+    let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000");
+    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+        return false;
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        let cmd = doc! {"_standinReplSetJoin": config.clone(), "primary": primary.clone()};
+        match client.database("admin").run_command(cmd).await {
+            Ok(_) => return true,
+            Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Command(_)) => {
+                return false;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+    false
+}
+
+/// `_standinReplSetJoin` (stand-in internal): become a SECONDARY of a set another member initiated.
+pub fn join(shared: &Shared, body: &Document) -> CmdResult {
+    let Some(set) = shared.cfg.repl_set.clone() else {
+        return Err(CmdError::new(
+            code::NO_REPLICATION_ENABLED,
+            "This node was not started with replication enabled.",
+        ));
+    };
+    let cfg = body
+        .get_document("_standinReplSetJoin")
+        .map_err(|_| CmdError::bad_value("config document expected"))?
+        .clone();
+    if cfg.get_str("_id") != Ok(set.as_str()) {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            format!(
+                "config is for set {}, this node is in set {set}",
+                cfg.get_str("_id").unwrap_or("?")
+            ),
+        ));
+    }
+    let hosts: Vec<String> = cfg
+        .get_array("members")
+        .map(|m| {
+            m.iter()
+                .filter_map(|x| x.as_document()?.get_str("host").ok().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(me) = hosts.iter().find(|h| maps_to_self(shared, h)).cloned() else {
+        return Err(CmdError::new(
+            code::INVALID_REPLICA_SET_CONFIG,
+            "no member of the configuration maps to this node",
+        ));
+    };
+    let mut st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
+    if st.config.is_some() {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
+    st.config = Some(cfg);
+    st.me = me;
+    st.hosts = hosts;
+    st.primary_host = body.get_str("primary").ok().map(String::from);
     Ok(doc! {"ok": 1.0})
 }
 
@@ -382,12 +477,21 @@ pub fn get_status(shared: &Shared) -> CmdResult {
     let mut members = Vec::new();
     for (i, h) in st.hosts.iter().enumerate() {
         let is_me = *h == st.me;
+        let (st_n, st_s, health) = if is_me {
+            (state, state_str, 1.0)
+        } else if st.primary_host.as_deref() == Some(h.as_str()) {
+            (1, "PRIMARY", 1.0)
+        } else if st.joined.contains(h) {
+            (2, "SECONDARY", 1.0)
+        } else {
+            (8, "(not reachable/healthy)", 0.0)
+        };
         let mut m = doc! {
             "_id": i as i32,
             "name": h.clone(),
-            "health": if is_me { 1.0 } else { 0.0 },
-            "state": if is_me { state } else { 8 },
-            "stateStr": if is_me { state_str } else { "(not reachable/healthy)" },
+            "health": health,
+            "state": st_n,
+            "stateStr": st_s,
             "uptime": shared.started.elapsed().as_secs() as i64,
             "optime": {"ts": ts, "t": 1_i64},
             "optimeDate": now,

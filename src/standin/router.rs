@@ -21,6 +21,9 @@ use super::query::{Matcher, Sort};
 use super::server::{Shared, command_not_found, cursor_reply};
 use super::value::{as_i64, cmp_bson, truthy, type_name};
 
+/// How long a command waits for the config server before mongos refuses it (133).
+const NOT_READY_WAIT: Duration = Duration::from_secs(2);
+
 /// A shard as the router knows it.
 #[derive(Debug, Clone)]
 struct ShardConn {
@@ -582,6 +585,14 @@ impl Router {
         db: &str,
         body: &Document,
     ) -> CmdResult {
+        if !self.ready.load(Ordering::SeqCst) {
+            // Like real mongos, a command waits a little for the config server (server selection)
+            // before failing with FailedToSatisfyReadPreference.
+            let deadline = std::time::Instant::now() + NOT_READY_WAIT;
+            while !self.ready.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
         if !self.ready.load(Ordering::SeqCst) {
             return match name {
                 "getMore" | "killCursors" => self.local(shared, name, db, body).await,
