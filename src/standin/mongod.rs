@@ -208,6 +208,30 @@ fn with_store<T>(shared: &Shared, f: impl FnOnce(&mut Store) -> CmdResult<T>) ->
     f(&mut s)
 }
 
+/// Applies each statement of a write command in order, as mongod does: a failure becomes a
+/// write error (with `{ns}` filled in) and, when the command is ordered, stops the rest.
+/// Returns how many statements were attempted (what the capacity model charges).
+fn apply_statements<T>(
+    statements: impl IntoIterator<Item = T>,
+    ordered: bool,
+    ns: &str,
+    errors: &mut Vec<Bson>,
+    mut apply: impl FnMut(usize, T) -> Result<(), CmdError>,
+) -> u32 {
+    let mut attempted = 0u32;
+    for (i, statement) in statements.into_iter().enumerate() {
+        attempted += 1;
+        if let Err(mut e) = apply(i, statement) {
+            e.msg = e.msg.replace("{ns}", ns);
+            errors.push(write_error(i, &e));
+            if ordered {
+                break;
+            }
+        }
+    }
+    attempted
+}
+
 async fn insert(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("insert", db, body)?;
     let docs = doc_array("insert", body, "documents")?;
@@ -218,21 +242,11 @@ async fn insert(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let mut errors = Vec::new();
     let attempted = with_store(shared, |s| {
         let (c, _) = s.coll_mut(db, &coll);
-        let mut attempted = 0u32;
-        for (i, d) in docs.into_iter().enumerate() {
-            attempted += 1;
-            match c.insert(d) {
-                Ok(()) => n += 1,
-                Err(mut e) => {
-                    e.msg = e.msg.replace("{ns}", &ns);
-                    errors.push(write_error(i, &e));
-                    if ordered {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(attempted)
+        Ok(apply_statements(docs, ordered, &ns, &mut errors, |_, d| {
+            c.insert(d)?;
+            n += 1;
+            Ok(())
+        }))
     })?;
     shared
         .counters
@@ -411,10 +425,12 @@ async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let mut upserted = Vec::new();
     let mut errors = Vec::new();
     let attempted = with_store(shared, |s| {
-        let mut attempted = 0u32;
-        for (i, st) in stmts.iter().enumerate() {
-            attempted += 1;
-            let res = (|| {
+        Ok(apply_statements(
+            &stmts,
+            ordered,
+            &ns,
+            &mut errors,
+            |i, st| {
                 let q = statement_filter(st, "update.updates")?;
                 let u = Update::new(
                     st.get("u")
@@ -422,27 +438,16 @@ async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
                 )?;
                 let multi = st.get("multi").is_some_and(truthy);
                 let upsert = st.get("upsert").is_some_and(truthy);
-                s.update(db, &coll, &q, &u, multi, upsert)
-            })();
-            match res {
-                Ok(o) => {
-                    n += o.matched as i64;
-                    modified += o.modified as i64;
-                    if let Some(id) = o.upserted {
-                        n += 1;
-                        upserted.push(Bson::Document(doc! {"index": i as i32, "_id": id}));
-                    }
+                let o = s.update(db, &coll, &q, &u, multi, upsert)?;
+                n += o.matched as i64;
+                modified += o.modified as i64;
+                if let Some(id) = o.upserted {
+                    n += 1;
+                    upserted.push(Bson::Document(doc! {"index": i as i32, "_id": id}));
                 }
-                Err(mut e) => {
-                    e.msg = e.msg.replace("{ns}", &ns);
-                    errors.push(write_error(i, &e));
-                    if ordered {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(attempted)
+                Ok(())
+            },
+        ))
     })?;
     shared
         .counters
@@ -479,13 +484,16 @@ async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let stmts = doc_array("delete", body, "deletes")?;
     repl::check_writable(shared)?;
     let ordered = ordered(body);
+    let ns = format!("{db}.{coll}");
     let mut n = 0i64;
     let mut errors = Vec::new();
     let attempted = with_store(shared, |s| {
-        let mut attempted = 0u32;
-        for (i, st) in stmts.iter().enumerate() {
-            attempted += 1;
-            let res = (|| {
+        Ok(apply_statements(
+            &stmts,
+            ordered,
+            &ns,
+            &mut errors,
+            |_, st| {
                 let q = statement_filter(st, "delete.deletes")?;
                 let limit = match st.get("limit").map(as_i64) {
                     Some(Some(0)) => 0,
@@ -500,22 +508,13 @@ async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
                     }
                 };
                 let m = Matcher::new(&q)?;
-                Ok(match s.dbs.get_mut(db).and_then(|d| d.get_mut(&coll)) {
+                n += match s.dbs.get_mut(db).and_then(|d| d.get_mut(&coll)) {
                     Some(c) => c.delete(&m, limit),
                     None => 0,
-                })
-            })();
-            match res {
-                Ok(k) => n += k as i64,
-                Err(e) => {
-                    errors.push(write_error(i, &e));
-                    if ordered {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(attempted)
+                } as i64;
+                Ok(())
+            },
+        ))
     })?;
     shared
         .counters
