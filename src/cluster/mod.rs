@@ -258,6 +258,36 @@ async fn client_for(uri_or_host: &str) -> Result<(mongodb::Client, String), Clus
     }
 }
 
+/// The pause between two polls of a member: short at first (a local member is often ready within
+/// milliseconds, and `up` waits on every member in turn), doubling up to `max` so that a slow real
+/// server is not polled harder than before.
+struct Backoff {
+    next: Duration,
+    max: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+
+    fn up_to(max: Duration) -> Self {
+        Backoff {
+            next: Self::FIRST.min(max),
+            max,
+        }
+    }
+
+    /// The pause to take now; the next one is twice as long, up to `max`.
+    fn step(&mut self) -> Duration {
+        let now = self.next;
+        self.next = (self.next * 2).min(self.max);
+        now
+    }
+
+    async fn pause(&mut self) {
+        tokio::time::sleep(self.step()).await;
+    }
+}
+
 /// Polls `{ping: 1}` until the member answers, it exits (→ its log tail) or `timeout` passes.
 pub async fn wait_ready(
     launcher: &dyn Launcher,
@@ -265,8 +295,25 @@ pub async fn wait_ready(
     timeout: Duration,
 ) -> Result<(), ClusterError> {
     let host = launcher.admin_address(member);
-    let client = connect_direct(&host).await?;
     let start = Instant::now();
+    let mut backoff = Backoff::up_to(Duration::from_millis(250));
+    // Wait for the port first: when the driver's first check of a server is refused, it waits its
+    // minimum heartbeat interval (500 ms) before the next one, which costs half a second for a
+    // member that was listening a few milliseconds after that first check.
+    while tokio::net::TcpStream::connect(host.as_str()).await.is_err() {
+        if let Some(tail) = launcher.exited(member).await {
+            return Err(ClusterError::Exited {
+                member: format!("{} ({host})", member.name),
+                tail,
+            });
+        }
+        if start.elapsed() >= timeout {
+            // Let the driver's ping below say what is wrong.
+            break;
+        }
+        backoff.pause().await;
+    }
+    let client = connect_direct(&host).await?;
     let mut last;
     loop {
         match run(&client, &host, doc! {"ping": 1}).await {
@@ -287,7 +334,7 @@ pub async fn wait_ready(
                 detail: format!(": {last}"),
             });
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        backoff.pause().await;
     }
 }
 
@@ -333,6 +380,7 @@ pub async fn wait_primary(
     let host = launcher.admin_address(member);
     let client = connect_direct(&host).await?;
     let start = Instant::now();
+    let mut backoff = Backoff::up_to(Duration::from_millis(250));
     let mut last;
     loop {
         match hello_on(&client, &host).await {
@@ -363,7 +411,7 @@ pub async fn wait_primary(
                 detail: format!(": {last}"),
             });
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        backoff.pause().await;
     }
 }
 
@@ -376,6 +424,7 @@ pub async fn add_shard(
 ) -> Result<(), ClusterError> {
     let client = connect_direct(mongos).await?;
     let start = Instant::now();
+    let mut backoff = Backoff::up_to(Duration::from_millis(500));
     loop {
         let cmd = doc! {"addShard": connection, "name": name};
         let outcome = client.database("admin").run_command(cmd).await;
@@ -396,7 +445,7 @@ pub async fn add_shard(
                 detail: format!(": {}", one_line(&err.to_string())),
             });
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        backoff.pause().await;
     }
 }
 
@@ -758,6 +807,15 @@ pub async fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_starts_short_doubles_and_stops_at_its_cap() {
+        let mut b = Backoff::up_to(Duration::from_millis(250));
+        let steps: Vec<u128> = (0..8).map(|_| b.step().as_millis()).collect();
+        assert_eq!(steps, [10, 20, 40, 80, 160, 250, 250, 250]);
+        let mut tiny = Backoff::up_to(Duration::from_millis(4));
+        assert_eq!(tiny.step(), Duration::from_millis(4));
+    }
 
     #[test]
     fn initiate_document_shapes() {

@@ -30,10 +30,28 @@ pub(crate) struct Shared {
     pub initial_delay: bool,
     /// `dataintegrity`: verify every read.
     pub verify: bool,
-    /// Operations and errors across all clients (status line, error-rate guard).
-    pub ops_done: AtomicU64,
+}
+
+/// One client's running counts, read by the status line and the error-rate guard. Each client
+/// writes only its own, on a cache line of its own, so counting an operation never contends with
+/// another client (a shared counter is a cache line bounced between cores on every operation).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub(crate) struct Progress {
+    /// Operations done.
+    pub done: AtomicU64,
     /// Operations whose status was not ok.
-    pub ops_failed: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+/// Sums every client's `(done, failed)`.
+pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a Progress>) -> (u64, u64) {
+    all.into_iter().fold((0, 0), |(d, f), p| {
+        (
+            d + p.done.load(Ordering::Relaxed),
+            f + p.failed.load(Ordering::Relaxed),
+        )
+    })
 }
 
 /// What a client hands back when it is done.
@@ -53,6 +71,7 @@ fn micros(d: Duration) -> u64 {
 
 struct Ctx<'a> {
     shared: &'a Shared,
+    progress: &'a Progress,
     db: DbClient,
     rec: ClientRecorder,
     report: ClientReport,
@@ -62,7 +81,7 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn note(&mut self, outcome: DbOutcome) -> Status {
         if !outcome.status.is_ok() {
-            self.shared.ops_failed.fetch_add(1, Ordering::Relaxed);
+            self.progress.failed.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(class) = outcome.error_class {
             *self.report.error_classes.entry(class).or_insert(0) += 1;
@@ -229,13 +248,14 @@ pub(crate) async fn run_client(
     shared: Arc<Shared>,
     index: usize,
     opcount: u64,
-    counter: Arc<AtomicU64>,
+    progress: Arc<Progress>,
 ) -> ClientReport {
     let db = shared.binding.client(&shared.table);
     let rec = shared.measurements.client();
     let mut state = shared.workload.client_state(index);
     let mut ctx = Ctx {
         shared: &shared,
+        progress: &progress,
         db,
         rec,
         report: ClientReport::default(),
@@ -259,8 +279,7 @@ pub(crate) async fn run_client(
         let keep_going = ctx.run_op(&op, intended, &mut state).await;
         state.recycle(op);
         done += 1;
-        counter.fetch_add(1, Ordering::Relaxed);
-        shared.ops_done.fetch_add(1, Ordering::Relaxed);
+        progress.done.fetch_add(1, Ordering::Relaxed);
         if !keep_going {
             break;
         }

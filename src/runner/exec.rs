@@ -3,14 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
-use super::client::{ClientReport, Shared, run_client};
+use super::client::{ClientReport, Progress, Shared, progress_totals, run_client};
 use super::pacing;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
@@ -142,8 +141,6 @@ pub async fn execute(
         tick_ns,
         initial_delay: pacing::wants_initial_delay(target, threads),
         verify,
-        ops_done: AtomicU64::new(0),
-        ops_failed: AtomicU64::new(0),
     });
 
     let cpu_before = measure::ClientCpu::now();
@@ -152,9 +149,9 @@ pub async fn execute(
     let mut handles = Vec::with_capacity(threads);
     let mut counters = Vec::with_capacity(threads);
     for (i, &n) in split.iter().enumerate() {
-        let counter = Arc::new(AtomicU64::new(0));
-        counters.push((counter.clone(), n));
-        handles.push(tokio::spawn(run_client(shared.clone(), i, n, counter)));
+        let progress = Arc::new(Progress::default());
+        counters.push((progress.clone(), n));
+        handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
     }
     let clients_done = CancellationToken::new();
 
@@ -183,6 +180,7 @@ pub async fn execute(
     let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let guard = max_error_rate.map(|rate| {
         let shared = shared.clone();
+        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
         let done = clients_done.clone();
         let reason = error_stop.clone();
         tokio::spawn(async move {
@@ -192,8 +190,7 @@ pub async fn execute(
                     _ = tick.tick() => {}
                     _ = done.cancelled() => return,
                 }
-                let ops = shared.ops_done.load(Ordering::Relaxed);
-                let failed = shared.ops_failed.load(Ordering::Relaxed);
+                let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
                 if ops >= 100 && failed as f64 > rate * ops as f64 {
                     if let Ok(mut r) = reason.lock() {
                         *r = Some(format!(

@@ -1,18 +1,19 @@
 //! The `-s` status task: YCSB's status line on stderr at start, every `status.interval` seconds and at the end.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::client::Progress;
 use crate::measure::Measurements;
 
 /// Prints status lines until the clients are done.
 pub(crate) struct StatusPrinter {
     pub measurements: Arc<Measurements>,
     /// Per client: ops done so far, and its op count (0 = unlimited).
-    pub counters: Vec<(Arc<AtomicU64>, u64)>,
+    pub counters: Vec<(Arc<Progress>, u64)>,
     pub label: String,
     pub interval: Duration,
     pub start: Instant,
@@ -23,7 +24,7 @@ impl StatusPrinter {
         let mut done = 0u64;
         let mut todo = 0u64;
         for (c, n) in &self.counters {
-            let d = c.load(Ordering::Relaxed);
+            let d = c.done.load(Ordering::Relaxed);
             done += d;
             if *n > 0 {
                 todo += n.saturating_sub(d);
