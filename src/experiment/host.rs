@@ -23,35 +23,20 @@ pub struct Host {
 }
 
 impl Host {
-    /// Collects the facts; anything unreadable stays `None`.
+    /// Collects the facts (the same ones every result document records, plus the host name);
+    /// anything unreadable stays `None`.
     pub fn collect() -> Host {
-        let read = |p: &str| std::fs::read_to_string(p).ok();
-        let cpu_model = read("/proc/cpuinfo").and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        });
-        let memory_bytes = read("/proc/meminfo").and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kb * 1024)
-        });
-        let thp = read("/sys/kernel/mm/transparent_hugepage/enabled").and_then(|s| {
-            let start = s.find('[')?;
-            let end = s[start..].find(']')? + start;
-            Some(s[start + 1..end].to_string())
-        });
+        let facts = crate::measure::HostFacts::collect();
         Host {
-            hostname: read("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()),
-            cpus: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-            cpu_model,
-            memory_bytes,
-            kernel: read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
-            transparent_hugepages: thp,
-            os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|s| s.trim().to_string()),
+            cpus: usize::try_from(facts.cpu_count).unwrap_or(1).max(1),
+            cpu_model: facts.cpu_model,
+            memory_bytes: facts.memory_bytes,
+            kernel: facts.kernel,
+            transparent_hugepages: facts.transparent_hugepage,
+            os: format!("{}-{}", facts.os, std::env::consts::ARCH),
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::bad_input;
+use crate::error::{as_bad_input, bad_input};
 
 /// Record count used when `--full` is not given (fits a laptop; stated in every report).
 pub const LAPTOP_RECORDS: u64 = 100_000;
@@ -40,13 +40,15 @@ pub fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<PathBuf
     )))
 }
 
-/// Reads a Java properties file into a map (later keys win, as in YCSB).
+/// Reads a Java properties file into a map (later keys win, as in YCSB), with the same parser
+/// and the same `file:line` errors as `microshard run -P`.
 pub fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
-    let file =
-        std::fs::File::open(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
-    let map = java_properties::read(std::io::BufReader::new(file))
-        .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
-    Ok(map.into_iter().collect())
+    let mut props = crate::workload::Properties::new();
+    props.load_file(path).map_err(as_bad_input)?;
+    Ok(props
+        .iter()
+        .map(|(k, v, _)| (k.to_string(), v.to_string()))
+        .collect())
 }
 
 /// Splits `-p key=value` overrides, naming the flag on error.

@@ -25,7 +25,7 @@ pub use registry::{
 };
 pub use result::{
     ClientCpu, HostFacts, MeasurementResult, PropertyEntry, ResultDocument, ResultError,
-    SCHEMA_VERSION, StatusCount, ToolInfo,
+    SCHEMA_VERSION, StatusCount, ToolInfo, total_memory_bytes,
 };
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};

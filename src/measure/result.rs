@@ -98,7 +98,7 @@ impl HostFacts {
                 .map(|n| n.get() as u64)
                 .unwrap_or(0),
             cpu_model: read("/proc/cpuinfo").and_then(|s| parse_cpu_model(&s)),
-            memory_bytes: read("/proc/meminfo").and_then(|s| parse_mem_total(&s)),
+            memory_bytes: total_memory_bytes(),
             kernel: read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
             transparent_hugepage: read("/sys/kernel/mm/transparent_hugepage/enabled")
                 .and_then(|s| parse_bracketed(&s)),
@@ -112,6 +112,14 @@ fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
         let (k, v) = l.split_once(':')?;
         (k.trim() == "model name").then(|| v.trim().to_string())
     })
+}
+
+/// This machine's RAM (MemTotal in /proc/meminfo), in bytes; `None` when it cannot be read.
+/// Shared by the result's host facts and the topology planner's memory split.
+pub fn total_memory_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| parse_mem_total(&s))
 }
 
 fn parse_mem_total(meminfo: &str) -> Option<u64> {

@@ -733,10 +733,7 @@ pub fn parse_cpuset(s: &str) -> Result<Vec<usize>, String> {
 
 /// This machine's RAM in GB (from /proc/meminfo); `None` when it cannot be read.
 pub fn total_memory_gb() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / (1024.0 * 1024.0))
+    crate::measure::total_memory_bytes().map(|b| b as f64 / (1024.0 * 1024.0 * 1024.0))
 }
 
 fn resolve(name_or_path: &str) -> Result<PathBuf, TopologyError> {
