@@ -6,6 +6,11 @@
 
 bench_smoke() { [ -n "${MICROSHARD_BENCH_SMOKE:-}" ]; }
 
+# Appended to each script's header line, so a smoke run's numbers are never mistaken for figures.
+bench_mode_note() {
+    if bench_smoke; then echo " -- SMOKE MODE: tiny sizes, usually a debug build; not a measurement"; fi
+}
+
 # Sets BIN to the microshard binary to measure.
 bench_binary() {
     if [ -n "${MICROSHARD_BIN:-}" ]; then
@@ -38,14 +43,15 @@ bench_standin() {
     local name=${1:-standin} log port i
     log=$BENCH_TMP/$name.log
     mkdir -p "$BENCH_TMP/$name"
-    "$BIN" standin mongod --port 0 --bind_ip 127.0.0.1 --dbpath "$BENCH_TMP/$name" --logpath "$log" --quiet &
+    "$BIN" standin mongod --port 0 --bind_ip 127.0.0.1 --dbpath "$BENCH_TMP/$name" --logpath "$log" --quiet \
+        2>>"$log.stderr" &
     STANDIN_PID=$!
     BENCH_PIDS+=("$STANDIN_PID")
     port=
     for i in $(seq 1 200); do
         port=$(grep -o '"Waiting for connections".*' "$log" 2>/dev/null | grep -o '"port":[0-9]*' | head -1 | cut -d: -f2 || true)
         [ -n "$port" ] && break
-        kill -0 "$STANDIN_PID" 2>/dev/null || { echo "bench: stand-in exited; log:" >&2; cat "$log" >&2; exit 1; }
+        kill -0 "$STANDIN_PID" 2>/dev/null || { echo "bench: stand-in exited; log:" >&2; cat "$log" "$log.stderr" >&2 2>/dev/null; exit 1; }
         sleep 0.05
     done
     [ -n "$port" ] || { echo "bench: stand-in did not report its port; log: $log" >&2; exit 1; }
