@@ -300,3 +300,90 @@ fn password_never_printed_or_stored_on_error_paths() {
     }
     rt.block_on(server.shutdown());
 }
+
+/// `compare` on the existing backend, both topologies carrying credentials in their `uri`: the
+/// experiment succeeds and the password is in nothing it prints or writes (results directory,
+/// cells, reports, state files, temporary files).
+#[test]
+fn password_never_printed_or_stored_by_compare() {
+    let rt = runtime();
+    let tmp = workdir();
+    let work = tmp.path();
+    let data_a = tempfile::tempdir().expect("temp dir");
+    let data_b = tempfile::tempdir().expect("temp dir");
+    let servers = [standin(&rt, data_a.path()), standin(&rt, data_b.path())];
+    let mut topologies = Vec::new();
+    for (name, server) in ["creds-a", "creds-b"].iter().zip(&servers) {
+        let path = work.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\nkind = \"standalone\"\nuri = \"mongodb://bench:{SECRET}@127.0.0.1:{}/?directConnection=true&authMechanism=PLAIN&authSource=$external\"\n",
+                server.port()
+            ),
+        )
+        .expect("write topology");
+        topologies.push(path);
+    }
+    let list = topologies
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let results = work.join("results");
+    let results_s = results.display().to_string();
+    let out = microshard(
+        work,
+        &[
+            "compare",
+            "--backend",
+            "existing",
+            "--topologies",
+            &list,
+            "--scenarios",
+            "S1,S2",
+            "-s",
+            "--duration",
+            "2s",
+            "--records",
+            "500",
+            "--threads",
+            "2",
+            "--out",
+            &results_s,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "compare failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inputs: Vec<&Path> = topologies.iter().map(PathBuf::as_path).collect();
+    assert_no_secret("compare --backend existing", &out, &[work], &inputs);
+    // It did measure: a run directory with cell results for both topologies.
+    let written: Vec<PathBuf> = {
+        let mut all = Vec::new();
+        let mut stack = vec![results.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    all.push(p);
+                }
+            }
+        }
+        all
+    };
+    for name in ["creds-a", "creds-b"] {
+        assert!(
+            written.iter().any(|p| p.to_string_lossy().contains(name)
+                && p.extension().is_some_and(|e| e == "json")),
+            "no result of {name} among {written:?}"
+        );
+    }
+    for s in servers {
+        rt.block_on(s.shutdown());
+    }
+}

@@ -367,9 +367,15 @@ fn sigkill_mid_run_then_down_all_and_resume() {
         !processes_referring_to(&lab.root).is_empty(),
         "no stand-in outlived the SIGKILLed compare; the test proves nothing:\n{stderr}"
     );
+    // `down --all` also removes every microshard-labelled Docker object on the engine, other
+    // tests' and other users' included; this lab made none, so it is kept away from the engine.
     let out = lab
         .command()
         .args(["down", "--all"])
+        .env(
+            "DOCKER_HOST",
+            "unix:///nonexistent/microshard-test/docker.sock",
+        )
         .output()
         .expect("down --all");
     assert!(

@@ -18,7 +18,7 @@ use bollard::query_parameters::{
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use super::{MemberState, RunningCluster, UpOptions, lock, snapshot_write};
+use super::{InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
 use crate::cluster::Launcher;
 use crate::topology::{Member, Plan, Role};
 
@@ -178,14 +178,17 @@ pub struct DockerLauncher {
     plan_name: String,
     run_id: String,
     network: String,
+    in_flight: InFlight,
 }
 
 impl DockerLauncher {
     /// Connects to every endpoint, makes sure the image is there and creates the networks.
-    pub async fn prepare(
+    /// Creates and starts go through `in_flight`, so an interrupted bring-up lets them finish.
+    pub(crate) async fn prepare(
         plan: &Plan,
         record: Arc<Mutex<RunningCluster>>,
         opts: &UpOptions,
+        in_flight: InFlight,
     ) -> anyhow::Result<DockerLauncher> {
         let mut clients = HashMap::new();
         let endpoints: Vec<Option<String>> = {
@@ -230,21 +233,22 @@ impl DockerLauncher {
                 .networks
                 .push((ep.clone(), plan.network.clone()));
             snapshot_write(&record)?;
-            let docker = &clients[ep];
+            let docker = clients[ep].clone();
             let req = NetworkCreateRequest {
                 name: plan.network.clone(),
                 driver: Some("bridge".into()),
                 labels: Some(labels(&plan.name, &plan.run_id, None)),
                 ..Default::default()
             };
-            docker.create_network(req).await.map_err(|e| {
-                DockerError::Api(format!(
-                    "cannot create network {} on {}: {}",
-                    plan.network,
-                    endpoint_label(ep.as_deref()),
-                    one_line(e)
-                ))
-            })?;
+            let failed = format!(
+                "cannot create network {} on {}",
+                plan.network,
+                endpoint_label(ep.as_deref())
+            );
+            in_flight
+                .run(async move { docker.create_network(req).await.map(|_| ()) })
+                .await?
+                .map_err(|e| DockerError::Api(format!("{failed}: {}", one_line(e))))?;
         }
         for m in &plan.members {
             if let Some(d) = &m.dir {
@@ -261,6 +265,7 @@ impl DockerLauncher {
             plan_name: plan.name.clone(),
             run_id: plan.run_id.clone(),
             network: plan.network.clone(),
+            in_flight,
         })
     }
 
@@ -311,22 +316,31 @@ impl DockerLauncher {
             host_config: Some(host),
             ..Default::default()
         };
-        let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-        docker
-            .create_container(Some(opts), body)
-            .await
-            .map_err(|e| {
-                DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
-            })?;
-        docker
-            .start_container(
-                &name,
-                None::<bollard::query_parameters::StartContainerOptions>,
-            )
-            .await
-            .map_err(|e| {
-                DockerError::Api(format!("cannot start container {name}: {}", one_line(e)))
-            })?;
+        // Create and start run to completion even if Ctrl-C abandons this bring-up meanwhile:
+        // teardown then finds the container (see `InFlight`).
+        let create_and_start = {
+            let docker = docker.clone();
+            let name = name.clone();
+            async move {
+                let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+                docker
+                    .create_container(Some(opts), body)
+                    .await
+                    .map_err(|e| {
+                        DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
+                    })?;
+                docker
+                    .start_container(
+                        &name,
+                        None::<bollard::query_parameters::StartContainerOptions>,
+                    )
+                    .await
+                    .map_err(|e| {
+                        DockerError::Api(format!("cannot start container {name}: {}", one_line(e)))
+                    })
+            }
+        };
+        self.in_flight.run(create_and_start).await??;
         let address = if self.multi_host {
             member.member_host.clone()
         } else {
@@ -501,6 +515,18 @@ fn is_not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
+/// True for the engine's 409 "removal of container ... is already in progress": someone else
+/// (another `down`, `down --all`) is removing it.
+fn is_removal_in_progress(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 409,
+            message,
+        } if message.contains("already in progress")
+    )
+}
+
 async fn remove_container(docker: &Docker, name: &str) -> Result<(), String> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
@@ -509,6 +535,21 @@ async fn remove_container(docker: &Docker, name: &str) -> Result<(), String> {
     match docker.remove_container(name, Some(opts)).await {
         Ok(()) => Ok(()),
         Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) if is_removal_in_progress(&e) => {
+            // Done when it is gone, whoever removes it.
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                match docker.inspect_container(name, None).await {
+                    Err(e) if is_not_found(&e) => return Ok(()),
+                    _ if tokio::time::Instant::now() >= deadline => {
+                        return Err(format!(
+                            "cannot remove container {name}: another removal has not finished within 30 s"
+                        ));
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        }
         Err(e) => Err(format!("cannot remove container {name}: {}", one_line(e))),
     }
 }

@@ -249,6 +249,47 @@ impl Default for UpOptions {
     }
 }
 
+/// How long members of a bring-up that failed or was interrupted get to stop before they are
+/// killed (unless `keep`): their data is thrown away, and a container stopped before its server
+/// installed a signal handler ignores SIGTERM (it is PID 1), which would hold Ctrl-C up for the
+/// whole `stop_timeout`.
+const ABORTED_STOP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Bound on waiting for engine calls already sent when a bring-up is abandoned ([`InFlight`]).
+const IN_FLIGHT_BOUND: Duration = Duration::from_secs(60);
+
+/// Engine calls of a bring-up that run to completion even when the bring-up is abandoned.
+///
+/// Ctrl-C drops the bring-up in the middle of whatever it awaits; a Docker create or start
+/// already sent still takes effect on the engine, possibly after teardown looked. Calls made
+/// through [`InFlight::run`] go on on a task of their own, and [`up`] waits for them
+/// ([`InFlight::settle`]) before it tears down, so teardown sees every object they made.
+#[derive(Clone, Default)]
+pub(crate) struct InFlight(Arc<tokio::sync::RwLock<()>>);
+
+impl InFlight {
+    /// Runs `call` on its own task: dropping the caller does not abandon it half-way.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        call: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let running = self.0.clone().read_owned().await;
+        let task = tokio::spawn(async move {
+            let out = call.await;
+            drop(running);
+            out
+        });
+        task.await
+            .map_err(|e| anyhow::anyhow!("internal: an engine call did not finish: {e}"))
+    }
+
+    /// Waits, at most `bound`, until every call started through [`InFlight::run`] has returned
+    /// (and keeps new ones from starting meanwhile).
+    pub(crate) async fn settle(&self, bound: Duration) {
+        let _ = tokio::time::timeout(bound, self.0.write()).await;
+    }
+}
+
 /// Brings the plan up: starts members, assembles the cluster, records the state file. On any
 /// failure or cancellation everything started so far is torn down before the error returns.
 pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
@@ -257,8 +298,9 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
     }
     let record = Arc::new(Mutex::new(RunningCluster::from_plan(plan, opts.keep)));
     snapshot_write(&record)?;
+    let in_flight = InFlight::default();
     let outcome = {
-        let work = bring_up(plan, opts, record.clone());
+        let work = bring_up(plan, opts, record.clone(), in_flight.clone());
         match &opts.cancel {
             Some(token) => tokio::select! {
                 r = work => r,
@@ -267,14 +309,21 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
             None => work.await,
         }
     };
-    let snapshot = snapshot(&record);
     match outcome {
         Ok(()) => {
+            let snapshot = snapshot(&record);
             state::write(&snapshot)?;
             Ok(snapshot)
         }
         Err(err) => {
-            if let Err(td) = down_with(&snapshot, opts.stop_timeout).await {
+            in_flight.settle(IN_FLIGHT_BOUND).await;
+            let snapshot = snapshot(&record);
+            let stop_timeout = if opts.keep {
+                opts.stop_timeout
+            } else {
+                opts.stop_timeout.min(ABORTED_STOP_TIMEOUT)
+            };
+            if let Err(td) = down_with(&snapshot, stop_timeout).await {
                 return Err(err.context(format!("teardown after the failure also failed: {td:#}")));
             }
             Err(err)
@@ -286,6 +335,7 @@ async fn bring_up(
     plan: &Plan,
     opts: &UpOptions,
     record: Arc<Mutex<RunningCluster>>,
+    in_flight: InFlight,
 ) -> anyhow::Result<()> {
     let assembly = match plan.backend {
         BackendKind::Process => {
@@ -293,7 +343,8 @@ async fn bring_up(
             crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
         }
         BackendKind::Docker => {
-            let launcher = docker::DockerLauncher::prepare(plan, record.clone(), opts).await?;
+            let launcher =
+                docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?;
             crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
         }
         BackendKind::Existing => anyhow::bail!("internal: existing backend has no launcher"),
@@ -497,4 +548,55 @@ pub async fn sample_metrics(cluster: &RunningCluster) -> serde_json::Value {
         out.insert("collStats".into(), v);
     }
     serde_json::Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A call abandoned by its caller (Ctrl-C drops the bring-up) still finishes, and `settle`
+    /// returns only after it did.
+    #[tokio::test]
+    async fn an_abandoned_call_finishes_before_settle_returns() {
+        let in_flight = InFlight::default();
+        let done = Arc::new(AtomicBool::new(false));
+        let call = {
+            let done = done.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                done.store(true, Ordering::SeqCst);
+            }
+        };
+        let caller = in_flight.run(call);
+        // The caller gives up long before the call is done.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), caller)
+                .await
+                .is_err()
+        );
+        assert!(!done.load(Ordering::SeqCst));
+        in_flight.settle(Duration::from_secs(10)).await;
+        assert!(
+            done.load(Ordering::SeqCst),
+            "settle returned before the call finished"
+        );
+    }
+
+    #[tokio::test]
+    async fn settle_is_bounded_and_immediate_when_idle() {
+        let in_flight = InFlight::default();
+        let t = std::time::Instant::now();
+        in_flight.settle(Duration::from_secs(10)).await;
+        assert!(t.elapsed() < Duration::from_secs(1));
+        assert_eq!(in_flight.run(async { 7 }).await.unwrap(), 7);
+        let stuck = in_flight.clone();
+        let _caller = tokio::spawn(async move {
+            stuck.run(std::future::pending::<()>()).await.ok();
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let t = std::time::Instant::now();
+        in_flight.settle(Duration::from_millis(200)).await;
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
 }
