@@ -84,9 +84,7 @@ impl Shared {
         };
         let json = Bson::Document(line).into_relaxed_extjson().to_string();
         if let Some(f) = &self.logfile {
-            if let Ok(mut f) = f.lock() {
-                let _ = writeln!(f, "{json}");
-            }
+            append_line(f, json);
         } else {
             println!("{json}");
         }
@@ -492,8 +490,15 @@ fn write_cmdlog(shared: &Shared, name: &str, db: &str, body: &Document) {
         "db": db,
         "args": Bson::Document(body.clone()).into_canonical_extjson(),
     });
+    append_line(f, line.to_string());
+}
+
+/// Appends one line with a single write, so that a reader (a test, `tail -f`, microshard's
+/// bring-up reading a member's log) never sees half a line.
+fn append_line(f: &Mutex<File>, mut line: String) {
+    line.push('\n');
     if let Ok(mut f) = f.lock() {
-        let _ = writeln!(f, "{line}");
+        let _ = f.write_all(line.as_bytes());
     }
 }
 
