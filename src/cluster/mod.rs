@@ -288,53 +288,87 @@ impl Backoff {
     }
 }
 
+/// Waiting on one member: gives up with the member's log tail as soon as it exits, or with a
+/// timeout naming what was awaited and the last answer; pauses with [`Backoff`] in between.
+struct MemberWait<'a> {
+    launcher: &'a dyn Launcher,
+    member: &'a Member,
+    host: String,
+    start: Instant,
+    timeout: Duration,
+    backoff: Backoff,
+}
+
+impl<'a> MemberWait<'a> {
+    fn new(launcher: &'a dyn Launcher, member: &'a Member, timeout: Duration) -> Self {
+        MemberWait {
+            launcher,
+            member,
+            host: launcher.admin_address(member),
+            start: Instant::now(),
+            timeout,
+            backoff: Backoff::up_to(Duration::from_millis(250)),
+        }
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.start.elapsed() >= self.timeout
+    }
+
+    /// `Exited` (with the log tail) when the member's process or container is gone.
+    async fn alive(&self) -> Result<(), ClusterError> {
+        match self.launcher.exited(self.member).await {
+            Some(tail) => Err(ClusterError::Exited {
+                member: format!("{} ({})", self.member.name, self.host),
+                tail,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Before the next poll: an error if the member exited or `what` did not happen in time.
+    async fn pause_or_give_up(&mut self, what: &str, last: &str) -> Result<(), ClusterError> {
+        self.alive().await?;
+        if self.out_of_time() {
+            return Err(ClusterError::Timeout {
+                what: what.to_string(),
+                host: format!("{} ({})", self.member.name, self.host),
+                secs: self.timeout.as_secs(),
+                detail: format!(": {last}"),
+            });
+        }
+        self.backoff.pause().await;
+        Ok(())
+    }
+}
+
 /// Polls `{ping: 1}` until the member answers, it exits (→ its log tail) or `timeout` passes.
 pub async fn wait_ready(
     launcher: &dyn Launcher,
     member: &Member,
     timeout: Duration,
 ) -> Result<(), ClusterError> {
-    let host = launcher.admin_address(member);
-    let start = Instant::now();
-    let mut backoff = Backoff::up_to(Duration::from_millis(250));
+    let mut wait = MemberWait::new(launcher, member, timeout);
     // Wait for the port first: when the driver's first check of a server is refused, it waits its
     // minimum heartbeat interval (500 ms) before the next one, which costs half a second for a
     // member that was listening a few milliseconds after that first check.
-    while tokio::net::TcpStream::connect(host.as_str()).await.is_err() {
-        if let Some(tail) = launcher.exited(member).await {
-            return Err(ClusterError::Exited {
-                member: format!("{} ({host})", member.name),
-                tail,
-            });
-        }
-        if start.elapsed() >= timeout {
-            // Let the driver's ping below say what is wrong.
-            break;
-        }
-        backoff.pause().await;
+    while tokio::net::TcpStream::connect(wait.host.as_str())
+        .await
+        .is_err()
+        && !wait.out_of_time()
+    {
+        wait.alive().await?;
+        wait.backoff.pause().await;
     }
+    // On time-out the driver's ping below says what is wrong.
+    let host = wait.host.clone();
     let client = connect_direct(&host).await?;
-    let mut last;
     loop {
-        match run(&client, &host, doc! {"ping": 1}).await {
+        let last = match run(&client, &host, doc! {"ping": 1}).await {
             Ok(_) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-        if let Some(tail) = launcher.exited(member).await {
-            return Err(ClusterError::Exited {
-                member: format!("{} ({host})", member.name),
-                tail,
-            });
-        }
-        if start.elapsed() >= timeout {
-            return Err(ClusterError::Timeout {
-                what: "first answer to ping".into(),
-                host: format!("{} ({host})", member.name),
-                secs: timeout.as_secs(),
-                detail: format!(": {last}"),
-            });
-        }
-        backoff.pause().await;
+            Err(e) => e.to_string(),
+        };
+        wait.pause_or_give_up("first answer to ping", &last).await?;
     }
 }
 
@@ -377,41 +411,26 @@ pub async fn wait_primary(
     set: &str,
     timeout: Duration,
 ) -> Result<(), ClusterError> {
-    let host = launcher.admin_address(member);
+    let mut wait = MemberWait::new(launcher, member, timeout);
+    let host = wait.host.clone();
     let client = connect_direct(&host).await?;
-    let start = Instant::now();
-    let mut backoff = Backoff::up_to(Duration::from_millis(250));
-    let mut last;
+    let what = format!("a writable primary for replica set {set}");
     loop {
-        match hello_on(&client, &host).await {
+        let last = match hello_on(&client, &host).await {
             Ok(h) => {
                 let primary = h.get_bool("isWritablePrimary").unwrap_or(false);
                 let name = h.get_str("setName").ok();
                 if primary && name == Some(set) {
                     return Ok(());
                 }
-                last = format!(
+                format!(
                     "isWritablePrimary={primary}, setName={}",
                     name.unwrap_or("(none)")
-                );
+                )
             }
-            Err(e) => last = e.to_string(),
-        }
-        if let Some(tail) = launcher.exited(member).await {
-            return Err(ClusterError::Exited {
-                member: format!("{} ({host})", member.name),
-                tail,
-            });
-        }
-        if start.elapsed() >= timeout {
-            return Err(ClusterError::Timeout {
-                what: format!("a writable primary for replica set {set}"),
-                host: format!("{} ({host})", member.name),
-                secs: timeout.as_secs(),
-                detail: format!(": {last}"),
-            });
-        }
-        backoff.pause().await;
+            Err(e) => e.to_string(),
+        };
+        wait.pause_or_give_up(&what, &last).await?;
     }
 }
 
