@@ -418,6 +418,8 @@ struct CompareLab {
     files: [PathBuf; 2],
     /// Their names (the `microshard.cluster` label).
     names: [String; 2],
+    /// The stand-in image's tag, given with `--image`.
+    image: String,
 }
 
 impl CompareLab {
@@ -453,7 +455,7 @@ impl CompareLab {
         std::fs::write(
             &files[0],
             format!(
-                "name = \"{}\"\nkind = \"standalone\"\nimage = \"{image}\"\nbase_port = {}\n",
+                "name = \"{}\"\nkind = \"standalone\"\nbase_port = {}\n",
                 names[0],
                 free_base_port(4)
             ),
@@ -462,7 +464,7 @@ impl CompareLab {
         std::fs::write(
             &files[1],
             format!(
-                "name = \"{}\"\nkind = \"sharded\"\nshards_per_host = 2\nimage = \"{image}\"\nbase_port = {}\n",
+                "name = \"{}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {}\n",
                 names[1],
                 free_base_port(8)
             ),
@@ -475,6 +477,7 @@ impl CompareLab {
             cleanup,
             files,
             names,
+            image,
         })
     }
 
@@ -488,7 +491,8 @@ impl CompareLab {
 
     fn compare(&self) -> Command {
         let mut cmd = microshard(self.root.path());
-        cmd.args(["compare", "--backend", "docker", "--topologies"])
+        cmd.args(["compare", "--backend", "docker", "--image", &self.image])
+            .arg("--topologies")
             .arg(format!("{},{}", self.path(0), self.path(1)))
             .args(["--scenarios", "S1,S2", "--duration", "2s"])
             .args(["--records", "300", "--threads", "2", "--format", "csv"])
@@ -541,9 +545,17 @@ impl CompareLab {
             .expect("down --all")
     }
 
-    /// `compare --resume DIR` finishes the experiment: all four cells on disk and readable, and
-    /// nothing left behind.
+    /// `compare --resume DIR` (no `--image`: the experiment recorded it; the topology files name
+    /// none, and their default image is not on this engine) finishes the experiment: all four
+    /// cells on disk and readable, and nothing left behind.
     fn resume(&self, dir: &Path) {
+        let config = std::fs::read_to_string(dir.join("experiment.json")).unwrap_or_default();
+        let config: serde_json::Value = serde_json::from_str(&config).expect("experiment.json");
+        assert_eq!(
+            config["image"].as_str(),
+            Some(self.image.as_str()),
+            "{config}"
+        );
         let out = microshard(self.root.path())
             .args(["compare", "--resume"])
             .arg(dir)
