@@ -210,6 +210,43 @@ fn docker_backend_end_to_end() {
             // Only the entry point is published.
             let published: Vec<_> = p.members.iter().filter(|m| m.published.is_some()).collect();
             assert_eq!(published.len(), 1);
+            // What the engine really bound: the entry's port on 127.0.0.1 only (the topology
+            // names no publish_address), every other container publishes nothing.
+            let mut bound = Vec::new();
+            for m in &cluster.members {
+                let name = m.container.as_deref().expect("a Docker member names its container");
+                let info = d
+                    .inspect_container(name, None::<bollard::query_parameters::InspectContainerOptions>)
+                    .await
+                    .unwrap();
+                let asked = info
+                    .host_config
+                    .and_then(|h| h.port_bindings)
+                    .unwrap_or_default();
+                let live = info
+                    .network_settings
+                    .and_then(|n| n.ports)
+                    .unwrap_or_default();
+                for (what, map) in [("asked", asked), ("bound", live)] {
+                    for (container_port, bindings) in map {
+                        for b in bindings.unwrap_or_default() {
+                            assert_eq!(
+                                b.host_ip.as_deref(),
+                                Some("127.0.0.1"),
+                                "{name} {container_port} ({what}): {b:?}"
+                            );
+                            bound.push((what, name.to_string(), b.host_port.clone().unwrap_or_default()));
+                        }
+                    }
+                }
+            }
+            let entry = cluster.entry_uri.trim_start_matches("mongodb://127.0.0.1:");
+            let entry_port = entry.split(['/', '?']).next().unwrap_or_default();
+            for what in ["asked", "bound"] {
+                let ports: Vec<_> = bound.iter().filter(|b| b.0 == what).collect();
+                assert_eq!(ports.len(), 1, "{what}: exactly the entry is published: {bound:?}");
+                assert_eq!(ports[0].2, entry_port, "{what}: {bound:?}");
+            }
             let client = mongodb::Client::with_uri_str(&cluster.entry_uri).await.unwrap();
             let coll = client.database("ycsb").collection::<Document>("usertable");
             let docs: Vec<Document> = (0..100).map(|i| doc! {"_id": format!("user{i}")}).collect();

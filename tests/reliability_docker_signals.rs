@@ -1,10 +1,19 @@
-//! Interruptions of a Docker bring-up: `microshard up <sharded topology> --backend docker` with the
-//! stand-in image (built here from scratch, under a tag of this test's own), SIGINT as the first
-//! container is being created, SIGINT as the second shard's is, and SIGTERM once every mongod
-//! container runs. Afterwards: the command failed promptly, no container, network or volume
-//! labelled with the topology is left (before any `down`), no state file and no file under
-//! `TMPDIR` either, and a `down --all` limited to this topology finds nothing to do. Runs whenever
-//! a Docker engine answers; skips, saying why, only when none does.
+//! Interruptions on Docker, with the stand-in image (built here from scratch, under a tag of each
+//! test's own).
+//!
+//! `microshard up <sharded topology> --backend docker`: SIGINT as the first container is being
+//! created, SIGINT as the second shard's is, and SIGTERM once every mongod container runs.
+//! Afterwards: the command failed promptly, no container, network or volume labelled with the
+//! topology is left (before any `down`), no state file and no file under `TMPDIR` either, and a
+//! `down --all` limited to this topology finds nothing to do.
+//!
+//! `microshard compare --backend docker` of two `rsig-` topologies (a standalone, two shards):
+//! SIGINT during a bring-up and during a load, SIGTERM during a run and during a teardown, SIGKILL
+//! mid-run. Afterwards (for SIGKILL, after a `down --all` limited to these topologies): no labelled
+//! object, state file or temporary file is left, every cell finished before the signal is on disk
+//! and parses, and `compare --resume DIR` completes the experiment.
+//!
+//! Runs whenever a Docker engine answers; skips, saying why, only when none does.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -103,7 +112,10 @@ async fn labelled_objects(d: &bollard::Docker, name: &str) -> Vec<String> {
 }
 
 fn free_base_port(count: u16) -> u16 {
-    for attempt in 0..200u32 {
+    // Calls of one process share a pid: a per-call counter keeps their ranges apart.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..200u32 {
+        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let base = 23_000
             + (std::process::id()
                 .wrapping_mul(7919)
@@ -138,31 +150,30 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `up` of a two-shard topology on Docker, interrupted by `signal` once stderr shows `marker`;
-/// `before_signal` runs between the two. Returns (exit status, stderr and stdout, time from the
-/// signal to the exit).
-fn interrupt_up(
+/// What an interrupted command left: its exit, stderr then stdout, the time from the signal to
+/// the exit, and how many cells it reported finished before the signal.
+struct Interrupted {
+    status: std::process::ExitStatus,
+    output: String,
+    elapsed: Duration,
+    finished_cells: usize,
+}
+
+/// Starts `cmd` (owned by `cleanup` until it exits), waits (bounded) for a stderr line containing
+/// `marker`, runs `before_signal`, sends `signal` and waits (bounded) for the exit.
+fn interrupt(
     cleanup: &mut Cleanup,
-    root: &Path,
-    topology: &Path,
-    image: &str,
+    mut cmd: Command,
     marker: &str,
     signal: i32,
     before_signal: impl FnOnce(),
-) -> (std::process::ExitStatus, String, Duration) {
-    let child = Command::new(bin())
-        .arg("up")
-        .arg(topology)
-        .args(["--backend", "docker", "--image", image, "--timeout", "60"])
-        .env("MICROSHARD_STATE_DIR", root.join("state"))
-        .env("TMPDIR", root.join("tmp"))
-        .env("CI", "1")
-        .current_dir(root)
+) -> Interrupted {
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn microshard up");
+        .expect("spawn microshard");
     cleanup.child = Some(child);
     let child = cleanup.child.as_mut().expect("child");
     let (tx, rx) = mpsc::channel::<String>();
@@ -179,19 +190,23 @@ fn interrupt_up(
         s
     });
     let mut seen = Vec::new();
+    let mut finished_cells = 0;
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(line) => {
                 let hit = line.contains(marker);
+                if line.ends_with(" ops/s") || line.contains(" ops/s (") {
+                    finished_cells += 1;
+                }
                 seen.push(line);
                 if hit {
                     break;
                 }
             }
             Err(_) => panic!(
-                "no {marker:?} on stderr within 120 s (or up ended first):\n{}",
+                "no {marker:?} on stderr within 120 s (or the command ended first):\n{}",
                 seen.join("\n")
             ),
         }
@@ -207,7 +222,7 @@ fn interrupt_up(
         }
         assert!(
             signalled.elapsed() < Duration::from_secs(120),
-            "up still running 120 s after signal {signal}:\n{}",
+            "still running 120 s after signal {signal}:\n{}",
             seen.join("\n")
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -217,11 +232,67 @@ fn interrupt_up(
     reader.join().expect("stderr reader");
     seen.extend(rx.try_iter());
     let stdout = out_reader.join().expect("stdout reader");
-    (status, format!("{}\n{stdout}", seen.join("\n")), elapsed)
+    Interrupted {
+        status,
+        output: format!("{}\n{stdout}", seen.join("\n")),
+        elapsed,
+        finished_cells,
+    }
+}
+
+/// `up` of a two-shard topology on Docker, interrupted by `signal` once stderr shows `marker`;
+/// `before_signal` runs between the two.
+fn interrupt_up(
+    cleanup: &mut Cleanup,
+    root: &Path,
+    topology: &Path,
+    image: &str,
+    marker: &str,
+    signal: i32,
+    before_signal: impl FnOnce(),
+) -> Interrupted {
+    let mut cmd = microshard(root);
+    cmd.arg("up")
+        .arg(topology)
+        .args(["--backend", "docker", "--image", image, "--timeout", "60"]);
+    interrupt(cleanup, cmd, marker, signal, before_signal)
+}
+
+/// `microshard` with its state and temporary files under `root`.
+fn microshard(root: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env("MICROSHARD_STATE_DIR", root.join("state"))
+        .env("TMPDIR", root.join("tmp"))
+        .env("CI", "1")
+        .current_dir(root)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Tests of this binary share the process environment (`down_all_where` reads the state
+/// directory from it): they run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary root with `state/` and `tmp/`, made this process's state directory.
+fn lab_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().expect("temp dir");
+    for dir in ["state", "tmp"] {
+        std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
+    }
+    // SAFETY: tests of this binary run one at a time (`serial`), and no other thread reads the
+    // environment while it changes. `down_all_where` reads the state directory from it.
+    unsafe {
+        std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
+    }
+    root
 }
 
 #[test]
 fn signals_during_a_docker_bring_up_leave_nothing_behind() {
+    let _serial = serial();
     let rt = runtime();
     let d = match rt.block_on(docker::connect(None)) {
         Ok(d) => d,
@@ -230,16 +301,8 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
             return;
         }
     };
-    let root_tmp = tempfile::tempdir().expect("temp dir");
+    let root_tmp = lab_root();
     let root = root_tmp.path();
-    for dir in ["state", "tmp"] {
-        std::fs::create_dir_all(root.join(dir)).expect("mkdir");
-    }
-    // SAFETY: set before any other thread of this test reads the environment; only this test
-    // runs in this binary. `down_all_where` below reads the state directory from it.
-    unsafe {
-        std::env::set_var("MICROSHARD_STATE_DIR", root.join("state"));
-    }
     let pid = std::process::id();
     // An image of this test's own: another test (or worktree) rebuilding microshard-standin:test
     // with another binary cannot change what this one runs.
@@ -285,7 +348,12 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
                 );
             }
         };
-        let (status, output, elapsed) = interrupt_up(
+        let Interrupted {
+            status,
+            output,
+            elapsed,
+            ..
+        } = interrupt_up(
             &mut cleanup,
             root,
             &topology,
@@ -337,4 +405,317 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
         assert!(rt.block_on(labelled_objects(&d, &name)).is_empty());
     }
     drop(cleanup);
+}
+
+/// A Docker `compare` of two tiny topologies (a standalone, then two shards) on a stand-in image
+/// of its own, under a temporary root that is also the process's state directory.
+struct CompareLab {
+    root: tempfile::TempDir,
+    rt: tokio::runtime::Runtime,
+    d: bollard::Docker,
+    cleanup: Cleanup,
+    /// Topology files, in the order compared.
+    files: [PathBuf; 2],
+    /// Their names (the `microshard.cluster` label).
+    names: [String; 2],
+    /// The stand-in image's tag, given with `--image`.
+    image: String,
+}
+
+impl CompareLab {
+    /// `None` (after saying why) when no Docker engine answers.
+    fn new(what: &str) -> Option<CompareLab> {
+        let rt = runtime();
+        let d = match rt.block_on(docker::connect(None)) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("SKIP: no Docker engine answers here: {e}");
+                return None;
+            }
+        };
+        let root = lab_root();
+        let pid = std::process::id();
+        let image = format!("microshard-standin:rsig-{what}-{pid}");
+        // Names start with `rsig-`: other tests sweep other prefixes, and this one touches no other.
+        let names = [
+            format!("rsig-{pid}-{what}-single"),
+            format!("rsig-{pid}-{what}-sharded"),
+        ];
+        let cleanup = Cleanup {
+            child: None,
+            clusters: names.to_vec(),
+            image: Some(image.clone()),
+        };
+        rt.block_on(docker::build_standin_image(&d, &bin(), &image))
+            .expect("stand-in image builds");
+        let files = [
+            root.path().join("rsig-single.toml"),
+            root.path().join("rsig-sharded.toml"),
+        ];
+        std::fs::write(
+            &files[0],
+            format!(
+                "name = \"{}\"\nkind = \"standalone\"\nbase_port = {}\n",
+                names[0],
+                free_base_port(4)
+            ),
+        )
+        .expect("write topology");
+        std::fs::write(
+            &files[1],
+            format!(
+                "name = \"{}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {}\n",
+                names[1],
+                free_base_port(8)
+            ),
+        )
+        .expect("write topology");
+        Some(CompareLab {
+            root,
+            rt,
+            d,
+            cleanup,
+            files,
+            names,
+            image,
+        })
+    }
+
+    fn path(&self, i: usize) -> String {
+        self.files[i].display().to_string()
+    }
+
+    fn results(&self) -> PathBuf {
+        self.root.path().join("results")
+    }
+
+    fn compare(&self) -> Command {
+        let mut cmd = microshard(self.root.path());
+        cmd.args(["compare", "--backend", "docker", "--image", &self.image])
+            .arg("--topologies")
+            .arg(format!("{},{}", self.path(0), self.path(1)))
+            .args(["--scenarios", "S1,S2", "--duration", "2s"])
+            .args(["--records", "300", "--threads", "2", "--format", "csv"])
+            .arg("--out")
+            .arg(self.results());
+        cmd
+    }
+
+    fn run_dir(&self) -> Option<PathBuf> {
+        list(&self.results()).into_iter().find(|p| p.is_dir())
+    }
+
+    /// Every Docker object labelled with one of this lab's topologies.
+    fn objects(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for n in &self.names {
+            out.extend(self.rt.block_on(labelled_objects(&self.d, n)));
+        }
+        out
+    }
+
+    /// No labelled object (now, and 2 s later: nothing in flight surfaces), no state file, no
+    /// file under `TMPDIR`, and a `down --all` limited to this lab's topologies finds nothing.
+    fn assert_clean(&self, what: &str, output: &str) {
+        let left = self.objects();
+        assert!(left.is_empty(), "{what}: left behind: {left:?}\n{output}");
+        std::thread::sleep(Duration::from_secs(2));
+        let left = self.objects();
+        assert!(
+            left.is_empty(),
+            "{what}: appeared later: {left:?}\n{output}"
+        );
+        let state = list(&self.root.path().join("state"));
+        assert!(
+            state.is_empty(),
+            "{what}: state files left: {state:?}\n{output}"
+        );
+        let tmp = files_under(&self.root.path().join("tmp"));
+        assert!(tmp.is_empty(), "{what}: files left under TMPDIR: {tmp:?}");
+        let done = self.down_all();
+        assert!(done.is_empty(), "{what}: down --all still found: {done:?}");
+    }
+
+    /// `microshard down --all`, limited to this lab's topologies (the real one would also remove
+    /// every other microshard object on this engine, other tests' included).
+    fn down_all(&self) -> Vec<String> {
+        let names = self.names.clone();
+        self.rt
+            .block_on(backend::down_all_where(|c| names.iter().any(|n| n == c)))
+            .expect("down --all")
+    }
+
+    /// `compare --resume DIR` (no `--image`: the experiment recorded it; the topology files name
+    /// none, and their default image is not on this engine) finishes the experiment: all four
+    /// cells on disk and readable, and nothing left behind.
+    fn resume(&self, dir: &Path) {
+        let config = std::fs::read_to_string(dir.join("experiment.json")).unwrap_or_default();
+        let config: serde_json::Value = serde_json::from_str(&config).expect("experiment.json");
+        assert_eq!(
+            config["image"].as_str(),
+            Some(self.image.as_str()),
+            "{config}"
+        );
+        let out = microshard(self.root.path())
+            .args(["compare", "--resume"])
+            .arg(dir)
+            .args(["--format", "csv", "-q"])
+            .output()
+            .expect("resume");
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "resume failed:\n{text}");
+        assert_eq!(cells_parse(dir), 4, "resume measured every cell:\n{text}");
+        for i in 0..2 {
+            let rows = text
+                .lines()
+                .filter(|l| l.contains(&format!(",{},", self.path(i))))
+                .count();
+            assert_eq!(
+                rows,
+                2,
+                "the report has both cells of {}:\n{text}",
+                self.path(i)
+            );
+        }
+        self.assert_clean("after --resume", &text);
+    }
+}
+
+/// Cell files of a run directory, each of which must parse as JSON with a throughput; returns
+/// how many there are.
+fn cells_parse(dir: &Path) -> usize {
+    let mut n = 0;
+    for t in list(&dir.join("cells")) {
+        for c in list(&t) {
+            if c.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&c).unwrap_or_default();
+                let v: serde_json::Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{} does not parse: {e}", c.display()));
+                assert!(v.is_object(), "{}: {text}", c.display());
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// A Docker compare interrupted by SIGINT or SIGTERM at `marker` (built from the lab): it exits
+/// promptly saying how to resume, leaves nothing, keeps every cell finished before the signal,
+/// and `--resume` completes it.
+fn docker_compare_case(what: &str, marker: impl Fn(&CompareLab) -> String, signal: i32) {
+    let _serial = serial();
+    let Some(mut lab) = CompareLab::new(what) else {
+        return;
+    };
+    let marker = marker(&lab);
+    let cmd = lab.compare();
+    let run = interrupt(&mut lab.cleanup, cmd, &marker, signal, || {});
+    let output = &run.output;
+    assert!(
+        !run.status.success(),
+        "{what}: compare succeeded:\n{output}"
+    );
+    assert!(
+        output.contains("--resume"),
+        "{what}: no word of how to resume:\n{output}"
+    );
+    assert!(!output.contains("panicked"), "{what}:\n{output}");
+    assert!(
+        run.elapsed < Duration::from_secs(30),
+        "{what}: compare took {:?} to exit after the signal:\n{output}",
+        run.elapsed
+    );
+    lab.assert_clean(what, output);
+    let dir = lab.run_dir().expect("run directory exists");
+    let on_disk = cells_parse(&dir);
+    assert!(
+        on_disk >= run.finished_cells,
+        "{what}: {} cell(s) finished before the signal, {on_disk} on disk:\n{output}",
+        run.finished_cells
+    );
+    assert!(
+        on_disk < 4,
+        "{what}: the signal came too late to interrupt anything:\n{output}"
+    );
+    lab.resume(&dir);
+}
+
+#[test]
+fn sigint_during_docker_compare_bring_up() {
+    docker_compare_case(
+        "upint",
+        |l| format!("{} (repeat 1/1): bring-up ...", l.path(1)),
+        libc::SIGINT,
+    );
+}
+
+#[test]
+fn sigint_during_docker_compare_load() {
+    docker_compare_case(
+        "loadint",
+        |l| format!("{}: S1 load ...", l.names[1]),
+        libc::SIGINT,
+    );
+}
+
+#[test]
+fn sigterm_during_docker_compare_run() {
+    docker_compare_case(
+        "runterm",
+        |l| format!("{}: S2 run ...", l.names[0]),
+        libc::SIGTERM,
+    );
+}
+
+#[test]
+fn sigterm_during_docker_compare_teardown() {
+    docker_compare_case(
+        "downterm",
+        |l| format!("{} (repeat 1/1): teardown ...", l.path(0)),
+        libc::SIGTERM,
+    );
+}
+
+/// SIGKILL cannot be caught: the containers, network and state file outlive microshard until
+/// `down --all` (limited here to this lab's topologies) removes them; then `--resume` finishes.
+#[test]
+fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
+    let _serial = serial();
+    let Some(mut lab) = CompareLab::new("kill") else {
+        return;
+    };
+    let marker = format!("{}: S2 run ...", lab.names[1]);
+    let cmd = lab.compare();
+    let run = interrupt(&mut lab.cleanup, cmd, &marker, libc::SIGKILL, || {
+        std::thread::sleep(Duration::from_millis(500))
+    });
+    let output = &run.output;
+    let left = lab.objects();
+    assert!(
+        left.iter().any(|o| o.starts_with("container"))
+            && left.iter().any(|o| o.starts_with("network")),
+        "nothing outlived the SIGKILLed compare; the test proves nothing: {left:?}\n{output}"
+    );
+    assert!(
+        !list(&lab.root.path().join("state")).is_empty(),
+        "no state file for `down --all` to find:\n{output}"
+    );
+    let done = lab.down_all();
+    assert!(
+        done.iter().any(|l| l.contains(&lab.names[1])),
+        "down --all did not find the killed run: {done:?}"
+    );
+    lab.assert_clean("SIGKILL then down --all", output);
+    let dir = lab.run_dir().expect("run directory exists");
+    let on_disk = cells_parse(&dir);
+    assert!(
+        on_disk >= run.finished_cells && on_disk >= 3,
+        "{} cell(s) finished before SIGKILL, {on_disk} on disk:\n{output}",
+        run.finished_cells
+    );
+    lab.resume(&dir);
 }

@@ -92,6 +92,10 @@ pub struct CompareArgs {
     /// First port of every topology (default: the topology file's `base_port`).
     #[arg(long)]
     pub base_port: Option<u16>,
+    /// Docker image for every member, instead of each topology's (e.g. microshard-standin:test);
+    /// `--resume` reuses the experiment's unless given again.
+    #[arg(long)]
+    pub image: Option<String>,
     /// Bound of each run-phase cell (`maxexecutiontime`).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -316,6 +320,10 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.bin_dir = args.bin_dir;
     cfg.overrides = args.properties;
     cfg.extra_mongod_args = args.mongod_args;
+    if args.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
+        return Err(bad_input("--image: must not be empty"));
+    }
+    cfg.image = args.image;
     cfg.duration = Some(args.duration);
     cfg.repeat = args.repeat;
     cfg.threads = args.threads;
@@ -332,7 +340,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     // On resume the stored configuration decides backend and binaries (`--bin-dir` may move
     // them; a demo's temporary stand-in links are made again).
     let mut _demo_links: Option<tempfile::TempDir> = None;
-    let (backend, bin_dir, extra) = match &cfg.resume {
+    let (backend, bin_dir, extra, image) = match &cfg.resume {
         Some(path) => {
             let stored = ExperimentDir::open(path)
                 .and_then(|d| d.config())
@@ -352,12 +360,14 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 bin_dir = Some(links.path().to_path_buf());
                 _demo_links = Some(links);
             }
-            (stored.backend, bin_dir, stored.extra_mongod_args)
+            let image = cfg.image.clone().or(stored.image);
+            (stored.backend, bin_dir, stored.extra_mongod_args, image)
         }
         None => (
             cfg.backend.clone(),
             cfg.bin_dir.clone(),
             cfg.extra_mongod_args.clone(),
+            cfg.image.clone(),
         ),
     };
     if cfg.resume.is_none() {
@@ -369,6 +379,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     }
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
+    lab.image = image;
     if _demo_links.is_some() && lab.base_port.is_none() {
         lab.base_port = live::free_port_range(live::DEMO_PORTS);
     }

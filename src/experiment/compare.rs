@@ -37,6 +37,8 @@ pub struct CompareConfig {
     pub bin_dir: Option<PathBuf>,
     /// Extra arguments for every mongod (stand-in capacity model).
     pub extra_mongod_args: Vec<String>,
+    /// Docker image for every member instead of each topology's (`--image`).
+    pub image: Option<String>,
     /// `-p key=value` overrides, applied last.
     pub overrides: Vec<String>,
     /// Bound of each run-phase cell.
@@ -81,6 +83,7 @@ impl CompareConfig {
             backend: "process".into(),
             bin_dir: None,
             extra_mongod_args: Vec::new(),
+            image: None,
             overrides: Vec::new(),
             duration: Some(Duration::from_secs(60)),
             repeat: 1,
@@ -159,6 +162,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         backend: cfg.backend.clone(),
         bin_dir: cfg.bin_dir.as_ref().map(|p| p.display().to_string()),
         extra_mongod_args: cfg.extra_mongod_args.clone(),
+        image: cfg.image.clone(),
         duration_s: scaling.duration_s,
         threads: cfg.threads,
         sweep: !cfg.sweep_threads.is_empty(),

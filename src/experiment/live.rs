@@ -42,6 +42,8 @@ pub struct LiveLab {
     extra_mongod_args: Vec<String>,
     /// First port of every topology brought up (`None` = the topology file's).
     pub base_port: Option<u16>,
+    /// Docker image for every member (`None` = the topology file's).
+    pub image: Option<String>,
 }
 
 impl LiveLab {
@@ -56,6 +58,7 @@ impl LiveLab {
             bin_dir,
             extra_mongod_args,
             base_port: None,
+            image: None,
         };
         lab.backend_kind()?;
         Ok(lab)
@@ -93,6 +96,9 @@ impl Lab for LiveLab {
             .extend(self.extra_mongod_args.iter().cloned());
         if let Some(port) = self.base_port {
             spec.base_port = port;
+        }
+        if let Some(image) = &self.image {
+            spec.image = image.clone();
         }
         let mut opts = crate::topology::PlanOptions::new(&spec, kind);
         opts.bin_dir = self.bin_dir.clone();

@@ -52,6 +52,10 @@ pub struct ExperimentConfig {
     /// Extra arguments given to every mongod (the stand-in's capacity model in `demo`).
     #[serde(default)]
     pub extra_mongod_args: Vec<String>,
+    /// Docker image given with `--image` for every member, kept so `--resume` brings the same
+    /// servers up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
     /// Run-phase bound per cell, in seconds (`maxexecutiontime`).
     #[serde(default)]
     pub duration_s: Option<u64>,

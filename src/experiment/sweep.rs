@@ -98,6 +98,7 @@ pub async fn sweep_with<L: Lab>(
         backend: cfg.backend.clone(),
         bin_dir: None,
         extra_mongod_args: Vec::new(),
+        image: None,
         duration_s: Some(cfg.duration.as_secs().max(1)),
         threads: None,
         sweep: true,

@@ -535,6 +535,7 @@ pub(crate) mod tests {
             backend: "process".into(),
             bin_dir: None,
             extra_mongod_args: vec![],
+            image: None,
             duration_s: Some(5),
             threads: Some(8),
             sweep: false,
