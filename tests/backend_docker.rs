@@ -2,6 +2,8 @@
 //! locally from scratch. Runs whenever an engine answers and fails when something is wrong;
 //! skips (saying why) only when no engine answers. The unreachable-engine error is tested always.
 
+mod reliability_support;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,52 +51,6 @@ fn up_opts() -> UpOptions {
         stop_timeout: Duration::from_secs(5),
         ..UpOptions::default()
     }
-}
-
-async fn labelled_objects(d: &bollard::Docker, run: &str) -> Vec<String> {
-    use bollard::query_parameters::{
-        ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
-    };
-    let mut filters = std::collections::HashMap::new();
-    filters.insert("label", vec![format!("{}={run}", docker::LABEL_RUN)]);
-    let mut out = Vec::new();
-    for c in d
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .unwrap()
-    {
-        out.push(format!("container {:?}", c.names));
-    }
-    for n in d
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .unwrap()
-    {
-        out.push(format!("network {:?}", n.name));
-    }
-    for v in d
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .unwrap()
-        .volumes
-        .unwrap_or_default()
-    {
-        out.push(format!("volume {}", v.name));
-    }
-    out
 }
 
 /// Runs a throw-away container of the stand-in image and returns its exit code.
@@ -299,4 +255,9 @@ fn docker_backend_end_to_end() {
         assert!(labelled_objects(&d, "t-dstray-run").await.is_empty());
         assert!(!crashed.state_file.exists());
     });
+}
+
+/// Every container, network and volume of one bring-up (its run label).
+async fn labelled_objects(d: &bollard::Docker, run: &str) -> Vec<String> {
+    reliability_support::docker_objects_labelled(d, docker::LABEL_RUN, run).await
 }

@@ -15,6 +15,8 @@
 //!
 //! Runs whenever a Docker engine answers; skips, saying why, only when none does.
 
+mod reliability_support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -62,70 +64,6 @@ impl Drop for Cleanup {
             }
         });
     }
-}
-
-/// Every container (running or not), network and volume whose `microshard.cluster` label is `name`.
-async fn labelled_objects(d: &bollard::Docker, name: &str) -> Vec<String> {
-    use bollard::query_parameters::{
-        ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
-    };
-    let mut filters = std::collections::HashMap::new();
-    filters.insert("label", vec![format!("{}={name}", docker::LABEL_CLUSTER)]);
-    let mut out = Vec::new();
-    for c in d
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .expect("list containers")
-    {
-        out.push(format!("container {:?} ({:?})", c.names, c.state));
-    }
-    for n in d
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .expect("list networks")
-    {
-        out.push(format!("network {:?}", n.name));
-    }
-    for v in d
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .expect("list volumes")
-        .volumes
-        .unwrap_or_default()
-    {
-        out.push(format!("volume {}", v.name));
-    }
-    out
-}
-
-fn free_base_port(count: u16) -> u16 {
-    // Calls of one process share a pid: a per-call counter keeps their ranges apart.
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    for _ in 0..200u32 {
-        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let base = 23_000
-            + (std::process::id()
-                .wrapping_mul(7919)
-                .wrapping_add(attempt.wrapping_mul(977))
-                % 20_000) as u16;
-        if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no free port range");
 }
 
 fn list(dir: &Path) -> Vec<PathBuf> {
@@ -718,4 +656,13 @@ fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
         run.finished_cells
     );
     lab.resume(&dir);
+}
+
+/// Every container (running or not), network and volume of the topology `name`.
+async fn labelled_objects(d: &bollard::Docker, name: &str) -> Vec<String> {
+    reliability_support::docker_objects_labelled(d, docker::LABEL_CLUSTER, name).await
+}
+
+fn free_base_port(count: u16) -> u16 {
+    reliability_support::free_base_port(23_000, count)
 }

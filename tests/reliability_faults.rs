@@ -72,23 +72,6 @@ impl Drop for ChildGuard {
     }
 }
 
-fn free_base_port(count: u16) -> u16 {
-    // Tests of one binary share a pid: a per-call counter keeps their ranges apart.
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    for _ in 0..200u32 {
-        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let base = 22_000
-            + (std::process::id()
-                .wrapping_mul(7907)
-                .wrapping_add(attempt.wrapping_mul(953))
-                % 28_000) as u16;
-        if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no free port range");
-}
-
 fn wait_with_timeout(child: &mut ChildGuard, limit: Duration) -> Output {
     let deadline = Instant::now() + limit;
     loop {
@@ -337,4 +320,8 @@ fn a_run_of_only_errors_stops_at_the_max_error_rate() {
         doc["server"]
     );
     rt.block_on(server.shutdown());
+}
+
+fn free_base_port(count: u16) -> u16 {
+    reliability_support::free_base_port(22_000, count)
 }

@@ -150,23 +150,6 @@ fn list(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-fn free_base_port(count: u16) -> u16 {
-    // Tests of one binary share a pid: a per-call counter keeps their ranges apart.
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    for _ in 0..200u32 {
-        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let base = 21_000
-            + (std::process::id()
-                .wrapping_mul(7907)
-                .wrapping_add(attempt.wrapping_mul(953))
-                % 28_000) as u16;
-        if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no free port range");
-}
-
 /// Every cell file of a run directory: all must parse as JSON.
 fn cells(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -388,4 +371,8 @@ fn sigkill_mid_run_then_down_all_and_resume() {
     let on_disk = assert_cells_parse(&dir);
     assert!(on_disk >= finished, "{stderr}");
     resume(&lab, &dir);
+}
+
+fn free_base_port(count: u16) -> u16 {
+    reliability_support::free_base_port(21_000, count)
 }
