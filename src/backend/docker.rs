@@ -653,7 +653,11 @@ pub async fn remove_labelled_where(
 
 /// Builds `tag` from scratch with the `microshard` binary at `binary` playing `mongod` and
 /// `mongos` (symlinks), plus the shared libraries `ldd` lists — no registry involved.
+///
+/// Rebuilding a tag leaves its previous image without a name; that image is removed once the new
+/// one exists (unless a container still uses it), so repeated builds do not pile up on disk.
 pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> anyhow::Result<()> {
+    let previous = image_id(docker, tag).await;
     let context = standin_context(binary)?;
     let opts = BuildImageOptionsBuilder::default()
         .dockerfile("Dockerfile")
@@ -672,13 +676,28 @@ pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> a
             last.push(s.trim().to_string());
         }
     }
-    if !image_present(docker, tag).await {
+    let Some(built) = image_id(docker, tag).await else {
         anyhow::bail!(
             "building {tag} finished without an image: {}",
             last.join(" | ")
         );
+    };
+    if let Some(old) = previous.filter(|old| *old != built) {
+        // Not forced: an image a container still runs stays.
+        let _ = docker
+            .remove_image(
+                &old,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await;
     }
     Ok(())
+}
+
+/// The id of the image `tag` names, if any.
+async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
+    docker.inspect_image(tag).await.ok().and_then(|i| i.id)
 }
 
 /// The tar build context of the stand-in image (Dockerfile + root file system).
