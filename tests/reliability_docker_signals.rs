@@ -29,14 +29,6 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 /// Whatever happens, nothing this test made outlives it: the command is killed, every Docker
 /// object labelled with one of its topologies is removed, then its image.
 struct Cleanup {
@@ -51,7 +43,7 @@ impl Drop for Cleanup {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let rt = runtime();
+        let rt = reliability_support::runtime();
         rt.block_on(async {
             let clusters = self.clusters.clone();
             let _ = docker::remove_labelled_where(None, None, |c| clusters.iter().any(|n| n == c))
@@ -231,7 +223,7 @@ fn lab_root() -> tempfile::TempDir {
 #[test]
 fn signals_during_a_docker_bring_up_leave_nothing_behind() {
     let _serial = serial();
-    let rt = runtime();
+    let rt = reliability_support::runtime();
     let d = match rt.block_on(docker::connect(None)) {
         Ok(d) => d,
         Err(e) => {
@@ -363,7 +355,7 @@ struct CompareLab {
 impl CompareLab {
     /// `None` (after saying why) when no Docker engine answers.
     fn new(what: &str) -> Option<CompareLab> {
-        let rt = runtime();
+        let rt = reliability_support::runtime();
         let d = match rt.block_on(docker::connect(None)) {
             Ok(d) => d,
             Err(e) => {

@@ -3,6 +3,8 @@
 //! success path and on error paths (authentication refused, unreachable server, bad input after
 //! the URI was read, a topology file that carries the URI).
 
+mod reliability_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -21,14 +23,6 @@ fn standin(rt: &tokio::runtime::Runtime, dir: &Path) -> StandinHandle {
     cfg.quiet = true;
     let _guard = rt.enter();
     microshard::standin::spawn(cfg).expect("stand-in starts")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
 }
 
 fn microshard(work: &Path, args: &[&str]) -> Output {
@@ -102,7 +96,7 @@ fn workdir() -> tempfile::TempDir {
 /// credentials in `--uri`, in `-p mongodb.url` and in a `-P` file.
 #[test]
 fn password_never_printed_or_stored_on_success() {
-    let rt = runtime();
+    let rt = reliability_support::runtime();
     let tmp = workdir();
     let work = tmp.path();
     let data = tempfile::tempdir().expect("temp dir");
@@ -188,7 +182,7 @@ fn password_never_printed_or_stored_on_success() {
 /// Error paths: the password must not leak through driver errors or our own messages.
 #[test]
 fn password_never_printed_or_stored_on_error_paths() {
-    let rt = runtime();
+    let rt = reliability_support::runtime();
     let tmp = workdir();
     let work = tmp.path();
     let data = tempfile::tempdir().expect("temp dir");
@@ -306,7 +300,7 @@ fn password_never_printed_or_stored_on_error_paths() {
 /// cells, reports, state files, temporary files).
 #[test]
 fn password_never_printed_or_stored_by_compare() {
-    let rt = runtime();
+    let rt = reliability_support::runtime();
     let tmp = workdir();
     let work = tmp.path();
     let data_a = tempfile::tempdir().expect("temp dir");

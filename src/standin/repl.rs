@@ -40,6 +40,27 @@ fn lock(shared: &Shared) -> Option<std::sync::MutexGuard<'_, ReplState>> {
     shared.repl.lock().ok()
 }
 
+/// Makes `cfg` this member's configuration (`me` among `hosts`), by `replSetInitiate` or by the
+/// initiating member telling it; a member that already has one refuses, as mongod does.
+fn adopt_config(
+    shared: &Shared,
+    cfg: Document,
+    me: String,
+    hosts: Vec<String>,
+) -> Result<std::sync::MutexGuard<'_, ReplState>, CmdError> {
+    let mut st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
+    if st.config.is_some() {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
+    st.config = Some(cfg);
+    st.me = me;
+    st.hosts = hosts;
+    Ok(st)
+}
+
 /// `(writable, fields)` for hello (and `serverStatus.repl`) on a `--replSet` node.
 pub fn hello_fields(shared: &Shared) -> (bool, Document) {
     let Some(st) = lock(shared) else {
@@ -334,17 +355,8 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
             ),
         ));
     };
-    let mut st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
-    if st.config.is_some() {
-        return Err(CmdError::new(
-            code::ALREADY_INITIALIZED,
-            "already initialized",
-        ));
-    }
-    st.config = Some(cfg);
+    let mut st = adopt_config(shared, cfg, me, hosts)?;
     st.primary_at = Some(Instant::now() + Duration::from_millis(shared.cfg.primary_delay_ms));
-    st.me = me;
-    st.hosts = hosts;
     st.election_id = Some(ObjectId::new());
     st.election_date = Some(DateTime::from_millis(
         DateTime::now().timestamp_millis() + shared.cfg.primary_delay_ms as i64,
@@ -434,16 +446,7 @@ pub fn join(shared: &Shared, body: &Document) -> CmdResult {
             "no member of the configuration maps to this node",
         ));
     };
-    let mut st = lock(shared).ok_or_else(|| CmdError::new(1, "replication state poisoned"))?;
-    if st.config.is_some() {
-        return Err(CmdError::new(
-            code::ALREADY_INITIALIZED,
-            "already initialized",
-        ));
-    }
-    st.config = Some(cfg);
-    st.me = me;
-    st.hosts = hosts;
+    let mut st = adopt_config(shared, cfg, me, hosts)?;
     st.primary_host = body.get_str("primary").ok().map(String::from);
     Ok(doc! {"ok": 1.0})
 }

@@ -105,3 +105,12 @@ pub async fn docker_objects_labelled(d: &bollard::Docker, label: &str, value: &s
     }
     out
 }
+
+/// A small multi-threaded runtime for the in-process stand-ins and Docker calls of a test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
