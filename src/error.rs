@@ -31,14 +31,47 @@ pub fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
     bad_input(err.to_string())
 }
 
+/// Marks a command that finished but whose result (or one of whose results) is not valid
+/// (exit status 3): the figures were written, with their verdict, but must not be published as
+/// normal results. The message says which result and why.
+#[derive(Debug)]
+pub struct NotValid(pub String);
+
+impl fmt::Display for NotValid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotValid {}
+
+/// `Ok` for a valid result; otherwise the [`NotValid`] error naming `what` and the reasons.
+pub fn verdict_exit(validity: &crate::measure::validity::Validity, what: &str) -> anyhow::Result<()> {
+    if validity.is_valid() {
+        return Ok(());
+    }
+    Err(anyhow::Error::new(NotValid(format!(
+        "{what} is {}: {}",
+        validity.verdict,
+        validity.summary()
+    ))))
+}
+
 /// True when the error (or anything it wraps) is the user's fault.
 pub fn is_bad_input(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| cause.is::<BadInput>())
 }
 
-/// The exit status for an error: 2 for bad input, 1 for everything else.
+/// The exit status for an error: 2 for bad input, 3 for a finished run whose result is not
+/// valid, 1 for everything else.
 pub fn exit_status(err: &anyhow::Error) -> u8 {
-    if is_bad_input(err) { 2 } else { 1 }
+    if is_bad_input(err) {
+        2
+    } else if err.chain().any(|cause| cause.is::<NotValid>()) {
+        3
+    } else {
+        1
+    }
 }
 
 #[cfg(test)]

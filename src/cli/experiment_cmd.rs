@@ -305,7 +305,22 @@ fn finish_matrix(
             dir.path().display()
         );
     }
+    let not_valid = compare::cells_not_valid(dir)?;
+    if !not_valid.is_empty() {
+        return Err(anyhow::Error::new(crate::error::NotValid(format!(
+            "{} result(s) not valid: {}",
+            not_valid.len(),
+            not_valid.join(" | ")
+        ))));
+    }
     Ok(())
+}
+
+/// Live findings during cells (a member stopped answering, a stall) as lines above the progress
+/// display.
+fn notify_through(progress: &Progress) -> crate::runner::Notify {
+    let p = progress.clone();
+    crate::runner::Notify::new(move |line| p.line(line))
 }
 
 /// Runs an experiment.
@@ -380,6 +395,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
     lab.image = image;
+    lab.notify = Some(notify_through(&progress));
     if _demo_links.is_some() && lab.base_port.is_none() {
         lab.base_port = live::free_port_range(live::DEMO_PORTS);
     }
@@ -410,9 +426,23 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     };
     let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
+    lab.notify = Some(notify_through(&progress));
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     println!("{}", sweep::render_sweep(&result));
     eprintln!("microshard: sweep and chart in {}", dir.path().display());
+    let not_valid: Vec<String> = result
+        .points
+        .iter()
+        .filter(|p| !p.summary.validity.is_valid())
+        .map(|p| format!("{} threads: {}", p.threads, p.summary.validity.summary()))
+        .collect();
+    if !not_valid.is_empty() {
+        return Err(anyhow::Error::new(crate::error::NotValid(format!(
+            "{} sweep point(s) not valid: {}",
+            not_valid.len(),
+            not_valid.join(" | ")
+        ))));
+    }
     Ok(())
 }
 

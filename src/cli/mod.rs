@@ -133,8 +133,12 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             let message = crate::redact::redact_text(&format!("{err:#}"));
-            eprintln!("microshard: error: {}", message.replace('\n', " "));
-            ExitCode::from(crate::error::exit_status(&err))
+            let status = crate::error::exit_status(&err);
+            // Exit 3 is not an error of the tool: the run finished and its verdict says why
+            // its figures must not be published as normal results.
+            let what = if status == 3 { "not valid" } else { "error" };
+            eprintln!("microshard: {what}: {}", message.replace('\n', " "));
+            ExitCode::from(status)
         }
     }
 }

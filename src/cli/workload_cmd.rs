@@ -39,6 +39,10 @@ pub struct PhaseArgs {
     /// second after 100 operations (`microshard.maxerrorrate`).
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<String>,
+    /// `load` only: drop the benchmark database first, so the load does not collide with keys an
+    /// earlier load left (the seed procedure drops it by hand).
+    #[arg(long)]
+    pub drop: bool,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -87,10 +91,15 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         json: args.json.clone(),
         uri: None,
         quiet: false,
+        drop_database: args.drop,
+        ..Default::default()
     };
-    crate::runner::execute(&props, phase, &opts).await?;
+    if args.drop && phase != Phase::Load {
+        return Err(crate::error::bad_input("--drop: only `load` drops the database"));
+    }
+    let doc = crate::runner::execute(&props, phase, &opts).await?;
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
-    Ok(())
+    crate::error::verdict_exit(&doc.validity, "the result")
 }

@@ -216,61 +216,121 @@ impl MongoBinding {
         &self.inner.client
     }
 
+    /// The members a run's liveness probes watch when the caller knows no topology: the seed
+    /// hosts of the connection string (named after the role they answer with), every member of
+    /// a replica set they belong to, and for a mongos every shard member from `listShards`.
+    pub async fn discover_members(&self) -> Vec<super::probe::ProbeTarget> {
+        use super::probe::ProbeTarget;
+        let admin = self.inner.client.database("admin");
+        let mut out: Vec<ProbeTarget> = Vec::new();
+        let mut push = |name: String, address: String| {
+            if !out.iter().any(|t| t.address == address) {
+                out.push(ProbeTarget { name, address });
+            }
+        };
+        let hello = admin.run_command(doc! {"hello": 1}).await.ok();
+        let is_mongos = hello
+            .as_ref()
+            .is_some_and(|h| h.get_str("msg").ok() == Some("isdbgrid"));
+        let seeds: Vec<&str> = self.inner.hosts.split(',').filter(|h| !h.is_empty()).collect();
+        for (i, host) in seeds.iter().enumerate() {
+            let role = if is_mongos { "mongos" } else { "mongod" };
+            let name = if seeds.len() > 1 { format!("{role}{i}") } else { role.to_string() };
+            push(name, host.to_string());
+        }
+        if let Some(h) = &hello
+            && !is_mongos
+            && let (Ok(set), Ok(hosts)) = (h.get_str("setName"), h.get_array("hosts"))
+        {
+            for (i, host) in hosts.iter().filter_map(|b| b.as_str()).enumerate() {
+                push(format!("{set}[{i}]"), host.to_string());
+            }
+        }
+        if is_mongos
+            && let Ok(reply) = admin.run_command(doc! {"listShards": 1}).await
+            && let Ok(shards) = reply.get_array("shards")
+        {
+            for shard in shards.iter().filter_map(|s| s.as_document()) {
+                let id = shard.get_str("_id").unwrap_or("shard");
+                let hosts = shard.get_str("host").unwrap_or("");
+                let hosts = hosts.split_once('/').map(|(_, h)| h).unwrap_or(hosts);
+                let list: Vec<&str> = hosts.split(',').filter(|h| !h.is_empty()).collect();
+                for (i, host) in list.iter().enumerate() {
+                    let name = if list.len() > 1 { format!("{id}[{i}]") } else { id.to_string() };
+                    push(name, host.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Drops the benchmark database (`load --drop`), as the seed procedure does by hand before a
+    /// fresh load.
+    pub async fn drop_database(&self) -> Result<(), DbError> {
+        self.inner
+            .database
+            .drop()
+            .await
+            .map_err(|e| DbError::Unreachable {
+                hosts: self.inner.hosts.clone(),
+                message: format!("dropping database {}: {}", self.inner.settings.resolved.database, describe(&e)),
+            })
+    }
+
     /// What the server says it is: version, role (mongod / mongos / replica-set member), and
     /// whether it is microshard's stand-in, for the result document.
-    pub async fn server_facts(&self) -> serde_json::Value {
+    pub async fn server_facts(&self) -> crate::measure::ServerFacts {
         let admin = self.inner.client.database("admin");
-        let mut facts = serde_json::Map::new();
-        facts.insert("hosts".into(), self.inner.hosts.clone().into());
         let resolved = &self.inner.settings.resolved;
-        facts.insert(
-            "client_url".into(),
-            crate::redact::redact_uri(&resolved.url).into(),
-        );
-        facts.insert("client_max_pool_size".into(), resolved.max_pool_size.into());
-        facts.insert("client_database".into(), resolved.database.clone().into());
+        let mut facts = crate::measure::ServerFacts {
+            hosts: Some(self.inner.hosts.clone()),
+            client_url: Some(crate::redact::redact_uri(&resolved.url)),
+            client_max_pool_size: Some(resolved.max_pool_size),
+            client_database: Some(resolved.database.clone()),
+            write_concern: Some(
+                url::write_concern_of(&resolved.url).unwrap_or_else(|| "server default".into()),
+            ),
+            read_preference: Some(
+                url::query_option(&resolved.url, "readPreference")
+                    .unwrap_or("primary")
+                    .to_string(),
+            ),
+            ..Default::default()
+        };
         let mut standin = false;
         match admin.run_command(doc! {"buildInfo": 1}).await {
             Ok(info) => {
                 if let Ok(v) = info.get_str("version") {
-                    facts.insert("version".into(), v.into());
+                    facts.version = Some(v.to_string());
                     standin |= v.ends_with("-standin");
                 }
-                if let Ok(v) = info.get_str("gitVersion") {
-                    facts.insert("git_version".into(), v.into());
-                }
+                facts.git_version = info.get_str("gitVersion").ok().map(str::to_string);
                 standin |= info.get_bool("microshardStandin").unwrap_or(false);
             }
-            Err(e) => {
-                facts.insert("build_info_error".into(), describe(&e).into());
-            }
+            Err(e) => facts.build_info_error = Some(describe(&e)),
         }
         match admin.run_command(doc! {"hello": 1}).await {
             Ok(hello) => {
                 standin |= hello.get_bool("microshardStandin").unwrap_or(false);
                 let role = if hello.get_str("msg").ok() == Some("isdbgrid") {
-                    "mongos".to_string()
+                    "mongos"
                 } else if let Ok(set) = hello.get_str("setName") {
-                    facts.insert("replica_set".into(), set.into());
+                    facts.replica_set = Some(set.to_string());
                     if hello.get_bool("isWritablePrimary").unwrap_or(false) {
-                        "replica_set_primary".to_string()
+                        "replica_set_primary"
                     } else {
-                        "replica_set_secondary".to_string()
+                        "replica_set_secondary"
                     }
                 } else {
-                    "mongod".to_string()
+                    "mongod"
                 };
-                facts.insert("role".into(), role.into());
-                if let Ok(n) = hello.get_i32("maxWireVersion") {
-                    facts.insert("max_wire_version".into(), n.into());
-                }
+                facts.role = Some(role.to_string());
+                facts.max_wire_version = hello.get_i32("maxWireVersion").ok();
             }
-            Err(e) => {
-                facts.insert("hello_error".into(), describe(&e).into());
-            }
+            Err(e) => facts.hello_error = Some(describe(&e)),
         }
-        facts.insert("standin".into(), standin.into());
-        serde_json::Value::Object(facts)
+        facts.standin = standin;
+        facts
     }
 
     fn fail(&self, context: &str, err: &mongodb::error::Error) -> DbOutcome {

@@ -14,6 +14,7 @@
 
 mod binding;
 pub mod errors;
+pub mod probe;
 pub mod url;
 
 pub use binding::{BindingSettings, DbClient, MongoBinding, record_document};

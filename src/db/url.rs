@@ -22,6 +22,44 @@ pub enum UrlError {
     /// A URL with nothing after the scheme.
     #[error("mongodb.url has no host: {0}")]
     NoHost(String),
+    /// An unacknowledged write concern (`w=0`): the official Rust driver refuses to send
+    /// unacknowledged writes, so every write would fail (`docs/engine.md`).
+    #[error("{0}: unacknowledged writes (w=0) are not supported: the official Rust driver does not send unacknowledged writes; use acknowledged (w=1) or stronger")]
+    Unacknowledged(String),
+}
+
+/// Refuses unacknowledged write concerns in the URL (`w=0`) or in `mongodb.writeConcern`
+/// (`unacknowledged`, `errors_ignored`, `normal`), naming where it was set.
+pub fn refuse_unacknowledged(
+    url: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), UrlError> {
+    if let Some(raw) = get("mongodb.writeConcern") {
+        let v = raw.trim().to_lowercase();
+        if matches!(v.as_str(), "unacknowledged" | "errors_ignored" | "normal") {
+            return Err(UrlError::Unacknowledged(format!(
+                "property mongodb.writeConcern={raw}"
+            )));
+        }
+    }
+    if query_option(url, "w").is_some_and(|w| w.trim() == "0") {
+        return Err(UrlError::Unacknowledged(format!(
+            "mongodb.url {} (w=0)",
+            crate::redact::redact_uri(url)
+        )));
+    }
+    Ok(())
+}
+
+/// The write concern a resolved URL asks for (`w=1`, `w=majority, journal=true`), or `None`
+/// when it sets none and the server's default applies (w:1 on 4.4; w:"majority" on 5.0+ replica
+/// sets and sharded clusters: `docs/mongodb-versions.md`).
+pub fn write_concern_of(url: &str) -> Option<String> {
+    let parts: Vec<String> = ["w", "journal", "wtimeoutMS"]
+        .iter()
+        .filter_map(|k| query_option(url, k).map(|v| format!("{k}={v}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// The legacy `mongodb.*` properties YCSB rewrites into URL options (OptionsSupport).
@@ -131,7 +169,7 @@ pub fn apply_legacy_options(
     if let Some(raw) = get("mongodb.writeConcern") {
         let v = raw.trim().to_lowercase();
         let options: Option<&[(&str, &str)]> = match v.as_str() {
-            "errors_ignored" | "unacknowledged" => Some(&[("w", "0")]),
+            "errors_ignored" | "unacknowledged" | "normal" => Some(&[("w", "0")]),
             "acknowledged" => Some(&[("w", "1")]),
             "journaled" => Some(&[("journal", "true")]),
             "replica_acknowledged" => Some(&[("w", "2")]),
@@ -206,6 +244,7 @@ pub fn resolve(
     threads: usize,
 ) -> Result<ResolvedUrl, UrlError> {
     validate_scheme(url)?;
+    refuse_unacknowledged(url, get)?;
     let mut warnings = Vec::new();
     let mut out = apply_legacy_options(url, get, &mut warnings);
     let threads32 = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);

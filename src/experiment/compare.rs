@@ -389,7 +389,7 @@ async fn run_topology<L: Lab>(
             } else {
                 None
             };
-            write_cell(dir, config, id, &props, measured, server)?;
+            write_cell(dir, config, id, &props, measured, server, deployment)?;
             outcome.measured.push(id.clone());
         }
         if is_load && !config.sweep_threads.is_empty() {
@@ -470,6 +470,7 @@ fn write_cell(
     props: &PropertyMap,
     measured: Measured,
     server: Option<ServerMetrics>,
+    deployment: &Deployment,
 ) -> anyhow::Result<()> {
     let mut summary = measured.summary;
     if summary.threads == 0 {
@@ -501,6 +502,8 @@ fn write_cell(
         result: measured.document,
         server,
         warnings: Vec::new(),
+        topology: deployment.plan.clone(),
+        server_versions: deployment.server_versions.clone(),
     };
     dir.write_cell(&cell)?;
     if config_changed {
@@ -573,6 +576,8 @@ pub async fn sweep_points<L: Lab>(
         }
         let mut props = base.clone();
         props.insert("threadcount".into(), n.to_string());
+        // Bounded by time alone: every point runs its full duration (`operationcount=0`).
+        props.insert("operationcount".into(), "0".into());
         props.insert("maxexecutiontime".into(), secs.to_string());
         let bar = progress.phase(
             &format!("{label}: sweep {n} threads"),
@@ -606,6 +611,26 @@ pub async fn sweep_points<L: Lab>(
         knee_threads: k.map(|k| k.knee_threads),
         tolerance: knee::DEFAULT_TOLERANCE,
     })
+}
+
+/// Every stored cell whose verdict is not `valid`, with one line saying why (for the last line
+/// on stderr and exit status 3).
+pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
+    Ok(dir
+        .cells()?
+        .into_iter()
+        .filter(|c| !c.summary.validity.is_valid())
+        .map(|c| {
+            format!(
+                "{} {} #{} is {}: {}",
+                c.cell.topology,
+                c.cell.scenario,
+                c.cell.repeat,
+                c.summary.validity.verdict,
+                c.summary.validity.summary()
+            )
+        })
+        .collect())
 }
 
 /// Writes the report files and charts into the run directory; returns the terminal table.

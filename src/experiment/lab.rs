@@ -21,6 +21,14 @@ pub struct Deployment {
     pub entry_uri: String,
     /// The entry point and every shard primary, for server metrics.
     pub watched: Vec<Watched>,
+    /// Every member (config servers, shard members, mongos, the single mongod), probed for
+    /// liveness while each cell runs.
+    pub members: Vec<crate::db::probe::ProbeTarget>,
+    /// The plan it was brought up from (every member's command line, cache, cpuset), credentials
+    /// redacted; `None` for fakes.
+    pub plan: Option<crate::topology::Plan>,
+    /// `buildInfo.version` per member.
+    pub server_versions: std::collections::BTreeMap<String, String>,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.
@@ -28,8 +36,8 @@ pub struct Deployment {
 pub struct Measured {
     /// Figures for reports.
     pub summary: CellSummary,
-    /// The runner's result document as JSON.
-    pub document: serde_json::Value,
+    /// The runner's result document.
+    pub document: crate::measure::ResultDocument,
 }
 
 /// What an experiment needs from the world.

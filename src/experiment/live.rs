@@ -44,6 +44,8 @@ pub struct LiveLab {
     pub base_port: Option<u16>,
     /// Docker image for every member (`None` = the topology file's).
     pub image: Option<String>,
+    /// Where live findings during a cell go (a member stopped answering); stderr when `None`.
+    pub notify: Option<crate::runner::Notify>,
 }
 
 impl LiveLab {
@@ -59,6 +61,7 @@ impl LiveLab {
             extra_mongod_args,
             base_port: None,
             image: None,
+            notify: None,
         };
         lab.backend_kind()?;
         Ok(lab)
@@ -124,10 +127,28 @@ impl Lab for LiveLab {
                 });
             }
         }
+        let members = cluster
+            .members
+            .iter()
+            .filter(|m| !m.address.is_empty())
+            .map(|m| crate::db::probe::ProbeTarget {
+                name: m.name.clone(),
+                address: m.address.clone(),
+            })
+            .collect();
+        let mut plan = cluster.plan.clone();
+        plan.uri = plan.uri.as_deref().map(crate::redact::redact_uri);
         let deployment = Deployment {
             topology: cluster.name.clone(),
             entry_uri: cluster.entry_uri.clone(),
             watched,
+            members,
+            plan: Some(plan),
+            server_versions: cluster
+                .servers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.version.clone()))
+                .collect(),
         };
         Ok((deployment, LiveHandle(Some(cluster))))
     }
@@ -139,7 +160,16 @@ impl Lab for LiveLab {
         phase: Phase,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Measured> {
-        run_phase(&deployment.entry_uri, properties, phase, cancel).await
+        let targets = (!deployment.members.is_empty()).then(|| deployment.members.clone());
+        run_phase(
+            &deployment.entry_uri,
+            properties,
+            phase,
+            cancel,
+            targets,
+            self.notify.clone(),
+        )
+        .await
     }
 
     async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
@@ -156,11 +186,18 @@ fn entry_direct_uri(cluster: &crate::backend::RunningCluster) -> String {
 }
 
 /// Runs one phase with the runner against `uri` and summarises its result document.
+///
+/// The write concern is pinned: when neither the entry URI nor the scenario sets one, `w=1` is
+/// added (YCSB's default URL carries it), because from MongoDB 5.0 on replica sets and sharded
+/// clusters default to `w:"majority"` and the same scenario would otherwise measure different
+/// things on different versions (`docs/mongodb-versions.md`).
 pub async fn run_phase(
     uri: &str,
     properties: &PropertyMap,
     phase: Phase,
     cancel: &CancellationToken,
+    probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
+    notify: Option<crate::runner::Notify>,
 ) -> anyhow::Result<Measured> {
     let mut props = crate::workload::Properties::new();
     for (k, v) in properties {
@@ -169,15 +206,32 @@ pub async fn run_phase(
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
         quiet: true,
-        uri: Some(uri.to_string()),
+        uri: Some(pin_write_concern(uri, properties)),
+        probe_targets,
+        notify,
         ..Default::default()
     };
-    let doc = crate::runner::execute(&props, phase, &opts).await?;
-    let document = serde_json::to_value(&doc)?;
+    let document = crate::runner::execute(&props, phase, &opts).await?;
     Ok(Measured {
         summary: summarize(&document),
         document,
     })
+}
+
+/// `uri` with `w=1` added unless it or the scenario's `mongodb.writeConcern` sets a write concern.
+pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
+    let url = crate::db::url::query_option(uri, "w");
+    if url.is_some() || properties.contains_key("mongodb.writeConcern") {
+        return uri.to_string();
+    }
+    let sep = if uri.contains('?') {
+        "&"
+    } else if uri.split_once("://").is_some_and(|(_, r)| r.contains('/')) {
+        "?"
+    } else {
+        "/?"
+    };
+    format!("{uri}{sep}w=1")
 }
 
 /// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
@@ -292,14 +346,14 @@ pub async fn calibrate(
         let mut load = base.clone();
         load.insert("insertcount".into(), cfg.records.to_string());
         let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(&uri, &load, Phase::Load, cancel).await?;
+        let m = run_phase(&uri, &load, Phase::Load, cancel, None, None).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
         run.insert("maxexecutiontime".into(), secs.to_string());
         run.insert("operationcount".into(), "1000000000".into());
         let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(&uri, &run, Phase::Run, cancel).await?;
+        let m = run_phase(&uri, &run, Phase::Run, cancel, None, None).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         anyhow::Ok(m)
     }
@@ -381,6 +435,8 @@ pub async fn demo(
         compare.extra_mongod_args.clone(),
     )?;
     lab.base_port = free_port_range(DEMO_PORTS);
+    let lines = progress.clone();
+    lab.notify = Some(crate::runner::Notify::new(move |l| lines.line(l)));
     progress.line(&format!(
         "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
         cfg.workers,

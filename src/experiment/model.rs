@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::ServerMetrics;
 
 /// Schema tag written into every cell file.
-pub const CELL_SCHEMA: &str = "microshard.cell/1";
+pub const CELL_SCHEMA: &str = "microshard.cell/2";
 /// Schema tag written into the experiment configuration.
 pub const CONFIG_SCHEMA: &str = "microshard.experiment/1";
 
@@ -131,6 +131,12 @@ pub struct CellSummary {
     /// Server version string as reported.
     #[serde(default)]
     pub server_version: Option<String>,
+    /// The write concern in force (`w=1`, or `server default`).
+    #[serde(default)]
+    pub write_concern: Option<String>,
+    /// Whether the figures can be trusted (the runner's verdict; `compare` may add findings).
+    #[serde(default)]
+    pub validity: crate::measure::validity::Validity,
 }
 
 /// Latency figures of one operation, microseconds.
@@ -170,7 +176,7 @@ impl CellSummary {
 /// One cell's file: identity, summary, the full result document and server metrics.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellFile {
-    /// `microshard.cell/1`.
+    /// [`CELL_SCHEMA`].
     pub schema: String,
     /// Which cell.
     pub cell: CellId,
@@ -179,13 +185,20 @@ pub struct CellFile {
     /// Figures used by reports.
     pub summary: CellSummary,
     /// The runner's full result document (histograms included), as written by `--json`.
-    pub result: serde_json::Value,
+    pub result: crate::measure::ResultDocument,
     /// Server-side metrics around the cell, when they could be collected.
     #[serde(default)]
     pub server: Option<ServerMetrics>,
     /// Warnings found while measuring (client bottleneck, indexes beyond cache, ...).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The topology as it was brought up: every member's command line, cache size, memory limit
+    /// and cpuset (credentials redacted). `None` when the lab has no plan (tests, `--uri`).
+    #[serde(default)]
+    pub topology: Option<crate::topology::Plan>,
+    /// `buildInfo.version` per member, as the topology reported them at bring-up.
+    #[serde(default)]
+    pub server_versions: BTreeMap<String, String>,
 }
 
 /// One point of a thread sweep.

@@ -11,6 +11,8 @@ pub mod hdr;
 pub mod javafmt;
 pub mod legacy;
 pub mod order;
+pub mod timeline;
+pub mod validity;
 pub mod registry;
 pub mod result;
 pub mod status;
@@ -25,7 +27,7 @@ pub use registry::{
 };
 pub use result::{
     ClientCpu, HostFacts, MeasurementResult, PropertyEntry, ResultDocument, ResultError,
-    SCHEMA_VERSION, StatusCount, ToolInfo, total_memory_bytes,
+    SCHEMA_VERSION, ServerFacts, StatusCount, ToolInfo, total_memory_bytes,
 };
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};

@@ -17,7 +17,7 @@ use super::registry::{MapKind, OpMeasurement, RunMeasurements};
 use super::{Status, hdr, order};
 
 /// Version of the document layout; bump it when a field changes meaning or is removed.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Why a result document could not be built or merged.
 #[derive(Debug, thiserror::Error)]
@@ -287,8 +287,67 @@ pub fn decode_histogram(name: &str, encoded: &str) -> Result<Histogram<u64>, Res
     Ok(h)
 }
 
-/// Server-side facts, filled by the runner (versions, topology, `standin: true|false`).
-pub type ServerFacts = serde_json::Value;
+/// Server-side facts and how the client talked to them, filled by the runner: what the server
+/// said it is (version, role, whether it is the stand-in) and what was really in force (the URI,
+/// write concern, read preference, threads). Typed so that "stand-in figures are labelled" is
+/// checked by the compiler, not by a string key.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ServerFacts {
+    /// True when the stand-in server, not MongoDB, answered: the figures are not MongoDB's.
+    #[serde(default)]
+    pub standin: bool,
+    /// A sentence saying so, when `standin` is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// `buildInfo.version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `buildInfo.gitVersion`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_version: Option<String>,
+    /// Why `buildInfo` failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_info_error: Option<String>,
+    /// `mongos`, `mongod`, `replica_set_primary` or `replica_set_secondary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The replica set's name, for a replica-set member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica_set: Option<String>,
+    /// `hello.maxWireVersion`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wire_version: Option<i32>,
+    /// Why `hello` failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hello_error: Option<String>,
+    /// The connection string's seed hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<String>,
+    /// The connection string the client really used (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_url: Option<String>,
+    /// The driver pool's `maxPoolSize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_max_pool_size: Option<u32>,
+    /// The database the benchmark collection lives in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_database: Option<String>,
+    /// The write concern in force (`w=1`), or `server default` when the URL set none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_concern: Option<String>,
+    /// The read preference in force (`primary` unless the URL says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_preference: Option<String>,
+    /// Client threads that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// Failed operations by error class (timeouts, not-primary, network, server codes).
+    #[serde(default)]
+    pub error_classes: std::collections::BTreeMap<String, u64>,
+    /// Why the run stopped before its end (`interrupted`, the error-rate guard), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_stopped: Option<String>,
+}
 
 /// One run's (or several merged runs') results.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -315,8 +374,18 @@ pub struct ResultDocument {
     pub properties: Vec<PropertyEntry>,
     /// The client machine.
     pub host: HostFacts,
-    /// The servers, free-form (the runner fills it; carries `standin`).
+    /// The servers and what was in force (the runner fills it; carries `standin`).
+    #[serde(default)]
     pub server: ServerFacts,
+    /// Whether the figures can be trusted, and why not (`docs/result-schema.md`).
+    #[serde(default)]
+    pub validity: super::validity::Validity,
+    /// Seconds left out of the measurement at the start (`--warmup`).
+    #[serde(default)]
+    pub warmup_s: f64,
+    /// Per second: operations, errors and which members answered; outages and stalls.
+    #[serde(default)]
+    pub timeline: super::timeline::Timeline,
     /// CPU time the client process used during the run.
     pub client_cpu: ClientCpu,
     /// Per-measurement results in YCSB's export order.
@@ -363,7 +432,10 @@ impl ResultDocument {
             runs: 1,
             properties: Vec::new(),
             host: HostFacts::collect(),
-            server: serde_json::Value::Null,
+            server: ServerFacts::default(),
+            validity: super::validity::Validity::valid(),
+            warmup_s: 0.0,
+            timeline: super::timeline::Timeline::default(),
             client_cpu: ClientCpu::default(),
             measurements,
         })
@@ -388,6 +460,9 @@ impl ResultDocument {
     pub fn merge_concurrent(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
         let mut out = merge_measurements(docs)?;
         out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+        for d in docs.iter().skip(1) {
+            out.timeline.merge_concurrent(&d.timeline);
+        }
         out.throughput = docs
             .iter()
             .map(|d| d.throughput)
@@ -495,6 +570,14 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
         properties: first.properties.clone(),
         host: first.host.clone(),
         server: first.server.clone(),
+        validity: docs
+            .iter()
+            .fold(super::validity::Validity::valid(), |mut acc, d| {
+                acc.merge(&d.validity);
+                acc
+            }),
+        warmup_s: first.warmup_s,
+        timeline: first.timeline.clone(),
         client_cpu: docs.iter().fold(ClientCpu::default(), |acc, d| ClientCpu {
             user_us: acc.user_us + d.client_cpu.user_us,
             system_us: acc.system_us + d.client_cpu.system_us,
@@ -724,7 +807,11 @@ mod tests {
             transparent_hugepage: Some("madvise".into()),
             os: "linux".into(),
         };
-        d.server = serde_json::json!({"version": "7.0.0-standin", "standin": true});
+        d.server = ServerFacts {
+            version: Some("7.0.0-standin".into()),
+            standin: true,
+            ..Default::default()
+        };
         d.client_cpu = ClientCpu {
             user_us: 5,
             system_us: 6,

@@ -42,6 +42,29 @@ pub(crate) struct Progress {
     pub done: AtomicU64,
     /// Operations whose status was not ok.
     pub failed: AtomicU64,
+    /// Per timeline operation ([`TIMELINE_OPS`]): completed, every status.
+    pub by_op: [AtomicU64; TIMELINE_OPS.len()],
+    /// Per timeline operation: completed with a status other than OK.
+    pub failed_by_op: [AtomicU64; TIMELINE_OPS.len()],
+}
+
+/// The operations the per-second timeline counts, in YCSB's names.
+pub(crate) const TIMELINE_OPS: [&str; 5] = ["INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE"];
+
+fn timeline_index(op: &str) -> Option<usize> {
+    TIMELINE_OPS.iter().position(|o| *o == op)
+}
+
+impl Progress {
+    /// Counts one completed operation for the timeline.
+    fn count(&self, op: &str, ok: bool) {
+        if let Some(i) = timeline_index(op) {
+            self.by_op[i].fetch_add(1, Ordering::Relaxed);
+            if !ok {
+                self.failed_by_op[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Sums every client's `(done, failed)`.
@@ -94,6 +117,7 @@ impl Ctx<'_> {
         let latency = micros(end.saturating_duration_since(start));
         let intended_us = intended.map(|i| micros(end.saturating_duration_since(i)));
         self.rec.record(op, latency, intended_us, status);
+        self.progress.count(op, status.is_ok());
     }
 
     /// Verifies returned records (`dataintegrity`), timed as `VERIFY`.
@@ -237,6 +261,7 @@ impl Ctx<'_> {
                 // YCSB reports no status for READ-MODIFY-WRITE, only its latency.
                 self.rec
                     .record_without_status("READ-MODIFY-WRITE", latency, intended_us);
+                self.progress.count("READ-MODIFY-WRITE", true);
                 true
             }
         }

@@ -11,6 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::Phase;
 use super::client::{ClientReport, Progress, Shared, progress_totals, run_client};
 use super::pacing;
+use super::verdict::{self, Evidence};
+use super::watch::{Notify, Watch, WatchSetup};
+use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
 use crate::measure::{self, MeasurementConfig, Measurements};
@@ -31,7 +34,19 @@ pub struct ExecuteOptions {
     pub uri: Option<String>,
     /// No warnings or notes on stderr (experiments keep them in the result document instead).
     pub quiet: bool,
+    /// Members to probe for liveness while the run goes on (`None`: discovered from the
+    /// connection string: its hosts, their replica set, and a mongos's shards).
+    pub probe_targets: Option<Vec<ProbeTarget>>,
+    /// Where live findings go (a member stopped answering, a stall): stderr when `None`. They
+    /// are said even when `quiet`, since they change what the result means.
+    pub notify: Option<Notify>,
+    /// Drop the benchmark database before a load (`load --drop`).
+    pub drop_database: bool,
 }
+
+/// How long clients still waiting on the server get after the run's stop before they are
+/// abandoned (and the result declared invalid): a dead or frozen server never holds a run.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_ {
     move |k| props.get(k).map(str::to_string)
@@ -72,18 +87,22 @@ pub async fn execute(
     let status_interval_s: u64 = parse_prop(props, "status.interval", 10u64)?;
     let status_enabled = opts.status || parse_prop(props, "status", false)?;
     let label = props.get_or("label", "").to_string();
-    let max_error_rate: Option<f64> = match props.get("microshard.maxerrorrate") {
-        None => None,
-        Some(_) => {
-            let r: f64 = parse_prop(props, "microshard.maxerrorrate", 1.0f64)?;
-            if !(0.0..=1.0).contains(&r) {
-                return Err(bad_input(format!(
-                    "property microshard.maxerrorrate={r}: a fraction between 0 and 1 is expected"
-                )));
-            }
-            Some(r)
-        }
-    };
+    // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
+    let error_rate_limit: f64 = parse_prop(props, "microshard.maxerrorrate", 0.01f64)?;
+    if !(0.0..=1.0).contains(&error_rate_limit) {
+        return Err(bad_input(format!(
+            "property microshard.maxerrorrate={error_rate_limit}: a fraction between 0 and 1 is expected"
+        )));
+    }
+    let max_error_rate: Option<f64> = props
+        .get("microshard.maxerrorrate")
+        .map(|_| error_rate_limit);
+    let stall_s: f64 = parse_prop(props, "microshard.stallseconds", 2.0f64)?;
+    if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
+        return Err(bad_input(format!(
+            "property microshard.stallseconds={stall_s}: seconds between 0.5 and 3600 are expected"
+        )));
+    }
 
     let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
     let verify = workload.data_integrity();
@@ -120,14 +139,26 @@ pub async fn execute(
     let binding = MongoBinding::connect_with(settings)
         .await
         .map_err(as_bad_input)?;
-    let server = binding.server_facts().await;
-    let standin = server
-        .get("standin")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
+    let mut server = binding.server_facts().await;
+    let standin = server.standin;
     if standin {
         say("NOTE: measured against the microshard stand-in, not MongoDB");
     }
+    if opts.drop_database && phase == Phase::Load {
+        binding.drop_database().await.map_err(|e| anyhow::anyhow!(e))?;
+        say(&format!(
+            "dropped database {} before loading (--drop)",
+            binding.settings().resolved.database
+        ));
+    }
+    let probe_targets = match &opts.probe_targets {
+        Some(t) => t.clone(),
+        None => binding.discover_members().await,
+    };
+    let notify: Notify = match &opts.notify {
+        Some(n) => n.clone(),
+        None => Notify::stderr(),
+    };
 
     let stop = opts.cancel.child_token();
     let shared_table = workload.table().to_string();
@@ -154,6 +185,23 @@ pub async fn execute(
         handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
     }
     let clients_done = CancellationToken::new();
+    let abort_handles: Vec<tokio::task::AbortHandle> =
+        handles.iter().map(|h| h.abort_handle()).collect();
+    // A run throttled below one operation per stall period must not look stalled.
+    let stall_after = Duration::from_secs_f64(if target > 0.0 {
+        stall_s.max(3.0 / target)
+    } else {
+        stall_s
+    });
+    let watch = Watch::start(WatchSetup {
+        start,
+        stall_after,
+        stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+        progress: counters.iter().map(|(p, _)| p.clone()).collect(),
+        targets: probe_targets,
+        stop: stop.clone(),
+        notify: notify.clone(),
+    });
 
     // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
     let timer = (max_execution_s > 0).then(|| {
@@ -218,14 +266,36 @@ pub async fn execute(
 
     let mut reports: Vec<ClientReport> = Vec::with_capacity(threads);
     let mut panicked = 0usize;
-    for h in handles {
-        match h.await {
+    let mut abandoned = 0usize;
+    let joined = futures::future::join_all(handles);
+    tokio::pin!(joined);
+    let results = tokio::select! {
+        r = &mut joined => r,
+        _ = async {
+            stop.cancelled().await;
+            tokio::time::sleep(STOP_GRACE).await;
+        } => {
+            notify.say(&format!(
+                "microshard: clients still waiting on the server {} s after the stop: abandoning them",
+                STOP_GRACE.as_secs()
+            ));
+            for a in &abort_handles {
+                a.abort();
+            }
+            joined.await
+        }
+    };
+    for r in results {
+        match r {
             Ok(r) => reports.push(r),
+            Err(e) if e.is_cancelled() => abandoned += 1,
             Err(_) => panicked += 1,
         }
     }
     let elapsed = start.elapsed();
+    let end = Instant::now();
     clients_done.cancel();
+    let watched = watch.finish(end).await;
     if let Some(t) = timer {
         let _ = t.await;
     }
@@ -241,7 +311,8 @@ pub async fn execute(
     }
 
     let ended_wall = chrono::Utc::now();
-    let ops_done: u64 = reports.iter().map(|r| r.ops_done).sum();
+    // The clients' own counters: they include clients that were abandoned mid-operation.
+    let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
     let mut error_classes: BTreeMap<String, u64> = BTreeMap::new();
     for r in &reports {
         for (class, n) in &r.error_classes {
@@ -278,11 +349,22 @@ pub async fn execute(
         }
     }
 
-    let stopped_reason = error_stop.lock().ok().and_then(|r| r.clone()).or_else(|| {
-        opts.cancel
-            .is_cancelled()
-            .then(|| "interrupted".to_string())
-    });
+    let mut stopped: Vec<String> = Vec::new();
+    if let Some(reason) = error_stop.lock().ok().and_then(|r| r.clone()) {
+        stopped.push(reason);
+    }
+    if let Some(reason) = &watched.aborted {
+        stopped.push(reason.clone());
+    }
+    if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
+        stopped.push(format!("stopped: {fatal}"));
+    }
+    if reports.iter().any(|r| r.gave_up) {
+        stopped.push("stopped: a client gave up after an insert failed beyond its retries".into());
+    }
+    if opts.cancel.is_cancelled() {
+        stopped.push("was interrupted".into());
+    }
     let mut doc = measure::ResultDocument::new(
         match phase {
             Phase::Load => "load",
@@ -293,45 +375,79 @@ pub async fn execute(
         &overall,
         &run,
     )?;
-    doc.properties = props
-        .resolved()
-        .into_iter()
-        .map(|p| measure::result::PropertyEntry {
-            value: crate::redact::redact_uri(&p.value),
-            origin: p.origin.to_string(),
-            key: p.key,
-        })
-        .collect();
+    doc.properties = recorded_properties(props, opts.uri.as_deref());
     doc.client_cpu = cpu;
-    let mut server = server;
-    if let Some(obj) = server.as_object_mut() {
-        // Errors as the driver classified them (timeouts, not-primary, network, server codes).
-        obj.insert(
-            "error_classes".into(),
-            serde_json::to_value(&error_classes).unwrap_or_default(),
-        );
-        if standin {
-            obj.insert(
-                "note".into(),
-                "measured against the microshard stand-in, not MongoDB".into(),
-            );
-        }
-        if let Some(reason) = &stopped_reason {
-            obj.insert("run_stopped".into(), reason.clone().into());
-        }
-        obj.insert("threads".into(), threads.into());
+    let evidence = Evidence {
+        load: phase == Phase::Load,
+        operations: ops_done,
+        failed: ops_failed,
+        max_error_rate: error_rate_limit,
+        failed_time_share: failed_time_share(&doc, threads, elapsed),
+        error_classes: error_classes.clone(),
+        timeline: watched.timeline,
+        stopped: stopped.clone(),
+        abandoned_clients: abandoned,
+        client_cpu_s: cpu.total_us() as f64 / 1e6,
+        wall_s: elapsed.as_secs_f64(),
+        cores: doc.host.cpu_count,
+    };
+    doc.validity = verdict::assess(&evidence);
+    doc.timeline = evidence.timeline;
+    server.error_classes = error_classes;
+    if standin {
+        server.note = Some("measured against the microshard stand-in, not MongoDB".into());
     }
+    server.run_stopped = (!stopped.is_empty()).then(|| stopped.join("; "));
+    server.threads = Some(threads as u64);
     doc.server = server;
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(path, text)
             .with_context(|| format!("--json: cannot write {}", path.display()))?;
     }
-    if let Some(reason) = error_stop.lock().ok().and_then(|r| r.clone()) {
-        anyhow::bail!("{reason}");
-    }
-    if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
-        anyhow::bail!("the run is invalid: {fatal}");
-    }
     Ok(doc)
+}
+
+/// The resolved properties as the result records them: URIs redacted, and `mongodb.url` replaced
+/// by the connection string really used when an experiment or `--uri` gave one, so a cell never
+/// claims a server it did not talk to.
+fn recorded_properties(
+    props: &Properties,
+    uri: Option<&str>,
+) -> Vec<measure::result::PropertyEntry> {
+    let mut out: Vec<measure::result::PropertyEntry> = props
+        .resolved()
+        .into_iter()
+        .filter(|p| uri.is_none() || p.key != "mongodb.url")
+        .map(|p| measure::result::PropertyEntry {
+            value: crate::redact::redact_uri(&p.value),
+            origin: p.origin.to_string(),
+            key: p.key,
+        })
+        .collect();
+    if let Some(uri) = uri {
+        out.push(measure::result::PropertyEntry {
+            key: "mongodb.url".into(),
+            value: crate::redact::redact_uri(uri),
+            origin: "connection string in use (--uri or the topology's entry point)".into(),
+        });
+    }
+    out
+}
+
+/// Share of the clients' time spent on operations that failed: the failed measurements'
+/// latencies summed, over threads × run time.
+fn failed_time_share(doc: &measure::ResultDocument, threads: usize, elapsed: Duration) -> f64 {
+    let failed_us: f64 = doc
+        .measurements
+        .iter()
+        .filter(|m| m.name.ends_with("-FAILED") && m.kind == measure::MapKind::Actual)
+        .map(|m| m.mean * m.count as f64)
+        .sum();
+    let budget_us = threads.max(1) as f64 * elapsed.as_secs_f64() * 1e6;
+    if budget_us > 0.0 {
+        (failed_us / budget_us).min(1.0)
+    } else {
+        0.0
+    }
 }

@@ -15,7 +15,10 @@ pub enum Phase {
 mod client;
 mod exec;
 mod status;
+pub mod verdict;
+pub mod watch;
 
 pub use exec::{ExecuteOptions, execute};
+pub use watch::Notify;
 
 pub mod fdlimit;

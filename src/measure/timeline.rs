@@ -1,0 +1,129 @@
+//! The per-second timeline of a run: what completed, what failed and which members answered, one
+//! entry per second of the timed window. The validity verdict is computed from it (and from the
+//! liveness probes' outages), and it is stored in every result document so a reader can see *when*
+//! something went wrong, not only that it did (`docs/result-schema.md`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One second of the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineSecond {
+    /// Seconds since the timed window started (0 = the first second).
+    pub second: u32,
+    /// Operations that completed in this second, per operation (`READ`, `UPDATE`, ...), every
+    /// status included.
+    pub operations: BTreeMap<String, u64>,
+    /// Operations that completed in this second with a status other than OK, per operation.
+    pub errors: BTreeMap<String, u64>,
+    /// Members whose liveness probe answered in this second (`name (host:port)`).
+    #[serde(default)]
+    pub answered: Vec<String>,
+    /// Members that were probed but did not answer in this second.
+    #[serde(default)]
+    pub silent: Vec<String>,
+}
+
+impl TimelineSecond {
+    /// All operations of this second.
+    pub fn total_operations(&self) -> u64 {
+        self.operations.values().sum()
+    }
+
+    /// All failed operations of this second.
+    pub fn total_errors(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// A span during which something was wrong, in seconds since the timed window started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outage {
+    /// Who (`sh0 (localhost:41110)`) or what (`all clients`) it concerns.
+    pub subject: String,
+    /// When it started, seconds into the run.
+    pub from_s: f64,
+    /// How long it lasted, seconds.
+    pub duration_s: f64,
+    /// Still going on when the run ended.
+    pub ongoing: bool,
+}
+
+/// Everything watched while the run went on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// One entry per second of the timed window.
+    pub seconds: Vec<TimelineSecond>,
+    /// Members probed during the run (`name (host:port)`), in probe order.
+    #[serde(default)]
+    pub probed: Vec<String>,
+    /// Spans in which a member did not answer its probe for at least the stall threshold.
+    #[serde(default)]
+    pub member_outages: Vec<Outage>,
+    /// Spans in which no client completed any operation for at least the stall threshold.
+    #[serde(default)]
+    pub stalls: Vec<Outage>,
+}
+
+impl Timeline {
+    /// Adds another timeline of the same window second by second (several clients, one clock).
+    pub fn merge_concurrent(&mut self, other: &Timeline) {
+        for s in &other.seconds {
+            match self.seconds.iter_mut().find(|m| m.second == s.second) {
+                Some(mine) => {
+                    for (op, n) in &s.operations {
+                        *mine.operations.entry(op.clone()).or_insert(0) += n;
+                    }
+                    for (op, n) in &s.errors {
+                        *mine.errors.entry(op.clone()).or_insert(0) += n;
+                    }
+                }
+                None => self.seconds.push(s.clone()),
+            }
+        }
+        self.seconds.sort_by_key(|s| s.second);
+        self.member_outages.extend(other.member_outages.iter().cloned());
+        self.stalls.extend(other.stalls.iter().cloned());
+        for p in &other.probed {
+            if !self.probed.contains(p) {
+                self.probed.push(p.clone());
+            }
+        }
+    }
+}
+
+/// Formats seconds as the verdict sentences do (`5.2 s`).
+pub fn seconds(s: f64) -> String {
+    format!("{s:.1} s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_timelines_add_per_second() {
+        let sec = |second, ops: u64, errs: u64| TimelineSecond {
+            second,
+            operations: BTreeMap::from([("READ".to_string(), ops)]),
+            errors: BTreeMap::from([("READ".to_string(), errs)]),
+            ..Default::default()
+        };
+        let mut a = Timeline {
+            seconds: vec![sec(0, 10, 1), sec(1, 20, 0)],
+            ..Default::default()
+        };
+        let b = Timeline {
+            seconds: vec![sec(1, 5, 2), sec(2, 7, 0)],
+            ..Default::default()
+        };
+        a.merge_concurrent(&b);
+        let totals: Vec<(u64, u64)> = a
+            .seconds
+            .iter()
+            .map(|s| (s.total_operations(), s.total_errors()))
+            .collect();
+        assert_eq!(totals, vec![(10, 1), (25, 2), (7, 0)]);
+    }
+}

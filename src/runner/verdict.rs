@@ -1,0 +1,231 @@
+//! The rules that turn what a run saw into its validity verdict (`docs/result-schema.md`,
+//! "Validity"). Pure: every input is a value, so each rule is tested on its own.
+
+use std::collections::BTreeMap;
+
+use crate::measure::timeline::{Timeline, seconds};
+use crate::measure::validity::Validity;
+
+/// Client CPU above this share of the cores it may use makes a figure `degraded`.
+pub const CLIENT_SATURATION: f64 = 0.9;
+
+/// Everything the verdict is computed from.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// `load` or `run`.
+    pub load: bool,
+    /// Operations completed (every status).
+    pub operations: u64,
+    /// Operations whose status was not OK.
+    pub failed: u64,
+    /// `microshard.maxerrorrate`: a larger failed share makes the result invalid.
+    pub max_error_rate: f64,
+    /// Share of the clients' time spent waiting on operations that failed.
+    pub failed_time_share: f64,
+    /// Failures by class (`server_code_11000`, `timeout`, ...).
+    pub error_classes: BTreeMap<String, u64>,
+    /// Members' outages and stalls.
+    pub timeline: Timeline,
+    /// Why the run stopped early, if it did (Ctrl-C, a long stall, the error-rate guard, a
+    /// client that gave up).
+    pub stopped: Vec<String>,
+    /// Clients still waiting on the server after the stop's grace period (abandoned).
+    pub abandoned_clients: usize,
+    /// Client CPU seconds and wall seconds of the run, and cores the client may use.
+    pub client_cpu_s: f64,
+    /// Wall-clock seconds of the timed window.
+    pub wall_s: f64,
+    /// CPUs the client may use.
+    pub cores: u64,
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Applies every rule to the evidence.
+pub fn assess(e: &Evidence) -> Validity {
+    let mut v = Validity::valid();
+    for o in &e.timeline.member_outages {
+        if o.ongoing {
+            v.invalid(format!(
+                "{} stopped answering at {} and had not answered again {} later, when the run ended",
+                o.subject,
+                seconds(o.from_s),
+                seconds(o.duration_s)
+            ));
+        } else {
+            v.invalid(format!(
+                "{} stopped answering at {} for {}",
+                o.subject,
+                seconds(o.from_s),
+                seconds(o.duration_s)
+            ));
+        }
+    }
+    for s in &e.timeline.stalls {
+        v.invalid(format!(
+            "no operation completed for {} from {} into the run{}",
+            seconds(s.duration_s),
+            seconds(s.from_s),
+            if s.ongoing { " (until the run ended)" } else { "" }
+        ));
+    }
+    let duplicate = e.error_classes.get("server_code_11000").copied().unwrap_or(0);
+    let load_into_existing = e.load && e.failed > 0 && duplicate > 0;
+    if load_into_existing {
+        v.invalid(format!(
+            "{} of {} inserts failed with E11000 duplicate key: the collection already holds these keys — drop the ycsb database first, or use --drop",
+            thousands(duplicate),
+            thousands(e.operations)
+        ));
+    }
+    for reason in &e.stopped {
+        v.invalid(format!("the run {reason}"));
+    }
+    if e.abandoned_clients > 0 {
+        v.invalid(format!(
+            "{} client(s) were still waiting on the server after the run's stop and were abandoned",
+            e.abandoned_clients
+        ));
+    }
+    if !load_into_existing && e.operations > 0 && e.failed > 0 {
+        let share = e.failed as f64 / e.operations as f64;
+        let text = format!(
+            "{} of {} operations failed ({:.2} %); {:.1} % of the clients' time was spent waiting on failures",
+            thousands(e.failed),
+            thousands(e.operations),
+            share * 100.0,
+            e.failed_time_share * 100.0
+        );
+        if share > e.max_error_rate {
+            v.invalid(format!(
+                "{text}, above microshard.maxerrorrate={}",
+                e.max_error_rate
+            ));
+        } else {
+            v.degrade(text);
+        }
+    }
+    if e.operations == 0 && e.stopped.is_empty() {
+        v.invalid("no operation completed");
+    } else if e.operations > 0 && e.failed == e.operations && duplicate == 0 {
+        v.invalid("every operation failed");
+    }
+    if e.cores > 0 && e.wall_s > 0.0 {
+        let used = e.client_cpu_s / e.wall_s / e.cores as f64;
+        if used > CLIENT_SATURATION {
+            v.degrade(format!(
+                "client CPU {:.0} % of {} cores: this figure may measure the client",
+                used * 100.0,
+                e.cores
+            ));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timeline::Outage;
+    use crate::measure::validity::Verdict;
+
+    fn healthy() -> Evidence {
+        Evidence {
+            operations: 10_000,
+            max_error_rate: 0.01,
+            wall_s: 10.0,
+            client_cpu_s: 2.0,
+            cores: 2,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_clean_run_is_valid() {
+        assert!(assess(&healthy()).is_valid());
+    }
+
+    #[test]
+    fn a_member_that_stopped_answering_is_named_with_when_and_how_long() {
+        let mut e = healthy();
+        e.timeline.member_outages.push(Outage {
+            subject: "sh0 (localhost:41110)".into(),
+            from_s: 5.2,
+            duration_s: 20.1,
+            ongoing: false,
+        });
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert_eq!(
+            v.reasons[0].message,
+            "sh0 (localhost:41110) stopped answering at 5.2 s for 20.1 s"
+        );
+    }
+
+    #[test]
+    fn errors_degrade_below_the_rate_and_invalidate_above_it() {
+        let mut e = healthy();
+        e.failed = 50;
+        e.failed_time_share = 0.004;
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Degraded);
+        assert!(v.reasons[0].message.starts_with("50 of 10,000 operations failed (0.50 %)"), "{v:?}");
+        e.failed = 200;
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert!(v.summary().contains("above microshard.maxerrorrate=0.01"));
+    }
+
+    #[test]
+    fn a_load_into_existing_keys_says_so() {
+        let mut e = healthy();
+        e.load = true;
+        e.operations = 2000;
+        e.failed = 2000;
+        e.error_classes.insert("server_code_11000".into(), 2000);
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert_eq!(
+            v.reasons[0].message,
+            "2,000 of 2,000 inserts failed with E11000 duplicate key: the collection already holds these keys — drop the ycsb database first, or use --drop"
+        );
+    }
+
+    #[test]
+    fn a_saturated_client_degrades() {
+        let mut e = healthy();
+        e.client_cpu_s = 19.4;
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Degraded);
+        assert_eq!(
+            v.reasons[0].message,
+            "client CPU 97 % of 2 cores: this figure may measure the client"
+        );
+    }
+
+    #[test]
+    fn stalls_and_abandoned_clients_invalidate() {
+        let mut e = healthy();
+        e.timeline.stalls.push(Outage {
+            subject: "all clients".into(),
+            from_s: 3.0,
+            duration_s: 4.5,
+            ongoing: false,
+        });
+        e.abandoned_clients = 2;
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert_eq!(v.reasons.len(), 2);
+        assert!(v.reasons[0].message.contains("no operation completed for 4.5 s from 3.0 s"));
+    }
+}
