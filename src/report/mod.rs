@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::experiment::model::{CellFile, ExperimentConfig, Latency};
 use crate::experiment::results::{ExperimentDir, ResultsError};
+use crate::measure::validity::{Validity, Verdict};
 
 /// The heading every stand-in figure carries, wherever it is shown or stored.
 pub const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
@@ -76,8 +77,10 @@ pub struct Row {
     pub latency: Option<Latency>,
     /// Operations that did not return OK, summed over repetitions.
     pub errors: u64,
-    /// Errors above the configured fraction of operations.
-    pub degraded: bool,
+    /// The worst verdict over the row's repetitions, with every reason.
+    pub validity: Validity,
+    /// The baseline's figure for this scenario is not valid: the ratio says so.
+    pub baseline_not_valid: bool,
     /// Client CPU utilisation of its cores (mean), 0..1.
     pub client_cpu: Option<f64>,
     /// Client CPU µs per operation (mean).
@@ -103,6 +106,8 @@ pub struct Report {
     pub test: String,
     /// Rows, scenario-major in configuration order.
     pub rows: Vec<Row>,
+    /// One line per cell whose verdict is not `valid`: which cell, the verdict and why.
+    pub validity_notes: Vec<String>,
     /// Warnings collected from cells (deduplicated).
     pub warnings: Vec<String>,
 }
@@ -152,9 +157,13 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     let mut rows = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     let mut any_standin = config.standin;
+    let mut notes: Vec<String> = Vec::new();
     for scenario in &scenarios {
         let base = throughputs(scenario, &config.baseline);
         let base_mean = stats::mean(&base);
+        let baseline_not_valid = groups
+            .get(&(scenario.clone(), config.baseline.clone()))
+            .is_some_and(|g| g.iter().any(|c| c.summary.validity.verdict == Verdict::Invalid));
         for topology in &topologies {
             let group = groups
                 .get(&(scenario.clone(), topology.clone()))
@@ -177,9 +186,23 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 }
             }
             let errors: u64 = group.iter().map(|c| c.summary.errors).sum();
-            let operations: u64 = group.iter().map(|c| c.summary.operations).sum();
-            let degraded = operations > 0
-                && errors as f64 / operations as f64 > config.degraded_error_fraction;
+            let validity = group.iter().fold(Validity::valid(), |mut acc, c| {
+                acc.merge(&c.summary.validity);
+                acc
+            });
+            for c in &group {
+                if !c.summary.validity.is_valid() {
+                    let note = format!(
+                        "{scenario}/{topology} #{} is {}: {}",
+                        c.cell.repeat,
+                        c.summary.validity.verdict,
+                        c.summary.validity.summary()
+                    );
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+            }
             let significance = if *topology == config.baseline {
                 None
             } else {
@@ -230,7 +253,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 main_op: group.last().map(|c| c.summary.main_op.clone()),
                 latency: mean_latency(&group),
                 errors,
-                degraded,
+                validity,
+                baseline_not_valid: baseline_not_valid && *topology != config.baseline,
                 client_cpu,
                 cpu_us_per_op,
                 client_bound,
@@ -249,6 +273,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             ((1.0 - ALPHA) * 100.0).round()
         ),
         rows,
+        validity_notes: notes,
         warnings,
     }
 }
@@ -296,6 +321,7 @@ fn headers(report: &Report) -> Vec<String> {
         "p99 µs",
         "p99.9 µs",
         "errors",
+        "validity",
         "spread (min–max)",
         "± stddev",
         "significant",
@@ -322,7 +348,7 @@ fn row_cells(row: &Row) -> Vec<String> {
         let mut cells = vec![row.scenario.clone(), row.topology.clone()];
         cells.push(dash());
         cells.push("not measured".into());
-        cells.resize(16, dash());
+        cells.resize(17, dash());
         return cells;
     }
     let lat = row.latency.clone().unwrap_or_default();
@@ -332,7 +358,13 @@ fn row_cells(row: &Row) -> Vec<String> {
         row.threads.map(|t| t.to_string()).unwrap_or_else(dash),
         row.throughput.map(fmt_num).unwrap_or_else(dash),
         row.vs_baseline
-            .map(|r| format!("{r:.2}×"))
+            .map(|r| {
+                if row.baseline_not_valid {
+                    format!("{r:.2}× (baseline invalid)")
+                } else {
+                    format!("{r:.2}×")
+                }
+            })
             .unwrap_or_else(dash),
         row.main_op.clone().unwrap_or_else(dash),
         fmt_num(lat.avg),
@@ -340,10 +372,11 @@ fn row_cells(row: &Row) -> Vec<String> {
         fmt_num(lat.p95),
         fmt_num(lat.p99),
         fmt_num(lat.p999),
-        if row.degraded {
-            format!("{} DEGRADED", row.errors)
-        } else {
-            row.errors.to_string()
+        row.errors.to_string(),
+        match row.validity.verdict {
+            Verdict::Valid => "valid".to_string(),
+            Verdict::Degraded => "DEGRADED".to_string(),
+            Verdict::Invalid => "INVALID".to_string(),
         },
         row.spread
             .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
@@ -393,6 +426,13 @@ fn footer(report: &Report) -> Vec<String> {
         lines.push(
             "Measured against microshard's stand-in server (a capacity model), not MongoDB.".into(),
         );
+    }
+    lines.extend(report.validity_notes.iter().map(|n| format!("validity: {n}")));
+    if report.rows.iter().any(|r| r.baseline_not_valid) {
+        lines.push(format!(
+            "A ratio marked \"baseline invalid\" divides by a {} figure that is not valid: do not publish it.",
+            report.baseline
+        ));
     }
     lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     lines
@@ -472,7 +512,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
-pub const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,degraded,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+pub const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
 
 fn render_csv(report: &Report) -> String {
     let mut out = String::from(CSV_HEADER);
@@ -498,7 +538,7 @@ fn render_csv(report: &Report) -> String {
             opt(lat.as_ref().map(|l| l.p99)),
             opt(lat.as_ref().map(|l| l.p999)),
             row.errors.to_string(),
-            row.degraded.to_string(),
+            row.validity.verdict.to_string(),
             opt(row.spread.map(|s| s.0)),
             opt(row.spread.map(|s| s.1)),
             opt(row.stddev),
