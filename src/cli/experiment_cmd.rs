@@ -114,8 +114,9 @@ pub struct CompareArgs {
     /// Use the scenario files' full sizes (the seed's 5 million records) instead of the laptop scale.
     #[arg(long)]
     pub full: bool,
-    /// Records at laptop scale.
-    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS)]
+    /// Records at laptop scale (not with --full, which uses the scenario files' sizes).
+    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS,
+          value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "full")]
     pub records: u64,
     /// Finish an interrupted experiment without measuring its finished cells again.
     #[arg(long, value_name = "DIR")]
@@ -179,8 +180,9 @@ pub struct SweepArgs {
     /// Use the file's record count instead of the laptop scale.
     #[arg(long)]
     pub full: bool,
-    /// Records at laptop scale.
-    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS)]
+    /// Records at laptop scale (not with --full, which uses the scenario files' sizes).
+    #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS,
+          value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "full")]
     pub records: u64,
     /// Do not load: the data is already there.
     #[arg(long)]
@@ -231,7 +233,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 16)]
     pub threads: u32,
     /// Records loaded before the run.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub records: u64,
     /// Set a workload property (repeatable).
     #[arg(short = 'p', value_name = "KEY=VALUE")]
@@ -254,7 +256,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Records loaded per topology.
-    #[arg(long, default_value_t = live::DEMO_RECORDS)]
+    #[arg(long, default_value_t = live::DEMO_RECORDS, value_parser = clap::value_parser!(u64).range(1..))]
     pub records: u64,
     /// Stand-in service time per operation, µs (the capacity model).
     #[arg(long, default_value_t = live::DEMO_SERVICE_TIME_US)]

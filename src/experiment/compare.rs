@@ -635,6 +635,31 @@ pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
 
 /// Writes the report files and charts into the run directory; returns the terminal table.
 pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+    let sweeps = dir.sweeps();
+    if dir.cells()?.is_empty() && !sweeps.is_empty() {
+        // A sweep's own run directory: its reports are the sweep points.
+        let text: Vec<String> = sweeps
+            .iter()
+            .map(|(_, s)| super::sweep::render_sweep(s))
+            .collect();
+        let text = text.join("\n");
+        dir.write_text("report.txt", &text)?;
+        dir.write_text("report.md", &format!("```\n{text}```\n"))?;
+        let csv: Vec<String> = sweeps
+            .iter()
+            .map(|(_, s)| super::sweep::sweep_csv(s))
+            .collect();
+        dir.write_text("report.csv", &csv.join(""))?;
+        let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
+        dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
+        for (label, sweep) in &sweeps {
+            dir.write_text(
+                &format!("sweep-{label}.svg"),
+                &report::charts::sweep_chart(sweep)?,
+            )?;
+        }
+        return Ok(text);
+    }
     let rep = report::build(dir)?;
     dir.write_text("report.md", &report::render(&rep, report::Format::Markdown))?;
     dir.write_text("report.csv", &report::render(&rep, report::Format::Csv))?;
@@ -645,7 +670,7 @@ pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
         dir.write_text("throughput.svg", &report::charts::throughput_chart(&rep)?)?;
         dir.write_text("latency.svg", &report::charts::latency_chart(&rep)?)?;
     }
-    for (label, sweep) in dir.sweeps() {
+    for (label, sweep) in sweeps {
         dir.write_text(
             &format!("sweep-{label}.svg"),
             &report::charts::sweep_chart(&sweep)?,
@@ -682,6 +707,22 @@ mod tests {
     use crate::experiment::model::{CellSummary, Latency};
     use std::collections::HashMap;
 
+    /// A result document with five successful inserts (what `insert_attempts` counts).
+    fn five_inserts() -> crate::measure::ResultDocument {
+        let m = crate::measure::Measurements::new(crate::measure::MeasurementConfig::default());
+        let c = m.client();
+        for _ in 0..5 {
+            c.record("INSERT", 10, None, crate::measure::Status::Ok);
+        }
+        let t0 = chrono::Utc::now();
+        let overall = crate::measure::Overall {
+            runtime_ms: 1,
+            operations: 5,
+        };
+        crate::measure::ResultDocument::new("run", t0, t0, &overall, &m.finish())
+            .unwrap_or_default()
+    }
+
     /// A lab whose topologies have a fixed capacity and which records what it was asked.
     #[derive(Default)]
     struct FakeLab {
@@ -708,6 +749,7 @@ mod tests {
                     topology: topology.into(),
                     entry_uri: "mongodb://127.0.0.1:1".into(),
                     watched: vec![],
+                    ..Default::default()
                 },
                 topology.into(),
             ))
@@ -756,10 +798,7 @@ mod tests {
                     standin: true,
                     ..Default::default()
                 },
-                document: serde_json::json!({"measurements": [
-                    {"name": "INSERT", "kind": "actual", "count": 5,
-                     "statuses": [{"status": "OK", "count": 5}]}
-                ]}),
+                document: five_inserts(),
             })
         }
 

@@ -13,7 +13,7 @@ use super::scenario::PropertyMap;
 use crate::runner::Phase;
 
 /// A topology that is up, as the experiment sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Deployment {
     /// Topology name.
     pub topology: String,

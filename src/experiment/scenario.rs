@@ -87,11 +87,11 @@ pub fn resolve(
     for (i, (name, path)) in files.iter().enumerate() {
         let mut props = read_properties(path)?;
         if !scaling.full {
+            // The load inserts `recordcount` documents (YCSB's load count when `insertcount`
+            // is not set), so a `-p recordcount=N` below means exactly N documents loaded and
+            // N keys read by every run phase; an explicit `-p insertcount` still wins.
             props.insert("recordcount".into(), scaling.records.to_string());
-            if i == 0 {
-                props.insert("insertcount".into(), scaling.records.to_string());
-                props.insert("operationcount".into(), scaling.records.to_string());
-            }
+            props.remove("insertcount");
         }
         if let (true, Some(d)) = (i > 0, scaling.duration_s) {
             props.insert("maxexecutiontime".into(), d.to_string());
@@ -176,7 +176,7 @@ mod tests {
         let (props, note) = resolve(&files, &scaling, &ov).unwrap_or_default();
         let s1 = &props["S1"];
         assert_eq!(s1["recordcount"], "1000");
-        assert_eq!(s1["insertcount"], "1000");
+        assert!(!s1.contains_key("insertcount"));
         assert!(!s1.contains_key("maxexecutiontime"));
         let s2 = &props["S2"];
         assert_eq!(s2["recordcount"], "1000");
@@ -192,6 +192,29 @@ mod tests {
         let (props, note) = resolve(&files, &full, &[]).unwrap_or_default();
         assert_eq!(props["S2"]["recordcount"], "5000000");
         assert!(note.contains("full size"));
+    }
+
+    #[test]
+    fn an_explicit_record_count_wins_over_laptop_scaling_for_load_and_runs() {
+        let dir = tempfile::tempdir().ok();
+        let Some(dir) = dir else { return };
+        let s1 = write(dir.path(), "S1", "recordcount=5000000\ninsertproportion=1\n");
+        let s2 = write(dir.path(), "S2", "recordcount=5000000\nreadproportion=1\n");
+        let files = vec![("S1".to_string(), s1), ("S2".to_string(), s2)];
+        let scaling = Scaling {
+            full: false,
+            records: 300,
+            duration_s: None,
+            threads: None,
+        };
+        let ov = parse_overrides(&["recordcount=200".into()]).unwrap_or_default();
+        let (props, _) = resolve(&files, &scaling, &ov).unwrap_or_else(|e| panic!("{e:#}"));
+        let mut load = crate::workload::Properties::new();
+        for (k, v) in &props["S1"] {
+            load.set(k.clone(), v.clone(), crate::workload::Origin::Override);
+        }
+        assert_eq!(crate::workload::load_operation_count(&load).ok(), Some(200));
+        assert_eq!(props["S2"]["recordcount"], "200");
     }
 
     #[test]

@@ -204,7 +204,7 @@ fn sweep_label(where_: &str) -> String {
 pub fn render_sweep(sweep: &SweepFile) -> String {
     let mut b = tabled::builder::Builder::new();
     b.push_record([
-        "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "",
+        "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
     ]);
     for p in &sweep.points {
         let mut mark = Vec::new();
@@ -223,6 +223,7 @@ pub fn render_sweep(sweep: &SweepFile) -> String {
             format!("{:.0}", s.latency.p95),
             format!("{:.0}", s.latency.p99),
             s.errors.to_string(),
+            s.validity.verdict.to_string(),
             mark.join(", "),
         ]);
     }
@@ -240,6 +241,43 @@ pub fn render_sweep(sweep: &SweepFile) -> String {
             sweep.tolerance * 100.0
         )),
         _ => out.push_str("No usable points: no maximum or knee.\n"),
+    }
+    for p in sweep.points.iter().filter(|p| !p.summary.validity.is_valid()) {
+        out.push_str(&format!(
+            "validity: {} threads is {}: {}\n",
+            p.threads,
+            p.summary.validity.verdict,
+            p.summary.validity.summary()
+        ));
+    }
+    out
+}
+
+/// A sweep as CSV: one row per point, for spreadsheets.
+pub fn sweep_csv(sweep: &SweepFile) -> String {
+    let mut out = String::from(
+        "figures,label,threads,throughput_ops_s,main_op,avg_us,p95_us,p99_us,p999_us,errors,validity,max,knee\n",
+    );
+    for p in &sweep.points {
+        let s = &p.summary;
+        let fields = [
+            if sweep.standin { "stand-in" } else { "mongodb" }.to_string(),
+            sweep.label.clone(),
+            p.threads.to_string(),
+            format!("{:.3}", s.throughput),
+            s.main_op.clone(),
+            format!("{:.3}", s.latency.avg),
+            format!("{:.3}", s.latency.p95),
+            format!("{:.3}", s.latency.p99),
+            format!("{:.3}", s.latency.p999),
+            s.errors.to_string(),
+            s.validity.verdict.to_string(),
+            (Some(p.threads) == sweep.max_threads).to_string(),
+            (Some(p.threads) == sweep.knee_threads).to_string(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| crate::report::csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
     }
     out
 }
@@ -269,6 +307,7 @@ mod tests {
                     topology: t.into(),
                     entry_uri: String::new(),
                     watched: vec![],
+                    ..Default::default()
                 },
                 (),
             ))
@@ -297,7 +336,7 @@ mod tests {
                     throughput: tp,
                     ..Default::default()
                 },
-                document: serde_json::Value::Null,
+                document: Default::default(),
             })
         }
         async fn down(&mut self, _h: ()) -> anyhow::Result<()> {

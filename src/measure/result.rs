@@ -350,7 +350,7 @@ pub struct ServerFacts {
 }
 
 /// One run's (or several merged runs') results.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResultDocument {
     /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -808,13 +808,49 @@ mod tests {
             os: "linux".into(),
         };
         d.server = ServerFacts {
-            version: Some("7.0.0-standin".into()),
             standin: true,
-            ..Default::default()
+            note: Some("measured against the microshard stand-in, not MongoDB".into()),
+            version: Some("7.0.0-standin".into()),
+            git_version: Some("abc".into()),
+            build_info_error: Some("e".into()),
+            role: Some("mongos".into()),
+            replica_set: Some("rs0".into()),
+            max_wire_version: Some(21),
+            hello_error: Some("e".into()),
+            hosts: Some("localhost:27017".into()),
+            client_url: Some("mongodb://localhost:27017/ycsb?w=1".into()),
+            client_max_pool_size: Some(8),
+            client_database: Some("ycsb".into()),
+            write_concern: Some("w=1".into()),
+            read_preference: Some("primary".into()),
+            threads: Some(8),
+            error_classes: [("timeout".to_string(), 3u64)].into_iter().collect(),
+            run_stopped: Some("was interrupted".into()),
         };
         d.client_cpu = ClientCpu {
             user_us: 5,
             system_us: 6,
+        };
+        d.validity
+            .invalid("sh0 (localhost:41110) stopped answering at 5.2 s for 20.1 s");
+        d.warmup_s = 0.0;
+        let outage = crate::measure::timeline::Outage {
+            subject: "sh0 (localhost:41110)".into(),
+            from_s: 5.2,
+            duration_s: 20.1,
+            ongoing: false,
+        };
+        d.timeline = crate::measure::timeline::Timeline {
+            seconds: vec![crate::measure::timeline::TimelineSecond {
+                second: 0,
+                operations: [("READ".to_string(), 10u64)].into_iter().collect(),
+                errors: [("READ".to_string(), 1u64)].into_iter().collect(),
+                answered: vec!["mongos (localhost:27017)".into()],
+                silent: vec!["sh0 (localhost:41110)".into()],
+            }],
+            probed: vec!["sh0 (localhost:41110)".into()],
+            member_outages: vec![outage.clone()],
+            stalls: vec![outage],
         };
         let value = serde_json::to_value(&d).unwrap();
 

@@ -623,10 +623,13 @@ pub(crate) mod tests {
                 client_cores: Some(2),
                 standin: false,
                 server_version: Some("7.0.0".into()),
+                ..Default::default()
             },
-            result: serde_json::Value::Null,
+            result: Default::default(),
             server: None,
             warnings: vec![],
+            topology: None,
+            server_versions: Default::default(),
         }
     }
 
@@ -691,14 +694,34 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn degraded_and_missing_cells_show() {
+    fn degraded_invalid_and_missing_cells_show() {
         let mut cs = cells();
         cs.retain(|c| !(c.cell.scenario == "S2" && c.cell.topology == "microshard-2"));
-        cs[0].summary.errors = 1000;
+        let baseline = config(false).baseline;
+        for c in cs.iter_mut().filter(|c| c.cell.scenario == "S2") {
+            c.summary.validity.degrade("12 of 1,000 operations failed");
+        }
+        let invalid = cs
+            .iter_mut()
+            .find(|c| c.cell.topology == baseline && c.cell.scenario == "S1")
+            .map(|c| {
+                c.summary
+                    .validity
+                    .invalid("sh0 (localhost:41110) stopped answering at 5.2 s for 20.1 s");
+            });
+        assert!(invalid.is_some());
         let r = build_from(&config(false), &cs);
         let table = render(&r, Format::Table);
         assert!(table.contains("DEGRADED"), "{table}");
+        assert!(table.contains("INVALID"), "{table}");
         assert!(table.contains("not measured"), "{table}");
+        assert!(
+            table.contains("validity: S1/single #1 is invalid: sh0 (localhost:41110) stopped answering"),
+            "{table}"
+        );
+        assert!(table.contains("(baseline invalid)"), "{table}");
+        let csv = render(&r, Format::Csv);
+        assert!(csv.lines().any(|l| l.contains(",invalid,")), "{csv}");
     }
 
     #[test]
