@@ -308,7 +308,7 @@ pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyho
             .filter(|m| roles.contains(&m.role))
             .filter_map(|m| m.pid.map(|pid| (m, pid)))
             .map(|(m, pid)| async move {
-                let ok = stop_one(pid, m.port, &m.address, stop_timeout).await;
+                let ok = stop_one(&m.name, pid, m.port, &m.address, stop_timeout).await;
                 (m.name.clone(), pid, ok)
             });
         for (name, pid, ok) in futures::future::join_all(stops).await {
@@ -328,27 +328,70 @@ pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyho
     }
 }
 
-async fn stop_one(pid: u32, port: u16, address: &str, stop_timeout: Duration) -> bool {
+/// How long a member gets to answer `shutdown` before it is signalled.
+const SHUTDOWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Stops one member, saying on stderr what it waits for whenever the member does not go
+/// quietly: a frozen (stopped) process is killed at once, a member that does not answer
+/// `shutdown` gets SIGTERM and then SIGKILL, each wait bounded by `stop_timeout`.
+async fn stop_one(
+    name: &str,
+    pid: u32,
+    port: u16,
+    address: &str,
+    stop_timeout: Duration,
+) -> bool {
     if !pid_alive(pid, port) {
         return true;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(10), crate::cluster::shutdown(address)).await;
-    if wait_gone(pid, port, stop_timeout).await {
+    let kill = |signal| {
+        // SAFETY: kill(2) on a pid verified by `pid_alive` to be the member we started.
+        unsafe {
+            libc::kill(pid as i32, signal);
+        }
+    };
+    if process_stopped(pid) {
+        eprintln!("microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it");
+        kill(libc::SIGKILL);
+        return wait_gone(pid, port, stop_timeout).await;
+    }
+    let answered = tokio::time::timeout(
+        SHUTDOWN_COMMAND_TIMEOUT,
+        crate::cluster::shutdown(address),
+    )
+    .await
+    .is_ok();
+    if !answered {
+        eprintln!(
+            "microshard: {name} ({address}) did not answer shutdown within {} s: sending SIGTERM, then SIGKILL after {} s",
+            SHUTDOWN_COMMAND_TIMEOUT.as_secs(),
+            stop_timeout.as_secs()
+        );
+    } else if wait_gone(pid, port, stop_timeout).await {
         return true;
     }
     for signal in [libc::SIGTERM, libc::SIGKILL] {
         if !pid_alive(pid, port) {
             return true;
         }
-        // SAFETY: kill(2) on a pid verified above to be the member we started.
-        unsafe {
-            libc::kill(pid as i32, signal);
-        }
+        kill(signal);
         if wait_gone(pid, port, stop_timeout).await {
             return true;
         }
     }
     !pid_alive(pid, port)
+}
+
+/// True when the process is stopped (`T` in /proc/PID/stat, e.g. after SIGSTOP): it cannot
+/// answer a command or handle SIGTERM, only SIGKILL ends it.
+fn process_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let after = s.rsplit_once(')')?.1;
+            after.split_whitespace().next().map(|st| st == "T" || st == "t")
+        })
+        .unwrap_or(false)
 }
 
 async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {

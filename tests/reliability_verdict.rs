@@ -1,0 +1,394 @@
+//! A run that went wrong never looks like a valid result (`docs/reliability.md`, "Results that
+//! went wrong say so"). Stand-in topologies on the process backend; in the middle of a `run` and
+//! of a `compare` cell a shard member, the mongos or a single mongod is frozen (SIGSTOP) or
+//! killed (SIGKILL). Each case must end with exit status 3 within the cell's bound plus a few
+//! seconds, the result must say `invalid` naming the member and its address, a line on stderr
+//! must have said so while it happened, and nothing may be left running.
+
+mod reliability_support;
+use reliability_support::{free_base_port, processes_referring_to};
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
+}
+
+/// A private state dir, TMPDIR and stand-in `mongod`/`mongos`; kills leftovers on drop.
+struct Root {
+    _tmp: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Root {
+    fn new() -> Root {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let path = tmp.path().to_path_buf();
+        for d in ["state", "tmp", "bin", "results"] {
+            std::fs::create_dir_all(path.join(d)).expect("mkdir");
+        }
+        for n in ["mongod", "mongos"] {
+            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
+        }
+        Root { _tmp: tmp, path }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
+            .env("TMPDIR", self.path.join("tmp"))
+            .env("CI", "1")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run microshard")
+    }
+
+    fn bin_dir(&self) -> String {
+        self.path.join("bin").display().to_string()
+    }
+
+    /// A topology file: `sharded` with two shards, or `standalone`.
+    fn topology(&self, sharded: bool) -> (String, u16) {
+        let port = free_base_port(23_000, 6);
+        let name = if sharded { "vsharded" } else { "vsingle" };
+        let text = if sharded {
+            format!("name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n")
+        } else {
+            format!("name = \"{name}\"\nkind = \"standalone\"\nbase_port = {port}\n")
+        };
+        let file = self.path.join(format!("{name}.toml"));
+        std::fs::write(&file, text).expect("write topology");
+        (file.display().to_string(), port)
+    }
+
+    /// `(name, address, pid)` of every member of the one running cluster.
+    fn members(&self) -> Vec<(String, String, i32)> {
+        let out = self.output(&["status", "--json"]);
+        let clusters: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        clusters[0]["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                Some((
+                    m["name"].as_str()?.to_string(),
+                    m["address"].as_str()?.to_string(),
+                    m["pid"].as_u64()? as i32,
+                ))
+            })
+            .collect()
+    }
+
+    fn assert_nothing_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !processes_referring_to(&self.path).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "processes left: {:?}",
+                processes_referring_to(&self.path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        for (pid, _) in processes_referring_to(&self.path) {
+            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGCONT);
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Victim {
+    Shard,
+    Mongos,
+    Single,
+}
+
+impl Victim {
+    /// The member's name in the topology plan (`compare` probes by plan names).
+    fn plan_name(self) -> &'static str {
+        match self {
+            Victim::Shard => "sh0",
+            Victim::Mongos => "mongos0",
+            Victim::Single => "single",
+        }
+    }
+}
+
+/// A child whose stderr lines arrive on a channel as they are written.
+struct Watched {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watched {
+    fn spawn(mut cmd: Command) -> Watched {
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn microshard");
+        let (tx, lines) = mpsc::channel();
+        let stderr = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits until a stderr line contains `needle` (the lines read so far are kept).
+    fn wait_for_line(&mut self, needle: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                let hit = line.contains(needle);
+                self.seen.push(line);
+                if hit {
+                    return;
+                }
+            }
+        }
+        panic!("no stderr line with {needle:?} within {limit:?}: {:#?}", self.seen);
+    }
+
+    /// Waits for the exit (bounded) and returns its code and all of stderr.
+    fn finish(mut self, limit: Duration) -> (Option<i32>, String) {
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("did not end within {limit:?}: {:#?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(500)) {
+            self.seen.push(line);
+        }
+        (status.code(), self.seen.join("\n"))
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) on a stand-in member this test brought up.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Finds the victim's `(label, pid)`: `name (host:port)` as the verdict names it.
+fn victim(root: &Root, v: Victim, via_run: bool) -> (String, i32) {
+    let members = root.members();
+    let (name, address, pid) = members
+        .iter()
+        .find(|(n, _, _)| n == v.plan_name())
+        .cloned()
+        .unwrap_or_else(|| panic!("no member {} in {members:?}", v.plan_name()));
+    // `run` knows no plan: it names what it discovered (the URI's mongos / mongod, the
+    // shards from listShards); `compare` uses the plan's names.
+    let shown = match (via_run, v) {
+        (true, Victim::Mongos) => "mongos".to_string(),
+        (true, Victim::Single) => "mongod".to_string(),
+        _ => name,
+    };
+    (format!("{shown} ({address})"), pid)
+}
+
+/// `run` (CLI) with a member frozen or killed 2 s into a 6 s run.
+fn run_case(v: Victim, sig: i32) {
+    let root = Root::new();
+    let (topo, port) = root.topology(!matches!(v, Victim::Single));
+    let bin_dir = root.bin_dir();
+    let up = root.output(&["up", &topo, "--backend", "process", "--bin-dir", &bin_dir]);
+    assert!(up.status.success(), "up: {}", String::from_utf8_lossy(&up.stderr));
+    let uri = format!("mongodb://localhost:{port}/ycsb?w=1");
+    let load = root.output(&["load", "--uri", &uri, "-p", "recordcount=300", "--threads", "4"]);
+    assert!(load.status.success(), "load: {}", String::from_utf8_lossy(&load.stderr));
+    let (label, pid) = victim(&root, v, true);
+
+    let json = root.path.join("run.json");
+    let mut cmd = root.cmd();
+    cmd.args(["run", "--uri", &uri, "--threads", "4", "--json"])
+        .arg(&json)
+        .args(["-p", "recordcount=300", "-p", "operationcount=0"])
+        .args(["-p", "maxexecutiontime=6", "-p", "readproportion=0.5"])
+        .args(["-p", "updateproportion=0.5"]);
+    let started = Instant::now();
+    let mut run = Watched::spawn(cmd);
+    run.wait_for_line("Maximum execution time", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(2));
+    signal(pid, sig);
+    let (code, stderr) = run.finish(Duration::from_secs(40));
+    let took = started.elapsed();
+    assert_eq!(code, Some(3), "{v:?}: exit status; stderr:\n{stderr}");
+    // 6 s run + 5 s grace for clients stuck on the dead member + probing and start-up slack.
+    assert!(took < Duration::from_secs(20), "{v:?}: took {took:?}");
+    assert!(
+        stderr.contains(&format!("{label} stopped answering at")),
+        "{v:?}: no live line naming {label}:\n{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("not valid") && last.contains(&label),
+        "{v:?}: the last line must say which result and why: {last}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result written"))
+            .expect("result parses");
+    assert_eq!(doc["validity"]["verdict"], "invalid", "{}", doc["validity"]);
+    let reasons = doc["validity"]["reasons"].to_string();
+    assert!(reasons.contains(&label), "{v:?}: {reasons}");
+    assert!(
+        doc["timeline"]["seconds"].as_array().is_some_and(|s| s.len() >= 6),
+        "{v:?}: the timeline covers the run: {}",
+        doc["timeline"]
+    );
+    assert!(
+        doc["timeline"]["member_outages"].to_string().contains(&label),
+        "{}",
+        doc["timeline"]["member_outages"]
+    );
+
+    let down = root.output(&["down", "--all"]);
+    assert!(down.status.success(), "down: {}", String::from_utf8_lossy(&down.stderr));
+    root.assert_nothing_left();
+}
+
+/// `compare` with a member frozen or killed 2 s into the run cell (S2).
+fn compare_case(v: Victim, sig: i32) {
+    let root = Root::new();
+    let (topo, _port) = root.topology(!matches!(v, Victim::Single));
+    let bin_dir = root.bin_dir();
+    let results = root.path.join("results").display().to_string();
+    let mut cmd = root.cmd();
+    cmd.args(["compare", "--topologies", &topo, "--scenarios", "S1,S2"])
+        .args(["--duration", "6s", "--threads", "4", "--records", "300"])
+        .args(["--backend", "process", "--bin-dir", &bin_dir, "--out", &results]);
+    let started = Instant::now();
+    let mut compare = Watched::spawn(cmd);
+    compare.wait_for_line("S2 run", Duration::from_secs(60));
+    let (label, pid) = victim(&root, v, false);
+    std::thread::sleep(Duration::from_secs(2));
+    signal(pid, sig);
+    let (code, stderr) = compare.finish(Duration::from_secs(60));
+    let took = started.elapsed();
+    assert_eq!(code, Some(3), "{v:?}: exit status; stderr:\n{stderr}");
+    assert!(took < Duration::from_secs(45), "{v:?}: took {took:?}");
+    assert!(
+        stderr.contains(&format!("{label} stopped answering at")),
+        "{v:?}: no live line naming {label}:\n{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("not valid") && last.contains(&label), "{last}");
+    let cell = find_cell(&root.path.join("results"), "S2").expect("the S2 cell file is kept");
+    let cell: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cell).expect("read cell")).expect("parse");
+    assert_eq!(cell["summary"]["validity"]["verdict"], "invalid");
+    assert!(cell["summary"]["validity"].to_string().contains(&label));
+    root.assert_nothing_left();
+}
+
+/// The cell file of `scenario` anywhere under `dir`.
+fn find_cell(dir: &Path, scenario: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(found) = find_cell(&p, scenario) {
+                return Some(found);
+            }
+        } else if p.extension().is_some_and(|x| x == "json")
+            && std::fs::read_to_string(&p)
+                .is_ok_and(|t| t.contains("\"cell\"") && t.contains(&format!("\"scenario\": \"{scenario}\"")))
+        {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[test]
+fn run_with_a_frozen_shard_is_invalid() {
+    run_case(Victim::Shard, libc::SIGSTOP);
+}
+
+#[test]
+fn run_with_a_killed_shard_is_invalid() {
+    run_case(Victim::Shard, libc::SIGKILL);
+}
+
+#[test]
+fn run_with_a_frozen_mongos_is_invalid() {
+    run_case(Victim::Mongos, libc::SIGSTOP);
+}
+
+#[test]
+fn run_with_a_killed_mongos_is_invalid() {
+    run_case(Victim::Mongos, libc::SIGKILL);
+}
+
+#[test]
+fn run_with_a_frozen_single_mongod_is_invalid() {
+    run_case(Victim::Single, libc::SIGSTOP);
+}
+
+#[test]
+fn run_with_a_killed_single_mongod_is_invalid() {
+    run_case(Victim::Single, libc::SIGKILL);
+}
+
+#[test]
+fn compare_with_a_frozen_shard_is_invalid() {
+    compare_case(Victim::Shard, libc::SIGSTOP);
+}
+
+#[test]
+fn compare_with_a_killed_shard_is_invalid() {
+    compare_case(Victim::Shard, libc::SIGKILL);
+}
+
+#[test]
+fn compare_with_a_frozen_mongos_is_invalid() {
+    compare_case(Victim::Mongos, libc::SIGSTOP);
+}
+
+#[test]
+fn compare_with_a_killed_mongos_is_invalid() {
+    compare_case(Victim::Mongos, libc::SIGKILL);
+}
+
+#[test]
+fn compare_with_a_frozen_single_mongod_is_invalid() {
+    compare_case(Victim::Single, libc::SIGSTOP);
+}
+
+#[test]
+fn compare_with_a_killed_single_mongod_is_invalid() {
+    compare_case(Victim::Single, libc::SIGKILL);
+}
