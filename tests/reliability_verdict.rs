@@ -60,7 +60,9 @@ impl Root {
         let port = free_base_port(23_000, 6);
         let name = if sharded { "vsharded" } else { "vsingle" };
         let text = if sharded {
-            format!("name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n")
+            format!(
+                "name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"
+            )
         } else {
             format!("name = \"{name}\"\nkind = \"standalone\"\nbase_port = {port}\n")
         };
@@ -173,7 +175,10 @@ impl Watched {
                 }
             }
         }
-        panic!("no stderr line with {needle:?} within {limit:?}: {:#?}", self.seen);
+        panic!(
+            "no stderr line with {needle:?} within {limit:?}: {:#?}",
+            self.seen
+        );
     }
 
     /// Waits for the exit (bounded) and returns its code and all of stderr.
@@ -227,10 +232,26 @@ fn run_case(v: Victim, sig: i32) {
     let (topo, port) = root.topology(!matches!(v, Victim::Single));
     let bin_dir = root.bin_dir();
     let up = root.output(&["up", &topo, "--backend", "process", "--bin-dir", &bin_dir]);
-    assert!(up.status.success(), "up: {}", String::from_utf8_lossy(&up.stderr));
+    assert!(
+        up.status.success(),
+        "up: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
     let uri = format!("mongodb://localhost:{port}/ycsb?w=1");
-    let load = root.output(&["load", "--uri", &uri, "-p", "recordcount=300", "--threads", "4"]);
-    assert!(load.status.success(), "load: {}", String::from_utf8_lossy(&load.stderr));
+    let load = root.output(&[
+        "load",
+        "--uri",
+        &uri,
+        "-p",
+        "recordcount=300",
+        "--threads",
+        "4",
+    ]);
+    assert!(
+        load.status.success(),
+        "load: {}",
+        String::from_utf8_lossy(&load.stderr)
+    );
     let (label, pid) = victim(&root, v, true);
 
     let json = root.path.join("run.json");
@@ -266,18 +287,26 @@ fn run_case(v: Victim, sig: i32) {
     let reasons = doc["validity"]["reasons"].to_string();
     assert!(reasons.contains(&label), "{v:?}: {reasons}");
     assert!(
-        doc["timeline"]["seconds"].as_array().is_some_and(|s| s.len() >= 6),
+        doc["timeline"]["seconds"]
+            .as_array()
+            .is_some_and(|s| s.len() >= 6),
         "{v:?}: the timeline covers the run: {}",
         doc["timeline"]
     );
     assert!(
-        doc["timeline"]["member_outages"].to_string().contains(&label),
+        doc["timeline"]["member_outages"]
+            .to_string()
+            .contains(&label),
         "{}",
         doc["timeline"]["member_outages"]
     );
 
     let down = root.output(&["down", "--all"]);
-    assert!(down.status.success(), "down: {}", String::from_utf8_lossy(&down.stderr));
+    assert!(
+        down.status.success(),
+        "down: {}",
+        String::from_utf8_lossy(&down.stderr)
+    );
     root.assert_nothing_left();
 }
 
@@ -290,7 +319,14 @@ fn compare_case(v: Victim, sig: i32) {
     let mut cmd = root.cmd();
     cmd.args(["compare", "--topologies", &topo, "--scenarios", "S1,S2"])
         .args(["--duration", "6s", "--threads", "4", "--records", "300"])
-        .args(["--backend", "process", "--bin-dir", &bin_dir, "--out", &results]);
+        .args([
+            "--backend",
+            "process",
+            "--bin-dir",
+            &bin_dir,
+            "--out",
+            &results,
+        ]);
     let started = Instant::now();
     let mut compare = Watched::spawn(cmd);
     compare.wait_for_line("S2 run", Duration::from_secs(60));
@@ -306,7 +342,10 @@ fn compare_case(v: Victim, sig: i32) {
         "{v:?}: no live line naming {label}:\n{stderr}"
     );
     let last = stderr.lines().last().unwrap_or_default();
-    assert!(last.contains("not valid") && last.contains(&label), "{last}");
+    assert!(
+        last.contains("not valid") && last.contains(&label),
+        "{last}"
+    );
     let cell = find_cell(&root.path.join("results"), "S2").expect("the S2 cell file is kept");
     let cell: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cell).expect("read cell")).expect("parse");
@@ -324,8 +363,9 @@ fn find_cell(dir: &Path, scenario: &str) -> Option<PathBuf> {
                 return Some(found);
             }
         } else if p.extension().is_some_and(|x| x == "json")
-            && std::fs::read_to_string(&p)
-                .is_ok_and(|t| t.contains("\"cell\"") && t.contains(&format!("\"scenario\": \"{scenario}\"")))
+            && std::fs::read_to_string(&p).is_ok_and(|t| {
+                t.contains("\"cell\"") && t.contains(&format!("\"scenario\": \"{scenario}\""))
+            })
         {
             return Some(p);
         }
@@ -391,4 +431,291 @@ fn compare_with_a_frozen_single_mongod_is_invalid() {
 #[test]
 fn compare_with_a_killed_single_mongod_is_invalid() {
     compare_case(Victim::Single, libc::SIGKILL);
+}
+
+/// A stand-in `mongod` as a child process on a free port, killed on drop.
+struct Mongod {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Mongod {
+    fn start(root: &Root) -> Mongod {
+        let port = free_base_port(23_000, 1);
+        let dbpath = root.path.join("db");
+        std::fs::create_dir_all(&dbpath).expect("dbpath");
+        let child = Command::new(bin())
+            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg("--dbpath")
+            .arg(&dbpath)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start stand-in");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "stand-in did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Mongod { child, port }
+    }
+
+    fn uri(&self) -> String {
+        format!("mongodb://127.0.0.1:{}/ycsb?w=1", self.port)
+    }
+}
+
+impl Drop for Mongod {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_load_into_existing_keys_exits_3_and_says_why_and_drop_fixes_it() {
+    let root = Root::new();
+    let server = Mongod::start(&root);
+    let uri = server.uri();
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            "--uri",
+            uri.as_str(),
+            "-p",
+            "recordcount=200",
+            "--threads",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        root.output(&args)
+    };
+    let first = load(&[]);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let json = root.path.join("again.json");
+    let json_s = json.display().to_string();
+    let again = load(&["--json", &json_s]);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(3), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("failed with E11000 duplicate key")
+            && last.contains("drop the ycsb database first, or use --drop"),
+        "{last}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    assert_eq!(doc["validity"]["verdict"], "invalid");
+    let dropped = load(&["--drop"]);
+    assert_eq!(
+        dropped.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&dropped.stderr)
+    );
+}
+
+#[test]
+fn every_unacknowledged_write_concern_is_refused_before_connecting() {
+    let root = Root::new();
+    // Port 1 on loopback: nothing listens, so a connection attempt would fail differently.
+    for (args, culprit) in [
+        (
+            vec!["-p", "mongodb.writeConcern=unacknowledged"],
+            "mongodb.writeConcern=unacknowledged",
+        ),
+        (
+            vec!["-p", "mongodb.writeConcern=errors_ignored"],
+            "mongodb.writeConcern=errors_ignored",
+        ),
+        (
+            vec!["-p", "mongodb.writeConcern=NORMAL"],
+            "mongodb.writeConcern=NORMAL",
+        ),
+        (
+            vec!["-p", "mongodb.url=mongodb://127.0.0.1:1/ycsb?w=0"],
+            "w=0",
+        ),
+    ] {
+        for phase in ["load", "run"] {
+            let mut all = vec![phase];
+            all.extend(args.iter().copied());
+            if !args[1].starts_with("mongodb.url") {
+                all.extend(["--uri", "mongodb://127.0.0.1:1/ycsb"]);
+            }
+            let started = Instant::now();
+            let out = root.output(&all);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{all:?}: {stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{all:?}: {stderr}");
+            assert!(
+                stderr.contains(culprit)
+                    && stderr.contains("Rust driver does not send unacknowledged writes"),
+                "{all:?}: {stderr}"
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "{all:?} tried to connect"
+            );
+        }
+    }
+}
+
+#[test]
+fn compare_loads_exactly_the_records_asked_for_and_cells_record_the_real_port() {
+    let root = Root::new();
+    let (topo, port) = root.topology(false);
+    let bin_dir = root.bin_dir();
+    let results = root.path.join("results").display().to_string();
+    let out = root.output(&[
+        "compare",
+        "--topologies",
+        &topo,
+        "--scenarios",
+        "S1,S2",
+        "--duration",
+        "2s",
+        "--threads",
+        "2",
+        "-p",
+        "recordcount=200",
+        "--backend",
+        "process",
+        "--bin-dir",
+        &bin_dir,
+        "--out",
+        &results,
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let load = find_cell(&root.path.join("results"), "S1").expect("S1 cell");
+    let load: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(load).expect("read")).expect("parse");
+    let inserts_ok: u64 = load["result"]["measurements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["name"] == "INSERT")
+        .flat_map(|m| m["statuses"].as_array().cloned().unwrap_or_default())
+        .filter(|s| s["status"] == "OK")
+        .filter_map(|s| s["count"].as_u64())
+        .sum();
+    assert_eq!(inserts_ok, 200, "{}", load["result"]["measurements"]);
+    assert_eq!(load["result"]["operations"], 200);
+    let run = find_cell(&root.path.join("results"), "S2").expect("S2 cell");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run).expect("read")).expect("parse");
+    let props = run["result"]["properties"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let value = |k: &str| {
+        props
+            .iter()
+            .find(|p| p["key"] == k)
+            .and_then(|p| p["value"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(value("recordcount"), "200");
+    let url = value("mongodb.url");
+    assert!(
+        url.contains(&format!(":{port}")),
+        "cell records {url}, not port {port}"
+    );
+    assert!(!url.contains("27017"), "{url}");
+    assert!(
+        run["result"]["server"]["client_url"]
+            .as_str()
+            .is_some_and(|u| u.contains(&format!(":{port}"))),
+        "{}",
+        run["result"]["server"]
+    );
+    assert_eq!(run["result"]["server"]["write_concern"], "w=1");
+    assert!(
+        run["topology"]["members"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty())
+    );
+    root.assert_nothing_left();
+}
+
+#[test]
+fn sweep_points_run_for_their_whole_duration() {
+    let root = Root::new();
+    let (topo, _port) = root.topology(false);
+    let bin_dir = root.bin_dir();
+    let results = root.path.join("results").display().to_string();
+    let out = root.output(&[
+        "sweep",
+        "-P",
+        "workloads/workloadc",
+        "--topology",
+        &topo,
+        "--threads",
+        "1,2",
+        "--duration",
+        "3s",
+        "--records",
+        "100",
+        "--backend",
+        "process",
+        "--bin-dir",
+        &bin_dir,
+        "--out",
+        &results,
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    let mut sweeps = Vec::new();
+    collect_json(&root.path.join("results"), &mut sweeps);
+    let sweep = sweeps
+        .iter()
+        .find(|v| v["points"].is_array())
+        .unwrap_or_else(|| panic!("no sweep file: {stderr}"));
+    let points = sweep["points"].as_array().cloned().unwrap_or_default();
+    assert_eq!(points.len(), 2);
+    for p in &points {
+        let ms = p["summary"]["runtime_ms"].as_f64().unwrap_or(0.0);
+        assert!(ms >= 3000.0, "a 3 s point ran {ms} ms");
+    }
+    let report = std::fs::read_to_string(sweeps_dir(&root.path.join("results")).join("report.md"))
+        .expect("report.md");
+    assert!(!report.contains("not measured"), "{report}");
+    assert!(report.contains("Thread sweep"), "{report}");
+    root.assert_nothing_left();
+}
+
+fn collect_json(dir: &Path, out: &mut Vec<serde_json::Value>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_json(&p, out);
+        } else if p.extension().is_some_and(|x| x == "json")
+            && let Some(v) = std::fs::read_to_string(&p)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+        {
+            out.push(v);
+        }
+    }
+}
+
+/// The one run directory under `results`.
+fn sweeps_dir(results: &Path) -> PathBuf {
+    std::fs::read_dir(results)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| results.to_path_buf())
 }

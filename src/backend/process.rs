@@ -334,13 +334,7 @@ const SHUTDOWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Stops one member, saying on stderr what it waits for whenever the member does not go
 /// quietly: a frozen (stopped) process is killed at once, a member that does not answer
 /// `shutdown` gets SIGTERM and then SIGKILL, each wait bounded by `stop_timeout`.
-async fn stop_one(
-    name: &str,
-    pid: u32,
-    port: u16,
-    address: &str,
-    stop_timeout: Duration,
-) -> bool {
+async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: Duration) -> bool {
     if !pid_alive(pid, port) {
         return true;
     }
@@ -355,12 +349,10 @@ async fn stop_one(
         kill(libc::SIGKILL);
         return wait_gone(pid, port, stop_timeout).await;
     }
-    let answered = tokio::time::timeout(
-        SHUTDOWN_COMMAND_TIMEOUT,
-        crate::cluster::shutdown(address),
-    )
-    .await
-    .is_ok();
+    let answered =
+        tokio::time::timeout(SHUTDOWN_COMMAND_TIMEOUT, crate::cluster::shutdown(address))
+            .await
+            .is_ok();
     if !answered {
         eprintln!(
             "microshard: {name} ({address}) did not answer shutdown within {} s: sending SIGTERM, then SIGKILL after {} s",
@@ -389,7 +381,10 @@ fn process_stopped(pid: u32) -> bool {
         .ok()
         .and_then(|s| {
             let after = s.rsplit_once(')')?.1;
-            after.split_whitespace().next().map(|st| st == "T" || st == "t")
+            after
+                .split_whitespace()
+                .next()
+                .map(|st| st == "T" || st == "t")
         })
         .unwrap_or(false)
 }

@@ -198,7 +198,11 @@ mod tests {
     fn an_explicit_record_count_wins_over_laptop_scaling_for_load_and_runs() {
         let dir = tempfile::tempdir().ok();
         let Some(dir) = dir else { return };
-        let s1 = write(dir.path(), "S1", "recordcount=5000000\ninsertproportion=1\n");
+        let s1 = write(
+            dir.path(),
+            "S1",
+            "recordcount=5000000\ninsertproportion=1\n",
+        );
         let s2 = write(dir.path(), "S2", "recordcount=5000000\nreadproportion=1\n");
         let files = vec![("S1".to_string(), s1), ("S2".to_string(), s2)];
         let scaling = Scaling {

@@ -242,7 +242,11 @@ pub fn render_sweep(sweep: &SweepFile) -> String {
         )),
         _ => out.push_str("No usable points: no maximum or knee.\n"),
     }
-    for p in sweep.points.iter().filter(|p| !p.summary.validity.is_valid()) {
+    for p in sweep
+        .points
+        .iter()
+        .filter(|p| !p.summary.validity.is_valid())
+    {
         out.push_str(&format!(
             "validity: {} threads is {}: {}\n",
             p.threads,

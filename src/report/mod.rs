@@ -163,7 +163,10 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         let base_mean = stats::mean(&base);
         let baseline_not_valid = groups
             .get(&(scenario.clone(), config.baseline.clone()))
-            .is_some_and(|g| g.iter().any(|c| c.summary.validity.verdict == Verdict::Invalid));
+            .is_some_and(|g| {
+                g.iter()
+                    .any(|c| c.summary.validity.verdict == Verdict::Invalid)
+            });
         for topology in &topologies {
             let group = groups
                 .get(&(scenario.clone(), topology.clone()))
@@ -427,7 +430,12 @@ fn footer(report: &Report) -> Vec<String> {
             "Measured against microshard's stand-in server (a capacity model), not MongoDB.".into(),
         );
     }
-    lines.extend(report.validity_notes.iter().map(|n| format!("validity: {n}")));
+    lines.extend(
+        report
+            .validity_notes
+            .iter()
+            .map(|n| format!("validity: {n}")),
+    );
     if report.rows.iter().any(|r| r.baseline_not_valid) {
         lines.push(format!(
             "A ratio marked \"baseline invalid\" divides by a {} figure that is not valid: do not publish it.",
@@ -716,7 +724,9 @@ pub(crate) mod tests {
         assert!(table.contains("INVALID"), "{table}");
         assert!(table.contains("not measured"), "{table}");
         assert!(
-            table.contains("validity: S1/single #1 is invalid: sh0 (localhost:41110) stopped answering"),
+            table.contains(
+                "validity: S1/single #1 is invalid: sh0 (localhost:41110) stopped answering"
+            ),
             "{table}"
         );
         assert!(table.contains("(baseline invalid)"), "{table}");
