@@ -235,8 +235,24 @@ async fn max_error_rate_stops_a_failing_run() {
         ],
     );
     let started = std::time::Instant::now();
-    let err = execute(&p, Phase::Run, &quiet()).await.unwrap_err();
-    assert!(err.to_string().contains("microshard.maxerrorrate"), "{err}");
+    let doc = execute(&p, Phase::Run, &quiet()).await.expect("a result");
+    assert_eq!(
+        doc.validity.verdict,
+        microshard::measure::validity::Verdict::Invalid
+    );
+    assert!(
+        doc.validity.summary().contains("microshard.maxerrorrate"),
+        "{:?}",
+        doc.validity
+    );
+    assert!(
+        doc.server
+            .run_stopped
+            .as_deref()
+            .is_some_and(|r| r.contains("microshard.maxerrorrate")),
+        "{:?}",
+        doc.server
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(50));
     server.handle.shutdown().await;
 }

@@ -719,3 +719,53 @@ fn sweeps_dir(results: &Path) -> PathBuf {
         .find(|p| p.is_dir())
         .unwrap_or_else(|| results.to_path_buf())
 }
+
+#[test]
+fn warmup_is_left_out_of_the_measurement_and_recorded() {
+    let root = Root::new();
+    let server = Mongod::start(&root);
+    let uri = server.uri();
+    let load = root.output(&["load", "--uri", &uri, "-p", "recordcount=100"]);
+    assert_eq!(
+        load.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let json = root.path.join("warm.json");
+    let json_s = json.display().to_string();
+    let started = Instant::now();
+    let run = root.output(&[
+        "run",
+        "--uri",
+        &uri,
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=0",
+        "-p",
+        "maxexecutiontime=1",
+        "--warmup",
+        "2s",
+        "--json",
+        &json_s,
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "warm-up + 1 s bound"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    assert_eq!(doc["warmup_s"], 2.0);
+    let runtime = doc["runtime_ms"].as_u64().unwrap_or(0);
+    assert!(
+        (900..2000).contains(&runtime),
+        "only the measured second counts: {runtime} ms"
+    );
+}

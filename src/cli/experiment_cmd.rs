@@ -99,6 +99,10 @@ pub struct CompareArgs {
     /// Bound of each run-phase cell (`maxexecutiontime`).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,
+    /// Leave the first DURATION of every cell out of its measurement (`microshard.warmup`,
+    /// recorded in each result); the cell then runs warm-up + `--duration`.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
     /// Measure every cell N times (spread and significance need 2 or more).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
@@ -174,6 +178,9 @@ pub struct SweepArgs {
     /// Length of each thread count's run.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub duration: Duration,
+    /// Leave the first DURATION of every point out of its measurement (`microshard.warmup`).
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
     /// Set a workload property (repeatable).
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
@@ -336,6 +343,10 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.backend = args.backend;
     cfg.bin_dir = args.bin_dir;
     cfg.overrides = args.properties;
+    if let Some(w) = args.warmup {
+        cfg.overrides
+            .push(format!("microshard.warmup={}", w.as_secs_f64()));
+    }
     cfg.extra_mongod_args = args.mongod_args;
     if args.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
         return Err(bad_input("--image: must not be empty"));
@@ -419,7 +430,14 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         threads: args.threads.0,
         target,
         duration: args.duration,
-        overrides: args.properties,
+        overrides: args
+            .properties
+            .into_iter()
+            .chain(
+                args.warmup
+                    .map(|w| format!("microshard.warmup={}", w.as_secs_f64())),
+            )
+            .collect(),
         full: args.full,
         records: args.records,
         no_load: args.no_load,

@@ -17,7 +17,13 @@ pub mod ycsb_cmd;
 /// MongoDB sharding experiments: a YCSB-compatible workload engine, micro-shard topologies
 /// and comparisons against the single-node ceiling.
 #[derive(Debug, Parser)]
-#[command(name = "microshard", version, about, propagate_version = true)]
+#[command(
+    name = "microshard",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "Exit status: 0 every result valid; 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 finished, but at least one result is not valid (its verdict and the last stderr line say which and why)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -43,6 +43,10 @@ pub struct PhaseArgs {
     /// earlier load left (the seed procedure drops it by hand).
     #[arg(long)]
     pub drop: bool,
+    /// Leave the first DURATION out of every measurement (`microshard.warmup`); with
+    /// `maxexecutiontime` the run lasts warm-up + that bound.
+    #[arg(long, value_name = "DURATION", value_parser = super::experiment_cmd::parse_duration)]
+    pub warmup: Option<std::time::Duration>,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -71,6 +75,13 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
     if args.status {
         props.set("status", "true", flag("-s"));
     }
+    if let Some(w) = args.warmup {
+        props.set(
+            "microshard.warmup",
+            w.as_secs_f64().to_string(),
+            flag("--warmup"),
+        );
+    }
     if let Some(rate) = &args.max_error_rate {
         props.set(
             "microshard.maxerrorrate",
@@ -84,6 +95,13 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let props = build_properties(&args)?;
+    // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let banner = vec![
+        format!("Command line: {}", crate::redact::redact_text(&argv.join(" "))),
+        format!("microshard {} (YCSB Client compatible)", env!("CARGO_PKG_VERSION")),
+        String::new(),
+    ];
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
         status: args.status,
@@ -92,6 +110,7 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         uri: None,
         quiet: false,
         drop_database: args.drop,
+        banner,
         ..Default::default()
     };
     if args.drop && phase != Phase::Load {

@@ -419,6 +419,16 @@ impl Measurements {
         &self.shared.config
     }
 
+    /// Forgets everything recorded so far: the end of a warm-up (`--warmup`), after which the
+    /// measurement starts afresh.
+    pub fn reset(&self) {
+        let mut agg = lock(&self.aggregate);
+        for slot in lock(&self.clients).iter() {
+            lock(slot).entries.clear();
+        }
+        agg.entries.clear();
+    }
+
     /// A recorder for one client task.
     pub fn client(&self) -> ClientRecorder {
         let slot = Arc::new(Mutex::new(ClientSlot::default()));

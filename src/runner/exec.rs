@@ -42,6 +42,8 @@ pub struct ExecuteOptions {
     pub notify: Option<Notify>,
     /// Drop the benchmark database before a load (`load --drop`).
     pub drop_database: bool,
+    /// Lines said before `Loading workload...` (YCSB's `Command line: ...` banner), unless quiet.
+    pub banner: Vec<String>,
 }
 
 /// How long clients still waiting on the server get after the run's stop before they are
@@ -97,6 +99,13 @@ pub async fn execute(
     let max_error_rate: Option<f64> = props
         .get("microshard.maxerrorrate")
         .map(|_| error_rate_limit);
+    let warmup_s: f64 = parse_prop(props, "microshard.warmup", 0.0f64)?;
+    if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
+        return Err(bad_input(format!(
+            "property microshard.warmup={warmup_s}: seconds between 0 and 86400 are expected"
+        )));
+    }
+    let warmup = Duration::from_secs_f64(warmup_s);
     let stall_s: f64 = parse_prop(props, "microshard.stallseconds", 2.0f64)?;
     if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
         return Err(bad_input(format!(
@@ -139,6 +148,18 @@ pub async fn execute(
     let binding = MongoBinding::connect_with(settings)
         .await
         .map_err(as_bad_input)?;
+    // YCSB's banner, once everything has been checked and the server answered (so that bad
+    // input still gets its one line): the command line, the version, `Loading workload...`,
+    // `Starting test.` and the binding's connection line (`docs/engine.md`).
+    for line in &opts.banner {
+        say(line);
+    }
+    say("Loading workload...");
+    say("Starting test.");
+    say(&format!(
+        "mongo client connection created with {}",
+        crate::redact::redact_uri(&binding.settings().resolved.url)
+    ));
     let mut server = binding.server_facts().await;
     let standin = server.standin;
     if standin {
@@ -216,7 +237,7 @@ pub async fn execute(
                 eprintln!("Maximum execution time specified as: {max_execution_s} secs");
             }
             tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(max_execution_s)) => {
+                _ = tokio::time::sleep(warmup + Duration::from_secs(max_execution_s)) => {
                     if !quiet {
                         eprintln!("Maximum time elapsed. Requesting stop for the workload.");
                     }
@@ -251,6 +272,31 @@ pub async fn execute(
                     shared.stop.cancel();
                     return;
                 }
+            }
+        })
+    });
+
+    // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
+    let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
+    let warm_task = (!warmup.is_zero()).then(|| {
+        let measurements = measurements.clone();
+        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
+        let done = clients_done.clone();
+        let slot = warm_end.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(warmup) => {}
+                _ = done.cancelled() => return,
+            }
+            measurements.reset();
+            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(WarmupEnd {
+                    at: Instant::now(),
+                    wall: chrono::Utc::now(),
+                    ops,
+                    failed,
+                });
             }
         })
     });
@@ -308,6 +354,9 @@ pub async fn execute(
     if let Some(s) = status_task {
         let _ = s.await;
     }
+    if let Some(w) = warm_task {
+        let _ = w.await;
+    }
     let cpu = measure::ClientCpu::now().since(&cpu_before);
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
@@ -315,7 +364,20 @@ pub async fn execute(
 
     let ended_wall = chrono::Utc::now();
     // The clients' own counters: they include clients that were abandoned mid-operation.
-    let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
+    let (mut ops_done, mut ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
+    let mut elapsed = elapsed;
+    let mut started_wall = started_wall;
+    let warm = warm_end.lock().ok().and_then(|w| *w);
+    let mut warmup_unfinished = false;
+    match warm {
+        Some(w) => {
+            ops_done = ops_done.saturating_sub(w.ops);
+            ops_failed = ops_failed.saturating_sub(w.failed);
+            elapsed = end.saturating_duration_since(w.at);
+            started_wall = w.wall;
+        }
+        None => warmup_unfinished = !warmup.is_zero(),
+    }
     let mut error_classes: BTreeMap<String, u64> = BTreeMap::new();
     for r in &reports {
         for (class, n) in &r.error_classes {
@@ -353,6 +415,11 @@ pub async fn execute(
     }
 
     let mut stopped: Vec<String> = Vec::new();
+    if warmup_unfinished {
+        stopped.push(format!(
+            "ended during its {warmup_s} s warm-up: nothing was measured"
+        ));
+    }
     if let Some(reason) = error_stop.lock().ok().and_then(|r| r.clone()) {
         stopped.push(reason);
     }
@@ -395,6 +462,7 @@ pub async fn execute(
         cores: doc.host.cpu_count,
     };
     doc.validity = verdict::assess(&evidence);
+    doc.warmup_s = warmup_s;
     doc.timeline = evidence.timeline;
     server.error_classes = error_classes;
     if standin {
@@ -453,4 +521,13 @@ fn failed_time_share(doc: &measure::ResultDocument, threads: usize, elapsed: Dur
     } else {
         0.0
     }
+}
+
+/// The moment the warm-up ended, and the clients' counters then.
+#[derive(Debug, Clone, Copy)]
+struct WarmupEnd {
+    at: Instant,
+    wall: chrono::DateTime<chrono::Utc>,
+    ops: u64,
+    failed: u64,
 }
