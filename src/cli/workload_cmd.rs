@@ -98,8 +98,14 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let banner = vec![
-        format!("Command line: {}", crate::redact::redact_text(&argv.join(" "))),
-        format!("microshard {} (YCSB Client compatible)", env!("CARGO_PKG_VERSION")),
+        format!(
+            "Command line: {}",
+            crate::redact::redact_text(&argv.join(" "))
+        ),
+        format!(
+            "microshard {} (YCSB Client compatible)",
+            env!("CARGO_PKG_VERSION")
+        ),
         String::new(),
     ];
     let opts = ExecuteOptions {

@@ -161,6 +161,21 @@ impl Lab for LiveLab {
         cancel: &CancellationToken,
     ) -> anyhow::Result<Measured> {
         let targets = (!deployment.members.is_empty()).then(|| deployment.members.clone());
+        // The topology's `client_cpuset` applies to microshard's own threads during the cell.
+        let cpuset = deployment
+            .plan
+            .as_ref()
+            .and_then(|p| p.client_cpuset.clone());
+        let _pinned = match &cpuset {
+            Some(set) => {
+                let cpus = crate::topology::parse_cpuset(set)
+                    .map_err(|e| bad_input(format!("client_cpuset {set}: {e}")))?;
+                Some(crate::runner::affinity::pin_process(&cpus).map_err(|e| {
+                    bad_input(format!("client_cpuset {set}: cannot pin the client: {e}"))
+                })?)
+            }
+            None => None,
+        };
         run_phase(
             &deployment.entry_uri,
             properties,
@@ -218,10 +233,13 @@ pub async fn run_phase(
     })
 }
 
-/// `uri` with `w=1` added unless it or the scenario's `mongodb.writeConcern` sets a write concern.
+/// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
 pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
-    let url = crate::db::url::query_option(uri, "w");
-    if url.is_some() || properties.contains_key("mongodb.writeConcern") {
+    // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
+    let scenario_sets_w = properties
+        .get("mongodb.writeConcern")
+        .is_some_and(|w| !w.trim().eq_ignore_ascii_case("journaled"));
+    if crate::db::url::query_option(uri, "w").is_some() || scenario_sets_w {
         return uri.to_string();
     }
     let sep = if uri.contains('?') {
@@ -444,4 +462,42 @@ pub async fn demo(
         f64::from(cfg.workers) * 1e6 / cfg.service_time_us.max(1) as f64
     ));
     super::compare::compare_with(&mut lab, &compare, cancel, progress).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_concern_is_pinned_unless_the_uri_or_scenario_sets_one() {
+        let none = PropertyMap::new();
+        assert_eq!(
+            pin_write_concern("mongodb://localhost:27017/", &none),
+            "mongodb://localhost:27017/?w=1"
+        );
+        assert_eq!(
+            pin_write_concern("mongodb://localhost:27017", &none),
+            "mongodb://localhost:27017/?w=1"
+        );
+        assert_eq!(
+            pin_write_concern("mongodb://localhost:27017/?directConnection=true", &none),
+            "mongodb://localhost:27017/?directConnection=true&w=1"
+        );
+        assert_eq!(
+            pin_write_concern("mongodb://h:1/ycsb?w=majority", &none),
+            "mongodb://h:1/ycsb?w=majority"
+        );
+        let mut majority = PropertyMap::new();
+        majority.insert("mongodb.writeConcern".into(), "majority".into());
+        assert_eq!(
+            pin_write_concern("mongodb://h:1/", &majority),
+            "mongodb://h:1/"
+        );
+        let mut journaled = PropertyMap::new();
+        journaled.insert("mongodb.writeConcern".into(), "journaled".into());
+        assert_eq!(
+            pin_write_concern("mongodb://h:1/", &journaled),
+            "mongodb://h:1/?w=1"
+        );
+    }
 }

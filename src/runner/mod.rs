@@ -12,6 +12,7 @@ pub enum Phase {
     Run,
 }
 
+pub mod affinity;
 mod client;
 mod exec;
 mod status;
