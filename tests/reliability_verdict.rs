@@ -351,6 +351,9 @@ fn compare_case(v: Victim, sig: i32) {
         serde_json::from_str(&std::fs::read_to_string(&cell).expect("read cell")).expect("parse");
     assert_eq!(cell["summary"]["validity"]["verdict"], "invalid");
     assert!(cell["summary"]["validity"].to_string().contains(&label));
+    // The write concern in force is recorded per cell, for single and sharded topologies alike.
+    assert_eq!(cell["result"]["server"]["write_concern"], "w=1");
+    assert_eq!(cell["summary"]["write_concern"], "w=1");
     root.assert_nothing_left();
 }
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::host::Host;
 use super::knee;
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::{self, MemberMetrics, ServerMetrics};
@@ -171,7 +170,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         full: cfg.full,
         scale_note,
         properties,
-        host: serde_json::to_value(Host::collect()).unwrap_or(serde_json::Value::Null),
+        host: crate::measure::HostFacts::collect(),
         server_versions: BTreeMap::new(),
         standin: false,
         degraded_error_fraction: 0.01,

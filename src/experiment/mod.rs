@@ -4,7 +4,6 @@
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
 pub mod compare;
-pub mod host;
 pub mod knee;
 pub mod lab;
 pub mod live;

@@ -78,7 +78,8 @@ pub struct ExperimentConfig {
     /// The resolved properties of every scenario (after scaling and `-p`).
     pub properties: BTreeMap<String, BTreeMap<String, String>>,
     /// Facts about the client machine.
-    pub host: serde_json::Value,
+    #[serde(default)]
+    pub host: crate::measure::HostFacts,
     /// Server versions seen per topology (filled as topologies come up).
     #[serde(default)]
     pub server_versions: BTreeMap<String, String>,

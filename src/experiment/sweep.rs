@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::compare::{sweep_points, write_reports};
-use super::host::Host;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
 use super::model::{CONFIG_SCHEMA, ExperimentConfig, SweepFile};
@@ -107,7 +106,7 @@ pub async fn sweep_with<L: Lab>(
         full: cfg.full,
         scale_note,
         properties: props.clone(),
-        host: serde_json::to_value(Host::collect()).unwrap_or(serde_json::Value::Null),
+        host: crate::measure::HostFacts::collect(),
         server_versions: Default::default(),
         standin: false,
         degraded_error_fraction: 0.01,

@@ -72,9 +72,14 @@ pub struct PropertyEntry {
     pub origin: String,
 }
 
-/// Facts about the machine the client ran on, so numbers can be compared honestly.
+/// Facts about the machine the client ran on, so numbers can be compared honestly: stored in
+/// every result document and in every experiment's configuration.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct HostFacts {
+    /// Host name (/proc/sys/kernel/hostname).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
     /// CPUs this process may use.
     pub cpu_count: u64,
     /// `model name` from /proc/cpuinfo.
@@ -94,6 +99,7 @@ impl HostFacts {
     pub fn collect() -> HostFacts {
         let read = |p: &str| std::fs::read_to_string(p).ok();
         HostFacts {
+            hostname: read("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()),
             cpu_count: std::thread::available_parallelism()
                 .map(|n| n.get() as u64)
                 .unwrap_or(0),
@@ -800,6 +806,7 @@ mod tests {
             origin: "workloads/workloada:17".into(),
         });
         d.host = HostFacts {
+            hostname: Some("bench-1".into()),
             cpu_count: 2,
             cpu_model: Some("Test CPU".into()),
             memory_bytes: Some(1 << 30),

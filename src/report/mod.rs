@@ -592,7 +592,7 @@ pub(crate) mod tests {
             full: false,
             scale_note: "100000 records (laptop scale)".into(),
             properties: Default::default(),
-            host: serde_json::Value::Null,
+            host: Default::default(),
             server_versions: Default::default(),
             standin,
             degraded_error_fraction: 0.01,
