@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 pub mod cluster_cmd;
 pub mod experiment_cmd;
+pub mod merge_cmd;
 pub mod standin_cmd;
 pub mod workload_cmd;
 pub mod ycsb_cmd;
@@ -60,6 +61,8 @@ pub enum Command {
     Demo(experiment_cmd::DemoArgs),
     /// Run the stand-in MongoDB-wire-protocol server as `mongod` or `mongos` (for tests and demos).
     Standin(standin_cmd::StandinArgs),
+    /// Merge the result documents of clients that ran at the same time into one (histograms added, never percentiles averaged).
+    Merge(merge_cmd::MergeArgs),
 }
 
 /// Parses the command line, runs the command and maps the outcome to an exit status.
@@ -123,6 +126,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Calibrate(args) => experiment_cmd::calibrate(args).await,
         Command::Demo(args) => experiment_cmd::demo(args).await,
         Command::Standin(args) => standin_cmd::run(args).await,
+        Command::Merge(args) => merge_cmd::merge(args).await,
     }
 }
 

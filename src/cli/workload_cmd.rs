@@ -47,6 +47,14 @@ pub struct PhaseArgs {
     /// `maxexecutiontime` the run lasts warm-up + that bound.
     #[arg(long, value_name = "DURATION", value_parser = super::experiment_cmd::parse_duration)]
     pub warmup: Option<std::time::Duration>,
+    /// Drive the phase with N client processes on this machine (`threadcount` is the total,
+    /// split across them); their results are merged exactly into one.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub clients: u64,
+    /// Internal: a client of `--clients` waits at the start barrier once connected.
+    #[arg(long, hide = true)]
+    pub barrier: bool,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -117,6 +125,7 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         quiet: false,
         drop_database: args.drop,
         banner,
+        barrier: args.barrier,
         ..Default::default()
     };
     if args.drop && phase != Phase::Load {
@@ -124,9 +133,45 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
             "--drop: only `load` drops the database",
         ));
     }
-    let doc = crate::runner::execute(&props, phase, &opts).await?;
+    let doc = if args.clients > 1 {
+        let doc = crate::runner::fanout::execute_clients(
+            &props,
+            phase,
+            &opts,
+            usize::try_from(args.clients).unwrap_or(usize::MAX),
+        )
+        .await?;
+        print_merged(&doc, &props)?;
+        if let Some(path) = &args.json {
+            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        }
+        doc
+    } else {
+        crate::runner::execute(&props, phase, &opts).await?
+    };
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
     crate::error::verdict_exit(&doc.validity, "the result")
+}
+
+/// Prints YCSB's report of a merged result (the exporter the properties name).
+pub fn print_merged(
+    doc: &crate::measure::ResultDocument,
+    props: &Properties,
+) -> anyhow::Result<()> {
+    let run = doc.to_run_measurements()?;
+    let overall = crate::measure::Overall {
+        runtime_ms: doc.runtime_ms,
+        operations: doc.operations,
+    };
+    let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
+    let (exporter, _) = crate::measure::exporter_for(props.get_or(
+        "exporter",
+        "site.ycsb.measurements.exporter.TextMeasurementsExporter",
+    ));
+    let text = exporter.render(&run, &overall, &config);
+    println!("{}", text.trim_end());
+    Ok(())
 }

@@ -26,8 +26,8 @@ pub use registry::{
     RunMeasurements, SummaryStats,
 };
 pub use result::{
-    ClientCpu, HostFacts, MeasurementResult, PropertyEntry, ResultDocument, ResultError,
-    SCHEMA_VERSION, ServerFacts, StatusCount, ToolInfo, total_memory_bytes,
+    ClientCpu, ClientEntry, HostFacts, MeasurementResult, PropertyEntry, ResultDocument,
+    ResultError, SCHEMA_VERSION, ServerFacts, StatusCount, ToolInfo, total_memory_bytes,
 };
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};

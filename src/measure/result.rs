@@ -355,6 +355,54 @@ pub struct ServerFacts {
     pub run_stopped: Option<String>,
 }
 
+/// One client process of a run: its own window and figures, so a merged result still shows
+/// each client (`--clients`, `microshard merge`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClientEntry {
+    /// The client's index (0-based).
+    pub index: usize,
+    /// The machine it ran on.
+    pub host: String,
+    /// Start of its timed window (RFC 3339).
+    pub started: String,
+    /// End of its timed window.
+    pub ended: String,
+    /// Its run time, ms.
+    pub runtime_ms: u64,
+    /// Operations it completed.
+    pub operations: u64,
+    /// Its own throughput, ops/s.
+    pub throughput: Option<f64>,
+    /// Client threads it ran.
+    pub threads: Option<u64>,
+    /// Its CPU time.
+    pub client_cpu: ClientCpu,
+    /// Its own verdict.
+    pub verdict: super::validity::Verdict,
+}
+
+impl ClientEntry {
+    /// The entry describing `doc` as client `index` on `host`.
+    pub fn of(index: usize, host: &str, doc: &ResultDocument) -> ClientEntry {
+        ClientEntry {
+            index,
+            host: doc
+                .host
+                .hostname
+                .clone()
+                .unwrap_or_else(|| host.to_string()),
+            started: doc.started.clone(),
+            ended: doc.ended.clone(),
+            runtime_ms: doc.runtime_ms,
+            operations: doc.operations,
+            throughput: doc.throughput,
+            threads: doc.server.threads,
+            client_cpu: doc.client_cpu,
+            verdict: doc.validity.verdict,
+        }
+    }
+}
+
 /// One run's (or several merged runs') results.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResultDocument {
@@ -392,6 +440,9 @@ pub struct ResultDocument {
     /// Per second: operations, errors and which members answered; outages and stalls.
     #[serde(default)]
     pub timeline: super::timeline::Timeline,
+    /// Every client process that contributed (one for an ordinary run).
+    #[serde(default)]
+    pub clients: Vec<ClientEntry>,
     /// CPU time the client process used during the run.
     pub client_cpu: ClientCpu,
     /// Per-measurement results in YCSB's export order.
@@ -442,9 +493,34 @@ impl ResultDocument {
             validity: super::validity::Validity::valid(),
             warmup_s: 0.0,
             timeline: super::timeline::Timeline::default(),
+            clients: Vec::new(),
             client_cpu: ClientCpu::default(),
             measurements,
         })
+    }
+
+    /// The measurements with their histograms decoded, as the YCSB exporters take them (to
+    /// print the YCSB report of a merged document).
+    pub fn to_run_measurements(&self) -> Result<RunMeasurements, ResultError> {
+        let measurements = self
+            .measurements
+            .iter()
+            .map(|m| {
+                Ok(super::registry::OpMeasurement {
+                    name: m.name.clone(),
+                    key: m
+                        .name
+                        .strip_prefix("Intended-")
+                        .unwrap_or(&m.name)
+                        .to_string(),
+                    kind: m.kind,
+                    histogram: m.decode_histogram()?,
+                    buckets: None,
+                    statuses: m.statuses.iter().map(|s| (s.status, s.count)).collect(),
+                })
+            })
+            .collect::<Result<Vec<_>, ResultError>>()?;
+        Ok(RunMeasurements { measurements })
     }
 
     /// The measurement named `name`.
@@ -458,6 +534,20 @@ impl ResultDocument {
         let mut out = merge_measurements(docs)?;
         out.runtime_ms = docs.iter().map(|d| d.runtime_ms).sum();
         out.throughput = throughput_of(out.operations, out.runtime_ms);
+        Ok(out)
+    }
+
+    /// Merges documents of clients started together at one barrier (`--clients`): histograms
+    /// and counts added, timelines added second by second, run time the longest (the common
+    /// window), throughput = all operations / that window.
+    pub fn merge_clients(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+        let mut out = merge_measurements(docs)?;
+        out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+        for d in docs.iter().skip(1) {
+            out.timeline.merge_concurrent(&d.timeline);
+        }
+        out.throughput = throughput_of(out.operations, out.runtime_ms);
+        out.server.threads = docs.iter().map(|d| d.server.threads).sum();
         Ok(out)
     }
 
@@ -584,6 +674,10 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
             }),
         warmup_s: first.warmup_s,
         timeline: first.timeline.clone(),
+        clients: docs
+            .iter()
+            .flat_map(|d| d.clients.iter().cloned())
+            .collect(),
         client_cpu: docs.iter().fold(ClientCpu::default(), |acc, d| ClientCpu {
             user_us: acc.user_us + d.client_cpu.user_us,
             system_us: acc.system_us + d.client_cpu.system_us,
@@ -920,5 +1014,50 @@ mod tests {
         assert_ne!(x, 1);
         let used = ClientCpu::now().since(&before);
         assert!(used.total_us() > 0);
+    }
+}
+
+#[cfg(test)]
+mod merge_props {
+    use super::*;
+    use crate::measure::{MeasurementConfig, Measurements};
+    use proptest::prelude::*;
+
+    fn doc_of(values: &[u64]) -> ResultDocument {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for &v in values {
+            c.record("READ", v, None, Status::Ok);
+        }
+        let t0 = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap_or_default();
+        let overall = Overall {
+            runtime_ms: 1000,
+            operations: values.len() as u64,
+        };
+        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    proptest! {
+        /// Merging clients adds histograms: every statistic of the merge equals that of one
+        /// histogram fed every client's values (never an average of percentiles).
+        #[test]
+        fn merged_percentiles_equal_one_histogram_of_all_values(
+            clients in proptest::collection::vec(
+                proptest::collection::vec(1u64..5_000_000, 1..200), 1..6)
+        ) {
+            let docs: Vec<ResultDocument> = clients.iter().map(|v| doc_of(v)).collect();
+            let merged = ResultDocument::merge_clients(&docs).unwrap_or_else(|e| panic!("{e}"));
+            let all: Vec<u64> = clients.iter().flatten().copied().collect();
+            let one = doc_of(&all);
+            let (Some(m), Some(o)) = (merged.measurement("READ"), one.measurement("READ")) else {
+                return Err(TestCaseError::fail("no READ measurement"));
+            };
+            prop_assert_eq!(
+                (m.count, m.min, m.max, m.p50, m.p90, m.p95, m.p99, m.p99_9, m.p99_99),
+                (o.count, o.min, o.max, o.p50, o.p90, o.p95, o.p99, o.p99_9, o.p99_99)
+            );
+            prop_assert!((m.mean - o.mean).abs() < 1e-6 * o.mean.max(1.0));
+            prop_assert_eq!(merged.operations, all.len() as u64);
+        }
     }
 }

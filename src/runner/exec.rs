@@ -44,6 +44,9 @@ pub struct ExecuteOptions {
     pub drop_database: bool,
     /// Lines said before `Loading workload...` (YCSB's `Command line: ...` banner), unless quiet.
     pub banner: Vec<String>,
+    /// Wait at a start barrier once connected: say [`super::fanout::BARRIER_READY`] and start
+    /// when a line arrives on stdin (a client of `--clients`).
+    pub barrier: bool,
 }
 
 /// How long clients still waiting on the server get after the run's stop before they are
@@ -184,6 +187,19 @@ pub async fn execute(
         None => Notify::stderr(),
     };
 
+    if opts.barrier {
+        notify.say(super::fanout::BARRIER_READY);
+        let mut line = String::new();
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        tokio::select! {
+            r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    anyhow::bail!("the coordinator went away before the start");
+                }
+            }
+            _ = opts.cancel.cancelled() => anyhow::bail!("interrupted before the start"),
+        }
+    }
     let stop = opts.cancel.child_token();
     let shared_table = workload.table().to_string();
     let shared = Arc::new(Shared {
@@ -471,6 +487,7 @@ pub async fn execute(
     server.run_stopped = (!stopped.is_empty()).then(|| stopped.join("; "));
     server.threads = Some(threads as u64);
     doc.server = server;
+    doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(path, text)

@@ -15,6 +15,7 @@ pub enum Phase {
 pub mod affinity;
 mod client;
 mod exec;
+pub mod fanout;
 mod status;
 pub mod verdict;
 pub mod watch;

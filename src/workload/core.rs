@@ -112,6 +112,9 @@ pub struct CoreWorkload {
     scan_length: ScanLength,
     load_keys: Counter,
     insert_keys: AcknowledgedCounter,
+    /// Clients sharing run-phase inserts (`microshard.insertstride`) and this one's place.
+    insert_stride: i64,
+    insert_offset: i64,
     readbatchsize: usize,
     recordcount: i64,
     insertstart: i64,
@@ -330,6 +333,20 @@ impl CoreWorkload {
         let ordered = props.get_or("insertorder", "hashed") != "hashed";
         let zeropadding = props.parse_or::<i32>("zeropadding", 1)?;
         let insert_keys = AcknowledgedCounter::new(recordcount);
+        let insert_stride: i64 = props
+            .parse_or("microshard.insertstride", 1i64)
+            .map_err(WorkloadError::from)?;
+        let insert_offset: i64 = props
+            .parse_or("microshard.insertoffset", 0i64)
+            .map_err(WorkloadError::from)?;
+        if insert_stride < 1 || !(0..insert_stride).contains(&insert_offset) {
+            return Err(props
+                .invalid(
+                    "microshard.insertoffset",
+                    format!("must be in 0..microshard.insertstride ({insert_stride})"),
+                )
+                .into());
+        }
         let last_key = insertstart + insertcount - 1;
         let key_chooser = match props.get_or("requestdistribution", "uniform") {
             "uniform" => KeyChooser::Uniform(
@@ -473,6 +490,8 @@ impl CoreWorkload {
             scan_length,
             load_keys: Counter::new(insertstart),
             insert_keys,
+            insert_stride,
+            insert_offset,
             readbatchsize,
             recordcount,
             insertstart,
@@ -594,7 +613,21 @@ impl CoreWorkload {
 
     /// The build key for a key number, with this workload's `insertorder` and `zeropadding`.
     pub fn key_name(&self, keynum: i64) -> String {
-        build_key_name(keynum, self.zeropadding, self.ordered)
+        build_key_name(self.spread(keynum), self.zeropadding, self.ordered)
+    }
+
+    /// Where a run-phase insert number lands when several clients share the data: number
+    /// `recordcount + k` of this client becomes `recordcount + k × stride + offset`, so the
+    /// clients' inserts never collide and each one reads back only inserts it acknowledged
+    /// (`docs/engine.md`, "Several clients").
+    fn spread(&self, keynum: i64) -> i64 {
+        if self.insert_stride <= 1 || keynum < self.recordcount {
+            return keynum;
+        }
+        let k = keynum - self.recordcount;
+        self.recordcount
+            .saturating_add(k.saturating_mul(self.insert_stride))
+            .saturating_add(self.insert_offset)
     }
 
     /// The next load-phase insert: key number from the counter shared by all clients (truncated to int, as YCSB).

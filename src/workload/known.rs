@@ -334,6 +334,31 @@ pub const KNOWN_PROPERTIES: &[KnownProperty] = &[
         Some("1"),
         "keys per READ (one $in query over distinct keys when > 1)",
     ),
+    p(
+        "microshard.maxerrorrate",
+        Some("0.01"),
+        "a larger fraction of failed operations makes the result invalid (set explicitly, it also stops the run)",
+    ),
+    p(
+        "microshard.stallseconds",
+        Some("2"),
+        "no completed operation, or a member not answering its probe, for this long makes the result invalid",
+    ),
+    p(
+        "microshard.warmup",
+        Some("0"),
+        "seconds at the start left out of every measurement",
+    ),
+    p(
+        "microshard.insertstride",
+        Some("1"),
+        "run-phase inserts of N clients: keys recordcount + k*stride + offset, so clients never collide",
+    ),
+    p(
+        "microshard.insertoffset",
+        Some("0"),
+        "this client's offset among microshard.insertstride clients",
+    ),
 ];
 
 /// The entry for `name`, if known.

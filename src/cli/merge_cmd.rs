@@ -1,0 +1,78 @@
+//! `microshard merge`: one result from the documents of clients started by hand (as YCSB users
+//! run several client machines), merged exactly like `--clients` does.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::bad_input;
+use crate::measure::ResultDocument;
+use crate::runner::fanout;
+
+/// Arguments of `merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result documents (`--json` files) of clients that ran at the same time.
+    #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// Also write the merged result document here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// What to print: YCSB's text report of the merge, or the merged document.
+    #[arg(long, value_enum, default_value = "ycsb")]
+    pub format: MergeFormat,
+}
+
+/// Output of `merge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MergeFormat {
+    /// YCSB's `[OVERALL]`/`[READ]` report lines.
+    Ycsb,
+    /// The merged result document.
+    Json,
+}
+
+/// Merges the files and prints the result; exit status 3 when the merge is not valid.
+pub async fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    let mut docs: Vec<(String, ResultDocument)> = Vec::new();
+    for f in &args.files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| bad_input(format!("{name}: {e}")))?;
+        let doc: ResultDocument = serde_json::from_str(&text)
+            .map_err(|e| bad_input(format!("{name}: not a microshard result document: {e}")))?;
+        if doc.schema_version != crate::measure::SCHEMA_VERSION {
+            return Err(bad_input(format!(
+                "{name}: schema_version {} (this microshard reads {})",
+                doc.schema_version,
+                crate::measure::SCHEMA_VERSION
+            )));
+        }
+        docs.push((name, doc));
+    }
+    fanout::check_mergeable(&docs).map_err(bad_input)?;
+    let merged = fanout::merge_clients(
+        docs.into_iter()
+            .enumerate()
+            .map(|(i, (_, d))| (i, d))
+            .collect(),
+    )?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&merged)?)
+            .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+    }
+    match args.format {
+        MergeFormat::Json => println!("{}", serde_json::to_string_pretty(&merged)?),
+        MergeFormat::Ycsb => {
+            let mut props = crate::workload::Properties::new();
+            for p in &merged.properties {
+                props.set(
+                    p.key.clone(),
+                    p.value.clone(),
+                    crate::workload::Origin::Override,
+                );
+            }
+            super::workload_cmd::print_merged(&merged, &props)?;
+        }
+    }
+    crate::error::verdict_exit(&merged.validity, "the merged result")
+}
