@@ -194,6 +194,12 @@ pub struct SweepArgs {
     /// Do not load: the data is already there.
     #[arg(long)]
     pub no_load: bool,
+    /// One curve per value of a property, e.g. `readbatchsize=1,10,20` (ids per query).
+    #[arg(long, value_name = "PROPERTY=V1,V2,...")]
+    pub vary: Option<String>,
+    /// Curves per value, to show the spread (the seed measured three).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
     /// Where the run directory is created.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -425,6 +431,7 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         (None, Some(u)) => SweepTarget::Uri(u),
         _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
     };
+    let vary = args.vary.as_deref().map(sweep::Vary::parse).transpose()?;
     let cfg = SweepConfig {
         workload: args.workload,
         threads: args.threads.0,
@@ -443,18 +450,34 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         no_load: args.no_load,
         results_root: args.out,
         backend: args.backend.clone(),
+        vary,
+        repeat: args.repeat,
     };
     let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     lab.notify = Some(notify_through(&progress));
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
-    println!("{}", sweep::render_sweep(&result));
+    if result.is_single() {
+        for (_, curve) in &result.curves {
+            println!("{}", sweep::render_sweep(curve));
+        }
+    } else {
+        println!("{}", sweep::render_vary(&result, sweep::VaryFormat::Table));
+    }
     eprintln!("microshard: sweep and chart in {}", dir.path().display());
     let not_valid: Vec<String> = result
-        .points
+        .curves
         .iter()
-        .filter(|p| !p.summary.validity.is_valid())
-        .map(|p| format!("{} threads: {}", p.threads, p.summary.validity.summary()))
+        .flat_map(|(_, c)| c.points.iter().map(move |p| (c, p)))
+        .filter(|(_, p)| !p.summary.validity.is_valid())
+        .map(|(c, p)| {
+            format!(
+                "{} at {} threads: {}",
+                c.label,
+                p.threads,
+                p.summary.validity.summary()
+            )
+        })
         .collect();
     if !not_valid.is_empty() {
         return Err(anyhow::Error::new(crate::error::NotValid(format!(

@@ -127,6 +127,11 @@ pub fn resolve(
     Ok((out, note))
 }
 
+/// Checks properties the way the runner will, naming `what` in the error (a `--vary` value).
+pub fn check(what: &str, props: &PropertyMap) -> anyhow::Result<()> {
+    validate(what, props)
+}
+
 /// Checks a scenario's resolved properties the way the runner will, so that a bad `-p` or
 /// scenario file is refused before any topology is brought up.
 fn validate(scenario: &str, props: &PropertyMap) -> anyhow::Result<()> {

@@ -51,6 +51,64 @@ pub struct SweepConfig {
     pub results_root: PathBuf,
     /// Backend, for the configuration record.
     pub backend: String,
+    /// `--vary PROPERTY=V1,V2,...`: one curve per value (seed 2: ids per query).
+    pub vary: Option<Vary>,
+    /// Curves per value (`--repeat`), to show the spread.
+    pub repeat: u32,
+}
+
+/// A property and the values a sweep tries it at (`--vary readbatchsize=1,10,20`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Vary {
+    /// The property.
+    pub property: String,
+    /// Its values, in order.
+    pub values: Vec<String>,
+}
+
+impl Vary {
+    /// Parses `PROPERTY=V1,V2,...`; the error names the flag.
+    pub fn parse(text: &str) -> anyhow::Result<Vary> {
+        let (property, values) = text
+            .split_once('=')
+            .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| bad_input(format!("--vary {text}: expected PROPERTY=V1,V2,...")))?;
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(String::is_empty) {
+            return Err(bad_input(format!("--vary {text}: an empty value")));
+        }
+        Ok(Vary {
+            property: property.trim().to_string(),
+            values,
+        })
+    }
+}
+
+/// One curve of a sweep: the varied property's value (if any) and the repetition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Variant {
+    /// The value of the varied property, `None` without `--vary`.
+    pub value: Option<String>,
+    /// 1-based repetition.
+    pub repeat: u32,
+}
+
+/// Every curve a sweep measured, in order.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SweepOutcome {
+    /// The varied property, if any.
+    pub property: Option<String>,
+    /// Thread counts of every curve.
+    pub threads: Vec<u32>,
+    /// The curves.
+    pub curves: Vec<(Variant, SweepFile)>,
+}
+
+impl SweepOutcome {
+    /// True when the outcome is one plain curve (no `--vary`, one repetition).
+    pub fn is_single(&self) -> bool {
+        self.property.is_none() && self.curves.len() <= 1
+    }
 }
 
 /// Runs a sweep and stores it (configuration, sweep file, chart) in a new run directory.
@@ -59,7 +117,7 @@ pub async fn sweep_with<L: Lab>(
     cfg: &SweepConfig,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, SweepFile)> {
+) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
     if cfg.threads.is_empty() || cfg.threads.contains(&0) {
         return Err(bad_input(
             "--threads: give positive thread counts, e.g. 1,2,4,8",
@@ -80,6 +138,31 @@ pub async fn sweep_with<L: Lab>(
     };
     let (props, scale_note) = scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
     let base = props.get(&name).cloned().unwrap_or_default();
+    if cfg.repeat == 0 {
+        return Err(bad_input("--repeat: must be at least 1"));
+    }
+    // Every variant is checked before anything starts.
+    let mut variants: Vec<(Variant, scenario::PropertyMap)> = Vec::new();
+    let values: Vec<Option<String>> = match &cfg.vary {
+        Some(v) => v.values.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    };
+    for value in &values {
+        let mut p = base.clone();
+        if let (Some(vary), Some(value)) = (&cfg.vary, value) {
+            p.insert(vary.property.clone(), value.clone());
+            scenario::check(&format!("--vary {}={value}", vary.property), &p)?;
+        }
+        for repeat in 1..=cfg.repeat {
+            variants.push((
+                Variant {
+                    value: value.clone(),
+                    repeat,
+                },
+                p.clone(),
+            ));
+        }
+    }
     let where_ = match &cfg.target {
         SweepTarget::Topology(t) => t.clone(),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),
@@ -148,17 +231,36 @@ pub async fn sweep_with<L: Lab>(
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
         let secs = cfg.duration.as_secs().max(1);
-        sweep_points(
-            lab,
-            &deployment,
-            &base,
-            &cfg.threads,
-            secs,
-            &label,
-            cancel,
-            progress,
-        )
-        .await
+        let mut curves: Vec<(Variant, SweepFile)> = Vec::new();
+        for (variant, props) in &variants {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let what = variant_label(&label, cfg.vary.as_ref(), variant, cfg.repeat);
+            let sweep = sweep_points(
+                lab,
+                &deployment,
+                props,
+                &cfg.threads,
+                secs,
+                &what,
+                cancel,
+                progress,
+            )
+            .await?;
+            // Each curve is on disk the moment it exists.
+            dir.write_sweep(
+                &sweep_label(&variant_label(
+                    &where_,
+                    cfg.vary.as_ref(),
+                    variant,
+                    cfg.repeat,
+                )),
+                &sweep,
+            )?;
+            curves.push((variant.clone(), sweep));
+        }
+        anyhow::Ok(curves)
     };
     let result = body.await;
     if let Some(h) = handle {
@@ -167,23 +269,176 @@ pub async fn sweep_with<L: Lab>(
         bar.finish(if down.is_ok() { "down" } else { "failed" });
         down?;
     }
-    let sweep = result?;
-    dir.write_sweep(&sweep_label(&where_), &sweep)?;
-    if sweep.standin {
+    let curves = result?;
+    let outcome = SweepOutcome {
+        property: cfg.vary.as_ref().map(|v| v.property.clone()),
+        threads: cfg.threads.clone(),
+        curves,
+    };
+    if outcome.curves.iter().any(|(_, s)| s.standin) {
         let mut c = config;
         c.standin = true;
         dir.write_config(&c)?;
     }
     write_reports(&dir)?;
+    if !outcome.is_single() {
+        dir.write_text("vary.md", &render_vary(&outcome, VaryFormat::Markdown))?;
+        dir.write_text("vary.csv", &render_vary(&outcome, VaryFormat::Csv))?;
+        dir.write_text("vary.txt", &render_vary(&outcome, VaryFormat::Table))?;
+        dir.write_text("vary.json", &serde_json::to_string_pretty(&outcome)?)?;
+    }
     if cancel.is_cancelled() {
         anyhow::bail!(
-            "interrupted after {} of {} thread counts; partial sweep stored in {}",
-            sweep.points.len(),
-            cfg.threads.len(),
+            "interrupted after {} of {} curves; what was measured is stored in {}",
+            outcome.curves.len(),
+            variants.len(),
             dir.path().display()
         );
     }
-    Ok((dir, sweep))
+    Ok((dir, outcome))
+}
+
+/// `label` with the varied value and the repetition, when there are several curves.
+fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) -> String {
+    let mut out = label.to_string();
+    if let (Some(vary), Some(value)) = (vary, &v.value) {
+        out.push_str(&format!(" {}={value}", vary.property));
+    }
+    if repeats > 1 {
+        out.push_str(&format!(" #{}", v.repeat));
+    }
+    out
+}
+
+/// How the seed-2 table is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VaryFormat {
+    /// A terminal table.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// CSV with a header row.
+    Csv,
+}
+
+/// The seed-2-shaped table: one row per thread count; for each value of the varied property,
+/// one column per repetition and their mean (ops/s).
+pub fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
+    let mut values: Vec<Option<String>> = Vec::new();
+    for (v, _) in &outcome.curves {
+        if !values.contains(&v.value) {
+            values.push(v.value.clone());
+        }
+    }
+    let repeats = outcome
+        .curves
+        .iter()
+        .map(|(v, _)| v.repeat)
+        .max()
+        .unwrap_or(1);
+    let name = |value: &Option<String>| match (&outcome.property, value) {
+        (Some(p), Some(v)) => format!("{p}={v}"),
+        _ => "ops/s".to_string(),
+    };
+    let mut header = vec!["threads".to_string()];
+    for value in &values {
+        for r in 1..=repeats {
+            header.push(format!("{} #{r}", name(value)));
+        }
+        header.push(format!("{} mean", name(value)));
+    }
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for &t in &outcome.threads {
+        let mut row = vec![t.to_string()];
+        for value in &values {
+            let mut got = Vec::new();
+            for r in 1..=repeats {
+                let point = outcome
+                    .curves
+                    .iter()
+                    .find(|(v, _)| v.value == *value && v.repeat == r)
+                    .and_then(|(_, s)| s.points.iter().find(|p| p.threads == t));
+                match point {
+                    Some(p) => {
+                        got.push(p.summary.throughput);
+                        let mark = if p.summary.validity.is_valid() {
+                            String::new()
+                        } else {
+                            format!(" ({})", p.summary.validity.verdict)
+                        };
+                        row.push(format!("{:.0}{mark}", p.summary.throughput));
+                    }
+                    None => row.push("—".into()),
+                }
+            }
+            row.push(match crate::report::stats::mean(&got) {
+                Some(m) => format!("{m:.0}"),
+                None => "—".into(),
+            });
+        }
+        rows.push(row);
+    }
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    match format {
+        VaryFormat::Csv => {
+            let mut out = String::new();
+            let line = |cells: &[String]| {
+                cells
+                    .iter()
+                    .map(|c| crate::report::csv_field(c))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut h = vec!["figures".to_string()];
+            h.extend(header.iter().cloned());
+            out.push_str(&line(&h));
+            out.push('\n');
+            for r in &rows {
+                let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
+                cells.extend(r.iter().cloned());
+                out.push_str(&line(&cells));
+                out.push('\n');
+            }
+            out
+        }
+        VaryFormat::Markdown => {
+            let mut out = String::new();
+            if standin {
+                out.push_str(&format!("**{}**\n\n", crate::report::STANDIN_MARKER));
+            }
+            out.push_str(&format!("| {} |\n", header.join(" | ")));
+            out.push_str(&format!(
+                "|{}\n",
+                header.iter().map(|_| "---:|").collect::<String>()
+            ));
+            for r in &rows {
+                out.push_str(&format!("| {} |\n", r.join(" | ")));
+            }
+            out
+        }
+        VaryFormat::Table => {
+            let mut b = tabled::builder::Builder::new();
+            b.push_record(header);
+            for r in rows {
+                b.push_record(r);
+            }
+            let mut t = b.build();
+            t.with(tabled::settings::Style::rounded());
+            let mut out = String::new();
+            if standin {
+                out.push_str(crate::report::STANDIN_MARKER);
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "Throughput (ops/s) by threads{}\n{t}\n",
+                match &outcome.property {
+                    Some(p) => format!(" and {p}"),
+                    None => String::new(),
+                }
+            ));
+            out
+        }
+    }
 }
 
 fn sweep_label(where_: &str) -> String {
@@ -367,17 +622,65 @@ mod tests {
             no_load: false,
             results_root: tmp.path().join("results"),
             backend: "process".into(),
+            vary: None,
+            repeat: 1,
         };
         let mut lab = Curve { loads: 0, downs: 0 };
         let cancel = CancellationToken::new();
-        let (dir, sweep) = sweep_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
         assert_eq!((lab.loads, lab.downs), (1, 1));
+        assert!(outcome.is_single());
+        let sweep = &outcome.curves[0].1;
         assert_eq!(sweep.points.len(), 8);
         assert_eq!(sweep.max_threads, Some(16));
         assert_eq!(sweep.knee_threads, Some(16));
         let text = render_sweep(&sweep);
         assert!(text.contains("max, knee"), "{text}");
         assert!(dir.path().join("sweep-single.svg").is_file());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_table()
+    -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let wl = tmp.path().join("W");
+        std::fs::write(&wl, "recordcount=10\n")?;
+        let cfg = SweepConfig {
+            workload: wl.display().to_string(),
+            threads: vec![1, 5, 10],
+            target: SweepTarget::Topology("single".into()),
+            duration: Duration::from_secs(1),
+            overrides: vec![],
+            full: false,
+            records: 100,
+            no_load: false,
+            results_root: tmp.path().join("results"),
+            backend: "process".into(),
+            vary: Some(Vary::parse("readbatchsize=1,10,20")?),
+            repeat: 3,
+        };
+        let mut lab = Curve { loads: 0, downs: 0 };
+        let (dir, outcome) = sweep_with(
+            &mut lab,
+            &cfg,
+            &CancellationToken::new(),
+            &Progress::quiet(),
+        )
+        .await?;
+        assert_eq!(lab.loads, 1, "one load for every curve");
+        assert_eq!(outcome.curves.len(), 9);
+        let table = render_vary(&outcome, VaryFormat::Csv);
+        let header = table.lines().next().unwrap_or_default();
+        assert_eq!(header.split(',').count(), 2 + 3 * 4, "{header}");
+        assert!(header.contains("readbatchsize=10 #3") && header.contains("readbatchsize=20 mean"));
+        assert_eq!(table.lines().count(), 4, "a row per thread count: {table}");
+        for f in ["vary.md", "vary.csv", "vary.json", "vary.txt"] {
+            assert!(dir.path().join(f).is_file(), "{f}");
+        }
+        assert_eq!(dir.sweeps().len(), 9, "every curve stored");
+        assert!(Vary::parse("readbatchsize").is_err());
+        assert!(Vary::parse("readbatchsize=1,,2").is_err());
         Ok(())
     }
 }
