@@ -544,6 +544,7 @@ async fn sweep_on_topology<L: Lab>(
         base,
         &config.sweep_threads,
         secs,
+        false,
         &format!("{run_scenario} on {label}"),
         cancel,
         progress,
@@ -556,7 +557,8 @@ async fn sweep_on_topology<L: Lab>(
     Ok(sweep.knee_threads)
 }
 
-/// Runs `base` at each thread count for `secs` seconds and finds the maximum and the knee.
+/// Runs `base` at each thread count for `secs` seconds (or, `count_bounded`, for its
+/// `operationcount` within at most `secs`) and finds the maximum and the knee.
 #[allow(clippy::too_many_arguments)]
 pub async fn sweep_points<L: Lab>(
     lab: &mut L,
@@ -564,6 +566,7 @@ pub async fn sweep_points<L: Lab>(
     base: &PropertyMap,
     threads: &[u32],
     secs: u64,
+    count_bounded: bool,
     label: &str,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -575,8 +578,10 @@ pub async fn sweep_points<L: Lab>(
         }
         let mut props = base.clone();
         props.insert("threadcount".into(), n.to_string());
-        // Bounded by time alone: every point runs its full duration (`operationcount=0`).
-        props.insert("operationcount".into(), "0".into());
+        if !count_bounded {
+            // Bounded by time alone: every point runs its full duration (`operationcount=0`).
+            props.insert("operationcount".into(), "0".into());
+        }
         props.insert("maxexecutiontime".into(), secs.to_string());
         let bar = progress.phase(
             &format!("{label}: sweep {n} threads"),

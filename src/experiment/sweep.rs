@@ -231,6 +231,9 @@ pub async fn sweep_with<L: Lab>(
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
         let secs = cfg.duration.as_secs().max(1);
+        // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
+        // each still bounded by --duration; otherwise every point runs its whole duration.
+        let count_bounded = overrides.iter().any(|(k, _)| k == "operationcount");
         let mut curves: Vec<(Variant, SweepFile)> = Vec::new();
         for (variant, props) in &variants {
             if cancel.is_cancelled() {
@@ -243,6 +246,7 @@ pub async fn sweep_with<L: Lab>(
                 props,
                 &cfg.threads,
                 secs,
+                count_bounded,
                 &what,
                 cancel,
                 progress,
