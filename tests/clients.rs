@@ -371,3 +371,84 @@ fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn compare_drives_each_cell_with_several_clients() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bin_dir = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin_dir).expect("bin");
+    for n in ["mongod", "mongos"] {
+        std::os::unix::fs::symlink(bin(), bin_dir.join(n)).expect("symlink");
+    }
+    let port = free_base_port(24_000, 2);
+    let topo = tmp.path().join("one.toml");
+    std::fs::write(
+        &topo,
+        format!("name = \"one\"\nkind = \"standalone\"\nbase_port = {port}\n"),
+    )
+    .expect("topology");
+    let results = tmp.path().join("results");
+    let out = Command::new(bin())
+        .args(["compare", "--topologies"])
+        .arg(&topo)
+        .args([
+            "--scenarios",
+            "S1,S2",
+            "--duration",
+            "2s",
+            "--records",
+            "500",
+            "--threads",
+            "4",
+        ])
+        .args(["--clients", "2", "--backend", "process", "--bin-dir"])
+        .arg(&bin_dir)
+        .arg("--out")
+        .arg(&results)
+        .arg("-q")
+        .env("TMPDIR", tmp.path())
+        .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let mut cells = Vec::new();
+    for e in walk(&results) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(&e).unwrap_or_default(),
+        ) && v["cell"].is_object()
+        {
+            cells.push(v);
+        }
+    }
+    assert_eq!(cells.len(), 2, "{stderr}");
+    for c in &cells {
+        assert_eq!(
+            c["result"]["clients"].as_array().map(Vec::len),
+            Some(2),
+            "{}",
+            c["cell"]
+        );
+    }
+    let load = cells
+        .iter()
+        .find(|c| c["cell"]["scenario"] == "S1")
+        .expect("S1");
+    assert_eq!(load["result"]["operations"], 500);
+    assert!(processes_referring_to(tmp.path()).is_empty());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -103,6 +103,10 @@ pub struct CompareArgs {
     /// recorded in each result); the cell then runs warm-up + `--duration`.
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
+    /// Drive every cell with N client processes (`threadcount` split across them; results
+    /// merged exactly).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub clients: u64,
     /// Measure every cell N times (spread and significance need 2 or more).
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
@@ -181,6 +185,9 @@ pub struct SweepArgs {
     /// Leave the first DURATION of every point out of its measurement (`microshard.warmup`).
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
+    /// Drive every point with N client processes (`threadcount` split across them).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub clients: u64,
     /// Set a workload property (repeatable).
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
@@ -371,10 +378,11 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.sweep_duration = args.sweep_duration;
     cfg.client_ceiling = live::stored_ceiling(&args.out);
     cfg.live_server_status = args.status;
+    cfg.clients = usize::try_from(args.clients).unwrap_or(1);
     // On resume the stored configuration decides backend and binaries (`--bin-dir` may move
     // them; a demo's temporary stand-in links are made again).
     let mut _demo_links: Option<tempfile::TempDir> = None;
-    let (backend, bin_dir, extra, image) = match &cfg.resume {
+    let (backend, bin_dir, extra, image, clients) = match &cfg.resume {
         Some(path) => {
             let stored = ExperimentDir::open(path)
                 .and_then(|d| d.config())
@@ -395,13 +403,20 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 _demo_links = Some(links);
             }
             let image = cfg.image.clone().or(stored.image);
-            (stored.backend, bin_dir, stored.extra_mongod_args, image)
+            (
+                stored.backend,
+                bin_dir,
+                stored.extra_mongod_args,
+                image,
+                stored.clients,
+            )
         }
         None => (
             cfg.backend.clone(),
             cfg.bin_dir.clone(),
             cfg.extra_mongod_args.clone(),
             cfg.image.clone(),
+            cfg.clients,
         ),
     };
     if cfg.resume.is_none() {
@@ -415,6 +430,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     lab.base_port = args.base_port;
     lab.image = image;
     lab.notify = Some(notify_through(&progress));
+    lab.clients = clients;
     if _demo_links.is_some() && lab.base_port.is_none() {
         lab.base_port = live::free_port_range(live::DEMO_PORTS);
     }
@@ -452,10 +468,12 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         backend: args.backend.clone(),
         vary,
         repeat: args.repeat,
+        clients: usize::try_from(args.clients).unwrap_or(1),
     };
     let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     lab.notify = Some(notify_through(&progress));
+    lab.clients = cfg.clients;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     if result.is_single() {
         for (_, curve) in &result.curves {

@@ -66,6 +66,8 @@ pub struct CompareConfig {
     pub client_ceiling: Option<f64>,
     /// Print per-server ops/s while cells run.
     pub live_server_status: bool,
+    /// Client processes per cell (`--clients`).
+    pub clients: usize,
 }
 
 impl CompareConfig {
@@ -97,6 +99,7 @@ impl CompareConfig {
             workload_dir: None,
             client_ceiling: None,
             live_server_status: false,
+            clients: 1,
         }
     }
 }
@@ -176,6 +179,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         degraded_error_fraction: 0.01,
         client_ceiling: cfg.client_ceiling,
         live_server_status: cfg.live_server_status,
+        clients: cfg.clients,
     };
     let dir = ExperimentDir::create(&cfg.results_root, &cfg.name).with_context(|| {
         format!(

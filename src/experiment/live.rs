@@ -46,6 +46,8 @@ pub struct LiveLab {
     pub image: Option<String>,
     /// Where live findings during a cell go (a member stopped answering); stderr when `None`.
     pub notify: Option<crate::runner::Notify>,
+    /// Client processes per cell (`--clients`); 1 runs the cell in this process.
+    pub clients: usize,
 }
 
 impl LiveLab {
@@ -62,6 +64,7 @@ impl LiveLab {
             base_port: None,
             image: None,
             notify: None,
+            clients: 1,
         };
         lab.backend_kind()?;
         Ok(lab)
@@ -176,6 +179,17 @@ impl Lab for LiveLab {
             }
             None => None,
         };
+        if self.clients > 1 {
+            return run_phase_with_clients(
+                &deployment.entry_uri,
+                properties,
+                phase,
+                cancel,
+                self.notify.clone(),
+                self.clients,
+            )
+            .await;
+        }
         run_phase(
             &deployment.entry_uri,
             properties,
@@ -227,6 +241,33 @@ pub async fn run_phase(
         ..Default::default()
     };
     let document = crate::runner::execute(&props, phase, &opts).await?;
+    Ok(Measured {
+        summary: summarize(&document),
+        document,
+    })
+}
+
+/// Runs one phase with `clients` client processes (`--clients`) and summarises the merged result.
+pub async fn run_phase_with_clients(
+    uri: &str,
+    properties: &PropertyMap,
+    phase: Phase,
+    cancel: &CancellationToken,
+    notify: Option<crate::runner::Notify>,
+    clients: usize,
+) -> anyhow::Result<Measured> {
+    let mut props = crate::workload::Properties::new();
+    for (k, v) in properties {
+        props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
+    }
+    let opts = crate::runner::ExecuteOptions {
+        cancel: cancel.clone(),
+        quiet: true,
+        uri: Some(pin_write_concern(uri, properties)),
+        notify,
+        ..Default::default()
+    };
+    let document = crate::runner::fanout::execute_clients(&props, phase, &opts, clients).await?;
     Ok(Measured {
         summary: summarize(&document),
         document,

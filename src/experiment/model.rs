@@ -95,6 +95,13 @@ pub struct ExperimentConfig {
     /// Print per-server ops/s while cells run (`compare -s`).
     #[serde(default)]
     pub live_server_status: bool,
+    /// Client processes per cell (`--clients`), kept so `--resume` drives cells the same way.
+    #[serde(default = "one")]
+    pub clients: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn default_degraded() -> f64 {

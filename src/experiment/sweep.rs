@@ -55,6 +55,8 @@ pub struct SweepConfig {
     pub vary: Option<Vary>,
     /// Curves per value (`--repeat`), to show the spread.
     pub repeat: u32,
+    /// Client processes per point (`--clients`), recorded with the sweep.
+    pub clients: usize,
 }
 
 /// A property and the values a sweep tries it at (`--vary readbatchsize=1,10,20`).
@@ -195,6 +197,7 @@ pub async fn sweep_with<L: Lab>(
         degraded_error_fraction: 0.01,
         client_ceiling: None,
         live_server_status: false,
+        clients: cfg.clients,
     };
     let dir = ExperimentDir::create(&cfg.results_root, &config.name)?;
     dir.write_config(&config)?;
@@ -628,6 +631,7 @@ mod tests {
             backend: "process".into(),
             vary: None,
             repeat: 1,
+            clients: 1,
         };
         let mut lab = Curve { loads: 0, downs: 0 };
         let cancel = CancellationToken::new();
@@ -663,6 +667,7 @@ mod tests {
             backend: "process".into(),
             vary: Some(Vary::parse("readbatchsize=1,10,20")?),
             repeat: 3,
+            clients: 1,
         };
         let mut lab = Curve { loads: 0, downs: 0 };
         let (dir, outcome) = sweep_with(
