@@ -294,13 +294,24 @@ pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
 }
 
 /// A base port with `count` consecutive free loopback ports, probed from a pseudo-random start
-/// (bounded attempts) below the ephemeral range (32768+), so that demos and tests do not collide
-/// with servers already running or with outgoing connections.
+/// (bounded attempts) below this machine's ephemeral range (`ip_local_port_range`, 32768 when
+/// unreadable), so that demos and tests collide neither with servers already running nor with
+/// the kernel's outgoing connections.
 pub fn free_port_range(count: u16) -> Option<u16> {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let low = 10_000u16;
+    let span = ephemeral_low.saturating_sub(low).saturating_sub(count);
+    if span < 100 {
+        return None;
+    }
     let seed = u32::from(std::process::id() as u16)
         ^ (chrono::Utc::now().timestamp_subsec_micros() & 0xffff);
     for attempt in 0..200u32 {
-        let base = 20_000 + ((seed.wrapping_mul(7919).wrapping_add(attempt * 977)) % 12_000) as u16;
+        let base = low
+            + (seed.wrapping_mul(7919).wrapping_add(attempt * 977) % u32::from(span)) as u16;
         let free = (0..count).all(|i| {
             std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, base + i)).is_ok()
         });
@@ -508,6 +519,17 @@ pub async fn demo(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn demo_ports_lie_below_the_ephemeral_range() {
+        let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+            .unwrap_or(32_768);
+        if let Some(base) = free_port_range(16) {
+            assert!(base >= 10_000 && base + 16 <= low, "{base} vs {low}");
+        }
+    }
 
     #[test]
     fn write_concern_is_pinned_unless_the_uri_or_scenario_sets_one() {
