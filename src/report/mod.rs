@@ -598,6 +598,7 @@ pub(crate) mod tests {
             degraded_error_fraction: 0.01,
             client_ceiling: None,
             live_server_status: false,
+            clients: 1,
         }
     }
 
