@@ -953,6 +953,7 @@ mod tests {
             member_outages: vec![outage.clone()],
             stalls: vec![outage],
         };
+        d.clients = vec![ClientEntry::of(0, "bench-1", &d)];
         let value = serde_json::to_value(&d).unwrap();
 
         let documented = documented_fields();

@@ -553,6 +553,7 @@ fn documented() -> HashMap<&'static str, (Mix, &'static str)> {
         ("S3", (s(0.65, 0.10, 0.25), "uniform")),
         ("S4", (s(0.9, 0.05, 0.05), "uniform")),
         ("S5", (s(1.0, 0.0, 0.0), "uniform")),
+        ("Q20M", (s(1.0, 0.0, 0.0), "uniform")),
         ("workloada", (s(0.5, 0.5, 0.0), "zipfian")),
         ("workloadb", (s(0.95, 0.05, 0.0), "zipfian")),
         ("workloadc", (s(1.0, 0.0, 0.0), "zipfian")),
@@ -608,6 +609,17 @@ fn every_shipped_workload_file_validates_with_documented_mix() {
                 ("scanproportion", "0"),
                 ("mongodb.url", "mongodb://localhost:27017/ycsb?w=1"),
                 ("mongodb.writeConcern", "acknowledged"),
+            ] {
+                assert_eq!(p.get(k), Some(v), "{name}: {k}");
+            }
+        } else if name == "Q20M" {
+            // The second seed's query test: 20 M documents of about 550 bytes, 10,000 queries.
+            for (k, v) in [
+                ("recordcount", "20000000"),
+                ("operationcount", "10000"),
+                ("fieldcount", "5"),
+                ("fieldlength", "100"),
+                ("readbatchsize", "1"),
             ] {
                 assert_eq!(p.get(k), Some(v), "{name}: {k}");
             }
