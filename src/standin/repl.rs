@@ -1,4 +1,10 @@
-//! Replica-set membership: initiation with the real validation rules, then a self-election after a delay.
+//! Replica-set membership: initiation with the real validation rules, then an election.
+//!
+//! As in MongoDB, only a one-member set elects itself at once (after `--primary-delay-ms`). A set
+//! of several members holds its first election after `--election-delay-ms` (default 1–2 s), and
+//! the winner is `--election-winner N` of the initiating member, or by default a random member
+//! other than member 0: in MongoDB randomized election timeouts decide, so a tool that waits for
+//! member 0 to become primary hangs some of the time; here it fails every time, where a test sees it.
 
 use std::time::{Duration, Instant};
 
@@ -23,8 +29,11 @@ pub struct ReplState {
     pub election_id: Option<ObjectId>,
     /// When the election "happened" (wall clock).
     pub election_date: Option<DateTime>,
-    /// On a member that joined through another member's initiate: that member (the primary).
+    /// On a member that did not win the election: the member that did (the primary once
+    /// `election_at` has passed).
     pub primary_host: Option<String>,
+    /// When the set's first election is decided (members that did not win report no primary before).
+    pub election_at: Option<Instant>,
     /// On the primary: members that accepted the configuration (they answer as SECONDARY).
     pub joined: Vec<String>,
 }
@@ -34,6 +43,49 @@ impl ReplState {
     pub fn is_primary(&self) -> bool {
         self.primary_at.is_some_and(|t| Instant::now() >= t)
     }
+
+    /// The primary another member is, once the election has been decided.
+    fn known_primary(&self) -> Option<&str> {
+        match (&self.primary_host, self.election_at) {
+            (Some(p), Some(t)) if Instant::now() >= t => Some(p.as_str()),
+            (Some(p), None) => Some(p.as_str()),
+            _ => None,
+        }
+    }
+
+    /// This member wins the election `after` from now: it becomes PRIMARY then.
+    fn win_after(&mut self, after: Duration) {
+        self.primary_at = Some(Instant::now() + after);
+        self.election_id = Some(ObjectId::new());
+        self.election_date = Some(DateTime::from_millis(
+            DateTime::now().timestamp_millis() + after.as_millis() as i64,
+        ));
+    }
+}
+
+/// Who wins a set's first election and after how long: a one-member set elects itself after
+/// `--primary-delay-ms`; a larger set takes `--election-delay-ms` (default 1–2 s) and is won by
+/// `--election-winner` or a random member other than member 0.
+fn first_election(
+    cfg: &super::config::StandinConfig,
+    members: usize,
+) -> Result<(usize, Duration), CmdError> {
+    if members <= 1 {
+        return Ok((0, Duration::from_millis(cfg.primary_delay_ms)));
+    }
+    let delay = cfg
+        .election_delay_ms
+        .unwrap_or_else(|| rand::random_range(1000..=2000));
+    let winner = match cfg.election_winner {
+        Some(w) if w < members => w,
+        Some(w) => {
+            return Err(CmdError::bad_value(format!(
+                "--election-winner {w}, but the configuration has {members} members"
+            )));
+        }
+        None => rand::random_range(1..members),
+    };
+    Ok((winner, Duration::from_millis(delay)))
 }
 
 fn lock(shared: &Shared) -> Option<std::sync::MutexGuard<'_, ReplState>> {
@@ -85,8 +137,8 @@ pub fn hello_fields(shared: &Shared) -> (bool, Document) {
     };
     if primary {
         d.insert("primary", st.me.clone());
-    } else if let Some(p) = &st.primary_host {
-        d.insert("primary", p.clone());
+    } else if let Some(p) = st.known_primary() {
+        d.insert("primary", p.to_string());
     }
     d.insert("me", st.me.clone());
     if primary {
@@ -355,12 +407,16 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
             ),
         ));
     };
+    let (winner, delay) = first_election(&shared.cfg, hosts.len())?;
+    let winner_host = hosts[winner].clone();
     let mut st = adopt_config(shared, cfg, me, hosts)?;
-    st.primary_at = Some(Instant::now() + Duration::from_millis(shared.cfg.primary_delay_ms));
-    st.election_id = Some(ObjectId::new());
-    st.election_date = Some(DateTime::from_millis(
-        DateTime::now().timestamp_millis() + shared.cfg.primary_delay_ms as i64,
-    ));
+    let election_at = Instant::now() + delay;
+    if st.me == winner_host {
+        st.win_after(delay);
+    } else {
+        st.primary_host = Some(winner_host.clone());
+        st.election_at = Some(election_at);
+    }
     let (others, me, config) = (
         st.hosts
             .iter()
@@ -377,12 +433,19 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
         "replSetInitiate admin command received from client",
         doc! {},
     );
-    // Real members learn the config through heartbeats; the stand-in tells them directly, so they
-    // answer as SECONDARY members of the set (they hold no replicated data).
+    // Real members learn the config through heartbeats and then hold an election; the stand-in
+    // tells them the configuration and the election's outcome directly, so they answer as
+    // SECONDARY (they hold no replicated data), and the winner becomes PRIMARY at `election_at`.
     for host in others {
-        let (cfg, primary, sh) = (config.clone(), me.clone(), shared.clone());
+        let join = Join {
+            config: config.clone(),
+            initiator: me.clone(),
+            winner: winner_host.clone(),
+            election_at,
+        };
+        let sh = shared.clone();
         tokio::spawn(async move {
-            if tell_member(&host, cfg, primary).await
+            if tell_member(&host, join).await
                 && let Some(mut st) = lock(&sh)
             {
                 st.joined.push(host);
@@ -392,14 +455,31 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     Ok(doc! {"ok": 1.0})
 }
 
-async fn tell_member(host: &str, config: Document, primary: String) -> bool {
+/// What the initiating member tells the others.
+struct Join {
+    config: Document,
+    initiator: String,
+    winner: String,
+    election_at: Instant,
+}
+
+async fn tell_member(host: &str, join: Join) -> bool {
     let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000");
     let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
         return false;
     };
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
-        let cmd = doc! {"_standinReplSetJoin": config.clone(), "primary": primary.clone()};
+        let in_ms = join
+            .election_at
+            .saturating_duration_since(Instant::now())
+            .as_millis() as i64;
+        let cmd = doc! {
+            "_standinReplSetJoin": join.config.clone(),
+            "initiator": join.initiator.clone(),
+            "primary": join.winner.clone(),
+            "electionInMs": in_ms,
+        };
         match client.database("admin").run_command(cmd).await {
             Ok(_) => return true,
             Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Command(_)) => {
@@ -446,8 +526,18 @@ pub fn join(shared: &Shared, body: &Document) -> CmdResult {
             "no member of the configuration maps to this node",
         ));
     };
+    let winner = body.get_str("primary").ok().map(String::from);
+    let after = Duration::from_millis(body.get_i64("electionInMs").unwrap_or(0).max(0) as u64);
     let mut st = adopt_config(shared, cfg, me, hosts)?;
-    st.primary_host = body.get_str("primary").ok().map(String::from);
+    if let Ok(initiator) = body.get_str("initiator") {
+        st.joined.push(initiator.to_string());
+    }
+    if winner.as_deref() == Some(st.me.as_str()) {
+        st.win_after(after);
+    } else {
+        st.primary_host = winner;
+        st.election_at = Some(Instant::now() + after);
+    }
     Ok(doc! {"ok": 1.0})
 }
 
@@ -482,7 +572,7 @@ pub fn get_status(shared: &Shared) -> CmdResult {
         let is_me = *h == st.me;
         let (st_n, st_s, health) = if is_me {
             (state, state_str, 1.0)
-        } else if st.primary_host.as_deref() == Some(h.as_str()) {
+        } else if st.known_primary() == Some(h.as_str()) {
             (1, "PRIMARY", 1.0)
         } else if st.joined.contains(h) {
             (2, "SECONDARY", 1.0)
