@@ -16,7 +16,14 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         )
     })?;
     let shown = crate::redact::redact_uri(&uri);
-    let (role, _) = cluster::detect_role(&uri).await?;
+    let (role, _) = cluster::detect_role(&uri).await.map_err(|e| {
+        let hint = if uri.contains("directConnection") {
+            ""
+        } else {
+            "; if the URI names one replica-set member whose advertised host names do not resolve from here, add ?directConnection=true"
+        };
+        anyhow::anyhow!("{e}{hint}")
+    })?;
     match (&role, plan.kind) {
         (DetectedRole::Uninitiated, _) => anyhow::bail!(
             "{shown} is a replica-set member that was never initiated; microshard does not initiate, reconfigure or shut down servers it did not start"
@@ -35,6 +42,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         _ => {}
     }
     let info = cluster::server_info(&uri).await?;
+    cluster::check_privileges(&uri, role == DetectedRole::Mongos).await?;
     cluster::drop_ycsb(&uri).await?;
     let mut chunks = BTreeMap::new();
     if role == DetectedRole::Mongos {
@@ -61,6 +69,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         standin: info.standin,
         binary_versions: BTreeMap::new(),
         chunks,
+        primaries: BTreeMap::new(),
         networks: Vec::new(),
         created_dirs: Vec::new(),
         keep: opts.keep,

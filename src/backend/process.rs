@@ -16,6 +16,8 @@ use crate::topology::{Member, Plan, Role, parse_cpuset};
 /// Starts and watches local processes for one plan.
 pub struct ProcessLauncher {
     record: Arc<Mutex<RunningCluster>>,
+    /// Extra environment of every mongod ([`server_env`]).
+    env: std::collections::BTreeMap<String, String>,
 }
 
 impl ProcessLauncher {
@@ -40,10 +42,25 @@ impl ProcessLauncher {
             }
             versions.insert(key.to_string(), binary_version(&program).await?);
         }
+        // Flags this binary's version no longer accepts: named now, not as a start-up failure.
+        if let Some(v) = versions.get("mongod") {
+            for m in plan.members.iter().filter(|m| m.role != Role::Mongos) {
+                crate::topology::check_mongod_args(&m.argv, Some(v)).map_err(|e| {
+                    crate::error::bad_input(format!("{}: {e}", plan.source.display()))
+                })?;
+            }
+        }
+        let env = server_env(
+            versions.get("mongod").map(String::as_str),
+            std::env::var("GLIBC_TUNABLES").ok().as_deref(),
+        );
         {
             let mut c = lock(&record);
             c.binary_versions = versions;
             c.created_dirs.push(plan.run_dir.clone());
+            for m in c.members.iter_mut().filter(|m| m.role != Role::Mongos) {
+                m.env = env.clone();
+            }
         }
         std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
             anyhow::anyhow!(
@@ -52,8 +69,36 @@ impl ProcessLauncher {
             )
         })?;
         snapshot_write(&record)?;
-        Ok(ProcessLauncher { record })
+        Ok(ProcessLauncher { record, env })
     }
+}
+
+/// The soft `RLIMIT_NOFILE` members start with (capped at the hard limit): mongod accepts
+/// 0.8 × the soft limit in connections, and shells often leave 1024 (docs/mongodb-versions.md, "Limits").
+pub const MEMBER_NOFILE: u64 = 64000;
+
+/// Environment a local mongod gets on top of microshard's: for 8.0+ the
+/// `GLIBC_TUNABLES=glibc.pthread.rseq=0` the official 8.0 image sets, without which TCMalloc's
+/// per-CPU caches stay off and process and Docker runs measure different allocators
+/// (docs/mongodb-versions.md, "8.0"). `version` is the first line of `mongod --version`,
+/// `current` the caller's `GLIBC_TUNABLES` (kept, with the tunable appended).
+pub fn server_env(
+    version: Option<&str>,
+    current: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = std::collections::BTreeMap::new();
+    let eight = version
+        .and_then(crate::topology::flags::version_of)
+        .is_some_and(|v| v >= (8, 0));
+    if eight {
+        let value = match current {
+            Some(c) if c.contains("glibc.pthread.rseq") => c.to_string(),
+            Some(c) if !c.is_empty() => format!("{c}:glibc.pthread.rseq=0"),
+            _ => "glibc.pthread.rseq=0".to_string(),
+        };
+        env.insert("GLIBC_TUNABLES".to_string(), value);
+    }
+    env
 }
 
 /// First line of `PROGRAM --version` (the stand-in answers it too).
@@ -178,18 +223,32 @@ impl ProcessLauncher {
             None => None,
         };
         let mut cmd = Command::new(program);
+        if member.role != Role::Mongos {
+            cmd.envs(&self.env);
+        }
         cmd.args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
-        // SAFETY: only async-signal-safe calls (setpgid, sched_setaffinity) between fork and exec.
+        // SAFETY: only async-signal-safe calls (setpgid, getrlimit/setrlimit, sched_setaffinity)
+        // between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 // Own process group: a Ctrl-C to microshard's terminal does not reach the servers
                 // mid-teardown, and `up` can leave them running after it exits.
                 if libc::setpgid(0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // Enough descriptors for the connections a run opens (see MEMBER_NOFILE); the
+                // hard limit is the ceiling an unprivileged process may raise its soft limit to.
+                let mut lim: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                    let want = (MEMBER_NOFILE as libc::rlim_t).min(lim.rlim_max);
+                    if lim.rlim_cur < want {
+                        lim.rlim_cur = want;
+                        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                    }
                 }
                 if let Some(cpus) = &cpus {
                     let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -360,4 +419,26 @@ async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     !pid_alive(pid, port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_8_0_mongod_gets_the_image_s_glibc_tunable() {
+        let env = server_env(Some("db version v8.0.4"), None);
+        assert_eq!(
+            env.get("GLIBC_TUNABLES").map(String::as_str),
+            Some("glibc.pthread.rseq=0")
+        );
+        let env = server_env(Some("db version v8.2.1"), Some("glibc.malloc.arena_max=2"));
+        assert_eq!(
+            env.get("GLIBC_TUNABLES").map(String::as_str),
+            Some("glibc.malloc.arena_max=2:glibc.pthread.rseq=0")
+        );
+        assert!(server_env(Some("db version v7.0.12"), None).is_empty());
+        assert!(server_env(Some("db version v7.0.0-standin"), None).is_empty());
+        assert!(server_env(None, None).is_empty());
+    }
 }
