@@ -330,25 +330,64 @@ impl DockerLauncher {
             let docker = docker.clone();
             let name = name.clone();
             async move {
-                let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-                docker
-                    .create_container(Some(opts), body)
-                    .await
-                    .map_err(|e| {
-                        DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
-                    })?;
-                docker
-                    .start_container(
-                        &name,
-                        None::<bollard::query_parameters::StartContainerOptions>,
-                    )
-                    .await
-                    .map_err(|e| {
-                        DockerError::Api(format!("cannot start container {name}: {}", one_line(e)))
-                    })
+                let mut body = body;
+                loop {
+                    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+                    docker
+                        .create_container(Some(opts), body.clone())
+                        .await
+                        .map_err(|e| {
+                            DockerError::Api(format!(
+                                "cannot create container {name}: {}",
+                                one_line(e)
+                            ))
+                        })?;
+                    let started = docker
+                        .start_container(
+                            &name,
+                            None::<bollard::query_parameters::StartContainerOptions>,
+                        )
+                        .await;
+                    let err = match started {
+                        Ok(()) => {
+                            let nofile = body
+                                .host_config
+                                .as_ref()
+                                .and_then(|h| h.ulimits.as_ref())
+                                .map(|_| NOFILE);
+                            return Ok(nofile);
+                        }
+                        Err(e) => one_line(e),
+                    };
+                    // An engine whose own hard limit is lower (rootless Docker, a restricted
+                    // daemon) refuses to raise it: run with the engine's limit rather than not
+                    // at all; the member's record says so (RunningMember.nofile = None).
+                    let has_ulimits = body
+                        .host_config
+                        .as_ref()
+                        .is_some_and(|h| h.ulimits.is_some());
+                    if has_ulimits && err.contains("rlimit") {
+                        remove_container(&docker, &name)
+                            .await
+                            .map_err(DockerError::Api)?;
+                        if let Some(h) = body.host_config.as_mut() {
+                            h.ulimits = None;
+                        }
+                        continue;
+                    }
+                    return Err(DockerError::Api(format!(
+                        "cannot start container {name}: {err}"
+                    )));
+                }
             }
         };
-        self.in_flight.run(create_and_start).await??;
+        let nofile = self.in_flight.run(create_and_start).await??;
+        if nofile.is_none() {
+            eprintln!(
+                "microshard: warning: the Docker engine refused nofile={NOFILE} for {}; it runs with the engine's limit (mongod accepts 0.8 × the soft limit in connections)",
+                member.name
+            );
+        }
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.
         let address = lock(&self.record).plan.dial_address(member);
@@ -361,6 +400,7 @@ impl DockerLauncher {
                 m.state = MemberState::Started;
                 m.address = address.clone();
                 m.direct_uri = crate::cluster::direct_uri(&address);
+                m.nofile = nofile.map(|n| n as u64);
             }
         }
         snapshot_write(&self.record)?;

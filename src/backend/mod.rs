@@ -81,6 +81,10 @@ pub struct RunningMember {
     /// Container memory limit (GB), when there is one.
     #[serde(default)]
     pub memory_limit_gb: Option<f64>,
+    /// The soft open-files limit it started with, when microshard set or read it (`None`:
+    /// unknown, e.g. an engine that refused to raise it); it caps connections at 0.8 × this.
+    #[serde(default)]
+    pub nofile: Option<u64>,
 }
 
 /// A cluster that `up` started (or found, for `existing`): what experiments connect to and what
@@ -160,6 +164,7 @@ impl RunningCluster {
                 env: BTreeMap::new(),
                 cache_gb: m.cache_gb,
                 memory_limit_gb: m.memory_limit_gb,
+                nofile: None,
             })
             .collect();
         RunningCluster {

@@ -277,11 +277,19 @@ impl ProcessLauncher {
                 m.state = MemberState::Started;
                 m.address = member.member_host.clone();
                 m.direct_uri = crate::cluster::direct_uri(&member.member_host);
+                m.nofile = soft_nofile(pid);
             }
         }
         snapshot_write(&self.record)?;
         Ok(())
     }
+}
+
+/// The soft open-files limit of a running process, from `/proc/<pid>/limits`.
+pub fn soft_nofile(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().find_map(|w| w.parse().ok())
 }
 
 /// True while `pid` runs and is still the member listening on `port` (guards against pid reuse).
