@@ -127,8 +127,16 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
         .collect();
     coll.insert_many(docs).await.unwrap();
     assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 200);
+    let primaries: Vec<&str> = cluster.data_primaries().map(|m| m.name.as_str()).collect();
+    assert_eq!(primaries, ["sh0-1", "sh1-1"]);
+    assert_eq!(cluster.data_members().count(), 6);
+    // The cluster-wide default write concern is readable for the experiment to record.
+    let wc = microshard::cluster::default_write_concern(&cluster.entry_uri)
+        .await
+        .unwrap();
+    assert!(wc["defaultWriteConcernSource"].is_string(), "{wc}");
     let mut per_shard = Vec::new();
-    for primary in ["sh0-1", "sh1-1"] {
+    for primary in primaries {
         let m = cluster.members.iter().find(|m| m.name == primary).unwrap();
         let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
         let n = c

@@ -144,6 +144,24 @@ impl RunningCluster {
             .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
     }
 
+    /// The members that take writes: each shard set's elected primary (or its only member), or
+    /// the standalone — where per-shard server metrics belong, since secondaries of a stand-in
+    /// or of a lagging set do not show the load.
+    pub fn data_primaries(&self) -> impl Iterator<Item = &RunningMember> {
+        self.data_members().filter(|m| {
+            let set = self
+                .plan
+                .members
+                .iter()
+                .find(|p| p.name == m.name)
+                .and_then(|p| p.replica_set.clone());
+            match set.and_then(|s| self.primaries.get(&s)) {
+                Some(primary) => *primary == m.name,
+                None => true,
+            }
+        })
+    }
+
     /// A new record for `plan`, all members planned.
     fn from_plan(plan: &Plan, keep: bool) -> RunningCluster {
         let members = plan

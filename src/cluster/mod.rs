@@ -692,6 +692,25 @@ pub fn missing_privileges(status: &Document, sharded: bool) -> Vec<String> {
         .collect()
 }
 
+/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), as relaxed
+/// extended JSON, with `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
+/// implicit default is `w: "majority"` where it was `w: 1` on 4.4, so an experiment records it
+/// next to the write concern its client asked for (docs/mongodb-versions.md, "Write concern").
+pub async fn default_write_concern(uri_or_host: &str) -> Result<serde_json::Value, ClusterError> {
+    let (client, label) = client_for(uri_or_host).await?;
+    let d = run(&client, &label, doc! {"getDefaultRWConcern": 1}).await?;
+    let mut out = serde_json::Map::new();
+    for key in ["defaultWriteConcern", "defaultWriteConcernSource"] {
+        out.insert(
+            key.to_string(),
+            d.get(key)
+                .map(|v| v.clone().into_relaxed_extjson())
+                .unwrap_or(serde_json::Value::Null),
+        );
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
 /// Drops the benchmark database (the only thing done to clusters microshard did not start).
 pub async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
