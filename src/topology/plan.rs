@@ -366,6 +366,14 @@ impl Plan {
                 "memory_limit_gb applies to containers only; the process backend ignores it".into(),
             );
         }
+        // Flags the image's version no longer has (the process backend checks its binary's
+        // version when it starts; the file's own `version`/`image` were checked when it loaded).
+        if opts.backend == BackendKind::Docker {
+            let version = super::flags::wanted_version(spec.version.as_deref(), &spec.image);
+            super::flags::check_mongod_args(&spec.mongod_args, version.as_deref()).map_err(
+                |e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())),
+            )?;
+        }
         let programs = match opts.backend {
             BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
             _ => None,
@@ -708,6 +716,24 @@ impl Plan {
         }
         if let Some(c) = &self.client_cpuset {
             let _ = writeln!(out, "client CPU set: {c}");
+        }
+        for h in &self.memory {
+            let limit = match (h.memory_limit_gb, h.cache_cap_gb) {
+                (Some(l), Some(c)) => format!(
+                    ", container limit {} GB (cache at most {} GB)",
+                    format_gb(l),
+                    format_gb(c)
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "memory hosts[{}]: caches {} GB of a {} GB budget ({}){limit}",
+                h.host_index,
+                format_gb(h.total_cache_gb),
+                format_gb(h.budget_gb),
+                h.budget_source
+            );
         }
         for n in &self.notes {
             let _ = writeln!(out, "note: {n}");
@@ -1355,6 +1381,29 @@ mod tests {
         assert_eq!(
             err,
             "t.toml:3: shard_members: applies only to kind = \"sharded\""
+        );
+    }
+
+    #[test]
+    fn removed_flags_are_refused_for_the_docker_image() {
+        // The default image (mongo:7.0) has no --nojournal; a --image override is checked too.
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nmongod_args = [\"--nojournal\"]\n");
+        let err = Plan::new(&s, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mongod_args: --nojournal was removed in MongoDB 6.1"),
+            "{err}"
+        );
+        let mut old = s.clone();
+        old.image = "mongo:6.0".into();
+        assert!(Plan::new(&old, &opts(BackendKind::Docker)).is_ok());
+        let p = Plan::new(&old, &opts(BackendKind::Docker)).unwrap();
+        assert!(
+            p.render()
+                .contains("memory hosts[0]: caches 8 GB of a 8 GB budget (host RAM)"),
+            "{}",
+            p.render()
         );
     }
 
