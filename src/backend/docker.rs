@@ -178,7 +178,6 @@ fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, Str
 pub struct DockerLauncher {
     record: Arc<Mutex<RunningCluster>>,
     clients: HashMap<Option<String>, Docker>,
-    addresses: Mutex<HashMap<String, String>>,
     plan_name: String,
     run_id: String,
     network: String,
@@ -259,7 +258,6 @@ impl DockerLauncher {
         Ok(DockerLauncher {
             record,
             clients,
-            addresses: Mutex::new(HashMap::new()),
             plan_name: plan.name.clone(),
             run_id: plan.run_id.clone(),
             network: plan.network.clone(),
@@ -391,9 +389,6 @@ impl DockerLauncher {
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.
         let address = lock(&self.record).plan.dial_address(member);
-        if let Ok(mut a) = self.addresses.lock() {
-            a.insert(member.name.clone(), address.clone());
-        }
         {
             let mut c = lock(&self.record);
             if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
@@ -430,11 +425,7 @@ impl Launcher for DockerLauncher {
     }
 
     fn admin_address(&self, member: &Member) -> String {
-        self.addresses
-            .lock()
-            .ok()
-            .and_then(|a| a.get(&member.name).cloned())
-            .unwrap_or_else(|| member.member_host.clone())
+        lock(&self.record).plan.dial_address(member)
     }
 }
 

@@ -678,23 +678,46 @@ mod tests {
         std::fs::create_dir_all(&inner).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-        c.created_dirs = vec![gone, file.clone(), inner.clone()];
+        // Under a regular file: removing it fails for root too (not a directory).
+        let under_file = root.path().join("plain");
+        std::fs::write(&under_file, "x").unwrap();
+        let impossible = under_file.join("db");
+        c.created_dirs = vec![gone, file.clone(), impossible.clone(), inner.clone()];
         let left = remove_dirs(&c);
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(!file.exists(), "a recorded log file is removed too");
+        assert!(
+            left[0].starts_with(&format!("{}: ", impossible.display())),
+            "{left:?}"
+        );
         if inner.exists() {
-            // Not root: the failure is reported with the path and the reason.
-            assert_eq!(left.len(), 1, "{left:?}");
+            // Not root: the permission failure is reported with the path and the likely cause.
+            assert_eq!(left.len(), 2, "{left:?}");
             assert!(
-                left[0].starts_with(&inner.display().to_string()),
+                left[1].starts_with(&inner.display().to_string()),
                 "{left:?}"
             );
-            assert!(left[0].contains("uid 999"), "{left:?}");
+            assert!(left[1].contains("uid 999"), "{left:?}");
         } else {
-            // Running as root removes anything: nothing to report.
-            assert!(left.is_empty(), "{left:?}");
+            // Root removes what the permissions protect: only the impossible one is reported.
+            assert_eq!(left.len(), 1, "{left:?}");
         }
+        // `down` turns them into its error, after removing the state file.
+        c.created_dirs = vec![impossible.clone()];
+        c.state_file = root.path().join("state.json");
+        std::fs::write(&c.state_file, "{}").unwrap();
+        c.backend = BackendKind::Existing;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = rt.block_on(down(&c)).unwrap_err().to_string();
+        assert!(
+            err.contains("could not remove") && err.contains(&impossible.display().to_string()),
+            "{err}"
+        );
+        assert!(!c.state_file.exists());
     }
+
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A call abandoned by its caller (Ctrl-C drops the bring-up) still finishes, and `settle`

@@ -876,6 +876,18 @@ pub fn metrics_subset(status: &Document) -> serde_json::Value {
             out.insert(key.to_string(), v.clone().into_relaxed_extjson());
         }
     }
+    // 8.0+: whether TCMalloc runs with per-CPU caches, which needs THP and
+    // GLIBC_TUNABLES=glibc.pthread.rseq=0 (docs/mongodb-versions.md, "8.0"); absent before 8.0.
+    if let Some(v) = status
+        .get_document("tcmalloc")
+        .ok()
+        .and_then(|t| t.get("usingPerCPUCaches"))
+    {
+        out.insert(
+            "tcmalloc.usingPerCPUCaches".into(),
+            v.clone().into_relaxed_extjson(),
+        );
+    }
     if let Ok(cache) = status
         .get_document("wiredTiger")
         .and_then(|w| w.get_document("cache"))
@@ -1268,6 +1280,9 @@ mod tests {
     fn metrics_subset_picks_cache_fields() {
         let s = doc! {"host": "h", "opcounters": {"insert": 3}, "wiredTiger": {"cache": {"bytes currently in the cache": 10, "other": 1}}, "locks": {}};
         let v = metrics_subset(&s);
+        assert!(v.get("tcmalloc.usingPerCPUCaches").is_none());
+        let with = doc! {"tcmalloc": {"usingPerCPUCaches": true, "generic": {}}};
+        assert_eq!(metrics_subset(&with)["tcmalloc.usingPerCPUCaches"], true);
         assert_eq!(v["opcounters"]["insert"], 3);
         assert_eq!(v["wiredTiger.cache"]["bytes currently in the cache"], 10);
         assert!(v.get("locks").is_none());
