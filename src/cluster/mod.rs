@@ -965,6 +965,20 @@ pub async fn collection_stats_of(
     Ok(out)
 }
 
+/// What to add to a `replSetInitiate` refusal that no member "maps to this node"
+/// (InvalidReplicaSetConfig, 93) when members on several Docker hosts are named `address:port`:
+/// a member decides which entry is itself by connecting to it, which from inside a bridge
+/// container reaches its own host's published port only through hairpin NAT or Docker's
+/// userland proxy (docs/mongodb-versions.md, R14).
+pub fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
+    let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
+    if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
+        "; with several Docker hosts each member must reach its own host's address and published port from inside its container (hairpin NAT or the userland proxy must be on): check with a container on that host"
+    } else {
+        ""
+    }
+}
+
 /// What [`assemble`] found: server versions per member and whether they are stand-ins.
 #[derive(Debug, Clone, Default)]
 pub struct Assembly {
@@ -1014,7 +1028,9 @@ pub async fn assemble(
         let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
         let configsvr = members.iter().any(|m| m.role == Role::Config);
         say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
-        initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr).await?;
+        initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(plan, &e)))?;
     }
     for (set, members) in &sets {
         let primary = wait_primary(launcher, members, set, opts.primary_timeout).await?;
@@ -1255,6 +1271,37 @@ mod tests {
             "authenticatedUserPrivileges": [{"resource": {"anyResource": true}, "actions": ["dropDatabase", "enableSharding", "find"]}],
         }};
         assert!(missing_privileges(&admin, true).is_empty());
+    }
+
+    #[test]
+    fn initiate_refusal_on_several_docker_hosts_explains_hairpin() {
+        let spec = crate::topology::TopologySpec::parse(
+            "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"10.0.0.1\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"10.0.0.2\"\ndocker = \"tcp://10.0.0.2:2375\"\npublish_address = \"0.0.0.0\"\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        let opts = crate::topology::PlanOptions {
+            backend: crate::topology::BackendKind::Docker,
+            run_id: "t-1".into(),
+            run_dir: "/tmp/ms/t-1".into(),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        let plan = Plan::new(&spec, &opts).unwrap();
+        let refusal = ClusterError::Command {
+            command: "replSetInitiate".into(),
+            host: "10.0.0.2:27019".into(),
+            code: Some(93),
+            message: "No host described in new configuration with {version: 1, term: 0} for replica set sh1 maps to this node".into(),
+        };
+        assert!(initiate_hint(&plan, &refusal).contains("hairpin"));
+        let other = ClusterError::Command {
+            command: "replSetInitiate".into(),
+            host: "h".into(),
+            code: Some(23),
+            message: "already initialized".into(),
+        };
+        assert_eq!(initiate_hint(&plan, &other), "");
     }
 
     #[test]

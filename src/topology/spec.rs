@@ -52,7 +52,7 @@ pub struct HostSpec {
     pub data_dirs: Vec<PathBuf>,
     /// Directory for the members' logs (the seed puts logs on their own disk); default the member directory.
     pub log_dir: Option<PathBuf>,
-    /// Address the entry point is published on in Docker; default 127.0.0.1.
+    /// Address every member is published on in Docker (microshard dials members there); default 127.0.0.1.
     pub publish_address: Option<String>,
 }
 
@@ -70,7 +70,7 @@ pub struct ConfigServersSpec {
 /// The routers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MongosSpec {
-    /// How many `mongos` (default 1); the first is the entry point.
+    /// How many `mongos` (default 1); the entry URI lists them all.
     pub count: u32,
     /// CPU set for the routers.
     pub cpuset: Option<String>,
