@@ -194,6 +194,74 @@ async fn a_set_that_never_elects_times_out_with_its_status(root: &Path, bin: &Pa
     assert!(!plan.run_dir.exists());
 }
 
+/// `microshard compare` on a topology of 3-member sets whose member 0 loses every election: the
+/// experiment brings it up, loads and runs through the entry, and writes its cell.
+fn compare_runs_on_sets_member_0_does_not_lead(root: &Path, bin: &Path) {
+    let topo = root.join("t-rs3cmp.toml");
+    std::fs::write(
+        &topo,
+        "name = \"t-rs3cmp\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_members = 3\n[config_servers]\nmembers = 3\n",
+    )
+    .unwrap();
+    let state = root.join("state-cli");
+    let results = root.join("results");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_microshard"))
+        .env("MICROSHARD_STATE_DIR", &state)
+        .env("CI", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("compare")
+        .arg("--topologies")
+        .arg(&topo)
+        .args(["--scenarios", "S1", "--backend", "process"])
+        .arg("--bin-dir")
+        .arg(bin)
+        .arg("--mongod-arg=--election-winner=1")
+        .arg("--mongod-arg=--election-delay-ms=300")
+        .args(["--records", "200", "--duration", "1s", "--threads", "4"])
+        .args(["--base-port", &base_port(2).to_string(), "-q"])
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "compare failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let files = walk(&results);
+    let cells: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("/cells/") && p.ends_with("S1-r1.json"))
+        .collect();
+    assert_eq!(cells.len(), 1, "{files:?}\n{stderr}");
+    let cell: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cells[0]).unwrap()).unwrap();
+    assert_eq!(cell["summary"]["standin"], true, "{cell}");
+    let throughput = cell["summary"]["throughput"].as_f64().unwrap_or(0.0);
+    assert!(
+        throughput > 0.0,
+        "no operations went through the entry: {cell}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&state)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "state files left: {left:?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn replica_sets_of_several_members_on_the_process_backend() {
     let root = tempfile::tempdir().unwrap();
@@ -211,6 +279,7 @@ fn replica_sets_of_several_members_on_the_process_backend() {
         member_0_loses_every_election(root.path(), &bin).await;
         a_set_that_never_elects_times_out_with_its_status(root.path(), &bin).await;
     });
+    compare_runs_on_sets_member_0_does_not_lead(root.path(), &bin);
     let left: Vec<_> = std::fs::read_dir(&state)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
