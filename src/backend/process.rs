@@ -121,8 +121,15 @@ pub async fn binary_version(program: &str) -> anyhow::Result<String> {
         .trim();
     if !out.status.success() || first.is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
+        // MongoDB 5.0+ binaries die with SIGILL on x86-64 CPUs without AVX.
+        let hint =
+            if std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(libc::SIGILL) {
+                " (illegal instruction: MongoDB 5.0+ needs a CPU with AVX)"
+            } else {
+                ""
+            };
         anyhow::bail!(
-            "{program} --version failed ({}): {}",
+            "{program} --version failed ({}){hint}: {}",
             out.status,
             err.lines().next().unwrap_or("no output")
         );

@@ -73,6 +73,38 @@ const REMOVED: &[Removal] = &[
     ),
 ];
 
+/// Why a server of `version` cannot run on an x86-64 CPU whose `/proc/cpuinfo` is `cpuinfo`:
+/// MongoDB 5.0+ is built for AVX, and without it mongod dies with an illegal instruction (the
+/// official image only warns). `None` when it can run (or it cannot be told).
+pub fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> Option<String> {
+    let v = version_of(version?)?;
+    if v < (5, 0) || arch != "x86_64" {
+        return None;
+    }
+    let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
+    let has_avx = flags
+        .split_whitespace()
+        .any(|f| f == "avx" || f.starts_with("avx2"));
+    (!has_avx).then(|| {
+        format!(
+            "MongoDB {}.{} needs a CPU with AVX and this machine's CPU has none (mongod would die with an illegal instruction); use 4.4 or another machine",
+            v.0, v.1
+        )
+    })
+}
+
+/// The note to show for a version whose official image is end of life (4.4, 5.0, 6.0: removed
+/// from docker-library in December 2025, so the tags get no more rebuilds).
+pub fn end_of_life(version: Option<&str>) -> Option<String> {
+    let v = version_of(version?)?;
+    (v < (7, 0)).then(|| {
+        format!(
+            "warning: MongoDB {}.{} is end of life; its official image gets no more rebuilds (docs/mongodb-versions.md)",
+            v.0, v.1
+        )
+    })
+}
+
 /// Parses `major.minor` from a version (`7.0`, `8.0.4`, `db version v8.0.4`, `mongo:6.0`).
 pub fn version_of(text: &str) -> Option<(u32, u32)> {
     let start = text.find(|c: char| c.is_ascii_digit())?;
@@ -182,6 +214,25 @@ mod tests {
         assert!(check_mongod_args(&args("--nojournal"), Some("latest")).is_ok());
         assert!(check_mongod_args(&args("--storageEngine wiredTiger"), Some("7.0")).is_ok());
         assert!(check_mongod_args(&args("--storageEngine mmapv1"), Some("7.0")).is_err());
+    }
+
+    #[test]
+    fn avx_and_end_of_life() {
+        let no_avx = "processor : 0\nflags : fpu sse sse2 ssse3 sse4_1 sse4_2\n";
+        let avx = "processor : 0\nflags : fpu sse sse2 avx avx2\n";
+        let e = missing_avx(Some("7.0"), "x86_64", no_avx).unwrap();
+        assert!(e.contains("MongoDB 7.0 needs a CPU with AVX"), "{e}");
+        assert!(missing_avx(Some("4.4"), "x86_64", no_avx).is_none());
+        assert!(missing_avx(Some("8.0"), "x86_64", avx).is_none());
+        assert!(missing_avx(Some("8.0"), "aarch64", no_avx).is_none());
+        assert!(missing_avx(None, "x86_64", no_avx).is_none());
+        assert!(
+            end_of_life(Some("6.0"))
+                .unwrap()
+                .contains("6.0 is end of life")
+        );
+        assert!(end_of_life(Some("7.0")).is_none());
+        assert!(end_of_life(None).is_none());
     }
 
     #[test]
