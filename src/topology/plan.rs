@@ -237,7 +237,10 @@ pub fn container_name(run_id: &str, member: &str) -> String {
         hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
     }
     let fixed = format!("-{hash:08x}{tail}-{member}");
-    let keep = MAX_DNS_LABEL.saturating_sub(fixed.len()).min(name.len());
+    let mut keep = MAX_DNS_LABEL.saturating_sub(fixed.len()).min(name.len());
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
     let prefix = name[..keep].trim_end_matches(['-', '_']);
     format!("{prefix}{fixed}")
 }
