@@ -311,3 +311,54 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
         h.shutdown().await;
     }
 }
+
+/// As mongod does, `replSetInitiate` first checks that every other member answers, runs with
+/// `--replSet` and has no configuration yet (NodeNotFound, 74, otherwise), and accepts nothing
+/// until then: a tool that initiates before all members run is refused.
+#[tokio::test]
+async fn initiate_refuses_members_that_are_not_up_or_taken() {
+    let (a, ca) = member("--replSet q").await;
+    // A port nobody listens on.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let e = run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": dead.clone()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(74), "{e}");
+    assert!(e.to_string().contains(&dead), "{e}");
+    // Nothing was accepted: the node is still uninitiated.
+    let h = run(&ca, doc! {"hello": 1}).await.unwrap();
+    assert!(h.get("setName").is_none(), "{h}");
+    // A member that belongs to another set is refused too.
+    let (other, co) = member("--replSet elsewhere").await;
+    run(
+        &co,
+        doc! {"replSetInitiate": {"_id": "elsewhere", "members": [{"_id": 0, "host": other.host()}]}},
+    )
+    .await
+    .unwrap();
+    let e = run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": other.host()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(74), "{e}");
+    assert!(e.to_string().contains("replica set elsewhere"), "{e}");
+    // With every member up, the same node accepts.
+    let (b, _cb) = member("--replSet q --election-delay-ms 50").await;
+    run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": b.host()}]}},
+    )
+    .await
+    .unwrap();
+    for h in [a, b, other] {
+        h.shutdown().await;
+    }
+}

@@ -8,7 +8,9 @@
 //! What it deliberately does differently from MongoDB (so nobody mistakes it for one):
 //! - `hello` carries no `topologyVersion`, so drivers monitor it by polling instead of the streaming
 //!   (awaitable `hello` + exhaust) protocol, which the stand-in does not implement.
-//! - Replica sets do not replicate. A one-member set elects itself after `--primary-delay-ms`, as
+//! - Replica sets do not replicate. `replSetInitiate` first checks that every other member answers,
+//!   runs with `--replSet` and is not initiated (NodeNotFound otherwise), as mongod's quorum check
+//!   does. A one-member set elects itself after `--primary-delay-ms`, as
 //!   MongoDB does at once. In a set of several members the initiating member tells the others the
 //!   configuration and the outcome of the first election, which takes `--election-delay-ms`
 //!   (default 1–2 s) and is won by `--election-winner N` or a random member other than member 0;

@@ -226,7 +226,7 @@ fn split_host(host: &str) -> &str {
 }
 
 /// `replSetInitiate`.
-pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
+pub async fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     let Some(set) = shared.cfg.repl_set.clone() else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -408,6 +408,13 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
         ));
     };
     let (winner, delay) = first_election(&shared.cfg, hosts.len())?;
+    quorum_check(&set, &me, &hosts).await?;
+    if lock(shared).is_some_and(|s| s.config.is_some()) {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
     let winner_host = hosts[winner].clone();
     let mut st = adopt_config(shared, cfg, me, hosts)?;
     let election_at = Instant::now() + delay;
@@ -453,6 +460,64 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
         });
     }
     Ok(doc! {"ok": 1.0})
+}
+
+/// `replSetInitiate`'s quorum check, as mongod does it before accepting a configuration: every
+/// other member must answer, be a `--replSet` member of this set and not be initiated yet;
+/// otherwise NodeNotFound (74). So the stand-in refuses an initiate sent before all members run,
+/// as MongoDB does.
+async fn quorum_check(set: &str, me: &str, hosts: &[String]) -> Result<(), CmdError> {
+    let others: Vec<&String> = hosts.iter().filter(|h| h.as_str() != me).collect();
+    let checks = others.iter().map(|h| async move {
+        let outcome = member_hello(h).await;
+        let problem = match outcome {
+            Err(e) => Some(e),
+            Ok(d) if d.get_str("msg") == Ok("isdbgrid") => Some("it is a mongos".to_string()),
+            Ok(d)
+                if !d.get_bool("isreplicaset").unwrap_or(false)
+                    && d.get_str("setName").is_err() =>
+            {
+                Some("it was not started with --replSet".to_string())
+            }
+            Ok(d) => match d.get_str("setName") {
+                Ok(other) if other != set => Some(format!("it is a member of replica set {other}")),
+                Ok(_) => Some("it already has a replica set configuration".to_string()),
+                Err(_) => None,
+            },
+        };
+        problem.map(|p| format!("{h} failed with {p}"))
+    });
+    let failures: Vec<String> = futures::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    if failures.is_empty() {
+        return Ok(());
+    }
+    Err(CmdError::new(
+        code::NODE_NOT_FOUND,
+        format!(
+            "replSetInitiate quorum check failed because not all proposed set members responded affirmatively: {}",
+            failures.join(", ")
+        ),
+    ))
+}
+
+async fn member_hello(host: &str) -> Result<Document, String> {
+    let uri = format!(
+        "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
+    );
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .database("admin")
+        .run_command(doc! {"hello": 1})
+        .await
+        .map_err(|e| format!("HostUnreachable: {}", e.to_string().replace('\n', " ")));
+    client.shutdown().immediate(true).await;
+    answer
 }
 
 /// What the initiating member tells the others.
