@@ -249,6 +249,31 @@ fn docker_backend_end_to_end() {
             assert!(!cluster.state_file.exists());
         }
 
+        // Replica sets of three members on Docker: the members find each other by container
+        // name on the run's network (the stand-in's initiate checks every member first), member
+        // 1 wins every election, and microshard reaches all of them at published ports only.
+        let p = plan(
+            root.path(),
+            &format!(
+                "name = \"t-drs\"\nkind = \"sharded\"\nshards_per_host = 1\nshard_members = 3\nimage = \"{}\"\nbase_port = 29940\nmongod_args = [\"--election-winner\", \"1\", \"--election-delay-ms\", \"300\"]\n[config_servers]\nmembers = 3\n",
+                docker::STANDIN_IMAGE
+            ),
+        );
+        let cluster = backend::up(&p, &up_opts()).await.unwrap();
+        assert_eq!(cluster.primaries.get("cfg").map(String::as_str), Some("cfg1"));
+        assert_eq!(cluster.primaries.get("sh0").map(String::as_str), Some("sh0-1"));
+        for m in &cluster.members {
+            assert_eq!(m.address, format!("127.0.0.1:{}", m.port), "{}", m.name);
+        }
+        let client = mongodb::Client::with_uri_str(&cluster.entry_uri).await.unwrap();
+        let coll = client.database("ycsb").collection::<Document>("usertable");
+        coll.insert_many((0..50).map(|i| doc! {"_id": format!("user{i}")}))
+            .await
+            .unwrap();
+        assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 50);
+        backend::down(&cluster).await.unwrap();
+        assert!(labelled_objects(&d, &p.run_id).await.is_empty());
+
         // A run that "crashed" (never torn down) plus a labelled network without a state file:
         // `down --all` finds both, by state file and by label.
         let p = plan(
