@@ -16,8 +16,8 @@ use crate::topology::{Member, Plan, Role, parse_cpuset};
 /// Starts and watches local processes for one plan.
 pub struct ProcessLauncher {
     record: Arc<Mutex<RunningCluster>>,
-    /// Extra environment of every mongod ([`server_env`]).
-    env: std::collections::BTreeMap<String, String>,
+    /// Extra environment per program, `mongod` and `mongos` ([`server_env`]).
+    env: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 impl ProcessLauncher {
@@ -32,11 +32,7 @@ impl ProcessLauncher {
         let mut versions = std::collections::BTreeMap::new();
         for m in &plan.members {
             let program = m.argv.first().cloned().unwrap_or_default();
-            let key = if m.role == Role::Mongos {
-                "mongos"
-            } else {
-                "mongod"
-            };
+            let key = program_key(m.role);
             if versions.contains_key(key) {
                 continue;
             }
@@ -50,16 +46,18 @@ impl ProcessLauncher {
                 })?;
             }
         }
-        let env = server_env(
-            versions.get("mongod").map(String::as_str),
-            std::env::var("GLIBC_TUNABLES").ok().as_deref(),
-        );
+        // mongos links the same allocator as mongod: both get it by their own version.
+        let caller = std::env::var("GLIBC_TUNABLES").ok();
+        let env: std::collections::BTreeMap<_, _> = versions
+            .iter()
+            .map(|(program, v)| (program.clone(), server_env(Some(v), caller.as_deref())))
+            .collect();
         {
             let mut c = lock(&record);
             c.binary_versions = versions;
             c.created_dirs.push(plan.run_dir.clone());
-            for m in c.members.iter_mut().filter(|m| m.role != Role::Mongos) {
-                m.env = env.clone();
+            for m in c.members.iter_mut() {
+                m.env = env.get(program_key(m.role)).cloned().unwrap_or_default();
             }
         }
         std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
@@ -73,11 +71,20 @@ impl ProcessLauncher {
     }
 }
 
+/// `mongos` for routers, `mongod` for everything else (the keys of `binary_versions`).
+fn program_key(role: Role) -> &'static str {
+    if role == Role::Mongos {
+        "mongos"
+    } else {
+        "mongod"
+    }
+}
+
 /// The soft `RLIMIT_NOFILE` members start with (capped at the hard limit): mongod accepts
 /// 0.8 × the soft limit in connections, and shells often leave 1024 (docs/mongodb-versions.md, "Limits").
 pub const MEMBER_NOFILE: u64 = 64000;
 
-/// Environment a local mongod gets on top of microshard's: for 8.0+ the
+/// Environment a local mongod or mongos gets on top of microshard's: for 8.0+ the
 /// `GLIBC_TUNABLES=glibc.pthread.rseq=0` the official 8.0 image sets, without which TCMalloc's
 /// per-CPU caches stay off and process and Docker runs measure different allocators
 /// (docs/mongodb-versions.md, "8.0"). `version` is the first line of `mongod --version`,
@@ -230,8 +237,8 @@ impl ProcessLauncher {
             None => None,
         };
         let mut cmd = Command::new(program);
-        if member.role != Role::Mongos {
-            cmd.envs(&self.env);
+        if let Some(env) = self.env.get(program_key(member.role)) {
+            cmd.envs(env);
         }
         cmd.args(args)
             .current_dir(dir)
