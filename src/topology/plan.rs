@@ -212,6 +212,16 @@ fn is_remote_endpoint(endpoint: Option<&str>) -> bool {
     endpoint.is_some_and(|e| !e.starts_with("unix://"))
 }
 
+/// The endpoint a host's containers run on, when it is on another machine: the host's `docker`
+/// key, or else `DOCKER_HOST` (which the engine client falls back to), named for messages.
+fn remote_endpoint(docker: Option<&str>, docker_host: Option<&str>) -> Option<String> {
+    match docker {
+        Some(d) => is_remote_endpoint(Some(d)).then(|| d.to_string()),
+        None => is_remote_endpoint(docker_host)
+            .then(|| format!("DOCKER_HOST ({})", docker_host.unwrap_or_default())),
+    }
+}
+
 /// DNS allows at most 63 octets per label (RFC 1035 §2.3.4) and glibc's resolver refuses longer
 /// ones before it asks, so container names used as host names must fit.
 pub const MAX_DNS_LABEL: usize = 63;
@@ -314,13 +324,17 @@ impl Plan {
             plan.uri = Some(uri.clone());
             return Ok(plan);
         }
+        let docker_host = std::env::var("DOCKER_HOST").ok();
+        let remote = |h: &super::HostSpec| {
+            if opts.backend == BackendKind::Docker {
+                remote_endpoint(h.docker.as_deref(), docker_host.as_deref())
+            } else {
+                None
+            }
+        };
         let multi_host = spec.hosts.len() > 1
             || spec.hosts.iter().any(|h| !is_local(&h.address))
-            || (opts.backend == BackendKind::Docker
-                && spec
-                    .hosts
-                    .iter()
-                    .any(|h| is_remote_endpoint(h.docker.as_deref())));
+            || spec.hosts.iter().any(|h| remote(h).is_some());
         plan.multi_host = multi_host;
         if opts.backend == BackendKind::Process && multi_host {
             return Err(TopologyError::Plan(format!(
@@ -328,15 +342,20 @@ impl Plan {
                 spec.source.display()
             )));
         }
-        if opts.backend == BackendKind::Docker
-            && let Some((i, _)) = spec
-                .hosts
-                .iter()
-                .enumerate()
-                .find(|(_, h)| is_remote_endpoint(h.docker.as_deref()) && is_local(&h.address))
+        if let Some((i, endpoint)) = spec
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| is_local(&h.address))
+            .find_map(|(i, h)| remote(h).map(|e| (i, e)))
         {
+            let key = if spec.hosts[i].docker.is_some() {
+                format!("hosts[{i}].docker")
+            } else {
+                endpoint
+            };
             return Err(TopologyError::Plan(format!(
-                "{}: hosts[{i}].docker is an engine on another machine; set hosts[{i}].address to that machine's address (its members are reached through ports published there)",
+                "{}: {key} is an engine on another machine; set hosts[{i}].address to that machine's address and hosts[{i}].publish_address (its members are reached through ports published there)",
                 spec.source.display()
             )));
         }
@@ -1426,6 +1445,28 @@ mod tests {
         let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
         assert!(argv.contains("--nounixsocket"), "{argv}");
         assert!(!argv.contains("--unixSocketPrefix"), "{argv}");
+    }
+
+    #[test]
+    fn docker_host_pointing_elsewhere_counts_as_another_machine() {
+        assert_eq!(
+            remote_endpoint(None, Some("tcp://10.1.2.3:2375")).as_deref(),
+            Some("DOCKER_HOST (tcp://10.1.2.3:2375)")
+        );
+        assert_eq!(
+            remote_endpoint(None, Some("unix:///run/user/1000/docker.sock")),
+            None
+        );
+        assert_eq!(remote_endpoint(None, None), None);
+        // The host's own key wins over DOCKER_HOST.
+        assert_eq!(
+            remote_endpoint(Some("unix:///var/run/docker.sock"), Some("tcp://x:2375")),
+            None
+        );
+        assert_eq!(
+            remote_endpoint(Some("tcp://b:2375"), None).as_deref(),
+            Some("tcp://b:2375")
+        );
     }
 
     #[test]
