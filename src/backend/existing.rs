@@ -81,3 +81,53 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
     state::write(&cluster)?;
     Ok(cluster)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{BackendKind, PlanOptions, TopologySpec};
+
+    fn plan_for(uri: &str) -> Plan {
+        let spec = TopologySpec::parse(
+            &format!("name = \"e\"\nkind = \"standalone\"\nuri = \"{uri}\"\n"),
+            std::path::Path::new("e.toml"),
+        )
+        .unwrap();
+        let opts = PlanOptions {
+            backend: BackendKind::Existing,
+            run_id: "e-1".into(),
+            run_dir: "/tmp/ms/e-1".into(),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        Plan::new(&spec, &opts).unwrap()
+    }
+
+    /// A server that cannot be selected: the error suggests `directConnection=true`, unless the
+    /// URI has it already.
+    #[tokio::test]
+    async fn unreachable_server_suggests_a_direct_connection() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let err = up(
+            &plan_for(&format!("mongodb://127.0.0.1:{port}/")),
+            &UpOptions::default(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("add ?directConnection=true"), "{err}");
+        let err = up(
+            &plan_for(&format!(
+                "mongodb://127.0.0.1:{port}/?directConnection=true"
+            )),
+            &UpOptions::default(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("add ?directConnection"), "{err}");
+    }
+}
