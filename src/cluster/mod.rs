@@ -622,7 +622,7 @@ pub async fn shard_table(
 
 /// On a cluster microshard did not start, checks with `connectionStatus {showPrivileges: true}`
 /// that the user may do everything the existing backend will do, before it drops anything: a
-/// user with only `readWrite` would otherwise lose `ycsb` and then fail at `enableSharding`.
+/// user with only `dbOwner` on `ycsb` would otherwise lose `ycsb` and then fail at `enableSharding`.
 pub async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
     let status = run(
@@ -636,7 +636,7 @@ pub async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), Cl
         return Ok(());
     }
     Err(ClusterError::Check(format!(
-        "the user of {label} lacks {} (grant e.g. the clusterManager and readWrite@ycsb roles); nothing was dropped",
+        "the user of {label} lacks {} (grant e.g. the dbOwner@ycsb and clusterManager roles); nothing was dropped",
         missing.join(", ")
     )))
 }
@@ -1250,14 +1250,14 @@ mod tests {
     fn privileges_are_checked_only_when_a_user_is_authenticated() {
         let open = doc! {"authInfo": {"authenticatedUsers": [], "authenticatedUserPrivileges": []}};
         assert!(missing_privileges(&open, true).is_empty());
-        let read_write = doc! {"authInfo": {
+        let db_owner = doc! {"authInfo": {
             "authenticatedUsers": [{"user": "u", "db": "admin"}],
             "authenticatedUserPrivileges": [
                 {"resource": {"db": "ycsb", "collection": ""}, "actions": ["find", "insert", "update", "remove", "dropDatabase"]},
             ],
         }};
-        assert!(missing_privileges(&read_write, false).is_empty());
-        let missing = missing_privileges(&read_write, true);
+        assert!(missing_privileges(&db_owner, false).is_empty());
+        let missing = missing_privileges(&db_owner, true);
         assert_eq!(
             missing,
             [
