@@ -25,8 +25,9 @@ fn standin_bin_dir(root: &Path) -> PathBuf {
 }
 
 fn base_port(slot: u32) -> u16 {
-    // Below the ephemeral range and apart from topology_process's ports; distinct per case.
-    (12000 + (std::process::id() % 300) * 40 + slot * 20) as u16
+    // 12000-19999: below topology_process's ports (20000+) and the ephemeral range; three
+    // slots of 20 per process, spread by pid.
+    (12000 + (std::process::id() % 130) * 60 + slot * 20) as u16
 }
 
 fn plan_for(root: &Path, bin: &Path, name: &str, body: &str) -> Plan {
