@@ -151,11 +151,13 @@ fn docker_backend_end_to_end() {
         }
 
         for (shards, port) in [(0u32, 29910u16), (2, 29920)] {
+            // The sharded case also runs in 1 GB containers on a "5 GB host": the caches follow
+            // the containers' limit, not the host's RAM.
             let text = if shards == 0 {
                 format!("name = \"t-dsingle\"\nkind = \"standalone\"\nimage = \"{}\"\nbase_port = {port}\n", docker::STANDIN_IMAGE)
             } else {
                 format!(
-                    "name = \"t-d{shards}\"\nkind = \"sharded\"\nshards_per_host = {shards}\nimage = \"{}\"\nbase_port = {port}\n",
+                    "name = \"t-d{shards}\"\nkind = \"sharded\"\nshards_per_host = {shards}\nimage = \"{}\"\nbase_port = {port}\nmemory_limit_gb = 1\n",
                     docker::STANDIN_IMAGE
                 )
             };
@@ -163,27 +165,51 @@ fn docker_backend_end_to_end() {
             let cluster = backend::up(&p, &up_opts()).await.unwrap();
             assert!(cluster.standin);
             assert!(cluster.entry_uri.starts_with(&format!("mongodb://127.0.0.1:{port}/")), "{}", cluster.entry_uri);
-            // Only the entry point is published.
-            let published: Vec<_> = p.members.iter().filter(|m| m.published.is_some()).collect();
-            assert_eq!(published.len(), 1);
-            // What the engine really bound: the entry's port on 127.0.0.1 only (the topology
-            // names no publish_address), every other container publishes nothing.
-            let mut bound = Vec::new();
+            // Every member is published on 127.0.0.1 at its own port, and every address
+            // microshard dialled for admin, probes and metrics is that published one — never a
+            // container IP, which only rootful Docker on this Linux machine could route.
+            for m in &cluster.members {
+                let published = format!("127.0.0.1:{}", m.port);
+                assert_eq!(m.address, published, "{} was dialled elsewhere", m.name);
+                assert_eq!(m.direct_uri, format!("mongodb://{published}/?directConnection=true"));
+                let planned = p.members.iter().find(|x| x.name == m.name).unwrap();
+                assert_eq!(planned.published.as_deref(), Some(published.as_str()));
+                // Replica-set configs and --configdb keep the container name.
+                assert!(m.member_host.starts_with(m.container.as_deref().unwrap()), "{}", m.member_host);
+            }
+            // What the engine really bound: each member's port on 127.0.0.1 only (the topology
+            // names no publish_address); plus nofile ulimits and, with a limit, no extra swap.
             for m in &cluster.members {
                 let name = m.container.as_deref().expect("a Docker member names its container");
                 let info = d
                     .inspect_container(name, None::<bollard::query_parameters::InspectContainerOptions>)
                     .await
                     .unwrap();
-                let asked = info
-                    .host_config
-                    .and_then(|h| h.port_bindings)
-                    .unwrap_or_default();
+                let host = info.host_config.clone().unwrap_or_default();
+                // nofile 64000, or — on an engine that cannot raise its own limit — none, and
+                // then the member's record says it is unknown rather than claiming 64000.
+                let ulimits = host.ulimits.clone().unwrap_or_default();
+                let raised = ulimits.iter().any(|u| {
+                    u.name.as_deref() == Some("nofile")
+                        && u.soft == Some(docker::NOFILE)
+                        && u.hard == Some(docker::NOFILE)
+                });
+                assert_eq!(raised, ulimits.iter().any(|u| u.name.as_deref() == Some("nofile")), "{name}: {ulimits:?}");
+                assert_eq!(m.nofile, raised.then_some(docker::NOFILE as u64), "{name}: {ulimits:?}");
+                if shards > 0 {
+                    assert_eq!(host.memory, Some(1 << 30), "{name}");
+                    assert_eq!(host.memory_swap, host.memory, "{name}");
+                    if m.role != Role::Mongos {
+                        assert!(m.argv.join(" ").contains("--wiredTigerCacheSizeGB 0.25"), "{:?}", m.argv);
+                    }
+                }
+                let asked = host.port_bindings.unwrap_or_default();
                 let live = info
                     .network_settings
                     .and_then(|n| n.ports)
                     .unwrap_or_default();
                 for (what, map) in [("asked", asked), ("bound", live)] {
+                    let mut ports = Vec::new();
                     for (container_port, bindings) in map {
                         for b in bindings.unwrap_or_default() {
                             assert_eq!(
@@ -191,17 +217,11 @@ fn docker_backend_end_to_end() {
                                 Some("127.0.0.1"),
                                 "{name} {container_port} ({what}): {b:?}"
                             );
-                            bound.push((what, name.to_string(), b.host_port.clone().unwrap_or_default()));
+                            ports.push(b.host_port.clone().unwrap_or_default());
                         }
                     }
+                    assert_eq!(ports, [m.port.to_string()], "{name} ({what})");
                 }
-            }
-            let entry = cluster.entry_uri.trim_start_matches("mongodb://127.0.0.1:");
-            let entry_port = entry.split(['/', '?']).next().unwrap_or_default();
-            for what in ["asked", "bound"] {
-                let ports: Vec<_> = bound.iter().filter(|b| b.0 == what).collect();
-                assert_eq!(ports.len(), 1, "{what}: exactly the entry is published: {bound:?}");
-                assert_eq!(ports[0].2, entry_port, "{what}: {bound:?}");
             }
             let client = mongodb::Client::with_uri_str(&cluster.entry_uri).await.unwrap();
             let coll = client.database("ycsb").collection::<Document>("usertable");
@@ -228,6 +248,31 @@ fn docker_backend_end_to_end() {
             assert!(left.is_empty(), "left behind: {left:?}");
             assert!(!cluster.state_file.exists());
         }
+
+        // Replica sets of three members on Docker: the members find each other by container
+        // name on the run's network (the stand-in's initiate checks every member first), member
+        // 1 wins every election, and microshard reaches all of them at published ports only.
+        let p = plan(
+            root.path(),
+            &format!(
+                "name = \"t-drs\"\nkind = \"sharded\"\nshards_per_host = 1\nshard_members = 3\nimage = \"{}\"\nbase_port = 29940\nmongod_args = [\"--election-winner\", \"1\", \"--election-delay-ms\", \"300\"]\n[config_servers]\nmembers = 3\n",
+                docker::STANDIN_IMAGE
+            ),
+        );
+        let cluster = backend::up(&p, &up_opts()).await.unwrap();
+        assert_eq!(cluster.primaries.get("cfg").map(String::as_str), Some("cfg1"));
+        assert_eq!(cluster.primaries.get("sh0").map(String::as_str), Some("sh0-1"));
+        for m in &cluster.members {
+            assert_eq!(m.address, format!("127.0.0.1:{}", m.port), "{}", m.name);
+        }
+        let client = mongodb::Client::with_uri_str(&cluster.entry_uri).await.unwrap();
+        let coll = client.database("ycsb").collection::<Document>("usertable");
+        coll.insert_many((0..50).map(|i| doc! {"_id": format!("user{i}")}))
+            .await
+            .unwrap();
+        assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 50);
+        backend::down(&cluster).await.unwrap();
+        assert!(labelled_objects(&d, &p.run_id).await.is_empty());
 
         // A run that "crashed" (never torn down) plus a labelled network without a state file:
         // `down --all` finds both, by state file and by label.

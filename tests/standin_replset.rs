@@ -168,11 +168,26 @@ async fn config_server_defaults_configsvr_true() {
     h.shutdown().await;
 }
 
+async fn hello_until(c: &Client, what: &str, done: impl Fn(&Document) -> bool) -> Document {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let h = run(c, doc! {"hello": 1}).await.unwrap();
+        if done(&h) {
+            return h;
+        }
+        assert!(Instant::now() < deadline, "{what}: {h}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// As in MongoDB, member 0 of a larger set need not win its first election: here member 2 does
+/// (`--election-winner 2` on the member that receives `replSetInitiate`).
 #[tokio::test]
-async fn three_member_set_has_one_primary_and_two_secondaries() {
-    let (a, ca) = member("--replSet rs3").await;
-    let (b, cb) = member("--replSet rs3").await;
-    let (c, cc) = member("--replSet rs3").await;
+async fn three_member_set_elects_the_winner_not_the_initiator() {
+    let flags = "--replSet rs3 --election-winner 2 --election-delay-ms 300";
+    let (a, ca) = member(flags).await;
+    let (b, cb) = member(flags).await;
+    let (c, cc) = member(flags).await;
     let hosts = [a.host(), b.host(), c.host()];
     let members: Vec<Document> = hosts
         .iter()
@@ -185,20 +200,15 @@ async fn three_member_set_has_one_primary_and_two_secondaries() {
     )
     .await
     .unwrap();
-    wait_primary(&ca).await;
-    for cl in [&cb, &cc] {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let h = run(cl, doc! {"hello": 1}).await.unwrap();
-            if h.get_str("setName").is_ok() {
-                assert!(h.get_bool("secondary").unwrap());
-                assert!(!h.get_bool("isWritablePrimary").unwrap());
-                assert_eq!(h.get_str("primary").unwrap(), hosts[0]);
-                break;
-            }
-            assert!(Instant::now() < deadline, "member never joined: {h}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    wait_primary(&cc).await;
+    for cl in [&ca, &cb] {
+        let h = hello_until(cl, "member never learnt the primary", |h| {
+            h.get_str("primary").is_ok()
+        })
+        .await;
+        assert!(h.get_bool("secondary").unwrap());
+        assert!(!h.get_bool("isWritablePrimary").unwrap());
+        assert_eq!(h.get_str("primary").unwrap(), hosts[2]);
         let e = cl
             .database("d")
             .run_command(doc! {"insert": "c", "documents": [{"_id": 1}]})
@@ -206,6 +216,7 @@ async fn three_member_set_has_one_primary_and_two_secondaries() {
             .unwrap_err();
         assert_eq!(code_of(&e), Some(10107));
     }
+    // A driver given member 1 only finds the primary through the set.
     let rs = Client::with_uri_str(format!(
         "mongodb://{}/?replicaSet=rs3&serverSelectionTimeoutMS=5000",
         hosts[1]
@@ -226,13 +237,128 @@ async fn three_member_set_has_one_primary_and_two_secondaries() {
             .iter()
             .map(|m| m.as_document().unwrap().get_i32("state").unwrap())
             .collect();
-        if states == vec![1, 2, 2] {
+        if states == vec![2, 2, 1] {
             break;
         }
         assert!(Instant::now() < deadline, "member states {states:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for h in [a, b, c] {
+        h.shutdown().await;
+    }
+}
+
+/// By default a larger set is won by a member other than member 0, and nobody is primary before
+/// the election is decided; only a one-member set elects itself at once.
+#[tokio::test]
+async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
+    // An election that will not be decided during the test: nobody may be primary.
+    let slow = "--replSet slow --election-delay-ms 600000";
+    let (a, ca) = member(slow).await;
+    let (b, cb) = member(slow).await;
+    let members = vec![
+        doc! {"_id": 0, "host": a.host()},
+        doc! {"_id": 1, "host": b.host()},
+    ];
+    run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "slow", "members": members}},
+    )
+    .await
+    .unwrap();
+    let h = hello_until(&cb, "member 1 never got the configuration", |h| {
+        h.get_str("setName").is_ok()
+    })
+    .await;
+    assert!(h.get("primary").is_none(), "{h}");
+    let h = run(&ca, doc! {"hello": 1}).await.unwrap();
+    assert!(!h.get_bool("isWritablePrimary").unwrap(), "{h}");
+    assert!(h.get("primary").is_none(), "{h}");
+    // A winner outside the set is refused, as a bad configuration would be.
+    let (x, cx) = member("--replSet bad --election-winner 5").await;
+    let e = run(
+        &cx,
+        doc! {"replSetInitiate": {"_id": "bad", "members": [{"_id": 0, "host": x.host()}, {"_id": 1, "host": a.host()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(2), "{e}");
+    // Default winner: never member 0.
+    let (d, cd) = member("--replSet dflt").await;
+    let (e2, ce) = member("--replSet dflt").await;
+    let (f, cf) = member("--replSet dflt").await;
+    let hosts = [d.host(), e2.host(), f.host()];
+    let members: Vec<Document> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
+        .collect();
+    run(
+        &cd,
+        doc! {"replSetInitiate": {"_id": "dflt", "members": members}},
+    )
+    .await
+    .unwrap();
+    let h = hello_until(&cd, "no primary was elected", |h| {
+        h.get_str("primary").is_ok()
+    })
+    .await;
+    let primary = h.get_str("primary").unwrap().to_string();
+    assert_ne!(primary, hosts[0], "member 0 won: {h}");
+    let winner = if primary == hosts[1] { &ce } else { &cf };
+    wait_primary(winner).await;
+    for h in [a, b, x, d, e2, f] {
+        h.shutdown().await;
+    }
+}
+
+/// As mongod does, `replSetInitiate` first checks that every other member answers, runs with
+/// `--replSet` and has no configuration yet (NodeNotFound, 74, otherwise), and accepts nothing
+/// until then: a tool that initiates before all members run is refused.
+#[tokio::test]
+async fn initiate_refuses_members_that_are_not_up_or_taken() {
+    let (a, ca) = member("--replSet q").await;
+    // A port nobody listens on.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let e = run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": dead.clone()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(74), "{e}");
+    assert!(e.to_string().contains(&dead), "{e}");
+    // Nothing was accepted: the node is still uninitiated.
+    let h = run(&ca, doc! {"hello": 1}).await.unwrap();
+    assert!(h.get("setName").is_none(), "{h}");
+    // A member that belongs to another set is refused too.
+    let (other, co) = member("--replSet elsewhere").await;
+    run(
+        &co,
+        doc! {"replSetInitiate": {"_id": "elsewhere", "members": [{"_id": 0, "host": other.host()}]}},
+    )
+    .await
+    .unwrap();
+    let e = run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": other.host()}]}},
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(code_of(&e), Some(74), "{e}");
+    assert!(e.to_string().contains("replica set elsewhere"), "{e}");
+    // With every member up, the same node accepts.
+    let (b, _cb) = member("--replSet q --election-delay-ms 50").await;
+    run(
+        &ca,
+        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": b.host()}]}},
+    )
+    .await
+    .unwrap();
+    for h in [a, b, other] {
         h.shutdown().await;
     }
 }

@@ -1,6 +1,7 @@
 //! The Docker backend, through the Engine API (`bollard`) only: image pull with progress, one
 //! labelled network per cluster and host, one container per member named after its replica-set
-//! host, only the entry point published. Also builds the stand-in test image from scratch.
+//! host, every member published on this machine's loopback (or `publish_address`) and reached
+//! there, never at its container IP. Also builds the stand-in test image from scratch.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, NetworkCreateRequest, PortBinding, ResourcesUlimits,
+};
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
     ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
@@ -28,6 +31,8 @@ pub const LABEL_CLUSTER: &str = "microshard.cluster";
 pub const LABEL_RUN: &str = "microshard.run";
 /// Label naming the member on every container.
 pub const LABEL_MEMBER: &str = "microshard.member";
+/// The `nofile` limit every member container gets (soft and hard), as MongoDB's packages set.
+pub const NOFILE: i64 = 64000;
 /// Tag of the locally built stand-in image used by tests and `demo`.
 pub const STANDIN_IMAGE: &str = "microshard-standin:test";
 
@@ -173,8 +178,6 @@ fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, Str
 pub struct DockerLauncher {
     record: Arc<Mutex<RunningCluster>>,
     clients: HashMap<Option<String>, Docker>,
-    multi_host: bool,
-    addresses: Mutex<HashMap<String, String>>,
     plan_name: String,
     run_id: String,
     network: String,
@@ -205,13 +208,8 @@ impl DockerLauncher {
             ensure_image(&docker, ep.as_deref(), &plan.image, opts.assembly.progress).await?;
             clients.insert(ep.clone(), docker);
         }
-        // Published ports on this machine must be free (single-host: the entry point only).
-        let multi_host = plan.docker_endpoints.len() > 1
-            || plan.members.iter().any(|m| {
-                m.published
-                    .as_deref()
-                    .is_some_and(|p| p.starts_with("0.0.0.0:"))
-            });
+        // Published ports on this machine must be free (single host: every member is published).
+        let multi_host = plan.multi_host;
         if !multi_host {
             for m in &plan.members {
                 if let Some(p) = &m.published
@@ -260,8 +258,6 @@ impl DockerLauncher {
         Ok(DockerLauncher {
             record,
             clients,
-            multi_host,
-            addresses: Mutex::new(HashMap::new()),
             plan_name: plan.name.clone(),
             run_id: plan.run_id.clone(),
             network: plan.network.clone(),
@@ -282,12 +278,22 @@ impl DockerLauncher {
             .clone()
             .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
         let port_key = format!("{}/tcp", member.port);
+        let memory = member
+            .memory_limit_gb
+            .map(|g| (g * 1024.0 * 1024.0 * 1024.0) as i64);
         let mut host = HostConfig {
             network_mode: Some(self.network.clone()),
             cpuset_cpus: member.cpuset.clone(),
-            memory: member
-                .memory_limit_gb
-                .map(|g| (g * 1024.0 * 1024.0 * 1024.0) as i64),
+            memory,
+            // Without it a limited container may swap as much again, which distorts figures.
+            memory_swap: memory,
+            // mongod accepts 0.8 × the soft nofile limit in connections; recent engines give
+            // containers a soft limit of 1024 (docs/mongodb-versions.md, "Limits").
+            ulimits: Some(vec![ResourcesUlimits {
+                name: Some("nofile".into()),
+                soft: Some(NOFILE),
+                hard: Some(NOFILE),
+            }]),
             ..Default::default()
         };
         let mut exposed = None;
@@ -322,53 +328,74 @@ impl DockerLauncher {
             let docker = docker.clone();
             let name = name.clone();
             async move {
-                let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-                docker
-                    .create_container(Some(opts), body)
-                    .await
-                    .map_err(|e| {
-                        DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
-                    })?;
-                docker
-                    .start_container(
-                        &name,
-                        None::<bollard::query_parameters::StartContainerOptions>,
-                    )
-                    .await
-                    .map_err(|e| {
-                        DockerError::Api(format!("cannot start container {name}: {}", one_line(e)))
-                    })
+                let mut body = body;
+                loop {
+                    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+                    docker
+                        .create_container(Some(opts), body.clone())
+                        .await
+                        .map_err(|e| {
+                            DockerError::Api(format!(
+                                "cannot create container {name}: {}",
+                                one_line(e)
+                            ))
+                        })?;
+                    let started = docker
+                        .start_container(
+                            &name,
+                            None::<bollard::query_parameters::StartContainerOptions>,
+                        )
+                        .await;
+                    let err = match started {
+                        Ok(()) => {
+                            let nofile = body
+                                .host_config
+                                .as_ref()
+                                .and_then(|h| h.ulimits.as_ref())
+                                .map(|_| NOFILE);
+                            return Ok(nofile);
+                        }
+                        Err(e) => one_line(e),
+                    };
+                    // An engine whose own hard limit is lower (rootless Docker, a restricted
+                    // daemon) refuses to raise it: run with the engine's limit rather than not
+                    // at all; the member's record says so (RunningMember.nofile = None).
+                    let has_ulimits = body
+                        .host_config
+                        .as_ref()
+                        .is_some_and(|h| h.ulimits.is_some());
+                    if has_ulimits && err.contains("rlimit") {
+                        remove_container(&docker, &name)
+                            .await
+                            .map_err(DockerError::Api)?;
+                        if let Some(h) = body.host_config.as_mut() {
+                            h.ulimits = None;
+                        }
+                        continue;
+                    }
+                    return Err(DockerError::Api(format!(
+                        "cannot start container {name}: {err}"
+                    )));
+                }
             }
         };
-        self.in_flight.run(create_and_start).await??;
-        let address = if self.multi_host {
-            member.member_host.clone()
-        } else {
-            let info = docker.inspect_container(&name, None).await.map_err(|e| {
-                DockerError::Api(format!("cannot inspect container {name}: {}", one_line(e)))
-            })?;
-            let ip = info
-                .network_settings
-                .and_then(|n| n.networks)
-                .and_then(|n| n.get(&self.network).and_then(|e| e.ip_address.clone()))
-                .filter(|ip| !ip.is_empty())
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "container {name} has no address on network {}",
-                        self.network
-                    )
-                })?;
-            format!("{ip}:{}", member.port)
-        };
-        if let Ok(mut a) = self.addresses.lock() {
-            a.insert(member.name.clone(), address.clone());
+        let nofile = self.in_flight.run(create_and_start).await??;
+        if nofile.is_none() {
+            eprintln!(
+                "microshard: warning: the Docker engine refused nofile={NOFILE} for {}; it runs with the engine's limit (mongod accepts 0.8 × the soft limit in connections)",
+                member.name
+            );
         }
+        // Always the published port (or the host address across hosts), never the container's
+        // own IP: that is routable from here only with rootful Docker on this Linux machine.
+        let address = lock(&self.record).plan.dial_address(member);
         {
             let mut c = lock(&self.record);
             if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
                 m.state = MemberState::Started;
                 m.address = address.clone();
                 m.direct_uri = crate::cluster::direct_uri(&address);
+                m.nofile = nofile.map(|n| n as u64);
             }
         }
         snapshot_write(&self.record)?;
@@ -398,11 +425,7 @@ impl Launcher for DockerLauncher {
     }
 
     fn admin_address(&self, member: &Member) -> String {
-        self.addresses
-            .lock()
-            .ok()
-            .and_then(|a| a.get(&member.name).cloned())
-            .unwrap_or_else(|| member.member_host.clone())
+        lock(&self.record).plan.dial_address(member)
     }
 }
 

@@ -16,7 +16,14 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         )
     })?;
     let shown = crate::redact::redact_uri(&uri);
-    let (role, _) = cluster::detect_role(&uri).await?;
+    let (role, _) = cluster::detect_role(&uri).await.map_err(|e| {
+        let hint = if uri.contains("directConnection") {
+            ""
+        } else {
+            "; if the URI names one replica-set member whose advertised host names do not resolve from here, add ?directConnection=true"
+        };
+        anyhow::anyhow!("{e}{hint}")
+    })?;
     match (&role, plan.kind) {
         (DetectedRole::Uninitiated, _) => anyhow::bail!(
             "{shown} is a replica-set member that was never initiated; microshard does not initiate, reconfigure or shut down servers it did not start"
@@ -35,6 +42,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         _ => {}
     }
     let info = cluster::server_info(&uri).await?;
+    cluster::check_privileges(&uri, role == DetectedRole::Mongos).await?;
     cluster::drop_ycsb(&uri).await?;
     let mut chunks = BTreeMap::new();
     if role == DetectedRole::Mongos {
@@ -61,6 +69,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         standin: info.standin,
         binary_versions: BTreeMap::new(),
         chunks,
+        primaries: BTreeMap::new(),
         networks: Vec::new(),
         created_dirs: Vec::new(),
         keep: opts.keep,
@@ -71,4 +80,54 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
     };
     state::write(&cluster)?;
     Ok(cluster)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{BackendKind, PlanOptions, TopologySpec};
+
+    fn plan_for(uri: &str) -> Plan {
+        let spec = TopologySpec::parse(
+            &format!("name = \"e\"\nkind = \"standalone\"\nuri = \"{uri}\"\n"),
+            std::path::Path::new("e.toml"),
+        )
+        .unwrap();
+        let opts = PlanOptions {
+            backend: BackendKind::Existing,
+            run_id: "e-1".into(),
+            run_dir: "/tmp/ms/e-1".into(),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        Plan::new(&spec, &opts).unwrap()
+    }
+
+    /// A server that cannot be selected: the error suggests `directConnection=true`, unless the
+    /// URI has it already.
+    #[tokio::test]
+    async fn unreachable_server_suggests_a_direct_connection() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let err = up(
+            &plan_for(&format!("mongodb://127.0.0.1:{port}/")),
+            &UpOptions::default(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("add ?directConnection=true"), "{err}");
+        let err = up(
+            &plan_for(&format!(
+                "mongodb://127.0.0.1:{port}/?directConnection=true"
+            )),
+            &UpOptions::default(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("add ?directConnection"), "{err}");
+    }
 }

@@ -56,7 +56,7 @@ pub struct RunningMember {
     pub role: Role,
     /// `host:port` as members see each other.
     pub member_host: String,
-    /// `host:port` microshard reaches it at (container IP in single-host Docker).
+    /// `host:port` microshard reaches it at: the published port in Docker ([`Plan::dial_address`]).
     pub address: String,
     /// Direct-connection URI for per-member statistics.
     pub direct_uri: String,
@@ -72,6 +72,19 @@ pub struct RunningMember {
     pub endpoint: Option<String>,
     /// The exact command line it runs.
     pub argv: Vec<String>,
+    /// Environment variables microshard set for it (`GLIBC_TUNABLES` for local 8.0+ mongod).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// WiredTiger cache (GB) it was given (mongod only), recorded with results.
+    #[serde(default)]
+    pub cache_gb: Option<f64>,
+    /// Container memory limit (GB), when there is one.
+    #[serde(default)]
+    pub memory_limit_gb: Option<f64>,
+    /// The soft open-files limit it started with, when microshard set or read it (`None`:
+    /// unknown, e.g. an engine that refused to raise it); it caps connections at 0.8 × this.
+    #[serde(default)]
+    pub nofile: Option<u64>,
 }
 
 /// A cluster that `up` started (or found, for `existing`): what experiments connect to and what
@@ -99,6 +112,9 @@ pub struct RunningCluster {
     pub binary_versions: BTreeMap<String, String>,
     /// Chunks of ycsb.usertable per shard after sharding.
     pub chunks: BTreeMap<String, u64>,
+    /// `replica set → member` that won its first election (any member of a larger set may).
+    #[serde(default)]
+    pub primaries: BTreeMap<String, String>,
     /// Docker networks created: `(endpoint, name)`.
     pub networks: Vec<(Option<String>, String)>,
     /// Directories created that `down` removes unless `keep`.
@@ -128,6 +144,24 @@ impl RunningCluster {
             .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
     }
 
+    /// The members that take writes: each shard set's elected primary (or its only member), or
+    /// the standalone — where per-shard server metrics belong, since secondaries of a stand-in
+    /// or of a lagging set do not show the load.
+    pub fn data_primaries(&self) -> impl Iterator<Item = &RunningMember> {
+        self.data_members().filter(|m| {
+            let set = self
+                .plan
+                .members
+                .iter()
+                .find(|p| p.name == m.name)
+                .and_then(|p| p.replica_set.clone());
+            match set.and_then(|s| self.primaries.get(&s)) {
+                Some(primary) => *primary == m.name,
+                None => true,
+            }
+        })
+    }
+
     /// A new record for `plan`, all members planned.
     fn from_plan(plan: &Plan, keep: bool) -> RunningCluster {
         let members = plan
@@ -137,7 +171,7 @@ impl RunningCluster {
                 name: m.name.clone(),
                 role: m.role,
                 member_host: m.member_host.clone(),
-                address: m.published.clone().unwrap_or_else(|| m.member_host.clone()),
+                address: plan.dial_address(m),
                 direct_uri: String::new(),
                 state: MemberState::Planned,
                 pid: None,
@@ -145,6 +179,10 @@ impl RunningCluster {
                 container: m.container.clone(),
                 endpoint: m.docker_endpoint.clone(),
                 argv: m.argv.clone(),
+                env: BTreeMap::new(),
+                cache_gb: m.cache_gb,
+                memory_limit_gb: m.memory_limit_gb,
+                nofile: None,
             })
             .collect();
         RunningCluster {
@@ -158,6 +196,7 @@ impl RunningCluster {
             standin: false,
             binary_versions: BTreeMap::new(),
             chunks: BTreeMap::new(),
+            primaries: BTreeMap::new(),
             networks: Vec::new(),
             created_dirs: Vec::new(),
             keep,
@@ -356,30 +395,30 @@ async fn bring_up(
     c.standin = assembly.servers.values().any(|s| s.standin);
     c.servers = assembly.servers;
     c.chunks = assembly.chunks;
-    let entry = plan
-        .entry()
-        .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
-    let entry_addr = match plan.backend {
-        BackendKind::Docker => entry
-            .published
-            .clone()
-            .map(|p| p.replace("0.0.0.0:", &format!("{}:", host_of(&entry.member_host))))
-            .unwrap_or_else(|| entry.member_host.clone()),
-        _ => entry.member_host.clone(),
-    };
-    c.entry_uri = if entry.replica_set.is_some() {
-        format!("mongodb://{entry_addr}/?directConnection=true")
-    } else {
-        format!("mongodb://{entry_addr}/")
-    };
+    c.primaries = assembly.primaries;
+    c.entry_uri = entry_uri(plan)?;
     Ok(())
 }
 
-fn host_of(host_port: &str) -> &str {
-    host_port
-        .rsplit_once(':')
-        .map(|(h, _)| h)
-        .unwrap_or(host_port)
+/// Where clients connect: every mongos (drivers spread operations over all routers in the seed
+/// list, so a second mongos is used rather than idle), or the standalone directly.
+pub fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
+    let entry = plan
+        .entry()
+        .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
+    if entry.role == Role::Mongos {
+        let routers: Vec<String> = plan
+            .members_with(Role::Mongos)
+            .map(|m| plan.dial_address(m))
+            .collect();
+        return Ok(format!("mongodb://{}/", routers.join(",")));
+    }
+    let address = plan.dial_address(entry);
+    Ok(if entry.replica_set.is_some() {
+        format!("mongodb://{address}/?directConnection=true")
+    } else {
+        format!("mongodb://{address}/")
+    })
 }
 
 pub(crate) fn lock(
@@ -413,19 +452,51 @@ async fn down_with(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::
         BackendKind::Existing => Ok(()),
     };
     if result.is_ok() || cluster.backend == BackendKind::Existing {
-        remove_dirs(cluster);
+        // Nothing runs any more: the state file goes even when a directory stays, and the
+        // directories that could not be removed are the error.
+        let left = remove_dirs(cluster);
         state::remove(&cluster.state_file);
+        if !left.is_empty() {
+            return Err(anyhow::anyhow!(
+                "{} stopped, but could not remove {}",
+                cluster.name,
+                left.join("; ")
+            ));
+        }
     }
     result
 }
 
-fn remove_dirs(cluster: &RunningCluster) {
+/// Removes the directories the run created (unless `keep`); returns one line per directory
+/// that could not be removed, with the reason — never swallowed: a container's entrypoint hands
+/// bind-mounted data directories to uid 999, which the user running microshard may not delete.
+fn remove_dirs(cluster: &RunningCluster) -> Vec<String> {
     if cluster.keep {
-        return;
+        return Vec::new();
     }
+    let mut left = Vec::new();
     for d in &cluster.created_dirs {
-        let _ = std::fs::remove_dir_all(d);
+        // Log files outside the member directory are recorded here too.
+        let removed = match std::fs::symlink_metadata(d) {
+            Ok(meta) if !meta.is_dir() => std::fs::remove_file(d),
+            _ => std::fs::remove_dir_all(d),
+        };
+        match removed {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                let hint = if e.kind() == std::io::ErrorKind::PermissionDenied
+                    && cluster.backend == BackendKind::Docker
+                {
+                    " (files written by the container's mongod, uid 999: remove them as root)"
+                } else {
+                    ""
+                };
+                left.push(format!("{}: {e}{hint}", d.display()));
+            }
+        }
     }
+    left
 }
 
 /// Runs `body` against a cluster brought up from `plan`, then tears it down — after success,
@@ -553,6 +624,100 @@ pub async fn sample_metrics(cluster: &RunningCluster) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entry_uri_lists_every_mongos() {
+        let spec = TopologySpec::parse(
+            "name = \"m\"\nkind = \"sharded\"\nshards_per_host = 1\n[mongos]\ncount = 3\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let opts = crate::topology::PlanOptions {
+            backend: BackendKind::Docker,
+            run_id: "t-1".into(),
+            run_dir: PathBuf::from("/tmp/ms/t-1"),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        let plan = Plan::new(&spec, &opts).unwrap();
+        assert_eq!(
+            entry_uri(&plan).unwrap(),
+            "mongodb://127.0.0.1:27017,127.0.0.1:27018,127.0.0.1:27019/"
+        );
+        let spec =
+            TopologySpec::parse("name = \"s\"\nkind = \"standalone\"\n", Path::new("t.toml"))
+                .unwrap();
+        let plan = Plan::new(&spec, &opts).unwrap();
+        assert_eq!(
+            entry_uri(&plan).unwrap(),
+            "mongodb://127.0.0.1:27017/?directConnection=true"
+        );
+    }
+
+    #[test]
+    fn directories_that_cannot_be_removed_are_reported() {
+        let root = tempfile::tempdir().unwrap();
+        let spec =
+            TopologySpec::parse("name = \"s\"\nkind = \"standalone\"\n", Path::new("t.toml"))
+                .unwrap();
+        let opts = crate::topology::PlanOptions {
+            backend: BackendKind::Docker,
+            run_id: "t-1".into(),
+            run_dir: root.path().join("run"),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        let plan = Plan::new(&spec, &opts).unwrap();
+        let mut c = RunningCluster::from_plan(&plan, false);
+        let gone = root.path().join("gone");
+        let file = root.path().join("a.log");
+        std::fs::write(&file, "x").unwrap();
+        // A directory whose parent forbids removal stands for one a container's uid 999 owns.
+        let locked = root.path().join("locked");
+        let inner = locked.join("db");
+        std::fs::create_dir_all(&inner).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Under a regular file: removing it fails for root too (not a directory).
+        let under_file = root.path().join("plain");
+        std::fs::write(&under_file, "x").unwrap();
+        let impossible = under_file.join("db");
+        c.created_dirs = vec![gone, file.clone(), impossible.clone(), inner.clone()];
+        let left = remove_dirs(&c);
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!file.exists(), "a recorded log file is removed too");
+        assert!(
+            left[0].starts_with(&format!("{}: ", impossible.display())),
+            "{left:?}"
+        );
+        if inner.exists() {
+            // Not root: the permission failure is reported with the path and the likely cause.
+            assert_eq!(left.len(), 2, "{left:?}");
+            assert!(
+                left[1].starts_with(&inner.display().to_string()),
+                "{left:?}"
+            );
+            assert!(left[1].contains("uid 999"), "{left:?}");
+        } else {
+            // Root removes what the permissions protect: only the impossible one is reported.
+            assert_eq!(left.len(), 1, "{left:?}");
+        }
+        // `down` turns them into its error, after removing the state file.
+        c.created_dirs = vec![impossible.clone()];
+        c.state_file = root.path().join("state.json");
+        std::fs::write(&c.state_file, "{}").unwrap();
+        c.backend = BackendKind::Existing;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = rt.block_on(down(&c)).unwrap_err().to_string();
+        assert!(
+            err.contains("could not remove") && err.contains(&impossible.display().to_string()),
+            "{err}"
+        );
+        assert!(!c.state_file.exists());
+    }
+
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A call abandoned by its caller (Ctrl-C drops the bring-up) still finishes, and `settle`

@@ -16,6 +16,8 @@ use crate::topology::{Member, Plan, Role, parse_cpuset};
 /// Starts and watches local processes for one plan.
 pub struct ProcessLauncher {
     record: Arc<Mutex<RunningCluster>>,
+    /// Extra environment per program, `mongod` and `mongos` ([`server_env`]).
+    env: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 impl ProcessLauncher {
@@ -30,20 +32,33 @@ impl ProcessLauncher {
         let mut versions = std::collections::BTreeMap::new();
         for m in &plan.members {
             let program = m.argv.first().cloned().unwrap_or_default();
-            let key = if m.role == Role::Mongos {
-                "mongos"
-            } else {
-                "mongod"
-            };
+            let key = program_key(m.role);
             if versions.contains_key(key) {
                 continue;
             }
             versions.insert(key.to_string(), binary_version(&program).await?);
         }
+        // Flags this binary's version no longer accepts: named now, not as a start-up failure.
+        if let Some(v) = versions.get("mongod") {
+            for m in plan.members.iter().filter(|m| m.role != Role::Mongos) {
+                crate::topology::check_mongod_args(&m.argv, Some(v)).map_err(|e| {
+                    crate::error::bad_input(format!("{}: {e}", plan.source.display()))
+                })?;
+            }
+        }
+        // mongos links the same allocator as mongod: both get it by their own version.
+        let caller = std::env::var("GLIBC_TUNABLES").ok();
+        let env: std::collections::BTreeMap<_, _> = versions
+            .iter()
+            .map(|(program, v)| (program.clone(), server_env(Some(v), caller.as_deref())))
+            .collect();
         {
             let mut c = lock(&record);
             c.binary_versions = versions;
             c.created_dirs.push(plan.run_dir.clone());
+            for m in c.members.iter_mut() {
+                m.env = env.get(program_key(m.role)).cloned().unwrap_or_default();
+            }
         }
         std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
             anyhow::anyhow!(
@@ -52,8 +67,45 @@ impl ProcessLauncher {
             )
         })?;
         snapshot_write(&record)?;
-        Ok(ProcessLauncher { record })
+        Ok(ProcessLauncher { record, env })
     }
+}
+
+/// `mongos` for routers, `mongod` for everything else (the keys of `binary_versions`).
+fn program_key(role: Role) -> &'static str {
+    if role == Role::Mongos {
+        "mongos"
+    } else {
+        "mongod"
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` members start with (capped at the hard limit): mongod accepts
+/// 0.8 × the soft limit in connections, and shells often leave 1024 (docs/mongodb-versions.md, "Limits").
+pub const MEMBER_NOFILE: u64 = 64000;
+
+/// Environment a local mongod or mongos gets on top of microshard's: for 8.0+ the
+/// `GLIBC_TUNABLES=glibc.pthread.rseq=0` the official 8.0 image sets, without which TCMalloc's
+/// per-CPU caches stay off and process and Docker runs measure different allocators
+/// (docs/mongodb-versions.md, "8.0"). `version` is the first line of `mongod --version`,
+/// `current` the caller's `GLIBC_TUNABLES` (kept, with the tunable appended).
+pub fn server_env(
+    version: Option<&str>,
+    current: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = std::collections::BTreeMap::new();
+    let eight = version
+        .and_then(crate::topology::flags::version_of)
+        .is_some_and(|v| v >= (8, 0));
+    if eight {
+        let value = match current {
+            Some(c) if c.contains("glibc.pthread.rseq") => c.to_string(),
+            Some(c) if !c.is_empty() => format!("{c}:glibc.pthread.rseq=0"),
+            _ => "glibc.pthread.rseq=0".to_string(),
+        };
+        env.insert("GLIBC_TUNABLES".to_string(), value);
+    }
+    env
 }
 
 /// First line of `PROGRAM --version` (the stand-in answers it too).
@@ -76,8 +128,15 @@ pub async fn binary_version(program: &str) -> anyhow::Result<String> {
         .trim();
     if !out.status.success() || first.is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
+        // MongoDB 5.0+ binaries die with SIGILL on x86-64 CPUs without AVX.
+        let hint =
+            if std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(libc::SIGILL) {
+                " (illegal instruction: MongoDB 5.0+ needs a CPU with AVX)"
+            } else {
+                ""
+            };
         anyhow::bail!(
-            "{program} --version failed ({}): {}",
+            "{program} --version failed ({}){hint}: {}",
             out.status,
             err.lines().next().unwrap_or("no output")
         );
@@ -178,18 +237,32 @@ impl ProcessLauncher {
             None => None,
         };
         let mut cmd = Command::new(program);
+        if let Some(env) = self.env.get(program_key(member.role)) {
+            cmd.envs(env);
+        }
         cmd.args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
-        // SAFETY: only async-signal-safe calls (setpgid, sched_setaffinity) between fork and exec.
+        // SAFETY: only async-signal-safe calls (setpgid, getrlimit/setrlimit, sched_setaffinity)
+        // between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 // Own process group: a Ctrl-C to microshard's terminal does not reach the servers
                 // mid-teardown, and `up` can leave them running after it exits.
                 if libc::setpgid(0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // Enough descriptors for the connections a run opens (see MEMBER_NOFILE); the
+                // hard limit is the ceiling an unprivileged process may raise its soft limit to.
+                let mut lim: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                    let want = (MEMBER_NOFILE as libc::rlim_t).min(lim.rlim_max);
+                    if lim.rlim_cur < want {
+                        lim.rlim_cur = want;
+                        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                    }
                 }
                 if let Some(cpus) = &cpus {
                     let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -218,11 +291,19 @@ impl ProcessLauncher {
                 m.state = MemberState::Started;
                 m.address = member.member_host.clone();
                 m.direct_uri = crate::cluster::direct_uri(&member.member_host);
+                m.nofile = soft_nofile(pid);
             }
         }
         snapshot_write(&self.record)?;
         Ok(())
     }
+}
+
+/// The soft open-files limit of a running process, from `/proc/<pid>/limits`.
+pub fn soft_nofile(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().find_map(|w| w.parse().ok())
 }
 
 /// True while `pid` runs and is still the member listening on `port` (guards against pid reuse).
@@ -398,4 +479,26 @@ async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     !pid_alive(pid, port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_8_0_mongod_gets_the_image_s_glibc_tunable() {
+        let env = server_env(Some("db version v8.0.4"), None);
+        assert_eq!(
+            env.get("GLIBC_TUNABLES").map(String::as_str),
+            Some("glibc.pthread.rseq=0")
+        );
+        let env = server_env(Some("db version v8.2.1"), Some("glibc.malloc.arena_max=2"));
+        assert_eq!(
+            env.get("GLIBC_TUNABLES").map(String::as_str),
+            Some("glibc.malloc.arena_max=2:glibc.pthread.rseq=0")
+        );
+        assert!(server_env(Some("db version v7.0.12"), None).is_empty());
+        assert!(server_env(Some("db version v7.0.0-standin"), None).is_empty());
+        assert!(server_env(None, None).is_empty());
+    }
 }

@@ -20,6 +20,24 @@ use crate::topology::{Member, Plan, Role};
 pub const YCSB_DB: &str = "ycsb";
 /// `ycsb.usertable`, sharded on `{_id: "hashed"}`.
 pub const YCSB_NS: &str = "ycsb.usertable";
+/// YCSB's default `table`.
+pub const YCSB_TABLE: &str = "usertable";
+
+/// `ycsb.<table>` for a scenario's `table` property; refuses names MongoDB refuses as collection
+/// names, so a bad `table` fails here with its name rather than deep inside `shardCollection`.
+pub fn ycsb_namespace(table: &str) -> Result<String, ClusterError> {
+    if table.is_empty()
+        || table.contains(['$', '\0'])
+        || table.starts_with("system.")
+        || table.starts_with('.')
+        || table.len() > 200
+    {
+        return Err(ClusterError::Check(format!(
+            "table {table:?} is not a valid MongoDB collection name"
+        )));
+    }
+    Ok(format!("{YCSB_DB}.{table}"))
+}
 
 /// Why an admin step failed; every message names the member or host.
 #[derive(Debug, thiserror::Error)]
@@ -404,34 +422,98 @@ pub fn initiate_command(set: &str, member_hosts: &[String], configsvr: bool) -> 
     doc! {"replSetInitiate": config}
 }
 
-/// Polls `hello` until the member is a writable primary of `set` (spec §2.3).
+/// Polls `hello` on every member of `set` until one of them is its writable primary, and returns
+/// that member's name. Only a one-member set elects itself at once; in a larger set the first
+/// election takes a few seconds and any member may win it (docs/mongodb-versions.md, "Replica
+/// sets"), so waiting on member 0 alone could wait for ever. On time-out the error carries each
+/// member's last `hello` and the set's `replSetGetStatus` (member states), or why it failed.
 pub async fn wait_primary(
     launcher: &dyn Launcher,
-    member: &Member,
+    members: &[&Member],
     set: &str,
     timeout: Duration,
-) -> Result<(), ClusterError> {
-    let mut wait = MemberWait::new(launcher, member, timeout);
-    let host = wait.host.clone();
-    let client = connect_direct(&host).await?;
+) -> Result<String, ClusterError> {
+    let Some(first) = members.first() else {
+        return Err(ClusterError::Check(format!(
+            "replica set {set} has no members"
+        )));
+    };
+    let mut wait = MemberWait::new(launcher, first, timeout);
+    let mut clients = Vec::with_capacity(members.len());
+    for m in members {
+        let host = launcher.admin_address(m);
+        clients.push((*m, connect_direct(&host).await?, host));
+    }
     let what = format!("a writable primary for replica set {set}");
     loop {
-        let last = match hello_on(&client, &host).await {
-            Ok(h) => {
-                let primary = h.get_bool("isWritablePrimary").unwrap_or(false);
-                let name = h.get_str("setName").ok();
-                if primary && name == Some(set) {
-                    return Ok(());
+        let mut last = Vec::new();
+        for (m, client, host) in &clients {
+            let answer = match hello_on(client, host).await {
+                Ok(h) => {
+                    let primary = h.get_bool("isWritablePrimary").unwrap_or(false);
+                    let name = h.get_str("setName").ok();
+                    if primary && name == Some(set) {
+                        return Ok(m.name.clone());
+                    }
+                    format!(
+                        "isWritablePrimary={primary}, setName={}, primary={}",
+                        name.unwrap_or("(none)"),
+                        h.get_str("primary").unwrap_or("(none)")
+                    )
                 }
-                format!(
-                    "isWritablePrimary={primary}, setName={}",
-                    name.unwrap_or("(none)")
-                )
+                Err(e) => e.to_string(),
+            };
+            last.push(format!("{}: {answer}", m.name));
+        }
+        for (m, _, _) in &clients[1..] {
+            if let Some(tail) = launcher.exited(m).await {
+                return Err(ClusterError::Exited {
+                    member: format!("{} ({})", m.name, launcher.admin_address(m)),
+                    tail,
+                });
             }
-            Err(e) => e.to_string(),
-        };
-        wait.pause_or_give_up(&what, &last).await?;
+        }
+        if wait.out_of_time() {
+            let (_, client, host) = &clients[0];
+            last.push(format!(
+                "replSetGetStatus: {}",
+                repl_status_summary(client, host).await
+            ));
+        }
+        wait.pause_or_give_up(&what, &last.join("; ")).await?;
     }
+}
+
+/// `replSetGetStatus` in one line: `set`, then `name=STATE` per member (or the error).
+async fn repl_status_summary(client: &mongodb::Client, host: &str) -> String {
+    match run(client, host, doc! {"replSetGetStatus": 1}).await {
+        Ok(d) => summarize_repl_status(&d),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The one-line form of a `replSetGetStatus` answer used in time-out errors.
+pub fn summarize_repl_status(d: &Document) -> String {
+    let members: Vec<String> = d
+        .get_array("members")
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_document())
+                .map(|m| {
+                    format!(
+                        "{}={}",
+                        m.get_str("name").unwrap_or("?"),
+                        m.get_str("stateStr").unwrap_or("?")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "set {} [{}]",
+        d.get_str("set").unwrap_or("?"),
+        members.join(", ")
+    )
 }
 
 /// `addShard`, retried while the shard has no primary yet (133) or the network blips (spec §2.4).
@@ -490,9 +572,15 @@ pub fn major_minor(version: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// The `shardCollection` document: hashed `_id`, plus `numInitialChunks` only where it is honoured (≤ 7.1).
+/// The `shardCollection` document for `ycsb.usertable`: hashed `_id`, plus `numInitialChunks`
+/// only where it is honoured (≤ 7.1).
 pub fn shard_collection_command(version: &str, initial_chunks: Option<u32>) -> Document {
-    let mut cmd = doc! {"shardCollection": YCSB_NS, "key": {"_id": "hashed"}};
+    shard_namespace_command(YCSB_NS, version, initial_chunks)
+}
+
+/// The `shardCollection` document for namespace `ns` (see [`shard_collection_command`]).
+pub fn shard_namespace_command(ns: &str, version: &str, initial_chunks: Option<u32>) -> Document {
+    let mut cmd = doc! {"shardCollection": ns, "key": {"_id": "hashed"}};
     if let (Some(n), Some(v)) = (initial_chunks, major_minor(version))
         && v <= (7, 1)
         && n > 0
@@ -502,21 +590,125 @@ pub fn shard_collection_command(version: &str, initial_chunks: Option<u32>) -> D
     cmd
 }
 
-/// Drops `ycsb`, then `enableSharding` + `shardCollection ycsb.usertable {_id: "hashed"}`.
+/// `enableSharding` + `shardCollection ycsb.usertable {_id: "hashed"}`.
 pub async fn shard_ycsb(
     mongos_uri_or_host: &str,
     version: &str,
     initial_chunks: Option<u32>,
 ) -> Result<(), ClusterError> {
+    shard_table(mongos_uri_or_host, YCSB_TABLE, version, initial_chunks).await
+}
+
+/// `enableSharding ycsb` + `shardCollection ycsb.<table> {_id: "hashed"}`: a scenario whose
+/// `table` is not `usertable` must have that collection sharded, or all of it lives on the
+/// database's primary shard and a sharded run measures one shard (docs/mongodb-versions.md).
+pub async fn shard_table(
+    mongos_uri_or_host: &str,
+    table: &str,
+    version: &str,
+    initial_chunks: Option<u32>,
+) -> Result<(), ClusterError> {
+    let ns = ycsb_namespace(table)?;
     let (client, label) = client_for(mongos_uri_or_host).await?;
     // enableSharding is required ≤ 5.0 and harmless later (spec §2.5).
     run(&client, &label, doc! {"enableSharding": YCSB_DB}).await?;
-    let cmd = shard_collection_command(version, initial_chunks);
+    let cmd = shard_namespace_command(&ns, version, initial_chunks);
     match run(&client, &label, cmd).await {
         Ok(_) => Ok(()),
         // Already sharded the same way: success; anything else is reported.
         Err(e) => Err(e),
     }
+}
+
+/// On a cluster microshard did not start, checks with `connectionStatus {showPrivileges: true}`
+/// that the user may do everything the existing backend will do, before it drops anything: a
+/// user with only `dbOwner` on `ycsb` would otherwise lose `ycsb` and then fail at `enableSharding`.
+pub async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), ClusterError> {
+    let (client, label) = client_for(uri_or_host).await?;
+    let status = run(
+        &client,
+        &label,
+        doc! {"connectionStatus": 1, "showPrivileges": true},
+    )
+    .await?;
+    let missing = missing_privileges(&status, sharded);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ClusterError::Check(format!(
+        "the user of {label} lacks {} (grant e.g. the dbOwner@ycsb and clusterManager roles); nothing was dropped",
+        missing.join(", ")
+    )))
+}
+
+/// The privileges (`action on resource`) a `connectionStatus` answer does not grant; empty when
+/// no user is authenticated (access control off: everything is allowed).
+pub fn missing_privileges(status: &Document, sharded: bool) -> Vec<String> {
+    let info = status.get_document("authInfo").ok();
+    let users = info
+        .and_then(|i| i.get_array("authenticatedUsers").ok())
+        .map(|u| u.len())
+        .unwrap_or(0);
+    if users == 0 {
+        return Vec::new();
+    }
+    let privileges: Vec<&Document> = info
+        .and_then(|i| i.get_array("authenticatedUserPrivileges").ok())
+        .map(|a| a.iter().filter_map(|p| p.as_document()).collect())
+        .unwrap_or_default();
+    let grants = |action: &str, db: &str, coll: &str| {
+        privileges.iter().any(|p| {
+            let acts = p
+                .get_array("actions")
+                .map(|a| a.iter().any(|x| x.as_str() == Some(action)))
+                .unwrap_or(false);
+            let Ok(r) = p.get_document("resource") else {
+                return false;
+            };
+            let on = r.get_bool("anyResource").unwrap_or(false)
+                || (db == "cluster" && r.get_bool("cluster").unwrap_or(false))
+                || (db != "cluster"
+                    && matches!(r.get_str("db"), Ok(d) if d == db || d.is_empty())
+                    && matches!(r.get_str("collection"), Ok(c) if c == coll || c.is_empty()));
+            acts && on
+        })
+    };
+    let mut needed = vec![("dropDatabase", YCSB_DB, "")];
+    if sharded {
+        needed.push(("enableSharding", YCSB_DB, ""));
+        needed.push(("find", "config", "chunks"));
+        needed.push(("find", "config", "collections"));
+    }
+    needed
+        .into_iter()
+        .filter(|(a, db, coll)| !grants(a, db, coll))
+        .map(|(a, db, coll)| {
+            if coll.is_empty() {
+                format!("{a} on {db}")
+            } else {
+                format!("{a} on {db}.{coll}")
+            }
+        })
+        .collect()
+}
+
+/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), as relaxed
+/// extended JSON, with `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
+/// implicit default is `w: "majority"` where it was `w: 1` on 4.4, so an experiment records it
+/// next to the write concern its client asked for (docs/mongodb-versions.md, "Write concern").
+pub async fn default_write_concern(uri_or_host: &str) -> Result<serde_json::Value, ClusterError> {
+    let (client, label) = client_for(uri_or_host).await?;
+    let d = run(&client, &label, doc! {"getDefaultRWConcern": 1}).await?;
+    let mut out = serde_json::Map::new();
+    for key in ["defaultWriteConcern", "defaultWriteConcernSource"] {
+        out.insert(
+            key.to_string(),
+            d.get(key)
+                .map(|v| v.clone().into_relaxed_extjson())
+                .unwrap_or(serde_json::Value::Null),
+        );
+    }
+    Ok(serde_json::Value::Object(out))
 }
 
 /// Drops the benchmark database (the only thing done to clusters microshard did not start).
@@ -543,17 +735,26 @@ pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), Cluster
 pub async fn chunks_per_shard(
     mongos_uri_or_host: &str,
 ) -> Result<BTreeMap<String, u64>, ClusterError> {
+    chunks_per_shard_of(mongos_uri_or_host, YCSB_TABLE).await
+}
+
+/// Chunks of `ycsb.<table>` per shard (see [`chunks_per_shard`]).
+pub async fn chunks_per_shard_of(
+    mongos_uri_or_host: &str,
+    table: &str,
+) -> Result<BTreeMap<String, u64>, ClusterError> {
+    let ns = ycsb_namespace(table)?;
     let (client, label) = client_for(mongos_uri_or_host).await?;
     let config = client.database("config");
     let coll = config
         .collection::<Document>("collections")
-        .find_one(doc! {"_id": YCSB_NS})
+        .find_one(doc! {"_id": &ns})
         .await
         .map_err(|e| ClusterError::command("find config.collections", &label, &e))?
         .ok_or_else(|| {
-            ClusterError::Check(format!("{YCSB_NS} is not in config.collections on {label}"))
+            ClusterError::Check(format!("{ns} is not in config.collections on {label}"))
         })?;
-    let filter = chunk_filter(&coll);
+    let filter = namespace_chunk_filter(&coll, &ns);
     let mut cursor = config
         .collection::<Document>("chunks")
         .aggregate(vec![
@@ -582,9 +783,13 @@ pub async fn chunks_per_shard(
 
 /// The `config.chunks` filter for a `config.collections` entry (uuid when it has a timestamp).
 pub fn chunk_filter(coll: &Document) -> Document {
+    namespace_chunk_filter(coll, YCSB_NS)
+}
+
+fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
     match (coll.get("timestamp"), coll.get("uuid")) {
         (Some(_), Some(uuid)) => doc! {"uuid": uuid.clone()},
-        _ => doc! {"ns": YCSB_NS},
+        _ => doc! {"ns": ns},
     }
 }
 
@@ -626,7 +831,35 @@ pub async fn server_metrics(uri_or_host: &str) -> Result<serde_json::Value, Clus
     Ok(metrics_subset(&status))
 }
 
-/// Picks the fields [`server_metrics`] reports out of a serverStatus document.
+/// WiredTiger cache counters present in every version microshard supports (4.4–8.x).
+pub const CACHE_COUNTERS: &[&str] = &[
+    "maximum bytes configured",
+    "bytes currently in the cache",
+    "tracked dirty bytes in the cache",
+    "pages read into cache",
+    "pages written from cache",
+    "modified pages evicted",
+    "unmodified pages evicted",
+];
+
+/// Pages evicted by application threads, newest name last: `pages evicted by application threads`
+/// until MongoDB 8.0.16 / 8.2, `page evict attempts by application threads` after
+/// (docs/mongodb-versions.md, "Metrics").
+pub const APP_EVICTION_COUNTERS: &[&str] = &[
+    "pages evicted by application threads",
+    "page evict attempts by application threads",
+];
+/// The 8.0.16+ companion of `page evict attempts by application threads`.
+pub const APP_EVICTION_FAILURES: &str = "page evict failures by application threads";
+/// Key under `wiredTiger.cache` holding the application-thread eviction count whichever name
+/// the server used (`null` when it has neither).
+pub const APP_EVICTION_KEY: &str = "application thread evictions";
+/// Key under `wiredTiger.cache` naming the counter [`APP_EVICTION_KEY`] was read from.
+pub const APP_EVICTION_SOURCE: &str = "application thread evictions counter";
+
+/// Picks the fields [`server_metrics`] reports out of a serverStatus document. Every cache counter
+/// microshard asks for is present in the answer: with its value, or `null` and named under
+/// `wiredTiger.cache.missing` when the server does not have it.
 pub fn metrics_subset(status: &Document) -> serde_json::Value {
     let mut out = serde_json::Map::new();
     for key in [
@@ -643,25 +876,59 @@ pub fn metrics_subset(status: &Document) -> serde_json::Value {
             out.insert(key.to_string(), v.clone().into_relaxed_extjson());
         }
     }
+    // 8.0+: whether TCMalloc runs with per-CPU caches, which needs THP and
+    // GLIBC_TUNABLES=glibc.pthread.rseq=0 (docs/mongodb-versions.md, "8.0"); absent before 8.0.
+    if let Some(v) = status
+        .get_document("tcmalloc")
+        .ok()
+        .and_then(|t| t.get("usingPerCPUCaches"))
+    {
+        out.insert(
+            "tcmalloc.usingPerCPUCaches".into(),
+            v.clone().into_relaxed_extjson(),
+        );
+    }
     if let Ok(cache) = status
         .get_document("wiredTiger")
         .and_then(|w| w.get_document("cache"))
     {
         let mut c = serde_json::Map::new();
-        for key in [
-            "maximum bytes configured",
-            "bytes currently in the cache",
-            "tracked dirty bytes in the cache",
-            "pages read into cache",
-            "pages written from cache",
-            "pages evicted by application threads",
-            "modified pages evicted",
-            "unmodified pages evicted",
-        ] {
-            if let Some(v) = cache.get(key) {
-                c.insert(key.to_string(), v.clone().into_relaxed_extjson());
+        let mut missing = Vec::new();
+        for key in CACHE_COUNTERS {
+            match cache.get(*key) {
+                Some(v) => {
+                    c.insert(key.to_string(), v.clone().into_relaxed_extjson());
+                }
+                // Recorded as absent (null), never as 0: a 0 would read as "no evictions".
+                None => {
+                    c.insert(key.to_string(), serde_json::Value::Null);
+                    missing.push(serde_json::Value::from(*key));
+                }
             }
         }
+        // Application-thread evictions: WiredTiger renamed the counter in MongoDB 8.0.16+ / 8.2.
+        let found = APP_EVICTION_COUNTERS
+            .iter()
+            .find_map(|k| cache.get(*k).map(|v| (*k, v)));
+        match found {
+            Some((k, v)) => {
+                c.insert(k.to_string(), v.clone().into_relaxed_extjson());
+                c.insert(APP_EVICTION_KEY.into(), v.clone().into_relaxed_extjson());
+                c.insert(APP_EVICTION_SOURCE.into(), serde_json::Value::from(k));
+            }
+            None => {
+                c.insert(APP_EVICTION_KEY.into(), serde_json::Value::Null);
+                c.insert(APP_EVICTION_SOURCE.into(), serde_json::Value::Null);
+                missing.push(serde_json::Value::from(APP_EVICTION_KEY));
+            }
+        }
+        if let Some(v) = cache.get(APP_EVICTION_FAILURES) {
+            c.insert(
+                APP_EVICTION_FAILURES.into(),
+                v.clone().into_relaxed_extjson(),
+            );
+        }
+        c.insert("missing".into(), serde_json::Value::Array(missing));
         out.insert("wiredTiger.cache".into(), serde_json::Value::Object(c));
     }
     serde_json::Value::Object(out)
@@ -672,8 +939,17 @@ pub fn metrics_subset(status: &Document) -> serde_json::Value {
 pub async fn collection_stats(
     mongos_uri_or_host: &str,
 ) -> Result<Vec<serde_json::Value>, ClusterError> {
+    collection_stats_of(mongos_uri_or_host, YCSB_TABLE).await
+}
+
+/// `$collStats` of `ycsb.<table>` through mongos (see [`collection_stats`]).
+pub async fn collection_stats_of(
+    mongos_uri_or_host: &str,
+    table: &str,
+) -> Result<Vec<serde_json::Value>, ClusterError> {
+    ycsb_namespace(table)?;
     let (client, label) = client_for(mongos_uri_or_host).await?;
-    let coll = client.database(YCSB_DB).collection::<Document>("usertable");
+    let coll = client.database(YCSB_DB).collection::<Document>(table);
     let mut cursor = coll
         .aggregate(vec![doc! {"$collStats": {"storageStats": {}, "count": {}}}])
         .await
@@ -689,6 +965,20 @@ pub async fn collection_stats(
     Ok(out)
 }
 
+/// What to add to a `replSetInitiate` refusal that no member "maps to this node"
+/// (InvalidReplicaSetConfig, 93) when members on several Docker hosts are named `address:port`:
+/// a member decides which entry is itself by connecting to it, which from inside a bridge
+/// container reaches its own host's published port only through hairpin NAT or Docker's
+/// userland proxy (docs/mongodb-versions.md, R14).
+pub fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
+    let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
+    if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
+        "; with several Docker hosts each member must reach its own host's address and published port from inside its container (hairpin NAT or the userland proxy must be on): check with a container on that host"
+    } else {
+        ""
+    }
+}
+
 /// What [`assemble`] found: server versions per member and whether they are stand-ins.
 #[derive(Debug, Clone, Default)]
 pub struct Assembly {
@@ -696,6 +986,8 @@ pub struct Assembly {
     pub servers: BTreeMap<String, ServerInfo>,
     /// Chunks per shard after `shardCollection` (empty for a standalone).
     pub chunks: BTreeMap<String, u64>,
+    /// `replica set → member name` of the member that won its first election.
+    pub primaries: BTreeMap<String, String>,
 }
 
 /// The whole bring-up sequence of spec §8, steps 2–8, for any backend.
@@ -736,11 +1028,14 @@ pub async fn assemble(
         let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
         let configsvr = members.iter().any(|m| m.role == Role::Config);
         say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
-        initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr).await?;
+        initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(plan, &e)))?;
     }
     for (set, members) in &sets {
-        wait_primary(launcher, members[0], set, opts.primary_timeout).await?;
-        say(format!("{set} has a primary"));
+        let primary = wait_primary(launcher, members, set, opts.primary_timeout).await?;
+        say(format!("{set} has a primary: {primary}"));
+        assembly.primaries.insert(set.clone(), primary);
     }
     if plan.kind == crate::topology::Kind::Standalone {
         return Ok(assembly);
@@ -769,17 +1064,15 @@ pub async fn assemble(
         anyhow::bail!("plan {} has no mongos", plan.name);
     };
     let mongos = launcher.admin_address(entry);
-    // 7: shards.
-    let shards: Vec<&Member> = plan.members_with(Role::Shard).collect();
-    for s in &shards {
-        let conn = Plan::shard_connection_string(s);
-        let name = s.replica_set.clone().unwrap_or_else(|| s.name.clone());
+    // 7: shards, each named after its replica set, with every member in the seed list.
+    let shards = plan.shard_sets();
+    for (name, members) in &shards {
+        let conn = Plan::shard_connection_string(members);
         say(format!("addShard {conn}"));
-        add_shard(&mongos, &conn, &name, opts.add_shard_timeout).await?;
+        add_shard(&mongos, &conn, name, opts.add_shard_timeout).await?;
     }
     let listed = list_shards(&mongos).await?;
-    for s in &shards {
-        let name = s.replica_set.as_deref().unwrap_or(&s.name);
+    for (name, _) in &shards {
         if !listed.iter().any(|l| l == name) {
             return Err(ClusterError::Check(format!(
                 "listShards on {mongos} does not list shard {name} after addShard (lists: {})",
@@ -805,7 +1098,7 @@ pub async fn assemble(
     let chunks = chunks_per_shard(&mongos).await?;
     let empty: Vec<&str> = shards
         .iter()
-        .map(|s| s.replica_set.as_deref().unwrap_or(&s.name))
+        .map(|(n, _)| n.as_str())
         .filter(|n| chunks.get(*n).copied().unwrap_or(0) == 0)
         .collect();
     if !empty.is_empty() {
@@ -914,9 +1207,129 @@ mod tests {
     }
 
     #[test]
+    fn eviction_counter_read_under_either_name_and_missing_is_not_zero() {
+        let old = doc! {"wiredTiger": {"cache": {"pages evicted by application threads": 7_i64, "bytes currently in the cache": 1}}};
+        let v = metrics_subset(&old);
+        let c = &v["wiredTiger.cache"];
+        assert_eq!(c[APP_EVICTION_KEY], 7);
+        assert_eq!(
+            c[APP_EVICTION_SOURCE],
+            "pages evicted by application threads"
+        );
+        // 8.0.16+ / 8.2: the replacement counter.
+        let new = doc! {"wiredTiger": {"cache": {"page evict attempts by application threads": 9_i64, "page evict failures by application threads": 1_i64}}};
+        let v = metrics_subset(&new);
+        let c = &v["wiredTiger.cache"];
+        assert_eq!(c[APP_EVICTION_KEY], 9);
+        assert_eq!(
+            c[APP_EVICTION_SOURCE],
+            "page evict attempts by application threads"
+        );
+        assert_eq!(c[APP_EVICTION_FAILURES], 1);
+        // Neither: recorded as missing (null), never as 0.
+        let none = doc! {"wiredTiger": {"cache": {"bytes currently in the cache": 1}}};
+        let v = metrics_subset(&none);
+        let c = &v["wiredTiger.cache"];
+        assert!(c[APP_EVICTION_KEY].is_null());
+        assert!(c["pages read into cache"].is_null());
+        let missing: Vec<&str> = c["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        assert!(missing.contains(&APP_EVICTION_KEY), "{missing:?}");
+        assert!(missing.contains(&"pages read into cache"), "{missing:?}");
+        assert!(
+            !missing.contains(&"bytes currently in the cache"),
+            "{missing:?}"
+        );
+    }
+
+    #[test]
+    fn privileges_are_checked_only_when_a_user_is_authenticated() {
+        let open = doc! {"authInfo": {"authenticatedUsers": [], "authenticatedUserPrivileges": []}};
+        assert!(missing_privileges(&open, true).is_empty());
+        let db_owner = doc! {"authInfo": {
+            "authenticatedUsers": [{"user": "u", "db": "admin"}],
+            "authenticatedUserPrivileges": [
+                {"resource": {"db": "ycsb", "collection": ""}, "actions": ["find", "insert", "update", "remove", "dropDatabase"]},
+            ],
+        }};
+        assert!(missing_privileges(&db_owner, false).is_empty());
+        let missing = missing_privileges(&db_owner, true);
+        assert_eq!(
+            missing,
+            [
+                "enableSharding on ycsb",
+                "find on config.chunks",
+                "find on config.collections"
+            ]
+        );
+        let admin = doc! {"authInfo": {
+            "authenticatedUsers": [{"user": "root", "db": "admin"}],
+            "authenticatedUserPrivileges": [{"resource": {"anyResource": true}, "actions": ["dropDatabase", "enableSharding", "find"]}],
+        }};
+        assert!(missing_privileges(&admin, true).is_empty());
+    }
+
+    #[test]
+    fn initiate_refusal_on_several_docker_hosts_explains_hairpin() {
+        let spec = crate::topology::TopologySpec::parse(
+            "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"10.0.0.1\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"10.0.0.2\"\ndocker = \"tcp://10.0.0.2:2375\"\npublish_address = \"0.0.0.0\"\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        let opts = crate::topology::PlanOptions {
+            backend: crate::topology::BackendKind::Docker,
+            run_id: "t-1".into(),
+            run_dir: "/tmp/ms/t-1".into(),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        let plan = Plan::new(&spec, &opts).unwrap();
+        let refusal = ClusterError::Command {
+            command: "replSetInitiate".into(),
+            host: "10.0.0.2:27019".into(),
+            code: Some(93),
+            message: "No host described in new configuration with {version: 1, term: 0} for replica set sh1 maps to this node".into(),
+        };
+        assert!(initiate_hint(&plan, &refusal).contains("hairpin"));
+        let other = ClusterError::Command {
+            command: "replSetInitiate".into(),
+            host: "h".into(),
+            code: Some(23),
+            message: "already initialized".into(),
+        };
+        assert_eq!(initiate_hint(&plan, &other), "");
+    }
+
+    #[test]
+    fn repl_status_in_one_line() {
+        let d = doc! {"set": "cfg", "members": [{"name": "a:1", "stateStr": "SECONDARY"}, {"name": "b:2", "stateStr": "PRIMARY"}]};
+        assert_eq!(
+            summarize_repl_status(&d),
+            "set cfg [a:1=SECONDARY, b:2=PRIMARY]"
+        );
+    }
+
+    #[test]
+    fn table_names_become_ycsb_namespaces() {
+        assert_eq!(ycsb_namespace("orders").unwrap(), "ycsb.orders");
+        assert!(ycsb_namespace("").is_err());
+        assert!(ycsb_namespace("a$b").is_err());
+        assert!(ycsb_namespace("system.x").is_err());
+        let d = shard_namespace_command("ycsb.orders", "8.0.1", None);
+        assert_eq!(d.get_str("shardCollection").unwrap(), "ycsb.orders");
+    }
+
+    #[test]
     fn metrics_subset_picks_cache_fields() {
         let s = doc! {"host": "h", "opcounters": {"insert": 3}, "wiredTiger": {"cache": {"bytes currently in the cache": 10, "other": 1}}, "locks": {}};
         let v = metrics_subset(&s);
+        assert!(v.get("tcmalloc.usingPerCPUCaches").is_none());
+        let with = doc! {"tcmalloc": {"usingPerCPUCaches": true, "generic": {}}};
+        assert_eq!(metrics_subset(&with)["tcmalloc.usingPerCPUCaches"], true);
         assert_eq!(v["opcounters"]["insert"], 3);
         assert_eq!(v["wiredTiger.cache"]["bytes currently in the cache"], 10);
         assert!(v.get("locks").is_none());

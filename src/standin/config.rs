@@ -47,6 +47,15 @@ pub struct StandinConfig {
     pub command_log: Option<PathBuf>,
     /// Stand-in only: `--primary-delay-ms MS`, how long an initiated single-member set takes to elect itself.
     pub primary_delay_ms: u64,
+    /// Stand-in only: `--election-winner N`, which member (index in the configuration's `members`)
+    /// wins the first election of a set of several members. `None`: a random member other than
+    /// member 0, so that a tool that assumes member 0 becomes primary fails every time, as it
+    /// would against MongoDB some of the time (docs/mongodb-versions.md, "Replica sets").
+    pub election_winner: Option<usize>,
+    /// Stand-in only: `--election-delay-ms MS`, how long the first election of a set of several
+    /// members takes. `None`: between 1 and 2 s, drawn per election (MongoDB's randomized
+    /// election timeout makes it take about that long).
+    pub election_delay_ms: Option<u64>,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -87,6 +96,8 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("workers", true, true),
     ("command-log", true, true),
     ("primary-delay-ms", true, true),
+    ("election-winner", true, false),
+    ("election-delay-ms", true, false),
 ];
 
 /// Flags without a value, by role.
@@ -135,6 +146,8 @@ impl StandinConfig {
             workers: 1,
             command_log: None,
             primary_delay_ms: 200,
+            election_winner: None,
+            election_delay_ms: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -299,6 +312,20 @@ impl StandinConfig {
                             "--primary-delay-ms: '{value}' is not a whole number of milliseconds"
                         ))
                     })?;
+                }
+                "election-winner" => {
+                    cfg.election_winner = Some(value.parse().map_err(|_| {
+                        bad(format!(
+                            "--election-winner: '{value}' is not a member index (0, 1, ...)"
+                        ))
+                    })?);
+                }
+                "election-delay-ms" => {
+                    cfg.election_delay_ms = Some(value.parse().map_err(|_| {
+                        bad(format!(
+                            "--election-delay-ms: '{value}' is not a whole number of milliseconds"
+                        ))
+                    })?);
                 }
                 _ => {} // accepted and recorded in argv
             }

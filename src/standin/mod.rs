@@ -8,9 +8,13 @@
 //! What it deliberately does differently from MongoDB (so nobody mistakes it for one):
 //! - `hello` carries no `topologyVersion`, so drivers monitor it by polling instead of the streaming
 //!   (awaitable `hello` + exhaust) protocol, which the stand-in does not implement.
-//! - Replica sets do not replicate: the member that receives `replSetInitiate` becomes PRIMARY after
-//!   `--primary-delay-ms`; the other members are told the configuration and answer as SECONDARY
-//!   with no data. There are no elections after that.
+//! - Replica sets do not replicate. `replSetInitiate` first checks that every other member answers,
+//!   runs with `--replSet` and is not initiated (NodeNotFound otherwise), as mongod's quorum check
+//!   does. A one-member set elects itself after `--primary-delay-ms`, as
+//!   MongoDB does at once. In a set of several members the initiating member tells the others the
+//!   configuration and the outcome of the first election, which takes `--election-delay-ms`
+//!   (default 1–2 s) and is won by `--election-winner N` or a random member other than member 0;
+//!   the others answer as SECONDARY with no data. There are no elections after that.
 //! - mongos routes by its own 64-bit hash (not MongoDB's MD5-based one); hashed collections start
 //!   with 2 chunks per shard (7.0 behaviour, or `numInitialChunks`); nothing is ever split or migrated.
 //!   A command waits up to 2 s for the config server before failing with 133.

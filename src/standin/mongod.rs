@@ -190,7 +190,7 @@ pub async fn command(shared: &Arc<Shared>, name: &str, db: &str, body: &Document
                     "replSetInitiate may only be run against the admin database.",
                 ));
             }
-            repl::initiate(shared, body)
+            repl::initiate(shared, body).await
         }
         "replSetGetStatus" => repl::get_status(shared),
         "_standinReplSetJoin" => repl::join(shared, body),

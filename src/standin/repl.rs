@@ -1,4 +1,10 @@
-//! Replica-set membership: initiation with the real validation rules, then a self-election after a delay.
+//! Replica-set membership: initiation with the real validation rules, then an election.
+//!
+//! As in MongoDB, only a one-member set elects itself at once (after `--primary-delay-ms`). A set
+//! of several members holds its first election after `--election-delay-ms` (default 1–2 s), and
+//! the winner is `--election-winner N` of the initiating member, or by default a random member
+//! other than member 0: in MongoDB randomized election timeouts decide, so a tool that waits for
+//! member 0 to become primary hangs some of the time; here it fails every time, where a test sees it.
 
 use std::time::{Duration, Instant};
 
@@ -23,8 +29,11 @@ pub struct ReplState {
     pub election_id: Option<ObjectId>,
     /// When the election "happened" (wall clock).
     pub election_date: Option<DateTime>,
-    /// On a member that joined through another member's initiate: that member (the primary).
+    /// On a member that did not win the election: the member that did (the primary once
+    /// `election_at` has passed).
     pub primary_host: Option<String>,
+    /// When the set's first election is decided (members that did not win report no primary before).
+    pub election_at: Option<Instant>,
     /// On the primary: members that accepted the configuration (they answer as SECONDARY).
     pub joined: Vec<String>,
 }
@@ -34,6 +43,49 @@ impl ReplState {
     pub fn is_primary(&self) -> bool {
         self.primary_at.is_some_and(|t| Instant::now() >= t)
     }
+
+    /// The primary another member is, once the election has been decided.
+    fn known_primary(&self) -> Option<&str> {
+        match (&self.primary_host, self.election_at) {
+            (Some(p), Some(t)) if Instant::now() >= t => Some(p.as_str()),
+            (Some(p), None) => Some(p.as_str()),
+            _ => None,
+        }
+    }
+
+    /// This member wins the election `after` from now: it becomes PRIMARY then.
+    fn win_after(&mut self, after: Duration) {
+        self.primary_at = Some(Instant::now() + after);
+        self.election_id = Some(ObjectId::new());
+        self.election_date = Some(DateTime::from_millis(
+            DateTime::now().timestamp_millis() + after.as_millis() as i64,
+        ));
+    }
+}
+
+/// Who wins a set's first election and after how long: a one-member set elects itself after
+/// `--primary-delay-ms`; a larger set takes `--election-delay-ms` (default 1–2 s) and is won by
+/// `--election-winner` or a random member other than member 0.
+fn first_election(
+    cfg: &super::config::StandinConfig,
+    members: usize,
+) -> Result<(usize, Duration), CmdError> {
+    if members <= 1 {
+        return Ok((0, Duration::from_millis(cfg.primary_delay_ms)));
+    }
+    let delay = cfg
+        .election_delay_ms
+        .unwrap_or_else(|| rand::random_range(1000..=2000));
+    let winner = match cfg.election_winner {
+        Some(w) if w < members => w,
+        Some(w) => {
+            return Err(CmdError::bad_value(format!(
+                "--election-winner {w}, but the configuration has {members} members"
+            )));
+        }
+        None => rand::random_range(1..members),
+    };
+    Ok((winner, Duration::from_millis(delay)))
 }
 
 fn lock(shared: &Shared) -> Option<std::sync::MutexGuard<'_, ReplState>> {
@@ -85,8 +137,8 @@ pub fn hello_fields(shared: &Shared) -> (bool, Document) {
     };
     if primary {
         d.insert("primary", st.me.clone());
-    } else if let Some(p) = &st.primary_host {
-        d.insert("primary", p.clone());
+    } else if let Some(p) = st.known_primary() {
+        d.insert("primary", p.to_string());
     }
     d.insert("me", st.me.clone());
     if primary {
@@ -174,7 +226,7 @@ fn split_host(host: &str) -> &str {
 }
 
 /// `replSetInitiate`.
-pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
+pub async fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     let Some(set) = shared.cfg.repl_set.clone() else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -355,12 +407,23 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
             ),
         ));
     };
+    let (winner, delay) = first_election(&shared.cfg, hosts.len())?;
+    quorum_check(&set, &me, &hosts).await?;
+    if lock(shared).is_some_and(|s| s.config.is_some()) {
+        return Err(CmdError::new(
+            code::ALREADY_INITIALIZED,
+            "already initialized",
+        ));
+    }
+    let winner_host = hosts[winner].clone();
     let mut st = adopt_config(shared, cfg, me, hosts)?;
-    st.primary_at = Some(Instant::now() + Duration::from_millis(shared.cfg.primary_delay_ms));
-    st.election_id = Some(ObjectId::new());
-    st.election_date = Some(DateTime::from_millis(
-        DateTime::now().timestamp_millis() + shared.cfg.primary_delay_ms as i64,
-    ));
+    let election_at = Instant::now() + delay;
+    if st.me == winner_host {
+        st.win_after(delay);
+    } else {
+        st.primary_host = Some(winner_host.clone());
+        st.election_at = Some(election_at);
+    }
     let (others, me, config) = (
         st.hosts
             .iter()
@@ -377,12 +440,19 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
         "replSetInitiate admin command received from client",
         doc! {},
     );
-    // Real members learn the config through heartbeats; the stand-in tells them directly, so they
-    // answer as SECONDARY members of the set (they hold no replicated data).
+    // Real members learn the config through heartbeats and then hold an election; the stand-in
+    // tells them the configuration and the election's outcome directly, so they answer as
+    // SECONDARY (they hold no replicated data), and the winner becomes PRIMARY at `election_at`.
     for host in others {
-        let (cfg, primary, sh) = (config.clone(), me.clone(), shared.clone());
+        let join = Join {
+            config: config.clone(),
+            initiator: me.clone(),
+            winner: winner_host.clone(),
+            election_at,
+        };
+        let sh = shared.clone();
         tokio::spawn(async move {
-            if tell_member(&host, cfg, primary).await
+            if tell_member(&host, join).await
                 && let Some(mut st) = lock(&sh)
             {
                 st.joined.push(host);
@@ -392,14 +462,89 @@ pub fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     Ok(doc! {"ok": 1.0})
 }
 
-async fn tell_member(host: &str, config: Document, primary: String) -> bool {
+/// `replSetInitiate`'s quorum check, as mongod does it before accepting a configuration: every
+/// other member must answer, be a `--replSet` member of this set and not be initiated yet;
+/// otherwise NodeNotFound (74). So the stand-in refuses an initiate sent before all members run,
+/// as MongoDB does.
+async fn quorum_check(set: &str, me: &str, hosts: &[String]) -> Result<(), CmdError> {
+    let others: Vec<&String> = hosts.iter().filter(|h| h.as_str() != me).collect();
+    let checks = others.iter().map(|h| async move {
+        let outcome = member_hello(h).await;
+        let problem = match outcome {
+            Err(e) => Some(e),
+            Ok(d) if d.get_str("msg") == Ok("isdbgrid") => Some("it is a mongos".to_string()),
+            Ok(d)
+                if !d.get_bool("isreplicaset").unwrap_or(false)
+                    && d.get_str("setName").is_err() =>
+            {
+                Some("it was not started with --replSet".to_string())
+            }
+            Ok(d) => match d.get_str("setName") {
+                Ok(other) if other != set => Some(format!("it is a member of replica set {other}")),
+                Ok(_) => Some("it already has a replica set configuration".to_string()),
+                Err(_) => None,
+            },
+        };
+        problem.map(|p| format!("{h} failed with {p}"))
+    });
+    let failures: Vec<String> = futures::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    if failures.is_empty() {
+        return Ok(());
+    }
+    Err(CmdError::new(
+        code::NODE_NOT_FOUND,
+        format!(
+            "replSetInitiate quorum check failed because not all proposed set members responded affirmatively: {}",
+            failures.join(", ")
+        ),
+    ))
+}
+
+async fn member_hello(host: &str) -> Result<Document, String> {
+    let uri = format!(
+        "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
+    );
+    let client = mongodb::Client::with_uri_str(uri)
+        .await
+        .map_err(|e| e.to_string())?;
+    let answer = client
+        .database("admin")
+        .run_command(doc! {"hello": 1})
+        .await
+        .map_err(|e| format!("HostUnreachable: {}", e.to_string().replace('\n', " ")));
+    client.shutdown().immediate(true).await;
+    answer
+}
+
+/// What the initiating member tells the others.
+struct Join {
+    config: Document,
+    initiator: String,
+    winner: String,
+    election_at: Instant,
+}
+
+async fn tell_member(host: &str, join: Join) -> bool {
     let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000");
     let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
         return false;
     };
     let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
-        let cmd = doc! {"_standinReplSetJoin": config.clone(), "primary": primary.clone()};
+        let in_ms = join
+            .election_at
+            .saturating_duration_since(Instant::now())
+            .as_millis() as i64;
+        let cmd = doc! {
+            "_standinReplSetJoin": join.config.clone(),
+            "initiator": join.initiator.clone(),
+            "primary": join.winner.clone(),
+            "electionInMs": in_ms,
+        };
         match client.database("admin").run_command(cmd).await {
             Ok(_) => return true,
             Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Command(_)) => {
@@ -446,8 +591,18 @@ pub fn join(shared: &Shared, body: &Document) -> CmdResult {
             "no member of the configuration maps to this node",
         ));
     };
+    let winner = body.get_str("primary").ok().map(String::from);
+    let after = Duration::from_millis(body.get_i64("electionInMs").unwrap_or(0).max(0) as u64);
     let mut st = adopt_config(shared, cfg, me, hosts)?;
-    st.primary_host = body.get_str("primary").ok().map(String::from);
+    if let Ok(initiator) = body.get_str("initiator") {
+        st.joined.push(initiator.to_string());
+    }
+    if winner.as_deref() == Some(st.me.as_str()) {
+        st.win_after(after);
+    } else {
+        st.primary_host = winner;
+        st.election_at = Some(Instant::now() + after);
+    }
     Ok(doc! {"ok": 1.0})
 }
 
@@ -482,7 +637,7 @@ pub fn get_status(shared: &Shared) -> CmdResult {
         let is_me = *h == st.me;
         let (st_n, st_s, health) = if is_me {
             (state, state_str, 1.0)
-        } else if st.primary_host.as_deref() == Some(h.as_str()) {
+        } else if st.known_primary() == Some(h.as_str()) {
             (1, "PRIMARY", 1.0)
         } else if st.joined.contains(h) {
             (2, "SECONDARY", 1.0)

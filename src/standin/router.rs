@@ -851,15 +851,21 @@ impl Router {
                 format!("Invalid connection string {spec}"),
             ));
         }
-        // Ask the seed hosts who they are.
-        let mut hello = None;
+        // Ask the seed hosts who they are; like mongos's replica-set monitor, prefer the one
+        // that is primary (any member may have won the election), else the first that answered.
+        let mut hello: Option<Document> = None;
         let mut last_err = None;
         for h in &hosts {
             match client_for(std::slice::from_ref(h), None, 2000).await {
                 Ok(c) => match run_on(&c, "admin", doc! {"hello": 1}).await {
                     Ok(d) => {
-                        hello = Some(d);
-                        break;
+                        let primary = d.get_bool("isWritablePrimary").unwrap_or(false);
+                        if hello.is_none() || primary {
+                            hello = Some(d);
+                        }
+                        if primary {
+                            break;
+                        }
                     }
                     Err(e) => last_err = Some(e),
                 },

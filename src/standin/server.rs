@@ -592,7 +592,11 @@ async fn common_command(
         "whatsmyuri" => r(doc! {"you": "127.0.0.1"}),
         "saslStart" => Some(sasl_start(body).map(CommonOutcome::Reply)),
         "connectionStatus" => {
-            r(doc! {"authInfo": {"authenticatedUsers": [], "authenticatedUserRoles": []}})
+            let mut info = doc! {"authenticatedUsers": [], "authenticatedUserRoles": []};
+            if body.get("showPrivileges").is_some_and(super::value::truthy) {
+                info.insert("authenticatedUserPrivileges", Vec::<Bson>::new());
+            }
+            r(doc! {"authInfo": info})
         }
         "getParameter" => r(get_parameter(shared, body)),
         "setParameter" => r(doc! {"was": Bson::Null}),

@@ -5,11 +5,14 @@
 //! backends execute the plan and nothing else, so `microshard up --dry-run` shows exactly what
 //! will run.
 
+pub mod flags;
 mod plan;
 mod spec;
 
+pub use flags::{RemovedFlag, check_mongod_args};
 pub use plan::{
-    BackendKind, Member, Plan, PlanOptions, Role, find_program, format_gb, new_run_id, shell_join,
+    BackendKind, HostMemory, Member, Plan, PlanOptions, Role, find_program, format_gb, new_run_id,
+    shell_join,
 };
 pub use spec::{
     Baseline, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec, parse_cpuset,

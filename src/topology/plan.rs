@@ -149,6 +149,10 @@ pub struct Plan {
     pub image: String,
     /// Docker network per host (Docker backend).
     pub network: String,
+    /// Members on several machines (or on a remote Docker engine): they reach each other, and
+    /// microshard reaches them, at host address and published port.
+    #[serde(default)]
+    pub multi_host: bool,
     /// Config replica-set name.
     pub config_set: String,
     /// Whether the balancer stays on during measured runs.
@@ -163,6 +167,28 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Docker hosts (endpoint per host index), for teardown.
     pub docker_endpoints: Vec<Option<String>>,
+    /// Per host: the cache budget, where it came from, the container limit and what the members'
+    /// caches add up to — stored with results so a figure can be read against its memory.
+    #[serde(default)]
+    pub memory: Vec<HostMemory>,
+}
+
+/// How memory was shared out on one host: recorded in the plan (and so in the state file and in
+/// results) because a cache figure means little without the limit it had to fit in.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct HostMemory {
+    /// Index into the topology's hosts.
+    pub host_index: usize,
+    /// Memory (GB) the mongod caches on this host share.
+    pub budget_gb: f64,
+    /// Where the budget came from: `memory_budget_gb`, `host RAM` or `unknown RAM`.
+    pub budget_source: String,
+    /// Container memory limit (GB) of each member (Docker with `memory_limit_gb`).
+    pub memory_limit_gb: Option<f64>,
+    /// Largest cache (GB) a member may have inside that limit: 50 % of (limit − 1 GB), at least 0.25.
+    pub cache_cap_gb: Option<f64>,
+    /// What the caches of the mongods on this host add up to (GB).
+    pub total_cache_gb: f64,
 }
 
 /// Formats a cache size the way it is passed on the command line.
@@ -180,6 +206,90 @@ fn is_local(address: &str) -> bool {
     address == "localhost" || address.starts_with("127.") || address == "::1"
 }
 
+/// A Docker endpoint on another machine (`tcp://`, `http://`): its containers' addresses and
+/// published ports belong to that machine, so it is planned as a multi-host topology.
+fn is_remote_endpoint(endpoint: Option<&str>) -> bool {
+    endpoint.is_some_and(|e| !e.starts_with("unix://"))
+}
+
+/// The endpoint a host's containers run on, when it is on another machine: the host's `docker`
+/// key, or else `DOCKER_HOST` (which the engine client falls back to), named for messages.
+fn remote_endpoint(docker: Option<&str>, docker_host: Option<&str>) -> Option<String> {
+    match docker {
+        Some(d) => is_remote_endpoint(Some(d)).then(|| d.to_string()),
+        None => is_remote_endpoint(docker_host)
+            .then(|| format!("DOCKER_HOST ({})", docker_host.unwrap_or_default())),
+    }
+}
+
+/// DNS allows at most 63 octets per label (RFC 1035 §2.3.4) and glibc's resolver refuses longer
+/// ones before it asks, so container names used as host names must fit.
+pub const MAX_DNS_LABEL: usize = 63;
+
+/// The container name of `member` in run `run_id`: `{run_id}-{member}` when that fits in one DNS
+/// label, else the topology-name part of the run id is cut and replaced by a short hash of it,
+/// which keeps the name unique per run and readable (`<name prefix>-<hash>-<stamp>-<salt>-sh0`).
+pub fn container_name(run_id: &str, member: &str) -> String {
+    let full = format!("{run_id}-{member}");
+    if full.len() <= MAX_DNS_LABEL {
+        return full;
+    }
+    // run_id = name-YYYYMMDD-HHMMSS-xxxx: keep the stamp and salt, shorten the name.
+    let tail_len = "-YYYYMMDD-HHMMSS-xxxx".len();
+    let (name, tail) =
+        if run_id.len() > tail_len && run_id.is_char_boundary(run_id.len() - tail_len) {
+            run_id.split_at(run_id.len() - tail_len)
+        } else {
+            (run_id, "")
+        };
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let fixed = format!("-{hash:08x}{tail}-{member}");
+    let mut keep = MAX_DNS_LABEL.saturating_sub(fixed.len()).min(name.len());
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let prefix = name[..keep].trim_end_matches(['-', '_']);
+    format!("{prefix}{fixed}")
+}
+
+/// A host name (or `host:port`) whose labels all fit DNS: the error names the longest label.
+fn check_dns_name(host_port: &str, what: &str) -> Result<(), TopologyError> {
+    let host = host_port
+        .rsplit_once(':')
+        .map(|(h, _)| h)
+        .unwrap_or(host_port);
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    match host
+        .split('.')
+        .find(|l| l.len() > MAX_DNS_LABEL || l.is_empty())
+    {
+        Some("") => Err(TopologyError::Plan(format!(
+            "{what}: host name {host:?} has an empty label"
+        ))),
+        Some(l) => Err(TopologyError::Plan(format!(
+            "{what}: host name label {l:?} is {} characters; DNS allows {MAX_DNS_LABEL} (shorten the topology name or the host address)",
+            l.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Longest unix socket path the kernel accepts (`sun_path` is 108 bytes with its final NUL).
+const MAX_UNIX_SOCKET_PATH: usize = 107;
+
+/// The largest WiredTiger cache (GB) a member may have inside a container limited to `limit_gb`:
+/// mongod's own default rule applied to the container (50 % of (limit − 1 GB), at least 0.25 GB),
+/// because the cache is only part of what mongod uses (connections, allocator, index builds) and
+/// a container over its limit is killed (docs/mongodb-versions.md, "Memory").
+pub fn cache_cap_for_limit(limit_gb: f64) -> f64 {
+    floor2(0.5 * (limit_gb - 1.0)).max(MIN_CACHE_GB)
+}
+
 impl Plan {
     /// Resolves every member of `spec` for `opts.backend`: roles, ports, names, directories, argv.
     pub fn new(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
@@ -194,6 +304,7 @@ impl Plan {
             members: Vec::new(),
             image: spec.image.clone(),
             network: format!("{}-net", opts.run_id),
+            multi_host: false,
             config_set: "cfg".into(),
             keep_balancer: spec.keep_balancer,
             initial_chunks_per_shard: spec.initial_chunks_per_shard,
@@ -201,6 +312,7 @@ impl Plan {
             uri: None,
             notes: Vec::new(),
             docker_endpoints: spec.hosts.iter().map(|h| h.docker.clone()).collect(),
+            memory: Vec::new(),
         };
         if opts.backend == BackendKind::Existing {
             let Some(uri) = &spec.uri else {
@@ -212,10 +324,38 @@ impl Plan {
             plan.uri = Some(uri.clone());
             return Ok(plan);
         }
-        let multi_host = spec.hosts.len() > 1 || spec.hosts.iter().any(|h| !is_local(&h.address));
+        let docker_host = std::env::var("DOCKER_HOST").ok();
+        let remote = |h: &super::HostSpec| {
+            if opts.backend == BackendKind::Docker {
+                remote_endpoint(h.docker.as_deref(), docker_host.as_deref())
+            } else {
+                None
+            }
+        };
+        let multi_host = spec.hosts.len() > 1
+            || spec.hosts.iter().any(|h| !is_local(&h.address))
+            || spec.hosts.iter().any(|h| remote(h).is_some());
+        plan.multi_host = multi_host;
         if opts.backend == BackendKind::Process && multi_host {
             return Err(TopologyError::Plan(format!(
                 "{}: the process backend runs on this machine only; hosts other than localhost need --backend docker",
+                spec.source.display()
+            )));
+        }
+        if let Some((i, endpoint)) = spec
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| is_local(&h.address))
+            .find_map(|(i, h)| remote(h).map(|e| (i, e)))
+        {
+            let key = if spec.hosts[i].docker.is_some() {
+                format!("hosts[{i}].docker")
+            } else {
+                endpoint
+            };
+            return Err(TopologyError::Plan(format!(
+                "{}: {key} is an engine on another machine; set hosts[{i}].address to that machine's address and hosts[{i}].publish_address (its members are reached through ports published there)",
                 spec.source.display()
             )));
         }
@@ -248,12 +388,55 @@ impl Plan {
                 "memory_limit_gb applies to containers only; the process backend ignores it".into(),
             );
         }
+        // Flags the image's version no longer has (the process backend checks its binary's
+        // version when it starts; the file's own `version`/`image` were checked when it loaded).
+        if opts.backend == BackendKind::Docker {
+            let version = super::flags::wanted_version(spec.version.as_deref(), &spec.image);
+            super::flags::check_mongod_args(&spec.mongod_args, version.as_deref()).map_err(
+                |e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())),
+            )?;
+        }
         let programs = match opts.backend {
             BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
             _ => None,
         };
         let ram = opts.total_memory_gb.or_else(total_memory_gb);
         let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
+        // Inside a container the cache must fit the container's limit, not the host's RAM.
+        let limit = match opts.backend {
+            BackendKind::Docker => spec.memory_limit_gb,
+            _ => None,
+        };
+        let cap = limit.map(cache_cap_for_limit);
+        if let (Some(limit), Some(cap)) = (limit, cap) {
+            let mut asked = vec![("cache_gb", spec.cache_gb)];
+            if spec.kind == Kind::Sharded {
+                asked.push((
+                    "config_servers.cache_gb",
+                    Some(spec.config_servers.cache_gb),
+                ));
+            }
+            for (key, gb) in asked {
+                if let Some(gb) = gb
+                    && gb > cap + 1e-9
+                {
+                    return Err(TopologyError::Plan(format!(
+                        "{}: {key} = {gb} GB does not fit in memory_limit_gb = {limit}: at most {} GB of cache (50 % of the limit minus 1 GB, at least 0.25) leaves mongod room for connections and its allocator",
+                        spec.source.display(),
+                        format_gb(cap)
+                    )));
+                }
+            }
+            if 0.5 * (limit - 1.0) < MIN_CACHE_GB {
+                notes.push(format!(
+                    "warning: memory_limit_gb = {limit} leaves less than the 0.25 GB minimum cache; every mongod gets 0.25 GB and may be killed for exceeding its limit"
+                ));
+            }
+        }
+        let capped = |gb: f64| match cap {
+            Some(c) => gb.min(c),
+            None => gb,
+        };
         if opts.backend == BackendKind::Docker
             && multi_host
             && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none())
@@ -277,7 +460,9 @@ impl Plan {
             Kind::Standalone => {
                 let host = &spec.hosts[0];
                 let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
-                let cache = spec.cache_gb.unwrap_or(floor2(budget).max(MIN_CACHE_GB));
+                let cache = spec
+                    .cache_gb
+                    .unwrap_or_else(|| capped(floor2(budget).max(MIN_CACHE_GB)));
                 let rs = (spec.baseline == Baseline::ReplicaSet).then(|| "rs0".to_string());
                 let cpuset = host.shard_cpusets.first().cloned();
                 let data_dir = host.data_dirs.first().cloned();
@@ -290,7 +475,6 @@ impl Plan {
                     Some(cache),
                     cpuset,
                     data_dir,
-                    true,
                 );
                 plan.members.push(m);
             }
@@ -300,6 +484,7 @@ impl Plan {
                     mongos.push((format!("mongos{i}"), next_port()));
                 }
                 let mut shards = Vec::new();
+                let mut shard_sets = 0usize;
                 for (h, host) in spec.hosts.iter().enumerate() {
                     let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
                     let cfg_share = if h == 0 {
@@ -307,25 +492,32 @@ impl Plan {
                     } else {
                         0.0
                     };
+                    let mongods = f64::from(spec.shards_per_host * spec.shard_members);
                     let per = spec.cache_gb.unwrap_or_else(|| {
-                        floor2((budget - cfg_share) / f64::from(spec.shards_per_host))
-                            .max(MIN_CACHE_GB)
+                        capped(floor2((budget - cfg_share) / mongods).max(MIN_CACHE_GB))
                     });
                     for s in 0..spec.shards_per_host as usize {
-                        let index = shards.len();
-                        let name = format!("sh{index}");
-                        let m = ctx.member(
-                            &name,
-                            Role::Shard,
-                            h,
-                            Some(name.clone()),
-                            next_port(),
-                            Some(per),
-                            host.shard_cpusets.get(s).cloned(),
-                            host.data_dirs.get(s).cloned(),
-                            false,
-                        );
-                        shards.push(m);
+                        let set = format!("sh{}", shard_sets);
+                        shard_sets += 1;
+                        for k in 0..spec.shard_members {
+                            // Member 0 keeps the set's name, so one-member shards read as before.
+                            let name = if k == 0 {
+                                set.clone()
+                            } else {
+                                format!("{set}-{k}")
+                            };
+                            let m = ctx.member(
+                                &name,
+                                Role::Shard,
+                                h,
+                                Some(set.clone()),
+                                next_port(),
+                                Some(per),
+                                host.shard_cpusets.get(s).cloned(),
+                                host.data_dirs.get(s).cloned(),
+                            );
+                            shards.push(m);
+                        }
                     }
                 }
                 let mut configs = Vec::new();
@@ -339,7 +531,6 @@ impl Plan {
                         Some(spec.config_servers.cache_gb),
                         spec.config_servers.cpuset.clone(),
                         None,
-                        false,
                     ));
                 }
                 let configdb = format!(
@@ -351,7 +542,7 @@ impl Plan {
                         .collect::<Vec<_>>()
                         .join(",")
                 );
-                for (i, (name, p)) in mongos.into_iter().enumerate() {
+                for (name, p) in mongos {
                     let mut m = ctx.member(
                         &name,
                         Role::Mongos,
@@ -361,7 +552,6 @@ impl Plan {
                         None,
                         spec.mongos.cpuset.clone(),
                         None,
-                        i == 0,
                     );
                     m.argv.push("--configdb".into());
                     m.argv.push(configdb.clone());
@@ -372,6 +562,44 @@ impl Plan {
                 }
                 plan.members.extend(shards);
                 plan.members.extend(configs);
+            }
+        }
+        for (h, host) in spec.hosts.iter().enumerate() {
+            let (budget_gb, budget_source) = match (host.memory_budget_gb, default_budget) {
+                (Some(b), _) => (b, "memory_budget_gb"),
+                (None, Some(b)) => (b, "host RAM"),
+                (None, None) => (1.0, "unknown RAM"),
+            };
+            let total: f64 = plan
+                .members
+                .iter()
+                .filter(|m| m.host_index == h)
+                .filter_map(|m| m.cache_gb)
+                .sum();
+            let total_cache_gb = (total * 100.0).round() / 100.0;
+            if total_cache_gb > budget_gb + 1e-9 {
+                notes.push(format!(
+                    "warning: on hosts[{h}] the mongod caches add up to {} GB, over the {} GB budget ({budget_source}): every cache is at least 0.25 GB",
+                    format_gb(total_cache_gb),
+                    format_gb(budget_gb)
+                ));
+            }
+            plan.memory.push(HostMemory {
+                host_index: h,
+                budget_gb,
+                budget_source: budget_source.to_string(),
+                memory_limit_gb: limit,
+                cache_cap_gb: cap,
+                total_cache_gb,
+            });
+        }
+        for m in &plan.members {
+            check_dns_name(
+                &m.member_host,
+                &format!("{} of topology {}", m.name, spec.name),
+            )?;
+            if let Some(c) = &m.container {
+                check_dns_name(c, &format!("container of {}", m.name))?;
             }
         }
         plan.notes = notes;
@@ -385,18 +613,51 @@ impl Plan {
             .find(|m| matches!(m.role, Role::Mongos | Role::Standalone))
     }
 
+    /// The `host:port` microshard itself dials for `m` (admin commands, probes, metrics, the
+    /// entry URI): the published port on this machine's loopback for single-host Docker (a
+    /// `0.0.0.0` publish is dialled at 127.0.0.1), the host address for several hosts, and the
+    /// member host for local processes.
+    pub fn dial_address(&self, m: &Member) -> String {
+        if self.backend != BackendKind::Docker || self.multi_host {
+            return m.member_host.clone();
+        }
+        match m.published.as_deref().and_then(|p| p.rsplit_once(':')) {
+            Some(("0.0.0.0", port)) => format!("127.0.0.1:{port}"),
+            Some(("::" | "[::]", port)) => format!("[::1]:{port}"),
+            Some((ip, port)) if ip.contains(':') && !ip.starts_with('[') => {
+                format!("[{ip}]:{port}")
+            }
+            Some((ip, port)) => format!("{ip}:{port}"),
+            None => m.member_host.clone(),
+        }
+    }
+
     /// Members with role `role`, in plan order.
     pub fn members_with(&self, role: Role) -> impl Iterator<Item = &Member> {
         self.members.iter().filter(move |m| m.role == role)
     }
 
-    /// The `addShard` string of a shard replica set: `sh0/host:port`.
-    pub fn shard_connection_string(member: &Member) -> String {
-        format!(
-            "{}/{}",
-            member.replica_set.as_deref().unwrap_or(&member.name),
-            member.member_host
-        )
+    /// The `addShard` string of a shard replica set: `sh0/host:port[,host:port...]`, every member listed.
+    pub fn shard_connection_string(members: &[&Member]) -> String {
+        let set = members
+            .first()
+            .map(|m| m.replica_set.as_deref().unwrap_or(&m.name))
+            .unwrap_or_default();
+        let hosts: Vec<&str> = members.iter().map(|m| m.member_host.as_str()).collect();
+        format!("{set}/{}", hosts.join(","))
+    }
+
+    /// Shard replica sets in plan order: `(set name, its members)`.
+    pub fn shard_sets(&self) -> Vec<(String, Vec<&Member>)> {
+        let mut out: Vec<(String, Vec<&Member>)> = Vec::new();
+        for m in self.members_with(Role::Shard) {
+            let set = m.replica_set.clone().unwrap_or_else(|| m.name.clone());
+            match out.iter_mut().find(|(s, _)| *s == set) {
+                Some((_, v)) => v.push(m),
+                None => out.push((set, vec![m])),
+            }
+        }
+        out
     }
 
     /// Ports this machine must have free (process backend) or publish (Docker).
@@ -477,6 +738,24 @@ impl Plan {
         }
         if let Some(c) = &self.client_cpuset {
             let _ = writeln!(out, "client CPU set: {c}");
+        }
+        for h in &self.memory {
+            let limit = match (h.memory_limit_gb, h.cache_cap_gb) {
+                (Some(l), Some(c)) => format!(
+                    ", container limit {} GB (cache at most {} GB)",
+                    format_gb(l),
+                    format_gb(c)
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "memory hosts[{}]: caches {} GB of a {} GB budget ({}){limit}",
+                h.host_index,
+                format_gb(h.total_cache_gb),
+                format_gb(h.budget_gb),
+                h.budget_source
+            );
         }
         for n in &self.notes {
             let _ = writeln!(out, "note: {n}");
@@ -590,7 +869,6 @@ impl MemberCtx<'_> {
         cache_gb: Option<f64>,
         cpuset: Option<String>,
         data_dir: Option<PathBuf>,
-        entry: bool,
     ) -> Member {
         let spec = self.spec;
         let host = &spec.hosts[host_index];
@@ -653,9 +931,18 @@ impl MemberCtx<'_> {
                     bind.into(),
                     "--logpath".into(),
                     log.display().to_string(),
-                    "--unixSocketPrefix".into(),
-                    self.opts.run_dir.join("sockets").display().to_string(),
                 ];
+                // mongod listens on `<prefix>/mongodb-<port>.sock`; a path longer than the
+                // kernel's limit (a long TMPDIR) makes it fail to start, so then no socket at all:
+                // microshard and its clients use TCP only.
+                let sockets = self.opts.run_dir.join("sockets");
+                let socket = sockets.join(format!("mongodb-{port}.sock"));
+                if socket.as_os_str().len() <= MAX_UNIX_SOCKET_PATH {
+                    m.argv.push("--unixSocketPrefix".into());
+                    m.argv.push(sockets.display().to_string());
+                } else {
+                    m.argv.push("--nounixsocket".into());
+                }
                 if !is_mongos {
                     m.argv.push("--dbpath".into());
                     m.argv.push(dbpath.display().to_string());
@@ -665,7 +952,7 @@ impl MemberCtx<'_> {
                 m.log_path = Some(log);
             }
             BackendKind::Docker => {
-                let container = format!("{run_id}-{name}");
+                let container = container_name(run_id, name);
                 if self.multi_host {
                     m.member_host = format!("{}:{port}", host.address);
                     let bind = host
@@ -674,14 +961,16 @@ impl MemberCtx<'_> {
                         .unwrap_or_else(|| "127.0.0.1".into());
                     m.published = Some(format!("{bind}:{port}"));
                 } else {
+                    // Other members reach it by container name on the run's network; microshard
+                    // itself reaches every member through its published port, because container
+                    // addresses are routable from the host only with rootful Docker on Linux
+                    // (not Docker Desktop, not rootless).
                     m.member_host = format!("{container}:{port}");
-                    if entry {
-                        let bind = host
-                            .publish_address
-                            .clone()
-                            .unwrap_or_else(|| "127.0.0.1".into());
-                        m.published = Some(format!("{bind}:{port}"));
-                    }
+                    let bind = host
+                        .publish_address
+                        .clone()
+                        .unwrap_or_else(|| "127.0.0.1".into());
+                    m.published = Some(format!("{bind}:{port}"));
                 }
                 m.argv = vec![
                     if is_mongos { "mongos" } else { "mongod" }.into(),
@@ -775,7 +1064,7 @@ mod tests {
         );
         let sh1 = &p.members[2];
         assert_eq!(sh1.member_host, "localhost:30002");
-        assert_eq!(Plan::shard_connection_string(sh1), "sh1/localhost:30002");
+        assert_eq!(Plan::shard_connection_string(&[sh1]), "sh1/localhost:30002");
         // Budget 0.5 × (17 − 1) = 8 GB; the config server takes 0.25, two shards share the rest.
         assert_eq!(sh1.cache_gb, Some(3.87));
         let argv = sh1.argv.join(" ");
@@ -833,7 +1122,7 @@ mod tests {
     }
 
     #[test]
-    fn docker_plan_uses_container_names_and_publishes_only_the_entry() {
+    fn docker_plan_uses_container_names_and_publishes_every_member() {
         let s = spec(
             "name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nmongod_args = [\"--setParameter\", \"x=1\"]\n",
         );
@@ -841,7 +1130,9 @@ mod tests {
         let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
         assert_eq!(sh0.container.as_deref(), Some("t-1-sh0"));
         assert_eq!(sh0.member_host, "t-1-sh0:27018");
-        assert_eq!(sh0.published, None);
+        // Reached from here through its published port, never at its container IP.
+        assert_eq!(sh0.published.as_deref(), Some("127.0.0.1:27018"));
+        assert_eq!(p.dial_address(sh0), "127.0.0.1:27018");
         assert_eq!(
             sh0.argv.join(" "),
             "mongod --port 27018 --bind_ip_all --dbpath /data/db --shardsvr --replSet sh0 --wiredTigerCacheSizeGB 3.87 --setParameter x=1"
@@ -852,8 +1143,9 @@ mod tests {
             mongos.argv.join(" "),
             "mongos --port 27017 --bind_ip_all --configdb cfg/t-1-cfg0:27020"
         );
-        assert_eq!(p.local_ports(), vec![27017]);
+        assert_eq!(p.local_ports(), vec![27017, 27018, 27019, 27020]);
         assert!(p.render().contains("t-1-cfg0"));
+        assert!(!p.multi_host);
     }
 
     #[test]
@@ -929,6 +1221,273 @@ mod tests {
                 .unwrap()
                 .ends_with("/tmp/ms/t-1/mongos0/cmd.log")
         );
+    }
+
+    #[test]
+    fn long_topology_names_still_give_dns_labels() {
+        // 40 characters: the longest name a topology file may have.
+        let name = "a-very-long-topology-name-for-dns-labels";
+        assert_eq!(name.len(), 40);
+        let s = spec(&format!(
+            "name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_members = 3\n[config_servers]\nmembers = 3\n"
+        ));
+        let mut o = opts(BackendKind::Docker);
+        o.run_id = new_run_id(name);
+        let p = Plan::new(&s, &o).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for m in &p.members {
+            let c = m.container.as_deref().unwrap();
+            assert!(c.len() <= MAX_DNS_LABEL, "{c} is {} long", c.len());
+            assert!(c.ends_with(&format!("-{}", m.name)), "{c}");
+            assert!(c.starts_with("a-very-long"), "{c}");
+            assert!(seen.insert(c.to_string()), "{c} twice");
+            let host = m.member_host.rsplit_once(':').unwrap().0;
+            assert_eq!(host, c);
+        }
+        // Two runs of the same long name still get different containers.
+        let other = container_name(&new_run_id(name).replace("-20", "-19"), "sh0");
+        assert_ne!(
+            other,
+            p.members
+                .iter()
+                .find(|m| m.name == "sh0")
+                .unwrap()
+                .container
+                .clone()
+                .unwrap()
+        );
+        // A short name is left alone.
+        assert_eq!(
+            container_name("single-20250101-000000-abcd", "single"),
+            "single-20250101-000000-abcd-single"
+        );
+        // A host address with a label DNS cannot carry is refused at plan time.
+        let label = "h".repeat(64);
+        let s = spec(&format!(
+            "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"{label}.example\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\npublish_address = \"0.0.0.0\"\n"
+        ));
+        let err = Plan::new(&s, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("DNS allows 63"), "{err}");
+    }
+
+    #[test]
+    fn container_memory_limit_below_host_ram_sizes_the_cache() {
+        // 64 GB host, 4 GB containers: the cache comes from the limit, not from host RAM.
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\n");
+        let mut o = opts(BackendKind::Docker);
+        o.total_memory_gb = Some(64.0);
+        let p = Plan::new(&s, &o).unwrap();
+        let m = &p.members[0];
+        assert_eq!(m.cache_gb, Some(1.5), "50 % of (4 − 1) GB");
+        assert_eq!(m.memory_limit_gb, Some(4.0));
+        assert!(m.argv.join(" ").contains("--wiredTigerCacheSizeGB 1.5"));
+        assert_eq!(p.memory[0].cache_cap_gb, Some(1.5));
+        assert_eq!(p.memory[0].budget_source, "host RAM");
+        assert_eq!(p.memory[0].total_cache_gb, 1.5);
+        // Recorded in the serialised plan, so results can store it.
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["memory"][0]["memory_limit_gb"], 4.0);
+        assert_eq!(json["members"][0]["cache_gb"], 1.5);
+        // Sharded: every shard capped, the config server keeps 0.25.
+        let s =
+            spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 2\nmemory_limit_gb = 2\n");
+        let p = Plan::new(&s, &o).unwrap();
+        for m in p.members_with(Role::Shard) {
+            assert_eq!(m.cache_gb, Some(0.5), "{}", m.name);
+        }
+        // The process backend has no container: host RAM as before.
+        let bin = fake_bin();
+        let mut po = o.clone();
+        po.backend = BackendKind::Process;
+        po.bin_dir = Some(bin.path().to_path_buf());
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\n");
+        assert_eq!(Plan::new(&s, &po).unwrap().members[0].cache_gb, Some(31.5));
+    }
+
+    #[test]
+    fn cache_above_the_container_limit_is_refused_and_the_floor_warns() {
+        let s =
+            spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\ncache_gb = 2\n");
+        let err = Plan::new(&s, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cache_gb = 2 GB does not fit in memory_limit_gb = 4"),
+            "{err}"
+        );
+        assert!(err.contains("at most 1.5 GB"), "{err}");
+        // 1 GB containers leave no room above the 0.25 GB minimum: allowed, with a warning.
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 1\n");
+        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        assert_eq!(p.members[0].cache_gb, Some(0.25));
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.starts_with("warning: memory_limit_gb = 1")),
+            "{:?}",
+            p.notes
+        );
+        // The 0.25 GB floor pushing the caches over a small host budget is a warning.
+        let bin = fake_bin();
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        o.total_memory_gb = Some(2.0);
+        let s = spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 4\n");
+        let p = Plan::new(&s, &o).unwrap();
+        assert_eq!(p.memory[0].total_cache_gb, 1.25);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("add up to 1.25 GB, over the 0.5 GB budget")),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn shards_of_several_members() {
+        let bin = fake_bin();
+        let s = spec(
+            "name = \"rs\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_members = 3\nbase_port = 30000\n[config_servers]\nmembers = 3\n[mongos]\ncount = 2\n",
+        );
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let p = Plan::new(&s, &o).unwrap();
+        let names: Vec<(&str, u16)> = p
+            .members
+            .iter()
+            .map(|m| (m.name.as_str(), m.port))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("mongos0", 30000),
+                ("mongos1", 30001),
+                ("sh0", 30002),
+                ("sh0-1", 30003),
+                ("sh0-2", 30004),
+                ("sh1", 30005),
+                ("sh1-1", 30006),
+                ("sh1-2", 30007),
+                ("cfg0", 30008),
+                ("cfg1", 30009),
+                ("cfg2", 30010),
+            ]
+        );
+        let sets = p.shard_sets();
+        assert_eq!(sets.len(), 2);
+        assert_eq!(
+            Plan::shard_connection_string(&sets[1].1),
+            "sh1/localhost:30005,localhost:30006,localhost:30007"
+        );
+        assert!(p.members.iter().filter(|m| m.role == Role::Shard).all(|m| {
+            let a = m.argv.join(" ");
+            a.contains(&format!("--replSet {}", m.replica_set.as_deref().unwrap()))
+        }));
+        // Budget 8 GB − 3 × 0.25 for config servers, over 6 shard mongods.
+        assert_eq!(p.members[2].cache_gb, Some(1.2));
+        assert!(
+            p.members[0]
+                .argv
+                .join(" ")
+                .ends_with("--configdb cfg/localhost:30008,localhost:30009,localhost:30010")
+        );
+        let err = TopologySpec::parse(
+            "name = \"x\"\nkind = \"standalone\"\nshard_members = 3\n",
+            Path::new("t.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "t.toml:3: shard_members: applies only to kind = \"sharded\""
+        );
+    }
+
+    #[test]
+    fn removed_flags_are_refused_for_the_docker_image() {
+        // The default image (mongo:7.0) has no --nojournal; a --image override is checked too.
+        let s = spec("name = \"single\"\nkind = \"standalone\"\nmongod_args = [\"--nojournal\"]\n");
+        let err = Plan::new(&s, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mongod_args: --nojournal was removed in MongoDB 6.1"),
+            "{err}"
+        );
+        let mut old = s.clone();
+        old.image = "mongo:6.0".into();
+        assert!(Plan::new(&old, &opts(BackendKind::Docker)).is_ok());
+        let p = Plan::new(&old, &opts(BackendKind::Docker)).unwrap();
+        assert!(
+            p.render()
+                .contains("memory hosts[0]: caches 8 GB of a 8 GB budget (host RAM)"),
+            "{}",
+            p.render()
+        );
+    }
+
+    #[test]
+    fn unix_sockets_stay_under_the_kernel_limit() {
+        let bin = fake_bin();
+        let s = spec("name = \"single\"\nkind = \"standalone\"\n");
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
+        assert!(
+            argv.contains("--unixSocketPrefix /tmp/ms/t-1/sockets"),
+            "{argv}"
+        );
+        // A long TMPDIR: no socket rather than a mongod that cannot start.
+        o.run_dir = PathBuf::from(format!("/tmp/{}/microshard/t-1", "d".repeat(80)));
+        let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
+        assert!(argv.contains("--nounixsocket"), "{argv}");
+        assert!(!argv.contains("--unixSocketPrefix"), "{argv}");
+    }
+
+    #[test]
+    fn docker_host_pointing_elsewhere_counts_as_another_machine() {
+        assert_eq!(
+            remote_endpoint(None, Some("tcp://10.1.2.3:2375")).as_deref(),
+            Some("DOCKER_HOST (tcp://10.1.2.3:2375)")
+        );
+        assert_eq!(
+            remote_endpoint(None, Some("unix:///run/user/1000/docker.sock")),
+            None
+        );
+        assert_eq!(remote_endpoint(None, None), None);
+        // The host's own key wins over DOCKER_HOST.
+        assert_eq!(
+            remote_endpoint(Some("unix:///var/run/docker.sock"), Some("tcp://x:2375")),
+            None
+        );
+        assert_eq!(
+            remote_endpoint(Some("tcp://b:2375"), None).as_deref(),
+            Some("tcp://b:2375")
+        );
+    }
+
+    #[test]
+    fn a_remote_docker_engine_is_planned_as_another_host() {
+        let local = spec(
+            "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"localhost\"\ndocker = \"tcp://10.1.2.3:2375\"\n",
+        );
+        let err = Plan::new(&local, &opts(BackendKind::Docker))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("hosts[0].docker is an engine on another machine"),
+            "{err}"
+        );
+        let remote = spec(
+            "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"10.1.2.3\"\ndocker = \"tcp://10.1.2.3:2375\"\npublish_address = \"0.0.0.0\"\n",
+        );
+        let p = Plan::new(&remote, &opts(BackendKind::Docker)).unwrap();
+        assert!(p.multi_host);
+        assert_eq!(p.members[0].member_host, "10.1.2.3:27017");
+        assert_eq!(p.dial_address(&p.members[0]), "10.1.2.3:27017");
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub struct HostSpec {
     pub data_dirs: Vec<PathBuf>,
     /// Directory for the members' logs (the seed puts logs on their own disk); default the member directory.
     pub log_dir: Option<PathBuf>,
-    /// Address the entry point is published on in Docker; default 127.0.0.1.
+    /// Address every member is published on in Docker (microshard dials members there); default 127.0.0.1.
     pub publish_address: Option<String>,
 }
 
@@ -70,7 +70,7 @@ pub struct ConfigServersSpec {
 /// The routers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MongosSpec {
-    /// How many `mongos` (default 1); the first is the entry point.
+    /// How many `mongos` (default 1); the entry URI lists them all.
     pub count: u32,
     /// CPU set for the routers.
     pub cpuset: Option<String>,
@@ -89,6 +89,9 @@ pub struct TopologySpec {
     pub baseline: Baseline,
     /// Sharded only: shard mongods on every host.
     pub shards_per_host: u32,
+    /// Sharded only: members of each shard's replica set (default 1). All members of a shard run
+    /// on the shard's host and share its CPU set; any of them may win the first election.
+    pub shard_members: u32,
     /// The machines; at least one (default: this machine, `localhost`).
     pub hosts: Vec<HostSpec>,
     /// Config-server replica set (sharded only).
@@ -126,6 +129,7 @@ struct RawSpec {
     kind: Spanned<Kind>,
     baseline: Option<Spanned<Baseline>>,
     shards_per_host: Option<Spanned<u32>>,
+    shard_members: Option<Spanned<u32>>,
     #[serde(default)]
     hosts: Vec<Spanned<RawHost>>,
     config_servers: Option<Spanned<RawConfig>>,
@@ -261,7 +265,7 @@ impl TopologySpec {
         match self.kind {
             Kind::Standalone => u32::from(index == 0),
             Kind::Sharded => {
-                self.shards_per_host
+                self.shards_per_host * self.shard_members
                     + if index == 0 {
                         self.config_servers.members
                     } else {
@@ -277,7 +281,7 @@ impl TopologySpec {
             Kind::Standalone => 1,
             Kind::Sharded => {
                 self.mongos.count
-                    + self.shards_per_host * self.hosts.len() as u32
+                    + self.shards_per_host * self.shard_members * self.hosts.len() as u32
                     + self.config_servers.members
             }
         }
@@ -332,6 +336,20 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
                 "is required for kind = \"sharded\"",
             ));
         }
+        None => 1,
+    };
+    let shard_members = match &raw.shard_members {
+        Some(s) if !is_sharded => {
+            return Err(ctx.err(
+                &s.span(),
+                "shard_members",
+                "applies only to kind = \"sharded\"",
+            ));
+        }
+        Some(s) if *s.get_ref() == 0 || *s.get_ref() > 7 => {
+            return Err(ctx.err(&s.span(), "shard_members", "must be between 1 and 7"));
+        }
+        Some(s) => *s.get_ref(),
         None => 1,
     };
     if !is_sharded {
@@ -470,6 +488,28 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
                 ),
             ));
         }
+        // A relative directory would be resolved against whatever directory microshard (or
+        // the Docker engine, for a bind mount) happens to run in: refuse it here.
+        if let Some(d) = dirs.iter().find(|d| !d.is_absolute()) {
+            return Err(ctx.err(
+                &h.data_dirs.span(),
+                &format!("{key}.data_dirs"),
+                format!(
+                    "{:?} is relative; give an absolute path",
+                    d.display().to_string()
+                ),
+            ));
+        }
+        if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
+            return Err(ctx.err(
+                &span,
+                &format!("{key}.log_dir"),
+                format!(
+                    "{:?} is relative; give an absolute path",
+                    d.display().to_string()
+                ),
+            ));
+        }
         let publish = match &h.publish_address {
             Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
                 return Err(ctx.err(
@@ -545,6 +585,14 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
     check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
     check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
     check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
+    // Flags the chosen version no longer has; the default image does not count as a choice
+    // (the process backend checks against its binary's version instead).
+    let explicit_image = raw.image.as_ref().map(|i| i.get_ref().trim().to_string());
+    let chosen =
+        super::flags::wanted_version(version.as_deref(), explicit_image.as_deref().unwrap_or(""));
+    if let Err(e) = super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref()) {
+        return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
+    }
 
     let base_port = match &raw.base_port {
         Some(p) if !(1..=65535).contains(p.get_ref()) => {
@@ -574,6 +622,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         kind,
         baseline,
         shards_per_host,
+        shard_members,
         hosts,
         config_servers: ConfigServersSpec {
             members: config_members,
@@ -637,7 +686,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
 fn needed_cache(spec: &TopologySpec, i: usize, _n: u32) -> f64 {
     let data_mongods = match spec.kind {
         Kind::Standalone => u32::from(i == 0),
-        Kind::Sharded => spec.shards_per_host,
+        Kind::Sharded => spec.shards_per_host * spec.shard_members,
     };
     let per = spec.cache_gb.unwrap_or(MIN_CACHE_GB);
     let cfg = if spec.kind == Kind::Sharded && i == 0 {
@@ -910,6 +959,50 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("shards_per_host: is required"), "{err}");
+    }
+
+    #[test]
+    fn relative_directories_are_refused() {
+        let err =
+            parse("name = \"x\"\nkind = \"standalone\"\n[[hosts]]\ndata_dirs = [\"data/a\"]\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("hosts[0].data_dirs: \"data/a\" is relative"),
+            "{err}"
+        );
+        let err = parse("name = \"x\"\nkind = \"standalone\"\n[[hosts]]\nlog_dir = \"logs\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("hosts[0].log_dir"), "{err}");
+        assert!(
+            parse("name = \"x\"\nkind = \"standalone\"\n[[hosts]]\ndata_dirs = [\"/srv/a\"]\n")
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn removed_flags_are_refused_for_the_chosen_version() {
+        let err = parse("name = \"x\"\nkind = \"standalone\"\nversion = \"7.0\"\nmongod_args = [\"--nojournal\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mongod_args: --nojournal was removed in MongoDB 6.1"),
+            "{err}"
+        );
+        assert!(err.contains("7.0"), "{err}");
+        let err = parse("name = \"x\"\nkind = \"standalone\"\nimage = \"mongo:5.0\"\nmongod_args = [\"--enableMajorityReadConcern\", \"false\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--enableMajorityReadConcern false was removed in MongoDB 5.0"),
+            "{err}"
+        );
+        // Allowed where the version still has it, and unchecked when no version was chosen.
+        assert!(parse("name = \"x\"\nkind = \"standalone\"\nversion = \"6.0\"\nmongod_args = [\"--nojournal\"]\n").is_ok());
+        assert!(
+            parse("name = \"x\"\nkind = \"standalone\"\nmongod_args = [\"--nojournal\"]\n").is_ok()
+        );
     }
 
     #[test]
