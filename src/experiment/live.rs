@@ -76,6 +76,14 @@ impl LiveLab {
 pub struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 impl LiveLab {
+    /// A line for the user: through the progress display when there is one.
+    fn say(&self, line: &str) {
+        match &self.notify {
+            Some(n) => n.say(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
     fn backend_kind(&self) -> anyhow::Result<crate::topology::BackendKind> {
         use clap::ValueEnum;
         crate::topology::BackendKind::from_str(&self.backend, true).map_err(|_| {
@@ -115,13 +123,35 @@ impl Lab for LiveLab {
             ..Default::default()
         };
         let cluster = crate::backend::up(&plan, &up).await?;
+        // What the plan says the user should know (memory caps, end-of-life versions, ...).
+        for note in &cluster.plan.notes {
+            self.say(&format!("microshard: {}: {note}", cluster.name));
+        }
+        // The entry point: the single mongod, or every mongos on its own (the entry URI lists all
+        // of them, and a serverStatus through it would reach only one).
         let mut watched = Vec::new();
-        watched.push(Watched {
-            name: "entry".into(),
-            role: "entry".into(),
-            uri: entry_direct_uri(&cluster),
-        });
-        for m in &cluster.members {
+        let routers: Vec<&crate::backend::RunningMember> = cluster
+            .members
+            .iter()
+            .filter(|m| m.role == crate::topology::Role::Mongos && !m.direct_uri.is_empty())
+            .collect();
+        if routers.len() > 1 {
+            for m in routers {
+                watched.push(Watched {
+                    name: m.name.clone(),
+                    role: "entry".into(),
+                    uri: m.direct_uri.clone(),
+                });
+            }
+        } else {
+            watched.push(Watched {
+                name: "entry".into(),
+                role: "entry".into(),
+                uri: cluster.entry_uri.clone(),
+            });
+        }
+        // Per-shard figures come from the member that takes the writes (shards may have secondaries).
+        for m in cluster.data_primaries() {
             if m.role == crate::topology::Role::Shard {
                 watched.push(Watched {
                     name: m.name.clone(),
@@ -179,6 +209,9 @@ impl Lab for LiveLab {
             }
             None => None,
         };
+        if phase == Phase::Load {
+            shard_scenario_table(deployment, properties).await?;
+        }
         if self.clients > 1 {
             return run_phase_with_clients(
                 &deployment.entry_uri,
@@ -207,11 +240,6 @@ impl Lab for LiveLab {
             None => Ok(()),
         }
     }
-}
-
-/// The entry point's own URI for `serverStatus` (the entry URI itself works for both kinds).
-fn entry_direct_uri(cluster: &crate::backend::RunningCluster) -> String {
-    cluster.entry_uri.clone()
 }
 
 /// Runs one phase with the runner against `uri` and summarises its result document.
@@ -245,6 +273,39 @@ pub async fn run_phase(
         summary: summarize(&document),
         document,
     })
+}
+
+/// Shards `ycsb.<table>` by hashed `_id` when the scenario uses another collection than the
+/// `usertable` the bring-up sharded: otherwise a "micro-shard" run would silently run on one
+/// shard (`docs/mongodb-versions.md`, R8).
+async fn shard_scenario_table(
+    deployment: &Deployment,
+    properties: &PropertyMap,
+) -> anyhow::Result<()> {
+    let table = properties
+        .get("table")
+        .map(String::as_str)
+        .unwrap_or("usertable");
+    let Some(plan) = &deployment.plan else {
+        return Ok(());
+    };
+    if table == "usertable" || plan.kind != crate::topology::Kind::Sharded {
+        return Ok(());
+    }
+    let version = deployment
+        .server_versions
+        .values()
+        .next()
+        .cloned()
+        .unwrap_or_default();
+    crate::cluster::shard_table(
+        &deployment.entry_uri,
+        table,
+        &version,
+        plan.initial_chunks_per_shard,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("sharding ycsb.{table}: {e}"))
 }
 
 /// Runs one phase with `clients` client processes (`--clients`) and summarises the merged result.
@@ -310,8 +371,8 @@ pub fn free_port_range(count: u16) -> Option<u16> {
     let seed = u32::from(std::process::id() as u16)
         ^ (chrono::Utc::now().timestamp_subsec_micros() & 0xffff);
     for attempt in 0..200u32 {
-        let base = low
-            + (seed.wrapping_mul(7919).wrapping_add(attempt * 977) % u32::from(span)) as u16;
+        let base =
+            low + (seed.wrapping_mul(7919).wrapping_add(attempt * 977) % u32::from(span)) as u16;
         let free = (0..count).all(|i| {
             std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, base + i)).is_ok()
         });
