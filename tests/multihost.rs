@@ -32,6 +32,7 @@ fn ip(args: &[&str]) -> bool {
 /// One test host: a network namespace joined to this one by a veth pair.
 struct Host {
     ns: String,
+    outer_if: String,
     inner_if: String,
     address: String,
 }
@@ -67,6 +68,7 @@ impl Host {
             && ip(&["-n", &ns, "route", "add", "default", "via", &outer_ip]);
         let host = Host {
             ns,
+            outer_if: outer,
             inner_if: inner,
             address: inner_ip,
         };
@@ -84,7 +86,8 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
-        // Deleting the namespace removes its end of the veth pair, and with it the pair.
+        // The namespace goes once its processes are gone; the veth pair is removed at once.
+        ip(&["link", "del", &self.outer_if]);
         ip(&["netns", "del", &self.ns]);
     }
 }
