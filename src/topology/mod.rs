@@ -12,8 +12,8 @@ pub use plan::{
     BackendKind, Member, Plan, PlanOptions, Role, find_program, format_gb, new_run_id, shell_join,
 };
 pub use spec::{
-    Baseline, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec, parse_cpuset,
-    total_memory_gb,
+    Baseline, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec, check_mongod_args,
+    parse_cpuset, total_memory_gb,
 };
 
 use std::path::PathBuf;
