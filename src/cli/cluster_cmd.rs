@@ -8,6 +8,7 @@ use clap::Args;
 use crate::backend::{self, UpOptions, state};
 use crate::cluster::AssemblyOptions;
 use crate::error::as_bad_input;
+use crate::output;
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
 /// Arguments of `up`.
@@ -33,8 +34,8 @@ pub struct UpArgs {
     /// Docker image for every member, instead of the topology's (e.g. microshard-standin:test).
     #[arg(long)]
     pub image: Option<String>,
-    /// Bound, in seconds, of each wait (first answer, primary, addShard).
-    #[arg(long, default_value_t = 90)]
+    /// Bound, in seconds, of each wait (first answer, primary, addShard); 1 s to 30 days.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
     pub timeout: u64,
 }
 
@@ -52,7 +53,7 @@ pub struct DownArgs {
 /// Arguments of `status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Print the state records as JSON.
+    /// Print the state records as JSON (an empty array when there are none).
     #[arg(long)]
     pub json: bool,
 }
@@ -105,13 +106,16 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     };
     let plan = Plan::new(&spec, &opts).map_err(as_bad_input)?;
     if args.dry_run {
-        print!("{}", plan.render());
+        output::print(&plan.render())?;
         return Ok(());
     }
+    // What only this machine can tell, before anything starts (`docs/reliability.md` §1).
+    super::preflight::check_cpusets(&args.topology, &spec, backend)?;
+    super::preflight::ports_free(&format!("topology {}", spec.name), &plan)?;
     for n in &plan.notes {
-        eprintln!("microshard: note: {n}");
+        output::eprintln(&format!("microshard: note: {n}"));
     }
-    let t = Duration::from_secs(args.timeout.max(1));
+    let t = Duration::from_secs(args.timeout);
     let up_opts = UpOptions {
         assembly: AssemblyOptions {
             ready_timeout: t,
@@ -124,13 +128,14 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         ..UpOptions::default()
     };
     let cluster = backend::up(&plan, &up_opts).await?;
-    print!("{}", cluster.render());
+    let mut text = cluster.render();
     if cluster.backend != BackendKind::Existing {
-        println!(
-            "left running; stop it with: microshard down {}",
+        text.push_str(&format!(
+            "left running; stop it with: microshard down {}\n",
             cluster.name
-        );
+        ));
     }
+    output::print(&text)?;
     Ok(())
 }
 
@@ -139,10 +144,10 @@ pub async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
         let done = backend::down_all().await?;
         if done.is_empty() {
-            println!("nothing to tear down");
+            output::println("nothing to tear down")?;
         }
         for d in done {
-            println!("torn down: {d}");
+            output::println(&format!("torn down: {d}"))?;
         }
         return Ok(());
     }
@@ -167,7 +172,10 @@ pub async fn down(args: DownArgs) -> anyhow::Result<()> {
     let mut errors = Vec::new();
     for c in matches {
         match backend::down(&c).await {
-            Ok(()) => println!("torn down: {} (run {}, {})", c.name, c.run_id, c.backend),
+            Ok(()) => output::println(&format!(
+                "torn down: {} (run {}, {})",
+                c.name, c.run_id, c.backend
+            ))?,
             Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
         }
     }
@@ -189,8 +197,11 @@ fn matching(name: &str) -> Vec<backend::RunningCluster> {
 /// Lists the clusters microshard is running, with each member's state checked now.
 pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let all = state::list();
-    if all.is_empty() {
-        println!("no clusters recorded in {}", state::state_dir().display());
+    if all.is_empty() && !args.json {
+        output::println(&format!(
+            "no clusters recorded in {}",
+            state::state_dir().display()
+        ))?;
         return Ok(());
     }
     let mut records = Vec::new();
@@ -206,7 +217,7 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
                 }
                 records.push(c);
             }
-            Err(e) => eprintln!("microshard: {}: {e:#}", path.display()),
+            Err(e) => output::eprintln(&format!("microshard: {}: {e:#}", path.display())),
         }
     }
     if args.json {
@@ -217,10 +228,10 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
             c.plan.uri = c.plan.uri.as_deref().map(crate::redact::redact_uri);
             v.push(serde_json::to_value(&c)?);
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        output::println(&serde_json::to_string_pretty(&v)?)?;
     } else {
         for c in &records {
-            println!("{}", c.render());
+            output::println(&c.render())?;
         }
     }
     Ok(())
@@ -242,7 +253,15 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
             ))
         };
     }
-    println!("process backend:");
+    let mut text = String::new();
+    // Every line of the report goes into `text`, printed once at the end.
+    macro_rules! outln {
+        ($($arg:tt)*) => {{
+            text.push_str(&format!($($arg)*));
+            text.push('\n');
+        }};
+    }
+    outln!("process backend:");
     let mut standin_only = false;
     let mut found_any = false;
     for name in ["mongod", "mongos"] {
@@ -254,28 +273,28 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                         if v.to_ascii_lowercase().contains("standin") {
                             standin_only = true;
                         }
-                        println!("  {name}: {} ({v})", path.display());
+                        outln!("  {name}: {} ({v})", path.display());
                     }
-                    Err(e) => println!(
+                    Err(e) => outln!(
                         "  {name}: {} does not answer --version: {e:#}",
                         path.display()
                     ),
                 }
             }
-            Err(e) => println!("  {name}: not usable: {e}"),
+            Err(e) => outln!("  {name}: not usable: {e}"),
         }
     }
     if !found_any {
-        println!(
+        outln!(
             "  note: without MongoDB binaries, the microshard stand-in can play mongod/mongos for tests and demos (not for MongoDB figures)"
         );
     }
     if standin_only {
-        println!(
+        outln!(
             "  note: the binaries found are the microshard stand-in, not MongoDB; figures measured against them are stand-in figures"
         );
     }
-    println!("docker backend:");
+    outln!("docker backend:");
     match backend::docker::connect(None).await {
         Ok(docker) => {
             let version = docker
@@ -284,7 +303,7 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                 .ok()
                 .and_then(|v| v.version)
                 .unwrap_or_else(|| "unknown".into());
-            println!("  engine: reachable, version {version}");
+            outln!("  engine: reachable, version {version}");
             for image in [
                 crate::topology::spec_default_image(),
                 backend::docker::STANDIN_IMAGE,
@@ -295,17 +314,18 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                 } else {
                     "absent (pulled on first use when a registry is reachable)"
                 };
-                println!(
+                outln!(
                     "  image {image}: {}",
                     if present { "present" } else { absent }
                 );
             }
         }
-        Err(e) => println!("  not usable: {e}"),
+        Err(e) => outln!("  not usable: {e}"),
     }
-    println!("existing backend:");
-    println!(
+    outln!("existing backend:");
+    outln!(
         "  usable with any topology that sets uri = \"mongodb://...\" (see topologies/existing.toml)"
     );
+    output::print(&text)?;
     Ok(())
 }

@@ -5,35 +5,43 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::preflight;
 use crate::error::bad_input;
 use crate::experiment::compare::{self, CompareConfig, MatrixOutcome};
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
+use crate::output;
 use crate::report::{self, Format};
 
-/// Parses `60s`, `2m`, `1h`, `500ms` or a bare number of seconds.
+/// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
+/// deadline computed from it from overflowing (`docs/reliability.md` §1).
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Parses a duration flag: `60s`, `2m`, `1h`, `500ms`, `1h 30m` (humantime's syntax) or a bare
+/// number of seconds; positive and at most [`MAX_DURATION`]. Overflowing numbers are refused,
+/// never a panic.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
+    let too_long = || format!("{text:?}: longer than 30 days");
+    let d = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| too_long())?
+    } else {
+        humantime::parse_duration(t).map_err(|e| match e {
+            humantime::DurationError::NumberOverflow => too_long(),
+            e => format!("{text:?}: {e} (expected a duration such as 30s, 2m or 500ms)"),
+        })?
     };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a duration such as 30s, 2m or 500ms"))?;
-    let secs = match unit {
-        "ms" => value / 1000.0,
-        "s" | "sec" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
-    };
-    if !secs.is_finite() || secs <= 0.0 {
+    if d.is_zero() {
         return Err(format!("{text:?}: must be positive"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
 
 /// A comma-separated list of thread counts, sorted and without duplicates.
@@ -285,11 +293,11 @@ fn finish_matrix(
     format: Format,
 ) -> anyhow::Result<()> {
     let text = report::table(dir, format)?;
-    println!("{text}");
-    eprintln!(
+    output::println(&text)?;
+    output::eprintln(&format!(
         "microshard: results, reports and charts in {}",
         dir.path().display()
-    );
+    ));
     if outcome.interrupted {
         anyhow::bail!(
             "interrupted: {} cell(s) measured this time; finish with `microshard compare --resume {}`",
@@ -320,9 +328,6 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.bin_dir = args.bin_dir;
     cfg.overrides = args.properties;
     cfg.extra_mongod_args = args.mongod_args;
-    if args.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
-        return Err(bad_input("--image: must not be empty"));
-    }
     cfg.image = args.image;
     cfg.duration = Some(args.duration);
     cfg.repeat = args.repeat;
@@ -337,50 +342,74 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.sweep_duration = args.sweep_duration;
     cfg.client_ceiling = live::stored_ceiling(&args.out);
     cfg.live_server_status = args.status;
-    // On resume the stored configuration decides backend and binaries (`--bin-dir` may move
-    // them; a demo's temporary stand-in links are made again).
-    let mut _demo_links: Option<tempfile::TempDir> = None;
-    let (backend, bin_dir, extra, image) = match &cfg.resume {
+    // Everything is checked before the run directory is made or a topology started
+    // (`docs/reliability.md` §1). On resume the stored configuration decides topologies, backend
+    // and binaries (`--bin-dir` may move them; a demo's temporary stand-in links are made again).
+    let (backend, bin_dir, extra, image, topologies, demo) = match &cfg.resume {
         Some(path) => {
-            let stored = ExperimentDir::open(path)
-                .and_then(|d| d.config())
+            let stored = preflight::resumable(path)?
+                .config()
                 .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-            let mut bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
-            if let Some(dir) = bin_dir.as_ref().filter(|d| !d.is_dir()) {
-                if stored.name != "demo" {
-                    return Err(bad_input(format!(
-                        "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
-                        dir.display()
-                    )));
-                }
-                let links = tempfile::Builder::new()
-                    .prefix("microshard-demo-bin-")
-                    .tempdir()?;
-                crate::standin::link_binaries(links.path())?;
-                bin_dir = Some(links.path().to_path_buf());
-                _demo_links = Some(links);
+            let bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
+            let relink = bin_dir.as_ref().is_some_and(|d| !d.is_dir());
+            if let (true, Some(dir)) = (relink && stored.name != "demo", &bin_dir) {
+                return Err(bad_input(format!(
+                    "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
+                    dir.display()
+                )));
             }
             let image = cfg.image.clone().or(stored.image);
-            (stored.backend, bin_dir, stored.extra_mongod_args, image)
+            let bin_dir = if relink { None } else { bin_dir };
+            let extra = stored.extra_mongod_args;
+            (
+                stored.backend,
+                bin_dir,
+                extra,
+                image,
+                stored.topologies,
+                relink,
+            )
         }
-        None => (
-            cfg.backend.clone(),
-            cfg.bin_dir.clone(),
-            cfg.extra_mongod_args.clone(),
-            cfg.image.clone(),
-        ),
+        None => {
+            preflight::writable_dir("--out", &cfg.results_root)?;
+            preflight::scenarios(&cfg)?;
+            (
+                cfg.backend.clone(),
+                cfg.bin_dir.clone(),
+                cfg.extra_mongod_args.clone(),
+                cfg.image.clone(),
+                cfg.topologies.clone(),
+                false,
+            )
+        }
     };
-    if cfg.resume.is_none() {
-        // Refuse bad input before anything starts: every topology must load.
-        for name in &cfg.topologies {
-            crate::topology::TopologySpec::load(name)
-                .map_err(|e| bad_input(format!("--topologies {name}: {e}")))?;
-        }
-    }
+    preflight::servers(&preflight::Servers {
+        backend: &backend,
+        topologies: &topologies,
+        bin_dir: bin_dir.as_deref(),
+        extra_mongod_args: &extra,
+        image: image.as_deref(),
+        base_port: args.base_port,
+        binaries_linked_later: demo,
+        quiet: args.quiet,
+    })
+    .await?;
+    let mut _demo_links: Option<tempfile::TempDir> = None;
+    let bin_dir = if demo {
+        let links = tempfile::Builder::new()
+            .prefix("microshard-demo-bin-")
+            .tempdir()?;
+        crate::standin::link_binaries(links.path())?;
+        let dir = links.path().to_path_buf();
+        _demo_links = Some(links);
+        Some(dir)
+    } else {
+        bin_dir
+    };
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
     lab.image = image;
-    if _demo_links.is_some() && lab.base_port.is_none() {
+    if demo && lab.base_port.is_none() {
         lab.base_port = live::free_port_range(live::DEMO_PORTS);
     }
     let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
@@ -408,17 +437,42 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         results_root: args.out,
         backend: args.backend.clone(),
     };
+    preflight::writable_dir("--out", &cfg.results_root)?;
+    match &cfg.target {
+        SweepTarget::Topology(t) => {
+            preflight::servers(&preflight::Servers {
+                backend: &args.backend,
+                topologies: std::slice::from_ref(t),
+                bin_dir: args.bin_dir.as_deref(),
+                extra_mongod_args: &args.mongod_args,
+                base_port: args.base_port,
+                quiet: args.quiet,
+                ..Default::default()
+            })
+            .await?
+        }
+        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
+    }
     let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
-    println!("{}", sweep::render_sweep(&result));
-    eprintln!("microshard: sweep and chart in {}", dir.path().display());
+    output::println(&sweep::render_sweep(&result))?;
+    output::eprintln(&format!(
+        "microshard: sweep and chart in {}",
+        dir.path().display()
+    ));
     Ok(())
 }
 
 /// Prints an experiment's table.
 pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
+    preflight::known_schema(&dir)?;
+    for damaged in preflight::damaged_cells(&dir) {
+        output::eprintln(&format!(
+            "microshard: warning: {damaged}; its cell is shown as not measured"
+        ));
+    }
     if args.write {
         compare::write_reports(&dir)?;
     }
@@ -426,19 +480,19 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
     if sweep_only && args.format != Format::Json {
         for (_, s) in &sweeps {
-            println!("{}", sweep::render_sweep(s));
+            output::println(&sweep::render_sweep(s))?;
         }
         return Ok(());
     }
     if sweep_only {
         let all: Vec<_> = sweeps.into_iter().map(|(_, s)| s).collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        output::println(&serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
-    println!("{}", report::table(&dir, args.format)?);
+    output::println(&report::table(&dir, args.format)?)?;
     if args.format == Format::Table {
         for (_, s) in &sweeps {
-            println!("{}", sweep::render_sweep(s));
+            output::println(&sweep::render_sweep(s))?;
         }
     }
     Ok(())
@@ -448,7 +502,9 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
 pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let a = ExperimentDir::open(&args.a).map_err(crate::error::as_bad_input)?;
     let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
-    println!("{}", report::diff::diff_dirs(&a, &b, args.format)?);
+    preflight::known_schema(&a)?;
+    preflight::known_schema(&b)?;
+    output::println(&report::diff::diff_dirs(&a, &b, args.format)?)?;
     Ok(())
 }
 
@@ -456,6 +512,8 @@ pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
+    preflight::at_least_one("--threads", u64::from(args.threads))?;
+    preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
         workload: args.workload,
         duration: args.duration,
@@ -465,7 +523,7 @@ pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         results_root: args.out,
     };
     let outcome = live::calibrate(&cfg, &cancel, &progress).await?;
-    println!("{}", outcome.render());
+    output::println(&outcome.render())?;
     Ok(())
 }
 
@@ -483,6 +541,18 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         topologies: split_list(&args.topologies),
         scenarios: split_list(&args.scenarios),
     };
+    preflight::at_least_one("--workers", u64::from(cfg.workers))?;
+    preflight::at_least_one("--threads", u64::from(cfg.threads))?;
+    preflight::writable_dir("--out", &cfg.results_root)?;
+    preflight::scenarios(&live::demo_compare_config(&cfg))?;
+    preflight::servers(&preflight::Servers {
+        backend: "process",
+        topologies: &cfg.topologies,
+        binaries_linked_later: true,
+        quiet: args.quiet,
+        ..Default::default()
+    })
+    .await?;
     let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format)
 }
@@ -500,6 +570,17 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("5x").is_err());
         assert!(parse_duration("").is_err());
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("30days"), Ok(MAX_DURATION));
+        for too_long in [
+            "99999999999999999999s",
+            "1000000000h",
+            "31d",
+            "99999999999999999999",
+        ] {
+            let e = parse_duration(too_long).err().unwrap_or_default();
+            assert!(e.contains("30 days"), "{too_long}: {e}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 pub mod cluster_cmd;
 pub mod experiment_cmd;
+pub mod preflight;
 pub mod standin_cmd;
 pub mod workload_cmd;
 pub mod ycsb_cmd;
@@ -97,7 +98,7 @@ fn usage_error(err: clap::Error) -> ExitCode {
     } else {
         parts.join("; ")
     };
-    eprintln!("microshard: error: {message} (see --help)");
+    crate::output::eprintln(&format!("microshard: error: {message} (see --help)"));
     ExitCode::from(2)
 }
 
@@ -128,12 +129,18 @@ fn block_on(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> anyho
     runtime.block_on(fut)
 }
 
+/// Maps the outcome to an exit status. A write to a closed pipe (`microshard report DIR | head -1`)
+/// is a normal end: the reader has what it wanted (see [`crate::output`]).
 fn finish(outcome: anyhow::Result<()>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if crate::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = crate::redact::redact_text(&format!("{err:#}"));
-            eprintln!("microshard: error: {}", message.replace('\n', " "));
+            crate::output::eprintln(&format!(
+                "microshard: error: {}",
+                message.replace('\n', " ")
+            ));
             ExitCode::from(crate::error::exit_status(&err))
         }
     }

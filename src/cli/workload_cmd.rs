@@ -80,6 +80,17 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let props = build_properties(&args)?;
+    // Output paths are proven before connecting: a run must not end by losing its result.
+    if let Some(path) = &args.json {
+        super::preflight::writable_file("--json", path)?;
+    }
+    if let Some(path) = props.get("exportfile") {
+        let origin = props.origin_or_default("exportfile");
+        super::preflight::writable_file(
+            &format!("{origin}: exportfile"),
+            std::path::Path::new(path),
+        )?;
+    }
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
         status: args.status,
