@@ -45,9 +45,14 @@ pub struct DownArgs {
     /// Topology name (or run id) to tear down.
     #[arg(required_unless_present = "all")]
     pub topology: Option<String>,
-    /// Tear down everything microshard left: every state file and every labelled Docker object.
+    /// Tear down everything microshard left for you: every cluster in your state directory and
+    /// every Docker object labelled with your owner id.
     #[arg(long, conflicts_with = "topology")]
     pub all: bool,
+    /// With --all: also every microshard-labelled Docker object of other users and state
+    /// directories (their running experiments included).
+    #[arg(long, requires = "all")]
+    pub any_owner: bool,
 }
 
 /// Arguments of `status`.
@@ -142,11 +147,22 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
 pub async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
-        let done = backend::down_all().await?;
-        if done.is_empty() {
-            output::println("nothing to tear down")?;
+        let report = backend::down_all(args.any_owner).await?;
+        if let Some(why) = &report.docker_unreachable {
+            output::eprintln(&format!(
+                "microshard: note: Docker engine unreachable ({why}): its containers, networks and volumes were not searched"
+            ));
         }
-        for d in done {
+        if report.done.is_empty() {
+            output::println(&match report.docker_unreachable {
+                Some(_) => format!(
+                    "nothing to tear down in {} (Docker not searched)",
+                    state::state_dir().display()
+                ),
+                None => "nothing to tear down".to_string(),
+            })?;
+        }
+        for d in report.done {
             output::println(&format!("torn down: {d}"))?;
         }
         return Ok(());
