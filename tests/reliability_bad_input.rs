@@ -1281,3 +1281,121 @@ fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts()
     assert_all_refused(tmp.path(), &work, &cases);
     rt.block_on(server.shutdown());
 }
+
+/// Tears a cluster left running by a test down again, even when the test fails.
+struct LeftRunning<'a> {
+    root: &'a Path,
+    work: &'a Path,
+    name: &'static str,
+}
+
+impl LeftRunning<'_> {
+    fn microshard(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin())
+            .args(args)
+            .current_dir(self.work)
+            .env("MICROSHARD_STATE_DIR", self.root.join("state"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("CI", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run microshard")
+    }
+}
+
+impl Drop for LeftRunning<'_> {
+    fn drop(&mut self) {
+        let _ = self.microshard(&["down", self.name]);
+    }
+}
+
+/// A port held by a cluster microshard left running (as after a SIGKILL) is named with that
+/// cluster and the `microshard down NAME` that clears it, by `up` and by `compare`, before
+/// anything of the new run starts.
+#[test]
+fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
+    let (tmp, work) = fixture_root();
+    let root = tmp.path();
+    let port = reliability_support::free_base_port(21_000, 1);
+    for name in ["left-a", "left-b"] {
+        std::fs::write(
+            work.join("topos").join(format!("{name}.toml")),
+            format!("name = \"{name}\"\nkind = \"standalone\"\nbaseline = \"standalone\"\nbase_port = {port}\n"),
+        )
+        .expect("write topology");
+    }
+    let bin_dir = work.join("bin").display().to_string();
+    let left = LeftRunning {
+        root,
+        work: &work,
+        name: "left-a",
+    };
+    let out = left.microshard(&[
+        "up",
+        "topos/left-a.toml",
+        "--backend",
+        "process",
+        "--bin-dir",
+        &bin_dir,
+    ]);
+    assert!(
+        out.status.success(),
+        "up left-a: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let culprits = ["left-a", "`microshard down left-a`", &port.to_string()];
+    let mut cases = vec![
+        case(
+            "up of another topology on the leftover's port",
+            &[
+                "up",
+                "topos/left-b.toml",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+            ],
+            &culprits,
+        ),
+        case(
+            "compare on the leftover's port",
+            &[
+                "compare",
+                "--topologies",
+                "{dir}/topos/left-b.toml",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &culprits,
+        ),
+    ];
+    expand_dir(&mut cases, &work);
+    // The leftover's own processes refer to the fixture root; only new ones would be a failure.
+    let before = processes_referring_to(root).len();
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let out = left.microshard(&c.args.iter().map(String::as_str).collect::<Vec<_>>());
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            let lines = stderr.lines().filter(|l| !l.trim().is_empty()).count();
+            let named = c.culprits.iter().all(|s| stderr.contains(s.as_str()));
+            (out.status.code() != Some(2) || lines != 1 || !named)
+                .then(|| format!("{}: {:?} {stderr}", c.what, out.status.code()))
+        })
+        .collect();
+    assert_eq!(
+        processes_referring_to(root).len(),
+        before,
+        "a new process started"
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+    let out = left.microshard(&["status", "--json"]);
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !status.contains("left-b"),
+        "left-b must not have been recorded: {status}"
+    );
+}

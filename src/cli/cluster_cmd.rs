@@ -76,8 +76,9 @@ pub struct DoctorArgs {
 }
 
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
-pub async fn up(args: UpArgs) -> anyhow::Result<()> {
+pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
+    args.bin_dir = super::preflight::absolute_bin_dir(args.bin_dir)?;
     let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
     if let Some(image) = &args.image {
         spec.image = image.clone();

@@ -325,7 +325,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.topologies = split_list(&args.topologies);
     cfg.scenarios = split_list(&args.scenarios);
     cfg.backend = args.backend;
-    cfg.bin_dir = args.bin_dir;
+    cfg.bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
     cfg.overrides = args.properties;
     cfg.extra_mongod_args = args.mongod_args;
     cfg.image = args.image;
@@ -453,7 +453,8 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         }
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
     }
-    let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
+    let bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
+    let mut lab = LiveLab::new(&args.backend, bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     output::println(&sweep::render_sweep(&result))?;

@@ -105,6 +105,15 @@ pub fn writable_file(flag: &str, file: &Path) -> anyhow::Result<()> {
     probe(dir).map_err(|e| culprit(format!("cannot create files in {}: {e}", dir.display())))
 }
 
+/// Makes `--bin-dir` absolute (without touching the file system): members are started from
+/// their own directories, where a relative path would name nothing.
+pub fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+    dir.map(|d| {
+        std::path::absolute(&d).map_err(|e| bad_input(format!("--bin-dir {}: {e}", d.display())))
+    })
+    .transpose()
+}
+
 // ----- results directories --------------------------------------------------------------------
 
 /// Cell files of an experiment that `report` and `--resume` cannot use: unparsable, or written
@@ -621,6 +630,15 @@ mod tests {
         let e = writable_file("--json", Path::new("/proc/microshard-result.json")).unwrap_err();
         assert!(format!("{e:#}").contains("/proc"), "{e:#}");
         assert!(writable_dir("--out", Path::new("/proc/microshard-results")).is_err());
+    }
+
+    #[test]
+    fn a_relative_bin_dir_becomes_absolute() {
+        let d = absolute_bin_dir(Some(PathBuf::from("bin")))
+            .unwrap()
+            .unwrap();
+        assert!(d.is_absolute() && d.ends_with("bin"), "{}", d.display());
+        assert_eq!(absolute_bin_dir(None).unwrap(), None);
     }
 
     #[test]
