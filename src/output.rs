@@ -6,8 +6,11 @@
 //! `docs/reliability.md` §1 promises. Messages on stderr never fail a command: when stderr itself
 //! is gone there is nobody left to tell.
 //!
-//! The engine (`runner`, `experiment`, ...) never prints its final output itself; the CLI hands
-//! the rendered text to this module.
+//! The command line hands every rendered report, table, plan and status to this module; backend
+//! and cluster progress, and the Ctrl-C notice, use [`eprintln`] too. Not yet here: the runner
+//! writes the YCSB report itself (its write error reaches `main` as an `io::Error`, so a closed
+//! pipe ends it the same way) and prints its status lines and the experiment progress with
+//! `eprintln!` (see `docs/reliability.md`, "Not yet proven by a test").
 
 use std::io::{self, Write};
 

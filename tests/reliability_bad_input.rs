@@ -1169,10 +1169,23 @@ fn closed_pipe() -> Stdio {
 /// that goes away is a normal end (exit 0), never a panic.
 #[test]
 fn a_closed_stdout_ends_the_program_normally() {
+    use microshard::standin::{Role, StandinConfig};
     let (tmp, work) = fixture_root();
     let root = tmp.path();
     let exp = work.join("exp-ok").display().to_string();
+    // `load | head`: the YCSB report is written by the runner.
+    let rt = reliability_support::runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut cfg = StandinConfig::new(Role::Mongod);
+    cfg.dbpath = Some(data.path().to_path_buf());
+    cfg.quiet = true;
+    let server = {
+        let _guard = rt.enter();
+        microshard::standin::spawn(cfg).expect("stand-in starts")
+    };
+    let uri = server.uri();
     let cases: Vec<Vec<&str>> = vec![
+        vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
         vec!["report", exp.as_str(), "--format", "csv"],
         vec!["report", exp.as_str()],
         vec!["diff", exp.as_str(), exp.as_str()],
@@ -1199,6 +1212,7 @@ fn a_closed_stdout_ends_the_program_normally() {
         );
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
+    rt.block_on(server.shutdown());
 }
 
 /// A cell file that does not parse, or that has a schema this version does not know, is named

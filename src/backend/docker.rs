@@ -107,10 +107,10 @@ pub async fn ensure_image(
         .tag(tag)
         .build();
     if progress {
-        eprintln!(
+        crate::output::eprintln(&format!(
             "microshard: pulling {image} on {}",
             endpoint_label(endpoint)
-        );
+        ));
     }
     let mut stream = docker.create_image(Some(opts), None, None);
     let mut last = String::new();
@@ -130,7 +130,7 @@ pub async fn ensure_image(
                     info.status.unwrap_or_default()
                 );
                 if progress && line != last {
-                    eprintln!("microshard:   {}", line.trim());
+                    crate::output::eprintln(&format!("microshard:   {}", line.trim()));
                     last = line;
                 }
             }
