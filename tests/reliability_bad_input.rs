@@ -913,6 +913,12 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
         )
         .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
         case(
+            "up --backend docker with the Docker engine unreachable",
+            &["up", "single", "--backend", "docker"],
+            &["Docker engine unreachable", "no-docker.sock"],
+        )
+        .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
+        case(
             "demo --workers 0",
             &["demo", "--workers", "0", "-q"],
             &["--workers"],
@@ -1283,6 +1289,11 @@ fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts()
                 "-q",
             ],
             // The URI is shown with its password redacted.
+            &["refused.toml", host.as_str(), "bench:****@"],
+        ),
+        case(
+            "up of an existing cluster with refused credentials",
+            &["up", "{dir}/topos/refused.toml"],
             &["refused.toml", host.as_str(), "bench:****@"],
         ),
         case(

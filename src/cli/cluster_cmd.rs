@@ -115,9 +115,17 @@ pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         output::print(&plan.render())?;
         return Ok(());
     }
-    // What only this machine can tell, before anything starts (`docs/reliability.md` §1).
-    super::preflight::check_cpusets(&args.topology, &spec, backend)?;
-    super::preflight::ports_free(&format!("topology {}", spec.name), &plan)?;
+    // Binaries, CPU sets, ports and the backend's engine or cluster, before anything starts
+    // (`docs/reliability.md` §1).
+    super::preflight::servers(&super::preflight::Servers {
+        label: "topology",
+        backend: &backend.to_string(),
+        topologies: std::slice::from_ref(&args.topology),
+        bin_dir: args.bin_dir.as_deref(),
+        image: args.image.as_deref(),
+        ..Default::default()
+    })
+    .await?;
     for n in &plan.notes {
         output::eprintln(&format!("microshard: note: {n}"));
     }

@@ -384,6 +384,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         }
     };
     preflight::servers(&preflight::Servers {
+        label: "--topologies",
         backend: &backend,
         topologies: &topologies,
         bin_dir: bin_dir.as_deref(),
@@ -441,6 +442,7 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     match &cfg.target {
         SweepTarget::Topology(t) => {
             preflight::servers(&preflight::Servers {
+                label: "--topology",
                 backend: &args.backend,
                 topologies: std::slice::from_ref(t),
                 bin_dir: args.bin_dir.as_deref(),
@@ -547,6 +549,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     preflight::writable_dir("--out", &cfg.results_root)?;
     preflight::scenarios(&live::demo_compare_config(&cfg))?;
     preflight::servers(&preflight::Servers {
+        label: "--topologies",
         backend: "process",
         topologies: &cfg.topologies,
         binaries_linked_later: true,

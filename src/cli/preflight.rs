@@ -252,6 +252,9 @@ pub fn scenarios(cfg: &CompareConfig) -> anyhow::Result<()> {
 /// The servers a command will bring up (or use), as given on its command line.
 #[derive(Debug, Clone, Default)]
 pub struct Servers<'a> {
+    /// How messages name a topology: `--topologies` (compare, demo), `--topology` (sweep),
+    /// `topology` (up).
+    pub label: &'a str,
     /// `--backend` as typed.
     pub backend: &'a str,
     /// Topology names or files.
@@ -286,12 +289,13 @@ pub fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
 /// and what the backend needs (a Docker engine with the image, or an existing cluster that
 /// accepts the credentials).
 pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
+    let label = s.label;
     let kind = backend_kind(s.backend)?;
     let mut seen = BTreeSet::new();
     for t in s.topologies {
         if !seen.insert(t.as_str()) {
             return Err(bad_input(format!(
-                "--topologies: {t} is listed twice (its rows would be measured twice)"
+                "{label}: {t} is listed twice (its rows would be measured twice)"
             )));
         }
     }
@@ -313,7 +317,7 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let mut specs = Vec::new();
     for name in s.topologies {
         let mut spec =
-            TopologySpec::load(name).map_err(|e| bad_input(format!("--topologies {name}: {e}")))?;
+            TopologySpec::load(name).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
         if let Some(port) = s.base_port {
             spec.base_port = port;
@@ -327,7 +331,7 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     for (name, spec) in &specs {
         if !names.insert(spec.name.as_str()) {
             return Err(bad_input(format!(
-                "--topologies {name}: another entry is also the topology named {:?}",
+                "{label} {name}: another entry is also the topology named {:?}",
                 spec.name
             )));
         }
@@ -353,13 +357,12 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         }
         let mut opts = PlanOptions::new(spec, kind);
         opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
-        let plan =
-            Plan::new(spec, &opts).map_err(|e| bad_input(format!("--topologies {name}: {e}")))?;
+        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         plans.push((*name, spec, plan));
     }
 
     for (name, _, plan) in &plans {
-        ports_free(&format!("--topologies {name}"), plan)?;
+        ports_free(&format!("{label} {name}"), plan)?;
     }
 
     match kind {
@@ -367,7 +370,7 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         BackendKind::Existing => {
             for (name, _, plan) in &plans {
                 if let Some(uri) = &plan.uri {
-                    cluster_answers(&format!("--topologies {name}"), uri).await?;
+                    cluster_answers(&format!("{label} {name}"), uri).await?;
                 }
             }
             Ok(())
