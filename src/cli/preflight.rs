@@ -394,8 +394,9 @@ fn is_local_address(address: &str) -> bool {
 /// The CPUs this process may run on (its affinity mask), which is what `sched_setaffinity` and
 /// Docker's `cpuset_cpus` accept here. `None` when the kernel does not say.
 pub fn cpus_here() -> Option<BTreeSet<usize>> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity writes at most its size.
+    // SAFETY: a zeroed cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes at most the size we pass into the set we own.
     let rc =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
