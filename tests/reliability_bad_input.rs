@@ -842,6 +842,22 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             &["mongod", "PATH"],
         )
         .with_env("PATH", "{dir}/topos"),
+        case(
+            "--base-port whose ports run past 65535",
+            &[
+                "compare",
+                "--topologies",
+                "microshard-4",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "--base-port",
+                "65534",
+                "-q",
+            ],
+            &["--base-port", "65534", "microshard-4"],
+        ),
         compare(
             "--threads 0",
             &["--bin-dir", "{dir}/bin", "--threads", "0"],

@@ -320,6 +320,14 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
             TopologySpec::load(name).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
         if let Some(port) = s.base_port {
+            // The file's own base_port was checked when it loaded; the flag replaces it.
+            let last = u32::from(port) + spec.port_count().max(1) - 1;
+            if port == 0 || last > 65535 {
+                return Err(bad_input(format!(
+                    "--base-port {port}: {label} {name} needs {} port(s) from there, past 65535",
+                    spec.port_count()
+                )));
+            }
             spec.base_port = port;
         }
         if let Some(image) = s.image {
