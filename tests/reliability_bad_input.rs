@@ -461,6 +461,17 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             &["hotspotdatafraction"],
         ),
         load(
+            "status.interval beyond 30 days (a timer period that would overflow)",
+            &[
+                "-s",
+                "-p",
+                "recordcount=10",
+                "-p",
+                "status.interval=18446744073709551615",
+            ],
+            &["-p", "status.interval", "30 days"],
+        ),
+        load(
             "status.interval not a number",
             &["-p", "recordcount=10", "-p", "status.interval=often"],
             &["status.interval"],

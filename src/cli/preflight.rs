@@ -200,6 +200,25 @@ pub fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
 
 // ----- counts -----------------------------------------------------------------------------------
 
+/// Properties holding seconds that become a timer period: bounded like the duration flags, since
+/// a period of `u64::MAX` seconds overflows the clock arithmetic of the status task.
+const SECONDS_PROPERTIES: &[&str] = &["status.interval"];
+
+/// Refuses a seconds property above 30 days (`status.interval`), naming it and its origin.
+pub fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
+    let max = super::experiment_cmd::MAX_DURATION.as_secs();
+    for key in SECONDS_PROPERTIES {
+        if let Ok(Some(v)) = props.parse::<u64>(key)
+            && v > max
+        {
+            return Err(crate::error::as_bad_input(
+                props.invalid(key, format!("{v} seconds is more than 30 days")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a count of zero for `flag` (threads, workers).
 pub fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
     if n == 0 {
@@ -228,6 +247,11 @@ pub fn scenarios(cfg: &CompareConfig) -> anyhow::Result<()> {
     };
     let (resolved, _) = scenario::resolve(&files, &scaling, &overrides)?;
     for (name, props) in &resolved {
+        let mut properties = crate::workload::Properties::new();
+        for (k, v) in props {
+            properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
+        }
+        property_bounds(&properties).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
         if let Some(t) = props.get("threadcount") {
             let origin = if overrides.iter().any(|(k, _)| k == "threadcount") {
                 "-p threadcount"

@@ -80,6 +80,7 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let props = build_properties(&args)?;
+    super::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
     if let Some(path) = &args.json {
         super::preflight::writable_file("--json", path)?;
