@@ -951,6 +951,11 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             &["--workers"],
         ),
         case(
+            "demo --service-time-us beyond 10 s",
+            &["demo", "--service-time-us", "18446744073709551615", "-q"],
+            &["--service-time-us"],
+        ),
+        case(
             "demo --threads 0",
             &["demo", "--threads", "0", "-q"],
             &["--threads"],

@@ -545,6 +545,13 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         scenarios: split_list(&args.scenarios),
     };
     preflight::at_least_one("--workers", u64::from(cfg.workers))?;
+    if cfg.service_time_us > crate::standin::config::MAX_SERVICE_TIME_US {
+        return Err(bad_input(format!(
+            "--service-time-us {}: at most {} (10 s per operation)",
+            cfg.service_time_us,
+            crate::standin::config::MAX_SERVICE_TIME_US
+        )));
+    }
     preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
     preflight::scenarios(&live::demo_compare_config(&cfg))?;
