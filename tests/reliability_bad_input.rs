@@ -951,6 +951,20 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             &["--workers"],
         ),
         case(
+            "up --run-dir on a read-only file system",
+            &[
+                "up",
+                "single",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+                "--run-dir",
+                "/proc/microshard-run",
+            ],
+            &["--run-dir", "/proc"],
+        ),
+        case(
             "demo --service-time-us beyond 10 s",
             &["demo", "--service-time-us", "18446744073709551615", "-q"],
             &["--service-time-us"],

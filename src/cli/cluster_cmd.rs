@@ -115,8 +115,11 @@ pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         output::print(&plan.render())?;
         return Ok(());
     }
-    // Binaries, CPU sets, ports and the backend's engine or cluster, before anything starts
-    // (`docs/reliability.md` §1).
+    // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
+    // anything starts (`docs/reliability.md` §1).
+    if let Some(dir) = &args.run_dir {
+        super::preflight::writable_dir("--run-dir", dir)?;
+    }
     super::preflight::servers(&super::preflight::Servers {
         label: "topology",
         backend: &backend.to_string(),

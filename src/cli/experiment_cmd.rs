@@ -477,6 +477,7 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
         ));
     }
     if args.write {
+        preflight::writable_dir("report --write", dir.path())?;
         compare::write_reports(&dir)?;
     }
     let sweeps = dir.sweeps();

@@ -393,22 +393,22 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         plans.push((*name, spec, plan));
     }
 
-    for (name, _, plan) in &plans {
-        ports_free(&format!("{label} {name}"), plan)?;
-    }
-
     match kind {
-        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet).await,
+        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet).await?,
         BackendKind::Existing => {
             for (name, _, plan) in &plans {
                 if let Some(uri) = &plan.uri {
                     cluster_answers(&format!("{label} {name}"), uri).await?;
                 }
             }
-            Ok(())
         }
-        BackendKind::Process => Ok(()),
+        BackendKind::Process => {}
     }
+    // Last: a port taken now is the most likely to be free again a moment later.
+    for (name, _, plan) in &plans {
+        ports_free(&format!("{label} {name}"), plan)?;
+    }
+    Ok(())
 }
 
 /// True for the local Docker engine (no endpoint, or a unix socket).
