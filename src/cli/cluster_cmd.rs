@@ -198,20 +198,23 @@ pub async fn down(args: DownArgs) -> anyhow::Result<()> {
         )));
     }
     let mut errors = Vec::new();
+    let mut done = String::new();
     for c in matches {
         match backend::down(&c).await {
-            Ok(()) => output::println(&format!(
-                "torn down: {} (run {}, {})",
+            Ok(()) => done.push_str(&format!(
+                "torn down: {} (run {}, {})\n",
                 c.name, c.run_id, c.backend
-            ))?,
+            )),
             Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    // Printed once everything is down: a reader that goes away must not stop the teardown, nor
+    // hide a teardown that failed.
+    let printed = output::print(&done);
+    if !errors.is_empty() {
+        return Err(anyhow::anyhow!("{}", errors.join("; ")));
     }
+    Ok(printed?)
 }
 
 fn matching(name: &str) -> Vec<backend::RunningCluster> {
