@@ -293,7 +293,9 @@ fn finish_matrix(
     format: Format,
 ) -> anyhow::Result<()> {
     let text = report::table(dir, format)?;
-    output::println(&text)?;
+    // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
+    // a success: its outcome decides the exit status first.
+    let printed = output::println(&text);
     output::eprintln(&format!(
         "microshard: results, reports and charts in {}",
         dir.path().display()
@@ -313,7 +315,7 @@ fn finish_matrix(
             dir.path().display()
         );
     }
-    Ok(())
+    Ok(printed?)
 }
 
 /// Runs an experiment.
