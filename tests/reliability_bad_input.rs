@@ -1236,6 +1236,7 @@ fn a_closed_stdout_ends_the_program_normally() {
         microshard::standin::spawn(cfg).expect("stand-in starts")
     };
     let uri = server.uri();
+    let bin_dir = work.join("bin").display().to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
         vec!["report", exp.as_str(), "--format", "csv"],
@@ -1245,6 +1246,8 @@ fn a_closed_stdout_ends_the_program_normally() {
         vec!["status"],
         vec!["up", "single", "--dry-run", "--backend", "docker"],
         vec!["--version"],
+        vec!["standin", "mongod", "--version"],
+        vec!["doctor", "--bin-dir", bin_dir.as_str()],
     ];
     for args in cases {
         let out = Command::new(bin())
