@@ -575,9 +575,10 @@ async fn docker_ready(
         };
         crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, !quiet)
             .await
-            .map_err(|e| {
-                let flag = if image_flag { "--image" } else { "image" };
-                bad_input(format!("{flag} {image}: {e}"))
+            .map_err(|e| match image_flag {
+                // The error names the image; say which flag chose it.
+                true => bad_input(format!("--image: {e}")),
+                false => crate::error::as_bad_input(e),
             })?;
     }
     Ok(())
