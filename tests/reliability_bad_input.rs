@@ -1473,3 +1473,20 @@ fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
         "left-b must not have been recorded: {status}"
     );
 }
+
+/// `status --json` is JSON whatever the state: an empty array when no cluster is recorded (a
+/// script parsing it must not meet a sentence).
+#[test]
+fn status_json_is_json_even_with_no_clusters() {
+    let (tmp, work) = fixture_root();
+    let out = Command::new(bin())
+        .args(["status", "--json"])
+        .current_dir(&work)
+        .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
+        .output()
+        .expect("run microshard");
+    assert_eq!(out.status.code(), Some(0));
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("status --json prints JSON");
+    assert_eq!(parsed, serde_json::json!([]));
+}
