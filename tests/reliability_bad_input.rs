@@ -965,6 +965,16 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             &["--run-dir", "/proc"],
         ),
         case(
+            "calibrate --threads 0",
+            &["calibrate", "--threads", "0", "-q"],
+            &["--threads"],
+        ),
+        case(
+            "calibrate with a results root on a read-only file system",
+            &["calibrate", "--out", "/proc/microshard-results", "-q"],
+            &["--out", "/proc"],
+        ),
+        case(
             "demo --service-time-us beyond 10 s",
             &["demo", "--service-time-us", "18446744073709551615", "-q"],
             &["--service-time-us"],
