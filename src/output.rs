@@ -7,7 +7,7 @@
 //! is gone there is nobody left to tell.
 //!
 //! The command line hands every rendered report, table, plan and status to this module; backend
-//! and cluster progress, and the Ctrl-C notice, use [`eprintln`] too. Not yet here: the runner
+//! and cluster progress, per-operation error messages and the Ctrl-C notice use [`eprintln`] too. Not yet here: the runner
 //! writes the YCSB report itself (its write error reaches `main` as an `io::Error`, so a closed
 //! pipe ends it the same way) and prints its status lines and the experiment progress with
 //! `eprintln!` (see `docs/reliability.md`, "Not yet proven by a test").
