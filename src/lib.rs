@@ -12,6 +12,7 @@ pub mod db;
 pub mod error;
 pub mod experiment;
 pub mod measure;
+pub mod output;
 pub mod redact;
 pub mod report;
 pub mod runner;

@@ -26,7 +26,8 @@ pub fn install() -> CancellationToken {
                     _ = int.recv() => {},
                     _ = term.recv() => {},
                 }
-                eprintln!("microshard: interrupted, stopping and cleaning up");
+                // Through `output`: a closed stderr must not panic this task before it cancels.
+                crate::output::eprintln("microshard: interrupted, stopping and cleaning up");
                 trigger.cancel();
             });
             token

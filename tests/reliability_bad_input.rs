@@ -58,6 +58,8 @@ struct Case {
     args: Vec<String>,
     /// Strings the single stderr line must contain (the culprit).
     culprits: Vec<String>,
+    /// Environment variables set for this case only (`{dir}` replaced too).
+    env: Vec<(String, String)>,
 }
 
 fn case(what: &'static str, args: &[&str], culprits: &[&str]) -> Case {
@@ -65,7 +67,115 @@ fn case(what: &'static str, args: &[&str], culprits: &[&str]) -> Case {
         what,
         args: args.iter().map(|s| s.to_string()).collect(),
         culprits: culprits.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
     }
+}
+
+impl Case {
+    fn with_env(mut self, key: &str, value: &str) -> Case {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// Replaces `{dir}` in every argument, culprit and environment value.
+fn expand_dir(cases: &mut [Case], dir: &Path) {
+    let d = dir.to_string_lossy().into_owned();
+    for c in cases {
+        for a in &mut c.args {
+            *a = a.replace("{dir}", &d);
+        }
+        for s in &mut c.culprits {
+            *s = s.replace("{dir}", &d);
+        }
+        for (_, v) in &mut c.env {
+            *v = v.replace("{dir}", &d);
+        }
+    }
+}
+
+/// An experiment's `experiment.json` as `compare` writes it: one topology, S1 (load) and S2, on
+/// the stand-in binaries in `bin`, so a `--resume` that wrongly went ahead would really start them.
+fn experiment_config(bin: &Path, schema: &str) -> serde_json::Value {
+    serde_json::json!({
+        "schema": schema,
+        "name": "fixture",
+        "created": "2026-01-01T00:00:00+00:00",
+        "tool_version": "0.1.0",
+        "topologies": ["single"],
+        "baseline": "single",
+        "scenarios": ["S1", "S2"],
+        "repeat": 1,
+        "backend": "process",
+        "bin_dir": bin,
+        "duration_s": 1,
+        "full": false,
+        "scale_note": "laptop scale: 10 records",
+        "properties": {
+            "S1": {"recordcount": "10", "insertcount": "10", "operationcount": "10",
+                   "insertproportion": "1", "readproportion": "0", "updateproportion": "0"},
+            "S2": {"recordcount": "10", "operationcount": "10", "readproportion": "1",
+                   "updateproportion": "0", "maxexecutiontime": "1"}
+        },
+        "host": {}
+    })
+}
+
+/// One cell file as `compare` writes it.
+fn cell(scenario: &str, schema: &str) -> serde_json::Value {
+    let latency = serde_json::json!({"avg": 1.0, "min": 1.0, "max": 1.0, "p50": 1.0,
+                                     "p95": 1.0, "p99": 1.0, "p999": 1.0});
+    serde_json::json!({
+        "schema": schema,
+        "cell": {"topology": "single", "scenario": scenario, "repeat": 1},
+        "finished": "2026-01-01T00:00:01+00:00",
+        "summary": {"phase": "load", "threads": 1, "operations": 10, "runtime_ms": 100.0,
+                    "throughput": 100.0, "main_op": "INSERT", "latency": latency,
+                    "errors": 0, "standin": true},
+        "result": {}
+    })
+}
+
+/// Results directories: a good one, one with a damaged cell, one with a cell of an unknown
+/// schema, one whose configuration has an unknown schema, one whose `cells` cannot be written.
+fn write_experiments(dir: &Path) {
+    let bin = dir.join("bin");
+    let write = |exp: &str, file: &str, body: String| {
+        let path = dir.join(exp).join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, body).expect("write experiment fixture");
+    };
+    let json = |v: serde_json::Value| v.to_string();
+    for exp in ["exp-ok", "exp-damaged", "exp-cell-schema", "exp-cells-file"] {
+        write(
+            exp,
+            "experiment.json",
+            json(experiment_config(&bin, "microshard.experiment/1")),
+        );
+    }
+    write(
+        "exp-schema",
+        "experiment.json",
+        json(experiment_config(&bin, "microshard.experiment/99")),
+    );
+    for exp in ["exp-ok", "exp-damaged"] {
+        write(
+            exp,
+            "cells/single/S1-r1.json",
+            json(cell("S1", "microshard.cell/1")),
+        );
+    }
+    write(
+        "exp-damaged",
+        "cells/single/S2-r1.json",
+        "{\"schema\": \"micro".into(),
+    );
+    write(
+        "exp-cell-schema",
+        "cells/single/S1-r1.json",
+        json(cell("S1", "microshard.cell/99")),
+    );
+    write("exp-cells-file", "cells", "not a directory\n".into());
 }
 
 /// Writes the fixture files every case can refer to.
@@ -86,6 +196,17 @@ fn write_fixtures(dir: &Path) {
         "recordcount=10\nreadproportion=0\nupdateproportion=0\ninsertproportion=0\nscanproportion=0\nreadmodifywriteproportion=0\n",
     );
     w("good.properties", "recordcount=10\noperationcount=10\n");
+    std::fs::write(
+        dir.join("binary.properties"),
+        b"recordcount=10\n\x00\x13\x9c\xfe\xffoperationcount=\x01\n",
+    )
+    .expect("write fixture");
+    std::fs::write(
+        dir.join("not-utf8.properties"),
+        b"recordcount=10\nfieldnameprefix=caf\xe9\n",
+    )
+    .expect("write fixture");
+    write_experiments(dir);
     std::fs::create_dir_all(dir.join("a-directory.properties")).expect("mkdir");
     // A symlink pointing at itself: open(2) fails with ELOOP even for root.
     let _ = std::os::unix::fs::symlink("loop.properties", dir.join("loop.properties"));
@@ -150,6 +271,14 @@ fn write_fixtures(dir: &Path) {
         "name = \"cm\"\nkind = \"sharded\"\nshards_per_host = 1\n[config_servers]\nmembers = 9\n",
     );
     t("missing-kind.toml", "name = \"mk\"\n");
+    t(
+        "type-error.toml",
+        "name = \"te\"\nkind = \"sharded\"\nshards_per_host = \"two\"\n",
+    );
+    t(
+        "many-cpus.toml",
+        "name = \"mc\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"localhost\"\nshard_cpusets = [\"4000\"]\n",
+    );
     t(
         "bad-cpuset.toml",
         "name = \"cs\"\nkind = \"sharded\"\nshards_per_host = 2\n[[hosts]]\naddress = \"localhost\"\nshard_cpusets = [\"0-1\", \"banana\"]\n",
@@ -332,6 +461,17 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             &["hotspotdatafraction"],
         ),
         load(
+            "status.interval beyond 30 days (a timer period that would overflow)",
+            &[
+                "-s",
+                "-p",
+                "recordcount=10",
+                "-p",
+                "status.interval=18446744073709551615",
+            ],
+            &["-p", "status.interval", "30 days"],
+        ),
+        load(
             "status.interval not a number",
             &["-p", "recordcount=10", "-p", "status.interval=often"],
             &["status.interval"],
@@ -473,6 +613,94 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             &["down", "no-such-cluster"],
             &["no-such-cluster"],
         ),
+        // --- strict input ---
+        run(
+            "a boolean that is neither true nor false",
+            &["-p", "recordcount=10", "-p", "readallfields=maybe"],
+            &["-p", "readallfields", "maybe"],
+        ),
+        load("-p without a name", &["-p", "=5"], &["-p =5"]),
+        load(
+            "-P file with NUL and control bytes",
+            &["-P", "binary.properties"],
+            &["binary.properties:2", "not a text file"],
+        ),
+        load(
+            "-P file that is not UTF-8",
+            &["-P", "not-utf8.properties"],
+            &["not-utf8.properties:2", "not a text file"],
+        ),
+        up(
+            "a topology value of the wrong type",
+            "type-error.toml",
+            &["type-error.toml:3", "shards_per_host"],
+        ),
+        // --- durations and bounds ---
+        case(
+            "duration overflowing (compare)",
+            &["compare", "--duration", "99999999999999999999s"],
+            &["--duration"],
+        ),
+        case(
+            "duration above 30 days (demo)",
+            &["demo", "--duration", "1000000000h"],
+            &["--duration", "30 days"],
+        ),
+        case(
+            "bare duration overflowing (sweep)",
+            &[
+                "sweep",
+                "-P",
+                "S2",
+                "--uri",
+                uri.as_str(),
+                "--duration",
+                "99999999999999999999",
+            ],
+            &["--duration"],
+        ),
+        case(
+            "up --timeout 0",
+            &["up", "single", "--timeout", "0"],
+            &["--timeout"],
+        ),
+        // --- output paths, proven before connecting ---
+        run(
+            "--json names a directory",
+            &["-p", "recordcount=10", "--json", "a-directory.properties"],
+            &["--json", "a-directory.properties", "directory"],
+        ),
+        run(
+            "--json on a read-only file system",
+            &[
+                "-p",
+                "recordcount=10",
+                "--json",
+                "/proc/microshard-result.json",
+            ],
+            &["--json", "/proc"],
+        ),
+        load(
+            "--json under a regular file",
+            &["-p", "recordcount=10", "--json", "good.properties/out.json"],
+            &["--json", "good.properties"],
+        ),
+        load(
+            "exportfile on a read-only file system",
+            &[
+                "-p",
+                "recordcount=10",
+                "-p",
+                "exportfile=/proc/microshard-report.txt",
+            ],
+            &["exportfile", "/proc"],
+        ),
+        // --- results directories ---
+        case(
+            "report of an experiment with an unknown schema",
+            &["report", "{dir}/exp-schema"],
+            &["experiment.json", "microshard.experiment/99"],
+        ),
         // --- the command line ---
         case("unknown flag", &["load", "--frobnicate"], &["--frobnicate"]),
         case("unknown subcommand", &["lod"], &["lod"]),
@@ -561,20 +789,25 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             &["unreadable.properties"],
         ));
     }
-    let d = dir.to_string_lossy().into_owned();
-    for c in &mut cases {
-        for a in &mut c.args {
-            *a = a.replace("{dir}", &d);
-        }
-        for s in &mut c.culprits {
-            *s = s.replace("{dir}", &d);
-        }
-    }
+    expand_dir(&mut cases, dir);
     cases
 }
 
-/// `compare` input that is only refused after topologies were brought up (or never as bad input).
+/// `compare`, `sweep`, `demo` and `up` input that needs the servers, the machine or the results
+/// directory to be judged: refused before any run directory, state file or server exists.
 fn compare_catalogue(dir: &Path) -> Vec<Case> {
+    let compare = |what: &'static str, extra: &[&str], culprits: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--topologies",
+            "single",
+            "--scenarios",
+            "S1,S2",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        case(what, &args, culprits)
+    };
     let mut cases = vec![
         case(
             "compare with an unknown backend",
@@ -604,6 +837,223 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             ],
             &["no-such-topology"],
         ),
+        compare(
+            "--bin-dir that does not exist",
+            &["--bin-dir", "/nonexistent"],
+            &["--bin-dir", "/nonexistent"],
+        ),
+        compare(
+            "--bin-dir without mongod",
+            &["--bin-dir", "{dir}/topos"],
+            &["mongod", "{dir}/topos"],
+        ),
+        case(
+            "mongod not on PATH with the process backend (three topologies, one line)",
+            &["compare", "--scenarios", "S1", "-q"],
+            &["mongod", "PATH"],
+        )
+        .with_env("PATH", "{dir}/topos"),
+        case(
+            "--base-port whose ports run past 65535",
+            &[
+                "compare",
+                "--topologies",
+                "microshard-4",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "--base-port",
+                "65534",
+                "-q",
+            ],
+            &["--base-port", "65534", "microshard-4"],
+        ),
+        compare(
+            "--threads 0",
+            &["--bin-dir", "{dir}/bin", "--threads", "0"],
+            &["--threads"],
+        ),
+        compare(
+            "-p threadcount=0",
+            &["--bin-dir", "{dir}/bin", "-p", "threadcount=0"],
+            &["threadcount"],
+        ),
+        compare(
+            "--mongod-arg with a flag the plan manages",
+            &["--bin-dir", "{dir}/bin", "--mongod-arg=--port=1"],
+            &["--mongod-arg", "--port"],
+        ),
+        case(
+            "the same topology twice",
+            &[
+                "compare",
+                "--topologies",
+                "single,single",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &["single", "twice"],
+        ),
+        case(
+            "a CPU set naming CPUs this machine does not have",
+            &[
+                "compare",
+                "--topologies",
+                "single,{dir}/topos/many-cpus.toml",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &["many-cpus.toml", "shard_cpusets", "4000"],
+        ),
+        case(
+            "up with a CPU set naming CPUs this machine does not have",
+            &[
+                "up",
+                "{dir}/topos/many-cpus.toml",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+            ],
+            &["many-cpus.toml", "shard_cpusets", "4000"],
+        ),
+        case(
+            "--backend docker with the Docker engine unreachable",
+            &[
+                "compare",
+                "--backend",
+                "docker",
+                "--topologies",
+                "single",
+                "--scenarios",
+                "S1",
+                "-q",
+            ],
+            &["Docker engine unreachable", "no-docker.sock"],
+        )
+        .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
+        case(
+            "up --backend docker with the Docker engine unreachable",
+            &["up", "single", "--backend", "docker"],
+            &["Docker engine unreachable", "no-docker.sock"],
+        )
+        .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
+        case(
+            "demo --workers 0",
+            &["demo", "--workers", "0", "-q"],
+            &["--workers"],
+        ),
+        case(
+            "up --run-dir on a read-only file system",
+            &[
+                "up",
+                "single",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+                "--run-dir",
+                "/proc/microshard-run",
+            ],
+            &["--run-dir", "/proc"],
+        ),
+        case(
+            "calibrate --threads 0",
+            &["calibrate", "--threads", "0", "-q"],
+            &["--threads"],
+        ),
+        case(
+            "calibrate with a results root on a read-only file system",
+            &["calibrate", "--out", "/proc/microshard-results", "-q"],
+            &["--out", "/proc"],
+        ),
+        case(
+            "demo --service-time-us beyond 10 s",
+            &["demo", "--service-time-us", "18446744073709551615", "-q"],
+            &["--service-time-us"],
+        ),
+        case(
+            "demo --threads 0",
+            &["demo", "--threads", "0", "-q"],
+            &["--threads"],
+        ),
+        compare(
+            "results root on a read-only file system",
+            &[
+                "--bin-dir",
+                "{dir}/bin",
+                "--out",
+                "/proc/microshard-results",
+            ],
+            &["--out", "/proc"],
+        ),
+        compare(
+            "results root under a regular file",
+            &[
+                "--bin-dir",
+                "{dir}/bin",
+                "--out",
+                "{dir}/good.properties/results",
+            ],
+            &["--out", "good.properties"],
+        ),
+        case(
+            "sweep with a results root on a read-only file system",
+            &[
+                "sweep",
+                "-P",
+                "S2",
+                "--topology",
+                "single",
+                "--bin-dir",
+                "{dir}/bin",
+                "--out",
+                "/proc/microshard-results",
+                "-q",
+            ],
+            &["--out", "/proc"],
+        ),
+        case(
+            "sweep --bin-dir that does not exist",
+            &[
+                "sweep",
+                "-P",
+                "S2",
+                "--topology",
+                "single",
+                "--bin-dir",
+                "/nonexistent",
+                "-q",
+            ],
+            &["--bin-dir", "/nonexistent"],
+        ),
+        case(
+            "compare --resume of a directory whose cells cannot be written",
+            &["compare", "--resume", "{dir}/exp-cells-file", "-q"],
+            &["--resume", "cells"],
+        ),
+        case(
+            "compare --resume with a cell file that does not parse",
+            &["compare", "--resume", "{dir}/exp-damaged", "-q"],
+            &["--resume", "S2-r1.json"],
+        ),
+        case(
+            "compare --resume with a cell of an unknown schema",
+            &["compare", "--resume", "{dir}/exp-cell-schema", "-q"],
+            &["--resume", "S1-r1.json", "microshard.cell/99"],
+        ),
+        case(
+            "compare --resume of an experiment with an unknown schema",
+            &["compare", "--resume", "{dir}/exp-schema", "-q"],
+            &["--resume", "microshard.experiment/99"],
+        ),
         case(
             "compare with a bad -p override",
             &[
@@ -621,12 +1071,7 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             &["recordcount"],
         ),
     ];
-    let d = dir.to_string_lossy().into_owned();
-    for c in &mut cases {
-        for a in &mut c.args {
-            *a = a.replace("{dir}", &d);
-        }
-    }
+    expand_dir(&mut cases, dir);
     cases
 }
 
@@ -642,6 +1087,7 @@ fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
         .env("RUST_BACKTRACE", "1")
         .env("CI", "1")
         .env_remove("MONGODB_URL")
+        .envs(c.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .output();
     let out = match out {
@@ -656,6 +1102,10 @@ fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
     }
     if lines.len() != 1 {
         problems.push(format!("{} stderr lines, expected 1", lines.len()));
+    }
+    // One short line: not the same failure repeated per topology.
+    if lines.iter().any(|l| l.len() > 400) {
+        problems.push("a stderr line longer than 400 characters".into());
     }
     let lower = stderr.to_lowercase();
     if lower.contains("panicked") || lower.contains("backtrace") {
@@ -735,8 +1185,8 @@ fn every_kind_of_bad_input_exits_2_with_one_line_naming_the_culprit() {
     assert_all_refused(root, &work, &cases);
 }
 
-/// `compare` checks its backend, topologies and `-p` overrides only when it reaches them: after
-/// creating the run directory, and for a later topology after measuring the earlier ones.
+/// Every `compare` input (backend, binaries, topologies, CPU sets, threads, `-p`, results root,
+/// `--resume` directory) is checked before the run directory is made or anything is started.
 #[test]
 fn compare_refuses_bad_input_before_starting_anything() {
     let (tmp, work) = fixture_root();
@@ -763,4 +1213,290 @@ fn threads_beyond_the_open_file_limit_are_refused() {
         last.contains("threadcount") && last.contains("ulimit -n"),
         "{stderr}"
     );
+}
+
+/// A write end of a pipe whose read end is already closed: what `| head -0` leaves a program
+/// with, without any race on when the reader goes away.
+fn closed_pipe() -> Stdio {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe(2) fills two descriptors we own from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+    // SAFETY: closing the read end we own; the write end is handed to the child.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: fds[1] is open and owned by nothing else.
+    Stdio::from(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) })
+}
+
+/// `microshard report DIR --format csv | head -1`, `status --json | head -0` and friends: a reader
+/// that goes away is a normal end (exit 0), never a panic.
+#[test]
+fn a_closed_stdout_ends_the_program_normally() {
+    use microshard::standin::{Role, StandinConfig};
+    let (tmp, work) = fixture_root();
+    let root = tmp.path();
+    let exp = work.join("exp-ok").display().to_string();
+    // `load | head`: the YCSB report is written by the runner.
+    let rt = reliability_support::runtime();
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut cfg = StandinConfig::new(Role::Mongod);
+    cfg.dbpath = Some(data.path().to_path_buf());
+    cfg.quiet = true;
+    let server = {
+        let _guard = rt.enter();
+        microshard::standin::spawn(cfg).expect("stand-in starts")
+    };
+    let uri = server.uri();
+    let bin_dir = work.join("bin").display().to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
+        vec!["report", exp.as_str(), "--format", "csv"],
+        vec!["report", exp.as_str()],
+        vec!["diff", exp.as_str(), exp.as_str()],
+        vec!["status", "--json"],
+        vec!["status"],
+        vec!["up", "single", "--dry-run", "--backend", "docker"],
+        vec!["--version"],
+        vec!["standin", "mongod", "--version"],
+        vec!["doctor", "--bin-dir", bin_dir.as_str()],
+    ];
+    for args in cases {
+        let out = Command::new(bin())
+            .args(&args)
+            .current_dir(&work)
+            .env("MICROSHARD_STATE_DIR", root.join("state"))
+            .env("TMPDIR", root.join("tmp"))
+            .env("RUST_BACKTRACE", "1")
+            .stdin(Stdio::null())
+            .stdout(closed_pipe())
+            .output()
+            .expect("run microshard");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+    rt.block_on(server.shutdown());
+}
+
+/// A cell file that does not parse, or that has a schema this version does not know, is named
+/// in a warning by `report` (which still shows the rest); `--resume` refuses it (the catalogue).
+#[test]
+fn report_names_damaged_cells_in_a_warning() {
+    let (tmp, work) = fixture_root();
+    for (exp, file) in [
+        ("exp-damaged", "S2-r1.json"),
+        ("exp-cell-schema", "S1-r1.json"),
+    ] {
+        let out = Command::new(bin())
+            .args(["report", work.join(exp).to_str().expect("utf-8 path")])
+            .current_dir(&work)
+            .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
+            .output()
+            .expect("run microshard");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{exp}: {stderr}");
+        let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{exp}: {stderr}");
+        assert!(warnings[0].contains(file), "{exp}: {stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("single"),
+            "{exp}: the table is still shown: {stdout}"
+        );
+    }
+}
+
+/// `--backend existing` (and `sweep --uri`) ask the cluster first: credentials it refuses are bad
+/// input named on one line, before a run directory exists.
+#[test]
+fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts() {
+    use microshard::standin::{Role, StandinConfig};
+    let rt = reliability_support::runtime();
+    let (tmp, work) = fixture_root();
+    let data = tempfile::tempdir().expect("temp dir");
+    let mut cfg = StandinConfig::new(Role::Mongod);
+    cfg.dbpath = Some(data.path().to_path_buf());
+    cfg.quiet = true;
+    let server = {
+        let _guard = rt.enter();
+        microshard::standin::spawn(cfg).expect("stand-in starts")
+    };
+    // The stand-in has no users: SCRAM (the default mechanism) fails like a real server's.
+    let uri = format!(
+        "mongodb://bench:wrong@127.0.0.1:{}/?directConnection=true",
+        server.port()
+    );
+    std::fs::write(
+        work.join("topos/refused.toml"),
+        format!("name = \"refused\"\nkind = \"standalone\"\nuri = \"{uri}\"\n"),
+    )
+    .expect("write topology");
+    let host = format!("127.0.0.1:{}", server.port());
+    let mut cases = vec![
+        case(
+            "compare --backend existing with refused credentials",
+            &[
+                "compare",
+                "--backend",
+                "existing",
+                "--topologies",
+                "{dir}/topos/refused.toml",
+                "--scenarios",
+                "S1",
+                "-q",
+            ],
+            // The URI is shown with its password redacted.
+            &["refused.toml", host.as_str(), "bench:****@"],
+        ),
+        case(
+            "up of an existing cluster with refused credentials",
+            &["up", "{dir}/topos/refused.toml"],
+            &["refused.toml", host.as_str(), "bench:****@"],
+        ),
+        case(
+            "sweep --uri with refused credentials",
+            &["sweep", "-P", "S2", "--uri", uri.as_str(), "-q"],
+            &["--uri", host.as_str(), "bench:****@"],
+        ),
+    ];
+    expand_dir(&mut cases, &work);
+    assert_all_refused(tmp.path(), &work, &cases);
+    rt.block_on(server.shutdown());
+}
+
+/// Tears a cluster left running by a test down again, even when the test fails.
+struct LeftRunning<'a> {
+    root: &'a Path,
+    work: &'a Path,
+    name: &'static str,
+}
+
+impl LeftRunning<'_> {
+    fn microshard(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin())
+            .args(args)
+            .current_dir(self.work)
+            .env("MICROSHARD_STATE_DIR", self.root.join("state"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("CI", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run microshard")
+    }
+}
+
+impl Drop for LeftRunning<'_> {
+    fn drop(&mut self) {
+        let _ = self.microshard(&["down", self.name]);
+    }
+}
+
+/// A port held by a cluster microshard left running (as after a SIGKILL) is named with that
+/// cluster and the `microshard down NAME` that clears it, by `up` and by `compare`, before
+/// anything of the new run starts.
+#[test]
+fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
+    let (tmp, work) = fixture_root();
+    let root = tmp.path();
+    let port = reliability_support::free_base_port(21_000, 1);
+    for name in ["left-a", "left-b"] {
+        std::fs::write(
+            work.join("topos").join(format!("{name}.toml")),
+            format!("name = \"{name}\"\nkind = \"standalone\"\nbaseline = \"standalone\"\nbase_port = {port}\n"),
+        )
+        .expect("write topology");
+    }
+    let bin_dir = work.join("bin").display().to_string();
+    let left = LeftRunning {
+        root,
+        work: &work,
+        name: "left-a",
+    };
+    let out = left.microshard(&[
+        "up",
+        "topos/left-a.toml",
+        "--backend",
+        "process",
+        "--bin-dir",
+        &bin_dir,
+    ]);
+    assert!(
+        out.status.success(),
+        "up left-a: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let culprits = ["left-a", "`microshard down left-a`", &port.to_string()];
+    let mut cases = vec![
+        case(
+            "up of another topology on the leftover's port",
+            &[
+                "up",
+                "topos/left-b.toml",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+            ],
+            &culprits,
+        ),
+        case(
+            "compare on the leftover's port",
+            &[
+                "compare",
+                "--topologies",
+                "{dir}/topos/left-b.toml",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &culprits,
+        ),
+    ];
+    expand_dir(&mut cases, &work);
+    // The leftover's own processes refer to the fixture root; only new ones would be a failure.
+    let before = processes_referring_to(root).len();
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let out = left.microshard(&c.args.iter().map(String::as_str).collect::<Vec<_>>());
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            let lines = stderr.lines().filter(|l| !l.trim().is_empty()).count();
+            let named = c.culprits.iter().all(|s| stderr.contains(s.as_str()));
+            (out.status.code() != Some(2) || lines != 1 || !named)
+                .then(|| format!("{}: {:?} {stderr}", c.what, out.status.code()))
+        })
+        .collect();
+    assert_eq!(
+        processes_referring_to(root).len(),
+        before,
+        "a new process started"
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+    let out = left.microshard(&["status", "--json"]);
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !status.contains("left-b"),
+        "left-b must not have been recorded: {status}"
+    );
+}
+
+/// `status --json` is JSON whatever the state: an empty array when no cluster is recorded (a
+/// script parsing it must not meet a sentence).
+#[test]
+fn status_json_is_json_even_with_no_clusters() {
+    let (tmp, work) = fixture_root();
+    let out = Command::new(bin())
+        .args(["status", "--json"])
+        .current_dir(&work)
+        .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
+        .output()
+        .expect("run microshard");
+    assert_eq!(out.status.code(), Some(0));
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("status --json prints JSON");
+    assert_eq!(parsed, serde_json::json!([]));
 }

@@ -33,6 +33,9 @@ pub const LABEL_RUN: &str = "microshard.run";
 pub const LABEL_MEMBER: &str = "microshard.member";
 /// The `nofile` limit every member container gets (soft and hard), as MongoDB's packages set.
 pub const NOFILE: i64 = 64000;
+/// Label naming who made an object ([`owner_id`]): `down --all` removes only the caller's own
+/// leftovers unless asked for every owner's (`--any-owner`).
+pub const LABEL_OWNER: &str = "microshard.owner";
 /// Tag of the locally built stand-in image used by tests and `demo`.
 pub const STANDIN_IMAGE: &str = "microshard-standin:test";
 
@@ -109,10 +112,10 @@ pub async fn ensure_image(
         .tag(tag)
         .build();
     if progress {
-        eprintln!(
+        crate::output::eprintln(&format!(
             "microshard: pulling {image} on {}",
             endpoint_label(endpoint)
-        );
+        ));
     }
     let mut stream = docker.create_image(Some(opts), None, None);
     let mut last = String::new();
@@ -132,7 +135,7 @@ pub async fn ensure_image(
                     info.status.unwrap_or_default()
                 );
                 if progress && line != last {
-                    eprintln!("microshard:   {}", line.trim());
+                    crate::output::eprintln(&format!("microshard:   {}", line.trim()));
                     last = line;
                 }
             }
@@ -164,10 +167,31 @@ fn split_image(image: &str) -> (&str, &str) {
     }
 }
 
+/// Who makes the objects of this process: the user id and a hash of the state directory. Two
+/// users of one engine, or one user with two state directories (tests), never share an owner, so
+/// neither's `down --all` removes the other's running experiment.
+pub fn owner_id() -> String {
+    owner_id_for(&super::state::state_dir())
+}
+
+/// The owner id of this user with state directory `state_dir` (see [`owner_id`]).
+pub fn owner_id_for(state_dir: &Path) -> String {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    // FNV-1a: stable across Rust versions and machines (std's hasher is not).
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in state_dir.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("uid{uid}-{hash:016x}")
+}
+
 fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
     let mut l = HashMap::new();
     l.insert(LABEL_CLUSTER.to_string(), cluster.to_string());
     l.insert(LABEL_RUN.to_string(), run.to_string());
+    l.insert(LABEL_OWNER.to_string(), owner_id());
     if let Some(m) = member {
         l.insert(LABEL_MEMBER.to_string(), m.to_string());
     }
@@ -381,10 +405,10 @@ impl DockerLauncher {
         };
         let nofile = self.in_flight.run(create_and_start).await??;
         if nofile.is_none() {
-            eprintln!(
+            crate::output::eprintln(&format!(
                 "microshard: warning: the Docker engine refused nofile={NOFILE} for {}; it runs with the engine's limit (mongod accepts 0.8 × the soft limit in connections)",
                 member.name
-            );
+            ));
         }
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.
@@ -592,10 +616,21 @@ pub async fn remove_labelled_where(
     run: Option<&str>,
     keep: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>, DockerError> {
+    remove_labelled_matching(endpoint, run, |l| {
+        l.get(LABEL_CLUSTER).is_some_and(|c| keep(c))
+    })
+    .await
+}
+
+/// Like [`remove_labelled`], keeping only objects whose labels pass `keep` (`down --all` keeps
+/// the caller's own, by [`LABEL_OWNER`]).
+pub async fn remove_labelled_matching(
+    endpoint: Option<&str>,
+    run: Option<&str>,
+    keep: impl Fn(&HashMap<String, String>) -> bool,
+) -> Result<Vec<String>, DockerError> {
     let selected = |labels: Option<&HashMap<String, String>>| {
-        labels
-            .and_then(|l| l.get(LABEL_CLUSTER))
-            .is_some_and(|c| keep(c))
+        labels.is_some_and(|l| l.contains_key(LABEL_CLUSTER) && keep(l))
     };
     let docker = connect(endpoint).await?;
     let filter_value = match run {

@@ -547,17 +547,45 @@ pub async fn default_backend(
     }
 }
 
-/// Finds every run recorded in state files and every Docker object labelled by microshard on the
-/// local engine, and tears them all down. Returns what was torn down (one line each).
-pub async fn down_all() -> anyhow::Result<Vec<String>> {
-    down_all_where(|_| true).await
+/// What `down --all` did: one line per cluster or object torn down, and why Docker objects were
+/// not searched when they were not (so "nothing to tear down" is never said without knowing).
+#[derive(Debug, Default)]
+pub struct DownAll {
+    /// One line per cluster (state file) or Docker object removed.
+    pub done: Vec<String>,
+    /// Set when the local Docker engine did not answer.
+    pub docker_unreachable: Option<String>,
 }
 
-/// Like [`down_all`], limited to clusters whose topology name passes `keep` (tests use it so
-/// they never touch another run on the same engine).
-pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<String>> {
-    let mut done = Vec::new();
+/// Tears down every run recorded in this user's state directory and every Docker object on the
+/// local engine labelled with this user's owner id ([`docker::owner_id`]); with `any_owner`,
+/// every microshard-labelled object on the engine, whoever made it.
+pub async fn down_all(any_owner: bool) -> anyhow::Result<DownAll> {
+    let mut report = DownAll::default();
     let mut errors = Vec::new();
+    down_state_files(|_| true, &mut report.done, &mut errors).await;
+    let owner = docker::owner_id();
+    let mine = |l: &std::collections::HashMap<String, String>| {
+        any_owner || l.get(docker::LABEL_OWNER) == Some(&owner)
+    };
+    match docker::remove_labelled_matching(None, None, mine).await {
+        Ok(removed) => report.done.extend(removed),
+        Err(docker::DockerError::Unreachable(why)) => report.docker_unreachable = Some(why),
+        Err(e) => errors.push(format!("docker: {e}")),
+    }
+    if errors.is_empty() {
+        Ok(report)
+    } else {
+        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    }
+}
+
+/// Tears down the clusters recorded in the state directory whose name passes `keep`.
+async fn down_state_files(
+    keep: impl Fn(&str) -> bool,
+    done: &mut Vec<String>,
+    errors: &mut Vec<String>,
+) {
     for (path, rec) in state::list() {
         if let Ok(c) = &rec
             && !keep(&c.name)
@@ -572,6 +600,14 @@ pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<S
             Err(e) => errors.push(format!("{}: {e:#}", path.display())),
         }
     }
+}
+
+/// Every state file and every microshard-labelled Docker object (any owner) whose topology name
+/// passes `keep`; tests use it so they never touch another run on the same engine.
+pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<String>> {
+    let mut done = Vec::new();
+    let mut errors = Vec::new();
+    down_state_files(&keep, &mut done, &mut errors).await;
     match docker::remove_labelled_where(None, None, &keep).await {
         Ok(removed) => done.extend(removed),
         Err(docker::DockerError::Unreachable(_)) => {}

@@ -426,7 +426,9 @@ async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: 
         }
     };
     if process_stopped(pid) {
-        eprintln!("microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it");
+        crate::output::eprintln(&format!(
+            "microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it"
+        ));
         kill(libc::SIGKILL);
         return wait_gone(pid, port, stop_timeout).await;
     }
@@ -435,11 +437,11 @@ async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: 
             .await
             .is_ok();
     if !answered {
-        eprintln!(
+        crate::output::eprintln(&format!(
             "microshard: {name} ({address}) did not answer shutdown within {} s: sending SIGTERM, then SIGKILL after {} s",
             SHUTDOWN_COMMAND_TIMEOUT.as_secs(),
             stop_timeout.as_secs()
-        );
+        ));
     } else if wait_gone(pid, port, stop_timeout).await {
         return true;
     }

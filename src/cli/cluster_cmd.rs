@@ -8,6 +8,7 @@ use clap::Args;
 use crate::backend::{self, UpOptions, state};
 use crate::cluster::AssemblyOptions;
 use crate::error::as_bad_input;
+use crate::output;
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
 /// Arguments of `up`.
@@ -33,8 +34,8 @@ pub struct UpArgs {
     /// Docker image for every member, instead of the topology's (e.g. microshard-standin:test).
     #[arg(long)]
     pub image: Option<String>,
-    /// Bound, in seconds, of each wait (first answer, primary, addShard).
-    #[arg(long, default_value_t = 90)]
+    /// Bound, in seconds, of each wait (first answer, primary, addShard); 1 s to 30 days.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
     pub timeout: u64,
 }
 
@@ -44,15 +45,20 @@ pub struct DownArgs {
     /// Topology name (or run id) to tear down.
     #[arg(required_unless_present = "all")]
     pub topology: Option<String>,
-    /// Tear down everything microshard left: every state file and every labelled Docker object.
+    /// Tear down everything microshard left for you: every cluster in your state directory and
+    /// every Docker object labelled with your owner id.
     #[arg(long, conflicts_with = "topology")]
     pub all: bool,
+    /// With --all: also every microshard-labelled Docker object of other users and state
+    /// directories (their running experiments included).
+    #[arg(long, requires = "all")]
+    pub any_owner: bool,
 }
 
 /// Arguments of `status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Print the state records as JSON.
+    /// Print the state records as JSON (an empty array when there are none).
     #[arg(long)]
     pub json: bool,
 }
@@ -70,8 +76,9 @@ pub struct DoctorArgs {
 }
 
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
-pub async fn up(args: UpArgs) -> anyhow::Result<()> {
+pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
+    args.bin_dir = super::preflight::absolute_bin_dir(args.bin_dir)?;
     let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
     if let Some(image) = &args.image {
         spec.image = image.clone();
@@ -105,13 +112,27 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     };
     let plan = Plan::new(&spec, &opts).map_err(as_bad_input)?;
     if args.dry_run {
-        print!("{}", plan.render());
+        output::print(&plan.render())?;
         return Ok(());
     }
-    for n in &plan.notes {
-        eprintln!("microshard: note: {n}");
+    // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
+    // anything starts (`docs/reliability.md` §1).
+    if let Some(dir) = &args.run_dir {
+        super::preflight::writable_dir("--run-dir", dir)?;
     }
-    let t = Duration::from_secs(args.timeout.max(1));
+    super::preflight::servers(&super::preflight::Servers {
+        label: "topology",
+        backend: &backend.to_string(),
+        topologies: std::slice::from_ref(&args.topology),
+        bin_dir: args.bin_dir.as_deref(),
+        image: args.image.as_deref(),
+        ..Default::default()
+    })
+    .await?;
+    for n in &plan.notes {
+        output::eprintln(&format!("microshard: note: {n}"));
+    }
+    let t = Duration::from_secs(args.timeout);
     let up_opts = UpOptions {
         assembly: AssemblyOptions {
             ready_timeout: t,
@@ -124,25 +145,37 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         ..UpOptions::default()
     };
     let cluster = backend::up(&plan, &up_opts).await?;
-    print!("{}", cluster.render());
+    let mut text = cluster.render();
     if cluster.backend != BackendKind::Existing {
-        println!(
-            "left running; stop it with: microshard down {}",
+        text.push_str(&format!(
+            "left running; stop it with: microshard down {}\n",
             cluster.name
-        );
+        ));
     }
+    output::print(&text)?;
     Ok(())
 }
 
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
 pub async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
-        let done = backend::down_all().await?;
-        if done.is_empty() {
-            println!("nothing to tear down");
+        let report = backend::down_all(args.any_owner).await?;
+        if let Some(why) = &report.docker_unreachable {
+            output::eprintln(&format!(
+                "microshard: note: Docker engine unreachable ({why}): its containers, networks and volumes were not searched"
+            ));
         }
-        for d in done {
-            println!("torn down: {d}");
+        if report.done.is_empty() {
+            output::println(&match report.docker_unreachable {
+                Some(_) => format!(
+                    "nothing to tear down in {} (Docker not searched)",
+                    state::state_dir().display()
+                ),
+                None => "nothing to tear down".to_string(),
+            })?;
+        }
+        for d in report.done {
+            output::println(&format!("torn down: {d}"))?;
         }
         return Ok(());
     }
@@ -165,17 +198,23 @@ pub async fn down(args: DownArgs) -> anyhow::Result<()> {
         )));
     }
     let mut errors = Vec::new();
+    let mut done = String::new();
     for c in matches {
         match backend::down(&c).await {
-            Ok(()) => println!("torn down: {} (run {}, {})", c.name, c.run_id, c.backend),
+            Ok(()) => done.push_str(&format!(
+                "torn down: {} (run {}, {})\n",
+                c.name, c.run_id, c.backend
+            )),
             Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(anyhow::anyhow!("{}", errors.join("; ")))
+    // Printed once everything is down: a reader that goes away must not stop the teardown, nor
+    // hide a teardown that failed.
+    let printed = output::print(&done);
+    if !errors.is_empty() {
+        return Err(anyhow::anyhow!("{}", errors.join("; ")));
     }
+    Ok(printed?)
 }
 
 fn matching(name: &str) -> Vec<backend::RunningCluster> {
@@ -189,8 +228,11 @@ fn matching(name: &str) -> Vec<backend::RunningCluster> {
 /// Lists the clusters microshard is running, with each member's state checked now.
 pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let all = state::list();
-    if all.is_empty() {
-        println!("no clusters recorded in {}", state::state_dir().display());
+    if all.is_empty() && !args.json {
+        output::println(&format!(
+            "no clusters recorded in {}",
+            state::state_dir().display()
+        ))?;
         return Ok(());
     }
     let mut records = Vec::new();
@@ -206,7 +248,7 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
                 }
                 records.push(c);
             }
-            Err(e) => eprintln!("microshard: {}: {e:#}", path.display()),
+            Err(e) => output::eprintln(&format!("microshard: {}: {e:#}", path.display())),
         }
     }
     if args.json {
@@ -217,10 +259,10 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
             c.plan.uri = c.plan.uri.as_deref().map(crate::redact::redact_uri);
             v.push(serde_json::to_value(&c)?);
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        output::println(&serde_json::to_string_pretty(&v)?)?;
     } else {
         for c in &records {
-            println!("{}", c.render());
+            output::println(&c.render())?;
         }
     }
     Ok(())
@@ -242,7 +284,15 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
             ))
         };
     }
-    println!("process backend:");
+    let mut text = String::new();
+    // Every line of the report goes into `text`, printed once at the end.
+    macro_rules! outln {
+        ($($arg:tt)*) => {{
+            text.push_str(&format!($($arg)*));
+            text.push('\n');
+        }};
+    }
+    outln!("process backend:");
     let mut standin_only = false;
     let mut found_any = false;
     for name in ["mongod", "mongos"] {
@@ -254,28 +304,28 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                         if v.to_ascii_lowercase().contains("standin") {
                             standin_only = true;
                         }
-                        println!("  {name}: {} ({v})", path.display());
+                        outln!("  {name}: {} ({v})", path.display());
                     }
-                    Err(e) => println!(
+                    Err(e) => outln!(
                         "  {name}: {} does not answer --version: {e:#}",
                         path.display()
                     ),
                 }
             }
-            Err(e) => println!("  {name}: not usable: {e}"),
+            Err(e) => outln!("  {name}: not usable: {e}"),
         }
     }
     if !found_any {
-        println!(
+        outln!(
             "  note: without MongoDB binaries, the microshard stand-in can play mongod/mongos for tests and demos (not for MongoDB figures)"
         );
     }
     if standin_only {
-        println!(
+        outln!(
             "  note: the binaries found are the microshard stand-in, not MongoDB; figures measured against them are stand-in figures"
         );
     }
-    println!("docker backend:");
+    outln!("docker backend:");
     match backend::docker::connect(None).await {
         Ok(docker) => {
             let version = docker
@@ -284,7 +334,7 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                 .ok()
                 .and_then(|v| v.version)
                 .unwrap_or_else(|| "unknown".into());
-            println!("  engine: reachable, version {version}");
+            outln!("  engine: reachable, version {version}");
             for image in [
                 crate::topology::spec_default_image(),
                 backend::docker::STANDIN_IMAGE,
@@ -295,17 +345,18 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
                 } else {
                     "absent (pulled on first use when a registry is reachable)"
                 };
-                println!(
+                outln!(
                     "  image {image}: {}",
                     if present { "present" } else { absent }
                 );
             }
         }
-        Err(e) => println!("  not usable: {e}"),
+        Err(e) => outln!("  not usable: {e}"),
     }
-    println!("existing backend:");
-    println!(
+    outln!("existing backend:");
+    outln!(
         "  usable with any topology that sets uri = \"mongodb://...\" (see topologies/existing.toml)"
     );
+    output::print(&text)?;
     Ok(())
 }

@@ -5,35 +5,43 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::preflight;
 use crate::error::bad_input;
 use crate::experiment::compare::{self, CompareConfig, MatrixOutcome};
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
+use crate::output;
 use crate::report::{self, Format};
 
-/// Parses `60s`, `2m`, `1h`, `500ms` or a bare number of seconds.
+/// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
+/// deadline computed from it from overflowing (`docs/reliability.md` §1).
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Parses a duration flag: `60s`, `2m`, `1h`, `500ms`, `1h 30m` (humantime's syntax) or a bare
+/// number of seconds; positive and at most [`MAX_DURATION`]. Overflowing numbers are refused,
+/// never a panic.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
+    let too_long = || format!("{text:?}: longer than 30 days");
+    let d = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| too_long())?
+    } else {
+        humantime::parse_duration(t).map_err(|e| match e {
+            humantime::DurationError::NumberOverflow => too_long(),
+            e => format!("{text:?}: {e} (expected a duration such as 30s, 2m or 500ms)"),
+        })?
     };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a duration such as 30s, 2m or 500ms"))?;
-    let secs = match unit {
-        "ms" => value / 1000.0,
-        "s" | "sec" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
-    };
-    if !secs.is_finite() || secs <= 0.0 {
+    if d.is_zero() {
         return Err(format!("{text:?}: must be positive"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
 
 /// A comma-separated list of thread counts, sorted and without duplicates.
@@ -307,11 +315,13 @@ fn finish_matrix(
     format: Format,
 ) -> anyhow::Result<()> {
     let text = report::table(dir, format)?;
-    println!("{text}");
-    eprintln!(
+    // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
+    // a success: its outcome decides the exit status first.
+    let printed = output::println(&text);
+    output::eprintln(&format!(
         "microshard: results, reports and charts in {}",
         dir.path().display()
-    );
+    ));
     if outcome.interrupted {
         anyhow::bail!(
             "interrupted: {} cell(s) measured this time; finish with `microshard compare --resume {}`",
@@ -335,7 +345,7 @@ fn finish_matrix(
             not_valid.join(" | ")
         ))));
     }
-    Ok(())
+    Ok(printed?)
 }
 
 /// Live findings during cells (a member stopped answering, a stall) as lines above the progress
@@ -354,16 +364,13 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.topologies = split_list(&args.topologies);
     cfg.scenarios = split_list(&args.scenarios);
     cfg.backend = args.backend;
-    cfg.bin_dir = args.bin_dir;
+    cfg.bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
     cfg.overrides = args.properties;
     if let Some(w) = args.warmup {
         cfg.overrides
             .push(format!("microshard.warmup={}", w.as_secs_f64()));
     }
     cfg.extra_mongod_args = args.mongod_args;
-    if args.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
-        return Err(bad_input("--image: must not be empty"));
-    }
     cfg.image = args.image;
     cfg.duration = Some(args.duration);
     cfg.repeat = args.repeat;
@@ -379,59 +386,79 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.client_ceiling = live::stored_ceiling(&args.out);
     cfg.live_server_status = args.status;
     cfg.clients = usize::try_from(args.clients).unwrap_or(1);
-    // On resume the stored configuration decides backend and binaries (`--bin-dir` may move
-    // them; a demo's temporary stand-in links are made again).
-    let mut _demo_links: Option<tempfile::TempDir> = None;
-    let (backend, bin_dir, extra, image, clients) = match &cfg.resume {
+    // Everything is checked before the run directory is made or a topology started
+    // (`docs/reliability.md` §1). On resume the stored configuration decides topologies, backend
+    // and binaries (`--bin-dir` may move them; a demo's temporary stand-in links are made again).
+    let (backend, bin_dir, extra, image, topologies, demo, clients) = match &cfg.resume {
         Some(path) => {
-            let stored = ExperimentDir::open(path)
-                .and_then(|d| d.config())
+            let stored = preflight::resumable(path)?
+                .config()
                 .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-            let mut bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
-            if let Some(dir) = bin_dir.as_ref().filter(|d| !d.is_dir()) {
-                if stored.name != "demo" {
-                    return Err(bad_input(format!(
-                        "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
-                        dir.display()
-                    )));
-                }
-                let links = tempfile::Builder::new()
-                    .prefix("microshard-demo-bin-")
-                    .tempdir()?;
-                crate::standin::link_binaries(links.path())?;
-                bin_dir = Some(links.path().to_path_buf());
-                _demo_links = Some(links);
+            let bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
+            let relink = bin_dir.as_ref().is_some_and(|d| !d.is_dir());
+            if let (true, Some(dir)) = (relink && stored.name != "demo", &bin_dir) {
+                return Err(bad_input(format!(
+                    "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
+                    dir.display()
+                )));
             }
             let image = cfg.image.clone().or(stored.image);
+            let bin_dir = if relink { None } else { bin_dir };
+            let extra = stored.extra_mongod_args;
             (
                 stored.backend,
                 bin_dir,
-                stored.extra_mongod_args,
+                extra,
                 image,
+                stored.topologies,
+                relink,
                 stored.clients,
             )
         }
-        None => (
-            cfg.backend.clone(),
-            cfg.bin_dir.clone(),
-            cfg.extra_mongod_args.clone(),
-            cfg.image.clone(),
-            cfg.clients,
-        ),
-    };
-    if cfg.resume.is_none() {
-        // Refuse bad input before anything starts: every topology must load.
-        for name in &cfg.topologies {
-            crate::topology::TopologySpec::load(name)
-                .map_err(|e| bad_input(format!("--topologies {name}: {e}")))?;
+        None => {
+            preflight::writable_dir("--out", &cfg.results_root)?;
+            preflight::scenarios(&cfg)?;
+            (
+                cfg.backend.clone(),
+                cfg.bin_dir.clone(),
+                cfg.extra_mongod_args.clone(),
+                cfg.image.clone(),
+                cfg.topologies.clone(),
+                false,
+                cfg.clients,
+            )
         }
-    }
+    };
+    preflight::servers(&preflight::Servers {
+        label: "--topologies",
+        backend: &backend,
+        topologies: &topologies,
+        bin_dir: bin_dir.as_deref(),
+        extra_mongod_args: &extra,
+        image: image.as_deref(),
+        base_port: args.base_port,
+        binaries_linked_later: demo,
+        quiet: args.quiet,
+    })
+    .await?;
+    let mut _demo_links: Option<tempfile::TempDir> = None;
+    let bin_dir = if demo {
+        let links = tempfile::Builder::new()
+            .prefix("microshard-demo-bin-")
+            .tempdir()?;
+        crate::standin::link_binaries(links.path())?;
+        let dir = links.path().to_path_buf();
+        _demo_links = Some(links);
+        Some(dir)
+    } else {
+        bin_dir
+    };
     let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
     lab.base_port = args.base_port;
     lab.image = image;
     lab.notify = Some(notify_through(&progress));
     lab.clients = clients;
-    if _demo_links.is_some() && lab.base_port.is_none() {
+    if demo && lab.base_port.is_none() {
         lab.base_port = live::free_port_range(live::DEMO_PORTS);
     }
     let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
@@ -470,19 +497,40 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         repeat: args.repeat,
         clients: usize::try_from(args.clients).unwrap_or(1),
     };
-    let mut lab = LiveLab::new(&args.backend, args.bin_dir, args.mongod_args)?;
+    preflight::writable_dir("--out", &cfg.results_root)?;
+    match &cfg.target {
+        SweepTarget::Topology(t) => {
+            preflight::servers(&preflight::Servers {
+                label: "--topology",
+                backend: &args.backend,
+                topologies: std::slice::from_ref(t),
+                bin_dir: args.bin_dir.as_deref(),
+                extra_mongod_args: &args.mongod_args,
+                base_port: args.base_port,
+                quiet: args.quiet,
+                ..Default::default()
+            })
+            .await?
+        }
+        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
+    }
+    let bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
+    let mut lab = LiveLab::new(&args.backend, bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     lab.notify = Some(notify_through(&progress));
     lab.clients = cfg.clients;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     if result.is_single() {
         for (_, curve) in &result.curves {
-            println!("{}", sweep::render_sweep(curve));
+            output::println(&sweep::render_sweep(curve))?;
         }
     } else {
-        println!("{}", sweep::render_vary(&result, sweep::VaryFormat::Table));
+        output::println(&sweep::render_vary(&result, sweep::VaryFormat::Table))?;
     }
-    eprintln!("microshard: sweep and chart in {}", dir.path().display());
+    output::eprintln(&format!(
+        "microshard: sweep and chart in {}",
+        dir.path().display()
+    ));
     let not_valid: Vec<String> = result
         .curves
         .iter()
@@ -510,26 +558,33 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 /// Prints an experiment's table.
 pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
+    preflight::known_schema(&dir)?;
+    for damaged in preflight::damaged_cells(&dir) {
+        output::eprintln(&format!(
+            "microshard: warning: {damaged}; its cell is shown as not measured"
+        ));
+    }
     if args.write {
+        preflight::writable_dir("report --write", dir.path())?;
         compare::write_reports(&dir)?;
     }
     let sweeps = dir.sweeps();
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
     if sweep_only && args.format != Format::Json {
         for (_, s) in &sweeps {
-            println!("{}", sweep::render_sweep(s));
+            output::println(&sweep::render_sweep(s))?;
         }
         return Ok(());
     }
     if sweep_only {
         let all: Vec<_> = sweeps.into_iter().map(|(_, s)| s).collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        output::println(&serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
-    println!("{}", report::table(&dir, args.format)?);
+    output::println(&report::table(&dir, args.format)?)?;
     if args.format == Format::Table {
         for (_, s) in &sweeps {
-            println!("{}", sweep::render_sweep(s));
+            output::println(&sweep::render_sweep(s))?;
         }
     }
     Ok(())
@@ -539,7 +594,9 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
 pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let a = ExperimentDir::open(&args.a).map_err(crate::error::as_bad_input)?;
     let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
-    println!("{}", report::diff::diff_dirs(&a, &b, args.format)?);
+    preflight::known_schema(&a)?;
+    preflight::known_schema(&b)?;
+    output::println(&report::diff::diff_dirs(&a, &b, args.format)?)?;
     Ok(())
 }
 
@@ -547,6 +604,8 @@ pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
+    preflight::at_least_one("--threads", u64::from(args.threads))?;
+    preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
         workload: args.workload,
         duration: args.duration,
@@ -556,7 +615,7 @@ pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         results_root: args.out,
     };
     let outcome = live::calibrate(&cfg, &cancel, &progress).await?;
-    println!("{}", outcome.render());
+    output::println(&outcome.render())?;
     Ok(())
 }
 
@@ -574,6 +633,26 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         topologies: split_list(&args.topologies),
         scenarios: split_list(&args.scenarios),
     };
+    preflight::at_least_one("--workers", u64::from(cfg.workers))?;
+    if cfg.service_time_us > crate::standin::config::MAX_SERVICE_TIME_US {
+        return Err(bad_input(format!(
+            "--service-time-us {}: at most {} (10 s per operation)",
+            cfg.service_time_us,
+            crate::standin::config::MAX_SERVICE_TIME_US
+        )));
+    }
+    preflight::at_least_one("--threads", u64::from(cfg.threads))?;
+    preflight::writable_dir("--out", &cfg.results_root)?;
+    preflight::scenarios(&live::demo_compare_config(&cfg))?;
+    preflight::servers(&preflight::Servers {
+        label: "--topologies",
+        backend: "process",
+        topologies: &cfg.topologies,
+        binaries_linked_later: true,
+        quiet: args.quiet,
+        ..Default::default()
+    })
+    .await?;
     let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format)
 }
@@ -591,6 +670,17 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("5x").is_err());
         assert!(parse_duration("").is_err());
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("30days"), Ok(MAX_DURATION));
+        for too_long in [
+            "99999999999999999999s",
+            "1000000000h",
+            "31d",
+            "99999999999999999999",
+        ] {
+            let e = parse_duration(too_long).err().unwrap_or_default();
+            assert!(e.contains("30 days"), "{too_long}: {e}");
+        }
     }
 
     #[test]

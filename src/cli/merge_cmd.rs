@@ -61,7 +61,7 @@ pub async fn merge(args: MergeArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
     }
     match args.format {
-        MergeFormat::Json => println!("{}", serde_json::to_string_pretty(&merged)?),
+        MergeFormat::Json => crate::output::println(&serde_json::to_string_pretty(&merged)?)?,
         MergeFormat::Ycsb => {
             let mut props = crate::workload::Properties::new();
             for p in &merged.properties {

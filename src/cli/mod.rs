@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 pub mod cluster_cmd;
 pub mod experiment_cmd;
 pub mod merge_cmd;
+pub mod preflight;
 pub mod standin_cmd;
 pub mod workload_cmd;
 pub mod ycsb_cmd;
@@ -106,7 +107,7 @@ fn usage_error(err: clap::Error) -> ExitCode {
     } else {
         parts.join("; ")
     };
-    eprintln!("microshard: error: {message} (see --help)");
+    crate::output::eprintln(&format!("microshard: error: {message} (see --help)"));
     ExitCode::from(2)
 }
 
@@ -138,16 +139,22 @@ fn block_on(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> anyho
     runtime.block_on(fut)
 }
 
+/// Maps the outcome to an exit status. A write to a closed pipe (`microshard report DIR | head -1`)
+/// is a normal end: the reader has what it wanted (see [`crate::output`]).
 fn finish(outcome: anyhow::Result<()>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if crate::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = crate::redact::redact_text(&format!("{err:#}"));
             let status = crate::error::exit_status(&err);
             // Exit 3 is not an error of the tool: the run finished and its verdict says why
             // its figures must not be published as normal results.
             let what = if status == 3 { "not valid" } else { "error" };
-            eprintln!("microshard: {what}: {}", message.replace('\n', " "));
+            crate::output::eprintln(&format!(
+                "microshard: {what}: {}",
+                message.replace('\n', " ")
+            ));
             ExitCode::from(status)
         }
     }

@@ -52,7 +52,7 @@ pub async fn run(args: StandinArgs) -> anyhow::Result<()> {
 /// Runs the stand-in in `role` with mongod/mongos-style flags.
 pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
     if flags.iter().any(|f| f == "--help" || f == "-h") {
-        println!("{}", help(role));
+        crate::output::println(help(role))?;
         return Ok(());
     }
     if flags.iter().any(|f| f == "--version") {
@@ -61,10 +61,10 @@ pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
             Role::Mongod => "db version",
             Role::Mongos => "mongos version",
         };
-        println!("{first} v{}", crate::standin::STANDIN_VERSION);
-        println!(
-            "Build Info: microshard stand-in (a MongoDB-wire-protocol test server, not MongoDB)"
-        );
+        crate::output::print(&format!(
+            "{first} v{}\nBuild Info: microshard stand-in (a MongoDB-wire-protocol test server, not MongoDB)\n",
+            crate::standin::STANDIN_VERSION
+        ))?;
         return Ok(());
     }
     let cfg = crate::standin::StandinConfig::from_args(role, &flags).map_err(to_anyhow)?;

@@ -103,6 +103,18 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let props = build_properties(&args)?;
+    super::preflight::property_bounds(&props)?;
+    // Output paths are proven before connecting: a run must not end by losing its result.
+    if let Some(path) = &args.json {
+        super::preflight::writable_file("--json", path)?;
+    }
+    if let Some(path) = props.get("exportfile") {
+        let origin = props.origin_or_default("exportfile");
+        super::preflight::writable_file(
+            &format!("{origin}: exportfile"),
+            std::path::Path::new(path),
+        )?;
+    }
     // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let banner = vec![
@@ -120,7 +132,6 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         cancel: crate::signals::install(),
         status: args.status,
         print_report: true,
-        json: args.json.clone(),
         uri: None,
         quiet: false,
         drop_database: args.drop,
@@ -148,7 +159,12 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         }
         doc
     } else {
-        crate::runner::execute(&props, phase, &opts).await?
+        let doc = crate::runner::execute(&props, phase, &opts).await?;
+        if let Some(path) = &args.json {
+            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        }
+        doc
     };
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
@@ -172,6 +188,6 @@ pub fn print_merged(
         "site.ycsb.measurements.exporter.TextMeasurementsExporter",
     ));
     let text = exporter.render(&run, &overall, &config);
-    println!("{}", text.trim_end());
+    crate::output::println(text.trim_end())?;
     Ok(())
 }

@@ -152,7 +152,7 @@ pub fn translate(args: &[String]) -> anyhow::Result<Translated> {
 pub async fn run(args: YcsbArgs) -> anyhow::Result<()> {
     let translated = translate(&args.args)?;
     for note in &translated.notes {
-        eprintln!("{note}");
+        crate::output::eprintln(note);
     }
     super::workload_cmd::run(translated.phase, translated.args).await
 }

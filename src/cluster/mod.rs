@@ -998,7 +998,7 @@ pub async fn assemble(
 ) -> anyhow::Result<Assembly> {
     let say = |s: String| {
         if opts.progress {
-            eprintln!("microshard: {s}");
+            crate::output::eprintln(&format!("microshard: {s}"));
         }
     };
     let mut assembly = Assembly::default();

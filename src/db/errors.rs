@@ -120,10 +120,11 @@ impl ErrorLog {
     /// second ago; the next printed message says how many were held back meanwhile.
     pub fn report(&self, kind: &str, message: &str) {
         if let Some(suppressed) = self.should_print(kind, Instant::now()) {
+            // Through `output`: a closed stderr must not panic the client task reporting it.
             if suppressed > 0 {
-                eprintln!("{message} (and {suppressed} more like it)");
+                crate::output::eprintln(&format!("{message} (and {suppressed} more like it)"));
             } else {
-                eprintln!("{message}");
+                crate::output::eprintln(message);
             }
         }
     }

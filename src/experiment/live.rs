@@ -80,7 +80,7 @@ impl LiveLab {
     fn say(&self, line: &str) {
         match &self.notify {
             Some(n) => n.say(line),
-            None => eprintln!("{line}"),
+            None => crate::output::eprintln(line),
         }
     }
 

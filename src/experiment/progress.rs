@@ -46,7 +46,7 @@ impl Progress {
     pub fn line(&self, message: &str) {
         match self.mode {
             Mode::Quiet => {}
-            _ => eprintln!("{message}"),
+            _ => crate::output::eprintln(message),
         }
     }
 
@@ -81,7 +81,7 @@ impl Progress {
                 Some(bar)
             }
             Mode::Lines => {
-                eprintln!("microshard: {label} ...");
+                crate::output::eprintln(&format!("microshard: {label} ..."));
                 None
             }
             Mode::Quiet => None,
@@ -140,7 +140,7 @@ impl PhaseProgress {
         let line = format!("microshard: {}: {outcome} ({secs:.1}s)", self.label);
         match self.bar.take() {
             Some(bar) => bar.finish_with_message(format!("{}: {outcome}", self.label)),
-            None if self.mode == Mode::Lines => eprintln!("{line}"),
+            None if self.mode == Mode::Lines => crate::output::eprintln(&line),
             None => {}
         }
     }

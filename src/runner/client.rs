@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     pub initial_delay: bool,
     /// `dataintegrity`: verify every read.
     pub verify: bool,
+    /// Where YCSB's retry and cleanup messages go.
+    pub notify: super::watch::Notify,
 }
 
 /// One client's running counts, read by the status line and the error-rate guard. Each client
@@ -211,16 +213,18 @@ impl Ctx<'_> {
                         return true;
                     }
                     if attempts > retry_limit || self.shared.stop.is_cancelled() {
-                        eprintln!(
+                        self.shared.notify.say(&format!(
                             "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
-                        );
+                        ));
                         if workload.keep_going_on_error() {
                             return true;
                         }
                         self.report.gave_up = true;
                         return false;
                     }
-                    eprintln!("Retrying insertion, retry count: {attempts}");
+                    self.shared
+                        .notify
+                        .say(&format!("Retrying insertion, retry count: {attempts}"));
                     let pause = workload.insertion_retry_sleep(state);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => {}
@@ -329,9 +333,9 @@ pub(crate) async fn run_client(
         if let Some(class) = outcome.error_class {
             *ctx.report.error_classes.entry(class).or_insert(0) += 1;
         }
-        eprintln!(
+        shared.notify.say(&format!(
             "client {index}: the final batch of {pending} inserts failed; those records are missing"
-        );
+        ));
     }
     ctx.report.ops_done = done;
     drop(ctx.rec);

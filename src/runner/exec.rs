@@ -1,7 +1,6 @@
 //! `execute`: one YCSB phase from properties to a result document.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,8 +27,6 @@ pub struct ExecuteOptions {
     pub status: bool,
     /// Print the final YCSB report (to stdout, or to `exportfile` when set).
     pub print_report: bool,
-    /// Also write the result document here (`--json`).
-    pub json: Option<PathBuf>,
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
     /// No warnings or notes on stderr (experiments keep them in the result document instead).
@@ -74,9 +71,13 @@ pub async fn execute(
     phase: Phase,
     opts: &ExecuteOptions,
 ) -> anyhow::Result<measure::ResultDocument> {
+    let notify: Notify = match &opts.notify {
+        Some(n) => n.clone(),
+        None => Notify::stderr(),
+    };
     let say = |line: &str| {
         if !opts.quiet {
-            eprintln!("{line}");
+            notify.say(line);
         }
     };
     for w in props.warnings() {
@@ -182,11 +183,6 @@ pub async fn execute(
         Some(t) => t.clone(),
         None => binding.discover_members().await,
     };
-    let notify: Notify = match &opts.notify {
-        Some(n) => n.clone(),
-        None => Notify::stderr(),
-    };
-
     if opts.barrier {
         notify.say(super::fanout::BARRIER_READY);
         let mut line = String::new();
@@ -212,6 +208,7 @@ pub async fn execute(
         tick_ns,
         initial_delay: pacing::wants_initial_delay(target, threads),
         verify,
+        notify: notify.clone(),
     });
 
     let cpu_before = measure::ClientCpu::now();
@@ -248,14 +245,17 @@ pub async fn execute(
         let stop = stop.clone();
         let done = clients_done.clone();
         let quiet = opts.quiet;
+        let notify = notify.clone();
         tokio::spawn(async move {
             if !quiet {
-                eprintln!("Maximum execution time specified as: {max_execution_s} secs");
+                notify.say(&format!(
+                    "Maximum execution time specified as: {max_execution_s} secs"
+                ));
             }
             tokio::select! {
                 _ = tokio::time::sleep(warmup + Duration::from_secs(max_execution_s)) => {
                     if !quiet {
-                        eprintln!("Maximum time elapsed. Requesting stop for the workload.");
+                        notify.say("Maximum time elapsed. Requesting stop for the workload.");
                     }
                     stop.cancel();
                 }
@@ -324,6 +324,7 @@ pub async fn execute(
             label: label.clone(),
             interval: Duration::from_secs(status_interval_s.max(1)),
             start,
+            notify: notify.clone(),
         };
         let done = clients_done.clone();
         tokio::spawn(status.run(done))
@@ -488,11 +489,6 @@ pub async fn execute(
     server.threads = Some(threads as u64);
     doc.server = server;
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
-    if let Some(path) = &opts.json {
-        let text = serde_json::to_string_pretty(&doc)?;
-        std::fs::write(path, text)
-            .with_context(|| format!("--json: cannot write {}", path.display()))?;
-    }
     Ok(doc)
 }
 

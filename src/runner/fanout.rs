@@ -144,7 +144,7 @@ pub async fn execute_clients(
         .context("cannot create a directory for the clients' results")?;
     let say = |line: &str| match &opts.notify {
         Some(n) => n.say(line),
-        None => eprintln!("{line}"),
+        None => crate::output::eprintln(line),
     };
     if opts.drop_database && phase == Phase::Load {
         let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
@@ -195,7 +195,7 @@ pub async fn execute_clients(
                         let line = format!("client {index}: {line}");
                         match &notify {
                             Some(n) => n.say(&line),
-                            None => eprintln!("{line}"),
+                            None => crate::output::eprintln(&line),
                         }
                     }
                 }

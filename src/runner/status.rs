@@ -17,6 +17,8 @@ pub(crate) struct StatusPrinter {
     pub label: String,
     pub interval: Duration,
     pub start: Instant,
+    /// Where the lines go (stderr from the CLI).
+    pub notify: super::watch::Notify,
 }
 
 impl StatusPrinter {
@@ -55,7 +57,7 @@ impl StatusPrinter {
                 todo_ops: todo,
                 summaries: &summaries,
             });
-            eprintln!("{line}");
+            self.notify.say(&line);
             if finished {
                 return;
             }

@@ -26,7 +26,7 @@ impl Notify {
 
     /// Lines to stderr.
     pub fn stderr() -> Notify {
-        Notify::new(|line| eprintln!("{line}"))
+        Notify::new(crate::output::eprintln)
     }
 
     /// Says one line.

@@ -6,6 +6,9 @@ use crate::cli::standin_cmd::Role;
 
 use super::StandinError;
 
+/// The longest stand-in service time per operation (10 s): the capacity model's bound.
+pub const MAX_SERVICE_TIME_US: u64 = 10_000_000;
+
 /// Everything a stand-in needs to start, parsed from mongod/mongos-style flags.
 #[derive(Debug, Clone)]
 pub struct StandinConfig {
@@ -286,11 +289,17 @@ impl StandinConfig {
                     cfg.set_parameters.push((k.to_string(), v.to_string()));
                 }
                 "service-time-us" => {
-                    cfg.service_time_us = value.parse().map_err(|_| {
-                        bad(format!(
-                            "--service-time-us: '{value}' is not a whole number of microseconds"
-                        ))
-                    })?;
+                    // At most 10 s per operation: beyond that no run ends and no Ctrl-C is
+                    // answered in reasonable time, which is a typo, not a capacity model.
+                    cfg.service_time_us = value
+                        .parse()
+                        .ok()
+                        .filter(|t: &u64| *t <= MAX_SERVICE_TIME_US)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "--service-time-us: '{value}' is not a whole number of microseconds up to {MAX_SERVICE_TIME_US}"
+                            ))
+                        })?;
                 }
                 "workers" => {
                     cfg.workers =

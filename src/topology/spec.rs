@@ -251,10 +251,20 @@ impl TopologySpec {
         };
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| ctx.line(&s)).unwrap_or(0);
-            TopologyError::Syntax {
-                file: ctx.file.clone(),
-                line,
-                message: e.message().trim().replace('\n', " "),
+            let message = e.message().trim().replace('\n', " ");
+            match error_key(&e) {
+                // A value of the wrong type: name the key as well as the line.
+                Some(key) => TopologyError::Invalid {
+                    file: ctx.file.clone(),
+                    line,
+                    key,
+                    message,
+                },
+                None => TopologyError::Syntax {
+                    file: ctx.file.clone(),
+                    line,
+                    message,
+                },
             }
         })?;
         build(raw, &ctx, source)
@@ -286,6 +296,21 @@ impl TopologySpec {
             }
         }
     }
+}
+
+/// The dotted key a schema error is about (`hosts.0.shard_cpusets`), when the parser knows it.
+///
+/// `toml` keeps the key path private and prints it only when it has no source text to quote, so
+/// the error is rendered once without its source and the `in `key`` line is read back.
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let text = bare.to_string();
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("in `")?.strip_suffix('`'))
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
 }
 
 fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
@@ -741,17 +766,27 @@ fn check_args(
     key: &str,
     refused: &[&str],
 ) -> Result<(), TopologyError> {
-    for a in args.get_ref() {
+    refused_args(args.get_ref(), refused).map_err(|m| ctx.err(&args.span(), key, m))
+}
+
+/// Refuses the first argument whose flag (`--port=1` → `--port`) is in `refused`.
+fn refused_args(args: &[String], refused: &[&str]) -> Result<(), String> {
+    for a in args {
         let flag = a.split('=').next().unwrap_or(a);
         if refused.contains(&flag) {
-            return Err(ctx.err(
-                &args.span(),
-                key,
-                format!("{flag} is not allowed here: the plan sets it (or the server refuses it)"),
+            return Err(format!(
+                "{flag} is not allowed here: the plan sets it (or the server refuses it)"
             ));
         }
     }
     Ok(())
+}
+
+/// Checks extra mongod arguments given outside a topology file (`--mongod-arg`) by the same rule
+/// as a topology's `mongod_args`, so a flag the plan manages is refused before anything starts
+/// instead of making bring-up wait on a port nobody listens on.
+pub fn check_managed_args(args: &[String]) -> Result<(), String> {
+    refused_args(args, MANAGED_FLAGS)
 }
 
 /// Parses a CPU list (`"0-3,6"`) into CPU numbers; the error says what is wrong.
@@ -866,6 +901,33 @@ mod tests {
 
     fn parse(text: &str) -> Result<TopologySpec, TopologyError> {
         TopologySpec::parse(text, Path::new("t.toml"))
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key_and_line() {
+        let e = parse("name = \"t\"\nkind = \"sharded\"\nshards_per_host = \"two\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.toml:3: shards_per_host: "), "{e}");
+        let e = parse(
+            "name = \"t\"\nkind = \"sharded\"\nshards_per_host = 1\n[mongos]\ncount = \"x\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("t.toml:5: mongos.count: "), "{e}");
+        // A syntax error has no key to name; the line is still there.
+        let e = parse("name = \"t\nkind = \"sharded\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.toml:1: "), "{e}");
+    }
+
+    #[test]
+    fn mongod_arg_flags_follow_the_topology_rule() {
+        assert!(check_managed_args(&["--service-time-us=500".into()]).is_ok());
+        let e = check_managed_args(&["--port=1".into()]).unwrap_err();
+        assert!(e.contains("--port"), "{e}");
+        assert!(check_managed_args(&["--replSet".into(), "x".into()]).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use java_properties::{LineContent, PropertiesIter};
@@ -66,9 +66,19 @@ pub enum PropertyError {
         /// What is wrong.
         message: String,
     },
-    /// A `-p` argument without `=`.
+    /// A `-p` argument without `=`, or without a name before it.
     #[error("-p {0}: expected name=value")]
     MissingEquals(String),
+    /// A `-P` file that is not text (NUL or control bytes, invalid UTF-8): surely the wrong file.
+    #[error("{}:{line}: not a text file ({what}); is this the right -P file?", path.display())]
+    NotText {
+        /// The file as named.
+        path: PathBuf,
+        /// 1-based line of the first offending byte.
+        line: usize,
+        /// What was found.
+        what: String,
+    },
     /// A value that is not acceptable for its property.
     #[error("{}property '{key}': {message}", origin_prefix(origin))]
     Invalid {
@@ -129,14 +139,21 @@ impl Properties {
 
     /// Merges one `-P` file (Java syntax); its values override earlier ones.
     ///
-    /// Bytes are decoded as windows-1252 (the crate's choice; Java uses ISO-8859-1, which differs only for bytes
-    /// 0x80–0x9F). Like Java, a UTF-8 file's non-ASCII characters are therefore read as two or more characters.
+    /// The file must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
+    /// ends are fine). A binary file given by mistake is refused naming it, instead of being read
+    /// as a handful of odd properties. Bytes are then decoded as windows-1252 (the crate's choice;
+    /// Java uses ISO-8859-1), so, like Java, non-ASCII characters read as two or more characters.
     pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
-        let file = File::open(path).map_err(|source| PropertyError::Io {
+        let io = |source| PropertyError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-        self.load_reader(BufReader::new(file), path)
+        };
+        let mut bytes = Vec::new();
+        File::open(path)
+            .and_then(|f| BufReader::new(f).read_to_end(&mut bytes))
+            .map_err(io)?;
+        check_text(&bytes, path)?;
+        self.load_reader(bytes.as_slice(), path)
     }
 
     /// Merges properties text read from `reader`, attributing lines to `path` (used by `load_file` and tests).
@@ -181,14 +198,15 @@ impl Properties {
         Ok(())
     }
 
-    /// Applies one `-p name=value` (split at the first `=`; the value may be empty or contain `=`).
+    /// Applies one `-p name=value` (split at the first `=`; the value may be empty or contain `=`,
+    /// the name may not be empty).
     pub fn apply_override(&mut self, arg: &str) -> Result<(), PropertyError> {
         match arg.split_once('=') {
-            Some((key, value)) => {
+            Some((key, value)) if !key.trim().is_empty() => {
                 self.set(key, value, Origin::Override);
                 Ok(())
             }
-            None => Err(PropertyError::MissingEquals(arg.to_string())),
+            _ => Err(PropertyError::MissingEquals(arg.to_string())),
         }
     }
 
@@ -361,6 +379,26 @@ fn suggest(key: &str) -> Option<&'static KnownProperty> {
         .map(|(_, k)| k)
 }
 
+/// Refuses bytes that are not text, naming the line of the first offending byte.
+fn check_text(bytes: &[u8], path: &Path) -> Result<(), PropertyError> {
+    let line_of = |at: usize| bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+    let not_text = |at: usize, what: String| PropertyError::NotText {
+        path: path.to_path_buf(),
+        line: line_of(at),
+        what,
+    };
+    if let Some(at) = bytes
+        .iter()
+        .position(|b| b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r' | b'\x0c'))
+    {
+        return Err(not_text(at, format!("byte 0x{:02x}", bytes[at])));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(not_text(e.valid_up_to(), "invalid UTF-8".into()));
+    }
+    Ok(())
+}
+
 /// The crate reports read failures as a `PropertiesError` wrapping an `io::Error`; recover it.
 fn err_io_kind(err: &java_properties::PropertiesError) -> Option<std::io::Error> {
     use std::error::Error;
@@ -475,9 +513,17 @@ impl PropertyValue for f64 {
 }
 
 impl PropertyValue for bool {
-    /// `Boolean.parseBoolean`: only a case-insensitive `true` is true; anything else is false, never an error.
+    /// `true` or `false`, in any case. Java's `Boolean.parseBoolean` reads anything else as false;
+    /// that turns a typo (`readallfields=ture`, `=yes`) into a silent change of the workload, so
+    /// it is refused instead (`docs/reliability.md` §1).
     fn parse_property(text: &str) -> Result<Self, String> {
-        Ok(text.eq_ignore_ascii_case("true"))
+        if text.eq_ignore_ascii_case("true") {
+            Ok(true)
+        } else if text.eq_ignore_ascii_case("false") {
+            Ok(false)
+        } else {
+            Err(format!("{text:?} is not a boolean (true or false)"))
+        }
     }
 }
 
@@ -644,12 +690,56 @@ mod tests {
     }
 
     #[test]
-    fn java_boolean_rules() {
+    fn booleans_are_true_or_false_only() {
         assert_eq!(bool::parse_property("TRUE"), Ok(true));
         assert_eq!(bool::parse_property("True"), Ok(true));
-        assert_eq!(bool::parse_property("yes"), Ok(false));
-        assert_eq!(bool::parse_property("1"), Ok(false));
-        assert_eq!(bool::parse_property(" true"), Ok(false));
+        assert_eq!(bool::parse_property("false"), Ok(false));
+        assert_eq!(bool::parse_property("FALSE"), Ok(false));
+        for bad in ["yes", "1", " true", "maybe", ""] {
+            assert!(
+                bool::parse_property(bad).is_err(),
+                "{bad:?} must be refused"
+            );
+        }
+        let mut p = Properties::new();
+        p.apply_override("readallfields=maybe").unwrap();
+        let e = p.parse::<bool>("readallfields").unwrap_err().to_string();
+        assert!(
+            e.contains("-p") && e.contains("readallfields") && e.contains("maybe"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_override_needs_a_name() {
+        let mut p = Properties::new();
+        let e = p.apply_override("=5").unwrap_err().to_string();
+        assert!(e.contains("-p =5"), "{e}");
+        assert!(p.apply_override(" =5").is_err());
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_file_that_is_not_text_is_refused_naming_it() {
+        let nul = file_with("recordcount=10\nfield\0count=2\n");
+        let e = Properties::new()
+            .load_file(nul.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("{}:2", nul.path().display())), "{e}");
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"recordcount=10\n\xff\xfe\x80garbage\n")
+            .unwrap();
+        let e = Properties::new()
+            .load_file(f.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("{}:2", f.path().display())), "{e}");
+        assert!(e.contains("not a text file"), "{e}");
+        let ok = file_with("# caf\u{e9}\nrecordcount=10\r\n\tfieldcount = 2\n");
+        let mut p = Properties::new();
+        p.load_file(ok.path()).unwrap();
+        assert_eq!(p.get("fieldcount"), Some("2"));
     }
 
     #[test]
