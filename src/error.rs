@@ -46,7 +46,10 @@ impl fmt::Display for NotValid {
 impl std::error::Error for NotValid {}
 
 /// `Ok` for a valid result; otherwise the [`NotValid`] error naming `what` and the reasons.
-pub fn verdict_exit(validity: &crate::measure::validity::Validity, what: &str) -> anyhow::Result<()> {
+pub fn verdict_exit(
+    validity: &crate::measure::validity::Validity,
+    what: &str,
+) -> anyhow::Result<()> {
     if validity.is_valid() {
         return Ok(());
     }

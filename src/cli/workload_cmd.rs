@@ -95,7 +95,9 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         ..Default::default()
     };
     if args.drop && phase != Phase::Load {
-        return Err(crate::error::bad_input("--drop: only `load` drops the database"));
+        return Err(crate::error::bad_input(
+            "--drop: only `load` drops the database",
+        ));
     }
     let doc = crate::runner::execute(&props, phase, &opts).await?;
     if opts.cancel.is_cancelled() {

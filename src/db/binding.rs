@@ -232,10 +232,19 @@ impl MongoBinding {
         let is_mongos = hello
             .as_ref()
             .is_some_and(|h| h.get_str("msg").ok() == Some("isdbgrid"));
-        let seeds: Vec<&str> = self.inner.hosts.split(',').filter(|h| !h.is_empty()).collect();
+        let seeds: Vec<&str> = self
+            .inner
+            .hosts
+            .split(',')
+            .filter(|h| !h.is_empty())
+            .collect();
         for (i, host) in seeds.iter().enumerate() {
             let role = if is_mongos { "mongos" } else { "mongod" };
-            let name = if seeds.len() > 1 { format!("{role}{i}") } else { role.to_string() };
+            let name = if seeds.len() > 1 {
+                format!("{role}{i}")
+            } else {
+                role.to_string()
+            };
             push(name, host.to_string());
         }
         if let Some(h) = &hello
@@ -256,7 +265,11 @@ impl MongoBinding {
                 let hosts = hosts.split_once('/').map(|(_, h)| h).unwrap_or(hosts);
                 let list: Vec<&str> = hosts.split(',').filter(|h| !h.is_empty()).collect();
                 for (i, host) in list.iter().enumerate() {
-                    let name = if list.len() > 1 { format!("{id}[{i}]") } else { id.to_string() };
+                    let name = if list.len() > 1 {
+                        format!("{id}[{i}]")
+                    } else {
+                        id.to_string()
+                    };
                     push(name, host.to_string());
                 }
             }
@@ -273,7 +286,11 @@ impl MongoBinding {
             .await
             .map_err(|e| DbError::Unreachable {
                 hosts: self.inner.hosts.clone(),
-                message: format!("dropping database {}: {}", self.inner.settings.resolved.database, describe(&e)),
+                message: format!(
+                    "dropping database {}: {}",
+                    self.inner.settings.resolved.database,
+                    describe(&e)
+                ),
             })
     }
 

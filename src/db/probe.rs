@@ -196,7 +196,12 @@ pub struct Silence {
 
 /// Every span of silence per member in `results`, as seen at `end`. A span shorter than
 /// `threshold` (one slow answer on a busy machine) is not reported.
-pub fn silences(results: &[ProbeResult], members: usize, end: Instant, threshold: Duration) -> Vec<Silence> {
+pub fn silences(
+    results: &[ProbeResult],
+    members: usize,
+    end: Instant,
+    threshold: Duration,
+) -> Vec<Silence> {
     let mut out = Vec::new();
     for member in 0..members {
         let mut open: Option<Instant> = None;

@@ -24,7 +24,9 @@ pub enum UrlError {
     NoHost(String),
     /// An unacknowledged write concern (`w=0`): the official Rust driver refuses to send
     /// unacknowledged writes, so every write would fail (`docs/engine.md`).
-    #[error("{0}: unacknowledged writes (w=0) are not supported: the official Rust driver does not send unacknowledged writes; use acknowledged (w=1) or stronger")]
+    #[error(
+        "{0}: unacknowledged writes (w=0) are not supported: the official Rust driver does not send unacknowledged writes; use acknowledged (w=1) or stronger"
+    )]
     Unacknowledged(String),
 }
 

@@ -15,7 +15,11 @@ fn is_operation(m: &MeasurementResult) -> bool {
 
 /// Builds the summary of a result document.
 pub fn summarize(doc: &ResultDocument) -> CellSummary {
-    let ops: Vec<&MeasurementResult> = doc.measurements.iter().filter(|m| is_operation(m)).collect();
+    let ops: Vec<&MeasurementResult> = doc
+        .measurements
+        .iter()
+        .filter(|m| is_operation(m))
+        .collect();
     let main = ops.iter().max_by_key(|m| m.count).copied();
     let errors: u64 = ops
         .iter()

@@ -11,12 +11,12 @@ pub mod hdr;
 pub mod javafmt;
 pub mod legacy;
 pub mod order;
-pub mod timeline;
-pub mod validity;
 pub mod registry;
 pub mod result;
 pub mod status;
 pub mod statusline;
+pub mod timeline;
+pub mod validity;
 
 pub use config::{ConfigError, IntervalMode, MeasurementConfig, MeasurementType};
 pub use export::{ExporterKind, Overall, exporter_for};

@@ -83,7 +83,8 @@ impl Timeline {
             }
         }
         self.seconds.sort_by_key(|s| s.second);
-        self.member_outages.extend(other.member_outages.iter().cloned());
+        self.member_outages
+            .extend(other.member_outages.iter().cloned());
         self.stalls.extend(other.stalls.iter().cloned());
         for p in &other.probed {
             if !self.probed.contains(p) {

@@ -49,7 +49,8 @@ pub(crate) struct Progress {
 }
 
 /// The operations the per-second timeline counts, in YCSB's names.
-pub(crate) const TIMELINE_OPS: [&str; 5] = ["INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE"];
+pub(crate) const TIMELINE_OPS: [&str; 5] =
+    ["INSERT", "READ", "UPDATE", "SCAN", "READ-MODIFY-WRITE"];
 
 fn timeline_index(op: &str) -> Option<usize> {
     TIMELINE_OPS.iter().position(|o| *o == op)

@@ -145,7 +145,10 @@ pub async fn execute(
         say("NOTE: measured against the microshard stand-in, not MongoDB");
     }
     if opts.drop_database && phase == Phase::Load {
-        binding.drop_database().await.map_err(|e| anyhow::anyhow!(e))?;
+        binding
+            .drop_database()
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
         say(&format!(
             "dropped database {} before loading (--drop)",
             binding.settings().resolved.database

@@ -76,10 +76,18 @@ pub fn assess(e: &Evidence) -> Validity {
             "no operation completed for {} from {} into the run{}",
             seconds(s.duration_s),
             seconds(s.from_s),
-            if s.ongoing { " (until the run ended)" } else { "" }
+            if s.ongoing {
+                " (until the run ended)"
+            } else {
+                ""
+            }
         ));
     }
-    let duplicate = e.error_classes.get("server_code_11000").copied().unwrap_or(0);
+    let duplicate = e
+        .error_classes
+        .get("server_code_11000")
+        .copied()
+        .unwrap_or(0);
     let load_into_existing = e.load && e.failed > 0 && duplicate > 0;
     if load_into_existing {
         v.invalid(format!(
@@ -179,7 +187,12 @@ mod tests {
         e.failed_time_share = 0.004;
         let v = assess(&e);
         assert_eq!(v.verdict, Verdict::Degraded);
-        assert!(v.reasons[0].message.starts_with("50 of 10,000 operations failed (0.50 %)"), "{v:?}");
+        assert!(
+            v.reasons[0]
+                .message
+                .starts_with("50 of 10,000 operations failed (0.50 %)"),
+            "{v:?}"
+        );
         e.failed = 200;
         let v = assess(&e);
         assert_eq!(v.verdict, Verdict::Invalid);
@@ -226,6 +239,10 @@ mod tests {
         let v = assess(&e);
         assert_eq!(v.verdict, Verdict::Invalid);
         assert_eq!(v.reasons.len(), 2);
-        assert!(v.reasons[0].message.contains("no operation completed for 4.5 s from 3.0 s"));
+        assert!(
+            v.reasons[0]
+                .message
+                .contains("no operation completed for 4.5 s from 3.0 s")
+        );
     }
 }

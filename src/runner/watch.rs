@@ -190,13 +190,17 @@ async fn watch_loop(
 ) -> WatchLog {
     let mut log = WatchLog::default();
     let start = setup.start;
-    let total = |p: &[Arc<Progress>]| -> u64 { p.iter().map(|c| c.done.load(Ordering::Relaxed)).sum() };
+    let total =
+        |p: &[Arc<Progress>]| -> u64 { p.iter().map(|c| c.done.load(Ordering::Relaxed)).sum() };
     let mut last_done = 0u64;
     let mut last_progress = start;
     let mut stall_from: Option<Instant> = None;
     let mut prev = ([0u64; TIMELINE_OPS.len()], [0u64; TIMELINE_OPS.len()]);
     let mut current_second = 0u32;
-    let mut announced: Vec<bool> = probes.as_ref().map(|(t, _)| vec![false; t.len()]).unwrap_or_default();
+    let mut announced: Vec<bool> = probes
+        .as_ref()
+        .map(|(t, _)| vec![false; t.len()])
+        .unwrap_or_default();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -207,10 +211,12 @@ async fn watch_loop(
         let now = Instant::now();
         let at = |t: Instant| seconds(t.saturating_duration_since(start).as_secs_f64());
         // Seconds of the timeline.
-        let second = u32::try_from(now.saturating_duration_since(start).as_secs()).unwrap_or(u32::MAX);
+        let second =
+            u32::try_from(now.saturating_duration_since(start).as_secs()).unwrap_or(u32::MAX);
         if second > current_second || finished {
             let (ops, errs) = op_counts(&setup.progress);
-            log.seconds.push(second_of(current_second, &ops, &errs, &prev));
+            log.seconds
+                .push(second_of(current_second, &ops, &errs, &prev));
             prev = (ops, errs);
             current_second = second;
         }
@@ -313,7 +319,10 @@ fn annotate_members(
         for (i, t) in targets.iter().enumerate() {
             let mut answered = false;
             let mut probed = false;
-            for r in results.iter().filter(|r| r.member == i && r.done >= from && r.done < to) {
+            for r in results
+                .iter()
+                .filter(|r| r.member == i && r.done >= from && r.done < to)
+            {
                 probed = true;
                 answered |= r.answered;
             }
