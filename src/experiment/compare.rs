@@ -708,6 +708,9 @@ mod tests {
                     topology: topology.into(),
                     entry_uri: "mongodb://127.0.0.1:1".into(),
                     watched: vec![],
+                    members: vec![],
+                    plan: None,
+                    server_versions: Default::default(),
                 },
                 topology.into(),
             ))
@@ -756,10 +759,7 @@ mod tests {
                     standin: true,
                     ..Default::default()
                 },
-                document: serde_json::json!({"measurements": [
-                    {"name": "INSERT", "kind": "actual", "count": 5,
-                     "statuses": [{"status": "OK", "count": 5}]}
-                ]}),
+                document: crate::report::tests::document("INSERT", 5),
             })
         }
 

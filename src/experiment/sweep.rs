@@ -269,6 +269,9 @@ mod tests {
                     topology: t.into(),
                     entry_uri: String::new(),
                     watched: vec![],
+                    members: vec![],
+                    plan: None,
+                    server_versions: Default::default(),
                 },
                 (),
             ))
@@ -297,7 +300,7 @@ mod tests {
                     throughput: tp,
                     ..Default::default()
                 },
-                document: serde_json::Value::Null,
+                document: crate::report::tests::document("READ", 1),
             })
         }
         async fn down(&mut self, _h: ()) -> anyhow::Result<()> {

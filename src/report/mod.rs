@@ -163,7 +163,10 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         let base_mean = stats::mean(&base);
         let baseline_not_valid = groups
             .get(&(scenario.clone(), config.baseline.clone()))
-            .is_some_and(|g| g.iter().any(|c| c.summary.validity.verdict == Verdict::Invalid));
+            .is_some_and(|g| {
+                g.iter()
+                    .any(|c| c.summary.validity.verdict == Verdict::Invalid)
+            });
         for topology in &topologies {
             let group = groups
                 .get(&(scenario.clone(), topology.clone()))
@@ -427,7 +430,12 @@ fn footer(report: &Report) -> Vec<String> {
             "Measured against microshard's stand-in server (a capacity model), not MongoDB.".into(),
         );
     }
-    lines.extend(report.validity_notes.iter().map(|n| format!("validity: {n}")));
+    lines.extend(
+        report
+            .validity_notes
+            .iter()
+            .map(|n| format!("validity: {n}")),
+    );
     if report.rows.iter().any(|r| r.baseline_not_valid) {
         lines.push(format!(
             "A ratio marked \"baseline invalid\" divides by a {} figure that is not valid: do not publish it.",
@@ -561,6 +569,23 @@ fn render_csv(report: &Report) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary};
+    use crate::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+
+    /// A result document holding `n` successful operations of `op` (fixtures for report,
+    /// compare and sweep tests, which need a real document but not its figures).
+    pub(crate) fn document(op: &str, n: u64) -> ResultDocument {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for _ in 0..n {
+            c.record(op, 100, None, Status::Ok);
+        }
+        let t0 = chrono::Utc::now();
+        let overall = Overall {
+            runtime_ms: 1000,
+            operations: n,
+        };
+        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+    }
 
     pub(crate) fn config(standin: bool) -> ExperimentConfig {
         ExperimentConfig {
@@ -623,10 +648,14 @@ pub(crate) mod tests {
                 client_cores: Some(2),
                 standin: false,
                 server_version: Some("7.0.0".into()),
+                write_concern: None,
+                validity: Validity::valid(),
             },
-            result: serde_json::Value::Null,
+            result: document("READ", 1),
             server: None,
             warnings: vec![],
+            topology: None,
+            server_versions: Default::default(),
         }
     }
 
@@ -695,6 +724,10 @@ pub(crate) mod tests {
         let mut cs = cells();
         cs.retain(|c| !(c.cell.scenario == "S2" && c.cell.topology == "microshard-2"));
         cs[0].summary.errors = 1000;
+        cs[0]
+            .summary
+            .validity
+            .degrade("1000 of 10000 operations failed");
         let r = build_from(&config(false), &cs);
         let table = render(&r, Format::Table);
         assert!(table.contains("DEGRADED"), "{table}");
