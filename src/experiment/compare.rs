@@ -633,25 +633,10 @@ pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Writes the report files and charts into the run directory; returns the terminal table.
+/// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
+/// into the run directory; returns the terminal table.
 pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
-    let rep = report::build(dir)?;
-    dir.write_text("report.md", &report::render(&rep, report::Format::Markdown))?;
-    dir.write_text("report.csv", &report::render(&rep, report::Format::Csv))?;
-    dir.write_text("report.json", &report::render(&rep, report::Format::Json))?;
-    let table = report::render(&rep, report::Format::Table);
-    dir.write_text("report.txt", &table)?;
-    if rep.rows.iter().any(|r| r.repeats > 0) {
-        dir.write_text("throughput.svg", &report::charts::throughput_chart(&rep)?)?;
-        dir.write_text("latency.svg", &report::charts::latency_chart(&rep)?)?;
-    }
-    for (label, sweep) in dir.sweeps() {
-        dir.write_text(
-            &format!("sweep-{label}.svg"),
-            &report::charts::sweep_chart(&sweep)?,
-        )?;
-    }
-    Ok(table)
+    Ok(report::write_files(dir)?)
 }
 
 /// The whole `compare`: prepare (or resume), measure every unfinished cell, write reports.

@@ -174,6 +174,16 @@ pub fn render(d: &Diff, format: Format) -> String {
                 out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
             }
         }
+        Format::Html => {
+            let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+            let rows: Vec<Vec<String>> = d.rows.iter().map(|r| cells(r).to_vec()).collect();
+            return super::html::table_page(
+                &format!("microshard diff: {} → {}", d.a, d.b),
+                d.marker.as_deref(),
+                &headers,
+                &rows,
+            );
+        }
         Format::Table => {
             if let Some(m) = &d.marker {
                 out.push_str(m);
