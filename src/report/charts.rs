@@ -359,7 +359,7 @@ fn draw_swatch(
             [(cx - 7, mid - 7), (cx + 7, mid + 7)],
             DARK_RED.stroke_width(3),
         ))),
-        Swatch::Knee => e(root.draw(&Circle::new((cx, mid), 8, palette(2).stroke_width(3)))),
+        Swatch::Knee => e(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
     }
 }
 
@@ -1131,6 +1131,16 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
                 Verdict::Valid => e(root.draw(&Circle::new(*xy, 5, palette(0).filled())))?,
             }
         }
+        if let Some((t, tp)) = knee {
+            let (x, y) = px(t, tp);
+            e(root.draw(&DashedPathElement::new(
+                vec![(x, y), (x, plot.y1)],
+                6,
+                4,
+                palette(2).stroke_width(2),
+            )))?;
+            e(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
+        }
         if let Some((t, tp)) = peak {
             let (x, y) = px(t, tp);
             e(root.draw(&DashedPathElement::new(
@@ -1140,19 +1150,9 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
                 DARK_RED.stroke_width(1),
             )))?;
             e(root.draw(&Rectangle::new(
-                [(x - 9, y - 9), (x + 9, y + 9)],
+                [(x - 14, y - 14), (x + 14, y + 14)],
                 DARK_RED.stroke_width(3),
             )))?;
-        }
-        if let Some((t, tp)) = knee {
-            let (x, y) = px(t, tp);
-            e(root.draw(&DashedPathElement::new(
-                vec![(x, y), (x, plot.y1)],
-                6,
-                4,
-                palette(2).stroke_width(2),
-            )))?;
-            e(root.draw(&Circle::new((x, y), 12, palette(2).stroke_width(3))))?;
         }
         // Thread counts under their points; a label that would touch its left neighbour goes
         // to the second row.

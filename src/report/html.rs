@@ -312,7 +312,15 @@ fn facts_section(out: &mut String, p: &Page) {
             ("name".to_string(), c.name.clone()),
             ("created".into(), c.created.clone()),
             ("microshard version".into(), c.tool_version.clone()),
-            ("topologies".into(), c.topologies.join(", ")),
+            (
+                "topologies".into(),
+                p.report
+                    .topologies
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
             ("baseline".into(), p.report.baseline.clone()),
             ("scenarios".into(), c.scenarios.join(", ")),
             ("repetitions per cell".into(), c.repeat.to_string()),
@@ -417,13 +425,15 @@ fn servers(out: &mut String, p: &Page) {
 }
 
 fn plans(out: &mut String, p: &Page) {
-    let mut shown: Vec<&str> = Vec::new();
-    for c in p.cells {
-        let Some(plan) = &c.topology else { continue };
-        if shown.contains(&c.cell.topology.as_str()) {
+    for t in &p.report.topologies {
+        let Some(plan) = p
+            .cells
+            .iter()
+            .filter(|c| c.cell.topology == t.given)
+            .find_map(|c| c.topology.as_ref())
+        else {
             continue;
-        }
-        shown.push(&c.cell.topology);
+        };
         let _ = writeln!(
             out,
             "<h3>Plan of {} ({} backend{})</h3>",
