@@ -1077,7 +1077,10 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
     let tick_rows = 2;
     let layout = Layout {
         header: header(
-            &format!("Throughput by client threads: {}", sweep.label),
+            &format!(
+                "Throughput by client threads: {}",
+                sweep_label(sweep, facts)
+            ),
             &where_,
             sweep.standin,
         ),
@@ -1192,6 +1195,14 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
     })
 }
 
+/// A sweep's label with its topology named, not given by path (`S2 on single`).
+pub fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
+    match facts {
+        Some(f) if f.given != f.name => sweep.label.replace(&f.given, &f.name),
+        _ => sweep.label.clone(),
+    }
+}
+
 /// The throughput chart's SVG (see [`throughput`]).
 pub fn throughput_chart(report: &Report) -> Result<String, ChartError> {
     throughput(report).map(|c| c.svg)
@@ -1276,6 +1287,29 @@ mod tests {
         );
         assert!(svg.contains("No single ceiling for S1"), "{svg}");
         assert!(svg.contains("stopped answering"));
+    }
+
+    #[test]
+    fn sweep_title_names_the_topology_not_its_path() {
+        let s = SweepFile {
+            label: "S2 on /home/me/topologies/single.toml".into(),
+            points: vec![],
+            max_threads: None,
+            knee_threads: None,
+            tolerance: 0.05,
+            standin: false,
+        };
+        let facts = TopologyFacts {
+            name: "single".into(),
+            given: "/home/me/topologies/single.toml".into(),
+            ..TopologyFacts::default()
+        };
+        assert_eq!(sweep_label(&s, Some(&facts)), "S2 on single");
+        let svg = sweep(&s, Some(&facts)).map(|c| c.svg).unwrap_or_default();
+        assert!(
+            svg.contains("S2 on single") && !svg.contains(".toml"),
+            "{svg}"
+        );
     }
 
     #[test]

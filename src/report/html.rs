@@ -234,7 +234,8 @@ fn sweeps_section(out: &mut String, p: &Page) {
     }
     out.push_str("<h2 id=\"sweeps\">Thread sweeps</h2>\n");
     for (label, s) in p.sweeps {
-        let _ = writeln!(out, "<h3>{}</h3>", esc(&s.label));
+        let facts = super::sweep_topology(p.report, s);
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&charts::sweep_label(s, facts)));
         if s.standin {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
@@ -264,15 +265,14 @@ fn sweeps_section(out: &mut String, p: &Page) {
             );
         }
         out.push_str("</tbody></table>\n");
-        let facts = p.report.topologies.iter().find(|t| {
-            s.label.ends_with(&format!(" on {}", t.given))
-                || s.label.ends_with(&format!(" on {}", t.name))
-        });
         figure(
             out,
             &format!("chart-sweep-{}", esc(label)),
             charts::sweep(s, facts),
-            &format!("Thread sweep {} (also sweep-{label}.svg / .png).", s.label),
+            &format!(
+                "Thread sweep {} (also sweep-{label}.svg / .png).",
+                charts::sweep_label(s, facts)
+            ),
         );
     }
 }

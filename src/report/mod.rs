@@ -650,6 +650,18 @@ pub fn chart_links(
     out
 }
 
+/// The topology a sweep ran on, when the report knows it: `compare --sweep` labels a sweep by
+/// the topology, `sweep` by `SCENARIO on TOPOLOGY`.
+pub fn sweep_topology<'a>(
+    report: &'a Report,
+    sweep: &crate::experiment::model::SweepFile,
+) -> Option<&'a TopologyFacts> {
+    report
+        .topologies
+        .iter()
+        .find(|t| sweep.label == t.given || sweep.label.ends_with(&format!(" on {}", t.given)))
+}
+
 /// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
 /// it (`name.svg`, `name.png`).
 fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), ResultsError> {
@@ -675,10 +687,7 @@ pub fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
         write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
     }
     for (label, sweep) in &sweeps {
-        let facts = rep
-            .topologies
-            .iter()
-            .find(|t| sweep.label.ends_with(&format!(" on {}", t.given)));
+        let facts = sweep_topology(&rep, sweep);
         write_chart(
             dir,
             &format!("sweep-{label}"),
@@ -1050,6 +1059,79 @@ pub(crate) mod tests {
         assert!(
             table.iter().all(|l| l.matches(" | ").count() == width),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn topologies_given_as_files_are_labelled_by_name() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let named = tmp.path().join("my-file.toml");
+        std::fs::write(&named, "name = \"four-shards\"\nkind = \"sharded\"\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let named = named.display().to_string();
+        assert_eq!(
+            topology_label(&named, None),
+            "four-shards",
+            "the file's name"
+        );
+        let missing = tmp.path().join("gone.toml").display().to_string();
+        assert_eq!(topology_label(&missing, None), "gone", "else the file stem");
+        assert_eq!(topology_label("single", None), "single");
+
+        let mut c = config(false);
+        c.topologies = vec![named.clone(), "microshard-2".into()];
+        c.baseline = named.clone();
+        let cells = vec![
+            cell(&named, "S1", 1, 1000.0),
+            cell("microshard-2", "S1", 1, 1500.0),
+        ];
+        let r = build_from(&c, &cells);
+        assert_eq!(r.baseline, "four-shards");
+        assert!(r.rows.iter().any(|row| row.topology == "four-shards"));
+        // JSON keeps the path once, as the topology's `given` fact; rows carry the name.
+        for f in [Format::Table, Format::Markdown, Format::Csv] {
+            let out = render(&r, f);
+            assert!(!out.contains(&named), "{f:?} shows the path:\n{out}");
+        }
+        assert!(render(&r, Format::Markdown).contains("× four-shards"));
+    }
+
+    #[test]
+    fn two_topologies_with_one_name_keep_what_was_given() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let a = tmp.path().join("a").join("single.toml");
+        std::fs::create_dir_all(a.parent().unwrap_or(tmp.path())).unwrap_or_else(|e| panic!("{e}"));
+        let a = a.display().to_string();
+        let labels = topology_labels(&[a.clone(), "single".into()], &[]);
+        assert_eq!(labels.get(&a), Some(&a));
+        assert_eq!(labels.get("single").map(String::as_str), Some("single"));
+    }
+
+    #[test]
+    fn markdown_links_the_charts_relatively() {
+        let r = build_from(&config(false), &cells());
+        let md = render(&r, Format::Markdown);
+        assert!(md.contains("](throughput.svg)"), "{md}");
+        assert!(md.contains("](latency.svg)"), "{md}");
+        let empty = build_from(&config(false), &[]);
+        assert!(
+            !render(&empty, Format::Markdown).contains(".svg)"),
+            "no chart, no link"
+        );
+    }
+
+    #[test]
+    fn plan_size_in_words() {
+        let spec =
+            crate::topology::TopologySpec::load("microshard-2").unwrap_or_else(|e| panic!("{e}"));
+        let mut opts =
+            crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
+        opts.total_memory_gb = Some(16.0);
+        let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let words = plan_size(&plan);
+        assert!(
+            words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
+            "{words}"
         );
     }
 
