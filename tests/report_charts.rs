@@ -384,3 +384,38 @@ fn a_single_run_without_repetitions_or_problems() {
         );
     }
 }
+
+#[test]
+fn many_topologies_long_names_and_many_scenarios_still_fit() {
+    let topologies = [
+        "single",
+        "microshard-2",
+        "microshard-4",
+        "microshard-8",
+        "microshard-4-pinned-to-separate-disks",
+        "docker-two-hosts",
+    ];
+    let scenarios: Vec<String> = (1..=9).map(|i| format!("S{i} scenario-{i}")).collect();
+    let scenario_refs: Vec<&str> = scenarios.iter().map(String::as_str).collect();
+    let cfg = config(&topologies, &scenario_refs, 2);
+    let mut cells = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for (ti, t) in topologies.iter().enumerate() {
+            for r in 1..=2u32 {
+                let tp = 1000.0 * (si + 1) as f64 * (1.0 + 0.3 * ti as f64) + f64::from(r) * 50.0;
+                cells.push(cell(t, s, r, tp, 200.0 + 50.0 * ti as f64));
+            }
+        }
+    }
+    let report = microshard::report::build_from(&cfg, &cells);
+    for (name, chart) in [
+        (
+            "throughput-crowded",
+            charts::throughput(&report).expect("drawn"),
+        ),
+        ("latency-crowded", charts::latency(&report).expect("drawn")),
+    ] {
+        keep(name, &chart);
+        assert_layout(name, &chart);
+    }
+}
