@@ -131,12 +131,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         .baseline
         .clone()
         .unwrap_or_else(|| cfg.topologies[0].clone());
-    if !cfg.topologies.contains(&baseline) {
-        return Err(bad_input(format!(
-            "--baseline {baseline}: not one of --topologies ({})",
-            cfg.topologies.join(",")
-        )));
-    }
+    let baseline = check_topology_names(&cfg.topologies, &baseline)?;
     let files = cfg
         .scenarios
         .iter()
@@ -633,6 +628,30 @@ pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// Reports show topologies by name (`report::topology_label`), so two topologies with one name
+/// are refused; `--baseline` may give the name of a topology given as a file. Returns the
+/// baseline as given in `--topologies`.
+fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result<String> {
+    let mut seen: BTreeMap<String, &String> = BTreeMap::new();
+    for t in topologies {
+        let name = report::topology_label(t, None);
+        if let Some(first) = seen.insert(name.clone(), t) {
+            return Err(bad_input(format!(
+                "--topologies: {first} and {t} are both named {name}; give one of them another name"
+            )));
+        }
+    }
+    if topologies.iter().any(|t| t == baseline) {
+        return Ok(baseline.to_string());
+    }
+    seen.get(baseline).map(|t| t.to_string()).ok_or_else(|| {
+        bad_input(format!(
+            "--baseline {baseline}: not one of --topologies ({})",
+            topologies.join(",")
+        ))
+    })
+}
+
 /// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
 /// into the run directory; returns the terminal table.
 pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
@@ -756,6 +775,22 @@ mod tests {
         fn collects_server_metrics(&self) -> bool {
             false
         }
+    }
+
+    #[test]
+    fn one_name_twice_is_refused_and_the_baseline_may_be_named() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = tmp.path().join("single.toml");
+        std::fs::write(&file, "name = \"single\"\n").unwrap_or_else(|e| panic!("{e}"));
+        let file = file.display().to_string();
+        let twice = check_topology_names(&[file.clone(), "single".into()], "single");
+        let message = twice
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+        assert!(message.contains("both named single"), "{message}");
+        let given = check_topology_names(&[file.clone(), "microshard-2".into()], "single");
+        assert_eq!(given.ok(), Some(file));
+        assert!(check_topology_names(&["single".into()], "nope").is_err());
     }
 
     fn setup() -> Option<(tempfile::TempDir, CompareConfig)> {
