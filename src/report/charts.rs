@@ -955,10 +955,12 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
                 vec![(cx, p50), (cx, y999.min(p50))],
                 ink.stroke_width(2),
             )))?;
-            e(root.draw(&Circle::new((cx, y95), 5, WHITE.filled())))?;
-            e(root.draw(&Circle::new((cx, y95), 5, ink.stroke_width(2))))?;
-            e(root.draw(&TriangleMarker::new((cx, y99), 6, ink.filled())))?;
-            let half = ((p1x - p0x) / 2).clamp(5, 10);
+            // Markers no wider than their bar, so crowded groups do not run together.
+            let r = ((p1x - p0x) / 2).clamp(3, 5);
+            e(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
+            e(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
+            e(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
+            let half = ((p1x - p0x) / 2).clamp(3, 10);
             e(root.draw(&PathElement::new(
                 vec![(cx - half, y999), (cx + half, y999)],
                 ink.stroke_width(3),
