@@ -289,6 +289,12 @@ fn throughput_chart_reads_like_a_publication() {
         "{texts:?}"
     );
     assert!(texts.iter().any(|t| t.contains("DEGRADED")));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("S4 scans of 100 records: at most")),
+        "tiny bars are pointed to the table: {texts:?}"
+    );
     // An invalid bar is white with a grey outline and hatched, never a normal bar: microshard-2
     // has 4 solid bars (S3 is invalid) and its legend swatch.
     let orange = chart

@@ -755,6 +755,20 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             ));
         }
     }
+    for s in &scenarios {
+        let most = report
+            .rows
+            .iter()
+            .filter(|r| r.scenario == *s && r.repeats > 0)
+            .filter_map(|r| r.throughput)
+            .fold(0.0, f64::max);
+        if most > 0.0 && most < top * 0.02 {
+            notes.push(format!(
+                "{s}: at most {} ops/s, too small to read at this scale; the table has its figures.",
+                human(most)
+            ));
+        }
+    }
     notes.extend(row_notes(&rows));
 
     let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
