@@ -339,3 +339,29 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
     );
     println!("screenshot: {}", shot.display());
 }
+
+#[test]
+fn a_sweep_only_run_gets_a_page_of_its_sweeps() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (full, _) = run_dir(tmp.path());
+    let config = full.config().expect("config");
+    let sweep = full.sweeps().into_iter().next().expect("a sweep").1;
+    let dir = ExperimentDir::create(&tmp.path().join("sweep-only"), "sweep").expect("dir");
+    dir.write_config(&config).expect("config written");
+    dir.write_sweep("microshard-2", &sweep)
+        .expect("sweep written");
+    let html = microshard(&[
+        "report",
+        &dir.path().display().to_string(),
+        "--format",
+        "html",
+    ]);
+    assert!(
+        html.contains("Thread sweeps") && html.contains("Knee rule"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<table class=\"results\">"),
+        "no empty comparison"
+    );
+}

@@ -234,5 +234,8 @@ mod tests {
         );
         assert!(render(&d, Format::Table).contains(STANDIN_MARKER));
         assert_eq!(d.rows.len(), 1, "unmeasured rows are left out");
+        let page = render(&d, Format::Html);
+        assert!(page.starts_with("<!DOCTYPE html>") && page.contains(STANDIN_MARKER));
+        assert_eq!(page.matches("<tr>").count(), 1 + d.rows.len(), "{page}");
     }
 }
