@@ -6,7 +6,7 @@
 //! data size) and says `stand-in` whenever the figures are. All text stays outside the data
 //! area: scenario names under their group, the legend to the right, notes below. Invalid
 //! figures are drawn hatched grey and never as normal bars; degraded ones are hatched in their
-//! colour; both are named in the notes (`docs/result-schema.md` defines the verdicts).
+//! colour; both are named in the notes (the verdicts are `measure::validity`'s).
 
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -468,45 +468,6 @@ pub fn server_words(facts: &TopologyFacts) -> String {
     }
 }
 
-/// Where the figures were measured: the server(s), each topology's size when known, the data.
-fn where_lines(report: &Report) -> Vec<String> {
-    let mut out = Vec::new();
-    let servers = distinct(report.topologies.iter().map(server_words));
-    if servers.len() == 1 {
-        let sizes: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| match &t.size {
-                Some(size) => format!("{} = {size}", t.name),
-                None => t.name.clone(),
-            })
-            .collect();
-        out.push(format!(
-            "Server: {}. Topologies: {}.",
-            servers[0],
-            sizes.join("; ")
-        ));
-    } else {
-        let each: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| {
-                let size = t.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
-                format!("{} = {size}{}", t.name, server_words(t))
-            })
-            .collect();
-        out.push(format!("Topologies: {}.", each.join("; ")));
-    }
-    out.push(format!(
-        "Data: {}. Experiment {}, {} repetition{} per cell.",
-        report.scale_note,
-        report.experiment,
-        report.repeat,
-        if report.repeat == 1 { "" } else { "s" }
-    ));
-    out
-}
-
 /// Fixed parts of a chart's page: header, plot box, legend and notes.
 struct Layout {
     header: Vec<Line>,
@@ -608,7 +569,8 @@ fn approx_group_px(groups: usize) -> i32 {
     (WIDTH as i32 - LEGEND_W - MARGIN - Y_LABEL_W - 20) / groups.max(1) as i32
 }
 
-fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+/// The items in first-seen order, each once.
+pub(crate) fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in items {
         if !out.contains(&i) {
@@ -775,7 +737,7 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
     let layout = Layout {
         header: header(
             "Throughput by scenario and topology (ops/s)",
-            &where_lines(report),
+            &super::where_lines(report),
             report.standin(),
         ),
         notes: notes_lines(&notes),
@@ -913,7 +875,7 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
     let layout = Layout {
         header: header(
             "Latency percentiles of the main operation (µs, log scale)",
-            &where_lines(report),
+            &super::where_lines(report),
             report.standin(),
         ),
         notes: notes_lines(&notes),

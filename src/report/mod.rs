@@ -315,6 +315,45 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     }
 }
 
+/// Where the figures were measured: the server(s), each topology's size when known, the data.
+pub fn where_lines(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let servers = charts::distinct(report.topologies.iter().map(charts::server_words));
+    if servers.len() == 1 {
+        let sizes: Vec<String> = report
+            .topologies
+            .iter()
+            .map(|t| match &t.size {
+                Some(size) => format!("{} = {size}", t.name),
+                None => t.name.clone(),
+            })
+            .collect();
+        out.push(format!(
+            "Server: {}. Topologies: {}.",
+            servers[0],
+            sizes.join("; ")
+        ));
+    } else {
+        let each: Vec<String> = report
+            .topologies
+            .iter()
+            .map(|t| {
+                let size = t.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
+                format!("{} = {size}{}", t.name, charts::server_words(t))
+            })
+            .collect();
+        out.push(format!("Topologies: {}.", each.join("; ")));
+    }
+    out.push(format!(
+        "Data: {}. Experiment {}, {} repetition{} per cell.",
+        report.scale_note,
+        report.experiment,
+        report.repeat,
+        if report.repeat == 1 { "" } else { "s" }
+    ));
+    out
+}
+
 /// True when a topology was given as a file rather than by the name of a shipped one.
 fn is_path(given: &str) -> bool {
     given.contains('/') || given.contains('\\') || given.ends_with(".toml")
@@ -778,6 +817,10 @@ fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
         "### Experiment {}\n\n",
         md_escape(&report.experiment)
     ));
+    for line in where_lines(report) {
+        out.push_str(&format!("_{}_  \n", md_escape(&line)));
+    }
+    out.push('\n');
     let h = headers(report);
     out.push_str(&format!(
         "| {} |\n",
