@@ -895,18 +895,38 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
-            .y_labels(8)
-            .y_label_formatter(&|v| human_us(*v))
             .y_desc("latency (log scale)")
             .label_style(("sans-serif", TICK_SIZE))
-            // Positions are labelled by hand under the plot; plotters' own would collide.
+            // Both axes are labelled by hand: scenarios under their groups, and latency at
+            // 1-2-5 steps, which plotters' log axis does not give within a decade.
             .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
             .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(RGBColor(240, 240, 240))
-            .bold_line_style(RGBColor(215, 215, 215))
+            .light_line_style(WHITE)
+            .bold_line_style(WHITE)
             .draw()
             .map_err(|e| e.to_string())?;
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let decades = (hi / lo).log10().max(1.0);
+        let dense = f64::from(plot.y1 - plot.y0) / decades >= 70.0;
+        for v in log_ticks(lo, hi, dense) {
+            let (_, y) = px(0.0, v);
+            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+            e(root.draw(&PathElement::new(
+                vec![(plot.x0, y), (plot.x1, y)],
+                RGBColor(225, 225, 225).stroke_width(1),
+            )))?;
+            e(root.draw(&PathElement::new(
+                vec![(plot.x0 - 5, y), (plot.x0, y)],
+                BLACK.stroke_width(1),
+            )))?;
+            e(root.draw_text(
+                &human_us(v),
+                &style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center),
+                (plot.x0 - 8, y),
+            ))?;
+        }
         for (r, l) in &with_latency {
             let (Some(si), Some(ti)) = (
                 scenarios.iter().position(|s| *s == r.scenario),
@@ -942,7 +962,6 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
                 ink.stroke_width(3),
             )))?;
         }
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
         for (si, lines) in labels.iter().enumerate() {
             let (cx, _) = px(si as f64 + 0.5, lo);
             let mut y = plot.y1 + 10;
@@ -953,6 +972,24 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
         }
         Ok(plot)
     })
+}
+
+/// Tick values of a log axis: every power of ten in range, and 2× and 5× steps when there is
+/// room (`dense`), so that a range within one or two decades still reads.
+fn log_ticks(lo: f64, hi: f64, dense: bool) -> Vec<f64> {
+    let steps: &[f64] = if dense { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for s in steps {
+            let v = decade * s;
+            if v >= lo * 0.999 && v <= hi * 1.001 {
+                out.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
 }
 
 /// Throughput by client threads (log x axis) with every measured thread count labelled, the
@@ -1214,6 +1251,18 @@ mod tests {
         assert_eq!(human_us(250.0), "250 µs");
         assert_eq!(human_us(1500.0), "1.5 ms");
         assert_eq!(human_us(2_000_000.0), "2 s");
+    }
+
+    #[test]
+    fn log_ticks_step_1_2_5_when_there_is_room() {
+        assert_eq!(
+            log_ticks(1000.0, 70_000.0, true),
+            vec![1e3, 2e3, 5e3, 1e4, 2e4, 5e4]
+        );
+        assert_eq!(
+            log_ticks(10.0, 1e6, false),
+            vec![1e1, 1e2, 1e3, 1e4, 1e5, 1e6]
+        );
     }
 
     #[test]
