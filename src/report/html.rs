@@ -439,7 +439,7 @@ fn plans(out: &mut String, p: &Page) {
             "<h3>Plan of {} ({} backend{})</h3>",
             esc(&plan.name),
             plan.backend,
-            if plan.image.is_empty() {
+            if plan.image.is_empty() || plan.backend != crate::topology::BackendKind::Docker {
                 String::new()
             } else {
                 format!(", image {}", esc(&plan.image))
