@@ -219,3 +219,31 @@ async fn multi_id_reads_use_one_in_query() {
     }
     server.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_counts_only_inserts_that_succeeded() {
+    let server = Server::start();
+    load(&server, "S1", 50, &[]).await;
+    // The same keys again: every insert is a duplicate, so, as in YCSB, nothing counts.
+    let p = props(&["S1"], &["recordcount=50".into(), "threadcount=2".into()]);
+    let doc = execute(&p, Phase::Load, &quiet(&server.uri()))
+        .await
+        .expect("a duplicate load still reports");
+    assert_eq!(doc.operations, 0, "failed inserts are not operations");
+    assert_eq!(doc.throughput, Some(0.0), "never Infinity");
+    let first = execute(
+        &props(
+            &["S1"],
+            &[
+                "recordcount=100".into(),
+                "insertstart=50".into(),
+                "insertcount=50".into(),
+            ],
+        ),
+        Phase::Load,
+        &quiet(&server.uri()),
+    )
+    .await
+    .expect("a load of new keys");
+    assert_eq!(first.operations, 50);
+}

@@ -570,13 +570,13 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     let sweeps = dir.sweeps();
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
-    if sweep_only && args.format != Format::Json {
+    if sweep_only && !matches!(args.format, Format::Json | Format::Html) {
         for (_, s) in &sweeps {
             output::println(&sweep::render_sweep(s))?;
         }
         return Ok(());
     }
-    if sweep_only {
+    if sweep_only && args.format == Format::Json {
         let all: Vec<_> = sweeps.into_iter().map(|(_, s)| s).collect();
         output::println(&serde_json::to_string_pretty(&all)?)?;
         return Ok(());

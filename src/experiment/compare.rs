@@ -133,12 +133,7 @@ pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, Experiment
         .baseline
         .clone()
         .unwrap_or_else(|| cfg.topologies[0].clone());
-    if !cfg.topologies.contains(&baseline) {
-        return Err(bad_input(format!(
-            "--baseline {baseline}: not one of --topologies ({})",
-            cfg.topologies.join(",")
-        )));
-    }
+    let baseline = check_topology_names(&cfg.topologies, &baseline)?;
     let files = cfg
         .scenarios
         .iter()
@@ -641,11 +636,37 @@ pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Writes the report files and charts into the run directory; returns the terminal table.
+/// Reports show topologies by name (`report::topology_label`), so two topologies with one name
+/// are refused; `--baseline` may give the name of a topology given as a file. Returns the
+/// baseline as given in `--topologies`.
+fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result<String> {
+    let mut seen: BTreeMap<String, &String> = BTreeMap::new();
+    for t in topologies {
+        let name = report::topology_label(t, None);
+        if let Some(first) = seen.insert(name.clone(), t) {
+            return Err(bad_input(format!(
+                "--topologies: {first} and {t} are both named {name}; give one of them another name"
+            )));
+        }
+    }
+    if topologies.iter().any(|t| t == baseline) {
+        return Ok(baseline.to_string());
+    }
+    seen.get(baseline).map(|t| t.to_string()).ok_or_else(|| {
+        bad_input(format!(
+            "--baseline {baseline}: not one of --topologies ({})",
+            topologies.join(",")
+        ))
+    })
+}
+
+/// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
+/// into the run directory; returns the terminal table.
 pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+    let table = report::write_files(dir)?;
     let sweeps = dir.sweeps();
     if dir.cells()?.is_empty() && !sweeps.is_empty() {
-        // A sweep's own run directory: its reports are the sweep points.
+        // A sweep's own run directory: its text reports are the sweep points.
         let text: Vec<String> = sweeps
             .iter()
             .map(|(_, s)| super::sweep::render_sweep(s))
@@ -660,29 +681,7 @@ pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
         dir.write_text("report.csv", &csv.join(""))?;
         let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
         dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
-        for (label, sweep) in &sweeps {
-            dir.write_text(
-                &format!("sweep-{label}.svg"),
-                &report::charts::sweep_chart(sweep)?,
-            )?;
-        }
         return Ok(text);
-    }
-    let rep = report::build(dir)?;
-    dir.write_text("report.md", &report::render(&rep, report::Format::Markdown))?;
-    dir.write_text("report.csv", &report::render(&rep, report::Format::Csv))?;
-    dir.write_text("report.json", &report::render(&rep, report::Format::Json))?;
-    let table = report::render(&rep, report::Format::Table);
-    dir.write_text("report.txt", &table)?;
-    if rep.rows.iter().any(|r| r.repeats > 0) {
-        dir.write_text("throughput.svg", &report::charts::throughput_chart(&rep)?)?;
-        dir.write_text("latency.svg", &report::charts::latency_chart(&rep)?)?;
-    }
-    for (label, sweep) in sweeps {
-        dir.write_text(
-            &format!("sweep-{label}.svg"),
-            &report::charts::sweep_chart(&sweep)?,
-        )?;
     }
     Ok(table)
 }
@@ -818,6 +817,22 @@ mod tests {
         fn collects_server_metrics(&self) -> bool {
             false
         }
+    }
+
+    #[test]
+    fn one_name_twice_is_refused_and_the_baseline_may_be_named() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = tmp.path().join("single.toml");
+        std::fs::write(&file, "name = \"single\"\n").unwrap_or_else(|e| panic!("{e}"));
+        let file = file.display().to_string();
+        let twice = check_topology_names(&[file.clone(), "single".into()], "single");
+        let message = twice
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+        assert!(message.contains("both named single"), "{message}");
+        let given = check_topology_names(&[file.clone(), "microshard-2".into()], "single");
+        assert_eq!(given.ok(), Some(file));
+        assert!(check_topology_names(&["single".into()], "nope").is_err());
     }
 
     fn setup() -> Option<(tempfile::TempDir, CompareConfig)> {

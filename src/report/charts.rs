@@ -1,12 +1,22 @@
-//! SVG charts (plotters): throughput by scenario and topology with the baseline ceiling, latency
-//! percentiles, and the thread-sweep curve. Titles say `stand-in` whenever the figures are.
+//! Charts fit for a write-up (plotters, SVG): throughput by scenario and topology with min–max
+//! whiskers and the baseline ceiling, latency percentiles on a log axis, and the thread-sweep
+//! curve with its peak and knee.
+//!
+//! Every chart says what was measured and where in its title (server version, topology sizes,
+//! data size) and says `stand-in` whenever the figures are. All text stays outside the data
+//! area: scenario names under their group, the legend to the right, notes below. Invalid
+//! figures are drawn hatched grey and never as normal bars; degraded ones are hatched in their
+//! colour; both are named in the notes (the verdicts are `measure::validity`'s).
 
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
-use super::Report;
-use crate::experiment::model::SweepFile;
+use super::{Report, Row, TopologyFacts};
+use crate::experiment::model::{Latency, SweepFile};
+use crate::measure::validity::Verdict;
 
 /// A chart that could not be drawn.
 #[derive(Debug, Error)]
@@ -18,289 +28,549 @@ pub struct ChartError {
     pub message: String,
 }
 
-fn err(name: &str) -> impl Fn(String) -> ChartError + '_ {
-    move |message| ChartError {
-        name: name.to_string(),
-        message,
-    }
+/// A rectangle in SVG pixels (y grows downwards), half-open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PixelRect {
+    /// Left edge.
+    pub x0: i32,
+    /// Top edge.
+    pub y0: i32,
+    /// Right edge.
+    pub x1: i32,
+    /// Bottom edge.
+    pub y1: i32,
 }
 
-const SIZE: (u32, u32) = (1000, 560);
+/// A drawn chart and where its data area lies, so that its layout can be checked (no text may
+/// fall inside the data area) without looking at it.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// The SVG document.
+    pub svg: String,
+    /// Canvas width, pixels.
+    pub width: u32,
+    /// Canvas height, pixels (grows with the notes).
+    pub height: u32,
+    /// The data area: bars, lines and markers are drawn here and no text is.
+    pub plot_area: PixelRect,
+}
+
+/// Canvas width of every chart, pixels.
+pub const WIDTH: u32 = 1100;
+const MARGIN: i32 = 16;
+const LEGEND_W: i32 = 270;
+const PLOT_H: i32 = 380;
+const Y_LABEL_W: i32 = 92;
+const TITLE_SIZE: u32 = 24;
+const SUB_SIZE: u32 = 16;
+const LABEL_SIZE: u32 = 17;
+const TICK_SIZE: u32 = 16;
+const NOTE_SIZE: u32 = 15;
+
+const GREY: RGBColor = RGBColor(120, 120, 120);
+const DARK_RED: RGBColor = RGBColor(170, 20, 20);
 
 fn palette(i: usize) -> RGBColor {
     const COLORS: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
         RGBColor(148, 103, 189),
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
+        RGBColor(23, 190, 207),
+        RGBColor(188, 189, 34),
     ];
     COLORS[i % COLORS.len()]
 }
 
-fn title(base: &str, standin: bool) -> String {
-    if standin {
-        format!("{base} — stand-in figures, not MongoDB")
+/// A number as people write it on an axis: `950`, `1.5 k`, `100 k`, `1 M`, never `1000000.0`.
+pub fn human(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, unit) = if a >= 1e9 {
+        (v / 1e9, " G")
+    } else if a >= 1e6 {
+        (v / 1e6, " M")
+    } else if a >= 1e3 {
+        (v / 1e3, " k")
     } else {
-        base.to_string()
+        (v, "")
+    };
+    let text = if scaled.abs() >= 100.0 || scaled.fract().abs() < 0.05 {
+        format!("{scaled:.0}")
+    } else if scaled.abs() >= 10.0 || unit.is_empty() && scaled.abs() >= 1.0 {
+        format!("{scaled:.1}")
+    } else {
+        format!("{scaled:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{unit}")
+}
+
+/// A latency in microseconds as people write it: `250 µs`, `1.5 ms`, `2 s`.
+pub fn human_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{} s", human(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", human(us / 1e3))
+    } else {
+        format!("{} µs", human(us))
     }
 }
 
-fn draw<F>(name: &str, f: F) -> Result<String, ChartError>
+/// Width of `text` in pixels at plotters font `size`: DejaVu Sans advances plus 4% (plotters
+/// writes `font-size = size / 1.24` into the SVG), so that layout never underestimates; the
+/// layout test measures the real fonts.
+pub fn text_width(text: &str, size: u32) -> i32 {
+    let px = f64::from(size) / 1.24;
+    let em: f64 = text
+        .chars()
+        .map(|c| match c {
+            'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.28,
+            'f' | 't' | '(' | ')' | '[' | ']' | '/' | '-' | ' ' => 0.39,
+            'r' => 0.42,
+            's' | 'z' | 'c' => 0.56,
+            'k' | 'v' | 'x' | 'y' => 0.6,
+            'm' => 0.98,
+            'w' => 0.82,
+            'M' => 0.87,
+            'W' | '—' | '%' | '@' => 1.0,
+            c if c.is_ascii_lowercase() => 0.64,
+            c if c.is_ascii_digit() => 0.64,
+            c if c.is_ascii_uppercase() => 0.78,
+            _ => 0.84,
+        })
+        .sum();
+    (em * px * 1.04).ceil() as i32
+}
+
+fn line_height(size: u32) -> i32 {
+    // The font is size / 1.24 pixels high; leave room for descenders and a gap.
+    (f64::from(size) * 1.05).ceil() as i32 + 4
+}
+
+/// Breaks `text` into lines no wider than `max_px` (words longer than a line are cut).
+fn wrap(text: &str, max_px: i32, size: u32) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if current.is_empty() {
+            word.to_string()
+        } else {
+            format!("{current} {word}")
+        };
+        if text_width(&candidate, size) <= max_px {
+            current = candidate;
+            continue;
+        }
+        if !current.is_empty() {
+            lines.push(std::mem::take(&mut current));
+        }
+        // Too long for a line of its own: break after hyphens first, then anywhere.
+        let mut piece = String::new();
+        let parts: Vec<String> = word.split_inclusive('-').map(str::to_string).collect();
+        if parts.len() > 1 && parts.iter().all(|p| text_width(p, size) <= max_px) {
+            for part in parts {
+                let joined = format!("{piece}{part}");
+                if text_width(&joined, size) > max_px && !piece.is_empty() {
+                    lines.push(std::mem::take(&mut piece));
+                    piece = part;
+                } else {
+                    piece = joined;
+                }
+            }
+            current = piece;
+            continue;
+        }
+        for ch in word.chars() {
+            let mut next = piece.clone();
+            next.push(ch);
+            if text_width(&next, size) > max_px && !piece.is_empty() {
+                lines.push(std::mem::take(&mut piece));
+                next = ch.to_string();
+            }
+            piece = next;
+        }
+        current = piece;
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+/// One line of text the layout places: words, size, weight and colour.
+#[derive(Clone)]
+struct Line {
+    text: String,
+    size: u32,
+    bold: bool,
+    color: RGBColor,
+}
+
+impl Line {
+    fn plain(text: String, size: u32) -> Line {
+        Line {
+            text,
+            size,
+            bold: false,
+            color: BLACK,
+        }
+    }
+}
+
+/// Wraps paragraphs into lines of at most `max_px`.
+fn lines_of(paragraphs: &[Line], max_px: i32) -> Vec<Line> {
+    paragraphs
+        .iter()
+        .flat_map(|p| {
+            wrap(&p.text, max_px, p.size)
+                .into_iter()
+                .map(|text| Line { text, ..p.clone() })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn block_height(lines: &[Line]) -> i32 {
+    lines.iter().map(|l| line_height(l.size)).sum()
+}
+
+type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+fn style(size: u32, bold: bool, color: &RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    let font = if bold {
+        ("sans-serif", size).into_font().style(FontStyle::Bold)
+    } else {
+        ("sans-serif", size).into_font()
+    };
+    let mut s = TextStyle::from(font).pos(Pos::new(h, v));
+    s.color = color.to_backend_color();
+    s
+}
+
+fn text(root: &Root, s: &str, size: u32, (x, y): (i32, i32), h: HPos) -> Result<(), String> {
+    root.draw_text(s, &style(size, false, &BLACK, h, VPos::Top), (x, y))
+        .map_err(|e| e.to_string())
+}
+
+/// Draws lines top-down from `(x, y)`; returns the y below the last one.
+fn draw_lines(root: &Root, lines: &[Line], x: i32, mut y: i32) -> Result<i32, String> {
+    for l in lines {
+        root.draw_text(
+            &l.text,
+            &style(l.size, l.bold, &l.color, HPos::Left, VPos::Top),
+            (x, y),
+        )
+        .map_err(|e| e.to_string())?;
+        y += line_height(l.size);
+    }
+    Ok(y)
+}
+
+/// How a legend entry's sample looks.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Fill(RGBColor),
+    Degraded(RGBColor),
+    Invalid,
+    Dashed,
+    Whisker,
+    Line(RGBColor),
+    Circle,
+    Triangle,
+    Tick,
+    Peak,
+    Knee,
+}
+
+struct LegendEntry {
+    swatch: Swatch,
+    label: String,
+}
+
+const SWATCH_W: i32 = 22;
+
+fn legend_lines(entries: &[LegendEntry]) -> Vec<(Option<Swatch>, String)> {
+    let mut out = Vec::new();
+    for e in entries {
+        for (i, l) in wrap(&e.label, LEGEND_W - SWATCH_W - 24, LABEL_SIZE)
+            .into_iter()
+            .enumerate()
+        {
+            out.push(((i == 0).then_some(e.swatch), l));
+        }
+    }
+    out
+}
+
+fn legend_height(entries: &[LegendEntry]) -> i32 {
+    legend_lines(entries).len() as i32 * (line_height(LABEL_SIZE) + 2) + 8
+}
+
+fn draw_legend(root: &Root, entries: &[LegendEntry], x: i32, y: i32) -> Result<(), String> {
+    let step = line_height(LABEL_SIZE) + 2;
+    for (i, (swatch, label)) in legend_lines(entries).iter().enumerate() {
+        let top = y + i as i32 * step;
+        let mid = top + step / 2 - 2;
+        if let Some(s) = swatch {
+            draw_swatch(root, *s, (x, mid - 7), (x + 16, mid + 7))?;
+        }
+        text(root, label, LABEL_SIZE, (x + SWATCH_W + 6, top), HPos::Left)?;
+    }
+    Ok(())
+}
+
+fn draw_swatch(
+    root: &Root,
+    s: Swatch,
+    (x0, y0): (i32, i32),
+    (x1, y1): (i32, i32),
+) -> Result<(), String> {
+    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+    let mid = (y0 + y1) / 2;
+    let cx = (x0 + x1) / 2;
+    match s {
+        Swatch::Fill(c) => e(root.draw(&Rectangle::new([(x0, y0), (x1, y1)], c.filled()))),
+        Swatch::Degraded(c) => bar(root, (x0, y0, x1, y1), Verdict::Degraded, c),
+        Swatch::Invalid => bar(root, (x0, y0, x1, y1), Verdict::Invalid, GREY),
+        Swatch::Dashed => e(root.draw(&DashedPathElement::new(
+            vec![(x0 - 2, mid), (x1 + 4, mid)],
+            5,
+            3,
+            BLACK.stroke_width(2),
+        ))),
+        Swatch::Whisker => whisker(root, cx, y0, y1),
+        Swatch::Line(c) => e(root.draw(&PathElement::new(
+            vec![(x0 - 2, mid), (x1 + 4, mid)],
+            c.stroke_width(3),
+        ))),
+        Swatch::Circle => e(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
+        Swatch::Triangle => e(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
+        Swatch::Tick => e(root.draw(&PathElement::new(
+            vec![(cx - 7, mid), (cx + 7, mid)],
+            BLACK.stroke_width(3),
+        ))),
+        Swatch::Peak => e(root.draw(&Rectangle::new(
+            [(cx - 7, mid - 7), (cx + 7, mid + 7)],
+            DARK_RED.stroke_width(3),
+        ))),
+        Swatch::Knee => e(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
+    }
+}
+
+/// A bar in pixels, drawn as its verdict says: filled when valid, hatched in its colour when
+/// degraded, hatched grey on white when invalid (never mistaken for a result).
+fn bar(
+    root: &Root,
+    (x0, y0, x1, y1): (i32, i32, i32, i32),
+    verdict: Verdict,
+    color: RGBColor,
+) -> Result<(), String> {
+    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+    let (top, bottom) = (y0.min(y1), y0.max(y1));
+    let rect = [(x0, top), (x1, bottom)];
+    match verdict {
+        Verdict::Valid => e(root.draw(&Rectangle::new(rect, color.filled()))),
+        Verdict::Degraded => {
+            e(root.draw(&Rectangle::new(rect, color.mix(0.35).filled())))?;
+            hatch(root, (x0, top, x1, bottom), 6, color)?;
+            e(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
+        }
+        Verdict::Invalid => {
+            e(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
+            hatch(root, (x0, top, x1, bottom), 5, GREY)?;
+            e(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
+        }
+    }
+}
+
+/// 45° lines clipped to the rectangle.
+fn hatch(
+    root: &Root,
+    (x0, y0, x1, y1): (i32, i32, i32, i32),
+    spacing: i32,
+    color: RGBColor,
+) -> Result<(), String> {
+    let (w, h) = (x1 - x0, y1 - y0);
+    if w <= 0 || h <= 0 {
+        return Ok(());
+    }
+    let mut c = -h;
+    while c < w {
+        // Points (x0 + c + t, y1 - t) for t in [0, h], kept where x0 <= x <= x1.
+        let lo = 0.max(-c);
+        let hi = h.min(w - c);
+        if lo < hi {
+            root.draw(&PathElement::new(
+                vec![(x0 + c + lo, y1 - lo), (x0 + c + hi, y1 - hi)],
+                color.stroke_width(1),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        c += spacing;
+    }
+    Ok(())
+}
+
+/// A min–max whisker with caps.
+fn whisker(root: &Root, x: i32, y_low: i32, y_high: i32) -> Result<(), String> {
+    let style = BLACK.stroke_width(2);
+    for path in [
+        vec![(x, y_low), (x, y_high)],
+        vec![(x - 6, y_low), (x + 6, y_low)],
+        vec![(x - 6, y_high), (x + 6, y_high)],
+    ] {
+        root.draw(&PathElement::new(path, style))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The heading lines: title, where it was measured, and the stand-in warning.
+fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
+    let mut paragraphs = vec![Line {
+        text: if standin {
+            format!("{title} — stand-in figures, not MongoDB")
+        } else {
+            title.to_string()
+        },
+        size: TITLE_SIZE,
+        bold: true,
+        color: BLACK,
+    }];
+    paragraphs.extend(where_.iter().map(|w| Line::plain(w.clone(), SUB_SIZE)));
+    if standin {
+        paragraphs.push(Line {
+            text: format!(
+                "{}. Measured against microshard's stand-in server, a capacity model.",
+                super::STANDIN_MARKER
+            ),
+            size: SUB_SIZE,
+            bold: true,
+            color: DARK_RED,
+        });
+    }
+    lines_of(&paragraphs, WIDTH as i32 - 2 * MARGIN)
+}
+
+/// The server of a topology in words: `MongoDB 7.0.0` or `stand-in 7.0.0-standin`.
+pub fn server_words(facts: &TopologyFacts) -> String {
+    match (&facts.server_version, facts.standin) {
+        (Some(v), true) => format!("stand-in {v}"),
+        (Some(v), false) => format!("MongoDB {v}"),
+        (None, true) => "the stand-in".to_string(),
+        (None, false) => "server version not recorded".to_string(),
+    }
+}
+
+/// Fixed parts of a chart's page: header, plot box, legend and notes.
+struct Layout {
+    header: Vec<Line>,
+    notes: Vec<Line>,
+    legend: Vec<LegendEntry>,
+    x_label_h: i32,
+}
+
+impl Layout {
+    fn header_h(&self) -> i32 {
+        block_height(&self.header) + 10
+    }
+    fn body_h(&self) -> i32 {
+        (PLOT_H + self.x_label_h).max(legend_height(&self.legend))
+    }
+    fn height(&self) -> i32 {
+        MARGIN + self.header_h() + self.body_h() + 12 + block_height(&self.notes) + MARGIN
+    }
+}
+
+fn notes_lines(notes: &[String]) -> Vec<Line> {
+    let paragraphs: Vec<Line> = notes
+        .iter()
+        .map(|n| Line::plain(n.clone(), NOTE_SIZE))
+        .collect();
+    lines_of(&paragraphs, WIDTH as i32 - 2 * MARGIN)
+}
+
+/// Draws header, legend and notes around a plot that `plot` draws into the area it is given.
+fn compose<F>(name: &str, layout: &Layout, plot: F) -> Result<Chart, ChartError>
 where
-    F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>,
+    F: FnOnce(&Root, &Root) -> Result<PixelRect, String>,
 {
+    let height = layout.height().max(200) as u32;
     let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(name)(e.to_string()))?;
-        f(&root).map_err(err(name))?;
-        root.present().map_err(|e| err(name)(e.to_string()))?;
+    let plot_area = {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let fail = |message: String| ChartError {
+            name: name.to_string(),
+            message,
+        };
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        draw_lines(&root, &layout.header, MARGIN, MARGIN).map_err(fail)?;
+        let body_top = MARGIN + layout.header_h();
+        let plot_w = WIDTH as i32 - LEGEND_W - MARGIN;
+        let area = root.clone().shrink(
+            (MARGIN, body_top),
+            (plot_w as u32, (PLOT_H + layout.x_label_h) as u32),
+        );
+        let plot_area = plot(&root, &area).map_err(fail)?;
+        draw_legend(
+            &root,
+            &layout.legend,
+            WIDTH as i32 - LEGEND_W + 8,
+            body_top + 4,
+        )
+        .map_err(fail)?;
+        draw_lines(
+            &root,
+            &layout.notes,
+            MARGIN,
+            body_top + layout.body_h() + 12,
+        )
+        .map_err(fail)?;
+        root.present().map_err(|e| fail(e.to_string()))?;
+        plot_area
+    };
+    Ok(Chart {
+        svg,
+        width: WIDTH,
+        height,
+        plot_area,
+    })
+}
+
+fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> PixelRect {
+    PixelRect {
+        x0: range.0.start,
+        y0: range.1.start,
+        x1: range.0.end,
+        y1: range.1.end,
     }
-    Ok(svg)
 }
 
-/// Grouped bars: one group per scenario, one bar per topology, and the baseline's throughput
-/// drawn as a line across each group (the single-node ceiling).
-pub fn throughput_chart(report: &Report) -> Result<String, ChartError> {
-    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
-    let max = report
-        .rows
+/// Group labels under the plot: each wrapped to its group's width, centred, horizontal.
+fn group_labels(names: &[String], group_px: i32) -> Vec<Vec<String>> {
+    names
         .iter()
-        .filter_map(|r| r.throughput)
-        .fold(0.0, f64::max)
-        .max(1.0)
-        * 1.15;
-    let k = topologies.len().max(1) as f64;
-    draw("throughput", |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                title(
-                    "Throughput by scenario and topology (ops/s)",
-                    report.standin(),
-                ),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, 0f64..max)
-            .map_err(|e| e.to_string())?;
-        let names = scenarios.clone();
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(scenarios.len().max(1) * 2 + 1)
-            .x_label_formatter(&|x| {
-                let frac = x.fract();
-                if (frac - 0.5).abs() < 0.01 {
-                    names.get(x.floor() as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc("ops/s")
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (ti, topo) in topologies.iter().enumerate() {
-            let color = palette(ti);
-            let bars: Vec<Rectangle<(f64, f64)>> = report
-                .rows
-                .iter()
-                .filter(|r| &r.topology == topo)
-                .filter_map(|r| {
-                    let si = scenarios.iter().position(|s| *s == r.scenario)? as f64;
-                    let x0 = si + 0.1 + 0.8 * ti as f64 / k;
-                    let x1 = x0 + 0.8 / k * 0.9;
-                    Some(Rectangle::new(
-                        [(x0, 0.0), (x1, r.throughput?)],
-                        color.filled(),
-                    ))
-                })
-                .collect();
-            chart
-                .draw_series(bars)
-                .map_err(|e| e.to_string())?
-                .label(topo.clone())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
-                });
-        }
-        let ceilings: Vec<PathElement<(f64, f64)>> = report
-            .rows
-            .iter()
-            .filter(|r| r.topology == report.baseline)
-            .filter_map(|r| {
-                let si = scenarios.iter().position(|s| *s == r.scenario)? as f64;
-                let y = r.throughput?;
-                Some(PathElement::new(
-                    vec![(si + 0.05, y), (si + 0.95, y)],
-                    BLACK.stroke_width(2),
-                ))
-            })
-            .collect();
-        chart
-            .draw_series(ceilings)
-            .map_err(|e| e.to_string())?
-            .label(format!("{} ceiling", report.baseline))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())
-    })
+        .map(|n| wrap(n, (group_px - 10).max(30), LABEL_SIZE))
+        .collect()
 }
 
-/// Latency percentiles (p50, p95, p99, p99.9) of every measured row, log scale.
-pub fn latency_chart(report: &Report) -> Result<String, ChartError> {
-    let rows: Vec<_> = report.rows.iter().filter(|r| r.latency.is_some()).collect();
-    let max = rows
-        .iter()
-        .filter_map(|r| r.latency.as_ref().map(|l| l.p999.max(l.p99)))
-        .fold(10.0, f64::max)
-        * 2.0;
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|r| format!("{} {}", r.scenario, r.topology))
-        .collect();
-    draw("latency", |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                title(
-                    "Latency percentiles of the main operation (µs)",
-                    report.standin(),
-                ),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(90)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..rows.len().max(1) as f64, (1f64..max).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(rows.len().max(1) * 2 + 1)
-            .x_label_formatter(&|x| {
-                if (x.fract() - 0.5).abs() < 0.01 {
-                    labels.get(x.floor() as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .x_label_style(
-                ("sans-serif", 11)
-                    .into_font()
-                    .transform(FontTransform::Rotate90),
-            )
-            .y_desc("µs")
-            .draw()
-            .map_err(|e| e.to_string())?;
-        type Pick = fn(&crate::experiment::model::Latency) -> f64;
-        let pcts: [(&str, Pick); 4] = [
-            ("p50", |l| l.p50),
-            ("p95", |l| l.p95),
-            ("p99", |l| l.p99),
-            ("p99.9", |l| l.p999),
-        ];
-        for (pi, (name, f)) in pcts.iter().enumerate() {
-            let color = palette(pi);
-            let bars: Vec<Rectangle<(f64, f64)>> = rows
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| {
-                    let v = f(r.latency.as_ref()?).max(1.0);
-                    let x0 = i as f64 + 0.1 + 0.2 * pi as f64;
-                    Some(Rectangle::new([(x0, 1.0), (x0 + 0.18, v)], color.filled()))
-                })
-                .collect();
-            chart
-                .draw_series(bars)
-                .map_err(|e| e.to_string())?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| e.to_string())
-    })
+fn group_label_height(labels: &[Vec<String>]) -> i32 {
+    let lines = labels.iter().map(Vec::len).max().unwrap_or(1).max(1) as i32;
+    12 + lines * line_height(LABEL_SIZE) + 6
 }
 
-/// Throughput by thread count (log₂ x axis) with the maximum and the knee marked.
-pub fn sweep_chart(sweep: &SweepFile) -> Result<String, ChartError> {
-    let pts: Vec<(f64, f64)> = sweep
-        .points
-        .iter()
-        .map(|p| (f64::from(p.threads.max(1)), p.summary.throughput))
-        .collect();
-    let xmax = pts.iter().map(|p| p.0).fold(2.0, f64::max) * 1.5;
-    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
-    draw("sweep", |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                title(&format!("Thread sweep: {}", sweep.label), sweep.standin),
-                ("sans-serif", 20),
-            )
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d((0.8f64..xmax).log_scale(), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("client threads")
-            .y_desc("ops/s")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(LineSeries::new(pts.clone(), palette(0).stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label("throughput")
-            .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 12, y)], palette(0).stroke_width(2))
-            });
-        chart
-            .draw_series(pts.iter().map(|p| Circle::new(*p, 4, palette(0).filled())))
-            .map_err(|e| e.to_string())?;
-        let knee_point = sweep
-            .knee_threads
-            .and_then(|k| Some((k, *pts.iter().find(|p| p.0 == f64::from(k))?)));
-        if let Some((knee, p)) = knee_point {
-            chart
-                .draw_series(std::iter::once(Circle::new(
-                    p,
-                    9,
-                    palette(3).stroke_width(3),
-                )))
-                .map_err(|e| e.to_string())?
-                .label(format!("knee: {knee} threads"))
-                .legend(|(x, y)| Circle::new((x + 5, y), 5, palette(3).stroke_width(2)));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(|e| e.to_string())
-    })
+fn approx_group_px(groups: usize) -> i32 {
+    (WIDTH as i32 - LEGEND_W - MARGIN - Y_LABEL_W - 20) / groups.max(1) as i32
 }
 
-fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+/// The items in first-seen order, each once.
+pub(crate) fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in items {
         if !out.contains(&i) {
@@ -310,11 +580,702 @@ fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Valid => "valid",
+        Verdict::Degraded => "DEGRADED (hatched in its colour)",
+        Verdict::Invalid => "INVALID (hatched grey, not a result)",
+    }
+}
+
+/// Notes naming every row that is not valid or not measured.
+fn row_notes(rows: &[&Row]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for r in rows {
+        if r.repeats == 0 {
+            notes.push(format!("{} on {}: not measured.", r.scenario, r.topology));
+        } else if !r.validity.is_valid() {
+            let why = r.validity.summary();
+            notes.push(format!(
+                "{} on {} is {}{}",
+                r.scenario,
+                r.topology,
+                verdict_word(r.validity.verdict),
+                if why.is_empty() {
+                    ".".to_string()
+                } else {
+                    format!(": {why}")
+                }
+            ));
+        }
+    }
+    notes
+}
+
+fn verdict_legend(rows: &[&Row], legend: &mut Vec<LegendEntry>) {
+    if rows
+        .iter()
+        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Degraded)
+    {
+        legend.push(LegendEntry {
+            swatch: Swatch::Degraded(GREY),
+            label: "degraded: see notes".into(),
+        });
+    }
+    if rows
+        .iter()
+        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Invalid)
+    {
+        legend.push(LegendEntry {
+            swatch: Swatch::Invalid,
+            label: "invalid: not a result".into(),
+        });
+    }
+}
+
+/// Grouped bars: one group per scenario (named under it), one bar per topology (named in the
+/// legend), min–max whiskers over repetitions, and the baseline's throughput as a dashed line
+/// across each group (the ceiling), left out where the baseline's figure is invalid.
+pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
+    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
+    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
+    let rows: Vec<&Row> = report.rows.iter().collect();
+    let measured = |r: &&Row| r.repeats > 0 && r.throughput.is_some();
+    let top = report
+        .rows
+        .iter()
+        .filter(measured)
+        .map(|r| {
+            r.spread
+                .map_or(0.0, |s| s.1)
+                .max(r.throughput.unwrap_or(0.0))
+        })
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.12;
+    let any_whisker = report
+        .rows
+        .iter()
+        .any(|r| r.repeats >= 2 && r.spread.is_some());
+    let ceiling_for = |scenario: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.scenario == scenario && r.topology == report.baseline && r.repeats > 0)
+    };
+    let ceilings: Vec<(usize, f64)> = scenarios
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let b = ceiling_for(s)?;
+            (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
+        })
+        .collect();
+
+    let mut legend: Vec<LegendEntry> = topologies
+        .iter()
+        .enumerate()
+        .map(|(i, t)| LegendEntry {
+            swatch: Swatch::Fill(palette(i)),
+            label: if *t == report.baseline {
+                format!("{t} (baseline)")
+            } else {
+                t.clone()
+            },
+        })
+        .collect();
+    if !ceilings.is_empty() {
+        legend.push(LegendEntry {
+            swatch: Swatch::Dashed,
+            label: format!("{} ceiling", report.baseline),
+        });
+    }
+    if any_whisker {
+        legend.push(LegendEntry {
+            swatch: Swatch::Whisker,
+            label: "min–max of repetitions".into(),
+        });
+    }
+    verdict_legend(&rows, &mut legend);
+
+    let mut notes = vec![if any_whisker {
+        "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
+    } else {
+        "Bars: throughput (operations per second) of each cell.".to_string()
+    }];
+    if !ceilings.is_empty() {
+        notes.push(format!(
+            "Dashed line: {}'s throughput in the same scenario, the ceiling the other topologies are compared with.",
+            report.baseline
+        ));
+    }
+    for s in &scenarios {
+        if ceiling_for(s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
+            notes.push(format!(
+                "No {} ceiling for {s}: the baseline's figure is invalid.",
+                report.baseline
+            ));
+        }
+    }
+    for s in &scenarios {
+        let most = report
+            .rows
+            .iter()
+            .filter(|r| r.scenario == *s && r.repeats > 0)
+            .filter_map(|r| r.throughput)
+            .fold(0.0, f64::max);
+        if most > 0.0 && most < top * 0.02 {
+            notes.push(format!(
+                "{s}: at most {} ops/s, too small to read at this scale; the table has its figures.",
+                human(most)
+            ));
+        }
+    }
+    notes.extend(row_notes(&rows));
+
+    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
+    let layout = Layout {
+        header: header(
+            "Throughput by scenario and topology (ops/s)",
+            &super::where_lines(report),
+            report.standin(),
+        ),
+        notes: notes_lines(&notes),
+        legend,
+        x_label_h: group_label_height(&labels),
+    };
+    let k = topologies.len().max(1) as f64;
+    compose("throughput", &layout, |root, area| {
+        let mut chart = ChartBuilder::on(area)
+            .margin_top(8)
+            .margin_right(12)
+            .x_label_area_size(layout.x_label_h)
+            .y_label_area_size(Y_LABEL_W)
+            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, 0f64..top)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .y_label_formatter(&|v| human(*v))
+            .y_desc("operations per second")
+            .label_style(("sans-serif", TICK_SIZE))
+            // Positions are labelled by hand under the plot; plotters' own would collide.
+            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        for r in report.rows.iter().filter(measured) {
+            let (Some(si), Some(ti)) = (
+                scenarios.iter().position(|s| *s == r.scenario),
+                topologies.iter().position(|t| *t == r.topology),
+            ) else {
+                continue;
+            };
+            let slot = 0.8 / k;
+            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.06;
+            let x1 = x0 + slot * 0.88;
+            let (p0x, p0y) = px(x0, 0.0);
+            let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
+            bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
+            if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
+                let cx = (p0x + p1x) / 2;
+                whisker(root, cx, px(x0, lo).1, px(x0, hi).1)?;
+            }
+        }
+        for (si, y) in &ceilings {
+            let (a, py) = px(*si as f64 + 0.04, *y);
+            let (b, _) = px(*si as f64 + 0.96, *y);
+            root.draw(&DashedPathElement::new(
+                vec![(a, py), (b, py)],
+                8,
+                5,
+                BLACK.stroke_width(2),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        for (si, lines) in labels.iter().enumerate() {
+            let (cx, _) = px(si as f64 + 0.5, 0.0);
+            let mut y = plot.y1 + 10;
+            for l in lines {
+                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
+                y += line_height(LABEL_SIZE);
+            }
+        }
+        Ok(plot)
+    })
+}
+
+/// Latency percentiles of the main operation on a log axis: per scenario (named under its
+/// group) one slot per topology (coloured as in the throughput chart), a bar up to p50 and a
+/// stem to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked.
+pub fn latency(report: &Report) -> Result<Chart, ChartError> {
+    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
+    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
+    let rows: Vec<&Row> = report.rows.iter().collect();
+    let with_latency: Vec<(&Row, &Latency)> = report
+        .rows
+        .iter()
+        .filter(|r| r.repeats > 0)
+        .filter_map(|r| Some((r, r.latency.as_ref()?)))
+        .collect();
+    let lowest = with_latency
+        .iter()
+        .map(|(_, l)| l.p50.max(1.0))
+        .fold(f64::INFINITY, f64::min);
+    let highest = with_latency
+        .iter()
+        .map(|(_, l)| l.p999.max(l.p99).max(l.p50).max(1.0))
+        .fold(10.0, f64::max);
+    let lo = if lowest.is_finite() {
+        10f64.powf((lowest / 3.0).log10().floor()).max(1.0)
+    } else {
+        1.0
+    };
+    let hi = (highest * 1.6).max(lo * 10.0);
+    let ops = distinct(with_latency.iter().filter_map(|(r, _)| r.main_op.clone()));
+    let what = match ops.as_slice() {
+        [one] => format!("{one} operations"),
+        _ => "each row's main operation (named in the table)".to_string(),
+    };
+
+    let mut legend: Vec<LegendEntry> = topologies
+        .iter()
+        .enumerate()
+        .map(|(i, t)| LegendEntry {
+            swatch: Swatch::Fill(palette(i)),
+            label: format!("{t}: bar to p50"),
+        })
+        .collect();
+    legend.extend([
+        LegendEntry {
+            swatch: Swatch::Circle,
+            label: "p95".into(),
+        },
+        LegendEntry {
+            swatch: Swatch::Triangle,
+            label: "p99".into(),
+        },
+        LegendEntry {
+            swatch: Swatch::Tick,
+            label: "p99.9".into(),
+        },
+    ]);
+    verdict_legend(&rows, &mut legend);
+    let mut notes = vec![format!(
+        "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; percentiles are averaged over repetitions."
+    )];
+    notes.extend(row_notes(&rows));
+    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
+    let layout = Layout {
+        header: header(
+            "Latency percentiles of the main operation (µs, log scale)",
+            &super::where_lines(report),
+            report.standin(),
+        ),
+        notes: notes_lines(&notes),
+        legend,
+        x_label_h: group_label_height(&labels),
+    };
+    let k = topologies.len().max(1) as f64;
+    compose("latency", &layout, |root, area| {
+        let mut chart = ChartBuilder::on(area)
+            .margin_top(8)
+            .margin_right(12)
+            .x_label_area_size(layout.x_label_h)
+            .y_label_area_size(Y_LABEL_W)
+            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, (lo..hi).log_scale())
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc("latency (log scale)")
+            .label_style(("sans-serif", TICK_SIZE))
+            // Both axes are labelled by hand: scenarios under their groups, and latency at
+            // 1-2-5 steps, which plotters' log axis does not give within a decade.
+            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(WHITE)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let decades = (hi / lo).log10().max(1.0);
+        let dense = f64::from(plot.y1 - plot.y0) / decades >= 70.0;
+        for v in log_ticks(lo, hi, dense) {
+            let (_, y) = px(0.0, v);
+            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+            e(root.draw(&PathElement::new(
+                vec![(plot.x0, y), (plot.x1, y)],
+                RGBColor(225, 225, 225).stroke_width(1),
+            )))?;
+            e(root.draw(&PathElement::new(
+                vec![(plot.x0 - 5, y), (plot.x0, y)],
+                BLACK.stroke_width(1),
+            )))?;
+            e(root.draw_text(
+                &human_us(v),
+                &style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center),
+                (plot.x0 - 8, y),
+            ))?;
+        }
+        for (r, l) in &with_latency {
+            let (Some(si), Some(ti)) = (
+                scenarios.iter().position(|s| *s == r.scenario),
+                topologies.iter().position(|t| *t == r.topology),
+            ) else {
+                continue;
+            };
+            let slot = 0.8 / k;
+            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.12;
+            let x1 = x0 + slot * 0.76;
+            let (p0x, base) = px(x0, lo);
+            let (p1x, p50) = px(x1, l.p50);
+            let invalid = r.validity.verdict == Verdict::Invalid;
+            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
+            let ink = if invalid { GREY } else { BLACK };
+            let cx = (p0x + p1x) / 2;
+            let y95 = px(x0, l.p95).1;
+            let y99 = px(x0, l.p99).1;
+            let y999 = px(x0, l.p999).1;
+            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+            e(root.draw(&PathElement::new(
+                vec![(cx, p50), (cx, y999.min(p50))],
+                ink.stroke_width(2),
+            )))?;
+            // Markers no wider than their bar, so crowded groups do not run together.
+            let r = ((p1x - p0x) / 2).clamp(3, 5);
+            e(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
+            e(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
+            e(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
+            let half = ((p1x - p0x) / 2).clamp(3, 10);
+            e(root.draw(&PathElement::new(
+                vec![(cx - half, y999), (cx + half, y999)],
+                ink.stroke_width(3),
+            )))?;
+        }
+        for (si, lines) in labels.iter().enumerate() {
+            let (cx, _) = px(si as f64 + 0.5, lo);
+            let mut y = plot.y1 + 10;
+            for l in lines {
+                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
+                y += line_height(LABEL_SIZE);
+            }
+        }
+        Ok(plot)
+    })
+}
+
+/// Tick values of a log axis: every power of ten in range, and 2× and 5× steps when there is
+/// room (`dense`), so that a range within one or two decades still reads.
+fn log_ticks(lo: f64, hi: f64, dense: bool) -> Vec<f64> {
+    let steps: &[f64] = if dense { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for s in steps {
+            let v = decade * s;
+            if v >= lo * 0.999 && v <= hi * 1.001 {
+                out.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
+/// Throughput by client threads (log x axis) with every measured thread count labelled, the
+/// peak and the knee marked and the knee rule written under the chart. `facts` names the
+/// topology's size and server when the sweep ran on a known topology.
+pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, ChartError> {
+    let pts: Vec<(u32, f64, Verdict)> = sweep
+        .points
+        .iter()
+        .map(|p| {
+            (
+                p.threads.max(1),
+                p.summary.throughput,
+                p.summary.validity.verdict,
+            )
+        })
+        .collect();
+    let counts: Vec<u32> = pts.iter().map(|p| p.0).collect();
+    let xmin = f64::from(counts.iter().copied().min().unwrap_or(1)) / 1.25;
+    let xmax = f64::from(counts.iter().copied().max().unwrap_or(2)).max(2.0) * 1.25;
+    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
+    let point = |t: Option<u32>| {
+        let t = t?;
+        pts.iter().find(|p| p.0 == t).map(|p| (t, p.1))
+    };
+    let peak = point(sweep.max_threads);
+    let knee = point(sweep.knee_threads);
+
+    let mut where_ = Vec::new();
+    let version = sweep
+        .points
+        .iter()
+        .find_map(|p| p.summary.server_version.clone());
+    let server = match facts {
+        Some(f) => {
+            let mut f = f.clone();
+            f.server_version = f.server_version.or(version);
+            f.standin |= sweep.standin;
+            let size = f.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
+            format!("{}: {size}{}", f.name, server_words(&f))
+        }
+        None => server_words(&TopologyFacts {
+            server_version: version,
+            standin: sweep.standin,
+            ..TopologyFacts::default()
+        }),
+    };
+    where_.push(format!("Where: {server}."));
+    let op = sweep
+        .points
+        .iter()
+        .find_map(|p| (!p.summary.main_op.is_empty()).then(|| p.summary.main_op.clone()));
+    if let Some(op) = &op {
+        where_.push(format!(
+            "Main operation: {op}; one run per thread count on the same data."
+        ));
+    }
+
+    let mut legend = vec![LegendEntry {
+        swatch: Swatch::Line(palette(0)),
+        label: "throughput (ops/s)".into(),
+    }];
+    if let Some((t, tp)) = peak {
+        legend.push(LegendEntry {
+            swatch: Swatch::Peak,
+            label: format!("peak: {t} threads, {} ops/s", human(tp)),
+        });
+    }
+    if let Some((t, tp)) = knee {
+        legend.push(LegendEntry {
+            swatch: Swatch::Knee,
+            label: format!("knee: {t} threads, {} ops/s", human(tp)),
+        });
+    }
+    if pts.iter().any(|p| p.2 == Verdict::Invalid) {
+        legend.push(LegendEntry {
+            swatch: Swatch::Invalid,
+            label: "invalid point (grey ×)".into(),
+        });
+    }
+    let mut notes = vec![match (peak, knee) {
+        (Some((p, ptp)), Some((k, _))) => format!(
+            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
+            sweep.tolerance * 100.0,
+            human(ptp),
+            human(ptp * (1.0 - sweep.tolerance))
+        ),
+        _ => "No usable points: no peak and no knee.".to_string(),
+    }];
+    for p in &sweep.points {
+        if !p.summary.validity.is_valid() {
+            notes.push(format!(
+                "{} threads is {}: {}",
+                p.threads,
+                verdict_word(p.summary.validity.verdict),
+                p.summary.validity.summary()
+            ));
+        }
+    }
+    let tick_rows = 2;
+    let layout = Layout {
+        header: header(
+            &format!(
+                "Throughput by client threads: {}",
+                sweep_label(sweep, facts)
+            ),
+            &where_,
+            sweep.standin,
+        ),
+        notes: notes_lines(&notes),
+        legend,
+        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
+    };
+    compose("sweep", &layout, |root, area| {
+        let mut chart = ChartBuilder::on(area)
+            .margin_top(8)
+            .margin_right(12)
+            .x_label_area_size(layout.x_label_h)
+            .y_label_area_size(Y_LABEL_W)
+            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .y_label_formatter(&|v| human(*v))
+            .y_desc("operations per second")
+            .label_style(("sans-serif", TICK_SIZE))
+            // Positions are labelled by hand under the plot; plotters' own would collide.
+            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
+        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+        // A light guide at every measured count, so each label sits under its point.
+        for &t in &counts {
+            let (x, _) = px(t, 0.0);
+            e(root.draw(&PathElement::new(
+                vec![(x, plot.y0), (x, plot.y1)],
+                RGBColor(235, 235, 235).stroke_width(1),
+            )))?;
+        }
+        let line: Vec<(i32, i32)> = pts.iter().map(|p| px(p.0, p.1)).collect();
+        e(root.draw(&PathElement::new(line.clone(), palette(0).stroke_width(3))))?;
+        for (p, xy) in pts.iter().zip(&line) {
+            match p.2 {
+                Verdict::Invalid => e(root.draw(&Cross::new(*xy, 6, GREY.stroke_width(3))))?,
+                Verdict::Degraded => {
+                    e(root.draw(&Circle::new(*xy, 5, WHITE.filled())))?;
+                    e(root.draw(&Circle::new(*xy, 5, palette(0).stroke_width(2))))?;
+                }
+                Verdict::Valid => e(root.draw(&Circle::new(*xy, 5, palette(0).filled())))?,
+            }
+        }
+        if let Some((t, tp)) = knee {
+            let (x, y) = px(t, tp);
+            e(root.draw(&DashedPathElement::new(
+                vec![(x, y), (x, plot.y1)],
+                6,
+                4,
+                palette(2).stroke_width(2),
+            )))?;
+            e(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
+        }
+        if let Some((t, tp)) = peak {
+            let (x, y) = px(t, tp);
+            e(root.draw(&DashedPathElement::new(
+                vec![(x, y), (x, plot.y1)],
+                4,
+                4,
+                DARK_RED.stroke_width(1),
+            )))?;
+            e(root.draw(&Rectangle::new(
+                [(x - 14, y - 14), (x + 14, y + 14)],
+                DARK_RED.stroke_width(3),
+            )))?;
+        }
+        // Thread counts under their points; a label that would touch its left neighbour goes
+        // to the second row.
+        let mut row_right = [i32::MIN; 2];
+        for &t in &counts {
+            let (x, _) = px(t, 0.0);
+            let label = t.to_string();
+            let w = text_width(&label, TICK_SIZE);
+            let row = usize::from(x - w / 2 <= row_right[0] + 6);
+            if row == 1 && x - w / 2 <= row_right[1] + 6 {
+                continue;
+            }
+            row_right[row] = x + w / 2;
+            e(root.draw(&PathElement::new(
+                vec![(x, plot.y1), (x, plot.y1 + 5)],
+                BLACK.stroke_width(1),
+            )))?;
+            text(
+                root,
+                &label,
+                TICK_SIZE,
+                (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
+                HPos::Center,
+            )?;
+        }
+        text(
+            root,
+            "client threads (log scale; every measured count labelled)",
+            LABEL_SIZE,
+            (
+                (plot.x0 + plot.x1) / 2,
+                plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
+            ),
+            HPos::Center,
+        )?;
+        Ok(plot)
+    })
+}
+
+/// A sweep's label with its topology named, not given by path (`S2 on single`).
+pub fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
+    match facts {
+        Some(f) if f.given != f.name => sweep.label.replace(&f.given, &f.name),
+        _ => sweep.label.clone(),
+    }
+}
+
+/// The throughput chart's SVG (see [`throughput`]).
+pub fn throughput_chart(report: &Report) -> Result<String, ChartError> {
+    throughput(report).map(|c| c.svg)
+}
+
+/// The latency chart's SVG (see [`latency`]).
+pub fn latency_chart(report: &Report) -> Result<String, ChartError> {
+    latency(report).map(|c| c.svg)
+}
+
+/// The sweep chart's SVG without topology facts (see [`sweep`]).
+pub fn sweep_chart(s: &SweepFile) -> Result<String, ChartError> {
+    sweep(s, None).map(|c| c.svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::experiment::model::{CellSummary, SweepPoint};
     use crate::report::tests::{cell, config};
+
+    #[test]
+    fn human_numbers() {
+        assert_eq!(human(1_000_000.0), "1 M");
+        assert_eq!(human(100_000.0), "100 k");
+        assert_eq!(human(1500.0), "1.5 k");
+        assert_eq!(human(950.0), "950");
+        assert_eq!(human(0.0), "0");
+        assert_eq!(human(2.5), "2.5");
+        assert_eq!(human(12_345.0), "12.3 k");
+        assert_eq!(human_us(250.0), "250 µs");
+        assert_eq!(human_us(1500.0), "1.5 ms");
+        assert_eq!(human_us(2_000_000.0), "2 s");
+    }
+
+    #[test]
+    fn log_ticks_step_1_2_5_when_there_is_room() {
+        assert_eq!(
+            log_ticks(1000.0, 70_000.0, true),
+            vec![1e3, 2e3, 5e3, 1e4, 2e4, 5e4]
+        );
+        assert_eq!(
+            log_ticks(10.0, 1e6, false),
+            vec![1e1, 1e2, 1e3, 1e4, 1e5, 1e6]
+        );
+    }
+
+    #[test]
+    fn wrap_keeps_lines_narrow() {
+        let long = "a sentence that is certainly far too long for a narrow column of text";
+        let lines = wrap(long, 120, NOTE_SIZE);
+        assert!(lines.len() > 2);
+        assert!(
+            lines.iter().all(|l| text_width(l, NOTE_SIZE) <= 120),
+            "{lines:?}"
+        );
+        assert_eq!(lines.join(" "), long);
+    }
 
     #[test]
     fn charts_are_svg_and_say_standin() {
@@ -325,7 +1286,7 @@ mod tests {
         let svg = throughput_chart(&r).unwrap_or_default();
         assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
         assert!(svg.contains("stand-in"));
-        assert!(svg.contains("single ceiling"));
+        assert!(svg.contains(">\nsingle ceiling\n</text>"));
         let svg = latency_chart(&r).unwrap_or_default();
         assert!(svg.contains("<svg") && svg.contains("p99.9"));
         let plain = crate::report::build_from(&config(false), &[cell("single", "S1", 1, 1000.0)]);
@@ -337,7 +1298,49 @@ mod tests {
     }
 
     #[test]
-    fn sweep_chart_marks_knee() {
+    fn invalid_baseline_draws_no_ceiling_and_says_why() {
+        let mut base = cell("single", "S1", 1, 1000.0);
+        base.summary
+            .validity
+            .invalid("single stopped answering at 3.0 s");
+        let r = crate::report::build_from(
+            &config(false),
+            &[base, cell("microshard-2", "S1", 1, 1900.0)],
+        );
+        let svg = throughput_chart(&r).unwrap_or_default();
+        assert!(
+            !svg.contains(">\nsingle ceiling\n</text>"),
+            "no ceiling legend"
+        );
+        assert!(svg.contains("No single ceiling for S1"), "{svg}");
+        assert!(svg.contains("stopped answering"));
+    }
+
+    #[test]
+    fn sweep_title_names_the_topology_not_its_path() {
+        let s = SweepFile {
+            label: "S2 on /home/me/topologies/single.toml".into(),
+            points: vec![],
+            max_threads: None,
+            knee_threads: None,
+            tolerance: 0.05,
+            standin: false,
+        };
+        let facts = TopologyFacts {
+            name: "single".into(),
+            given: "/home/me/topologies/single.toml".into(),
+            ..TopologyFacts::default()
+        };
+        assert_eq!(sweep_label(&s, Some(&facts)), "S2 on single");
+        let svg = sweep(&s, Some(&facts)).map(|c| c.svg).unwrap_or_default();
+        assert!(
+            svg.contains("S2 on single") && !svg.contains(".toml"),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn sweep_chart_marks_peak_knee_and_rule() {
         let points = [(1, 100.0), (2, 190.0), (4, 300.0), (8, 310.0)]
             .iter()
             .map(|&(t, tp)| SweepPoint {
@@ -358,5 +1361,13 @@ mod tests {
         };
         let svg = sweep_chart(&s).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");
+        assert!(svg.contains("peak: 8 threads"), "{svg}");
+        assert!(svg.contains("within 5% of the peak"), "{svg}");
+        for t in ["1", "2", "4", "8"] {
+            assert!(
+                svg.contains(&format!(">\n{t}\n</text>")),
+                "thread label {t}"
+            );
+        }
     }
 }

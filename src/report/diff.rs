@@ -174,6 +174,16 @@ pub fn render(d: &Diff, format: Format) -> String {
                 out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
             }
         }
+        Format::Html => {
+            let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+            let rows: Vec<Vec<String>> = d.rows.iter().map(|r| cells(r).to_vec()).collect();
+            return super::html::table_page(
+                &format!("microshard diff: {} → {}", d.a, d.b),
+                d.marker.as_deref(),
+                &headers,
+                &rows,
+            );
+        }
         Format::Table => {
             if let Some(m) = &d.marker {
                 out.push_str(m);
@@ -224,5 +234,8 @@ mod tests {
         );
         assert!(render(&d, Format::Table).contains(STANDIN_MARKER));
         assert_eq!(d.rows.len(), 1, "unmeasured rows are left out");
+        let page = render(&d, Format::Html);
+        assert!(page.starts_with("<!DOCTYPE html>") && page.contains(STANDIN_MARKER));
+        assert_eq!(page.matches("<tr>").count(), 1 + d.rows.len(), "{page}");
     }
 }

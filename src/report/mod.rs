@@ -1,11 +1,13 @@
-//! Experiment reports: the comparison table (terminal, Markdown, CSV, JSON), `diff` between two
-//! experiments, and SVG charts.
+//! Experiment reports: the comparison table (terminal, Markdown, CSV, JSON, one HTML page),
+//! `diff` between two experiments, and charts (SVG, with a PNG beside each).
 //!
 //! Reports are computed from the results directory alone (configuration + cell files), so a
 //! finished, interrupted or copied experiment reports the same way.
 
 pub mod charts;
 pub mod diff;
+pub mod html;
+pub mod png;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -39,6 +41,8 @@ pub enum Format {
     Csv,
     /// One JSON document.
     Json,
+    /// One self-contained HTML page: table, charts, validity notes and the run's facts.
+    Html,
 }
 
 /// The result of the baseline comparison for one row.
@@ -110,6 +114,27 @@ pub struct Report {
     pub validity_notes: Vec<String>,
     /// Warnings collected from cells (deduplicated).
     pub warnings: Vec<String>,
+    /// Repetitions asked for per cell.
+    pub repeat: u32,
+    /// Each topology in table order: its name, size and server, for chart titles and pages.
+    pub topologies: Vec<TopologyFacts>,
+}
+
+/// What a reader needs to know about a topology to read its figures: the name it is shown by,
+/// what it was given as, its size and the server that answered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopologyFacts {
+    /// The label used in every table, legend and title (its `name`, never a path).
+    pub name: String,
+    /// What the experiment was given (a name or a file path).
+    pub given: String,
+    /// Members in words (`2 shards × 1 member, 1 config server, 1 mongos`), when a cell recorded
+    /// the plan.
+    pub size: Option<String>,
+    /// The server version the cells saw (`buildInfo.version`).
+    pub server_version: Option<String>,
+    /// Measured against the stand-in.
+    pub standin: bool,
 }
 
 impl Report {
@@ -148,6 +173,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             topologies.push(t.clone());
         }
     }
+    let labels = topology_labels(&topologies, cells);
+    let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
     let throughputs = |s: &str, t: &str| -> Vec<f64> {
         groups
             .get(&(s.to_string(), t.to_string()))
@@ -167,11 +194,12 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 g.iter()
                     .any(|c| c.summary.validity.verdict == Verdict::Invalid)
             });
-        for topology in &topologies {
+        for given in &topologies {
             let group = groups
-                .get(&(scenario.clone(), topology.clone()))
+                .get(&(scenario.clone(), given.clone()))
                 .cloned()
                 .unwrap_or_default();
+            let topology = &label(given);
             let tp: Vec<f64> = group.iter().map(|c| c.summary.throughput).collect();
             let mean_tp = stats::mean(&tp);
             let standin = group.iter().any(|c| c.summary.standin);
@@ -206,7 +234,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     }
                 }
             }
-            let significance = if *topology == config.baseline {
+            let significance = if *given == config.baseline {
                 None
             } else {
                 stats::welch(&tp, &base).map(|w| Significance {
@@ -257,7 +285,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 latency: mean_latency(&group),
                 errors,
                 validity,
-                baseline_not_valid: baseline_not_valid && *topology != config.baseline,
+                baseline_not_valid: baseline_not_valid && *given != config.baseline,
                 client_cpu,
                 cpu_us_per_op,
                 client_bound,
@@ -265,20 +293,200 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             });
         }
     }
+    let facts = topologies
+        .iter()
+        .map(|given| topology_facts(given, &label(given), config, cells))
+        .collect();
     Report {
         marker: any_standin.then(|| STANDIN_MARKER.to_string()),
         experiment: config.name.clone(),
-        baseline: config.baseline.clone(),
+        baseline: label(&config.baseline),
         scale_note: config.scale_note.clone(),
         test: format!(
             "Welch's two-sided t-test on throughput vs {}, {}% level",
-            config.baseline,
+            label(&config.baseline),
             ((1.0 - ALPHA) * 100.0).round()
         ),
         rows,
         validity_notes: notes,
         warnings,
+        repeat: config.repeat,
+        topologies: facts,
     }
+}
+
+/// Where the figures were measured: the server(s), each topology's size when known, the data.
+pub fn where_lines(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let servers = charts::distinct(report.topologies.iter().map(charts::server_words));
+    if servers.len() == 1 {
+        let sizes: Vec<String> = report
+            .topologies
+            .iter()
+            .map(|t| match &t.size {
+                Some(size) => format!("{} = {size}", t.name),
+                None => t.name.clone(),
+            })
+            .collect();
+        out.push(format!(
+            "Server: {}. Topologies: {}.",
+            servers[0],
+            sizes.join("; ")
+        ));
+    } else {
+        let each: Vec<String> = report
+            .topologies
+            .iter()
+            .map(|t| {
+                let size = t.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
+                format!("{} = {size}{}", t.name, charts::server_words(t))
+            })
+            .collect();
+        out.push(format!("Topologies: {}.", each.join("; ")));
+    }
+    out.push(format!(
+        "Data: {}. Experiment {}, {} repetition{} per cell.",
+        report.scale_note,
+        report.experiment,
+        report.repeat,
+        if report.repeat == 1 { "" } else { "s" }
+    ));
+    out
+}
+
+/// True when a topology was given as a file rather than by the name of a shipped one.
+fn is_path(given: &str) -> bool {
+    given.contains('/') || given.contains('\\') || given.ends_with(".toml")
+}
+
+/// The name a topology is shown by: the `name` its plan recorded, else the `name` in its file,
+/// else the file stem when it was given as a path (`/home/me/single.toml` → `single`), else what
+/// was given. Tables, legends and titles show names, never paths.
+pub fn topology_label(given: &str, plan: Option<&crate::topology::Plan>) -> String {
+    if let Some(p) = plan.filter(|p| !p.name.trim().is_empty()) {
+        return p.name.clone();
+    }
+    if !is_path(given) {
+        return given.to_string();
+    }
+    let path = std::path::Path::new(given);
+    let from_file = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .filter(|n| !n.trim().is_empty());
+    from_file
+        .or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or_else(|| given.to_string())
+}
+
+/// Labels for every topology; two topologies that would share a label keep what was given, so
+/// no two columns or bars ever carry the same name.
+fn topology_labels(topologies: &[String], cells: &[CellFile]) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = topologies
+        .iter()
+        .map(|given| {
+            let plan = cells
+                .iter()
+                .filter(|c| c.cell.topology == *given)
+                .find_map(|c| c.topology.as_ref());
+            (given.clone(), topology_label(given, plan))
+        })
+        .collect();
+    let clashing: Vec<String> = labels
+        .iter()
+        .filter(|(g, l)| labels.iter().any(|(g2, l2)| g2 != *g && l2 == *l))
+        .map(|(g, _)| g.clone())
+        .collect();
+    for given in clashing {
+        labels.insert(given.clone(), given);
+    }
+    labels
+}
+
+/// The facts of one topology, from its cells (plan, versions) and the configuration.
+fn topology_facts(
+    given: &str,
+    label: &str,
+    config: &ExperimentConfig,
+    cells: &[CellFile],
+) -> TopologyFacts {
+    let mine: Vec<&CellFile> = cells.iter().filter(|c| c.cell.topology == given).collect();
+    let size = mine.iter().find_map(|c| c.topology.as_ref()).map(plan_size);
+    let server_version = mine
+        .iter()
+        .find_map(|c| c.summary.server_version.clone())
+        .or_else(|| config.server_versions.get(given).cloned());
+    TopologyFacts {
+        name: label.to_string(),
+        given: given.to_string(),
+        size,
+        server_version,
+        standin: mine.iter().any(|c| c.summary.standin),
+    }
+}
+
+/// A plan's members in words: `1 mongod` or `2 shards × 1 member, 1 config server, 1 mongos`,
+/// with the WiredTiger cache of each data-bearing mongod when the plan set one.
+pub fn plan_size(plan: &crate::topology::Plan) -> String {
+    use crate::topology::Role;
+    let count = |role: Role| plan.members.iter().filter(|m| m.role == role).count();
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut parts = Vec::new();
+    let standalone = count(Role::Standalone);
+    if standalone > 0 {
+        parts.push(plural(standalone, "mongod", "mongods"));
+    }
+    let shard_members = count(Role::Shard);
+    if shard_members > 0 {
+        let mut sets: Vec<&str> = plan
+            .members
+            .iter()
+            .filter(|m| m.role == Role::Shard)
+            .map(|m| m.replica_set.as_deref().unwrap_or(m.name.as_str()))
+            .collect();
+        sets.sort_unstable();
+        sets.dedup();
+        let shards = sets.len().max(1);
+        parts.push(format!(
+            "{} × {}",
+            plural(shards, "shard", "shards"),
+            plural(shard_members / shards, "member", "members")
+        ));
+    }
+    let config = count(Role::Config);
+    if config > 0 {
+        parts.push(plural(config, "config server", "config servers"));
+    }
+    let mongos = count(Role::Mongos);
+    if mongos > 0 {
+        parts.push(format!("{mongos} mongos"));
+    }
+    let caches: Vec<f64> = plan
+        .members
+        .iter()
+        .filter(|m| matches!(m.role, Role::Standalone | Role::Shard))
+        .filter_map(|m| m.cache_gb)
+        .collect();
+    if let Some(first) = caches.first()
+        && caches.iter().all(|c| (c - first).abs() < 1e-9)
+    {
+        parts.push(format!(
+            "cache {} GB each",
+            crate::topology::format_gb(*first)
+        ));
+    }
+    parts.join(", ")
 }
 
 fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -405,16 +613,144 @@ fn row_cells(row: &Row) -> Vec<String> {
 pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Table => render_table(report),
-        Format::Markdown => render_markdown(report),
+        Format::Markdown => render_markdown(report, &chart_links(report, &[])),
         Format::Csv => render_csv(report),
         Format::Json => serde_json::to_string_pretty(report)
             .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
+        Format::Html => html::page(&html::Page {
+            report,
+            config: None,
+            cells: &[],
+            sweeps: &[],
+        }),
     }
 }
 
-/// Builds and renders the report of an experiment directory.
+/// Builds and renders the report of an experiment directory. Markdown links the charts the
+/// directory holds; HTML is the whole page with the run's facts.
 pub fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
-    Ok(render(&build(dir)?, format))
+    let config = dir.config()?;
+    let cells = dir.cells()?;
+    let report = build_from(&config, &cells);
+    Ok(match format {
+        Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps())),
+        Format::Html => html::page(&html::Page {
+            report: &report,
+            config: Some(&config),
+            cells: &cells,
+            sweeps: &dir.sweeps(),
+        }),
+        other => render(&report, other),
+    })
+}
+
+/// A report that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The results directory could not be read or written.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Chart(#[from] charts::ChartError),
+}
+
+/// A chart file the Markdown report links: file name and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartLink {
+    /// File name, relative to the run directory (`throughput.svg`).
+    pub file: String,
+    /// Alternative text.
+    pub alt: String,
+}
+
+/// The charts written for a report (see [`write_files`]), in page order.
+pub fn chart_links(
+    report: &Report,
+    sweeps: &[(String, crate::experiment::model::SweepFile)],
+) -> Vec<ChartLink> {
+    let mut out = Vec::new();
+    if report.rows.iter().any(|r| r.repeats > 0) {
+        out.push(ChartLink {
+            file: "throughput.svg".into(),
+            alt: "Throughput by scenario and topology".into(),
+        });
+        out.push(ChartLink {
+            file: "latency.svg".into(),
+            alt: "Latency percentiles of the main operation".into(),
+        });
+    }
+    for (label, s) in sweeps {
+        out.push(ChartLink {
+            file: format!("sweep-{label}.svg"),
+            alt: format!("Thread sweep: {}", s.label),
+        });
+    }
+    out
+}
+
+/// The topology a sweep ran on, when the report knows it: `compare --sweep` labels a sweep by
+/// the topology, `sweep` by `SCENARIO on TOPOLOGY`.
+pub fn sweep_topology<'a>(
+    report: &'a Report,
+    sweep: &crate::experiment::model::SweepFile,
+) -> Option<&'a TopologyFacts> {
+    report
+        .topologies
+        .iter()
+        .find(|t| sweep.label == t.given || sweep.label.ends_with(&format!(" on {}", t.given)))
+}
+
+/// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
+/// it (`name.svg`, `name.png`).
+fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), ResultsError> {
+    dir.write_text(&format!("{name}.svg"), svg)?;
+    if let Ok(png) = png::svg_to_png(svg) {
+        crate::experiment::results::write_bytes_atomic(
+            &dir.path().join(format!("{name}.png")),
+            &png,
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
+/// PNG) and one chart per thread sweep; returns the terminal table.
+pub fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
+    let config = dir.config()?;
+    let cells = dir.cells()?;
+    let sweeps = dir.sweeps();
+    let rep = build_from(&config, &cells);
+    if rep.rows.iter().any(|r| r.repeats > 0) {
+        write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
+        write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
+    }
+    for (label, sweep) in &sweeps {
+        let facts = sweep_topology(&rep, sweep);
+        write_chart(
+            dir,
+            &format!("sweep-{label}"),
+            &charts::sweep(sweep, facts)?.svg,
+        )?;
+    }
+    dir.write_text(
+        "report.md",
+        &render_markdown(&rep, &chart_links(&rep, &sweeps)),
+    )?;
+    dir.write_text("report.csv", &render(&rep, Format::Csv))?;
+    dir.write_text("report.json", &render(&rep, Format::Json))?;
+    dir.write_text(
+        "report.html",
+        &html::page(&html::Page {
+            report: &rep,
+            config: Some(&config),
+            cells: &cells,
+            sweeps: &sweeps,
+        }),
+    )?;
+    let table = render(&rep, Format::Table);
+    dir.write_text("report.txt", &table)?;
+    Ok(table)
 }
 
 fn footer(report: &Report) -> Vec<String> {
@@ -472,7 +808,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn render_markdown(report: &Report) -> String {
+fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
@@ -481,6 +817,10 @@ fn render_markdown(report: &Report) -> String {
         "### Experiment {}\n\n",
         md_escape(&report.experiment)
     ));
+    for line in where_lines(report) {
+        out.push_str(&format!("_{}_  \n", md_escape(&line)));
+    }
+    out.push('\n');
     let h = headers(report);
     out.push_str(&format!(
         "| {} |\n",
@@ -502,6 +842,13 @@ fn render_markdown(report: &Report) -> String {
     out.push('\n');
     for line in footer(report) {
         out.push_str(&format!("- {}\n", md_escape(&line)));
+    }
+    if !charts.is_empty() {
+        out.push_str("\n#### Charts\n\n");
+        for c in charts {
+            // Relative links: the Markdown sits beside its charts in the run directory.
+            out.push_str(&format!("![{}]({})\n\n", md_escape(&c.alt), c.file));
+        }
     }
     out
 }
@@ -569,6 +916,23 @@ fn render_csv(report: &Report) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary};
+    use crate::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+
+    /// A result document holding `n` successful operations of `op` (fixtures for report,
+    /// compare and sweep tests, which need a real document but not its figures).
+    pub(crate) fn document(op: &str, n: u64) -> ResultDocument {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for _ in 0..n {
+            c.record(op, 100, None, Status::Ok);
+        }
+        let t0 = chrono::Utc::now();
+        let overall = Overall {
+            runtime_ms: 1000,
+            operations: n,
+        };
+        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+    }
 
     pub(crate) fn config(standin: bool) -> ExperimentConfig {
         ExperimentConfig {
@@ -632,9 +996,10 @@ pub(crate) mod tests {
                 client_cores: Some(2),
                 standin: false,
                 server_version: Some("7.0.0".into()),
-                ..Default::default()
+                write_concern: None,
+                validity: Validity::valid(),
             },
-            result: Default::default(),
+            result: document("READ", 1),
             server: None,
             warnings: vec![],
             topology: None,
@@ -756,6 +1121,79 @@ pub(crate) mod tests {
         assert!(
             table.iter().all(|l| l.matches(" | ").count() == width),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn topologies_given_as_files_are_labelled_by_name() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let named = tmp.path().join("my-file.toml");
+        std::fs::write(&named, "name = \"four-shards\"\nkind = \"sharded\"\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let named = named.display().to_string();
+        assert_eq!(
+            topology_label(&named, None),
+            "four-shards",
+            "the file's name"
+        );
+        let missing = tmp.path().join("gone.toml").display().to_string();
+        assert_eq!(topology_label(&missing, None), "gone", "else the file stem");
+        assert_eq!(topology_label("single", None), "single");
+
+        let mut c = config(false);
+        c.topologies = vec![named.clone(), "microshard-2".into()];
+        c.baseline = named.clone();
+        let cells = vec![
+            cell(&named, "S1", 1, 1000.0),
+            cell("microshard-2", "S1", 1, 1500.0),
+        ];
+        let r = build_from(&c, &cells);
+        assert_eq!(r.baseline, "four-shards");
+        assert!(r.rows.iter().any(|row| row.topology == "four-shards"));
+        // JSON keeps the path once, as the topology's `given` fact; rows carry the name.
+        for f in [Format::Table, Format::Markdown, Format::Csv] {
+            let out = render(&r, f);
+            assert!(!out.contains(&named), "{f:?} shows the path:\n{out}");
+        }
+        assert!(render(&r, Format::Markdown).contains("× four-shards"));
+    }
+
+    #[test]
+    fn two_topologies_with_one_name_keep_what_was_given() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let a = tmp.path().join("a").join("single.toml");
+        std::fs::create_dir_all(a.parent().unwrap_or(tmp.path())).unwrap_or_else(|e| panic!("{e}"));
+        let a = a.display().to_string();
+        let labels = topology_labels(&[a.clone(), "single".into()], &[]);
+        assert_eq!(labels.get(&a), Some(&a));
+        assert_eq!(labels.get("single").map(String::as_str), Some("single"));
+    }
+
+    #[test]
+    fn markdown_links_the_charts_relatively() {
+        let r = build_from(&config(false), &cells());
+        let md = render(&r, Format::Markdown);
+        assert!(md.contains("](throughput.svg)"), "{md}");
+        assert!(md.contains("](latency.svg)"), "{md}");
+        let empty = build_from(&config(false), &[]);
+        assert!(
+            !render(&empty, Format::Markdown).contains(".svg)"),
+            "no chart, no link"
+        );
+    }
+
+    #[test]
+    fn plan_size_in_words() {
+        let spec =
+            crate::topology::TopologySpec::load("microshard-2").unwrap_or_else(|e| panic!("{e}"));
+        let mut opts =
+            crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
+        opts.total_memory_gb = Some(16.0);
+        let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let words = plan_size(&plan);
+        assert!(
+            words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
+            "{words}"
         );
     }
 

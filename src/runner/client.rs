@@ -80,6 +80,20 @@ pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a Progress>) -
     })
 }
 
+/// Sums every client's inserts that succeeded: a load's `[OVERALL]` operation count, because
+/// YCSB's load loop counts an operation only when its insert succeeded (`docs/engine.md`).
+pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a Progress>) -> u64 {
+    let Some(i) = timeline_index("INSERT") else {
+        return 0;
+    };
+    all.into_iter()
+        .map(|p| {
+            let done = p.by_op[i].load(Ordering::Relaxed);
+            done.saturating_sub(p.failed_by_op[i].load(Ordering::Relaxed))
+        })
+        .sum()
+}
+
 /// What a client hands back when it is done.
 #[derive(Debug, Default)]
 pub(crate) struct ClientReport {

@@ -403,7 +403,10 @@ pub async fn execute(
     }
     let overall = measure::Overall {
         runtime_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        operations: ops_done,
+        operations: match phase {
+            Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
+            Phase::Run => ops_done,
+        },
     };
     let run = measurements.finish();
 

@@ -1,0 +1,557 @@
+//! The report page: one self-contained HTML file (inline CSS and SVG, no script, nothing fetched)
+//! with the comparison table, the charts, the validity notes and the run's facts (scenarios and
+//! their resolved properties, topology plans, server versions, host, microshard version, dates),
+//! so one file can be attached to a write-up or opened years later.
+//!
+//! Stand-in figures carry the marker at the top of the page, in the title and on every chart.
+
+use std::fmt::Write as _;
+
+use super::{Report, STANDIN_MARKER, charts, footer, headers, row_cells};
+use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
+use crate::measure::validity::Verdict;
+
+/// Everything the page shows; only the report is required.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// The comparison.
+    pub report: &'a Report,
+    /// The experiment's configuration (`experiment.json`), when the page is made from a run.
+    pub config: Option<&'a ExperimentConfig>,
+    /// Every cell file, for plans, server versions and dates.
+    pub cells: &'a [CellFile],
+    /// Thread sweeps, by label.
+    pub sweeps: &'a [(String, SweepFile)],
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = r#"
+:root { color-scheme: light; }
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 24px auto; max-width: 1180px; padding: 0 16px; color: #111; line-height: 1.45; }
+h1 { font-size: 1.7em; margin: 0.2em 0; }
+h2 { font-size: 1.3em; border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 1.8em; }
+h3 { font-size: 1.08em; margin-top: 1.3em; }
+.standin { background: #fdecea; border: 2px solid #b71c1c; color: #8a1111; padding: 10px 14px; font-weight: bold; font-size: 1.1em; margin: 8px 0 16px; }
+.meta { color: #444; margin: 0.2em 0 1em; }
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.86em; }
+th, td { border: 1px solid #ccc; padding: 4px 7px; text-align: right; vertical-align: top; }
+th { background: #f3f3f3; }
+td.text, th.text { text-align: left; }
+.scroll { overflow-x: auto; }
+tr.degraded td { background: #fff7e0; }
+tr.invalid td { background: #f2f2f2; color: #666; text-decoration: line-through; }
+tr.invalid td.validity, tr.degraded td.validity { text-decoration: none; font-weight: bold; color: #8a1111; }
+figure { margin: 16px 0 28px; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #e3e3e3; }
+figcaption { color: #444; font-size: 0.9em; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; font-size: 0.92em; }
+dt { font-weight: bold; }
+dd { margin: 0; overflow-wrap: anywhere; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.85em; overflow-wrap: anywhere; }
+ul.notes li { margin: 3px 0; }
+details { margin: 6px 0; }
+summary { cursor: pointer; font-weight: bold; }
+footer { margin-top: 3em; color: #666; font-size: 0.85em; }
+"#;
+
+/// The whole page.
+pub fn page(p: &Page) -> String {
+    let r = p.report;
+    let mut out = String::new();
+    let title = format!(
+        "microshard report: {}{}",
+        r.experiment,
+        if r.standin() {
+            " (stand-in figures, not MongoDB)"
+        } else {
+            ""
+        }
+    );
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&title)
+    );
+    if r.standin() {
+        let _ = writeln!(
+            out,
+            "<div class=\"standin\" id=\"standin\">{}: every figure on this page was measured against microshard's stand-in server (a capacity model). They are not MongoDB figures.</div>",
+            esc(STANDIN_MARKER)
+        );
+    }
+    let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));
+    out.push_str(&meta_line(p));
+    // A sweep-only run has no comparison: its tables are the sweeps'.
+    if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
+        results_section(&mut out, r);
+        validity_section(&mut out, r);
+    }
+    charts_section(&mut out, p);
+    sweeps_section(&mut out, p);
+    facts_section(&mut out, p);
+    let _ = writeln!(
+        out,
+        "<footer>Written by microshard {} at {}. The page is self-contained: no script, nothing fetched.</footer>\n</body>\n</html>",
+        esc(env!("CARGO_PKG_VERSION")),
+        esc(&chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    );
+    out
+}
+
+fn meta_line(p: &Page) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = p.config {
+        parts.push(format!("created {}", c.created));
+        parts.push(format!("microshard {}", c.tool_version));
+        parts.push(format!("backend {}", c.backend));
+    }
+    parts.push(p.report.scale_note.clone());
+    let finished: Vec<&str> = p.cells.iter().map(|c| c.finished.as_str()).collect();
+    if let (Some(first), Some(last)) = (finished.iter().min(), finished.iter().max()) {
+        parts.push(format!("cells finished {first} – {last}"));
+    }
+    format!("<p class=\"meta\">{}</p>\n", esc(&parts.join(" · ")))
+}
+
+fn verdict_class(v: Verdict) -> &'static str {
+    v.as_str()
+}
+
+fn results_section(out: &mut String, r: &Report) {
+    out.push_str("<h2 id=\"results\">Results</h2>\n<div class=\"scroll\"><table class=\"results\">\n<thead><tr>");
+    let h = headers(r);
+    for (i, name) in h.iter().enumerate() {
+        let class = if i < 2 || i == 5 {
+            " class=\"text\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th{class}>{}</th>", esc(name));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &r.rows {
+        let class = if row.repeats == 0 {
+            "missing"
+        } else {
+            verdict_class(row.validity.verdict)
+        };
+        let _ = write!(out, "<tr class=\"{class}\">");
+        for (i, cell) in row_cells(row).iter().enumerate() {
+            let class = match i {
+                0 | 1 | 5 => " class=\"text\"",
+                12 => " class=\"validity\"",
+                _ => "",
+            };
+            let _ = write!(out, "<td{class}>{}</td>", esc(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n<ul class=\"notes\">\n");
+    for line in footer(r) {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
+}
+
+fn validity_section(out: &mut String, r: &Report) {
+    out.push_str("<h2 id=\"validity\">Validity</h2>\n");
+    if r.validity_notes.is_empty() {
+        out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and errors stayed below the threshold.</p>\n");
+        return;
+    }
+    out.push_str("<p>These cells are not valid results; invalid ones must not be published as figures.</p>\n<ul class=\"notes validity-notes\">\n");
+    for n in &r.validity_notes {
+        let _ = writeln!(out, "<li>{}</li>", esc(n));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// An SVG ready to sit inline in the page: without the XML prolog, scaling with the page.
+fn inline_svg(svg: &str) -> String {
+    let start = svg.find("<svg").unwrap_or(0);
+    svg[start..].to_string()
+}
+
+fn figure(
+    out: &mut String,
+    id: &str,
+    chart: Result<charts::Chart, charts::ChartError>,
+    caption: &str,
+) {
+    match chart {
+        Ok(c) => {
+            let _ = writeln!(
+                out,
+                "<figure id=\"{id}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                inline_svg(&c.svg),
+                esc(caption)
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(out, "<p>{}</p>", esc(&e.to_string()));
+        }
+    }
+}
+
+fn charts_section(out: &mut String, p: &Page) {
+    let r = p.report;
+    if !r.rows.iter().any(|row| row.repeats > 0) {
+        return;
+    }
+    out.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    figure(
+        out,
+        "chart-throughput",
+        charts::throughput(r),
+        "Throughput by scenario and topology (also throughput.svg / throughput.png in the run directory).",
+    );
+    figure(
+        out,
+        "chart-latency",
+        charts::latency(r),
+        "Latency percentiles of the main operation (also latency.svg / latency.png).",
+    );
+}
+
+fn sweeps_section(out: &mut String, p: &Page) {
+    if p.sweeps.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"sweeps\">Thread sweeps</h2>\n");
+    for (label, s) in p.sweeps {
+        let facts = super::sweep_topology(p.report, s);
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&charts::sweep_label(s, facts)));
+        if s.standin {
+            let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
+        }
+        out.push_str("<table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
+        for pt in &s.points {
+            let mut mark = Vec::new();
+            if Some(pt.threads) == s.max_threads {
+                mark.push("peak");
+            }
+            if Some(pt.threads) == s.knee_threads {
+                mark.push("knee");
+            }
+            let m = &pt.summary;
+            let _ = writeln!(
+                out,
+                "<tr class=\"{}\"><td>{}</td><td>{:.0}</td><td class=\"text\">{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td class=\"text validity\">{}</td><td class=\"text\">{}</td></tr>",
+                verdict_class(m.validity.verdict),
+                pt.threads,
+                m.throughput,
+                esc(&m.main_op),
+                m.latency.avg,
+                m.latency.p95,
+                m.latency.p99,
+                m.errors,
+                m.validity.verdict,
+                mark.join(", ")
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        figure(
+            out,
+            &format!("chart-sweep-{}", esc(label)),
+            charts::sweep(s, facts),
+            &format!(
+                "Thread sweep {} (also sweep-{label}.svg / .png).",
+                charts::sweep_label(s, facts)
+            ),
+        );
+    }
+}
+
+fn dl(out: &mut String, items: &[(String, String)]) {
+    out.push_str("<dl>\n");
+    for (k, v) in items {
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+    }
+    out.push_str("</dl>\n");
+}
+
+/// Flattens a JSON value into `key: value` pairs (`a.b` for nested objects).
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        serde_json::Value::Null => {}
+        serde_json::Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+fn facts_section(out: &mut String, p: &Page) {
+    out.push_str("<h2 id=\"facts\">The run</h2>\n");
+    if let Some(c) = p.config {
+        out.push_str("<h3>Experiment</h3>\n");
+        let mut items = vec![
+            ("name".to_string(), c.name.clone()),
+            ("created".into(), c.created.clone()),
+            ("microshard version".into(), c.tool_version.clone()),
+            (
+                "topologies".into(),
+                p.report
+                    .topologies
+                    .iter()
+                    .map(|t| t.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            ("baseline".into(), p.report.baseline.clone()),
+            ("scenarios".into(), c.scenarios.join(", ")),
+            ("repetitions per cell".into(), c.repeat.to_string()),
+            ("backend".into(), c.backend.clone()),
+            ("sizes".into(), c.scale_note.clone()),
+            ("full sizes".into(), c.full.to_string()),
+            (
+                "degraded above".into(),
+                format!("{}% errors", c.degraded_error_fraction * 100.0),
+            ),
+        ];
+        let optional = [
+            ("server binaries", c.bin_dir.clone()),
+            ("image", c.image.clone()),
+            ("run phase bound (s)", c.duration_s.map(|d| d.to_string())),
+            ("client threads", c.threads.map(|t| t.to_string())),
+            (
+                "calibrated client ceiling (ops/s)",
+                c.client_ceiling.map(|x| format!("{x:.0}")),
+            ),
+        ];
+        items.extend(
+            optional
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v?))),
+        );
+        if c.sweep {
+            items.push((
+                "thread sweep".into(),
+                c.sweep_threads
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+        if !c.extra_mongod_args.is_empty() {
+            items.push((
+                "extra mongod arguments".into(),
+                c.extra_mongod_args.join(" "),
+            ));
+        }
+        items.push(("stand-in".into(), p.report.standin().to_string()));
+        dl(out, &items);
+
+        out.push_str("<h3>Host (the client machine)</h3>\n");
+        let mut host = Vec::new();
+        flatten(
+            "",
+            &serde_json::to_value(&c.host).unwrap_or_default(),
+            &mut host,
+        );
+        if host.is_empty() {
+            out.push_str("<p>Not recorded.</p>\n");
+        } else {
+            dl(out, &host);
+        }
+    }
+    servers(out, p);
+    plans(out, p);
+    if let Some(c) = p.config {
+        out.push_str("<h3>Scenarios and their resolved properties</h3>\n");
+        for (name, props) in &c.properties {
+            let _ = writeln!(
+                out,
+                "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<table><tbody>",
+                esc(name),
+                props.len()
+            );
+            for (k, v) in props {
+                let _ = writeln!(
+                    out,
+                    "<tr><td class=\"text\"><code>{}</code></td><td class=\"text\"><code>{}</code></td></tr>",
+                    esc(k),
+                    esc(v)
+                );
+            }
+            out.push_str("</tbody></table></details>\n");
+        }
+    }
+}
+
+fn servers(out: &mut String, p: &Page) {
+    out.push_str("<h3>Topologies and servers</h3>\n<table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
+    for t in &p.report.topologies {
+        let mut members: Vec<String> = Vec::new();
+        for c in p.cells.iter().filter(|c| c.cell.topology == t.given) {
+            for (m, v) in &c.server_versions {
+                let s = format!("{m}: {v}");
+                if !members.contains(&s) {
+                    members.push(s);
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"text\">{}</td><td class=\"text\"><code>{}</code></td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>",
+            esc(&t.name),
+            esc(&t.given),
+            esc(t.size.as_deref().unwrap_or("not recorded")),
+            esc(&charts::server_words(t)),
+            esc(&members.join(", "))
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn plans(out: &mut String, p: &Page) {
+    for t in &p.report.topologies {
+        let Some(plan) = p
+            .cells
+            .iter()
+            .filter(|c| c.cell.topology == t.given)
+            .find_map(|c| c.topology.as_ref())
+        else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "<h3>Plan of {} ({} backend{})</h3>",
+            esc(&plan.name),
+            plan.backend,
+            if plan.image.is_empty() || plan.backend != crate::topology::BackendKind::Docker {
+                String::new()
+            } else {
+                format!(", image {}", esc(&plan.image))
+            }
+        );
+        out.push_str("<div class=\"scroll\"><table class=\"plan\"><thead><tr><th class=\"text\">member</th><th class=\"text\">role</th><th class=\"text\">replica set</th><th>port</th><th>cache GB</th><th class=\"text\">cpuset</th><th>memory limit GB</th><th class=\"text\">command line</th></tr></thead><tbody>\n");
+        for m in &plan.members {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td class=\"text\"><code>{}</code></td></tr>",
+                esc(&m.name),
+                m.role,
+                esc(m.replica_set.as_deref().unwrap_or("—")),
+                m.port,
+                m.cache_gb
+                    .map(crate::topology::format_gb)
+                    .unwrap_or_else(|| "—".into()),
+                esc(m.cpuset.as_deref().unwrap_or("—")),
+                m.memory_limit_gb
+                    .map(crate::topology::format_gb)
+                    .unwrap_or_else(|| "—".into()),
+                esc(&crate::redact::redact_text(&m.argv.join(" ")))
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+        if !plan.notes.is_empty() {
+            out.push_str("<ul class=\"notes\">\n");
+            for n in &plan.notes {
+                let _ = writeln!(out, "<li>{}</li>", esc(n));
+            }
+            out.push_str("</ul>\n");
+        }
+    }
+}
+
+/// A page holding one table (used by `diff --format html`).
+pub fn table_page(
+    title: &str,
+    marker: Option<&str>,
+    headers: &[String],
+    rows: &[Vec<String>],
+) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    );
+    if let Some(m) = marker {
+        let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(m));
+    }
+    let _ = writeln!(out, "<h1>{}</h1>\n<table><thead><tr>", esc(title));
+    for h in headers {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for c in r {
+            let _ = write!(out, "<td>{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{cell, config};
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn page_has_table_rows_marker_and_facts() {
+        let mut cells = vec![
+            cell("single", "S1", 1, 1000.0),
+            cell("microshard-2", "S1", 1, 1900.0),
+        ];
+        cells[1].summary.standin = true;
+        cells[1]
+            .summary
+            .validity
+            .invalid("sh0 stopped answering at 2.0 s");
+        let cfg = config(false);
+        let report = crate::report::build_from(&cfg, &cells);
+        let html = page(&Page {
+            report: &report,
+            config: Some(&cfg),
+            cells: &cells,
+            sweeps: &[],
+        });
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert_eq!(html.matches("<tr class=\"valid\">").count(), 1);
+        assert_eq!(html.matches("<tr class=\"invalid\">").count(), 1);
+        assert!(html.contains("id=\"standin\""));
+        assert!(html.contains("sh0 stopped answering"));
+        assert!(html.contains("<svg"));
+        assert!(!html.contains("<script"), "no script");
+        assert!(
+            !html.contains(" src=") && !html.contains(" href="),
+            "nothing is fetched"
+        );
+        assert!(html.contains("100000 records (laptop scale)"));
+    }
+}

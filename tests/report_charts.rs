@@ -1,0 +1,428 @@
+//! Every chart kind drawn from realistic results and checked as a reader would see it: text laid
+//! out with the machine's real fonts never overlaps the data area or other text, ticks read as
+//! people write numbers, invalid cells are not drawn as normal bars, and a PNG of each chart is
+//! left in the test's target directory to be looked at.
+
+use std::path::PathBuf;
+
+use microshard::experiment::model::{
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, ExperimentConfig, Latency,
+    SweepFile, SweepPoint,
+};
+use microshard::measure::validity::Validity;
+use microshard::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+use microshard::report::charts::{self, Chart};
+use microshard::report::png;
+
+fn document() -> ResultDocument {
+    let m = Measurements::new(MeasurementConfig::default());
+    m.client().record("READ", 100, None, Status::Ok);
+    let t0 = chrono::Utc::now();
+    let overall = Overall {
+        runtime_ms: 1000,
+        operations: 1,
+    };
+    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
+}
+
+fn config(topologies: &[&str], scenarios: &[&str], repeat: u32) -> ExperimentConfig {
+    ExperimentConfig {
+        schema: CONFIG_SCHEMA.into(),
+        name: "compare-20260101-000000".into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        tool_version: "0.1.0".into(),
+        topologies: topologies.iter().map(|s| s.to_string()).collect(),
+        baseline: topologies[0].to_string(),
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        repeat,
+        backend: "process".into(),
+        bin_dir: None,
+        extra_mongod_args: vec![],
+        image: None,
+        duration_s: Some(60),
+        threads: Some(16),
+        sweep: false,
+        sweep_threads: vec![],
+        sweep_duration_s: None,
+        full: false,
+        scale_note: "100000 records, 1 KB each (laptop scale)".into(),
+        properties: Default::default(),
+        host: Default::default(),
+        server_versions: Default::default(),
+        standin: false,
+        degraded_error_fraction: 0.01,
+        client_ceiling: None,
+        live_server_status: false,
+        clients: 1,
+    }
+}
+
+fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64, p50: f64) -> CellFile {
+    CellFile {
+        schema: CELL_SCHEMA.into(),
+        cell: CellId {
+            topology: topology.into(),
+            scenario: scenario.into(),
+            repeat,
+        },
+        finished: "2026-01-01T00:10:00Z".into(),
+        summary: CellSummary {
+            phase: "run".into(),
+            threads: 16,
+            operations: (tp * 60.0) as u64,
+            runtime_ms: 60_000.0,
+            throughput: tp,
+            main_op: "READ".into(),
+            latency: Latency {
+                avg: p50 * 1.2,
+                min: p50 / 4.0,
+                max: p50 * 200.0,
+                p50,
+                p95: p50 * 3.0,
+                p99: p50 * 8.0,
+                p999: p50 * 40.0,
+            },
+            errors: 0,
+            client_cpu_s: None,
+            client_cores: None,
+            standin: true,
+            server_version: Some("7.0.14-standin".into()),
+            write_concern: None,
+            validity: Validity::valid(),
+        },
+        result: document(),
+        server: None,
+        warnings: vec![],
+        topology: None,
+        server_versions: Default::default(),
+    }
+}
+
+/// Five scenarios on three topologies, three repetitions each, spanning 200 ops/s to 1.2 M ops/s,
+/// with one invalid and one degraded cell, and the baseline invalid in S4.
+fn full_matrix() -> (ExperimentConfig, Vec<CellFile>) {
+    let topologies = ["single", "microshard-2", "microshard-4"];
+    let scenarios = [
+        "S1 load",
+        "S2 point reads",
+        "S3 updates",
+        "S4 scans of 100 records",
+        "S5 read-modify-write",
+    ];
+    let cfg = config(&topologies, &scenarios, 3);
+    let mut cells = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for (ti, t) in topologies.iter().enumerate() {
+            for r in 1..=3u32 {
+                let base = [150_000.0, 1_200_000.0, 80_000.0, 200.0, 45_000.0][si];
+                let tp = base * (1.0 + 0.6 * ti as f64) * (1.0 + 0.04 * f64::from(r));
+                let mut c = cell(t, s, r, tp, 150.0 * (si + 1) as f64 * (1.0 + ti as f64));
+                if si == 2 && ti == 1 && r == 2 {
+                    c.summary
+                        .validity
+                        .invalid("sh1 (127.0.0.1:27019) stopped answering at 12.0 s for 9.0 s");
+                }
+                if si == 1 && ti == 2 {
+                    c.summary
+                        .validity
+                        .degrade("2.1% of operations failed (WriteConflict)");
+                }
+                if si == 3 && ti == 0 {
+                    c.summary.validity.invalid("the run stalled for 30 s");
+                }
+                cells.push(c);
+            }
+        }
+    }
+    (cfg, cells)
+}
+
+fn seed_sweep() -> SweepFile {
+    let points = [
+        (1, 900.0),
+        (5, 2900.0),
+        (10, 3700.0),
+        (20, 3850.0),
+        (50, 2500.0),
+        (100, 1200.0),
+    ]
+    .iter()
+    .map(|&(threads, tp)| SweepPoint {
+        threads,
+        summary: CellSummary {
+            throughput: tp,
+            threads,
+            main_op: "READ".into(),
+            standin: true,
+            server_version: Some("7.0.14-standin".into()),
+            ..Default::default()
+        },
+    })
+    .collect();
+    SweepFile {
+        label: "S2 point reads on microshard-2".into(),
+        points,
+        max_threads: Some(20),
+        knee_threads: Some(10),
+        tolerance: 0.05,
+        standin: true,
+    }
+}
+
+fn out_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_charts");
+    std::fs::create_dir_all(&dir).expect("output directory");
+    dir
+}
+
+/// Writes the chart as SVG and PNG for a person to look at; returns the PNG's path.
+fn keep(name: &str, chart: &Chart) -> PathBuf {
+    let dir = out_dir();
+    std::fs::write(dir.join(format!("{name}.svg")), &chart.svg).expect("svg written");
+    let png = png::svg_to_png(&chart.svg).expect("PNG drawn with this machine's fonts");
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png).expect("png written");
+    println!("chart {name}: {}", path.display());
+    path
+}
+
+fn overlap(a: (f32, f32, f32, f32), b: (f32, f32, f32, f32)) -> f32 {
+    let w = a.2.min(b.2) - a.0.max(b.0);
+    let h = a.3.min(b.3) - a.1.max(b.1);
+    if w > 0.0 && h > 0.0 { w * h } else { 0.0 }
+}
+
+/// No text inside the data area, no two texts on top of each other, nothing off the canvas.
+fn assert_layout(name: &str, chart: &Chart) {
+    let boxes = png::text_boxes(&chart.svg).expect("laid out");
+    let texts = chart.svg.matches("<text").count();
+    assert_eq!(
+        boxes.len(),
+        texts,
+        "{name}: every <text> is laid out with a real font"
+    );
+    let p = chart.plot_area;
+    let plot = (p.x0 as f32, p.y0 as f32, p.x1 as f32, p.y1 as f32);
+    assert!(p.x1 - p.x0 > 300 && p.y1 - p.y0 > 200, "{name}: {p:?}");
+    for b in &boxes {
+        let r = (b.x0, b.y0, b.x1, b.y1);
+        assert!(
+            overlap(r, plot) < 1.0,
+            "{name}: text {:?} at {r:?} overlaps the data area {plot:?}",
+            b.text
+        );
+        assert!(
+            b.x0 >= 0.0 && b.y0 >= 0.0 && b.x1 <= chart.width as f32 && b.y1 <= chart.height as f32,
+            "{name}: text {:?} at {r:?} leaves the {}×{} canvas",
+            b.text,
+            chart.width,
+            chart.height
+        );
+    }
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let o = overlap((a.x0, a.y0, a.x1, a.y1), (b.x0, b.y0, b.x1, b.y1));
+            assert!(
+                o < 2.0,
+                "{name}: text {:?} ({:?}) overlaps {:?} ({:?})",
+                a.text,
+                (a.x0, a.y0, a.x1, a.y1),
+                b.text,
+                (b.x0, b.y0, b.x1, b.y1)
+            );
+        }
+    }
+}
+
+/// Every number drawn reads as people write it.
+fn assert_human_ticks(name: &str, chart: &Chart) {
+    let boxes = png::text_boxes(&chart.svg).expect("laid out");
+    for b in &boxes {
+        let t = b.text.trim();
+        let digits = t.chars().filter(char::is_ascii_digit).count();
+        assert!(
+            !(digits >= 4 && t.chars().all(|c| c.is_ascii_digit() || c == '.')),
+            "{name}: tick {t:?} is not written for people"
+        );
+        assert!(!t.ends_with(".0"), "{name}: {t:?}");
+    }
+}
+
+#[test]
+fn throughput_chart_reads_like_a_publication() {
+    let (cfg, cells) = full_matrix();
+    let report = microshard::report::build_from(&cfg, &cells);
+    let chart = charts::throughput(&report).expect("drawn");
+    keep("throughput", &chart);
+    assert_layout("throughput", &chart);
+    assert_human_ticks("throughput", &chart);
+    let texts: Vec<String> = png::text_boxes(&chart.svg)
+        .expect("laid out")
+        .into_iter()
+        .map(|b| b.text)
+        .collect();
+    // Scenario names under the plot, horizontal; topologies in the legend beside it.
+    let plot = chart.plot_area;
+    for b in png::text_boxes(&chart.svg).expect("laid out") {
+        if b.text.starts_with("S2 point") {
+            assert!(b.y0 >= plot.y1 as f32, "scenario label under the plot");
+            assert!(b.x1 - b.x0 > b.y1 - b.y0, "scenario label is horizontal");
+        }
+        if b.text.starts_with("microshard-4") {
+            assert!(b.x0 >= plot.x1 as f32, "legend to the right of the data");
+        }
+    }
+    assert!(texts.iter().any(|t| t.ends_with(" M")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("min–max")),
+        "whiskers explained"
+    );
+    assert!(texts.iter().any(|t| t.contains("STAND-IN")));
+    assert!(
+        texts.iter().any(|t| t.contains("7.0.14-standin")),
+        "server version in the title block"
+    );
+    assert!(texts.iter().any(|t| t.contains("No single ceiling for S4")));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("S3 updates on microshard-2 is INVALID")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t.contains("DEGRADED")));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("S4 scans of 100 records: at most")),
+        "tiny bars are pointed to the table: {texts:?}"
+    );
+    // An invalid bar is white with a grey outline and hatched, never a normal bar: microshard-2
+    // has 4 solid bars (S3 is invalid) and its legend swatch.
+    let orange = chart
+        .svg
+        .matches("fill=\"#FF7F0E\" stroke=\"none\"")
+        .count();
+    assert_eq!(orange, 4 + 1, "microshard-2: 5 scenarios, S3 invalid");
+}
+
+#[test]
+fn latency_chart_reads_like_a_publication() {
+    let (cfg, cells) = full_matrix();
+    let report = microshard::report::build_from(&cfg, &cells);
+    let chart = charts::latency(&report).expect("drawn");
+    keep("latency", &chart);
+    assert_layout("latency", &chart);
+    let texts: Vec<String> = png::text_boxes(&chart.svg)
+        .expect("laid out")
+        .into_iter()
+        .map(|b| b.text)
+        .collect();
+    for p in ["p95", "p99", "p99.9"] {
+        assert!(texts.iter().any(|t| t == p), "{p} in the legend: {texts:?}");
+    }
+    assert!(
+        texts.iter().any(|t| t.ends_with(" ms")) && texts.iter().any(|t| t.ends_with(" µs")),
+        "log axis in human units: {texts:?}"
+    );
+}
+
+#[test]
+fn sweep_chart_labels_every_thread_count_and_marks_peak_and_knee() {
+    let chart = charts::sweep(&seed_sweep(), None).expect("drawn");
+    keep("sweep", &chart);
+    assert_layout("sweep", &chart);
+    let boxes = png::text_boxes(&chart.svg).expect("laid out");
+    let plot = chart.plot_area;
+    for t in ["1", "5", "10", "20", "50", "100"] {
+        assert!(
+            boxes.iter().any(|b| b.text == t && b.y0 >= plot.y1 as f32),
+            "thread count {t} labelled under the axis"
+        );
+    }
+    let texts: Vec<&str> = boxes.iter().map(|b| b.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.starts_with("peak: 20 threads")));
+    assert!(texts.iter().any(|t| t.starts_with("knee: 10 threads")));
+    assert!(
+        texts.iter().any(|t| t.contains("Knee rule")),
+        "the rule is in the caption: {texts:?}"
+    );
+}
+
+#[test]
+fn dense_sweep_staggers_labels_instead_of_overlapping() {
+    let mut s = seed_sweep();
+    s.points = [1u32, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128]
+        .iter()
+        .map(|&threads| SweepPoint {
+            threads,
+            summary: CellSummary {
+                throughput: 100.0 * f64::from(threads).sqrt(),
+                ..Default::default()
+            },
+        })
+        .collect();
+    s.max_threads = Some(128);
+    s.knee_threads = Some(96);
+    let chart = charts::sweep(&s, None).expect("drawn");
+    keep("sweep-dense", &chart);
+    assert_layout("sweep-dense", &chart);
+}
+
+#[test]
+fn a_single_run_without_repetitions_or_problems() {
+    let cfg = config(&["single", "microshard-2"], &["S2"], 1);
+    let cells = vec![
+        cell("single", "S2", 1, 4321.0, 900.0),
+        cell("microshard-2", "S2", 1, 8000.0, 500.0),
+    ];
+    let report = microshard::report::build_from(&cfg, &cells);
+    for (name, chart) in [
+        (
+            "throughput-one",
+            charts::throughput(&report).expect("drawn"),
+        ),
+        ("latency-one", charts::latency(&report).expect("drawn")),
+    ] {
+        keep(name, &chart);
+        assert_layout(name, &chart);
+        assert!(
+            !chart.svg.contains("min–max"),
+            "{name}: no whiskers for one run"
+        );
+    }
+}
+
+#[test]
+fn many_topologies_long_names_and_many_scenarios_still_fit() {
+    let topologies = [
+        "single",
+        "microshard-2",
+        "microshard-4",
+        "microshard-8",
+        "microshard-4-pinned-to-separate-disks",
+        "docker-two-hosts",
+    ];
+    let scenarios: Vec<String> = (1..=9).map(|i| format!("S{i} scenario-{i}")).collect();
+    let scenario_refs: Vec<&str> = scenarios.iter().map(String::as_str).collect();
+    let cfg = config(&topologies, &scenario_refs, 2);
+    let mut cells = Vec::new();
+    for (si, s) in scenarios.iter().enumerate() {
+        for (ti, t) in topologies.iter().enumerate() {
+            for r in 1..=2u32 {
+                let tp = 1000.0 * (si + 1) as f64 * (1.0 + 0.3 * ti as f64) + f64::from(r) * 50.0;
+                cells.push(cell(t, s, r, tp, 200.0 + 50.0 * ti as f64));
+            }
+        }
+    }
+    let report = microshard::report::build_from(&cfg, &cells);
+    for (name, chart) in [
+        (
+            "throughput-crowded",
+            charts::throughput(&report).expect("drawn"),
+        ),
+        ("latency-crowded", charts::latency(&report).expect("drawn")),
+    ] {
+        keep(name, &chart);
+        assert_layout(name, &chart);
+    }
+}

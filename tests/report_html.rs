@@ -1,0 +1,373 @@
+//! The report page in a real browser: `microshard report DIR --format html` on a run directory,
+//! loaded by headless Chromium (Debian's `chromium`; `.ci/run` installs it). The page must load
+//! without a console message, show one table row per scenario × topology, the stand-in marker,
+//! the charts and the run's facts, and a screenshot is left for a person to look at. Without
+//! Chromium the browser part is skipped with a message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use microshard::experiment::model::{
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, ExperimentConfig, Latency,
+    SweepFile, SweepPoint,
+};
+use microshard::experiment::results::ExperimentDir;
+use microshard::measure::validity::Validity;
+use microshard::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+use microshard::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
+
+fn document() -> ResultDocument {
+    let m = Measurements::new(MeasurementConfig::default());
+    m.client().record("READ", 100, None, Status::Ok);
+    let t0 = chrono::Utc::now();
+    let overall = Overall {
+        runtime_ms: 1000,
+        operations: 1,
+    };
+    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
+}
+
+fn plan(given: &str) -> Plan {
+    let spec = TopologySpec::load(given).expect("shipped topology");
+    let mut opts = PlanOptions::new(&spec, BackendKind::Docker);
+    opts.total_memory_gb = Some(16.0);
+    Plan::new(&spec, &opts).expect("plan")
+}
+
+fn single_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("topologies")
+        .join("single.toml")
+        .display()
+        .to_string()
+}
+
+/// Two scenarios on two topologies (the baseline given as a file path), two repetitions, one
+/// cell invalid, stand-in figures, plans recorded, and a thread sweep.
+fn run_dir(root: &Path) -> (ExperimentDir, usize) {
+    let single = single_path();
+    let topologies = [single.clone(), "microshard-2".to_string()];
+    let scenarios = ["S1", "S2"];
+    let mut properties = std::collections::BTreeMap::new();
+    for s in scenarios {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("recordcount".to_string(), "100000".to_string());
+        p.insert("readproportion".to_string(), "0.95".to_string());
+        p.insert(
+            "workload".to_string(),
+            "site.ycsb.workloads.CoreWorkload".to_string(),
+        );
+        properties.insert(s.to_string(), p);
+    }
+    let config = ExperimentConfig {
+        schema: CONFIG_SCHEMA.into(),
+        name: "page".into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        tool_version: "0.1.0".into(),
+        topologies: topologies.to_vec(),
+        baseline: single.clone(),
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        repeat: 2,
+        backend: "docker".into(),
+        bin_dir: None,
+        extra_mongod_args: vec![],
+        image: None,
+        duration_s: Some(30),
+        threads: Some(16),
+        sweep: true,
+        sweep_threads: vec![1, 4, 16, 64],
+        sweep_duration_s: Some(10),
+        full: false,
+        scale_note: "100000 records (laptop scale)".into(),
+        properties,
+        host: microshard::measure::HostFacts {
+            cpu_count: 2,
+            os: "linux".into(),
+            cpu_model: Some("test CPU".into()),
+            ..Default::default()
+        },
+        server_versions: Default::default(),
+        standin: true,
+        degraded_error_fraction: 0.01,
+        client_ceiling: None,
+        live_server_status: false,
+        clients: 1,
+    };
+    let dir = ExperimentDir::create(root, "page").expect("run directory");
+    dir.write_config(&config).expect("experiment.json");
+    for (ti, t) in topologies.iter().enumerate() {
+        let plan = plan(t);
+        for (si, s) in scenarios.iter().enumerate() {
+            for repeat in 1..=2u32 {
+                let tp = 1000.0 * (1.0 + ti as f64) * (1.0 + si as f64) + f64::from(repeat) * 20.0;
+                let mut validity = Validity::valid();
+                if ti == 1 && si == 1 && repeat == 2 {
+                    validity.invalid("sh1 (127.0.0.1:27019) stopped answering at 4.0 s");
+                }
+                let cell = CellFile {
+                    schema: CELL_SCHEMA.into(),
+                    cell: CellId {
+                        topology: t.clone(),
+                        scenario: s.to_string(),
+                        repeat,
+                    },
+                    finished: format!(
+                        "2026-01-01T00:{:02}:00Z",
+                        10 + ti * 4 + si * 2 + repeat as usize
+                    ),
+                    summary: CellSummary {
+                        phase: "run".into(),
+                        threads: 16,
+                        operations: (tp * 30.0) as u64,
+                        runtime_ms: 30_000.0,
+                        throughput: tp,
+                        main_op: "READ".into(),
+                        latency: Latency {
+                            avg: 500.0,
+                            min: 90.0,
+                            max: 90_000.0,
+                            p50: 400.0,
+                            p95: 1200.0,
+                            p99: 4000.0,
+                            p999: 20_000.0,
+                        },
+                        errors: 0,
+                        client_cpu_s: None,
+                        client_cores: None,
+                        standin: true,
+                        server_version: Some("7.0.14-standin".into()),
+                        write_concern: Some("w=1".into()),
+                        validity,
+                    },
+                    result: document(),
+                    server: None,
+                    warnings: vec![],
+                    topology: Some(plan.clone()),
+                    server_versions: plan
+                        .members
+                        .iter()
+                        .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
+                        .collect(),
+                };
+                dir.write_cell(&cell).expect("cell written");
+            }
+        }
+    }
+    let points = [(1, 500.0), (4, 1800.0), (16, 2600.0), (64, 2500.0)]
+        .iter()
+        .map(|&(threads, tp)| SweepPoint {
+            threads,
+            summary: CellSummary {
+                throughput: tp,
+                threads,
+                main_op: "READ".into(),
+                standin: true,
+                ..Default::default()
+            },
+        })
+        .collect();
+    let sweep = SweepFile {
+        label: "S2 on microshard-2".into(),
+        points,
+        max_threads: Some(16),
+        knee_threads: Some(16),
+        tolerance: 0.05,
+        standin: true,
+    };
+    dir.write_sweep("microshard-2", &sweep)
+        .expect("sweep written");
+    (dir, topologies.len() * scenarios.len())
+}
+
+fn microshard(args: &[&str]) -> String {
+    let out = assert_cmd::Command::cargo_bin("microshard")
+        .expect("binary")
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "microshard {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The results table's body rows.
+fn result_rows(html: &str) -> usize {
+    let start = html
+        .find("<table class=\"results\">")
+        .expect("a results table");
+    let end = html[start..].find("</table>").expect("closed") + start;
+    html[start..end].matches("<tr class=").count()
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser"].iter().find_map(|name| {
+        let out = Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .ok()?;
+        let path = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (out.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+    })
+}
+
+/// Runs headless Chromium on a file; returns (stdout, stderr), which go through files so that a
+/// large DOM never fills a pipe. Killed if it hangs.
+fn browse(chromium: &Path, page: &Path, extra: &[String]) -> (String, String) {
+    let out_path = page.with_extension("stdout");
+    let err_path = page.with_extension("stderr");
+    let stdout = std::fs::File::create(&out_path).expect("stdout file");
+    let stderr = std::fs::File::create(&err_path).expect("stderr file");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("chromium starts");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish on {}", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (
+        std::fs::read_to_string(&out_path).unwrap_or_default(),
+        std::fs::read_to_string(&err_path).unwrap_or_default(),
+    )
+}
+
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+#[test]
+fn markdown_links_the_charts_and_write_leaves_them_beside_it() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (dir, _) = run_dir(tmp.path());
+    let path = dir.path().display().to_string();
+    let md = microshard(&["report", &path, "--format", "markdown", "--write"]);
+    for file in ["throughput.svg", "latency.svg", "sweep-microshard-2.svg"] {
+        assert!(md.contains(&format!("]({file})")), "{file} linked:\n{md}");
+        assert!(dir.path().join(file).is_file(), "{file} written");
+        let png = dir.path().join(file.replace(".svg", ".png"));
+        assert!(png.is_file(), "{} written beside it", png.display());
+    }
+    assert!(dir.path().join("report.html").is_file());
+    // Names, not paths: the baseline given as a file is labelled by its name.
+    assert!(!md.contains(&single_path()), "no path in the report:\n{md}");
+    assert!(md.contains("× single |"), "{md}");
+    let svg = std::fs::read_to_string(dir.path().join("throughput.svg")).expect("svg");
+    assert!(!svg.contains(".toml"), "no path in the chart");
+}
+
+#[test]
+fn the_page_loads_in_chromium_with_a_row_per_cell() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (dir, cells) = run_dir(tmp.path());
+    let path = dir.path().display().to_string();
+    let html = microshard(&["report", &path, "--format", "html"]);
+    assert_eq!(result_rows(&html), cells, "one row per scenario × topology");
+    assert!(
+        html.contains("id=\"standin\""),
+        "stand-in marker at the top"
+    );
+    assert!(html.contains("sh1 (127.0.0.1:27019) stopped answering"));
+    assert!(html.contains("<th>validity</th>"));
+    assert!(html.contains("Plan of single"), "topology plans");
+    assert!(html.contains("readproportion"), "resolved properties");
+    assert!(html.contains("test CPU"), "host facts");
+    assert!(html.contains("Knee rule"), "sweep chart");
+    assert!(!html.contains("<script") && !html.contains(" src=") && !html.contains(" href="));
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_html");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let page = out.join("report.html");
+    std::fs::write(&page, &html).expect("page written");
+    let Some(chromium) = chromium() else {
+        println!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+
+    // The console check must be able to fail: a page with a script error is caught.
+    let control = out.join("control.html");
+    std::fs::write(
+        &control,
+        "<!DOCTYPE html><html><body><script>throw new Error('control')</script></body></html>",
+    )
+    .expect("control page");
+    let (_, stderr) = browse(&chromium, &control, &["--dump-dom".into()]);
+    assert!(
+        !console_lines(&stderr).is_empty(),
+        "this Chromium does not report console errors on stderr; the check would be blind:\n{stderr}"
+    );
+
+    let (dom, stderr) = browse(&chromium, &page, &["--dump-dom".into()]);
+    assert!(
+        console_lines(&stderr).is_empty(),
+        "console messages: {:?}",
+        console_lines(&stderr)
+    );
+    assert_eq!(result_rows(&dom), cells, "rows as the browser parsed them");
+    assert_eq!(dom.matches("<svg").count(), 3, "three inline charts");
+
+    let shot = out.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, stderr) = browse(
+        &chromium,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,5200".into(),
+            "--hide-scrollbars".into(),
+        ],
+    );
+    assert!(
+        shot.is_file(),
+        "screenshot {} written: {stderr}",
+        shot.display()
+    );
+    println!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn a_sweep_only_run_gets_a_page_of_its_sweeps() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (full, _) = run_dir(tmp.path());
+    let config = full.config().expect("config");
+    let sweep = full.sweeps().into_iter().next().expect("a sweep").1;
+    let dir = ExperimentDir::create(&tmp.path().join("sweep-only"), "sweep").expect("dir");
+    dir.write_config(&config).expect("config written");
+    dir.write_sweep("microshard-2", &sweep)
+        .expect("sweep written");
+    let html = microshard(&[
+        "report",
+        &dir.path().display().to_string(),
+        "--format",
+        "html",
+    ]);
+    assert!(
+        html.contains("Thread sweeps") && html.contains("Knee rule"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<table class=\"results\">"),
+        "no empty comparison"
+    );
+}
