@@ -772,3 +772,64 @@ fn warmup_is_left_out_of_the_measurement_and_recorded() {
         "only the measured second counts: {runtime} ms"
     );
 }
+
+#[test]
+fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
+    let root = Root::new();
+    let results = root.path.join("results").display().to_string();
+    let base = free_base_port(23_000, 2).to_string();
+    let out = root.output(&[
+        "sweep",
+        "-P",
+        "workloads/Q20M",
+        "--topology",
+        "single",
+        "--base-port",
+        &base,
+        "--vary",
+        "readbatchsize=1,10,20",
+        "--threads",
+        "1,5,10",
+        "--repeat",
+        "3",
+        "--duration",
+        "1s",
+        "--records",
+        "200",
+        "--standin",
+        "--out",
+        &results,
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    assert!(stdout.contains("STAND-IN FIGURES"), "{stdout}");
+    // The seed's shape: rows are thread counts; columns each value × repetition, then the mean.
+    for col in [
+        "readbatchsize=1 #1",
+        "readbatchsize=10 #3",
+        "readbatchsize=20 mean",
+    ] {
+        assert!(stdout.contains(col), "{col} missing:\n{stdout}");
+    }
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("│ 1 ") || l.starts_with("│ 5 ") || l.starts_with("│ 10 "))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    let dir = sweeps_dir(&root.path.join("results"));
+    for f in ["vary.md", "vary.csv", "vary.json", "vary.svg"] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+    let svg = std::fs::read_to_string(dir.join("vary.svg")).expect("svg");
+    for value in [
+        "readbatchsize=1",
+        "readbatchsize=10",
+        "readbatchsize=20",
+        "min–max of 3",
+    ] {
+        assert!(svg.contains(value), "chart lacks {value}");
+    }
+    root.assert_nothing_left();
+}

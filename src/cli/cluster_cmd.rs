@@ -20,8 +20,14 @@ pub struct UpArgs {
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// Directory holding mongod and mongos (process backend; default: PATH).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
+    /// Bring the topology up on microshard's stand-in server (process backend; no MongoDB needed).
+    #[arg(long)]
+    pub standin: bool,
+    /// First port of the topology (default: the topology file's `base_port`).
+    #[arg(long)]
+    pub base_port: Option<u16>,
     /// Print the plan (members, ports, directories, command lines) and start nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -78,8 +84,20 @@ pub struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
+    if args.standin {
+        if args.backend.is_some_and(|b| b != BackendKind::Process) {
+            return Err(crate::error::bad_input(
+                "--standin: the stand-in runs with the process backend (drop --backend)",
+            ));
+        }
+        args.backend = Some(BackendKind::Process);
+        args.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
+    }
     args.bin_dir = super::preflight::absolute_bin_dir(args.bin_dir)?;
     let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
+    if let Some(port) = args.base_port {
+        spec.base_port = port;
+    }
     if let Some(image) = &args.image {
         spec.image = image.clone();
     }

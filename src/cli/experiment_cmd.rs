@@ -89,8 +89,12 @@ pub struct CompareArgs {
     #[arg(long, default_value = "process")]
     pub backend: String,
     /// Directory holding `mongod` and `mongos` (process backend).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
+    /// Run every topology on microshard's stand-in server (process backend; no MongoDB needed,
+    /// figures labelled as stand-in figures).
+    #[arg(long)]
+    pub standin: bool,
     /// Set a workload property for every scenario (repeatable), applied last.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<String>,
@@ -179,8 +183,12 @@ pub struct SweepArgs {
     #[arg(long, default_value = "process")]
     pub backend: String,
     /// Directory holding `mongod` and `mongos` (process backend).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
+    /// Run every topology on microshard's stand-in server (process backend; no MongoDB needed,
+    /// figures labelled as stand-in figures).
+    #[arg(long)]
+    pub standin: bool,
     /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
     #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mongod_args: Vec<String>,
@@ -307,6 +315,9 @@ pub struct DemoArgs {
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
+    /// First port of every topology (default: a free range below the kernel's ephemeral ports).
+    #[arg(long)]
+    pub base_port: Option<u16>,
 }
 
 fn finish_matrix(
@@ -364,7 +375,11 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     cfg.topologies = split_list(&args.topologies);
     cfg.scenarios = split_list(&args.scenarios);
     cfg.backend = args.backend;
-    cfg.bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
+    cfg.bin_dir = if args.standin {
+        Some(super::standin_cmd::standin_bin_dir(&cfg.backend)?)
+    } else {
+        preflight::absolute_bin_dir(args.bin_dir)?
+    };
     cfg.overrides = args.properties;
     if let Some(w) = args.warmup {
         cfg.overrides
@@ -498,13 +513,18 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         clients: usize::try_from(args.clients).unwrap_or(1),
     };
     preflight::writable_dir("--out", &cfg.results_root)?;
+    let bin_dir = if args.standin {
+        Some(super::standin_cmd::standin_bin_dir(&args.backend)?)
+    } else {
+        preflight::absolute_bin_dir(args.bin_dir)?
+    };
     match &cfg.target {
         SweepTarget::Topology(t) => {
             preflight::servers(&preflight::Servers {
                 label: "--topology",
                 backend: &args.backend,
                 topologies: std::slice::from_ref(t),
-                bin_dir: args.bin_dir.as_deref(),
+                bin_dir: bin_dir.as_deref(),
                 extra_mongod_args: &args.mongod_args,
                 base_port: args.base_port,
                 quiet: args.quiet,
@@ -514,7 +534,6 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         }
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
     }
-    let bin_dir = preflight::absolute_bin_dir(args.bin_dir)?;
     let mut lab = LiveLab::new(&args.backend, bin_dir, args.mongod_args)?;
     lab.base_port = args.base_port;
     lab.notify = Some(notify_through(&progress));
@@ -632,6 +651,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         threads: args.threads,
         topologies: split_list(&args.topologies),
         scenarios: split_list(&args.scenarios),
+        base_port: args.base_port,
     };
     preflight::at_least_one("--workers", u64::from(cfg.workers))?;
     if cfg.service_time_us > crate::standin::config::MAX_SERVICE_TIME_US {

@@ -14,7 +14,7 @@ pub enum Role {
 /// The stand-in's arguments: the role, then the same flags real `mongod`/`mongos` take.
 #[derive(Debug, Args)]
 pub struct StandinArgs {
-    /// `mongod` or `mongos`, followed by mongod/mongos flags (`--port`, `--replSet`, `--configdb`, ...).
+    /// `mongod` or `mongos` followed by mongod/mongos flags (`--port`, `--replSet`, `--configdb`, ...), or `image [--tag T]` to build the stand-in Docker image.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub args: Vec<String>,
 }
@@ -31,13 +31,16 @@ pub fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
 
 /// Runs `microshard standin ...`.
 pub async fn run(args: StandinArgs) -> anyhow::Result<()> {
+    if args.args.first().map(String::as_str) == Some("image") {
+        return image(&args.args[1..]).await;
+    }
     let mut it = args.args.into_iter();
     let role = match it.next().as_deref() {
         Some("mongod") => Role::Mongod,
         Some("mongos") => Role::Mongos,
         Some(other) => {
             return Err(crate::error::bad_input(format!(
-                "standin: the first argument must be 'mongod' or 'mongos', not '{other}'"
+                "standin: the first argument must be 'mongod', 'mongos' or 'image', not '{other}'"
             )));
         }
         None => {
@@ -94,4 +97,61 @@ fn help(role: Role) -> &'static str {
              Stand-in only: --service-time-us T, --workers W, --command-log FILE"
         }
     }
+}
+
+/// The tag `microshard standin image` gives the image unless `--tag` says otherwise.
+pub const DEFAULT_IMAGE_TAG: &str = "microshard-standin:latest";
+
+/// `microshard standin image [--tag T]`: builds the FROM-scratch Docker image of the stand-in
+/// (this binary and the libraries it needs), so `--backend docker --image T` runs topologies on
+/// it where no MongoDB image can be pulled.
+async fn image(args: &[String]) -> anyhow::Result<()> {
+    let mut tag = DEFAULT_IMAGE_TAG.to_string();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--tag" => match it.next() {
+                Some(t) if !t.trim().is_empty() => tag = t.clone(),
+                _ => return Err(crate::error::bad_input("--tag: give an image tag")),
+            },
+            other => match other.strip_prefix("--tag=") {
+                Some(t) if !t.trim().is_empty() => tag = t.to_string(),
+                _ => {
+                    return Err(crate::error::bad_input(format!(
+                        "standin image: unknown argument {other} (only --tag T)"
+                    )));
+                }
+            },
+        }
+    }
+    let docker = bollard::Docker::connect_with_defaults()
+        .map_err(|e| anyhow::anyhow!("no Docker engine: {e}"))?;
+    docker
+        .ping()
+        .await
+        .map_err(|e| anyhow::anyhow!("the Docker engine does not answer: {e}"))?;
+    let binary = crate::standin::standin_executable()?;
+    crate::backend::docker::build_standin_image(&docker, &binary, &tag).await?;
+    crate::output::println(&format!(
+        "built {tag}: the stand-in (not MongoDB) as a FROM-scratch image; use it with --backend docker --image {tag}"
+    ))?;
+    Ok(())
+}
+
+/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
+/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
+pub fn standin_bin_dir(backend: &str) -> anyhow::Result<std::path::PathBuf> {
+    if backend != "process" {
+        return Err(crate::error::bad_input(format!(
+            "--standin: the stand-in runs with the process backend, not --backend {backend}"
+        )));
+    }
+    let dir = crate::backend::state::state_dir().join("standin-bin");
+    crate::standin::link_binaries(&dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot link the stand-in binaries in {}: {e}",
+            dir.display()
+        )
+    })?;
+    Ok(dir)
 }

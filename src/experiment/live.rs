@@ -527,6 +527,9 @@ pub struct DemoConfig {
     pub topologies: Vec<String>,
     /// Scenarios.
     pub scenarios: Vec<String>,
+    /// First port of every topology (`--base-port`); a free range below the ephemeral ports when
+    /// `None`.
+    pub base_port: Option<u16>,
 }
 
 /// The compare configuration the demo runs (exposed so tests run the same thing).
@@ -565,7 +568,7 @@ pub async fn demo(
         Some(bin.path().to_path_buf()),
         compare.extra_mongod_args.clone(),
     )?;
-    lab.base_port = free_port_range(DEMO_PORTS);
+    lab.base_port = cfg.base_port.or_else(|| free_port_range(DEMO_PORTS));
     let lines = progress.clone();
     lab.notify = Some(crate::runner::Notify::new(move |l| lines.line(l)));
     progress.line(&format!(

@@ -293,6 +293,11 @@ pub async fn sweep_with<L: Lab>(
         dir.write_text("vary.csv", &render_vary(&outcome, VaryFormat::Csv))?;
         dir.write_text("vary.txt", &render_vary(&outcome, VaryFormat::Table))?;
         dir.write_text("vary.json", &serde_json::to_string_pretty(&outcome)?)?;
+        let chart = vary_chart(&outcome, &label)?;
+        dir.write_text("vary.svg", &chart.svg)?;
+        if let Ok(png) = crate::report::png::svg_to_png(&chart.svg) {
+            super::results::write_bytes_atomic(&dir.path().join("vary.png"), &png)?;
+        }
     }
     if cancel.is_cancelled() {
         anyhow::bail!(
@@ -315,6 +320,102 @@ fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) ->
         out.push_str(&format!(" #{}", v.repeat));
     }
     out
+}
+
+/// The seed-2 chart of an outcome: one line per value, min–max over repetitions.
+pub fn vary_chart(
+    outcome: &SweepOutcome,
+    label: &str,
+) -> Result<crate::report::charts::Chart, crate::report::charts::ChartError> {
+    let mut values: Vec<Option<String>> = Vec::new();
+    for (v, _) in &outcome.curves {
+        if !values.contains(&v.value) {
+            values.push(v.value.clone());
+        }
+    }
+    let repeats = outcome
+        .curves
+        .iter()
+        .map(|(v, _)| v.repeat)
+        .max()
+        .unwrap_or(1);
+    let mut notes = Vec::new();
+    let series: Vec<crate::report::charts::VarySeries> = values
+        .iter()
+        .map(|value| {
+            let curves: Vec<&SweepFile> = outcome
+                .curves
+                .iter()
+                .filter(|(v, _)| v.value == *value)
+                .map(|(_, s)| s)
+                .collect();
+            let mut not_valid = false;
+            let points = outcome
+                .threads
+                .iter()
+                .filter_map(|&t| {
+                    let got: Vec<f64> = curves
+                        .iter()
+                        .filter_map(|c| c.points.iter().find(|p| p.threads == t))
+                        .inspect(|p| {
+                            if !p.summary.validity.is_valid() {
+                                not_valid = true;
+                                notes.push(format!(
+                                    "{} at {t} threads is {}: {}",
+                                    c_label(&outcome.property, value),
+                                    p.summary.validity.verdict,
+                                    p.summary.validity.summary()
+                                ));
+                            }
+                        })
+                        .map(|p| p.summary.throughput)
+                        .collect();
+                    let mean = crate::report::stats::mean(&got)?;
+                    let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    Some((t, lo, mean, hi))
+                })
+                .collect();
+            crate::report::charts::VarySeries {
+                label: c_label(&outcome.property, value),
+                points,
+                not_valid,
+            }
+        })
+        .collect();
+    let version = outcome
+        .curves
+        .iter()
+        .flat_map(|(_, s)| s.points.iter())
+        .find_map(|p| p.summary.server_version.clone());
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    let server = match (&version, standin) {
+        (Some(v), true) => format!("stand-in {v}"),
+        (Some(v), false) => format!("MongoDB {v}"),
+        (None, _) => "server version unknown".to_string(),
+    };
+    crate::report::charts::vary(
+        &format!(
+            "Throughput by client threads{}: {label}",
+            outcome
+                .property
+                .as_ref()
+                .map(|p| format!(" and {p}"))
+                .unwrap_or_default()
+        ),
+        &series,
+        repeats,
+        &server,
+        standin,
+        &notes,
+    )
+}
+
+fn c_label(property: &Option<String>, value: &Option<String>) -> String {
+    match (property, value) {
+        (Some(p), Some(v)) => format!("{p}={v}"),
+        _ => "throughput".to_string(),
+    }
 }
 
 /// How the seed-2 table is printed.

@@ -1210,6 +1210,175 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
     })
 }
 
+/// One curve of a `sweep --vary` chart: a value of the varied property and, per thread count,
+/// the lowest, mean and highest throughput over its repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarySeries {
+    /// Legend label (`readbatchsize=10`).
+    pub label: String,
+    /// `(threads, min, mean, max)` ops/s, in thread order.
+    pub points: Vec<(u32, f64, f64, f64)>,
+    /// Some point of the curve is not valid.
+    pub not_valid: bool,
+}
+
+/// The seed-2 chart: throughput by client threads, one line per value of the varied property
+/// (its mean over repetitions), with min–max whiskers when there are repetitions.
+pub fn vary(
+    title: &str,
+    series: &[VarySeries],
+    repeats: u32,
+    server: &str,
+    standin: bool,
+    notes: &[String],
+) -> Result<Chart, ChartError> {
+    let mut counts: Vec<u32> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
+    let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.3))
+        .fold(1.0, f64::max)
+        * 1.15;
+    let mut legend: Vec<LegendEntry> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LegendEntry {
+            swatch: Swatch::Line(palette(i)),
+            label: if s.not_valid {
+                format!("{} (some points not valid: see notes)", s.label)
+            } else {
+                s.label.clone()
+            },
+        })
+        .collect();
+    if repeats > 1 {
+        legend.push(LegendEntry {
+            swatch: Swatch::Whisker,
+            label: format!("min–max of {repeats} repetitions"),
+        });
+    }
+    let mut all_notes = vec![format!(
+        "Lines: mean throughput over {repeats} repetition(s) at each thread count{}.",
+        if repeats > 1 {
+            "; whiskers: the lowest and highest repetition"
+        } else {
+            ""
+        }
+    )];
+    all_notes.extend(notes.iter().cloned());
+    let tick_rows = 2;
+    let layout = Layout {
+        header: header(title, &[format!("Where: {server}.")], standin),
+        notes: notes_lines(&all_notes),
+        legend,
+        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
+    };
+    compose("vary", &layout, |root, area| {
+        let mut chart = ChartBuilder::on(area)
+            .margin_top(8)
+            .margin_right(12)
+            .x_label_area_size(layout.x_label_h)
+            .y_label_area_size(Y_LABEL_W)
+            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .y_label_formatter(&|v| human(*v))
+            .y_desc("operations per second")
+            .label_style(("sans-serif", TICK_SIZE))
+            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
+        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+        for &t in &counts {
+            let (x, _) = px(t, 0.0);
+            e(root.draw(&PathElement::new(
+                vec![(x, plot.y0), (x, plot.y1)],
+                RGBColor(235, 235, 235).stroke_width(1),
+            )))?;
+        }
+        let n = series.len().max(1) as i32;
+        for (i, s) in series.iter().enumerate() {
+            let color = palette(i);
+            // Whiskers of several curves at one count are spread a little so none hides another.
+            let shift = (i as i32 - (n - 1) / 2) * 4;
+            let line: Vec<(i32, i32)> = s
+                .points
+                .iter()
+                .map(|p| {
+                    let (x, y) = px(p.0.max(1), p.2);
+                    (x + shift, y)
+                })
+                .collect();
+            e(root.draw(&PathElement::new(line.clone(), color.stroke_width(3))))?;
+            for (p, (x, y)) in s.points.iter().zip(&line) {
+                if repeats > 1 && p.3 > p.1 {
+                    let (_, lo) = px(p.0.max(1), p.1);
+                    let (_, hi) = px(p.0.max(1), p.3);
+                    e(root.draw(&PathElement::new(
+                        vec![(*x, lo), (*x, hi)],
+                        color.stroke_width(2),
+                    )))?;
+                    for yy in [lo, hi] {
+                        e(root.draw(&PathElement::new(
+                            vec![(*x - 5, yy), (*x + 5, yy)],
+                            color.stroke_width(2),
+                        )))?;
+                    }
+                }
+                e(root.draw(&Circle::new((*x, *y), 4, color.filled())))?;
+            }
+        }
+        let mut row_right = [i32::MIN; 2];
+        for &t in &counts {
+            let (x, _) = px(t, 0.0);
+            let label = t.to_string();
+            let w = text_width(&label, TICK_SIZE);
+            let row = usize::from(x - w / 2 <= row_right[0] + 6);
+            if row == 1 && x - w / 2 <= row_right[1] + 6 {
+                continue;
+            }
+            row_right[row] = x + w / 2;
+            e(root.draw(&PathElement::new(
+                vec![(x, plot.y1), (x, plot.y1 + 5)],
+                BLACK.stroke_width(1),
+            )))?;
+            text(
+                root,
+                &label,
+                TICK_SIZE,
+                (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
+                HPos::Center,
+            )?;
+        }
+        text(
+            root,
+            "client threads (log scale; every measured count labelled)",
+            LABEL_SIZE,
+            (
+                (plot.x0 + plot.x1) / 2,
+                plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
+            ),
+            HPos::Center,
+        )?;
+        Ok(plot)
+    })
+}
+
 /// A sweep's label with its topology named, not given by path (`S2 on single`).
 pub fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
     match facts {
