@@ -309,7 +309,7 @@ fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
     );
     assert_eq!(load.status.code(), Some(0));
     let merged = tmp.path().join("run.json");
-    let mut run = Command::new(bin())
+    let run = Command::new(bin())
         .args([
             "run",
             "--uri",

@@ -642,7 +642,7 @@ mod tests {
         assert_eq!(sweep.points.len(), 8);
         assert_eq!(sweep.max_threads, Some(16));
         assert_eq!(sweep.knee_threads, Some(16));
-        let text = render_sweep(&sweep);
+        let text = render_sweep(sweep);
         assert!(text.contains("max, knee"), "{text}");
         assert!(dir.path().join("sweep-single.svg").is_file());
         Ok(())
