@@ -36,11 +36,18 @@ pub mod value;
 pub mod wire;
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
-pub use crate::cli::standin_cmd::Role;
 pub use config::StandinConfig;
+
+/// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A `mongod` (standalone, replica-set member, config server or shard server, by its flags).
+    Mongod,
+    /// A `mongos` router.
+    Mongos,
+}
 
 /// The version string the stand-in reports: a real-looking version, never a real MongoDB one.
 pub const STANDIN_VERSION: &str = "7.0.0-standin";
@@ -142,66 +149,17 @@ pub fn spawn(config: StandinConfig) -> Result<StandinHandle, StandinError> {
     server::spawn(config)
 }
 
-/// Creates `mongod` and `mongos` symlinks to the microshard executable in `dir`, so the directory works
-/// as a `--bin-dir` (the binary acts as the stand-in when invoked under those names).
-///
-/// The executable is `$MICROSHARD_STANDIN_EXE` when set, else the running program when it is
-/// `microshard`, else (a test or bench harness under `target/<profile>/deps/`) the `microshard` binary
-/// next to it in `target/<profile>/`.
-pub fn link_binaries(dir: &Path) -> std::io::Result<()> {
-    link_binaries_to(dir, &standin_executable()?)
-}
-
-/// Like [`link_binaries`], with an explicit executable to link to.
-pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for name in ["mongod", "mongos"] {
-        let link = dir.join(name);
-        if std::fs::symlink_metadata(&link).is_ok() {
-            std::fs::remove_file(&link)?;
-        }
-        std::os::unix::fs::symlink(exe, &link)?;
-    }
-    Ok(())
-}
-
-/// The executable that becomes the stand-in when invoked as `mongod`/`mongos` (see [`link_binaries`]).
-pub fn standin_executable() -> std::io::Result<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("MICROSHARD_STANDIN_EXE") {
-        return Ok(std::path::PathBuf::from(p));
-    }
-    let exe = std::env::current_exe()?;
-    if exe.file_name().is_some_and(|n| n == "microshard") {
-        return Ok(exe);
-    }
-    let candidates = [
-        exe.parent().map(|d| d.join("microshard")),
-        exe.parent()
-            .and_then(|d| d.parent())
-            .map(|d| d.join("microshard")),
-    ];
-    for c in candidates.into_iter().flatten() {
-        if c.is_file() {
-            return Ok(c);
-        }
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        format!(
-            "{} is not the microshard binary and no microshard binary was found beside it; set MICROSHARD_STANDIN_EXE",
-            exe.display()
-        ),
-    ))
-}
-
-/// Runs a stand-in in the foreground until `shutdown` or SIGINT/SIGTERM (the CLI entry point).
-pub async fn run_foreground(mut config: StandinConfig) -> Result<(), StandinError> {
+/// Runs a stand-in in the foreground, logging to stdout, until the `shutdown` command or until
+/// `shutdown` completes (the CLI entry point, which passes SIGINT/SIGTERM; logged as "Received signal").
+pub async fn run_foreground(
+    mut config: StandinConfig,
+    shutdown: impl Future,
+) -> Result<(), StandinError> {
     config.log_to_stdout = true;
     let handle = spawn(config)?;
-    let token = crate::signals::install();
     let shared = handle.shared.clone();
     tokio::select! {
-        _ = token.cancelled() => {
+        _ = shutdown => {
             shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
             handle.shutdown().await;
         }
