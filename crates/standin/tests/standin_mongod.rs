@@ -1,7 +1,7 @@
 //! The stand-in as a plain mongod, driven by the official `mongodb` driver.
 
 use futures::TryStreamExt;
-use microshard::standin::{self, Role, StandinConfig};
+use microshard_standin::{self as standin, Role, StandinConfig};
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::FindOptions;
 use mongodb::{Client, error::ErrorKind};
