@@ -138,9 +138,23 @@ impl StandinHandle {
         let _ = self.task.await;
     }
 
-    /// Waits until the server stops by itself (`shutdown` command or SIGINT/SIGTERM when run from the CLI).
+    /// Waits until the server stops by itself (the `shutdown` command).
     pub async fn wait(self) {
         let _ = self.task.await;
+    }
+
+    /// Waits until the server stops by itself, or until `shutdown` completes and then stops it.
+    async fn serve_until(self, shutdown: impl Future) {
+        let shared = self.shared.clone();
+        tokio::select! {
+            _ = shutdown => {
+                shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
+                self.shutdown().await;
+            }
+            _ = shared.shutdown.cancelled() => {
+                self.wait().await;
+            }
+        }
     }
 }
 
@@ -149,23 +163,33 @@ pub fn spawn(config: StandinConfig) -> Result<StandinHandle, StandinError> {
     server::spawn(config)
 }
 
+/// Serves a stand-in on `listener` until the `shutdown` command or until `shutdown` completes, then
+/// stops it gracefully (stops accepting, closes every connection, releases the `--dbpath` lock), like
+/// `mini_redis::server::run(listener, shutdown)`.
+///
+/// The caller owns the socket, so a test binds `127.0.0.1:0` and knows the port before the server
+/// starts. `listener` takes the place of `--port`/`--bind_ip` for listening; everything else comes
+/// from `config`, including a Unix socket on the listener's port when `--unixSocketPrefix` is given.
+/// A `shutdown` that completes is logged the way mongod logs a signal ("Received signal").
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    config: StandinConfig,
+    shutdown: impl Future,
+) -> Result<(), StandinError> {
+    server::spawn_on(config, listener)?
+        .serve_until(shutdown)
+        .await;
+    Ok(())
+}
+
 /// Runs a stand-in in the foreground, logging to stdout, until the `shutdown` command or until
-/// `shutdown` completes (the CLI entry point, which passes SIGINT/SIGTERM; logged as "Received signal").
+/// `shutdown` completes (the CLI entry point: it listens where the flags say, and passes SIGINT/SIGTERM
+/// as `shutdown`, logged as "Received signal").
 pub async fn run_foreground(
     mut config: StandinConfig,
     shutdown: impl Future,
 ) -> Result<(), StandinError> {
     config.log_to_stdout = true;
-    let handle = spawn(config)?;
-    let shared = handle.shared.clone();
-    tokio::select! {
-        _ = shutdown => {
-            shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
-            handle.shutdown().await;
-        }
-        _ = shared.shutdown.cancelled() => {
-            handle.wait().await;
-        }
-    }
+    spawn(config)?.serve_until(shutdown).await;
     Ok(())
 }
