@@ -23,17 +23,19 @@
 //!   aggregate); see [`capacity`].
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
 
-pub mod capacity;
-pub mod cmderr;
-pub mod config;
+#![warn(missing_docs)]
+
+mod capacity;
+mod cmderr;
+mod config;
 mod mongod;
-pub mod query;
+mod query;
 mod repl;
 mod router;
 mod server;
-pub mod store;
-pub mod value;
-pub mod wire;
+mod store;
+mod value;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -52,7 +54,7 @@ pub enum Role {
 /// The version string the stand-in reports: a real-looking version, never a real MongoDB one.
 pub const STANDIN_VERSION: &str = "7.0.0-standin";
 /// `maxWireVersion` of MongoDB 7.0, the version the stand-in imitates.
-pub const MAX_WIRE_VERSION: i32 = 21;
+pub(crate) const MAX_WIRE_VERSION: i32 = 21;
 
 /// Why a stand-in could not start.
 #[derive(Debug, thiserror::Error)]
