@@ -1,6 +1,9 @@
 //! The stand-in: a small MongoDB-wire-protocol server that plays mongod, replica-set member or mongos.
 //!
-//! It exists so that tests, `demo` and `calibrate` run where no MongoDB can be installed. It is **not**
+//! It exists so that microshard's tests, `demo` and `calibrate` run where no MongoDB can be installed.
+//! It is its own crate in the workspace and depends on nothing of the microshard tool; the tool
+//! re-exports it as `microshard::standin` and is the one that makes its binary answer to the names
+//! `mongod`/`mongos`. It is **not**
 //! MongoDB and never claims to be: `buildInfo.version` ends in `-standin`, and `hello`, `buildInfo` and
 //! `serverStatus` carry `microshardStandin: true` so every figure measured against it gets labelled.
 //! Data lives in memory; `--dbpath` only holds the lock file.
@@ -20,8 +23,33 @@
 //!   A command waits up to 2 s for the config server before failing with 133.
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
-//!   aggregate); see [`capacity`].
+//!   aggregate); see `capacity.rs`.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//!
+//! # Serving it
+//! - [`run`]`(listener, config, shutdown)` serves on a listener the caller bound until `shutdown`
+//!   completes or the `shutdown` command arrives (mini-redis's `server::run`).
+//! - [`spawn`]`(config)` binds where the flags say and returns a [`StandinHandle`] at once, for
+//!   in-process use (tests, `calibrate`, `demo`).
+//! - [`run_foreground`]`(config, shutdown)` is the command-line entry point (logs to stdout).
+//!
+//! A [`StandinConfig`] comes from the flags real mongod/mongos take ([`StandinConfig::from_args`])
+//! or from [`StandinConfig::new`] and its fields.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), microshard_standin::StandinError> {
+//! use microshard_standin::{Role, StandinConfig};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+//! microshard_standin::run(listener, StandinConfig::new(Role::Mongod), tokio::signal::ctrl_c()).await
+//! # }
+//! ```
+//!
+//! # Layout
+//! `server` (listener, connections, dispatch, the commands every role answers) hands a command to
+//! `mongod` (data commands over `store`, with `query` and `value`; replica-set commands in `repl`)
+//! or to `router` (mongos). `wire` is the OP_MSG/OP_QUERY codec, `cmderr` the error codes, `config`
+//! the flags and `capacity` the service-time model. A new command goes into the file of the role
+//! that answers it (see CONTRIBUTING.md).
 
 #![warn(missing_docs)]
 
