@@ -3,7 +3,8 @@
 //! The modules follow the data flow (see `docs/architecture.md`):
 //! `workload` → `runner` → `db` → `measure` → `report` for one benchmark run, and
 //! `topology` → `backend` → `cluster` for the servers it runs against; `experiment`
-//! drives both, and `standin` is the MongoDB-wire-protocol server used where no MongoDB exists.
+//! drives both. `standin` re-exports the `microshard-standin` crate (the MongoDB-wire-protocol server
+//! used where no MongoDB exists, a workspace member of its own) and links the binary as `mongod`/`mongos`.
 
 pub mod backend;
 pub mod cli;

@@ -2,14 +2,7 @@
 
 use clap::Args;
 
-/// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// A `mongod` (standalone, replica-set member, config server or shard server, by its flags).
-    Mongod,
-    /// A `mongos` router.
-    Mongos,
-}
+use crate::standin::Role;
 
 /// The stand-in's arguments: the role, then the same flags real `mongod`/`mongos` take.
 #[derive(Debug, Args)]
@@ -71,7 +64,11 @@ pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
         return Ok(());
     }
     let cfg = crate::standin::StandinConfig::from_args(role, &flags).map_err(to_anyhow)?;
-    crate::standin::run_foreground(cfg).await.map_err(to_anyhow)
+    // The signal handlers are installed when the stand-in is up, as the shutdown future is first polled.
+    let signal = async { crate::signals::install().cancelled_owned().await };
+    crate::standin::run_foreground(cfg, signal)
+        .await
+        .map_err(to_anyhow)
 }
 
 fn to_anyhow(e: crate::standin::StandinError) -> anyhow::Error {

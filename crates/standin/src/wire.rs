@@ -9,12 +9,9 @@ pub const OP_REPLY: i32 = 1;
 pub const OP_QUERY: i32 = 2004;
 /// OP_MSG.
 pub const OP_MSG: i32 = 2013;
-/// OP_COMPRESSED (never advertised, refused).
-pub const OP_COMPRESSED: i32 = 2012;
 
 const CHECKSUM_PRESENT: u32 = 1;
 const MORE_TO_COME: u32 = 2;
-const EXHAUST_ALLOWED: u32 = 1 << 16;
 /// The largest message accepted (`maxMessageSizeBytes`).
 pub const MAX_MESSAGE: usize = 48_000_000;
 
@@ -40,8 +37,6 @@ pub struct Request {
     pub body: Document,
     /// The client set moreToCome: it wants no reply (w:0 writes).
     pub more_to_come: bool,
-    /// The client allows exhaust replies (the stand-in never streams).
-    pub exhaust_allowed: bool,
     /// For OP_QUERY: the database from `<db>.$cmd`.
     pub query_db: Option<String>,
 }
@@ -104,12 +99,14 @@ pub async fn read_request<R: AsyncRead + Unpin>(r: &mut R) -> Result<Option<Requ
     match op_code {
         OP_MSG => parse_msg(request_id, &buf).map(Some),
         OP_QUERY => parse_query(request_id, &buf).map(Some),
+        // OP_COMPRESSED (2012) among them: compression is never advertised.
         other => Err(WireError::Malformed(format!("unsupported opcode {other}"))),
     }
 }
 
 fn parse_msg(request_id: i32, buf: &[u8]) -> Result<Request, WireError> {
     let mut p = 0;
+    // exhaustAllowed (bit 16) is ignored: the stand-in never streams replies.
     let flags = read_i32(buf, &mut p)? as u32;
     let end = if flags & CHECKSUM_PRESENT != 0 {
         buf.len().saturating_sub(4)
@@ -155,7 +152,6 @@ fn parse_msg(request_id: i32, buf: &[u8]) -> Result<Request, WireError> {
         op_code: OP_MSG,
         body,
         more_to_come: flags & MORE_TO_COME != 0,
-        exhaust_allowed: flags & EXHAUST_ALLOWED != 0,
         query_db: None,
     })
 }
@@ -180,7 +176,6 @@ fn parse_query(request_id: i32, buf: &[u8]) -> Result<Request, WireError> {
         op_code: OP_QUERY,
         body: query,
         more_to_come: false,
-        exhaust_allowed: false,
         query_db: Some(db.to_string()),
     })
 }

@@ -1,6 +1,9 @@
 //! The stand-in: a small MongoDB-wire-protocol server that plays mongod, replica-set member or mongos.
 //!
-//! It exists so that tests, `demo` and `calibrate` run where no MongoDB can be installed. It is **not**
+//! It exists so that microshard's tests, `demo` and `calibrate` run where no MongoDB can be installed.
+//! It is its own crate in the workspace and depends on nothing of the microshard tool; the tool
+//! re-exports it as `microshard::standin` and is the one that makes its binary answer to the names
+//! `mongod`/`mongos`. It is **not**
 //! MongoDB and never claims to be: `buildInfo.version` ends in `-standin`, and `hello`, `buildInfo` and
 //! `serverStatus` carry `microshardStandin: true` so every figure measured against it gets labelled.
 //! Data lives in memory; `--dbpath` only holds the lock file.
@@ -20,32 +23,66 @@
 //!   A command waits up to 2 s for the config server before failing with 133.
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
-//!   aggregate); see [`capacity`].
+//!   aggregate); see `capacity.rs`.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//!
+//! # Serving it
+//! - [`run`]`(listener, config, shutdown)` serves on a listener the caller bound until `shutdown`
+//!   completes or the `shutdown` command arrives (mini-redis's `server::run`).
+//! - [`spawn`]`(config)` binds where the flags say and returns a [`StandinHandle`] at once, for
+//!   in-process use (tests, `calibrate`, `demo`).
+//! - [`run_foreground`]`(config, shutdown)` is the command-line entry point (logs to stdout).
+//!
+//! A [`StandinConfig`] comes from the flags real mongod/mongos take ([`StandinConfig::from_args`])
+//! or from [`StandinConfig::new`] and its fields.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), microshard_standin::StandinError> {
+//! use microshard_standin::{Role, StandinConfig};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+//! microshard_standin::run(listener, StandinConfig::new(Role::Mongod), tokio::signal::ctrl_c()).await
+//! # }
+//! ```
+//!
+//! # Layout
+//! `server` (listener, connections, dispatch, the commands every role answers) hands a command to
+//! `mongod` (data commands over `store`, with `query` and `value`; replica-set commands in `repl`)
+//! or to `router` (mongos). `wire` is the OP_MSG/OP_QUERY codec, `cmderr` the error codes, `config`
+//! the flags and `capacity` the service-time model. A new command goes into the file of the role
+//! that answers it (see CONTRIBUTING.md).
 
-pub mod capacity;
-pub mod cmderr;
-pub mod config;
+#![warn(missing_docs)]
+
+mod capacity;
+mod cmderr;
+mod config;
 mod mongod;
-pub mod query;
+mod query;
 mod repl;
 mod router;
 mod server;
-pub mod store;
-pub mod value;
-pub mod wire;
+mod store;
+mod value;
+mod wire;
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
-pub use crate::cli::standin_cmd::Role;
 pub use config::StandinConfig;
+
+/// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A `mongod` (standalone, replica-set member, config server or shard server, by its flags).
+    Mongod,
+    /// A `mongos` router.
+    Mongos,
+}
 
 /// The version string the stand-in reports: a real-looking version, never a real MongoDB one.
 pub const STANDIN_VERSION: &str = "7.0.0-standin";
 /// `maxWireVersion` of MongoDB 7.0, the version the stand-in imitates.
-pub const MAX_WIRE_VERSION: i32 = 21;
+pub(crate) const MAX_WIRE_VERSION: i32 = 21;
 
 /// Why a stand-in could not start.
 #[derive(Debug, thiserror::Error)]
@@ -131,9 +168,23 @@ impl StandinHandle {
         let _ = self.task.await;
     }
 
-    /// Waits until the server stops by itself (`shutdown` command or SIGINT/SIGTERM when run from the CLI).
+    /// Waits until the server stops by itself (the `shutdown` command).
     pub async fn wait(self) {
         let _ = self.task.await;
+    }
+
+    /// Waits until the server stops by itself, or until `shutdown` completes and then stops it.
+    async fn serve_until(self, shutdown: impl Future) {
+        let shared = self.shared.clone();
+        tokio::select! {
+            _ = shutdown => {
+                shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
+                self.shutdown().await;
+            }
+            _ = shared.shutdown.cancelled() => {
+                self.wait().await;
+            }
+        }
     }
 }
 
@@ -142,72 +193,33 @@ pub fn spawn(config: StandinConfig) -> Result<StandinHandle, StandinError> {
     server::spawn(config)
 }
 
-/// Creates `mongod` and `mongos` symlinks to the microshard executable in `dir`, so the directory works
-/// as a `--bin-dir` (the binary acts as the stand-in when invoked under those names).
+/// Serves a stand-in on `listener` until the `shutdown` command or until `shutdown` completes, then
+/// stops it gracefully (stops accepting, closes every connection, releases the `--dbpath` lock), like
+/// `mini_redis::server::run(listener, shutdown)`.
 ///
-/// The executable is `$MICROSHARD_STANDIN_EXE` when set, else the running program when it is
-/// `microshard`, else (a test or bench harness under `target/<profile>/deps/`) the `microshard` binary
-/// next to it in `target/<profile>/`.
-pub fn link_binaries(dir: &Path) -> std::io::Result<()> {
-    link_binaries_to(dir, &standin_executable()?)
-}
-
-/// Like [`link_binaries`], with an explicit executable to link to.
-pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for name in ["mongod", "mongos"] {
-        let link = dir.join(name);
-        if std::fs::symlink_metadata(&link).is_ok() {
-            std::fs::remove_file(&link)?;
-        }
-        std::os::unix::fs::symlink(exe, &link)?;
-    }
+/// The caller owns the socket, so a test binds `127.0.0.1:0` and knows the port before the server
+/// starts. `listener` takes the place of `--port`/`--bind_ip` for listening; everything else comes
+/// from `config`, including a Unix socket on the listener's port when `--unixSocketPrefix` is given.
+/// A `shutdown` that completes is logged the way mongod logs a signal ("Received signal").
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    config: StandinConfig,
+    shutdown: impl Future,
+) -> Result<(), StandinError> {
+    server::spawn_on(config, listener)?
+        .serve_until(shutdown)
+        .await;
     Ok(())
 }
 
-/// The executable that becomes the stand-in when invoked as `mongod`/`mongos` (see [`link_binaries`]).
-pub fn standin_executable() -> std::io::Result<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("MICROSHARD_STANDIN_EXE") {
-        return Ok(std::path::PathBuf::from(p));
-    }
-    let exe = std::env::current_exe()?;
-    if exe.file_name().is_some_and(|n| n == "microshard") {
-        return Ok(exe);
-    }
-    let candidates = [
-        exe.parent().map(|d| d.join("microshard")),
-        exe.parent()
-            .and_then(|d| d.parent())
-            .map(|d| d.join("microshard")),
-    ];
-    for c in candidates.into_iter().flatten() {
-        if c.is_file() {
-            return Ok(c);
-        }
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::NotFound,
-        format!(
-            "{} is not the microshard binary and no microshard binary was found beside it; set MICROSHARD_STANDIN_EXE",
-            exe.display()
-        ),
-    ))
-}
-
-/// Runs a stand-in in the foreground until `shutdown` or SIGINT/SIGTERM (the CLI entry point).
-pub async fn run_foreground(mut config: StandinConfig) -> Result<(), StandinError> {
+/// Runs a stand-in in the foreground, logging to stdout, until the `shutdown` command or until
+/// `shutdown` completes (the CLI entry point: it listens where the flags say, and passes SIGINT/SIGTERM
+/// as `shutdown`, logged as "Received signal").
+pub async fn run_foreground(
+    mut config: StandinConfig,
+    shutdown: impl Future,
+) -> Result<(), StandinError> {
     config.log_to_stdout = true;
-    let handle = spawn(config)?;
-    let token = crate::signals::install();
-    let shared = handle.shared.clone();
-    tokio::select! {
-        _ = token.cancelled() => {
-            shared.log("CONTROL", 23377, "Received signal", mongodb::bson::doc!{});
-            handle.shutdown().await;
-        }
-        _ = shared.shutdown.cancelled() => {
-            handle.wait().await;
-        }
-    }
+    spawn(config)?.serve_until(shutdown).await;
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! The in-memory storage: databases of collections of documents ordered by `_id`.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use mongodb::bson::{Binary, Bson, Document, doc, oid::ObjectId, spec::BinarySubtype};
 
@@ -300,9 +299,6 @@ impl Store {
         Ok(out)
     }
 }
-
-/// The bound type re-exported for callers building `_id` ranges.
-pub type IdBound = Bound<Key>;
 
 #[cfg(test)]
 mod tests {

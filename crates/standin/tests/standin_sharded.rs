@@ -3,7 +3,7 @@
 mod standin_common;
 
 use futures::TryStreamExt;
-use microshard::standin::Role;
+use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::FindOptions;

@@ -39,7 +39,6 @@ pub mod code {
     pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
     pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
     pub const IDL_FAILED_TO_PARSE: i32 = 40414;
-    pub const LOCATION_UNKNOWN_MODIFIER: i32 = 9;
 }
 
 /// MongoDB's name for an error code (the `codeName` field).

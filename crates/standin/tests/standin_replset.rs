@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use microshard::standin::{self, Role, StandinConfig, StandinHandle};
+use microshard_standin::{self as standin, Role, StandinConfig, StandinHandle};
 use mongodb::bson::{Document, doc};
 use mongodb::{Client, error::ErrorKind};
 

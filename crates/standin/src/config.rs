@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::standin_cmd::Role;
+use super::Role;
 
 use super::StandinError;
 

@@ -216,9 +216,16 @@ fn open_append(path: &std::path::Path, append: bool) -> Result<File, StandinErro
         .map_err(|e| StandinError::Io(format!("cannot open {}: {e}", path.display())))
 }
 
-/// Binds, starts accepting and returns the handle (see [`super::spawn`]).
-pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
-    let lock = lock_dbpath(&cfg)?;
+/// What a stand-in holds open besides its sockets: the `--dbpath` lock and its log files.
+struct Files {
+    lock: Option<File>,
+    logfile: Option<Mutex<File>>,
+    cmdlog: Option<Mutex<File>>,
+}
+
+/// Takes the `--dbpath` lock and opens `--logpath` and `--command-log` (before binding, as mongod does).
+fn open_files(cfg: &StandinConfig) -> Result<Files, StandinError> {
+    let lock = lock_dbpath(cfg)?;
     let logfile = match &cfg.logpath {
         Some(p) => Some(Mutex::new(open_append(p, cfg.logappend)?)),
         None => None,
@@ -227,6 +234,31 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
         Some(p) => Some(Mutex::new(open_append(p, true)?)),
         None => None,
     };
+    Ok(Files {
+        lock,
+        logfile,
+        cmdlog,
+    })
+}
+
+/// Binds where `cfg` says, starts accepting and returns the handle (see [`super::spawn`]).
+pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
+    let files = open_files(&cfg)?;
+    let listeners = bind(&cfg)?;
+    start(cfg, files, listeners)
+}
+
+/// Starts accepting on a listener the caller bound and returns the handle (see [`super::run`]).
+pub fn spawn_on(
+    cfg: StandinConfig,
+    listener: tokio::net::TcpListener,
+) -> Result<super::StandinHandle, StandinError> {
+    let files = open_files(&cfg)?;
+    start(cfg, files, vec![listener])
+}
+
+/// Opens the listening sockets `--bind_ip`/`--bind_ip_all` and `--port` ask for (all on one port).
+fn bind(cfg: &StandinConfig) -> Result<Vec<tokio::net::TcpListener>, StandinError> {
     let addrs: Vec<String> = if cfg.bind_ip_all {
         vec!["0.0.0.0".to_string()]
     } else {
@@ -265,10 +297,20 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
         })?;
         listeners.push(l);
     }
+    Ok(listeners)
+}
+
+/// Builds the shared state on open files and bound listeners, and spawns the accept loops.
+fn start(
+    cfg: StandinConfig,
+    files: Files,
+    listeners: Vec<tokio::net::TcpListener>,
+) -> Result<super::StandinHandle, StandinError> {
     let first_addr = listeners
         .first()
         .and_then(|l| l.local_addr().ok())
         .ok_or_else(|| StandinError::Io("no listening address".into()))?;
+    let port = first_addr.port();
     let capacity =
         (cfg.service_time_us > 0).then(|| Capacity::new(cfg.service_time_us, cfg.workers));
     let router = match cfg.role {
@@ -287,11 +329,11 @@ pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
         started: Instant::now(),
         shutdown: CancellationToken::new(),
         capacity,
-        cmdlog,
-        logfile,
+        cmdlog: files.cmdlog,
+        logfile: files.logfile,
         router,
         hostname: hostname(),
-        _lock: lock,
+        _lock: files.lock,
         cfg,
     });
     shared.log(

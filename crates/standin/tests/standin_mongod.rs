@@ -1,7 +1,7 @@
 //! The stand-in as a plain mongod, driven by the official `mongodb` driver.
 
 use futures::TryStreamExt;
-use microshard::standin::{self, Role, StandinConfig};
+use microshard_standin::{self as standin, Role, StandinConfig};
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::FindOptions;
 use mongodb::{Client, error::ErrorKind};
@@ -306,6 +306,97 @@ async fn shutdown_command_stops_the_server() {
     tokio::time::timeout(std::time::Duration::from_secs(10), h.wait())
         .await
         .expect("server stopped");
+}
+
+#[tokio::test]
+async fn run_serves_the_callers_listener_until_shutdown_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = StandinConfig::from_args(
+        Role::Mongod,
+        &args(&format!("--dbpath {}", dir.path().display())),
+    )
+    .unwrap();
+    // The caller binds, so it knows the port before the server starts (cfg says 27017: unused).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(standin::run(listener, cfg.clone(), stopped));
+    let client = Client::with_uri_str(format!("mongodb://127.0.0.1:{port}/?directConnection=true"))
+        .await
+        .unwrap();
+    let hello = client
+        .database("admin")
+        .run_command(doc! {"hello": 1})
+        .await
+        .unwrap();
+    assert!(hello.get_bool("microshardStandin").unwrap());
+    let opts = client
+        .database("admin")
+        .run_command(doc! {"getCmdLineOpts": 1})
+        .await
+        .unwrap();
+    assert_eq!(
+        opts.get_document("parsed")
+            .unwrap()
+            .get_document("net")
+            .unwrap()
+            .get_i32("port")
+            .unwrap(),
+        i32::from(port),
+        "it names itself by the listener's port"
+    );
+    // Holding the --dbpath lock while it runs.
+    let err = standin::spawn(cfg.clone()).unwrap_err();
+    assert!(err.to_string().contains("DBPathInUse"), "{err}");
+    stop.send(()).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(10), server)
+        .await
+        .expect("run returned")
+        .unwrap()
+        .unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err(),
+        "the listener is closed"
+    );
+    // The lock is released once run returns.
+    let mut again = cfg;
+    again.port = 0;
+    standin::spawn(again).unwrap().shutdown().await;
+}
+
+#[tokio::test]
+async fn run_returns_on_the_shutdown_command_and_refuses_bad_config() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let cfg = StandinConfig::new(Role::Mongod);
+    let server = tokio::spawn(standin::run(listener, cfg, std::future::pending::<()>()));
+    let client = Client::with_uri_str(format!("mongodb://127.0.0.1:{port}/?directConnection=true"))
+        .await
+        .unwrap();
+    let _ = client
+        .database("admin")
+        .run_command(doc! {"shutdown": 1, "force": true})
+        .await;
+    tokio::time::timeout(std::time::Duration::from_secs(10), server)
+        .await
+        .expect("run returned")
+        .unwrap()
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let cfg = StandinConfig::from_args(
+        Role::Mongod,
+        &args(&format!("--dbpath {}", missing.display())),
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let err = standin::run(listener, cfg, std::future::pending::<()>())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("NonExistentPath"), "{err}");
 }
 
 #[tokio::test]

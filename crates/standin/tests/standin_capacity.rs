@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use microshard::standin::Role;
+use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Document, doc};
 use standin_common::*;

@@ -2,7 +2,7 @@
 //! insert one document and find one by `_id`. These figures bound what `calibrate` and `demo` can show.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use microshard::standin::{self, Role, StandinConfig};
+use microshard_standin::{self as standin, Role, StandinConfig};
 use mongodb::Client;
 use mongodb::bson::{Document, doc};
 

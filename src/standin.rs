@@ -1,0 +1,60 @@
+//! The stand-in as the tool sees it: the `microshard-standin` crate (a MongoDB-wire-protocol server that
+//! plays mongod, replica-set member or mongos, never presented as MongoDB), re-exported under this path,
+//! plus what concerns the `microshard` *executable*, which the stand-in crate cannot know about: the
+//! `mongod`/`mongos` symlinks that make the binary act as the stand-in (see `cli::standin_cmd`).
+
+use std::path::Path;
+
+pub use microshard_standin::*;
+
+/// Creates `mongod` and `mongos` symlinks to the microshard executable in `dir`, so the directory works
+/// as a `--bin-dir` (the binary acts as the stand-in when invoked under those names).
+///
+/// The executable is `$MICROSHARD_STANDIN_EXE` when set, else the running program when it is
+/// `microshard`, else (a test or bench harness under `target/<profile>/deps/`) the `microshard` binary
+/// next to it in `target/<profile>/`.
+pub fn link_binaries(dir: &Path) -> std::io::Result<()> {
+    link_binaries_to(dir, &standin_executable()?)
+}
+
+/// Like [`link_binaries`], with an explicit executable to link to.
+pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for name in ["mongod", "mongos"] {
+        let link = dir.join(name);
+        if std::fs::symlink_metadata(&link).is_ok() {
+            std::fs::remove_file(&link)?;
+        }
+        std::os::unix::fs::symlink(exe, &link)?;
+    }
+    Ok(())
+}
+
+/// The executable that becomes the stand-in when invoked as `mongod`/`mongos` (see [`link_binaries`]).
+pub fn standin_executable() -> std::io::Result<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("MICROSHARD_STANDIN_EXE") {
+        return Ok(std::path::PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    if exe.file_name().is_some_and(|n| n == "microshard") {
+        return Ok(exe);
+    }
+    let candidates = [
+        exe.parent().map(|d| d.join("microshard")),
+        exe.parent()
+            .and_then(|d| d.parent())
+            .map(|d| d.join("microshard")),
+    ];
+    for c in candidates.into_iter().flatten() {
+        if c.is_file() {
+            return Ok(c);
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!(
+            "{} is not the microshard binary and no microshard binary was found beside it; set MICROSHARD_STANDIN_EXE",
+            exe.display()
+        ),
+    ))
+}
