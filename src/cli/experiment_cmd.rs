@@ -654,11 +654,11 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         base_port: args.base_port,
     };
     preflight::at_least_one("--workers", u64::from(cfg.workers))?;
-    if cfg.service_time_us > crate::standin::config::MAX_SERVICE_TIME_US {
+    if cfg.service_time_us > crate::standin::MAX_SERVICE_TIME_US {
         return Err(bad_input(format!(
             "--service-time-us {}: at most {} (10 s per operation)",
             cfg.service_time_us,
-            crate::standin::config::MAX_SERVICE_TIME_US
+            crate::standin::MAX_SERVICE_TIME_US
         )));
     }
     preflight::at_least_one("--threads", u64::from(cfg.threads))?;

@@ -68,7 +68,7 @@ mod wire;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub use config::StandinConfig;
+pub use config::{MAX_SERVICE_TIME_US, StandinConfig};
 
 /// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
