@@ -132,7 +132,8 @@ fn cell(scenario: &str, schema: &str) -> serde_json::Value {
         "summary": {"phase": "load", "threads": 1, "operations": 10, "runtime_ms": 100.0,
                     "throughput": 100.0, "main_op": "INSERT", "latency": latency,
                     "errors": 0, "standin": true},
-        "result": {}
+        "result": serde_json::to_value(microshard::measure::ResultDocument::default())
+            .expect("a result document serialises")
     })
 }
 
@@ -162,7 +163,7 @@ fn write_experiments(dir: &Path) {
         write(
             exp,
             "cells/single/S1-r1.json",
-            json(cell("S1", "microshard.cell/1")),
+            json(cell("S1", microshard::experiment::model::CELL_SCHEMA)),
         );
     }
     write(
