@@ -500,14 +500,16 @@ impl CompareLab {
         assert!(out.status.success(), "resume failed:\n{text}");
         assert_eq!(cells_parse(dir), 4, "resume measured every cell:\n{text}");
         for i in 0..2 {
+            // Reports label a topology given as a file by its `name`, not by the path.
             let rows = text
                 .lines()
-                .filter(|l| l.contains(&format!(",{},", self.path(i))))
+                .filter(|l| l.contains(&format!(",{},", self.names[i])))
                 .count();
             assert_eq!(
                 rows,
                 2,
-                "the report has both cells of {}:\n{text}",
+                "the report has both cells of {} ({}):\n{text}",
+                self.names[i],
                 self.path(i)
             );
         }
