@@ -6,6 +6,8 @@
 //! drives both. `standin` re-exports the `microshard-standin` crate (the MongoDB-wire-protocol server
 //! used where no MongoDB exists, a workspace member of its own) and links the binary as `mongod`/`mongos`.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 pub mod cli;
 pub mod cluster;

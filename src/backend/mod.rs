@@ -499,31 +499,6 @@ fn remove_dirs(cluster: &RunningCluster) -> Vec<String> {
     left
 }
 
-/// Runs `body` against a cluster brought up from `plan`, then tears it down — after success,
-/// after an error, and when `opts.cancel` fires (the body is dropped, teardown still runs).
-pub async fn with_cluster<F, Fut, T>(plan: &Plan, opts: &UpOptions, body: F) -> anyhow::Result<T>
-where
-    F: FnOnce(RunningCluster) -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<T>>,
-{
-    let cluster = up(plan, opts).await?;
-    let work = body(cluster.clone());
-    let outcome = match &opts.cancel {
-        Some(token) => tokio::select! {
-            r = work => r,
-            _ = token.cancelled() => Err(anyhow::anyhow!("interrupted; tearing down {}", cluster.name)),
-        },
-        None => work.await,
-    };
-    let teardown = down_with(&cluster, opts.stop_timeout).await;
-    match (outcome, teardown) {
-        (Ok(v), Ok(())) => Ok(v),
-        (Ok(_), Err(td)) => Err(td.context(format!("teardown of {} failed", cluster.name))),
-        (Err(e), Ok(())) => Err(e),
-        (Err(e), Err(td)) => Err(e.context(format!("teardown also failed: {td:#}"))),
-    }
-}
-
 /// Picks the backend when the user did not: `existing` for a topology with a `uri`, `process`
 /// when `mongod` is found in `bin_dir` or on PATH, else `docker` when an engine answers.
 pub async fn default_backend(

@@ -28,6 +28,7 @@ pub mod ycsb_cmd;
 )]
 pub struct Cli {
     #[command(subcommand)]
+    /// The subcommand to run.
     pub command: Command,
 }
 

@@ -211,11 +211,6 @@ impl MongoBinding {
         &self.inner.database
     }
 
-    /// The driver client (for tests and benchmarks that compare against plain driver calls).
-    pub fn driver_client(&self) -> &Client {
-        &self.inner.client
-    }
-
     /// The members a run's liveness probes watch when the caller knows no topology: the seed
     /// hosts of the connection string (named after the role they answer with), every member of
     /// a replica set they belong to, and for a mongos every shard member from `listShards`.

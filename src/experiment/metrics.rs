@@ -110,12 +110,6 @@ impl MemberMetrics {
         let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
         Some(a.data_ops().saturating_sub(b.data_ops()))
     }
-
-    /// Pages evicted during the cell.
-    pub fn evictions_delta(&self) -> Option<u64> {
-        let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
-        Some(a.evicted_pages?.saturating_sub(b.evicted_pages?))
-    }
 }
 
 /// One shard's share of the collection and of the cell's operations.

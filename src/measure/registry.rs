@@ -313,11 +313,6 @@ impl ClientSlot {
         let idx = self.entry_index(shared, kind, op, suffix);
         self.measure_at(idx, us);
     }
-
-    fn status(&mut self, shared: &Shared, op: &str, status: Status) {
-        let idx = self.entry_index(shared, status_kind(shared), op, None);
-        self.status_at(shared, idx, status);
-    }
 }
 
 /// The map that holds status counts: the intended one in `intended` mode, else the actual one.
@@ -376,28 +371,6 @@ impl ClientRecorder {
             let us = intended_us.unwrap_or(latency_us);
             slot.measure(shared, MapKind::Intended, op, None, us);
         }
-    }
-
-    /// YCSB's `Measurements.measure`: an actual latency under `op` (ignored in `intended` mode).
-    pub fn measure(&self, op: &str, latency_us: u64) {
-        let shared = &*self.shared;
-        if shared.config.interval.records_actual() {
-            lock(&self.slot).measure(shared, MapKind::Actual, op, None, latency_us);
-        }
-    }
-
-    /// YCSB's `Measurements.measureIntended`: an intended latency under `op` (ignored in `op`
-    /// mode).
-    pub fn measure_intended(&self, op: &str, latency_us: u64) {
-        let shared = &*self.shared;
-        if shared.config.interval.records_intended() {
-            lock(&self.slot).measure(shared, MapKind::Intended, op, None, latency_us);
-        }
-    }
-
-    /// YCSB's `Measurements.reportStatus`: counts `status` on `op`.
-    pub fn report_status(&self, op: &str, status: Status) {
-        lock(&self.slot).status(&self.shared, op, status);
     }
 }
 

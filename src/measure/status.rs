@@ -84,9 +84,4 @@ impl Status {
             Status::ServiceUnavailable => 8,
         }
     }
-
-    /// The status with YCSB name `name` (as in `latencytrackederrors` or a result document).
-    pub fn from_name(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.name() == name)
-    }
 }

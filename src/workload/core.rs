@@ -118,7 +118,6 @@ pub struct CoreWorkload {
     readbatchsize: usize,
     recordcount: i64,
     insertstart: i64,
-    insertcount: i64,
     retry_limit: u32,
     retry_interval_secs: i64,
     keep_going_on_error: bool,
@@ -495,7 +494,6 @@ impl CoreWorkload {
             readbatchsize,
             recordcount,
             insertstart,
-            insertcount,
             retry_limit,
             retry_interval_secs,
             keep_going_on_error,
@@ -567,26 +565,6 @@ impl CoreWorkload {
             .iter()
             .map(|&i| self.field_names[i].clone())
             .collect()
-    }
-
-    /// `recordcount` as the workload uses it (0 became 2147483647).
-    pub fn record_count(&self) -> i64 {
-        self.recordcount
-    }
-
-    /// First key number of this client's range (`insertstart`).
-    pub fn insert_start(&self) -> i64 {
-        self.insertstart
-    }
-
-    /// Number of keys in this client's range (`insertcount`).
-    pub fn insert_count(&self) -> i64 {
-        self.insertcount
-    }
-
-    /// Keys per READ (`readbatchsize`).
-    pub fn read_batch_size(&self) -> usize {
-        self.readbatchsize
     }
 
     /// `core_workload_insertion_retry_limit`: retries of a failed load insert.
