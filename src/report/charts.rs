@@ -1172,42 +1172,52 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
                 DARK_RED.stroke_width(3),
             )))?;
         }
-        // Thread counts under their points; a label that would touch its left neighbour goes
-        // to the second row.
-        let mut row_right = [i32::MIN; 2];
-        for &t in &counts {
-            let (x, _) = px(t, 0.0);
-            let label = t.to_string();
-            let w = text_width(&label, TICK_SIZE);
-            let row = usize::from(x - w / 2 <= row_right[0] + 6);
-            if row == 1 && x - w / 2 <= row_right[1] + 6 {
-                continue;
-            }
-            row_right[row] = x + w / 2;
-            e(root.draw(&PathElement::new(
-                vec![(x, plot.y1), (x, plot.y1 + 5)],
-                BLACK.stroke_width(1),
-            )))?;
-            text(
-                root,
-                &label,
-                TICK_SIZE,
-                (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
-                HPos::Center,
-            )?;
-        }
-        text(
-            root,
-            "client threads (log scale; every measured count labelled)",
-            LABEL_SIZE,
-            (
-                (plot.x0 + plot.x1) / 2,
-                plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
-            ),
-            HPos::Center,
-        )?;
+        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
+        thread_axis(root, &plot, &xs, tick_rows)?;
         Ok(plot)
     })
+}
+
+/// The thread-count axis of the sweep charts: every measured count under its point (a label that
+/// would touch its left neighbour goes to a second row) and the axis name below.
+fn thread_axis(
+    root: &Root,
+    plot: &PixelRect,
+    xs: &[(u32, i32)],
+    tick_rows: i32,
+) -> Result<(), String> {
+    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+    let mut row_right = [i32::MIN; 2];
+    for &(t, x) in xs {
+        let label = t.to_string();
+        let w = text_width(&label, TICK_SIZE);
+        let row = usize::from(x - w / 2 <= row_right[0] + 6);
+        if row == 1 && x - w / 2 <= row_right[1] + 6 {
+            continue;
+        }
+        row_right[row] = x + w / 2;
+        e(root.draw(&PathElement::new(
+            vec![(x, plot.y1), (x, plot.y1 + 5)],
+            BLACK.stroke_width(1),
+        )))?;
+        text(
+            root,
+            &label,
+            TICK_SIZE,
+            (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
+            HPos::Center,
+        )?;
+    }
+    text(
+        root,
+        "client threads (log scale; every measured count labelled)",
+        LABEL_SIZE,
+        (
+            (plot.x0 + plot.x1) / 2,
+            plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
+        ),
+        HPos::Center,
+    )
 }
 
 /// One curve of a `sweep --vary` chart: a value of the varied property and, per thread count,
@@ -1343,38 +1353,8 @@ pub fn vary(
                 e(root.draw(&Circle::new((*x, *y), 4, color.filled())))?;
             }
         }
-        let mut row_right = [i32::MIN; 2];
-        for &t in &counts {
-            let (x, _) = px(t, 0.0);
-            let label = t.to_string();
-            let w = text_width(&label, TICK_SIZE);
-            let row = usize::from(x - w / 2 <= row_right[0] + 6);
-            if row == 1 && x - w / 2 <= row_right[1] + 6 {
-                continue;
-            }
-            row_right[row] = x + w / 2;
-            e(root.draw(&PathElement::new(
-                vec![(x, plot.y1), (x, plot.y1 + 5)],
-                BLACK.stroke_width(1),
-            )))?;
-            text(
-                root,
-                &label,
-                TICK_SIZE,
-                (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
-                HPos::Center,
-            )?;
-        }
-        text(
-            root,
-            "client threads (log scale; every measured count labelled)",
-            LABEL_SIZE,
-            (
-                (plot.x0 + plot.x1) / 2,
-                plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
-            ),
-            HPos::Center,
-        )?;
+        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
+        thread_axis(root, &plot, &xs, tick_rows)?;
         Ok(plot)
     })
 }
