@@ -1501,3 +1501,40 @@ fn status_json_is_json_even_with_no_clusters() {
         serde_json::from_slice(&out.stdout).expect("status --json prints JSON");
     assert_eq!(parsed, serde_json::json!([]));
 }
+
+/// `--backend docker --image X` when X is not on the engine and cannot be pulled: one line naming
+/// `--image`, exit 2, nothing created. The image names a registry on a closed loopback port, so
+/// the engine's pull attempt never leaves this machine. Skipped when no Docker engine answers.
+#[test]
+fn an_image_that_is_absent_and_cannot_be_pulled_is_refused_in_one_line() {
+    let answers = Command::new("docker")
+        .args(["info", "--format", "{{.ID}}"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !answers {
+        eprintln!("skipped: no Docker engine answers");
+        return;
+    }
+    let (tmp, work) = fixture_root();
+    let image = format!("127.0.0.1:{}/microshard-absent:1", closed_port());
+    let case = case(
+        "compare --backend docker --image <absent, unpullable>",
+        &[
+            "compare",
+            "--backend",
+            "docker",
+            "--image",
+            &image,
+            "--topologies",
+            "single",
+            "--scenarios",
+            "S1",
+            "--out",
+            "results",
+        ],
+        &["--image", "microshard-absent"],
+    );
+    assert_all_refused(tmp.path(), &work, &[case]);
+}

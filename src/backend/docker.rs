@@ -111,14 +111,9 @@ pub async fn ensure_image(
         .from_image(name)
         .tag(tag)
         .build();
-    if progress {
-        crate::output::eprintln(&format!(
-            "microshard: pulling {image} on {}",
-            endpoint_label(endpoint)
-        ));
-    }
     let mut stream = docker.create_image(Some(opts), None, None);
     let mut last = String::new();
+    let mut announced = false;
     while let Some(item) = stream.next().await {
         match item {
             Ok(info) => {
@@ -128,6 +123,15 @@ pub async fn ensure_image(
                         endpoint: endpoint_label(endpoint),
                         cause: one_line(err),
                     });
+                }
+                // Said once the registry answers, so an image that cannot be pulled is one line
+                // (the error) and a long pull still shows its progress.
+                if progress && !announced {
+                    announced = true;
+                    crate::output::eprintln(&format!(
+                        "microshard: pulling {image} on {}",
+                        endpoint_label(endpoint)
+                    ));
                 }
                 let line = format!(
                     "{} {}",
