@@ -426,3 +426,99 @@ fn many_topologies_long_names_and_many_scenarios_still_fit() {
         assert_layout(name, &chart);
     }
 }
+
+/// The seed-2 chart (`sweep --vary`): one line per value with min–max whiskers, every thread
+/// count labelled, a legend entry per value, and no text over the data; an invalid point is
+/// named in the notes.
+#[test]
+fn vary_chart_draws_one_line_per_value_with_its_spread() {
+    // The seed's figures (queries/s): 1, 10 and 20 ids per query, three repetitions.
+    let seed: [(&str, [[f64; 3]; 6]); 3] = [
+        (
+            "readbatchsize=1",
+            [
+                [583.6, 392.0, 575.1],
+                [2048.8, 2206.1, 2073.4],
+                [3627.5, 3722.0, 3527.5],
+                [3891.3, 3481.5, 3716.8],
+                [3124.3, 3109.3, 3118.3],
+                [461.8, 1572.6, 1686.5],
+            ],
+        ),
+        (
+            "readbatchsize=10",
+            [
+                [269.3, 296.0, 397.7],
+                [1206.2, 1193.6, 1257.9],
+                [1796.2, 1840.0, 1963.5],
+                [1675.2, 1694.7, 2617.6],
+                [1455.4, 1417.5, 1085.4],
+                [917.2, 967.1, 943.2],
+            ],
+        ),
+        (
+            "readbatchsize=20",
+            [
+                [223.5, 320.9, 326.0],
+                [890.7, 930.9, 914.6],
+                [1370.3, 1221.6, 1317.1],
+                [1058.4, 1063.6, 1440.5],
+                [818.5, 819.7, 354.3],
+                [698.2, 681.7, 677.9],
+            ],
+        ),
+    ];
+    let threads = [1u32, 5, 10, 20, 50, 100];
+    let series: Vec<charts::VarySeries> = seed
+        .iter()
+        .map(|(label, rows)| charts::VarySeries {
+            label: label.to_string(),
+            points: threads
+                .iter()
+                .zip(rows)
+                .map(|(&t, r)| {
+                    let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = r.iter().copied().fold(0.0, f64::max);
+                    (t, lo, r.iter().sum::<f64>() / 3.0, hi)
+                })
+                .collect(),
+            not_valid: label.ends_with("=20"),
+        })
+        .collect();
+    let notes =
+        vec!["readbatchsize=20 at 50 threads is invalid: the run stalled for 30 s".to_string()];
+    let chart = charts::vary(
+        "Throughput by client threads and readbatchsize: Q20M on single",
+        &series,
+        3,
+        "MongoDB 7.0.14",
+        false,
+        &notes,
+    )
+    .expect("drawn");
+    keep("vary", &chart);
+    assert_layout("vary", &chart);
+    let boxes = png::text_boxes(&chart.svg).expect("laid out");
+    let plot = chart.plot_area;
+    for t in threads {
+        assert!(
+            boxes
+                .iter()
+                .any(|b| b.text == t.to_string() && b.y0 >= plot.y1 as f32),
+            "thread count {t} labelled under the axis"
+        );
+    }
+    let text: String = boxes
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for want in [
+        "readbatchsize=1",
+        "readbatchsize=10",
+        "min–max of 3",
+        "stalled for 30 s",
+    ] {
+        assert!(text.contains(want), "{want} missing: {text}");
+    }
+}
