@@ -4,62 +4,12 @@
 //! stops a run that produces only errors, with a clear message.
 
 mod reliability_support;
-use reliability_support::processes_referring_to;
+use reliability_support::{Root, bin, processes_referring_to};
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use microshard::standin::{Role, StandinConfig};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// A temp root with state dir, TMPDIR and stand-in binaries; kills leftovers on drop.
-struct Root {
-    _tmp: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Root {
-    fn new() -> Root {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let path = tmp.path().to_path_buf();
-        for d in ["state", "tmp", "bin"] {
-            std::fs::create_dir_all(path.join(d)).expect("mkdir");
-        }
-        for n in ["mongod", "mongos"] {
-            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
-        }
-        Root { _tmp: tmp, path }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(bin());
-        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
-            .env("TMPDIR", self.path.join("tmp"))
-            .env("CI", "1")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn output(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().expect("run microshard")
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        for (pid, _) in processes_referring_to(&self.path) {
-            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
-        }
-    }
-}
 
 struct ChildGuard(Option<Child>);
 

@@ -6,114 +6,13 @@
 //! must have said so while it happened, and nothing may be left running.
 
 mod reliability_support;
-use reliability_support::{free_base_port, processes_referring_to};
+use reliability_support::{Root, bin, free_base_port};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// A private state dir, TMPDIR and stand-in `mongod`/`mongos`; kills leftovers on drop.
-struct Root {
-    _tmp: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Root {
-    fn new() -> Root {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let path = tmp.path().to_path_buf();
-        for d in ["state", "tmp", "bin", "results"] {
-            std::fs::create_dir_all(path.join(d)).expect("mkdir");
-        }
-        for n in ["mongod", "mongos"] {
-            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
-        }
-        Root { _tmp: tmp, path }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(bin());
-        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
-            .env("TMPDIR", self.path.join("tmp"))
-            .env("CI", "1")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn output(&self, args: &[&str]) -> Output {
-        self.cmd().args(args).output().expect("run microshard")
-    }
-
-    fn bin_dir(&self) -> String {
-        self.path.join("bin").display().to_string()
-    }
-
-    /// A topology file: `sharded` with two shards, or `standalone`.
-    fn topology(&self, sharded: bool) -> (String, u16) {
-        let port = free_base_port(23_000, 6);
-        let name = if sharded { "vsharded" } else { "vsingle" };
-        let text = if sharded {
-            format!(
-                "name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"
-            )
-        } else {
-            format!("name = \"{name}\"\nkind = \"standalone\"\nbase_port = {port}\n")
-        };
-        let file = self.path.join(format!("{name}.toml"));
-        std::fs::write(&file, text).expect("write topology");
-        (file.display().to_string(), port)
-    }
-
-    /// `(name, address, pid)` of every member of the one running cluster.
-    fn members(&self) -> Vec<(String, String, i32)> {
-        let out = self.output(&["status", "--json"]);
-        let clusters: serde_json::Value =
-            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-        clusters[0]["members"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| {
-                Some((
-                    m["name"].as_str()?.to_string(),
-                    m["address"].as_str()?.to_string(),
-                    m["pid"].as_u64()? as i32,
-                ))
-            })
-            .collect()
-    }
-
-    fn assert_nothing_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while !processes_referring_to(&self.path).is_empty() {
-            assert!(
-                Instant::now() < deadline,
-                "processes left: {:?}",
-                processes_referring_to(&self.path)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        for (pid, _) in processes_referring_to(&self.path) {
-            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
-            unsafe {
-                libc::kill(pid as i32, libc::SIGCONT);
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Victim {

@@ -212,17 +212,6 @@ impl Lab for LiveLab {
         if phase == Phase::Load {
             shard_scenario_table(deployment, properties).await?;
         }
-        if self.clients > 1 {
-            return run_phase_with_clients(
-                &deployment.entry_uri,
-                properties,
-                phase,
-                cancel,
-                self.notify.clone(),
-                self.clients,
-            )
-            .await;
-        }
         run_phase(
             &deployment.entry_uri,
             properties,
@@ -230,6 +219,7 @@ impl Lab for LiveLab {
             cancel,
             targets,
             self.notify.clone(),
+            self.clients,
         )
         .await
     }
@@ -255,6 +245,7 @@ pub async fn run_phase(
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
     notify: Option<crate::runner::Notify>,
+    clients: usize,
 ) -> anyhow::Result<Measured> {
     let mut props = crate::workload::Properties::new();
     for (k, v) in properties {
@@ -268,7 +259,12 @@ pub async fn run_phase(
         notify,
         ..Default::default()
     };
-    let document = crate::runner::execute(&props, phase, &opts).await?;
+    // Several client processes (`--clients`) probe on their own; their results merge into one.
+    let document = if clients > 1 {
+        crate::runner::fanout::execute_clients(&props, phase, &opts, clients).await?
+    } else {
+        crate::runner::execute(&props, phase, &opts).await?
+    };
     Ok(Measured {
         summary: summarize(&document),
         document,
@@ -306,33 +302,6 @@ async fn shard_scenario_table(
     )
     .await
     .map_err(|e| anyhow::anyhow!("sharding ycsb.{table}: {e}"))
-}
-
-/// Runs one phase with `clients` client processes (`--clients`) and summarises the merged result.
-pub async fn run_phase_with_clients(
-    uri: &str,
-    properties: &PropertyMap,
-    phase: Phase,
-    cancel: &CancellationToken,
-    notify: Option<crate::runner::Notify>,
-    clients: usize,
-) -> anyhow::Result<Measured> {
-    let mut props = crate::workload::Properties::new();
-    for (k, v) in properties {
-        props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
-    }
-    let opts = crate::runner::ExecuteOptions {
-        cancel: cancel.clone(),
-        quiet: true,
-        uri: Some(pin_write_concern(uri, properties)),
-        notify,
-        ..Default::default()
-    };
-    let document = crate::runner::fanout::execute_clients(&props, phase, &opts, clients).await?;
-    Ok(Measured {
-        summary: summarize(&document),
-        document,
-    })
 }
 
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
@@ -477,14 +446,14 @@ pub async fn calibrate(
         let mut load = base.clone();
         load.insert("insertcount".into(), cfg.records.to_string());
         let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(&uri, &load, Phase::Load, cancel, None, None).await?;
+        let m = run_phase(&uri, &load, Phase::Load, cancel, None, None, 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
         run.insert("maxexecutiontime".into(), secs.to_string());
         run.insert("operationcount".into(), "1000000000".into());
         let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(&uri, &run, Phase::Run, cancel, None, None).await?;
+        let m = run_phase(&uri, &run, Phase::Run, cancel, None, None, 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         anyhow::Ok(m)
     }

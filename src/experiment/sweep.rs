@@ -107,6 +107,22 @@ pub struct SweepOutcome {
 }
 
 impl SweepOutcome {
+    /// The varied property's values in the order measured (`[None]` without `--vary`).
+    pub fn values(&self) -> Vec<Option<String>> {
+        let mut values: Vec<Option<String>> = Vec::new();
+        for (v, _) in &self.curves {
+            if !values.contains(&v.value) {
+                values.push(v.value.clone());
+            }
+        }
+        values
+    }
+
+    /// Repetitions per value.
+    pub fn repeats(&self) -> u32 {
+        self.curves.iter().map(|(v, _)| v.repeat).max().unwrap_or(1)
+    }
+
     /// True when the outcome is one plain curve (no `--vary`, one repetition).
     pub fn is_single(&self) -> bool {
         self.property.is_none() && self.curves.len() <= 1
@@ -327,18 +343,7 @@ pub fn vary_chart(
     outcome: &SweepOutcome,
     label: &str,
 ) -> Result<crate::report::charts::Chart, crate::report::charts::ChartError> {
-    let mut values: Vec<Option<String>> = Vec::new();
-    for (v, _) in &outcome.curves {
-        if !values.contains(&v.value) {
-            values.push(v.value.clone());
-        }
-    }
-    let repeats = outcome
-        .curves
-        .iter()
-        .map(|(v, _)| v.repeat)
-        .max()
-        .unwrap_or(1);
+    let (values, repeats) = (outcome.values(), outcome.repeats());
     let mut notes = Vec::new();
     let series: Vec<crate::report::charts::VarySeries> = values
         .iter()
@@ -432,18 +437,7 @@ pub enum VaryFormat {
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property,
 /// one column per repetition and their mean (ops/s).
 pub fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
-    let mut values: Vec<Option<String>> = Vec::new();
-    for (v, _) in &outcome.curves {
-        if !values.contains(&v.value) {
-            values.push(v.value.clone());
-        }
-    }
-    let repeats = outcome
-        .curves
-        .iter()
-        .map(|(v, _)| v.repeat)
-        .max()
-        .unwrap_or(1);
+    let (values, repeats) = (outcome.values(), outcome.repeats());
     let name = |value: &Option<String>| match (&outcome.property, value) {
         (Some(p), Some(v)) => format!("{p}={v}"),
         _ => "ops/s".to_string(),

@@ -2,7 +2,9 @@
 // Each test binary uses only some of these helpers.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Pids of processes (other than this test) whose command line or working directory mentions `root`.
 pub fn processes_referring_to(root: &Path) -> Vec<(u32, String)> {
@@ -113,4 +115,107 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
+}
+
+/// The microshard binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
+}
+
+/// A private state dir, TMPDIR and stand-in `mongod`/`mongos`; kills leftovers on drop.
+pub struct Root {
+    _tmp: tempfile::TempDir,
+    /// The root: `state`, `tmp`, `bin` (stand-in links) and `results` below it.
+    pub path: PathBuf,
+}
+
+impl Root {
+    pub fn new() -> Root {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let path = tmp.path().to_path_buf();
+        for d in ["state", "tmp", "bin", "results"] {
+            std::fs::create_dir_all(path.join(d)).expect("mkdir");
+        }
+        for n in ["mongod", "mongos"] {
+            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
+        }
+        Root { _tmp: tmp, path }
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
+            .env("TMPDIR", self.path.join("tmp"))
+            .env("CI", "1")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run microshard")
+    }
+
+    pub fn bin_dir(&self) -> String {
+        self.path.join("bin").display().to_string()
+    }
+
+    /// A topology file: `sharded` with two shards, or `standalone`.
+    pub fn topology(&self, sharded: bool) -> (String, u16) {
+        let port = free_base_port(23_000, 6);
+        let name = if sharded { "vsharded" } else { "vsingle" };
+        let text = if sharded {
+            format!(
+                "name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"
+            )
+        } else {
+            format!("name = \"{name}\"\nkind = \"standalone\"\nbase_port = {port}\n")
+        };
+        let file = self.path.join(format!("{name}.toml"));
+        std::fs::write(&file, text).expect("write topology");
+        (file.display().to_string(), port)
+    }
+
+    /// `(name, address, pid)` of every member of the one running cluster.
+    pub fn members(&self) -> Vec<(String, String, i32)> {
+        let out = self.output(&["status", "--json"]);
+        let clusters: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        clusters[0]["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                Some((
+                    m["name"].as_str()?.to_string(),
+                    m["address"].as_str()?.to_string(),
+                    m["pid"].as_u64()? as i32,
+                ))
+            })
+            .collect()
+    }
+
+    pub fn assert_nothing_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !processes_referring_to(&self.path).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "processes left: {:?}",
+                processes_referring_to(&self.path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        for (pid, _) in processes_referring_to(&self.path) {
+            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGCONT);
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
 }
