@@ -166,19 +166,8 @@ fn run_case(v: Victim, sig: i32) {
     std::thread::sleep(Duration::from_secs(2));
     signal(pid, sig);
     let (code, stderr) = run.finish(Duration::from_secs(40));
-    let took = started.elapsed();
-    assert_eq!(code, Some(3), "{v:?}: exit status; stderr:\n{stderr}");
     // 6 s run + 5 s grace for clients stuck on the dead member + probing and start-up slack.
-    assert!(took < Duration::from_secs(20), "{v:?}: took {took:?}");
-    assert!(
-        stderr.contains(&format!("{label} stopped answering at")),
-        "{v:?}: no live line naming {label}:\n{stderr}"
-    );
-    let last = stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains("not valid") && last.contains(&label),
-        "{v:?}: the last line must say which result and why: {last}"
-    );
+    assert_said_and_not_valid(v, code, &stderr, &label, started, Duration::from_secs(20));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("result written"))
             .expect("result parses");
@@ -209,6 +198,30 @@ fn run_case(v: Victim, sig: i32) {
     root.assert_nothing_left();
 }
 
+/// What every fault case must show: exit 3 within `bound` of `started`, a live stderr line naming
+/// the member when it stopped answering, and a last line saying which result is not valid and why.
+fn assert_said_and_not_valid(
+    v: Victim,
+    code: Option<i32>,
+    stderr: &str,
+    label: &str,
+    started: Instant,
+    bound: Duration,
+) {
+    let took = started.elapsed();
+    assert_eq!(code, Some(3), "{v:?}: exit status; stderr:\n{stderr}");
+    assert!(took < bound, "{v:?}: took {took:?}");
+    assert!(
+        stderr.contains(&format!("{label} stopped answering at")),
+        "{v:?}: no live line naming {label}:\n{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("not valid") && last.contains(label),
+        "{v:?}: the last line must say which result and why: {last}"
+    );
+}
+
 /// `compare` with a member frozen or killed 2 s into the run cell (S2).
 fn compare_case(v: Victim, sig: i32) {
     let root = Root::new();
@@ -233,18 +246,7 @@ fn compare_case(v: Victim, sig: i32) {
     std::thread::sleep(Duration::from_secs(2));
     signal(pid, sig);
     let (code, stderr) = compare.finish(Duration::from_secs(60));
-    let took = started.elapsed();
-    assert_eq!(code, Some(3), "{v:?}: exit status; stderr:\n{stderr}");
-    assert!(took < Duration::from_secs(45), "{v:?}: took {took:?}");
-    assert!(
-        stderr.contains(&format!("{label} stopped answering at")),
-        "{v:?}: no live line naming {label}:\n{stderr}"
-    );
-    let last = stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains("not valid") && last.contains(&label),
-        "{last}"
-    );
+    assert_said_and_not_valid(v, code, &stderr, &label, started, Duration::from_secs(45));
     let cell = find_cell(&root.path.join("results"), "S2").expect("the S2 cell file is kept");
     let cell: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cell).expect("read cell")).expect("parse");
