@@ -1,4 +1,4 @@
-//! Replica-set and sharding administration shared by every backend (spec §8).
+//! Replica-set and sharding administration shared by every backend.
 //!
 //! The backends start processes or containers; everything said to the servers — readiness,
 //! `replSetInitiate`, waiting for a primary, `addShard`, `shardCollection`, the chunk check, the
@@ -112,7 +112,7 @@ fn is_network_like(err: &mongodb::error::Error) -> bool {
     ) || err.contains_label("RetryableWriteError")
 }
 
-/// A direct-connection URI for one member (`directConnection=true`: no discovery, spec §2.1).
+/// A direct-connection URI for one member (`directConnection=true`: no discovery).
 pub fn direct_uri(host_port: &str) -> String {
     format!("mongodb://{host_port}/?directConnection=true")
 }
@@ -164,7 +164,7 @@ pub trait Launcher: Send + Sync {
 /// Bounds and switches of the assembly sequence.
 #[derive(Debug, Clone)]
 pub struct AssemblyOptions {
-    /// Per member: first successful `ping` (spec §3: 60-120 s ceiling).
+    /// Per member: first successful `ping` (bounded: a member that never answers fails the bring-up).
     pub ready_timeout: Duration,
     /// Per replica set: a writable primary after `replSetInitiate`.
     pub primary_timeout: Duration,
@@ -210,7 +210,7 @@ pub async fn server_info(uri_or_host: &str) -> Result<ServerInfo, ClusterError> 
 async fn hello_on(client: &mongodb::Client, host: &str) -> Result<Document, ClusterError> {
     match run(client, host, doc! {"hello": 1}).await {
         Err(ClusterError::Command { code: Some(59), .. }) => {
-            // Before 4.4.2: legacy isMaster (spec §2.1).
+            // Before 4.4.2: legacy isMaster.
             let mut d = run(client, host, doc! {"isMaster": 1}).await?;
             if let Ok(p) = d.get_bool("ismaster") {
                 d.insert("isWritablePrimary", p);
@@ -221,7 +221,7 @@ async fn hello_on(client: &mongodb::Client, host: &str) -> Result<Document, Clus
     }
 }
 
-/// A running server's role, from `hello` (spec §2.1).
+/// A running server's role, from `hello`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DetectedRole {
     /// `msg: "isdbgrid"`.
@@ -391,7 +391,7 @@ pub async fn wait_ready(
 }
 
 /// `replSetInitiate` with an explicit config (`configsvr: true` for the config set); an already
-/// initiated set (code 23) is fine (spec §2.2).
+/// initiated set (code 23) is fine.
 pub async fn initiate(
     host: &str,
     set: &str,
@@ -516,7 +516,7 @@ pub fn summarize_repl_status(d: &Document) -> String {
     )
 }
 
-/// `addShard`, retried while the shard has no primary yet (133) or the network blips (spec §2.4).
+/// `addShard`, retried while the shard has no primary yet (133) or the network blips.
 pub async fn add_shard(
     mongos: &str,
     connection: &str,
@@ -610,7 +610,7 @@ pub async fn shard_table(
 ) -> Result<(), ClusterError> {
     let ns = ycsb_namespace(table)?;
     let (client, label) = client_for(mongos_uri_or_host).await?;
-    // enableSharding is required ≤ 5.0 and harmless later (spec §2.5).
+    // enableSharding is required ≤ 5.0 and harmless later.
     run(&client, &label, doc! {"enableSharding": YCSB_DB}).await?;
     let cmd = shard_namespace_command(&ns, version, initial_chunks);
     match run(&client, &label, cmd).await {
@@ -722,7 +722,7 @@ pub async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
 }
 
 /// `flushRouterConfig` for `ycsb`: needed on 4.4 mongos after a sharded collection was dropped
-/// and is created again (SERVER-17397, spec §2.10); not needed from 5.0.
+/// and is created again (SERVER-17397); not needed from 5.0.
 pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(mongos_uri_or_host).await?;
     run(&client, &label, doc! {"flushRouterConfig": YCSB_DB})
@@ -731,7 +731,7 @@ pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), Cluster
 }
 
 /// Chunks of `ycsb.usertable` per shard, read from `config.chunks` by `uuid` (5.0+, when the
-/// `config.collections` entry has a `timestamp`) or by `ns` (before) — spec §2.9.
+/// `config.collections` entry has a `timestamp`) or by `ns` (before).
 pub async fn chunks_per_shard(
     mongos_uri_or_host: &str,
 ) -> Result<BTreeMap<String, u64>, ClusterError> {
@@ -793,7 +793,7 @@ fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
     }
 }
 
-/// Stops the balancer so no migrations disturb a measured run (spec §2.7).
+/// Stops the balancer so no migrations disturb a measured run.
 pub async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(mongos_uri_or_host).await?;
     run(&client, &label, doc! {"balancerStop": 1})
@@ -801,7 +801,7 @@ pub async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError>
         .map(|_| ())
 }
 
-/// `{shutdown: 1, force: true}`; a dropped connection is success (spec §8.11).
+/// `{shutdown: 1, force: true}`; a dropped connection is success.
 pub async fn shutdown(host: &str) -> Result<(), ClusterError> {
     let client = connect_direct(host).await?;
     let outcome = client
@@ -935,7 +935,7 @@ pub fn metrics_subset(status: &Document) -> serde_json::Value {
 }
 
 /// `$collStats` of `ycsb.usertable` through mongos: one document per shard (`shard`, `host`,
-/// `storageStats`), spec §4.
+/// `storageStats`).
 pub async fn collection_stats(
     mongos_uri_or_host: &str,
 ) -> Result<Vec<serde_json::Value>, ClusterError> {
@@ -990,7 +990,7 @@ pub struct Assembly {
     pub primaries: BTreeMap<String, String>,
 }
 
-/// The whole bring-up sequence of spec §8, steps 2–8, for any backend.
+/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any backend.
 pub async fn assemble(
     plan: &Plan,
     launcher: &dyn Launcher,

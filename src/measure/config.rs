@@ -10,7 +10,7 @@ pub enum MeasurementType {
     Histogram,
 }
 
-/// Which latency is recorded (`measurement.interval`, §5.4).
+/// Which latency is recorded (`measurement.interval`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntervalMode {
@@ -187,7 +187,7 @@ impl MeasurementConfig {
         )
     }
 
-    /// The measurement name a non-OK latency is recorded under (§6.4).
+    /// The measurement name a non-OK latency is recorded under.
     pub(crate) fn failed_suffix(&self, status: super::Status) -> &'static str {
         if self.report_latency_for_each_error
             || self

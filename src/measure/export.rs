@@ -1,4 +1,4 @@
-//! YCSB's final exporters (§6.2, §6.5), line for line.
+//! YCSB's final exporters, line for line.
 //!
 //! Not printed: the JVM garbage-collector lines (`[TOTAL_GCS_*]`, `[TOTAL_GC_TIME*]`) and the
 //! `measurement.trackjvm` lines: there is no JVM here, and inventing numbers would mislead.

@@ -326,7 +326,7 @@ fn status_kind(shared: &Shared) -> MapKind {
 
 impl ClientRecorder {
     /// Records one database call the way YCSB's DBWrapper does: the latency goes under `op`
-    /// when `status` is OK, else under `OP-FAILED` / `OP-<STATUS>` (§6.4); the intended latency
+    /// when `status` is OK, else under `OP-FAILED` / `OP-<STATUS>`; the intended latency
     /// (the actual one when `None`, as YCSB falls back to "now") is recorded per
     /// `measurement.interval`; the status is counted on the plain `op`.
     pub fn record(&self, op: &str, latency_us: u64, intended_us: Option<u64>, status: Status) {

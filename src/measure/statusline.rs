@@ -1,4 +1,4 @@
-//! YCSB's periodic status line (`StatusThread.computeStats`, §6.1), as a pure function.
+//! YCSB's periodic status line (`StatusThread.computeStats`), as a pure function.
 
 use chrono::{DateTime, TimeZone};
 

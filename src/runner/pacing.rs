@@ -1,4 +1,4 @@
-//! Target throttling per client (YCSB §5.3) and the intended start times it implies.
+//! Target throttling per client, as YCSB does it, and the intended start times it implies.
 //!
 //! Each client gets `target / threads` ops/s. After its k-th op the client sleeps until
 //! `start + k × tick`, and that deadline is the *intended* start of the next op. A client that is

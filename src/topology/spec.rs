@@ -9,11 +9,11 @@ use toml::Spanned;
 
 use super::TopologyError;
 
-/// Image used when the file names neither `image` nor `version`: a maintained major (spec §5.1).
+/// Image used when the file names neither `image` nor `version`: a maintained major.
 pub const DEFAULT_IMAGE: &str = "mongo:7.0";
 /// Where the entry point listens unless the file says otherwise (27017 like mongod and mongos).
 pub const DEFAULT_BASE_PORT: u16 = 27017;
-/// WiredTiger's lower bound for `--wiredTigerCacheSizeGB` (spec §1.8).
+/// WiredTiger's lower bound for `--wiredTigerCacheSizeGB`.
 pub const MIN_CACHE_GB: f64 = 0.25;
 
 /// Whether the topology is one `mongod` or a sharded cluster.
@@ -27,7 +27,7 @@ pub enum Kind {
 }
 
 /// How the single-node baseline runs: plain, or as a 1-member replica set so that the oplog and
-/// majority write concern cost the same as on the shards (spec §6, fairness point 1).
+/// majority write concern cost the same as on the shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Baseline {
@@ -59,7 +59,7 @@ pub struct HostSpec {
 /// The config-server replica set.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ConfigServersSpec {
-    /// Members of the config replica set (default 1; a single member is fine for testing, spec §1.4).
+    /// Members of the config replica set (default 1; a single member is fine for testing).
     pub members: u32,
     /// WiredTiger cache of each config server (default 0.25 GB); taken from the first host's budget.
     pub cache_gb: f64,
@@ -114,7 +114,7 @@ pub struct TopologySpec {
     pub mongos_args: Vec<String>,
     /// First port: mongos first, then shards, then config servers.
     pub base_port: u16,
-    /// Pass `numInitialChunks = this × shards` to `shardCollection` on servers ≤ 7.1 (spec §2.6).
+    /// Pass `numInitialChunks = this × shards` to `shardCollection` on servers ≤ 7.1.
     pub initial_chunks_per_shard: Option<u32>,
     /// Leave the balancer running during measured runs (default: stopped).
     pub keep_balancer: bool,
@@ -204,7 +204,7 @@ const MANAGED_FLAGS: &[&str] = &[
     "--wiredTigerCacheSizeGB",
 ];
 
-/// Flags mongos refuses (spec §1.6).
+/// Flags mongos refuses.
 const MONGOS_REFUSES: &[&str] = &["--wiredTigerCacheSizeGB", "--storageEngine", "--auth"];
 
 struct Ctx<'a> {

@@ -191,7 +191,7 @@ impl CoreWorkload {
             return Err(props.invalid("table", "must not be empty").into());
         }
 
-        // Record counts (spec §1.1): recordcount 0 means Integer.MAX_VALUE inside the workload.
+        // Record counts: recordcount 0 means Integer.MAX_VALUE inside the workload.
         let mut recordcount = props.parse_or::<i64>("recordcount", 0)?;
         if recordcount < 0 {
             return Err(props.invalid("recordcount", "must not be negative").into());
@@ -876,7 +876,7 @@ fn check_document_size(
     Ok(())
 }
 
-/// Load-phase operation count: `insertcount` if the property is present (any value), else `recordcount` (spec §1.3).
+/// Load-phase operation count: `insertcount` if the property is present (any value), else `recordcount`.
 pub fn load_operation_count(props: &Properties) -> Result<u64, PropertyError> {
     if props.contains("insertcount") {
         props.parse_or::<u64>("insertcount", 0)

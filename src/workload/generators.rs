@@ -1,4 +1,4 @@
-//! YCSB's number generators (spec §3), with the same formulas, constants and summation order.
+//! YCSB's number generators, with the same formulas, constants and summation order.
 //!
 //! Java YCSB draws from `ThreadLocalRandom`, which cannot be seeded, so random sequences cannot match bit for bit;
 //! what must match is the mapping from a uniform draw to a value. Every generator therefore has a pure
@@ -194,7 +194,7 @@ impl Zipfian {
     }
 }
 
-/// `ScrambledZipfianGenerator`'s precomputed zeta for 1e10 items (use literally; see spec §3.4).
+/// `ScrambledZipfianGenerator`'s precomputed zeta for 1e10 items (used literally, as YCSB uses it).
 pub const SCRAMBLED_ZETAN: f64 = 26.46902820178302;
 /// `ScrambledZipfianGenerator`'s inner item range upper bound (inclusive, so 1e10 + 1 items).
 pub const SCRAMBLED_ITEM_COUNT: i64 = 10_000_000_000;

@@ -1,6 +1,6 @@
 //! YCSB record keys (`user` + number), byte-identical to Java YCSB so data sets and results are interchangeable.
 //!
-//! Integer-width quirks kept on purpose (spec §2.4): YCSB passes load-phase key numbers and the key chooser's
+//! Integer-width quirks kept on purpose: YCSB passes load-phase key numbers and the key chooser's
 //! values through `intValue()`, so they are truncated to 32 bits and sign-extended before hashing. The callers in
 //! `core.rs` do that truncation with [`java_int`]; run-phase inserts use the full 64-bit counter value.
 

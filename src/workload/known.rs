@@ -27,7 +27,7 @@ const fn p(
 
 /// Every known property, grouped: CoreWorkload, client, MongoDB binding, microshard.
 pub const KNOWN_PROPERTIES: &[KnownProperty] = &[
-    // CoreWorkload (spec §1.1)
+    // CoreWorkload
     p(
         "table",
         Some("usertable"),
@@ -173,7 +173,7 @@ pub const KNOWN_PROPERTIES: &[KnownProperty] = &[
         Some("false"),
         "load continues after a failed insert",
     ),
-    // Client (spec §1.2)
+    // Client
     p(
         "workload",
         None,
@@ -291,7 +291,7 @@ pub const KNOWN_PROPERTIES: &[KnownProperty] = &[
         None,
         "statuses that get their own latency measurement",
     ),
-    // MongoDB binding (spec §7.1)
+    // MongoDB binding
     p(
         "mongodb.url",
         Some("mongodb://localhost:27017/ycsb?w=1"),

@@ -45,7 +45,7 @@ async fn spread_and_route(n: usize) {
         assert!(*k > 440 / (n as u64) / 2, "uneven spread {counts:?}");
     }
 
-    // Chunks per shard, counted the way the harness does (spec §2.9).
+    // Chunks per shard, counted the way the harness does.
     let cfg = direct(&c.config).await;
     let meta = cfg
         .database("config")
