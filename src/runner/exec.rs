@@ -308,6 +308,7 @@ pub async fn execute(
             let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
             if let Ok(mut s) = slot.lock() {
                 *s = Some(WarmupEnd {
+                    cpu: measure::ClientCpu::now(),
                     at: Instant::now(),
                     wall: chrono::Utc::now(),
                     ops,
@@ -374,7 +375,9 @@ pub async fn execute(
     if let Some(w) = warm_task {
         let _ = w.await;
     }
-    let cpu = measure::ClientCpu::now().since(&cpu_before);
+    // CPU over the same window as the figures: from the warm-up's end when there was one.
+    let warm = warm_end.lock().ok().and_then(|w| *w);
+    let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
     }
@@ -384,7 +387,6 @@ pub async fn execute(
     let (mut ops_done, mut ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
     let mut elapsed = elapsed;
     let mut started_wall = started_wall;
-    let warm = warm_end.lock().ok().and_then(|w| *w);
     let mut warmup_unfinished = false;
     match warm {
         Some(w) => {
@@ -542,6 +544,7 @@ fn failed_time_share(doc: &measure::ResultDocument, threads: usize, elapsed: Dur
 /// The moment the warm-up ended, and the clients' counters then.
 #[derive(Debug, Clone, Copy)]
 struct WarmupEnd {
+    cpu: measure::ClientCpu,
     at: Instant,
     wall: chrono::DateTime<chrono::Utc>,
     ops: u64,
