@@ -3,53 +3,29 @@
 //! without leaving anything behind (`docs/engine.md`, "Several clients").
 
 mod reliability_support;
-use reliability_support::{free_base_port, processes_referring_to};
+use reliability_support::{StandinProcess, bin, free_base_port, processes_referring_to};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// A stand-in `mongod` on a free port in a private directory; killed on drop.
+/// A stand-in `mongod` with its data in a directory of its own.
 struct Server {
+    // Declared first, so it stops before its directory goes.
+    _process: StandinProcess,
     _dir: tempfile::TempDir,
-    child: std::process::Child,
     uri: String,
 }
 
 impl Server {
     fn start() -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_base_port(24_000, 1);
-        let child = Command::new(bin())
-            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
-            .arg(port.to_string())
-            .arg("--dbpath")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start stand-in");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "stand-in did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let process = StandinProcess::start(dir.path(), 24_000);
         Server {
+            uri: process.uri(),
             _dir: dir,
-            child,
-            uri: format!("mongodb://127.0.0.1:{port}/ycsb?w=1"),
+            _process: process,
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

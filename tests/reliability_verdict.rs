@@ -6,7 +6,7 @@
 //! must have said so while it happened, and nothing may be left running.
 
 mod reliability_support;
-use reliability_support::{Root, bin, free_base_port};
+use reliability_support::{Root, StandinProcess, free_base_port};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -337,50 +337,10 @@ fn compare_with_a_killed_single_mongod_is_invalid() {
     compare_case(Victim::Single, libc::SIGKILL);
 }
 
-/// A stand-in `mongod` as a child process on a free port, killed on drop.
-struct Mongod {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Mongod {
-    fn start(root: &Root) -> Mongod {
-        let port = free_base_port(23_000, 1);
-        let dbpath = root.path.join("db");
-        std::fs::create_dir_all(&dbpath).expect("dbpath");
-        let child = Command::new(bin())
-            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
-            .arg(port.to_string())
-            .arg("--dbpath")
-            .arg(&dbpath)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start stand-in");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "stand-in did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Mongod { child, port }
-    }
-
-    fn uri(&self) -> String {
-        format!("mongodb://127.0.0.1:{}/ycsb?w=1", self.port)
-    }
-}
-
-impl Drop for Mongod {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_load_into_existing_keys_exits_3_and_says_why_and_drop_fixes_it() {
     let root = Root::new();
-    let server = Mongod::start(&root);
+    let server = StandinProcess::start(&root.path.join("db"), 23_000);
     let uri = server.uri();
     let load = |extra: &[&str]| {
         let mut args = vec![
@@ -627,7 +587,7 @@ fn sweeps_dir(results: &Path) -> PathBuf {
 #[test]
 fn warmup_is_left_out_of_the_measurement_and_recorded() {
     let root = Root::new();
-    let server = Mongod::start(&root);
+    let server = StandinProcess::start(&root.path.join("db"), 23_000);
     let uri = server.uri();
     let load = root.output(&["load", "--uri", &uri, "-p", "recordcount=100"]);
     assert_eq!(

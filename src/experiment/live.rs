@@ -78,10 +78,10 @@ pub struct LiveHandle(Option<crate::backend::RunningCluster>);
 impl LiveLab {
     /// A line for the user: through the progress display when there is one.
     fn say(&self, line: &str) {
-        match &self.notify {
-            Some(n) => n.say(line),
-            None => crate::output::eprintln(line),
-        }
+        self.notify
+            .clone()
+            .unwrap_or_else(crate::runner::Notify::stderr)
+            .say(line)
     }
 
     fn backend_kind(&self) -> anyhow::Result<crate::topology::BackendKind> {

@@ -142,10 +142,10 @@ pub async fn execute_clients(
         .prefix("microshard-clients-")
         .tempdir()
         .context("cannot create a directory for the clients' results")?;
-    let say = |line: &str| match &opts.notify {
-        Some(n) => n.say(line),
-        None => crate::output::eprintln(line),
-    };
+    let notify = opts
+        .notify
+        .clone()
+        .unwrap_or_else(super::watch::Notify::stderr);
     if opts.drop_database && phase == Phase::Load {
         let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
             .map_err(crate::error::as_bad_input)?;
@@ -182,7 +182,7 @@ pub async fn execute_clients(
             .with_context(|| format!("cannot start client {index}"))?;
         if let Some(stderr) = child.stderr.take() {
             let tx = ready_tx.clone();
-            let notify = opts.notify.clone();
+            let notify = notify.clone();
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -192,11 +192,7 @@ pub async fn execute_clients(
                     }
                     // Findings and errors of a client, named; the banner and reports are not repeated.
                     if line.starts_with("microshard:") || line.starts_with("warning") {
-                        let line = format!("client {index}: {line}");
-                        match &notify {
-                            Some(n) => n.say(&line),
-                            None => crate::output::eprintln(&line),
-                        }
+                        notify.say(&format!("client {index}: {line}"));
                     }
                 }
             });
@@ -232,7 +228,7 @@ pub async fn execute_clients(
             let _ = stdin.flush().await;
         }
     }
-    say(&format!(
+    notify.say(&format!(
         "microshard: {} clients started together",
         running.len()
     ));

@@ -219,3 +219,46 @@ impl Drop for Root {
         }
     }
 }
+
+/// A stand-in `mongod` child process on a free loopback port with its data in `dbpath`;
+/// killed on drop.
+pub struct StandinProcess {
+    child: std::process::Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl StandinProcess {
+    /// Starts it (port from `lowest` up) and waits until it listens.
+    pub fn start(dbpath: &Path, lowest: u16) -> StandinProcess {
+        let port = free_base_port(lowest, 1);
+        std::fs::create_dir_all(dbpath).expect("dbpath");
+        let child = Command::new(bin())
+            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg("--dbpath")
+            .arg(dbpath)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start stand-in");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "stand-in did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        StandinProcess { child, port }
+    }
+
+    /// `mongodb://127.0.0.1:PORT/ycsb?w=1`.
+    pub fn uri(&self) -> String {
+        format!("mongodb://127.0.0.1:{}/ycsb?w=1", self.port)
+    }
+}
+
+impl Drop for StandinProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
