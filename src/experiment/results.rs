@@ -81,6 +81,7 @@ impl ExperimentDir {
                     let dir = ExperimentDir { path: candidate };
                     let cells = dir.path.join(CELLS_DIR);
                     fs::create_dir_all(&cells).map_err(io_err(&cells))?;
+                    point_latest_at(root, &dir.path);
                     return Ok(dir);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -230,6 +231,27 @@ impl ExperimentDir {
 }
 
 /// Keeps file names to characters every file system accepts.
+/// The name of the link under the results root that points at the newest experiment directory,
+/// so a write-up's commands can say `results/latest` instead of a dated name.
+pub const LATEST_LINK: &str = "latest";
+
+/// Points `<root>/latest` at `dir` (a relative link, replaced atomically by a rename). Best effort:
+/// a file system without symbolic links only loses the convenience, never the experiment.
+fn point_latest_at(root: &Path, dir: &Path) {
+    let Some(name) = dir.file_name() else {
+        return;
+    };
+    let temporary = root.join(format!(".{LATEST_LINK}.{}", std::process::id()));
+    let _ = fs::remove_file(&temporary);
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(name, &temporary);
+    #[cfg(not(unix))]
+    let linked: std::io::Result<()> = Err(std::io::ErrorKind::Unsupported.into());
+    if linked.is_ok() && fs::rename(&temporary, root.join(LATEST_LINK)).is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+}
+
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -278,4 +300,37 @@ pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, Results
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latest_points_at_the_newest_experiment() -> Result<(), ResultsError> {
+        let root = tempfile::tempdir().map_err(io_err(Path::new("tempdir")))?;
+        let first = ExperimentDir::create(root.path(), "compare")?;
+        let link = root.path().join(LATEST_LINK);
+        assert_eq!(
+            fs::canonicalize(&link).ok(),
+            fs::canonicalize(first.path()).ok()
+        );
+        let second = ExperimentDir::create(root.path(), "compare")?;
+        assert_ne!(first.path(), second.path());
+        assert_eq!(
+            fs::canonicalize(&link).ok(),
+            fs::canonicalize(second.path()).ok()
+        );
+        // The link is relative, so a results tree that is moved or copied keeps it working.
+        let target = fs::read_link(&link).map_err(io_err(&link))?;
+        assert!(target.is_relative(), "{}", target.display());
+        // Only the two experiments and the link remain: no temporary link is left behind.
+        assert_eq!(
+            fs::read_dir(root.path())
+                .map_err(io_err(root.path()))?
+                .count(),
+            3
+        );
+        Ok(())
+    }
 }
