@@ -447,7 +447,7 @@ fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
     if standin {
         paragraphs.push(Line {
             text: format!(
-                "{}. Measured against microshard's stand-in server, a capacity model.",
+                "{}. Measured against microshard's stand-in server.",
                 super::STANDIN_MARKER
             ),
             size: SUB_SIZE,

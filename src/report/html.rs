@@ -90,7 +90,7 @@ pub fn page(p: &Page) -> String {
     if r.standin() {
         let _ = writeln!(
             out,
-            "<div class=\"standin\" id=\"standin\">{}: every figure on this page was measured against microshard's stand-in server (a capacity model). They are not MongoDB figures.</div>",
+            "<div class=\"standin\" id=\"standin\">{}: every figure on this page was measured against microshard's stand-in server. They are not MongoDB figures.</div>",
             esc(STANDIN_MARKER)
         );
     }

@@ -762,9 +762,7 @@ fn footer(report: &Report) -> Vec<String> {
         ),
     ];
     if report.standin() {
-        lines.push(
-            "Measured against microshard's stand-in server (a capacity model), not MongoDB.".into(),
-        );
+        lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
     }
     lines.extend(
         report

@@ -1,0 +1,224 @@
+//! The README's commands, run as written, top to bottom, on a machine without MongoDB.
+//!
+//! Every ```sh block of `README.md` is read; each command (continuation lines joined, comments
+//! dropped) runs through `bash` in a scratch directory that has the repository's `workloads/` and
+//! `topologies/`, with the microshard under test first on PATH and a private state directory.
+//! Each must exit 0. The exceptions are few and each is checked, not skipped silently:
+//! - the two commands at the top (`./scripts/quickstart`, `./scripts/test`): the second is what
+//!   runs this test, the first builds in release mode and runs `demo` (tests/experiment_demo.rs);
+//! - `cargo build --release && export PATH=…`: the binary under test stands in for it;
+//! - an hours-long `--full` command runs as its `--dry-run` twin, which the README shows right
+//!   before it (the plan and every input are checked; the test asserts the twin is there);
+//! - Docker commands, when no Docker engine answers (said on stderr).
+
+mod reliability_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reliability_support::{bin, processes_referring_to};
+
+/// The longest any one README command may take here.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The README's commands, in order: `(line number, command)`.
+fn readme_commands(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_sh = false;
+    let mut pending: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let number = i + 1;
+        if !in_sh {
+            in_sh = line.trim_start() == "```sh";
+            continue;
+        }
+        if line.trim_start().starts_with("```") {
+            in_sh = false;
+            continue;
+        }
+        let code = strip_comment(line);
+        let (start, mut joined) = pending.take().unwrap_or((number, String::new()));
+        let continued = code.trim_end().ends_with('\\');
+        joined.push_str(code.trim_end().trim_end_matches('\\').trim());
+        if continued {
+            joined.push(' ');
+            pending = Some((start, joined));
+        } else if !joined.trim().is_empty() {
+            out.push((start, joined.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// `line` without a shell comment (`#` at the start of a word, outside quotes).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut previous = ' ';
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && previous.is_whitespace() => return &line[..i],
+            None => {}
+        }
+        previous = c;
+    }
+    line
+}
+
+fn docker_answers() -> bool {
+    Command::new("docker")
+        .args(["info"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `command` through bash in `dir` with the test's environment; kills it at the timeout.
+fn run(command: &str, dir: &Path, root: &Path) -> (Option<i32>, String) {
+    let bin_dir = bin().parent().map(Path::to_path_buf).unwrap_or_default();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let log = root.join("command.log");
+    let file = std::fs::File::create(&log).expect("log file");
+    let mut child = Command::new("bash")
+        .args(["-o", "pipefail", "-c", command])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("MICROSHARD_STATE_DIR", root.join("state"))
+        .env("TMPDIR", root.join("tmp"))
+        .env("CI", "1")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("log file"))
+        .stderr(file)
+        .spawn()
+        .expect("bash");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if started.elapsed() > COMMAND_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status, std::fs::read_to_string(&log).unwrap_or_default())
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[test]
+fn the_readme_parser_joins_continuations_and_drops_comments() {
+    let text = "intro\n```sh\n# a comment\nmicroshard a \\\n    --b 'x # y' # said\n\nmicroshard c\n```\n```toml\nnot = \"run\"\n```\n";
+    assert_eq!(
+        readme_commands(text),
+        vec![
+            (4, "microshard a --b 'x # y'".to_string()),
+            (7, "microshard c".to_string())
+        ]
+    );
+}
+
+#[test]
+fn every_readme_command_runs_as_written() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(repo.join("README.md")).expect("README.md");
+    let commands = readme_commands(&text);
+    assert!(commands.len() > 20, "README commands: {commands:?}");
+
+    // The two commands at the top, exactly: the job and the tests.
+    assert_eq!(commands[0].1, "./scripts/quickstart");
+    assert_eq!(commands[1].1, "./scripts/test");
+
+    // The stand-in examples use the usual MongoDB ports, as a user's first try would.
+    if (27017..27024).any(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_err()) {
+        eprintln!("readme: skipped: a port in 27017–27023 is taken (a MongoDB runs here?)");
+        return;
+    }
+    let docker = docker_answers();
+
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().to_path_buf();
+    let work = root.join("work");
+    for d in ["state", "tmp", "work"] {
+        std::fs::create_dir_all(root.join(d)).expect("mkdir");
+    }
+    for d in ["workloads", "topologies"] {
+        std::os::unix::fs::symlink(repo.join(d), work.join(d)).expect("symlink");
+    }
+
+    let mut planned: Vec<String> = Vec::new();
+    let mut failures = Vec::new();
+    for (line, command) in &commands[2..] {
+        if command.starts_with("cargo build --release") {
+            continue;
+        }
+        assert!(
+            command.starts_with("microshard "),
+            "README.md:{line}: not a microshard command: {command}"
+        );
+        if command.contains("--full") && !command.contains("--dry-run") {
+            if planned.contains(&format!("{command} --dry-run")) {
+                eprintln!("readme: README.md:{line}: hours long; its --dry-run twin passed");
+            } else {
+                failures.push(format!(
+                    "README.md:{line}: a --full command without a passing --dry-run twin before it: {command}"
+                ));
+            }
+            continue;
+        }
+        let needs_docker =
+            command.contains("--backend docker") || command.contains("standin image");
+        if needs_docker && !docker {
+            eprintln!("readme: README.md:{line}: skipped, no Docker engine answers: {command}");
+            continue;
+        }
+        let started = Instant::now();
+        let (status, output) = run(command, &work, &root);
+        eprintln!(
+            "readme: README.md:{line}: exit {status:?} in {:.1} s: {command}",
+            started.elapsed().as_secs_f64()
+        );
+        if status != Some(0) {
+            failures.push(format!(
+                "README.md:{line}: exit {status:?}: {command}\n{}",
+                tail(&output, 15)
+            ));
+        } else if command.contains("--dry-run") {
+            planned.push(command.clone());
+        }
+    }
+
+    // What the commands promise to leave: the reports they name, and no process.
+    for file in [
+        "s2.json",
+        "merged.json",
+        "report.html",
+        "results/latest/report.md",
+    ] {
+        if !work.join(file).is_file() {
+            failures.push(format!("{file}: not written"));
+        }
+    }
+    let (_, leftovers) = run("microshard down --all", &work, &root);
+    let left = processes_referring_to(&root);
+    assert!(
+        failures.is_empty(),
+        "{} README command(s) failed:\n\n{}\n\n(down --all: {leftovers})",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
