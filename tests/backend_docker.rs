@@ -2,8 +2,6 @@
 //! locally from scratch. Runs whenever an engine answers and fails when something is wrong;
 //! skips (saying why) only when no engine answers. The unreachable-engine error is tested always.
 
-mod reliability_support;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -104,6 +102,7 @@ async fn run_once(d: &bollard::Docker, cmd: &[&str]) -> i64 {
 
 #[test]
 fn docker_backend_end_to_end() {
+    let _env = crate::util::one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     // SAFETY: set once, before the runtime or any other thread of this test binary starts.
     unsafe {
@@ -304,5 +303,5 @@ fn docker_backend_end_to_end() {
 
 /// Every container, network and volume of one bring-up (its run label).
 async fn labelled_objects(d: &bollard::Docker, run: &str) -> Vec<String> {
-    reliability_support::docker_objects_labelled(d, docker::LABEL_RUN, run).await
+    crate::util::docker_objects_labelled(d, docker::LABEL_RUN, run).await
 }

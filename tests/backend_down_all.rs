@@ -3,8 +3,6 @@
 //! those, and is not run here: on a shared engine it would remove other people's experiments).
 //! When the Docker engine does not answer it says so instead of "nothing to tear down".
 
-mod reliability_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -38,7 +36,7 @@ fn down_all_says_when_docker_was_not_searched() {
 
 #[test]
 fn down_all_removes_only_this_owners_docker_objects() {
-    let rt = reliability_support::runtime();
+    let rt = crate::util::runtime();
     rt.block_on(async {
         let d = match docker::connect(None).await {
             Ok(d) => d,
@@ -72,13 +70,13 @@ fn down_all_removes_only_this_owners_docker_objects() {
         let out = tokio::task::spawn_blocking(move || down_all(&state, None))
             .await
             .expect("join");
-        let other_left = reliability_support::docker_objects_labelled(
+        let other_left = crate::util::docker_objects_labelled(
             &d,
             docker::LABEL_RUN,
             &format!("t-own-other-{pid}"),
         )
         .await;
-        let mine_left = reliability_support::docker_objects_labelled(
+        let mine_left = crate::util::docker_objects_labelled(
             &d,
             docker::LABEL_RUN,
             &format!("t-own-mine-{pid}"),

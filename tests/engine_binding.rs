@@ -1,10 +1,8 @@
 //! End-to-end: the MongoDB binding's status mapping and the runner's stop conditions, against a stand-in.
 
-mod engine_support;
-
 use std::sync::Arc;
 
-use engine_support::{Server, on_usertable};
+use crate::util::{Server, on_usertable};
 use microshard::db::{BindingSettings, MongoBinding};
 use microshard::measure::Status;
 use microshard::runner::{ExecuteOptions, Phase, execute};

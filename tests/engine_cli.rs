@@ -1,11 +1,9 @@
 //! End-to-end: the `microshard load|run|ycsb` command lines, their output shapes and their input errors.
 
-mod engine_support;
-
 use std::process::Output;
 
+use crate::util::{Server, workload};
 use assert_cmd::Command;
-use engine_support::{Server, workload};
 
 fn microshard(args: &[&str]) -> Output {
     Command::cargo_bin("microshard")

@@ -1,11 +1,9 @@
 //! End-to-end: `runner::execute` against a stand-in, asserting what reached the server
 //! (its data and its command log) rather than what the runner says about itself.
 
-mod engine_support;
-
 use std::collections::{BTreeSet, HashMap};
 
-use engine_support::{Server, command_name, on_usertable, workload};
+use crate::util::{Server, command_name, on_usertable, workload};
 use microshard::runner::{ExecuteOptions, Phase, execute};
 use microshard::workload::{Properties, build_key_name};
 use mongodb::bson::RawBsonRef;

@@ -1,10 +1,7 @@
 //! `compare` end to end: single vs 2 and 4 micro-shards on stand-in servers with the capacity
 //! model, through the process backend; the table must show the scaling the model implies.
 
-#[path = "experiment_support.rs"]
-mod support;
-
-use support::*;
+use crate::util::*;
 
 /// Per stand-in mongod: 2 workers × 10⁶ / 20 000 µs = 100 ops/s (at most 400 ops/s for four
 /// shards: far below what a loaded 2-core machine pushes through mongos, so the capacity model,
@@ -16,6 +13,7 @@ const WORKERS: &str = "2";
 
 #[test]
 fn compare_scales_with_the_capacity_model() {
+    let _alone = one_at_a_time();
     let tmp = tempfile::tempdir().expect("temp dir");
     let state = tmp.path().join("state");
     let results = tmp.path().join("results");

@@ -1,9 +1,6 @@
 //! `demo` and `calibrate` from the command line: stand-in figures, labelled as such, written under the results root.
 
-#[path = "experiment_support.rs"]
-mod support;
-
-use support::*;
+use crate::util::*;
 
 #[test]
 fn demo_runs_the_pipeline_on_standins_and_labels_it() {

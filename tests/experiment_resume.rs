@@ -1,12 +1,9 @@
 //! An interrupted `compare` keeps what it measured and `--resume` finishes it without measuring
 //! the finished cells again.
 
-#[path = "experiment_support.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
-use support::*;
+use crate::util::*;
 
 #[test]
 fn interrupted_compare_resumes_without_remeasuring() {

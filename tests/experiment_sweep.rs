@@ -1,9 +1,6 @@
 //! `sweep` against a stand-in with a known ceiling finds the knee where the capacity model puts it.
 
-#[path = "experiment_support.rs"]
-mod support;
-
-use support::*;
+use crate::util::*;
 
 #[test]
 fn sweep_finds_the_capacity_knee() {

@@ -7,8 +7,7 @@
 //! exit 3 and a verdict naming the member on that host. Skipped, with a message, where network
 //! namespaces cannot be made (not root, no `ip`).
 
-mod reliability_support;
-use reliability_support::{free_base_port, processes_referring_to};
+use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -164,7 +163,7 @@ fn a_host_cut_off_mid_run_is_named_in_the_verdict() {
         std::fs::create_dir_all(&d).expect("mkdir");
         d
     };
-    let port = free_base_port(25_000, 4);
+    let port = free_base_port(4);
     let (cfg_port, mongos_port, shard_port) = (port, port + 1, port + 2);
     let mut procs = Procs::default();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
@@ -205,7 +204,7 @@ fn a_host_cut_off_mid_run_is_named_in_the_verdict() {
         wait_listening(&format!("{}:{shard_port}", host.address));
     }
     // microshard's own admin steps assemble the cluster across the hosts.
-    let rt = reliability_support::runtime();
+    let rt = crate::util::runtime();
     rt.block_on(async {
         microshard::cluster::initiate(&cfg_host, "cfg", std::slice::from_ref(&cfg_host), true)
             .await

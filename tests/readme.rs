@@ -11,13 +11,11 @@
 //!   before it (the plan and every input are checked; the test asserts the twin is there);
 //! - Docker commands, when no Docker engine answers (said on stderr).
 
-mod reliability_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use reliability_support::{bin, processes_referring_to};
+use crate::util::{bin, processes_referring_to};
 
 /// The longest any one README command may take here.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);

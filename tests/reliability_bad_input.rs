@@ -8,8 +8,7 @@
 //! Every case fails before any server is contacted (or against a closed loopback port with a
 //! short selection timeout), so the whole table runs in a few seconds.
 
-mod reliability_support;
-use reliability_support::processes_referring_to;
+use crate::util::processes_referring_to;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -1237,7 +1236,7 @@ fn a_closed_stdout_ends_the_program_normally() {
     let root = tmp.path();
     let exp = work.join("exp-ok").display().to_string();
     // `load | head`: the YCSB report is written by the runner.
-    let rt = reliability_support::runtime();
+    let rt = crate::util::runtime();
     let data = tempfile::tempdir().expect("temp dir");
     let mut cfg = StandinConfig::new(Role::Mongod);
     cfg.dbpath = Some(data.path().to_path_buf());
@@ -1314,7 +1313,7 @@ fn report_names_damaged_cells_in_a_warning() {
 #[test]
 fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts() {
     use microshard::standin::{Role, StandinConfig};
-    let rt = reliability_support::runtime();
+    let rt = crate::util::runtime();
     let (tmp, work) = fixture_root();
     let data = tempfile::tempdir().expect("temp dir");
     let mut cfg = StandinConfig::new(Role::Mongod);
@@ -1401,7 +1400,7 @@ impl Drop for LeftRunning<'_> {
 fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
     let (tmp, work) = fixture_root();
     let root = tmp.path();
-    let port = reliability_support::free_base_port(21_000, 1);
+    let port = crate::util::free_base_port(1);
     for name in ["left-a", "left-b"] {
         std::fs::write(
             work.join("topos").join(format!("{name}.toml")),

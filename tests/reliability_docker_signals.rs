@@ -15,8 +15,6 @@
 //!
 //! Runs whenever a Docker engine answers; skips, saying why, only when none does.
 
-mod reliability_support;
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,6 +22,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use microshard::backend::{self, docker};
+
+use crate::util::free_base_port;
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
@@ -43,7 +43,7 @@ impl Drop for Cleanup {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let rt = reliability_support::runtime();
+        let rt = crate::util::runtime();
         rt.block_on(async {
             let clusters = self.clusters.clone();
             let _ = docker::remove_labelled_where(None, None, |c| clusters.iter().any(|n| n == c))
@@ -70,7 +70,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for p in list(&d) {
-            if p.is_dir() {
+            if p.is_dir() && !p.is_symlink() {
                 stack.push(p);
             } else {
                 out.push(p);
@@ -199,20 +199,13 @@ fn microshard(root: &Path) -> Command {
     cmd
 }
 
-/// Tests of this binary share the process environment (`down_all_where` reads the state
-/// directory from it): they run one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A temporary root with `state/` and `tmp/`, made this process's state directory.
 fn lab_root() -> tempfile::TempDir {
     let root = tempfile::tempdir().expect("temp dir");
     for dir in ["state", "tmp"] {
         std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
     }
-    // SAFETY: tests of this binary run one at a time (`serial`), and no other thread reads the
+    // SAFETY: tests of this binary run one at a time (`one_at_a_time`), and no other thread reads the
     // environment while it changes. `down_all_where` reads the state directory from it.
     unsafe {
         std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
@@ -222,8 +215,8 @@ fn lab_root() -> tempfile::TempDir {
 
 #[test]
 fn signals_during_a_docker_bring_up_leave_nothing_behind() {
-    let _serial = serial();
-    let rt = reliability_support::runtime();
+    let _env = crate::util::one_at_a_time();
+    let rt = crate::util::runtime();
     let d = match rt.block_on(docker::connect(None)) {
         Ok(d) => d,
         Err(e) => {
@@ -355,7 +348,7 @@ struct CompareLab {
 impl CompareLab {
     /// `None` (after saying why) when no Docker engine answers.
     fn new(what: &str) -> Option<CompareLab> {
-        let rt = reliability_support::runtime();
+        let rt = crate::util::runtime();
         let d = match rt.block_on(docker::connect(None)) {
             Ok(d) => d,
             Err(e) => {
@@ -539,7 +532,6 @@ fn cells_parse(dir: &Path) -> usize {
 /// promptly saying how to resume, leaves nothing, keeps every cell finished before the signal,
 /// and `--resume` completes it.
 fn docker_compare_case(what: &str, marker: impl Fn(&CompareLab) -> String, signal: i32) {
-    let _serial = serial();
     let Some(mut lab) = CompareLab::new(what) else {
         return;
     };
@@ -578,6 +570,7 @@ fn docker_compare_case(what: &str, marker: impl Fn(&CompareLab) -> String, signa
 
 #[test]
 fn sigint_during_docker_compare_bring_up() {
+    let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "upint",
         |l| format!("{} (repeat 1/1): bring-up ...", l.path(1)),
@@ -587,6 +580,7 @@ fn sigint_during_docker_compare_bring_up() {
 
 #[test]
 fn sigint_during_docker_compare_load() {
+    let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "loadint",
         |l| format!("{}: S1 load ...", l.names[1]),
@@ -596,6 +590,7 @@ fn sigint_during_docker_compare_load() {
 
 #[test]
 fn sigterm_during_docker_compare_run() {
+    let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "runterm",
         |l| format!("{}: S2 run ...", l.names[0]),
@@ -605,6 +600,7 @@ fn sigterm_during_docker_compare_run() {
 
 #[test]
 fn sigterm_during_docker_compare_teardown() {
+    let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "downterm",
         |l| format!("{} (repeat 1/1): teardown ...", l.path(0)),
@@ -616,7 +612,7 @@ fn sigterm_during_docker_compare_teardown() {
 /// `down --all` (limited here to this lab's topologies) removes them; then `--resume` finishes.
 #[test]
 fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
-    let _serial = serial();
+    let _env = crate::util::one_at_a_time();
     let Some(mut lab) = CompareLab::new("kill") else {
         return;
     };
@@ -654,9 +650,5 @@ fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
 
 /// Every container (running or not), network and volume of the topology `name`.
 async fn labelled_objects(d: &bollard::Docker, name: &str) -> Vec<String> {
-    reliability_support::docker_objects_labelled(d, docker::LABEL_CLUSTER, name).await
-}
-
-fn free_base_port(count: u16) -> u16 {
-    reliability_support::free_base_port(23_000, count)
+    crate::util::docker_objects_labelled(d, docker::LABEL_CLUSTER, name).await
 }

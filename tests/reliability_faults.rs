@@ -3,8 +3,7 @@
 //! the result document, and `down` must still clean everything. Also: `microshard.maxerrorrate`
 //! stops a run that produces only errors, with a clear message.
 
-mod reliability_support;
-use reliability_support::{Root, bin, processes_referring_to};
+use crate::util::{Root, bin, free_base_port, processes_referring_to};
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -271,8 +270,4 @@ fn a_run_of_only_errors_stops_at_the_max_error_rate() {
         doc["server"]
     );
     rt.block_on(server.shutdown());
-}
-
-fn free_base_port(count: u16) -> u16 {
-    reliability_support::free_base_port(22_000, count)
 }

@@ -4,8 +4,7 @@
 //! no member/temporary directory left under `TMPDIR`, no state file left, every cell finished before the
 //! signal is on disk and parses, and `compare --resume DIR` completes.
 
-mod reliability_support;
-use reliability_support::processes_referring_to;
+use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -371,8 +370,4 @@ fn sigkill_mid_run_then_down_all_and_resume() {
     let on_disk = assert_cells_parse(&dir);
     assert!(on_disk >= finished, "{stderr}");
     resume(&lab, &dir);
-}
-
-fn free_base_port(count: u16) -> u16 {
-    reliability_support::free_base_port(21_000, count)
 }

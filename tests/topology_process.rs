@@ -568,6 +568,7 @@ fn recorded_pids(state: &Path, name: &str) -> Vec<(u32, u16)> {
 
 #[test]
 fn process_backend_end_to_end() {
+    let _env = crate::util::one_at_a_time();
     let root = tempfile::tempdir().unwrap();
     let state = root.path().join("state");
     // SAFETY: set once, before the runtime or any other thread of this test binary starts.

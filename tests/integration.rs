@@ -1,0 +1,42 @@
+//! The end-to-end tests, in one binary over one support module (`util.rs`): each file beside this
+//! one is a module here, grouped by the layer it drives (`docs/architecture.md`). The tests that
+//! must run one at a time are in `serial.rs`, the second and last binary.
+
+mod util;
+
+// The workload engine: YCSB's command lines, phases and bindings against one stand-in.
+mod engine_binding;
+mod engine_cli;
+mod engine_phases;
+mod measure_api;
+
+// Experiments: compare, sweep, demo, resume; several clients.
+mod clients;
+mod experiment_demo;
+mod experiment_resume;
+mod experiment_sweep;
+
+// Reports: charts and the HTML page.
+mod report_charts;
+mod report_html;
+
+// Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
+mod backend_down_all;
+mod reliability_bad_input;
+mod reliability_faults;
+mod reliability_secrets;
+mod reliability_signals;
+mod reliability_verdict;
+
+// Several hosts in network namespaces (root only).
+mod multihost;
+
+// Property-based tests of the input parsers.
+mod fuzz_properties;
+mod fuzz_topology;
+
+// The stand-in's own command line.
+mod standin_cli;
+
+// The README's commands, as written.
+mod readme;

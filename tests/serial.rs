@@ -1,0 +1,15 @@
+//! The end-to-end tests that run one at a time (each holds `util::one_at_a_time`), in a binary
+//! apart from `integration.rs`: those that drive the library in this process and point its
+//! `MICROSHARD_STATE_DIR` at a directory of their own (the environment belongs to the whole
+//! process), and those that measure a scaling, which needs the machine to themselves.
+
+mod util;
+
+// The library in process, with this process's state directory.
+mod backend_docker;
+mod reliability_docker_signals;
+mod topology_process;
+mod topology_replsets;
+
+// Scaling under the stand-in's capacity model.
+mod experiment_compare;

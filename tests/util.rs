@@ -1,0 +1,466 @@
+//! The one support module of the integration tests (`tests/integration.rs` and
+//! `tests/serial.rs` are the two test binaries; every other file under `tests/` is a module of
+//! one of them): the binary under test, free ports, private state directories, stand-in servers in
+//! a child process or in this process, and the checks that nothing was left behind.
+// Each binary uses only some of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use microshard::standin::{Role, StandinConfig, StandinHandle};
+use mongodb::bson::{Document, RawDocumentBuf, doc};
+
+/// The microshard binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
+}
+
+/// Held by every test of `tests/serial.rs` for its whole run, so they run one at a time: some
+/// point this process's `MICROSHARD_STATE_DIR` at their own directory (the library reads it from
+/// the environment, which belongs to the whole process); others measure a scaling that needs the
+/// machine to themselves.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The first of `count` consecutive free loopback ports, between 20000 and 32000 (below the usual
+/// ephemeral range) and clear of 27000–27099, where `tests/readme.rs` runs MongoDB's usual ports.
+/// Spread by pid and by call, so tests running at the same time in this process rarely collide.
+pub fn free_base_port(count: u16) -> u16 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..500u32 {
+        let attempt = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = 20_000
+            + (std::process::id()
+                .wrapping_mul(7907)
+                .wrapping_add(attempt.wrapping_mul(953))
+                % 12_000) as u16;
+        let end = base + count;
+        if end > 27_000 && base < 27_100 {
+            continue;
+        }
+        if (0..count).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no free port range");
+}
+
+// ----- processes, private roots, stand-ins in a child process ---------------------------------
+
+/// Pids of processes (other than this test) whose command line or working directory mentions `root`.
+pub fn processes_referring_to(root: &Path) -> Vec<(u32, String)> {
+    let needle = root.to_string_lossy().into_owned();
+    let me = std::process::id();
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let cwd = std::fs::read_link(e.path().join("cwd"))
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Zombies (state Z) hold no port, file or directory; only the living count.
+        let zombie = std::fs::read_to_string(e.path().join("stat"))
+            .ok()
+            .and_then(|st| {
+                st.rsplit(')')
+                    .next()
+                    .map(|r| r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(false);
+        if !zombie && (cmdline.contains(&needle) || cwd.starts_with(&needle)) {
+            out.push((pid, cmdline));
+        }
+    }
+    out
+}
+
+/// Every Docker container (running or not), network and volume labelled `label=value`.
+pub async fn docker_objects_labelled(d: &bollard::Docker, label: &str, value: &str) -> Vec<String> {
+    use bollard::query_parameters::{
+        ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    };
+    let mut filters = std::collections::HashMap::new();
+    filters.insert("label", vec![format!("{label}={value}")]);
+    let mut out = Vec::new();
+    for c in d
+        .list_containers(Some(
+            ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list containers")
+    {
+        out.push(format!("container {:?} ({:?})", c.names, c.state));
+    }
+    for n in d
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list networks")
+    {
+        out.push(format!("network {:?}", n.name));
+    }
+    for v in d
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::default()
+                .filters(&filters)
+                .build(),
+        ))
+        .await
+        .expect("list volumes")
+        .volumes
+        .unwrap_or_default()
+    {
+        out.push(format!("volume {}", v.name));
+    }
+    out
+}
+
+/// A small multi-threaded runtime for the in-process stand-ins and Docker calls of a test.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A private state dir, TMPDIR and stand-in `mongod`/`mongos`; kills leftovers on drop.
+pub struct Root {
+    _tmp: tempfile::TempDir,
+    /// The root: `state`, `tmp`, `bin` (stand-in links) and `results` below it.
+    pub path: PathBuf,
+}
+
+impl Root {
+    pub fn new() -> Root {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let path = tmp.path().to_path_buf();
+        for d in ["state", "tmp", "bin", "results"] {
+            std::fs::create_dir_all(path.join(d)).expect("mkdir");
+        }
+        for n in ["mongod", "mongos"] {
+            std::os::unix::fs::symlink(bin(), path.join("bin").join(n)).expect("symlink");
+        }
+        Root { _tmp: tmp, path }
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env("MICROSHARD_STATE_DIR", self.path.join("state"))
+            .env("TMPDIR", self.path.join("tmp"))
+            .env("CI", "1")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run microshard")
+    }
+
+    pub fn bin_dir(&self) -> String {
+        self.path.join("bin").display().to_string()
+    }
+
+    /// A topology file: `sharded` with two shards, or `standalone`.
+    pub fn topology(&self, sharded: bool) -> (String, u16) {
+        let port = free_base_port(6);
+        let name = if sharded { "vsharded" } else { "vsingle" };
+        let text = if sharded {
+            format!(
+                "name = \"{name}\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"
+            )
+        } else {
+            format!("name = \"{name}\"\nkind = \"standalone\"\nbase_port = {port}\n")
+        };
+        let file = self.path.join(format!("{name}.toml"));
+        std::fs::write(&file, text).expect("write topology");
+        (file.display().to_string(), port)
+    }
+
+    /// `(name, address, pid)` of every member of the one running cluster.
+    pub fn members(&self) -> Vec<(String, String, i32)> {
+        let out = self.output(&["status", "--json"]);
+        let clusters: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        clusters[0]["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                Some((
+                    m["name"].as_str()?.to_string(),
+                    m["address"].as_str()?.to_string(),
+                    m["pid"].as_u64()? as i32,
+                ))
+            })
+            .collect()
+    }
+
+    pub fn assert_nothing_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !processes_referring_to(&self.path).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "processes left: {:?}",
+                processes_referring_to(&self.path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        for (pid, _) in processes_referring_to(&self.path) {
+            // SAFETY: kill(2) on a leftover of this test; ESRCH at worst.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGCONT);
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A stand-in `mongod` child process on a free loopback port with its data in `dbpath`;
+/// killed on drop.
+pub struct StandinProcess {
+    child: std::process::Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl StandinProcess {
+    /// Starts it and waits until it listens.
+    pub fn start(dbpath: &Path) -> StandinProcess {
+        let port = free_base_port(1);
+        std::fs::create_dir_all(dbpath).expect("dbpath");
+        let child = Command::new(bin())
+            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg("--dbpath")
+            .arg(dbpath)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start stand-in");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "stand-in did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        StandinProcess { child, port }
+    }
+
+    /// `mongodb://127.0.0.1:PORT/ycsb?w=1`.
+    pub fn uri(&self) -> String {
+        format!("mongodb://127.0.0.1:{}/ycsb?w=1", self.port)
+    }
+}
+
+impl Drop for StandinProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ----- a stand-in in this process, with its command log -------------------------------------------
+
+/// A stand-in `mongod` on a free loopback port, logging every command it receives.
+pub struct Server {
+    pub handle: StandinHandle,
+    pub dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts a stand-in inside the current runtime.
+    pub fn start() -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = StandinConfig::new(Role::Mongod);
+        cfg.dbpath = Some(dir.path().to_path_buf());
+        cfg.command_log = Some(dir.path().join("commands.jsonl"));
+        cfg.quiet = true;
+        let handle = microshard::standin::spawn(cfg).expect("stand-in starts");
+        Server { handle, dir }
+    }
+
+    /// The connection string (database `ycsb`).
+    pub fn uri(&self) -> String {
+        format!(
+            "mongodb://127.0.0.1:{}/ycsb?directConnection=true",
+            self.handle.port()
+        )
+    }
+
+    /// The command-log file.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("commands.jsonl")
+    }
+
+    /// Every logged command, parsed.
+    pub fn commands(&self) -> Vec<serde_json::Value> {
+        read_log(&self.log_path())
+    }
+
+    /// Every document of `ycsb.usertable`, raw, in `_id` order.
+    pub async fn documents(&self) -> Vec<RawDocumentBuf> {
+        let client = mongodb::Client::with_uri_str(self.uri())
+            .await
+            .expect("client");
+        let coll = client
+            .database("ycsb")
+            .collection::<RawDocumentBuf>("usertable");
+        let mut cursor = coll
+            .find(doc! {})
+            .sort(doc! {"_id": 1})
+            .await
+            .expect("find");
+        let mut out = Vec::new();
+        while cursor.advance().await.expect("cursor") {
+            out.push(cursor.current().to_raw_document_buf());
+        }
+        out
+    }
+
+    /// Runs an admin command directly (e.g. to count documents).
+    pub async fn command(&self, cmd: Document) -> Document {
+        let client = mongodb::Client::with_uri_str(self.uri())
+            .await
+            .expect("client");
+        client
+            .database("ycsb")
+            .run_command(cmd)
+            .await
+            .expect("command")
+    }
+}
+
+/// Parses the stand-in's JSON-lines command log (`{"t", "cmd", "db", "args"}`) into the command
+/// bodies (canonical extended JSON, document sequences folded in).
+pub fn read_log(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("args").cloned())
+        .collect()
+}
+
+/// The command name of a logged command (its first key).
+pub fn command_name(cmd: &serde_json::Value) -> String {
+    cmd.as_object()
+        .and_then(|o| o.keys().next().cloned())
+        .unwrap_or_default()
+}
+
+/// Commands addressed to `usertable` by name (`insert`, `find`, `update`, `delete`).
+pub fn on_usertable<'a>(cmds: &'a [serde_json::Value], name: &str) -> Vec<&'a serde_json::Value> {
+    cmds.iter()
+        .filter(|c| c.get(name).and_then(|v| v.as_str()) == Some("usertable"))
+        .collect()
+}
+
+/// Absolute path of a shipped workload file.
+pub fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("workloads")
+        .join(name)
+}
+
+// ----- experiments --------------------------------------------------------------------------------
+
+/// A directory with `mongod`/`mongos` symlinks to the microshard binary (the stand-in).
+pub fn standin_bin_dir(root: &Path) -> PathBuf {
+    let dir = root.join("bin");
+    std::fs::create_dir_all(&dir).ok();
+    for name in ["mongod", "mongos"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        let _ = std::os::unix::fs::symlink(bin(), &link);
+    }
+    dir
+}
+
+/// A `microshard` command with a private state directory and the workloads of this checkout.
+pub fn microshard(state_dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.env("MICROSHARD_STATE_DIR", state_dir)
+        .env("CI", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// The single run directory created under `results` (not the `latest` link to it).
+pub fn run_dir(results: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(results)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && !p.is_symlink())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "expected one run directory in {}: {dirs:?}",
+        results.display()
+    );
+    dirs[0].clone()
+}
+
+/// Parses report.csv into header-keyed rows (the report's CSV never quotes these fields).
+pub fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let fields: Vec<&str> = l.split(',').collect();
+            assert_eq!(fields.len(), header.len(), "CSV row width: {l}");
+            header
+                .iter()
+                .cloned()
+                .zip(fields.iter().map(|f| f.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Asserts that nothing microshard started is still recorded as running.
+pub fn assert_nothing_left(state_dir: &Path) {
+    let left: Vec<PathBuf> = std::fs::read_dir(state_dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "state files left behind: {left:?}");
+}
