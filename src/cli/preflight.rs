@@ -369,6 +369,10 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         }
     }
 
+    for (name, spec) in &specs {
+        client_engines_ready(&format!("{label} {name}"), spec).await?;
+    }
+
     if kind == BackendKind::Process && !s.binaries_linked_later {
         // Once, not once per topology.
         let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
@@ -579,6 +583,26 @@ async fn docker_ready(
                 // The error names the image; say which flag chose it.
                 true => bad_input(format!("--image: {e}")),
                 false => crate::error::as_bad_input(e),
+            })?;
+    }
+    Ok(())
+}
+
+/// Every client engine a topology names (`clients`) answers and has the client image (pulled
+/// when a registry has it), so no cell starts clients that cannot run.
+pub async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow::Result<()> {
+    for (i, c) in spec.clients.iter().enumerate() {
+        let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
+        let docker = crate::backend::docker::connect(Some(&c.docker))
+            .await
+            .map_err(|e| bad_input(format!("{key}: {e}")))?;
+        crate::backend::docker::ensure_image(&docker, Some(&c.docker), &spec.client_image, false)
+            .await
+            .map_err(|e| {
+                bad_input(format!(
+                    "{key}: client_image: {e}; build it on that engine with `DOCKER_HOST={} microshard standin image --tag {}`",
+                    c.docker, spec.client_image
+                ))
             })?;
     }
     Ok(())
