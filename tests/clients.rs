@@ -687,4 +687,52 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     );
     let left = leftovers();
     assert!(left.is_empty(), "left behind: {left:?}");
+
+    // Ctrl-C while client containers run: the command ends, the finished cell is kept, and no
+    // container or network is left.
+    let results = tmp.path().join("results-int");
+    let child = compare(&results, "S1,S2", "30s");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no running S2 client container appeared"
+        );
+        let running = rt.block_on(async {
+            let mut filters = std::collections::HashMap::new();
+            filters.insert(
+                "label",
+                vec![
+                    format!("{}={owner}", docker::LABEL_OWNER),
+                    format!("{}=client0", docker::LABEL_MEMBER),
+                ],
+            );
+            d.list_containers(Some(
+                bollard::query_parameters::ListContainersOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap_or_default()
+        });
+        if cells_under(&results).len() == 1 && !running.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on the command this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(25), "{stderr}");
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 1, "{stderr}");
+    assert_eq!(cells[0]["cell"]["scenario"], "S1");
+    let left = leftovers();
+    assert!(left.is_empty(), "left behind after Ctrl-C: {left:?}");
 }
