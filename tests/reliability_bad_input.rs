@@ -546,6 +546,38 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             &["client-count.toml:3", "clients[0].count"],
         ),
         case(
+            "more clients than threads",
+            &[
+                "compare",
+                "--topologies",
+                "single",
+                "--scenarios",
+                "S1,S2",
+                "--clients",
+                "3",
+                "--threads",
+                "2",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &["--clients 3", "threadcount=2"],
+        ),
+        case(
+            "more client containers than threads",
+            &[
+                "compare",
+                "--topologies",
+                "{dir}/topos/client-engine.toml",
+                "--scenarios",
+                "S1",
+                "--threads",
+                "1",
+                "-q",
+            ],
+            &["client-engine.toml", "2 client containers", "threadcount=1"],
+        ),
+        case(
             "a client engine nobody answers at",
             &[
                 "compare",

@@ -246,7 +246,37 @@ pub fn scenarios(cfg: &CompareConfig) -> anyhow::Result<()> {
         threads: cfg.threads,
     };
     let (resolved, _) = scenario::resolve(&files, &scaling, &overrides)?;
+    // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
+    // does not load is named by the servers check.)
+    let clients: Vec<(String, u64, bool)> = cfg
+        .topologies
+        .iter()
+        .filter_map(|t| {
+            let spec = TopologySpec::load(t).ok()?;
+            let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
+            Some(match containers {
+                0 => (t.clone(), cfg.clients as u64, false),
+                n => (t.clone(), n, true),
+            })
+        })
+        .collect();
     for (name, props) in &resolved {
+        // A thread count that does not parse is refused just below, naming its origin.
+        let threads = match props.get("threadcount") {
+            Some(t) => t.trim().parse::<u64>().ok().filter(|n| *n >= 1),
+            None => Some(1),
+        };
+        if let Some(threads) = threads
+            && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
+        {
+            let who = match containers {
+                true => format!("--topologies {t}: clients: {n} client containers"),
+                false => format!("--clients {n}"),
+            };
+            return Err(bad_input(format!(
+                "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
+            )));
+        }
         let mut properties = crate::workload::Properties::new();
         for (k, v) in props {
             properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
