@@ -1,7 +1,9 @@
 //! Several client processes for one phase (`--clients N`): when one client machine or process is
 //! not enough, N ordinary `microshard load|run` processes each take a slice of the work, start
 //! together at a barrier, and their result documents are merged exactly — histograms added, never
-//! percentiles averaged (`docs/engine.md`, "Several clients").
+//! percentiles averaged (`docs/engine.md`, "Several clients"). The same split, barrier, merged
+//! status line and merge drive client containers on Docker engines (a topology's `clients`):
+//! [`ClientLauncher`] says which, `runner::container` starts them.
 //!
 //! The work is split as YCSB documents for several clients: a load gives each client a disjoint
 //! `insertstart`/`insertcount` slice so the union is exactly the data set; a run splits
@@ -496,10 +498,8 @@ async fn drive(
                     // Once clients are being stopped, their exits are the coordinator's doing.
                     if !finished_normally(code) && stopping.is_none() {
                         failures.push(format!("client {i} on {} {}", running[i].host, describe_exit(code)));
-                        if stopping.is_none() {
-                            stopping = Some(tokio::time::Instant::now());
-                            terminate_remaining(running, &exited).await;
-                        }
+                        stopping = Some(tokio::time::Instant::now());
+                        terminate_remaining(running, &exited).await;
                     }
                 }
                 Some(Event::Tick(i, ops)) => status.tick(i, ops),
