@@ -275,6 +275,68 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
 }
 
 #[test]
+fn several_clients_print_one_merged_status_line_per_interval() {
+    let server = Server::start();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let load = microshard(
+        tmp.path(),
+        &["load", "--uri", &server.uri, "-p", "recordcount=200"],
+    );
+    assert_eq!(load.status.code(), Some(0));
+    let out = microshard(
+        tmp.path(),
+        &[
+            "run",
+            "--uri",
+            &server.uri,
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=0",
+            "-p",
+            "maxexecutiontime=3",
+            "-p",
+            "status.interval=1",
+            "-s",
+            "--threads",
+            "2",
+            "--clients",
+            "2",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // YCSB's status line, once per interval and once at the end, from both clients' counts.
+    let merged: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(" operations; ") && l.ends_with("[2 clients merged]"))
+        .collect();
+    assert!(merged.len() >= 3, "{stderr}");
+    let total = |l: &str| -> u64 {
+        l.split(" sec: ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let counts: Vec<u64> = merged.iter().map(|l| total(l)).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    assert!(counts.last().is_some_and(|&n| n > 0), "{stderr}");
+    // The last line counts what the merged report counts (every operation but the cleanups).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let reported: u64 = stdout
+        .lines()
+        .filter(|l| !l.starts_with("[CLEANUP]"))
+        .filter_map(|l| l.split_once("], Operations, "))
+        .filter_map(|(_, n)| n.trim().parse::<u64>().ok())
+        .sum();
+    assert_eq!(Some(reported), counts.last().copied(), "{stdout}");
+    // The clients' own progress lines are the coordinator's, never shown.
+    assert!(!stderr.contains("client progress"), "{stderr}");
+    assert!(!stderr.contains("current ops/sec; [READ"), "{stderr}");
+}
+
+#[test]
 fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
     let server = Server::start();
     let tmp = tempfile::tempdir().expect("tmp");
@@ -426,4 +488,250 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Whatever happens, nothing the Docker test made outlives it: every object labelled with its
+/// owner is removed, then its image.
+struct DockerCleanup {
+    state: PathBuf,
+    image: String,
+}
+
+impl Drop for DockerCleanup {
+    fn drop(&mut self) {
+        use microshard::backend::docker;
+        let owner = docker::owner_id_for(&self.state);
+        reliability_support::runtime().block_on(async {
+            let _ = docker::remove_labelled_matching(None, None, |l| {
+                l.get(docker::LABEL_OWNER) == Some(&owner)
+            })
+            .await;
+            if let Ok(d) = docker::connect(None).await {
+                let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
+                    .force(true)
+                    .build();
+                let _ = d.remove_image(&self.image, Some(opts), None).await;
+            }
+        });
+    }
+}
+
+/// The cells of an experiment directory (every JSON file with a `cell`).
+fn cells_under(results: &Path) -> Vec<serde_json::Value> {
+    walk(results)
+        .iter()
+        .filter_map(|e| {
+            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(e).ok()?).ok()
+        })
+        .filter(|v| v["cell"].is_object())
+        .collect()
+}
+
+/// Two client containers on this machine's Docker engine drive every cell of a `compare` against
+/// a stand-in cluster in containers (a topology's `clients`), joined to the cluster's network:
+/// each client is listed with its engine and figures, the cell's operations are their sum, and
+/// nothing is left. Then a client container killed mid-run makes its cell invalid, naming the
+/// client and its engine, and again nothing is left. Skips, saying so, when no engine answers.
+#[test]
+fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
+    use microshard::backend::docker;
+    let rt = reliability_support::runtime();
+    let Ok(d) = rt.block_on(docker::connect(None)) else {
+        eprintln!("SKIP: no Docker engine answers here");
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let image = format!("microshard-standin:clients-{}", std::process::id());
+    let _cleanup = DockerCleanup {
+        state: state.clone(),
+        image: image.clone(),
+    };
+    rt.block_on(docker::build_standin_image(&d, &bin(), &image))
+        .expect("build the stand-in image");
+    let engine =
+        std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".to_string());
+    let port = free_base_port(26_000, 2);
+    let topo = tmp.path().join("dclients.toml");
+    std::fs::write(
+        &topo,
+        format!(
+            "name = \"dclients\"\nkind = \"standalone\"\nbase_port = {port}\nimage = \"{image}\"\nclient_image = \"{image}\"\nclients = [{{ docker = \"{engine}\", count = 2 }}]\n"
+        ),
+    )
+    .expect("topology");
+    let compare = |results: &Path, scenarios: &str, duration: &str| {
+        Command::new(bin())
+            .args(["compare", "--topologies"])
+            .arg(&topo)
+            .args(["--scenarios", scenarios, "--duration", duration])
+            .args(["--records", "500", "--threads", "4", "--backend", "docker"])
+            .args(["--image", &image, "--out"])
+            .arg(results)
+            .arg("-q")
+            .env("TMPDIR", tmp.path())
+            .env("MICROSHARD_STATE_DIR", &state)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("compare")
+    };
+    let owner = docker::owner_id_for(&state);
+    let leftovers = || {
+        rt.block_on(reliability_support::docker_objects_labelled(
+            &d,
+            docker::LABEL_OWNER,
+            &owner,
+        ))
+    };
+
+    let results = tmp.path().join("results");
+    let out = compare(&results, "S1,S2", "2s")
+        .wait_with_output()
+        .expect("compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 2, "{stderr}");
+    for c in &cells {
+        let result = &c["result"];
+        let clients = result["clients"].as_array().cloned().unwrap_or_default();
+        assert_eq!(clients.len(), 2, "{}", c["cell"]);
+        for (i, client) in clients.iter().enumerate() {
+            assert_eq!(client["index"], i as u64);
+            assert_eq!(client["host"], engine.as_str(), "{client}");
+            assert!(client["operations"].as_u64().unwrap_or(0) > 0, "{client}");
+            assert_eq!(client["threads"], 2, "{client}");
+        }
+        let sum: u64 = clients
+            .iter()
+            .filter_map(|c| c["operations"].as_u64())
+            .sum();
+        assert_eq!(result["operations"].as_u64(), Some(sum), "{}", c["cell"]);
+        assert_eq!(
+            result["validity"]["verdict"], "valid",
+            "{}",
+            result["validity"]
+        );
+    }
+    let load = cells
+        .iter()
+        .find(|c| c["cell"]["scenario"] == "S1")
+        .expect("S1");
+    assert_eq!(load["result"]["operations"], 500);
+    let left = leftovers();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // A client container killed mid-run: the cell is invalid, naming the client and its engine.
+    let results = tmp.path().join("results-kill");
+    let child = compare(&results, "S1,S2", "20s");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let victim = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no running S2 client container appeared"
+        );
+        let running = rt.block_on(async {
+            let mut filters = std::collections::HashMap::new();
+            filters.insert(
+                "label",
+                vec![
+                    format!("{}={owner}", docker::LABEL_OWNER),
+                    format!("{}=client1", docker::LABEL_MEMBER),
+                ],
+            );
+            d.list_containers(Some(
+                bollard::query_parameters::ListContainersOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap_or_default()
+        });
+        // The load is over once its cell is on disk: the client now running is the run's.
+        if cells_under(&results).len() == 1
+            && let Some(id) = running.first().and_then(|c| c.id.clone())
+        {
+            break id;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    rt.block_on(
+        d.kill_container(
+            &victim,
+            Some(
+                bollard::query_parameters::KillContainerOptionsBuilder::default()
+                    .signal("SIGKILL")
+                    .build(),
+            ),
+        ),
+    )
+    .expect("kill the client container");
+    let out = child.wait_with_output().expect("compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let cells = cells_under(&results);
+    let run = cells
+        .iter()
+        .find(|c| c["cell"]["scenario"] == "S2")
+        .expect("the S2 cell is kept");
+    assert_eq!(run["result"]["validity"]["verdict"], "invalid");
+    let reasons = run["result"]["validity"]["reasons"].to_string();
+    assert!(
+        reasons.contains(&format!("client 1 on {engine} was killed")),
+        "{reasons}"
+    );
+    let left = leftovers();
+    assert!(left.is_empty(), "left behind: {left:?}");
+
+    // Ctrl-C while client containers run: the command ends, the finished cell is kept, and no
+    // container or network is left.
+    let results = tmp.path().join("results-int");
+    let child = compare(&results, "S1,S2", "30s");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no running S2 client container appeared"
+        );
+        let running = rt.block_on(async {
+            let mut filters = std::collections::HashMap::new();
+            filters.insert(
+                "label",
+                vec![
+                    format!("{}={owner}", docker::LABEL_OWNER),
+                    format!("{}=client0", docker::LABEL_MEMBER),
+                ],
+            );
+            d.list_containers(Some(
+                bollard::query_parameters::ListContainersOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap_or_default()
+        });
+        if cells_under(&results).len() == 1 && !running.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on the command this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(25), "{stderr}");
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 1, "{stderr}");
+    assert_eq!(cells[0]["cell"]["scenario"], "S1");
+    let left = leftovers();
+    assert!(left.is_empty(), "left behind after Ctrl-C: {left:?}");
 }

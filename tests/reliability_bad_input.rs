@@ -280,6 +280,14 @@ fn write_fixtures(dir: &Path) {
         "name = \"mc\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"localhost\"\nshard_cpusets = [\"4000\"]\n",
     );
     t(
+        "client-count.toml",
+        "name = \"cc\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///var/run/docker.sock\", count = 0 }]\n",
+    );
+    t(
+        "client-engine.toml",
+        "name = \"ce\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///nonexistent/microshard-docker.sock\", count = 2 }]\n",
+    );
+    t(
         "bad-cpuset.toml",
         "name = \"cs\"\nkind = \"sharded\"\nshards_per_host = 2\n[[hosts]]\naddress = \"localhost\"\nshard_cpusets = [\"0-1\", \"banana\"]\n",
     );
@@ -530,6 +538,61 @@ fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
             "unknown topology key",
             "unknown-key.toml",
             &["unknown-key.toml:4", "shard_per_host"],
+        ),
+        up(
+            "a client engine with no clients",
+            "client-count.toml",
+            &["client-count.toml:3", "clients[0].count"],
+        ),
+        case(
+            "more clients than threads",
+            &[
+                "compare",
+                "--topologies",
+                "single",
+                "--scenarios",
+                "S1,S2",
+                "--clients",
+                "3",
+                "--threads",
+                "2",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &["--clients 3", "threadcount=2"],
+        ),
+        case(
+            "more client containers than threads",
+            &[
+                "compare",
+                "--topologies",
+                "{dir}/topos/client-engine.toml",
+                "--scenarios",
+                "S1",
+                "--threads",
+                "1",
+                "-q",
+            ],
+            &["client-engine.toml", "2 client containers", "threadcount=1"],
+        ),
+        case(
+            "a client engine nobody answers at",
+            &[
+                "compare",
+                "--topologies",
+                "{dir}/topos/client-engine.toml",
+                "--scenarios",
+                "S1",
+                "--bin-dir",
+                "{dir}/bin",
+                "-q",
+            ],
+            &[
+                "client-engine.toml",
+                "clients[0].docker",
+                "/nonexistent/microshard-docker.sock",
+            ],
         ),
         up(
             "duplicate host",

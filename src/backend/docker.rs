@@ -60,14 +60,14 @@ pub enum DockerError {
     Api(String),
 }
 
-fn endpoint_label(endpoint: Option<&str>) -> String {
+pub(crate) fn endpoint_label(endpoint: Option<&str>) -> String {
     endpoint
         .map(String::from)
         .or_else(|| std::env::var("DOCKER_HOST").ok())
         .unwrap_or_else(|| "unix:///var/run/docker.sock".into())
 }
 
-fn one_line(e: impl std::fmt::Display) -> String {
+pub(crate) fn one_line(e: impl std::fmt::Display) -> String {
     e.to_string().replace('\n', " ")
 }
 
@@ -191,7 +191,7 @@ pub fn owner_id_for(state_dir: &Path) -> String {
     format!("uid{uid}-{hash:016x}")
 }
 
-fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
+pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
     let mut l = HashMap::new();
     l.insert(LABEL_CLUSTER.to_string(), cluster.to_string());
     l.insert(LABEL_RUN.to_string(), run.to_string());
@@ -578,7 +578,7 @@ fn is_removal_in_progress(e: &bollard::errors::Error) -> bool {
     )
 }
 
-async fn remove_container(docker: &Docker, name: &str) -> Result<(), String> {
+pub(crate) async fn remove_container(docker: &Docker, name: &str) -> Result<(), String> {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)

@@ -246,7 +246,37 @@ pub fn scenarios(cfg: &CompareConfig) -> anyhow::Result<()> {
         threads: cfg.threads,
     };
     let (resolved, _) = scenario::resolve(&files, &scaling, &overrides)?;
+    // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
+    // does not load is named by the servers check.)
+    let clients: Vec<(String, u64, bool)> = cfg
+        .topologies
+        .iter()
+        .filter_map(|t| {
+            let spec = TopologySpec::load(t).ok()?;
+            let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
+            Some(match containers {
+                0 => (t.clone(), cfg.clients as u64, false),
+                n => (t.clone(), n, true),
+            })
+        })
+        .collect();
     for (name, props) in &resolved {
+        // A thread count that does not parse is refused just below, naming its origin.
+        let threads = match props.get("threadcount") {
+            Some(t) => t.trim().parse::<u64>().ok().filter(|n| *n >= 1),
+            None => Some(1),
+        };
+        if let Some(threads) = threads
+            && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
+        {
+            let who = match containers {
+                true => format!("--topologies {t}: clients: {n} client containers"),
+                false => format!("--clients {n}"),
+            };
+            return Err(bad_input(format!(
+                "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
+            )));
+        }
         let mut properties = crate::workload::Properties::new();
         for (k, v) in props {
             properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
@@ -367,6 +397,10 @@ pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
                 spec.name
             )));
         }
+    }
+
+    for (name, spec) in &specs {
+        client_engines_ready(&format!("{label} {name}"), spec).await?;
     }
 
     if kind == BackendKind::Process && !s.binaries_linked_later {
@@ -579,6 +613,26 @@ async fn docker_ready(
                 // The error names the image; say which flag chose it.
                 true => bad_input(format!("--image: {e}")),
                 false => crate::error::as_bad_input(e),
+            })?;
+    }
+    Ok(())
+}
+
+/// Every client engine a topology names (`clients`) answers and has the client image (pulled
+/// when a registry has it), so no cell starts clients that cannot run.
+pub async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow::Result<()> {
+    for (i, c) in spec.clients.iter().enumerate() {
+        let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
+        let docker = crate::backend::docker::connect(Some(&c.docker))
+            .await
+            .map_err(|e| bad_input(format!("{key}: {e}")))?;
+        crate::backend::docker::ensure_image(&docker, Some(&c.docker), &spec.client_image, false)
+            .await
+            .map_err(|e| {
+                bad_input(format!(
+                    "{key}: client_image: {e}; build it on that engine with `DOCKER_HOST={} microshard standin image --tag {}`",
+                    c.docker, spec.client_image
+                ))
             })?;
     }
     Ok(())

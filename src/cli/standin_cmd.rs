@@ -97,7 +97,8 @@ fn help(role: Role) -> &'static str {
 }
 
 /// The tag `microshard standin image` gives the image unless `--tag` says otherwise.
-pub const DEFAULT_IMAGE_TAG: &str = "microshard-standin:latest";
+/// It is also the default `client_image` of a topology's client containers: one image is both.
+pub const DEFAULT_IMAGE_TAG: &str = crate::topology::DEFAULT_CLIENT_IMAGE;
 
 /// `microshard standin image [--tag T]`: builds the FROM-scratch Docker image of the stand-in
 /// (this binary and the libraries it needs), so `--backend docker --image T` runs topologies on

@@ -212,14 +212,29 @@ impl Lab for LiveLab {
         if phase == Phase::Load {
             shard_scenario_table(deployment, properties).await?;
         }
-        run_phase(
+        // A topology's client engines replace `--clients` (docs/engine.md, "Several clients").
+        let launcher = match deployment.plan.as_ref().and_then(|p| {
+            crate::runner::container::DockerClients::for_plan(p, &deployment.entry_uri)
+        }) {
+            Some(mut d) => {
+                d.uri = pin_write_concern(&d.uri, properties);
+                if let Some(n) = d.network.as_mut() {
+                    n.uri = pin_write_concern(&n.uri, properties);
+                }
+                crate::runner::fanout::ClientLauncher::Docker(d)
+            }
+            None => crate::runner::fanout::ClientLauncher::Local {
+                count: self.clients,
+            },
+        };
+        run_phase_with(
             &deployment.entry_uri,
             properties,
             phase,
             cancel,
             targets,
             self.notify.clone(),
-            self.clients,
+            &launcher,
         )
         .await
     }
@@ -247,6 +262,29 @@ pub async fn run_phase(
     notify: Option<crate::runner::Notify>,
     clients: usize,
 ) -> anyhow::Result<Measured> {
+    let launcher = crate::runner::fanout::ClientLauncher::Local { count: clients };
+    run_phase_with(
+        uri,
+        properties,
+        phase,
+        cancel,
+        probe_targets,
+        notify,
+        &launcher,
+    )
+    .await
+}
+
+/// [`run_phase`] with its clients started by `launcher` (processes here, or containers).
+pub async fn run_phase_with(
+    uri: &str,
+    properties: &PropertyMap,
+    phase: Phase,
+    cancel: &CancellationToken,
+    probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
+    notify: Option<crate::runner::Notify>,
+    launcher: &crate::runner::fanout::ClientLauncher,
+) -> anyhow::Result<Measured> {
     let mut props = crate::workload::Properties::new();
     for (k, v) in properties {
         props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
@@ -260,8 +298,12 @@ pub async fn run_phase(
         ..Default::default()
     };
     // Several client processes (`--clients`) probe on their own; their results merge into one.
-    let document = if clients > 1 {
-        crate::runner::fanout::execute_clients(&props, phase, &opts, clients).await?
+    let several = !matches!(
+        launcher,
+        crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
+    );
+    let document = if several {
+        crate::runner::fanout::execute_with(&props, phase, &opts, launcher).await?
     } else {
         crate::runner::execute(&props, phase, &opts).await?
     };

@@ -318,6 +318,30 @@ pub async fn execute(
         })
     });
 
+    // A client of several (`--barrier`) tells its coordinator how far it is, once a second and
+    // once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
+    // "Several clients").
+    let tick_task = opts.barrier.then(|| {
+        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
+        let done = clients_done.clone();
+        let notify = notify.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                let finished = tokio::select! {
+                    _ = tick.tick() => false,
+                    _ = done.cancelled() => true,
+                };
+                let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
+                notify.say(&super::fanout::tick_line(ops));
+                if finished {
+                    return;
+                }
+            }
+        })
+    });
+
     let status_task = status_enabled.then(|| {
         let status = super::status::StatusPrinter {
             measurements: measurements.clone(),
@@ -371,6 +395,9 @@ pub async fn execute(
     }
     if let Some(s) = status_task {
         let _ = s.await;
+    }
+    if let Some(t) = tick_task {
+        let _ = t.await;
     }
     if let Some(w) = warm_task {
         let _ = w.await;

@@ -1,21 +1,22 @@
 //! Several client processes for one phase (`--clients N`): when one client machine or process is
 //! not enough, N ordinary `microshard load|run` processes each take a slice of the work, start
 //! together at a barrier, and their result documents are merged exactly — histograms added, never
-//! percentiles averaged (`docs/engine.md`, "Several clients").
+//! percentiles averaged (`docs/engine.md`, "Several clients"). The same split, barrier, merged
+//! status line and merge drive client containers on Docker engines (a topology's `clients`):
+//! [`ClientLauncher`] says which, `runner::container` starts them.
 //!
 //! The work is split as YCSB documents for several clients: a load gives each client a disjoint
 //! `insertstart`/`insertcount` slice so the union is exactly the data set; a run splits
 //! `operationcount` and `threadcount`; run-phase inserts are spread with
 //! `microshard.insertstride`/`insertoffset` so clients never insert the same key.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use super::{ExecuteOptions, Phase};
 use crate::error::bad_input;
@@ -104,40 +105,171 @@ pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Resul
     Ok(out)
 }
 
-/// One running client.
-struct Client {
-    index: usize,
-    child: Child,
-    json: PathBuf,
+/// How often a client of several reports its operation count to the coordinator.
+pub const TICK_PERIOD: Duration = Duration::from_secs(1);
+
+/// What starts a client's progress line on its stderr (`<prefix><operations done>`).
+const TICK_PREFIX: &str = "microshard: client progress: ";
+
+/// The progress line a client of several writes on stderr: operations done so far.
+pub fn tick_line(ops: u64) -> String {
+    format!("{TICK_PREFIX}{ops}")
 }
 
-fn write_properties(path: &Path, props: &Properties, slice: &Slice) -> anyhow::Result<()> {
+/// Where the clients of one phase run: the seam between what is the same for every client (the
+/// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
+/// one client.
+#[derive(Debug, Clone)]
+pub enum ClientLauncher {
+    /// `count` child processes of this binary on this machine (`--clients N`).
+    Local {
+        /// How many.
+        count: usize,
+    },
+    /// Containers of the client image on Docker engines (a topology's `clients`).
+    Docker(super::container::DockerClients),
+}
+
+impl ClientLauncher {
+    /// How many clients the phase runs.
+    pub fn count(&self) -> usize {
+        match self {
+            ClientLauncher::Local { count } => *count,
+            ClientLauncher::Docker(d) => d.count(),
+        }
+    }
+}
+
+/// What a client's reader and waiter tasks tell the coordinator.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// Connected and waiting at the barrier.
+    Ready(usize),
+    /// Operations done so far.
+    Tick(usize, u64),
+    /// Gone: its exit status (`None` = killed by a signal or unknown).
+    Exited(usize, Option<i64>),
+}
+
+/// How one client runs: a child process, or a container on some engine.
+pub(crate) enum Handle {
+    /// A child process of this binary; its result document is `json`.
+    Process {
+        /// Its pid, for SIGTERM/SIGKILL (never signalled once it has exited).
+        pid: Option<u32>,
+        /// Where it writes its result document.
+        json: PathBuf,
+    },
+    /// A container (see `runner::container`).
+    Container(super::container::Running),
+}
+
+/// The stdin of a client process or container.
+pub(crate) type ClientStdin = std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>;
+
+/// One started client.
+pub(crate) struct Client {
+    /// Its index (0-based), which is also its slice.
+    pub index: usize,
+    /// Where it runs: this machine's name, or the Docker engine.
+    pub host: String,
+    /// Its stdin: one line starts it (in a mutex only so that `&Client` may cross an await).
+    pub stdin: Option<tokio::sync::Mutex<ClientStdin>>,
+    /// How to signal it and read its result.
+    pub handle: Handle,
+}
+
+impl Client {
+    /// Asks it to stop: it finishes its in-flight operations and writes its result.
+    async fn terminate(&self) {
+        match &self.handle {
+            Handle::Process { pid, .. } => signal(*pid, libc::SIGTERM),
+            Handle::Container(c) => c.signal("SIGTERM").await,
+        }
+    }
+
+    /// Stops it now.
+    async fn kill(&self) {
+        match &self.handle {
+            Handle::Process { pid, .. } => signal(*pid, libc::SIGKILL),
+            Handle::Container(c) => c.signal("SIGKILL").await,
+        }
+    }
+
+    /// Its result document, if it wrote one.
+    async fn result(&self) -> Option<ResultDocument> {
+        let text = match &self.handle {
+            Handle::Process { json, .. } => std::fs::read_to_string(json).ok()?,
+            Handle::Container(c) => c.result_text().await?,
+        };
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Handles one line a client wrote on stderr: the barrier and progress lines become events, its
+/// findings and errors are said with its name; the banner and report are not repeated.
+pub(crate) fn client_line(
+    index: usize,
+    host: &str,
+    line: &str,
+    events: &tokio::sync::mpsc::UnboundedSender<Event>,
+    notify: &super::watch::Notify,
+) {
+    if line == BARRIER_READY {
+        let _ = events.send(Event::Ready(index));
+    } else if let Some(ops) = line.strip_prefix(TICK_PREFIX) {
+        if let Ok(ops) = ops.trim().parse() {
+            let _ = events.send(Event::Tick(index, ops));
+        }
+    } else if line.starts_with("microshard:") || line.starts_with("warning") {
+        notify.say(&format!("client {index} on {host}: {line}"));
+    }
+}
+
+pub(crate) fn properties_text(
+    props: &Properties,
+    slice: &Slice,
+    extra: &[(String, String)],
+) -> anyhow::Result<Vec<u8>> {
     let mut map: std::collections::HashMap<String, String> = props
         .iter()
         .filter(|(k, _, _)| !matches!(*k, "exportfile" | "status"))
         .map(|(k, v, _)| (k.to_string(), v.to_string()))
         .collect();
-    for (k, v) in &slice.overrides {
+    for (k, v) in slice.overrides.iter().chain(extra) {
         map.insert(k.clone(), v.clone());
     }
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(file);
-    java_properties::write(&mut w, &map)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    w.flush()?;
-    Ok(())
+    let mut out = Vec::new();
+    java_properties::write(&mut out, &map)
+        .map_err(|e| anyhow::anyhow!("cannot write a client's properties: {e}"))?;
+    Ok(out)
 }
 
-/// Runs the phase with `clients` client processes and returns the merged result.
+/// Runs the phase with `clients` client processes on this machine and returns the merged result.
 pub async fn execute_clients(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
     clients: usize,
 ) -> anyhow::Result<ResultDocument> {
-    let slices = slices(props, phase, clients)?;
-    let exe = std::env::current_exe().context("cannot find the microshard binary")?;
+    execute_with(
+        props,
+        phase,
+        opts,
+        &ClientLauncher::Local { count: clients },
+    )
+    .await
+}
+
+/// Runs the phase with the clients `launcher` starts and returns the merged result: everything
+/// it started is stopped and removed whatever happens.
+pub async fn execute_with(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+    launcher: &ClientLauncher,
+) -> anyhow::Result<ResultDocument> {
+    let slices = slices(props, phase, launcher.count())?;
     let dir = tempfile::Builder::new()
         .prefix("microshard-clients-")
         .tempdir()
@@ -154,26 +286,84 @@ pub async fn execute_clients(
             .map_err(crate::error::as_bad_input)?;
         binding.drop_database().await?;
     }
+    let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut running: Vec<Client> = Vec::new();
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let started = match launcher {
+        ClientLauncher::Local { .. } => {
+            start_local(
+                props,
+                phase,
+                opts,
+                &slices,
+                dir.path(),
+                &events,
+                &notify,
+                &mut running,
+            )
+            .await
+        }
+        ClientLauncher::Docker(d) => {
+            d.start(props, phase, opts, &slices, &events, &notify, &mut running)
+                .await
+        }
+    };
+    drop(events);
+    let outcome = match started {
+        Ok(()) => drive(props, &slices, opts, &notify, &mut running, &mut rx).await,
+        Err(e) => {
+            stop_all(&running, &mut rx).await;
+            Err(e)
+        }
+    };
+    // Containers are removed whatever happened (processes are gone once they exited).
+    let mut cleanup = Vec::new();
+    for c in &running {
+        if let Handle::Container(r) = &c.handle
+            && let Err(e) = r.remove().await
+        {
+            cleanup.push(e);
+        }
+    }
+    match outcome {
+        Ok(doc) if cleanup.is_empty() => Ok(doc),
+        Ok(_) => Err(anyhow::anyhow!("{}", cleanup.join("; "))),
+        Err(e) if cleanup.is_empty() => Err(e),
+        Err(e) => Err(e.context(cleanup.join("; "))),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn start_local(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+    slices: &[Slice],
+    dir: &Path,
+    events: &tokio::sync::mpsc::UnboundedSender<Event>,
+    notify: &super::watch::Notify,
+    running: &mut Vec<Client>,
+) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("cannot find the microshard binary")?;
+    let host = hostname();
     for (index, slice) in slices.iter().enumerate() {
-        let file = dir.path().join(format!("client-{index}.properties"));
-        write_properties(&file, props, slice)?;
-        let json = dir.path().join(format!("client-{index}.json"));
+        if opts.cancel.is_cancelled() {
+            anyhow::bail!("interrupted before the clients started");
+        }
+        let file = dir.join(format!("client-{index}.properties"));
+        std::fs::write(&file, properties_text(props, slice, &[])?)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        let json = dir.join(format!("client-{index}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.arg(match phase {
-            Phase::Load => "load",
-            Phase::Run => "run",
-        })
-        .arg("-P")
-        .arg(&file)
-        .arg("--json")
-        .arg(&json)
-        .arg("--barrier")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        cmd.arg(phase_command(phase))
+            .arg("-P")
+            .arg(&file)
+            .arg("--json")
+            .arg(&json)
+            .arg("--barrier")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         if let Some(uri) = &opts.uri {
             cmd.arg("--uri").arg(uri);
         }
@@ -181,107 +371,175 @@ pub async fn execute_clients(
             .spawn()
             .with_context(|| format!("cannot start client {index}"))?;
         if let Some(stderr) = child.stderr.take() {
-            let tx = ready_tx.clone();
-            let notify = notify.clone();
+            let (tx, notify, host) = (events.clone(), notify.clone(), host.clone());
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    if line == BARRIER_READY {
-                        let _ = tx.send(index);
-                        continue;
-                    }
-                    // Findings and errors of a client, named; the banner and reports are not repeated.
-                    if line.starts_with("microshard:") || line.starts_with("warning") {
-                        notify.say(&format!("client {index}: {line}"));
-                    }
+                    client_line(index, &host, &line, &tx, &notify);
                 }
             });
         }
-        running.push(Client { index, child, json });
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| tokio::sync::Mutex::new(Box::pin(s) as ClientStdin));
+        let pid = child.id();
+        let tx = events.clone();
+        tokio::spawn(async move {
+            let code = child.wait().await.ok().and_then(|s| s.code());
+            let _ = tx.send(Event::Exited(index, code.map(i64::from)));
+        });
+        running.push(Client {
+            index,
+            host: host.clone(),
+            stdin,
+            handle: Handle::Process { pid, json },
+        });
     }
-    drop(ready_tx);
+    Ok(())
+}
 
+/// `load` or `run`: the subcommand a client runs.
+pub(crate) fn phase_command(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Load => "load",
+        Phase::Run => "run",
+    }
+}
+
+/// Whether an exit status is a finished client (0, or 3: finished with a result not valid).
+fn finished_normally(code: Option<i64>) -> bool {
+    matches!(code, Some(0) | Some(3))
+}
+
+fn describe_exit(code: Option<i64>) -> String {
+    match code {
+        Some(c) => format!("failed (exit status {c})"),
+        None => "was killed".to_string(),
+    }
+}
+
+/// The barrier, the run and the merge, once every client is started.
+async fn drive(
+    props: &Properties,
+    slices: &[Slice],
+    opts: &ExecuteOptions,
+    notify: &super::watch::Notify,
+    running: &mut [Client],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> anyhow::Result<ResultDocument> {
+    let n = running.len();
+    let mut exited: Vec<Option<Option<i64>>> = vec![None; n];
     // Start barrier: every client connected, or none starts.
-    let mut ready = vec![false; running.len()];
+    let mut ready = vec![false; n];
     let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
-    while ready.iter().any(|r| !r) {
+    let mut early_exit: Option<usize> = None;
+    while ready.iter().any(|r| !r) && early_exit.is_none() {
         tokio::select! {
-            got = ready_rx.recv() => match got {
-                Some(i) => ready[i] = true,
+            got = rx.recv() => match got {
+                Some(Event::Ready(i)) => ready[i] = true,
+                Some(Event::Exited(i, code)) => {
+                    exited[i] = Some(code);
+                    early_exit = Some(i);
+                }
+                Some(Event::Tick(..)) => {}
                 None => break,
             },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = opts.cancel.cancelled() => break,
         }
     }
-    if let Some(missing) = ready.iter().position(|r| !r) {
-        stop_all(&mut running).await;
-        let host = hostname();
-        anyhow::bail!(
-            "client {missing} on {host} did not reach the start barrier within {} s (it exited or could not connect); every client was stopped",
-            BARRIER_TIMEOUT.as_secs()
-        );
+    if let Some(missing) = early_exit.or_else(|| ready.iter().position(|r| !r)) {
+        let why = match &exited[missing] {
+            Some(code) => format!(
+                "{} before the start barrier (it could not connect or was stopped)",
+                describe_exit(*code)
+            ),
+            None if opts.cancel.is_cancelled() => {
+                "had not reached the start barrier when the run was interrupted".to_string()
+            }
+            None => format!(
+                "did not reach the start barrier within {} s (it could not connect)",
+                BARRIER_TIMEOUT.as_secs()
+            ),
+        };
+        let host = running[missing].host.clone();
+        stop_remaining(running, &mut exited, rx).await;
+        anyhow::bail!("client {missing} on {host} {why}; every client was stopped");
     }
-    for c in &mut running {
-        if let Some(stdin) = c.child.stdin.as_mut() {
+    for c in running.iter_mut() {
+        if let Some(stdin) = c.stdin.as_mut().map(tokio::sync::Mutex::get_mut) {
             let _ = stdin.write_all(b"go\n").await;
             let _ = stdin.flush().await;
         }
     }
-    notify.say(&format!(
-        "microshard: {} clients started together",
-        running.len()
-    ));
+    notify.say(&format!("microshard: {n} clients started together"));
+
+    // The merged status line (`-s` or `status=true`), from each client's progress lines.
+    let status_enabled = opts.status || props.parse_or("status", false).unwrap_or(false);
+    let interval = Duration::from_secs(
+        props
+            .parse_or("status.interval", 10u64)
+            .unwrap_or(10)
+            .max(1),
+    );
+    let mut status = MergedStatus::new(props, slices);
+    let mut next_status = tokio::time::Instant::now() + interval;
 
     // Wait for every client; the first one that fails stops the others.
     let mut failures: Vec<String> = Vec::new();
-    let mut statuses: Vec<Option<i32>> = vec![None; running.len()];
-    let mut pending: Vec<usize> = (0..running.len()).collect();
-    while !pending.is_empty() {
-        let mut progressed = false;
-        for &i in &pending.clone() {
-            if let Ok(Some(status)) = running[i].child.try_wait() {
-                statuses[i] = status.code();
-                pending.retain(|&p| p != i);
-                progressed = true;
-                if !matches!(status.code(), Some(0) | Some(3)) {
-                    failures.push(format!(
-                        "client {i} on {} {}",
-                        hostname(),
-                        match status.code() {
-                            Some(c) => format!("failed (exit status {c})"),
-                            None => "was killed".to_string(),
-                        }
-                    ));
-                    for &j in &pending {
-                        terminate(&running[j].child);
+    let mut stopping: Option<tokio::time::Instant> = None;
+    while exited.iter().any(Option::is_none) {
+        let kill_at = stopping.map(|t| t + STOP_GRACE);
+        tokio::select! {
+            got = rx.recv() => match got {
+                Some(Event::Exited(i, code)) => {
+                    exited[i] = Some(code);
+                    // Once clients are being stopped, their exits are the coordinator's doing.
+                    if !finished_normally(code) && stopping.is_none() {
+                        failures.push(format!("client {i} on {} {}", running[i].host, describe_exit(code)));
+                        stopping = Some(tokio::time::Instant::now());
+                        terminate_remaining(running, &exited).await;
                     }
                 }
+                Some(Event::Tick(i, ops)) => status.tick(i, ops),
+                Some(Event::Ready(_)) => {}
+                // Every sender is gone: nothing more will be heard.
+                None => break,
+            },
+            _ = tokio::time::sleep_until(next_status), if status_enabled => {
+                notify.say(&status.line());
+                next_status += interval;
             }
-        }
-        if !progressed {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                _ = opts.cancel.cancelled() => {
-                    for &j in &pending {
-                        terminate(&running[j].child);
+            _ = opts.cancel.cancelled(), if stopping.is_none() => {
+                stopping = Some(tokio::time::Instant::now());
+                terminate_remaining(running, &exited).await;
+            }
+            _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
+                for (c, e) in running.iter().zip(&exited) {
+                    if e.is_none() {
+                        c.kill().await;
                     }
                 }
+                stopping = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
             }
         }
     }
+    if status_enabled {
+        notify.say(&status.line());
+    }
 
     let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
-    for c in &running {
-        match std::fs::read_to_string(&c.json)
-            .ok()
-            .and_then(|t| serde_json::from_str::<ResultDocument>(&t).ok())
-        {
-            Some(d) => docs.push((c.index, d)),
-            None if statuses[c.index].is_some_and(|s| s == 0 || s == 3) => failures.push(format!(
+    let mut hosts: Vec<String> = Vec::new();
+    for c in running.iter() {
+        match c.result().await {
+            Some(d) => {
+                docs.push((c.index, d));
+                hosts.push(c.host.clone());
+            }
+            None if exited[c.index].is_some_and(finished_normally) => failures.push(format!(
                 "client {} on {} wrote no result document",
-                c.index,
-                hostname()
+                c.index, c.host
             )),
             None => {}
         }
@@ -290,6 +548,10 @@ pub async fn execute_clients(
         anyhow::bail!("no client finished: {}", failures.join("; "));
     }
     let mut merged = merge_clients(docs)?;
+    // Where each client ran: this machine, or the Docker engine of its container.
+    for (entry, host) in merged.clients.iter_mut().zip(hosts) {
+        entry.host = host;
+    }
     for f in &failures {
         merged.validity.invalid(f.clone());
     }
@@ -297,6 +559,69 @@ pub async fn execute_clients(
         merged.validity.invalid("the run was interrupted");
     }
     Ok(merged)
+}
+
+/// How long stopped clients get to finish their in-flight operations and write their results
+/// before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
+/// The coordinator's merged status line: every client's last progress report added up.
+struct MergedStatus {
+    label: String,
+    start: std::time::Instant,
+    ops: Vec<u64>,
+    todo: u64,
+    prev_ops: u64,
+    prev_ms: u64,
+}
+
+impl MergedStatus {
+    fn new(props: &Properties, slices: &[Slice]) -> MergedStatus {
+        // Operations to do in all (0 = time-bounded: no estimate), as YCSB's status thread sums them.
+        let todo = slices
+            .iter()
+            .map(|s| {
+                s.overrides
+                    .iter()
+                    .find(|(k, _)| k == "operationcount" || k == "insertcount")
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            })
+            .sum();
+        MergedStatus {
+            label: props.get_or("label", "").to_string(),
+            start: std::time::Instant::now(),
+            ops: vec![0; slices.len()],
+            todo,
+            prev_ops: 0,
+            prev_ms: 0,
+        }
+    }
+
+    fn tick(&mut self, index: usize, ops: u64) {
+        if let Some(o) = self.ops.get_mut(index) {
+            *o = (*o).max(ops);
+        }
+    }
+
+    fn line(&mut self) -> String {
+        let total: u64 = self.ops.iter().sum();
+        let elapsed_ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let summaries = crate::measure::IntervalSummaries::default();
+        let line = crate::measure::status_line(&crate::measure::StatusInput {
+            label: &self.label,
+            now: chrono::Local::now(),
+            elapsed_ms,
+            total_ops: total,
+            prev_ops: self.prev_ops,
+            prev_elapsed_ms: self.prev_ms,
+            todo_ops: self.todo.saturating_sub(total),
+            summaries: &summaries,
+        });
+        self.prev_ops = total;
+        self.prev_ms = elapsed_ms;
+        format!("{line}[{} clients merged]", self.ops.len())
+    }
 }
 
 /// Merges the documents of clients that ran at the same time into one: histograms and counts
@@ -374,30 +699,66 @@ pub fn check_mergeable(docs: &[(String, ResultDocument)]) -> Result<(), String> 
     Ok(())
 }
 
-fn terminate(child: &Child) {
-    if let Some(pid) = child.id() {
-        // SAFETY: kill(2) on a client process this coordinator started and has not reaped.
+fn signal(pid: Option<u32>, sig: i32) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) on a client process this coordinator started and has not seen exit.
         unsafe {
-            libc::kill(pid as i32, libc::SIGTERM);
+            libc::kill(pid, sig);
         }
     }
 }
 
-async fn stop_all(running: &mut [Client]) {
-    for c in running.iter() {
-        terminate(&c.child);
-    }
-    for c in running.iter_mut() {
-        if tokio::time::timeout(Duration::from_secs(5), c.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = c.child.kill().await;
+async fn terminate_remaining(running: &[Client], exited: &[Option<Option<i64>>]) {
+    for (c, e) in running.iter().zip(exited) {
+        if e.is_none() {
+            c.terminate().await;
         }
     }
 }
 
-fn hostname() -> String {
+/// Stops every client that has not exited (SIGTERM, SIGKILL after a grace) and waits for them.
+async fn stop_remaining(
+    running: &[Client],
+    exited: &mut [Option<Option<i64>>],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) {
+    terminate_remaining(running, exited).await;
+    let mut killed = false;
+    let mut deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while exited.iter().any(Option::is_none) {
+        tokio::select! {
+            got = rx.recv() => match got {
+                Some(Event::Exited(i, code)) => exited[i] = Some(code),
+                Some(_) => {}
+                None => return,
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                if killed {
+                    return;
+                }
+                for (c, e) in running.iter().zip(exited.iter()) {
+                    if e.is_none() {
+                        c.kill().await;
+                    }
+                }
+                killed = true;
+                deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            }
+        }
+    }
+}
+
+/// Stops every client after a failed start (see [`stop_remaining`]).
+async fn stop_all(running: &[Client], rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    // A client without stdin was never started (a container that failed before its start).
+    let mut exited: Vec<Option<Option<i64>>> = running
+        .iter()
+        .map(|c| c.stdin.is_none().then_some(None))
+        .collect();
+    stop_remaining(running, &mut exited, rx).await;
+}
+
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "localhost".into())
@@ -458,6 +819,53 @@ mod tests {
             .collect();
         assert_eq!(offsets, vec!["0", "1", "2"]);
         assert!(s.iter().all(|s| get(s, "microshard.insertstride") == "3"));
+    }
+
+    #[test]
+    fn a_clients_stderr_lines_become_events_or_named_findings() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let sink = said.clone();
+        let notify = crate::runner::Notify::new(move |l| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(l.to_string());
+            }
+        });
+        for line in [
+            BARRIER_READY,
+            &tick_line(42),
+            "microshard: member sh0 stopped answering",
+            "[OVERALL], Operations, 10",
+        ] {
+            client_line(1, "tcp://lg:2375", line, &tx, &notify);
+        }
+        drop(tx);
+        let mut events = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            events.push(format!("{e:?}"));
+        }
+        assert_eq!(events, vec!["Ready(1)", "Tick(1, 42)"]);
+        let said = said.lock().map(|v| v.clone()).unwrap_or_default();
+        assert_eq!(
+            said,
+            vec!["client 1 on tcp://lg:2375: microshard: member sh0 stopped answering"]
+        );
+    }
+
+    #[test]
+    fn the_merged_status_line_adds_every_clients_last_count() {
+        let p = props(&[("operationcount", "100"), ("threadcount", "2")]);
+        let s = slices(&p, Phase::Run, 2).unwrap_or_default();
+        let mut status = MergedStatus::new(&p, &s);
+        status.tick(0, 10);
+        status.tick(1, 5);
+        status.tick(1, 30);
+        // A late, smaller count never takes a client back.
+        status.tick(0, 7);
+        let line = status.line();
+        assert!(line.contains(" sec: 40 operations; "), "{line}");
+        assert!(line.contains("est completion in "), "{line}");
+        assert!(line.ends_with("[2 clients merged]"), "{line}");
     }
 
     #[test]

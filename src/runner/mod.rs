@@ -14,6 +14,7 @@ pub enum Phase {
 
 pub mod affinity;
 mod client;
+pub mod container;
 mod exec;
 pub mod fanout;
 mod status;

@@ -15,8 +15,8 @@ pub use plan::{
     shell_join,
 };
 pub use spec::{
-    Baseline, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec, check_managed_args,
-    parse_cpuset, total_memory_gb,
+    Baseline, ClientHostSpec, ConfigServersSpec, DEFAULT_CLIENT_IMAGE, HostSpec, Kind, MongosSpec,
+    TopologySpec, check_managed_args, parse_cpuset, total_memory_gb,
 };
 
 use std::path::PathBuf;

@@ -161,6 +161,13 @@ pub struct Plan {
     pub initial_chunks_per_shard: Option<u32>,
     /// CPU set for the benchmark client.
     pub client_cpuset: Option<String>,
+    /// Client containers per Docker engine (`clients` in the topology file); empty = the
+    /// clients run on this machine.
+    #[serde(default)]
+    pub clients: Vec<super::spec::ClientHostSpec>,
+    /// Image of the client containers.
+    #[serde(default)]
+    pub client_image: String,
     /// Existing backend: the connection string (not redacted: needed to connect; never print it raw).
     pub uri: Option<String>,
     /// Things the user should know (memory limits ignored by the process backend, ...).
@@ -309,6 +316,8 @@ impl Plan {
             keep_balancer: spec.keep_balancer,
             initial_chunks_per_shard: spec.initial_chunks_per_shard,
             client_cpuset: spec.client_cpuset.clone(),
+            clients: spec.clients.clone(),
+            client_image: spec.client_image.clone(),
             uri: None,
             notes: Vec::new(),
             docker_endpoints: spec.hosts.iter().map(|h| h.docker.clone()).collect(),

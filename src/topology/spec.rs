@@ -15,6 +15,11 @@ pub const DEFAULT_IMAGE: &str = "mongo:7.0";
 pub const DEFAULT_BASE_PORT: u16 = 27017;
 /// WiredTiger's lower bound for `--wiredTigerCacheSizeGB`.
 pub const MIN_CACHE_GB: f64 = 0.25;
+/// Image client containers run unless the file names `client_image`: the tag `microshard
+/// standin image` builds by default (the microshard binary, which is also the client).
+pub const DEFAULT_CLIENT_IMAGE: &str = "microshard-standin:latest";
+/// Most client containers one engine entry may ask for (the same bound as `--clients`).
+pub const MAX_CLIENTS_PER_ENGINE: u32 = 1024;
 
 /// Whether the topology is one `mongod` or a sharded cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -54,6 +59,17 @@ pub struct HostSpec {
     pub log_dir: Option<PathBuf>,
     /// Address every member is published on in Docker (microshard dials members there); default 127.0.0.1.
     pub publish_address: Option<String>,
+}
+
+/// Client containers on one Docker engine (`clients = [{ docker = "...", count = N }]`): when one
+/// client machine is not enough, each cell's clients run there (`docs/engine.md`, "Several
+/// clients").
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClientHostSpec {
+    /// Docker endpoint (`unix:///var/run/docker.sock`, `tcp://loadgen-2:2375`).
+    pub docker: String,
+    /// How many client containers run there (at least 1).
+    pub count: u32,
 }
 
 /// The config-server replica set.
@@ -120,6 +136,10 @@ pub struct TopologySpec {
     pub keep_balancer: bool,
     /// Existing backend: connection string of a running mongos or mongod.
     pub uri: Option<String>,
+    /// Client containers per Docker engine; empty = the clients run on this machine.
+    pub clients: Vec<ClientHostSpec>,
+    /// Image of the client containers (the microshard binary: `microshard standin image`).
+    pub client_image: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,6 +168,16 @@ struct RawSpec {
     #[serde(default)]
     keep_balancer: bool,
     uri: Option<Spanned<String>>,
+    #[serde(default)]
+    clients: Vec<Spanned<RawClients>>,
+    client_image: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClients {
+    docker: Spanned<String>,
+    count: Spanned<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -641,6 +671,54 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         None => None,
     };
 
+    let mut clients = Vec::new();
+    for (i, c) in raw.clients.iter().enumerate() {
+        let c = c.get_ref();
+        let key = format!("clients[{i}]");
+        let endpoint = c.docker.get_ref().trim().to_string();
+        check_client_engine(&endpoint)
+            .map_err(|m| ctx.err(&c.docker.span(), &format!("{key}.docker"), m))?;
+        let count = *c.count.get_ref();
+        if !(1..=i64::from(MAX_CLIENTS_PER_ENGINE)).contains(&count) {
+            return Err(ctx.err(
+                &c.count.span(),
+                &format!("{key}.count"),
+                format!("must be between 1 and {MAX_CLIENTS_PER_ENGINE}"),
+            ));
+        }
+        if clients
+            .iter()
+            .any(|h: &ClientHostSpec| h.docker == endpoint)
+        {
+            return Err(ctx.err(
+                &c.docker.span(),
+                &format!("{key}.docker"),
+                format!(
+                    "engine {endpoint:?} is listed twice; give it one entry with the total count"
+                ),
+            ));
+        }
+        clients.push(ClientHostSpec {
+            docker: endpoint,
+            count: count as u32,
+        });
+    }
+    let client_image = match &raw.client_image {
+        Some(i) if i.get_ref().trim().is_empty() => {
+            return Err(ctx.err(&i.span(), "client_image", "must not be empty"));
+        }
+        Some(_) if clients.is_empty() => {
+            let span = raw.client_image.as_ref().map(|i| i.span()).unwrap_or(0..0);
+            return Err(ctx.err(
+                &span,
+                "client_image",
+                "applies only with clients = [{ docker = ..., count = N }]",
+            ));
+        }
+        Some(i) => i.get_ref().trim().to_string(),
+        None => DEFAULT_CLIENT_IMAGE.to_string(),
+    };
+
     let spec = TopologySpec {
         source: source.to_path_buf(),
         name,
@@ -669,6 +747,8 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         initial_chunks_per_shard: raw.initial_chunks_per_shard.as_ref().map(|c| *c.get_ref()),
         keep_balancer: raw.keep_balancer,
         uri,
+        clients,
+        client_image,
     };
     let last_port = u32::from(spec.base_port) + spec.port_count() - 1;
     if last_port > 65535 {
@@ -705,6 +785,25 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         }
     }
     Ok(spec)
+}
+
+/// Refuses a client engine endpoint this build cannot reach; the message says what is accepted.
+fn check_client_engine(endpoint: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = endpoint.split_once("://") else {
+        return Err(format!(
+            "{endpoint:?} is not a Docker endpoint URL (unix:///var/run/docker.sock, tcp://host:2375)"
+        ));
+    };
+    match scheme {
+        "unix" | "tcp" | "http" if !rest.is_empty() => Ok(()),
+        "unix" | "tcp" | "http" => Err(format!("{endpoint:?} names no socket or host")),
+        "https" | "npipe" => Err(format!(
+            "{scheme}:// endpoints are not supported by this build (no TLS, not Windows): reach the engine over a unix:// socket or a tcp:// / http:// URL, e.g. an SSH tunnel to its socket"
+        )),
+        other => Err(format!(
+            "scheme {other}:// is not a Docker endpoint: use unix://, tcp:// or http://"
+        )),
+    }
 }
 
 /// Smallest budget that gives every mongod on host `i` its cache (explicit or the 0.25 GB floor).
@@ -1065,6 +1164,66 @@ mod tests {
         assert!(
             parse("name = \"x\"\nkind = \"standalone\"\nmongod_args = [\"--nojournal\"]\n").is_ok()
         );
+    }
+
+    #[test]
+    fn client_engines_are_parsed_and_checked_strictly() {
+        let base = "name = \"x\"\nkind = \"standalone\"\n";
+        let s = parse(&format!(
+            "{base}clients = [{{ docker = \"unix:///var/run/docker.sock\", count = 2 }}, {{ docker = \"tcp://loadgen-2.example:2376\", count = 4 }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            s.clients,
+            vec![
+                ClientHostSpec {
+                    docker: "unix:///var/run/docker.sock".into(),
+                    count: 2
+                },
+                ClientHostSpec {
+                    docker: "tcp://loadgen-2.example:2376".into(),
+                    count: 4
+                },
+            ]
+        );
+        assert_eq!(s.client_image, DEFAULT_CLIENT_IMAGE);
+        assert!(parse(base).unwrap().clients.is_empty());
+        let err = |extra: &str| parse(&format!("{base}{extra}\n")).unwrap_err().to_string();
+        let e = err("clients = [{ docker = \"tcp://h:2375\", count = 0 }]");
+        assert!(
+            e.starts_with("t.toml:3: clients[0].count: must be between 1"),
+            "{e}"
+        );
+        let e = err("clients = [{ docker = \"ssh://h\", count = 1 }]");
+        assert!(
+            e.starts_with("t.toml:3: clients[0].docker: scheme ssh://"),
+            "{e}"
+        );
+        let e = err("clients = [{ docker = \"loadgen-2:2375\", count = 1 }]");
+        assert!(e.contains("clients[0].docker"), "{e}");
+        let e = err("clients = [{ docker = \"https://h:2376\", count = 1 }]");
+        assert!(
+            e.contains("clients[0].docker: https:// endpoints are not supported"),
+            "{e}"
+        );
+        let e = err("clients = [{ docker = \"tcp://h:2375\", count = 1, cpus = 2 }]");
+        assert!(e.contains("cpus"), "{e}");
+        let e = err("clients = [{ docker = \"tcp://h:2375\" }]");
+        assert!(e.contains("count"), "{e}");
+        let e = err(
+            "clients = [{ docker = \"tcp://h:2375\", count = 1 }, { docker = \"tcp://h:2375\", count = 1 }]",
+        );
+        assert!(
+            e.contains("clients[1].docker") && e.contains("listed twice"),
+            "{e}"
+        );
+        let e = err("client_image = \"microshard-standin:test\"");
+        assert!(e.contains("client_image: applies only with clients"), "{e}");
+        let s = parse(&format!(
+            "{base}client_image = \"microshard-standin:test\"\nclients = [{{ docker = \"unix:///run/d.sock\", count = 1 }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(s.client_image, "microshard-standin:test");
     }
 
     #[test]
