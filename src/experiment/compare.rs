@@ -515,7 +515,7 @@ fn write_cell(
 /// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee the
 /// cells run at. With `--vary`, one curve per value × `--repeat` (the seed-2 table of this
 /// topology, written by [`write_reports`]); the cells run at the knee of the first value's first
-/// curve (`docs/engine.md`).
+/// curve (`docs/architecture.md`, module `experiment`).
 async fn sweep_on_topology<L: Lab>(
     lab: &mut L,
     dir: &ExperimentDir,
