@@ -501,7 +501,7 @@ impl Drop for DockerCleanup {
     fn drop(&mut self) {
         use microshard::backend::docker;
         let owner = docker::owner_id_for(&self.state);
-        reliability_support::runtime().block_on(async {
+        crate::util::runtime().block_on(async {
             let _ = docker::remove_labelled_matching(None, None, |l| {
                 l.get(docker::LABEL_OWNER) == Some(&owner)
             })
@@ -535,7 +535,7 @@ fn cells_under(results: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     use microshard::backend::docker;
-    let rt = reliability_support::runtime();
+    let rt = crate::util::runtime();
     let Ok(d) = rt.block_on(docker::connect(None)) else {
         eprintln!("SKIP: no Docker engine answers here");
         return;
@@ -551,7 +551,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
         .expect("build the stand-in image");
     let engine =
         std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".to_string());
-    let port = free_base_port(26_000, 2);
+    let port = free_base_port(2);
     let topo = tmp.path().join("dclients.toml");
     std::fs::write(
         &topo,
@@ -580,7 +580,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     };
     let owner = docker::owner_id_for(&state);
     let leftovers = || {
-        rt.block_on(reliability_support::docker_objects_labelled(
+        rt.block_on(crate::util::docker_objects_labelled(
             &d,
             docker::LABEL_OWNER,
             &owner,

@@ -72,3 +72,89 @@ fn sweep_finds_the_capacity_knee() {
     );
     assert!(dir.join("sweep-single.svg").is_file());
 }
+
+/// `compare --sweep --vary`: the seed-2 measurement on every topology after its load, one table
+/// and chart per topology, with the sweep code `sweep --vary` uses.
+#[test]
+fn compare_sweep_vary_writes_one_seed_table_per_topology() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let state = tmp.path().join("state");
+    let results = tmp.path().join("results");
+    // The other test of this binary probes the same process-seeded range: use its upper part.
+    let port = free_base_port(40) + 20;
+    let out = microshard(&state)
+        .args([
+            "compare",
+            "--standin",
+            "--topologies",
+            "single,microshard-2",
+        ])
+        .args(["--scenarios", "S1,S2", "--sweep", "--sweep-threads", "1,2"])
+        .args(["--sweep-duration", "1s", "--vary", "readbatchsize=1,5"])
+        .args(["--duration", "1s", "--records", "200", "--threads", "2"])
+        .args(["--base-port", &port.to_string(), "-q", "--out"])
+        .arg(&results)
+        .output()
+        .expect("run compare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3)),
+        "compare failed\n{stdout}\n{stderr}"
+    );
+    assert_nothing_left(&state);
+    // The comparison first, then each topology's table: rows are thread counts, columns each
+    // value × repetition and their mean.
+    assert!(stdout.contains("Experiment "), "{stdout}");
+    for t in ["single", "microshard-2"] {
+        assert!(
+            stdout.contains(&format!(
+                "Throughput (ops/s) by threads and readbatchsize on {t}"
+            )),
+            "{t} table missing\n{stdout}"
+        );
+    }
+    for col in ["readbatchsize=1 #1", "readbatchsize=5 mean"] {
+        assert!(stdout.contains(col), "{col} missing\n{stdout}");
+    }
+    let dir = run_dir(&results);
+    for t in ["single", "microshard-2"] {
+        for ext in ["md", "csv", "json", "txt", "svg"] {
+            assert!(
+                dir.join(format!("vary-{t}.{ext}")).is_file(),
+                "vary-{t}.{ext}"
+            );
+        }
+        let csv = std::fs::read_to_string(dir.join(format!("vary-{t}.csv"))).expect("csv");
+        let header = csv.lines().next().unwrap_or_default();
+        assert_eq!(header.split(',').count(), 2 + 2 * 2, "{header}");
+        assert_eq!(csv.lines().count(), 1 + 2, "a row per thread count: {csv}");
+        // The cells after the sweep ran at a swept thread count (the first value's knee).
+        let cell = std::fs::read_to_string(dir.join(format!("cells/{t}/S2-r1.json"))).expect("S2");
+        let v: serde_json::Value = serde_json::from_str(&cell).expect("cell parses");
+        let threads = v["summary"]["threads"].as_u64().unwrap_or(0);
+        assert!(threads == 1 || threads == 2, "{t}: S2 at {threads} threads");
+    }
+    let sweeps = std::fs::read_dir(dir.join("sweeps")).map_or(0, |d| d.count());
+    assert_eq!(sweeps, 4, "a curve per value on each topology");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("experiment.json")).expect("experiment.json"),
+    )
+    .expect("record parses");
+    assert_eq!(record["vary"]["property"], "readbatchsize", "{record}");
+}
+
+/// `--vary` means nothing to `compare` without `--sweep`: refused before anything starts.
+#[test]
+fn compare_vary_without_sweep_is_bad_input() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = microshard(&tmp.path().join("state"))
+        .args(["compare", "--vary", "readbatchsize=1,10", "--out"])
+        .arg(tmp.path().join("results"))
+        .output()
+        .expect("run compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--sweep"), "{stderr}");
+    assert!(!tmp.path().join("results").exists(), "nothing created");
+}

@@ -6,13 +6,14 @@
 use std::path::PathBuf;
 
 use microshard::experiment::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, ExperimentConfig, Latency,
-    SweepFile, SweepPoint,
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig,
+    Latency, SweepFile, SweepPoint,
 };
 use microshard::measure::validity::Validity;
 use microshard::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
 use microshard::report::charts::{self, Chart};
 use microshard::report::png;
+use microshard::topology::BackendKind;
 
 fn document() -> ResultDocument {
     let m = Measurements::new(MeasurementConfig::default());
@@ -28,23 +29,28 @@ fn document() -> ResultDocument {
 fn config(topologies: &[&str], scenarios: &[&str], repeat: u32) -> ExperimentConfig {
     ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
-        name: "compare-20260101-000000".into(),
         created: "2026-01-01T00:00:00Z".into(),
         tool_version: "0.1.0".into(),
-        topologies: topologies.iter().map(|s| s.to_string()).collect(),
-        baseline: topologies[0].to_string(),
-        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-        repeat,
-        backend: "process".into(),
-        bin_dir: None,
-        extra_mongod_args: vec![],
-        image: None,
-        duration_s: Some(60),
-        threads: Some(16),
-        sweep: false,
-        sweep_threads: vec![],
-        sweep_duration_s: None,
-        full: false,
+        command: CompareCommand {
+            name: "compare-20260101-000000".into(),
+            topologies: topologies.iter().map(|s| s.to_string()).collect(),
+            baseline: topologies[0].to_string(),
+            scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+            backend: BackendKind::Process,
+            bin_dir: None,
+            extra_mongod_args: vec![],
+            image: None,
+            duration_s: Some(60),
+            threads: Some(16),
+            sweep: false,
+            sweep_threads: vec![],
+            sweep_duration_s: None,
+            full: false,
+            live_server_status: false,
+            clients: 1,
+            repeat,
+            ..Default::default()
+        },
         scale_note: "100000 records, 1 KB each (laptop scale)".into(),
         properties: Default::default(),
         host: Default::default(),
@@ -52,8 +58,6 @@ fn config(topologies: &[&str], scenarios: &[&str], repeat: u32) -> ExperimentCon
         standin: false,
         degraded_error_fraction: 0.01,
         client_ceiling: None,
-        live_server_status: false,
-        clients: 1,
     }
 }
 

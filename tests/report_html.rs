@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use microshard::experiment::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, ExperimentConfig, Latency,
-    SweepFile, SweepPoint,
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig,
+    Latency, SweepFile, SweepPoint,
 };
 use microshard::experiment::results::ExperimentDir;
 use microshard::measure::validity::Validity;
@@ -62,23 +62,28 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
     }
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
-        name: "page".into(),
         created: "2026-01-01T00:00:00Z".into(),
         tool_version: "0.1.0".into(),
-        topologies: topologies.to_vec(),
-        baseline: single.clone(),
-        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-        repeat: 2,
-        backend: "docker".into(),
-        bin_dir: None,
-        extra_mongod_args: vec![],
-        image: None,
-        duration_s: Some(30),
-        threads: Some(16),
-        sweep: true,
-        sweep_threads: vec![1, 4, 16, 64],
-        sweep_duration_s: Some(10),
-        full: false,
+        command: CompareCommand {
+            name: "page".into(),
+            topologies: topologies.to_vec(),
+            baseline: single.clone(),
+            scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+            repeat: 2,
+            backend: BackendKind::Docker,
+            bin_dir: None,
+            extra_mongod_args: vec![],
+            image: None,
+            duration_s: Some(30),
+            threads: Some(16),
+            sweep: true,
+            sweep_threads: vec![1, 4, 16, 64],
+            sweep_duration_s: Some(10),
+            full: false,
+            live_server_status: false,
+            clients: 1,
+            ..Default::default()
+        },
         scale_note: "100000 records (laptop scale)".into(),
         properties,
         host: microshard::measure::HostFacts {
@@ -91,8 +96,6 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         standin: true,
         degraded_error_fraction: 0.01,
         client_ceiling: None,
-        live_server_status: false,
-        clients: 1,
     };
     let dir = ExperimentDir::create(root, "page").expect("run directory");
     dir.write_config(&config).expect("experiment.json");

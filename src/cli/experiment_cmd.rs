@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::preflight;
 use crate::error::bad_input;
-use crate::experiment::compare::{self, CompareConfig, MatrixOutcome};
+use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
+use crate::experiment::model::CompareCommand;
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
@@ -119,7 +120,8 @@ pub struct CompareArgs {
     /// merged exactly).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub clients: u64,
-    /// Measure every cell N times (spread and significance need 2 or more).
+    /// Measure every cell N times (spread and significance need 2 or more); with --vary, also
+    /// the sweep curves per value.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
     /// Client threads for every cell (default: each scenario file's threadcount).
@@ -150,6 +152,11 @@ pub struct CompareArgs {
     /// Length of each sweep point.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub sweep_duration: Duration,
+    /// With --sweep: one sweep curve per value of a property on every topology, --repeat times
+    /// each (e.g. `readbatchsize=1,10,20`); prints and writes one seed-2 table and chart per
+    /// topology (`vary-TOPOLOGY.*`); the cells run at the knee of the first value's curve.
+    #[arg(long, value_name = "PROPERTY=V1,V2,...", requires = "sweep")]
+    pub vary: Option<String>,
     /// Experiment name (the run directory's suffix).
     #[arg(long, default_value = "compare")]
     pub name: String,
@@ -325,7 +332,15 @@ fn finish_matrix(
     outcome: &MatrixOutcome,
     format: Format,
 ) -> anyhow::Result<()> {
-    let text = report::table(dir, format)?;
+    let mut text = report::table(dir, format)?;
+    if format == Format::Table {
+        // `--sweep --vary`: each topology's seed-2 table under the comparison (other formats keep
+        // stdout one document; the tables are in the run directory as `vary-TOPOLOGY.*`).
+        for varied in &outcome.varied {
+            text.push('\n');
+            text.push_str(&sweep::render_vary(varied, sweep::VaryFormat::Table));
+        }
+    }
     // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
     // a success: its outcome decides the exit status first.
     let printed = output::println(&text);
@@ -366,117 +381,133 @@ fn notify_through(progress: &Progress) -> crate::runner::Notify {
     crate::runner::Notify::new(move |line| p.line(line))
 }
 
+impl CompareArgs {
+    /// The one record this command line asks for (a new experiment; `--resume` reads its record
+    /// from the run directory instead). Flags are checked here, each failure one line naming the
+    /// flag (exit status 2); nothing is created but `--standin`'s links.
+    pub fn command(&self) -> anyhow::Result<CompareCommand> {
+        let bin_dir = self.bin_dir_given()?;
+        let backend = preflight::backend_kind(&self.backend)?;
+        let topologies = split_list(&self.topologies);
+        let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
+        Ok(CompareCommand {
+            name: self.name.clone(),
+            baseline: self
+                .baseline
+                .clone()
+                .or_else(|| topologies.first().cloned())
+                .unwrap_or_default(),
+            topologies,
+            scenarios: split_list(&self.scenarios),
+            repeat: self.repeat,
+            backend,
+            bin_dir,
+            extra_mongod_args: self.mongod_args.clone(),
+            image: self.image.clone(),
+            base_port: self.base_port,
+            duration_s: Some(self.duration.as_secs().max(1)),
+            threads: self.threads,
+            sweep: self.sweep,
+            sweep_threads: if self.sweep {
+                self.sweep_threads.0.clone()
+            } else {
+                Vec::new()
+            },
+            sweep_duration_s: Some(self.sweep_duration.as_secs().max(1)),
+            vary,
+            full: self.full,
+            records: (!self.full).then_some(self.records),
+            overrides: self.overrides(),
+            live_server_status: self.status,
+            clients: usize::try_from(self.clients).unwrap_or(1),
+        })
+    }
+
+    /// The flags `--resume` takes again over the stored record.
+    fn resume_flags(&self) -> anyhow::Result<ResumeFlags> {
+        Ok(ResumeFlags {
+            bin_dir: self.bin_dir_given()?,
+            image: self.image.clone(),
+            base_port: self.base_port,
+            overrides: self.overrides(),
+        })
+    }
+
+    /// `--bin-dir` made absolute, or `--standin`'s links.
+    fn bin_dir_given(&self) -> anyhow::Result<Option<PathBuf>> {
+        if self.standin {
+            Ok(Some(super::standin_cmd::standin_bin_dir(&self.backend)?))
+        } else {
+            preflight::absolute_bin_dir(self.bin_dir.clone())
+        }
+    }
+
+    /// `-p` as given, then `--warmup` as `microshard.warmup`.
+    fn overrides(&self) -> Vec<String> {
+        let mut out = self.properties.clone();
+        if let Some(w) = self.warmup {
+            out.push(format!("microshard.warmup={}", w.as_secs_f64()));
+        }
+        out
+    }
+}
+
+/// How a `compare` begins: a record read back by `--resume`, or a new one from the flags.
+// One value per command, moved once: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Start {
+    Resumed(compare::Prepared),
+    New(CompareCommand),
+}
+
 /// Runs an experiment.
 pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
-    let mut cfg = CompareConfig::new(args.out.clone());
-    cfg.name = args.name;
-    cfg.topologies = split_list(&args.topologies);
-    cfg.scenarios = split_list(&args.scenarios);
-    cfg.backend = args.backend;
-    cfg.bin_dir = if args.standin {
-        Some(super::standin_cmd::standin_bin_dir(&cfg.backend)?)
-    } else {
-        preflight::absolute_bin_dir(args.bin_dir)?
-    };
-    cfg.overrides = args.properties;
-    if let Some(w) = args.warmup {
-        cfg.overrides
-            .push(format!("microshard.warmup={}", w.as_secs_f64()));
-    }
-    cfg.extra_mongod_args = args.mongod_args;
-    cfg.image = args.image;
-    cfg.duration = Some(args.duration);
-    cfg.repeat = args.repeat;
-    cfg.threads = args.threads;
-    cfg.baseline = args.baseline;
-    cfg.full = args.full;
-    cfg.records = args.records;
-    cfg.resume = args.resume;
-    if args.sweep {
-        cfg.sweep_threads = args.sweep_threads.0;
-    }
-    cfg.sweep_duration = args.sweep_duration;
-    cfg.client_ceiling = live::stored_ceiling(&args.out);
-    cfg.live_server_status = args.status;
-    cfg.clients = usize::try_from(args.clients).unwrap_or(1);
     // Everything is checked before the run directory is made or a topology started
-    // (`docs/reliability.md` §1). On resume the stored configuration decides topologies, backend
-    // and binaries (`--bin-dir` may move them; a demo's temporary stand-in links are made again).
-    let (backend, bin_dir, extra, image, topologies, demo, clients) = match &cfg.resume {
+    // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
+    let start = match &args.resume {
         Some(path) => {
-            let stored = preflight::resumable(path)?
-                .config()
-                .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-            let bin_dir = cfg.bin_dir.clone().or(stored.bin_dir.map(PathBuf::from));
-            let relink = bin_dir.as_ref().is_some_and(|d| !d.is_dir());
-            if let (true, Some(dir)) = (relink && stored.name != "demo", &bin_dir) {
-                return Err(bad_input(format!(
-                    "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
-                    dir.display()
-                )));
-            }
-            let image = cfg.image.clone().or(stored.image);
-            let bin_dir = if relink { None } else { bin_dir };
-            let extra = stored.extra_mongod_args;
-            (
-                stored.backend,
-                bin_dir,
-                extra,
-                image,
-                stored.topologies,
-                relink,
-                stored.clients,
-            )
+            preflight::resumable(path)?;
+            Start::Resumed(compare::resume(path, &args.resume_flags()?)?)
         }
         None => {
-            preflight::writable_dir("--out", &cfg.results_root)?;
-            preflight::scenarios(&cfg)?;
-            (
-                cfg.backend.clone(),
-                cfg.bin_dir.clone(),
-                cfg.extra_mongod_args.clone(),
-                cfg.image.clone(),
-                cfg.topologies.clone(),
-                false,
-                cfg.clients,
-            )
+            let command = args.command()?;
+            preflight::writable_dir("--out", &args.out)?;
+            preflight::scenarios(&command)?;
+            Start::New(command)
         }
+    };
+    let (command, relink) = match &start {
+        Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
+        Start::New(command) => (command, false),
     };
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: &backend,
-        topologies: &topologies,
-        bin_dir: bin_dir.as_deref(),
-        extra_mongod_args: &extra,
-        image: image.as_deref(),
-        base_port: args.base_port,
-        binaries_linked_later: demo,
+        backend: &command.backend.to_string(),
+        topologies: &command.topologies,
+        bin_dir: command.bin_dir.as_deref().filter(|_| !relink),
+        extra_mongod_args: &command.extra_mongod_args,
+        image: command.image.as_deref(),
+        base_port: command.base_port,
+        binaries_linked_later: relink,
         quiet: args.quiet,
     })
     .await?;
-    let mut _demo_links: Option<tempfile::TempDir> = None;
-    let bin_dir = if demo {
-        let links = tempfile::Builder::new()
-            .prefix("microshard-demo-bin-")
-            .tempdir()?;
-        crate::standin::link_binaries(links.path())?;
-        let dir = links.path().to_path_buf();
-        _demo_links = Some(links);
-        Some(dir)
-    } else {
-        bin_dir
+    let prepared = match start {
+        Start::Resumed(prepared) => prepared,
+        Start::New(command) => compare::create(
+            &command,
+            &NewRun {
+                client_ceiling: live::stored_ceiling(&args.out),
+                results_root: args.out.clone(),
+                workload_dir: None,
+            },
+        )?,
     };
-    let mut lab = LiveLab::new(&backend, bin_dir, extra)?;
-    lab.base_port = args.base_port;
-    lab.image = image;
+    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
     lab.notify = Some(notify_through(&progress));
-    lab.clients = clients;
-    if demo && lab.base_port.is_none() {
-        lab.base_port = live::free_port_range(live::DEMO_PORTS);
-    }
-    let (dir, outcome) = compare::compare_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format)
 }
 
@@ -490,6 +521,13 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
     };
     let vary = args.vary.as_deref().map(sweep::Vary::parse).transpose()?;
+    preflight::writable_dir("--out", &args.out)?;
+    let bin_dir = if args.standin {
+        Some(super::standin_cmd::standin_bin_dir(&args.backend)?)
+    } else {
+        preflight::absolute_bin_dir(args.bin_dir)?
+    };
+    let backend = preflight::backend_kind(&args.backend)?;
     let cfg = SweepConfig {
         workload: args.workload,
         threads: args.threads.0,
@@ -507,16 +545,10 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         records: args.records,
         no_load: args.no_load,
         results_root: args.out,
-        backend: args.backend.clone(),
+        backend,
         vary,
         repeat: args.repeat,
         clients: usize::try_from(args.clients).unwrap_or(1),
-    };
-    preflight::writable_dir("--out", &cfg.results_root)?;
-    let bin_dir = if args.standin {
-        Some(super::standin_cmd::standin_bin_dir(&args.backend)?)
-    } else {
-        preflight::absolute_bin_dir(args.bin_dir)?
     };
     match &cfg.target {
         SweepTarget::Topology(t) => {
@@ -534,7 +566,7 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         }
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
     }
-    let mut lab = LiveLab::new(&args.backend, bin_dir, args.mongod_args)?;
+    let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;
     lab.notify = Some(notify_through(&progress));
     lab.clients = cfg.clients;
@@ -663,7 +695,7 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
-    preflight::scenarios(&live::demo_compare_config(&cfg))?;
+    preflight::scenarios(&live::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: "process",

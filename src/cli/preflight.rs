@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::bad_input;
-use crate::experiment::compare::CompareConfig;
+use crate::experiment::model::CompareCommand;
 use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
 use crate::experiment::scenario;
@@ -227,35 +227,24 @@ pub fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`) and refuses
-/// what the runner would only refuse once a topology is up: a thread count of zero.
-pub fn scenarios(cfg: &CompareConfig) -> anyhow::Result<()> {
-    if let Some(t) = cfg.threads {
+/// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
+/// and refuses what the runner would only refuse once a topology is up: a thread count of zero.
+pub fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
+    if let Some(t) = cmd.threads {
         at_least_one("--threads", u64::from(t))?;
     }
-    let files = cfg
-        .scenarios
-        .iter()
-        .map(|s| Ok((s.clone(), scenario::locate(s, cfg.workload_dir.as_deref())?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let overrides = scenario::parse_overrides(&cfg.overrides)?;
-    let scaling = scenario::Scaling {
-        full: cfg.full,
-        records: cfg.records,
-        duration_s: cfg.duration.map(|d| d.as_secs().max(1)),
-        threads: cfg.threads,
-    };
-    let (resolved, _) = scenario::resolve(&files, &scaling, &overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.overrides)?;
+    let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
     // does not load is named by the servers check.)
-    let clients: Vec<(String, u64, bool)> = cfg
+    let clients: Vec<(String, u64, bool)> = cmd
         .topologies
         .iter()
         .filter_map(|t| {
             let spec = TopologySpec::load(t).ok()?;
             let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
             Some(match containers {
-                0 => (t.clone(), cfg.clients as u64, false),
+                0 => (t.clone(), cmd.clients as u64, false),
                 n => (t.clone(), n, true),
             })
         })

@@ -8,182 +8,181 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::knee;
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::{self, MemberMetrics, ServerMetrics};
 use super::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, ExperimentConfig, SweepFile, SweepPoint,
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION,
+    ExperimentConfig, SweepFile,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
 use super::scenario::{self, PropertyMap, Scaling};
+use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::report;
 use crate::runner::Phase;
 
-/// Everything `compare` (and `demo`) is asked to do.
-#[derive(Debug, Clone)]
-pub struct CompareConfig {
-    /// Experiment name (directory suffix).
-    pub name: String,
-    /// Topology names or files, in table order.
-    pub topologies: Vec<String>,
-    /// Scenario names or files; the first is the load phase.
-    pub scenarios: Vec<String>,
-    /// Backend name.
-    pub backend: String,
-    /// Directory of `mongod`/`mongos`.
-    pub bin_dir: Option<PathBuf>,
-    /// Extra arguments for every mongod (stand-in capacity model).
-    pub extra_mongod_args: Vec<String>,
-    /// Docker image for every member instead of each topology's (`--image`).
-    pub image: Option<String>,
-    /// `-p key=value` overrides, applied last.
-    pub overrides: Vec<String>,
-    /// Bound of each run-phase cell.
-    pub duration: Option<Duration>,
-    /// Measurements per cell.
-    pub repeat: u32,
-    /// Client threads for every cell.
-    pub threads: Option<u32>,
-    /// Baseline topology (default: the first).
-    pub baseline: Option<String>,
+/// Where a new experiment is created, and what this machine adds to its record.
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
     /// Where run directories are created (`results/`).
     pub results_root: PathBuf,
-    /// The seed's full sizes instead of the laptop scale.
-    pub full: bool,
-    /// Records at laptop scale.
-    pub records: u64,
-    /// An interrupted experiment to finish.
-    pub resume: Option<PathBuf>,
-    /// Thread counts to sweep per topology (`--sweep`); empty = no sweep.
-    pub sweep_threads: Vec<u32>,
-    /// Seconds per sweep point.
-    pub sweep_duration: Duration,
-    /// Where scenario files are looked up first.
+    /// Where scenario files are looked up first (tests).
     pub workload_dir: Option<PathBuf>,
     /// The client's calibrated ceiling, when known.
     pub client_ceiling: Option<f64>,
-    /// Print per-server ops/s while cells run.
-    pub live_server_status: bool,
-    /// Client processes per cell (`--clients`).
-    pub clients: usize,
 }
 
-impl CompareConfig {
-    /// The defaults of `microshard compare` (laptop scale, 60 s cells, S1–S5 on three topologies).
-    pub fn new(results_root: PathBuf) -> CompareConfig {
-        CompareConfig {
-            name: "compare".into(),
-            topologies: vec![
-                "single".into(),
-                "microshard-2".into(),
-                "microshard-4".into(),
-            ],
-            scenarios: ["S1", "S2", "S3", "S4", "S5"].map(String::from).to_vec(),
-            backend: "process".into(),
-            bin_dir: None,
-            extra_mongod_args: Vec::new(),
-            image: None,
-            overrides: Vec::new(),
-            duration: Some(Duration::from_secs(60)),
-            repeat: 1,
-            threads: None,
-            baseline: None,
-            results_root,
-            full: false,
-            records: scenario::LAPTOP_RECORDS,
-            resume: None,
-            sweep_threads: Vec::new(),
-            sweep_duration: Duration::from_secs(10),
-            workload_dir: None,
-            client_ceiling: None,
-            live_server_status: false,
-            clients: 1,
-        }
+/// The flags `--resume` takes again over the stored record (`docs/reliability.md`): binaries
+/// that moved, another image, other ports, and `-p` to restore secrets redacted on disk.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeFlags {
+    /// `--bin-dir` (or `--standin`'s links).
+    pub bin_dir: Option<PathBuf>,
+    /// `--image`.
+    pub image: Option<String>,
+    /// `--base-port`.
+    pub base_port: Option<u16>,
+    /// `-p KEY=VALUE`, applied to every scenario's resolved properties.
+    pub overrides: Vec<String>,
+}
+
+/// An experiment ready to measure: its run directory and its record, new or read back.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The run directory.
+    pub dir: ExperimentDir,
+    /// The record; `config.command` is what the lab and the matrix follow.
+    pub config: ExperimentConfig,
+    /// Read back by `--resume` rather than created.
+    pub resumed: bool,
+}
+
+impl Prepared {
+    /// A resumed `demo` whose temporary stand-in links are gone: the lab links them again.
+    pub fn relinks_standin(&self) -> bool {
+        self.resumed
+            && self.config.command.name == "demo"
+            && self
+                .config
+                .command
+                .bin_dir
+                .as_ref()
+                .is_some_and(|d| !d.is_dir())
     }
 }
 
-/// Creates the run directory and writes the configuration, or reopens one for `--resume`.
-pub fn prepare(cfg: &CompareConfig) -> anyhow::Result<(ExperimentDir, ExperimentConfig)> {
-    if let Some(path) = &cfg.resume {
-        let dir = ExperimentDir::open(path)
-            .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-        let mut config = dir
-            .config()
-            .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-        // Secrets were redacted on disk: `-p` given again on resume restores them.
-        for (k, v) in scenario::parse_overrides(&cfg.overrides)? {
-            for props in config.properties.values_mut() {
-                props.insert(k.clone(), v.clone());
-            }
-        }
-        return Ok((dir, config));
-    }
-    if cfg.topologies.is_empty() {
+/// Refuses a command with nothing to measure.
+fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
+    if cmd.topologies.is_empty() {
         return Err(bad_input("--topologies: at least one topology is needed"));
     }
-    if cfg.scenarios.is_empty() {
+    if cmd.scenarios.is_empty() {
         return Err(bad_input("--scenarios: at least one scenario is needed"));
     }
-    if cfg.repeat == 0 {
+    if cmd.repeat == 0 {
         return Err(bad_input("--repeat: must be at least 1"));
     }
-    let baseline = cfg
-        .baseline
-        .clone()
-        .unwrap_or_else(|| cfg.topologies[0].clone());
-    let baseline = check_topology_names(&cfg.topologies, &baseline)?;
-    let files = cfg
+    Ok(())
+}
+
+/// Resolves every scenario of a command as its cells will run them (files, scale, `-p`) and
+/// checks each `--vary` value against the swept scenario; nothing is created.
+pub fn resolve(
+    cmd: &CompareCommand,
+    workload_dir: Option<&std::path::Path>,
+) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
+    check_shape(cmd)?;
+    let files = cmd
         .scenarios
         .iter()
-        .map(|s| Ok((s.clone(), scenario::locate(s, cfg.workload_dir.as_deref())?)))
+        .map(|s| Ok((s.clone(), scenario::locate(s, workload_dir)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let overrides = scenario::parse_overrides(&cfg.overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.overrides)?;
     let scaling = Scaling {
-        full: cfg.full,
-        records: cfg.records,
-        duration_s: cfg.duration.map(|d| d.as_secs().max(1)),
-        threads: cfg.threads,
+        full: cmd.full,
+        records: cmd.records.unwrap_or(scenario::LAPTOP_RECORDS),
+        duration_s: cmd.duration_s,
+        threads: cmd.threads,
     };
     let (properties, scale_note) = scenario::resolve(&files, &scaling, &overrides)?;
+    if let (Some(vary), Some(swept)) = (
+        cmd.vary.as_ref().filter(|_| cmd.sweep),
+        cmd.scenarios.get(1).and_then(|s| properties.get(s)),
+    ) {
+        super::sweep::variants(swept, Some(vary), 1)?;
+    }
+    Ok((properties, scale_note))
+}
+
+/// Creates the run directory and writes the record of a new experiment.
+pub fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
+    check_shape(cmd)?;
+    let mut cmd = cmd.clone();
+    cmd.baseline = check_topology_names(&cmd.topologies, &cmd.baseline)?;
+    let (properties, scale_note) = resolve(&cmd, at.workload_dir.as_deref())?;
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
-        name: cfg.name.clone(),
         created: chrono::Utc::now().to_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        topologies: cfg.topologies.clone(),
-        baseline,
-        scenarios: cfg.scenarios.clone(),
-        repeat: cfg.repeat,
-        backend: cfg.backend.clone(),
-        bin_dir: cfg.bin_dir.as_ref().map(|p| p.display().to_string()),
-        extra_mongod_args: cfg.extra_mongod_args.clone(),
-        image: cfg.image.clone(),
-        duration_s: scaling.duration_s,
-        threads: cfg.threads,
-        sweep: !cfg.sweep_threads.is_empty(),
-        sweep_threads: cfg.sweep_threads.clone(),
-        sweep_duration_s: Some(cfg.sweep_duration.as_secs().max(1)),
-        full: cfg.full,
+        command: cmd,
         scale_note,
         properties,
         host: crate::measure::HostFacts::collect(),
         server_versions: BTreeMap::new(),
         standin: false,
-        degraded_error_fraction: 0.01,
-        client_ceiling: cfg.client_ceiling,
-        live_server_status: cfg.live_server_status,
-        clients: cfg.clients,
+        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
+        client_ceiling: at.client_ceiling,
     };
-    let dir = ExperimentDir::create(&cfg.results_root, &cfg.name).with_context(|| {
+    let dir = ExperimentDir::create(&at.results_root, &config.command.name).with_context(|| {
         format!(
             "creating the run directory under {}",
-            cfg.results_root.display()
+            at.results_root.display()
         )
     })?;
     dir.write_config(&config)?;
-    Ok((dir, config))
+    Ok(Prepared {
+        dir,
+        config,
+        resumed: false,
+    })
+}
+
+/// Reopens an interrupted experiment: its stored record decides everything but the flags
+/// `--resume` takes again ([`ResumeFlags`]), recorded for the next resume once measuring starts
+/// ([`compare_with`]). A binaries
+/// directory that is gone is refused here, before anything starts, except for a `demo`, whose
+/// temporary stand-in links are made again ([`Prepared::relinks_standin`]).
+pub fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Result<Prepared> {
+    let dir = ExperimentDir::open(path)
+        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+    let mut config = dir
+        .config()
+        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+    let cmd = &mut config.command;
+    cmd.bin_dir = again.bin_dir.clone().or(cmd.bin_dir.take());
+    cmd.image = again.image.clone().or(cmd.image.take());
+    cmd.base_port = again.base_port.or(cmd.base_port);
+    if let (Some(gone), false) = (
+        cmd.bin_dir.as_ref().filter(|d| !d.is_dir()),
+        cmd.name == "demo",
+    ) {
+        return Err(bad_input(format!(
+            "--resume: the experiment's binaries directory {} is gone; give --bin-dir",
+            gone.display()
+        )));
+    }
+    // Secrets were redacted on disk: `-p` given again on resume restores them.
+    for (k, v) in scenario::parse_overrides(&again.overrides)? {
+        for props in config.properties.values_mut() {
+            props.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(Prepared {
+        dir,
+        config,
+        resumed: true,
+    })
 }
 
 /// What happened to the matrix.
@@ -197,6 +196,8 @@ pub struct MatrixOutcome {
     pub failures: Vec<String>,
     /// Ctrl-C stopped the experiment.
     pub interrupted: bool,
+    /// `--sweep --vary`: each topology's seed-2 table, as stored.
+    pub varied: Vec<SweepOutcome>,
 }
 
 /// Runs every unfinished cell of the experiment, writing each as it finishes.
@@ -208,16 +209,17 @@ pub async fn run_matrix<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<MatrixOutcome> {
     let mut outcome = MatrixOutcome::default();
-    let Some(load_scenario) = config.scenarios.first().cloned() else {
+    let Some(load_scenario) = config.command.scenarios.first().cloned() else {
         return Ok(outcome);
     };
-    'repeats: for repeat in 1..=config.repeat {
-        for topology in config.topologies.clone() {
+    'repeats: for repeat in 1..=config.command.repeat {
+        for topology in config.command.topologies.clone() {
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
                 break 'repeats;
             }
             let ids: Vec<CellId> = config
+                .command
                 .scenarios
                 .iter()
                 .map(|s| CellId {
@@ -231,7 +233,7 @@ pub async fn run_matrix<L: Lab>(
                 outcome.skipped.extend(ids.iter().cloned());
                 continue;
             }
-            let label = format!("{topology} (repeat {repeat}/{})", config.repeat);
+            let label = format!("{topology} (repeat {repeat}/{})", config.command.repeat);
             let bar = progress.phase(&format!("{label}: bring-up"), None);
             let (deployment, handle) = match lab.up(&topology, cancel).await {
                 Ok(x) => {
@@ -337,7 +339,7 @@ async fn run_topology<L: Lab>(
         let expected = if is_load {
             None
         } else {
-            config.duration_s.map(Duration::from_secs)
+            config.command.duration_s.map(Duration::from_secs)
         };
         let watch = lab.collects_server_metrics() && !finished;
         let before = if watch {
@@ -349,8 +351,8 @@ async fn run_topology<L: Lab>(
         let sampler = watch.then(|| {
             metrics::Sampler::start(
                 deployment.watched.clone(),
-                sample_interval(&props, config.duration_s),
-                config.live_server_status.then(|| progress.clone()),
+                sample_interval(&props, config.command.duration_s),
+                config.command.live_server_status.then(|| progress.clone()),
             )
         });
         let measured = lab.run(deployment, &props, phase, cancel).await;
@@ -390,7 +392,7 @@ async fn run_topology<L: Lab>(
             write_cell(dir, config, id, &props, measured, server, deployment)?;
             outcome.measured.push(id.clone());
         }
-        if is_load && !config.sweep_threads.is_empty() {
+        if is_load && !config.command.sweep_threads.is_empty() {
             threads_override =
                 sweep_on_topology(lab, dir, config, deployment, cancel, progress).await?;
         }
@@ -510,7 +512,10 @@ fn write_cell(
     Ok(())
 }
 
-/// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee.
+/// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee the
+/// cells run at. With `--vary`, one curve per value × `--repeat` (the seed-2 table of this
+/// topology, written by [`write_reports`]); the cells run at the knee of the first value's first
+/// curve (`docs/architecture.md`, module `experiment`).
 async fn sweep_on_topology<L: Lab>(
     lab: &mut L,
     dir: &ExperimentDir,
@@ -519,101 +524,72 @@ async fn sweep_on_topology<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Option<u32>> {
-    let label = deployment.topology.clone();
-    if let Some(stored) = dir.read_sweep(&label) {
-        progress.line(&format!(
-            "microshard: {label}: using the stored sweep (knee {} threads)",
-            stored
-                .knee_threads
-                .map(|k| k.to_string())
-                .unwrap_or_else(|| "?".into())
-        ));
-        return Ok(stored.knee_threads);
-    }
-    let Some(run_scenario) = config.scenarios.get(1) else {
+    let cmd = &config.command;
+    let topology = &deployment.topology;
+    let Some(run_scenario) = cmd.scenarios.get(1) else {
         return Ok(None);
     };
     let Some(base) = config.properties.get(run_scenario) else {
         return Ok(None);
     };
-    let secs = config.sweep_duration_s.unwrap_or(10);
-    let sweep = sweep_points(
-        lab,
-        deployment,
-        base,
-        &config.sweep_threads,
-        secs,
-        false,
-        &format!("{run_scenario} on {label}"),
-        cancel,
-        progress,
-    )
-    .await?;
+    let (variants, repeat) = match &cmd.vary {
+        Some(vary) => (sweep::variants(base, Some(vary), cmd.repeat)?, cmd.repeat),
+        None => (sweep::variants(base, None, 1)?, 1),
+    };
+    let curves = sweep::Curves {
+        variants: &variants,
+        vary: cmd.vary.as_ref(),
+        repeat,
+        threads: &cmd.sweep_threads,
+        secs: cmd.sweep_duration_s.unwrap_or(10),
+        count_bounded: false,
+        label: &format!("{run_scenario} on {topology}"),
+        file_base: topology,
+        file_label: str::to_owned,
+        keep_partial: false,
+    };
+    let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
     if cancel.is_cancelled() {
         return Ok(None);
     }
-    dir.write_sweep(&label, &sweep)?;
-    Ok(sweep.knee_threads)
+    Ok(measured.first().and_then(|(_, s)| s.knee_threads))
 }
 
-/// Runs `base` at each thread count for `secs` seconds (or, `count_bounded`, for its
-/// `operationcount` within at most `secs`) and finds the maximum and the knee.
-#[allow(clippy::too_many_arguments)]
-pub async fn sweep_points<L: Lab>(
-    lab: &mut L,
-    deployment: &Deployment,
-    base: &PropertyMap,
-    threads: &[u32],
-    secs: u64,
-    count_bounded: bool,
-    label: &str,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<SweepFile> {
-    let mut points = Vec::new();
-    for &n in threads {
-        if cancel.is_cancelled() {
-            break;
-        }
-        let mut props = base.clone();
-        props.insert("threadcount".into(), n.to_string());
-        if !count_bounded {
-            // Bounded by time alone: every point runs its full duration (`operationcount=0`).
-            props.insert("operationcount".into(), "0".into());
-        }
-        props.insert("maxexecutiontime".into(), secs.to_string());
-        let bar = progress.phase(
-            &format!("{label}: sweep {n} threads"),
-            Some(Duration::from_secs(secs)),
-        );
-        let measured = lab.run(deployment, &props, Phase::Run, cancel).await;
-        if cancel.is_cancelled() {
-            bar.finish("interrupted");
-            break;
-        }
-        let mut m = measured.with_context(|| format!("sweep at {n} threads"))?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-        m.summary.threads = n;
-        points.push(SweepPoint {
-            threads: n,
-            summary: m.summary,
-        });
-    }
-    let k = knee::find(
-        &points
-            .iter()
-            .map(|p| (p.threads, p.summary.throughput))
-            .collect::<Vec<_>>(),
-        knee::DEFAULT_TOLERANCE,
-    );
-    Ok(SweepFile {
-        label: crate::redact::redact_text(label),
-        standin: points.iter().any(|p| p.summary.standin),
-        points,
-        max_threads: k.map(|k| k.max_threads),
-        knee_threads: k.map(|k| k.knee_threads),
-        tolerance: knee::DEFAULT_TOLERANCE,
-    })
+/// The seed-2 outcome of every topology of a `compare --sweep --vary`, from its stored curves
+/// (empty otherwise): one table and chart per topology, as a sweep draws them.
+pub fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> Vec<SweepOutcome> {
+    let cmd = &config.command;
+    let Some(vary) = cmd.vary.as_ref().filter(|_| cmd.sweep) else {
+        return Vec::new();
+    };
+    let variants: Vec<sweep::Variant> = vary
+        .values
+        .iter()
+        .flat_map(|value| {
+            (1..=cmd.repeat).map(|repeat| sweep::Variant {
+                value: Some(value.clone()),
+                repeat,
+            })
+        })
+        .collect();
+    cmd.topologies
+        .iter()
+        .map(|t| SweepOutcome {
+            property: Some(vary.property.clone()),
+            threads: cmd.sweep_threads.clone(),
+            curves: sweep::stored_curves(dir, &variants, Some(vary), cmd.repeat, t, str::to_owned),
+            topology: Some(t.clone()),
+        })
+        .filter(|o| !o.curves.is_empty())
+        .collect()
+}
+
+/// The file stem of a topology's seed-2 table and chart in `compare --sweep --vary`.
+pub fn vary_stem(topology: &str) -> String {
+    format!(
+        "vary-{}",
+        sweep::sweep_label(&report::topology_label(topology, None))
+    )
 }
 
 /// Every stored cell whose verdict is not `valid`, with one line saying why (for the last line
@@ -664,6 +640,17 @@ fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result
 /// into the run directory; returns the terminal table.
 pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
     let table = report::write_files(dir)?;
+    let config = dir.config()?;
+    for outcome in vary_outcomes(dir, &config) {
+        let topology = outcome.topology.clone().unwrap_or_default();
+        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
+        sweep::write_vary(
+            dir,
+            &outcome,
+            &format!("{scenario} on {}", report::topology_label(&topology, None)),
+            &vary_stem(&topology),
+        )?;
+    }
     let sweeps = dir.sweeps();
     if dir.cells()?.is_empty() && !sweeps.is_empty() {
         // A sweep's own run directory: its text reports are the sweep points.
@@ -686,15 +673,22 @@ pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
     Ok(table)
 }
 
-/// The whole `compare`: prepare (or resume), measure every unfinished cell, write reports.
+/// The whole `compare` on a prepared experiment ([`create`] or [`resume`]): measure every
+/// unfinished cell, write reports.
 pub async fn compare_with<L: Lab>(
     lab: &mut L,
-    cfg: &CompareConfig,
+    prepared: Prepared,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
-    let (dir, mut config) = prepare(cfg)?;
-    if cfg.resume.is_some() {
+    let Prepared {
+        dir,
+        mut config,
+        resumed,
+    } = prepared;
+    if resumed {
+        // The flags given again are part of the record from now on.
+        dir.write_config(&config)?;
         progress.line(&format!(
             "microshard: resuming {} (its stored configuration wins over other flags)",
             dir.path().display()
@@ -703,8 +697,9 @@ pub async fn compare_with<L: Lab>(
         progress.line(&format!("microshard: results in {}", dir.path().display()));
     }
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
-    let outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
+    let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
     write_reports(&dir)?;
+    outcome.varied = vary_outcomes(&dir, &config);
     Ok((dir, outcome))
 }
 
@@ -835,20 +830,30 @@ mod tests {
         assert!(check_topology_names(&["single".into()], "nope").is_err());
     }
 
-    fn setup() -> Option<(tempfile::TempDir, CompareConfig)> {
+    fn setup() -> Option<(tempfile::TempDir, CompareCommand, NewRun)> {
         let tmp = tempfile::tempdir().ok()?;
         let wl = tmp.path().join("workloads");
         std::fs::create_dir_all(&wl).ok()?;
         for s in ["S1", "S2", "S3"] {
             std::fs::write(wl.join(s), format!("recordcount=10\nscenario={s}\n")).ok()?;
         }
-        let mut cfg = CompareConfig::new(tmp.path().join("results"));
-        cfg.topologies = vec!["single".into(), "microshard-2".into()];
-        cfg.scenarios = vec!["S1".into(), "S2".into(), "S3".into()];
-        cfg.workload_dir = Some(wl);
-        cfg.threads = Some(32);
-        cfg.duration = Some(Duration::from_secs(1));
-        Some((tmp, cfg))
+        let cmd = CompareCommand {
+            topologies: vec!["single".into(), "microshard-2".into()],
+            scenarios: vec!["S1".into(), "S2".into(), "S3".into()],
+            threads: Some(32),
+            duration_s: Some(1),
+            ..Default::default()
+        };
+        let at = NewRun {
+            results_root: tmp.path().join("results"),
+            workload_dir: Some(wl),
+            client_ceiling: None,
+        };
+        Some((tmp, cmd, at))
+    }
+
+    fn cancel_never() -> CancellationToken {
+        CancellationToken::new()
     }
 
     fn new_lab() -> FakeLab {
@@ -865,12 +870,13 @@ mod tests {
 
     #[tokio::test]
     async fn measures_every_cell_and_tears_down() -> anyhow::Result<()> {
-        let Some((_tmp, cfg)) = setup() else {
+        let Some((_tmp, cmd, at)) = setup() else {
             return Ok(());
         };
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
-        let (dir, outcome) = compare_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, outcome) =
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
         assert_eq!(outcome.measured.len(), 6);
         assert!(outcome.failures.is_empty());
         // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
@@ -904,13 +910,14 @@ mod tests {
 
     #[tokio::test]
     async fn resume_skips_finished_cells_but_reloads_data() -> anyhow::Result<()> {
-        let Some((_tmp, mut cfg)) = setup() else {
+        let Some((_tmp, cmd, at)) = setup() else {
             return Ok(());
         };
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
-        let (dir, outcome) = compare_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, outcome) =
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
         assert!(outcome.interrupted);
         assert_eq!(outcome.measured.len(), 1, "only the load cell was finished");
         assert_eq!(
@@ -929,10 +936,10 @@ mod tests {
             ..first.clone()
         }));
 
-        cfg.resume = Some(dir.path().to_path_buf());
         let mut lab2 = new_lab();
         let cancel = CancellationToken::new();
-        let (dir2, outcome) = compare_with(&mut lab2, &cfg, &cancel, &Progress::quiet()).await?;
+        let resumed = resume(dir.path(), &ResumeFlags::default())?;
+        let (dir2, outcome) = compare_with(&mut lab2, resumed, &cancel, &Progress::quiet()).await?;
         assert_eq!(dir2.path(), dir.path());
         assert_eq!(outcome.measured.len(), 5);
         assert!(!outcome.measured.contains(&first));
@@ -956,13 +963,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_failing_cell_tears_down_and_the_rest_goes_on() -> anyhow::Result<()> {
-        let Some((_tmp, cfg)) = setup() else {
+        let Some((_tmp, cmd, at)) = setup() else {
             return Ok(());
         };
         let mut lab = new_lab();
         lab.fail_on = Some(("single".into(), "S2".into()));
         let cancel = CancellationToken::new();
-        let (dir, outcome) = compare_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, outcome) =
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
         assert_eq!((lab.ups, lab.downs), (2, 2));
         assert_eq!(outcome.failures.len(), 1);
         assert!(
@@ -977,13 +985,15 @@ mod tests {
 
     #[tokio::test]
     async fn sweep_picks_knee_threads_for_cells() -> anyhow::Result<()> {
-        let Some((_tmp, mut cfg)) = setup() else {
+        let Some((_tmp, mut cmd, at)) = setup() else {
             return Ok(());
         };
-        cfg.sweep_threads = vec![1, 2, 4, 8, 16, 32, 64];
+        cmd.sweep = true;
+        cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32, 64];
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
-        let (dir, _) = compare_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, _) =
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
         // capacity 1000 at 100 ops/s per thread → saturates at 10 threads → knee 16.
         assert_eq!(
             dir.read_sweep("single").and_then(|s| s.knee_threads),
@@ -1002,6 +1012,53 @@ mod tests {
         Ok(())
     }
 
+    #[tokio::test]
+    async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Result<()> {
+        let Some((_tmp, mut cmd, at)) = setup() else {
+            return Ok(());
+        };
+        cmd.sweep = true;
+        cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32];
+        cmd.vary = Some(sweep::Vary::parse("readbatchsize=1,10")?);
+        cmd.repeat = 2;
+        let mut lab = new_lab();
+        let (dir, outcome) = compare_with(
+            &mut lab,
+            create(&cmd, &at)?,
+            &cancel_never(),
+            &Progress::quiet(),
+        )
+        .await?;
+        // Two values × two repetitions per topology, measured on its first bring-up only.
+        let sweep_runs = |lab: &FakeLab| {
+            lab.runs
+                .iter()
+                .filter(|r| r.1 == "S2" && r.2 == Phase::Run)
+                .count()
+        };
+        assert_eq!(sweep_runs(&lab), 2 * (4 * 6 + 2), "curves + S2 cells");
+        assert_eq!(dir.sweeps().len(), 8);
+        assert_eq!(outcome.varied.len(), 2, "a table per topology");
+        assert!(outcome.varied.iter().all(|o| o.curves.len() == 4));
+        for stem in ["vary-single", "vary-microshard-2"] {
+            for ext in ["md", "csv", "json", "txt", "svg"] {
+                assert!(
+                    dir.path().join(format!("{stem}.{ext}")).is_file(),
+                    "{stem}.{ext}"
+                );
+            }
+        }
+        // The cells run at the first value's knee (capacity 1000 at 100 ops/s per thread → 16).
+        let cells = dir.cells()?;
+        let s3 = cells
+            .iter()
+            .find(|c| c.cell.topology == "single" && c.cell.scenario == "S3");
+        assert_eq!(s3.map(|c| c.summary.threads), Some(16));
+        let text = sweep::render_vary(&outcome.varied[0], sweep::VaryFormat::Table);
+        assert!(text.contains("readbatchsize on single"), "{text}");
+        Ok(())
+    }
+
     #[test]
     fn database_from_uri() {
         assert_eq!(
@@ -1014,11 +1071,83 @@ mod tests {
 
     #[test]
     fn bad_baseline_is_bad_input() {
-        let Some((_tmp, mut cfg)) = setup() else {
+        let Some((_tmp, mut cmd, at)) = setup() else {
             return;
         };
-        cfg.baseline = Some("nope".into());
-        let e = prepare(&cfg).err();
+        cmd.baseline = "nope".into();
+        let e = create(&cmd, &at).err();
         assert!(e.is_some_and(|e| crate::error::is_bad_input(&e)));
+        assert!(!at.results_root.exists(), "nothing created for bad input");
+    }
+
+    #[tokio::test]
+    async fn the_record_round_trips_and_resume_follows_it_without_the_flags_again()
+    -> anyhow::Result<()> {
+        let Some((_tmp, mut cmd, at)) = setup() else {
+            return Ok(());
+        };
+        cmd.base_port = Some(23_456);
+        cmd.image = Some("microshard-standin:test".into());
+        cmd.clients = 2;
+        cmd.extra_mongod_args = vec!["--workers=2".into()];
+        cmd.overrides = vec!["mongodb.url=mongodb://u:secret@h:1/ycsb".into()];
+        let prepared = create(&cmd, &at)?;
+        // Through JSON and back: the same record.
+        let text = serde_json::to_string(&prepared.config)?;
+        let back: ExperimentConfig = serde_json::from_str(&text)?;
+        assert_eq!(back.command, prepared.config.command);
+        // On disk, the secret in `-p` is redacted; everything else is as asked.
+        let stored = prepared.dir.config()?;
+        assert!(!serde_json::to_string(&stored)?.contains("secret"));
+        assert_eq!(stored.command.base_port, Some(23_456));
+        assert_eq!(stored.command.baseline, "single");
+
+        // Interrupted after the first cell, resumed with no flag given again.
+        let mut lab = new_lab();
+        let cancel = CancellationToken::new();
+        lab.cancel_after_runs = Some((1, cancel.clone()));
+        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::quiet()).await?;
+        let resumed = resume(dir.path(), &ResumeFlags::default())?;
+        assert!(resumed.resumed);
+        let mut expected = stored.command.clone();
+        assert_eq!(resumed.config.command, expected);
+        // A flag given again wins, and is recorded for the next resume.
+        let again = ResumeFlags {
+            base_port: Some(24_000),
+            ..Default::default()
+        };
+        let resumed = resume(dir.path(), &again)?;
+        expected.base_port = Some(24_000);
+        assert_eq!(resumed.config.command, expected);
+        assert_eq!(
+            dir.config()?.command.base_port,
+            Some(23_456),
+            "not before it runs"
+        );
+        let (_, outcome) =
+            compare_with(&mut new_lab(), resumed, &cancel_never(), &Progress::quiet()).await?;
+        assert_eq!(outcome.measured.len(), 5, "the rest, once");
+        assert_eq!(dir.config()?.command, expected);
+        Ok(())
+    }
+
+    #[test]
+    fn a_record_written_before_the_command_was_typed_still_reads() -> anyhow::Result<()> {
+        // `experiment.json` as this version wrote it before the record: no `base_port`, `vary`,
+        // `records` or `overrides`, and the backend as typed.
+        let text = r#"{"schema":"microshard.experiment/1","name":"compare",
+            "created":"2026-11-30T00:00:00Z","tool_version":"0.1.0",
+            "topologies":["single"],"baseline":"single","scenarios":["S1","S2"],"repeat":1,
+            "backend":"Process","bin_dir":"/opt/mongo/bin","extra_mongod_args":[],
+            "duration_s":4,"threads":8,"sweep":false,"sweep_threads":[],"sweep_duration_s":10,
+            "full":false,"scale_note":"1000 records","properties":{},
+            "server_versions":{},"standin":true,"degraded_error_fraction":0.01,
+            "client_ceiling":null,"live_server_status":false,"clients":1}"#;
+        let c: ExperimentConfig = serde_json::from_str(text)?;
+        assert_eq!(c.command.backend, crate::topology::BackendKind::Process);
+        assert_eq!(c.command.bin_dir, Some(PathBuf::from("/opt/mongo/bin")));
+        assert_eq!((c.command.base_port, c.command.records), (None, None));
+        assert_eq!(c.command.threads, Some(8));
+        Ok(())
     }
 }

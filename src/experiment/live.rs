@@ -7,15 +7,17 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::compare::{CompareConfig, MatrixOutcome};
+use super::compare::{MatrixOutcome, NewRun};
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
+use super::model::CompareCommand;
 use super::progress::Progress;
 use super::results::{ExperimentDir, read_json, write_json_atomic};
 use super::scenario::PropertyMap;
 use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
+use crate::topology::BackendKind;
 
 /// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
 /// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
@@ -37,7 +39,7 @@ pub const CALIBRATE_FILE: &str = ".calibrate.json";
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
 pub struct LiveLab {
-    backend: String,
+    backend: BackendKind,
     bin_dir: Option<PathBuf>,
     extra_mongod_args: Vec<String>,
     /// First port of every topology brought up (`None` = the topology file's).
@@ -51,24 +53,56 @@ pub struct LiveLab {
 }
 
 impl LiveLab {
-    /// A lab for `backend` (`process`, `docker`, `existing`).
+    /// A lab for `backend`.
     pub fn new(
-        backend: &str,
+        backend: BackendKind,
         bin_dir: Option<PathBuf>,
         extra_mongod_args: Vec<String>,
-    ) -> anyhow::Result<LiveLab> {
-        let lab = LiveLab {
-            backend: backend.to_string(),
+    ) -> LiveLab {
+        LiveLab {
+            backend,
             bin_dir,
             extra_mongod_args,
             base_port: None,
             image: None,
             notify: None,
             clients: 1,
-        };
-        lab.backend_kind()?;
-        Ok(lab)
+        }
     }
+
+    /// The lab a `compare` record asks for: its backend, binaries, mongod arguments, image, ports
+    /// and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with no
+    /// `--base-port`, a free port range), held by the returned directory for the lab's life.
+    pub fn for_compare(
+        prepared: &super::compare::Prepared,
+    ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
+        let cmd = &prepared.config.command;
+        let (bin_dir, links) = if prepared.relinks_standin() {
+            let links = demo_links()?;
+            (Some(links.path().to_path_buf()), Some(links))
+        } else {
+            (cmd.bin_dir.clone(), None)
+        };
+        let mut lab = LiveLab::new(cmd.backend, bin_dir, cmd.extra_mongod_args.clone());
+        lab.base_port = cmd.base_port;
+        lab.image = cmd.image.clone();
+        lab.clients = cmd.clients;
+        if links.is_some() && lab.base_port.is_none() {
+            lab.base_port = free_port_range(DEMO_PORTS);
+        }
+        Ok((lab, links))
+    }
+}
+
+/// A temporary directory of `mongod`/`mongos` links to microshard's stand-in, for `demo`.
+fn demo_links() -> anyhow::Result<tempfile::TempDir> {
+    let bin = tempfile::Builder::new()
+        .prefix("microshard-demo-bin-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
+    crate::standin::link_binaries(bin.path())
+        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
+    Ok(bin)
 }
 
 /// Handle of a running topology: the backend's record, needed by `down`.
@@ -83,16 +117,6 @@ impl LiveLab {
             .unwrap_or_else(crate::runner::Notify::stderr)
             .say(line)
     }
-
-    fn backend_kind(&self) -> anyhow::Result<crate::topology::BackendKind> {
-        use clap::ValueEnum;
-        crate::topology::BackendKind::from_str(&self.backend, true).map_err(|_| {
-            bad_input(format!(
-                "--backend {}: expected process, docker or existing",
-                self.backend
-            ))
-        })
-    }
 }
 
 impl Lab for LiveLab {
@@ -103,7 +127,7 @@ impl Lab for LiveLab {
         topology: &str,
         cancel: &CancellationToken,
     ) -> anyhow::Result<(Deployment, LiveHandle)> {
-        let kind = self.backend_kind()?;
+        let kind = self.backend;
         let mut spec = crate::topology::TopologySpec::load(topology)
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
         spec.mongod_args
@@ -543,21 +567,23 @@ pub struct DemoConfig {
     pub base_port: Option<u16>,
 }
 
-/// The compare configuration the demo runs (exposed so tests run the same thing).
-pub fn demo_compare_config(cfg: &DemoConfig) -> CompareConfig {
-    let mut c = CompareConfig::new(cfg.results_root.clone());
-    c.name = "demo".into();
-    c.topologies = cfg.topologies.clone();
-    c.scenarios = cfg.scenarios.clone();
-    c.backend = "process".into();
-    c.duration = Some(cfg.duration);
-    c.records = cfg.records;
-    c.threads = Some(cfg.threads);
-    c.extra_mongod_args = vec![
-        format!("--service-time-us={}", cfg.service_time_us),
-        format!("--workers={}", cfg.workers),
-    ];
-    c
+/// The compare record the demo runs (exposed so preflight checks the same thing).
+pub fn demo_command(cfg: &DemoConfig) -> CompareCommand {
+    CompareCommand {
+        name: "demo".into(),
+        baseline: cfg.topologies.first().cloned().unwrap_or_default(),
+        topologies: cfg.topologies.clone(),
+        scenarios: cfg.scenarios.clone(),
+        backend: BackendKind::Process,
+        duration_s: Some(cfg.duration.as_secs().max(1)),
+        records: Some(cfg.records),
+        threads: Some(cfg.threads),
+        extra_mongod_args: vec![
+            format!("--service-time-us={}", cfg.service_time_us),
+            format!("--workers={}", cfg.workers),
+        ],
+        ..Default::default()
+    }
 }
 
 /// The whole compare pipeline on stand-in topologies.
@@ -566,19 +592,14 @@ pub async fn demo(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
-    let bin = tempfile::Builder::new()
-        .prefix("microshard-demo-bin-")
-        .tempdir()
-        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
-    crate::standin::link_binaries(bin.path())
-        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
-    let mut compare = demo_compare_config(cfg);
-    compare.bin_dir = Some(bin.path().to_path_buf());
+    let bin = demo_links()?;
+    let mut command = demo_command(cfg);
+    command.bin_dir = Some(bin.path().to_path_buf());
     let mut lab = LiveLab::new(
-        "process",
-        Some(bin.path().to_path_buf()),
-        compare.extra_mongod_args.clone(),
-    )?;
+        BackendKind::Process,
+        command.bin_dir.clone(),
+        command.extra_mongod_args.clone(),
+    );
     lab.base_port = cfg.base_port.or_else(|| free_port_range(DEMO_PORTS));
     let lines = progress.clone();
     lab.notify = Some(crate::runner::Notify::new(move |l| lines.line(l)));
@@ -588,7 +609,12 @@ pub async fn demo(
         cfg.service_time_us,
         f64::from(cfg.workers) * 1e6 / cfg.service_time_us.max(1) as f64
     ));
-    super::compare::compare_with(&mut lab, &compare, cancel, progress).await
+    let at = NewRun {
+        results_root: cfg.results_root.clone(),
+        ..Default::default()
+    };
+    let prepared = super::compare::create(&command, &at)?;
+    super::compare::compare_with(&mut lab, prepared, cancel, progress).await
 }
 
 #[cfg(test)]

@@ -15,5 +15,5 @@ pub mod scenario;
 pub mod summary;
 pub mod sweep;
 
-pub use compare::{CompareConfig, compare_with};
+pub use compare::compare_with;
 pub use results::ExperimentDir;

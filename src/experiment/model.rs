@@ -4,10 +4,13 @@
 //! (new fields carry `#[serde(default)]`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::metrics::ServerMetrics;
+use super::sweep::Vary;
+use crate::topology::BackendKind;
 
 /// Schema tag written into every cell file.
 pub const CELL_SCHEMA: &str = "microshard.cell/2";
@@ -25,30 +28,28 @@ pub struct CellId {
     pub repeat: u32,
 }
 
-/// Everything recorded about the experiment before the first measurement.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ExperimentConfig {
-    /// `microshard.experiment/1`.
-    pub schema: String,
+/// What `compare` (and `demo`) was asked to do, checked: the one record of the command, like
+/// latte's `RunCommand`. The command line is turned into it once (`cli::experiment_cmd`), it is
+/// stored in `experiment.json` (flattened into [`ExperimentConfig`], so the file keeps its
+/// layout), and `--resume` reads it back as its only source (`docs/result-schema.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareCommand {
     /// Experiment name (also the directory suffix).
     pub name: String,
-    /// When the experiment was created (RFC 3339, UTC).
-    pub created: String,
-    /// microshard's version.
-    pub tool_version: String,
     /// Topologies, in table order.
     pub topologies: Vec<String>,
-    /// The topology every other one is compared with.
+    /// The topology every other one is compared with (as given in `topologies`).
     pub baseline: String,
     /// Scenarios in order; the first is the load phase.
     pub scenarios: Vec<String>,
-    /// Measurements per cell.
+    /// Measurements per cell (and, with `vary`, curves per value).
     pub repeat: u32,
-    /// Backend used to bring topologies up (`process`, `docker`, `existing`).
-    pub backend: String,
+    /// Backend used to bring topologies up.
+    #[serde(deserialize_with = "backend_any_case")]
+    pub backend: BackendKind,
     /// Directory of the server binaries, when one was given.
     #[serde(default)]
-    pub bin_dir: Option<String>,
+    pub bin_dir: Option<PathBuf>,
     /// Extra arguments given to every mongod (the stand-in's capacity model in `demo`).
     #[serde(default)]
     pub extra_mongod_args: Vec<String>,
@@ -56,6 +57,9 @@ pub struct ExperimentConfig {
     /// servers up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// First port of every topology (`--base-port`), kept so `--resume` uses the same ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_port: Option<u16>,
     /// Run-phase bound per cell, in seconds (`maxexecutiontime`).
     #[serde(default)]
     pub duration_s: Option<u64>,
@@ -71,8 +75,70 @@ pub struct ExperimentConfig {
     /// Seconds per sweep point.
     #[serde(default)]
     pub sweep_duration_s: Option<u64>,
+    /// `--sweep --vary PROPERTY=V1,...`: one sweep curve per value (× `repeat`) on every topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vary: Option<Vary>,
     /// Whether the seed's full sizes were used (otherwise the laptop scale).
     pub full: bool,
+    /// Records at laptop scale (`None` with `full`, or in runs written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<u64>,
+    /// `-p KEY=VALUE` as given (with `--warmup` as `microshard.warmup`), applied last; their
+    /// result is in the resolved `properties`. Values are redacted on disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// Print per-server ops/s while cells run (`compare -s`).
+    #[serde(default)]
+    pub live_server_status: bool,
+    /// Client processes per cell (`--clients`), kept so `--resume` drives cells the same way.
+    #[serde(default = "one")]
+    pub clients: usize,
+}
+
+impl Default for CompareCommand {
+    /// `microshard compare` with no flags: S1–S5 on three topologies, 60 s cells, laptop scale.
+    fn default() -> CompareCommand {
+        CompareCommand {
+            name: "compare".into(),
+            topologies: ["single", "microshard-2", "microshard-4"]
+                .map(String::from)
+                .to_vec(),
+            baseline: "single".into(),
+            scenarios: ["S1", "S2", "S3", "S4", "S5"].map(String::from).to_vec(),
+            repeat: 1,
+            backend: BackendKind::Process,
+            bin_dir: None,
+            extra_mongod_args: Vec::new(),
+            image: None,
+            base_port: None,
+            duration_s: Some(60),
+            threads: None,
+            sweep: false,
+            sweep_threads: Vec::new(),
+            sweep_duration_s: Some(10),
+            vary: None,
+            full: false,
+            records: Some(super::scenario::LAPTOP_RECORDS),
+            overrides: Vec::new(),
+            live_server_status: false,
+            clients: 1,
+        }
+    }
+}
+
+/// Everything recorded about the experiment before the first measurement: the command as asked
+/// and what was found out from it (resolved properties, the machine, the servers).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExperimentConfig {
+    /// `microshard.experiment/1`.
+    pub schema: String,
+    /// When the experiment was created (RFC 3339, UTC).
+    pub created: String,
+    /// microshard's version.
+    pub tool_version: String,
+    /// What was asked (its fields sit at the top level of `experiment.json`).
+    #[serde(flatten)]
+    pub command: CompareCommand,
     /// A sentence saying which sizes were used, shown under every table.
     pub scale_note: String,
     /// The resolved properties of every scenario (after scaling and `-p`).
@@ -92,20 +158,30 @@ pub struct ExperimentConfig {
     /// The client's own ceiling (ops/s) from the last `calibrate` on this machine, if any.
     #[serde(default)]
     pub client_ceiling: Option<f64>,
-    /// Print per-server ops/s while cells run (`compare -s`).
-    #[serde(default)]
-    pub live_server_status: bool,
-    /// Client processes per cell (`--clients`), kept so `--resume` drives cells the same way.
-    #[serde(default = "one")]
-    pub clients: usize,
+}
+
+/// Runs written before the backend was typed stored it as typed on the command line
+/// (`--backend Docker` is accepted in any case).
+fn backend_any_case<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BackendKind, D::Error> {
+    use clap::ValueEnum;
+    let text = String::deserialize(d)?;
+    BackendKind::from_str(&text, true).map_err(|_| {
+        serde::de::Error::custom(format!(
+            "backend {text:?}: expected process, docker or existing"
+        ))
+    })
 }
 
 fn one() -> usize {
     1
 }
 
+/// The share of failed operations above which a cell is degraded, unless the record says
+/// otherwise.
+pub const DEFAULT_DEGRADED_FRACTION: f64 = 0.01;
+
 fn default_degraded() -> f64 {
-    0.01
+    DEFAULT_DEGRADED_FRACTION
 }
 
 /// The figures a report needs from one measurement, extracted when the cell is written so

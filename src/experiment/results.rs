@@ -117,11 +117,12 @@ impl ExperimentDir {
         let mut stored = config.clone();
         for props in stored.properties.values_mut() {
             for (k, v) in props.iter_mut() {
-                *v = if k.to_ascii_lowercase().contains("password") {
-                    "****".to_string()
-                } else {
-                    crate::redact::redact_text(v)
-                };
+                *v = redact_property(k, v);
+            }
+        }
+        for given in stored.command.overrides.iter_mut() {
+            if let Some((k, v)) = given.split_once('=') {
+                *given = format!("{k}={}", redact_property(k, v));
             }
         }
         write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
@@ -227,6 +228,16 @@ impl ExperimentDir {
         let path = self.path.join(name);
         write_bytes_atomic(&path, text.as_bytes())?;
         Ok(path)
+    }
+}
+
+/// A property's value as it may be written to disk: passwords hidden, credentials in URIs
+/// redacted.
+fn redact_property(key: &str, value: &str) -> String {
+    if key.to_ascii_lowercase().contains("password") {
+        "****".to_string()
+    } else {
+        crate::redact::redact_text(value)
     }
 }
 

@@ -6,13 +6,19 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::compare::{sweep_points, write_reports};
+use anyhow::Context;
+
+use super::compare::write_reports;
+use super::knee;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
-use super::model::{CONFIG_SCHEMA, ExperimentConfig, SweepFile};
+use super::model::{
+    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig, SweepFile,
+    SweepPoint,
+};
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, Scaling};
+use super::scenario::{self, PropertyMap, Scaling};
 use crate::error::bad_input;
 use crate::runner::Phase;
 
@@ -50,7 +56,7 @@ pub struct SweepConfig {
     /// Where the run directory is created.
     pub results_root: PathBuf,
     /// Backend, for the configuration record.
-    pub backend: String,
+    pub backend: crate::topology::BackendKind,
     /// `--vary PROPERTY=V1,V2,...`: one curve per value (seed 2: ids per query).
     pub vary: Option<Vary>,
     /// Curves per value (`--repeat`), to show the spread.
@@ -104,6 +110,10 @@ pub struct SweepOutcome {
     pub threads: Vec<u32>,
     /// The curves.
     pub curves: Vec<(Variant, SweepFile)>,
+    /// The topology the curves ran on, in `compare --sweep --vary` (one outcome per topology);
+    /// `None` in `sweep`, whose run directory holds one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
 }
 
 impl SweepOutcome {
@@ -156,66 +166,51 @@ pub async fn sweep_with<L: Lab>(
     };
     let (props, scale_note) = scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
     let base = props.get(&name).cloned().unwrap_or_default();
-    if cfg.repeat == 0 {
-        return Err(bad_input("--repeat: must be at least 1"));
-    }
     // Every variant is checked before anything starts.
-    let mut variants: Vec<(Variant, scenario::PropertyMap)> = Vec::new();
-    let values: Vec<Option<String>> = match &cfg.vary {
-        Some(v) => v.values.iter().cloned().map(Some).collect(),
-        None => vec![None],
-    };
-    for value in &values {
-        let mut p = base.clone();
-        if let (Some(vary), Some(value)) = (&cfg.vary, value) {
-            p.insert(vary.property.clone(), value.clone());
-            scenario::check(&format!("--vary {}={value}", vary.property), &p)?;
-        }
-        for repeat in 1..=cfg.repeat {
-            variants.push((
-                Variant {
-                    value: value.clone(),
-                    repeat,
-                },
-                p.clone(),
-            ));
-        }
-    }
+    let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
     let where_ = match &cfg.target {
         SweepTarget::Topology(t) => t.clone(),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),
     };
     let label = format!("{name} on {where_}");
+    let secs = cfg.duration.as_secs().max(1);
+    // `report` reads a sweep's directory as a one-cell experiment: the record has compare's shape.
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
-        name: format!("sweep-{name}"),
         created: chrono::Utc::now().to_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        topologies: vec![where_.clone()],
-        baseline: where_.clone(),
-        scenarios: vec![name.clone()],
-        repeat: 1,
-        backend: cfg.backend.clone(),
-        bin_dir: None,
-        extra_mongod_args: Vec::new(),
-        image: None,
-        duration_s: Some(cfg.duration.as_secs().max(1)),
-        threads: None,
-        sweep: true,
-        sweep_threads: cfg.threads.clone(),
-        sweep_duration_s: Some(cfg.duration.as_secs().max(1)),
-        full: cfg.full,
+        command: CompareCommand {
+            name: format!("sweep-{name}"),
+            topologies: vec![where_.clone()],
+            baseline: where_.clone(),
+            scenarios: vec![name.clone()],
+            repeat: 1,
+            backend: cfg.backend,
+            bin_dir: None,
+            extra_mongod_args: Vec::new(),
+            image: None,
+            base_port: None,
+            duration_s: Some(secs),
+            threads: None,
+            sweep: true,
+            sweep_threads: cfg.threads.clone(),
+            sweep_duration_s: Some(secs),
+            vary: None,
+            full: cfg.full,
+            records: (!cfg.full).then_some(cfg.records),
+            overrides: cfg.overrides.clone(),
+            live_server_status: false,
+            clients: cfg.clients,
+        },
         scale_note,
         properties: props.clone(),
         host: crate::measure::HostFacts::collect(),
         server_versions: Default::default(),
         standin: false,
-        degraded_error_fraction: 0.01,
+        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
         client_ceiling: None,
-        live_server_status: false,
-        clients: cfg.clients,
     };
-    let dir = ExperimentDir::create(&cfg.results_root, &config.name)?;
+    let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
@@ -249,40 +244,22 @@ pub async fn sweep_with<L: Lab>(
             let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
-        let secs = cfg.duration.as_secs().max(1);
         // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
         // each still bounded by --duration; otherwise every point runs its whole duration.
         let count_bounded = overrides.iter().any(|(k, _)| k == "operationcount");
-        let mut curves: Vec<(Variant, SweepFile)> = Vec::new();
-        for (variant, props) in &variants {
-            if cancel.is_cancelled() {
-                break;
-            }
-            let what = variant_label(&label, cfg.vary.as_ref(), variant, cfg.repeat);
-            let sweep = sweep_points(
-                lab,
-                &deployment,
-                props,
-                &cfg.threads,
-                secs,
-                count_bounded,
-                &what,
-                cancel,
-                progress,
-            )
-            .await?;
-            // Each curve is on disk the moment it exists.
-            dir.write_sweep(
-                &sweep_label(&variant_label(
-                    &where_,
-                    cfg.vary.as_ref(),
-                    variant,
-                    cfg.repeat,
-                )),
-                &sweep,
-            )?;
-            curves.push((variant.clone(), sweep));
-        }
+        let curves = Curves {
+            variants: &variants,
+            vary: cfg.vary.as_ref(),
+            repeat: cfg.repeat,
+            threads: &cfg.threads,
+            secs,
+            count_bounded,
+            label: &label,
+            file_base: &where_,
+            file_label: sweep_label,
+            keep_partial: true,
+        };
+        let curves = measure_curves(lab, &dir, &deployment, &curves, cancel, progress).await?;
         anyhow::Ok(curves)
     };
     let result = body.await;
@@ -297,6 +274,7 @@ pub async fn sweep_with<L: Lab>(
         property: cfg.vary.as_ref().map(|v| v.property.clone()),
         threads: cfg.threads.clone(),
         curves,
+        topology: None,
     };
     if outcome.curves.iter().any(|(_, s)| s.standin) {
         let mut c = config;
@@ -305,15 +283,7 @@ pub async fn sweep_with<L: Lab>(
     }
     write_reports(&dir)?;
     if !outcome.is_single() {
-        dir.write_text("vary.md", &render_vary(&outcome, VaryFormat::Markdown))?;
-        dir.write_text("vary.csv", &render_vary(&outcome, VaryFormat::Csv))?;
-        dir.write_text("vary.txt", &render_vary(&outcome, VaryFormat::Table))?;
-        dir.write_text("vary.json", &serde_json::to_string_pretty(&outcome)?)?;
-        let chart = vary_chart(&outcome, &label)?;
-        dir.write_text("vary.svg", &chart.svg)?;
-        if let Ok(png) = crate::report::png::svg_to_png(&chart.svg) {
-            super::results::write_bytes_atomic(&dir.path().join("vary.png"), &png)?;
-        }
+        write_vary(&dir, &outcome, &label, "vary")?;
     }
     if cancel.is_cancelled() {
         anyhow::bail!(
@@ -326,8 +296,233 @@ pub async fn sweep_with<L: Lab>(
     Ok((dir, outcome))
 }
 
+/// Every curve a sweep measures, in order: each value of the varied property (or the workload
+/// as it is) × `repeat`. Each value is checked against `base` here, before anything starts.
+pub fn variants(
+    base: &PropertyMap,
+    vary: Option<&Vary>,
+    repeat: u32,
+) -> anyhow::Result<Vec<(Variant, PropertyMap)>> {
+    if repeat == 0 {
+        return Err(bad_input("--repeat: must be at least 1"));
+    }
+    let values: Vec<Option<String>> = match vary {
+        Some(v) => v.values.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut out = Vec::new();
+    for value in values {
+        let mut p = base.clone();
+        if let (Some(vary), Some(value)) = (vary, &value) {
+            p.insert(vary.property.clone(), value.clone());
+            scenario::check(&format!("--vary {}={value}", vary.property), &p)?;
+        }
+        for repeat in 1..=repeat {
+            out.push((
+                Variant {
+                    value: value.clone(),
+                    repeat,
+                },
+                p.clone(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// How a set of curves is measured and stored: by `sweep`, and by `compare --sweep` on each
+/// topology (one code path, so both store and label their curves alike).
+#[derive(Debug)]
+pub struct Curves<'a> {
+    /// The curves, from [`variants`].
+    pub variants: &'a [(Variant, PropertyMap)],
+    /// The varied property, if any.
+    pub vary: Option<&'a Vary>,
+    /// Curves per value.
+    pub repeat: u32,
+    /// Thread counts of every curve.
+    pub threads: &'a [u32],
+    /// Seconds per point.
+    pub secs: u64,
+    /// Points end at `operationcount` (still bounded by `secs`) instead of running `secs`.
+    pub count_bounded: bool,
+    /// What progress lines and sweep files call the curves (`S2 on single`).
+    pub label: &'a str,
+    /// What sweep files are named after (the topology or the redacted URI).
+    pub file_base: &'a str,
+    /// How a curve's name becomes its sweep file's label (each command keeps its file names).
+    pub file_label: fn(&str) -> String,
+    /// Store a curve cut short by Ctrl-C (`sweep`, which is never resumed; a resumed `compare`
+    /// must measure it again rather than take it for finished).
+    pub keep_partial: bool,
+}
+
+/// Measures every curve on a loaded deployment and stores each the moment it exists; a curve
+/// already stored with every thread count is taken as stored (`compare --resume`, later
+/// repetitions of the matrix).
+pub async fn measure_curves<L: Lab>(
+    lab: &mut L,
+    dir: &ExperimentDir,
+    deployment: &Deployment,
+    c: &Curves<'_>,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
+    let mut curves = Vec::new();
+    for (variant, props) in c.variants {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let name = variant_label(c.file_base, c.vary, variant, c.repeat);
+        let file = (c.file_label)(&name);
+        if let Some(stored) = dir
+            .read_sweep(&file)
+            .filter(|s| s.points.len() == c.threads.len())
+        {
+            progress.line(&format!(
+                "microshard: {name}: using the stored sweep (knee {} threads)",
+                stored
+                    .knee_threads
+                    .map(|k| k.to_string())
+                    .unwrap_or_else(|| "?".into())
+            ));
+            curves.push((variant.clone(), stored));
+            continue;
+        }
+        let what = variant_label(c.label, c.vary, variant, c.repeat);
+        let sweep = sweep_points(
+            lab,
+            deployment,
+            props,
+            c.threads,
+            c.secs,
+            c.count_bounded,
+            &what,
+            cancel,
+            progress,
+        )
+        .await?;
+        if cancel.is_cancelled() && !c.keep_partial {
+            break;
+        }
+        dir.write_sweep(&file, &sweep)?;
+        curves.push((variant.clone(), sweep));
+    }
+    Ok(curves)
+}
+
+/// Reads back the curves [`measure_curves`] stored for `variants` (those that exist).
+pub fn stored_curves(
+    dir: &ExperimentDir,
+    variants: &[Variant],
+    vary: Option<&Vary>,
+    repeat: u32,
+    file_base: &str,
+    file_label: fn(&str) -> String,
+) -> Vec<(Variant, SweepFile)> {
+    variants
+        .iter()
+        .filter_map(|v| {
+            let file = file_label(&variant_label(file_base, vary, v, repeat));
+            Some((v.clone(), dir.read_sweep(&file)?))
+        })
+        .collect()
+}
+
+/// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
+/// `.txt`, `.json`, `.svg` and, when a font is found, `.png`.
+pub fn write_vary(
+    dir: &ExperimentDir,
+    outcome: &SweepOutcome,
+    label: &str,
+    stem: &str,
+) -> anyhow::Result<()> {
+    dir.write_text(
+        &format!("{stem}.md"),
+        &render_vary(outcome, VaryFormat::Markdown),
+    )?;
+    dir.write_text(
+        &format!("{stem}.csv"),
+        &render_vary(outcome, VaryFormat::Csv),
+    )?;
+    dir.write_text(
+        &format!("{stem}.txt"),
+        &render_vary(outcome, VaryFormat::Table),
+    )?;
+    dir.write_text(
+        &format!("{stem}.json"),
+        &serde_json::to_string_pretty(outcome)?,
+    )?;
+    let chart = vary_chart(outcome, label)?;
+    dir.write_text(&format!("{stem}.svg"), &chart.svg)?;
+    if let Ok(png) = crate::report::png::svg_to_png(&chart.svg) {
+        super::results::write_bytes_atomic(&dir.path().join(format!("{stem}.png")), &png)?;
+    }
+    Ok(())
+}
+
+/// Runs `base` at each thread count for `secs` seconds (or, `count_bounded`, for its
+/// `operationcount` within at most `secs`) and finds the maximum and the knee.
+#[allow(clippy::too_many_arguments)]
+pub async fn sweep_points<L: Lab>(
+    lab: &mut L,
+    deployment: &Deployment,
+    base: &PropertyMap,
+    threads: &[u32],
+    secs: u64,
+    count_bounded: bool,
+    label: &str,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<SweepFile> {
+    let mut points = Vec::new();
+    for &n in threads {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let mut props = base.clone();
+        props.insert("threadcount".into(), n.to_string());
+        if !count_bounded {
+            // Bounded by time alone: every point runs its full duration (`operationcount=0`).
+            props.insert("operationcount".into(), "0".into());
+        }
+        props.insert("maxexecutiontime".into(), secs.to_string());
+        let bar = progress.phase(
+            &format!("{label}: sweep {n} threads"),
+            Some(Duration::from_secs(secs)),
+        );
+        let measured = lab.run(deployment, &props, Phase::Run, cancel).await;
+        if cancel.is_cancelled() {
+            bar.finish("interrupted");
+            break;
+        }
+        let mut m = measured.with_context(|| format!("sweep at {n} threads"))?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        m.summary.threads = n;
+        points.push(SweepPoint {
+            threads: n,
+            summary: m.summary,
+        });
+    }
+    let k = knee::find(
+        &points
+            .iter()
+            .map(|p| (p.threads, p.summary.throughput))
+            .collect::<Vec<_>>(),
+        knee::DEFAULT_TOLERANCE,
+    );
+    Ok(SweepFile {
+        label: crate::redact::redact_text(label),
+        standin: points.iter().any(|p| p.summary.standin),
+        points,
+        max_threads: k.map(|k| k.max_threads),
+        knee_threads: k.map(|k| k.knee_threads),
+        tolerance: knee::DEFAULT_TOLERANCE,
+    })
+}
+
 /// `label` with the varied value and the repetition, when there are several curves.
-fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) -> String {
+pub fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) -> String {
     let mut out = label.to_string();
     if let (Some(vary), Some(value)) = (vary, &v.value) {
         out.push_str(&format!(" {}={value}", vary.property));
@@ -508,6 +703,10 @@ pub fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
             if standin {
                 out.push_str(&format!("**{}**\n\n", crate::report::STANDIN_MARKER));
             }
+            if outcome.topology.is_some() {
+                // `compare` writes one table per topology: each file says which.
+                out.push_str(&format!("{}\n\n", vary_title(outcome)));
+            }
             out.push_str(&format!("| {} |\n", header.join(" | ")));
             out.push_str(&format!(
                 "|{}\n",
@@ -531,19 +730,26 @@ pub fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
                 out.push_str(crate::report::STANDIN_MARKER);
                 out.push('\n');
             }
-            out.push_str(&format!(
-                "Throughput (ops/s) by threads{}\n{t}\n",
-                match &outcome.property {
-                    Some(p) => format!(" and {p}"),
-                    None => String::new(),
-                }
-            ));
+            out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
             out
         }
     }
 }
 
-fn sweep_label(where_: &str) -> String {
+/// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
+fn vary_title(outcome: &SweepOutcome) -> String {
+    let mut out = "Throughput (ops/s) by threads".to_string();
+    if let Some(p) = &outcome.property {
+        out.push_str(&format!(" and {p}"));
+    }
+    if let Some(t) = &outcome.topology {
+        out.push_str(&format!(" on {}", crate::report::topology_label(t, None)));
+    }
+    out
+}
+
+/// A sweep curve's name as a file label: letters, digits and `-`, everything else `_`.
+pub fn sweep_label(where_: &str) -> String {
     where_
         .chars()
         .map(|c| {
@@ -723,7 +929,7 @@ mod tests {
             records: 10,
             no_load: false,
             results_root: tmp.path().join("results"),
-            backend: "process".into(),
+            backend: crate::topology::BackendKind::Process,
             vary: None,
             repeat: 1,
             clients: 1,
@@ -759,7 +965,7 @@ mod tests {
             records: 100,
             no_load: false,
             results_root: tmp.path().join("results"),
-            backend: "process".into(),
+            backend: crate::topology::BackendKind::Process,
             vary: Some(Vary::parse("readbatchsize=1,10,20")?),
             repeat: 3,
             clients: 1,

@@ -118,7 +118,7 @@ fn meta_line(p: &Page) -> String {
     if let Some(c) = p.config {
         parts.push(format!("created {}", c.created));
         parts.push(format!("microshard {}", c.tool_version));
-        parts.push(format!("backend {}", c.backend));
+        parts.push(format!("backend {}", c.command.backend));
     }
     parts.push(p.report.scale_note.clone());
     let finished: Vec<&str> = p.cells.iter().map(|c| c.finished.as_str()).collect();
@@ -309,7 +309,7 @@ fn facts_section(out: &mut String, p: &Page) {
     if let Some(c) = p.config {
         out.push_str("<h3>Experiment</h3>\n");
         let mut items = vec![
-            ("name".to_string(), c.name.clone()),
+            ("name".to_string(), c.command.name.clone()),
             ("created".into(), c.created.clone()),
             ("microshard version".into(), c.tool_version.clone()),
             (
@@ -322,21 +322,27 @@ fn facts_section(out: &mut String, p: &Page) {
                     .join(", "),
             ),
             ("baseline".into(), p.report.baseline.clone()),
-            ("scenarios".into(), c.scenarios.join(", ")),
-            ("repetitions per cell".into(), c.repeat.to_string()),
-            ("backend".into(), c.backend.clone()),
+            ("scenarios".into(), c.command.scenarios.join(", ")),
+            ("repetitions per cell".into(), c.command.repeat.to_string()),
+            ("backend".into(), c.command.backend.to_string()),
             ("sizes".into(), c.scale_note.clone()),
-            ("full sizes".into(), c.full.to_string()),
+            ("full sizes".into(), c.command.full.to_string()),
             (
                 "degraded above".into(),
                 format!("{}% errors", c.degraded_error_fraction * 100.0),
             ),
         ];
         let optional = [
-            ("server binaries", c.bin_dir.clone()),
-            ("image", c.image.clone()),
-            ("run phase bound (s)", c.duration_s.map(|d| d.to_string())),
-            ("client threads", c.threads.map(|t| t.to_string())),
+            (
+                "server binaries",
+                c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
+            ),
+            ("image", c.command.image.clone()),
+            (
+                "run phase bound (s)",
+                c.command.duration_s.map(|d| d.to_string()),
+            ),
+            ("client threads", c.command.threads.map(|t| t.to_string())),
             (
                 "calibrated client ceiling (ops/s)",
                 c.client_ceiling.map(|x| format!("{x:.0}")),
@@ -347,20 +353,21 @@ fn facts_section(out: &mut String, p: &Page) {
                 .into_iter()
                 .filter_map(|(k, v)| Some((k.to_string(), v?))),
         );
-        if c.sweep {
+        if c.command.sweep {
             items.push((
                 "thread sweep".into(),
-                c.sweep_threads
+                c.command
+                    .sweep_threads
                     .iter()
                     .map(u32::to_string)
                     .collect::<Vec<_>>()
                     .join(", "),
             ));
         }
-        if !c.extra_mongod_args.is_empty() {
+        if !c.command.extra_mongod_args.is_empty() {
             items.push((
                 "extra mongod arguments".into(),
-                c.extra_mongod_args.join(" "),
+                c.command.extra_mongod_args.join(" "),
             ));
         }
         items.push(("stand-in".into(), p.report.standin().to_string()));

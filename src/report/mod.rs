@@ -163,8 +163,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     for group in groups.values_mut() {
         group.sort_by_key(|c| c.cell.repeat);
     }
-    let mut scenarios = config.scenarios.clone();
-    let mut topologies = config.topologies.clone();
+    let mut scenarios = config.command.scenarios.clone();
+    let mut topologies = config.command.topologies.clone();
     for (s, t) in groups.keys() {
         if !scenarios.contains(s) {
             scenarios.push(s.clone());
@@ -186,10 +186,10 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     let mut any_standin = config.standin;
     let mut notes: Vec<String> = Vec::new();
     for scenario in &scenarios {
-        let base = throughputs(scenario, &config.baseline);
+        let base = throughputs(scenario, &config.command.baseline);
         let base_mean = stats::mean(&base);
         let baseline_not_valid = groups
-            .get(&(scenario.clone(), config.baseline.clone()))
+            .get(&(scenario.clone(), config.command.baseline.clone()))
             .is_some_and(|g| {
                 g.iter()
                     .any(|c| c.summary.validity.verdict == Verdict::Invalid)
@@ -234,7 +234,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     }
                 }
             }
-            let significance = if *given == config.baseline {
+            let significance = if *given == config.command.baseline {
                 None
             } else {
                 stats::welch(&tp, &base).map(|w| Significance {
@@ -285,7 +285,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 latency: mean_latency(&group),
                 errors,
                 validity,
-                baseline_not_valid: baseline_not_valid && *given != config.baseline,
+                baseline_not_valid: baseline_not_valid && *given != config.command.baseline,
                 client_cpu,
                 cpu_us_per_op,
                 client_bound,
@@ -299,18 +299,18 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         .collect();
     Report {
         marker: any_standin.then(|| STANDIN_MARKER.to_string()),
-        experiment: config.name.clone(),
-        baseline: label(&config.baseline),
+        experiment: config.command.name.clone(),
+        baseline: label(&config.command.baseline),
         scale_note: config.scale_note.clone(),
         test: format!(
             "Welch's two-sided t-test on throughput vs {}, {}% level",
-            label(&config.baseline),
+            label(&config.command.baseline),
             ((1.0 - ALPHA) * 100.0).round()
         ),
         rows,
         validity_notes: notes,
         warnings,
-        repeat: config.repeat,
+        repeat: config.command.repeat,
         topologies: facts,
     }
 }
@@ -695,10 +695,13 @@ pub fn sweep_topology<'a>(
     report: &'a Report,
     sweep: &crate::experiment::model::SweepFile,
 ) -> Option<&'a TopologyFacts> {
-    report
-        .topologies
-        .iter()
-        .find(|t| sweep.label == t.given || sweep.label.ends_with(&format!(" on {}", t.given)))
+    report.topologies.iter().find(|t| {
+        let on = format!(" on {}", t.given);
+        // A `--vary` curve adds its value after the topology: `S2 on single readbatchsize=1`.
+        sweep.label == t.given
+            || sweep.label.ends_with(&on)
+            || sweep.label.contains(&format!("{on} "))
+    })
 }
 
 /// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
@@ -913,8 +916,11 @@ fn render_csv(report: &Report) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary};
+    use crate::experiment::model::{
+        CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary, CompareCommand,
+    };
     use crate::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+    use crate::topology::BackendKind;
 
     /// A result document holding `n` successful operations of `op` (fixtures for report,
     /// compare and sweep tests, which need a real document but not its figures).
@@ -935,23 +941,28 @@ pub(crate) mod tests {
     pub(crate) fn config(standin: bool) -> ExperimentConfig {
         ExperimentConfig {
             schema: CONFIG_SCHEMA.into(),
-            name: "t".into(),
             created: "2026-01-01T00:00:00Z".into(),
             tool_version: "0".into(),
-            topologies: vec!["single".into(), "microshard-2".into()],
-            baseline: "single".into(),
-            scenarios: vec!["S1".into(), "S2".into()],
-            repeat: 3,
-            backend: "process".into(),
-            bin_dir: None,
-            extra_mongod_args: vec![],
-            image: None,
-            duration_s: Some(5),
-            threads: Some(8),
-            sweep: false,
-            sweep_threads: vec![],
-            sweep_duration_s: None,
-            full: false,
+            command: CompareCommand {
+                name: "t".into(),
+                topologies: vec!["single".into(), "microshard-2".into()],
+                baseline: "single".into(),
+                scenarios: vec!["S1".into(), "S2".into()],
+                repeat: 3,
+                backend: BackendKind::Process,
+                bin_dir: None,
+                extra_mongod_args: vec![],
+                image: None,
+                duration_s: Some(5),
+                threads: Some(8),
+                sweep: false,
+                sweep_threads: vec![],
+                sweep_duration_s: None,
+                full: false,
+                live_server_status: false,
+                clients: 1,
+                ..Default::default()
+            },
             scale_note: "100000 records (laptop scale)".into(),
             properties: Default::default(),
             host: Default::default(),
@@ -959,8 +970,6 @@ pub(crate) mod tests {
             standin,
             degraded_error_fraction: 0.01,
             client_ceiling: None,
-            live_server_status: false,
-            clients: 1,
         }
     }
 
@@ -1069,7 +1078,7 @@ pub(crate) mod tests {
     fn degraded_invalid_and_missing_cells_show() {
         let mut cs = cells();
         cs.retain(|c| !(c.cell.scenario == "S2" && c.cell.topology == "microshard-2"));
-        let baseline = config(false).baseline;
+        let baseline = config(false).command.baseline;
         for c in cs.iter_mut().filter(|c| c.cell.scenario == "S2") {
             c.summary.validity.degrade("12 of 1,000 operations failed");
         }
@@ -1139,8 +1148,8 @@ pub(crate) mod tests {
         assert_eq!(topology_label("single", None), "single");
 
         let mut c = config(false);
-        c.topologies = vec![named.clone(), "microshard-2".into()];
-        c.baseline = named.clone();
+        c.command.topologies = vec![named.clone(), "microshard-2".into()];
+        c.command.baseline = named.clone();
         let cells = vec![
             cell(&named, "S1", 1, 1000.0),
             cell("microshard-2", "S1", 1, 1500.0),
