@@ -1,9 +1,11 @@
-//! `sweep` against a stand-in with a known ceiling finds the knee where the capacity model puts it.
+//! `sweep` against a stand-in with a known ceiling finds the knee where the capacity model puts it;
+//! `--vary` gives the seed's table; `--dry-run` says the plan and starts nothing.
 
 use crate::util::*;
 
 #[test]
 fn sweep_finds_the_capacity_knee() {
+    let _alone = one_at_a_time();
     // 4 workers × 10⁶ / 50 000 µs = 80 ops/s; one client thread keeps at most one worker busy,
     // so throughput climbs until 4 threads and is flat after: the knee is 4 threads. The long
     // service time keeps the client's own per-operation cost (large on a busy 2-core machine
@@ -77,6 +79,7 @@ fn sweep_finds_the_capacity_knee() {
 /// and chart per topology, with the sweep code `sweep --vary` uses.
 #[test]
 fn compare_sweep_vary_writes_one_seed_table_per_topology() {
+    let _alone = one_at_a_time();
     let tmp = tempfile::tempdir().expect("temp dir");
     let state = tmp.path().join("state");
     let results = tmp.path().join("results");
@@ -157,4 +160,86 @@ fn compare_vary_without_sweep_is_bad_input() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--sweep"), "{stderr}");
     assert!(!tmp.path().join("results").exists(), "nothing created");
+}
+
+/// `--dry-run` checks the input, prints the plan and creates nothing: no run directory, no
+/// process, no state file. Bad input is still refused with exit 2.
+#[test]
+fn dry_runs_print_the_plan_and_create_nothing() {
+    let _alone = one_at_a_time();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let state = tmp.path().join("state");
+    let results = tmp.path().join("results");
+    let compare = microshard(&state)
+        .args([
+            "compare",
+            "--standin",
+            "--topologies",
+            "single,microshard-2",
+        ])
+        .args([
+            "--scenarios",
+            "S1,S2",
+            "--records",
+            "2000",
+            "--duration",
+            "5s",
+        ])
+        .arg("--dry-run")
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .expect("run compare --dry-run");
+    let stdout = String::from_utf8_lossy(&compare.stdout);
+    assert!(
+        compare.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&compare.stderr)
+    );
+    assert!(
+        stdout.starts_with("dry run: every input was checked"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("= 4, on the process backend"), "{stdout}");
+    assert!(
+        stdout.contains("scenario S1: load 2,000 records"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("at most 10 s of run phases (5 s per topology)"),
+        "{stdout}"
+    );
+
+    let sweep = microshard(&state)
+        .args(["sweep", "--standin", "-P", "Q20M", "--topology", "single"])
+        .args([
+            "--vary",
+            "readbatchsize=1,10",
+            "--threads",
+            "1,5",
+            "--repeat",
+            "3",
+        ])
+        .args(["--records", "2000", "--duration", "3s", "--dry-run"])
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .expect("run sweep --dry-run");
+    let stdout = String::from_utf8_lossy(&sweep.stdout);
+    assert!(sweep.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("6 curve(s) × 2 thread count(s) (1, 5) = 12 point(s)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("measuring: at most 36 s"), "{stdout}");
+
+    assert!(!results.exists(), "a dry run created {}", results.display());
+    assert_nothing_left(&state);
+    assert!(crate::util::processes_referring_to(tmp.path()).is_empty());
+
+    let bad = microshard(&state)
+        .args(["compare", "--standin", "--scenarios", "S1,S9", "--dry-run"])
+        .output()
+        .expect("run compare --dry-run");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }

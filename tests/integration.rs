@@ -14,7 +14,6 @@ mod measure_api;
 mod clients;
 mod experiment_demo;
 mod experiment_resume;
-mod experiment_sweep;
 
 // Reports: charts and the HTML page.
 mod report_charts;

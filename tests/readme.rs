@@ -7,8 +7,10 @@
 //! - the two commands at the top (`./scripts/quickstart`, `./scripts/test`): the second is what
 //!   runs this test, the first builds in release mode and runs `demo` (tests/experiment_demo.rs);
 //! - `cargo build --release && export PATH=…`: the binary under test stands in for it;
-//! - an hours-long `--full` command runs as its `--dry-run` twin, which the README shows right
-//!   before it (the plan and every input are checked; the test asserts the twin is there);
+//! - an hours-long `--full` command is meant for a machine with MongoDB: its `--dry-run` twin,
+//!   which the README shows right before it, runs here with the stand-in as the `mongod` and
+//!   `mongos` on PATH (every input is checked and the plan printed; the test asserts the twin is
+//!   there and passed);
 //! - Docker commands, when no Docker engine answers (said on stderr).
 
 use std::path::{Path, PathBuf};
@@ -76,13 +78,24 @@ fn docker_answers() -> bool {
 }
 
 /// Runs `command` through bash in `dir` with the test's environment; kills it at the timeout.
-fn run(command: &str, dir: &Path, root: &Path) -> (Option<i32>, String) {
+/// With `mongod_on_path`, the stand-in is the `mongod`/`mongos` on PATH, as MongoDB's would be.
+fn run(command: &str, dir: &Path, root: &Path, mongod_on_path: bool) -> (Option<i32>, String) {
     let bin_dir = bin().parent().map(Path::to_path_buf).unwrap_or_default();
-    let path = format!(
+    let mut path = format!(
         "{}:{}",
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    if mongod_on_path {
+        let links = root.join("mongodb-bin");
+        for name in ["mongod", "mongos"] {
+            if !links.join(name).exists() {
+                std::fs::create_dir_all(&links).expect("mkdir");
+                std::os::unix::fs::symlink(bin(), links.join(name)).expect("symlink");
+            }
+        }
+        path = format!("{}:{path}", links.display());
+    }
     let log = root.join("command.log");
     let file = std::fs::File::create(&log).expect("log file");
     let mut child = Command::new("bash")
@@ -184,7 +197,8 @@ fn every_readme_command_runs_as_written() {
             continue;
         }
         let started = Instant::now();
-        let (status, output) = run(command, &work, &root);
+        let for_mongodb = command.contains("--full") && command.contains("--dry-run");
+        let (status, output) = run(command, &work, &root, for_mongodb);
         eprintln!(
             "readme: README.md:{line}: exit {status:?} in {:.1} s: {command}",
             started.elapsed().as_secs_f64()
@@ -210,7 +224,7 @@ fn every_readme_command_runs_as_written() {
             failures.push(format!("{file}: not written"));
         }
     }
-    let (_, leftovers) = run("microshard down --all", &work, &root);
+    let (_, leftovers) = run("microshard down --all", &work, &root, false);
     let left = processes_referring_to(&root);
     assert!(
         failures.is_empty(),

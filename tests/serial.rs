@@ -13,3 +13,4 @@ mod topology_replsets;
 
 // Scaling under the stand-in's capacity model.
 mod experiment_compare;
+mod experiment_sweep;

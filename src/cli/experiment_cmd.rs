@@ -6,8 +6,10 @@ use std::time::Duration;
 use clap::Args;
 
 use super::preflight;
+use crate::error::as_bad_input;
 use crate::error::bad_input;
 use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
+use crate::experiment::dry_run;
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::model::CompareCommand;
 use crate::experiment::progress::Progress;
@@ -143,6 +145,9 @@ pub struct CompareArgs {
     /// Finish an interrupted experiment without measuring its finished cells again.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Check every input, print the plan (cells, sizes, how long it measures) and start nothing.
+    #[arg(long, conflicts_with = "resume")]
+    pub dry_run: bool,
     /// Sweep thread counts on each topology first and measure at its knee.
     #[arg(long)]
     pub sweep: bool,
@@ -233,6 +238,9 @@ pub struct SweepArgs {
     /// Where the run directory is created.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+    /// Check every input, print the plan (curves, points, sizes, how long it measures) and start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -494,6 +502,22 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
     })
     .await?;
+    if let (true, Start::New(command)) = (args.dry_run, &start) {
+        let (scenarios, scale_note) = compare::resolve(command, None)?;
+        let topologies = command
+            .topologies
+            .iter()
+            .map(|t| crate::topology::TopologySpec::load(t).map_err(as_bad_input))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        output::println(&dry_run::compare_plan(
+            command,
+            &scenarios,
+            &scale_note,
+            &topologies,
+            &args.out,
+        ))?;
+        return Ok(());
+    }
     let prepared = match start {
         Start::Resumed(prepared) => prepared,
         Start::New(command) => compare::create(
@@ -565,6 +589,15 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             .await?
         }
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
+    }
+    if args.dry_run {
+        let resolved = sweep::resolve(&cfg)?;
+        let where_ = match &cfg.target {
+            SweepTarget::Topology(t) => t.clone(),
+            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+        };
+        output::println(&dry_run::sweep_plan(&cfg, &resolved, &where_))?;
+        return Ok(());
     }
     let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;

@@ -4,6 +4,7 @@
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
 pub mod compare;
+pub mod dry_run;
 pub mod knee;
 pub mod lab;
 pub mod live;

@@ -139,13 +139,26 @@ impl SweepOutcome {
     }
 }
 
-/// Runs a sweep and stores it (configuration, sweep file, chart) in a new run directory.
-pub async fn sweep_with<L: Lab>(
-    lab: &mut L,
-    cfg: &SweepConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
+/// What a sweep resolves before anything starts: the workload's name and properties at the
+/// chosen scale, every curve it will measure (each `--vary` value checked) and the scale note.
+/// `sweep` and its `--dry-run` both start here.
+pub struct Resolved {
+    /// The workload file's name.
+    pub name: String,
+    /// Its properties at the chosen scale, with `-p` applied.
+    pub base: PropertyMap,
+    /// Every curve, in order, with its properties.
+    pub variants: Vec<(Variant, PropertyMap)>,
+    /// What scale the sizes are (`--full`, laptop scale).
+    pub scale_note: String,
+    /// The `-p` overrides, parsed.
+    pub overrides: Vec<(String, String)>,
+    /// Every resolved scenario (the one workload), as the experiment record stores them.
+    pub props: std::collections::BTreeMap<String, PropertyMap>,
+}
+
+/// Resolves `cfg` (see [`Resolved`]); bad input names the flag.
+pub fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
     if cfg.threads.is_empty() || cfg.threads.contains(&0) {
         return Err(bad_input(
             "--threads: give positive thread counts, e.g. 1,2,4,8",
@@ -168,6 +181,31 @@ pub async fn sweep_with<L: Lab>(
     let base = props.get(&name).cloned().unwrap_or_default();
     // Every variant is checked before anything starts.
     let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
+    Ok(Resolved {
+        name,
+        base,
+        variants,
+        scale_note,
+        overrides,
+        props,
+    })
+}
+
+/// Runs a sweep and stores it (configuration, sweep file, chart) in a new run directory.
+pub async fn sweep_with<L: Lab>(
+    lab: &mut L,
+    cfg: &SweepConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
+    let Resolved {
+        name,
+        base,
+        variants,
+        scale_note,
+        overrides,
+        props,
+    } = resolve(cfg)?;
     let where_ = match &cfg.target {
         SweepTarget::Topology(t) => t.clone(),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),

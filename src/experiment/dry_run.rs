@@ -1,0 +1,257 @@
+//! `compare --dry-run` and `sweep --dry-run`: what an experiment will do and how long it will
+//! measure, said after every input has been checked and before anything is created or started.
+//! An hours-long `--full` run is worth one look first (`README.md`, "Reproducing the two seed
+//! experiments").
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::model::CompareCommand;
+use super::scenario::PropertyMap;
+use super::sweep::{Resolved, SweepConfig};
+use crate::topology::{Kind, TopologySpec};
+
+/// The first line of every plan.
+pub const HEADER: &str =
+    "dry run: every input was checked; nothing was created, started or written";
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds as `2 h 5 min`, `12 min 30 s` or `45 s`.
+fn span(seconds: u64) -> String {
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, 0, _) => format!("{h} h"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
+fn number(props: &PropertyMap, key: &str, default: u64) -> u64 {
+    props
+        .get(key)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// `N records of F × L B fields (about S of values)`.
+fn data_set(props: &PropertyMap) -> String {
+    let records = number(props, "recordcount", 0);
+    let fields = number(props, "fieldcount", 10);
+    let length = number(props, "fieldlength", 100);
+    format!(
+        "{} records of {fields} × {length} B fields (about {} of values)",
+        thousands(records),
+        super::metrics::bytes(records.saturating_mul(fields).saturating_mul(length))
+    )
+}
+
+/// A run phase's bounds: operation count and `maxexecutiontime`.
+fn run_bounds(props: &PropertyMap) -> (u64, Option<u64>) {
+    let ops = number(props, "operationcount", 0);
+    let seconds = props
+        .get("maxexecutiontime")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|s| *s > 0);
+    (ops, seconds)
+}
+
+fn topology_line(spec: &TopologySpec) -> String {
+    let hosts = spec.hosts.len().max(1);
+    match spec.kind {
+        Kind::Standalone => format!("topology {}: one mongod", spec.name),
+        Kind::Sharded => format!(
+            "topology {}: sharded, {} shard(s) per host on {hosts} host(s), {}-member shard replica sets, behind mongos",
+            spec.name,
+            spec.shards_per_host,
+            spec.shard_members.max(1)
+        ),
+    }
+}
+
+/// The plan of a new `compare`: its cells, each scenario's phase and size, the topologies and a
+/// bound on the time spent measuring (loads excepted: their time is the server's to tell).
+pub fn compare_plan(
+    cmd: &CompareCommand,
+    scenarios: &BTreeMap<String, PropertyMap>,
+    scale_note: &str,
+    topologies: &[TopologySpec],
+    results_root: &std::path::Path,
+) -> String {
+    let mut out = String::new();
+    let repeat = cmd.repeat.max(1);
+    let cells = cmd.scenarios.len() * topologies.len() * repeat as usize;
+    let _ = writeln!(out, "{HEADER}");
+    let _ = writeln!(
+        out,
+        "cells: {} scenario(s) × {} topolog{} × {repeat} repetition(s) = {cells}, on the {} backend",
+        cmd.scenarios.len(),
+        topologies.len(),
+        if topologies.len() == 1 { "y" } else { "ies" },
+        cmd.backend
+    );
+    let _ = writeln!(out, "sizes: {scale_note}");
+    for spec in topologies {
+        let _ = writeln!(out, "{}", topology_line(spec));
+    }
+    let mut bounded_s: u64 = 0;
+    let mut unbounded = Vec::new();
+    for (i, name) in cmd.scenarios.iter().enumerate() {
+        let Some(props) = scenarios.get(name) else {
+            continue;
+        };
+        let threads = number(props, "threadcount", 1);
+        if i == 0 {
+            let _ = writeln!(
+                out,
+                "scenario {name}: load {}, {threads} thread(s)",
+                data_set(props)
+            );
+            continue;
+        }
+        let (ops, seconds) = run_bounds(props);
+        let bound = match seconds {
+            Some(s) => {
+                bounded_s += s;
+                format!("at most {}", span(s))
+            }
+            None => {
+                unbounded.push(name.clone());
+                "until its operations are done".to_string()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "scenario {name}: run {} operation(s), {bound}, {threads} thread(s)",
+            thousands(ops)
+        );
+    }
+    let per_topology = bounded_s * u64::from(repeat);
+    let mut time = format!(
+        "measuring: at most {} of run phases ({} per topology)",
+        span(per_topology * topologies.len() as u64),
+        span(per_topology)
+    );
+    if cmd.sweep {
+        let points =
+            cmd.sweep_threads.len() as u64 * cmd.vary.as_ref().map_or(1, |v| v.values.len() as u64);
+        let each = cmd.sweep_duration_s.unwrap_or(10);
+        let _ = write!(
+            time,
+            ", plus a thread sweep of {points} point(s) × {} per topology",
+            span(each)
+        );
+    }
+    if !unbounded.is_empty() {
+        let _ = write!(
+            time,
+            ", plus {} bounded by operation count only",
+            unbounded.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{time}, plus {} load(s), bring-up and teardown, whose time the servers decide",
+        topologies.len() * repeat as usize
+    );
+    let _ = write!(
+        out,
+        "results: a new directory {}/<date>-{}",
+        results_root.display(),
+        cmd.name
+    );
+    out
+}
+
+/// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
+/// measuring.
+pub fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{HEADER}");
+    let curves = resolved.variants.len();
+    let points = curves * cfg.threads.len();
+    let threads: Vec<String> = cfg.threads.iter().map(u32::to_string).collect();
+    let _ = writeln!(
+        out,
+        "sweep: {} on {where_}, {curves} curve(s) × {} thread count(s) ({}) = {points} point(s)",
+        resolved.name,
+        cfg.threads.len(),
+        threads.join(", ")
+    );
+    if let Some(vary) = &cfg.vary {
+        let _ = writeln!(
+            out,
+            "curves: {} = {}, {} repetition(s) each",
+            vary.property,
+            vary.values.join(", "),
+            cfg.repeat
+        );
+    }
+    let _ = writeln!(out, "sizes: {}", resolved.scale_note);
+    if !cfg.no_load {
+        let _ = writeln!(out, "load: {}", data_set(&resolved.base));
+    }
+    let seconds = cfg.duration.as_secs().max(1);
+    let ops = number(&resolved.base, "operationcount", 0);
+    let count_bounded = resolved
+        .overrides
+        .iter()
+        .any(|(k, _)| k == "operationcount");
+    let each = if count_bounded {
+        format!("{} operation(s), at most {}", thousands(ops), span(seconds))
+    } else {
+        span(seconds)
+    };
+    let _ = writeln!(out, "each point: {each}");
+    let _ = write!(
+        out,
+        "measuring: at most {}, plus the load, bring-up and teardown",
+        span(seconds * points as u64)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_spans_read_as_a_person_writes_them() {
+        assert_eq!(thousands(5_000_000), "5,000,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(span(45), "45 s");
+        assert_eq!(span(600), "10 min");
+        assert_eq!(span(750), "12 min 30 s");
+        assert_eq!(span(7200), "2 h");
+        assert_eq!(span(9000), "2 h 30 min");
+    }
+
+    #[test]
+    fn a_load_names_its_data_set_size() {
+        let props: PropertyMap = [
+            ("recordcount", "5000000"),
+            ("fieldcount", "10"),
+            ("fieldlength", "200"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(
+            data_set(&props),
+            "5,000,000 records of 10 × 200 B fields (about 9.3 GiB of values)"
+        );
+    }
+}
