@@ -15,6 +15,7 @@ use super::results::ExperimentDir;
 use super::scenario::{self, Scaling};
 use crate::error::bad_input;
 use crate::runner::Phase;
+use crate::workload::prop;
 
 /// Default thread counts (powers of two, as far as seed 001 went and beyond).
 pub const DEFAULT_THREADS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
@@ -252,7 +253,9 @@ pub async fn sweep_with<L: Lab>(
         let secs = cfg.duration.as_secs().max(1);
         // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
         // each still bounded by --duration; otherwise every point runs its whole duration.
-        let count_bounded = overrides.iter().any(|(k, _)| k == "operationcount");
+        let count_bounded = overrides
+            .iter()
+            .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
         let mut curves: Vec<(Variant, SweepFile)> = Vec::new();
         for (variant, props) in &variants {
             if cancel.is_cancelled() {
