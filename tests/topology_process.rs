@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use microshard::backend::{self, MemberState, RunningCluster, UpOptions};
 use microshard::cluster::{self, AssemblyOptions};
+use microshard::experiment::metrics;
 use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
 use mongodb::bson::{Document, doc};
 use serde_json::Value;
@@ -259,19 +260,21 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         "a shard got nothing: {counts:?}"
     );
 
-    // Metrics for the experiment engineer.
-    let metrics = cluster::server_metrics(&cluster.members[1].direct_uri)
-        .await
-        .unwrap();
-    assert!(metrics.get("opcounters").is_some(), "{metrics}");
-    let sample = backend::sample_metrics(&cluster).await;
+    // Server metrics as experiments read them (experiment::metrics): every member answers serverStatus, and
+    // $collStats through mongos gives one share per shard holding the documents just inserted.
+    let entry = metrics::snapshot(&cluster.entry_uri).await;
+    assert!(entry.is_some(), "the entry point answers serverStatus");
     for m in &cluster.members {
-        assert!(
-            sample["members"][&m.name].get("error").is_none(),
-            "{sample}"
-        );
+        let snapshot = metrics::snapshot(&m.direct_uri).await;
+        assert!(snapshot.is_some(), "{}: no serverStatus", m.name);
     }
-    assert!(sample["collStats"].is_array(), "{sample}");
+    let shares =
+        metrics::shard_shares(&cluster.entry_uri, cluster::YCSB_DB, cluster::YCSB_TABLE).await;
+    assert_eq!(
+        shares.iter().map(|s| s.documents).sum::<u64>(),
+        200,
+        "{shares:?}"
+    );
     assert_eq!(cluster.data_members().count(), shards as usize);
 
     if shards == 2 {

@@ -595,43 +595,6 @@ pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<S
     }
 }
 
-/// One sample of every member's serverStatus subset ([`crate::cluster::server_metrics`]), keyed
-/// by member name, plus `$collStats` per shard through mongos for sharded clusters. A member
-/// that cannot be reached gets `{"error": ...}` instead of failing the whole sample.
-pub async fn sample_metrics(cluster: &RunningCluster) -> serde_json::Value {
-    let mut members = serde_json::Map::new();
-    if cluster.members.is_empty() {
-        let v = match crate::cluster::server_metrics(&cluster.entry_uri).await {
-            Ok(v) => v,
-            Err(e) => serde_json::json!({"error": e.to_string()}),
-        };
-        members.insert("entry".into(), v);
-    }
-    for m in &cluster.members {
-        let target = if m.direct_uri.is_empty() {
-            &m.address
-        } else {
-            &m.direct_uri
-        };
-        let v = match crate::cluster::server_metrics(target).await {
-            Ok(v) => v,
-            Err(e) => serde_json::json!({"error": e.to_string()}),
-        };
-        members.insert(m.name.clone(), v);
-    }
-    let mut out = serde_json::Map::new();
-    out.insert("members".into(), serde_json::Value::Object(members));
-    out.insert("standin".into(), serde_json::Value::Bool(cluster.standin));
-    if cluster.kind == Kind::Sharded {
-        let v = match crate::cluster::collection_stats(&cluster.entry_uri).await {
-            Ok(v) => serde_json::Value::Array(v),
-            Err(e) => serde_json::json!({"error": e.to_string()}),
-        };
-        out.insert("collStats".into(), v);
-    }
-    serde_json::Value::Object(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

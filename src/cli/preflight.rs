@@ -17,6 +17,7 @@ use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
 use crate::experiment::scenario;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
+use crate::workload::prop;
 
 // ----- output paths ---------------------------------------------------------------------------
 
@@ -202,7 +203,7 @@ pub fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
 
 /// Properties holding seconds that become a timer period: bounded like the duration flags, since
 /// a period of `u64::MAX` seconds overflows the clock arithmetic of the status task.
-const SECONDS_PROPERTIES: &[&str] = &["status.interval"];
+const SECONDS_PROPERTIES: &[&str] = &[prop::STATUS_INTERVAL.name];
 
 /// Refuses a seconds property above 30 days (`status.interval`), naming it and its origin.
 pub fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
@@ -271,8 +272,8 @@ pub fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
             properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
         }
         property_bounds(&properties).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
-        if let Some(t) = props.get("threadcount") {
-            let origin = if overrides.iter().any(|(k, _)| k == "threadcount") {
+        if let Some(t) = props.get(prop::THREADCOUNT.name) {
+            let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {
                 "-p threadcount"
             } else {
                 "property threadcount"

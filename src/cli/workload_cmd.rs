@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::error::as_bad_input;
 use crate::runner::{ExecuteOptions, Phase};
-use crate::workload::{Origin, Properties};
+use crate::workload::{Origin, Properties, prop};
 
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
 #[derive(Debug, Default, Args)]
@@ -69,30 +69,30 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
     }
     let flag = |name: &str| Origin::Flag(name.to_string());
     if let Some(n) = args.threads {
-        props.set("threadcount", n.to_string(), flag("--threads"));
+        props.set(prop::THREADCOUNT.name, n.to_string(), flag("--threads"));
     }
     if let Some(n) = args.target {
-        props.set("target", n.to_string(), flag("--target"));
+        props.set(prop::TARGET.name, n.to_string(), flag("--target"));
     }
     if let Some(uri) = &args.uri {
-        props.set("mongodb.url", uri.clone(), flag("--uri"));
+        props.set(prop::MONGODB_URL.name, uri.clone(), flag("--uri"));
     }
     if let Some(label) = &args.label {
-        props.set("label", label.clone(), flag("--label"));
+        props.set(prop::LABEL.name, label.clone(), flag("--label"));
     }
     if args.status {
-        props.set("status", "true", flag("-s"));
+        props.set(prop::STATUS.name, "true", flag("-s"));
     }
     if let Some(w) = args.warmup {
         props.set(
-            "microshard.warmup",
+            prop::WARMUP.name,
             w.as_secs_f64().to_string(),
             flag("--warmup"),
         );
     }
     if let Some(rate) = &args.max_error_rate {
         props.set(
-            "microshard.maxerrorrate",
+            prop::MAXERRORRATE.name,
             rate.clone(),
             flag("--max-error-rate"),
         );
@@ -108,10 +108,10 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         super::preflight::writable_file("--json", path)?;
     }
-    if let Some(path) = props.get("exportfile") {
-        let origin = props.origin_or_default("exportfile");
+    if let Some(path) = props.get(prop::EXPORTFILE.name) {
+        let origin = props.origin_or_default(prop::EXPORTFILE.name);
         super::preflight::writable_file(
-            &format!("{origin}: exportfile"),
+            &format!("{origin}: {}", prop::EXPORTFILE.name),
             std::path::Path::new(path),
         )?;
     }
@@ -183,10 +183,7 @@ pub fn print_merged(
         operations: doc.operations,
     };
     let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
-    let (exporter, _) = crate::measure::exporter_for(props.get_or(
-        "exporter",
-        "site.ycsb.measurements.exporter.TextMeasurementsExporter",
-    ));
+    let (exporter, _) = crate::measure::exporter_for(props.text(&prop::EXPORTER));
     let text = exporter.render(&run, &overall, &config);
     crate::output::println(text.trim_end())?;
     Ok(())

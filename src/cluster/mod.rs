@@ -2,8 +2,8 @@
 //!
 //! The backends start processes or containers; everything said to the servers — readiness,
 //! `replSetInitiate`, waiting for a primary, `addShard`, `shardCollection`, the chunk check, the
-//! balancer, `shutdown` and the metrics the experiments sample — lives here, so the three
-//! backends behave identically.
+//! balancer and `shutdown` — lives here, so the three backends behave identically. The server
+//! metrics experiments sample live in `experiment::metrics`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -818,153 +818,6 @@ pub async fn shutdown(host: &str) -> Result<(), ClusterError> {
     result
 }
 
-/// The serverStatus subset experiments sample: opcounters, connections, WiredTiger cache
-/// (bytes, dirty, evictions), memory; plus host, version and the stand-in flag.
-pub async fn server_metrics(uri_or_host: &str) -> Result<serde_json::Value, ClusterError> {
-    let (client, label) = client_for(uri_or_host).await?;
-    let status = run(
-        &client,
-        &label,
-        doc! {"serverStatus": 1, "repl": 0, "metrics": 0, "locks": 0},
-    )
-    .await?;
-    Ok(metrics_subset(&status))
-}
-
-/// WiredTiger cache counters present in every version microshard supports (4.4–8.x).
-pub const CACHE_COUNTERS: &[&str] = &[
-    "maximum bytes configured",
-    "bytes currently in the cache",
-    "tracked dirty bytes in the cache",
-    "pages read into cache",
-    "pages written from cache",
-    "modified pages evicted",
-    "unmodified pages evicted",
-];
-
-/// Pages evicted by application threads, newest name last: `pages evicted by application threads`
-/// until MongoDB 8.0.16 / 8.2, `page evict attempts by application threads` after
-/// (docs/mongodb-versions.md, "Metrics").
-pub const APP_EVICTION_COUNTERS: &[&str] = &[
-    "pages evicted by application threads",
-    "page evict attempts by application threads",
-];
-/// The 8.0.16+ companion of `page evict attempts by application threads`.
-pub const APP_EVICTION_FAILURES: &str = "page evict failures by application threads";
-/// Key under `wiredTiger.cache` holding the application-thread eviction count whichever name
-/// the server used (`null` when it has neither).
-pub const APP_EVICTION_KEY: &str = "application thread evictions";
-/// Key under `wiredTiger.cache` naming the counter [`APP_EVICTION_KEY`] was read from.
-pub const APP_EVICTION_SOURCE: &str = "application thread evictions counter";
-
-/// Picks the fields [`server_metrics`] reports out of a serverStatus document. Every cache counter
-/// microshard asks for is present in the answer: with its value, or `null` and named under
-/// `wiredTiger.cache.missing` when the server does not have it.
-pub fn metrics_subset(status: &Document) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    for key in [
-        "host",
-        "version",
-        "process",
-        "uptime",
-        "opcounters",
-        "connections",
-        "mem",
-        "microshardStandin",
-    ] {
-        if let Some(v) = status.get(key) {
-            out.insert(key.to_string(), v.clone().into_relaxed_extjson());
-        }
-    }
-    // 8.0+: whether TCMalloc runs with per-CPU caches, which needs THP and
-    // GLIBC_TUNABLES=glibc.pthread.rseq=0 (docs/mongodb-versions.md, "8.0"); absent before 8.0.
-    if let Some(v) = status
-        .get_document("tcmalloc")
-        .ok()
-        .and_then(|t| t.get("usingPerCPUCaches"))
-    {
-        out.insert(
-            "tcmalloc.usingPerCPUCaches".into(),
-            v.clone().into_relaxed_extjson(),
-        );
-    }
-    if let Ok(cache) = status
-        .get_document("wiredTiger")
-        .and_then(|w| w.get_document("cache"))
-    {
-        let mut c = serde_json::Map::new();
-        let mut missing = Vec::new();
-        for key in CACHE_COUNTERS {
-            match cache.get(*key) {
-                Some(v) => {
-                    c.insert(key.to_string(), v.clone().into_relaxed_extjson());
-                }
-                // Recorded as absent (null), never as 0: a 0 would read as "no evictions".
-                None => {
-                    c.insert(key.to_string(), serde_json::Value::Null);
-                    missing.push(serde_json::Value::from(*key));
-                }
-            }
-        }
-        // Application-thread evictions: WiredTiger renamed the counter in MongoDB 8.0.16+ / 8.2.
-        let found = APP_EVICTION_COUNTERS
-            .iter()
-            .find_map(|k| cache.get(*k).map(|v| (*k, v)));
-        match found {
-            Some((k, v)) => {
-                c.insert(k.to_string(), v.clone().into_relaxed_extjson());
-                c.insert(APP_EVICTION_KEY.into(), v.clone().into_relaxed_extjson());
-                c.insert(APP_EVICTION_SOURCE.into(), serde_json::Value::from(k));
-            }
-            None => {
-                c.insert(APP_EVICTION_KEY.into(), serde_json::Value::Null);
-                c.insert(APP_EVICTION_SOURCE.into(), serde_json::Value::Null);
-                missing.push(serde_json::Value::from(APP_EVICTION_KEY));
-            }
-        }
-        if let Some(v) = cache.get(APP_EVICTION_FAILURES) {
-            c.insert(
-                APP_EVICTION_FAILURES.into(),
-                v.clone().into_relaxed_extjson(),
-            );
-        }
-        c.insert("missing".into(), serde_json::Value::Array(missing));
-        out.insert("wiredTiger.cache".into(), serde_json::Value::Object(c));
-    }
-    serde_json::Value::Object(out)
-}
-
-/// `$collStats` of `ycsb.usertable` through mongos: one document per shard (`shard`, `host`,
-/// `storageStats`).
-pub async fn collection_stats(
-    mongos_uri_or_host: &str,
-) -> Result<Vec<serde_json::Value>, ClusterError> {
-    collection_stats_of(mongos_uri_or_host, YCSB_TABLE).await
-}
-
-/// `$collStats` of `ycsb.<table>` through mongos (see [`collection_stats`]).
-pub async fn collection_stats_of(
-    mongos_uri_or_host: &str,
-    table: &str,
-) -> Result<Vec<serde_json::Value>, ClusterError> {
-    ycsb_namespace(table)?;
-    let (client, label) = client_for(mongos_uri_or_host).await?;
-    let coll = client.database(YCSB_DB).collection::<Document>(table);
-    let mut cursor = coll
-        .aggregate(vec![doc! {"$collStats": {"storageStats": {}, "count": {}}}])
-        .await
-        .map_err(|e| ClusterError::command("$collStats", &label, &e))?;
-    let mut out = Vec::new();
-    while let Some(d) = cursor
-        .try_next()
-        .await
-        .map_err(|e| ClusterError::command("$collStats", &label, &e))?
-    {
-        out.push(Bson::Document(d).into_relaxed_extjson());
-    }
-    Ok(out)
-}
-
 /// What to add to a `replSetInitiate` refusal that no member "maps to this node"
 /// (InvalidReplicaSetConfig, 93) when members on several Docker hosts are named `address:port`:
 /// a member decides which entry is itself by connecting to it, which from inside a bridge
@@ -1207,46 +1060,6 @@ mod tests {
     }
 
     #[test]
-    fn eviction_counter_read_under_either_name_and_missing_is_not_zero() {
-        let old = doc! {"wiredTiger": {"cache": {"pages evicted by application threads": 7_i64, "bytes currently in the cache": 1}}};
-        let v = metrics_subset(&old);
-        let c = &v["wiredTiger.cache"];
-        assert_eq!(c[APP_EVICTION_KEY], 7);
-        assert_eq!(
-            c[APP_EVICTION_SOURCE],
-            "pages evicted by application threads"
-        );
-        // 8.0.16+ / 8.2: the replacement counter.
-        let new = doc! {"wiredTiger": {"cache": {"page evict attempts by application threads": 9_i64, "page evict failures by application threads": 1_i64}}};
-        let v = metrics_subset(&new);
-        let c = &v["wiredTiger.cache"];
-        assert_eq!(c[APP_EVICTION_KEY], 9);
-        assert_eq!(
-            c[APP_EVICTION_SOURCE],
-            "page evict attempts by application threads"
-        );
-        assert_eq!(c[APP_EVICTION_FAILURES], 1);
-        // Neither: recorded as missing (null), never as 0.
-        let none = doc! {"wiredTiger": {"cache": {"bytes currently in the cache": 1}}};
-        let v = metrics_subset(&none);
-        let c = &v["wiredTiger.cache"];
-        assert!(c[APP_EVICTION_KEY].is_null());
-        assert!(c["pages read into cache"].is_null());
-        let missing: Vec<&str> = c["missing"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap())
-            .collect();
-        assert!(missing.contains(&APP_EVICTION_KEY), "{missing:?}");
-        assert!(missing.contains(&"pages read into cache"), "{missing:?}");
-        assert!(
-            !missing.contains(&"bytes currently in the cache"),
-            "{missing:?}"
-        );
-    }
-
-    #[test]
     fn privileges_are_checked_only_when_a_user_is_authenticated() {
         let open = doc! {"authInfo": {"authenticatedUsers": [], "authenticatedUserPrivileges": []}};
         assert!(missing_privileges(&open, true).is_empty());
@@ -1321,17 +1134,5 @@ mod tests {
         assert!(ycsb_namespace("system.x").is_err());
         let d = shard_namespace_command("ycsb.orders", "8.0.1", None);
         assert_eq!(d.get_str("shardCollection").unwrap(), "ycsb.orders");
-    }
-
-    #[test]
-    fn metrics_subset_picks_cache_fields() {
-        let s = doc! {"host": "h", "opcounters": {"insert": 3}, "wiredTiger": {"cache": {"bytes currently in the cache": 10, "other": 1}}, "locks": {}};
-        let v = metrics_subset(&s);
-        assert!(v.get("tcmalloc.usingPerCPUCaches").is_none());
-        let with = doc! {"tcmalloc": {"usingPerCPUCaches": true, "generic": {}}};
-        assert_eq!(metrics_subset(&with)["tcmalloc.usingPerCPUCaches"], true);
-        assert_eq!(v["opcounters"]["insert"], 3);
-        assert_eq!(v["wiredTiger.cache"]["bytes currently in the cache"], 10);
-        assert!(v.get("locks").is_none());
     }
 }

@@ -14,6 +14,7 @@ use super::errors::{ErrorClass, ErrorLog, classify, describe};
 use super::url::{self, DEFAULT_URL, ResolvedUrl};
 use super::{DbError, DbOutcome, ReadRecord};
 use crate::measure::Status;
+use crate::workload::prop;
 use crate::workload::{FieldSelection, FieldValue, Properties};
 
 /// Binding settings resolved from properties, before any connection is made.
@@ -35,7 +36,7 @@ impl BindingSettings {
         threads: usize,
         url_override: Option<&str>,
     ) -> Result<BindingSettings, DbError> {
-        for key in ["batchsize", "mongodb.batchsize"] {
+        for key in [prop::BATCHSIZE.name, prop::MONGODB_BATCHSIZE.name] {
             props.parse::<i64>(key).map_err(DbError::Property)?;
         }
         let get = |k: &str| props.get(k).map(str::to_string);
@@ -52,31 +53,33 @@ impl BindingSettings {
     ) -> Result<BindingSettings, DbError> {
         let url = match url_override {
             Some(u) => u.to_string(),
-            None => get("mongodb.url").unwrap_or_else(|| DEFAULT_URL.to_string()),
+            None => get(prop::MONGODB_URL.name).unwrap_or_else(|| DEFAULT_URL.to_string()),
         };
         let resolved = url::resolve(url.trim(), get, threads)?;
-        let batch_size = match get("batchsize").or_else(|| get("mongodb.batchsize")) {
-            None => 1,
-            Some(v) => {
-                let name = if get("batchsize").is_some() {
-                    "batchsize"
-                } else {
-                    "mongodb.batchsize"
-                };
-                match v.trim().parse::<i64>() {
-                    Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
-                    // YCSB treats anything below 2 as "no batching".
-                    Ok(_) => 1,
-                    Err(_) => {
-                        return Err(DbError::BadProperty {
-                            property: name.to_string(),
-                            message: format!("{v:?} is not an integer"),
-                        });
+        let batch_size =
+            match get(prop::BATCHSIZE.name).or_else(|| get(prop::MONGODB_BATCHSIZE.name)) {
+                None => prop::BATCHSIZE.default,
+                Some(v) => {
+                    let name = if get(prop::BATCHSIZE.name).is_some() {
+                        prop::BATCHSIZE.name
+                    } else {
+                        prop::MONGODB_BATCHSIZE.name
+                    };
+                    match v.trim().parse::<i64>() {
+                        Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+                        // YCSB treats anything below 2 as "no batching".
+                        Ok(_) => 1,
+                        Err(_) => {
+                            return Err(DbError::BadProperty {
+                                property: name.to_string(),
+                                message: format!("{v:?} is not an integer"),
+                            });
+                        }
                     }
                 }
-            }
-        };
-        let upsert = get("mongodb.upsert").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+            };
+        let upsert =
+            get(prop::MONGODB_UPSERT.name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         Ok(BindingSettings {
             resolved,
             batch_size,

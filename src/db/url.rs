@@ -3,8 +3,10 @@
 //!
 //! Everything here is pure (no I/O) so it can be tested without a server.
 
-/// YCSB's default connection string.
-pub const DEFAULT_URL: &str = "mongodb://localhost:27017/ycsb?w=1";
+use crate::workload::prop;
+
+/// YCSB's default connection string (declared with the property, `src/workload/prop.rs`).
+pub const DEFAULT_URL: &str = prop::MONGODB_URL.default;
 
 /// The database used when the URL names none (or names `admin`), as YCSB does.
 pub const DEFAULT_DATABASE: &str = "ycsb";
@@ -36,7 +38,7 @@ pub fn refuse_unacknowledged(
     url: &str,
     get: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), UrlError> {
-    if let Some(raw) = get("mongodb.writeConcern") {
+    if let Some(raw) = get(prop::MONGODB_WRITE_CONCERN.name) {
         let v = raw.trim().to_lowercase();
         if matches!(v.as_str(), "unacknowledged" | "errors_ignored" | "normal") {
             return Err(UrlError::Unacknowledged(format!(
@@ -66,10 +68,10 @@ pub fn write_concern_of(url: &str) -> Option<String> {
 
 /// The legacy `mongodb.*` properties YCSB rewrites into URL options (OptionsSupport).
 pub const LEGACY_PROPERTIES: &[&str] = &[
-    "mongodb.writeConcern",
-    "mongodb.readPreference",
-    "mongodb.maxconnections",
-    "mongodb.threadsAllowedToBlockForConnectionMultiplier",
+    prop::MONGODB_WRITE_CONCERN.name,
+    prop::MONGODB_READ_PREFERENCE.name,
+    prop::MONGODB_MAXCONNECTIONS.name,
+    prop::MONGODB_THREADS_ALLOWED_TO_BLOCK.name,
 ];
 
 /// The result of resolving `mongodb.url` and the legacy properties.
@@ -153,7 +155,7 @@ pub fn apply_legacy_options(
     warnings: &mut Vec<String>,
 ) -> String {
     let mut out = url.to_string();
-    if let Some(raw) = get("mongodb.maxconnections") {
+    if let Some(raw) = get(prop::MONGODB_MAXCONNECTIONS.name) {
         let v = raw.trim().to_lowercase();
         if !has_option_substring(&out, "maxPoolSize") {
             append_option(&mut out, "maxPoolSize", &v);
@@ -163,12 +165,12 @@ pub fn apply_legacy_options(
             ));
         }
     }
-    if let Some(raw) = get("mongodb.threadsAllowedToBlockForConnectionMultiplier") {
+    if let Some(raw) = get(prop::MONGODB_THREADS_ALLOWED_TO_BLOCK.name) {
         warnings.push(format!(
             "mongodb.threadsAllowedToBlockForConnectionMultiplier={raw} is ignored: the Rust driver has no waitQueueMultiple (its pool queues waiters without a limit)"
         ));
     }
-    if let Some(raw) = get("mongodb.writeConcern") {
+    if let Some(raw) = get(prop::MONGODB_WRITE_CONCERN.name) {
         let v = raw.trim().to_lowercase();
         let options: Option<&[(&str, &str)]> = match v.as_str() {
             "errors_ignored" | "unacknowledged" | "normal" => Some(&[("w", "0")]),
@@ -195,7 +197,7 @@ pub fn apply_legacy_options(
             }
         }
     }
-    if let Some(raw) = get("mongodb.readPreference") {
+    if let Some(raw) = get(prop::MONGODB_READ_PREFERENCE.name) {
         let v = raw.trim().to_lowercase();
         let mode = match v.as_str() {
             "primary" => Some("primary"),

@@ -21,6 +21,7 @@ use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::report;
 use crate::runner::Phase;
+use crate::workload::prop;
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -318,14 +319,14 @@ async fn run_topology<L: Lab>(
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
         if let (false, Some(t)) = (is_load, threads_override) {
-            props.insert("threadcount".into(), t.to_string());
+            props.insert(prop::THREADCOUNT.name.into(), t.to_string());
         }
         if !is_load && inserted > 0 {
             let base: u64 = props
-                .get("recordcount")
+                .get(prop::RECORDCOUNT.name)
                 .and_then(|r| r.parse().ok())
                 .unwrap_or(0);
-            props.insert("recordcount".into(), (base + inserted).to_string());
+            props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
         }
         let phase = if is_load { Phase::Load } else { Phase::Run };
         let what = if is_load && finished {
@@ -404,9 +405,9 @@ async fn run_topology<L: Lab>(
 /// at least four samples in a short cell.
 fn sample_interval(props: &PropertyMap, duration_s: Option<u64>) -> Duration {
     let status: u64 = props
-        .get("status.interval")
+        .get(prop::STATUS_INTERVAL.name)
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(prop::STATUS_INTERVAL.default);
     let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
     Duration::from_secs(status.min(cap).max(1))
 }
@@ -439,11 +440,11 @@ async fn server_metrics(
         })
         .collect();
     let table = props
-        .get("table")
+        .get(prop::TABLE.name)
         .cloned()
-        .unwrap_or_else(|| "usertable".into());
+        .unwrap_or_else(|| prop::TABLE.default.into());
     let db = props
-        .get("mongodb.url")
+        .get(prop::MONGODB_URL.name)
         .and_then(|u| database_of(u))
         .unwrap_or_else(|| "ycsb".into());
     let mut m = ServerMetrics {
@@ -475,7 +476,7 @@ fn write_cell(
     let mut summary = measured.summary;
     if summary.threads == 0 {
         summary.threads = props
-            .get("threadcount")
+            .get(prop::THREADCOUNT.name)
             .and_then(|t| t.parse().ok())
             .unwrap_or(1);
     }

@@ -10,6 +10,7 @@ use super::model::CompareCommand;
 use super::scenario::PropertyMap;
 use super::sweep::{Resolved, SweepConfig};
 use crate::topology::{Kind, TopologySpec};
+use crate::workload::prop;
 
 /// The first line of every plan.
 pub const HEADER: &str =
@@ -40,6 +41,7 @@ fn span(seconds: u64) -> String {
     }
 }
 
+/// A whole-number property as the plan reads it: its value, else `default`.
 fn number(props: &PropertyMap, key: &str, default: u64) -> u64 {
     props
         .get(key)
@@ -49,9 +51,17 @@ fn number(props: &PropertyMap, key: &str, default: u64) -> u64 {
 
 /// `N records of F × L B fields (about S of values)`.
 fn data_set(props: &PropertyMap) -> String {
-    let records = number(props, "recordcount", 0);
-    let fields = number(props, "fieldcount", 10);
-    let length = number(props, "fieldlength", 100);
+    let records = number(props, prop::RECORDCOUNT.name, 0);
+    let fields = number(
+        props,
+        prop::FIELDCOUNT.name,
+        prop::FIELDCOUNT.default.unsigned_abs(),
+    );
+    let length = number(
+        props,
+        prop::FIELDLENGTH.name,
+        prop::FIELDLENGTH.default.unsigned_abs(),
+    );
     format!(
         "{} records of {fields} × {length} B fields (about {} of values)",
         thousands(records),
@@ -61,9 +71,9 @@ fn data_set(props: &PropertyMap) -> String {
 
 /// A run phase's bounds: operation count and `maxexecutiontime`.
 fn run_bounds(props: &PropertyMap) -> (u64, Option<u64>) {
-    let ops = number(props, "operationcount", 0);
+    let ops = number(props, prop::OPERATIONCOUNT.name, 0);
     let seconds = props
-        .get("maxexecutiontime")
+        .get(prop::MAXEXECUTIONTIME.name)
         .and_then(|v| v.trim().parse().ok())
         .filter(|s| *s > 0);
     (ops, seconds)
@@ -113,7 +123,7 @@ pub fn compare_plan(
         let Some(props) = scenarios.get(name) else {
             continue;
         };
-        let threads = number(props, "threadcount", 1);
+        let threads = number(props, prop::THREADCOUNT.name, prop::THREADCOUNT.default);
         if i == 0 {
             let _ = writeln!(
                 out,
@@ -205,11 +215,11 @@ pub fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> Strin
         let _ = writeln!(out, "load: {}", data_set(&resolved.base));
     }
     let seconds = cfg.duration.as_secs().max(1);
-    let ops = number(&resolved.base, "operationcount", 0);
+    let ops = number(&resolved.base, prop::OPERATIONCOUNT.name, 0);
     let count_bounded = resolved
         .overrides
         .iter()
-        .any(|(k, _)| k == "operationcount");
+        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
     let each = if count_bounded {
         format!("{} operation(s), at most {}", thousands(ops), span(seconds))
     } else {

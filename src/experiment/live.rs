@@ -18,6 +18,7 @@ use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
 use crate::topology::BackendKind;
+use crate::workload::prop;
 
 /// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
 /// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
@@ -345,9 +346,9 @@ async fn shard_scenario_table(
     properties: &PropertyMap,
 ) -> anyhow::Result<()> {
     let table = properties
-        .get("table")
+        .get(prop::TABLE.name)
         .map(String::as_str)
-        .unwrap_or("usertable");
+        .unwrap_or(prop::TABLE.default);
     let Some(plan) = &deployment.plan else {
         return Ok(());
     };
@@ -374,7 +375,7 @@ async fn shard_scenario_table(
 pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
     // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
     let scenario_sets_w = properties
-        .get("mongodb.writeConcern")
+        .get(prop::MONGODB_WRITE_CONCERN.name)
         .is_some_and(|w| !w.trim().eq_ignore_ascii_case("journaled"));
     if crate::db::url::query_option(uri, "w").is_some() || scenario_sets_w {
         return uri.to_string();
@@ -510,14 +511,14 @@ pub async fn calibrate(
     let uri = server.uri();
     let outcome = async {
         let mut load = base.clone();
-        load.insert("insertcount".into(), cfg.records.to_string());
+        load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
         let bar = progress.phase("calibrate: load", None);
         let m = run_phase(&uri, &load, Phase::Load, cancel, None, None, 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
-        run.insert("maxexecutiontime".into(), secs.to_string());
-        run.insert("operationcount".into(), "1000000000".into());
+        run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
+        run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
         let bar = progress.phase("calibrate: run", Some(cfg.duration));
         let m = run_phase(&uri, &run, Phase::Run, cancel, None, None, 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));

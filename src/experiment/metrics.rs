@@ -36,7 +36,33 @@ pub struct StatusSnapshot {
     /// `version` as reported.
     #[serde(default)]
     pub version: Option<String>,
+    /// Pages evicted by application threads (cache pressure felt by the operations themselves), read under
+    /// whichever of [`APP_EVICTION_COUNTERS`] the server has; `None` (never 0) when it has neither
+    /// (docs/mongodb-versions.md, R2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_evictions: Option<u64>,
+    /// The counter [`Self::app_evictions`] was read from, so figures from before and after the rename are not
+    /// compared as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_eviction_counter: Option<String>,
+    /// [`APP_EVICTION_FAILURES`], the companion of the renamed counter (8.0.16+ / 8.2 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_eviction_failures: Option<u64>,
+    /// `tcmalloc.usingPerCPUCaches` (8.0+): the server's own word on whether per-CPU caches, which need THP and
+    /// `GLIBC_TUNABLES=glibc.pthread.rseq=0`, are in effect (docs/mongodb-versions.md, R4); absent before 8.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcmalloc_per_cpu_caches: Option<bool>,
 }
+
+/// Pages evicted by application threads, oldest name first: `pages evicted by application threads` until
+/// MongoDB 8.0.16 / 8.2, `page evict attempts by application threads` after (docs/mongodb-versions.md, R2).
+pub const APP_EVICTION_COUNTERS: &[&str] = &[
+    "pages evicted by application threads",
+    "page evict attempts by application threads",
+];
+
+/// The 8.0.16+ companion of `page evict attempts by application threads`.
+pub const APP_EVICTION_FAILURES: &str = "page evict failures by application threads";
 
 impl StatusSnapshot {
     /// Reads the counters out of a `serverStatus` reply; absent sections stay zero/None.
@@ -52,6 +78,10 @@ impl StatusSnapshot {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
+        // Application-thread evictions: WiredTiger renamed the counter in MongoDB 8.0.16+ / 8.2.
+        let app_eviction = APP_EVICTION_COUNTERS
+            .iter()
+            .find_map(|k| Some((*k, number(cache?.get(*k))?)));
         StatusSnapshot {
             insert: op("insert"),
             query: op("query"),
@@ -69,6 +99,13 @@ impl StatusSnapshot {
             cache_max_bytes: wt("maximum bytes configured"),
             evicted_pages: evicted,
             version: reply.get_str("version").ok().map(str::to_string),
+            app_evictions: app_eviction.map(|(_, n)| n),
+            app_eviction_counter: app_eviction.map(|(k, _)| k.to_string()),
+            app_eviction_failures: wt(APP_EVICTION_FAILURES),
+            tcmalloc_per_cpu_caches: reply
+                .get_document("tcmalloc")
+                .ok()
+                .and_then(|t| t.get_bool("usingPerCPUCaches").ok()),
         }
     }
 
@@ -401,6 +438,47 @@ mod tests {
         assert_eq!(s.insert, 3);
         assert_eq!(s.cache_bytes, None);
         assert_eq!(s.evicted_pages, None);
+    }
+
+    #[test]
+    fn eviction_counter_read_under_either_name_and_missing_is_not_zero() {
+        let old = doc! {"wiredTiger": {"cache": {"pages evicted by application threads": 7_i64, "bytes currently in the cache": 1_i32}}};
+        let s = StatusSnapshot::from_server_status(&old);
+        assert_eq!(s.app_evictions, Some(7));
+        assert_eq!(
+            s.app_eviction_counter.as_deref(),
+            Some("pages evicted by application threads")
+        );
+        assert_eq!(s.app_eviction_failures, None);
+        // 8.0.16+ / 8.2: the replacement counter and its companion.
+        let new = doc! {"wiredTiger": {"cache": {"page evict attempts by application threads": 9_i64, "page evict failures by application threads": 1_i32}}};
+        let s = StatusSnapshot::from_server_status(&new);
+        assert_eq!(s.app_evictions, Some(9));
+        assert_eq!(
+            s.app_eviction_counter.as_deref(),
+            Some("page evict attempts by application threads")
+        );
+        assert_eq!(s.app_eviction_failures, Some(1));
+        // Neither: absent (None), never 0, and nothing written to the result.
+        let none = doc! {"wiredTiger": {"cache": {"bytes currently in the cache": 1_i32}}};
+        let s = StatusSnapshot::from_server_status(&none);
+        assert_eq!(
+            (s.app_evictions, s.app_eviction_counter.as_deref()),
+            (None, None)
+        );
+        assert_eq!(s.evicted_pages, None);
+        let json = serde_json::to_string(&s).unwrap_or_default();
+        assert!(!json.contains("app_eviction"), "{json}");
+    }
+
+    #[test]
+    fn tcmalloc_per_cpu_caches_is_read_where_the_server_reports_it() {
+        let s = StatusSnapshot::from_server_status(
+            &doc! {"tcmalloc": {"usingPerCPUCaches": true, "generic": {}}},
+        );
+        assert_eq!(s.tcmalloc_per_cpu_caches, Some(true));
+        let s = StatusSnapshot::from_server_status(&status(1, 1, 1, 1));
+        assert_eq!(s.tcmalloc_per_cpu_caches, None);
     }
 
     #[test]

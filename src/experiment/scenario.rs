@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{as_bad_input, bad_input};
+use crate::workload::prop;
 
 /// Record count used when `--full` is not given (fits a laptop; stated in every report).
 pub const LAPTOP_RECORDS: u64 = 100_000;
@@ -90,22 +91,22 @@ pub fn resolve(
             // The load inserts `recordcount` documents (YCSB's load count when `insertcount`
             // is not set), so a `-p recordcount=N` below means exactly N documents loaded and
             // N keys read by every run phase; an explicit `-p insertcount` still wins.
-            props.insert("recordcount".into(), scaling.records.to_string());
-            props.remove("insertcount");
+            props.insert(prop::RECORDCOUNT.name.into(), scaling.records.to_string());
+            props.remove(prop::INSERTCOUNT.name);
         }
         if let (true, Some(d)) = (i > 0, scaling.duration_s) {
-            props.insert("maxexecutiontime".into(), d.to_string());
+            props.insert(prop::MAXEXECUTIONTIME.name.into(), d.to_string());
         }
         if let Some(t) = scaling.threads {
-            props.insert("threadcount".into(), t.to_string());
+            props.insert(prop::THREADCOUNT.name.into(), t.to_string());
         }
         for (k, v) in overrides {
             props.insert(k.clone(), v.clone());
         }
-        match (&load_records, props.get("recordcount")) {
+        match (&load_records, props.get(prop::RECORDCOUNT.name)) {
             (None, Some(r)) => load_records = Some(r.clone()),
             (Some(r), _) => {
-                props.insert("recordcount".into(), r.clone());
+                props.insert(prop::RECORDCOUNT.name.into(), r.clone());
             }
             _ => {}
         }

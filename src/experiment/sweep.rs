@@ -21,6 +21,7 @@ use super::results::ExperimentDir;
 use super::scenario::{self, PropertyMap, Scaling};
 use crate::error::bad_input;
 use crate::runner::Phase;
+use crate::workload::prop;
 
 /// Default thread counts (powers of two, as far as seed 001 went and beyond).
 pub const DEFAULT_THREADS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
@@ -284,7 +285,9 @@ pub async fn sweep_with<L: Lab>(
         }
         // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
         // each still bounded by --duration; otherwise every point runs its whole duration.
-        let count_bounded = overrides.iter().any(|(k, _)| k == "operationcount");
+        let count_bounded = overrides
+            .iter()
+            .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
         let curves = Curves {
             variants: &variants,
             vary: cfg.vary.as_ref(),
@@ -519,12 +522,12 @@ pub async fn sweep_points<L: Lab>(
             break;
         }
         let mut props = base.clone();
-        props.insert("threadcount".into(), n.to_string());
+        props.insert(prop::THREADCOUNT.name.into(), n.to_string());
         if !count_bounded {
             // Bounded by time alone: every point runs its full duration (`operationcount=0`).
-            props.insert("operationcount".into(), "0".into());
+            props.insert(prop::OPERATIONCOUNT.name.into(), "0".into());
         }
-        props.insert("maxexecutiontime".into(), secs.to_string());
+        props.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         let bar = progress.phase(
             &format!("{label}: sweep {n} threads"),
             Some(Duration::from_secs(secs)),

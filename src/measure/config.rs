@@ -1,5 +1,7 @@
 //! Measurement settings, read from the same properties YCSB reads.
 
+use crate::workload::prop;
+
 /// Which per-operation structure records latencies (`measurementtype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,7 +37,7 @@ impl IntervalMode {
 }
 
 /// YCSB's default `hdrhistogram.percentiles` on current master.
-pub const DEFAULT_PERCENTILES: &str = "50,95,99";
+pub const DEFAULT_PERCENTILES: &str = prop::HDRHISTOGRAM_PERCENTILES.default;
 
 /// The measurement settings of one run.
 ///
@@ -71,7 +73,7 @@ impl Default for MeasurementConfig {
             verbose: false,
             report_latency_for_each_error: false,
             latency_tracked_errors: Vec::new(),
-            histogram_buckets: 1000,
+            histogram_buckets: prop::HISTOGRAM_BUCKETS.default,
             warnings: Vec::new(),
         }
     }
@@ -108,20 +110,20 @@ impl MeasurementConfig {
             reason: reason.to_string(),
         };
 
-        if let Some(t) = lookup("measurementtype") {
+        if let Some(t) = lookup(prop::MEASUREMENTTYPE.name) {
             cfg.measurement_type = match t.as_str() {
                 "hdrhistogram" => MeasurementType::HdrHistogram,
                 "histogram" => MeasurementType::Histogram,
                 "hdrhistogram+histogram" | "hdrhistogram+raw" | "timeseries" | "raw" => {
                     return Err(err(
-                        "measurementtype",
+                        prop::MEASUREMENTTYPE.name,
                         &t,
                         "not supported by microshard (use hdrhistogram or histogram)",
                     ));
                 }
                 _ => {
                     return Err(err(
-                        "measurementtype",
+                        prop::MEASUREMENTTYPE.name,
                         &t,
                         "unknown measurement type (use hdrhistogram or histogram)",
                     ));
@@ -129,7 +131,7 @@ impl MeasurementConfig {
             };
         }
 
-        if let Some(p) = lookup("hdrhistogram.percentiles") {
+        if let Some(p) = lookup(prop::HDRHISTOGRAM_PERCENTILES.name) {
             match parse_percentiles(&p) {
                 Some(list) => cfg.percentiles = list,
                 None => cfg.warnings.push(format!(
@@ -138,14 +140,14 @@ impl MeasurementConfig {
             }
         }
 
-        if let Some(i) = lookup("measurement.interval") {
+        if let Some(i) = lookup(prop::MEASUREMENT_INTERVAL.name) {
             cfg.interval = match i.as_str() {
                 "op" => IntervalMode::Op,
                 "intended" => IntervalMode::Intended,
                 "both" => IntervalMode::Both,
                 _ => {
                     return Err(err(
-                        "measurement.interval",
+                        prop::MEASUREMENT_INTERVAL.name,
                         &i,
                         "expected op, intended or both",
                     ));
@@ -153,16 +155,20 @@ impl MeasurementConfig {
             };
         }
 
-        cfg.verbose = java_bool(lookup("measurement.histogram.verbose"));
-        cfg.report_latency_for_each_error = java_bool(lookup("reportlatencyforeacherror"));
-        if let Some(list) = lookup("latencytrackederrors") {
+        cfg.verbose = java_bool(lookup(prop::MEASUREMENT_HISTOGRAM_VERBOSE.name));
+        cfg.report_latency_for_each_error = java_bool(lookup(prop::REPORTLATENCYFOREACHERROR.name));
+        if let Some(list) = lookup(prop::LATENCYTRACKEDERRORS.name) {
             cfg.latency_tracked_errors = java_split(&list);
         }
-        if let Some(b) = lookup("histogram.buckets") {
+        if let Some(b) = lookup(prop::HISTOGRAM_BUCKETS.name) {
             cfg.histogram_buckets = match b.parse::<i32>() {
                 Ok(n) if n > 0 => n as usize,
                 _ => {
-                    return Err(err("histogram.buckets", &b, "expected a positive integer"));
+                    return Err(err(
+                        prop::HISTOGRAM_BUCKETS.name,
+                        &b,
+                        "expected a positive integer",
+                    ));
                 }
             };
         }

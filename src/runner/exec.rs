@@ -16,6 +16,7 @@ use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
 use crate::measure::{self, MeasurementConfig, Measurements};
+use crate::workload::prop::{self, Prop};
 use crate::workload::{CoreWorkload, Properties};
 
 /// How `execute` is run: from the CLI (status lines, report on stdout) or from an experiment (quiet).
@@ -55,12 +56,11 @@ fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_ {
 }
 
 /// A property that must parse; the error names the property and where it was set.
-fn parse_prop<T: crate::workload::PropertyValue>(
+fn parse_prop<T: crate::workload::PropertyValue + Copy>(
     props: &Properties,
-    key: &str,
-    default: T,
+    prop: &Prop<T>,
 ) -> anyhow::Result<T> {
-    props.parse_or(key, default).map_err(as_bad_input)
+    props.value(prop).map_err(as_bad_input)
 }
 
 /// Runs one phase and returns its result document.
@@ -84,36 +84,40 @@ pub async fn execute(
         say(&format!("warning: {w}"));
     }
 
-    let requested_threads: u64 = parse_prop(props, "threadcount", 1u64)?;
+    let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
     if requested_threads == 0 {
-        return Err(bad_input("property threadcount: must be at least 1"));
-    }
-    let target: f64 = parse_prop(props, "target", 0i64)? as f64;
-    let max_execution_s: u64 = parse_prop(props, "maxexecutiontime", 0u64)?;
-    let status_interval_s: u64 = parse_prop(props, "status.interval", 10u64)?;
-    let status_enabled = opts.status || parse_prop(props, "status", false)?;
-    let label = props.get_or("label", "").to_string();
-    // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
-    let error_rate_limit: f64 = parse_prop(props, "microshard.maxerrorrate", 0.01f64)?;
-    if !(0.0..=1.0).contains(&error_rate_limit) {
         return Err(bad_input(format!(
-            "property microshard.maxerrorrate={error_rate_limit}: a fraction between 0 and 1 is expected"
+            "property {}: must be at least 1",
+            prop::THREADCOUNT.name
         )));
     }
-    let max_error_rate: Option<f64> = props
-        .get("microshard.maxerrorrate")
-        .map(|_| error_rate_limit);
-    let warmup_s: f64 = parse_prop(props, "microshard.warmup", 0.0f64)?;
+    let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
+    let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
+    let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
+    let status_enabled = opts.status || parse_prop(props, &prop::STATUS)?;
+    let label = props.text(&prop::LABEL).to_string();
+    // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
+    let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
+    if !(0.0..=1.0).contains(&error_rate_limit) {
+        return Err(bad_input(format!(
+            "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
+            prop::MAXERRORRATE.name
+        )));
+    }
+    let max_error_rate: Option<f64> = props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
+    let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
     if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
         return Err(bad_input(format!(
-            "property microshard.warmup={warmup_s}: seconds between 0 and 86400 are expected"
+            "property {}={warmup_s}: seconds between 0 and 86400 are expected",
+            prop::WARMUP.name
         )));
     }
     let warmup = Duration::from_secs_f64(warmup_s);
-    let stall_s: f64 = parse_prop(props, "microshard.stallseconds", 2.0f64)?;
+    let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
     if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
         return Err(bad_input(format!(
-            "property microshard.stallseconds={stall_s}: seconds between 0.5 and 3600 are expected"
+            "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
+            prop::STALLSECONDS.name
         )));
     }
 
@@ -282,7 +286,8 @@ pub async fn execute(
                 if ops >= 100 && failed as f64 > rate * ops as f64 {
                     if let Ok(mut r) = reason.lock() {
                         *r = Some(format!(
-                            "stopped: {failed} of {ops} operations failed, more than microshard.maxerrorrate={rate}"
+                            "stopped: {failed} of {ops} operations failed, more than {}={rate}",
+                            prop::MAXERRORRATE.name
                         ));
                     }
                     shared.stop.cancel();
@@ -440,17 +445,15 @@ pub async fn execute(
     let run = measurements.finish();
 
     if opts.print_report {
-        let (exporter, warning) = measure::exporter_for(props.get_or(
-            "exporter",
-            "site.ycsb.measurements.exporter.TextMeasurementsExporter",
-        ));
+        let (exporter, warning) = measure::exporter_for(props.text(&prop::EXPORTER));
         if let Some(w) = warning {
             say(&w);
         }
         let text = exporter.render(&run, &overall, &mcfg);
-        match props.get("exportfile") {
-            Some(path) => std::fs::write(path, text)
-                .with_context(|| format!("property exportfile: cannot write {path}"))?,
+        match props.get(prop::EXPORTFILE.name) {
+            Some(path) => std::fs::write(path, text).with_context(|| {
+                format!("property {}: cannot write {path}", prop::EXPORTFILE.name)
+            })?,
             None => {
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
@@ -534,7 +537,7 @@ fn recorded_properties(
     let mut out: Vec<measure::result::PropertyEntry> = props
         .resolved()
         .into_iter()
-        .filter(|p| uri.is_none() || p.key != "mongodb.url")
+        .filter(|p| uri.is_none() || p.key != prop::MONGODB_URL.name)
         .map(|p| measure::result::PropertyEntry {
             value: crate::redact::redact_uri(&p.value),
             origin: p.origin.to_string(),
@@ -543,7 +546,7 @@ fn recorded_properties(
         .collect();
     if let Some(uri) = uri {
         out.push(measure::result::PropertyEntry {
-            key: "mongodb.url".into(),
+            key: prop::MONGODB_URL.name.into(),
             value: crate::redact::redact_uri(uri),
             origin: "connection string in use (--uri or the topology's entry point)".into(),
         });

@@ -21,7 +21,7 @@ use tokio::process::Command;
 use super::{ExecuteOptions, Phase};
 use crate::error::bad_input;
 use crate::measure::{ClientEntry, ResultDocument};
-use crate::workload::Properties;
+use crate::workload::{Properties, prop};
 
 /// The line a client prints on stderr when it is connected and waits for the start.
 pub const BARRIER_READY: &str = "microshard: client ready, waiting for the start";
@@ -48,7 +48,7 @@ fn split(total: u64, n: u64) -> Vec<u64> {
 pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Result<Vec<Slice>> {
     let n = clients as u64;
     let threads: u64 = props
-        .parse_or("threadcount", 1u64)
+        .value(&prop::THREADCOUNT)
         .map_err(crate::error::as_bad_input)?;
     if n == 0 {
         return Err(bad_input("--clients: must be at least 1"));
@@ -62,13 +62,13 @@ pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Resul
     let mut out: Vec<Slice> = thread_split
         .iter()
         .map(|t| Slice {
-            overrides: vec![("threadcount".into(), t.to_string())],
+            overrides: vec![(prop::THREADCOUNT.name.into(), t.to_string())],
         })
         .collect();
     match phase {
         Phase::Load => {
             let start: u64 = props
-                .parse_or("insertstart", 0u64)
+                .parse_or(prop::INSERTSTART.name, prop::INSERTSTART.default as u64)
                 .map_err(crate::error::as_bad_input)?;
             let count =
                 crate::workload::load_operation_count(props).map_err(crate::error::as_bad_input)?;
@@ -76,8 +76,10 @@ pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Resul
             for (slice, c) in out.iter_mut().zip(split(count, n)) {
                 slice
                     .overrides
-                    .push(("insertstart".into(), next.to_string()));
-                slice.overrides.push(("insertcount".into(), c.to_string()));
+                    .push((prop::INSERTSTART.name.into(), next.to_string()));
+                slice
+                    .overrides
+                    .push((prop::INSERTCOUNT.name.into(), c.to_string()));
                 next += c;
             }
         }
@@ -92,13 +94,13 @@ pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Resul
             for (i, (slice, o)) in out.iter_mut().zip(ops_split).enumerate() {
                 slice
                     .overrides
-                    .push(("operationcount".into(), o.to_string()));
+                    .push((prop::OPERATIONCOUNT.name.into(), o.to_string()));
                 slice
                     .overrides
-                    .push(("microshard.insertstride".into(), n.to_string()));
+                    .push((prop::INSERTSTRIDE.name.into(), n.to_string()));
                 slice
                     .overrides
-                    .push(("microshard.insertoffset".into(), i.to_string()));
+                    .push((prop::INSERTOFFSET.name.into(), i.to_string()));
             }
         }
     }
@@ -233,7 +235,7 @@ pub(crate) fn properties_text(
 ) -> anyhow::Result<Vec<u8>> {
     let mut map: std::collections::HashMap<String, String> = props
         .iter()
-        .filter(|(k, _, _)| !matches!(*k, "exportfile" | "status"))
+        .filter(|(k, _, _)| ![prop::EXPORTFILE.name, prop::STATUS.name].contains(k))
         .map(|(k, v, _)| (k.to_string(), v.to_string()))
         .collect();
     for (k, v) in slice.overrides.iter().chain(extra) {
@@ -583,7 +585,7 @@ impl MergedStatus {
             .map(|s| {
                 s.overrides
                     .iter()
-                    .find(|(k, _)| k == "operationcount" || k == "insertcount")
+                    .find(|(k, _)| k == prop::OPERATIONCOUNT.name || k == prop::INSERTCOUNT.name)
                     .and_then(|(_, v)| v.parse::<u64>().ok())
                     .unwrap_or(0)
             })
@@ -647,16 +649,16 @@ pub fn merge_clients(docs: Vec<(usize, ResultDocument)>) -> anyhow::Result<Resul
 
 /// Properties each client of one run may set differently (its slice, its connection).
 const PER_CLIENT: &[&str] = &[
-    "threadcount",
-    "insertstart",
-    "insertcount",
-    "operationcount",
-    "mongodb.url",
-    "label",
-    "exportfile",
-    "status",
-    "microshard.insertstride",
-    "microshard.insertoffset",
+    prop::THREADCOUNT.name,
+    prop::INSERTSTART.name,
+    prop::INSERTCOUNT.name,
+    prop::OPERATIONCOUNT.name,
+    prop::MONGODB_URL.name,
+    prop::LABEL.name,
+    prop::EXPORTFILE.name,
+    prop::STATUS.name,
+    prop::INSERTSTRIDE.name,
+    prop::INSERTOFFSET.name,
 ];
 
 /// Refuses documents that are not parts of one run: another phase, or a workload property

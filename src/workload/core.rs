@@ -25,6 +25,7 @@ use super::generators::{
 };
 use super::keys::{build_key_name, fnvhash64, java_int};
 use super::operation::{FieldSelection, FieldValue, Operation};
+use super::prop::{self, Prop};
 use super::properties::{Properties, PropertyError};
 use super::values::{deterministic_value, fill_random_bytes, java_hashmap_order};
 use crate::measure::Status;
@@ -166,8 +167,8 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// Reads a proportion: a finite, non-negative double.
-fn proportion(props: &Properties, key: &str, default: f64) -> Result<f64, PropertyError> {
-    let v = props.parse_or::<f64>(key, default)?;
+fn proportion(props: &Properties, prop: &Prop<f64>) -> Result<f64, PropertyError> {
+    let (key, v) = (prop.name, props.value(prop)?);
     if !v.is_finite() || v < 0.0 {
         return Err(props.invalid(key, format!("{v} is not a proportion (must be 0 or more)")));
     }
@@ -175,8 +176,8 @@ fn proportion(props: &Properties, key: &str, default: f64) -> Result<f64, Proper
 }
 
 /// Reads a fraction in [0, 1].
-fn fraction(props: &Properties, key: &str, default: f64) -> Result<f64, PropertyError> {
-    let v = props.parse_or::<f64>(key, default)?;
+fn fraction(props: &Properties, prop: &Prop<f64>) -> Result<f64, PropertyError> {
+    let (key, v) = (prop.name, props.value(prop)?);
     if !(0.0..=1.0).contains(&v) {
         return Err(props.invalid(key, format!("{v} is outside [0, 1]")));
     }
@@ -186,20 +187,22 @@ fn fraction(props: &Properties, key: &str, default: f64) -> Result<f64, Property
 impl CoreWorkload {
     /// Reads and validates every CoreWorkload property; computes zeta sums once.
     pub fn from_properties(props: &Properties) -> Result<CoreWorkload, WorkloadError> {
-        let table = props.get_or("table", "usertable").to_string();
+        let table = props.text(&prop::TABLE).to_string();
         if table.is_empty() {
-            return Err(props.invalid("table", "must not be empty").into());
+            return Err(props.invalid(prop::TABLE.name, "must not be empty").into());
         }
 
         // Record counts: recordcount 0 means Integer.MAX_VALUE inside the workload.
-        let mut recordcount = props.parse_or::<i64>("recordcount", 0)?;
+        let mut recordcount = props.value(&prop::RECORDCOUNT)?;
         if recordcount < 0 {
-            return Err(props.invalid("recordcount", "must not be negative").into());
+            return Err(props
+                .invalid(prop::RECORDCOUNT.name, "must not be negative")
+                .into());
         }
         if recordcount > i64::from(i32::MAX) {
             return Err(props
                 .invalid(
-                    "recordcount",
+                    prop::RECORDCOUNT.name,
                     format!(
                         "{recordcount} is above 2147483647; YCSB key numbers are 32-bit ints, keys would repeat"
                     ),
@@ -209,18 +212,21 @@ impl CoreWorkload {
         if recordcount == 0 {
             recordcount = i64::from(i32::MAX);
         }
-        let insertstart = props.parse_or::<i64>("insertstart", 0)?;
+        let insertstart = props.value(&prop::INSERTSTART)?;
         if insertstart < 0 {
-            return Err(props.invalid("insertstart", "must not be negative").into());
+            return Err(props
+                .invalid(prop::INSERTSTART.name, "must not be negative")
+                .into());
         }
-        let insertcount = props.parse_or::<i64>("insertcount", recordcount - insertstart)?;
+        let insertcount =
+            props.parse_or::<i64>(prop::INSERTCOUNT.name, recordcount - insertstart)?;
         if insertcount < 1 {
             return Err(props
                 .invalid(
-                    if props.contains("insertcount") {
-                        "insertcount"
+                    if props.contains(prop::INSERTCOUNT.name) {
+                        prop::INSERTCOUNT.name
                     } else {
-                        "insertstart"
+                        prop::INSERTSTART.name
                     },
                     format!("the key range has {insertcount} keys; it needs at least one"),
                 )
@@ -232,7 +238,7 @@ impl CoreWorkload {
         {
             return Err(props
                 .invalid(
-                    "insertcount",
+                    prop::INSERTCOUNT.name,
                     format!(
                         "insertstart ({insertstart}) + insertcount ({insertcount}) is more than recordcount ({recordcount})"
                     ),
@@ -241,24 +247,28 @@ impl CoreWorkload {
         }
 
         // Fields.
-        let fieldcount = props.parse_or::<i64>("fieldcount", 10)?;
+        let fieldcount = props.value(&prop::FIELDCOUNT)?;
         if fieldcount < 1 {
-            return Err(props.invalid("fieldcount", "must be at least 1").into());
+            return Err(props
+                .invalid(prop::FIELDCOUNT.name, "must be at least 1")
+                .into());
         }
-        let prefix = props.get_or("fieldnameprefix", "field");
-        let fieldlength = props.parse_or::<i64>("fieldlength", 100)?;
+        let prefix = props.text(&prop::FIELDNAMEPREFIX);
+        let fieldlength = props.value(&prop::FIELDLENGTH)?;
         if fieldlength < 0 {
-            return Err(props.invalid("fieldlength", "must not be negative").into());
+            return Err(props
+                .invalid(prop::FIELDLENGTH.name, "must not be negative")
+                .into());
         }
-        let minfieldlength = props.parse_or::<i64>("minfieldlength", 1)?;
-        let dist = props.get_or("fieldlengthdistribution", "constant");
+        let minfieldlength = props.value(&prop::MINFIELDLENGTH)?;
+        let dist = props.text(&prop::FIELDLENGTHDISTRIBUTION);
         let field_length = match dist {
             "constant" => FieldLength::Constant(java_int(fieldlength)),
             "uniform" | "zipfian" => {
                 if minfieldlength < 0 || minfieldlength > fieldlength {
                     return Err(props
                         .invalid(
-                            "minfieldlength",
+                            prop::MINFIELDLENGTH.name,
                             format!(
                                 "{minfieldlength} must be between 0 and fieldlength ({fieldlength})"
                             ),
@@ -269,7 +279,9 @@ impl CoreWorkload {
                     match UniformLong::new(minfieldlength, fieldlength) {
                         Some(u) => FieldLength::Uniform(u),
                         None => {
-                            return Err(props.invalid("fieldlength", "empty length range").into());
+                            return Err(props
+                                .invalid(prop::FIELDLENGTH.name, "empty length range")
+                                .into());
                         }
                     }
                 } else {
@@ -280,7 +292,7 @@ impl CoreWorkload {
             other => {
                 return Err(props
                     .invalid(
-                        "fieldlengthdistribution",
+                        prop::FIELDLENGTHDISTRIBUTION.name,
                         format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
                     )
                     .into());
@@ -296,14 +308,14 @@ impl CoreWorkload {
             .collect();
         let map_order = java_hashmap_order(&field_names);
 
-        let readallfields = props.parse_or("readallfields", true)?;
-        let readallfieldsbyname = props.parse_or("readallfieldsbyname", false)?;
-        let writeallfields = props.parse_or("writeallfields", false)?;
-        let dataintegrity = props.parse_or("dataintegrity", false)?;
+        let readallfields = props.value(&prop::READALLFIELDS)?;
+        let readallfieldsbyname = props.value(&prop::READALLFIELDSBYNAME)?;
+        let writeallfields = props.value(&prop::WRITEALLFIELDS)?;
+        let dataintegrity = props.value(&prop::DATAINTEGRITY)?;
         if dataintegrity && !matches!(field_length, FieldLength::Constant(_)) {
             return Err(props
                 .invalid(
-                    "dataintegrity",
+                    prop::DATAINTEGRITY.name,
                     "needs fieldlengthdistribution=constant (values are checked by length)",
                 )
                 .into());
@@ -311,54 +323,54 @@ impl CoreWorkload {
 
         // Operation mix, in YCSB's fixed order.
         let weights = [
-            (OpKind::Read, proportion(props, "readproportion", 0.95)?),
-            (OpKind::Update, proportion(props, "updateproportion", 0.05)?),
-            (OpKind::Insert, proportion(props, "insertproportion", 0.0)?),
-            (OpKind::Scan, proportion(props, "scanproportion", 0.0)?),
+            (OpKind::Read, proportion(props, &prop::READPROPORTION)?),
+            (OpKind::Update, proportion(props, &prop::UPDATEPROPORTION)?),
+            (OpKind::Insert, proportion(props, &prop::INSERTPROPORTION)?),
+            (OpKind::Scan, proportion(props, &prop::SCANPROPORTION)?),
             (
                 OpKind::ReadModifyWrite,
-                proportion(props, "readmodifywriteproportion", 0.0)?,
+                proportion(props, &prop::READMODIFYWRITEPROPORTION)?,
             ),
         ];
         let insertproportion = weights[2].1;
         let chooser = Discrete::new(&weights).ok_or_else(|| {
             props.invalid(
-                "readproportion",
+                prop::READPROPORTION.name,
                 "all operation proportions (read, update, insert, scan, readmodifywrite) are zero",
             )
         })?;
 
         // Keys.
-        let ordered = props.get_or("insertorder", "hashed") != "hashed";
-        let zeropadding = props.parse_or::<i32>("zeropadding", 1)?;
+        let ordered = props.text(&prop::INSERTORDER) != "hashed";
+        let zeropadding = props.value(&prop::ZEROPADDING)?;
         let insert_keys = AcknowledgedCounter::new(recordcount);
         let insert_stride: i64 = props
-            .parse_or("microshard.insertstride", 1i64)
+            .value(&prop::INSERTSTRIDE)
             .map_err(WorkloadError::from)?;
         let insert_offset: i64 = props
-            .parse_or("microshard.insertoffset", 0i64)
+            .value(&prop::INSERTOFFSET)
             .map_err(WorkloadError::from)?;
         if insert_stride < 1 || !(0..insert_stride).contains(&insert_offset) {
             return Err(props
                 .invalid(
-                    "microshard.insertoffset",
+                    prop::INSERTOFFSET.name,
                     format!("must be in 0..microshard.insertstride ({insert_stride})"),
                 )
                 .into());
         }
         let last_key = insertstart + insertcount - 1;
-        let key_chooser = match props.get_or("requestdistribution", "uniform") {
+        let key_chooser = match props.text(&prop::REQUESTDISTRIBUTION) {
             "uniform" => KeyChooser::Uniform(
                 UniformLong::new(insertstart, last_key)
-                    .ok_or_else(|| props.invalid("insertcount", "empty key range"))?,
+                    .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
             ),
             "sequential" => KeyChooser::Sequential(
                 Sequential::new(insertstart, last_key)
-                    .ok_or_else(|| props.invalid("insertcount", "empty key range"))?,
+                    .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
             ),
             "zipfian" => {
                 // YCSB reads operationcount without a default here and crashes when it is absent; 0 instead.
-                let opcount = props.parse_or::<u64>("operationcount", 0)?;
+                let opcount = props.value(&prop::OPERATIONCOUNT)?;
                 let expectednewkeys = (opcount as f64 * insertproportion * 2.0) as i32 as i64;
                 KeyChooser::Zipfian(ScrambledZipfian::new(
                     insertstart,
@@ -367,11 +379,10 @@ impl CoreWorkload {
             }
             "latest" => KeyChooser::Latest(SkewedLatest::new(insert_keys.last_value())),
             "hotspot" => {
-                let data = fraction(props, "hotspotdatafraction", 0.2)?;
-                let opn = fraction(props, "hotspotopnfraction", 0.8)?;
+                let data = fraction(props, &prop::HOTSPOTDATAFRACTION)?;
+                let opn = fraction(props, &prop::HOTSPOTOPNFRACTION)?;
                 KeyChooser::Hotspot(Hotspot::new(insertstart, last_key, data, opn).ok_or_else(|| {
-                    props.invalid(
-                        "hotspotdatafraction",
+                    props.invalid(prop::HOTSPOTDATAFRACTION.name,
                         format!(
                             "{data} of {insertcount} keys leaves the hot or the cold set empty while hotspotopnfraction ({opn}) sends operations to it"
                         ),
@@ -379,19 +390,22 @@ impl CoreWorkload {
                 })?)
             }
             "exponential" => {
-                let percentile = props.parse_or::<f64>("exponential.percentile", 95.0)?;
+                let percentile = props.value(&prop::EXPONENTIAL_PERCENTILE)?;
                 if !(percentile > 0.0 && percentile < 100.0) {
                     return Err(props
                         .invalid(
-                            "exponential.percentile",
+                            prop::EXPONENTIAL_PERCENTILE.name,
                             format!("{percentile} must be between 0 and 100 (exclusive)"),
                         )
                         .into());
                 }
-                let frac = props.parse_or::<f64>("exponential.frac", 0.8571428571)?;
+                let frac = props.value(&prop::EXPONENTIAL_FRAC)?;
                 if !(frac > 0.0 && frac.is_finite()) {
                     return Err(props
-                        .invalid("exponential.frac", format!("{frac} must be more than 0"))
+                        .invalid(
+                            prop::EXPONENTIAL_FRAC.name,
+                            format!("{frac} must be more than 0"),
+                        )
                         .into());
                 }
                 KeyChooser::Exponential(Exponential::new(percentile, recordcount as f64, frac))
@@ -399,7 +413,7 @@ impl CoreWorkload {
             other => {
                 return Err(props
                     .invalid(
-                        "requestdistribution",
+                        prop::REQUESTDISTRIBUTION.name,
                         format!(
                             "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
                         ),
@@ -408,49 +422,55 @@ impl CoreWorkload {
             }
         };
         let field_chooser = UniformLong::new(0, fieldcount - 1)
-            .ok_or_else(|| props.invalid("fieldcount", "must be at least 1"))?;
+            .ok_or_else(|| props.invalid(prop::FIELDCOUNT.name, "must be at least 1"))?;
 
         // Scans.
-        let minscan = props.parse_or::<i32>("minscanlength", 1)?;
-        let maxscan = props.parse_or::<i32>("maxscanlength", 1000)?;
+        let minscan = props.value(&prop::MINSCANLENGTH)?;
+        let maxscan = props.value(&prop::MAXSCANLENGTH)?;
         if minscan < 1 {
             return Err(props
-                .invalid("minscanlength", format!("{minscan} must be at least 1"))
+                .invalid(
+                    prop::MINSCANLENGTH.name,
+                    format!("{minscan} must be at least 1"),
+                )
                 .into());
         }
         if minscan > maxscan {
             return Err(props
                 .invalid(
-                    "minscanlength",
+                    prop::MINSCANLENGTH.name,
                     format!("{minscan} is more than maxscanlength ({maxscan})"),
                 )
                 .into());
         }
         let (minscan, maxscan) = (i64::from(minscan), i64::from(maxscan));
-        let scan_length = match props.get_or("scanlengthdistribution", "uniform") {
-            "uniform" => ScanLength::Uniform(
-                UniformLong::new(minscan, maxscan)
-                    .ok_or_else(|| props.invalid("maxscanlength", "empty scan length range"))?,
-            ),
+        let scan_length = match props.text(&prop::SCANLENGTHDISTRIBUTION) {
+            "uniform" => {
+                ScanLength::Uniform(UniformLong::new(minscan, maxscan).ok_or_else(|| {
+                    props.invalid(prop::MAXSCANLENGTH.name, "empty scan length range")
+                })?)
+            }
             "zipfian" => ScanLength::Zipfian(Zipfian::new(minscan, maxscan)),
             other => {
                 return Err(props
                     .invalid(
-                        "scanlengthdistribution",
+                        prop::SCANLENGTHDISTRIBUTION.name,
                         format!("unknown scan length distribution {other:?} (expected uniform or zipfian)"),
                     )
                     .into());
             }
         };
 
-        let readbatchsize = props.parse_or::<usize>("readbatchsize", 1)?;
+        let readbatchsize = props.value(&prop::READBATCHSIZE)?;
         if readbatchsize < 1 {
-            return Err(props.invalid("readbatchsize", "must be at least 1").into());
+            return Err(props
+                .invalid(prop::READBATCHSIZE.name, "must be at least 1")
+                .into());
         }
         if readbatchsize as u64 > insertcount as u64 {
             return Err(props
                 .invalid(
-                    "readbatchsize",
+                    prop::READBATCHSIZE.name,
                     format!(
                         "{readbatchsize} distinct keys per read, but only {insertcount} records"
                     ),
@@ -458,19 +478,18 @@ impl CoreWorkload {
                 .into());
         }
 
-        let retry_limit = props.parse_or::<u32>("core_workload_insertion_retry_limit", 0)?;
-        let retry_interval_secs =
-            props.parse_or::<i64>("core_workload_insertion_retry_interval", 3)?;
+        let retry_limit = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_LIMIT)?;
+        let retry_interval_secs = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_INTERVAL)?;
         if retry_interval_secs < 0 {
             return Err(props
                 .invalid(
-                    "core_workload_insertion_retry_interval",
+                    prop::CORE_WORKLOAD_INSERTION_RETRY_INTERVAL.name,
                     "must not be negative",
                 )
                 .into());
         }
         let keep_going_on_error =
-            props.parse_or("core_workload_insertion_keep_going_on_error", false)?;
+            props.value(&prop::CORE_WORKLOAD_INSERTION_KEEP_GOING_ON_ERROR)?;
 
         Ok(CoreWorkload {
             table,
@@ -832,7 +851,7 @@ impl CoreWorkload {
 
 /// Reads the `fieldlengthhistogram` file.
 fn load_histogram(props: &Properties) -> Result<Histogram, WorkloadError> {
-    let path = PathBuf::from(props.get_or("fieldlengthhistogram", "hist.txt"));
+    let path = PathBuf::from(props.text(&prop::FIELDLENGTHHISTOGRAM));
     let text = std::fs::read_to_string(&path).map_err(|e| WorkloadError::HistogramFile {
         path: path.clone(),
         line: None,
@@ -855,17 +874,18 @@ fn check_document_size(
     // Per field: type byte, name, NUL, binary length, subtype, bytes. Plus _id (key ≤ 4 + 20 digits + padding).
     let digits = (fieldcount.max(1) as f64).log10() as u64 + 1;
     let per_field = 1 + prefix.len() as u64 + digits + 1 + 4 + 1 + max_field_len.max(0) as u64;
-    let key_len = 4 + 20u64.max(props.parse_or::<i32>("zeropadding", 1)?.max(0) as u64);
+    let key_len = 4 + 20u64.max(props.value(&prop::ZEROPADDING)?.max(0) as u64);
     let id = 1 + 4 + 4 + key_len + 1;
     let total = (fieldcount as u64)
         .saturating_mul(per_field)
         .saturating_add(4 + id + 1);
     if total > MONGODB_MAX_DOCUMENT_BYTES {
-        let key = if props.contains("fieldlength") || !props.contains("fieldcount") {
-            "fieldlength"
-        } else {
-            "fieldcount"
-        };
+        let key =
+            if props.contains(prop::FIELDLENGTH.name) || !props.contains(prop::FIELDCOUNT.name) {
+                prop::FIELDLENGTH.name
+            } else {
+                prop::FIELDCOUNT.name
+            };
         return Err(props.invalid(
             key,
             format!(
@@ -878,16 +898,16 @@ fn check_document_size(
 
 /// Load-phase operation count: `insertcount` if the property is present (any value), else `recordcount`.
 pub fn load_operation_count(props: &Properties) -> Result<u64, PropertyError> {
-    if props.contains("insertcount") {
-        props.parse_or::<u64>("insertcount", 0)
+    if props.contains(prop::INSERTCOUNT.name) {
+        props.parse_or::<u64>(prop::INSERTCOUNT.name, 0)
     } else {
-        props.parse_or::<u64>("recordcount", 0)
+        props.parse_or::<u64>(prop::RECORDCOUNT.name, prop::RECORDCOUNT.default as u64)
     }
 }
 
 /// Run-phase operation count: `operationcount`, 0 (the default) meaning unlimited.
 pub fn run_operation_count(props: &Properties) -> Result<u64, PropertyError> {
-    props.parse_or::<u64>("operationcount", 0)
+    props.value(&prop::OPERATIONCOUNT)
 }
 
 /// Splits `total` operations over `threads` clients like YCSB: `total / threads` each, the first `total % threads`

@@ -19,8 +19,8 @@
 pub mod core;
 pub mod generators;
 pub mod keys;
-pub mod known;
 pub mod operation;
+pub mod prop;
 pub mod properties;
 pub mod values;
 
@@ -32,6 +32,6 @@ pub use self::core::{
     load_operation_count, run_operation_count, split_operations,
 };
 pub use keys::{build_key_name, fnvhash64};
-pub use known::{KNOWN_PROPERTIES, KnownProperty};
 pub use operation::{FieldSelection, FieldValue, Operation};
+pub use prop::{KNOWN_PROPERTIES, KnownProperty};
 pub use properties::{Origin, Properties, PropertyError, PropertyValue, ResolvedProperty};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use java_properties::{LineContent, PropertiesIter};
 
-use super::known::{self, KnownProperty};
+use super::prop::{self, KnownProperty, Prop};
 
 /// Where a property value came from, so messages can point at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,6 +295,16 @@ impl Properties {
         self.parse(key).map(|v| v.unwrap_or(default))
     }
 
+    /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/workload/prop.rs`).
+    pub fn value<T: PropertyValue + Copy>(&self, prop: &Prop<T>) -> Result<T, PropertyError> {
+        self.parse_or(prop.name, prop.default)
+    }
+
+    /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.
+    pub fn text<'a>(&'a self, prop: &Prop<&'static str>) -> &'a str {
+        self.get_or(prop.name, prop.default)
+    }
+
     /// Parses the value if set (`Ok(None)` when unset).
     pub fn parse<T: PropertyValue>(&self, key: &str) -> Result<Option<T>, PropertyError> {
         match self.index.get(key) {
@@ -335,7 +345,7 @@ impl Properties {
                 is_default: false,
             })
             .collect();
-        for known in known::KNOWN_PROPERTIES {
+        for known in prop::KNOWN_PROPERTIES {
             if let (false, Some(default)) = (self.contains(known.name), known.default) {
                 out.push(ResolvedProperty {
                     key: known.name.to_string(),
@@ -355,7 +365,7 @@ impl Properties {
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for entry in &self.entries {
-            if known::lookup(&entry.key).is_some() {
+            if prop::lookup(&entry.key).is_some() {
                 continue;
             }
             if let Some(best) = suggest(&entry.key) {
@@ -371,7 +381,7 @@ impl Properties {
 
 /// The closest known property within edit distance 2, if any.
 fn suggest(key: &str) -> Option<&'static KnownProperty> {
-    known::KNOWN_PROPERTIES
+    prop::KNOWN_PROPERTIES
         .iter()
         .map(|k| (strsim::levenshtein(key, k.name), k))
         .filter(|(d, _)| *d <= 2)

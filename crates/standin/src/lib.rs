@@ -47,7 +47,8 @@
 //! # Layout
 //! `server` (listener, connections, dispatch, the commands every role answers) hands a command to
 //! `mongod` (data commands over `store`, with `query` and `value`; replica-set commands in `repl`)
-//! or to `router` (mongos). `wire` is the OP_MSG/OP_QUERY codec, `cmderr` the error codes, `config`
+//! or to `router` (mongos). `wire` is the OP_MSG/OP_QUERY codec, `cmderr` the error codes, `fields` the typed
+//! reading of command fields (one set of TypeMismatch/missing errors), `config`
 //! the flags and `capacity` the service-time model. A new command goes into the file of the role
 //! that answers it (see CONTRIBUTING.md).
 
@@ -56,6 +57,7 @@
 mod capacity;
 mod cmderr;
 mod config;
+mod fields;
 mod mongod;
 mod query;
 mod repl;

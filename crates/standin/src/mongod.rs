@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use mongodb::bson::{Bson, DateTime, Document, doc};
 
 use super::cmderr::{CmdError, CmdResult, code};
+use super::fields::Fields;
 use super::query::{Matcher, Projection, Sort, Update, get_path};
 use super::repl;
 use super::server::{Shared, command_not_found, cursor_reply, take_batch};
@@ -42,59 +43,6 @@ pub fn coll_name(cmd: &str, db: &str, body: &Document) -> CmdResult<String> {
             format!("collection name has invalid type {}", type_name(other)),
         )),
         None => Err(CmdError::missing(cmd, cmd)),
-    }
-}
-
-/// An optional sub-document argument (TypeMismatch when present with another type).
-pub fn opt_doc(cmd: &str, body: &Document, field: &str) -> CmdResult<Document> {
-    match body.get(field) {
-        None | Some(Bson::Null) => Ok(Document::new()),
-        Some(Bson::Document(d)) => Ok(d.clone()),
-        Some(other) => Err(CmdError::wrong_type(cmd, field, type_name(other), "object")),
-    }
-}
-
-/// An optional non-negative integer argument.
-pub fn opt_count(cmd: &str, body: &Document, field: &str) -> CmdResult<Option<usize>> {
-    match body.get(field) {
-        None | Some(Bson::Null) => Ok(None),
-        Some(v) => {
-            let Some(n) = as_i64(v) else {
-                return Err(CmdError::wrong_type(
-                    cmd,
-                    field,
-                    type_name(v),
-                    "[long, int, decimal, double]",
-                ));
-            };
-            if n < 0 {
-                return Err(CmdError::bad_value(format!(
-                    "BSON field '{field}' value must be >= 0, actual value '{n}'"
-                )));
-            }
-            Ok(Some(n as usize))
-        }
-    }
-}
-
-/// A required array of documents (`documents`, `updates`, `deletes`, `pipeline`).
-pub fn doc_array(cmd: &str, body: &Document, field: &str) -> CmdResult<Vec<Document>> {
-    match body.get(field) {
-        None => Err(CmdError::missing(cmd, field)),
-        Some(Bson::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Bson::Document(d) => Ok(d.clone()),
-                other => Err(CmdError::wrong_type(
-                    cmd,
-                    &format!("{field}.{i}"),
-                    type_name(other),
-                    "object",
-                )),
-            })
-            .collect(),
-        Some(other) => Err(CmdError::wrong_type(cmd, field, type_name(other), "array")),
     }
 }
 
@@ -234,7 +182,7 @@ fn apply_statements<T>(
 
 async fn insert(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("insert", db, body)?;
-    let docs = doc_array("insert", body, "documents")?;
+    let docs = Fields::new("insert", body).doc_array("documents")?;
     repl::check_writable(shared)?;
     let ordered = ordered(body);
     let ns = format!("{db}.{coll}");
@@ -272,12 +220,13 @@ struct FindArgs {
 }
 
 fn find_args(body: &Document) -> CmdResult<FindArgs> {
-    let filter = opt_doc("find", body, "filter")?;
-    let projection = Projection::new(&opt_doc("find", body, "projection")?)?;
-    let sort = Sort::new(&opt_doc("find", body, "sort")?)?;
-    let skip = opt_count("find", body, "skip")?.unwrap_or(0);
-    let limit = opt_count("find", body, "limit")?.filter(|l| *l > 0);
-    let batch_size = opt_count("find", body, "batchSize")?;
+    let f = Fields::new("find", body);
+    let filter = f.opt_doc("filter")?;
+    let projection = Projection::new(&f.opt_doc("projection")?)?;
+    let sort = Sort::new(&f.opt_doc("sort")?)?;
+    let skip = f.opt_count("skip")?.unwrap_or(0);
+    let limit = f.opt_count("limit")?.filter(|l| *l > 0);
+    let batch_size = f.opt_count("batchSize")?;
     let single_batch = body.get("singleBatch").is_some_and(truthy);
     Ok(FindArgs {
         filter,
@@ -320,31 +269,10 @@ async fn find(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
 
 /// `getMore` against the shared cursor table (both roles).
 pub async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
-    let id = match body.get("getMore") {
-        Some(Bson::Int64(i)) => *i,
-        Some(other) => {
-            return Err(CmdError::wrong_type(
-                "getMore",
-                "getMore",
-                type_name(other),
-                "long",
-            ));
-        }
-        None => return Err(CmdError::missing("getMore", "getMore")),
-    };
-    let coll = match body.get("collection") {
-        Some(Bson::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(CmdError::wrong_type(
-                "getMore",
-                "collection",
-                type_name(other),
-                "string",
-            ));
-        }
-        None => return Err(CmdError::missing("getMore", "collection")),
-    };
-    let batch = opt_count("getMore", body, "batchSize")?.filter(|b| *b > 0);
+    let f = Fields::new("getMore", body);
+    let id = f.req_long("getMore")?;
+    let coll = f.req_str("collection")?;
+    let batch = f.opt_count("batchSize")?.filter(|b| *b > 0);
     let ns = format!("{db}.{coll}");
     let (docs, remaining_ns, left) = {
         let mut cursors = shared
@@ -384,18 +312,7 @@ pub async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdRes
 
 /// `killCursors` (both roles).
 pub fn kill_cursors(shared: &Shared, body: &Document) -> CmdResult {
-    let ids = match body.get("cursors") {
-        Some(Bson::Array(a)) => a.clone(),
-        Some(other) => {
-            return Err(CmdError::wrong_type(
-                "killCursors",
-                "cursors",
-                type_name(other),
-                "array",
-            ));
-        }
-        None => return Err(CmdError::missing("killCursors", "cursors")),
-    };
+    let ids = Fields::new("killCursors", body).req_array("cursors")?;
     let mut killed = Vec::new();
     let mut not_found = Vec::new();
     let mut cursors = shared
@@ -417,7 +334,7 @@ pub fn kill_cursors(shared: &Shared, body: &Document) -> CmdResult {
 
 async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("update", db, body)?;
-    let stmts = doc_array("update", body, "updates")?;
+    let stmts = Fields::new("update", body).doc_array("updates")?;
     repl::check_writable(shared)?;
     let ordered = ordered(body);
     let ns = format!("{db}.{coll}");
@@ -467,21 +384,12 @@ async fn update(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
 
 /// The `q` (filter) of one update or delete statement, refused the way mongod refuses it.
 fn statement_filter(statement: &Document, context: &str) -> Result<Document, CmdError> {
-    match statement.get("q") {
-        Some(Bson::Document(d)) => Ok(d.clone()),
-        Some(other) => Err(CmdError::wrong_type(
-            context,
-            "q",
-            type_name(other),
-            "object",
-        )),
-        None => Err(CmdError::missing(context, "q")),
-    }
+    Fields::new(context, statement).req_doc("q")
 }
 
 async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("delete", db, body)?;
-    let stmts = doc_array("delete", body, "deletes")?;
+    let stmts = Fields::new("delete", body).doc_array("deletes")?;
     repl::check_writable(shared)?;
     let ordered = ordered(body);
     let ns = format!("{db}.{coll}");
@@ -531,9 +439,10 @@ async fn delete(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
 
 async fn count(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("count", db, body)?;
-    let q = opt_doc("count", body, "query")?;
-    let skip = opt_count("count", body, "skip")?.unwrap_or(0);
-    let limit = opt_count("count", body, "limit")?.filter(|l| *l > 0);
+    let f = Fields::new("count", body);
+    let q = f.opt_doc("query")?;
+    let skip = f.opt_count("skip")?.unwrap_or(0);
+    let limit = f.opt_count("limit")?.filter(|l| *l > 0);
     repl::check_readable(shared)?;
     let m = Matcher::new(&q)?;
     let n = with_store(shared, |s| {
@@ -601,17 +510,10 @@ async fn aggregate(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult
         }
         None => return Err(CmdError::missing("aggregate", "aggregate")),
     };
-    let pipeline = doc_array("aggregate", body, "pipeline")?;
-    let cursor_opts = match body.get("cursor") {
-        Some(Bson::Document(d)) => d.clone(),
-        Some(other) => {
-            return Err(CmdError::wrong_type(
-                "aggregate",
-                "cursor",
-                type_name(other),
-                "object",
-            ));
-        }
+    let f = Fields::new("aggregate", body);
+    let pipeline = f.doc_array("pipeline")?;
+    let cursor_opts = match f.maybe_doc("cursor")? {
+        Some(d) => d,
         None if body.get("explain").is_some_and(truthy) => Document::new(),
         None => {
             return Err(CmdError::parse(
@@ -619,7 +521,7 @@ async fn aggregate(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult
             ));
         }
     };
-    let batch_size = opt_count("aggregate", &cursor_opts, "batchSize")?;
+    let batch_size = Fields::new("aggregate", &cursor_opts).opt_count("batchSize")?;
     repl::check_readable(shared)?;
     let Some(coll) = coll else {
         return Err(CmdError::new(
@@ -906,7 +808,7 @@ fn group(docs: Vec<Document>, spec: &Document) -> CmdResult<Vec<Document>> {
 
 fn create_indexes(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("createIndexes", db, body)?;
-    let specs = doc_array("createIndexes", body, "indexes")?;
+    let specs = Fields::new("createIndexes", body).doc_array("indexes")?;
     repl::check_writable(shared)?;
     with_store(shared, |s| {
         let (c, created) = s.coll_mut(db, &coll);
@@ -997,7 +899,7 @@ fn list_databases(shared: &Arc<Shared>, body: &Document) -> CmdResult {
 
 fn list_collections(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     check_db_name(db)?;
-    let filter = opt_doc("listCollections", body, "filter")?;
+    let filter = Fields::new("listCollections", body).opt_doc("filter")?;
     let m = Matcher::new(&filter)?;
     let name_only = body.get("nameOnly").is_some_and(truthy);
     let store = shared

@@ -16,10 +16,11 @@ use mongodb::{Client, error::ErrorKind};
 use super::StandinError;
 use super::cmderr::{CmdError, CmdResult, code};
 use super::config::{StandinConfig, parse_configdb};
-use super::mongod::{self, check_db_name, coll_name, doc_array, opt_count, opt_doc, run_pipeline};
+use super::fields::Fields;
+use super::mongod::{self, check_db_name, coll_name, run_pipeline};
 use super::query::{Matcher, Sort};
 use super::server::{Shared, command_not_found, cursor_reply};
-use super::value::{as_i64, cmp_bson, truthy, type_name};
+use super::value::{as_i64, cmp_bson, truthy};
 
 /// How long a command waits for the config server before mongos refuses it (133).
 const NOT_READY_WAIT: Duration = Duration::from_secs(2);
@@ -177,6 +178,118 @@ async fn gather(client: &Client, db: &str, cmd: Document) -> CmdResult<Vec<Docum
         id = cur.get_i64("id").unwrap_or(0);
     }
     Ok(out)
+}
+
+/// The commands mongos answers, each name listed once: dispatch and the answer given before the config server is
+/// reachable both read this table (lower-case spellings are the aliases MongoDB still accepts).
+const COMMANDS: &[(&str, Cmd, Unready)] = &[
+    ("addShard", Cmd::AddShard, Unready::NotReady),
+    ("isdbgrid", Cmd::IsDbGrid, Unready::NotFound),
+    ("listShards", Cmd::ListShards, Unready::NotReady),
+    ("enableSharding", Cmd::EnableSharding, Unready::NotReady),
+    ("enablesharding", Cmd::EnableSharding, Unready::NotFound),
+    ("shardCollection", Cmd::ShardCollection, Unready::NotReady),
+    ("shardcollection", Cmd::ShardCollection, Unready::NotFound),
+    ("balancerStart", Cmd::BalancerStart, Unready::NotReady),
+    ("balancerStop", Cmd::BalancerStop, Unready::NotReady),
+    ("balancerStatus", Cmd::BalancerStatus, Unready::NotReady),
+    (
+        "flushRouterConfig",
+        Cmd::FlushRouterConfig,
+        Unready::NotReady,
+    ),
+    (
+        "flushrouterconfig",
+        Cmd::FlushRouterConfig,
+        Unready::NotFound,
+    ),
+    ("getMore", Cmd::GetMore, Unready::Local),
+    ("killCursors", Cmd::KillCursors, Unready::Local),
+    ("insert", Cmd::Insert, Unready::NotReady),
+    ("find", Cmd::Find, Unready::NotReady),
+    ("update", Cmd::Update, Unready::NotReady),
+    ("delete", Cmd::Delete, Unready::NotReady),
+    ("count", Cmd::Count, Unready::NotReady),
+    ("aggregate", Cmd::Aggregate, Unready::NotReady),
+    ("create", Cmd::Create, Unready::NotReady),
+    ("drop", Cmd::Drop, Unready::NotReady),
+    ("dropDatabase", Cmd::DropDatabase, Unready::NotReady),
+    ("createIndexes", Cmd::CreateIndexes, Unready::NotReady),
+    ("listIndexes", Cmd::ListIndexes, Unready::NotReady),
+    ("listDatabases", Cmd::ListDatabases, Unready::NotReady),
+    ("listCollections", Cmd::ListCollections, Unready::NotReady),
+    ("dbStats", Cmd::DbStats, Unready::NotReady),
+    ("collStats", Cmd::CollStats, Unready::NotReady),
+];
+
+/// A mongos command, so the `match` in [`Router::command`] is checked for exhaustiveness against [`COMMANDS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    AddShard,
+    IsDbGrid,
+    ListShards,
+    EnableSharding,
+    ShardCollection,
+    BalancerStart,
+    BalancerStop,
+    BalancerStatus,
+    FlushRouterConfig,
+    GetMore,
+    KillCursors,
+    Insert,
+    Find,
+    Update,
+    Delete,
+    Count,
+    Aggregate,
+    Create,
+    Drop,
+    DropDatabase,
+    CreateIndexes,
+    ListIndexes,
+    ListDatabases,
+    ListCollections,
+    DbStats,
+    CollStats,
+}
+
+impl Cmd {
+    /// Data commands act on a database's collections; on `config` they go to the config server.
+    fn is_data(self) -> bool {
+        !matches!(
+            self,
+            Cmd::AddShard
+                | Cmd::IsDbGrid
+                | Cmd::ListShards
+                | Cmd::EnableSharding
+                | Cmd::ShardCollection
+                | Cmd::BalancerStart
+                | Cmd::BalancerStop
+                | Cmd::BalancerStatus
+                | Cmd::FlushRouterConfig
+                | Cmd::GetMore
+                | Cmd::KillCursors
+        )
+    }
+}
+
+/// What a command answers while the config server is not reachable yet (after the wait real mongos does too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unready {
+    /// Answered from this router's own cursor table.
+    Local,
+    /// FailedToSatisfyReadPreference (133), as mongos gives when it cannot select the config server.
+    NotReady,
+    /// CommandNotFound (59).
+    NotFound,
+}
+
+/// The table entry for `name`.
+fn lookup(name: &str) -> Option<(Cmd, Unready)> {
+    COMMANDS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, cmd, unready)| (*cmd, *unready))
 }
 
 fn not_ready(set: &str) -> CmdError {
@@ -593,42 +706,70 @@ impl Router {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
+        let cmd = lookup(name);
         if !self.ready.load(Ordering::SeqCst) {
-            return match name {
-                "getMore" | "killCursors" => self.local(shared, name, db, body).await,
-                "listShards" | "addShard" | "enableSharding" | "shardCollection"
-                | "balancerStart" | "balancerStop" | "balancerStatus" | "flushRouterConfig"
-                | "insert" | "find" | "update" | "delete" | "count" | "aggregate" | "create"
-                | "drop" | "dropDatabase" | "createIndexes" | "listIndexes" | "listDatabases"
-                | "listCollections" | "dbStats" | "collStats" => Err(not_ready(&self.config_set)),
-                _ => Err(command_not_found(name)),
+            return match cmd.map(|(_, unready)| unready) {
+                Some(Unready::Local) => self.local(shared, name, db, body).await,
+                Some(Unready::NotReady) => Err(not_ready(&self.config_set)),
+                Some(Unready::NotFound) | None => Err(command_not_found(name)),
             };
         }
-        match name {
-            "addShard" => self.add_shard(shared, db, body).await,
-            "isdbgrid" => Ok(doc! {"isdbgrid": 1, "hostname": shared.hostname.clone(), "ok": 1.0}),
-            "listShards" => self.list_shards().await,
-            "enableSharding" | "enablesharding" => {
-                let Some(Bson::String(target)) = body.get(name) else {
-                    return Err(CmdError::wrong_type(
-                        name,
-                        name,
-                        body.get(name).map(type_name).unwrap_or("missing"),
-                        "string",
-                    ));
-                };
-                check_db_name(target)?;
-                self.ensure_db(target, body.get_str("primaryShard").ok())
+        let cmd = cmd.map(|(cmd, _)| cmd);
+        // The config and admin databases live on the config server: data commands there (and any command the
+        // router does not know, on `config`) go to it.
+        if cmd.is_none_or(Cmd::is_data)
+            && (db == "config"
+                || (db == "admin"
+                    && matches!(
+                        cmd,
+                        Some(
+                            Cmd::Insert
+                                | Cmd::Find
+                                | Cmd::Update
+                                | Cmd::Delete
+                                | Cmd::Count
+                                | Cmd::Aggregate
+                        )
+                    )))
+        {
+            let c = self.config()?;
+            if matches!(cmd, Some(Cmd::Find | Cmd::Aggregate)) {
+                let docs = gather(&c, db, clean(body)).await?;
+                let coll = body.get_str(name).unwrap_or("$cmd");
+                return Ok(cursor_reply(
+                    shared,
+                    &format!("{db}.{coll}"),
+                    VecDeque::from(docs),
+                    None,
+                    false,
+                ));
+            }
+            return run_on(&c, db, clean(body)).await;
+        }
+        let Some(cmd) = cmd else {
+            return Err(command_not_found(name));
+        };
+        match cmd {
+            Cmd::AddShard => self.add_shard(shared, db, body).await,
+            Cmd::IsDbGrid => {
+                Ok(doc! {"isdbgrid": 1, "hostname": shared.hostname.clone(), "ok": 1.0})
+            }
+            Cmd::ListShards => self.list_shards().await,
+            Cmd::EnableSharding => {
+                // `name` is the body's first key, so only its type can be wrong.
+                let target = Fields::new(name, body).req_str(name)?;
+                check_db_name(&target)?;
+                self.ensure_db(&target, body.get_str("primaryShard").ok())
                     .await?;
                 Ok(doc! {"ok": 1.0})
             }
-            "shardCollection" | "shardcollection" => self.shard_collection(body).await,
-            "balancerStart" | "balancerStop" => {
-                let on = name == "balancerStart";
+            Cmd::ShardCollection => self.shard_collection(body).await,
+            Cmd::BalancerStart | Cmd::BalancerStop => {
+                let on = cmd == Cmd::BalancerStart;
                 self.config_write(doc! {"update": "settings", "updates": [{"q": {"_id": "balancer"}, "u": {"$set": {"mode": if on {"full"} else {"off"}, "stopped": !on}}, "upsert": true}]}).await?;
                 Ok(doc! {"ok": 1.0})
             }
-            "balancerStatus" => {
+            Cmd::BalancerStatus => {
                 let s = self
                     .config_find("settings", doc! {"_id": "balancer"})
                     .await?;
@@ -644,44 +785,24 @@ impl Router {
                     doc! {"mode": mode, "inBalancerRound": false, "numBalancerRounds": rounds, "ok": 1.0},
                 )
             }
-            "flushRouterConfig" | "flushrouterconfig" => {
+            Cmd::FlushRouterConfig => {
                 self.reload().await?;
                 Ok(doc! {"flushed": true, "ok": 1.0})
             }
-            "getMore" | "killCursors" => self.local(shared, name, db, body).await,
-            _ if db == "config"
-                || (db == "admin"
-                    && ["insert", "find", "update", "delete", "count", "aggregate"]
-                        .contains(&name)) =>
-            {
-                // The config and admin databases live on the config server.
-                let c = self.config()?;
-                if ["find", "aggregate"].contains(&name) {
-                    let docs = gather(&c, db, clean(body)).await?;
-                    let coll = body.get_str(name).unwrap_or("$cmd");
-                    return Ok(cursor_reply(
-                        shared,
-                        &format!("{db}.{coll}"),
-                        VecDeque::from(docs),
-                        None,
-                        false,
-                    ));
-                }
-                run_on(&c, db, clean(body)).await
-            }
-            "insert" => self.insert(shared, db, body).await,
-            "update" => self.update(shared, db, body).await,
-            "delete" => self.delete(shared, db, body).await,
-            "find" => self.find(shared, db, body).await,
-            "count" => self.count(shared, db, body).await,
-            "aggregate" => self.aggregate(shared, db, body).await,
-            "create" => {
+            Cmd::GetMore | Cmd::KillCursors => self.local(shared, name, db, body).await,
+            Cmd::Insert => self.insert(shared, db, body).await,
+            Cmd::Update => self.update(shared, db, body).await,
+            Cmd::Delete => self.delete(shared, db, body).await,
+            Cmd::Find => self.find(shared, db, body).await,
+            Cmd::Count => self.count(shared, db, body).await,
+            Cmd::Aggregate => self.aggregate(shared, db, body).await,
+            Cmd::Create => {
                 let coll = coll_name(name, db, body)?;
                 let _ = coll;
                 let p = self.ensure_db(db, None).await?;
                 run_on(&self.shard(&p)?.client, db, clean(body)).await
             }
-            "createIndexes" => {
+            Cmd::CreateIndexes => {
                 let coll = coll_name(name, db, body)?;
                 let p = self.ensure_db(db, None).await?;
                 let targets = match self.meta(&format!("{db}.{coll}")) {
@@ -695,12 +816,12 @@ impl Router {
                 }
                 Ok(last)
             }
-            "listIndexes" | "listCollections" => {
+            Cmd::ListIndexes | Cmd::ListCollections => {
                 check_db_name(db)?;
                 let p = self.state.read().ok().and_then(|s| s.dbs.get(db).cloned());
                 let docs = match p {
                     Some(p) => gather(&self.shard(&p)?.client, db, clean(body)).await?,
-                    None if name == "listIndexes" => {
+                    None if cmd == Cmd::ListIndexes => {
                         return Err(CmdError::new(
                             code::NAMESPACE_NOT_FOUND,
                             format!(
@@ -719,7 +840,7 @@ impl Router {
                     false,
                 ))
             }
-            "drop" => {
+            Cmd::Drop => {
                 let coll = coll_name(name, db, body)?;
                 let ns = format!("{db}.{coll}");
                 for r in join_all(
@@ -740,7 +861,7 @@ impl Router {
                 }
                 Ok(doc! {"ns": ns, "ok": 1.0})
             }
-            "dropDatabase" => {
+            Cmd::DropDatabase => {
                 check_db_name(db)?;
                 for r in join_all(
                     self.shards()
@@ -777,9 +898,9 @@ impl Router {
                 }
                 Ok(doc! {"dropped": db, "ok": 1.0})
             }
-            "listDatabases" => self.list_databases(body).await,
-            "dbStats" => self.db_stats(db, body).await,
-            "collStats" => {
+            Cmd::ListDatabases => self.list_databases(body).await,
+            Cmd::DbStats => self.db_stats(db, body).await,
+            Cmd::CollStats => {
                 let coll = coll_name(name, db, body)?;
                 let per = self.coll_stats_per_shard(db, &coll).await?;
                 let (mut count, mut size, mut idx) = (0i64, 0i64, 0i64);
@@ -795,7 +916,6 @@ impl Router {
                     doc! {"sharded": self.meta(&format!("{db}.{coll}")).is_some(), "ns": format!("{db}.{coll}"), "count": count, "size": size, "totalIndexSize": idx, "shards": shards, "ok": 1.0},
                 )
             }
-            _ => Err(command_not_found(name)),
         }
     }
 
@@ -819,18 +939,7 @@ impl Router {
                 "addShard may only be run against the admin database.",
             ));
         }
-        let spec = match body.get("addShard") {
-            Some(Bson::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(CmdError::wrong_type(
-                    "addShard",
-                    "addShard",
-                    type_name(other),
-                    "string",
-                ));
-            }
-            None => return Err(CmdError::missing("addShard", "addShard")),
-        };
+        let spec = Fields::new("addShard", body).req_str("addShard")?;
         let name = body.get_str("name").ok().map(str::to_string);
         let (set, hosts): (Option<String>, Vec<String>) = match spec.split_once('/') {
             Some((s, h)) => (
@@ -978,21 +1087,8 @@ impl Router {
     }
 
     async fn shard_collection(&self, body: &Document) -> CmdResult {
-        let ns = match body
-            .get("shardCollection")
-            .or_else(|| body.get("shardcollection"))
-        {
-            Some(Bson::String(s)) => s.clone(),
-            Some(other) => {
-                return Err(CmdError::wrong_type(
-                    "shardCollection",
-                    "shardCollection",
-                    type_name(other),
-                    "string",
-                ));
-            }
-            None => return Err(CmdError::missing("shardCollection", "shardCollection")),
-        };
+        let f = Fields::new("shardCollection", body);
+        let ns = f.req_str_alias("shardCollection", "shardcollection")?;
         let Some((db, coll)) = ns
             .split_once('.')
             .filter(|(d, c)| !d.is_empty() && !c.is_empty())
@@ -1009,24 +1105,13 @@ impl Router {
                 format!("can't shard {db} database"),
             ));
         }
-        let key = match body.get("key") {
-            Some(Bson::Document(k)) if !k.is_empty() => k.clone(),
-            Some(Bson::Document(_)) => {
-                return Err(CmdError::new(
-                    code::INVALID_OPTIONS,
-                    "cannot have empty shard key",
-                ));
-            }
-            Some(other) => {
-                return Err(CmdError::wrong_type(
-                    "shardCollection",
-                    "key",
-                    type_name(other),
-                    "object",
-                ));
-            }
-            None => return Err(CmdError::missing("shardCollection", "key")),
-        };
+        let key = f.req_doc("key")?;
+        if key.is_empty() {
+            return Err(CmdError::new(
+                code::INVALID_OPTIONS,
+                "cannot have empty shard key",
+            ));
+        }
         let mut hashed_fields = 0;
         for (k, v) in &key {
             match v {
@@ -1201,7 +1286,7 @@ impl Router {
 
     async fn insert(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("insert", db, body)?;
-        let mut docs = doc_array("insert", body, "documents")?;
+        let mut docs = Fields::new("insert", body).doc_array("documents")?;
         self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         let ordered = body.get("ordered").is_none_or(truthy);
         let primary = self.ensure_db(db, None).await?;
@@ -1305,7 +1390,7 @@ impl Router {
         field: &str,
     ) -> CmdResult {
         let coll = coll_name(cmd, db, body)?;
-        let stmts = doc_array(cmd, body, field)?;
+        let stmts = Fields::new(cmd, body).doc_array(field)?;
         self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         let ordered = body.get("ordered").is_none_or(truthy);
         self.ensure_db(db, None).await?;
@@ -1387,13 +1472,14 @@ impl Router {
 
     async fn find(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("find", db, body)?;
-        let filter = opt_doc("find", body, "filter")?;
+        let f = Fields::new("find", body);
+        let filter = f.opt_doc("filter")?;
         self.refresh_if_unknown(&format!("{db}.{coll}")).await;
         Matcher::new(&filter)?;
-        let sort = Sort::new(&opt_doc("find", body, "sort")?)?;
-        let skip = opt_count("find", body, "skip")?.unwrap_or(0);
-        let limit = opt_count("find", body, "limit")?.filter(|l| *l > 0);
-        let batch_size = opt_count("find", body, "batchSize")?;
+        let sort = Sort::new(&f.opt_doc("sort")?)?;
+        let skip = f.opt_count("skip")?.unwrap_or(0);
+        let limit = f.opt_count("limit")?.filter(|l| *l > 0);
+        let batch_size = f.opt_count("batchSize")?;
         let single_batch = body.get("singleBatch").is_some_and(truthy);
         shared.counters.query.fetch_add(1, Ordering::Relaxed);
         let ns = format!("{db}.{coll}");
@@ -1433,10 +1519,11 @@ impl Router {
 
     async fn count(&self, shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
         let coll = coll_name("count", db, body)?;
-        let q = opt_doc("count", body, "query")?;
+        let f = Fields::new("count", body);
+        let q = f.opt_doc("query")?;
         self.refresh_if_unknown(&format!("{db}.{coll}")).await;
-        let skip = opt_count("count", body, "skip")?.unwrap_or(0);
-        let limit = opt_count("count", body, "limit")?.filter(|l| *l > 0);
+        let skip = f.opt_count("skip")?.unwrap_or(0);
+        let limit = f.opt_count("limit")?.filter(|l| *l > 0);
         let ns = format!("{db}.{coll}");
         let mut cmd = clean(body);
         cmd.remove("skip");
@@ -1484,9 +1571,9 @@ impl Router {
             ));
         };
         let coll = coll.clone();
-        let pipeline = doc_array("aggregate", body, "pipeline")?;
+        let pipeline = Fields::new("aggregate", body).doc_array("pipeline")?;
         let batch_size = match body.get("cursor") {
-            Some(Bson::Document(c)) => opt_count("aggregate", c, "batchSize")?,
+            Some(Bson::Document(c)) => Fields::new("aggregate", c).opt_count("batchSize")?,
             _ => None,
         };
         shared.counters.query.fetch_add(1, Ordering::Relaxed);
@@ -1654,6 +1741,32 @@ fn new_uuid() -> Binary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_names_are_listed_once() {
+        let mut names: Vec<&str> = COMMANDS.iter().map(|(n, _, _)| *n).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+        // Only the lower-case aliases are unknown before the config server answers, and `isdbgrid`.
+        let not_found: Vec<&str> = COMMANDS
+            .iter()
+            .filter(|(_, _, u)| *u == Unready::NotFound)
+            .map(|(n, _, _)| *n)
+            .collect();
+        assert_eq!(
+            not_found,
+            [
+                "isdbgrid",
+                "enablesharding",
+                "shardcollection",
+                "flushrouterconfig"
+            ]
+        );
+        assert_eq!(lookup("getMore"), Some((Cmd::GetMore, Unready::Local)));
+        assert_eq!(lookup("serverStatus"), None);
+    }
 
     #[test]
     fn hash_spreads_ycsb_keys_evenly_over_four_ranges() {
