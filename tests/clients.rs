@@ -516,6 +516,51 @@ impl Drop for DockerCleanup {
     }
 }
 
+/// Waits (bounded) until the load's cell is on disk and client container `client` of the run
+/// phase is running; returns its container id.
+fn run_phase_client(
+    rt: &tokio::runtime::Runtime,
+    d: &bollard::Docker,
+    owner: &str,
+    client: usize,
+    results: &Path,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no running S2 client container appeared"
+        );
+        let running = rt.block_on(async {
+            let mut filters = std::collections::HashMap::new();
+            filters.insert(
+                "label",
+                vec![
+                    format!("{}={owner}", microshard::backend::docker::LABEL_OWNER),
+                    format!(
+                        "{}=client{client}",
+                        microshard::backend::docker::LABEL_MEMBER
+                    ),
+                ],
+            );
+            d.list_containers(Some(
+                bollard::query_parameters::ListContainersOptionsBuilder::default()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap_or_default()
+        });
+        // The load is over once its cell is on disk: the client now running is the run's.
+        if cells_under(results).len() == 1
+            && let Some(id) = running.first().and_then(|c| c.id.clone())
+        {
+            return id;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// The cells of an experiment directory (every JSON file with a `cell`).
 fn cells_under(results: &Path) -> Vec<serde_json::Value> {
     walk(results)
@@ -627,37 +672,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     // A client container killed mid-run: the cell is invalid, naming the client and its engine.
     let results = tmp.path().join("results-kill");
     let child = compare(&results, "S1,S2", "20s");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let victim = loop {
-        assert!(
-            Instant::now() < deadline,
-            "no running S2 client container appeared"
-        );
-        let running = rt.block_on(async {
-            let mut filters = std::collections::HashMap::new();
-            filters.insert(
-                "label",
-                vec![
-                    format!("{}={owner}", docker::LABEL_OWNER),
-                    format!("{}=client1", docker::LABEL_MEMBER),
-                ],
-            );
-            d.list_containers(Some(
-                bollard::query_parameters::ListContainersOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap_or_default()
-        });
-        // The load is over once its cell is on disk: the client now running is the run's.
-        if cells_under(&results).len() == 1
-            && let Some(id) = running.first().and_then(|c| c.id.clone())
-        {
-            break id;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let victim = run_phase_client(&rt, &d, &owner, 1, &results);
     std::thread::sleep(Duration::from_secs(3));
     rt.block_on(
         d.kill_container(
@@ -691,34 +706,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     // container or network is left.
     let results = tmp.path().join("results-int");
     let child = compare(&results, "S1,S2", "30s");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "no running S2 client container appeared"
-        );
-        let running = rt.block_on(async {
-            let mut filters = std::collections::HashMap::new();
-            filters.insert(
-                "label",
-                vec![
-                    format!("{}={owner}", docker::LABEL_OWNER),
-                    format!("{}=client0", docker::LABEL_MEMBER),
-                ],
-            );
-            d.list_containers(Some(
-                bollard::query_parameters::ListContainersOptionsBuilder::default()
-                    .filters(&filters)
-                    .build(),
-            ))
-            .await
-            .unwrap_or_default()
-        });
-        if cells_under(&results).len() == 1 && !running.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    run_phase_client(&rt, &d, &owner, 0, &results);
     std::thread::sleep(Duration::from_secs(2));
     // SAFETY: kill(2) on the command this test started.
     unsafe {

@@ -9,25 +9,13 @@ use std::fmt::Write as _;
 use super::model::CompareCommand;
 use super::scenario::PropertyMap;
 use super::sweep::{Resolved, SweepConfig};
+use crate::runner::verdict::thousands;
 use crate::topology::{Kind, TopologySpec};
 use crate::workload::prop;
 
 /// The first line of every plan.
 pub const HEADER: &str =
     "dry run: every input was checked; nothing was created, started or written";
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// Seconds as `2 h 5 min`, `12 min 30 s` or `45 s`.
 fn span(seconds: u64) -> String {

@@ -39,7 +39,8 @@ pub struct Evidence {
     pub cores: u64,
 }
 
-fn thousands(n: u64) -> String {
+/// `1234567` as `1,234,567`: counts in sentences a person reads (verdict reasons, dry-run plans).
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
