@@ -159,7 +159,11 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         }
         doc
     } else {
-        let doc = crate::runner::execute(&props, phase, &opts).await?;
+        let executed = crate::runner::execute_with_report(&props, phase, &opts).await?;
+        if let Some(text) = &executed.report {
+            write_report(text, &props)?;
+        }
+        let doc = executed.document;
         if let Some(path) = &args.json {
             std::fs::write(path, serde_json::to_string_pretty(&doc)?)
                 .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
@@ -170,6 +174,20 @@ pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
     crate::error::verdict_exit(&doc.validity, "the result")
+}
+
+/// Writes YCSB's report where YCSB writes it: to `exportfile` when set, else to stdout.
+fn write_report(text: &str, props: &Properties) -> anyhow::Result<()> {
+    match props.get(prop::EXPORTFILE.name) {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            anyhow::anyhow!(
+                "property {}: cannot write {path}: {e}",
+                prop::EXPORTFILE.name
+            )
+        }),
+        None if text.ends_with('\n') => Ok(crate::output::print(text)?),
+        None => Ok(crate::output::println(text)?),
+    }
 }
 
 /// Prints YCSB's report of a merged result (the exporter the properties name).

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
@@ -26,7 +25,8 @@ pub struct ExecuteOptions {
     pub cancel: CancellationToken,
     /// Print YCSB's status line to stderr (`-s`); the `status` property also turns it on.
     pub status: bool,
-    /// Print the final YCSB report (to stdout, or to `exportfile` when set).
+    /// Render the final YCSB report (the exporter the properties name) into
+    /// [`Executed::report`]; the caller writes it (stdout, or `exportfile`).
     pub print_report: bool,
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
@@ -63,6 +63,88 @@ fn parse_prop<T: crate::workload::PropertyValue + Copy>(
     props.value(prop).map_err(as_bad_input)
 }
 
+/// The properties that bound and watch a run, read and checked before anything connects.
+struct Limits {
+    requested_threads: u64,
+    target: f64,
+    max_execution_s: u64,
+    status_interval_s: u64,
+    status_enabled: bool,
+    label: String,
+    /// The error-rate rule always applies to the verdict.
+    error_rate_limit: f64,
+    /// Set explicitly, it also stops the run.
+    max_error_rate: Option<f64>,
+    warmup_s: f64,
+    warmup: Duration,
+    stall_s: f64,
+}
+
+impl Limits {
+    fn read(props: &Properties, opts: &ExecuteOptions) -> anyhow::Result<Limits> {
+        let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
+        if requested_threads == 0 {
+            return Err(bad_input(format!(
+                "property {}: must be at least 1",
+                prop::THREADCOUNT.name
+            )));
+        }
+        let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
+        let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
+        let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
+        let status_enabled = opts.status || parse_prop(props, &prop::STATUS)?;
+        let label = props.text(&prop::LABEL).to_string();
+        // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
+        let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
+        if !(0.0..=1.0).contains(&error_rate_limit) {
+            return Err(bad_input(format!(
+                "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
+                prop::MAXERRORRATE.name
+            )));
+        }
+        let max_error_rate: Option<f64> =
+            props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
+        let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
+        if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
+            return Err(bad_input(format!(
+                "property {}={warmup_s}: seconds between 0 and 86400 are expected",
+                prop::WARMUP.name
+            )));
+        }
+        let warmup = Duration::from_secs_f64(warmup_s);
+        let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
+        if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
+            return Err(bad_input(format!(
+                "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
+                prop::STALLSECONDS.name
+            )));
+        }
+        Ok(Limits {
+            requested_threads,
+            target,
+            max_execution_s,
+            status_interval_s,
+            status_enabled,
+            label,
+            error_rate_limit,
+            max_error_rate,
+            warmup_s,
+            warmup,
+            stall_s,
+        })
+    }
+}
+
+/// What [`execute_with_report`] returns: the result document and, when asked for, YCSB's
+/// report of it as the exporter renders it (the caller writes it: the engine never prints).
+#[derive(Debug)]
+pub struct Executed {
+    /// The phase's result document.
+    pub document: measure::ResultDocument,
+    /// YCSB's final report, with [`ExecuteOptions::print_report`].
+    pub report: Option<String>,
+}
+
 /// Runs one phase and returns its result document.
 ///
 /// Bad input (properties, URL, an unreachable server) comes back as [`crate::error::BadInput`].
@@ -71,6 +153,18 @@ pub async fn execute(
     phase: Phase,
     opts: &ExecuteOptions,
 ) -> anyhow::Result<measure::ResultDocument> {
+    Ok(execute_with_report(props, phase, opts).await?.document)
+}
+
+/// [`execute`], with YCSB's report rendered when [`ExecuteOptions::print_report`] asks for it.
+/// The phase's steps follow in order, each under its own section comment: read the limits,
+/// build the workload and connect, wait at the barrier, start the clients and the tasks beside
+/// them, join, then report and judge.
+pub async fn execute_with_report(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+) -> anyhow::Result<Executed> {
     let notify: Notify = match &opts.notify {
         Some(n) => n.clone(),
         None => Notify::stderr(),
@@ -84,42 +178,19 @@ pub async fn execute(
         say(&format!("warning: {w}"));
     }
 
-    let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
-    if requested_threads == 0 {
-        return Err(bad_input(format!(
-            "property {}: must be at least 1",
-            prop::THREADCOUNT.name
-        )));
-    }
-    let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
-    let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
-    let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
-    let status_enabled = opts.status || parse_prop(props, &prop::STATUS)?;
-    let label = props.text(&prop::LABEL).to_string();
-    // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
-    let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
-    if !(0.0..=1.0).contains(&error_rate_limit) {
-        return Err(bad_input(format!(
-            "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
-            prop::MAXERRORRATE.name
-        )));
-    }
-    let max_error_rate: Option<f64> = props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
-    let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
-    if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
-        return Err(bad_input(format!(
-            "property {}={warmup_s}: seconds between 0 and 86400 are expected",
-            prop::WARMUP.name
-        )));
-    }
-    let warmup = Duration::from_secs_f64(warmup_s);
-    let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
-    if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
-        return Err(bad_input(format!(
-            "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
-            prop::STALLSECONDS.name
-        )));
-    }
+    let Limits {
+        requested_threads,
+        target,
+        max_execution_s,
+        status_interval_s,
+        status_enabled,
+        label,
+        error_rate_limit,
+        max_error_rate,
+        warmup_s,
+        warmup,
+        stall_s,
+    } = Limits::read(props, opts)?;
 
     let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
     let verify = workload.data_integrity();
@@ -148,58 +219,12 @@ pub async fn execute(
     }
     let measurements = Measurements::new(mcfg.clone());
 
-    let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
-        .map_err(as_bad_input)?;
-    for w in &settings.resolved.warnings {
-        say(&format!("warning: {w}"));
-    }
-    let binding = MongoBinding::connect_with(settings)
-        .await
-        .map_err(as_bad_input)?;
-    // YCSB's banner, once everything has been checked and the server answered (so that bad
-    // input still gets its one line): the command line, the version, `Loading workload...`,
-    // `Starting test.` and the binding's connection line (`docs/engine.md`).
-    for line in &opts.banner {
-        say(line);
-    }
-    say("Loading workload...");
-    say("Starting test.");
-    say(&format!(
-        "mongo client connection created with {}",
-        crate::redact::redact_uri(&binding.settings().resolved.url)
-    ));
-    let mut server = binding.server_facts().await;
+    let Connected {
+        binding,
+        mut server,
+        probe_targets,
+    } = connect(props, phase, opts, threads, &notify).await?;
     let standin = server.standin;
-    if standin {
-        say("NOTE: measured against the microshard stand-in, not MongoDB");
-    }
-    if opts.drop_database && phase == Phase::Load {
-        binding
-            .drop_database()
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
-        say(&format!(
-            "dropped database {} before loading (--drop)",
-            binding.settings().resolved.database
-        ));
-    }
-    let probe_targets = match &opts.probe_targets {
-        Some(t) => t.clone(),
-        None => binding.discover_members().await,
-    };
-    if opts.barrier {
-        notify.say(super::fanout::BARRIER_READY);
-        let mut line = String::new();
-        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
-        tokio::select! {
-            r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
-                if !matches!(r, Ok(n) if n > 0) {
-                    anyhow::bail!("the coordinator went away before the start");
-                }
-            }
-            _ = opts.cancel.cancelled() => anyhow::bail!("interrupted before the start"),
-        }
-    }
     let stop = opts.cancel.child_token();
     let shared_table = workload.table().to_string();
     let shared = Arc::new(Shared {
@@ -226,8 +251,6 @@ pub async fn execute(
         handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
     }
     let clients_done = CancellationToken::new();
-    let abort_handles: Vec<tokio::task::AbortHandle> =
-        handles.iter().map(|h| h.abort_handle()).collect();
     // A run throttled below one operation per stall period must not look stalled.
     let stall_after = Duration::from_secs_f64(if target > 0.0 {
         stall_s.max(3.0 / target)
@@ -246,106 +269,45 @@ pub async fn execute(
 
     // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
     let timer = (max_execution_s > 0).then(|| {
-        let stop = stop.clone();
-        let done = clients_done.clone();
-        let quiet = opts.quiet;
-        let notify = notify.clone();
-        tokio::spawn(async move {
-            if !quiet {
-                notify.say(&format!(
-                    "Maximum execution time specified as: {max_execution_s} secs"
-                ));
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(warmup + Duration::from_secs(max_execution_s)) => {
-                    if !quiet {
-                        notify.say("Maximum time elapsed. Requesting stop for the workload.");
-                    }
-                    stop.cancel();
-                }
-                _ = done.cancelled() => {}
-            }
-        })
+        spawn_timer(
+            warmup + Duration::from_secs(max_execution_s),
+            max_execution_s,
+            &stop,
+            &clients_done,
+            (!opts.quiet).then(|| notify.clone()),
+        )
     });
 
     // The error-rate guard samples once a second after a minimum number of ops.
     let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let guard = max_error_rate.map(|rate| {
-        let shared = shared.clone();
-        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
-        let done = clients_done.clone();
-        let reason = error_stop.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    _ = done.cancelled() => return,
-                }
-                let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
-                if ops >= 100 && failed as f64 > rate * ops as f64 {
-                    if let Ok(mut r) = reason.lock() {
-                        *r = Some(format!(
-                            "stopped: {failed} of {ops} operations failed, more than {}={rate}",
-                            prop::MAXERRORRATE.name
-                        ));
-                    }
-                    shared.stop.cancel();
-                    return;
-                }
-            }
-        })
+        spawn_error_guard(
+            rate,
+            &stop,
+            progress_of(&counters),
+            &clients_done,
+            &error_stop,
+        )
     });
 
     // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
     let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
     let warm_task = (!warmup.is_zero()).then(|| {
-        let measurements = measurements.clone();
-        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
-        let done = clients_done.clone();
-        let slot = warm_end.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = tokio::time::sleep(warmup) => {}
-                _ = done.cancelled() => return,
-            }
-            measurements.reset();
-            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(WarmupEnd {
-                    cpu: measure::ClientCpu::now(),
-                    at: Instant::now(),
-                    wall: chrono::Utc::now(),
-                    ops,
-                    failed,
-                });
-            }
-        })
+        spawn_warmup_end(
+            warmup,
+            &measurements,
+            progress_of(&counters),
+            &clients_done,
+            &warm_end,
+        )
     });
 
     // A client of several (`--barrier`) tells its coordinator how far it is, once a second and
     // once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
     // "Several clients").
-    let tick_task = opts.barrier.then(|| {
-        let progress: Vec<Arc<Progress>> = counters.iter().map(|(p, _)| p.clone()).collect();
-        let done = clients_done.clone();
-        let notify = notify.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                let finished = tokio::select! {
-                    _ = tick.tick() => false,
-                    _ = done.cancelled() => true,
-                };
-                let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
-                notify.say(&super::fanout::tick_line(ops));
-                if finished {
-                    return;
-                }
-            }
-        })
-    });
+    let tick_task = opts
+        .barrier
+        .then(|| spawn_ticks(progress_of(&counters), &clients_done, &notify));
 
     let status_task = status_enabled.then(|| {
         let status = super::status::StatusPrinter {
@@ -360,52 +322,22 @@ pub async fn execute(
         tokio::spawn(status.run(done))
     });
 
-    let mut reports: Vec<ClientReport> = Vec::with_capacity(threads);
-    let mut panicked = 0usize;
-    let mut abandoned = 0usize;
-    let joined = futures::future::join_all(handles);
-    tokio::pin!(joined);
-    let results = tokio::select! {
-        r = &mut joined => r,
-        _ = async {
-            stop.cancelled().await;
-            tokio::time::sleep(STOP_GRACE).await;
-        } => {
-            notify.say(&format!(
-                "microshard: clients still waiting on the server {} s after the stop: abandoning them",
-                STOP_GRACE.as_secs()
-            ));
-            for a in &abort_handles {
-                a.abort();
-            }
-            joined.await
-        }
-    };
-    for r in results {
-        match r {
-            Ok(r) => reports.push(r),
-            Err(e) if e.is_cancelled() => abandoned += 1,
-            Err(_) => panicked += 1,
-        }
-    }
+    // The clients end by themselves, or are stopped; those still blocked on the server after
+    // the grace period are abandoned.
+    let Joined {
+        reports,
+        panicked,
+        abandoned,
+    } = join_clients(handles, &stop, &notify).await;
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
     let watched = watch.finish(end).await;
-    if let Some(t) = timer {
-        let _ = t.await;
-    }
-    if let Some(g) = guard {
-        let _ = g.await;
-    }
-    if let Some(s) = status_task {
-        let _ = s.await;
-    }
-    if let Some(t) = tick_task {
-        let _ = t.await;
-    }
-    if let Some(w) = warm_task {
-        let _ = w.await;
+    for task in [timer, guard, status_task, tick_task, warm_task]
+        .into_iter()
+        .flatten()
+    {
+        let _ = task.await;
     }
     // CPU over the same window as the figures: from the warm-up's end when there was one.
     let warm = warm_end.lock().ok().and_then(|w| *w);
@@ -444,49 +376,24 @@ pub async fn execute(
     };
     let run = measurements.finish();
 
-    if opts.print_report {
+    // YCSB's report, rendered here (the measurements live here) and written by the caller.
+    let report = if opts.print_report {
         let (exporter, warning) = measure::exporter_for(props.text(&prop::EXPORTER));
         if let Some(w) = warning {
             say(&w);
         }
-        let text = exporter.render(&run, &overall, &mcfg);
-        match props.get(prop::EXPORTFILE.name) {
-            Some(path) => std::fs::write(path, text).with_context(|| {
-                format!("property {}: cannot write {path}", prop::EXPORTFILE.name)
-            })?,
-            None => {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())?;
-                if !text.ends_with('\n') {
-                    out.write_all(b"\n")?;
-                }
-                out.flush()?;
-            }
-        }
-    }
+        Some(exporter.render(&run, &overall, &mcfg))
+    } else {
+        None
+    };
 
-    let mut stopped: Vec<String> = Vec::new();
-    if warmup_unfinished {
-        stopped.push(format!(
-            "ended during its {warmup_s} s warm-up: nothing was measured"
-        ));
-    }
-    if let Some(reason) = error_stop.lock().ok().and_then(|r| r.clone()) {
-        stopped.push(reason);
-    }
-    if let Some(reason) = &watched.aborted {
-        stopped.push(reason.clone());
-    }
-    if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
-        stopped.push(format!("stopped: {fatal}"));
-    }
-    if reports.iter().any(|r| r.gave_up) {
-        stopped.push("stopped: a client gave up after an insert failed beyond its retries".into());
-    }
-    if opts.cancel.is_cancelled() {
-        stopped.push("was interrupted".into());
-    }
+    let stopped = stop_reasons(StopFacts {
+        warmup_unfinished: warmup_unfinished.then_some(warmup_s),
+        error_stop: error_stop.lock().ok().and_then(|r| r.clone()),
+        watch_aborted: watched.aborted.clone(),
+        reports: &reports,
+        interrupted: opts.cancel.is_cancelled(),
+    });
     let mut doc = measure::ResultDocument::new(
         match phase {
             Phase::Load => "load",
@@ -524,7 +431,306 @@ pub async fn execute(
     server.threads = Some(threads as u64);
     doc.server = server;
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
-    Ok(doc)
+    Ok(Executed {
+        document: doc,
+        report,
+    })
+}
+
+/// The server as a phase sees it once connected: the binding, its facts and the members the
+/// watch probes.
+struct Connected {
+    binding: MongoBinding,
+    server: measure::ServerFacts,
+    probe_targets: Vec<ProbeTarget>,
+}
+
+/// Connects the binding, says YCSB's banner, records the server's facts, drops the database for
+/// `load --drop`, finds the members to probe and, for a client of several, waits at the start
+/// barrier.
+async fn connect(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+    threads: usize,
+    notify: &Notify,
+) -> anyhow::Result<Connected> {
+    let say = |line: &str| {
+        if !opts.quiet {
+            notify.say(line);
+        }
+    };
+    let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
+        .map_err(as_bad_input)?;
+    for w in &settings.resolved.warnings {
+        say(&format!("warning: {w}"));
+    }
+    let binding = MongoBinding::connect_with(settings)
+        .await
+        .map_err(as_bad_input)?;
+    // YCSB's banner, once everything has been checked and the server answered (so that bad
+    // input still gets its one line): the command line, the version, `Loading workload...`,
+    // `Starting test.` and the binding's connection line (`docs/engine.md`).
+    for line in &opts.banner {
+        say(line);
+    }
+    say("Loading workload...");
+    say("Starting test.");
+    say(&format!(
+        "mongo client connection created with {}",
+        crate::redact::redact_uri(&binding.settings().resolved.url)
+    ));
+    let server = binding.server_facts().await;
+    if server.standin {
+        say("NOTE: measured against the microshard stand-in, not MongoDB");
+    }
+    if opts.drop_database && phase == Phase::Load {
+        binding
+            .drop_database()
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        say(&format!(
+            "dropped database {} before loading (--drop)",
+            binding.settings().resolved.database
+        ));
+    }
+    let probe_targets = match &opts.probe_targets {
+        Some(t) => t.clone(),
+        None => binding.discover_members().await,
+    };
+    if opts.barrier {
+        notify.say(super::fanout::BARRIER_READY);
+        let mut line = String::new();
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        tokio::select! {
+            r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    anyhow::bail!("the coordinator went away before the start");
+                }
+            }
+            _ = opts.cancel.cancelled() => anyhow::bail!("interrupted before the start"),
+        }
+    }
+    Ok(Connected {
+        binding,
+        server,
+        probe_targets,
+    })
+}
+
+/// How the client tasks ended.
+struct Joined {
+    /// The reports of the clients that finished.
+    reports: Vec<ClientReport>,
+    /// Client tasks that panicked (the run's figures are then discarded).
+    panicked: usize,
+    /// Clients abandoned while blocked on the server after the stop.
+    abandoned: usize,
+}
+
+/// Waits for every client; once `stop` is cancelled, clients still waiting on the server after
+/// [`STOP_GRACE`] are abandoned (and said so): a dead or frozen server never holds a run.
+async fn join_clients(
+    handles: Vec<tokio::task::JoinHandle<ClientReport>>,
+    stop: &CancellationToken,
+    notify: &Notify,
+) -> Joined {
+    let abort_handles: Vec<tokio::task::AbortHandle> =
+        handles.iter().map(|h| h.abort_handle()).collect();
+    let joined = futures::future::join_all(handles);
+    tokio::pin!(joined);
+    let results = tokio::select! {
+        r = &mut joined => r,
+        _ = async {
+            stop.cancelled().await;
+            tokio::time::sleep(STOP_GRACE).await;
+        } => {
+            notify.say(&format!(
+                "microshard: clients still waiting on the server {} s after the stop: abandoning them",
+                STOP_GRACE.as_secs()
+            ));
+            for a in &abort_handles {
+                a.abort();
+            }
+            joined.await
+        }
+    };
+    let mut out = Joined {
+        reports: Vec::with_capacity(results.len()),
+        panicked: 0,
+        abandoned: 0,
+    };
+    for r in results {
+        match r {
+            Ok(r) => out.reports.push(r),
+            Err(e) if e.is_cancelled() => out.abandoned += 1,
+            Err(_) => out.panicked += 1,
+        }
+    }
+    out
+}
+
+/// Every client's progress counter.
+fn progress_of(counters: &[(Arc<Progress>, u64)]) -> Vec<Arc<Progress>> {
+    counters.iter().map(|(p, _)| p.clone()).collect()
+}
+
+/// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
+/// through `notify` (YCSB's lines) unless quiet.
+fn spawn_timer(
+    after: Duration,
+    max_execution_s: u64,
+    stop: &CancellationToken,
+    done: &CancellationToken,
+    notify: Option<Notify>,
+) -> tokio::task::JoinHandle<()> {
+    let stop = stop.clone();
+    let done = done.clone();
+    tokio::spawn(async move {
+        if let Some(n) = &notify {
+            n.say(&format!(
+                "Maximum execution time specified as: {max_execution_s} secs"
+            ));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(after) => {
+                if let Some(n) = &notify {
+                    n.say("Maximum time elapsed. Requesting stop for the workload.");
+                }
+                stop.cancel();
+            }
+            _ = done.cancelled() => {}
+        }
+    })
+}
+
+/// `microshard.maxerrorrate` set explicitly: once a second, after 100 operations, stops the run
+/// when more than `rate` of them failed, leaving the reason in `reason`.
+fn spawn_error_guard(
+    rate: f64,
+    stop: &CancellationToken,
+    progress: Vec<Arc<Progress>>,
+    done: &CancellationToken,
+    reason: &Arc<std::sync::Mutex<Option<String>>>,
+) -> tokio::task::JoinHandle<()> {
+    let stop = stop.clone();
+    let done = done.clone();
+    let reason = reason.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = done.cancelled() => return,
+            }
+            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+            if ops >= 100 && failed as f64 > rate * ops as f64 {
+                if let Ok(mut r) = reason.lock() {
+                    *r = Some(format!(
+                        "stopped: {failed} of {ops} operations failed, more than {}={rate}",
+                        prop::MAXERRORRATE.name
+                    ));
+                }
+                stop.cancel();
+                return;
+            }
+        }
+    })
+}
+
+/// `--warmup`: at its end forgets everything measured so far and notes where the timed window
+/// starts (CPU, instant, wall clock, counts) in `slot`.
+fn spawn_warmup_end(
+    warmup: Duration,
+    measurements: &Arc<Measurements>,
+    progress: Vec<Arc<Progress>>,
+    done: &CancellationToken,
+    slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+) -> tokio::task::JoinHandle<()> {
+    let measurements = measurements.clone();
+    let done = done.clone();
+    let slot = slot.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(warmup) => {}
+            _ = done.cancelled() => return,
+        }
+        measurements.reset();
+        let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+        if let Ok(mut s) = slot.lock() {
+            *s = Some(WarmupEnd {
+                cpu: measure::ClientCpu::now(),
+                at: Instant::now(),
+                wall: chrono::Utc::now(),
+                ops,
+                failed,
+            });
+        }
+    })
+}
+
+/// A client of several (`--barrier`) tells its coordinator how far it is, once a second and
+/// once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
+/// "Several clients").
+fn spawn_ticks(
+    progress: Vec<Arc<Progress>>,
+    done: &CancellationToken,
+    notify: &Notify,
+) -> tokio::task::JoinHandle<()> {
+    let done = done.clone();
+    let notify = notify.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let finished = tokio::select! {
+                _ = tick.tick() => false,
+                _ = done.cancelled() => true,
+            };
+            let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
+            notify.say(&super::fanout::tick_line(ops));
+            if finished {
+                return;
+            }
+        }
+    })
+}
+
+/// What ended a run early, as [`stop_reasons`] reads it.
+struct StopFacts<'a> {
+    /// The warm-up's length, when the run ended inside it.
+    warmup_unfinished: Option<f64>,
+    /// The error-rate guard's reason.
+    error_stop: Option<String>,
+    /// The watch's reason (a stall that lasted).
+    watch_aborted: Option<String>,
+    /// The clients' own reports.
+    reports: &'a [ClientReport],
+    /// Ctrl-C.
+    interrupted: bool,
+}
+
+/// One sentence per reason the run stopped before its end (the verdict and the server facts
+/// record them).
+fn stop_reasons(facts: StopFacts<'_>) -> Vec<String> {
+    let mut stopped: Vec<String> = Vec::new();
+    if let Some(warmup_s) = facts.warmup_unfinished {
+        stopped.push(format!(
+            "ended during its {warmup_s} s warm-up: nothing was measured"
+        ));
+    }
+    stopped.extend(facts.error_stop);
+    stopped.extend(facts.watch_aborted);
+    if let Some(fatal) = facts.reports.iter().find_map(|r| r.fatal.clone()) {
+        stopped.push(format!("stopped: {fatal}"));
+    }
+    if facts.reports.iter().any(|r| r.gave_up) {
+        stopped.push("stopped: a client gave up after an insert failed beyond its retries".into());
+    }
+    if facts.interrupted {
+        stopped.push("was interrupted".into());
+    }
+    stopped
 }
 
 /// The resolved properties as the result records them: URIs redacted, and `mongodb.url` replaced

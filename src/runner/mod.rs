@@ -21,7 +21,7 @@ mod status;
 pub mod verdict;
 pub mod watch;
 
-pub use exec::{ExecuteOptions, execute};
+pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
 pub use watch::Notify;
 
 pub mod fdlimit;
