@@ -573,7 +573,7 @@ fn sigint_during_docker_compare_bring_up() {
     let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "upint",
-        |l| format!("{} (repeat 1/1): bring-up ...", l.path(1)),
+        |l| format!("{} (repeat 1/1): bring-up ...", l.names[1]),
         libc::SIGINT,
     );
 }
@@ -603,7 +603,7 @@ fn sigterm_during_docker_compare_teardown() {
     let _env = crate::util::one_at_a_time();
     docker_compare_case(
         "downterm",
-        |l| format!("{} (repeat 1/1): teardown ...", l.path(0)),
+        |l| format!("{} (repeat 1/1): teardown ...", l.names[0]),
         libc::SIGTERM,
     );
 }
