@@ -13,7 +13,7 @@ use crate::topology::{Kind, TopologySpec};
 use crate::workload::prop;
 
 /// The first line of every plan.
-pub const HEADER: &str =
+pub(crate) const HEADER: &str =
     "dry run: every input was checked; nothing was created, started or written";
 
 /// `1234567` as `1,234,567`.
@@ -94,7 +94,7 @@ fn topology_line(spec: &TopologySpec) -> String {
 
 /// The plan of a new `compare`: its cells, each scenario's phase and size, the topologies and a
 /// bound on the time spent measuring (loads excepted: their time is the server's to tell).
-pub fn compare_plan(
+pub(crate) fn compare_plan(
     cmd: &CompareCommand,
     scenarios: &BTreeMap<String, PropertyMap>,
     scale_note: &str,
@@ -188,7 +188,7 @@ pub fn compare_plan(
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
 /// measuring.
-pub fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
+pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let curves = resolved.variants.len();

@@ -29,7 +29,7 @@ pub struct Prop<T> {
 
 /// A property without a fixed default (computed from others, or simply absent), so only its name is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Name {
+pub(crate) struct Name {
     /// Property name, exactly as YCSB spells it.
     pub name: &'static str,
 }
@@ -229,7 +229,7 @@ properties! {
 }
 
 /// The entry for `name`, if known.
-pub fn lookup(name: &str) -> Option<&'static KnownProperty> {
+pub(crate) fn lookup(name: &str) -> Option<&'static KnownProperty> {
     KNOWN_PROPERTIES.iter().find(|k| k.name == name)
 }
 
