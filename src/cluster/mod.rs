@@ -12,7 +12,7 @@ use futures::TryStreamExt;
 use futures::future::BoxFuture;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::error::ErrorKind;
-use mongodb::options::ClientOptions;
+use mongodb::options::{ClientOptions, WriteConcern};
 
 use crate::topology::{Member, Plan, Role};
 
@@ -690,23 +690,43 @@ pub(crate) fn missing_privileges(status: &Document, sharded: bool) -> Vec<String
         .collect()
 }
 
-/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), as relaxed
-/// extended JSON, with `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
+/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), with
+/// `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
 /// implicit default is `w: "majority"` where it was `w: 1` on 4.4, so an experiment records it
 /// next to the write concern its client asked for (docs/mongodb-versions.md, "Write concern").
-pub async fn default_write_concern(uri_or_host: &str) -> Result<serde_json::Value, ClusterError> {
+pub async fn default_write_concern(uri_or_host: &str) -> Result<DefaultWriteConcern, ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
     let d = run(&client, &label, doc! {"getDefaultRWConcern": 1}).await?;
-    let mut out = serde_json::Map::new();
-    for key in ["defaultWriteConcern", "defaultWriteConcernSource"] {
-        out.insert(
-            key.to_string(),
-            d.get(key)
-                .map(|v| v.clone().into_relaxed_extjson())
-                .unwrap_or(serde_json::Value::Null),
-        );
+    DefaultWriteConcern::from_reply(&d)
+        .map_err(|e| ClusterError::Check(format!("getDefaultRWConcern on {label}: {e}")))
+}
+
+/// The cluster-wide default write concern, as `getDefaultRWConcern` reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DefaultWriteConcern {
+    /// `defaultWriteConcern`: its `w`, `wtimeout` and `j`, each `None` when the server sets none.
+    pub write_concern: WriteConcern,
+    /// `defaultWriteConcernSource`: `implicit` (the server's built-in default) or `global` (set
+    /// with `setDefaultRWConcern`); `None` when the server does not say (before 5.0).
+    pub source: Option<String>,
+}
+
+impl DefaultWriteConcern {
+    /// Reads a `getDefaultRWConcern` reply; an absent `defaultWriteConcern` is the empty one.
+    fn from_reply(reply: &Document) -> Result<DefaultWriteConcern, String> {
+        let write_concern = match reply.get_document("defaultWriteConcern") {
+            Ok(wc) => mongodb::bson::from_document(wc.clone())
+                .map_err(|e| format!("unreadable defaultWriteConcern {wc}: {e}"))?,
+            Err(_) => WriteConcern::default(),
+        };
+        Ok(DefaultWriteConcern {
+            write_concern,
+            source: reply
+                .get_str("defaultWriteConcernSource")
+                .ok()
+                .map(str::to_string),
+        })
     }
-    Ok(serde_json::Value::Object(out))
 }
 
 /// Drops the benchmark database (the only thing done to clusters microshard did not start).
@@ -1018,6 +1038,29 @@ mod tests {
                 .is_none()
         );
         assert_eq!(major_minor("7.0.0-standin"), Some((7, 0)));
+    }
+
+    #[test]
+    fn default_write_concern_reads_w_wtimeout_j_and_source() {
+        use mongodb::options::Acknowledgment;
+        let reply = doc! {
+            "defaultWriteConcern": {"w": "majority", "wtimeout": 0, "j": true},
+            "defaultWriteConcernSource": "implicit",
+        };
+        let wc = DefaultWriteConcern::from_reply(&reply).unwrap();
+        assert_eq!(wc.write_concern.w, Some(Acknowledgment::Majority));
+        assert_eq!(wc.write_concern.w_timeout, Some(Duration::ZERO));
+        assert_eq!(wc.write_concern.journal, Some(true));
+        assert_eq!(wc.source.as_deref(), Some("implicit"));
+        let numeric = doc! {"defaultWriteConcern": {"w": 1}, "defaultWriteConcernSource": "global"};
+        let wc = DefaultWriteConcern::from_reply(&numeric).unwrap();
+        assert_eq!(wc.write_concern.w, Some(Acknowledgment::Nodes(1)));
+        assert_eq!(wc.write_concern.w_timeout, None);
+        // 4.4 without a default set: neither field.
+        assert_eq!(
+            DefaultWriteConcern::from_reply(&doc! {}).unwrap(),
+            DefaultWriteConcern::default()
+        );
     }
 
     #[test]
