@@ -7,6 +7,7 @@
 //! used where no MongoDB exists, a workspace member of its own) and links the binary as `mongod`/`mongos`.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod backend;
 pub mod cli;

@@ -6,7 +6,7 @@ pub(crate) const DEFAULT_TOLERANCE: f64 = 0.05;
 
 /// The best point and the knee of a throughput-by-threads curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Knee {
+pub(crate) struct Knee {
     /// Thread count with the highest throughput.
     pub max_threads: u32,
     /// That throughput.

@@ -41,7 +41,7 @@ pub(crate) struct Measured {
 }
 
 /// What an experiment needs from the world.
-pub trait Lab {
+pub(crate) trait Lab {
     /// Whatever must be kept to tear the topology down again.
     type Handle: Send;
 

@@ -65,7 +65,7 @@ pub(crate) fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(Strin
 
 /// How an experiment scales and bounds its scenarios.
 #[derive(Debug, Clone)]
-pub struct Scaling {
+pub(crate) struct Scaling {
     /// Use the files' record counts (the seed's sizes).
     pub full: bool,
     /// Records when not `full`.

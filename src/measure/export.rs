@@ -26,7 +26,7 @@ impl Overall {
 
 /// One export value: Java `int`/`long` or `double`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// Printed as a plain integer.
     Long(i64),
     /// Printed with `Double.toString`.

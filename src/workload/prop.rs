@@ -20,7 +20,7 @@ pub struct KnownProperty {
 
 /// A property's name with its typed default, so a call site never repeats either.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prop<T> {
+pub(crate) struct Prop<T> {
     /// Property name, exactly as YCSB spells it.
     pub name: &'static str,
     /// The value used when the property is not set.
@@ -61,11 +61,11 @@ macro_rules! properties {
     };
     (@one [$($about:literal)+] $konst:ident : $ty:ty = $name:literal, $default:expr, $text:literal) => {
         $(#[doc = $about])+
-        pub const $konst: Prop<$ty> = Prop { name: $name, default: $default };
+        pub(crate) const $konst: Prop<$ty> = Prop { name: $name, default: $default };
     };
     (@one [$($about:literal)+] $konst:ident = $bare:literal) => {
         $(#[doc = $about])+
-        pub const $konst: Name = Name { name: $bare };
+        pub(crate) const $konst: Name = Name { name: $bare };
     };
     (@default $text:literal) => { Some($text) };
     (@default) => { None };
