@@ -234,7 +234,9 @@ pub(crate) async fn run_matrix<L: Lab>(
                 outcome.skipped.extend(ids.iter().cloned());
                 continue;
             }
-            let label = format!("{topology} (repeat {repeat}/{})", config.command.repeat);
+            // Shown by its name, never by the path it was given as (`docs/architecture.md`).
+            let shown = report::topology_label(&topology, None);
+            let label = format!("{shown} (repeat {repeat}/{})", config.command.repeat);
             let bar = progress.phase(&format!("{label}: bring-up"), None);
             let (deployment, handle) = match lab.up(&topology, cancel).await {
                 Ok(x) => {
@@ -249,7 +251,7 @@ pub(crate) async fn run_matrix<L: Lab>(
                     }
                     outcome
                         .failures
-                        .push(format!("{topology}: bring-up failed: {e:#}"));
+                        .push(format!("{shown}: bring-up failed: {e:#}"));
                     continue;
                 }
             };
@@ -269,12 +271,12 @@ pub(crate) async fn run_matrix<L: Lab>(
             let down = lab.down(handle).await;
             bar.finish(if down.is_ok() { "down" } else { "failed" });
             if let Err(e) = result {
-                outcome.failures.push(format!("{topology}: {e:#}"));
+                outcome.failures.push(format!("{shown}: {e:#}"));
             }
             if let Err(e) = down {
                 outcome
                     .failures
-                    .push(format!("{topology}: teardown failed: {e:#}"));
+                    .push(format!("{shown}: teardown failed: {e:#}"));
             }
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
@@ -297,7 +299,7 @@ async fn run_topology<L: Lab>(
     progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<()> {
-    let topology = &deployment.topology;
+    let topology = report::topology_label(&deployment.topology, None);
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their

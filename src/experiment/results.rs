@@ -133,12 +133,20 @@ impl ExperimentDir {
         read_json(&self.path.join(CONFIG_FILE))
     }
 
-    /// Where the file of one cell lives.
+    /// Where the file of one cell lives. Cells are filed under the topology's name (a topology given as a file is named by its
+    /// `name`, else its stem); a cell an earlier version filed under the path as given is still
+    /// found there, so `--resume` and `report` read older runs.
     pub(crate) fn cell_path(&self, id: &CellId) -> PathBuf {
-        self.path
-            .join(CELLS_DIR)
-            .join(sanitize(&id.topology))
-            .join(format!("{}-r{}.json", sanitize(&id.scenario), id.repeat))
+        let file = format!("{}-r{}.json", sanitize(&id.scenario), id.repeat);
+        let cells = self.path.join(CELLS_DIR);
+        let named = cells
+            .join(sanitize(&crate::report::topology_label(&id.topology, None)))
+            .join(&file);
+        let as_given = cells.join(sanitize(&id.topology)).join(&file);
+        if !named.exists() && as_given.exists() {
+            return as_given;
+        }
+        named
     }
 
     /// Writes one cell's result the moment it is measured.
@@ -316,6 +324,37 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_are_filed_under_the_topology_name_and_older_runs_are_still_found()
+    -> Result<(), ResultsError> {
+        let root = tempfile::tempdir().map_err(io_err(Path::new("tempdir")))?;
+        let file = root.path().join("my-lab.toml");
+        fs::write(&file, "name = \"big-box\"\nkind = \"standalone\"\n").map_err(io_err(&file))?;
+        let dir = ExperimentDir::create(&root.path().join("results"), "compare")?;
+        let id = CellId {
+            topology: file.display().to_string(),
+            scenario: "S1".into(),
+            repeat: 1,
+        };
+        assert_eq!(
+            dir.cell_path(&id),
+            dir.path()
+                .join(CELLS_DIR)
+                .join("big-box")
+                .join("S1-r1.json")
+        );
+        // A cell an earlier version filed under the path as given is found where it is.
+        let old = dir
+            .path()
+            .join(CELLS_DIR)
+            .join(sanitize(&id.topology))
+            .join("S1-r1.json");
+        fs::create_dir_all(old.parent().unwrap_or(dir.path())).map_err(io_err(&old))?;
+        fs::write(&old, "{}").map_err(io_err(&old))?;
+        assert_eq!(dir.cell_path(&id), old);
+        Ok(())
+    }
 
     #[test]
     fn latest_points_at_the_newest_experiment() -> Result<(), ResultsError> {

@@ -204,8 +204,9 @@ pub(crate) async fn sweep_with<L: Lab>(
         overrides,
         props,
     } = resolve(cfg)?;
+    // A topology is shown (and its files named) by its name, never by the path it was given as.
     let where_ = match &cfg.target {
-        SweepTarget::Topology(t) => t.clone(),
+        SweepTarget::Topology(t) => crate::report::topology_label(t, None),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),
     };
     let label = format!("{name} on {where_}");
@@ -253,7 +254,7 @@ pub(crate) async fn sweep_with<L: Lab>(
 
     let (deployment, handle) = match &cfg.target {
         SweepTarget::Topology(t) => {
-            let bar = progress.phase(&format!("{t}: bring-up"), None);
+            let bar = progress.phase(&format!("{where_}: bring-up"), None);
             let (d, h) = lab.up(t, cancel).await?;
             bar.finish("up");
             (d, Some(h))

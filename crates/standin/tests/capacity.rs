@@ -2,17 +2,18 @@
 //!
 //! These assert the model's behaviour (the ceiling it enforces), not the machine's speed: the ceilings
 //! are set far below what the driver and stand-in sustain unthrottled, and the load is over-driven.
+//! A binary of its own (the other is `standin.rs`), so no other test loads the machine meanwhile.
 
-mod standin_common;
+mod util;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::util::*;
 use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Document, doc};
-use standin_common::*;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 

@@ -1,13 +1,11 @@
 //! The stand-in as mongos over shard stand-ins: metadata on the config server, real routing, refusals.
 
-mod standin_common;
-
+use crate::util::*;
 use futures::TryStreamExt;
 use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::FindOptions;
-use standin_common::*;
 
 async fn per_shard_counts(c: &Cluster) -> Vec<u64> {
     let mut out = Vec::new();

@@ -1,39 +1,22 @@
 //! The stand-in as a plain mongod, driven by the official `mongodb` driver.
 
+use crate::util::*;
 use futures::TryStreamExt;
 use microshard_standin::{self as standin, Role, StandinConfig};
+use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::FindOptions;
-use mongodb::{Client, error::ErrorKind};
 
-fn args(s: &str) -> Vec<String> {
-    s.split_whitespace().map(String::from).collect()
-}
-
-async fn start(extra: &str) -> (standin::StandinHandle, Client) {
-    let cfg = StandinConfig::from_args(Role::Mongod, &args(&format!("--port 0 {extra}"))).unwrap();
-    let h = standin::spawn(cfg).unwrap();
-    let client = Client::with_uri_str(h.uri()).await.unwrap();
+/// A plain stand-in mongod with `extra` flags, and a client connected to it.
+async fn mongod(extra: &str) -> (standin::StandinHandle, Client) {
+    let h = start(Role::Mongod, extra);
+    let client = direct(&h).await;
     (h, client)
-}
-
-fn code_of(e: &mongodb::error::Error) -> Option<i32> {
-    match e.kind.as_ref() {
-        ErrorKind::Command(c) => Some(c.code),
-        ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => Some(w.code),
-        ErrorKind::InsertMany(m) => m
-            .write_errors
-            .as_ref()
-            .and_then(|w| w.first())
-            .map(|w| w.code),
-        ErrorKind::BulkWrite(b) => b.write_errors.values().next().map(|w| w.code),
-        _ => None,
-    }
 }
 
 #[tokio::test]
 async fn crud_round_trip() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let coll = client.database("ycsb").collection::<Document>("usertable");
     for i in 0..10 {
         coll.insert_one(doc! {"_id": format!("user{i:02}"), "field0": format!("v{i}")})
@@ -111,7 +94,7 @@ async fn crud_round_trip() {
 
 #[tokio::test]
 async fn cursors_span_several_batches() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let coll = client.database("d").collection::<Document>("c");
     let docs: Vec<Document> = (0..1000).map(|i| doc! {"_id": i, "x": i % 7}).collect();
     let r = coll.insert_many(docs).await.unwrap();
@@ -145,7 +128,7 @@ async fn cursors_span_several_batches() {
 
 #[tokio::test]
 async fn unordered_insert_continues_after_duplicate() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let coll = client.database("d").collection::<Document>("c");
     coll.insert_one(doc! {"_id": 2}).await.unwrap();
     let docs = vec![doc! {"_id": 1}, doc! {"_id": 2}, doc! {"_id": 3}];
@@ -167,7 +150,7 @@ async fn unordered_insert_continues_after_duplicate() {
 
 #[tokio::test]
 async fn hello_and_build_info_say_standin() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let admin = client.database("admin");
     let hello = admin.run_command(doc! {"hello": 1}).await.unwrap();
     assert!(hello.get_bool("isWritablePrimary").unwrap());
@@ -184,7 +167,7 @@ async fn hello_and_build_info_say_standin() {
 
 #[tokio::test]
 async fn refusals_carry_real_codes() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let db = client.database("d");
     for (cmd, want) in [
         (doc! {"frobnicate": 1}, 59),
@@ -261,7 +244,7 @@ async fn log_and_command_log_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("mongod.log");
     let cmds = dir.path().join("cmds.jsonl");
-    let (h, client) = start(&format!(
+    let (h, client) = mongod(&format!(
         "--logpath {} --command-log {}",
         log.display(),
         cmds.display()
@@ -298,7 +281,7 @@ async fn log_and_command_log_are_written() {
 
 #[tokio::test]
 async fn shutdown_command_stops_the_server() {
-    let (h, client) = start("").await;
+    let (h, client) = mongod("").await;
     let _ = client
         .database("admin")
         .run_command(doc! {"shutdown": 1, "force": true})
@@ -402,7 +385,7 @@ async fn run_returns_on_the_shutdown_command_and_refuses_bad_config() {
 #[tokio::test]
 async fn unix_socket_under_the_given_prefix() {
     let dir = tempfile::tempdir().unwrap();
-    let (h, _) = start(&format!("--unixSocketPrefix {}", dir.path().display())).await;
+    let (h, _) = mongod(&format!("--unixSocketPrefix {}", dir.path().display())).await;
     let sock = dir.path().join(format!("mongodb-{}.sock", h.port()));
     assert!(sock.exists());
     let encoded = sock.display().to_string().replace('/', "%2F");

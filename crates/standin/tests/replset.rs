@@ -1,42 +1,23 @@
 //! The stand-in as a replica-set member: uninitiated answers, initiation rules, election, driver discovery.
 
+use crate::util::*;
 use std::time::{Duration, Instant};
 
-use microshard_standin::{self as standin, Role, StandinConfig, StandinHandle};
+use microshard_standin::{Role, StandinHandle};
+use mongodb::Client;
 use mongodb::bson::{Document, doc};
-use mongodb::{Client, error::ErrorKind};
 
-fn args(s: &str) -> Vec<String> {
-    s.split_whitespace().map(String::from).collect()
-}
-
-fn code_of(e: &mongodb::error::Error) -> Option<i32> {
-    match e.kind.as_ref() {
-        ErrorKind::Command(c) => Some(c.code),
-        ErrorKind::Write(mongodb::error::WriteFailure::WriteError(w)) => Some(w.code),
-        _ => None,
-    }
-}
-
+/// A replica-set member with `flags` (elections take 100 ms), and a client connected to it.
 async fn member(flags: &str) -> (StandinHandle, Client) {
-    let cfg = StandinConfig::from_args(
-        Role::Mongod,
-        &args(&format!("--port 0 --primary-delay-ms 100 {flags}")),
-    )
-    .unwrap();
-    let h = standin::spawn(cfg).unwrap();
-    let c = Client::with_uri_str(h.uri()).await.unwrap();
+    let h = start(Role::Mongod, &format!("--primary-delay-ms 100 {flags}"));
+    let c = direct(&h).await;
     (h, c)
-}
-
-async fn run(c: &Client, cmd: Document) -> Result<Document, mongodb::error::Error> {
-    c.database("admin").run_command(cmd).await
 }
 
 async fn wait_primary(c: &Client) -> Document {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let h = run(c, doc! {"hello": 1}).await.unwrap();
+        let h = admin(c, doc! {"hello": 1}).await.unwrap();
         if h.get_bool("isWritablePrimary").unwrap_or(false) {
             return h;
         }
@@ -48,12 +29,12 @@ async fn wait_primary(c: &Client) -> Document {
 #[tokio::test]
 async fn uninitiated_member_answers_like_mongod() {
     let (h, c) = member("--replSet rs0").await;
-    let hello = run(&c, doc! {"hello": 1}).await.unwrap();
+    let hello = admin(&c, doc! {"hello": 1}).await.unwrap();
     assert!(hello.get_bool("isreplicaset").unwrap());
     assert!(!hello.get_bool("isWritablePrimary").unwrap());
     assert!(hello.get("setName").is_none());
     assert!(hello.get_str("info").is_ok());
-    let e = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
+    let e = admin(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
     assert_eq!(code_of(&e), Some(94));
     let e = c
         .database("d")
@@ -95,13 +76,13 @@ async fn initiate_validation_refusals() {
         ),
     ];
     for (cfg, want) in cases {
-        let e = run(&c, doc! {"replSetInitiate": cfg.clone()})
+        let e = admin(&c, doc! {"replSetInitiate": cfg.clone()})
             .await
             .unwrap_err();
         assert_eq!(code_of(&e), Some(want), "{cfg}");
     }
     // Still uninitiated after all the refusals.
-    let e = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
+    let e = admin(&c, doc! {"replSetGetStatus": 1}).await.unwrap_err();
     assert_eq!(code_of(&e), Some(94));
     h.shutdown().await;
 }
@@ -110,13 +91,13 @@ async fn initiate_validation_refusals() {
 async fn initiated_member_becomes_primary_and_serves_the_driver() {
     let (h, c) = member("--replSet rs0").await;
     let host = format!("localhost:{}", h.port());
-    run(
+    admin(
         &c,
         doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
     )
     .await
     .unwrap();
-    let e = run(
+    let e = admin(
         &c,
         doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
     )
@@ -129,7 +110,7 @@ async fn initiated_member_becomes_primary_and_serves_the_driver() {
     assert_eq!(hello.get_str("me").unwrap(), host);
     assert!(hello.get_object_id("electionId").is_ok());
     assert_eq!(hello.get_i32("setVersion").unwrap(), 1);
-    let status = run(&c, doc! {"replSetGetStatus": 1}).await.unwrap();
+    let status = admin(&c, doc! {"replSetGetStatus": 1}).await.unwrap();
     assert_eq!(status.get_i32("myState").unwrap(), 1);
 
     // The driver discovering the set by name.
@@ -151,13 +132,13 @@ async fn initiated_member_becomes_primary_and_serves_the_driver() {
 async fn config_server_defaults_configsvr_true() {
     let (h, c) = member("--replSet cfg --configsvr").await;
     let host = format!("127.0.0.1:{}", h.port());
-    run(
+    admin(
         &c,
         doc! {"replSetInitiate": {"_id": "cfg", "members": [{"_id": 0, "host": host}]}},
     )
     .await
     .unwrap();
-    let conf = run(&c, doc! {"replSetGetConfig": 1}).await.unwrap();
+    let conf = admin(&c, doc! {"replSetGetConfig": 1}).await.unwrap();
     assert!(
         conf.get_document("config")
             .unwrap()
@@ -171,7 +152,7 @@ async fn config_server_defaults_configsvr_true() {
 async fn hello_until(c: &Client, what: &str, done: impl Fn(&Document) -> bool) -> Document {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let h = run(c, doc! {"hello": 1}).await.unwrap();
+        let h = admin(c, doc! {"hello": 1}).await.unwrap();
         if done(&h) {
             return h;
         }
@@ -194,7 +175,7 @@ async fn three_member_set_elects_the_winner_not_the_initiator() {
         .enumerate()
         .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
         .collect();
-    run(
+    admin(
         &ca,
         doc! {"replSetInitiate": {"_id": "rs3", "members": members}},
     )
@@ -230,7 +211,7 @@ async fn three_member_set_elects_the_winner_not_the_initiator() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let status = run(&ca, doc! {"replSetGetStatus": 1}).await.unwrap();
+        let status = admin(&ca, doc! {"replSetGetStatus": 1}).await.unwrap();
         let states: Vec<i32> = status
             .get_array("members")
             .unwrap()
@@ -260,7 +241,7 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
         doc! {"_id": 0, "host": a.host()},
         doc! {"_id": 1, "host": b.host()},
     ];
-    run(
+    admin(
         &ca,
         doc! {"replSetInitiate": {"_id": "slow", "members": members}},
     )
@@ -271,12 +252,12 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
     })
     .await;
     assert!(h.get("primary").is_none(), "{h}");
-    let h = run(&ca, doc! {"hello": 1}).await.unwrap();
+    let h = admin(&ca, doc! {"hello": 1}).await.unwrap();
     assert!(!h.get_bool("isWritablePrimary").unwrap(), "{h}");
     assert!(h.get("primary").is_none(), "{h}");
     // A winner outside the set is refused, as a bad configuration would be.
     let (x, cx) = member("--replSet bad --election-winner 5").await;
-    let e = run(
+    let e = admin(
         &cx,
         doc! {"replSetInitiate": {"_id": "bad", "members": [{"_id": 0, "host": x.host()}, {"_id": 1, "host": a.host()}]}},
     )
@@ -293,7 +274,7 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
         .enumerate()
         .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
         .collect();
-    run(
+    admin(
         &cd,
         doc! {"replSetInitiate": {"_id": "dflt", "members": members}},
     )
@@ -323,7 +304,7 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("127.0.0.1:{}", l.local_addr().unwrap().port())
     };
-    let e = run(
+    let e = admin(
         &ca,
         doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": dead.clone()}]}},
     )
@@ -332,17 +313,17 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
     assert_eq!(code_of(&e), Some(74), "{e}");
     assert!(e.to_string().contains(&dead), "{e}");
     // Nothing was accepted: the node is still uninitiated.
-    let h = run(&ca, doc! {"hello": 1}).await.unwrap();
+    let h = admin(&ca, doc! {"hello": 1}).await.unwrap();
     assert!(h.get("setName").is_none(), "{h}");
     // A member that belongs to another set is refused too.
     let (other, co) = member("--replSet elsewhere").await;
-    run(
+    admin(
         &co,
         doc! {"replSetInitiate": {"_id": "elsewhere", "members": [{"_id": 0, "host": other.host()}]}},
     )
     .await
     .unwrap();
-    let e = run(
+    let e = admin(
         &ca,
         doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": other.host()}]}},
     )
@@ -352,7 +333,7 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
     assert!(e.to_string().contains("replica set elsewhere"), "{e}");
     // With every member up, the same node accepts.
     let (b, _cb) = member("--replSet q --election-delay-ms 50").await;
-    run(
+    admin(
         &ca,
         doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": b.host()}]}},
     )

@@ -1,4 +1,7 @@
-//! Helpers shared by the stand-in end-to-end tests: start members, initiate sets, build a sharded cluster.
+//! The one support module of the stand-in's end-to-end tests (`standin.rs` and `capacity.rs` are
+//! the two test binaries; `mongod.rs`, `replset.rs` and `sharded.rs` are modules of the first):
+//! start members, initiate sets, build a sharded cluster, read error codes.
+// Each binary uses only some of these helpers.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
@@ -20,6 +23,7 @@ pub fn code_of(e: &mongodb::error::Error) -> Option<i32> {
             .as_ref()
             .and_then(|w| w.first())
             .map(|w| w.code),
+        ErrorKind::BulkWrite(b) => b.write_errors.values().next().map(|w| w.code),
         _ => None,
     }
 }
