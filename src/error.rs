@@ -11,7 +11,7 @@ use std::fmt;
 ///
 /// The message names the culprit: `file:line`, the property, the flag or the host.
 #[derive(Debug)]
-pub struct BadInput(pub String);
+pub(crate) struct BadInput(pub String);
 
 impl fmt::Display for BadInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -22,12 +22,12 @@ impl fmt::Display for BadInput {
 impl std::error::Error for BadInput {}
 
 /// Builds an `anyhow::Error` that `main` reports with exit status 2.
-pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
+pub(crate) fn bad_input(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(message.into()))
 }
 
 /// Wraps any typed error as bad input, keeping its message.
-pub fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
+pub(crate) fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
     bad_input(err.to_string())
 }
 
@@ -35,7 +35,7 @@ pub fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
 /// (exit status 3): the figures were written, with their verdict, but must not be published as
 /// normal results. The message says which result and why.
 #[derive(Debug)]
-pub struct NotValid(pub String);
+pub(crate) struct NotValid(pub String);
 
 impl fmt::Display for NotValid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -46,7 +46,7 @@ impl fmt::Display for NotValid {
 impl std::error::Error for NotValid {}
 
 /// `Ok` for a valid result; otherwise the [`NotValid`] error naming `what` and the reasons.
-pub fn verdict_exit(
+pub(crate) fn verdict_exit(
     validity: &crate::measure::validity::Validity,
     what: &str,
 ) -> anyhow::Result<()> {
@@ -61,13 +61,13 @@ pub fn verdict_exit(
 }
 
 /// True when the error (or anything it wraps) is the user's fault.
-pub fn is_bad_input(err: &anyhow::Error) -> bool {
+pub(crate) fn is_bad_input(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| cause.is::<BadInput>())
 }
 
 /// The exit status for an error: 2 for bad input, 3 for a finished run whose result is not
 /// valid, 1 for everything else.
-pub fn exit_status(err: &anyhow::Error) -> u8 {
+pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
     if is_bad_input(err) {
         2
     } else if err.chain().any(|cause| cause.is::<NotValid>()) {

@@ -5,21 +5,25 @@
 //! `topology` → `backend` → `cluster` for the servers it runs against; `experiment`
 //! drives both. `standin` re-exports the `microshard-standin` crate (the MongoDB-wire-protocol server
 //! used where no MongoDB exists, a workspace member of its own) and links the binary as `mongod`/`mongos`.
+//!
+//! Only what `main.rs`, `tests/` and `benches/` use is `pub`; everything else is `pub(crate)`, and
+//! `unreachable_pub` keeps it so (`docs/architecture.md`, "Visibility").
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod backend;
 pub mod cli;
 pub mod cluster;
 pub mod db;
-pub mod error;
+pub(crate) mod error;
 pub mod experiment;
 pub mod measure;
-pub mod output;
+pub(crate) mod output;
 pub mod redact;
 pub mod report;
 pub mod runner;
-pub mod signals;
+pub(crate) mod signals;
 pub mod standin;
 pub mod topology;
 pub mod workload;

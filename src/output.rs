@@ -15,14 +15,14 @@
 use std::io::{self, Write};
 
 /// Writes `text` to stdout as is (no newline added) and flushes it.
-pub fn print(text: &str) -> io::Result<()> {
+pub(crate) fn print(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
 }
 
 /// Writes `text` and a newline to stdout and flushes it.
-pub fn println(text: &str) -> io::Result<()> {
+pub(crate) fn println(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;
@@ -30,7 +30,7 @@ pub fn println(text: &str) -> io::Result<()> {
 }
 
 /// Writes one line to stderr; a closed or full stderr is ignored rather than a reason to fail.
-pub fn eprintln(text: &str) {
+pub(crate) fn eprintln(text: &str) {
     let mut err = io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.write_all(b"\n");
@@ -39,7 +39,7 @@ pub fn eprintln(text: &str) {
 
 /// True when the error (or anything it wraps) is a write to a closed pipe: the reader went away,
 /// which ends the program normally rather than as a failure.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
             .downcast_ref::<io::Error>()

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// Must be called from inside a tokio runtime. A second signal while teardown is running
 /// is ignored by the handler; teardown code bounds its own waits instead.
-pub fn install() -> CancellationToken {
+pub(crate) fn install() -> CancellationToken {
     use std::sync::OnceLock;
     static TOKEN: OnceLock<CancellationToken> = OnceLock::new();
     TOKEN

@@ -18,7 +18,7 @@ pub fn link_binaries(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Like [`link_binaries`], with an explicit executable to link to.
-pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
+pub(crate) fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for name in ["mongod", "mongos"] {
         let link = dir.join(name);
@@ -31,7 +31,7 @@ pub fn link_binaries_to(dir: &Path, exe: &Path) -> std::io::Result<()> {
 }
 
 /// The executable that becomes the stand-in when invoked as `mongod`/`mongos` (see [`link_binaries`]).
-pub fn standin_executable() -> std::io::Result<std::path::PathBuf> {
+pub(crate) fn standin_executable() -> std::io::Result<std::path::PathBuf> {
     if let Some(p) = std::env::var_os("MICROSHARD_STANDIN_EXE") {
         return Ok(std::path::PathBuf::from(p));
     }

@@ -92,12 +92,12 @@ pub async fn connect(endpoint: Option<&str>) -> Result<Docker, DockerError> {
 }
 
 /// True when the engine has `image` locally.
-pub async fn image_present(docker: &Docker, image: &str) -> bool {
+pub(crate) async fn image_present(docker: &Docker, image: &str) -> bool {
     docker.inspect_image(image).await.is_ok()
 }
 
 /// Makes sure `image` is on the engine: pulls it when missing (progress on stderr when asked).
-pub async fn ensure_image(
+pub(crate) async fn ensure_image(
     docker: &Docker,
     endpoint: Option<&str>,
     image: &str,
@@ -174,7 +174,7 @@ fn split_image(image: &str) -> (&str, &str) {
 /// Who makes the objects of this process: the user id and a hash of the state directory. Two
 /// users of one engine, or one user with two state directories (tests), never share an owner, so
 /// neither's `down --all` removes the other's running experiment.
-pub fn owner_id() -> String {
+pub(crate) fn owner_id() -> String {
     owner_id_for(&super::state::state_dir())
 }
 
@@ -203,7 +203,7 @@ pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<
 }
 
 /// Starts and watches the containers of one plan.
-pub struct DockerLauncher {
+pub(crate) struct DockerLauncher {
     record: Arc<Mutex<RunningCluster>>,
     clients: HashMap<Option<String>, Docker>,
     plan_name: String,
@@ -482,7 +482,10 @@ pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
 
 /// Stops (SIGTERM, then SIGKILL after `stop_timeout`) mongos → shards → config, removes the
 /// containers with their anonymous volumes, the networks, and anything else labelled with the run.
-pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+pub(crate) async fn teardown(
+    cluster: &RunningCluster,
+    stop_timeout: Duration,
+) -> anyhow::Result<()> {
     // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
     for m in &cluster.members {
@@ -607,7 +610,7 @@ pub(crate) async fn remove_container(docker: &Docker, name: &str) -> Result<(), 
 
 /// Removes every container (with its anonymous volumes), network and volume labelled by
 /// microshard on `endpoint` — all runs, or only `run`. Returns one line per object removed.
-pub async fn remove_labelled(
+pub(crate) async fn remove_labelled(
     endpoint: Option<&str>,
     run: Option<&str>,
 ) -> Result<Vec<String>, DockerError> {
@@ -763,7 +766,7 @@ async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
 }
 
 /// The tar build context of the stand-in image (Dockerfile + root file system).
-pub fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
     let bin = std::fs::read(binary)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", binary.display()))?;
     let libs = shared_libraries(binary)?;
@@ -833,7 +836,7 @@ fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> anyhow::R
 }
 
 /// The absolute paths `ldd` lists for `binary` (libc, libm, libgcc_s, the loader, ...).
-pub fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+pub(crate) fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let out = std::process::Command::new("ldd")
         .arg(binary)
         .output()

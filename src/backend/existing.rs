@@ -8,7 +8,7 @@ use crate::cluster::{self, DetectedRole};
 use crate::topology::{Kind, Plan};
 
 /// Detects the role of the server behind the plan's URI and prepares `ycsb` on it.
-pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
+pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
     let uri = plan.uri.clone().ok_or_else(|| {
         anyhow::anyhow!(
             "{}: the existing backend needs `uri`",

@@ -7,7 +7,7 @@
 //! success, on error and on cancellation.
 
 pub mod docker;
-pub mod existing;
+pub(crate) mod existing;
 pub mod process;
 pub mod state;
 
@@ -133,7 +133,7 @@ pub struct RunningCluster {
 
 impl RunningCluster {
     /// The entry URI with any password masked, for printing and storing.
-    pub fn entry_uri_redacted(&self) -> String {
+    pub(crate) fn entry_uri_redacted(&self) -> String {
         crate::redact::redact_uri(&self.entry_uri)
     }
 
@@ -208,7 +208,7 @@ impl RunningCluster {
     }
 
     /// The member table `up` and `status` print.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         #[derive(tabled::Tabled)]
         struct Row {
             role: String,
@@ -402,7 +402,7 @@ async fn bring_up(
 
 /// Where clients connect: every mongos (drivers spread operations over all routers in the seed
 /// list, so a second mongos is used rather than idle), or the standalone directly.
-pub fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
+pub(crate) fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
     let entry = plan
         .entry()
         .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
@@ -501,7 +501,7 @@ fn remove_dirs(cluster: &RunningCluster) -> Vec<String> {
 
 /// Picks the backend when the user did not: `existing` for a topology with a `uri`, `process`
 /// when `mongod` is found in `bin_dir` or on PATH, else `docker` when an engine answers.
-pub async fn default_backend(
+pub(crate) async fn default_backend(
     spec: &TopologySpec,
     bin_dir: Option<&Path>,
 ) -> anyhow::Result<BackendKind> {
@@ -535,7 +535,7 @@ pub struct DownAll {
 /// Tears down every run recorded in this user's state directory and every Docker object on the
 /// local engine labelled with this user's owner id ([`docker::owner_id`]); with `any_owner`,
 /// every microshard-labelled object on the engine, whoever made it.
-pub async fn down_all(any_owner: bool) -> anyhow::Result<DownAll> {
+pub(crate) async fn down_all(any_owner: bool) -> anyhow::Result<DownAll> {
     let mut report = DownAll::default();
     let mut errors = Vec::new();
     down_state_files(|_| true, &mut report.done, &mut errors).await;

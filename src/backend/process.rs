@@ -14,7 +14,7 @@ use crate::cluster::Launcher;
 use crate::topology::{Member, Plan, Role, parse_cpuset};
 
 /// Starts and watches local processes for one plan.
-pub struct ProcessLauncher {
+pub(crate) struct ProcessLauncher {
     record: Arc<Mutex<RunningCluster>>,
     /// Extra environment per program, `mongod` and `mongos` ([`server_env`]).
     env: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
@@ -22,7 +22,7 @@ pub struct ProcessLauncher {
 
 impl ProcessLauncher {
     /// Checks ports and binaries, records versions and creates the run directory; starts nothing.
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         plan: &Plan,
         record: Arc<Mutex<RunningCluster>>,
     ) -> anyhow::Result<ProcessLauncher> {
@@ -89,7 +89,7 @@ pub const MEMBER_NOFILE: u64 = 64000;
 /// per-CPU caches stay off and process and Docker runs measure different allocators
 /// (docs/mongodb-versions.md, "8.0"). `version` is the first line of `mongod --version`,
 /// `current` the caller's `GLIBC_TUNABLES` (kept, with the tunable appended).
-pub fn server_env(
+pub(crate) fn server_env(
     version: Option<&str>,
     current: Option<&str>,
 ) -> std::collections::BTreeMap<String, String> {
@@ -109,7 +109,7 @@ pub fn server_env(
 }
 
 /// First line of `PROGRAM --version` (the stand-in answers it too).
-pub async fn binary_version(program: &str) -> anyhow::Result<String> {
+pub(crate) async fn binary_version(program: &str) -> anyhow::Result<String> {
     let out = tokio::time::timeout(
         Duration::from_secs(20),
         tokio::process::Command::new(program)
@@ -300,7 +300,7 @@ impl ProcessLauncher {
 }
 
 /// The soft open-files limit of a running process, from `/proc/<pid>/limits`.
-pub fn soft_nofile(pid: u32) -> Option<u64> {
+pub(crate) fn soft_nofile(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
     let line = text.lines().find(|l| l.starts_with("Max open files"))?;
     line.split_whitespace().find_map(|w| w.parse().ok())
@@ -335,7 +335,7 @@ pub fn pid_alive(pid: u32, port: u16) -> bool {
 }
 
 /// Last lines of the member's log and of its stdout/stderr, joined with " | ".
-pub fn log_tail(member: &Member) -> String {
+pub(crate) fn log_tail(member: &Member) -> String {
     let mut parts = Vec::new();
     if let Some(log) = &member.log_path {
         parts.extend(tail_lines(log, 8));
@@ -375,7 +375,10 @@ fn tail_lines(path: &Path, n: usize) -> Vec<String> {
 
 /// Stops every process of the cluster: `shutdown` (force) mongos → shards → config, then
 /// SIGTERM, then SIGKILL, each bounded.
-pub async fn teardown(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+pub(crate) async fn teardown(
+    cluster: &RunningCluster,
+    stop_timeout: Duration,
+) -> anyhow::Result<()> {
     let groups: [&[Role]; 3] = [
         &[Role::Mongos],
         &[Role::Shard, Role::Standalone],

@@ -8,7 +8,7 @@ use super::RunningCluster;
 
 /// The directory holding state files: `$MICROSHARD_STATE_DIR`, else `$XDG_STATE_HOME/microshard`,
 /// else `~/.local/state/microshard`.
-pub fn state_dir() -> PathBuf {
+pub(crate) fn state_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("MICROSHARD_STATE_DIR") {
         return PathBuf::from(d);
     }
@@ -27,7 +27,7 @@ pub fn state_path(run_id: &str) -> PathBuf {
 }
 
 /// Writes the record atomically (temp file + rename).
-pub fn write(cluster: &RunningCluster) -> anyhow::Result<()> {
+pub(crate) fn write(cluster: &RunningCluster) -> anyhow::Result<()> {
     let path = &cluster.state_file;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
@@ -47,7 +47,7 @@ pub fn write(cluster: &RunningCluster) -> anyhow::Result<()> {
 }
 
 /// Reads one state file.
-pub fn read(path: &Path) -> anyhow::Result<RunningCluster> {
+pub(crate) fn read(path: &Path) -> anyhow::Result<RunningCluster> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("cannot read state file {}: {e}", path.display()))?;
     let mut c: RunningCluster = serde_json::from_str(&text)
@@ -57,7 +57,7 @@ pub fn read(path: &Path) -> anyhow::Result<RunningCluster> {
 }
 
 /// Every state file in the state directory, oldest first; unreadable ones are reported, not skipped silently.
-pub fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
+pub(crate) fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
     let dir = state_dir();
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -77,7 +77,7 @@ pub fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
 }
 
 /// Removes a state file (missing is fine).
-pub fn remove(path: &Path) {
+pub(crate) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 

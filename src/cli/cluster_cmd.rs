@@ -13,7 +13,7 @@ use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
 /// Arguments of `up`.
 #[derive(Debug, Args)]
-pub struct UpArgs {
+pub(crate) struct UpArgs {
     /// Topology name (`microshard-4` → topologies/microshard-4.toml) or path to a TOML file.
     pub topology: String,
     /// process | docker | existing (default: process when mongod is found, else docker when an engine answers).
@@ -47,7 +47,7 @@ pub struct UpArgs {
 
 /// Arguments of `down`.
 #[derive(Debug, Args)]
-pub struct DownArgs {
+pub(crate) struct DownArgs {
     /// Topology name (or run id) to tear down.
     #[arg(required_unless_present = "all")]
     pub topology: Option<String>,
@@ -63,7 +63,7 @@ pub struct DownArgs {
 
 /// Arguments of `status`.
 #[derive(Debug, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Print the state records as JSON (an empty array when there are none).
     #[arg(long)]
     pub json: bool,
@@ -71,7 +71,7 @@ pub struct StatusArgs {
 
 /// Arguments of `doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Directory holding mongod and mongos to check instead of PATH.
     #[arg(long)]
     pub bin_dir: Option<PathBuf>,
@@ -82,7 +82,7 @@ pub struct DoctorArgs {
 }
 
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
-pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
+pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     if args.standin {
         if args.backend.is_some_and(|b| b != BackendKind::Process) {
@@ -175,7 +175,7 @@ pub async fn up(mut args: UpArgs) -> anyhow::Result<()> {
 }
 
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
-pub async fn down(args: DownArgs) -> anyhow::Result<()> {
+pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
         let report = backend::down_all(args.any_owner).await?;
         if let Some(why) = &report.docker_unreachable {
@@ -244,7 +244,7 @@ fn matching(name: &str) -> Vec<backend::RunningCluster> {
 }
 
 /// Lists the clusters microshard is running, with each member's state checked now.
-pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
+pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let all = state::list();
     if all.is_empty() && !args.json {
         output::println(&format!(
@@ -287,7 +287,7 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
 }
 
 /// Tells which backends are usable here, and why not.
-pub async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
+pub(crate) async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
     if args.docker_ready {
         let image = crate::topology::spec_default_image();
         let ready = match backend::docker::connect(None).await {

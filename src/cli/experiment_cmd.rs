@@ -20,12 +20,12 @@ use crate::report::{self, Format};
 
 /// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
 /// deadline computed from it from overflowing (`docs/reliability.md` §1).
-pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Parses a duration flag: `60s`, `2m`, `1h`, `500ms`, `1h 30m` (humantime's syntax) or a bare
 /// number of seconds; positive and at most [`MAX_DURATION`]. Overflowing numbers are refused,
 /// never a panic.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let too_long = || format!("{text:?}: longer than 30 days");
     let d = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
@@ -49,10 +49,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A comma-separated list of thread counts, sorted and without duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadList(pub Vec<u32>);
+pub(crate) struct ThreadList(pub Vec<u32>);
 
 /// Parses a comma-separated list of thread counts.
-pub fn parse_threads(text: &str) -> Result<ThreadList, String> {
+pub(crate) fn parse_threads(text: &str) -> Result<ThreadList, String> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let n: u32 = part
@@ -81,7 +81,7 @@ fn split_list(text: &str) -> Vec<String> {
 
 /// Arguments of `compare`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Topologies (names in `topologies/` or TOML files), comma-separated; the first is the baseline.
     #[arg(long, default_value = "single,microshard-2,microshard-4")]
     pub topologies: String,
@@ -178,7 +178,7 @@ pub struct CompareArgs {
 
 /// Arguments of `sweep`.
 #[derive(Debug, Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// Workload file (or a name in `workloads/`).
     #[arg(short = 'P', value_name = "FILE")]
     pub workload: String,
@@ -248,7 +248,7 @@ pub struct SweepArgs {
 
 /// Arguments of `report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The experiment's run directory.
     pub dir: PathBuf,
     /// Output format.
@@ -261,7 +261,7 @@ pub struct ReportArgs {
 
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The earlier experiment.
     pub a: PathBuf,
     /// The later experiment.
@@ -273,7 +273,7 @@ pub struct DiffArgs {
 
 /// Arguments of `calibrate`.
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Workload file (default: S2, scaled down).
     #[arg(short = 'P', value_name = "FILE", default_value = "S2")]
     pub workload: String,
@@ -299,7 +299,7 @@ pub struct CalibrateArgs {
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Where the run directory is created.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -393,7 +393,7 @@ impl CompareArgs {
     /// The one record this command line asks for (a new experiment; `--resume` reads its record
     /// from the run directory instead). Flags are checked here, each failure one line naming the
     /// flag (exit status 2); nothing is created but `--standin`'s links.
-    pub fn command(&self) -> anyhow::Result<CompareCommand> {
+    pub(crate) fn command(&self) -> anyhow::Result<CompareCommand> {
         let bin_dir = self.bin_dir_given()?;
         let backend = preflight::backend_kind(&self.backend)?;
         let topologies = split_list(&self.topologies);
@@ -469,7 +469,7 @@ enum Start {
 }
 
 /// Runs an experiment.
-pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
+pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
@@ -536,7 +536,7 @@ pub async fn compare(args: CompareArgs) -> anyhow::Result<()> {
 }
 
 /// Runs a thread sweep.
-pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
     let target = match (args.topology, args.uri) {
@@ -640,7 +640,7 @@ pub async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 }
 
 /// Prints an experiment's table.
-pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
+pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&dir)?;
     for damaged in preflight::damaged_cells(&dir) {
@@ -675,7 +675,7 @@ pub async fn report(args: ReportArgs) -> anyhow::Result<()> {
 }
 
 /// Compares two experiments.
-pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
+pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let a = ExperimentDir::open(&args.a).map_err(crate::error::as_bad_input)?;
     let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&a)?;
@@ -685,7 +685,7 @@ pub async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 }
 
 /// Measures the client's ceiling.
-pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
+pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
     preflight::at_least_one("--threads", u64::from(args.threads))?;
@@ -704,7 +704,7 @@ pub async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
 }
 
 /// Runs the stand-in demo.
-pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = Progress::auto(args.quiet);
     let cfg = DemoConfig {

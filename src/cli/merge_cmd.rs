@@ -11,7 +11,7 @@ use crate::runner::fanout;
 
 /// Arguments of `merge`.
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// Result documents (`--json` files) of clients that ran at the same time.
     #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
@@ -25,7 +25,7 @@ pub struct MergeArgs {
 
 /// Output of `merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum MergeFormat {
+pub(crate) enum MergeFormat {
     /// YCSB's `[OVERALL]`/`[READ]` report lines.
     Ycsb,
     /// The merged result document.
@@ -33,7 +33,7 @@ pub enum MergeFormat {
 }
 
 /// Merges the files and prints the result; exit status 3 when the merge is not valid.
-pub async fn merge(args: MergeArgs) -> anyhow::Result<()> {
+pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
     let mut docs: Vec<(String, ResultDocument)> = Vec::new();
     for f in &args.files {
         let name = f.display().to_string();

@@ -8,13 +8,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub mod cluster_cmd;
-pub mod experiment_cmd;
-pub mod merge_cmd;
-pub mod preflight;
-pub mod standin_cmd;
-pub mod workload_cmd;
-pub mod ycsb_cmd;
+pub(crate) mod cluster_cmd;
+pub(crate) mod experiment_cmd;
+pub(crate) mod merge_cmd;
+pub(crate) mod preflight;
+pub(crate) mod standin_cmd;
+pub(crate) mod workload_cmd;
+pub(crate) mod ycsb_cmd;
 
 /// MongoDB sharding experiments: a YCSB-compatible workload engine, micro-shard topologies
 /// and comparisons against the single-node ceiling.
@@ -26,7 +26,7 @@ pub mod ycsb_cmd;
     propagate_version = true,
     after_help = "Exit status: 0 every result valid; 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 finished, but at least one result is not valid (its verdict and the last stderr line say which and why)."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     /// The subcommand to run.
     pub command: Command,
@@ -34,7 +34,7 @@ pub struct Cli {
 
 /// Every subcommand; the argument types live beside their implementation.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Load phase: insert the data set (YCSB `load`).
     Load(workload_cmd::PhaseArgs),
     /// Run phase: execute the workload's operation mix (YCSB `run`).

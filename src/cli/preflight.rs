@@ -49,7 +49,7 @@ fn parent_of(path: &Path) -> &Path {
 
 /// Proves that files can be created in `dir`, or that `dir` can be created (probing its nearest
 /// existing ancestor) when it does not exist yet. `flag` names the culprit in the message.
-pub fn writable_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn writable_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
     let mut at = dir;
     loop {
         match std::fs::metadata(at) {
@@ -83,7 +83,7 @@ pub fn writable_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
 
 /// Proves that `file` can be written: not a directory, in a directory that exists and takes new
 /// files, and writable itself when it already exists (opened for appending, so nothing is lost).
-pub fn writable_file(flag: &str, file: &Path) -> anyhow::Result<()> {
+pub(crate) fn writable_file(flag: &str, file: &Path) -> anyhow::Result<()> {
     let culprit = |why: String| bad_input(format!("{flag} {}: {why}", file.display()));
     match std::fs::metadata(file) {
         Ok(m) if m.is_dir() => return Err(culprit("is a directory".into())),
@@ -108,7 +108,7 @@ pub fn writable_file(flag: &str, file: &Path) -> anyhow::Result<()> {
 
 /// Makes `--bin-dir` absolute (without touching the file system): members are started from
 /// their own directories, where a relative path would name nothing.
-pub fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+pub(crate) fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
     dir.map(|d| {
         std::path::absolute(&d).map_err(|e| bad_input(format!("--bin-dir {}: {e}", d.display())))
     })
@@ -119,7 +119,7 @@ pub fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>>
 
 /// Cell files of an experiment that `report` and `--resume` cannot use: unparsable, or written
 /// with a schema this version does not know. One line each, naming the file.
-pub fn damaged_cells(dir: &ExperimentDir) -> Vec<String> {
+pub(crate) fn damaged_cells(dir: &ExperimentDir) -> Vec<String> {
     let mut out = Vec::new();
     let root = dir.path().join(CELLS_DIR);
     let Ok(topologies) = std::fs::read_dir(&root) else {
@@ -158,7 +158,7 @@ fn check_cell(file: &Path) -> Result<(), String> {
 }
 
 /// Refuses an experiment whose configuration has a schema this version does not know.
-pub fn known_schema(dir: &ExperimentDir) -> anyhow::Result<()> {
+pub(crate) fn known_schema(dir: &ExperimentDir) -> anyhow::Result<()> {
     let path = dir.path().join(CONFIG_FILE);
     let value: serde_json::Value = std::fs::read_to_string(&path)
         .map_err(|e| e.to_string())
@@ -177,7 +177,7 @@ pub fn known_schema(dir: &ExperimentDir) -> anyhow::Result<()> {
 /// Everything `compare --resume DIR` needs of its directory: an experiment of a known schema,
 /// every existing cell readable (a damaged one would be measured again and overwrite what the
 /// user may want to keep), and the directory writable.
-pub fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
+pub(crate) fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
     let dir = ExperimentDir::open(path)
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     known_schema(&dir).map_err(|e| bad_input(format!("--resume: {e}")))?;
@@ -206,7 +206,7 @@ pub fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
 const SECONDS_PROPERTIES: &[&str] = &[prop::STATUS_INTERVAL.name];
 
 /// Refuses a seconds property above 30 days (`status.interval`), naming it and its origin.
-pub fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
+pub(crate) fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
     let max = super::experiment_cmd::MAX_DURATION.as_secs();
     for key in SECONDS_PROPERTIES {
         if let Ok(Some(v)) = props.parse::<u64>(key)
@@ -221,7 +221,7 @@ pub fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()
 }
 
 /// Refuses a count of zero for `flag` (threads, workers).
-pub fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
+pub(crate) fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
     if n == 0 {
         return Err(bad_input(format!("{flag} 0: must be at least 1")));
     }
@@ -230,7 +230,7 @@ pub fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
 
 /// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
 /// and refuses what the runner would only refuse once a topology is up: a thread count of zero.
-pub fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
+pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
         at_least_one("--threads", u64::from(t))?;
     }
@@ -295,7 +295,7 @@ pub fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
 
 /// The servers a command will bring up (or use), as given on its command line.
 #[derive(Debug, Clone, Default)]
-pub struct Servers<'a> {
+pub(crate) struct Servers<'a> {
     /// How messages name a topology: `--topologies` (compare, demo), `--topology` (sweep),
     /// `topology` (up).
     pub label: &'a str,
@@ -319,7 +319,7 @@ pub struct Servers<'a> {
 }
 
 /// Parses `--backend`, naming it when it is none of the three.
-pub fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
+pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
     use clap::ValueEnum;
     BackendKind::from_str(backend, true).map_err(|_| {
         bad_input(format!(
@@ -332,7 +332,7 @@ pub fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
 /// (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
 /// and what the backend needs (a Docker engine with the image, or an existing cluster that
 /// accepts the credentials).
-pub async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
+pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
     let kind = backend_kind(s.backend)?;
     let mut seen = BTreeSet::new();
@@ -449,7 +449,7 @@ fn is_local_address(address: &str) -> bool {
 
 /// The CPUs this process may run on (its affinity mask), which is what `sched_setaffinity` and
 /// Docker's `cpuset_cpus` accept here. `None` when the kernel does not say.
-pub fn cpus_here() -> Option<BTreeSet<usize>> {
+pub(crate) fn cpus_here() -> Option<BTreeSet<usize>> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the kernel writes at most the size we pass into the set we own.
@@ -488,7 +488,11 @@ fn cpu_ranges(cpus: &BTreeSet<usize>) -> String {
 
 /// Refuses CPU sets naming CPUs this machine does not offer, for members that run here (the
 /// kernel would refuse them only when the member starts).
-pub fn check_cpusets(name: &str, spec: &TopologySpec, kind: BackendKind) -> anyhow::Result<()> {
+pub(crate) fn check_cpusets(
+    name: &str,
+    spec: &TopologySpec,
+    kind: BackendKind,
+) -> anyhow::Result<()> {
     if kind == BackendKind::Existing {
         return Ok(());
     }
@@ -536,7 +540,7 @@ pub fn check_cpusets(name: &str, spec: &TopologySpec, kind: BackendKind) -> anyh
 /// Refuses a plan whose ports are taken on this machine, naming the leftover cluster (from the
 /// state files) and the command that clears it when microshard itself holds the port. Plans for
 /// other machines or an existing cluster have nothing to check here.
-pub fn ports_free(culprit: &str, plan: &Plan) -> anyhow::Result<()> {
+pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> anyhow::Result<()> {
     let local = match plan.backend {
         BackendKind::Process => true,
         BackendKind::Docker => plan
@@ -610,7 +614,7 @@ async fn docker_ready(
 
 /// Every client engine a topology names (`clients`) answers and has the client image (pulled
 /// when a registry has it), so no cell starts clients that cannot run.
-pub async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow::Result<()> {
+pub(crate) async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow::Result<()> {
     for (i, c) in spec.clients.iter().enumerate() {
         let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
         let docker = crate::backend::docker::connect(Some(&c.docker))
@@ -630,7 +634,7 @@ pub async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow:
 
 /// An existing cluster (or `--uri` server) answers and accepts the credentials: a `ping` over
 /// a connection the driver has authenticated, within a few seconds.
-pub async fn cluster_answers(culprit: &str, uri: &str) -> anyhow::Result<()> {
+pub(crate) async fn cluster_answers(culprit: &str, uri: &str) -> anyhow::Result<()> {
     let shown = crate::redact::redact_uri(uri);
     let refuse = |why: String| bad_input(format!("{culprit}: {shown}: {why}"));
     let mut opts = mongodb::options::ClientOptions::parse(uri)

@@ -6,14 +6,14 @@ use crate::standin::Role;
 
 /// The stand-in's arguments: the role, then the same flags real `mongod`/`mongos` take.
 #[derive(Debug, Args)]
-pub struct StandinArgs {
+pub(crate) struct StandinArgs {
     /// `mongod` or `mongos` followed by mongod/mongos flags (`--port`, `--replSet`, `--configdb`, ...), or `image [--tag T]` to build the stand-in Docker image.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub args: Vec<String>,
 }
 
 /// Returns the role when the program was started under the name `mongod` or `mongos`.
-pub fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
+pub(crate) fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
     let name = std::path::Path::new(argv0?).file_name()?.to_str()?;
     match name {
         "mongod" => Some(Role::Mongod),
@@ -23,7 +23,7 @@ pub fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
 }
 
 /// Runs `microshard standin ...`.
-pub async fn run(args: StandinArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: StandinArgs) -> anyhow::Result<()> {
     if args.args.first().map(String::as_str) == Some("image") {
         return image(&args.args[1..]).await;
     }
@@ -46,7 +46,7 @@ pub async fn run(args: StandinArgs) -> anyhow::Result<()> {
 }
 
 /// Runs the stand-in in `role` with mongod/mongos-style flags.
-pub async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
+pub(crate) async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
     if flags.iter().any(|f| f == "--help" || f == "-h") {
         crate::output::println(help(role))?;
         return Ok(());
@@ -98,7 +98,7 @@ fn help(role: Role) -> &'static str {
 
 /// The tag `microshard standin image` gives the image unless `--tag` says otherwise.
 /// It is also the default `client_image` of a topology's client containers: one image is both.
-pub const DEFAULT_IMAGE_TAG: &str = crate::topology::DEFAULT_CLIENT_IMAGE;
+pub(crate) const DEFAULT_IMAGE_TAG: &str = crate::topology::DEFAULT_CLIENT_IMAGE;
 
 /// `microshard standin image [--tag T]`: builds the FROM-scratch Docker image of the stand-in
 /// (this binary and the libraries it needs), so `--backend docker --image T` runs topologies on
@@ -138,7 +138,7 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
 
 /// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
 /// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub fn standin_bin_dir(backend: &str) -> anyhow::Result<std::path::PathBuf> {
+pub(crate) fn standin_bin_dir(backend: &str) -> anyhow::Result<std::path::PathBuf> {
     if backend != "process" {
         return Err(crate::error::bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"

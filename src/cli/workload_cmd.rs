@@ -10,7 +10,7 @@ use crate::workload::{Origin, Properties, prop};
 
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
 #[derive(Debug, Default, Args)]
-pub struct PhaseArgs {
+pub(crate) struct PhaseArgs {
     /// A property file (Java `.properties`, e.g. `workloads/S1`); repeatable, later files override earlier ones.
     #[arg(short = 'P', value_name = "FILE")]
     pub property_files: Vec<PathBuf>,
@@ -59,7 +59,7 @@ pub struct PhaseArgs {
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
 /// then the flags (which name themselves as the origin in error messages).
-pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
+pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
     let mut props = Properties::new();
     for file in &args.property_files {
         props.load_file(file).map_err(as_bad_input)?;
@@ -101,7 +101,7 @@ pub fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 }
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
-pub async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let props = build_properties(&args)?;
     super::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
@@ -191,7 +191,7 @@ fn write_report(text: &str, props: &Properties) -> anyhow::Result<()> {
 }
 
 /// Prints YCSB's report of a merged result (the exporter the properties name).
-pub fn print_merged(
+pub(crate) fn print_merged(
     doc: &crate::measure::ResultDocument,
     props: &Properties,
 ) -> anyhow::Result<()> {

@@ -11,7 +11,7 @@ use crate::runner::Phase;
 
 /// The raw YCSB arguments.
 #[derive(Debug, Args)]
-pub struct YcsbArgs {
+pub(crate) struct YcsbArgs {
     /// `load` or `run`, the binding name, then YCSB's flags (`-P`, `-p`, `-threads`, `-target`, `-s`, `-l`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
@@ -19,7 +19,7 @@ pub struct YcsbArgs {
 
 /// A YCSB command line translated into microshard's terms.
 #[derive(Debug)]
-pub struct Translated {
+pub(crate) struct Translated {
     /// The phase (`load`/`run`, or `-load`/`-t`).
     pub phase: Phase,
     /// The equivalent `microshard load|run` arguments.
@@ -71,7 +71,7 @@ fn parse_int<T: std::str::FromStr>(flag: &str, value: &str) -> anyhow::Result<T>
 }
 
 /// Translates `load|run <binding> [YCSB options]` (what follows `bin/ycsb`).
-pub fn translate(args: &[String]) -> anyhow::Result<Translated> {
+pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
     let mut it = args.iter();
     let mut phase = match it.next().map(String::as_str) {
         Some("load") => Phase::Load,
@@ -149,7 +149,7 @@ pub fn translate(args: &[String]) -> anyhow::Result<Translated> {
 }
 
 /// Translates and runs a YCSB command line.
-pub async fn run(args: YcsbArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: YcsbArgs) -> anyhow::Result<()> {
     let translated = translate(&args.args)?;
     for note in &translated.notes {
         crate::output::eprintln(note);

@@ -12,20 +12,20 @@ use futures::TryStreamExt;
 use futures::future::BoxFuture;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::error::ErrorKind;
-use mongodb::options::ClientOptions;
+use mongodb::options::{ClientOptions, WriteConcern};
 
 use crate::topology::{Member, Plan, Role};
 
 /// The benchmark database and collection every topology is prepared for.
 pub const YCSB_DB: &str = "ycsb";
 /// `ycsb.usertable`, sharded on `{_id: "hashed"}`.
-pub const YCSB_NS: &str = "ycsb.usertable";
+pub(crate) const YCSB_NS: &str = "ycsb.usertable";
 /// YCSB's default `table`.
 pub const YCSB_TABLE: &str = "usertable";
 
 /// `ycsb.<table>` for a scenario's `table` property; refuses names MongoDB refuses as collection
 /// names, so a bad `table` fails here with its name rather than deep inside `shardCollection`.
-pub fn ycsb_namespace(table: &str) -> Result<String, ClusterError> {
+pub(crate) fn ycsb_namespace(table: &str) -> Result<String, ClusterError> {
     if table.is_empty()
         || table.contains(['$', '\0'])
         || table.starts_with("system.")
@@ -95,7 +95,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// The server's error code, when the error is a command error.
-pub fn error_code(err: &mongodb::error::Error) -> Option<i32> {
+pub(crate) fn error_code(err: &mongodb::error::Error) -> Option<i32> {
     match err.kind.as_ref() {
         ErrorKind::Command(c) => Some(c.code),
         ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(w)) => Some(w.code),
@@ -113,7 +113,7 @@ fn is_network_like(err: &mongodb::error::Error) -> bool {
 }
 
 /// A direct-connection URI for one member (`directConnection=true`: no discovery).
-pub fn direct_uri(host_port: &str) -> String {
+pub(crate) fn direct_uri(host_port: &str) -> String {
     format!("mongodb://{host_port}/?directConnection=true")
 }
 
@@ -152,7 +152,7 @@ async fn run(
 }
 
 /// What a backend provides so the shared sequence can start members and watch them.
-pub trait Launcher: Send + Sync {
+pub(crate) trait Launcher: Send + Sync {
     /// Starts `member` (process or container); returns once it was started, not once it answers.
     fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>>;
     /// `Some(last log lines)` once the member has exited, `None` while it runs.
@@ -195,7 +195,7 @@ pub struct ServerInfo {
 }
 
 /// Asks `buildInfo` (and `hello`) of one server.
-pub async fn server_info(uri_or_host: &str) -> Result<ServerInfo, ClusterError> {
+pub(crate) async fn server_info(uri_or_host: &str) -> Result<ServerInfo, ClusterError> {
     let (client, host_port) = client_for(uri_or_host).await?;
     let host_port = host_port.as_str();
     let info = run(&client, host_port, doc! {"buildInfo": 1}).await?;
@@ -361,7 +361,7 @@ impl<'a> MemberWait<'a> {
 }
 
 /// Polls `{ping: 1}` until the member answers, it exits (→ its log tail) or `timeout` passes.
-pub async fn wait_ready(
+pub(crate) async fn wait_ready(
     launcher: &dyn Launcher,
     member: &Member,
     timeout: Duration,
@@ -408,7 +408,7 @@ pub async fn initiate(
 }
 
 /// The `replSetInitiate` document for a set.
-pub fn initiate_command(set: &str, member_hosts: &[String], configsvr: bool) -> Document {
+pub(crate) fn initiate_command(set: &str, member_hosts: &[String], configsvr: bool) -> Document {
     let members: Vec<Bson> = member_hosts
         .iter()
         .enumerate()
@@ -427,7 +427,7 @@ pub fn initiate_command(set: &str, member_hosts: &[String], configsvr: bool) -> 
 /// election takes a few seconds and any member may win it (docs/mongodb-versions.md, "Replica
 /// sets"), so waiting on member 0 alone could wait for ever. On time-out the error carries each
 /// member's last `hello` and the set's `replSetGetStatus` (member states), or why it failed.
-pub async fn wait_primary(
+pub(crate) async fn wait_primary(
     launcher: &dyn Launcher,
     members: &[&Member],
     set: &str,
@@ -493,7 +493,7 @@ async fn repl_status_summary(client: &mongodb::Client, host: &str) -> String {
 }
 
 /// The one-line form of a `replSetGetStatus` answer used in time-out errors.
-pub fn summarize_repl_status(d: &Document) -> String {
+pub(crate) fn summarize_repl_status(d: &Document) -> String {
     let members: Vec<String> = d
         .get_array("members")
         .map(|a| {
@@ -551,7 +551,7 @@ pub async fn add_shard(
 }
 
 /// Shard names (`_id`) from `listShards`.
-pub async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
+pub(crate) async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
     let client = connect_direct(mongos).await?;
     let d = run(&client, mongos, doc! {"listShards": 1}).await?;
     let shards = d.get_array("shards").map_err(|_| {
@@ -565,21 +565,19 @@ pub async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
 }
 
 /// Parses `major.minor` from a version string (`7.0.12`, `8.0.0-rc1`, `7.0.0-standin`).
-pub fn major_minor(version: &str) -> Option<(u32, u32)> {
+pub(crate) fn major_minor(version: &str) -> Option<(u32, u32)> {
     let mut parts = version.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
     Some((major, minor))
 }
 
-/// The `shardCollection` document for `ycsb.usertable`: hashed `_id`, plus `numInitialChunks`
-/// only where it is honoured (≤ 7.1).
-pub fn shard_collection_command(version: &str, initial_chunks: Option<u32>) -> Document {
-    shard_namespace_command(YCSB_NS, version, initial_chunks)
-}
-
-/// The `shardCollection` document for namespace `ns` (see [`shard_collection_command`]).
-pub fn shard_namespace_command(ns: &str, version: &str, initial_chunks: Option<u32>) -> Document {
+/// The `shardCollection` document for namespace `ns` (hashed `_id`, plus `numInitialChunks` only where it is honoured: ≤ 7.1).
+pub(crate) fn shard_namespace_command(
+    ns: &str,
+    version: &str,
+    initial_chunks: Option<u32>,
+) -> Document {
     let mut cmd = doc! {"shardCollection": ns, "key": {"_id": "hashed"}};
     if let (Some(n), Some(v)) = (initial_chunks, major_minor(version))
         && v <= (7, 1)
@@ -591,7 +589,7 @@ pub fn shard_namespace_command(ns: &str, version: &str, initial_chunks: Option<u
 }
 
 /// `enableSharding` + `shardCollection ycsb.usertable {_id: "hashed"}`.
-pub async fn shard_ycsb(
+pub(crate) async fn shard_ycsb(
     mongos_uri_or_host: &str,
     version: &str,
     initial_chunks: Option<u32>,
@@ -602,7 +600,7 @@ pub async fn shard_ycsb(
 /// `enableSharding ycsb` + `shardCollection ycsb.<table> {_id: "hashed"}`: a scenario whose
 /// `table` is not `usertable` must have that collection sharded, or all of it lives on the
 /// database's primary shard and a sharded run measures one shard (docs/mongodb-versions.md).
-pub async fn shard_table(
+pub(crate) async fn shard_table(
     mongos_uri_or_host: &str,
     table: &str,
     version: &str,
@@ -623,7 +621,7 @@ pub async fn shard_table(
 /// On a cluster microshard did not start, checks with `connectionStatus {showPrivileges: true}`
 /// that the user may do everything the existing backend will do, before it drops anything: a
 /// user with only `dbOwner` on `ycsb` would otherwise lose `ycsb` and then fail at `enableSharding`.
-pub async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), ClusterError> {
+pub(crate) async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
     let status = run(
         &client,
@@ -643,7 +641,7 @@ pub async fn check_privileges(uri_or_host: &str, sharded: bool) -> Result<(), Cl
 
 /// The privileges (`action on resource`) a `connectionStatus` answer does not grant; empty when
 /// no user is authenticated (access control off: everything is allowed).
-pub fn missing_privileges(status: &Document, sharded: bool) -> Vec<String> {
+pub(crate) fn missing_privileges(status: &Document, sharded: bool) -> Vec<String> {
     let info = status.get_document("authInfo").ok();
     let users = info
         .and_then(|i| i.get_array("authenticatedUsers").ok())
@@ -692,27 +690,47 @@ pub fn missing_privileges(status: &Document, sharded: bool) -> Vec<String> {
         .collect()
 }
 
-/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), as relaxed
-/// extended JSON, with `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
+/// The cluster-wide default write concern in force (`getDefaultRWConcern`, 4.4+), with
+/// `defaultWriteConcernSource` (`implicit` or `global`). From 5.0 the
 /// implicit default is `w: "majority"` where it was `w: 1` on 4.4, so an experiment records it
 /// next to the write concern its client asked for (docs/mongodb-versions.md, "Write concern").
-pub async fn default_write_concern(uri_or_host: &str) -> Result<serde_json::Value, ClusterError> {
+pub async fn default_write_concern(uri_or_host: &str) -> Result<DefaultWriteConcern, ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
     let d = run(&client, &label, doc! {"getDefaultRWConcern": 1}).await?;
-    let mut out = serde_json::Map::new();
-    for key in ["defaultWriteConcern", "defaultWriteConcernSource"] {
-        out.insert(
-            key.to_string(),
-            d.get(key)
-                .map(|v| v.clone().into_relaxed_extjson())
-                .unwrap_or(serde_json::Value::Null),
-        );
+    DefaultWriteConcern::from_reply(&d)
+        .map_err(|e| ClusterError::Check(format!("getDefaultRWConcern on {label}: {e}")))
+}
+
+/// The cluster-wide default write concern, as `getDefaultRWConcern` reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DefaultWriteConcern {
+    /// `defaultWriteConcern`: its `w`, `wtimeout` and `j`, each `None` when the server sets none.
+    pub write_concern: WriteConcern,
+    /// `defaultWriteConcernSource`: `implicit` (the server's built-in default) or `global` (set
+    /// with `setDefaultRWConcern`); `None` when the server does not say (before 5.0).
+    pub source: Option<String>,
+}
+
+impl DefaultWriteConcern {
+    /// Reads a `getDefaultRWConcern` reply; an absent `defaultWriteConcern` is the empty one.
+    fn from_reply(reply: &Document) -> Result<DefaultWriteConcern, String> {
+        let write_concern = match reply.get_document("defaultWriteConcern") {
+            Ok(wc) => mongodb::bson::from_document(wc.clone())
+                .map_err(|e| format!("unreadable defaultWriteConcern {wc}: {e}"))?,
+            Err(_) => WriteConcern::default(),
+        };
+        Ok(DefaultWriteConcern {
+            write_concern,
+            source: reply
+                .get_str("defaultWriteConcernSource")
+                .ok()
+                .map(str::to_string),
+        })
     }
-    Ok(serde_json::Value::Object(out))
 }
 
 /// Drops the benchmark database (the only thing done to clusters microshard did not start).
-pub async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
+pub(crate) async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(uri_or_host).await?;
     client
         .database(YCSB_DB)
@@ -723,7 +741,7 @@ pub async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
 
 /// `flushRouterConfig` for `ycsb`: needed on 4.4 mongos after a sharded collection was dropped
 /// and is created again (SERVER-17397); not needed from 5.0.
-pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
+pub(crate) async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(mongos_uri_or_host).await?;
     run(&client, &label, doc! {"flushRouterConfig": YCSB_DB})
         .await
@@ -732,14 +750,14 @@ pub async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), Cluster
 
 /// Chunks of `ycsb.usertable` per shard, read from `config.chunks` by `uuid` (5.0+, when the
 /// `config.collections` entry has a `timestamp`) or by `ns` (before).
-pub async fn chunks_per_shard(
+pub(crate) async fn chunks_per_shard(
     mongos_uri_or_host: &str,
 ) -> Result<BTreeMap<String, u64>, ClusterError> {
     chunks_per_shard_of(mongos_uri_or_host, YCSB_TABLE).await
 }
 
 /// Chunks of `ycsb.<table>` per shard (see [`chunks_per_shard`]).
-pub async fn chunks_per_shard_of(
+pub(crate) async fn chunks_per_shard_of(
     mongos_uri_or_host: &str,
     table: &str,
 ) -> Result<BTreeMap<String, u64>, ClusterError> {
@@ -781,11 +799,6 @@ pub async fn chunks_per_shard_of(
     Ok(out)
 }
 
-/// The `config.chunks` filter for a `config.collections` entry (uuid when it has a timestamp).
-pub fn chunk_filter(coll: &Document) -> Document {
-    namespace_chunk_filter(coll, YCSB_NS)
-}
-
 fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
     match (coll.get("timestamp"), coll.get("uuid")) {
         (Some(_), Some(uuid)) => doc! {"uuid": uuid.clone()},
@@ -794,7 +807,7 @@ fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
 }
 
 /// Stops the balancer so no migrations disturb a measured run.
-pub async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
+pub(crate) async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(mongos_uri_or_host).await?;
     run(&client, &label, doc! {"balancerStop": 1})
         .await
@@ -802,7 +815,7 @@ pub async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError>
 }
 
 /// `{shutdown: 1, force: true}`; a dropped connection is success.
-pub async fn shutdown(host: &str) -> Result<(), ClusterError> {
+pub(crate) async fn shutdown(host: &str) -> Result<(), ClusterError> {
     let client = connect_direct(host).await?;
     let outcome = client
         .database("admin")
@@ -823,7 +836,7 @@ pub async fn shutdown(host: &str) -> Result<(), ClusterError> {
 /// a member decides which entry is itself by connecting to it, which from inside a bridge
 /// container reaches its own host's published port only through hairpin NAT or Docker's
 /// userland proxy (docs/mongodb-versions.md, R14).
-pub fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
+pub(crate) fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
     let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
     if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
         "; with several Docker hosts each member must reach its own host's address and published port from inside its container (hairpin NAT or the userland proxy must be on): check with a container on that host"
@@ -834,7 +847,7 @@ pub fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
 
 /// What [`assemble`] found: server versions per member and whether they are stand-ins.
 #[derive(Debug, Clone, Default)]
-pub struct Assembly {
+pub(crate) struct Assembly {
     /// `member name → ServerInfo`.
     pub servers: BTreeMap<String, ServerInfo>,
     /// Chunks per shard after `shardCollection` (empty for a standalone).
@@ -844,7 +857,7 @@ pub struct Assembly {
 }
 
 /// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any backend.
-pub async fn assemble(
+pub(crate) async fn assemble(
     plan: &Plan,
     launcher: &dyn Launcher,
     opts: &AssemblyOptions,
@@ -1003,28 +1016,51 @@ mod tests {
 
     #[test]
     fn num_initial_chunks_only_where_honoured() {
-        let d = shard_collection_command("7.0.12", Some(8));
+        let d = shard_namespace_command(YCSB_NS, "7.0.12", Some(8));
         assert_eq!(d.get_i64("numInitialChunks").unwrap(), 8);
         assert_eq!(
             d.get_document("key").unwrap().get_str("_id").unwrap(),
             "hashed"
         );
         assert!(
-            shard_collection_command("7.2.0", Some(8))
+            shard_namespace_command(YCSB_NS, "7.2.0", Some(8))
                 .get("numInitialChunks")
                 .is_none()
         );
         assert!(
-            shard_collection_command("8.0.4", Some(8))
+            shard_namespace_command(YCSB_NS, "8.0.4", Some(8))
                 .get("numInitialChunks")
                 .is_none()
         );
         assert!(
-            shard_collection_command("4.4.30", None)
+            shard_namespace_command(YCSB_NS, "4.4.30", None)
                 .get("numInitialChunks")
                 .is_none()
         );
         assert_eq!(major_minor("7.0.0-standin"), Some((7, 0)));
+    }
+
+    #[test]
+    fn default_write_concern_reads_w_wtimeout_j_and_source() {
+        use mongodb::options::Acknowledgment;
+        let reply = doc! {
+            "defaultWriteConcern": {"w": "majority", "wtimeout": 0, "j": true},
+            "defaultWriteConcernSource": "implicit",
+        };
+        let wc = DefaultWriteConcern::from_reply(&reply).unwrap();
+        assert_eq!(wc.write_concern.w, Some(Acknowledgment::Majority));
+        assert_eq!(wc.write_concern.w_timeout, Some(Duration::ZERO));
+        assert_eq!(wc.write_concern.journal, Some(true));
+        assert_eq!(wc.source.as_deref(), Some("implicit"));
+        let numeric = doc! {"defaultWriteConcern": {"w": 1}, "defaultWriteConcernSource": "global"};
+        let wc = DefaultWriteConcern::from_reply(&numeric).unwrap();
+        assert_eq!(wc.write_concern.w, Some(Acknowledgment::Nodes(1)));
+        assert_eq!(wc.write_concern.w_timeout, None);
+        // 4.4 without a default set: neither field.
+        assert_eq!(
+            DefaultWriteConcern::from_reply(&doc! {}).unwrap(),
+            DefaultWriteConcern::default()
+        );
     }
 
     #[test]
@@ -1034,9 +1070,12 @@ mod tests {
             bytes: vec![1; 16],
         });
         let new = doc! {"_id": YCSB_NS, "uuid": uuid.clone(), "timestamp": mongodb::bson::Timestamp{time: 1, increment: 1}};
-        assert_eq!(chunk_filter(&new), doc! {"uuid": uuid.clone()});
+        assert_eq!(
+            namespace_chunk_filter(&new, YCSB_NS),
+            doc! {"uuid": uuid.clone()}
+        );
         let old = doc! {"_id": YCSB_NS, "uuid": uuid};
-        assert_eq!(chunk_filter(&old), doc! {"ns": YCSB_NS});
+        assert_eq!(namespace_chunk_filter(&old, YCSB_NS), doc! {"ns": YCSB_NS});
     }
 
     #[test]

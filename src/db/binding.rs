@@ -116,11 +116,6 @@ impl std::fmt::Debug for MongoBinding {
 }
 
 impl MongoBinding {
-    /// Resolves the binding properties and connects (see [`MongoBinding::connect_with`]).
-    pub async fn connect(props: &Properties, threads: usize) -> Result<MongoBinding, DbError> {
-        Self::connect_with(BindingSettings::from_properties(props, threads, None)?).await
-    }
-
     /// Connects with resolved settings and checks the server answers (`ping`), so an
     /// unreachable server is reported within the server-selection timeout instead of at the first operation.
     pub async fn connect_with(settings: BindingSettings) -> Result<MongoBinding, DbError> {
@@ -199,25 +194,10 @@ impl MongoBinding {
         &self.inner.settings
     }
 
-    /// Warnings produced while resolving the URL (legacy properties without effect, small pool, ...).
-    pub fn warnings(&self) -> &[String] {
-        &self.inner.settings.resolved.warnings
-    }
-
-    /// The seed hosts of the connection string, for messages.
-    pub fn hosts(&self) -> &str {
-        &self.inner.hosts
-    }
-
-    /// The database the benchmark collection lives in.
-    pub fn database(&self) -> &Database {
-        &self.inner.database
-    }
-
     /// The members a run's liveness probes watch when the caller knows no topology: the seed
     /// hosts of the connection string (named after the role they answer with), every member of
     /// a replica set they belong to, and for a mongos every shard member from `listShards`.
-    pub async fn discover_members(&self) -> Vec<super::probe::ProbeTarget> {
+    pub(crate) async fn discover_members(&self) -> Vec<super::probe::ProbeTarget> {
         use super::probe::ProbeTarget;
         let admin = self.inner.client.database("admin");
         let mut out: Vec<ProbeTarget> = Vec::new();
@@ -277,7 +257,7 @@ impl MongoBinding {
 
     /// Drops the benchmark database (`load --drop`), as the seed procedure does by hand before a
     /// fresh load.
-    pub async fn drop_database(&self) -> Result<(), DbError> {
+    pub(crate) async fn drop_database(&self) -> Result<(), DbError> {
         self.inner
             .database
             .drop()
@@ -467,7 +447,7 @@ impl DbClient {
     }
 
     /// Sends the pending batch (unordered), if any. `OK` when empty.
-    pub async fn flush(&mut self) -> DbOutcome {
+    pub(crate) async fn flush(&mut self) -> DbOutcome {
         if self.batch.is_empty() {
             return DbOutcome::ok();
         }

@@ -57,7 +57,7 @@ fn classify_code(code: i32) -> ErrorClass {
 }
 
 /// Maps a driver error to its class.
-pub fn classify(err: &mongodb::error::Error) -> ErrorClass {
+pub(crate) fn classify(err: &mongodb::error::Error) -> ErrorClass {
     match err.kind.as_ref() {
         ErrorKind::ServerSelection { .. } => ErrorClass::ServerSelection,
         ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => ErrorClass::Timeout,
@@ -79,7 +79,7 @@ pub fn classify(err: &mongodb::error::Error) -> ErrorClass {
 }
 
 /// A one-line, credential-free description of a driver error.
-pub fn describe(err: &mongodb::error::Error) -> String {
+pub(crate) fn describe(err: &mongodb::error::Error) -> String {
     let text = match err.kind.as_ref() {
         // The driver's text dumps the whole topology; keep the first server's error.
         ErrorKind::ServerSelection { message, .. } => match message.split_once("Error: Kind: ") {
@@ -108,7 +108,7 @@ pub fn describe(err: &mongodb::error::Error) -> String {
 /// stderr (and the printing cannot slow the clients down). The kind is what the messages have in
 /// common (operation and error class): messages themselves differ by key.
 #[derive(Debug, Default)]
-pub struct ErrorLog {
+pub(crate) struct ErrorLog {
     last: Mutex<HashMap<String, (Instant, u64)>>,
 }
 
@@ -118,7 +118,7 @@ const MAX_REMEMBERED: usize = 1024;
 impl ErrorLog {
     /// Prints `message` to stderr unless a message of the same `kind` was printed less than a
     /// second ago; the next printed message says how many were held back meanwhile.
-    pub fn report(&self, kind: &str, message: &str) {
+    pub(crate) fn report(&self, kind: &str, message: &str) {
         if let Some(suppressed) = self.should_print(kind, Instant::now()) {
             // Through `output`: a closed stderr must not panic the client task reporting it.
             if suppressed > 0 {

@@ -13,9 +13,9 @@
 //! URL does): microshard warns when that happens.
 
 mod binding;
-pub mod errors;
-pub mod probe;
-pub mod url;
+pub(crate) mod errors;
+pub(crate) mod probe;
+pub(crate) mod url;
 
 pub use binding::{BindingSettings, DbClient, MongoBinding, record_document};
 pub use errors::ErrorClass;
@@ -23,7 +23,7 @@ pub use errors::ErrorClass;
 use crate::measure::Status;
 
 /// One returned record: its `_id` and its binary fields (what data-integrity verification needs).
-pub type ReadRecord = (String, Vec<(String, Vec<u8>)>);
+pub(crate) type ReadRecord = (String, Vec<(String, Vec<u8>)>);
 
 /// The outcome of one binding call: the YCSB status and, for `ERROR`, what kind of error it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,12 +36,12 @@ pub struct DbOutcome {
 
 impl DbOutcome {
     /// Success.
-    pub fn ok() -> DbOutcome {
+    pub(crate) fn ok() -> DbOutcome {
         DbOutcome::status(Status::Ok)
     }
 
     /// A status without an error class.
-    pub fn status(status: Status) -> DbOutcome {
+    pub(crate) fn status(status: Status) -> DbOutcome {
         DbOutcome {
             status,
             error_class: None,
@@ -49,7 +49,7 @@ impl DbOutcome {
     }
 
     /// An `ERROR` of the given class.
-    pub fn error(class: ErrorClass) -> DbOutcome {
+    pub(crate) fn error(class: ErrorClass) -> DbOutcome {
         DbOutcome {
             status: Status::Error,
             error_class: Some(class),
@@ -92,9 +92,4 @@ pub enum DbError {
     },
 }
 
-impl DbError {
-    /// True for errors the user fixes by changing their input (exit status 2 at the CLI).
-    pub fn is_bad_input(&self) -> bool {
-        true
-    }
-}
+impl DbError {}

@@ -24,14 +24,14 @@ pub struct ProbeTarget {
 
 impl ProbeTarget {
     /// `name (host:port)`, the way verdicts and stderr lines name a member.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{} ({})", self.name, self.address)
     }
 }
 
 /// One probe's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbeResult {
+pub(crate) struct ProbeResult {
     /// Index into the probed targets.
     pub member: usize,
     /// When the ping was sent.
@@ -43,7 +43,7 @@ pub struct ProbeResult {
 }
 
 /// Probes running in the background; [`Prober::finish`] stops them and returns every result.
-pub struct Prober {
+pub(crate) struct Prober {
     targets: Vec<ProbeTarget>,
     log: Arc<Mutex<Vec<ProbeResult>>>,
     stop: CancellationToken,
@@ -60,7 +60,7 @@ impl std::fmt::Debug for Prober {
 
 impl Prober {
     /// Starts probing every target each `period`, giving each ping `timeout` to answer.
-    pub fn start(targets: Vec<ProbeTarget>, period: Duration, timeout: Duration) -> Prober {
+    pub(crate) fn start(targets: Vec<ProbeTarget>, period: Duration, timeout: Duration) -> Prober {
         let log: Arc<Mutex<Vec<ProbeResult>>> = Arc::default();
         let stop = CancellationToken::new();
         let thread = {
@@ -81,22 +81,22 @@ impl Prober {
     }
 
     /// The members probed, in order.
-    pub fn targets(&self) -> &[ProbeTarget] {
+    pub(crate) fn targets(&self) -> &[ProbeTarget] {
         &self.targets
     }
 
     /// The shared log the probes append to (the live watch reads it while the run goes on).
-    pub fn log_handle(&self) -> Arc<Mutex<Vec<ProbeResult>>> {
+    pub(crate) fn log_handle(&self) -> Arc<Mutex<Vec<ProbeResult>>> {
         self.log.clone()
     }
 
     /// The results so far.
-    pub fn results(&self) -> Vec<ProbeResult> {
+    pub(crate) fn results(&self) -> Vec<ProbeResult> {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// Stops the probes (within one time-out) and returns every result.
-    pub fn finish(mut self) -> Vec<ProbeResult> {
+    pub(crate) fn finish(mut self) -> Vec<ProbeResult> {
         self.stop.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -185,7 +185,7 @@ async fn probe_member(
 /// A span in which one member gave no answer, from the first unanswered probe to the next
 /// answered one (or to `end`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Silence {
+pub(crate) struct Silence {
     /// Index into the probed targets.
     pub member: usize,
     /// When the first unanswered probe was sent.
@@ -196,7 +196,7 @@ pub struct Silence {
 
 /// Every span of silence per member in `results`, as seen at `end`. A span shorter than
 /// `threshold` (one slow answer on a busy machine) is not reported.
-pub fn silences(
+pub(crate) fn silences(
     results: &[ProbeResult],
     members: usize,
     end: Instant,

@@ -6,14 +6,14 @@
 use crate::workload::prop;
 
 /// YCSB's default connection string (declared with the property, `src/workload/prop.rs`).
-pub const DEFAULT_URL: &str = prop::MONGODB_URL.default;
+pub(crate) const DEFAULT_URL: &str = prop::MONGODB_URL.default;
 
 /// The database used when the URL names none (or names `admin`), as YCSB does.
-pub const DEFAULT_DATABASE: &str = "ycsb";
+pub(crate) const DEFAULT_DATABASE: &str = "ycsb";
 
 /// Server-selection timeout used unless the URL sets `serverSelectionTimeoutMS`: the driver's
 /// default of 30 s is too long for a command-line tool to sit silent on an unreachable host.
-pub const DEFAULT_SERVER_SELECTION_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DEFAULT_SERVER_SELECTION_TIMEOUT_MS: u64 = 5_000;
 
 /// Why a `mongodb.url` cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,7 +34,7 @@ pub enum UrlError {
 
 /// Refuses unacknowledged write concerns in the URL (`w=0`) or in `mongodb.writeConcern`
 /// (`unacknowledged`, `errors_ignored`, `normal`), naming where it was set.
-pub fn refuse_unacknowledged(
+pub(crate) fn refuse_unacknowledged(
     url: &str,
     get: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), UrlError> {
@@ -58,21 +58,13 @@ pub fn refuse_unacknowledged(
 /// The write concern a resolved URL asks for (`w=1`, `w=majority, journal=true`), or `None`
 /// when it sets none and the server's default applies (w:1 on 4.4; w:"majority" on 5.0+ replica
 /// sets and sharded clusters: `docs/mongodb-versions.md`).
-pub fn write_concern_of(url: &str) -> Option<String> {
+pub(crate) fn write_concern_of(url: &str) -> Option<String> {
     let parts: Vec<String> = ["w", "journal", "wtimeoutMS"]
         .iter()
         .filter_map(|k| query_option(url, k).map(|v| format!("{k}={v}")))
         .collect();
     (!parts.is_empty()).then(|| parts.join(", "))
 }
-
-/// The legacy `mongodb.*` properties YCSB rewrites into URL options (OptionsSupport).
-pub const LEGACY_PROPERTIES: &[&str] = &[
-    prop::MONGODB_WRITE_CONCERN.name,
-    prop::MONGODB_READ_PREFERENCE.name,
-    prop::MONGODB_MAXCONNECTIONS.name,
-    prop::MONGODB_THREADS_ALLOWED_TO_BLOCK.name,
-];
 
 /// The result of resolving `mongodb.url` and the legacy properties.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +80,7 @@ pub struct ResolvedUrl {
 }
 
 /// Checks the scheme, as YCSB does before anything else.
-pub fn validate_scheme(url: &str) -> Result<(), UrlError> {
+pub(crate) fn validate_scheme(url: &str) -> Result<(), UrlError> {
     let rest = url
         .strip_prefix("mongodb://")
         .or_else(|| url.strip_prefix("mongodb+srv://"))
@@ -120,7 +112,7 @@ fn has_option_substring(url: &str, name: &str) -> bool {
 }
 
 /// The value of a URL query option, matched case-insensitively as the driver does.
-pub fn query_option<'a>(url: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn query_option<'a>(url: &'a str, name: &str) -> Option<&'a str> {
     let query = url.split_once('?')?.1;
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
@@ -149,7 +141,7 @@ fn append_option(url: &mut String, name: &str, value: &str) {
 /// Rewrites YCSB's legacy properties into URL options, exactly when YCSB's OptionsSupport would
 /// (an option is added only if `name=` is not already in the URL), and adapts the two the Rust
 /// driver does not accept: `j=` (only `journal=` is added) and `waitQueueMultiple` (dropped, warned).
-pub fn apply_legacy_options(
+pub(crate) fn apply_legacy_options(
     url: &str,
     get: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
@@ -226,7 +218,7 @@ pub fn apply_legacy_options(
 }
 
 /// The database named in the URL path, or `ycsb` when there is none, it is empty or it is `admin`.
-pub fn database_from_url(url: &str) -> String {
+pub(crate) fn database_from_url(url: &str) -> String {
     let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
     let rest = &url[after_scheme..];
     let rest = rest.split('?').next().unwrap_or("");
@@ -242,7 +234,7 @@ pub fn database_from_url(url: &str) -> String {
 }
 
 /// Resolves `mongodb.url` (already chosen by the caller) and the legacy properties for `threads` clients.
-pub fn resolve(
+pub(crate) fn resolve(
     url: &str,
     get: &dyn Fn(&str) -> Option<String>,
     threads: usize,

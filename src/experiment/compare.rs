@@ -25,7 +25,7 @@ use crate::workload::prop;
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
-pub struct NewRun {
+pub(crate) struct NewRun {
     /// Where run directories are created (`results/`).
     pub results_root: PathBuf,
     /// Where scenario files are looked up first (tests).
@@ -37,7 +37,7 @@ pub struct NewRun {
 /// The flags `--resume` takes again over the stored record (`docs/reliability.md`): binaries
 /// that moved, another image, other ports, and `-p` to restore secrets redacted on disk.
 #[derive(Debug, Clone, Default)]
-pub struct ResumeFlags {
+pub(crate) struct ResumeFlags {
     /// `--bin-dir` (or `--standin`'s links).
     pub bin_dir: Option<PathBuf>,
     /// `--image`.
@@ -50,7 +50,7 @@ pub struct ResumeFlags {
 
 /// An experiment ready to measure: its run directory and its record, new or read back.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The run directory.
     pub dir: ExperimentDir,
     /// The record; `config.command` is what the lab and the matrix follow.
@@ -61,7 +61,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// A resumed `demo` whose temporary stand-in links are gone: the lab links them again.
-    pub fn relinks_standin(&self) -> bool {
+    pub(crate) fn relinks_standin(&self) -> bool {
         self.resumed
             && self.config.command.name == "demo"
             && self
@@ -89,7 +89,7 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
 
 /// Resolves every scenario of a command as its cells will run them (files, scale, `-p`) and
 /// checks each `--vary` value against the swept scenario; nothing is created.
-pub fn resolve(
+pub(crate) fn resolve(
     cmd: &CompareCommand,
     workload_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
@@ -117,7 +117,7 @@ pub fn resolve(
 }
 
 /// Creates the run directory and writes the record of a new experiment.
-pub fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
+pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
     check_shape(cmd)?;
     let mut cmd = cmd.clone();
     cmd.baseline = check_topology_names(&cmd.topologies, &cmd.baseline)?;
@@ -154,7 +154,7 @@ pub fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
 /// ([`compare_with`]). A binaries
 /// directory that is gone is refused here, before anything starts, except for a `demo`, whose
 /// temporary stand-in links are made again ([`Prepared::relinks_standin`]).
-pub fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Result<Prepared> {
+pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Result<Prepared> {
     let dir = ExperimentDir::open(path)
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     let mut config = dir
@@ -188,7 +188,7 @@ pub fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Result<Pre
 
 /// What happened to the matrix.
 #[derive(Debug, Default)]
-pub struct MatrixOutcome {
+pub(crate) struct MatrixOutcome {
     /// Cells measured in this invocation.
     pub measured: Vec<CellId>,
     /// Cells skipped because their file already existed.
@@ -202,7 +202,7 @@ pub struct MatrixOutcome {
 }
 
 /// Runs every unfinished cell of the experiment, writing each as it finishes.
-pub async fn run_matrix<L: Lab>(
+pub(crate) async fn run_matrix<L: Lab>(
     lab: &mut L,
     dir: &ExperimentDir,
     config: &mut ExperimentConfig,
@@ -560,7 +560,7 @@ async fn sweep_on_topology<L: Lab>(
 
 /// The seed-2 outcome of every topology of a `compare --sweep --vary`, from its stored curves
 /// (empty otherwise): one table and chart per topology, as a sweep draws them.
-pub fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> Vec<SweepOutcome> {
+pub(crate) fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> Vec<SweepOutcome> {
     let cmd = &config.command;
     let Some(vary) = cmd.vary.as_ref().filter(|_| cmd.sweep) else {
         return Vec::new();
@@ -588,7 +588,7 @@ pub fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> Vec<Swee
 }
 
 /// The file stem of a topology's seed-2 table and chart in `compare --sweep --vary`.
-pub fn vary_stem(topology: &str) -> String {
+pub(crate) fn vary_stem(topology: &str) -> String {
     format!(
         "vary-{}",
         sweep::sweep_label(&report::topology_label(topology, None))
@@ -597,7 +597,7 @@ pub fn vary_stem(topology: &str) -> String {
 
 /// Every stored cell whose verdict is not `valid`, with one line saying why (for the last line
 /// on stderr and exit status 3).
-pub fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
+pub(crate) fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
     Ok(dir
         .cells()?
         .into_iter()
@@ -641,7 +641,7 @@ fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result
 
 /// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
 /// into the run directory; returns the terminal table.
-pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
     let table = report::write_files(dir)?;
     let config = dir.config()?;
     for outcome in vary_outcomes(dir, &config) {
@@ -678,7 +678,7 @@ pub fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
 
 /// The whole `compare` on a prepared experiment ([`create`] or [`resume`]): measure every
 /// unfinished cell, write reports.
-pub async fn compare_with<L: Lab>(
+pub(crate) async fn compare_with<L: Lab>(
     lab: &mut L,
     prepared: Prepared,
     cancel: &CancellationToken,
@@ -879,7 +879,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
         assert_eq!(outcome.measured.len(), 6);
         assert!(outcome.failures.is_empty());
         // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
@@ -920,7 +920,7 @@ mod tests {
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
         assert!(outcome.interrupted);
         assert_eq!(outcome.measured.len(), 1, "only the load cell was finished");
         assert_eq!(
@@ -942,7 +942,8 @@ mod tests {
         let mut lab2 = new_lab();
         let cancel = CancellationToken::new();
         let resumed = resume(dir.path(), &ResumeFlags::default())?;
-        let (dir2, outcome) = compare_with(&mut lab2, resumed, &cancel, &Progress::quiet()).await?;
+        let (dir2, outcome) =
+            compare_with(&mut lab2, resumed, &cancel, &Progress::auto(true)).await?;
         assert_eq!(dir2.path(), dir.path());
         assert_eq!(outcome.measured.len(), 5);
         assert!(!outcome.measured.contains(&first));
@@ -973,7 +974,7 @@ mod tests {
         lab.fail_on = Some(("single".into(), "S2".into()));
         let cancel = CancellationToken::new();
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
         assert_eq!((lab.ups, lab.downs), (2, 2));
         assert_eq!(outcome.failures.len(), 1);
         assert!(
@@ -996,7 +997,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         let (dir, _) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::quiet()).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
         // capacity 1000 at 100 ops/s per thread → saturates at 10 threads → knee 16.
         assert_eq!(
             dir.read_sweep("single").and_then(|s| s.knee_threads),
@@ -1029,7 +1030,7 @@ mod tests {
             &mut lab,
             create(&cmd, &at)?,
             &cancel_never(),
-            &Progress::quiet(),
+            &Progress::auto(true),
         )
         .await?;
         // Two values × two repetitions per topology, measured on its first bring-up only.
@@ -1109,7 +1110,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
-        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::quiet()).await?;
+        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::auto(true)).await?;
         let resumed = resume(dir.path(), &ResumeFlags::default())?;
         assert!(resumed.resumed);
         let mut expected = stored.command.clone();
@@ -1127,8 +1128,13 @@ mod tests {
             Some(23_456),
             "not before it runs"
         );
-        let (_, outcome) =
-            compare_with(&mut new_lab(), resumed, &cancel_never(), &Progress::quiet()).await?;
+        let (_, outcome) = compare_with(
+            &mut new_lab(),
+            resumed,
+            &cancel_never(),
+            &Progress::auto(true),
+        )
+        .await?;
         assert_eq!(outcome.measured.len(), 5, "the rest, once");
         assert_eq!(dir.config()?.command, expected);
         Ok(())

@@ -14,7 +14,7 @@ use crate::topology::{Kind, TopologySpec};
 use crate::workload::prop;
 
 /// The first line of every plan.
-pub const HEADER: &str =
+pub(crate) const HEADER: &str =
     "dry run: every input was checked; nothing was created, started or written";
 
 /// Seconds as `2 h 5 min`, `12 min 30 s` or `45 s`.
@@ -82,7 +82,7 @@ fn topology_line(spec: &TopologySpec) -> String {
 
 /// The plan of a new `compare`: its cells, each scenario's phase and size, the topologies and a
 /// bound on the time spent measuring (loads excepted: their time is the server's to tell).
-pub fn compare_plan(
+pub(crate) fn compare_plan(
     cmd: &CompareCommand,
     scenarios: &BTreeMap<String, PropertyMap>,
     scale_note: &str,
@@ -176,7 +176,7 @@ pub fn compare_plan(
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
 /// measuring.
-pub fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
+pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let curves = resolved.variants.len();

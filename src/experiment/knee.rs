@@ -2,11 +2,11 @@
 //! of the best one (seed 001 found it by eye at 10–20 threads; here it is computed).
 
 /// Default tolerance: within 5% of the maximum.
-pub const DEFAULT_TOLERANCE: f64 = 0.05;
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.05;
 
 /// The best point and the knee of a throughput-by-threads curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Knee {
+pub(crate) struct Knee {
     /// Thread count with the highest throughput.
     pub max_threads: u32,
     /// That throughput.
@@ -18,7 +18,7 @@ pub struct Knee {
 }
 
 /// Finds the maximum and the knee of `(threads, throughput)` points; `None` without usable points.
-pub fn find(points: &[(u32, f64)], tolerance: f64) -> Option<Knee> {
+pub(crate) fn find(points: &[(u32, f64)], tolerance: f64) -> Option<Knee> {
     let usable: Vec<(u32, f64)> = points
         .iter()
         .copied()

@@ -14,7 +14,7 @@ use crate::runner::Phase;
 
 /// A topology that is up, as the experiment sees it.
 #[derive(Debug, Clone, Default)]
-pub struct Deployment {
+pub(crate) struct Deployment {
     /// Topology name.
     pub topology: String,
     /// Connection string of the entry point (mongos or the single mongod).
@@ -33,7 +33,7 @@ pub struct Deployment {
 
 /// One phase's outcome: the figures reports need and the full result document.
 #[derive(Debug, Clone)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// Figures for reports.
     pub summary: CellSummary,
     /// The runner's result document.
@@ -41,7 +41,7 @@ pub struct Measured {
 }
 
 /// What an experiment needs from the world.
-pub trait Lab {
+pub(crate) trait Lab {
     /// Whatever must be kept to tear the topology down again.
     type Handle: Send;
 

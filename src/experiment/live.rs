@@ -23,23 +23,23 @@ use crate::workload::prop;
 /// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
 /// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
 /// model, not the CPU, decides).
-pub const DEMO_SERVICE_TIME_US: u64 = 10_000;
+pub(crate) const DEMO_SERVICE_TIME_US: u64 = 10_000;
 /// Stand-in workers per mongod in `demo` (ceiling = workers × 10⁶ / service time per mongod).
-pub const DEMO_WORKERS: u32 = 2;
+pub(crate) const DEMO_WORKERS: u32 = 2;
 /// Records loaded per topology in `demo` (a few seconds of load at the capacity model's rate).
-pub const DEMO_RECORDS: u64 = 2000;
+pub(crate) const DEMO_RECORDS: u64 = 2000;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
-pub const DEMO_THREADS: u32 = 64;
+pub(crate) const DEMO_THREADS: u32 = 64;
 
 /// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
-pub const DEMO_PORTS: u16 = 16;
+pub(crate) const DEMO_PORTS: u16 = 16;
 
 /// File (under the results root) holding the last `calibrate` figure on this machine.
-pub const CALIBRATE_FILE: &str = ".calibrate.json";
+pub(crate) const CALIBRATE_FILE: &str = ".calibrate.json";
 
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
-pub struct LiveLab {
+pub(crate) struct LiveLab {
     backend: BackendKind,
     bin_dir: Option<PathBuf>,
     extra_mongod_args: Vec<String>,
@@ -55,7 +55,7 @@ pub struct LiveLab {
 
 impl LiveLab {
     /// A lab for `backend`.
-    pub fn new(
+    pub(crate) fn new(
         backend: BackendKind,
         bin_dir: Option<PathBuf>,
         extra_mongod_args: Vec<String>,
@@ -74,7 +74,7 @@ impl LiveLab {
     /// The lab a `compare` record asks for: its backend, binaries, mongod arguments, image, ports
     /// and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with no
     /// `--base-port`, a free port range), held by the returned directory for the lab's life.
-    pub fn for_compare(
+    pub(crate) fn for_compare(
         prepared: &super::compare::Prepared,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
@@ -108,7 +108,7 @@ fn demo_links() -> anyhow::Result<tempfile::TempDir> {
 
 /// Handle of a running topology: the backend's record, needed by `down`.
 #[derive(Debug)]
-pub struct LiveHandle(Option<crate::backend::RunningCluster>);
+pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 impl LiveLab {
     /// A line for the user: through the progress display when there is one.
@@ -278,7 +278,7 @@ impl Lab for LiveLab {
 /// added (YCSB's default URL carries it), because from MongoDB 5.0 on replica sets and sharded
 /// clusters default to `w:"majority"` and the same scenario would otherwise measure different
 /// things on different versions (`docs/mongodb-versions.md`).
-pub async fn run_phase(
+pub(crate) async fn run_phase(
     uri: &str,
     properties: &PropertyMap,
     phase: Phase,
@@ -301,7 +301,7 @@ pub async fn run_phase(
 }
 
 /// [`run_phase`] with its clients started by `launcher` (processes here, or containers).
-pub async fn run_phase_with(
+pub(crate) async fn run_phase_with(
     uri: &str,
     properties: &PropertyMap,
     phase: Phase,
@@ -372,7 +372,7 @@ async fn shard_scenario_table(
 }
 
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
-pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
+pub(crate) fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
     // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
     let scenario_sets_w = properties
         .get(prop::MONGODB_WRITE_CONCERN.name)
@@ -394,7 +394,7 @@ pub fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
 /// (bounded attempts) below this machine's ephemeral range (`ip_local_port_range`, 32768 when
 /// unreadable), so that demos and tests collide neither with servers already running nor with
 /// the kernel's outgoing connections.
-pub fn free_port_range(count: u16) -> Option<u16> {
+pub(crate) fn free_port_range(count: u16) -> Option<u16> {
     let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
@@ -421,7 +421,7 @@ pub fn free_port_range(count: u16) -> Option<u16> {
 
 /// What `calibrate` is asked to do.
 #[derive(Debug, Clone)]
-pub struct CalibrateConfig {
+pub(crate) struct CalibrateConfig {
     /// Workload (default S2).
     pub workload: String,
     /// Length of the measured run.
@@ -438,7 +438,7 @@ pub struct CalibrateConfig {
 
 /// The client's ceiling on this machine, as stored for later experiments.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     /// When measured (RFC 3339).
     pub measured: String,
     /// Operations per second the client reached against a stand-in with no service time.
@@ -455,7 +455,7 @@ pub struct Calibration {
 
 impl Calibration {
     /// The figure, labelled as a client ceiling measured against the stand-in.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         format!(
             "{}\nClient ceiling on this machine (measured against the in-process stand-in with no service time):\n  {:.0} ops/s, {} CPU µs per operation for client and in-process stand-in together ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
             crate::report::STANDIN_MARKER,
@@ -471,20 +471,20 @@ impl Calibration {
 }
 
 /// The last calibrated client ceiling stored under `results_root`, if any.
-pub fn stored_ceiling(results_root: &Path) -> Option<f64> {
+pub(crate) fn stored_ceiling(results_root: &Path) -> Option<f64> {
     read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
         .ok()
         .map(|c| c.ops_per_s)
 }
 
 /// Stores a calibration for later experiments.
-pub fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result<()> {
+pub(crate) fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result<()> {
     write_json_atomic(&results_root.join(CALIBRATE_FILE), c)?;
     Ok(())
 }
 
 /// Measures the client's own ceiling against an in-process stand-in.
-pub async fn calibrate(
+pub(crate) async fn calibrate(
     cfg: &CalibrateConfig,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -546,7 +546,7 @@ pub async fn calibrate(
 
 /// What `demo` is asked to do.
 #[derive(Debug, Clone)]
-pub struct DemoConfig {
+pub(crate) struct DemoConfig {
     /// Where the run directory is created.
     pub results_root: PathBuf,
     /// Length of each run cell.
@@ -569,7 +569,7 @@ pub struct DemoConfig {
 }
 
 /// The compare record the demo runs (exposed so preflight checks the same thing).
-pub fn demo_command(cfg: &DemoConfig) -> CompareCommand {
+pub(crate) fn demo_command(cfg: &DemoConfig) -> CompareCommand {
     CompareCommand {
         name: "demo".into(),
         baseline: cfg.topologies.first().cloned().unwrap_or_default(),
@@ -588,7 +588,7 @@ pub fn demo_command(cfg: &DemoConfig) -> CompareCommand {
 }
 
 /// The whole compare pipeline on stand-in topologies.
-pub async fn demo(
+pub(crate) async fn demo(
     cfg: &DemoConfig,
     cancel: &CancellationToken,
     progress: &Progress,

@@ -56,17 +56,17 @@ pub struct StatusSnapshot {
 
 /// Pages evicted by application threads, oldest name first: `pages evicted by application threads` until
 /// MongoDB 8.0.16 / 8.2, `page evict attempts by application threads` after (docs/mongodb-versions.md, R2).
-pub const APP_EVICTION_COUNTERS: &[&str] = &[
+pub(crate) const APP_EVICTION_COUNTERS: &[&str] = &[
     "pages evicted by application threads",
     "page evict attempts by application threads",
 ];
 
 /// The 8.0.16+ companion of `page evict attempts by application threads`.
-pub const APP_EVICTION_FAILURES: &str = "page evict failures by application threads";
+pub(crate) const APP_EVICTION_FAILURES: &str = "page evict failures by application threads";
 
 impl StatusSnapshot {
     /// Reads the counters out of a `serverStatus` reply; absent sections stay zero/None.
-    pub fn from_server_status(reply: &Document) -> StatusSnapshot {
+    pub(crate) fn from_server_status(reply: &Document) -> StatusSnapshot {
         let ops = reply.get_document("opcounters").ok();
         let op = |k: &str| ops.and_then(|d| number(d.get(k))).unwrap_or(0);
         let cache = reply
@@ -110,7 +110,7 @@ impl StatusSnapshot {
     }
 
     /// Data operations counted (insert + query + update + delete + getmore), without commands.
-    pub fn data_ops(&self) -> u64 {
+    pub(crate) fn data_ops(&self) -> u64 {
         self.insert + self.query + self.update + self.delete + self.getmore
     }
 }
@@ -143,7 +143,7 @@ pub struct MemberMetrics {
 
 impl MemberMetrics {
     /// Data operations this member served during the cell.
-    pub fn ops_delta(&self) -> Option<u64> {
+    pub(crate) fn ops_delta(&self) -> Option<u64> {
         let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
         Some(a.data_ops().saturating_sub(b.data_ops()))
     }
@@ -185,7 +185,7 @@ pub struct ServerMetrics {
 impl ServerMetrics {
     /// Fills the shards' operation shares from member deltas and adds the warnings seed 001 taught:
     /// indexes that do not fit the cache, and a hashed `_id` that did not balance the shards.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         let shard_ops: Vec<(String, u64)> = self
             .members
             .iter()
@@ -245,7 +245,7 @@ impl ServerMetrics {
 }
 
 /// Human-readable bytes (binary units).
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -295,7 +295,7 @@ async fn direct_client(uri: &str) -> Option<mongodb::Client> {
 }
 
 /// Snapshots every watched server (concurrently).
-pub async fn snapshot_all(watched: &[Watched]) -> Vec<Option<StatusSnapshot>> {
+pub(crate) async fn snapshot_all(watched: &[Watched]) -> Vec<Option<StatusSnapshot>> {
     futures::future::join_all(watched.iter().map(|w| snapshot(&w.uri))).await
 }
 
@@ -333,14 +333,14 @@ pub async fn shard_shares(entry_uri: &str, db: &str, coll: &str) -> Vec<ShardSha
 
 /// Samples every watched server's data operations per second while a cell runs (what mongostat
 /// beside YCSB showed), optionally printing one line per interval.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: tokio_util::sync::CancellationToken,
     task: tokio::task::JoinHandle<Vec<Vec<(f64, f64)>>>,
 }
 
 impl Sampler {
     /// Starts sampling every `every`; `live` prints `name ops/s` per interval through it.
-    pub fn start(
+    pub(crate) fn start(
         watched: Vec<Watched>,
         every: std::time::Duration,
         live: Option<super::progress::Progress>,
@@ -394,7 +394,7 @@ impl Sampler {
     }
 
     /// Stops sampling and returns each member's `(seconds, ops/s)` samples.
-    pub async fn finish(self) -> Vec<Vec<(f64, f64)>> {
+    pub(crate) async fn finish(self) -> Vec<Vec<(f64, f64)>> {
         self.stop.cancel();
         self.task.await.unwrap_or_default()
     }

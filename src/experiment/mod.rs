@@ -3,18 +3,17 @@
 //! The bookkeeping (run directory, resume, teardown, reports) is written against the
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
-pub mod compare;
-pub mod dry_run;
-pub mod knee;
-pub mod lab;
-pub mod live;
+pub(crate) mod compare;
+pub(crate) mod dry_run;
+pub(crate) mod knee;
+pub(crate) mod lab;
+pub(crate) mod live;
 pub mod metrics;
 pub mod model;
-pub mod progress;
+pub(crate) mod progress;
 pub mod results;
-pub mod scenario;
-pub mod summary;
-pub mod sweep;
+pub(crate) mod scenario;
+pub(crate) mod summary;
+pub(crate) mod sweep;
 
-pub use compare::compare_with;
 pub use results::ExperimentDir;

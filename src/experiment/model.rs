@@ -178,7 +178,7 @@ fn one() -> usize {
 
 /// The share of failed operations above which a cell is degraded, unless the record says
 /// otherwise.
-pub const DEFAULT_DEGRADED_FRACTION: f64 = 0.01;
+pub(crate) const DEFAULT_DEGRADED_FRACTION: f64 = 0.01;
 
 fn default_degraded() -> f64 {
     DEFAULT_DEGRADED_FRACTION
@@ -244,13 +244,13 @@ pub struct Latency {
 
 impl CellSummary {
     /// Client CPU microseconds spent per operation.
-    pub fn cpu_us_per_op(&self) -> Option<f64> {
+    pub(crate) fn cpu_us_per_op(&self) -> Option<f64> {
         let cpu = self.client_cpu_s?;
         (self.operations > 0).then(|| cpu * 1e6 / self.operations as f64)
     }
 
     /// Fraction of the client's cores kept busy during the run.
-    pub fn client_cpu_utilisation(&self) -> Option<f64> {
+    pub(crate) fn client_cpu_utilisation(&self) -> Option<f64> {
         let cpu = self.client_cpu_s?;
         let cores = f64::from(self.client_cores?.max(1));
         (self.runtime_ms > 0.0).then(|| cpu / (self.runtime_ms / 1000.0) / cores)

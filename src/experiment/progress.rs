@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// How progress is shown for a whole experiment.
 #[derive(Debug, Clone)]
-pub struct Progress {
+pub(crate) struct Progress {
     mode: Mode,
 }
 
@@ -21,7 +21,7 @@ enum Mode {
 
 impl Progress {
     /// Bars when stderr is a terminal and `CI` is unset, lines otherwise.
-    pub fn auto(quiet: bool) -> Progress {
+    pub(crate) fn auto(quiet: bool) -> Progress {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
@@ -32,18 +32,8 @@ impl Progress {
         Progress { mode }
     }
 
-    /// Plain log lines only (tests, pipes).
-    pub fn lines() -> Progress {
-        Progress { mode: Mode::Lines }
-    }
-
-    /// No output at all.
-    pub fn quiet() -> Progress {
-        Progress { mode: Mode::Quiet }
-    }
-
     /// Prints one line (to stderr), above any bar.
-    pub fn line(&self, message: &str) {
+    pub(crate) fn line(&self, message: &str) {
         match self.mode {
             Mode::Quiet => {}
             _ => crate::output::eprintln(message),
@@ -51,7 +41,7 @@ impl Progress {
     }
 
     /// Starts a phase; `expected` gives a bar with a known length (the run duration).
-    pub fn phase(&self, label: &str, expected: Option<Duration>) -> PhaseProgress {
+    pub(crate) fn phase(&self, label: &str, expected: Option<Duration>) -> PhaseProgress {
         let started = Instant::now();
         let bar = match self.mode {
             Mode::Bars => {
@@ -118,7 +108,7 @@ impl Progress {
 
 /// One running phase; finish it with an outcome line.
 #[derive(Debug)]
-pub struct PhaseProgress {
+pub(crate) struct PhaseProgress {
     label: String,
     bar: Option<ProgressBar>,
     ticker: Option<tokio::task::JoinHandle<()>>,
@@ -128,7 +118,7 @@ pub struct PhaseProgress {
 
 impl PhaseProgress {
     /// Ends the phase with a short outcome (`12,345 ops/s`, `failed: ...`).
-    pub fn finish(mut self, outcome: &str) {
+    pub(crate) fn finish(mut self, outcome: &str) {
         self.end(outcome);
     }
 

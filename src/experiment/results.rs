@@ -11,11 +11,11 @@ use thiserror::Error;
 use super::model::{CellFile, CellId, ExperimentConfig, SweepFile};
 
 /// File name of the experiment's configuration inside its directory.
-pub const CONFIG_FILE: &str = "experiment.json";
+pub(crate) const CONFIG_FILE: &str = "experiment.json";
 /// Sub-directory holding one JSON file per measured cell.
-pub const CELLS_DIR: &str = "cells";
+pub(crate) const CELLS_DIR: &str = "cells";
 /// Sub-directory holding thread sweeps.
-pub const SWEEPS_DIR: &str = "sweeps";
+pub(crate) const SWEEPS_DIR: &str = "sweeps";
 
 /// Failures reading or writing a results directory.
 #[derive(Debug, Error)]
@@ -95,7 +95,7 @@ impl ExperimentDir {
     }
 
     /// Opens an existing experiment directory (it must hold a configuration).
-    pub fn open(path: &Path) -> Result<ExperimentDir, ResultsError> {
+    pub(crate) fn open(path: &Path) -> Result<ExperimentDir, ResultsError> {
         if !path.join(CONFIG_FILE).is_file() {
             return Err(ResultsError::NotAnExperiment(path.to_path_buf()));
         }
@@ -136,7 +136,7 @@ impl ExperimentDir {
     /// Where the file of one cell lives. Cells are filed under the topology's name (a topology given as a file is named by its
     /// `name`, else its stem); a cell an earlier version filed under the path as given is still
     /// found there, so `--resume` and `report` read older runs.
-    pub fn cell_path(&self, id: &CellId) -> PathBuf {
+    pub(crate) fn cell_path(&self, id: &CellId) -> PathBuf {
         let file = format!("{}-r{}.json", sanitize(&id.scenario), id.repeat);
         let cells = self.path.join(CELLS_DIR);
         let named = cells
@@ -157,19 +157,19 @@ impl ExperimentDir {
     }
 
     /// Reads one cell; `Ok(None)` when it was never written or is unreadable (then it is measured again).
-    pub fn read_cell(&self, id: &CellId) -> Option<CellFile> {
+    pub(crate) fn read_cell(&self, id: &CellId) -> Option<CellFile> {
         let path = self.cell_path(id);
         let cell: CellFile = read_json(&path).ok()?;
         (cell.cell == *id).then_some(cell)
     }
 
     /// A cell is finished iff its file exists and parses.
-    pub fn is_finished(&self, id: &CellId) -> bool {
+    pub(crate) fn is_finished(&self, id: &CellId) -> bool {
         self.read_cell(id).is_some()
     }
 
     /// Every cell that parses, in no particular order.
-    pub fn cells(&self) -> Result<Vec<CellFile>, ResultsError> {
+    pub(crate) fn cells(&self) -> Result<Vec<CellFile>, ResultsError> {
         let root = self.path.join(CELLS_DIR);
         let mut out = Vec::new();
         if !root.is_dir() {
@@ -194,7 +194,7 @@ impl ExperimentDir {
     }
 
     /// Where a thread sweep for `label` is stored.
-    pub fn sweep_path(&self, label: &str) -> PathBuf {
+    pub(crate) fn sweep_path(&self, label: &str) -> PathBuf {
         self.path
             .join(SWEEPS_DIR)
             .join(format!("{}.json", sanitize(label)))
@@ -208,7 +208,7 @@ impl ExperimentDir {
     }
 
     /// Reads a stored thread sweep, if there is one that parses.
-    pub fn read_sweep(&self, label: &str) -> Option<SweepFile> {
+    pub(crate) fn read_sweep(&self, label: &str) -> Option<SweepFile> {
         read_json(&self.sweep_path(label)).ok()
     }
 
@@ -232,7 +232,7 @@ impl ExperimentDir {
     }
 
     /// Writes any text file (a report, a chart) atomically inside the directory.
-    pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf, ResultsError> {
+    pub(crate) fn write_text(&self, name: &str, text: &str) -> Result<PathBuf, ResultsError> {
         let path = self.path.join(name);
         write_bytes_atomic(&path, text.as_bytes())?;
         Ok(path)
@@ -252,7 +252,7 @@ fn redact_property(key: &str, value: &str) -> String {
 /// Keeps file names to characters every file system accepts.
 /// The name of the link under the results root that points at the newest experiment directory,
 /// so a write-up's commands can say `results/latest` instead of a dated name.
-pub const LATEST_LINK: &str = "latest";
+pub(crate) const LATEST_LINK: &str = "latest";
 
 /// Points `<root>/latest` at `dir` (a relative link, replaced atomically by a rename). Best effort:
 /// a file system without symbolic links only loses the convenience, never the experiment.
@@ -286,7 +286,7 @@ fn sanitize(name: &str) -> String {
 }
 
 /// Serialises `value` as pretty JSON to `path` through a temporary file and a rename.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ResultsError> {
+pub(crate) fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ResultsError> {
     let mut text = serde_json::to_string_pretty(value).map_err(|e| ResultsError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -296,7 +296,7 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Res
 }
 
 /// Writes bytes so that a reader sees either the old file, or the whole new one, never a part.
-pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+pub(crate) fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut tmp = tempfile::Builder::new()
@@ -313,7 +313,7 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError>
 }
 
 /// Reads and parses a JSON file.
-pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ResultsError> {
+pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ResultsError> {
     let text = fs::read_to_string(path).map_err(io_err(path))?;
     serde_json::from_str(&text).map_err(|e| ResultsError::Parse {
         path: path.to_path_buf(),

@@ -8,14 +8,14 @@ use crate::error::{as_bad_input, bad_input};
 use crate::workload::prop;
 
 /// Record count used when `--full` is not given (fits a laptop; stated in every report).
-pub const LAPTOP_RECORDS: u64 = 100_000;
+pub(crate) const LAPTOP_RECORDS: u64 = 100_000;
 
 /// A property set in order of keys; what the experiment stores and hands to the runner.
-pub type PropertyMap = BTreeMap<String, String>;
+pub(crate) type PropertyMap = BTreeMap<String, String>;
 
 /// Finds a scenario file: a path as given, else `<dir>/<name>` for `workloads/` beside the
 /// current directory or beside the sources.
-pub fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
     let direct = Path::new(name);
     if direct.is_file() {
         return Ok(direct.to_path_buf());
@@ -43,7 +43,7 @@ pub fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<PathBuf
 
 /// Reads a Java properties file into a map (later keys win, as in YCSB), with the same parser
 /// and the same `file:line` errors as `microshard run -P`.
-pub fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
+pub(crate) fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
     let mut props = crate::workload::Properties::new();
     props.load_file(path).map_err(as_bad_input)?;
     Ok(props
@@ -53,7 +53,7 @@ pub fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
 }
 
 /// Splits `-p key=value` overrides, naming the flag on error.
-pub fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     overrides
         .iter()
         .map(|o| match o.split_once('=') {
@@ -65,7 +65,7 @@ pub fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(String, Stri
 
 /// How an experiment scales and bounds its scenarios.
 #[derive(Debug, Clone)]
-pub struct Scaling {
+pub(crate) struct Scaling {
     /// Use the files' record counts (the seed's sizes).
     pub full: bool,
     /// Records when not `full`.
@@ -78,7 +78,7 @@ pub struct Scaling {
 
 /// Resolves every scenario's properties. The first scenario is the load phase; all share the
 /// record count it loads, so run phases read the data that exists.
-pub fn resolve(
+pub(crate) fn resolve(
     files: &[(String, PathBuf)],
     scaling: &Scaling,
     overrides: &[(String, String)],
@@ -129,7 +129,7 @@ pub fn resolve(
 }
 
 /// Checks properties the way the runner will, naming `what` in the error (a `--vary` value).
-pub fn check(what: &str, props: &PropertyMap) -> anyhow::Result<()> {
+pub(crate) fn check(what: &str, props: &PropertyMap) -> anyhow::Result<()> {
     validate(what, props)
 }
 

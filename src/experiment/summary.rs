@@ -14,7 +14,7 @@ fn is_operation(m: &MeasurementResult) -> bool {
 }
 
 /// Builds the summary of a result document.
-pub fn summarize(doc: &ResultDocument) -> CellSummary {
+pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
     let ops: Vec<&MeasurementResult> = doc
         .measurements
         .iter()
@@ -62,7 +62,7 @@ pub fn summarize(doc: &ResultDocument) -> CellSummary {
 
 /// How many inserts a run attempted (every status counts: each one consumed a key number), so
 /// the next scenario on the same data knows how many documents exist.
-pub fn insert_attempts(doc: &ResultDocument) -> u64 {
+pub(crate) fn insert_attempts(doc: &ResultDocument) -> u64 {
     let actual = |m: &&MeasurementResult| m.kind == MapKind::Actual;
     let by_status: u64 = doc
         .measurements

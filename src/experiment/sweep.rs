@@ -23,12 +23,9 @@ use crate::error::bad_input;
 use crate::runner::Phase;
 use crate::workload::prop;
 
-/// Default thread counts (powers of two, as far as seed 001 went and beyond).
-pub const DEFAULT_THREADS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
-
 /// What to sweep against.
 #[derive(Debug, Clone)]
-pub enum SweepTarget {
+pub(crate) enum SweepTarget {
     /// Bring this topology up, sweep, tear it down.
     Topology(String),
     /// A server that already runs.
@@ -37,7 +34,7 @@ pub enum SweepTarget {
 
 /// Everything `sweep` is asked to do.
 #[derive(Debug, Clone)]
-pub struct SweepConfig {
+pub(crate) struct SweepConfig {
     /// Workload file (`-P`).
     pub workload: String,
     /// Thread counts, ascending.
@@ -77,7 +74,7 @@ pub struct Vary {
 
 impl Vary {
     /// Parses `PROPERTY=V1,V2,...`; the error names the flag.
-    pub fn parse(text: &str) -> anyhow::Result<Vary> {
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Vary> {
         let (property, values) = text
             .split_once('=')
             .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
@@ -95,7 +92,7 @@ impl Vary {
 
 /// One curve of a sweep: the varied property's value (if any) and the repetition.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     /// The value of the varied property, `None` without `--vary`.
     pub value: Option<String>,
     /// 1-based repetition.
@@ -104,7 +101,7 @@ pub struct Variant {
 
 /// Every curve a sweep measured, in order.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct SweepOutcome {
+pub(crate) struct SweepOutcome {
     /// The varied property, if any.
     pub property: Option<String>,
     /// Thread counts of every curve.
@@ -119,7 +116,7 @@ pub struct SweepOutcome {
 
 impl SweepOutcome {
     /// The varied property's values in the order measured (`[None]` without `--vary`).
-    pub fn values(&self) -> Vec<Option<String>> {
+    pub(crate) fn values(&self) -> Vec<Option<String>> {
         let mut values: Vec<Option<String>> = Vec::new();
         for (v, _) in &self.curves {
             if !values.contains(&v.value) {
@@ -130,12 +127,12 @@ impl SweepOutcome {
     }
 
     /// Repetitions per value.
-    pub fn repeats(&self) -> u32 {
+    pub(crate) fn repeats(&self) -> u32 {
         self.curves.iter().map(|(v, _)| v.repeat).max().unwrap_or(1)
     }
 
     /// True when the outcome is one plain curve (no `--vary`, one repetition).
-    pub fn is_single(&self) -> bool {
+    pub(crate) fn is_single(&self) -> bool {
         self.property.is_none() && self.curves.len() <= 1
     }
 }
@@ -143,7 +140,7 @@ impl SweepOutcome {
 /// What a sweep resolves before anything starts: the workload's name and properties at the
 /// chosen scale, every curve it will measure (each `--vary` value checked) and the scale note.
 /// `sweep` and its `--dry-run` both start here.
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The workload file's name.
     pub name: String,
     /// Its properties at the chosen scale, with `-p` applied.
@@ -159,7 +156,7 @@ pub struct Resolved {
 }
 
 /// Resolves `cfg` (see [`Resolved`]); bad input names the flag.
-pub fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
+pub(crate) fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
     if cfg.threads.is_empty() || cfg.threads.contains(&0) {
         return Err(bad_input(
             "--threads: give positive thread counts, e.g. 1,2,4,8",
@@ -193,7 +190,7 @@ pub fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
 }
 
 /// Runs a sweep and stores it (configuration, sweep file, chart) in a new run directory.
-pub async fn sweep_with<L: Lab>(
+pub(crate) async fn sweep_with<L: Lab>(
     lab: &mut L,
     cfg: &SweepConfig,
     cancel: &CancellationToken,
@@ -340,7 +337,7 @@ pub async fn sweep_with<L: Lab>(
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
 /// as it is) × `repeat`. Each value is checked against `base` here, before anything starts.
-pub fn variants(
+pub(crate) fn variants(
     base: &PropertyMap,
     vary: Option<&Vary>,
     repeat: u32,
@@ -375,7 +372,7 @@ pub fn variants(
 /// How a set of curves is measured and stored: by `sweep`, and by `compare --sweep` on each
 /// topology (one code path, so both store and label their curves alike).
 #[derive(Debug)]
-pub struct Curves<'a> {
+pub(crate) struct Curves<'a> {
     /// The curves, from [`variants`].
     pub variants: &'a [(Variant, PropertyMap)],
     /// The varied property, if any.
@@ -402,7 +399,7 @@ pub struct Curves<'a> {
 /// Measures every curve on a loaded deployment and stores each the moment it exists; a curve
 /// already stored with every thread count is taken as stored (`compare --resume`, later
 /// repetitions of the matrix).
-pub async fn measure_curves<L: Lab>(
+pub(crate) async fn measure_curves<L: Lab>(
     lab: &mut L,
     dir: &ExperimentDir,
     deployment: &Deployment,
@@ -454,7 +451,7 @@ pub async fn measure_curves<L: Lab>(
 }
 
 /// Reads back the curves [`measure_curves`] stored for `variants` (those that exist).
-pub fn stored_curves(
+pub(crate) fn stored_curves(
     dir: &ExperimentDir,
     variants: &[Variant],
     vary: Option<&Vary>,
@@ -473,7 +470,7 @@ pub fn stored_curves(
 
 /// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
 /// `.txt`, `.json`, `.svg` and, when a font is found, `.png`.
-pub fn write_vary(
+pub(crate) fn write_vary(
     dir: &ExperimentDir,
     outcome: &SweepOutcome,
     label: &str,
@@ -506,7 +503,7 @@ pub fn write_vary(
 /// Runs `base` at each thread count for `secs` seconds (or, `count_bounded`, for its
 /// `operationcount` within at most `secs`) and finds the maximum and the knee.
 #[allow(clippy::too_many_arguments)]
-pub async fn sweep_points<L: Lab>(
+pub(crate) async fn sweep_points<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
     base: &PropertyMap,
@@ -564,7 +561,7 @@ pub async fn sweep_points<L: Lab>(
 }
 
 /// `label` with the varied value and the repetition, when there are several curves.
-pub fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) -> String {
+pub(crate) fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32) -> String {
     let mut out = label.to_string();
     if let (Some(vary), Some(value)) = (vary, &v.value) {
         out.push_str(&format!(" {}={value}", vary.property));
@@ -576,7 +573,7 @@ pub fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repeats: u32
 }
 
 /// The seed-2 chart of an outcome: one line per value, min–max over repetitions.
-pub fn vary_chart(
+pub(crate) fn vary_chart(
     outcome: &SweepOutcome,
     label: &str,
 ) -> Result<crate::report::charts::Chart, crate::report::charts::ChartError> {
@@ -662,7 +659,7 @@ fn c_label(property: &Option<String>, value: &Option<String>) -> String {
 
 /// How the seed-2 table is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VaryFormat {
+pub(crate) enum VaryFormat {
     /// A terminal table.
     Table,
     /// A Markdown table.
@@ -673,7 +670,7 @@ pub enum VaryFormat {
 
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property,
 /// one column per repetition and their mean (ops/s).
-pub fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
+pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat) -> String {
     let (values, repeats) = (outcome.values(), outcome.repeats());
     let name = |value: &Option<String>| match (&outcome.property, value) {
         (Some(p), Some(v)) => format!("{p}={v}"),
@@ -791,7 +788,7 @@ fn vary_title(outcome: &SweepOutcome) -> String {
 }
 
 /// A sweep curve's name as a file label: letters, digits and `-`, everything else `_`.
-pub fn sweep_label(where_: &str) -> String {
+pub(crate) fn sweep_label(where_: &str) -> String {
     where_
         .chars()
         .map(|c| {
@@ -805,7 +802,7 @@ pub fn sweep_label(where_: &str) -> String {
 }
 
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
-pub fn render_sweep(sweep: &SweepFile) -> String {
+pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
     let mut b = tabled::builder::Builder::new();
     b.push_record([
         "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
@@ -862,7 +859,7 @@ pub fn render_sweep(sweep: &SweepFile) -> String {
 }
 
 /// A sweep as CSV: one row per point, for spreadsheets.
-pub fn sweep_csv(sweep: &SweepFile) -> String {
+pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
     let mut out = String::from(
         "figures,label,threads,throughput_ops_s,main_op,avg_us,p95_us,p99_us,p999_us,errors,validity,max,knee\n",
     );
@@ -963,7 +960,7 @@ mod tests {
         std::fs::write(&wl, "recordcount=10\n")?;
         let cfg = SweepConfig {
             workload: wl.display().to_string(),
-            threads: DEFAULT_THREADS.to_vec(),
+            threads: vec![1, 2, 4, 8, 16, 32, 64, 128],
             target: SweepTarget::Topology("single".into()),
             duration: Duration::from_secs(1),
             overrides: vec![],
@@ -978,7 +975,7 @@ mod tests {
         };
         let mut lab = Curve { loads: 0, downs: 0 };
         let cancel = CancellationToken::new();
-        let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::quiet()).await?;
+        let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::auto(true)).await?;
         assert_eq!((lab.loads, lab.downs), (1, 1));
         assert!(outcome.is_single());
         let sweep = &outcome.curves[0].1;
@@ -1017,7 +1014,7 @@ mod tests {
             &mut lab,
             &cfg,
             &CancellationToken::new(),
-            &Progress::quiet(),
+            &Progress::auto(true),
         )
         .await?;
         assert_eq!(lab.loads, 1, "one load for every curve");

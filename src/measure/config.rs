@@ -26,18 +26,18 @@ pub enum IntervalMode {
 
 impl IntervalMode {
     /// Whether actual latencies are recorded.
-    pub fn records_actual(self) -> bool {
+    pub(crate) fn records_actual(self) -> bool {
         !matches!(self, IntervalMode::Intended)
     }
 
     /// Whether intended latencies are recorded.
-    pub fn records_intended(self) -> bool {
+    pub(crate) fn records_intended(self) -> bool {
         !matches!(self, IntervalMode::Op)
     }
 }
 
 /// YCSB's default `hdrhistogram.percentiles` on current master.
-pub const DEFAULT_PERCENTILES: &str = prop::HDRHISTOGRAM_PERCENTILES.default;
+pub(crate) const DEFAULT_PERCENTILES: &str = prop::HDRHISTOGRAM_PERCENTILES.default;
 
 /// The measurement settings of one run.
 ///
@@ -94,7 +94,7 @@ pub struct ConfigError {
 impl MeasurementConfig {
     /// Reads the settings from the run's properties; a bad value becomes a `PropertyError`
     /// naming the property and where it was set (`file:line`, `-p`).
-    pub fn from_properties(
+    pub(crate) fn from_properties(
         props: &crate::workload::properties::Properties,
     ) -> Result<Self, crate::workload::properties::PropertyError> {
         Self::from_lookup(&|key: &str| props.get(key).map(str::to_string))
@@ -175,24 +175,6 @@ impl MeasurementConfig {
         Ok(cfg)
     }
 
-    /// The stderr line YCSB's DBWrapper prints once per run, e.g.
-    /// `DBWrapper: report latency for each error is false and specific error codes to track for latency are: []`.
-    ///
-    /// The set is printed in Java `HashSet` order; YCSB ignores `latencytrackederrors` (prints `[]`)
-    /// when `reportlatencyforeacherror=true`.
-    pub fn dbwrapper_line(&self) -> String {
-        let tracked: Vec<&str> = if self.report_latency_for_each_error {
-            Vec::new()
-        } else {
-            java_hash_set_order(&self.latency_tracked_errors)
-        };
-        format!(
-            "DBWrapper: report latency for each error is {} and specific error codes to track for latency are: [{}]",
-            self.report_latency_for_each_error,
-            tracked.join(", ")
-        )
-    }
-
     /// The measurement name a non-OK latency is recorded under.
     pub(crate) fn failed_suffix(&self, status: super::Status) -> &'static str {
         if self.report_latency_for_each_error
@@ -206,26 +188,6 @@ impl MeasurementConfig {
             "FAILED"
         }
     }
-}
-
-/// Iteration order of `new HashSet<>(Arrays.asList(items))`: duplicates dropped, bins of a
-/// table sized `max(size / 0.75 + 1, 16)` rounded up to a power of two, insertion order in a bin.
-fn java_hash_set_order(items: &[String]) -> Vec<&str> {
-    let mut unique: Vec<&str> = Vec::new();
-    for i in items {
-        if !unique.contains(&i.as_str()) {
-            unique.push(i);
-        }
-    }
-    let capacity = ((items.len() as f32 / 0.75) as usize + 1).max(16);
-    let table = capacity.next_power_of_two();
-    let bin = |s: &str| {
-        let h = super::order::java_string_hash(s);
-        ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (table - 1)
-    };
-    let mut idx: Vec<usize> = (0..unique.len()).collect();
-    idx.sort_by_key(|&i| bin(unique[i]));
-    idx.into_iter().map(|i| unique[i]).collect()
 }
 
 /// Java `Boolean.parseBoolean`: only a case-insensitive `true` is true.
@@ -311,27 +273,6 @@ mod tests {
             .to_string();
         assert!(msg.contains("measurementtype"), "{msg}");
         assert!(msg.starts_with("-p"), "{msg}");
-    }
-
-    #[test]
-    fn dbwrapper_line() {
-        let c = cfg(&[]).unwrap();
-        assert_eq!(
-            c.dbwrapper_line(),
-            "DBWrapper: report latency for each error is false and specific error codes to track for latency are: []"
-        );
-        // Java HashSet order: String hash bins (NOT_FOUND 8, ERROR 10), not the given order.
-        let c = cfg(&[("latencytrackederrors", "ERROR,NOT_FOUND,ERROR")]).unwrap();
-        let line = c.dbwrapper_line();
-        let expected = ": [NOT_FOUND, ERROR]";
-        assert!(line.ends_with(expected), "{line}");
-        let c = cfg(&[
-            ("reportlatencyforeacherror", "true"),
-            ("latencytrackederrors", "ERROR"),
-        ])
-        .unwrap();
-        assert!(c.dbwrapper_line().contains("is true and"));
-        assert!(c.dbwrapper_line().ends_with(": []"));
     }
 
     #[test]

@@ -19,14 +19,14 @@ pub struct Overall {
 
 impl Overall {
     /// YCSB's `1000.0 * ops / runtime` (`Infinity` or `NaN` when the runtime is 0).
-    pub fn throughput(&self) -> f64 {
+    pub(crate) fn throughput(&self) -> f64 {
         1000.0 * (self.operations as f64) / (self.runtime_ms as f64)
     }
 }
 
 /// One export value: Java `int`/`long` or `double`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// Printed as a plain integer.
     Long(i64),
     /// Printed with `Double.toString`.
@@ -35,7 +35,7 @@ pub enum Value {
 
 /// One `[metric], measurement, value` line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     /// `OVERALL`, `READ`, ...
     pub metric: String,
     /// `RunTime(ms)`, `Operations`, `Return=OK`, ...
@@ -57,7 +57,11 @@ fn as_long(v: u64) -> Value {
 }
 
 /// The lines every exporter prints, in YCSB's order.
-pub fn lines(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> Vec<Line> {
+pub(crate) fn lines(
+    run: &RunMeasurements,
+    overall: &Overall,
+    config: &MeasurementConfig,
+) -> Vec<Line> {
     let mut out = vec![
         line("OVERALL", "RunTime(ms)", as_long(overall.runtime_ms)),
         line(
@@ -153,7 +157,7 @@ fn text_value(v: Value) -> String {
 }
 
 /// `TextMeasurementsExporter`: `[METRIC], measurement, value` lines, each ending in `\n`.
-pub fn text(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
+pub(crate) fn text(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
     let mut out = String::new();
     for l in lines(run, overall, config) {
         out.push_str(&format!(
@@ -208,7 +212,7 @@ fn json_object(l: &Line) -> String {
 
 /// `JSONMeasurementsExporter`: pretty-printed root objects separated by one space, no final
 /// newline (not a valid JSON document as a whole, exactly as YCSB writes it).
-pub fn json(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
+pub(crate) fn json(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
     lines(run, overall, config)
         .iter()
         .map(json_object)
@@ -217,7 +221,11 @@ pub fn json(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig
 }
 
 /// `JSONArrayMeasurementsExporter`: `[ {...}, {...} ]`, no final newline.
-pub fn json_array(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
+pub(crate) fn json_array(
+    run: &RunMeasurements,
+    overall: &Overall,
+    config: &MeasurementConfig,
+) -> String {
     let objects: Vec<String> = lines(run, overall, config)
         .iter()
         .map(json_object)
@@ -257,7 +265,7 @@ impl ExporterKind {
 
 /// Resolves the `exporter` property (`site.ycsb...` or `com.yahoo.ycsb...` class names). An
 /// unknown class falls back to text with the warning YCSB would print (the caller prints it).
-pub fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
+pub(crate) fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
     let simple = class_name
         .strip_prefix("site.ycsb.measurements.exporter.")
         .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
@@ -394,7 +402,7 @@ mod tests {
     #[test]
     fn legacy_histogram_block() {
         let cfg = MeasurementConfig {
-            measurement_type: crate::measure::MeasurementType::Histogram,
+            measurement_type: crate::measure::config::MeasurementType::Histogram,
             ..MeasurementConfig::default()
         };
         let m = Measurements::new(cfg.clone());

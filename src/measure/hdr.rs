@@ -9,7 +9,7 @@
 use hdrhistogram::Histogram;
 
 /// Significant digits YCSB gives its histograms.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
+pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A new, empty, auto-resizing histogram shaped like YCSB's (lowest discernible value 1, 3 digits).
 pub fn new_histogram() -> Histogram<u64> {
@@ -21,7 +21,7 @@ pub fn new_histogram() -> Histogram<u64> {
 }
 
 /// `getMinValue()`: 0 if empty or a zero was recorded, else the lowest equivalent of the minimum.
-pub fn min(h: &Histogram<u64>) -> u64 {
+pub(crate) fn min(h: &Histogram<u64>) -> u64 {
     match h.iter_recorded().next() {
         None => 0,
         Some(v) => h.lowest_equivalent(v.value_iterated_to()),
@@ -29,7 +29,7 @@ pub fn min(h: &Histogram<u64>) -> u64 {
 }
 
 /// `getMaxValue()`: the highest equivalent of the maximum, 0 if empty or only zeros.
-pub fn max(h: &Histogram<u64>) -> u64 {
+pub(crate) fn max(h: &Histogram<u64>) -> u64 {
     if h.is_empty() {
         return 0;
     }
@@ -38,7 +38,7 @@ pub fn max(h: &Histogram<u64>) -> u64 {
 }
 
 /// `getMean()`: Σ median-equivalent × count over buckets in ascending order, then ÷ total.
-pub fn mean(h: &Histogram<u64>) -> f64 {
+pub(crate) fn mean(h: &Histogram<u64>) -> f64 {
     let total = h.len();
     if total == 0 {
         return 0.0;
@@ -94,7 +94,7 @@ fn next_down(p: f64) -> f64 {
 
 /// The (value, count) pairs YCSB's verbose export prints: each recorded bucket's highest
 /// equivalent value (capped at `i32::MAX` as Java's `int` cast does) and its count.
-pub fn recorded_buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+pub(crate) fn recorded_buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded()
         .map(|v| {
             (
@@ -210,20 +210,20 @@ mod tests {
     /// An independent model of HdrHistogram 2.1.12 with 3 digits (the spec's formulas),
     /// over a plain sorted list of values.
     mod model {
-        pub fn shift(v: u64) -> u32 {
+        pub(crate) fn shift(v: u64) -> u32 {
             (53 - (v | 2047).leading_zeros() as i64).max(0) as u32
         }
-        pub fn lowest(v: u64) -> u64 {
+        pub(crate) fn lowest(v: u64) -> u64 {
             (v >> shift(v)) << shift(v)
         }
-        pub fn highest(v: u64) -> u64 {
+        pub(crate) fn highest(v: u64) -> u64 {
             lowest(v) + (1u64 << shift(v)) - 1
         }
-        pub fn median(v: u64) -> u64 {
+        pub(crate) fn median(v: u64) -> u64 {
             lowest(v) + ((1u64 << shift(v)) >> 1)
         }
         /// (bucket lowest value, count), ascending.
-        pub fn buckets(values: &[u64]) -> Vec<(u64, u64)> {
+        pub(crate) fn buckets(values: &[u64]) -> Vec<(u64, u64)> {
             let mut lows: Vec<u64> = values.iter().map(|&v| lowest(v)).collect();
             lows.sort_unstable();
             let mut out: Vec<(u64, u64)> = Vec::new();
@@ -235,14 +235,14 @@ mod tests {
             }
             out
         }
-        pub fn mean(values: &[u64]) -> f64 {
+        pub(crate) fn mean(values: &[u64]) -> f64 {
             let sum: f64 = buckets(values)
                 .iter()
                 .map(|&(b, c)| median(b) as f64 * c as f64)
                 .sum();
             sum / values.len() as f64
         }
-        pub fn percentile(values: &[u64], p: f64) -> u64 {
+        pub(crate) fn percentile(values: &[u64], p: f64) -> u64 {
             let q = super::next_down(p).clamp(0.0, 100.0);
             let target = ((q * values.len() as f64 / 100.0).ceil() as u64).max(1);
             let mut cum = 0;

@@ -6,7 +6,7 @@
 
 /// Java `Double.toString` as a modern JDK (19+) prints it: the shortest decimal that reads back
 /// as the same double, plain notation for `1e-3 <= |x| < 1e7`, otherwise `d.dddE±n`.
-pub fn java_double(x: f64) -> String {
+pub(crate) fn java_double(x: f64) -> String {
     if x.is_nan() {
         return "NaN".to_string();
     }
@@ -92,7 +92,7 @@ fn split_sci(s: &str) -> (String, i32) {
 /// (the JDK's CLDR symbols). Known difference: for magnitudes ≥ 1e17 the JDK prints the shortest
 /// round-trip digits padded with zeros, we print the exact integer (never reached by latencies or
 /// rates).
-pub fn decimal_2(x: f64) -> String {
+pub(crate) fn decimal_2(x: f64) -> String {
     if x.is_nan() {
         return "NaN".to_string();
     }
@@ -176,7 +176,7 @@ pub fn decimal_2(x: f64) -> String {
 
 /// YCSB's `ordinal()` for percentile labels: integral values get English suffixes
 /// (`50th`, `1st`, `2nd`, `3rd`, `11th`, `21st`), others print as Java doubles (`99.9`).
-pub fn percentile_label(p: f64) -> String {
+pub(crate) fn percentile_label(p: f64) -> String {
     if p.is_finite() && p % 1.0 == 0.0 {
         // Java: `Integer j = i.intValue()` (saturating), then `j % 100` / `j % 10` (sign kept).
         let j = p as i32;

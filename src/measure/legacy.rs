@@ -22,7 +22,7 @@ pub struct BucketHistogram {
 
 impl BucketHistogram {
     /// An empty histogram with `n` 1-ms buckets.
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         BucketHistogram {
             buckets: vec![0; n],
             overflow: 0,
@@ -35,7 +35,7 @@ impl BucketHistogram {
     }
 
     /// Records one latency (µs).
-    pub fn record(&mut self, latency_us: i64) {
+    pub(crate) fn record(&mut self, latency_us: i64) {
         let ms = (latency_us / 1000) as usize;
         match self.buckets.get_mut(ms) {
             Some(b) if latency_us >= 0 => *b += 1,
@@ -53,7 +53,7 @@ impl BucketHistogram {
     }
 
     /// Adds another histogram's counts (same bucket count expected; extra buckets overflow).
-    pub fn add(&mut self, other: &BucketHistogram) {
+    pub(crate) fn add(&mut self, other: &BucketHistogram) {
         for (i, &c) in other.buckets.iter().enumerate() {
             match self.buckets.get_mut(i) {
                 Some(b) => *b += c,
@@ -73,25 +73,25 @@ impl BucketHistogram {
     }
 
     /// Empties the histogram, keeping its bucket count.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         let n = self.buckets.len();
         *self = BucketHistogram::new(n);
     }
 
     /// Exact mean (NaN when empty, as Java prints it).
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.total_latency as f64 / self.operations as f64
     }
 
     /// `E[x²] - mean²` (NaN when empty).
-    pub fn variance(&self) -> f64 {
+    pub(crate) fn variance(&self) -> f64 {
         let mean = self.mean();
         self.total_squared_latency / self.operations as f64 - mean * mean
     }
 
     /// YCSB's 95th/99th lines: the first bucket whose cumulative fraction reaches the level,
     /// as `bucket * 1000`; a level that is only reached in the overflow yields no line.
-    pub fn percentile_lines(&self) -> Vec<(&'static str, i64)> {
+    pub(crate) fn percentile_lines(&self) -> Vec<(&'static str, i64)> {
         let mut out = Vec::new();
         let mut counter = 0u64;
         let mut done95 = false;

@@ -5,21 +5,22 @@
 //! [`Measurements::finish`] gives [`RunMeasurements`] in YCSB's export order, which the
 //! [`export`] functions print and [`ResultDocument`] stores.
 
-pub mod config;
-pub mod export;
+pub(crate) mod config;
+pub(crate) mod export;
 pub mod hdr;
-pub mod javafmt;
-pub mod legacy;
-pub mod order;
-pub mod registry;
+pub(crate) mod javafmt;
+pub(crate) mod legacy;
+pub(crate) mod order;
+pub(crate) mod registry;
 pub mod result;
-pub mod status;
-pub mod statusline;
-pub mod timeline;
+pub(crate) mod status;
+pub(crate) mod statusline;
+pub(crate) mod timeline;
 pub mod validity;
 
 pub use config::{ConfigError, IntervalMode, MeasurementConfig, MeasurementType};
-pub use export::{ExporterKind, Overall, exporter_for};
+pub(crate) use export::exporter_for;
+pub use export::{ExporterKind, Overall};
 pub use legacy::BucketHistogram;
 pub use registry::{
     ClientRecorder, IntervalSummaries, IntervalSummary, MapKind, Measurements, OpMeasurement,
@@ -27,7 +28,8 @@ pub use registry::{
 };
 pub use result::{
     ClientCpu, ClientEntry, HostFacts, MeasurementResult, PropertyEntry, ResultDocument,
-    ResultError, SCHEMA_VERSION, ServerFacts, StatusCount, ToolInfo, total_memory_bytes,
+    ResultError, ServerFacts, StatusCount, ToolInfo,
 };
+pub(crate) use result::{SCHEMA_VERSION, total_memory_bytes};
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};

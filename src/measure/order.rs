@@ -8,19 +8,19 @@
 use super::Status;
 
 /// Java `String.hashCode` over UTF-16 code units.
-pub fn java_string_hash(s: &str) -> i32 {
+pub(crate) fn java_string_hash(s: &str) -> i32 {
     s.encode_utf16()
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
 /// ConcurrentHashMap's `spread(h)`.
-pub fn spread(h: i32) -> i32 {
+pub(crate) fn spread(h: i32) -> i32 {
     (h ^ ((h as u32) >> 16) as i32) & 0x7FFF_FFFF
 }
 
 /// Orders items the way a ConcurrentHashMap created with the default constructor iterates them,
 /// given their spread hashes in insertion order. Returns indices into `hashes`.
-pub fn chm_order(hashes: &[i32]) -> Vec<usize> {
+pub(crate) fn chm_order(hashes: &[i32]) -> Vec<usize> {
     let mut table: Vec<Vec<usize>> = vec![Vec::new(); 16];
     let mut count = 0usize;
     for (i, &h) in hashes.iter().enumerate() {
@@ -76,7 +76,7 @@ fn resize(table: &[Vec<usize>], hashes: &[i32]) -> Vec<Vec<usize>> {
 }
 
 /// Orders measurement names (given in first-measured order) as YCSB prints them.
-pub fn order_names<S: AsRef<str>>(names: &[S]) -> Vec<usize> {
+pub(crate) fn order_names<S: AsRef<str>>(names: &[S]) -> Vec<usize> {
     let hashes: Vec<i32> = names
         .iter()
         .map(|n| spread(java_string_hash(n.as_ref())))
@@ -86,7 +86,7 @@ pub fn order_names<S: AsRef<str>>(names: &[S]) -> Vec<usize> {
 
 /// The bin a status lands in (table of 16; YCSB's `Status.hashCode` mixes name and description,
 /// values taken from the reference). With at most nine statuses the table never grows.
-pub fn status_bin(status: Status) -> usize {
+pub(crate) fn status_bin(status: Status) -> usize {
     match status {
         Status::Ok | Status::NotImplemented => 5,
         Status::BadRequest | Status::Forbidden => 6,
@@ -98,7 +98,7 @@ pub fn status_bin(status: Status) -> usize {
 }
 
 /// Orders statuses (given in first-reported order) as YCSB prints their `Return=` lines.
-pub fn order_statuses(statuses: &[Status]) -> Vec<usize> {
+pub(crate) fn order_statuses(statuses: &[Status]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..statuses.len()).collect();
     // Stable sort keeps first-reported order within a bin.
     idx.sort_by_key(|&i| status_bin(statuses[i]));

@@ -130,7 +130,7 @@ pub struct IntervalSummary {
 
 impl IntervalSummary {
     /// YCSB's `getSummary()` text for this measurement (master format, with `, 50=`).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let d = javafmt::decimal_2;
         match &self.stats {
             SummaryStats::Hdr {
@@ -171,7 +171,7 @@ pub struct IntervalSummaries {
 
 impl IntervalSummaries {
     /// YCSB's `Measurements.getSummary()`: each summary followed by one space.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::new();
         for e in &self.entries {
             out.push_str(&e.text());
@@ -202,22 +202,6 @@ impl OpMeasurement {
     /// Number of latencies recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()
-    }
-    /// YCSB's `AverageLatency(us)`.
-    pub fn mean(&self) -> f64 {
-        hdr::mean(&self.histogram)
-    }
-    /// YCSB's `MinLatency(us)`.
-    pub fn min(&self) -> u64 {
-        hdr::min(&self.histogram)
-    }
-    /// YCSB's `MaxLatency(us)`.
-    pub fn max(&self) -> u64 {
-        hdr::max(&self.histogram)
-    }
-    /// YCSB's percentile (`p` in 0..=100).
-    pub fn percentile(&self, p: f64) -> u64 {
-        hdr::percentile(&self.histogram, p)
     }
 }
 
@@ -387,14 +371,9 @@ impl Measurements {
         })
     }
 
-    /// The settings this registry was built with.
-    pub fn config(&self) -> &MeasurementConfig {
-        &self.shared.config
-    }
-
     /// Forgets everything recorded so far: the end of a warm-up (`--warmup`), after which the
     /// measurement starts afresh.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         let mut agg = lock(&self.aggregate);
         for slot in lock(&self.clients).iter() {
             lock(slot).entries.clear();
@@ -611,7 +590,7 @@ mod tests {
         assert_eq!(read.count(), 1);
         assert_eq!(read.statuses, vec![(Status::Ok, 1), (Status::NotFound, 1)]);
         let failed = run.get("READ-FAILED").unwrap();
-        assert_eq!((failed.count(), failed.max()), (1, 5003));
+        assert_eq!((failed.count(), hdr::max(&failed.histogram)), (1, 5003));
         assert!(failed.statuses.is_empty());
         assert!(run.get("CLEANUP").unwrap().statuses.is_empty());
     }
@@ -662,10 +641,10 @@ mod tests {
             } else {
                 100
             };
-            assert_eq!(first.max(), expected_max);
+            assert_eq!(hdr::max(&first.histogram), expected_max);
             if mode == IntervalMode::Both {
                 let intended = &run.measurements[1];
-                assert_eq!(intended.max(), 900);
+                assert_eq!(hdr::max(&intended.histogram), 900);
                 assert!(intended.statuses.is_empty());
             }
         }
@@ -701,8 +680,8 @@ mod tests {
         let run = m.finish();
         let read = run.get("READ").unwrap();
         assert_eq!(read.count(), 12);
-        assert_eq!(read.mean(), 12487.916666666666);
-        assert_eq!(read.percentile(50.0), 2047);
+        assert_eq!(hdr::mean(&read.histogram), 12487.916666666666);
+        assert_eq!(hdr::percentile(&read.histogram, 50.0), 2047);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::registry::{MapKind, OpMeasurement, RunMeasurements};
 use super::{Status, hdr, order};
 
 /// Version of the document layout; bump it when a field changes meaning or is removed.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// Why a result document could not be built or merged.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +96,7 @@ pub struct HostFacts {
 
 impl HostFacts {
     /// Reads the facts from /proc and /sys; anything unreadable is left empty.
-    pub fn collect() -> HostFacts {
+    pub(crate) fn collect() -> HostFacts {
         let read = |p: &str| std::fs::read_to_string(p).ok();
         HostFacts {
             hostname: read("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()),
@@ -122,7 +122,7 @@ fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 
 /// This machine's RAM (MemTotal in /proc/meminfo), in bytes; `None` when it cannot be read.
 /// Shared by the result's host facts and the topology planner's memory split.
-pub fn total_memory_bytes() -> Option<u64> {
+pub(crate) fn total_memory_bytes() -> Option<u64> {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| parse_mem_total(&s))
@@ -179,7 +179,7 @@ impl ClientCpu {
     }
 
     /// User + system µs.
-    pub fn total_us(&self) -> u64 {
+    pub(crate) fn total_us(&self) -> u64 {
         self.user_us + self.system_us
     }
 }
@@ -228,7 +228,7 @@ pub struct MeasurementResult {
 
 impl MeasurementResult {
     /// Summarises and encodes one measurement.
-    pub fn from_measurement(m: &OpMeasurement) -> Result<MeasurementResult, ResultError> {
+    pub(crate) fn from_measurement(m: &OpMeasurement) -> Result<MeasurementResult, ResultError> {
         let statuses = m
             .statuses
             .iter()
@@ -262,13 +262,13 @@ impl MeasurementResult {
     }
 
     /// Decodes the stored histogram.
-    pub fn decode_histogram(&self) -> Result<Histogram<u64>, ResultError> {
+    pub(crate) fn decode_histogram(&self) -> Result<Histogram<u64>, ResultError> {
         decode_histogram(&self.name, &self.histogram)
     }
 }
 
 /// Encodes a histogram as base64 of the V2 + DEFLATE format.
-pub fn encode_histogram(name: &str, h: &Histogram<u64>) -> Result<String, ResultError> {
+pub(crate) fn encode_histogram(name: &str, h: &Histogram<u64>) -> Result<String, ResultError> {
     let mut buf = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut buf)
@@ -383,7 +383,7 @@ pub struct ClientEntry {
 
 impl ClientEntry {
     /// The entry describing `doc` as client `index` on `host`.
-    pub fn of(index: usize, host: &str, doc: &ResultDocument) -> ClientEntry {
+    pub(crate) fn of(index: usize, host: &str, doc: &ResultDocument) -> ClientEntry {
         ClientEntry {
             index,
             host: doc
@@ -501,7 +501,7 @@ impl ResultDocument {
 
     /// The measurements with their histograms decoded, as the YCSB exporters take them (to
     /// print the YCSB report of a merged document).
-    pub fn to_run_measurements(&self) -> Result<RunMeasurements, ResultError> {
+    pub(crate) fn to_run_measurements(&self) -> Result<RunMeasurements, ResultError> {
         let measurements = self
             .measurements
             .iter()
@@ -540,7 +540,7 @@ impl ResultDocument {
     /// Merges documents of clients started together at one barrier (`--clients`): histograms
     /// and counts added, timelines added second by second, run time the longest (the common
     /// window), throughput = all operations / that window.
-    pub fn merge_clients(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+    pub(crate) fn merge_clients(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
         let mut out = merge_measurements(docs)?;
         out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
         for d in docs.iter().skip(1) {
@@ -548,21 +548,6 @@ impl ResultDocument {
         }
         out.throughput = throughput_of(out.operations, out.runtime_ms);
         out.server.threads = docs.iter().map(|d| d.server.threads).sum();
-        Ok(out)
-    }
-
-    /// Merges documents of clients that ran at the same time: histograms and counts are added,
-    /// run time is the longest, throughput the sum of the clients' throughputs.
-    pub fn merge_concurrent(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
-        let mut out = merge_measurements(docs)?;
-        out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
-        for d in docs.iter().skip(1) {
-            out.timeline.merge_concurrent(&d.timeline);
-        }
-        out.throughput = docs
-            .iter()
-            .map(|d| d.throughput)
-            .try_fold(0.0, |acc, t| t.map(|t| acc + t));
         Ok(out)
     }
 }
@@ -787,12 +772,9 @@ mod tests {
         assert_eq!(m.operations, 103);
         assert_eq!(m.runtime_ms, 4000);
         assert_eq!(m.throughput, Some(1000.0 * 103.0 / 4000.0));
-        let c = ResultDocument::merge_concurrent(&[a.clone(), b.clone()]).unwrap();
+        let c = ResultDocument::merge_clients(&[a.clone(), b.clone()]).unwrap();
         assert_eq!(c.runtime_ms, 3000);
-        assert_eq!(
-            c.throughput,
-            Some(a.throughput.unwrap() + b.throughput.unwrap())
-        );
+        assert_eq!(c.throughput, Some(1000.0 * 103.0 / 3000.0));
         assert_eq!(c.measurements, m.measurements);
     }
 

@@ -30,7 +30,7 @@ pub enum Status {
 
 impl Status {
     /// YCSB's status name, as printed in `Return=<NAME>` lines.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Ok => "OK",
             Status::BatchedOk => "BATCHED_OK",
@@ -45,7 +45,7 @@ impl Status {
     }
 
     /// Only OK and BATCHED_OK count as success (YCSB's `isOk`).
-    pub fn is_ok(self) -> bool {
+    pub(crate) fn is_ok(self) -> bool {
         matches!(self, Status::Ok | Status::BatchedOk)
     }
 }
@@ -58,7 +58,7 @@ impl fmt::Display for Status {
 
 impl Status {
     /// Every status, in a fixed order (the index order of [`Status::index`]).
-    pub const ALL: [Status; 9] = [
+    pub(crate) const ALL: [Status; 9] = [
         Status::Ok,
         Status::BatchedOk,
         Status::NotFound,
@@ -71,7 +71,7 @@ impl Status {
     ];
 
     /// A dense index (0..9) so per-status counters can live in a plain array.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Status::Ok => 0,
             Status::BatchedOk => 1,

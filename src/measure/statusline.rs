@@ -63,7 +63,7 @@ where
 /// YCSB's `RemainingFormatter.format(seconds)`, quirks included: minutes only below a day,
 /// seconds only when nothing else printed, and `second` vs `seconds` decided by whether the
 /// number has one digit.
-pub fn remaining(seconds: i64) -> String {
+pub(crate) fn remaining(seconds: i64) -> String {
     const DAY: i64 = 86_400;
     const HOUR: i64 = 3_600;
     let mut s = seconds;

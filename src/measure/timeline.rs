@@ -25,17 +25,7 @@ pub struct TimelineSecond {
     pub silent: Vec<String>,
 }
 
-impl TimelineSecond {
-    /// All operations of this second.
-    pub fn total_operations(&self) -> u64 {
-        self.operations.values().sum()
-    }
-
-    /// All failed operations of this second.
-    pub fn total_errors(&self) -> u64 {
-        self.errors.values().sum()
-    }
-}
+impl TimelineSecond {}
 
 /// A span during which something was wrong, in seconds since the timed window started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,7 +58,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// Adds another timeline of the same window second by second (several clients, one clock).
-    pub fn merge_concurrent(&mut self, other: &Timeline) {
+    pub(crate) fn merge_concurrent(&mut self, other: &Timeline) {
         for s in &other.seconds {
             match self.seconds.iter_mut().find(|m| m.second == s.second) {
                 Some(mine) => {
@@ -95,7 +85,7 @@ impl Timeline {
 }
 
 /// Formats seconds as the verdict sentences do (`5.2 s`).
-pub fn seconds(s: f64) -> String {
+pub(crate) fn seconds(s: f64) -> String {
     format!("{s:.1} s")
 }
 
@@ -123,7 +113,7 @@ mod tests {
         let totals: Vec<(u64, u64)> = a
             .seconds
             .iter()
-            .map(|s| (s.total_operations(), s.total_errors()))
+            .map(|s| (s.operations.values().sum(), s.errors.values().sum()))
             .collect();
         assert_eq!(totals, vec![(10, 1), (25, 2), (7, 0)]);
     }

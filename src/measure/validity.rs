@@ -26,7 +26,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The lower-case word used in tables and files.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Valid => "valid",
             Verdict::Degraded => "degraded",
@@ -67,7 +67,7 @@ impl Validity {
     }
 
     /// Records a finding; the verdict becomes the worse of the two.
-    pub fn add(&mut self, severity: Verdict, message: impl Into<String>) {
+    pub(crate) fn add(&mut self, severity: Verdict, message: impl Into<String>) {
         self.verdict = self.verdict.max(severity);
         self.reasons.push(Reason {
             severity,
@@ -86,7 +86,7 @@ impl Validity {
     }
 
     /// Folds another result's findings into this one (repeats, several clients).
-    pub fn merge(&mut self, other: &Validity) {
+    pub(crate) fn merge(&mut self, other: &Validity) {
         for r in &other.reasons {
             if !self.reasons.contains(r) {
                 self.add(r.severity, r.message.clone());
@@ -96,7 +96,7 @@ impl Validity {
     }
 
     /// True when nothing was found.
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         self.verdict == Verdict::Valid
     }
 

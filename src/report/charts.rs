@@ -56,7 +56,7 @@ pub struct Chart {
 }
 
 /// Canvas width of every chart, pixels.
-pub const WIDTH: u32 = 1100;
+pub(crate) const WIDTH: u32 = 1100;
 const MARGIN: i32 = 16;
 const LEGEND_W: i32 = 270;
 const PLOT_H: i32 = 380;
@@ -85,7 +85,7 @@ fn palette(i: usize) -> RGBColor {
 }
 
 /// A number as people write it on an axis: `950`, `1.5 k`, `100 k`, `1 M`, never `1000000.0`.
-pub fn human(v: f64) -> String {
+pub(crate) fn human(v: f64) -> String {
     let a = v.abs();
     let (scaled, unit) = if a >= 1e9 {
         (v / 1e9, " G")
@@ -112,7 +112,7 @@ pub fn human(v: f64) -> String {
 }
 
 /// A latency in microseconds as people write it: `250 µs`, `1.5 ms`, `2 s`.
-pub fn human_us(us: f64) -> String {
+pub(crate) fn human_us(us: f64) -> String {
     if us >= 1e6 {
         format!("{} s", human(us / 1e6))
     } else if us >= 1e3 {
@@ -125,7 +125,7 @@ pub fn human_us(us: f64) -> String {
 /// Width of `text` in pixels at plotters font `size`: DejaVu Sans advances plus 4% (plotters
 /// writes `font-size = size / 1.24` into the SVG), so that layout never underestimates; the
 /// layout test measures the real fonts.
-pub fn text_width(text: &str, size: u32) -> i32 {
+pub(crate) fn text_width(text: &str, size: u32) -> i32 {
     let px = f64::from(size) / 1.24;
     let em: f64 = text
         .chars()
@@ -459,7 +459,7 @@ fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
 }
 
 /// The server of a topology in words: `MongoDB 7.0.0` or `stand-in 7.0.0-standin`.
-pub fn server_words(facts: &TopologyFacts) -> String {
+pub(crate) fn server_words(facts: &TopologyFacts) -> String {
     match (&facts.server_version, facts.standin) {
         (Some(v), true) => format!("stand-in {v}"),
         (Some(v), false) => format!("MongoDB {v}"),
@@ -1360,26 +1360,11 @@ pub fn vary(
 }
 
 /// A sweep's label with its topology named, not given by path (`S2 on single`).
-pub fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
+pub(crate) fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
     match facts {
         Some(f) if f.given != f.name => sweep.label.replace(&f.given, &f.name),
         _ => sweep.label.clone(),
     }
-}
-
-/// The throughput chart's SVG (see [`throughput`]).
-pub fn throughput_chart(report: &Report) -> Result<String, ChartError> {
-    throughput(report).map(|c| c.svg)
-}
-
-/// The latency chart's SVG (see [`latency`]).
-pub fn latency_chart(report: &Report) -> Result<String, ChartError> {
-    latency(report).map(|c| c.svg)
-}
-
-/// The sweep chart's SVG without topology facts (see [`sweep`]).
-pub fn sweep_chart(s: &SweepFile) -> Result<String, ChartError> {
-    sweep(s, None).map(|c| c.svg)
 }
 
 #[cfg(test)]
@@ -1432,15 +1417,16 @@ mod tests {
         c.summary.standin = true;
         let r =
             crate::report::build_from(&config(false), &[c, cell("microshard-2", "S1", 1, 1900.0)]);
-        let svg = throughput_chart(&r).unwrap_or_default();
+        let svg = throughput(&r).map(|c| c.svg).unwrap_or_default();
         assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
         assert!(svg.contains("stand-in"));
         assert!(svg.contains(">\nsingle ceiling\n</text>"));
-        let svg = latency_chart(&r).unwrap_or_default();
+        let svg = latency(&r).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("<svg") && svg.contains("p99.9"));
         let plain = crate::report::build_from(&config(false), &[cell("single", "S1", 1, 1000.0)]);
         assert!(
-            !throughput_chart(&plain)
+            !throughput(&plain)
+                .map(|c| c.svg)
                 .unwrap_or_default()
                 .contains("stand-in")
         );
@@ -1456,7 +1442,7 @@ mod tests {
             &config(false),
             &[base, cell("microshard-2", "S1", 1, 1900.0)],
         );
-        let svg = throughput_chart(&r).unwrap_or_default();
+        let svg = throughput(&r).map(|c| c.svg).unwrap_or_default();
         assert!(
             !svg.contains(">\nsingle ceiling\n</text>"),
             "no ceiling legend"
@@ -1508,7 +1494,7 @@ mod tests {
             tolerance: 0.05,
             standin: false,
         };
-        let svg = sweep_chart(&s).unwrap_or_default();
+        let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");
         assert!(svg.contains("peak: 8 threads"), "{svg}");
         assert!(svg.contains("within 5% of the peak"), "{svg}");

@@ -7,7 +7,7 @@ use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// One scenario × topology present in either experiment.
 #[derive(Debug, Clone, Serialize)]
-pub struct DiffRow {
+pub(crate) struct DiffRow {
     /// Scenario name.
     pub scenario: String,
     /// Topology name.
@@ -26,7 +26,7 @@ pub struct DiffRow {
 
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// [`STANDIN_MARKER`] when either side has stand-in figures.
     pub marker: Option<String>,
     /// Name of experiment A.
@@ -45,7 +45,7 @@ fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 /// Compares two built reports.
-pub fn compare(a: &Report, b: &Report) -> Diff {
+pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
     let key = |r: &Row| (r.scenario.clone(), r.topology.clone());
     let mut keys: Vec<(String, String)> =
         a.rows.iter().filter(|r| r.repeats > 0).map(key).collect();
@@ -89,7 +89,7 @@ pub fn compare(a: &Report, b: &Report) -> Diff {
 }
 
 /// Builds and renders the comparison of two experiment directories.
-pub fn diff_dirs(
+pub(crate) fn diff_dirs(
     a: &ExperimentDir,
     b: &ExperimentDir,
     format: Format,
@@ -108,7 +108,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 /// Renders a diff in the requested format.
-pub fn render(d: &Diff, format: Format) -> String {
+pub(crate) fn render(d: &Diff, format: Format) -> String {
     let headers = vec![
         "scenario".to_string(),
         "topology".into(),

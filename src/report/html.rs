@@ -13,7 +13,7 @@ use crate::measure::validity::Verdict;
 
 /// Everything the page shows; only the report is required.
 #[derive(Debug, Clone, Copy)]
-pub struct Page<'a> {
+pub(crate) struct Page<'a> {
     /// The comparison.
     pub report: &'a Report,
     /// The experiment's configuration (`experiment.json`), when the page is made from a run.
@@ -25,7 +25,7 @@ pub struct Page<'a> {
 }
 
 /// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -70,7 +70,7 @@ footer { margin-top: 3em; color: #666; font-size: 0.85em; }
 "#;
 
 /// The whole page.
-pub fn page(p: &Page) -> String {
+pub(crate) fn page(p: &Page) -> String {
     let r = p.report;
     let mut out = String::new();
     let title = format!(
@@ -487,7 +487,7 @@ fn plans(out: &mut String, p: &Page) {
 }
 
 /// A page holding one table (used by `diff --format html`).
-pub fn table_page(
+pub(crate) fn table_page(
     title: &str,
     marker: Option<&str>,
     headers: &[String],

@@ -5,10 +5,10 @@
 //! finished, interrupted or copied experiment reports the same way.
 
 pub mod charts;
-pub mod diff;
-pub mod html;
+pub(crate) mod diff;
+pub(crate) mod html;
 pub mod png;
-pub mod stats;
+pub(crate) mod stats;
 
 use std::collections::BTreeMap;
 
@@ -19,15 +19,15 @@ use crate::experiment::results::{ExperimentDir, ResultsError};
 use crate::measure::validity::{Validity, Verdict};
 
 /// The heading every stand-in figure carries, wherever it is shown or stored.
-pub const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
+pub(crate) const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
 
 /// Significance level of the comparison with the baseline (Welch's t-test, two-sided).
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// Client CPU utilisation above which the client, not the server, is the likely bottleneck.
-pub const CLIENT_BOUND_UTILISATION: f64 = 0.85;
+pub(crate) const CLIENT_BOUND_UTILISATION: f64 = 0.85;
 /// Fraction of the calibrated client ceiling above which the client is the likely bottleneck.
-pub const CLIENT_BOUND_CEILING: f64 = 0.9;
+pub(crate) const CLIENT_BOUND_CEILING: f64 = 0.9;
 
 /// How a report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -139,13 +139,13 @@ pub struct TopologyFacts {
 
 impl Report {
     /// True when any figure came from the stand-in.
-    pub fn standin(&self) -> bool {
+    pub(crate) fn standin(&self) -> bool {
         self.marker.is_some()
     }
 }
 
 /// Builds the report of an experiment directory.
-pub fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
+pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     Ok(build_from(&config, &cells))
@@ -316,7 +316,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
 }
 
 /// Where the figures were measured: the server(s), each topology's size when known, the data.
-pub fn where_lines(report: &Report) -> Vec<String> {
+pub(crate) fn where_lines(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     let servers = charts::distinct(report.topologies.iter().map(charts::server_words));
     if servers.len() == 1 {
@@ -362,7 +362,7 @@ fn is_path(given: &str) -> bool {
 /// The name a topology is shown by: the `name` its plan recorded, else the `name` in its file,
 /// else the file stem when it was given as a path (`/home/me/single.toml` → `single`), else what
 /// was given. Tables, legends and titles show names, never paths.
-pub fn topology_label(given: &str, plan: Option<&crate::topology::Plan>) -> String {
+pub(crate) fn topology_label(given: &str, plan: Option<&crate::topology::Plan>) -> String {
     if let Some(p) = plan.filter(|p| !p.name.trim().is_empty()) {
         return p.name.clone();
     }
@@ -432,7 +432,7 @@ fn topology_facts(
 
 /// A plan's members in words: `1 mongod` or `2 shards × 1 member, 1 config server, 1 mongos`,
 /// with the WiredTiger cache of each data-bearing mongod when the plan set one.
-pub fn plan_size(plan: &crate::topology::Plan) -> String {
+pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
     use crate::topology::Role;
     let count = |role: Role| plan.members.iter().filter(|m| m.role == role).count();
     let plural = |n: usize, one: &str, many: &str| {
@@ -610,7 +610,7 @@ fn row_cells(row: &Row) -> Vec<String> {
 }
 
 /// Renders a report in the requested format.
-pub fn render(report: &Report, format: Format) -> String {
+pub(crate) fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Table => render_table(report),
         Format::Markdown => render_markdown(report, &chart_links(report, &[])),
@@ -628,7 +628,7 @@ pub fn render(report: &Report, format: Format) -> String {
 
 /// Builds and renders the report of an experiment directory. Markdown links the charts the
 /// directory holds; HTML is the whole page with the run's facts.
-pub fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
+pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let report = build_from(&config, &cells);
@@ -646,7 +646,7 @@ pub fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError
 
 /// A report that could not be written.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// The results directory could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
@@ -657,7 +657,7 @@ pub enum WriteError {
 
 /// A chart file the Markdown report links: file name and what it shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChartLink {
+pub(crate) struct ChartLink {
     /// File name, relative to the run directory (`throughput.svg`).
     pub file: String,
     /// Alternative text.
@@ -665,7 +665,7 @@ pub struct ChartLink {
 }
 
 /// The charts written for a report (see [`write_files`]), in page order.
-pub fn chart_links(
+pub(crate) fn chart_links(
     report: &Report,
     sweeps: &[(String, crate::experiment::model::SweepFile)],
 ) -> Vec<ChartLink> {
@@ -691,7 +691,7 @@ pub fn chart_links(
 
 /// The topology a sweep ran on, when the report knows it: `compare --sweep` labels a sweep by
 /// the topology, `sweep` by `SCENARIO on TOPOLOGY`.
-pub fn sweep_topology<'a>(
+pub(crate) fn sweep_topology<'a>(
     report: &'a Report,
     sweep: &crate::experiment::model::SweepFile,
 ) -> Option<&'a TopologyFacts> {
@@ -719,7 +719,7 @@ fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), Results
 
 /// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
 /// PNG) and one chart per thread sweep; returns the terminal table.
-pub fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
+pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
@@ -868,7 +868,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
-pub const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
 
 fn render_csv(report: &Report) -> String {
     let mut out = String::from(CSV_HEADER);

@@ -5,12 +5,12 @@
 //! incomplete beta function.
 
 /// Arithmetic mean; `None` for no samples.
-pub fn mean(xs: &[f64]) -> Option<f64> {
+pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// Sample standard deviation (n − 1); `None` with fewer than two samples.
-pub fn stddev(xs: &[f64]) -> Option<f64> {
+pub(crate) fn stddev(xs: &[f64]) -> Option<f64> {
     if xs.len() < 2 {
         return None;
     }
@@ -21,7 +21,7 @@ pub fn stddev(xs: &[f64]) -> Option<f64> {
 
 /// The outcome of Welch's two-sample t-test.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Welch {
+pub(crate) struct Welch {
     /// The t statistic (a − b).
     pub t: f64,
     /// Welch–Satterthwaite degrees of freedom.
@@ -32,13 +32,13 @@ pub struct Welch {
 
 impl Welch {
     /// Significant at the given level (0.05 for 95%).
-    pub fn significant(&self, alpha: f64) -> bool {
+    pub(crate) fn significant(&self, alpha: f64) -> bool {
         self.p < alpha
     }
 }
 
 /// Welch's t-test between two samples; `None` when either has fewer than two values.
-pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+pub(crate) fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let (ma, mb) = (mean(a)?, mean(b)?);
     let (sa, sb) = (stddev(a)?, stddev(b)?);
     let (na, nb) = (a.len() as f64, b.len() as f64);
@@ -64,7 +64,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 
 /// Two-sided p-value of Student's t with `df` degrees of freedom (statrs' Student's t
 /// distribution: 2 × P(T > |t|)).
-pub fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
+pub(crate) fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, StudentsT};
     if !t.is_finite() {
         return 0.0;

@@ -5,7 +5,7 @@
 
 /// Restores every thread's previous CPU affinity when dropped.
 #[derive(Debug)]
-pub struct Pinned {
+pub(crate) struct Pinned {
     previous: libc::cpu_set_t,
 }
 
@@ -35,7 +35,7 @@ fn set_all(set: &libc::cpu_set_t) -> std::io::Result<()> {
 }
 
 /// Pins every thread of this process (and so every thread it starts later) to `cpus`.
-pub fn pin_process(cpus: &[usize]) -> std::io::Result<Pinned> {
+pub(crate) fn pin_process(cpus: &[usize]) -> std::io::Result<Pinned> {
     // SAFETY: zeroed cpu_set_t is the empty set; sched_getaffinity writes into it.
     let mut previous: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let rc = unsafe {

@@ -33,7 +33,7 @@ const MAX_RESULT_BYTES: usize = 256 << 20;
 
 /// The cluster's own Docker network, which clients on the cluster's engine join.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterNetwork {
+pub(crate) struct ClusterNetwork {
     /// The engine the network is on (as [`endpoint_label`] names it).
     pub endpoint: String,
     /// The network's name.
@@ -44,7 +44,7 @@ pub struct ClusterNetwork {
 
 /// The client containers of every phase of a cell: where, with what image, labelled for whom.
 #[derive(Debug, Clone)]
-pub struct DockerClients {
+pub(crate) struct DockerClients {
     /// Engines and how many clients each runs, in client-index order.
     pub engines: Vec<ClientHostSpec>,
     /// The client image.
@@ -61,7 +61,7 @@ pub struct DockerClients {
 }
 
 /// One client container that was created (and maybe started).
-pub struct Running {
+pub(crate) struct Running {
     docker: Docker,
     name: String,
 }
@@ -70,7 +70,7 @@ impl DockerClients {
     /// The client containers `plan` asks for (`None` when its clients run on this machine),
     /// reaching the cluster at `entry_uri` (as microshard dials it) or, on the cluster's own
     /// engine, over the cluster's network.
-    pub fn for_plan(plan: &crate::topology::Plan, entry_uri: &str) -> Option<DockerClients> {
+    pub(crate) fn for_plan(plan: &crate::topology::Plan, entry_uri: &str) -> Option<DockerClients> {
         if plan.clients.is_empty() {
             return None;
         }
@@ -85,7 +85,7 @@ impl DockerClients {
     }
 
     /// How many clients in all.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.engines.iter().map(|e| e.count as usize).sum()
     }
 

@@ -24,14 +24,14 @@ use crate::measure::{ClientEntry, ResultDocument};
 use crate::workload::{Properties, prop};
 
 /// The line a client prints on stderr when it is connected and waits for the start.
-pub const BARRIER_READY: &str = "microshard: client ready, waiting for the start";
+pub(crate) const BARRIER_READY: &str = "microshard: client ready, waiting for the start";
 
 /// How long every client gets to connect and reach the start barrier.
 const BARRIER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One client's slice of the work: the properties it overrides.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Slice {
+pub(crate) struct Slice {
     /// Property overrides for this client.
     pub overrides: Vec<(String, String)>,
 }
@@ -45,7 +45,11 @@ fn split(total: u64, n: u64) -> Vec<u64> {
 }
 
 /// The slices of `clients` clients for a phase with these properties.
-pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Result<Vec<Slice>> {
+pub(crate) fn slices(
+    props: &Properties,
+    phase: Phase,
+    clients: usize,
+) -> anyhow::Result<Vec<Slice>> {
     let n = clients as u64;
     let threads: u64 = props
         .value(&prop::THREADCOUNT)
@@ -108,13 +112,13 @@ pub fn slices(props: &Properties, phase: Phase, clients: usize) -> anyhow::Resul
 }
 
 /// How often a client of several reports its operation count to the coordinator.
-pub const TICK_PERIOD: Duration = Duration::from_secs(1);
+pub(crate) const TICK_PERIOD: Duration = Duration::from_secs(1);
 
 /// What starts a client's progress line on its stderr (`<prefix><operations done>`).
 const TICK_PREFIX: &str = "microshard: client progress: ";
 
 /// The progress line a client of several writes on stderr: operations done so far.
-pub fn tick_line(ops: u64) -> String {
+pub(crate) fn tick_line(ops: u64) -> String {
     format!("{TICK_PREFIX}{ops}")
 }
 
@@ -122,7 +126,7 @@ pub fn tick_line(ops: u64) -> String {
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
 /// one client.
 #[derive(Debug, Clone)]
-pub enum ClientLauncher {
+pub(crate) enum ClientLauncher {
     /// `count` child processes of this binary on this machine (`--clients N`).
     Local {
         /// How many.
@@ -134,7 +138,7 @@ pub enum ClientLauncher {
 
 impl ClientLauncher {
     /// How many clients the phase runs.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         match self {
             ClientLauncher::Local { count } => *count,
             ClientLauncher::Docker(d) => d.count(),
@@ -248,7 +252,7 @@ pub(crate) fn properties_text(
 }
 
 /// Runs the phase with `clients` client processes on this machine and returns the merged result.
-pub async fn execute_clients(
+pub(crate) async fn execute_clients(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
@@ -265,7 +269,7 @@ pub async fn execute_clients(
 
 /// Runs the phase with the clients `launcher` starts and returns the merged result: everything
 /// it started is stopped and removed whatever happens.
-pub async fn execute_with(
+pub(crate) async fn execute_with(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
@@ -629,7 +633,7 @@ impl MergedStatus {
 /// Merges the documents of clients that ran at the same time into one: histograms and counts
 /// added, timelines added second by second, verdicts folded (each reason naming its client), and
 /// a `clients` entry per client.
-pub fn merge_clients(docs: Vec<(usize, ResultDocument)>) -> anyhow::Result<ResultDocument> {
+pub(crate) fn merge_clients(docs: Vec<(usize, ResultDocument)>) -> anyhow::Result<ResultDocument> {
     let host = hostname();
     let entries: Vec<ClientEntry> = docs
         .iter()
@@ -663,7 +667,7 @@ const PER_CLIENT: &[&str] = &[
 
 /// Refuses documents that are not parts of one run: another phase, or a workload property
 /// (anything but a client's slice) that differs, naming the file and the property.
-pub fn check_mergeable(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+pub(crate) fn check_mergeable(docs: &[(String, ResultDocument)]) -> Result<(), String> {
     let Some((first_name, first)) = docs.first() else {
         return Err("nothing to merge".into());
     };

@@ -7,13 +7,13 @@
 const RESERVED: u64 = 64;
 
 /// Descriptors a run with `threads` clients needs.
-pub fn needed(threads: usize) -> u64 {
+pub(crate) fn needed(threads: usize) -> u64 {
     threads as u64 + RESERVED
 }
 
 /// Makes sure the process may open `needed(threads)` descriptors, raising the soft limit up to the
 /// hard limit if necessary. The error names `threadcount` and says how to raise the limit.
-pub fn ensure(threads: usize) -> Result<(), String> {
+pub(crate) fn ensure(threads: usize) -> Result<(), String> {
     let want = needed(threads);
     let mut limit = libc::rlimit {
         rlim_cur: 0,

@@ -1,6 +1,6 @@
 //! The runner: client tasks, pacing and the status line; executes a workload phase against a database.
 
-pub mod pacing;
+pub(crate) mod pacing;
 
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -12,16 +12,16 @@ pub enum Phase {
     Run,
 }
 
-pub mod affinity;
+pub(crate) mod affinity;
 mod client;
-pub mod container;
+pub(crate) mod container;
 mod exec;
-pub mod fanout;
+pub(crate) mod fanout;
 mod status;
-pub mod verdict;
-pub mod watch;
+pub(crate) mod verdict;
+pub(crate) mod watch;
 
 pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
 pub use watch::Notify;
 
-pub mod fdlimit;
+pub(crate) mod fdlimit;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// One client's schedule.
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     tick_ns: u64,
     start: Instant,
     ops_done: u64,
@@ -17,7 +17,7 @@ pub struct Pacer {
 }
 
 /// Nanoseconds between two ops of one client, as YCSB computes it; `None` when unthrottled.
-pub fn tick_ns(target_ops_per_sec: f64, threads: usize) -> Option<u64> {
+pub(crate) fn tick_ns(target_ops_per_sec: f64, threads: usize) -> Option<u64> {
     if target_ops_per_sec.is_nan() || target_ops_per_sec <= 0.0 || threads == 0 {
         return None;
     }
@@ -33,13 +33,13 @@ pub fn tick_ns(target_ops_per_sec: f64, threads: usize) -> Option<u64> {
 
 /// YCSB sleeps a random fraction of one tick before the first op when a client's rate is at most
 /// one op per millisecond, so the clients do not fire in lockstep.
-pub fn wants_initial_delay(target_ops_per_sec: f64, threads: usize) -> bool {
+pub(crate) fn wants_initial_delay(target_ops_per_sec: f64, threads: usize) -> bool {
     threads > 0 && target_ops_per_sec > 0.0 && target_ops_per_sec / threads as f64 / 1000.0 <= 1.0
 }
 
 impl Pacer {
     /// A schedule with `tick_ns` between ops, starting now (call after any initial delay).
-    pub fn new(tick_ns: u64, start: Instant) -> Pacer {
+    pub(crate) fn new(tick_ns: u64, start: Instant) -> Pacer {
         Pacer {
             tick_ns,
             start,
@@ -49,12 +49,12 @@ impl Pacer {
     }
 
     /// The intended start time of the next op.
-    pub fn intended_start(&self) -> Instant {
+    pub(crate) fn intended_start(&self) -> Instant {
         self.next_intended
     }
 
     /// Records that one op finished and returns the deadline to sleep until (may be in the past).
-    pub fn op_done(&mut self) -> Instant {
+    pub(crate) fn op_done(&mut self) -> Instant {
         self.ops_done += 1;
         let offset = u128::from(self.ops_done) * u128::from(self.tick_ns);
         let offset = Duration::from_nanos(u64::try_from(offset).unwrap_or(u64::MAX));
@@ -64,11 +64,6 @@ impl Pacer {
             .checked_add(offset)
             .unwrap_or(self.start + Duration::from_secs(86_400 * 365));
         self.next_intended
-    }
-
-    /// The tick in nanoseconds.
-    pub fn tick_ns(&self) -> u64 {
-        self.tick_ns
     }
 }
 

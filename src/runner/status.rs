@@ -36,7 +36,7 @@ impl StatusPrinter {
     }
 
     /// Runs until `done` is cancelled, then prints the final line.
-    pub async fn run(self, done: CancellationToken) {
+    pub(crate) async fn run(self, done: CancellationToken) {
         let mut prev_ops = 0u64;
         let mut prev_ms = 0u64;
         let mut next = self.start;

@@ -7,11 +7,11 @@ use crate::measure::timeline::{Timeline, seconds};
 use crate::measure::validity::Validity;
 
 /// Client CPU above this share of the cores it may use makes a figure `degraded`.
-pub const CLIENT_SATURATION: f64 = 0.9;
+pub(crate) const CLIENT_SATURATION: f64 = 0.9;
 
 /// Everything the verdict is computed from.
 #[derive(Debug, Clone, Default)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// `load` or `run`.
     pub load: bool,
     /// Operations completed (every status).
@@ -53,7 +53,7 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// Applies every rule to the evidence.
-pub fn assess(e: &Evidence) -> Validity {
+pub(crate) fn assess(e: &Evidence) -> Validity {
     let mut v = Validity::valid();
     for o in &e.timeline.member_outages {
         if o.ongoing {

@@ -20,17 +20,17 @@ pub struct Notify(Arc<dyn Fn(&str) + Send + Sync>);
 
 impl Notify {
     /// A sink calling `f` with each line.
-    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Notify {
+    pub(crate) fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Notify {
         Notify(Arc::new(f))
     }
 
     /// Lines to stderr.
-    pub fn stderr() -> Notify {
+    pub(crate) fn stderr() -> Notify {
         Notify::new(crate::output::eprintln)
     }
 
     /// Says one line.
-    pub fn say(&self, line: &str) {
+    pub(crate) fn say(&self, line: &str) {
         (self.0)(line)
     }
 }
@@ -91,7 +91,7 @@ pub(crate) struct Watched {
 
 impl Watch {
     /// Starts the probes and the watch task.
-    pub fn start(setup: WatchSetup) -> Watch {
+    pub(crate) fn start(setup: WatchSetup) -> Watch {
         let prober = (!setup.targets.is_empty())
             .then(|| Prober::start(setup.targets.clone(), PROBE_PERIOD, PROBE_TIMEOUT));
         let done = CancellationToken::new();
@@ -111,7 +111,7 @@ impl Watch {
     }
 
     /// Stops watching (call once the clients are joined) and returns the timeline.
-    pub async fn finish(self, end: Instant) -> Watched {
+    pub(crate) async fn finish(self, end: Instant) -> Watched {
         self.done.cancel();
         let log = self.task.await.unwrap_or_default();
         let (targets, results) = match self.prober {

@@ -6,7 +6,7 @@
 /// One flag the chosen server version no longer accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{flag} was removed in MongoDB {removed_in} ({why}); the chosen version is {version}")]
-pub struct RemovedFlag {
+pub(crate) struct RemovedFlag {
     /// The flag as given (`--nojournal`, `--enableMajorityReadConcern=false`).
     pub flag: String,
     /// The first version that refuses it (`6.1`).
@@ -76,7 +76,14 @@ const REMOVED: &[Removal] = &[
 /// Why a server of `version` cannot run on an x86-64 CPU whose `/proc/cpuinfo` is `cpuinfo`:
 /// MongoDB 5.0+ is built for AVX, and without it mongod dies with an illegal instruction (the
 /// official image only warns). `None` when it can run (or it cannot be told).
-pub fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> Option<String> {
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "docs/mongodb-versions.md (R12) promises this plan-time check, but nothing calls it yet"
+    )
+)]
+pub(crate) fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> Option<String> {
     let v = version_of(version?)?;
     if v < (5, 0) || arch != "x86_64" {
         return None;
@@ -95,7 +102,14 @@ pub fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> Option<S
 
 /// The note to show for a version whose official image is end of life (4.4, 5.0, 6.0: removed
 /// from docker-library in December 2025, so the tags get no more rebuilds).
-pub fn end_of_life(version: Option<&str>) -> Option<String> {
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "docs/mongodb-versions.md (R12) promises this plan-time warning, but nothing calls it yet"
+    )
+)]
+pub(crate) fn end_of_life(version: Option<&str>) -> Option<String> {
     let v = version_of(version?)?;
     (v < (7, 0)).then(|| {
         format!(
@@ -106,7 +120,7 @@ pub fn end_of_life(version: Option<&str>) -> Option<String> {
 }
 
 /// Parses `major.minor` from a version (`7.0`, `8.0.4`, `db version v8.0.4`, `mongo:6.0`).
-pub fn version_of(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn version_of(text: &str) -> Option<(u32, u32)> {
     let start = text.find(|c: char| c.is_ascii_digit())?;
     let mut parts = text[start..].split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;
@@ -116,7 +130,7 @@ pub fn version_of(text: &str) -> Option<(u32, u32)> {
 
 /// The server version a topology asks for: its `version`, or the tag of an image called
 /// `mongo`/`mongodb/...` (`mongo:6.0` → `6.0`); `None` when neither says (a custom image, `latest`).
-pub fn wanted_version(version: Option<&str>, image: &str) -> Option<String> {
+pub(crate) fn wanted_version(version: Option<&str>, image: &str) -> Option<String> {
     if let Some(v) = version {
         return Some(v.to_string());
     }
@@ -129,7 +143,7 @@ pub fn wanted_version(version: Option<&str>, image: &str) -> Option<String> {
 /// Refuses any flag in `args` that MongoDB `version` no longer accepts. `version` may be `7.0`,
 /// `8.0.4` or a `mongod --version` line; an unparsable or absent version checks nothing. This is
 /// the one check behind `mongod_args` (topology files) and `--mongod-arg` (command line).
-pub fn check_mongod_args(args: &[String], version: Option<&str>) -> Result<(), RemovedFlag> {
+pub(crate) fn check_mongod_args(args: &[String], version: Option<&str>) -> Result<(), RemovedFlag> {
     let Some(text) = version else {
         return Ok(());
     };

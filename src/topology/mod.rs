@@ -5,24 +5,23 @@
 //! backends execute the plan and nothing else, so `microshard up --dry-run` shows exactly what
 //! will run.
 
-pub mod flags;
+pub(crate) mod flags;
 mod plan;
 mod spec;
 
-pub use flags::{RemovedFlag, check_mongod_args};
-pub use plan::{
-    BackendKind, HostMemory, Member, Plan, PlanOptions, Role, find_program, format_gb, new_run_id,
-    shell_join,
-};
+pub(crate) use flags::check_mongod_args;
+pub use plan::{BackendKind, HostMemory, Member, Plan, PlanOptions, Role, new_run_id};
+pub(crate) use plan::{find_program, format_gb};
 pub use spec::{
-    Baseline, ClientHostSpec, ConfigServersSpec, DEFAULT_CLIENT_IMAGE, HostSpec, Kind, MongosSpec,
-    TopologySpec, check_managed_args, parse_cpuset, total_memory_gb,
+    Baseline, ClientHostSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec,
+    total_memory_gb,
 };
+pub(crate) use spec::{DEFAULT_CLIENT_IMAGE, check_managed_args, parse_cpuset};
 
 use std::path::PathBuf;
 
 /// The Docker image used when a topology names none (for `doctor`).
-pub fn spec_default_image() -> &'static str {
+pub(crate) fn spec_default_image() -> &'static str {
     spec::DEFAULT_IMAGE
 }
 

@@ -199,7 +199,7 @@ pub struct HostMemory {
 }
 
 /// Formats a cache size the way it is passed on the command line.
-pub fn format_gb(gb: f64) -> String {
+pub(crate) fn format_gb(gb: f64) -> String {
     let s = format!("{gb:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
@@ -231,12 +231,12 @@ fn remote_endpoint(docker: Option<&str>, docker_host: Option<&str>) -> Option<St
 
 /// DNS allows at most 63 octets per label (RFC 1035 §2.3.4) and glibc's resolver refuses longer
 /// ones before it asks, so container names used as host names must fit.
-pub const MAX_DNS_LABEL: usize = 63;
+pub(crate) const MAX_DNS_LABEL: usize = 63;
 
 /// The container name of `member` in run `run_id`: `{run_id}-{member}` when that fits in one DNS
 /// label, else the topology-name part of the run id is cut and replaced by a short hash of it,
 /// which keeps the name unique per run and readable (`<name prefix>-<hash>-<stamp>-<salt>-sh0`).
-pub fn container_name(run_id: &str, member: &str) -> String {
+pub(crate) fn container_name(run_id: &str, member: &str) -> String {
     let full = format!("{run_id}-{member}");
     if full.len() <= MAX_DNS_LABEL {
         return full;
@@ -293,7 +293,7 @@ const MAX_UNIX_SOCKET_PATH: usize = 107;
 /// mongod's own default rule applied to the container (50 % of (limit − 1 GB), at least 0.25 GB),
 /// because the cache is only part of what mongod uses (connections, allocator, index builds) and
 /// a container over its limit is killed (docs/mongodb-versions.md, "Memory").
-pub fn cache_cap_for_limit(limit_gb: f64) -> f64 {
+pub(crate) fn cache_cap_for_limit(limit_gb: f64) -> f64 {
     floor2(0.5 * (limit_gb - 1.0)).max(MIN_CACHE_GB)
 }
 
@@ -616,7 +616,7 @@ impl Plan {
     }
 
     /// The member clients connect to: the first mongos, or the standalone.
-    pub fn entry(&self) -> Option<&Member> {
+    pub(crate) fn entry(&self) -> Option<&Member> {
         self.members
             .iter()
             .find(|m| matches!(m.role, Role::Mongos | Role::Standalone))
@@ -626,7 +626,7 @@ impl Plan {
     /// entry URI): the published port on this machine's loopback for single-host Docker (a
     /// `0.0.0.0` publish is dialled at 127.0.0.1), the host address for several hosts, and the
     /// member host for local processes.
-    pub fn dial_address(&self, m: &Member) -> String {
+    pub(crate) fn dial_address(&self, m: &Member) -> String {
         if self.backend != BackendKind::Docker || self.multi_host {
             return m.member_host.clone();
         }
@@ -647,7 +647,7 @@ impl Plan {
     }
 
     /// The `addShard` string of a shard replica set: `sh0/host:port[,host:port...]`, every member listed.
-    pub fn shard_connection_string(members: &[&Member]) -> String {
+    pub(crate) fn shard_connection_string(members: &[&Member]) -> String {
         let set = members
             .first()
             .map(|m| m.replica_set.as_deref().unwrap_or(&m.name))
@@ -657,7 +657,7 @@ impl Plan {
     }
 
     /// Shard replica sets in plan order: `(set name, its members)`.
-    pub fn shard_sets(&self) -> Vec<(String, Vec<&Member>)> {
+    pub(crate) fn shard_sets(&self) -> Vec<(String, Vec<&Member>)> {
         let mut out: Vec<(String, Vec<&Member>)> = Vec::new();
         for m in self.members_with(Role::Shard) {
             let set = m.replica_set.clone().unwrap_or_else(|| m.name.clone());
@@ -670,7 +670,7 @@ impl Plan {
     }
 
     /// Ports this machine must have free (process backend) or publish (Docker).
-    pub fn local_ports(&self) -> Vec<u16> {
+    pub(crate) fn local_ports(&self) -> Vec<u16> {
         match self.backend {
             BackendKind::Process => self.members.iter().map(|m| m.port).collect(),
             _ => self
@@ -773,7 +773,7 @@ impl Plan {
     }
 
     /// Members in the order they start: config servers, shards (or the standalone), then routers.
-    pub fn start_order(&self) -> Vec<&Member> {
+    pub(crate) fn start_order(&self) -> Vec<&Member> {
         let mut v: Vec<&Member> = self.members_with(Role::Config).collect();
         v.extend(self.members_with(Role::Shard));
         v.extend(self.members_with(Role::Standalone));
@@ -783,7 +783,7 @@ impl Plan {
 }
 
 /// Quotes argv for display so it can be pasted into a shell.
-pub fn shell_join(argv: &[String]) -> String {
+pub(crate) fn shell_join(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if !a.is_empty()
@@ -814,7 +814,7 @@ fn resolve_binaries(kind: Kind, bin_dir: Option<&Path>) -> Result<Programs, Topo
 }
 
 /// Finds `name` in `bin_dir` (when given) or on PATH; the error says where it looked.
-pub fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf, TopologyError> {
+pub(crate) fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf, TopologyError> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
         std::fs::metadata(p)

@@ -10,16 +10,16 @@ use toml::Spanned;
 use super::TopologyError;
 
 /// Image used when the file names neither `image` nor `version`: a maintained major.
-pub const DEFAULT_IMAGE: &str = "mongo:7.0";
+pub(crate) const DEFAULT_IMAGE: &str = "mongo:7.0";
 /// Where the entry point listens unless the file says otherwise (27017 like mongod and mongos).
-pub const DEFAULT_BASE_PORT: u16 = 27017;
+pub(crate) const DEFAULT_BASE_PORT: u16 = 27017;
 /// WiredTiger's lower bound for `--wiredTigerCacheSizeGB`.
-pub const MIN_CACHE_GB: f64 = 0.25;
+pub(crate) const MIN_CACHE_GB: f64 = 0.25;
 /// Image client containers run unless the file names `client_image`: the tag `microshard
 /// standin image` builds by default (the microshard binary, which is also the client).
-pub const DEFAULT_CLIENT_IMAGE: &str = "microshard-standin:latest";
+pub(crate) const DEFAULT_CLIENT_IMAGE: &str = "microshard-standin:latest";
 /// Most client containers one engine entry may ask for (the same bound as `--clients`).
-pub const MAX_CLIENTS_PER_ENGINE: u32 = 1024;
+pub(crate) const MAX_CLIENTS_PER_ENGINE: u32 = 1024;
 
 /// Whether the topology is one `mongod` or a sharded cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -301,7 +301,7 @@ impl TopologySpec {
     }
 
     /// Total `mongod`s the topology runs on host `index` (shards, config servers, the standalone).
-    pub fn mongods_on_host(&self, index: usize) -> u32 {
+    pub(crate) fn mongods_on_host(&self, index: usize) -> u32 {
         match self.kind {
             Kind::Standalone => u32::from(index == 0),
             Kind::Sharded => {
@@ -316,7 +316,7 @@ impl TopologySpec {
     }
 
     /// Number of ports the plan uses from `base_port` on.
-    pub fn port_count(&self) -> u32 {
+    pub(crate) fn port_count(&self) -> u32 {
         match self.kind {
             Kind::Standalone => 1,
             Kind::Sharded => {
@@ -884,12 +884,12 @@ fn refused_args(args: &[String], refused: &[&str]) -> Result<(), String> {
 /// Checks extra mongod arguments given outside a topology file (`--mongod-arg`) by the same rule
 /// as a topology's `mongod_args`, so a flag the plan manages is refused before anything starts
 /// instead of making bring-up wait on a port nobody listens on.
-pub fn check_managed_args(args: &[String]) -> Result<(), String> {
+pub(crate) fn check_managed_args(args: &[String]) -> Result<(), String> {
     refused_args(args, MANAGED_FLAGS)
 }
 
 /// Parses a CPU list (`"0-3,6"`) into CPU numbers; the error says what is wrong.
-pub fn parse_cpuset(s: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn parse_cpuset(s: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
     for part in s.split(',') {
         let part = part.trim();

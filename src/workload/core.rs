@@ -31,10 +31,10 @@ use super::values::{deterministic_value, fill_random_bytes, java_hashmap_order};
 use crate::measure::Status;
 
 /// MongoDB's maximum BSON document size.
-pub const MONGODB_MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MONGODB_MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The text YCSB prints when it caps the thread count to the operation count.
-pub const THREADS_CAPPED_WARNING: &str =
+pub(crate) const THREADS_CAPPED_WARNING: &str =
     "Warning: the threadcount is bigger than recordcount, the threadcount will be recordcount!";
 
 /// Why a workload cannot be built or continue.
@@ -58,12 +58,7 @@ pub enum WorkloadError {
     TooManyUnacknowledged(#[from] TooManyUnacknowledged),
 }
 
-impl WorkloadError {
-    /// True when the user's input is at fault (the CLI maps this to exit status 2).
-    pub fn is_bad_input(&self) -> bool {
-        !matches!(self, WorkloadError::TooManyUnacknowledged(_))
-    }
-}
+impl WorkloadError {}
 
 /// How read/update/scan keys are chosen (`requestdistribution`).
 #[derive(Debug)]
@@ -539,7 +534,8 @@ impl CoreWorkload {
     }
 
     /// The operation mix as YCSB's chooser sees it: names in chooser order with normalised shares (sum 1).
-    pub fn operation_mix(&self) -> Vec<(&'static str, f64)> {
+    #[cfg(test)]
+    pub(crate) fn operation_mix(&self) -> Vec<(&'static str, f64)> {
         self.chooser
             .shares()
             .iter()
@@ -557,7 +553,8 @@ impl CoreWorkload {
     }
 
     /// The `requestdistribution` in effect.
-    pub fn request_distribution(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn request_distribution(&self) -> &'static str {
         match self.key_chooser {
             KeyChooser::Uniform(_) => "uniform",
             KeyChooser::Zipfian(_) => "zipfian",
@@ -569,17 +566,12 @@ impl CoreWorkload {
     }
 
     /// The collection every operation uses (`table`).
-    pub fn table(&self) -> &str {
+    pub(crate) fn table(&self) -> &str {
         &self.table
     }
 
-    /// Field names in index order (`field0`, `field1`, ...).
-    pub fn field_names(&self) -> &[Arc<str>] {
-        &self.field_names
-    }
-
     /// Field names in the order YCSB's HashMap hands them to the binding (document field order after `_id`).
-    pub fn field_names_in_map_order(&self) -> Vec<Arc<str>> {
+    pub(crate) fn field_names_in_map_order(&self) -> Vec<Arc<str>> {
         self.map_order
             .iter()
             .map(|&i| self.field_names[i].clone())
@@ -587,29 +579,29 @@ impl CoreWorkload {
     }
 
     /// `core_workload_insertion_retry_limit`: retries of a failed load insert.
-    pub fn insertion_retry_limit(&self) -> u32 {
+    pub(crate) fn insertion_retry_limit(&self) -> u32 {
         self.retry_limit
     }
 
     /// YCSB's retry sleep: `(int)(1000 * interval * (0.8 + 0.4 * random))` milliseconds.
-    pub fn insertion_retry_sleep(&self, state: &mut ClientState) -> std::time::Duration {
+    pub(crate) fn insertion_retry_sleep(&self, state: &mut ClientState) -> std::time::Duration {
         let r = super::generators::next_double(&mut state.rng);
         let ms = (1000.0 * self.retry_interval_secs as f64 * (0.8 + 0.4 * r)) as i32;
         std::time::Duration::from_millis(ms.max(0) as u64)
     }
 
     /// `core_workload_insertion_keep_going_on_error`: whether a load client continues after a failed insert.
-    pub fn keep_going_on_error(&self) -> bool {
+    pub(crate) fn keep_going_on_error(&self) -> bool {
         self.keep_going_on_error
     }
 
     /// True when reads are verified (`dataintegrity`).
-    pub fn data_integrity(&self) -> bool {
+    pub(crate) fn data_integrity(&self) -> bool {
         self.dataintegrity
     }
 
     /// The build key for a key number, with this workload's `insertorder` and `zeropadding`.
-    pub fn key_name(&self, keynum: i64) -> String {
+    pub(crate) fn key_name(&self, keynum: i64) -> String {
         build_key_name(self.spread(keynum), self.zeropadding, self.ordered)
     }
 
@@ -699,18 +691,23 @@ impl CoreWorkload {
     /// Marks a run-phase insert as done (call after every `acknowledge: true` insert, even a failed one).
     ///
     /// The error is YCSB's "Too many unacknowledged insertion keys": the run cannot continue correctly.
-    pub fn acknowledge_insert(&self, keynum: i64) -> Result<(), WorkloadError> {
+    pub(crate) fn acknowledge_insert(&self, keynum: i64) -> Result<(), WorkloadError> {
         self.insert_keys.acknowledge(keynum)?;
         Ok(())
     }
 
     /// The highest key number reads may target (YCSB's acknowledged limit).
-    pub fn acknowledged_limit(&self) -> i64 {
+    #[cfg(test)]
+    pub(crate) fn acknowledged_limit(&self) -> i64 {
         self.insert_keys.last_value()
     }
 
     /// Data-integrity check of a read result: `OK`, `UNEXPECTED_STATE` (a field differs) or `ERROR` (no fields).
-    pub fn verify<N: AsRef<str>, B: AsRef<[u8]>>(&self, key: &str, cells: &[(N, B)]) -> Status {
+    pub(crate) fn verify<N: AsRef<str>, B: AsRef<[u8]>>(
+        &self,
+        key: &str,
+        cells: &[(N, B)],
+    ) -> Status {
         if cells.is_empty() {
             return Status::Error;
         }

@@ -44,7 +44,7 @@ impl UniformLong {
 
     /// The value for a given `|nextLong()|`.
     #[inline]
-    pub fn value_for(&self, abs_long: i64) -> i64 {
+    pub(crate) fn value_for(&self, abs_long: i64) -> i64 {
         self.lb + abs_long % self.interval
     }
 
@@ -60,10 +60,10 @@ impl UniformLong {
 // ---------------------------------------------------------------------------------------------------------------
 
 /// YCSB's `ZIPFIAN_CONSTANT` (θ); not configurable in YCSB either.
-pub const ZIPFIAN_CONSTANT: f64 = 0.99;
+pub(crate) const ZIPFIAN_CONSTANT: f64 = 0.99;
 
 /// `Σ_{i=st}^{n-1} 1/(i+1)^θ` added to `initial`, in ascending order exactly as YCSB's `zeta`.
-pub fn zeta_from(st: i64, n: i64, theta: f64, initial: f64) -> f64 {
+pub(crate) fn zeta_from(st: i64, n: i64, theta: f64, initial: f64) -> f64 {
     let mut sum = initial;
     let mut i = st;
     while i < n {
@@ -74,7 +74,7 @@ pub fn zeta_from(st: i64, n: i64, theta: f64, initial: f64) -> f64 {
 }
 
 /// `zetastatic(n, θ)`: the full sum from 0.
-pub fn zeta(n: i64, theta: f64) -> f64 {
+pub(crate) fn zeta(n: i64, theta: f64) -> f64 {
     zeta_from(0, n, theta, 0.0)
 }
 
@@ -107,7 +107,7 @@ impl Zipfian {
     ///
     /// Like YCSB's constructor this performs one throw-away draw; YCSB's draw only advances `ThreadLocalRandom`
     /// and maybe `lastValue`, so here it is a draw at `u = 0.5` whose only effect is on `last_value`.
-    pub fn with_zetan(min: i64, max: i64, zetan: f64) -> Self {
+    pub(crate) fn with_zetan(min: i64, max: i64, zetan: f64) -> Self {
         let theta = ZIPFIAN_CONSTANT;
         let items = max - min + 1;
         let zeta2theta = zeta(2, theta);
@@ -127,29 +127,9 @@ impl Zipfian {
         z
     }
 
-    /// Number of items in the constructor's range.
-    pub fn items(&self) -> i64 {
-        self.items
-    }
-
-    /// The current zeta sum.
-    pub fn zetan(&self) -> f64 {
-        self.zetan
-    }
-
-    /// The current η.
-    pub fn eta(&self) -> f64 {
-        self.eta
-    }
-
-    /// YCSB's `lastValue()`.
-    pub fn last_value(&self) -> i64 {
-        self.last_value
-    }
-
     /// The value for a uniform draw `u` with the current zeta sum (no state change).
     #[inline]
-    pub fn value_for(&self, u: f64, itemcount: i64) -> i64 {
+    pub(crate) fn value_for(&self, u: f64, itemcount: i64) -> i64 {
         let uz = u * self.zetan;
         if uz < 1.0 {
             return self.base;
@@ -162,7 +142,7 @@ impl Zipfian {
 
     /// Grows the zeta sum when `itemcount` exceeds what it covers. η is recomputed with the constructor's `items`,
     /// not the new count (YCSB quirk, kept). Decreases are ignored, as in YCSB.
-    pub fn extend_to(&mut self, itemcount: i64) {
+    pub(crate) fn extend_to(&mut self, itemcount: i64) {
         if itemcount > self.countforzeta {
             self.zetan = zeta_from(self.countforzeta, itemcount, self.theta, self.zetan);
             self.countforzeta = itemcount;
@@ -172,7 +152,7 @@ impl Zipfian {
     }
 
     /// `nextLong(itemcount)` for a given `u`: extends, draws, updates `last_value` like YCSB.
-    pub fn next_long_for(&mut self, u: f64, itemcount: i64) -> i64 {
+    pub(crate) fn next_long_for(&mut self, u: f64, itemcount: i64) -> i64 {
         self.extend_to(itemcount);
         let v = self.value_for(u, itemcount);
         if u * self.zetan >= self.second_bound {
@@ -189,15 +169,15 @@ impl Zipfian {
 
     /// `nextValue()` without touching state (for generators shared read-only by all clients).
     #[inline]
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
         self.value_for(next_double(rng), self.items)
     }
 }
 
 /// `ScrambledZipfianGenerator`'s precomputed zeta for 1e10 items (used literally, as YCSB uses it).
-pub const SCRAMBLED_ZETAN: f64 = 26.46902820178302;
+pub(crate) const SCRAMBLED_ZETAN: f64 = 26.46902820178302;
 /// `ScrambledZipfianGenerator`'s inner item range upper bound (inclusive, so 1e10 + 1 items).
-pub const SCRAMBLED_ITEM_COUNT: i64 = 10_000_000_000;
+pub(crate) const SCRAMBLED_ITEM_COUNT: i64 = 10_000_000_000;
 
 /// `ScrambledZipfianGenerator`: a zipfian over 1e10+1 ranks, hashed onto `[min, max]` (inclusive).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -218,13 +198,13 @@ impl ScrambledZipfian {
     }
 
     /// The inner (unscrambled) rank for `u`.
-    pub fn rank_for(&self, u: f64) -> i64 {
+    pub(crate) fn rank_for(&self, u: f64) -> i64 {
         self.inner.value_for(u, self.inner.items)
     }
 
     /// The key number for `u`.
     #[inline]
-    pub fn value_for(&self, u: f64) -> i64 {
+    pub(crate) fn value_for(&self, u: f64) -> i64 {
         self.min + fnvhash64(self.rank_for(u)) % self.itemcount
     }
 
@@ -232,11 +212,6 @@ impl ScrambledZipfian {
     #[inline]
     pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
         self.value_for(next_double(rng))
-    }
-
-    /// The inner generator (η etc., for tests and `workload show`).
-    pub fn inner(&self) -> &Zipfian {
-        &self.inner
     }
 }
 
@@ -256,7 +231,7 @@ impl SkewedLatest {
     }
 
     /// The value for `u` when the limit is `max` (extends the zeta sum as YCSB does).
-    pub fn next_for(&mut self, u: f64, max: i64) -> i64 {
+    pub(crate) fn next_for(&mut self, u: f64, max: i64) -> i64 {
         max - self.zipf.next_long_for(u, max)
     }
 
@@ -303,7 +278,7 @@ impl Hotspot {
     }
 
     /// The value for a uniform `u` (hot or cold) and a `|nextLong()|`.
-    pub fn value_for(&self, u: f64, abs_long: i64) -> i64 {
+    pub(crate) fn value_for(&self, u: f64, abs_long: i64) -> i64 {
         if u < self.hotopn {
             self.lower + abs_long % self.hot
         } else {
@@ -334,7 +309,7 @@ impl Exponential {
     }
 
     /// The sample for `u`.
-    pub fn value_for(&self, u: f64) -> f64 {
+    pub(crate) fn value_for(&self, u: f64) -> f64 {
         -u.ln() / self.gamma
     }
 
@@ -381,13 +356,13 @@ impl Sequential {
 
 /// `CounterGenerator`: a shared counter (the load phase's key sequence).
 #[derive(Debug)]
-pub struct Counter {
+pub(crate) struct Counter {
     next: AtomicI64,
 }
 
 impl Counter {
     /// Starting at `start`.
-    pub fn new(start: i64) -> Self {
+    pub(crate) fn new(start: i64) -> Self {
         Self {
             next: AtomicI64::new(start),
         }
@@ -395,18 +370,13 @@ impl Counter {
 
     /// `getAndIncrement`.
     #[inline]
-    pub fn next(&self) -> i64 {
+    pub(crate) fn next(&self) -> i64 {
         self.next.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// YCSB's `lastValue()`: the last value handed out.
-    pub fn last_value(&self) -> i64 {
-        self.next.load(Ordering::Relaxed) - 1
     }
 }
 
 /// Window of YCSB's `AcknowledgedCounterGenerator`: at most this many run-phase inserts may be unacknowledged.
-pub const ACK_WINDOW: i64 = 1 << 20;
+pub(crate) const ACK_WINDOW: i64 = 1 << 20;
 
 /// The condition YCSB raises as `RuntimeException("Too many unacknowledged insertion keys.")`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -421,7 +391,7 @@ pub struct TooManyUnacknowledged {
 /// `AcknowledgedCounterGenerator`: run-phase insert keys; readers only see keys up to the contiguously
 /// acknowledged limit. Acknowledging marks a slot; whoever gets the try-lock advances the limit over marked slots.
 #[derive(Debug)]
-pub struct AcknowledgedCounter {
+pub(crate) struct AcknowledgedCounter {
     counter: Counter,
     limit: AtomicI64,
     /// One bit per window slot (YCSB uses a `boolean[]`; a bitmap is 8× smaller and cheaper to build).
@@ -431,7 +401,7 @@ pub struct AcknowledgedCounter {
 
 impl AcknowledgedCounter {
     /// Starting at `start` (YCSB: recordcount); the limit starts at `start - 1`.
-    pub fn new(start: i64) -> Self {
+    pub(crate) fn new(start: i64) -> Self {
         Self {
             counter: Counter::new(start),
             limit: AtomicI64::new(start - 1),
@@ -442,13 +412,13 @@ impl AcknowledgedCounter {
 
     /// The next key number to insert.
     #[inline]
-    pub fn next(&self) -> i64 {
+    pub(crate) fn next(&self) -> i64 {
         self.counter.next()
     }
 
     /// YCSB's `lastValue()`: the highest key number below which every insert has been acknowledged.
     #[inline]
-    pub fn last_value(&self) -> i64 {
+    pub(crate) fn last_value(&self) -> i64 {
         self.limit.load(Ordering::Acquire)
     }
 
@@ -459,7 +429,7 @@ impl AcknowledgedCounter {
 
     /// Marks `value` as done; advances the limit if no other client is advancing it right now (YCSB's try-lock:
     /// a mark left behind is picked up by a later acknowledgement).
-    pub fn acknowledge(&self, value: i64) -> Result<(), TooManyUnacknowledged> {
+    pub(crate) fn acknowledge(&self, value: i64) -> Result<(), TooManyUnacknowledged> {
         let mask = ACK_WINDOW - 1;
         let (word, bit) = Self::slot(value & mask);
         if self.window[word].fetch_or(bit, Ordering::AcqRel) & bit != 0 {
@@ -525,14 +495,9 @@ impl Discrete {
         (!entries.is_empty()).then_some(Self { entries, shares })
     }
 
-    /// The entries kept, with their weights.
-    pub fn entries(&self) -> &[(OpKind, f64)] {
-        &self.entries
-    }
-
     /// The choice for `u` in [0, 1): walk entries subtracting normalised weights.
     #[inline]
-    pub fn value_for(&self, mut u: f64) -> OpKind {
+    pub(crate) fn value_for(&self, mut u: f64) -> OpKind {
         for &(kind, p) in &self.shares {
             if u < p {
                 return kind;
@@ -544,7 +509,8 @@ impl Discrete {
     }
 
     /// The normalised shares, in chooser order.
-    pub fn shares(&self) -> &[(OpKind, f64)] {
+    #[cfg(test)]
+    pub(crate) fn shares(&self) -> &[(OpKind, f64)] {
         &self.shares
     }
 
@@ -574,7 +540,7 @@ pub struct Histogram {
 
 impl Histogram {
     /// Parses the file text; errors are `(line, message)` for the caller to prefix with the path.
-    pub fn parse(text: &str) -> Result<Self, (usize, String)> {
+    pub(crate) fn parse(text: &str) -> Result<Self, (usize, String)> {
         let mut lines = text.lines().enumerate();
         let (_, first) = lines
             .next()
@@ -630,7 +596,7 @@ impl Histogram {
     }
 
     /// The length for a number drawn uniformly from `[0, area)`.
-    pub fn value_for(&self, mut number: i64) -> i64 {
+    pub(crate) fn value_for(&self, mut number: i64) -> i64 {
         let last = self.counts.len() - 1;
         for (i, c) in self.counts[..last].iter().enumerate() {
             number -= c;
@@ -642,12 +608,12 @@ impl Histogram {
     }
 
     /// One draw.
-    pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
+    pub(crate) fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
         self.value_for(rng.random_range(0..self.area))
     }
 
     /// The largest length it can produce.
-    pub fn max_value(&self) -> i64 {
+    pub(crate) fn max_value(&self) -> i64 {
         (self.counts.len() as i64 - 1).max(1) * self.block_size
     }
 }
@@ -664,8 +630,8 @@ mod tests {
     #[test]
     fn zipf_0_999_table() {
         let z = Zipfian::new(0, 999);
-        assert!(close(z.zetan(), 7.728953217284729), "{}", z.zetan());
-        assert!(close(z.eta(), 0.07480608670689805), "{}", z.eta());
+        assert!(close(z.zetan, 7.728953217284729), "{}", z.zetan);
+        assert!(close(z.eta, 0.07480608670689805), "{}", z.eta);
         let table = [
             (0.0, 0),
             (0.02, 0),
@@ -680,15 +646,15 @@ mod tests {
             (0.999999, 999),
         ];
         for (u, want) in table {
-            assert_eq!(z.value_for(u, z.items()), want, "u={u}");
+            assert_eq!(z.value_for(u, z.items), want, "u={u}");
         }
     }
 
     #[test]
     fn zipf_1_100_table() {
         let z = Zipfian::new(1, 100);
-        assert!(close(z.zetan(), 5.294568831377164), "{}", z.zetan());
-        assert!(close(z.eta(), 0.05357974299304715), "{}", z.eta());
+        assert!(close(z.zetan, 5.294568831377164), "{}", z.zetan);
+        assert!(close(z.eta, 0.05357974299304715), "{}", z.eta);
         let table = [
             (0.0, 1),
             (0.02, 1),
@@ -703,7 +669,7 @@ mod tests {
             (0.999999, 100),
         ];
         for (u, want) in table {
-            assert_eq!(z.value_for(u, z.items()), want, "u={u}");
+            assert_eq!(z.value_for(u, z.items), want, "u={u}");
         }
     }
 
@@ -717,12 +683,8 @@ mod tests {
     #[test]
     fn scrambled_zipfian_0_1000_table() {
         let s = ScrambledZipfian::new(0, 1000);
-        assert_eq!(s.inner().items(), 10_000_000_001);
-        assert!(
-            close(s.inner().eta(), 0.21220003380967406),
-            "{}",
-            s.inner().eta()
-        );
+        assert_eq!(s.inner.items, 10_000_000_001);
+        assert!(close(s.inner.eta, 0.21220003380967406), "{}", s.inner.eta);
         let table = [
             (0.01, 0, 144),
             (0.0378, 1, 610),
@@ -744,13 +706,13 @@ mod tests {
     #[test]
     fn last_value_only_in_third_branch() {
         let mut z = Zipfian::new(0, 999);
-        let before = z.last_value();
+        let before = z.last_value;
         assert_eq!(z.next_long_for(0.01, 1000), 0);
-        assert_eq!(z.last_value(), before, "first branch leaves lastValue");
+        assert_eq!(z.last_value, before, "first branch leaves lastValue");
         assert_eq!(z.next_long_for(0.5, 1000), 22);
-        assert_eq!(z.last_value(), 22);
+        assert_eq!(z.last_value, 22);
         assert_eq!(z.next_long_for(0.15, 1000), 1);
-        assert_eq!(z.last_value(), 22, "second branch leaves lastValue");
+        assert_eq!(z.last_value, 22, "second branch leaves lastValue");
     }
 
     #[test]
@@ -758,11 +720,11 @@ mod tests {
         let mut z = Zipfian::new(0, 99);
         z.extend_to(200);
         let zetan = zeta(200, ZIPFIAN_CONSTANT);
-        assert!(close(z.zetan(), zetan));
+        assert!(close(z.zetan, zetan));
         let eta = (1.0 - (2.0f64 / 100.0).powf(0.01)) / (1.0 - zeta(2, 0.99) / zetan);
-        assert!(close(z.eta(), eta));
+        assert!(close(z.eta, eta));
         z.extend_to(150); // decreases ignored
-        assert!(close(z.zetan(), zetan));
+        assert!(close(z.zetan, zetan));
     }
 
     #[test]
@@ -888,7 +850,7 @@ mod tests {
             (OpKind::Insert, 3.0),
         ])
         .unwrap();
-        assert_eq!(d.entries().len(), 2);
+        assert_eq!(d.shares.len(), 2);
         assert_eq!(d.value_for(0.0), OpKind::Read);
         assert_eq!(d.value_for(0.2499), OpKind::Read);
         assert_eq!(d.value_for(0.25), OpKind::Insert);

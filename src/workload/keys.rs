@@ -6,7 +6,7 @@
 
 /// FNV-1a 64 over the 8 little-endian bytes of `value` (YCSB's `Utils.fnvhash64`), made non-negative with Java's
 /// `Math.abs` semantics: `i64::MIN` stays negative.
-pub fn fnvhash64(value: i64) -> i64 {
+pub(crate) fn fnvhash64(value: i64) -> i64 {
     const OFFSET_BASIS: u64 = 0xCBF2_9CE4_8422_2325;
     const PRIME: u64 = 1_099_511_628_211;
     let mut v = value;
@@ -21,7 +21,7 @@ pub fn fnvhash64(value: i64) -> i64 {
 }
 
 /// Java's `long.intValue()`: keep the low 32 bits, sign-extend.
-pub fn java_int(value: i64) -> i64 {
+pub(crate) fn java_int(value: i64) -> i64 {
     value as i32 as i64
 }
 

@@ -16,22 +16,23 @@
 //! # Ok(()) }
 //! ```
 
-pub mod core;
+pub(crate) mod core;
 pub mod generators;
 pub mod keys;
-pub mod operation;
-pub mod prop;
-pub mod properties;
-pub mod values;
+pub(crate) mod operation;
+pub(crate) mod prop;
+pub(crate) mod properties;
+pub(crate) mod values;
 
 #[cfg(test)]
 mod tests;
 
 pub use self::core::{
-    ClientState, CoreWorkload, MONGODB_MAX_DOCUMENT_BYTES, THREADS_CAPPED_WARNING, WorkloadError,
-    load_operation_count, run_operation_count, split_operations,
+    ClientState, CoreWorkload, WorkloadError, load_operation_count, run_operation_count,
+    split_operations,
 };
-pub use keys::{build_key_name, fnvhash64};
-pub use operation::{FieldSelection, FieldValue, Operation};
+pub use keys::build_key_name;
+pub(crate) use operation::FieldSelection;
+pub use operation::{FieldValue, Operation};
 pub use prop::{KNOWN_PROPERTIES, KnownProperty};
 pub use properties::{Origin, Properties, PropertyError, PropertyValue, ResolvedProperty};

@@ -15,7 +15,7 @@ pub struct FieldValue {
 }
 
 /// Which fields a read or scan returns: `None` means all fields (YCSB passes `null`).
-pub type FieldSelection = Option<Vec<Arc<str>>>;
+pub(crate) type FieldSelection = Option<Vec<Arc<str>>>;
 
 /// One database operation, in YCSB CoreWorkload terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +67,8 @@ pub enum Operation {
 
 impl Operation {
     /// The measurement name YCSB records this operation under.
-    pub fn measurement_name(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn measurement_name(&self) -> &'static str {
         match self {
             Operation::Insert { .. } => "INSERT",
             Operation::Read { .. } => "READ",

@@ -20,7 +20,7 @@ pub struct KnownProperty {
 
 /// A property's name with its typed default, so a call site never repeats either.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prop<T> {
+pub(crate) struct Prop<T> {
     /// Property name, exactly as YCSB spells it.
     pub name: &'static str,
     /// The value used when the property is not set.
@@ -29,7 +29,7 @@ pub struct Prop<T> {
 
 /// A property without a fixed default (computed from others, or simply absent), so only its name is shared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Name {
+pub(crate) struct Name {
     /// Property name, exactly as YCSB spells it.
     pub name: &'static str,
 }
@@ -61,11 +61,11 @@ macro_rules! properties {
     };
     (@one [$($about:literal)+] $konst:ident : $ty:ty = $name:literal, $default:expr, $text:literal) => {
         $(#[doc = $about])+
-        pub const $konst: Prop<$ty> = Prop { name: $name, default: $default };
+        pub(crate) const $konst: Prop<$ty> = Prop { name: $name, default: $default };
     };
     (@one [$($about:literal)+] $konst:ident = $bare:literal) => {
         $(#[doc = $about])+
-        pub const $konst: Name = Name { name: $bare };
+        pub(crate) const $konst: Name = Name { name: $bare };
     };
     (@default $text:literal) => { Some($text) };
     (@default) => { None };
@@ -229,7 +229,7 @@ properties! {
 }
 
 /// The entry for `name`, if known.
-pub fn lookup(name: &str) -> Option<&'static KnownProperty> {
+pub(crate) fn lookup(name: &str) -> Option<&'static KnownProperty> {
     KNOWN_PROPERTIES.iter().find(|k| k.name == name)
 }
 

@@ -226,41 +226,19 @@ impl Properties {
         }
     }
 
-    /// Removes a property (e.g. a flag that cancels a file setting); returns whether it was set.
-    pub fn remove(&mut self, key: &str) -> bool {
-        match self.index.remove(key) {
-            Some(i) => {
-                self.entries.remove(i);
-                for slot in self.index.values_mut() {
-                    if *slot > i {
-                        *slot -= 1;
-                    }
-                }
-                true
-            }
-            None => false,
-        }
-    }
-
     /// The raw value, if set (YCSB's `getProperty(key)`).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.index.get(key).map(|&i| self.entries[i].value.as_str())
     }
 
     /// The raw value or `default` (YCSB's `getProperty(key, default)`).
-    pub fn get_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+    pub(crate) fn get_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
         self.get(key).unwrap_or(default)
     }
 
     /// True when the property was set anywhere (YCSB distinguishes "absent" from any value, e.g. `insertcount`).
-    pub fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.index.contains_key(key)
-    }
-
-    /// The first of `keys` that is set, for aliases (`first_set(&["batchsize", "mongodb.batchsize"])`), so the
-    /// caller can `parse_or` it and errors name the spelling the user wrote.
-    pub fn first_set<'k>(&self, keys: &[&'k str]) -> Option<&'k str> {
-        keys.iter().copied().find(|k| self.contains(k))
     }
 
     /// Where the value came from, if set.
@@ -269,7 +247,7 @@ impl Properties {
     }
 
     /// The origin for messages: the real one if set, else [`Origin::Default`].
-    pub fn origin_or_default(&self, key: &str) -> Origin {
+    pub(crate) fn origin_or_default(&self, key: &str) -> Origin {
         self.origin(key).cloned().unwrap_or(Origin::Default)
     }
 
@@ -280,28 +258,21 @@ impl Properties {
             .map(|e| (e.key.as_str(), e.value.as_str(), &e.origin))
     }
 
-    /// Number of set properties.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when nothing is set.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Parses the value with Java's strict rules, or returns `default` when unset.
     pub fn parse_or<T: PropertyValue>(&self, key: &str, default: T) -> Result<T, PropertyError> {
         self.parse(key).map(|v| v.unwrap_or(default))
     }
 
     /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/workload/prop.rs`).
-    pub fn value<T: PropertyValue + Copy>(&self, prop: &Prop<T>) -> Result<T, PropertyError> {
+    pub(crate) fn value<T: PropertyValue + Copy>(
+        &self,
+        prop: &Prop<T>,
+    ) -> Result<T, PropertyError> {
         self.parse_or(prop.name, prop.default)
     }
 
     /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.
-    pub fn text<'a>(&'a self, prop: &Prop<&'static str>) -> &'a str {
+    pub(crate) fn text<'a>(&'a self, prop: &Prop<&'static str>) -> &'a str {
         self.get_or(prop.name, prop.default)
     }
 
@@ -323,7 +294,7 @@ impl Properties {
     }
 
     /// Builds an error about `key` carrying its origin (for checks that involve more than parsing).
-    pub fn invalid(&self, key: &str, message: impl Into<String>) -> PropertyError {
+    pub(crate) fn invalid(&self, key: &str, message: impl Into<String>) -> PropertyError {
         PropertyError::Invalid {
             origin: self.origin_or_default(key),
             key: key.to_string(),
@@ -334,7 +305,7 @@ impl Properties {
     /// Every known property with its effective value (default filled in) plus every set one, sorted by name.
     ///
     /// Known properties whose default is computed from others (e.g. `insertcount`) appear only when set.
-    pub fn resolved(&self) -> Vec<ResolvedProperty> {
+    pub(crate) fn resolved(&self) -> Vec<ResolvedProperty> {
         let mut out: Vec<ResolvedProperty> = self
             .entries
             .iter()
@@ -362,7 +333,7 @@ impl Properties {
     /// Likely typos: set properties that are unknown but within edit distance 2 of a known name.
     ///
     /// Other unknown names are kept silently, as YCSB does (bindings read their own properties).
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for entry in &self.entries {
             if prop::lookup(&entry.key).is_some() {
@@ -726,7 +697,7 @@ mod tests {
         let e = p.apply_override("=5").unwrap_err().to_string();
         assert!(e.contains("-p =5"), "{e}");
         assert!(p.apply_override(" =5").is_err());
-        assert!(p.is_empty());
+        assert_eq!(p.iter().count(), 0);
     }
 
     #[test]
@@ -779,32 +750,5 @@ mod tests {
         );
         assert!(r.iter().any(|r| r.key == "zzz.custom"));
         assert!(r.windows(2).all(|w| w[0].key < w[1].key));
-    }
-
-    #[test]
-    fn first_set_picks_alias_in_priority_order() {
-        let mut p = Properties::new();
-        assert_eq!(p.first_set(&["batchsize", "mongodb.batchsize"]), None);
-        p.apply_override("mongodb.batchsize=10").unwrap();
-        assert_eq!(
-            p.first_set(&["batchsize", "mongodb.batchsize"]),
-            Some("mongodb.batchsize")
-        );
-        p.apply_override("batchsize=5").unwrap();
-        assert_eq!(
-            p.first_set(&["batchsize", "mongodb.batchsize"]),
-            Some("batchsize")
-        );
-    }
-
-    #[test]
-    fn remove_keeps_index_consistent() {
-        let mut p = Properties::new();
-        p.apply_override("a=1").unwrap();
-        p.apply_override("b=2").unwrap();
-        p.apply_override("c=3").unwrap();
-        assert!(p.remove("a"));
-        assert_eq!(p.get("c"), Some("3"));
-        assert_eq!(p.get("a"), None);
     }
 }

@@ -517,7 +517,10 @@ fn counting_helpers() {
     assert_eq!(split_operations(0, 2), (vec![0, 0], None));
     assert_eq!(
         split_operations(2, 5),
-        (vec![1, 1], Some(THREADS_CAPPED_WARNING.to_string()))
+        (
+            vec![1, 1],
+            Some(super::core::THREADS_CAPPED_WARNING.to_string())
+        )
     );
     let (split, _) = split_operations(100_000_000, 32);
     assert_eq!(split.iter().sum::<u64>(), 100_000_000);

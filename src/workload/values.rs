@@ -8,7 +8,7 @@ use rand::Rng;
 ///
 /// The 32-bit draws are the two halves of one 64-bit draw (each half is as uniform as Java's
 /// `nextInt()`): the RNG step, not the byte arithmetic, was most of the cost of a batched load.
-pub fn fill_random_bytes<R: Rng + ?Sized>(rng: &mut R, buf: &mut [u8]) {
+pub(crate) fn fill_random_bytes<R: Rng + ?Sized>(rng: &mut R, buf: &mut [u8]) {
     let mut pairs = buf.chunks_exact_mut(12);
     for pair in &mut pairs {
         let r = rng.next_u64();
@@ -36,7 +36,7 @@ fn group(r: i32) -> [u8; 6] {
 
 /// One (possibly short) 6-byte group from one draw `r` (Java `>>` on an int is arithmetic, as here).
 #[inline]
-pub fn fill_group(r: i32, out: &mut [u8]) {
+pub(crate) fn fill_group(r: i32, out: &mut [u8]) {
     let full = group(r);
     let n = out.len().min(6);
     out[..n].copy_from_slice(&full[..n]);
@@ -44,7 +44,7 @@ pub fn fill_group(r: i32, out: &mut [u8]) {
 
 /// Java `String.hashCode` over UTF-16 code units, continuing from `h` (so a growing buffer can be hashed as it grows).
 #[inline]
-pub fn java_hash_continue(mut h: i32, s: &str) -> i32 {
+pub(crate) fn java_hash_continue(mut h: i32, s: &str) -> i32 {
     for unit in s.encode_utf16() {
         h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
     }
@@ -52,13 +52,13 @@ pub fn java_hash_continue(mut h: i32, s: &str) -> i32 {
 }
 
 /// Java `String.hashCode`.
-pub fn java_string_hash(s: &str) -> i32 {
+pub(crate) fn java_string_hash(s: &str) -> i32 {
     java_hash_continue(0, s)
 }
 
 /// YCSB's `buildDeterministicValue` for `dataintegrity=true`: `key:field`, then repeatedly `:` + the Java hash of
 /// the whole buffer so far (including that colon), cut to `len` characters.
-pub fn deterministic_value(key: &str, field: &str, len: usize) -> String {
+pub(crate) fn deterministic_value(key: &str, field: &str, len: usize) -> String {
     let mut sb = String::with_capacity(len + 12);
     sb.push_str(key);
     sb.push(':');
@@ -106,7 +106,7 @@ fn recount(spread: &[u32], capacity: usize) -> Vec<usize> {
 /// `(h ^ (h >>> 16)) & (capacity - 1)` where `h` is `String.hashCode`, and within a bucket in insertion order
 /// (resizing keeps relative order). Java turns a bucket holding 9+ entries into a tree once the table has 64+
 /// buckets, which can reorder that one bucket; that needs thousands of fields with colliding hashes and is not modelled.
-pub fn java_hashmap_order<S: AsRef<str>>(names: &[S]) -> Vec<usize> {
+pub(crate) fn java_hashmap_order<S: AsRef<str>>(names: &[S]) -> Vec<usize> {
     let spread: Vec<u32> = names
         .iter()
         .map(|n| {

@@ -15,14 +15,14 @@ use tokio::sync::oneshot;
 
 /// W slots of T µs each.
 #[derive(Debug)]
-pub struct Capacity {
+pub(crate) struct Capacity {
     service: Duration,
     slots: Mutex<Vec<Instant>>,
 }
 
 impl Capacity {
     /// A model with `workers` slots and `service_time_us` per operation.
-    pub fn new(service_time_us: u64, workers: usize) -> Capacity {
+    pub(crate) fn new(service_time_us: u64, workers: usize) -> Capacity {
         let now = Instant::now();
         Capacity {
             service: Duration::from_micros(service_time_us),
@@ -31,7 +31,7 @@ impl Capacity {
     }
 
     /// Occupies a slot for `ops` service times and returns when the work is "done".
-    pub async fn occupy(&self, ops: u32) {
+    pub(crate) async fn occupy(&self, ops: u32) {
         if ops == 0 {
             return;
         }
@@ -129,7 +129,7 @@ fn run_timer(t: &Timer) {
 }
 
 /// Sleeps until `at` with microsecond-level precision (tokio's own timer is millisecond-grained).
-pub async fn sleep_until(at: Instant) {
+pub(crate) async fn sleep_until(at: Instant) {
     let now = Instant::now();
     if at <= now {
         return;

@@ -4,7 +4,7 @@ use mongodb::bson::{Document, doc};
 
 /// A failed command, carrying MongoDB's numeric code so clients branch on it as they would on a real server.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CmdError {
+pub(crate) struct CmdError {
     /// MongoDB's error code (error_codes.yml).
     pub code: i32,
     /// The human-readable message.
@@ -12,37 +12,37 @@ pub struct CmdError {
 }
 
 /// The codes the stand-in uses, with their MongoDB names.
-pub mod code {
-    pub const BAD_VALUE: i32 = 2;
-    pub const FAILED_TO_PARSE: i32 = 9;
-    pub const TYPE_MISMATCH: i32 = 14;
-    pub const ILLEGAL_OPERATION: i32 = 20;
-    pub const ALREADY_INITIALIZED: i32 = 23;
-    pub const NAMESPACE_NOT_FOUND: i32 = 26;
-    pub const CURSOR_NOT_FOUND: i32 = 43;
-    pub const NAMESPACE_EXISTS: i32 = 48;
-    pub const COMMAND_NOT_FOUND: i32 = 59;
-    pub const IMMUTABLE_FIELD: i32 = 66;
-    pub const SHARD_NOT_FOUND: i32 = 70;
-    pub const INVALID_OPTIONS: i32 = 72;
-    pub const INVALID_NAMESPACE: i32 = 73;
-    pub const NODE_NOT_FOUND: i32 = 74;
-    pub const NO_REPLICATION_ENABLED: i32 = 76;
-    pub const OPERATION_FAILED: i32 = 96;
-    pub const INVALID_REPLICA_SET_CONFIG: i32 = 93;
-    pub const NOT_YET_INITIALIZED: i32 = 94;
-    pub const SHUTDOWN_IN_PROGRESS: i32 = 91;
-    pub const FAILED_TO_SATISFY_READ_PREFERENCE: i32 = 133;
-    pub const HOST_UNREACHABLE: i32 = 6;
-    pub const DUPLICATE_KEY: i32 = 11000;
-    pub const NOT_WRITABLE_PRIMARY: i32 = 10107;
-    pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
-    pub const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
-    pub const IDL_FAILED_TO_PARSE: i32 = 40414;
+pub(crate) mod code {
+    pub(crate) const BAD_VALUE: i32 = 2;
+    pub(crate) const FAILED_TO_PARSE: i32 = 9;
+    pub(crate) const TYPE_MISMATCH: i32 = 14;
+    pub(crate) const ILLEGAL_OPERATION: i32 = 20;
+    pub(crate) const ALREADY_INITIALIZED: i32 = 23;
+    pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
+    pub(crate) const CURSOR_NOT_FOUND: i32 = 43;
+    pub(crate) const NAMESPACE_EXISTS: i32 = 48;
+    pub(crate) const COMMAND_NOT_FOUND: i32 = 59;
+    pub(crate) const IMMUTABLE_FIELD: i32 = 66;
+    pub(crate) const SHARD_NOT_FOUND: i32 = 70;
+    pub(crate) const INVALID_OPTIONS: i32 = 72;
+    pub(crate) const INVALID_NAMESPACE: i32 = 73;
+    pub(crate) const NODE_NOT_FOUND: i32 = 74;
+    pub(crate) const NO_REPLICATION_ENABLED: i32 = 76;
+    pub(crate) const OPERATION_FAILED: i32 = 96;
+    pub(crate) const INVALID_REPLICA_SET_CONFIG: i32 = 93;
+    pub(crate) const NOT_YET_INITIALIZED: i32 = 94;
+    pub(crate) const SHUTDOWN_IN_PROGRESS: i32 = 91;
+    pub(crate) const FAILED_TO_SATISFY_READ_PREFERENCE: i32 = 133;
+    pub(crate) const HOST_UNREACHABLE: i32 = 6;
+    pub(crate) const DUPLICATE_KEY: i32 = 11000;
+    pub(crate) const NOT_WRITABLE_PRIMARY: i32 = 10107;
+    pub(crate) const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
+    pub(crate) const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
+    pub(crate) const IDL_FAILED_TO_PARSE: i32 = 40414;
 }
 
 /// MongoDB's name for an error code (the `codeName` field).
-pub fn code_name(code: i32) -> &'static str {
+pub(crate) fn code_name(code: i32) -> &'static str {
     match code {
         1 => "InternalError",
         2 => "BadValue",
@@ -77,22 +77,22 @@ pub fn code_name(code: i32) -> &'static str {
 
 impl CmdError {
     /// An error with an explicit code.
-    pub fn new(code: i32, msg: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i32, msg: impl Into<String>) -> Self {
         CmdError {
             code,
             msg: msg.into(),
         }
     }
     /// BadValue (2).
-    pub fn bad_value(msg: impl Into<String>) -> Self {
+    pub(crate) fn bad_value(msg: impl Into<String>) -> Self {
         Self::new(code::BAD_VALUE, msg)
     }
     /// FailedToParse (9).
-    pub fn parse(msg: impl Into<String>) -> Self {
+    pub(crate) fn parse(msg: impl Into<String>) -> Self {
         Self::new(code::FAILED_TO_PARSE, msg)
     }
     /// TypeMismatch (14) for a command field of the wrong BSON type, worded like the IDL parser.
-    pub fn wrong_type(cmd: &str, field: &str, got: &str, expected: &str) -> Self {
+    pub(crate) fn wrong_type(cmd: &str, field: &str, got: &str, expected: &str) -> Self {
         Self::new(
             code::TYPE_MISMATCH,
             format!(
@@ -101,14 +101,14 @@ impl CmdError {
         )
     }
     /// A required command field is missing, worded like the IDL parser.
-    pub fn missing(cmd: &str, field: &str) -> Self {
+    pub(crate) fn missing(cmd: &str, field: &str) -> Self {
         Self::new(
             code::IDL_FAILED_TO_PARSE,
             format!("BSON field '{cmd}.{field}' is missing but a required field"),
         )
     }
     /// The reply document for this error.
-    pub fn to_doc(&self) -> Document {
+    pub(crate) fn to_doc(&self) -> Document {
         doc! {
             "ok": 0.0,
             "errmsg": self.msg.clone(),
@@ -127,4 +127,4 @@ impl std::fmt::Display for CmdError {
 impl std::error::Error for CmdError {}
 
 /// Results of command handlers.
-pub type CmdResult<T = Document> = Result<T, CmdError>;
+pub(crate) type CmdResult<T = Document> = Result<T, CmdError>;

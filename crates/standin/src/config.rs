@@ -403,7 +403,7 @@ impl StandinConfig {
 }
 
 /// Splits `rs/host:port,host:port` into the set name and hosts; real mongos requires the set name.
-pub fn parse_configdb(s: &str) -> Result<(String, Vec<String>), StandinError> {
+pub(crate) fn parse_configdb(s: &str) -> Result<(String, Vec<String>), StandinError> {
     let Some((set, hosts)) = s.split_once('/') else {
         return Err(bad(format!(
             "--configdb '{s}': config servers must be a replica set: use <setName>/<host:port>[,<host:port>]"

@@ -12,14 +12,14 @@ use super::value::{as_i64, type_name};
 
 /// The fields of one command (or of one statement inside it), named `cmd.field` in errors.
 #[derive(Clone, Copy)]
-pub struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     cmd: &'a str,
     body: &'a Document,
 }
 
 impl<'a> Fields<'a> {
     /// The fields of `body`; errors name them `cmd.field` (`cmd` may be a path such as `update.updates`).
-    pub fn new(cmd: &'a str, body: &'a Document) -> Self {
+    pub(crate) fn new(cmd: &'a str, body: &'a Document) -> Self {
         Fields { cmd, body }
     }
 
@@ -34,7 +34,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required string.
-    pub fn req_str(&self, field: &str) -> CmdResult<String> {
+    pub(crate) fn req_str(&self, field: &str) -> CmdResult<String> {
         match self.required(field)? {
             Bson::String(s) => Ok(s.clone()),
             other => Err(self.wrong_type(field, other, "string")),
@@ -42,7 +42,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required string that may also be spelled `alias` (`shardcollection`); errors name `field`.
-    pub fn req_str_alias(&self, field: &str, alias: &str) -> CmdResult<String> {
+    pub(crate) fn req_str_alias(&self, field: &str, alias: &str) -> CmdResult<String> {
         match self.body.get(field).or_else(|| self.body.get(alias)) {
             Some(Bson::String(s)) => Ok(s.clone()),
             Some(other) => Err(self.wrong_type(field, other, "string")),
@@ -51,7 +51,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required 64-bit integer, exactly (`getMore`'s cursor id is a `long`, not any number).
-    pub fn req_long(&self, field: &str) -> CmdResult<i64> {
+    pub(crate) fn req_long(&self, field: &str) -> CmdResult<i64> {
         match self.required(field)? {
             Bson::Int64(i) => Ok(*i),
             other => Err(self.wrong_type(field, other, "long")),
@@ -59,7 +59,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required array.
-    pub fn req_array(&self, field: &str) -> CmdResult<Vec<Bson>> {
+    pub(crate) fn req_array(&self, field: &str) -> CmdResult<Vec<Bson>> {
         match self.required(field)? {
             Bson::Array(a) => Ok(a.clone()),
             other => Err(self.wrong_type(field, other, "array")),
@@ -67,7 +67,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A required sub-document.
-    pub fn req_doc(&self, field: &str) -> CmdResult<Document> {
+    pub(crate) fn req_doc(&self, field: &str) -> CmdResult<Document> {
         match self.required(field)? {
             Bson::Document(d) => Ok(d.clone()),
             other => Err(self.wrong_type(field, other, "object")),
@@ -75,7 +75,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A sub-document that may be absent (`None`); present with another type (even null) it is refused.
-    pub fn maybe_doc(&self, field: &str) -> CmdResult<Option<Document>> {
+    pub(crate) fn maybe_doc(&self, field: &str) -> CmdResult<Option<Document>> {
         match self.body.get(field) {
             None => Ok(None),
             Some(Bson::Document(d)) => Ok(Some(d.clone())),
@@ -84,7 +84,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An optional sub-document: absent or null reads as empty.
-    pub fn opt_doc(&self, field: &str) -> CmdResult<Document> {
+    pub(crate) fn opt_doc(&self, field: &str) -> CmdResult<Document> {
         match self.body.get(field) {
             None | Some(Bson::Null) => Ok(Document::new()),
             Some(Bson::Document(d)) => Ok(d.clone()),
@@ -93,7 +93,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An optional non-negative integer (any numeric type); negative is BadValue, as mongod says it.
-    pub fn opt_count(&self, field: &str) -> CmdResult<Option<usize>> {
+    pub(crate) fn opt_count(&self, field: &str) -> CmdResult<Option<usize>> {
         match self.body.get(field) {
             None | Some(Bson::Null) => Ok(None),
             Some(v) => {
@@ -112,7 +112,7 @@ impl<'a> Fields<'a> {
 
     /// A required array of documents (`documents`, `updates`, `deletes`, `pipeline`); a wrong element is named
     /// by its index (`cmd.field.i`).
-    pub fn doc_array(&self, field: &str) -> CmdResult<Vec<Document>> {
+    pub(crate) fn doc_array(&self, field: &str) -> CmdResult<Vec<Document>> {
         match self.required(field)? {
             Bson::Array(a) => a
                 .iter()

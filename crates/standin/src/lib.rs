@@ -53,6 +53,7 @@
 //! that answers it (see CONTRIBUTING.md).
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod capacity;
 mod cmderr;

@@ -15,7 +15,7 @@ use super::store::Store;
 use super::value::{as_i64, cmp_bson, truthy, type_name};
 
 /// Checks a database name the way the server does (InvalidNamespace, 73).
-pub fn check_db_name(db: &str) -> CmdResult<()> {
+pub(crate) fn check_db_name(db: &str) -> CmdResult<()> {
     if db.is_empty() || db.len() >= 64 || db.contains(['/', '\\', '.', ' ', '"', '$', '\0']) {
         return Err(CmdError::new(
             code::INVALID_NAMESPACE,
@@ -26,7 +26,7 @@ pub fn check_db_name(db: &str) -> CmdResult<()> {
 }
 
 /// Reads the collection name that is the command's first value (InvalidNamespace when it is not a valid one).
-pub fn coll_name(cmd: &str, db: &str, body: &Document) -> CmdResult<String> {
+pub(crate) fn coll_name(cmd: &str, db: &str, body: &Document) -> CmdResult<String> {
     check_db_name(db)?;
     match body.get(cmd) {
         Some(Bson::String(s))
@@ -55,7 +55,12 @@ fn write_error(index: usize, e: &CmdError) -> Bson {
 }
 
 /// Dispatches one mongod command.
-pub async fn command(shared: &Arc<Shared>, name: &str, db: &str, body: &Document) -> CmdResult {
+pub(crate) async fn command(
+    shared: &Arc<Shared>,
+    name: &str,
+    db: &str,
+    body: &Document,
+) -> CmdResult {
     match name {
         "insert" => insert(shared, db, body).await,
         "find" => find(shared, db, body).await,
@@ -268,7 +273,7 @@ async fn find(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
 }
 
 /// `getMore` against the shared cursor table (both roles).
-pub async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
+pub(crate) async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
     let f = Fields::new("getMore", body);
     let id = f.req_long("getMore")?;
     let coll = f.req_str("collection")?;
@@ -311,7 +316,7 @@ pub async fn get_more(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdRes
 }
 
 /// `killCursors` (both roles).
-pub fn kill_cursors(shared: &Shared, body: &Document) -> CmdResult {
+pub(crate) fn kill_cursors(shared: &Shared, body: &Document) -> CmdResult {
     let ids = Fields::new("killCursors", body).req_array("cursors")?;
     let mut killed = Vec::new();
     let mut not_found = Vec::new();
@@ -460,7 +465,7 @@ async fn count(shared: &Arc<Shared>, db: &str, body: &Document) -> CmdResult {
 }
 
 /// `$collStats`-style statistics of one collection on this server.
-pub fn coll_stats(shared: &Shared, db: &str, coll: &str) -> Document {
+pub(crate) fn coll_stats(shared: &Shared, db: &str, coll: &str) -> Document {
     let (count, size, idx, nidx) = shared
         .store
         .lock()
@@ -621,7 +626,10 @@ fn add(a: &Bson, b: &Bson) -> Bson {
 }
 
 /// Runs the supported stages (`$match`, `$group`, `$count`, `$sort`, `$skip`, `$limit`, `$project`) in memory.
-pub fn run_pipeline(mut docs: Vec<Document>, stages: &[Document]) -> CmdResult<Vec<Document>> {
+pub(crate) fn run_pipeline(
+    mut docs: Vec<Document>,
+    stages: &[Document],
+) -> CmdResult<Vec<Document>> {
     for stage in stages {
         let Some((name, spec)) = stage.iter().next() else {
             return Err(CmdError::new(

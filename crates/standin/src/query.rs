@@ -32,7 +32,7 @@ enum Pred {
 
 /// A parsed filter document, checked once and then applied to many documents.
 #[derive(Debug, Clone)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     pred: Pred,
 }
 
@@ -40,7 +40,7 @@ pub struct Matcher {
 // Plans are built once per query, so the size of the `Range` variant does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
-pub enum IdPlan {
+pub(crate) enum IdPlan {
     /// Any document may match.
     All,
     /// Only these `_id`s (from equality or `$in`).
@@ -130,7 +130,7 @@ fn parse_pred(filter: &Document) -> CmdResult<Pred> {
 }
 
 /// Looks up a dotted path (`a.b.c`) in a document.
-pub fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+pub(crate) fn get_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
     let mut parts = path.split('.');
     let first = parts.next()?;
     let mut cur = doc.get(first)?;
@@ -222,19 +222,19 @@ fn tighten_upper(cur: &mut Bound<Key>, new: Bound<Key>) {
 
 impl Matcher {
     /// Parses a filter; unknown operators fail with BadValue (2) like the server.
-    pub fn new(filter: &Document) -> CmdResult<Matcher> {
+    pub(crate) fn new(filter: &Document) -> CmdResult<Matcher> {
         Ok(Matcher {
             pred: parse_pred(filter)?,
         })
     }
 
     /// True when the document satisfies the filter.
-    pub fn matches(&self, doc: &Document) -> bool {
+    pub(crate) fn matches(&self, doc: &Document) -> bool {
         pred_matches(doc, &self.pred)
     }
 
     /// The `_id` values or range the filter restricts to, from its top-level `_id` conditions.
-    pub fn id_plan(&self) -> IdPlan {
+    pub(crate) fn id_plan(&self) -> IdPlan {
         let Pred::And(parts) = &self.pred else {
             return IdPlan::All;
         };
@@ -294,7 +294,7 @@ impl Matcher {
     }
 
     /// The single `_id` value the filter pins, when it pins exactly one by equality.
-    pub fn single_id(&self) -> Option<Bson> {
+    pub(crate) fn single_id(&self) -> Option<Bson> {
         match self.id_plan() {
             IdPlan::Points(mut v) if v.len() == 1 => v.pop().map(|k| k.0),
             _ => None,
@@ -302,7 +302,7 @@ impl Matcher {
     }
 
     /// The plain equality conditions (`field: value`) of the filter: what an upsert inserts.
-    pub fn equality_fields(filter: &Document) -> Document {
+    pub(crate) fn equality_fields(filter: &Document) -> Document {
         let mut out = Document::new();
         for (k, v) in filter {
             if k.starts_with('$') {
@@ -327,7 +327,7 @@ impl Matcher {
 
 /// A parsed projection: inclusion or exclusion of top-level fields.
 #[derive(Debug, Clone)]
-pub struct Projection {
+pub(crate) struct Projection {
     include: bool,
     fields: Vec<String>,
     keep_id: bool,
@@ -335,7 +335,7 @@ pub struct Projection {
 
 impl Projection {
     /// Parses `{a: 1, b: 1}` or `{a: 0}`; mixing the two (other than `_id`) fails like the server.
-    pub fn new(spec: &Document) -> CmdResult<Option<Projection>> {
+    pub(crate) fn new(spec: &Document) -> CmdResult<Option<Projection>> {
         if spec.is_empty() {
             return Ok(None);
         }
@@ -377,7 +377,7 @@ impl Projection {
     }
 
     /// Applies the projection to one document.
-    pub fn apply(&self, doc: &Document) -> Document {
+    pub(crate) fn apply(&self, doc: &Document) -> Document {
         let mut out = Document::new();
         for (k, v) in doc {
             let keep = if k == "_id" {
@@ -396,11 +396,11 @@ impl Projection {
 
 /// A parsed sort specification.
 #[derive(Debug, Clone)]
-pub struct Sort(pub Vec<(String, bool)>);
+pub(crate) struct Sort(pub Vec<(String, bool)>);
 
 impl Sort {
     /// Parses `{field: 1|-1, ...}`; other values fail with BadValue (2).
-    pub fn new(spec: &Document) -> CmdResult<Option<Sort>> {
+    pub(crate) fn new(spec: &Document) -> CmdResult<Option<Sort>> {
         if spec.is_empty() {
             return Ok(None);
         }
@@ -421,17 +421,17 @@ impl Sort {
     }
 
     /// True for `{_id: 1}`, which is already the storage order.
-    pub fn is_id_ascending(&self) -> bool {
+    pub(crate) fn is_id_ascending(&self) -> bool {
         self.0.len() == 1 && self.0[0].0 == "_id" && self.0[0].1
     }
 
     /// True for `{_id: -1}`.
-    pub fn is_id_descending(&self) -> bool {
+    pub(crate) fn is_id_descending(&self) -> bool {
         self.0.len() == 1 && self.0[0].0 == "_id" && !self.0[0].1
     }
 
     /// Compares two documents under this sort.
-    pub fn compare(&self, a: &Document, b: &Document) -> Ordering {
+    pub(crate) fn compare(&self, a: &Document, b: &Document) -> Ordering {
         for (field, asc) in &self.0 {
             let va = get_path(a, field).unwrap_or(&Bson::Null);
             let vb = get_path(b, field).unwrap_or(&Bson::Null);
@@ -447,7 +447,7 @@ impl Sort {
 
 /// An update: operator form (`$set`, `$unset`, `$inc`, `$setOnInsert`) or a replacement document.
 #[derive(Debug, Clone)]
-pub enum Update {
+pub(crate) enum Update {
     /// Modifiers by operator.
     Modifiers(Vec<(String, Document)>),
     /// A whole new document (its `_id` is kept from the old one).
@@ -456,7 +456,7 @@ pub enum Update {
 
 impl Update {
     /// Parses the `u` field of an update statement.
-    pub fn new(u: &Bson) -> CmdResult<Update> {
+    pub(crate) fn new(u: &Bson) -> CmdResult<Update> {
         let d = match u {
             Bson::Document(d) => d,
             Bson::Array(_) => {
@@ -515,7 +515,7 @@ impl Update {
     }
 
     /// Applies the update in place; `inserting` enables `$setOnInsert`. Returns whether anything changed.
-    pub fn apply(&self, doc: &mut Document, inserting: bool) -> CmdResult<bool> {
+    pub(crate) fn apply(&self, doc: &mut Document, inserting: bool) -> CmdResult<bool> {
         let before = doc.clone();
         match self {
             Update::Replacement(r) => {

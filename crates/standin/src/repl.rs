@@ -16,7 +16,7 @@ use super::value::{as_i64, truthy};
 
 /// This node's replica-set state.
 #[derive(Debug, Default)]
-pub struct ReplState {
+pub(crate) struct ReplState {
     /// The accepted configuration (`None` before `replSetInitiate`).
     pub config: Option<Document>,
     /// When the node becomes PRIMARY (after `--primary-delay-ms`).
@@ -40,7 +40,7 @@ pub struct ReplState {
 
 impl ReplState {
     /// True once initiated and the election delay passed.
-    pub fn is_primary(&self) -> bool {
+    pub(crate) fn is_primary(&self) -> bool {
         self.primary_at.is_some_and(|t| Instant::now() >= t)
     }
 
@@ -114,7 +114,7 @@ fn adopt_config(
 }
 
 /// `(writable, fields)` for hello (and `serverStatus.repl`) on a `--replSet` node.
-pub fn hello_fields(shared: &Shared) -> (bool, Document) {
+pub(crate) fn hello_fields(shared: &Shared) -> (bool, Document) {
     let Some(st) = lock(shared) else {
         return (false, doc! {});
     };
@@ -167,7 +167,7 @@ pub fn hello_fields(shared: &Shared) -> (bool, Document) {
 }
 
 /// Refuses writes unless this node may take them (standalone, or an initiated primary).
-pub fn check_writable(shared: &Shared) -> CmdResult<()> {
+pub(crate) fn check_writable(shared: &Shared) -> CmdResult<()> {
     if shared.cfg.repl_set.is_none() {
         return Ok(());
     }
@@ -178,7 +178,7 @@ pub fn check_writable(shared: &Shared) -> CmdResult<()> {
 }
 
 /// Refuses reads before the node has a configuration.
-pub fn check_readable(shared: &Shared) -> CmdResult<()> {
+pub(crate) fn check_readable(shared: &Shared) -> CmdResult<()> {
     if shared.cfg.repl_set.is_none() {
         return Ok(());
     }
@@ -226,7 +226,7 @@ fn split_host(host: &str) -> &str {
 }
 
 /// `replSetInitiate`.
-pub async fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
+pub(crate) async fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -> CmdResult {
     let Some(set) = shared.cfg.repl_set.clone() else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -557,7 +557,7 @@ async fn tell_member(host: &str, join: Join) -> bool {
 }
 
 /// `_standinReplSetJoin` (stand-in internal): become a SECONDARY of a set another member initiated.
-pub fn join(shared: &Shared, body: &Document) -> CmdResult {
+pub(crate) fn join(shared: &Shared, body: &Document) -> CmdResult {
     let Some(set) = shared.cfg.repl_set.clone() else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -607,7 +607,7 @@ pub fn join(shared: &Shared, body: &Document) -> CmdResult {
 }
 
 /// `replSetGetStatus`.
-pub fn get_status(shared: &Shared) -> CmdResult {
+pub(crate) fn get_status(shared: &Shared) -> CmdResult {
     let Some(set) = &shared.cfg.repl_set else {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,
@@ -679,7 +679,7 @@ pub fn get_status(shared: &Shared) -> CmdResult {
 }
 
 /// `replSetGetConfig`.
-pub fn get_config(shared: &Shared) -> CmdResult {
+pub(crate) fn get_config(shared: &Shared) -> CmdResult {
     if shared.cfg.repl_set.is_none() {
         return Err(CmdError::new(
             code::NO_REPLICATION_ENABLED,

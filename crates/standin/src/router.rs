@@ -61,7 +61,7 @@ struct RouterState {
 
 /// The router's state.
 #[derive(Debug)]
-pub struct Router {
+pub(crate) struct Router {
     config_set: String,
     config_hosts: Vec<String>,
     state: RwLock<RouterState>,
@@ -73,7 +73,7 @@ pub struct Router {
 }
 
 /// The hash used for hashed shard keys: FNV-1a over the value's BSON encoding, then a 64-bit mixer.
-pub fn shard_hash(v: &Bson) -> i64 {
+pub(crate) fn shard_hash(v: &Bson) -> i64 {
     let mut bytes = Vec::new();
     let _ = doc! {"": v.clone()}.to_writer(&mut bytes);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -354,7 +354,7 @@ enum Target {
 
 impl Router {
     /// Prepares a router for `--configdb`.
-    pub fn new(cfg: &StandinConfig) -> Result<Router, StandinError> {
+    pub(crate) fn new(cfg: &StandinConfig) -> Result<Router, StandinError> {
         let (set, hosts) = parse_configdb(cfg.configdb.as_deref().unwrap_or_default())?;
         Ok(Router {
             config_set: set,
@@ -368,7 +368,7 @@ impl Router {
     }
 
     /// Connects to the config server in the background, retrying like real mongos until it has a primary.
-    pub fn start(&self, shared: Arc<Shared>) {
+    pub(crate) fn start(&self, shared: Arc<Shared>) {
         let s = shared.clone();
         tokio::spawn(async move {
             let Some(r) = &s.router else { return };
@@ -691,7 +691,7 @@ impl Router {
     }
 
     /// Dispatches one mongos command.
-    pub async fn command(
+    pub(crate) async fn command(
         &self,
         shared: &Arc<Shared>,
         name: &str,

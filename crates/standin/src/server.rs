@@ -24,7 +24,7 @@ use super::{MAX_WIRE_VERSION, Role, STANDIN_VERSION, StandinError};
 
 /// Operation counters (`serverStatus.opcounters`).
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub insert: AtomicU64,
     pub query: AtomicU64,
     pub update: AtomicU64,
@@ -35,7 +35,7 @@ pub struct Counters {
 
 /// A server-side cursor: the rest of a materialised result set.
 #[derive(Debug)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     pub ns: String,
     pub docs: VecDeque<Document>,
     /// Last use; idle cursors are reaped after [`CURSOR_TIMEOUT`] like mongod's 10-minute timeout.
@@ -43,11 +43,11 @@ pub struct Cursor {
 }
 
 /// mongod's default `cursorTimeoutMillis` (10 minutes).
-pub const CURSOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const CURSOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// State shared by every connection of one stand-in.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub cfg: StandinConfig,
     pub port: u16,
     pub store: Mutex<Store>,
@@ -69,7 +69,7 @@ pub struct Shared {
 
 impl Shared {
     /// Writes one JSON log line in mongod's 4.4+ structured format.
-    pub fn log(&self, component: &str, id: i64, msg: &str, attr: Document) {
+    pub(crate) fn log(&self, component: &str, id: i64, msg: &str, attr: Document) {
         if self.logfile.is_none() && !self.cfg.log_to_stdout {
             return;
         }
@@ -91,14 +91,14 @@ impl Shared {
     }
 
     /// Charges the capacity model for `ops` operations (no-op when it is off).
-    pub async fn occupy(&self, ops: u32) {
+    pub(crate) async fn occupy(&self, ops: u32) {
         if let Some(c) = &self.capacity {
             c.occupy(ops).await;
         }
     }
 
     /// Registers a cursor over the remaining documents and returns its id (0 when nothing remains).
-    pub fn open_cursor(&self, ns: &str, docs: VecDeque<Document>) -> i64 {
+    pub(crate) fn open_cursor(&self, ns: &str, docs: VecDeque<Document>) -> i64 {
         if docs.is_empty() {
             return 0;
         }
@@ -122,13 +122,13 @@ impl Shared {
     }
 
     /// `host:port` as this server names itself.
-    pub fn me(&self) -> String {
+    pub(crate) fn me(&self) -> String {
         format!("{}:{}", self.hostname, self.port)
     }
 }
 
 /// Takes one batch off the front: up to `n` documents and at most ~16 MiB.
-pub fn take_batch(docs: &mut VecDeque<Document>, n: Option<usize>) -> Vec<Bson> {
+pub(crate) fn take_batch(docs: &mut VecDeque<Document>, n: Option<usize>) -> Vec<Bson> {
     let limit = n.unwrap_or(usize::MAX);
     let mut out = Vec::new();
     let mut bytes = 0usize;
@@ -147,7 +147,7 @@ pub fn take_batch(docs: &mut VecDeque<Document>, n: Option<usize>) -> Vec<Bson> 
 }
 
 /// Builds the `{cursor: {firstBatch, id, ns}, ok: 1}` reply, keeping the rest as a cursor.
-pub fn cursor_reply(
+pub(crate) fn cursor_reply(
     shared: &Shared,
     ns: &str,
     mut docs: VecDeque<Document>,
@@ -242,14 +242,14 @@ fn open_files(cfg: &StandinConfig) -> Result<Files, StandinError> {
 }
 
 /// Binds where `cfg` says, starts accepting and returns the handle (see [`super::spawn`]).
-pub fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
+pub(crate) fn spawn(cfg: StandinConfig) -> Result<super::StandinHandle, StandinError> {
     let files = open_files(&cfg)?;
     let listeners = bind(&cfg)?;
     start(cfg, files, listeners)
 }
 
 /// Starts accepting on a listener the caller bound and returns the handle (see [`super::run`]).
-pub fn spawn_on(
+pub(crate) fn spawn_on(
     cfg: StandinConfig,
     listener: tokio::net::TcpListener,
 ) -> Result<super::StandinHandle, StandinError> {
@@ -472,7 +472,7 @@ async fn accept_unix(shared: Arc<Shared>, listener: tokio::net::UnixListener) {
 }
 
 /// What to do after a command.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Send this reply.
     Reply(Document),
     /// Close the connection without replying (`shutdown`).
@@ -601,7 +601,7 @@ enum CommonOutcome {
 }
 
 /// The error every role returns for a command it does not know.
-pub fn command_not_found(name: &str) -> CmdError {
+pub(crate) fn command_not_found(name: &str) -> CmdError {
     CmdError::new(
         code::COMMAND_NOT_FOUND,
         format!("no such command: '{name}'"),
@@ -697,7 +697,7 @@ fn get_parameter(shared: &Shared, body: &Document) -> Document {
 }
 
 /// `buildInfo`: a 7.0-shaped answer whose version says stand-in.
-pub fn build_info() -> Document {
+pub(crate) fn build_info() -> Document {
     doc! {
         "version": STANDIN_VERSION,
         "gitVersion": "microshard-standin",

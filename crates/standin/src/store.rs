@@ -10,7 +10,7 @@ use super::value::{Key, bson_size};
 
 /// One collection: documents by `_id`, plus what `createIndexes` recorded.
 #[derive(Debug, Clone)]
-pub struct Collection {
+pub(crate) struct Collection {
     /// Documents ordered by `_id`.
     pub docs: BTreeMap<Key, Document>,
     /// Sum of the BSON sizes of the documents (`storageStats.size`).
@@ -46,7 +46,7 @@ impl Collection {
     }
 
     /// An estimate of the index bytes, so `totalIndexSize` grows with the data.
-    pub fn index_bytes(&self) -> usize {
+    pub(crate) fn index_bytes(&self) -> usize {
         let per_doc: usize = 24;
         self.docs.len() * per_doc * self.indexes.len()
     }
@@ -65,7 +65,7 @@ impl Collection {
     }
 
     /// The documents matching `m`, in `_id` order.
-    pub fn matching<'a>(
+    pub(crate) fn matching<'a>(
         &'a self,
         m: &'a Matcher,
     ) -> impl DoubleEndedIterator<Item = &'a Document> + 'a {
@@ -87,7 +87,7 @@ impl Collection {
     }
 
     /// Inserts one document, assigning an ObjectId `_id` when it has none.
-    pub fn insert(&mut self, mut doc: Document) -> CmdResult<()> {
+    pub(crate) fn insert(&mut self, mut doc: Document) -> CmdResult<()> {
         let id = match doc.get("_id") {
             Some(Bson::Array(_)) => {
                 return Err(CmdError::new(53, "can't use an array for _id"));
@@ -132,7 +132,7 @@ impl Collection {
     }
 
     /// Removes up to `limit` (0 = all) matching documents; returns how many.
-    pub fn delete(&mut self, m: &Matcher, limit: usize) -> usize {
+    pub(crate) fn delete(&mut self, m: &Matcher, limit: usize) -> usize {
         let keys = self.matching_keys(m, if limit == 0 { None } else { Some(limit) });
         for k in &keys {
             if let Some(old) = self.docs.remove(k) {
@@ -145,7 +145,7 @@ impl Collection {
 
 /// The outcome of one update statement.
 #[derive(Debug, Default, Clone)]
-pub struct UpdateOutcome {
+pub(crate) struct UpdateOutcome {
     /// Documents matched (`n` without upserts).
     pub matched: u64,
     /// Documents changed.
@@ -156,19 +156,19 @@ pub struct UpdateOutcome {
 
 /// All databases of one stand-in.
 #[derive(Debug, Default)]
-pub struct Store {
+pub(crate) struct Store {
     /// Databases by name, each a map of collections by name.
     pub dbs: BTreeMap<String, BTreeMap<String, Collection>>,
 }
 
 impl Store {
     /// A collection, if it exists.
-    pub fn coll(&self, db: &str, name: &str) -> Option<&Collection> {
+    pub(crate) fn coll(&self, db: &str, name: &str) -> Option<&Collection> {
         self.dbs.get(db)?.get(name)
     }
 
     /// A collection, created (implicitly, as MongoDB does on first write) when missing.
-    pub fn coll_mut(&mut self, db: &str, name: &str) -> (&mut Collection, bool) {
+    pub(crate) fn coll_mut(&mut self, db: &str, name: &str) -> (&mut Collection, bool) {
         let colls = self.dbs.entry(db.to_string()).or_default();
         let created = !colls.contains_key(name);
         let c = colls
@@ -178,7 +178,7 @@ impl Store {
     }
 
     /// Explicit `create`; NamespaceExists (48) when present.
-    pub fn create(&mut self, db: &str, name: &str, options: Document) -> CmdResult<()> {
+    pub(crate) fn create(&mut self, db: &str, name: &str, options: Document) -> CmdResult<()> {
         let colls = self.dbs.entry(db.to_string()).or_default();
         if colls.contains_key(name) {
             return Err(CmdError::new(
@@ -191,7 +191,7 @@ impl Store {
     }
 
     /// Drops a collection; true when it existed.
-    pub fn drop_coll(&mut self, db: &str, name: &str) -> bool {
+    pub(crate) fn drop_coll(&mut self, db: &str, name: &str) -> bool {
         let Some(colls) = self.dbs.get_mut(db) else {
             return false;
         };
@@ -203,13 +203,13 @@ impl Store {
     }
 
     /// Drops a database; true when it existed.
-    pub fn drop_db(&mut self, db: &str) -> bool {
+    pub(crate) fn drop_db(&mut self, db: &str) -> bool {
         self.dbs.remove(db).is_some()
     }
 
     /// Runs a find: filter, sort, skip, limit, projection. Returns the full result set.
     #[allow(clippy::too_many_arguments)] // mirrors the find command's own arguments
-    pub fn find(
+    pub(crate) fn find(
         &self,
         db: &str,
         name: &str,
@@ -244,7 +244,7 @@ impl Store {
     }
 
     /// Applies one update statement.
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         db: &str,
         name: &str,

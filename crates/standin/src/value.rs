@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use mongodb::bson::{Bson, Document};
 
 /// The rank of a value's type in MongoDB's cross-type order (numbers share one rank).
-pub fn type_rank(v: &Bson) -> u8 {
+pub(crate) fn type_rank(v: &Bson) -> u8 {
     match v {
         Bson::MinKey => 1,
         Bson::Null | Bson::Undefined => 2,
@@ -55,7 +55,7 @@ fn cmp_numbers(a: &Bson, b: &Bson) -> Ordering {
 }
 
 /// Compares two documents field by field (name, then value), as MongoDB does.
-pub fn cmp_docs(a: &Document, b: &Document) -> Ordering {
+pub(crate) fn cmp_docs(a: &Document, b: &Document) -> Ordering {
     let mut ia = a.iter();
     let mut ib = b.iter();
     loop {
@@ -77,7 +77,7 @@ pub fn cmp_docs(a: &Document, b: &Document) -> Ordering {
 }
 
 /// Total order over BSON values following MongoDB's comparison rules.
-pub fn cmp_bson(a: &Bson, b: &Bson) -> Ordering {
+pub(crate) fn cmp_bson(a: &Bson, b: &Bson) -> Ordering {
     let (ra, rb) = (type_rank(a), type_rank(b));
     if ra != rb {
         return ra.cmp(&rb);
@@ -116,13 +116,13 @@ pub fn cmp_bson(a: &Bson, b: &Bson) -> Ordering {
 }
 
 /// Equality in MongoDB's sense (`1 == 1.0`).
-pub fn eq_bson(a: &Bson, b: &Bson) -> bool {
+pub(crate) fn eq_bson(a: &Bson, b: &Bson) -> bool {
     cmp_bson(a, b) == Ordering::Equal
 }
 
 /// An `_id` usable as a `BTreeMap` key, ordered like MongoDB orders `_id`s.
 #[derive(Debug, Clone)]
-pub struct Key(pub Bson);
+pub(crate) struct Key(pub Bson);
 
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
@@ -142,7 +142,7 @@ impl Ord for Key {
 }
 
 /// The BSON type name MongoDB uses in error messages.
-pub fn type_name(v: &Bson) -> &'static str {
+pub(crate) fn type_name(v: &Bson) -> &'static str {
     match v {
         Bson::Double(_) => "double",
         Bson::String(_) => "string",
@@ -169,7 +169,7 @@ pub fn type_name(v: &Bson) -> &'static str {
 }
 
 /// Reads a numeric value as i64 (doubles truncated), `None` for non-numbers.
-pub fn as_i64(v: &Bson) -> Option<i64> {
+pub(crate) fn as_i64(v: &Bson) -> Option<i64> {
     match v {
         Bson::Int32(i) => Some(i64::from(*i)),
         Bson::Int64(i) => Some(*i),
@@ -179,7 +179,7 @@ pub fn as_i64(v: &Bson) -> Option<i64> {
 }
 
 /// MongoDB truthiness for flag-like arguments (`1`, `true`, `1.0`).
-pub fn truthy(v: &Bson) -> bool {
+pub(crate) fn truthy(v: &Bson) -> bool {
     match v {
         Bson::Boolean(b) => *b,
         Bson::Int32(i) => *i != 0,
@@ -193,7 +193,7 @@ pub fn truthy(v: &Bson) -> bool {
 /// The size of a document once encoded as BSON, computed without encoding it (the stand-in
 /// sizes every stored document; encoding each one to count its bytes was an eighth of a
 /// batched insert's cost).
-pub fn bson_size(doc: &Document) -> usize {
+pub(crate) fn bson_size(doc: &Document) -> usize {
     document_size(doc.iter().map(|(k, v)| (k.len(), v)))
 }
 

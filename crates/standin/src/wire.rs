@@ -4,20 +4,20 @@ use mongodb::bson::{Bson, Document};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// OP_REPLY (legacy answer to OP_QUERY).
-pub const OP_REPLY: i32 = 1;
+pub(crate) const OP_REPLY: i32 = 1;
 /// OP_QUERY (legacy; only `<db>.$cmd` commands are served).
-pub const OP_QUERY: i32 = 2004;
+pub(crate) const OP_QUERY: i32 = 2004;
 /// OP_MSG.
-pub const OP_MSG: i32 = 2013;
+pub(crate) const OP_MSG: i32 = 2013;
 
 const CHECKSUM_PRESENT: u32 = 1;
 const MORE_TO_COME: u32 = 2;
 /// The largest message accepted (`maxMessageSizeBytes`).
-pub const MAX_MESSAGE: usize = 48_000_000;
+pub(crate) const MAX_MESSAGE: usize = 48_000_000;
 
 /// Errors reading a message off a connection.
 #[derive(Debug, thiserror::Error)]
-pub enum WireError {
+pub(crate) enum WireError {
     /// The peer closed or the socket failed.
     #[error("connection: {0}")]
     Io(#[from] std::io::Error),
@@ -28,7 +28,7 @@ pub enum WireError {
 
 /// A command request, whichever opcode it came in.
 #[derive(Debug)]
-pub struct Request {
+pub(crate) struct Request {
     /// The sender's request id (echoed as `responseTo`).
     pub request_id: i32,
     /// OP_MSG or OP_QUERY.
@@ -76,7 +76,9 @@ fn read_doc(buf: &[u8], pos: &mut usize) -> Result<Document, WireError> {
 }
 
 /// Reads one message; `Ok(None)` on a clean end of stream.
-pub async fn read_request<R: AsyncRead + Unpin>(r: &mut R) -> Result<Option<Request>, WireError> {
+pub(crate) async fn read_request<R: AsyncRead + Unpin>(
+    r: &mut R,
+) -> Result<Option<Request>, WireError> {
     let mut header = [0u8; 16];
     match r.read_exact(&mut header).await {
         Ok(_) => {}
@@ -181,7 +183,7 @@ fn parse_query(request_id: i32, buf: &[u8]) -> Result<Request, WireError> {
 }
 
 /// Encodes a reply in the form matching the request's opcode.
-pub fn encode_reply(request: &Request, reply_id: i32, doc: &Document) -> Vec<u8> {
+pub(crate) fn encode_reply(request: &Request, reply_id: i32, doc: &Document) -> Vec<u8> {
     let mut body = Vec::with_capacity(256);
     if doc.to_writer(&mut body).is_err() {
         body.clear();
@@ -211,7 +213,10 @@ pub fn encode_reply(request: &Request, reply_id: i32, doc: &Document) -> Vec<u8>
 }
 
 /// Writes an encoded reply.
-pub async fn write_reply<W: AsyncWrite + Unpin>(w: &mut W, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) async fn write_reply<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    bytes: &[u8],
+) -> std::io::Result<()> {
     w.write_all(bytes).await?;
     w.flush().await
 }
