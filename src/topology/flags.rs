@@ -76,13 +76,6 @@ const REMOVED: &[Removal] = &[
 /// Why a server of `version` cannot run on an x86-64 CPU whose `/proc/cpuinfo` is `cpuinfo`:
 /// MongoDB 5.0+ is built for AVX, and without it mongod dies with an illegal instruction (the
 /// official image only warns). `None` when it can run (or it cannot be told).
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "docs/mongodb-versions.md (R12) promises this plan-time check, but nothing calls it yet"
-    )
-)]
 pub(crate) fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> Option<String> {
     let v = version_of(version?)?;
     if v < (5, 0) || arch != "x86_64" {
@@ -102,13 +95,6 @@ pub(crate) fn missing_avx(version: Option<&str>, arch: &str, cpuinfo: &str) -> O
 
 /// The note to show for a version whose official image is end of life (4.4, 5.0, 6.0: removed
 /// from docker-library in December 2025, so the tags get no more rebuilds).
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "docs/mongodb-versions.md (R12) promises this plan-time warning, but nothing calls it yet"
-    )
-)]
 pub(crate) fn end_of_life(version: Option<&str>) -> Option<String> {
     let v = version_of(version?)?;
     (v < (7, 0)).then(|| {

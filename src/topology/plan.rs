@@ -404,6 +404,22 @@ impl Plan {
             super::flags::check_mongod_args(&spec.mongod_args, version.as_deref()).map_err(
                 |e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())),
             )?;
+            notes.extend(super::flags::end_of_life(version.as_deref()));
+            // The members' CPU is this machine's only on a local engine with every member here.
+            let local_engine = std::env::var("DOCKER_HOST")
+                .map(|h| h.is_empty() || h.starts_with("unix://"))
+                .unwrap_or(true);
+            if local_engine && !multi_host {
+                let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+                if let Some(why) =
+                    super::flags::missing_avx(version.as_deref(), std::env::consts::ARCH, &cpuinfo)
+                {
+                    return Err(TopologyError::Plan(format!(
+                        "{}: {why}",
+                        spec.source.display()
+                    )));
+                }
+            }
         }
         let programs = match opts.backend {
             BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
@@ -1415,6 +1431,12 @@ mod tests {
         );
     }
 
+    fn s_without_flags(s: &TopologySpec) -> TopologySpec {
+        let mut s = s.clone();
+        s.mongod_args.clear();
+        s
+    }
+
     #[test]
     fn removed_flags_are_refused_for_the_docker_image() {
         // The default image (mongo:7.0) has no --nojournal; a --image override is checked too.
@@ -1435,6 +1457,18 @@ mod tests {
                 .contains("memory hosts[0]: caches 8 GB of a 8 GB budget (host RAM)"),
             "{}",
             p.render()
+        );
+        // 6.0's official image is end of life: the plan says so; 7.0's is not.
+        assert!(
+            p.render().contains("MongoDB 6.0 is end of life"),
+            "{}",
+            p.render()
+        );
+        let current = Plan::new(&s_without_flags(&s), &opts(BackendKind::Docker)).unwrap();
+        assert!(
+            !current.render().contains("end of life"),
+            "{}",
+            current.render()
         );
     }
 
