@@ -544,7 +544,7 @@ async fn sweep_on_topology<L: Lab>(
         vary: cmd.vary.as_ref(),
         repeat,
         threads: &cmd.sweep_threads,
-        secs: cmd.sweep_duration_s.unwrap_or(10),
+        secs: cmd.sweep_point_seconds(),
         count_bounded: false,
         label: &format!("{run_scenario} on {topology}"),
         file_base: topology,

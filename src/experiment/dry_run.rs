@@ -144,9 +144,8 @@ pub(crate) fn compare_plan(
         span(per_topology)
     );
     if cmd.sweep {
-        let points =
-            cmd.sweep_threads.len() as u64 * cmd.vary.as_ref().map_or(1, |v| v.values.len() as u64);
-        let each = cmd.sweep_duration_s.unwrap_or(10);
+        let points = cmd.sweep_threads.len() as u64 * cmd.sweep_curves();
+        let each = cmd.sweep_point_seconds();
         let _ = write!(
             time,
             ", plus a thread sweep of {points} point(s) × {} per topology",
@@ -235,6 +234,32 @@ mod tests {
         assert_eq!(span(750), "12 min 30 s");
         assert_eq!(span(7200), "2 h");
         assert_eq!(span(9000), "2 h 30 min");
+    }
+
+    #[test]
+    fn a_sweep_counts_every_curve_of_every_value_and_repetition() {
+        let cmd = CompareCommand {
+            sweep: true,
+            sweep_threads: vec![1, 5],
+            sweep_duration_s: Some(2),
+            repeat: 3,
+            vary: Some(crate::experiment::sweep::Vary {
+                property: "readbatchsize".into(),
+                values: vec!["1".into(), "10".into()],
+            }),
+            ..CompareCommand::default()
+        };
+        let plan = compare_plan(
+            &cmd,
+            &BTreeMap::new(),
+            "toy",
+            &[],
+            std::path::Path::new("results"),
+        );
+        assert!(
+            plan.contains("a thread sweep of 12 point(s) × 2 s per topology"),
+            "{plan}"
+        );
     }
 
     #[test]

@@ -115,7 +115,7 @@ impl Default for CompareCommand {
             threads: None,
             sweep: false,
             sweep_threads: Vec::new(),
-            sweep_duration_s: Some(10),
+            sweep_duration_s: Some(DEFAULT_SWEEP_POINT_S),
             vary: None,
             full: false,
             records: Some(super::scenario::LAPTOP_RECORDS),
@@ -123,6 +123,23 @@ impl Default for CompareCommand {
             live_server_status: false,
             clients: 1,
         }
+    }
+}
+
+/// Seconds each `compare --sweep` point runs unless `--sweep-duration` says otherwise.
+pub(crate) const DEFAULT_SWEEP_POINT_S: u64 = 10;
+
+impl CompareCommand {
+    /// Seconds each `--sweep` point runs (the default when a record has none).
+    pub(crate) fn sweep_point_seconds(&self) -> u64 {
+        self.sweep_duration_s.unwrap_or(DEFAULT_SWEEP_POINT_S)
+    }
+
+    /// Curves a `--sweep` measures on each topology: one per `--vary` value × `--repeat`, else one.
+    pub(crate) fn sweep_curves(&self) -> u64 {
+        self.vary
+            .as_ref()
+            .map_or(1, |v| v.values.len() as u64 * u64::from(self.repeat.max(1)))
     }
 }
 
