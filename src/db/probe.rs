@@ -42,10 +42,29 @@ pub(crate) struct ProbeResult {
     pub answered: bool,
 }
 
+impl ProbeResult {
+    /// The ping's round trip (or how long it waited before giving up).
+    pub(crate) fn round_trip(&self) -> Duration {
+        self.done.saturating_duration_since(self.sent)
+    }
+}
+
+/// Every probe so far, and the ping each member still owes an answer to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProbeLog {
+    /// Finished probes, in the order they finished.
+    pub results: Vec<ProbeResult>,
+    /// Per member, when its outstanding ping was sent (`None`: none outstanding).
+    pub pending: Vec<Option<Instant>>,
+}
+
+/// The probe log as the probes and the watch share it.
+pub(crate) type SharedProbeLog = Arc<Mutex<ProbeLog>>;
+
 /// Probes running in the background; [`Prober::finish`] stops them and returns every result.
 pub(crate) struct Prober {
     targets: Vec<ProbeTarget>,
-    log: Arc<Mutex<Vec<ProbeResult>>>,
+    log: SharedProbeLog,
     stop: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -59,9 +78,14 @@ impl std::fmt::Debug for Prober {
 }
 
 impl Prober {
-    /// Starts probing every target each `period`, giving each ping `timeout` to answer.
-    pub(crate) fn start(targets: Vec<ProbeTarget>, period: Duration, timeout: Duration) -> Prober {
-        let log: Arc<Mutex<Vec<ProbeResult>>> = Arc::default();
+    /// Starts probing every target each `period` (one ping outstanding per member at a time),
+    /// giving each ping up to `patience` to answer: a late answer is a slow member, recorded
+    /// with its round trip, not a silent one (`docs/reliability.md`, "Two kinds of trouble").
+    pub(crate) fn start(targets: Vec<ProbeTarget>, period: Duration, patience: Duration) -> Prober {
+        let log: SharedProbeLog = Arc::new(Mutex::new(ProbeLog {
+            results: Vec::new(),
+            pending: vec![None; targets.len()],
+        }));
         let stop = CancellationToken::new();
         let thread = {
             let targets = targets.clone();
@@ -69,7 +93,7 @@ impl Prober {
             let stop = stop.clone();
             std::thread::Builder::new()
                 .name("microshard-probe".into())
-                .spawn(move || probe_thread(targets, period, timeout, log, stop))
+                .spawn(move || probe_thread(targets, period, patience, log, stop))
                 .ok()
         };
         Prober {
@@ -86,30 +110,30 @@ impl Prober {
     }
 
     /// The shared log the probes append to (the live watch reads it while the run goes on).
-    pub(crate) fn log_handle(&self) -> Arc<Mutex<Vec<ProbeResult>>> {
+    pub(crate) fn log_handle(&self) -> SharedProbeLog {
         self.log.clone()
     }
 
-    /// The results so far.
-    pub(crate) fn results(&self) -> Vec<ProbeResult> {
+    /// The log so far.
+    pub(crate) fn snapshot(&self) -> ProbeLog {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
-    /// Stops the probes (within one time-out) and returns every result.
-    pub(crate) fn finish(mut self) -> Vec<ProbeResult> {
+    /// Stops the probes and returns the log; pings still outstanding stay `pending`.
+    pub(crate) fn finish(mut self) -> ProbeLog {
         self.stop.cancel();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        self.results()
+        self.snapshot()
     }
 }
 
 fn probe_thread(
     targets: Vec<ProbeTarget>,
     period: Duration,
-    timeout: Duration,
-    log: Arc<Mutex<Vec<ProbeResult>>>,
+    patience: Duration,
+    log: SharedProbeLog,
     stop: CancellationToken,
 ) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -123,14 +147,8 @@ fn probe_thread(
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                tokio::spawn(probe_member(
-                    i,
-                    t.address.clone(),
-                    period,
-                    timeout,
-                    log.clone(),
-                    stop.clone(),
-                ))
+                let pace = Pace { period, patience };
+                tokio::spawn(probe_member(i, t.address.clone(), pace, log.clone(), stop.clone()))
             })
             .collect();
         for t in tasks {
@@ -140,15 +158,21 @@ fn probe_thread(
     rt.shutdown_timeout(Duration::from_millis(500));
 }
 
+/// How often a member is pinged and how long one ping may take.
+#[derive(Clone, Copy)]
+struct Pace {
+    period: Duration,
+    patience: Duration,
+}
+
 async fn probe_member(
     member: usize,
     address: String,
-    period: Duration,
-    timeout: Duration,
-    log: Arc<Mutex<Vec<ProbeResult>>>,
+    pace: Pace,
+    log: SharedProbeLog,
     stop: CancellationToken,
 ) {
-    let ms = timeout.as_millis().max(1);
+    let ms = pace.patience.as_millis().max(1);
     let uri = format!(
         "mongodb://{address}/?directConnection=true&serverSelectionTimeoutMS={ms}&connectTimeoutMS={ms}&heartbeatFrequencyMS=500&appName=microshard-probe"
     );
@@ -156,34 +180,51 @@ async fn probe_member(
         Ok(o) => mongodb::Client::with_options(o).ok(),
         Err(_) => None,
     };
+    let set_pending = |at: Option<Instant>| {
+        if let Ok(mut l) = log.lock()
+            && let Some(p) = l.pending.get_mut(member)
+        {
+            *p = at;
+        }
+    };
     loop {
         let sent = Instant::now();
-        let answered = match &client {
-            Some(c) => matches!(
-                tokio::time::timeout(timeout, c.database("admin").run_command(doc! {"ping": 1}))
-                    .await,
-                Ok(Ok(_))
-            ),
-            None => false,
+        set_pending(Some(sent));
+        let ping = async {
+            match &client {
+                Some(c) => {
+                    let admin = c.database("admin");
+                    let ping = admin.run_command(doc! {"ping": 1});
+                    matches!(tokio::time::timeout(pace.patience, ping).await, Ok(Ok(_)))
+                }
+                None => false,
+            }
+        };
+        let answered = tokio::select! {
+            a = ping => a,
+            _ = stop.cancelled() => return,
         };
         let done = Instant::now();
         if let Ok(mut l) = log.lock() {
-            l.push(ProbeResult {
+            l.results.push(ProbeResult {
                 member,
                 sent,
                 done,
                 answered,
             });
+            if let Some(p) = l.pending.get_mut(member) {
+                *p = None;
+            }
         }
         tokio::select! {
-            _ = tokio::time::sleep_until((sent + period).into()) => {}
+            _ = tokio::time::sleep_until((sent + pace.period).into()) => {}
             _ = stop.cancelled() => return,
         }
     }
 }
 
-/// A span in which one member gave no answer, from the first unanswered probe to the next
-/// answered one (or to `end`).
+/// A span in which one member gave no answer in time: from the first ping it did not answer
+/// (or answered only after `threshold`) to its next timely answer (or to `end`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Silence {
     /// Index into the probed targets.
@@ -194,34 +235,35 @@ pub(crate) struct Silence {
     pub until: Option<Instant>,
 }
 
-/// Every span of silence per member in `results`, as seen at `end`. A span shorter than
-/// `threshold` (one slow answer on a busy machine) is not reported.
-pub(crate) fn silences(
-    results: &[ProbeResult],
-    members: usize,
-    end: Instant,
-    threshold: Duration,
-) -> Vec<Silence> {
+/// Every span of silence per member in `log`, as seen at `end`. A span shorter than `threshold`
+/// (one slow answer on a busy machine) is not reported; a ping answered after `threshold` or
+/// more is a silence from when it was sent.
+pub(crate) fn silences(log: &ProbeLog, end: Instant, threshold: Duration) -> Vec<Silence> {
     let mut out = Vec::new();
-    for member in 0..members {
+    for member in 0..log.pending.len() {
         let mut open: Option<Instant> = None;
-        let mut mine: Vec<&ProbeResult> = results.iter().filter(|r| r.member == member).collect();
+        let mut mine: Vec<&ProbeResult> =
+            log.results.iter().filter(|r| r.member == member).collect();
         mine.sort_by_key(|r| r.sent);
         for r in mine {
-            match (r.answered, open) {
-                (false, None) => open = Some(r.sent),
-                (true, Some(from)) => {
-                    if r.done.saturating_duration_since(from) >= threshold {
-                        out.push(Silence {
-                            member,
-                            from,
-                            until: Some(r.done),
-                        });
-                    }
-                    open = None;
-                }
-                _ => {}
+            if !r.answered || r.round_trip() >= threshold {
+                open.get_or_insert(r.sent);
             }
+            if !r.answered {
+                continue;
+            }
+            if let Some(from) = open.take()
+                && r.done.saturating_duration_since(from) >= threshold
+            {
+                out.push(Silence {
+                    member,
+                    from,
+                    until: Some(r.done),
+                });
+            }
+        }
+        if let Some(sent) = log.pending[member] {
+            open.get_or_insert(sent);
         }
         if let Some(from) = open
             && end.saturating_duration_since(from) >= threshold
@@ -269,12 +311,58 @@ mod tests {
             r(2, t0, 3000, false),
         ];
         let end = t0 + Duration::from_millis(5000);
-        let s = silences(&results, 3, end, Duration::from_secs(2));
+        let log = ProbeLog {
+            results,
+            pending: vec![None; 3],
+        };
+        let s = silences(&log, end, Duration::from_secs(2));
         assert_eq!(s.len(), 2, "{s:?}");
         assert_eq!(s[0].member, 1);
         assert_eq!(s[0].from, t0 + Duration::from_millis(1000));
         assert!(s[0].until.is_some());
         assert_eq!(s[1].member, 2);
         assert_eq!(s[1].until, None);
+    }
+
+    #[test]
+    fn a_late_answer_is_slow_below_the_threshold_and_silent_above_it() {
+        let t0 = Instant::now();
+        let answered_after = |at_ms: u64, rtt_ms: u64| {
+            let sent = t0 + Duration::from_millis(at_ms);
+            ProbeResult {
+                member: 0,
+                sent,
+                done: sent + Duration::from_millis(rtt_ms),
+                answered: true,
+            }
+        };
+        let threshold = Duration::from_secs(2);
+        let slow = ProbeLog {
+            results: vec![answered_after(0, 1500), answered_after(1500, 5)],
+            pending: vec![None],
+        };
+        assert!(silences(&slow, t0 + Duration::from_secs(5), threshold).is_empty());
+        let frozen = ProbeLog {
+            results: vec![answered_after(0, 2600), answered_after(2600, 5)],
+            pending: vec![None],
+        };
+        let s = silences(&frozen, t0 + Duration::from_secs(5), threshold);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].until, Some(t0 + Duration::from_millis(2600)));
+    }
+
+    #[test]
+    fn an_outstanding_ping_is_an_ongoing_silence_once_old_enough() {
+        let t0 = Instant::now();
+        let log = ProbeLog {
+            results: Vec::new(),
+            pending: vec![Some(t0)],
+        };
+        let threshold = Duration::from_secs(2);
+        assert!(silences(&log, t0 + Duration::from_secs(1), threshold).is_empty());
+        let s = silences(&log, t0 + Duration::from_secs(3), threshold);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].until, None);
+        assert_eq!(s[0].from, t0);
     }
 }

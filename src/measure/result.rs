@@ -930,11 +930,20 @@ mod tests {
                 errors: [("READ".to_string(), 1u64)].into_iter().collect(),
                 answered: vec!["mongos (localhost:27017)".into()],
                 silent: vec!["sh0 (localhost:41110)".into()],
+                probe_ms: [("mongos (localhost:27017)".to_string(), 3u32)]
+                    .into_iter()
+                    .collect(),
             }],
             probed: vec!["sh0 (localhost:41110)".into()],
             member_outages: vec![outage.clone()],
-            stalls: vec![outage],
+            stalls: vec![outage.clone()],
+            dead_member: Some(outage),
         };
+        d.validity.server_stalls = Some(crate::measure::timeline::StallCount {
+            count: 1,
+            longest_s: 20.1,
+            total_s: 20.1,
+        });
         d.clients = vec![ClientEntry::of(0, "bench-1", &d)];
         let value = serde_json::to_value(&d).unwrap();
 

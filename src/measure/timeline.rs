@@ -23,9 +23,11 @@ pub struct TimelineSecond {
     /// Members that were probed but did not answer in this second.
     #[serde(default)]
     pub silent: Vec<String>,
+    /// The slowest answered probe of this second per member, ms (a slow member is not a silent
+    /// one: `docs/result-schema.md`, "Validity").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub probe_ms: BTreeMap<String, u32>,
 }
-
-impl TimelineSecond {}
 
 /// A span during which something was wrong, in seconds since the timed window started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,9 +56,23 @@ pub struct Timeline {
     /// Spans in which no client completed any operation for at least the stall threshold.
     #[serde(default)]
     pub stalls: Vec<Outage>,
+    /// The member whose silence of `microshard.deadseconds` ended the run early, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_member: Option<Outage>,
 }
 
 impl Timeline {
+    /// The stalls during which no probed member was silent: the server stalled while it kept
+    /// answering (a finding, not a broken measurement).
+    pub(crate) fn server_stalls(&self) -> impl Iterator<Item = &Outage> {
+        self.stalls.iter().filter(|s| {
+            !self
+                .member_outages
+                .iter()
+                .any(|o| o.from_s < s.from_s + s.duration_s && s.from_s < o.from_s + o.duration_s)
+        })
+    }
+
     /// Adds another timeline of the same window second by second (several clients, one clock).
     pub(crate) fn merge_concurrent(&mut self, other: &Timeline) {
         for s in &other.seconds {
@@ -76,10 +92,45 @@ impl Timeline {
         self.member_outages
             .extend(other.member_outages.iter().cloned());
         self.stalls.extend(other.stalls.iter().cloned());
+        if self.dead_member.is_none() {
+            self.dead_member = other.dead_member.clone();
+        }
         for p in &other.probed {
             if !self.probed.contains(p) {
                 self.probed.push(p.clone());
             }
+        }
+    }
+}
+
+
+/// How often, how long and in all how long the server stalled in one result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StallCount {
+    /// Stalls of at least `microshard.stallseconds`.
+    pub count: u32,
+    /// The longest, seconds.
+    pub longest_s: f64,
+    /// All of them together, seconds.
+    pub total_s: f64,
+}
+
+impl StallCount {
+    /// Counts these stalls.
+    pub(crate) fn of<'a>(stalls: impl Iterator<Item = &'a Outage>) -> StallCount {
+        stalls.fold(StallCount::default(), |acc, s| StallCount {
+            count: acc.count + 1,
+            longest_s: acc.longest_s.max(s.duration_s),
+            total_s: acc.total_s + s.duration_s,
+        })
+    }
+
+    /// Both counts together (repetitions of one cell, several clients).
+    pub(crate) fn add(&self, other: &StallCount) -> StallCount {
+        StallCount {
+            count: self.count + other.count,
+            longest_s: self.longest_s.max(other.longest_s),
+            total_s: self.total_s + other.total_s,
         }
     }
 }

@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::timeline::StallCount;
+
 /// How far a result can be trusted. Ordered: a worse verdict compares greater.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -51,13 +53,17 @@ pub struct Reason {
 }
 
 /// A result's verdict and every reason behind it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Validity {
     /// The worst severity among the reasons (`valid` when there are none).
     pub verdict: Verdict,
     /// Every finding, in the order found.
     #[serde(default)]
     pub reasons: Vec<Reason>,
+    /// The server's stalls (no operation completed while every member answered its probe),
+    /// counted: a property of the server a reader must see (`docs/result-schema.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stalls: Option<StallCount>,
 }
 
 impl Validity {
@@ -93,6 +99,10 @@ impl Validity {
             }
         }
         self.verdict = self.verdict.max(other.verdict);
+        self.server_stalls = match (self.server_stalls, other.server_stalls) {
+            (Some(a), Some(b)) => Some(a.add(&b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// True when nothing was found.

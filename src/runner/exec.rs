@@ -50,6 +50,9 @@ pub struct ExecuteOptions {
 /// How long clients still waiting on the server get after the run's stop before they are
 /// abandoned (and the result declared invalid): a dead or frozen server never holds a run.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// The grace after a member was declared dead (`microshard.deadseconds`): clients not waiting on
+/// it finish their operation, the others are abandoned.
+const DEAD_GRACE: Duration = Duration::from_secs(1);
 
 fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_ {
     move |k| props.get(k).map(str::to_string)
@@ -78,6 +81,7 @@ struct Limits {
     warmup_s: f64,
     warmup: Duration,
     stall_s: f64,
+    dead_s: f64,
 }
 
 impl Limits {
@@ -119,6 +123,14 @@ impl Limits {
                 prop::STALLSECONDS.name
             )));
         }
+        let dead_s: f64 = parse_prop(props, &prop::DEADSECONDS)?;
+        if !(dead_s.is_finite() && (stall_s..=86_400.0).contains(&dead_s)) {
+            return Err(bad_input(format!(
+                "property {}={dead_s}: seconds between {}={stall_s} and 86400 are expected",
+                prop::DEADSECONDS.name,
+                prop::STALLSECONDS.name
+            )));
+        }
         Ok(Limits {
             requested_threads,
             target,
@@ -131,6 +143,7 @@ impl Limits {
             warmup_s,
             warmup,
             stall_s,
+            dead_s,
         })
     }
 }
@@ -190,6 +203,7 @@ pub async fn execute_with_report(
         warmup_s,
         warmup,
         stall_s,
+        dead_s,
     } = Limits::read(props, opts)?;
 
     let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
@@ -251,6 +265,7 @@ pub async fn execute_with_report(
         handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
     }
     let clients_done = CancellationToken::new();
+    let abandon = CancellationToken::new();
     // A run throttled below one operation per stall period must not look stalled.
     let stall_after = Duration::from_secs_f64(if target > 0.0 {
         stall_s.max(3.0 / target)
@@ -261,9 +276,11 @@ pub async fn execute_with_report(
         start,
         stall_after,
         stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+        dead_after: Duration::from_secs_f64(dead_s),
         progress: counters.iter().map(|(p, _)| p.clone()).collect(),
         targets: probe_targets,
         stop: stop.clone(),
+        abandon: abandon.clone(),
         notify: notify.clone(),
     });
 
@@ -328,7 +345,7 @@ pub async fn execute_with_report(
         reports,
         panicked,
         abandoned,
-    } = join_clients(handles, &stop, &notify).await;
+    } = join_clients(handles, &stop, &abandon, &notify).await;
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
@@ -533,6 +550,7 @@ struct Joined {
 async fn join_clients(
     handles: Vec<tokio::task::JoinHandle<ClientReport>>,
     stop: &CancellationToken,
+    abandon: &CancellationToken,
     notify: &Notify,
 ) -> Joined {
     let abort_handles: Vec<tokio::task::AbortHandle> =
@@ -541,13 +559,20 @@ async fn join_clients(
     tokio::pin!(joined);
     let results = tokio::select! {
         r = &mut joined => r,
-        _ = async {
+        grace = async {
             stop.cancelled().await;
-            tokio::time::sleep(STOP_GRACE).await;
+            // A dead member will not answer: waiting the whole grace only delays the next cell.
+            tokio::select! {
+                _ = tokio::time::sleep(STOP_GRACE) => STOP_GRACE,
+                _ = abandon.cancelled() => {
+                    tokio::time::sleep(DEAD_GRACE).await;
+                    DEAD_GRACE
+                }
+            }
         } => {
             notify.say(&format!(
                 "microshard: clients still waiting on the server {} s after the stop: abandoning them",
-                STOP_GRACE.as_secs()
+                grace.as_secs()
             ));
             for a in &abort_handles {
                 a.abort();

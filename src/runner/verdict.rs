@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::measure::timeline::{Timeline, seconds};
+use crate::measure::timeline::{Outage, StallCount, Timeline, seconds};
 use crate::measure::validity::Validity;
 
 /// Client CPU above this share of the cores it may use makes a figure `degraded`.
@@ -52,6 +52,37 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
+/// The two kinds of stall (`docs/result-schema.md`, "Validity"): while every member answered its
+/// probe, the server stalled (degraded, a finding kept and counted); with no member probed, a
+/// stall cannot be told from a dead server (invalid). A stall while a member was silent is that
+/// member's outage, already invalid.
+fn stall_findings(e: &Evidence, v: &mut Validity) {
+    let until_end = |s: &Outage| if s.ongoing { " (until the run ended)" } else { "" };
+    if e.timeline.probed.is_empty() {
+        for s in &e.timeline.stalls {
+            v.invalid(format!(
+                "no operation completed for {} from {} into the run{}, and no member was probed, so a stalled server cannot be told from a dead one",
+                seconds(s.duration_s),
+                seconds(s.from_s),
+                until_end(s)
+            ));
+        }
+        return;
+    }
+    let stalls: Vec<&Outage> = e.timeline.server_stalls().collect();
+    for s in &stalls {
+        v.degrade(format!(
+            "the server stalled: no operation completed for {} from {}{}; every member answered its probe",
+            seconds(s.duration_s),
+            seconds(s.from_s),
+            until_end(s)
+        ));
+    }
+    if !stalls.is_empty() {
+        v.server_stalls = Some(StallCount::of(stalls.into_iter()));
+    }
+}
+
 /// Applies every rule to the evidence.
 pub(crate) fn assess(e: &Evidence) -> Validity {
     let mut v = Validity::valid();
@@ -72,18 +103,7 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
             ));
         }
     }
-    for s in &e.timeline.stalls {
-        v.invalid(format!(
-            "no operation completed for {} from {} into the run{}",
-            seconds(s.duration_s),
-            seconds(s.from_s),
-            if s.ongoing {
-                " (until the run ended)"
-            } else {
-                ""
-            }
-        ));
-    }
+    stall_findings(e, &mut v);
     let duplicate = e
         .error_classes
         .get("server_code_11000")
@@ -143,7 +163,6 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::timeline::Outage;
     use crate::measure::validity::Verdict;
 
     fn healthy() -> Evidence {
@@ -225,15 +244,52 @@ mod tests {
         );
     }
 
-    #[test]
-    fn stalls_and_abandoned_clients_invalidate() {
-        let mut e = healthy();
-        e.timeline.stalls.push(Outage {
+    fn stall(from_s: f64, duration_s: f64) -> Outage {
+        Outage {
             subject: "all clients".into(),
-            from_s: 3.0,
-            duration_s: 4.5,
+            from_s,
+            duration_s,
+            ongoing: false,
+        }
+    }
+
+    #[test]
+    fn a_stall_while_every_member_answered_is_a_counted_finding() {
+        let mut e = healthy();
+        e.timeline.probed = vec!["sh0 (localhost:1)".into()];
+        e.timeline.stalls = vec![stall(41.2, 3.7), stall(50.0, 1.5)];
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Degraded);
+        assert_eq!(
+            v.reasons[0].message,
+            "the server stalled: no operation completed for 3.7 s from 41.2 s; every member answered its probe"
+        );
+        let count = v.server_stalls.expect("stalls counted");
+        assert_eq!((count.count, count.longest_s), (2, 3.7));
+        assert!((count.total_s - 5.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_stall_while_a_member_was_silent_is_that_members_outage() {
+        let mut e = healthy();
+        e.timeline.probed = vec!["sh0 (localhost:1)".into()];
+        e.timeline.stalls = vec![stall(3.0, 4.5)];
+        e.timeline.member_outages.push(Outage {
+            subject: "sh0 (localhost:1)".into(),
+            from_s: 2.8,
+            duration_s: 4.0,
             ongoing: false,
         });
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert_eq!(v.reasons.len(), 1, "{v:?}");
+        assert!(v.server_stalls.is_none());
+    }
+
+    #[test]
+    fn a_stall_nobody_probed_and_abandoned_clients_invalidate() {
+        let mut e = healthy();
+        e.timeline.stalls.push(stall(3.0, 4.5));
         e.abandoned_clients = 2;
         let v = assess(&e);
         assert_eq!(v.verdict, Verdict::Invalid);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Progress, TIMELINE_OPS};
-use crate::db::probe::{ProbeResult, ProbeTarget, Prober, silences};
+use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
 use crate::measure::timeline::{Outage, Timeline, TimelineSecond, seconds};
 
 /// Where the runner's live messages go (stderr from the CLI, the progress display in experiments).
@@ -43,9 +43,8 @@ impl std::fmt::Debug for Notify {
 
 /// How often the watch looks at the counters and probes.
 const TICK: Duration = Duration::from_millis(250);
-/// Probe period and time-out.
+/// Probe period.
 pub(crate) const PROBE_PERIOD: Duration = Duration::from_secs(1);
-const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What the watch is given.
 pub(crate) struct WatchSetup {
@@ -55,12 +54,16 @@ pub(crate) struct WatchSetup {
     pub stall_after: Duration,
     /// A stall this long stops the run (it can only end invalid).
     pub stall_abort_after: Duration,
+    /// A member silent this long is dead (`microshard.deadseconds`): the run ends at once.
+    pub dead_after: Duration,
     /// Every client's counters.
     pub progress: Vec<Arc<Progress>>,
     /// Members to probe (empty: none).
     pub targets: Vec<ProbeTarget>,
-    /// The run's stop token: cancelled when a stall lasts too long.
+    /// The run's stop token: cancelled when a stall lasts too long or a member is dead.
     pub stop: CancellationToken,
+    /// Cancelled when a member is dead: clients still waiting on it are abandoned at once.
+    pub abandon: CancellationToken,
     /// Live messages.
     pub notify: Notify,
 }
@@ -79,6 +82,7 @@ struct WatchLog {
     seconds: Vec<TimelineSecond>,
     stalls: Vec<Outage>,
     aborted: Option<String>,
+    dead: Option<Outage>,
 }
 
 /// What the watch saw, for the result document and the verdict.
@@ -92,8 +96,11 @@ pub(crate) struct Watched {
 impl Watch {
     /// Starts the probes and the watch task.
     pub(crate) fn start(setup: WatchSetup) -> Watch {
+        // A ping may take until the member would count as dead, so a late answer is a slow
+        // member with its round trip recorded, not a silent one.
+        let patience = setup.dead_after + PROBE_PERIOD;
         let prober = (!setup.targets.is_empty())
-            .then(|| Prober::start(setup.targets.clone(), PROBE_PERIOD, PROBE_TIMEOUT));
+            .then(|| Prober::start(setup.targets.clone(), PROBE_PERIOD, patience));
         let done = CancellationToken::new();
         let start = setup.start;
         let stall_after = setup.stall_after;
@@ -114,18 +121,19 @@ impl Watch {
     pub(crate) async fn finish(self, end: Instant) -> Watched {
         self.done.cancel();
         let log = self.task.await.unwrap_or_default();
-        let (targets, results) = match self.prober {
+        let (targets, probes) = match self.prober {
             Some(p) => (p.targets().to_vec(), p.finish()),
-            None => (Vec::new(), Vec::new()),
+            None => (Vec::new(), ProbeLog::default()),
         };
         let mut timeline = Timeline {
             seconds: log.seconds,
             probed: targets.iter().map(ProbeTarget::label).collect(),
             member_outages: Vec::new(),
             stalls: log.stalls,
+            dead_member: log.dead,
         };
-        annotate_members(&mut timeline, &targets, &results, self.start);
-        for s in silences(&results, targets.len(), end, self.stall_after) {
+        annotate_members(&mut timeline, &targets, &probes, self.start);
+        for s in silences(&probes, end, self.stall_after) {
             let Some(t) = targets.get(s.member) else {
                 continue;
             };
@@ -145,7 +153,7 @@ impl Watch {
 }
 
 /// The probed members and the prober's shared log, as the watch task reads them.
-type ProbeLog = (Vec<ProbeTarget>, Arc<std::sync::Mutex<Vec<ProbeResult>>>);
+type Probes = (Vec<ProbeTarget>, SharedProbeLog);
 
 fn op_counts(progress: &[Arc<Progress>]) -> ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]) {
     let mut ops = [0u64; TIMELINE_OPS.len()];
@@ -183,24 +191,17 @@ fn second_of(
     }
 }
 
-async fn watch_loop(
-    setup: WatchSetup,
-    probes: Option<ProbeLog>,
-    done: CancellationToken,
-) -> WatchLog {
-    let mut log = WatchLog::default();
-    let start = setup.start;
-    let total =
-        |p: &[Arc<Progress>]| -> u64 { p.iter().map(|c| c.done.load(Ordering::Relaxed)).sum() };
-    let mut last_done = 0u64;
-    let mut last_progress = start;
-    let mut stall_from: Option<Instant> = None;
-    let mut prev = ([0u64; TIMELINE_OPS.len()], [0u64; TIMELINE_OPS.len()]);
-    let mut current_second = 0u32;
-    let mut announced: Vec<bool> = probes
-        .as_ref()
-        .map(|(t, _)| vec![false; t.len()])
-        .unwrap_or_default();
+async fn watch_loop(setup: WatchSetup, probes: Option<Probes>, done: CancellationToken) -> WatchLog {
+    let members = probes.as_ref().map_or(0, |(t, _)| t.len());
+    let mut state = WatchState {
+        log: WatchLog::default(),
+        last_done: 0,
+        last_progress: setup.start,
+        stall_from: None,
+        prev: ([0; TIMELINE_OPS.len()], [0; TIMELINE_OPS.len()]),
+        current_second: 0,
+        announced: vec![false; members],
+    };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -209,28 +210,68 @@ async fn watch_loop(
             _ = done.cancelled() => true,
         };
         let now = Instant::now();
-        let at = |t: Instant| seconds(t.saturating_duration_since(start).as_secs_f64());
-        // Seconds of the timeline.
-        let second =
-            u32::try_from(now.saturating_duration_since(start).as_secs()).unwrap_or(u32::MAX);
-        if second > current_second || finished {
-            let (ops, errs) = op_counts(&setup.progress);
-            log.seconds
-                .push(second_of(current_second, &ops, &errs, &prev));
-            prev = (ops, errs);
-            current_second = second;
+        state.count_seconds(&setup, now, finished);
+        state.watch_progress(&setup, now, finished);
+        if let Some((targets, log)) = &probes {
+            let snapshot = log.lock().map(|l| l.clone()).unwrap_or_default();
+            state.watch_members(&setup, targets, &snapshot, now);
         }
-        // Stalls: only while the clients are meant to be working.
-        let stopping = setup.stop.is_cancelled() || finished;
-        let done_now = total(&setup.progress);
-        if done_now != last_done {
-            last_done = done_now;
-            last_progress = now;
-            if let Some(from) = stall_from.take() {
+        if finished {
+            break;
+        }
+    }
+    if let Some(from) = state.stall_from {
+        state.log.stalls.push(Outage {
+            subject: "all clients".into(),
+            from_s: from.saturating_duration_since(setup.start).as_secs_f64(),
+            duration_s: Instant::now().saturating_duration_since(from).as_secs_f64(),
+            ongoing: true,
+        });
+    }
+    state.log
+}
+
+/// What the watch task keeps between ticks.
+struct WatchState {
+    log: WatchLog,
+    last_done: u64,
+    last_progress: Instant,
+    stall_from: Option<Instant>,
+    prev: ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]),
+    current_second: u32,
+    announced: Vec<bool>,
+}
+
+impl WatchState {
+    /// Closes a second of the timeline when the clock has moved past it.
+    fn count_seconds(&mut self, setup: &WatchSetup, now: Instant, finished: bool) {
+        let second = u32::try_from(now.saturating_duration_since(setup.start).as_secs())
+            .unwrap_or(u32::MAX);
+        if second > self.current_second || finished {
+            let (ops, errs) = op_counts(&setup.progress);
+            let sec = second_of(self.current_second, &ops, &errs, &self.prev);
+            self.log.seconds.push(sec);
+            self.prev = (ops, errs);
+            self.current_second = second;
+        }
+    }
+
+    /// Stalls: no operation completed by any client, while the clients are meant to be working.
+    fn watch_progress(&mut self, setup: &WatchSetup, now: Instant, finished: bool) {
+        let at = |t: Instant| seconds(t.saturating_duration_since(setup.start).as_secs_f64());
+        let done_now: u64 = setup
+            .progress
+            .iter()
+            .map(|c| c.done.load(Ordering::Relaxed))
+            .sum();
+        if done_now != self.last_done {
+            self.last_done = done_now;
+            self.last_progress = now;
+            if let Some(from) = self.stall_from.take() {
                 let len = now.saturating_duration_since(from);
-                log.stalls.push(Outage {
+                self.log.stalls.push(Outage {
                     subject: "all clients".into(),
-                    from_s: from.saturating_duration_since(start).as_secs_f64(),
+                    from_s: from.saturating_duration_since(setup.start).as_secs_f64(),
                     duration_s: len.as_secs_f64(),
                     ongoing: false,
                 });
@@ -240,96 +281,136 @@ async fn watch_loop(
                     seconds(len.as_secs_f64())
                 ));
             }
-        } else if !stopping {
-            let quiet_for = now.saturating_duration_since(last_progress);
-            if stall_from.is_none() && quiet_for >= setup.stall_after {
-                stall_from = Some(last_progress);
-                setup.notify.say(&format!(
-                    "microshard: no operation completed since {} into the run ({} so far): the result will be invalid",
-                    at(last_progress),
-                    seconds(quiet_for.as_secs_f64())
-                ));
-            }
-            if let Some(from) = stall_from
-                && log.aborted.is_none()
-                && now.saturating_duration_since(from) >= setup.stall_abort_after
-            {
-                let reason = format!(
-                    "stopped after {} without a completed operation (from {} into the run)",
-                    seconds(now.saturating_duration_since(from).as_secs_f64()),
-                    at(from)
-                );
-                setup.notify.say(&format!("microshard: {reason}"));
-                log.aborted = Some(reason);
-                setup.stop.cancel();
-            }
+            return;
         }
-        // Members that stopped (or started again) answering.
-        if let Some((targets, results)) = &probes {
-            let results = results.lock().map(|l| l.clone()).unwrap_or_default();
-            let open = silences(&results, targets.len(), now, setup.stall_after);
-            for (i, t) in targets.iter().enumerate() {
-                let silent = open.iter().find(|s| s.member == i && s.until.is_none());
-                match (silent, announced[i]) {
-                    (Some(s), false) => {
-                        announced[i] = true;
-                        setup.notify.say(&format!(
-                            "microshard: {} stopped answering at {}: the result will be invalid",
-                            t.label(),
-                            at(s.from)
-                        ));
-                    }
-                    (None, true) => {
-                        announced[i] = false;
-                        setup.notify.say(&format!(
-                            "microshard: {} answers again at {}",
-                            t.label(),
-                            at(now)
-                        ));
-                    }
-                    _ => {}
-                }
-            }
+        if setup.stop.is_cancelled() || finished {
+            return;
         }
-        if finished {
-            break;
+        let quiet_for = now.saturating_duration_since(self.last_progress);
+        if self.stall_from.is_none() && quiet_for >= setup.stall_after {
+            self.stall_from = Some(self.last_progress);
+            setup.notify.say(&format!(
+                "microshard: no operation completed since {} into the run ({} so far)",
+                at(self.last_progress),
+                seconds(quiet_for.as_secs_f64())
+            ));
+        }
+        if let Some(from) = self.stall_from
+            && self.log.aborted.is_none()
+            && now.saturating_duration_since(from) >= setup.stall_abort_after
+        {
+            let reason = format!(
+                "stopped after {} without a completed operation (from {} into the run)",
+                seconds(now.saturating_duration_since(from).as_secs_f64()),
+                at(from)
+            );
+            setup.notify.say(&format!("microshard: {reason}"));
+            self.log.aborted = Some(reason);
+            setup.stop.cancel();
         }
     }
-    if let Some(from) = stall_from {
-        log.stalls.push(Outage {
-            subject: "all clients".into(),
-            from_s: from.saturating_duration_since(start).as_secs_f64(),
-            duration_s: Instant::now().saturating_duration_since(from).as_secs_f64(),
+
+    /// Members that stopped (or started again) answering, said once each way; a member silent
+    /// for `dead_after` ends the run at once (`docs/reliability.md`, "Fail fast").
+    fn watch_members(
+        &mut self,
+        setup: &WatchSetup,
+        targets: &[ProbeTarget],
+        probes: &ProbeLog,
+        now: Instant,
+    ) {
+        let at = |t: Instant| seconds(t.saturating_duration_since(setup.start).as_secs_f64());
+        let open = silences(probes, now, setup.stall_after);
+        for (i, t) in targets.iter().enumerate() {
+            let silent = open.iter().find(|s| s.member == i && s.until.is_none());
+            match (silent, self.announced[i]) {
+                (Some(s), false) => {
+                    self.announced[i] = true;
+                    setup.notify.say(&format!(
+                        "microshard: {} stopped answering at {}: the result will be invalid",
+                        t.label(),
+                        at(s.from)
+                    ));
+                }
+                (None, true) => {
+                    self.announced[i] = false;
+                    setup.notify.say(&format!(
+                        "microshard: {} answers again at {}",
+                        t.label(),
+                        at(now)
+                    ));
+                }
+                _ => {}
+            }
+            let Some(s) = silent.filter(|s| now.saturating_duration_since(s.from) >= setup.dead_after)
+            else {
+                continue;
+            };
+            if self.log.dead.is_none() {
+                self.declare_dead(setup, t, s.from, now);
+            }
+        }
+    }
+
+    fn declare_dead(&mut self, setup: &WatchSetup, t: &ProbeTarget, from: Instant, now: Instant) {
+        let silent_for = now.saturating_duration_since(from).as_secs_f64();
+        let from_s = from.saturating_duration_since(setup.start).as_secs_f64();
+        setup.notify.say(&format!(
+            "microshard: {} has not answered for {} (microshard.deadseconds): ending the run now",
+            t.label(),
+            seconds(silent_for)
+        ));
+        self.log.dead = Some(Outage {
+            subject: t.label(),
+            from_s,
+            duration_s: silent_for,
             ongoing: true,
         });
+        self.log.aborted.get_or_insert_with(|| {
+            format!(
+                "ended early: {} was dead (silent for {} from {})",
+                t.label(),
+                seconds(silent_for),
+                seconds(from_s)
+            )
+        });
+        setup.stop.cancel();
+        setup.abandon.cancel();
     }
-    log
 }
 
-/// Fills each timeline second's `answered` / `silent` member lists from the probe results.
+/// Fills each timeline second's `answered` / `silent` member lists and the slowest answered
+/// probe's round trip from the probe log.
 fn annotate_members(
     timeline: &mut Timeline,
     targets: &[ProbeTarget],
-    results: &[ProbeResult],
+    probes: &ProbeLog,
     start: Instant,
 ) {
     for sec in &mut timeline.seconds {
         let from = start + Duration::from_secs(u64::from(sec.second));
         let to = from + Duration::from_secs(1);
         for (i, t) in targets.iter().enumerate() {
-            let mut answered = false;
+            let mut slowest: Option<Duration> = None;
             let mut probed = false;
-            for r in results
+            for r in probes
+                .results
                 .iter()
                 .filter(|r| r.member == i && r.done >= from && r.done < to)
             {
                 probed = true;
-                answered |= r.answered;
+                if r.answered {
+                    slowest = slowest.max(Some(r.round_trip()));
+                }
             }
-            if answered {
-                sec.answered.push(t.label());
-            } else if probed {
-                sec.silent.push(t.label());
+            match slowest {
+                Some(rtt) => {
+                    sec.answered.push(t.label());
+                    let ms = u32::try_from(rtt.as_millis()).unwrap_or(u32::MAX);
+                    sec.probe_ms.insert(t.label(), ms);
+                }
+                None if probed => sec.silent.push(t.label()),
+                None => {}
             }
         }
     }

@@ -218,8 +218,10 @@ properties! {
     READBATCHSIZE: usize = "readbatchsize", 1, "1";
     /// a larger fraction of failed operations makes the result invalid (set explicitly, it also stops the run)
     MAXERRORRATE: f64 = "microshard.maxerrorrate", 0.01, "0.01";
-    /// no completed operation, or a member not answering its probe, for this long makes the result invalid
+    /// a member not answering its probe this long makes the result invalid; no completed operation this long while every member answers is a server stall (degraded)
     STALLSECONDS: f64 = "microshard.stallseconds", 2.0, "2";
+    /// a member silent this long is dead: the cell ends at once and the topology's later cells are not run (at least microshard.stallseconds)
+    DEADSECONDS: f64 = "microshard.deadseconds", 10.0, "10";
     /// seconds at the start left out of every measurement
     WARMUP: f64 = "microshard.warmup", 0.0, "0";
     /// run-phase inserts of N clients: keys recordcount + k*stride + offset, so clients never collide
@@ -301,7 +303,7 @@ mod tests {
         assert_eq!(
             lookup(STALLSECONDS.name).map(|k| k.description),
             Some(
-                "no completed operation, or a member not answering its probe, for this long makes the result invalid"
+                "a member not answering its probe this long makes the result invalid; no completed operation this long while every member answers is a server stall (degraded)"
             )
         );
     }

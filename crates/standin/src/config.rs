@@ -59,6 +59,10 @@ pub struct StandinConfig {
     /// members takes. `None`: between 1 and 2 s, drawn per election (MongoDB's randomized
     /// election timeout makes it take about that long).
     pub election_delay_ms: Option<u64>,
+    /// Stand-in only: `--stall D/P` (milliseconds), no data operation completes for D ms every P ms
+    /// while `ping`, `hello` and `serverStatus` are answered at once: a server stalling under
+    /// load (a checkpoint, cache eviction) as it looks from outside (`docs/reliability.md`).
+    pub stall: Option<Stall>,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -101,6 +105,7 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("primary-delay-ms", true, true),
     ("election-winner", true, false),
     ("election-delay-ms", true, false),
+    ("stall", true, true),
 ];
 
 /// Flags without a value, by role.
@@ -151,6 +156,7 @@ impl StandinConfig {
             primary_delay_ms: 200,
             election_winner: None,
             election_delay_ms: None,
+            stall: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -315,6 +321,7 @@ impl StandinConfig {
                     workers_given = true;
                 }
                 "command-log" => cfg.command_log = Some(PathBuf::from(value)),
+                "stall" => cfg.stall = Some(Stall::parse(&value)?),
                 "primary-delay-ms" => {
                     cfg.primary_delay_ms = value.parse().map_err(|_| {
                         bad(format!(
@@ -399,6 +406,38 @@ impl StandinConfig {
     /// The capacity model's ceiling in operations per second, when it is on.
     pub fn ceiling_ops_per_sec(&self) -> Option<f64> {
         (self.service_time_us > 0).then(|| self.workers as f64 * 1e6 / self.service_time_us as f64)
+    }
+}
+
+/// A periodic stall of data operations: for `for_ms` at the start of every `every_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// How long each stall lasts, ms.
+    pub for_ms: u64,
+    /// One stall starts every this many ms (counted from the server's start).
+    pub every_ms: u64,
+}
+
+impl Stall {
+    /// `D/P` in milliseconds, `0 < D < P`.
+    fn parse(value: &str) -> Result<Stall, StandinError> {
+        let parsed = value
+            .split_once('/')
+            .and_then(|(d, p)| Some((d.parse().ok()?, p.parse().ok()?)))
+            .filter(|&(d, p): &(u64, u64)| d > 0 && d < p);
+        let (for_ms, every_ms) = parsed.ok_or_else(|| {
+            bad(format!(
+                "--stall: '{value}' must be D/P in milliseconds with 0 < D < P (a stall of D ms every P ms)"
+            ))
+        })?;
+        Ok(Stall { for_ms, every_ms })
+    }
+
+    /// How long an operation arriving `since_start` after the server started must wait for
+    /// the current stall to end (zero outside a stall).
+    pub(crate) fn wait_at(&self, since_start: std::time::Duration) -> std::time::Duration {
+        let into = since_start.as_millis() as u64 % self.every_ms;
+        std::time::Duration::from_millis(self.for_ms.saturating_sub(into))
     }
 }
 

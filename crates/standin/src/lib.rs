@@ -25,6 +25,9 @@
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//! - `--stall D/P` makes it stall as a loaded server does (a checkpoint, cache eviction): no data
+//!   operation completes for D ms every P ms, while `ping`, `hello` and `serverStatus` are
+//!   answered at once.
 //!
 //! # Serving it
 //! - [`run`]`(listener, config, shutdown)` serves on a listener the caller bound until `shutdown`
@@ -71,7 +74,7 @@ mod wire;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub use config::{MAX_SERVICE_TIME_US, StandinConfig};
+pub use config::{MAX_SERVICE_TIME_US, Stall, StandinConfig};
 
 /// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,8 +90,15 @@ impl Shared {
         }
     }
 
-    /// Charges the capacity model for `ops` operations (no-op when it is off).
+    /// Charges the capacity model for `ops` operations (no-op when it is off), after waiting out
+    /// a `--stall` in progress: every data operation passes here, the probes' commands do not.
     pub(crate) async fn occupy(&self, ops: u32) {
+        if let Some(stall) = &self.cfg.stall {
+            let wait = stall.wait_at(self.started.elapsed());
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+        }
         if let Some(c) = &self.capacity {
             c.occupy(ops).await;
         }
