@@ -45,19 +45,50 @@ impl fmt::Display for NotValid {
 
 impl std::error::Error for NotValid {}
 
-/// `Ok` for a valid result; otherwise the [`NotValid`] error naming `what` and the reasons.
-pub(crate) fn verdict_exit(
-    validity: &crate::measure::validity::Validity,
-    what: &str,
+/// The end of a command whose results carry verdicts (`docs/result-schema.md`, "Exit status"):
+/// any invalid result, or a cell not run, is the [`NotValid`] error (exit 3) naming each; a
+/// degraded result is a caveat — listed on the last stderr line, exit 0 — unless `strict`.
+pub(crate) fn verdicts_exit(
+    invalid: Vec<String>,
+    degraded: Vec<String>,
+    strict: bool,
 ) -> anyhow::Result<()> {
-    if validity.is_valid() {
+    if !degraded.is_empty() && !strict {
+        crate::output::eprintln(&format!(
+            "microshard: {} degraded result(s), usable with their caveat (--strict makes this exit 3): {}",
+            degraded.len(),
+            degraded.join(" | ")
+        ));
+    }
+    let failing: Vec<String> = if strict {
+        invalid.into_iter().chain(degraded).collect()
+    } else {
+        invalid
+    };
+    if failing.is_empty() {
         return Ok(());
     }
     Err(anyhow::Error::new(NotValid(format!(
-        "{what} is {}: {}",
-        validity.verdict,
-        validity.summary()
+        "{} result(s) not valid: {}",
+        failing.len(),
+        failing.join(" | ")
     ))))
+}
+
+/// [`verdicts_exit`] for one result named `what`.
+pub(crate) fn verdict_exit(
+    validity: &crate::measure::validity::Validity,
+    what: &str,
+    strict: bool,
+) -> anyhow::Result<()> {
+    let line = format!("{what} is {}: {}", validity.verdict, validity.summary());
+    match validity.verdict {
+        crate::measure::validity::Verdict::Valid => Ok(()),
+        crate::measure::validity::Verdict::Degraded => {
+            verdicts_exit(Vec::new(), vec![line], strict)
+        }
+        crate::measure::validity::Verdict::Invalid => verdicts_exit(vec![line], Vec::new(), strict),
+    }
 }
 
 /// True when the error (or anything it wraps) is the user's fault.

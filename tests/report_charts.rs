@@ -170,6 +170,8 @@ fn seed_sweep() -> SweepFile {
         knee_threads: Some(10),
         tolerance: 0.05,
         standin: true,
+        not_run: Vec::new(),
+        dead: None,
     }
 }
 

@@ -12,6 +12,7 @@ use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
 use crate::experiment::dry_run;
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::model::CompareCommand;
+use crate::measure::validity::Verdict;
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
@@ -142,9 +143,18 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value_t = crate::experiment::scenario::LAPTOP_RECORDS,
           value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "full")]
     pub records: u64,
-    /// Finish an interrupted experiment without measuring its finished cells again.
+    /// Finish an interrupted experiment without measuring its finished cells again (cells not
+    /// run because a member died are measured, their topology brought up again).
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: also measure the invalid cells again, keeping each earlier attempt's file
+    /// beside the new one (`cells/<topology>/earlier/`).
+    #[arg(long, requires = "resume")]
+    pub remeasure_invalid: bool,
+    /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0, listed
+    /// on the last stderr line).
+    #[arg(long)]
+    pub strict: bool,
     /// Check every input, print the plan (cells, sizes, how long it measures) and start nothing.
     #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
@@ -241,6 +251,9 @@ pub(crate) struct SweepArgs {
     /// Check every input, print the plan (curves, points, sizes, how long it measures) and start nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Exit 3 for a degraded point too (by default a degraded result is a caveat, exit 0).
+    #[arg(long)]
+    pub strict: bool,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -333,12 +346,16 @@ pub(crate) struct DemoArgs {
     /// First port of every topology (default: a free range below the kernel's ephemeral ports).
     #[arg(long)]
     pub base_port: Option<u16>,
+    /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn finish_matrix(
     dir: &ExperimentDir,
     outcome: &MatrixOutcome,
     format: Format,
+    strict: bool,
 ) -> anyhow::Result<()> {
     let mut text = report::table(dir, format)?;
     if format == Format::Table {
@@ -371,15 +388,9 @@ fn finish_matrix(
             dir.path().display()
         );
     }
-    let not_valid = compare::cells_not_valid(dir)?;
-    if !not_valid.is_empty() {
-        return Err(anyhow::Error::new(crate::error::NotValid(format!(
-            "{} result(s) not valid: {}",
-            not_valid.len(),
-            not_valid.join(" | ")
-        ))));
-    }
-    Ok(printed?)
+    let verdicts = compare::verdict_lines(dir)?;
+    printed?;
+    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
 /// Live findings during cells (a member stopped answering, a stall) as lines above the progress
@@ -438,6 +449,7 @@ impl CompareArgs {
             image: self.image.clone(),
             base_port: self.base_port,
             overrides: self.overrides(),
+            remeasure_invalid: self.remeasure_invalid,
         })
     }
 
@@ -532,7 +544,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
     lab.notify = Some(notify_through(&progress));
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
-    finish_matrix(&dir, &outcome, args.format)
+    finish_matrix(&dir, &outcome, args.format, args.strict)
 }
 
 /// Runs a thread sweep.
@@ -615,28 +627,28 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         "microshard: sweep and chart in {}",
         dir.path().display()
     ));
-    let not_valid: Vec<String> = result
-        .curves
-        .iter()
-        .flat_map(|(_, c)| c.points.iter().map(move |p| (c, p)))
-        .filter(|(_, p)| !p.summary.validity.is_valid())
-        .map(|(c, p)| {
-            format!(
-                "{} at {} threads: {}",
+    let mut invalid = Vec::new();
+    let mut degraded = Vec::new();
+    for (_, c) in &result.curves {
+        for p in &c.points {
+            let line = format!(
+                "{} at {} threads is {}: {}",
                 c.label,
                 p.threads,
+                p.summary.validity.verdict,
                 p.summary.validity.summary()
-            )
-        })
-        .collect();
-    if !not_valid.is_empty() {
-        return Err(anyhow::Error::new(crate::error::NotValid(format!(
-            "{} sweep point(s) not valid: {}",
-            not_valid.len(),
-            not_valid.join(" | ")
-        ))));
+            );
+            match p.summary.validity.verdict {
+                Verdict::Valid => {}
+                Verdict::Degraded => degraded.push(line),
+                Verdict::Invalid => invalid.push(line),
+            }
+        }
+        for n in &c.not_run {
+            invalid.push(format!("{} at {} threads: {}", c.label, n.threads, n.reason));
+        }
     }
-    Ok(())
+    crate::error::verdicts_exit(invalid, degraded, args.strict)
 }
 
 /// Prints an experiment's table.
@@ -739,7 +751,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     })
     .await?;
     let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
-    finish_matrix(&dir, &outcome, args.format)
+    finish_matrix(&dir, &outcome, args.format, args.strict)
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ pub(crate) struct MergeArgs {
     /// What to print: YCSB's text report of the merge, or the merged document.
     #[arg(long, value_enum, default_value = "ycsb")]
     pub format: MergeFormat,
+    /// Exit 3 for a degraded merge too (by default a degraded result is a caveat, exit 0).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Output of `merge`.
@@ -74,5 +77,5 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
             super::workload_cmd::print_merged(&merged, &props)?;
         }
     }
-    crate::error::verdict_exit(&merged.validity, "the merged result")
+    crate::error::verdict_exit(&merged.validity, "the merged result", args.strict)
 }

@@ -55,6 +55,9 @@ pub(crate) struct PhaseArgs {
     /// Internal: a client of `--clients` waits at the start barrier once connected.
     #[arg(long, hide = true)]
     pub barrier: bool,
+    /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -173,7 +176,7 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
-    crate::error::verdict_exit(&doc.validity, "the result")
+    crate::error::verdict_exit(&doc.validity, "the result", args.strict)
 }
 
 /// Writes YCSB's report where YCSB writes it: to `exportfile` when set, else to stdout.

@@ -12,13 +12,14 @@ use super::lab::{Deployment, Lab, Measured};
 use super::metrics::{self, MemberMetrics, ServerMetrics};
 use super::model::{
     CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION,
-    ExperimentConfig, SweepFile,
+    ExperimentConfig, NotRun, SweepFile,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
 use super::scenario::{self, PropertyMap, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
+use crate::measure::validity::Verdict;
 use crate::report;
 use crate::runner::Phase;
 use crate::workload::prop;
@@ -46,6 +47,8 @@ pub(crate) struct ResumeFlags {
     pub base_port: Option<u16>,
     /// `-p KEY=VALUE`, applied to every scenario's resolved properties.
     pub overrides: Vec<String>,
+    /// `--remeasure-invalid`: invalid cells are measured again, the earlier attempt kept.
+    pub remeasure_invalid: bool,
 }
 
 /// An experiment ready to measure: its run directory and its record, new or read back.
@@ -57,6 +60,8 @@ pub(crate) struct Prepared {
     pub config: ExperimentConfig,
     /// Read back by `--resume` rather than created.
     pub resumed: bool,
+    /// `--resume --remeasure-invalid`.
+    pub remeasure_invalid: bool,
 }
 
 impl Prepared {
@@ -134,6 +139,7 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
         standin: false,
         degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
         client_ceiling: at.client_ceiling,
+        sessions: Vec::new(),
     };
     let dir = ExperimentDir::create(&at.results_root, &config.command.name).with_context(|| {
         format!(
@@ -146,6 +152,7 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
         dir,
         config,
         resumed: false,
+        remeasure_invalid: false,
     })
 }
 
@@ -183,6 +190,7 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
         dir,
         config,
         resumed: true,
+        remeasure_invalid: again.remeasure_invalid,
     })
 }
 
@@ -195,6 +203,8 @@ pub(crate) struct MatrixOutcome {
     pub skipped: Vec<CellId>,
     /// Failures (topology or cell, and why); the experiment can be resumed.
     pub failures: Vec<String>,
+    /// Cells not run because their topology had a dead member.
+    pub not_run: Vec<NotRun>,
     /// Ctrl-C stopped the experiment.
     pub interrupted: bool,
     /// `--sweep --vary`: each topology's seed-2 table, as stored.
@@ -267,6 +277,19 @@ pub(crate) async fn run_matrix<L: Lab>(
                 &mut outcome,
             )
             .await;
+            let result = match result {
+                Ok(Some(dead)) => {
+                    let skipped = skip_the_rest(dir, config.session(), &ids, &dead)?;
+                    progress.line(&format!(
+                        "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
+                        skipped.len(),
+                        dead.reason
+                    ));
+                    outcome.not_run.extend(skipped);
+                    Ok(())
+                }
+                other => other.map(|_| ()),
+            };
             let bar = progress.phase(&format!("{label}: teardown"), None);
             let down = lab.down(handle).await;
             bar.finish(if down.is_ok() { "down" } else { "failed" });
@@ -287,6 +310,49 @@ pub(crate) async fn run_matrix<L: Lab>(
     Ok(outcome)
 }
 
+/// A member found dead in a topology's cell or sweep point: the rest of the topology is not run.
+#[derive(Debug, Clone)]
+pub(crate) struct Dead {
+    /// `not run: sh0 (localhost:41110) dead since S3 at 3.0 s`.
+    pub reason: String,
+}
+
+impl Dead {
+    /// The dead member of a result, if its run ended because of one; `during` names the cell or
+    /// point (`S3`, `8 threads`).
+    pub(crate) fn of(doc: &crate::measure::ResultDocument, during: &str) -> Option<Dead> {
+        let d = doc.timeline.dead_member.as_ref()?;
+        Some(Dead {
+            reason: format!(
+                "not run: {} dead since {during} at {}",
+                d.subject,
+                crate::measure::timeline::seconds(d.from_s)
+            ),
+        })
+    }
+}
+
+/// Records every cell of `ids` that is not finished as not run for `dead`'s reason.
+fn skip_the_rest(
+    dir: &ExperimentDir,
+    session: u32,
+    ids: &[CellId],
+    dead: &Dead,
+) -> anyhow::Result<Vec<NotRun>> {
+    let rest: Vec<NotRun> = ids
+        .iter()
+        .filter(|id| !dir.is_finished(id))
+        .map(|id| NotRun {
+            cell: id.clone(),
+            reason: dead.reason.clone(),
+            session,
+        })
+        .collect();
+    dir.record_not_run(&rest)?;
+    Ok(rest)
+}
+
+/// Measures a topology's cells in order; a member found dead ends them (`Some(Dead)`).
 #[allow(clippy::too_many_arguments)]
 async fn run_topology<L: Lab>(
     lab: &mut L,
@@ -298,7 +364,7 @@ async fn run_topology<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<Dead>> {
     let topology = report::topology_label(&deployment.topology, None);
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
@@ -307,7 +373,7 @@ async fn run_topology<L: Lab>(
     let mut inserted: u64 = 0;
     for id in ids {
         if cancel.is_cancelled() {
-            return Ok(());
+            return Ok(None);
         }
         let is_load = id.scenario == load_scenario;
         let finished = dir.is_finished(id);
@@ -366,7 +432,7 @@ async fn run_topology<L: Lab>(
         if cancel.is_cancelled() {
             // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
             bar.finish("interrupted, not recorded");
-            return Ok(());
+            return Ok(None);
         }
         let measured = match measured {
             Ok(m) => m,
@@ -375,7 +441,11 @@ async fn run_topology<L: Lab>(
                 return Err(e.context(format!("{} {}", id.scenario, phase_name(phase))));
             }
         };
-        bar.finish(&format!("{:.0} ops/s", measured.summary.throughput));
+        let dead = Dead::of(&measured.document, &id.scenario);
+        bar.finish(&match &dead {
+            Some(_) => "ended early: a member is dead".to_string(),
+            None => format!("{:.0} ops/s", measured.summary.throughput),
+        });
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }
@@ -395,12 +465,17 @@ async fn run_topology<L: Lab>(
             write_cell(dir, config, id, &props, measured, server, deployment)?;
             outcome.measured.push(id.clone());
         }
+        if dead.is_some() {
+            return Ok(dead);
+        }
         if is_load && !config.command.sweep_threads.is_empty() {
-            threads_override =
-                sweep_on_topology(lab, dir, config, deployment, cancel, progress).await?;
+            match sweep_on_topology(lab, dir, config, deployment, cancel, progress).await? {
+                Ok(knee) => threads_override = knee,
+                Err(dead) => return Ok(Some(dead)),
+            }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// How often servers are sampled during a cell: `status.interval` (YCSB's, default 10 s), but
@@ -507,8 +582,10 @@ fn write_cell(
         warnings: Vec::new(),
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
+        session: config.session(),
     };
     dir.write_cell(&cell)?;
+    dir.clear_not_run(id)?;
     if config_changed {
         dir.write_config(config)?;
     }
@@ -526,14 +603,14 @@ async fn sweep_on_topology<L: Lab>(
     deployment: &Deployment,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Option<u32>> {
+) -> anyhow::Result<Result<Option<u32>, Dead>> {
     let cmd = &config.command;
     let topology = &deployment.topology;
     let Some(run_scenario) = cmd.scenarios.get(1) else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let Some(base) = config.properties.get(run_scenario) else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let (variants, repeat) = match &cmd.vary {
         Some(vary) => (sweep::variants(base, Some(vary), cmd.repeat)?, cmd.repeat),
@@ -552,10 +629,15 @@ async fn sweep_on_topology<L: Lab>(
         keep_partial: false,
     };
     let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
-    if cancel.is_cancelled() {
-        return Ok(None);
+    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead()) {
+        return Ok(Err(Dead {
+            reason: reason.to_string(),
+        }));
     }
-    Ok(measured.first().and_then(|(_, s)| s.knee_threads))
+    if cancel.is_cancelled() {
+        return Ok(Ok(None));
+    }
+    Ok(Ok(measured.first().and_then(|(_, s)| s.knee_threads)))
 }
 
 /// The seed-2 outcome of every topology of a `compare --sweep --vary`, from its stored curves
@@ -595,24 +677,45 @@ pub(crate) fn vary_stem(topology: &str) -> String {
     )
 }
 
-/// Every stored cell whose verdict is not `valid`, with one line saying why (for the last line
-/// on stderr and exit status 3).
-pub(crate) fn cells_not_valid(dir: &ExperimentDir) -> anyhow::Result<Vec<String>> {
-    Ok(dir
-        .cells()?
-        .into_iter()
-        .filter(|c| !c.summary.validity.is_valid())
-        .map(|c| {
-            format!(
-                "{} {} #{} is {}: {}",
-                c.cell.topology,
-                c.cell.scenario,
-                c.cell.repeat,
-                c.summary.validity.verdict,
-                c.summary.validity.summary()
-            )
-        })
-        .collect())
+/// Every stored cell that is not `valid` and every cell not run, one line each saying why (for
+/// the last line on stderr and the exit status: `error::verdicts_exit`).
+#[derive(Debug, Default)]
+pub(crate) struct VerdictLines {
+    /// Invalid cells and cells not run (exit 3).
+    pub invalid: Vec<String>,
+    /// Degraded cells (a caveat: exit 0 unless `--strict`).
+    pub degraded: Vec<String>,
+}
+
+/// The [`VerdictLines`] of an experiment directory.
+pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
+    let mut lines = VerdictLines::default();
+    for c in dir.cells()? {
+        let v = &c.summary.validity;
+        let line = format!(
+            "{} {} #{} is {}: {}",
+            report::topology_label(&c.cell.topology, None),
+            c.cell.scenario,
+            c.cell.repeat,
+            v.verdict,
+            v.summary()
+        );
+        match v.verdict {
+            Verdict::Valid => {}
+            Verdict::Degraded => lines.degraded.push(line),
+            Verdict::Invalid => lines.invalid.push(line),
+        }
+    }
+    for n in dir.not_run() {
+        lines.invalid.push(format!(
+            "{} {} #{} {}",
+            report::topology_label(&n.cell.topology, None),
+            n.cell.scenario,
+            n.cell.repeat,
+            n.reason
+        ));
+    }
+    Ok(lines)
 }
 
 /// Reports show topologies by name (`report::topology_label`), so two topologies with one name
@@ -676,6 +779,26 @@ pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
     Ok(table)
 }
 
+/// `--remeasure-invalid`: every invalid cell's file moves to `earlier/` beside it, so the cell is
+/// measured again while the earlier attempt is kept.
+fn set_aside_invalid(dir: &ExperimentDir, progress: &Progress) -> anyhow::Result<()> {
+    let invalid: Vec<CellFile> = dir
+        .cells()?
+        .into_iter()
+        .filter(|c| c.summary.validity.verdict == Verdict::Invalid)
+        .collect();
+    for cell in &invalid {
+        dir.set_aside(cell)?;
+    }
+    if !invalid.is_empty() {
+        progress.line(&format!(
+            "microshard: measuring {} invalid cell(s) again; the earlier attempts are kept under cells/<topology>/earlier/",
+            invalid.len()
+        ));
+    }
+    Ok(())
+}
+
 /// The whole `compare` on a prepared experiment ([`create`] or [`resume`]): measure every
 /// unfinished cell, write reports.
 pub(crate) async fn compare_with<L: Lab>(
@@ -688,16 +811,25 @@ pub(crate) async fn compare_with<L: Lab>(
         dir,
         mut config,
         resumed,
+        remeasure_invalid,
     } = prepared;
+    // Older records list no session: their cells were all measured in the first.
+    if resumed && config.sessions.is_empty() {
+        config.begin_session(false, false);
+    }
+    let session = config.begin_session(resumed, remeasure_invalid);
+    // The flags given again are part of the record from now on, and so is this session.
+    dir.write_config(&config)?;
     if resumed {
-        // The flags given again are part of the record from now on.
-        dir.write_config(&config)?;
         progress.line(&format!(
-            "microshard: resuming {} (its stored configuration wins over other flags)",
+            "microshard: resuming {} as session {session} (its stored configuration wins over other flags)",
             dir.path().display()
         ));
     } else {
         progress.line(&format!("microshard: results in {}", dir.path().display()));
+    }
+    if remeasure_invalid {
+        set_aside_invalid(&dir, progress)?;
     }
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;

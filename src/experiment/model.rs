@@ -175,6 +175,55 @@ pub struct ExperimentConfig {
     /// The client's own ceiling (ops/s) from the last `calibrate` on this machine, if any.
     #[serde(default)]
     pub client_ceiling: Option<f64>,
+    /// Every invocation that measured into this directory: the first, then each `--resume`.
+    #[serde(default)]
+    pub sessions: Vec<Session>,
+}
+
+/// One invocation that measured into an experiment directory (`docs/result-schema.md`,
+/// "Cells not run").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Session {
+    /// 1 for the first invocation, one more per resume.
+    pub number: u32,
+    /// When it started (RFC 3339, UTC).
+    pub started: String,
+    /// `--resume`.
+    pub resumed: bool,
+    /// `--resume --remeasure-invalid`.
+    #[serde(default)]
+    pub remeasure_invalid: bool,
+}
+
+impl ExperimentConfig {
+    /// The session measuring now (1 before any was recorded).
+    pub(crate) fn session(&self) -> u32 {
+        self.sessions.last().map_or(1, |s| s.number)
+    }
+
+    /// Records a new session (the first, or a resume) and returns its number.
+    pub(crate) fn begin_session(&mut self, resumed: bool, remeasure_invalid: bool) -> u32 {
+        let number = self.sessions.last().map_or(1, |s| s.number + 1);
+        self.sessions.push(Session {
+            number,
+            started: chrono::Utc::now().to_rfc3339(),
+            resumed,
+            remeasure_invalid,
+        });
+        number
+    }
+}
+
+/// A cell that was not measured because its topology had a dead member (`not-run.json`); the
+/// next `--resume` measures it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NotRun {
+    /// Which cell.
+    pub cell: CellId,
+    /// Why, in one sentence (`not run: sh0 (localhost:41110) dead since S3 at 3.0 s`).
+    pub reason: String,
+    /// The session that skipped it.
+    pub session: u32,
 }
 
 /// Runs written before the backend was typed stored it as typed on the command line
@@ -300,6 +349,13 @@ pub struct CellFile {
     /// `buildInfo.version` per member, as the topology reported them at bring-up.
     #[serde(default)]
     pub server_versions: BTreeMap<String, String>,
+    /// The session that measured it (1 = the first invocation; see [`Session`]).
+    #[serde(default = "first_session")]
+    pub session: u32,
+}
+
+fn first_session() -> u32 {
+    1
 }
 
 /// One point of a thread sweep.
@@ -326,4 +382,27 @@ pub struct SweepFile {
     pub tolerance: f64,
     /// Measured against the stand-in.
     pub standin: bool,
+    /// Thread counts not measured because a member was dead, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<NotRunPoint>,
+    /// Set when a member died during this curve (or an earlier one): why the rest of its
+    /// topology is not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead: Option<String>,
+}
+
+/// A sweep point that was not measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NotRunPoint {
+    /// Client threads.
+    pub threads: u32,
+    /// Why (`not run: sh0 (localhost:41110) dead since 8 threads at 2.0 s`).
+    pub reason: String,
+}
+
+impl SweepFile {
+    /// Why the rest of this curve's topology was not measured, when a member died during it.
+    pub(crate) fn dead(&self) -> Option<&str> {
+        self.dead.as_deref()
+    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::model::{CellFile, CellId, ExperimentConfig, SweepFile};
+use super::model::{CellFile, CellId, ExperimentConfig, NotRun, SweepFile};
 
 /// File name of the experiment's configuration inside its directory.
 pub(crate) const CONFIG_FILE: &str = "experiment.json";
@@ -16,6 +16,10 @@ pub(crate) const CONFIG_FILE: &str = "experiment.json";
 pub(crate) const CELLS_DIR: &str = "cells";
 /// Sub-directory holding thread sweeps.
 pub(crate) const SWEEPS_DIR: &str = "sweeps";
+/// The cells not run because their topology had a dead member (`docs/result-schema.md`).
+pub(crate) const NOT_RUN_FILE: &str = "not-run.json";
+/// Beside a topology's cells: earlier attempts set aside by `--resume --remeasure-invalid`.
+pub(crate) const EARLIER_DIR: &str = "earlier";
 
 /// Failures reading or writing a results directory.
 #[derive(Debug, Error)]
@@ -229,6 +233,47 @@ impl ExperimentDir {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// The cells recorded as not run, in the order recorded (none when the file is absent).
+    pub(crate) fn not_run(&self) -> Vec<NotRun> {
+        read_json(&self.path.join(NOT_RUN_FILE)).unwrap_or_default()
+    }
+
+    /// Records cells as not run (replacing an earlier record of the same cell).
+    pub(crate) fn record_not_run(&self, cells: &[NotRun]) -> Result<(), ResultsError> {
+        let mut all: Vec<NotRun> = self
+            .not_run()
+            .into_iter()
+            .filter(|n| !cells.iter().any(|c| c.cell == n.cell))
+            .collect();
+        all.extend(cells.iter().cloned());
+        write_json_atomic(&self.path.join(NOT_RUN_FILE), &all)
+    }
+
+    /// Forgets a cell's not-run record once it has been measured.
+    pub(crate) fn clear_not_run(&self, id: &CellId) -> Result<(), ResultsError> {
+        let all = self.not_run();
+        if !all.iter().any(|n| n.cell == *id) {
+            return Ok(());
+        }
+        let rest: Vec<NotRun> = all.into_iter().filter(|n| n.cell != *id).collect();
+        write_json_atomic(&self.path.join(NOT_RUN_FILE), &rest)
+    }
+
+    /// Moves a cell's file into `earlier/` beside it (named after the session that measured it),
+    /// so the cell is measured again while the earlier attempt is kept.
+    pub(crate) fn set_aside(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
+        let path = self.cell_path(&cell.cell);
+        let earlier = path
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join(EARLIER_DIR);
+        fs::create_dir_all(&earlier).map_err(io_err(&earlier))?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("cell");
+        let to = earlier.join(format!("{stem}.session{}.json", cell.session));
+        fs::rename(&path, &to).map_err(io_err(&path))?;
+        Ok(to)
     }
 
     /// Writes any text file (a report, a chart) atomically inside the directory.

@@ -13,8 +13,8 @@ use super::knee;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
 use super::model::{
-    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig, SweepFile,
-    SweepPoint,
+    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig, NotRunPoint,
+    SweepFile, SweepPoint,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -246,6 +246,7 @@ pub(crate) async fn sweep_with<L: Lab>(
         standin: false,
         degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
         client_ceiling: None,
+        sessions: Vec::new(),
     };
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
@@ -445,9 +446,48 @@ pub(crate) async fn measure_curves<L: Lab>(
             break;
         }
         dir.write_sweep(&file, &sweep)?;
+        let dead = sweep.dead.clone();
         curves.push((variant.clone(), sweep));
+        if let Some(reason) = dead {
+            not_run_curves(dir, c, curves.len(), &reason, &mut curves)?;
+            break;
+        }
     }
     Ok(curves)
+}
+
+/// Records every curve after the `done` first as not run (a member died), each as a stored
+/// curve with no points, so reports show it and a resume measures it.
+fn not_run_curves(
+    dir: &ExperimentDir,
+    c: &Curves<'_>,
+    done: usize,
+    reason: &str,
+    curves: &mut Vec<(Variant, SweepFile)>,
+) -> anyhow::Result<()> {
+    for (variant, _) in c.variants.iter().skip(done) {
+        let name = variant_label(c.file_base, c.vary, variant, c.repeat);
+        let sweep = SweepFile {
+            label: crate::redact::redact_text(&variant_label(c.label, c.vary, variant, c.repeat)),
+            points: Vec::new(),
+            max_threads: None,
+            knee_threads: None,
+            tolerance: knee::DEFAULT_TOLERANCE,
+            standin: false,
+            not_run: c
+                .threads
+                .iter()
+                .map(|&threads| NotRunPoint {
+                    threads,
+                    reason: reason.to_string(),
+                })
+                .collect(),
+            dead: Some(reason.to_string()),
+        };
+        dir.write_sweep(&(c.file_label)(&name), &sweep)?;
+        curves.push((variant.clone(), sweep));
+    }
+    Ok(())
 }
 
 /// Reads back the curves [`measure_curves`] stored for `variants` (those that exist).
@@ -515,9 +555,18 @@ pub(crate) async fn sweep_points<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<SweepFile> {
     let mut points = Vec::new();
+    let mut not_run = Vec::new();
+    let mut dead: Option<String> = None;
     for &n in threads {
         if cancel.is_cancelled() {
             break;
+        }
+        if let Some(reason) = &dead {
+            not_run.push(NotRunPoint {
+                threads: n,
+                reason: reason.clone(),
+            });
+            continue;
         }
         let mut props = base.clone();
         props.insert(prop::THREADCOUNT.name.into(), n.to_string());
@@ -536,12 +585,18 @@ pub(crate) async fn sweep_points<L: Lab>(
             break;
         }
         let mut m = measured.with_context(|| format!("sweep at {n} threads"))?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        let died = super::compare::Dead::of(&m.document, &format!("{n} threads"));
+        bar.finish(&match &died {
+            Some(_) => "ended early: a member is dead".to_string(),
+            None => format!("{:.0} ops/s", m.summary.throughput),
+        });
         m.summary.threads = n;
         points.push(SweepPoint {
             threads: n,
             summary: m.summary,
         });
+        // The dead point itself is kept (invalid); the points after it are not run.
+        dead = died.map(|d| d.reason);
     }
     let k = knee::find(
         &points
@@ -557,6 +612,8 @@ pub(crate) async fn sweep_points<L: Lab>(
         max_threads: k.map(|k| k.max_threads),
         knee_threads: k.map(|k| k.knee_threads),
         tolerance: knee::DEFAULT_TOLERANCE,
+        not_run,
+        dead,
     })
 }
 

@@ -592,7 +592,9 @@ fn verdict_word(v: Verdict) -> &'static str {
 fn row_notes(rows: &[&Row]) -> Vec<String> {
     let mut notes = Vec::new();
     for r in rows {
-        if r.repeats == 0 {
+        if let (0, Some(why)) = (r.repeats, &r.not_run) {
+            notes.push(format!("{} on {}: {why}.", r.scenario, r.topology));
+        } else if r.repeats == 0 {
             notes.push(format!("{} on {}: not measured.", r.scenario, r.topology));
         } else if !r.validity.is_valid() {
             let why = r.validity.summary();
@@ -1460,6 +1462,8 @@ mod tests {
             knee_threads: None,
             tolerance: 0.05,
             standin: false,
+            not_run: Vec::new(),
+            dead: None,
         };
         let facts = TopologyFacts {
             name: "single".into(),
@@ -1493,6 +1497,8 @@ mod tests {
             knee_threads: Some(4),
             tolerance: 0.05,
             standin: false,
+            not_run: Vec::new(),
+            dead: None,
         };
         let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");

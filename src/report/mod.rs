@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::experiment::model::{CellFile, ExperimentConfig, Latency};
+use crate::experiment::model::{CellFile, ExperimentConfig, Latency, NotRun};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 use crate::measure::validity::{Validity, Verdict};
 
@@ -93,6 +93,9 @@ pub struct Row {
     pub client_bound: bool,
     /// Measured against the stand-in.
     pub standin: bool,
+    /// Why a repetition of this cell was not run (a dead member of its topology), if one was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// A whole comparison report.
@@ -144,11 +147,34 @@ impl Report {
     }
 }
 
-/// Builds the report of an experiment directory.
+/// Builds the report of an experiment directory: its cells, and the cells it did not run.
 pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    Ok(build_from(&config, &cells))
+    Ok(with_not_run(build_from(&config, &cells), &dir.not_run()))
+}
+
+/// Marks the rows of cells that were not run (a dead member; `docs/result-schema.md`, "Cells
+/// not run") and says why in the validity notes.
+pub(crate) fn with_not_run(mut report: Report, not_run: &[NotRun]) -> Report {
+    for n in not_run {
+        let topology = topology_label(&n.cell.topology, None);
+        let note = format!(
+            "{}/{topology} #{} {}",
+            n.cell.scenario, n.cell.repeat, n.reason
+        );
+        if let Some(row) = report
+            .rows
+            .iter_mut()
+            .find(|r| r.scenario == n.cell.scenario && r.topology == topology)
+        {
+            row.not_run = Some(n.reason.clone());
+        }
+        if !report.validity_notes.contains(&note) {
+            report.validity_notes.push(note);
+        }
+    }
+    report
 }
 
 /// Builds the report from a configuration and its cells (pure; used by tests and `diff`).
@@ -290,6 +316,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 cpu_us_per_op,
                 client_bound,
                 standin,
+                not_run: None,
             });
         }
     }
@@ -558,8 +585,14 @@ fn row_cells(row: &Row) -> Vec<String> {
     if row.repeats == 0 {
         let mut cells = vec![row.scenario.clone(), row.topology.clone()];
         cells.push(dash());
-        cells.push("not measured".into());
+        cells.push(match row.not_run {
+            Some(_) => "not run".into(),
+            None => "not measured".into(),
+        });
         cells.resize(17, dash());
+        if row.not_run.is_some() {
+            cells[12] = "NOT RUN".into();
+        }
         return cells;
     }
     let lat = row.latency.clone().unwrap_or_default();
@@ -631,7 +664,7 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
 pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let report = build_from(&config, &cells);
+    let report = with_not_run(build_from(&config, &cells), &dir.not_run());
     Ok(match format {
         Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps())),
         Format::Html => html::page(&html::Page {
@@ -723,7 +756,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
-    let rep = build_from(&config, &cells);
+    let rep = with_not_run(build_from(&config, &cells), &dir.not_run());
     if rep.rows.iter().any(|r| r.repeats > 0) {
         write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
         write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
@@ -894,7 +927,10 @@ fn render_csv(report: &Report) -> String {
             opt(lat.as_ref().map(|l| l.p99)),
             opt(lat.as_ref().map(|l| l.p999)),
             row.errors.to_string(),
-            row.validity.verdict.to_string(),
+            match (&row.not_run, row.repeats) {
+                (Some(_), 0) => "not run".to_string(),
+                _ => row.validity.verdict.to_string(),
+            },
             opt(row.spread.map(|s| s.0)),
             opt(row.spread.map(|s| s.1)),
             opt(row.stddev),
@@ -970,6 +1006,7 @@ pub(crate) mod tests {
             standin,
             degraded_error_fraction: 0.01,
             client_ceiling: None,
+            sessions: Vec::new(),
         }
     }
 
@@ -1011,6 +1048,7 @@ pub(crate) mod tests {
             warnings: vec![],
             topology: None,
             server_versions: Default::default(),
+            session: 1,
         }
     }
 
