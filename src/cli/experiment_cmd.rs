@@ -388,7 +388,13 @@ fn finish_matrix(
             dir.path().display()
         );
     }
-    let verdicts = compare::verdict_lines(dir)?;
+    let mut verdicts = compare::verdict_lines(dir)?;
+    if !outcome.not_run.is_empty() {
+        verdicts.invalid.push(format!(
+            "measure the cells not run with `microshard compare --resume {}`",
+            dir.path().display()
+        ));
+    }
     printed?;
     crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }

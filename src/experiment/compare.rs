@@ -868,6 +868,8 @@ mod tests {
         ups: usize,
         downs: usize,
         fail_on: Option<(String, String)>,
+        /// `(topology, scenario)` whose run ends with a dead member (once).
+        dead_on: Option<(String, String)>,
         recordcounts: Vec<u64>,
         cancel_after_runs: Option<(usize, CancellationToken)>,
     }
@@ -915,7 +917,7 @@ mod tests {
             {
                 token.cancel();
             }
-            if self.fail_on == Some((d.topology.clone(), scenario)) {
+            if self.fail_on == Some((d.topology.clone(), scenario.clone())) {
                 anyhow::bail!("server went away");
             }
             let threads: f64 = props
@@ -924,6 +926,19 @@ mod tests {
                 .unwrap_or(1.0);
             let cap = self.capacity.get(&d.topology).copied().unwrap_or(1000.0);
             let tp = cap.min(threads * 100.0);
+            let mut document = five_inserts();
+            let mut validity = crate::measure::validity::Validity::valid();
+            if self.dead_on.as_ref() == Some(&(d.topology.clone(), scenario)) {
+                self.dead_on = None;
+                let dead = crate::measure::timeline::Outage {
+                    subject: "sh0 (localhost:41110)".into(),
+                    from_s: 3.0,
+                    duration_s: 10.0,
+                    ongoing: true,
+                };
+                validity.invalid("sh0 (localhost:41110) stopped answering at 3.0 s");
+                document.timeline.dead_member = Some(dead);
+            }
             Ok(Measured {
                 summary: CellSummary {
                     phase: format!("{phase:?}"),
@@ -933,9 +948,10 @@ mod tests {
                     main_op: "READ".into(),
                     latency: Latency::default(),
                     standin: true,
+                    validity,
                     ..Default::default()
                 },
-                document: five_inserts(),
+                document,
             })
         }
 
@@ -1001,6 +1017,65 @@ mod tests {
             .collect(),
             ..Default::default()
         }
+    }
+
+    #[tokio::test]
+    async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing()
+    -> anyhow::Result<()> {
+        let Some((_tmp, mut cmd, at)) = setup() else {
+            return Ok(());
+        };
+        cmd.topologies = vec!["microshard-2".into(), "single".into()];
+        cmd.baseline = "single".into();
+        let mut lab = new_lab();
+        lab.dead_on = Some(("microshard-2".into(), "S2".into()));
+        let cancel = CancellationToken::new();
+        let (dir, outcome) =
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+        // S3 of the dead topology is not run; the next topology is measured whole.
+        let ran: Vec<(String, String)> = lab
+            .runs
+            .iter()
+            .map(|(t, s, _)| (t.clone(), s.clone()))
+            .collect();
+        assert!(!ran.contains(&("microshard-2".into(), "S3".into())), "{ran:?}");
+        assert_eq!(ran.iter().filter(|(t, _)| t == "single").count(), 3);
+        assert_eq!(outcome.not_run.len(), 1);
+        assert_eq!(
+            outcome.not_run[0].reason,
+            "not run: sh0 (localhost:41110) dead since S2 at 3.0 s"
+        );
+        let lines = verdict_lines(&dir)?;
+        assert_eq!(lines.invalid.len(), 2, "{lines:?}");
+        let table = report::table(&dir, report::Format::Table)?;
+        assert!(table.contains("not run"), "{table}");
+        assert!(table.contains("dead since S2"), "{table}");
+        let csv = report::table(&dir, report::Format::Csv)?;
+        assert!(csv.contains("not run"), "{csv}");
+
+        // Resume: the cell not run is measured; with --remeasure-invalid the invalid S2 too,
+        // its first attempt kept under earlier/.
+        let again = ResumeFlags {
+            remeasure_invalid: true,
+            ..Default::default()
+        };
+        let mut lab = new_lab();
+        let (dir, outcome) = compare_with(
+            &mut lab,
+            resume(dir.path(), &again)?,
+            &cancel,
+            &Progress::auto(true),
+        )
+        .await?;
+        assert_eq!(outcome.measured.len(), 2, "{:?}", outcome.measured);
+        assert!(dir.not_run().is_empty());
+        let lines = verdict_lines(&dir)?;
+        assert!(lines.invalid.is_empty(), "{lines:?}");
+        let earlier = dir.path().join("cells/microshard-2/earlier/S2-r1.session1.json");
+        assert!(earlier.is_file(), "the first attempt is kept");
+        let sessions: Vec<u32> = dir.cells()?.iter().map(|c| c.session).collect();
+        assert!(sessions.contains(&1) && sessions.contains(&2), "{sessions:?}");
+        Ok(())
     }
 
     #[tokio::test]

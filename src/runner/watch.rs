@@ -350,6 +350,11 @@ impl WatchState {
                 self.declare_dead(setup, t, s.from, now);
             }
         }
+        // Stopped (its bound, Ctrl-C) while a member is silent: the clients waiting on it will
+        // not be answered, so they get the short grace.
+        if setup.stop.is_cancelled() && self.announced.iter().any(|&a| a) {
+            setup.abandon.cancel();
+        }
     }
 
     fn declare_dead(&mut self, setup: &WatchSetup, t: &ProbeTarget, from: Instant, now: Instant) {
