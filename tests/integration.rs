@@ -23,6 +23,7 @@ mod report_html;
 mod backend_down_all;
 mod reliability_bad_input;
 mod reliability_faults;
+mod reliability_network;
 mod reliability_secrets;
 mod reliability_signals;
 mod reliability_verdict;

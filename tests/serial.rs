@@ -11,6 +11,9 @@ mod reliability_docker_signals;
 mod topology_process;
 mod topology_replsets;
 
+// Faults whose bounds are measured in seconds: fail fast on a dead member, stalls.
+mod reliability_failfast;
+
 // Scaling under the stand-in's capacity model.
 mod experiment_compare;
 mod experiment_sweep;

@@ -253,6 +253,11 @@ pub struct StandinProcess {
 impl StandinProcess {
     /// Starts it and waits until it listens.
     pub fn start(dbpath: &Path) -> StandinProcess {
+        StandinProcess::start_with(dbpath, &[])
+    }
+
+    /// [`StandinProcess::start`] with extra stand-in flags (`--stall 1500/5000`).
+    pub fn start_with(dbpath: &Path, extra: &[&str]) -> StandinProcess {
         let port = free_base_port(1);
         std::fs::create_dir_all(dbpath).expect("dbpath");
         let child = Command::new(bin())
@@ -260,6 +265,7 @@ impl StandinProcess {
             .arg(port.to_string())
             .arg("--dbpath")
             .arg(dbpath)
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -275,6 +281,11 @@ impl StandinProcess {
     /// `mongodb://127.0.0.1:PORT/ycsb?w=1`.
     pub fn uri(&self) -> String {
         format!("mongodb://127.0.0.1:{}/ycsb?w=1", self.port)
+    }
+
+    /// Its process id (to freeze it with SIGSTOP).
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
     }
 }
 
@@ -463,4 +474,105 @@ pub fn assert_nothing_left(state_dir: &Path) {
         })
         .unwrap_or_default();
     assert!(left.is_empty(), "state files left behind: {left:?}");
+}
+
+// ----- a TCP proxy that can cut the network between a client and a server -------------------------
+
+/// A loopback TCP proxy in front of one server, able to hold every byte (a partition: no reset,
+/// nothing delivered) and to reset every connection at once (`docs/reliability.md`).
+pub struct FaultProxy {
+    /// The port clients connect to.
+    pub port: u16,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    streams: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+const PASS: u8 = 0;
+const HOLD: u8 = 1;
+
+impl FaultProxy {
+    /// Starts forwarding `127.0.0.1:<port>` to `upstream` (`127.0.0.1:27017`).
+    pub fn start(upstream: &str) -> FaultProxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        let port = listener.local_addr().expect("addr").port();
+        let mode = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(PASS));
+        let streams: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>> =
+            Default::default();
+        let (m, st, up) = (mode.clone(), streams.clone(), upstream.to_string());
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                let Ok(server) = std::net::TcpStream::connect(&up) else {
+                    continue;
+                };
+                if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
+                    st.lock().expect("streams").extend([c, s]);
+                }
+                let (c2, s2) = match (client.try_clone(), server.try_clone()) {
+                    (Ok(c), Ok(s)) => (c, s),
+                    _ => continue,
+                };
+                pump(client, s2, m.clone());
+                pump(server, c2, m.clone());
+            }
+        });
+        FaultProxy {
+            port,
+            mode,
+            streams,
+        }
+    }
+
+    /// Holds every byte from now on (a partition), or lets them through again.
+    pub fn hold(&self, held: bool) {
+        let mode = if held { HOLD } else { PASS };
+        self.mode.store(mode, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Resets every connection open now (RST, as a dropped NAT entry or a restarted router does).
+    pub fn reset_all(&self) {
+        use std::os::fd::AsRawFd;
+        let mut streams = self.streams.lock().expect("streams");
+        for s in streams.drain(..) {
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: setsockopt on a socket this proxy owns, with a correctly sized struct.
+            unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&linger as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                );
+            }
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Copies `from` → `to` on a thread, holding what it read while the proxy holds.
+fn pump(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+) {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            while mode.load(std::sync::atomic::Ordering::SeqCst) == HOLD {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    });
 }

@@ -12,10 +12,10 @@ use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
 use crate::experiment::dry_run;
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::model::CompareCommand;
-use crate::measure::validity::Verdict;
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
+use crate::measure::validity::Verdict;
 use crate::output;
 use crate::report::{self, Format};
 
@@ -651,7 +651,10 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             }
         }
         for n in &c.not_run {
-            invalid.push(format!("{} at {} threads: {}", c.label, n.threads, n.reason));
+            invalid.push(format!(
+                "{} at {} threads: {}",
+                c.label, n.threads, n.reason
+            ));
         }
     }
     crate::error::verdicts_exit(invalid, degraded, args.strict)

@@ -1,7 +1,8 @@
 //! Liveness probes: every member of the topology (each shard member, config server, mongos, the
-//! single mongod) gets a `ping` on a connection of its own about once a second while a run goes
-//! on, with a short time-out. A member that stops answering is what turns a normal-looking figure
-//! into an invalid one (`docs/reliability.md`, "Results that went wrong say so").
+//! single mongod) gets a `ping` on a connection of its own four times a second while a run goes
+//! on, one outstanding at a time, waited for until it would count as dead. A member that stops
+//! answering is what turns a normal-looking figure into an invalid one (`docs/reliability.md`,
+//! "Results that went wrong say so").
 //!
 //! The probes run on a thread and runtime of their own, so a client saturating the benchmark
 //! runtime cannot delay them into false alarms.
@@ -148,7 +149,13 @@ fn probe_thread(
             .enumerate()
             .map(|(i, t)| {
                 let pace = Pace { period, patience };
-                tokio::spawn(probe_member(i, t.address.clone(), pace, log.clone(), stop.clone()))
+                tokio::spawn(probe_member(
+                    i,
+                    t.address.clone(),
+                    pace,
+                    log.clone(),
+                    stop.clone(),
+                ))
             })
             .collect();
         for t in tasks {

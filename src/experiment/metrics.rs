@@ -356,7 +356,7 @@ impl Sampler {
             let mut last: Vec<Option<(std::time::Instant, u64)>> = vec![None; watched.len()];
             let started = std::time::Instant::now();
             let mut tick = tokio::time::interval(every);
-            loop {
+            'sampling: loop {
                 tokio::select! {
                     _ = token.cancelled() => break,
                     _ = tick.tick() => {}
@@ -364,13 +364,16 @@ impl Sampler {
                 let mut line = Vec::new();
                 for (i, client) in clients.iter().enumerate() {
                     let Some(client) = client else { continue };
-                    let reply = tokio::time::timeout(
+                    let admin = client.database("admin");
+                    let call = tokio::time::timeout(
                         std::time::Duration::from_secs(2),
-                        client
-                            .database("admin")
-                            .run_command(doc! { "serverStatus": 1 }),
-                    )
-                    .await;
+                        admin.run_command(doc! { "serverStatus": 1 }),
+                    );
+                    // A member that died holds its call: the stop does not wait for it.
+                    let reply = tokio::select! {
+                        r = call => r,
+                        _ = token.cancelled() => break 'sampling,
+                    };
                     let Ok(Ok(reply)) = reply else { continue };
                     let now = std::time::Instant::now();
                     let ops = StatusSnapshot::from_server_status(&reply).data_ops();

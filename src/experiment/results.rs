@@ -294,7 +294,6 @@ fn redact_property(key: &str, value: &str) -> String {
     }
 }
 
-/// Keeps file names to characters every file system accepts.
 /// The name of the link under the results root that points at the newest experiment directory,
 /// so a write-up's commands can say `results/latest` instead of a dated name.
 pub(crate) const LATEST_LINK: &str = "latest";
@@ -316,7 +315,8 @@ fn point_latest_at(root: &Path, dir: &Path) {
     }
 }
 
-fn sanitize(name: &str) -> String {
+/// Keeps a name to characters every file system accepts (cell and chart file names).
+pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {

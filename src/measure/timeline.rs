@@ -103,7 +103,6 @@ impl Timeline {
     }
 }
 
-
 /// How often, how long and in all how long the server stalled in one result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StallCount {

@@ -154,7 +154,7 @@ fn line_height(size: u32) -> i32 {
 }
 
 /// Breaks `text` into lines no wider than `max_px` (words longer than a line are cut).
-fn wrap(text: &str, max_px: i32, size: u32) -> Vec<String> {
+pub(crate) fn wrap(text: &str, max_px: i32, size: u32) -> Vec<String> {
     let mut lines = Vec::new();
     let mut current = String::new();
     for word in text.split_whitespace() {

@@ -22,6 +22,8 @@ pub(crate) struct Page<'a> {
     pub cells: &'a [CellFile],
     /// Thread sweeps, by label.
     pub sweeps: &'a [(String, SweepFile)],
+    /// Draw every cell's timeline, not only those of cells that are not valid.
+    pub all_timelines: bool,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -100,6 +102,7 @@ pub(crate) fn page(p: &Page) -> String {
     if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
         results_section(&mut out, r);
         validity_section(&mut out, r);
+        timelines_section(&mut out, p);
     }
     charts_section(&mut out, p);
     sweeps_section(&mut out, p);
@@ -206,6 +209,47 @@ fn figure(
             let _ = writeln!(out, "<p>{}</p>", esc(&e.to_string()));
         }
     }
+}
+
+/// Each cell's timeline beside its verdict: every cell that is not valid, or all of them.
+fn timelines_section(out: &mut String, p: &Page) {
+    let shown: Vec<&CellFile> = p
+        .cells
+        .iter()
+        .filter(|c| p.all_timelines || !c.summary.validity.is_valid())
+        .collect();
+    if shown.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
+    for cell in shown {
+        let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
+        let id = format!(
+            "timeline-{}-{}-{}",
+            crate::experiment::results::sanitize(&name),
+            crate::experiment::results::sanitize(&cell.cell.scenario),
+            cell.cell.repeat
+        );
+        let caption = format!(
+            "{} on {name}, repeat {}: {} (also {}.svg / .png in the run directory).",
+            cell.cell.scenario,
+            cell.cell.repeat,
+            cell.summary.validity.verdict,
+            cell_stem(cell)
+        );
+        figure(out, &id, super::timeline::timeline(cell, &name), &caption);
+    }
+}
+
+/// The timeline chart's file stem beside its cell, as `report::timeline_stem` writes it.
+fn cell_stem(cell: &CellFile) -> String {
+    let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
+    format!(
+        "cells/{}/{}-r{}.timeline",
+        crate::experiment::results::sanitize(&name),
+        crate::experiment::results::sanitize(&cell.cell.scenario),
+        cell.cell.repeat
+    )
 }
 
 fn charts_section(out: &mut String, p: &Page) {

@@ -9,6 +9,7 @@ pub(crate) mod diff;
 pub(crate) mod html;
 pub mod png;
 pub(crate) mod stats;
+pub(crate) mod timeline;
 
 use std::collections::BTreeMap;
 
@@ -655,6 +656,7 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
             config: None,
             cells: &[],
             sweeps: &[],
+            all_timelines: false,
         }),
     }
 }
@@ -672,6 +674,7 @@ pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, Resul
             config: Some(&config),
             cells: &cells,
             sweeps: &dir.sweeps(),
+            all_timelines: false,
         }),
         other => render(&report, other),
     })
@@ -750,6 +753,34 @@ fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), Results
     Ok(())
 }
 
+/// The file stem of a cell's timeline chart, relative to the run directory: beside its cell
+/// file (`cells/<topology>/<scenario>-r<N>.timeline`).
+pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
+    let path = dir.cell_path(&cell.cell).with_extension("timeline");
+    path.strip_prefix(dir.path())
+        .unwrap_or(&path)
+        .display()
+        .to_string()
+}
+
+/// Draws the timeline chart (SVG and PNG) of every cell that is not valid, or of every cell
+/// with `all` (`report --timelines`).
+pub(crate) fn write_timelines(
+    dir: &ExperimentDir,
+    cells: &[CellFile],
+    all: bool,
+) -> Result<(), WriteError> {
+    for cell in cells
+        .iter()
+        .filter(|c| all || !c.summary.validity.is_valid())
+    {
+        let shown = topology_label(&cell.cell.topology, cell.topology.as_ref());
+        let chart = timeline::timeline(cell, &shown)?;
+        write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
+    }
+    Ok(())
+}
+
 /// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
 /// PNG) and one chart per thread sweep; returns the terminal table.
 pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
@@ -757,6 +788,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
     let rep = with_not_run(build_from(&config, &cells), &dir.not_run());
+    write_timelines(dir, &cells, false)?;
     if rep.rows.iter().any(|r| r.repeats > 0) {
         write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
         write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
@@ -782,6 +814,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
             config: Some(&config),
             cells: &cells,
             sweeps: &sweeps,
+            all_timelines: false,
         }),
     )?;
     let table = render(&rep, Format::Table);

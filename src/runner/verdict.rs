@@ -57,7 +57,13 @@ pub(crate) fn thousands(n: u64) -> String {
 /// stall cannot be told from a dead server (invalid). A stall while a member was silent is that
 /// member's outage, already invalid.
 fn stall_findings(e: &Evidence, v: &mut Validity) {
-    let until_end = |s: &Outage| if s.ongoing { " (until the run ended)" } else { "" };
+    let until_end = |s: &Outage| {
+        if s.ongoing {
+            " (until the run ended)"
+        } else {
+            ""
+        }
+    };
     if e.timeline.probed.is_empty() {
         for s in &e.timeline.stalls {
             v.invalid(format!(

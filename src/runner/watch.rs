@@ -43,8 +43,9 @@ impl std::fmt::Debug for Notify {
 
 /// How often the watch looks at the counters and probes.
 const TICK: Duration = Duration::from_millis(250);
-/// Probe period.
-pub(crate) const PROBE_PERIOD: Duration = Duration::from_secs(1);
+/// Probe period: four pings a second, so a pause of `microshard.stallseconds` is seen whenever it
+/// falls between two pings (one ping a second would miss most of a 1.5 s freeze).
+pub(crate) const PROBE_PERIOD: Duration = Duration::from_millis(250);
 
 /// What the watch is given.
 pub(crate) struct WatchSetup {
@@ -191,7 +192,11 @@ fn second_of(
     }
 }
 
-async fn watch_loop(setup: WatchSetup, probes: Option<Probes>, done: CancellationToken) -> WatchLog {
+async fn watch_loop(
+    setup: WatchSetup,
+    probes: Option<Probes>,
+    done: CancellationToken,
+) -> WatchLog {
     let members = probes.as_ref().map_or(0, |(t, _)| t.len());
     let mut state = WatchState {
         log: WatchLog::default(),
@@ -245,8 +250,8 @@ struct WatchState {
 impl WatchState {
     /// Closes a second of the timeline when the clock has moved past it.
     fn count_seconds(&mut self, setup: &WatchSetup, now: Instant, finished: bool) {
-        let second = u32::try_from(now.saturating_duration_since(setup.start).as_secs())
-            .unwrap_or(u32::MAX);
+        let second =
+            u32::try_from(now.saturating_duration_since(setup.start).as_secs()).unwrap_or(u32::MAX);
         if second > self.current_second || finished {
             let (ops, errs) = op_counts(&setup.progress);
             let sec = second_of(self.current_second, &ops, &errs, &self.prev);
@@ -342,7 +347,8 @@ impl WatchState {
                 }
                 _ => {}
             }
-            let Some(s) = silent.filter(|s| now.saturating_duration_since(s.from) >= setup.dead_after)
+            let Some(s) =
+                silent.filter(|s| now.saturating_duration_since(s.from) >= setup.dead_after)
             else {
                 continue;
             };
