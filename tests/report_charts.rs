@@ -58,6 +58,7 @@ fn config(topologies: &[&str], scenarios: &[&str], repeat: u32) -> ExperimentCon
         standin: false,
         degraded_error_fraction: 0.01,
         client_ceiling: None,
+        sessions: Vec::new(),
     }
 }
 
@@ -99,6 +100,7 @@ fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64, p50: f64) -> CellF
         warnings: vec![],
         topology: None,
         server_versions: Default::default(),
+        session: 1,
     }
 }
 

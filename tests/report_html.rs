@@ -96,6 +96,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         standin: true,
         degraded_error_fraction: 0.01,
         client_ceiling: None,
+        sessions: Vec::new(),
     };
     let dir = ExperimentDir::create(root, "page").expect("run directory");
     dir.write_config(&config).expect("experiment.json");
@@ -152,6 +153,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
                         .iter()
                         .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
                         .collect(),
+                    session: 1,
                 };
                 dir.write_cell(&cell).expect("cell written");
             }
@@ -177,6 +179,8 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         knee_threads: Some(16),
         tolerance: 0.05,
         standin: true,
+        not_run: Vec::new(),
+        dead: None,
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");
