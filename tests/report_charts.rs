@@ -530,3 +530,68 @@ fn vary_chart_draws_one_line_per_value_with_its_spread() {
         assert!(text.contains(want), "{want} missing: {text}");
     }
 }
+
+/// A cell whose server stalled twice while its members answered, after a 2 s warm-up.
+fn stalled_cell() -> CellFile {
+    use microshard::measure::{Outage, TimelineSecond};
+    let mut c = cell("microshard-2", "S1", 1, 900.0, 800.0);
+    let stalls = [(6.0, 1.6), (16.0, 1.5)];
+    let t = &mut c.result.timeline;
+    t.probed = vec!["sh0 (localhost:41110)".into()];
+    for second in 0..24u32 {
+        let stalled = stalls
+            .iter()
+            .any(|(f, d)| f64::from(second) >= *f && f64::from(second) + 1.0 <= f + d + 0.5);
+        let ops = if stalled {
+            0
+        } else {
+            900 + u64::from(second % 3) * 40
+        };
+        t.seconds.push(TimelineSecond {
+            second,
+            operations: [("INSERT".to_string(), ops)].into_iter().collect(),
+            errors: [("INSERT".to_string(), u64::from(second == 12) * 30)]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        });
+    }
+    t.stalls = stalls
+        .iter()
+        .map(|&(from_s, duration_s)| Outage {
+            subject: "all clients".into(),
+            from_s,
+            duration_s,
+            ongoing: false,
+        })
+        .collect();
+    c.result.warmup_s = 2.0;
+    c.summary.validity.degrade(
+        "the server stalled: no operation completed for 1.6 s from 6.0 s; every member answered its probe",
+    );
+    c
+}
+
+#[test]
+fn a_stalled_cell_has_a_timeline_with_the_stall_shaded() {
+    let cell = stalled_cell();
+    let chart = microshard::report::timeline::timeline(&cell, "microshard-2").expect("drawn");
+    keep("timeline-stalled", &chart);
+    assert_layout("timeline-stalled", &chart);
+    for words in [
+        "seconds into the run",
+        "operations per second",
+        "warm-up, left out of the figures: 0–2.0 s",
+        "server stall (members answered): 6.0–7.6 s",
+        "server stall (members answered): 16.0–17.5 s",
+        "verdict: degraded",
+        "STAND-IN",
+    ] {
+        assert!(chart.svg.contains(words), "the chart says {words:?}");
+    }
+    // Three shaded spans: the warm-up and two stalls.
+    assert!(
+        chart.svg.matches("opacity=\"0.22\"").count() >= 3,
+        "spans shaded"
+    );
+}

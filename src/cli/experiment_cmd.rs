@@ -270,6 +270,11 @@ pub(crate) struct ReportArgs {
     /// Also (re)write the report files and charts into the directory.
     #[arg(long)]
     pub write: bool,
+    /// Draw every cell's timeline (operations per second, outages and stalls shaded), not only
+    /// those of cells that are not valid: beside each cell file with --write, on the page with
+    /// --format html.
+    #[arg(long)]
+    pub timelines: bool,
 }
 
 /// Arguments of `diff`.
@@ -672,6 +677,9 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     if args.write {
         preflight::writable_dir("report --write", dir.path())?;
         compare::write_reports(&dir)?;
+        if args.timelines {
+            report::write_timelines(&dir, &dir.cells()?, true)?;
+        }
     }
     let sweeps = dir.sweeps();
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
@@ -686,7 +694,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
         output::println(&serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
-    output::println(&report::table(&dir, args.format)?)?;
+    output::println(&report::render_dir(&dir, args.format, args.timelines)?)?;
     if args.format == Format::Table {
         for (_, s) in &sweeps {
             output::println(&sweep::render_sweep(s))?;

@@ -33,3 +33,4 @@ pub use result::{
 pub(crate) use result::{SCHEMA_VERSION, total_memory_bytes};
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};
+pub use timeline::{Outage, StallCount, Timeline, TimelineSecond};

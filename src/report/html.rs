@@ -591,8 +591,13 @@ mod tests {
             config: Some(&cfg),
             cells: &cells,
             sweeps: &[],
+            all_timelines: false,
         });
         assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(
+            html.contains("id=\"timelines\"") && html.contains("id=\"timeline-"),
+            "the invalid cell's timeline is on the page"
+        );
         assert_eq!(html.matches("<tr class=\"valid\">").count(), 1);
         assert_eq!(html.matches("<tr class=\"invalid\">").count(), 1);
         assert!(html.contains("id=\"standin\""));

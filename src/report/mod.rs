@@ -9,7 +9,7 @@ pub(crate) mod diff;
 pub(crate) mod html;
 pub mod png;
 pub(crate) mod stats;
-pub(crate) mod timeline;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 
@@ -664,6 +664,16 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
 /// Builds and renders the report of an experiment directory. Markdown links the charts the
 /// directory holds; HTML is the whole page with the run's facts.
 pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
+    render_dir(dir, format, false)
+}
+
+/// [`table`], with every cell's timeline on the HTML page when `all_timelines` (`report
+/// --timelines`), not only those of cells that are not valid.
+pub(crate) fn render_dir(
+    dir: &ExperimentDir,
+    format: Format,
+    all_timelines: bool,
+) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let report = with_not_run(build_from(&config, &cells), &dir.not_run());
@@ -674,7 +684,7 @@ pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, Resul
             config: Some(&config),
             cells: &cells,
             sweeps: &dir.sweeps(),
-            all_timelines: false,
+            all_timelines,
         }),
         other => render(&report, other),
     })

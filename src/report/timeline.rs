@@ -59,8 +59,11 @@ fn spans(t: &Timeline, warmup_s: f64) -> Vec<Span> {
     out
 }
 
+/// Points of a line: `(seconds into the run, per second)`.
+type Points = Vec<(f64, f64)>;
+
 /// Operations and failed operations per second of the timeline.
-fn series(t: &Timeline) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+fn series(t: &Timeline) -> (Points, Points) {
     let at = |s: u32| f64::from(s) + 0.5;
     let ops = t
         .seconds
@@ -76,7 +79,7 @@ fn series(t: &Timeline) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
 }
 
 /// The timeline chart of one cell; `shown` is its topology's name.
-pub(crate) fn timeline(cell: &CellFile, shown: &str) -> Result<Chart, ChartError> {
+pub fn timeline(cell: &CellFile, shown: &str) -> Result<Chart, ChartError> {
     let err = |message: String| ChartError {
         name: "timeline".into(),
         message,
