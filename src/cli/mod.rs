@@ -24,7 +24,7 @@ pub(crate) mod ycsb_cmd;
     version,
     about,
     propagate_version = true,
-    after_help = "Exit status: 0 every result valid; 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 finished, but at least one result is not valid (its verdict and the last stderr line say which and why)."
+    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid or a cell was not run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\"."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
