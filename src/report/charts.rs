@@ -870,7 +870,7 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
     ]);
     verdict_legend(&rows, &mut legend);
     let mut notes = vec![format!(
-        "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; percentiles are averaged over repetitions."
+        "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
     )];
     notes.extend(row_notes(&rows));
     let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));

@@ -78,7 +78,7 @@ pub struct Row {
     pub significance: Option<Significance>,
     /// Operation the latency columns describe.
     pub main_op: Option<String>,
-    /// Latency of the main operation averaged over repetitions, µs.
+    /// Latency of the main operation over repetitions (their histograms added), µs.
     pub latency: Option<Latency>,
     /// Operations that did not return OK, summed over repetitions.
     pub errors: u64,
@@ -309,7 +309,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 stddev: stats::stddev(&tp),
                 significance,
                 main_op: group.last().map(|c| c.summary.main_op.clone()),
-                latency: mean_latency(&group),
+                latency: merged_latency(&group),
                 errors,
                 validity,
                 baseline_not_valid: baseline_not_valid && *given != config.command.baseline,
@@ -520,6 +520,24 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
 fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     let v: Vec<f64> = values.flatten().collect();
     stats::mean(&v)
+}
+
+/// The main operation's latency over a row's repetitions: the percentiles of their histograms
+/// added, as several clients' are merged (`docs/result-schema.md`, "Merging"); averaged only
+/// where a cell's histograms cannot be read.
+fn merged_latency(group: &[&CellFile]) -> Option<Latency> {
+    match group {
+        [] => None,
+        [one] => Some(one.summary.latency.clone()),
+        _ => {
+            let docs: Vec<_> = group.iter().map(|c| c.result.clone()).collect();
+            crate::measure::ResultDocument::merge(&docs)
+                .ok()
+                .filter(|m| !m.measurements.is_empty())
+                .map(|m| crate::experiment::summary::summarize(&m).latency)
+                .or_else(|| mean_latency(group))
+        }
+    }
 }
 
 fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
@@ -1093,6 +1111,42 @@ pub(crate) mod tests {
             server_versions: Default::default(),
             session: 1,
         }
+    }
+
+    /// A document of READs with these latencies, µs.
+    fn latencies(values: &[u64]) -> ResultDocument {
+        let m = Measurements::new(MeasurementConfig::default());
+        let c = m.client();
+        for &v in values {
+            c.record("READ", v, None, Status::Ok);
+        }
+        let t0 = chrono::Utc::now();
+        let overall = Overall {
+            runtime_ms: 1000,
+            operations: values.len() as u64,
+        };
+        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn percentiles_over_repetitions_are_those_of_the_added_histograms() {
+        // Repetition 1: 90 fast reads; repetition 2: 10 slow ones. Averaging p50s would say
+        // (100 + 5000) / 2; the added histogram's p50 is 100 and its p99 5000.
+        let fast: Vec<u64> = vec![100; 90];
+        let slow: Vec<u64> = vec![5000; 10];
+        let mut a = cell("single", "S2", 1, 1000.0);
+        a.result = latencies(&fast);
+        a.summary.latency = crate::experiment::summary::summarize(&a.result).latency;
+        let mut b = cell("single", "S2", 2, 1000.0);
+        b.result = latencies(&slow);
+        b.summary.latency = crate::experiment::summary::summarize(&b.result).latency;
+        let all: Vec<u64> = fast.iter().chain(&slow).copied().collect();
+        let added = crate::experiment::summary::summarize(&latencies(&all)).latency;
+        let r = build_from(&config(false), &[a, b]);
+        let row = r.rows.iter().find(|r| r.repeats == 2).expect("the row");
+        let lat = row.latency.clone().expect("latency");
+        assert_eq!((lat.p50, lat.p99), (added.p50, added.p99));
+        assert!(lat.p50 < 200.0 && lat.p99 > 4000.0, "{lat:?}");
     }
 
     fn cells() -> Vec<CellFile> {
