@@ -99,6 +99,7 @@ fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64, p50: f64) -> CellF
         warnings: vec![],
         topology: None,
         server_versions: Default::default(),
+        default_write_concern: None,
     }
 }
 

@@ -152,6 +152,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
                         .iter()
                         .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
                         .collect(),
+                    default_write_concern: None,
                 };
                 dir.write_cell(&cell).expect("cell written");
             }

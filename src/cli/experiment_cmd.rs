@@ -500,6 +500,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         base_port: command.base_port,
         binaries_linked_later: relink,
         quiet: args.quiet,
+        dry_run: args.dry_run,
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
@@ -584,6 +585,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
                 extra_mongod_args: &args.mongod_args,
                 base_port: args.base_port,
                 quiet: args.quiet,
+                dry_run: args.dry_run,
                 ..Default::default()
             })
             .await?

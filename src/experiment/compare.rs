@@ -345,15 +345,20 @@ async fn run_topology<L: Lab>(
             config.command.duration_s.map(Duration::from_secs)
         };
         let watch = lab.collects_server_metrics() && !finished;
+        // Each shard is watched at its primary of now (an election may have moved it).
+        let (watched, primaries) = match watch {
+            true => super::facts::at_cell_start(deployment).await,
+            false => (deployment.watched.clone(), Default::default()),
+        };
         let before = if watch {
-            metrics::snapshot_all(&deployment.watched).await
+            metrics::snapshot_all(&watched).await
         } else {
             Vec::new()
         };
         let bar = progress.phase(&what, expected);
         let sampler = watch.then(|| {
             metrics::Sampler::start(
-                deployment.watched.clone(),
+                watched.clone(),
                 sample_interval(&props, config.command.duration_s),
                 config.command.live_server_status.then(|| progress.clone()),
             )
@@ -383,8 +388,9 @@ async fn run_topology<L: Lab>(
             outcome.skipped.push(id.clone());
         } else {
             let server = if watch {
-                let after = metrics::snapshot_all(&deployment.watched).await;
-                let mut m = server_metrics(deployment, before, after, &props).await;
+                let after = metrics::snapshot_all(&watched).await;
+                let mut m = server_metrics(deployment, &watched, before, after, &props).await;
+                m.primaries = primaries;
                 for (member, samples) in m.members.iter_mut().zip(samples) {
                     member.samples = samples;
                 }
@@ -424,12 +430,12 @@ fn phase_name(phase: Phase) -> &'static str {
 /// Before/after counters, per-shard shares and warnings for one cell.
 async fn server_metrics(
     deployment: &Deployment,
+    watched: &[metrics::Watched],
     before: Vec<Option<metrics::StatusSnapshot>>,
     after: Vec<Option<metrics::StatusSnapshot>>,
     props: &PropertyMap,
 ) -> ServerMetrics {
-    let members = deployment
-        .watched
+    let members = watched
         .iter()
         .zip(before.into_iter().chain(std::iter::repeat(None)))
         .zip(after.into_iter().chain(std::iter::repeat(None)))
@@ -445,25 +451,15 @@ async fn server_metrics(
         .get(prop::TABLE.name)
         .cloned()
         .unwrap_or_else(|| prop::TABLE.default.into());
-    let db = props
-        .get(prop::MONGODB_URL.name)
-        .and_then(|u| database_of(u))
-        .unwrap_or_else(|| "ycsb".into());
+    // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
+    // `mongodb.url` says (FIDELITY-2 N6).
     let mut m = ServerMetrics {
         members,
-        shards: metrics::shard_shares(&deployment.entry_uri, &db, &table).await,
+        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, &table).await,
         ..Default::default()
     };
     m.finish();
     m
-}
-
-/// The database named in a MongoDB URI's path, if any.
-fn database_of(uri: &str) -> Option<String> {
-    let rest = uri.split_once("://")?.1;
-    let path = rest.split_once('/')?.1;
-    let db = path.split('?').next()?;
-    (!db.is_empty()).then(|| db.to_string())
 }
 
 fn write_cell(
@@ -507,6 +503,7 @@ fn write_cell(
         warnings: Vec::new(),
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
+        default_write_concern: deployment.default_write_concern.clone(),
     };
     dir.write_cell(&cell)?;
     if config_changed {
@@ -1061,16 +1058,6 @@ mod tests {
         let text = sweep::render_vary(&outcome.varied[0], sweep::VaryFormat::Table);
         assert!(text.contains("readbatchsize on single"), "{text}");
         Ok(())
-    }
-
-    #[test]
-    fn database_from_uri() {
-        assert_eq!(
-            database_of("mongodb://h:1/ycsb?w=1").as_deref(),
-            Some("ycsb")
-        );
-        assert_eq!(database_of("mongodb://h:1/"), None);
-        assert_eq!(database_of("mongodb://h:1"), None);
     }
 
     #[test]

@@ -300,6 +300,9 @@ pub struct CellFile {
     /// `buildInfo.version` per member, as the topology reported them at bring-up.
     #[serde(default)]
     pub server_versions: BTreeMap<String, String>,
+    /// The deployment's default write concern (`getDefaultRWConcern`), or why it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_write_concern: Option<super::facts::DefaultWriteConcernRecord>,
 }
 
 /// One point of a thread sweep.

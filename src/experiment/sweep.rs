@@ -271,6 +271,7 @@ pub(crate) async fn sweep_with<L: Lab>(
                 members: Vec::new(),
                 plan: None,
                 server_versions: Default::default(),
+                default_write_concern: None,
             },
             None,
         ),

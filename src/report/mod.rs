@@ -1011,6 +1011,7 @@ pub(crate) mod tests {
             warnings: vec![],
             topology: None,
             server_versions: Default::default(),
+            default_write_concern: None,
         }
     }
 

@@ -608,6 +608,29 @@ pub(crate) fn command_not_found(name: &str) -> CmdError {
     )
 }
 
+/// `getDefaultRWConcern` as MongoDB answers it (`rwc_defaults_commands.cpp`,
+/// `assertNotStandaloneOrShardServer`): refused on a standalone (51300) and on a shard member
+/// (51301); mongos, config servers and plain replica sets report the 5.0+ implicit default.
+fn default_rw_concern(shared: &Shared) -> CmdResult<Document> {
+    if shared.cfg.role == Role::Mongod {
+        if shared.cfg.repl_set.is_none() {
+            return Err(CmdError::new(
+                51300,
+                "'getDefaultRWConcern' is not supported on standalone nodes.",
+            ));
+        }
+        if shared.cfg.shardsvr {
+            return Err(CmdError::new(
+                51301,
+                "'getDefaultRWConcern' is not supported on shard nodes.",
+            ));
+        }
+    }
+    Ok(
+        doc! {"defaultReadConcern": {"level": "local"}, "defaultWriteConcern": {"w": "majority", "wtimeout": 0}, "defaultWriteConcernSource": "implicit", "defaultReadConcernSource": "implicit", "localUpdateWallClockTime": DateTime::now()},
+    )
+}
+
 async fn common_command(
     shared: &Arc<Shared>,
     name: &str,
@@ -642,9 +665,7 @@ async fn common_command(
         }
         "getParameter" => r(get_parameter(shared, body)),
         "setParameter" => r(doc! {"was": Bson::Null}),
-        "getDefaultRWConcern" => r(
-            doc! {"defaultReadConcern": {"level": "local"}, "defaultWriteConcern": {"w": "majority", "wtimeout": 0}, "defaultWriteConcernSource": "implicit", "defaultReadConcernSource": "implicit", "localUpdateWallClockTime": DateTime::now()},
-        ),
+        "getDefaultRWConcern" => Some(default_rw_concern(shared).map(CommonOutcome::Reply)),
         "listCommands" => r(doc! {"commands": {}}),
         "getLog" => r(doc! {"totalLinesWritten": 0, "log": []}),
         "logRotate" => r(doc! {}),
