@@ -364,12 +364,17 @@ fn finish_matrix(
         );
     }
     if !outcome.failures.is_empty() {
-        anyhow::bail!(
+        let message = format!(
             "{} failure(s): {}; finish with `microshard compare --resume {}`",
             outcome.failures.len(),
             outcome.failures.join("; "),
             dir.path().display()
         );
+        // A member that refused a flag the user gave is bad input (exit 2).
+        return Err(match outcome.bad_input {
+            true => bad_input(message),
+            false => anyhow::anyhow!(message),
+        });
     }
     let not_valid = compare::cells_not_valid(dir)?;
     if !not_valid.is_empty() {

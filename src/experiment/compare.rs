@@ -197,6 +197,8 @@ pub(crate) struct MatrixOutcome {
     pub failures: Vec<String>,
     /// Ctrl-C stopped the experiment.
     pub interrupted: bool,
+    /// A failure was the user's input (a member refused a flag the user gave): exit 2.
+    pub bad_input: bool,
     /// `--sweep --vary`: each topology's seed-2 table, as stored.
     pub varied: Vec<SweepOutcome>,
 }
@@ -249,6 +251,7 @@ pub(crate) async fn run_matrix<L: Lab>(
                         outcome.interrupted = true;
                         break 'repeats;
                     }
+                    outcome.bad_input |= crate::error::is_bad_input(&e);
                     outcome
                         .failures
                         .push(format!("{shown}: bring-up failed: {e:#}"));
