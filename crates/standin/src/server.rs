@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     pub logfile: Option<Mutex<File>>,
     pub router: Option<Router>,
     pub hostname: String,
+    /// This process's `_isSelf` id: how a member finds itself among names it cannot match
+    /// to its own addresses (MongoDB's isSelf slow path).
+    pub instance_id: mongodb::bson::oid::ObjectId,
     _lock: Option<File>,
 }
 
@@ -333,6 +336,7 @@ fn start(
         logfile: files.logfile,
         router,
         hostname: hostname(),
+        instance_id: mongodb::bson::oid::ObjectId::new(),
         _lock: files.lock,
         cfg,
     });
@@ -642,6 +646,7 @@ async fn common_command(
     match name {
         "hello" | "isMaster" | "ismaster" => r(hello(shared, name, body, conn_id)),
         "ping" => r(doc! {"ok": 1.0}),
+        "_isSelf" => r(doc! {"id": shared.instance_id}),
         "buildInfo" | "buildinfo" => r(build_info()),
         "serverStatus" => r(server_status(shared)),
         "hostInfo" => r(host_info(shared)),
