@@ -25,6 +25,13 @@
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//! - A member finds itself in a replica-set configuration as mongod does (an address it can bind,
+//!   else MongoDB's isSelf slow path: `_isSelf` through the named host and port), but members
+//!   other than the initiator take the entry the initiator reached them at.
+//! - `getDefaultRWConcern` answers as MongoDB's does per role (51300 on a standalone, 51301 on a
+//!   shard member); elsewhere it always reports the implicit 5.0+ default, `w: "majority"`.
+//! - `serverStatus` has no `tcmalloc` section (as 7.0 with gperftools) and the pre-8.0.16
+//!   eviction counter name.
 //!
 //! # Serving it
 //! - [`run`]`(listener, config, shutdown)` serves on a listener the caller bound until `shutdown`
