@@ -1346,6 +1346,8 @@ fn a_closed_stdout_ends_the_program_normally() {
     };
     let uri = server.uri();
     let bin_dir = work.join("bin").display().to_string();
+    // A dry run checks ports too: a free one, whatever else runs on this machine.
+    let free_port = crate::util::free_base_port(1).to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
         vec!["report", exp.as_str(), "--format", "csv"],
@@ -1353,7 +1355,14 @@ fn a_closed_stdout_ends_the_program_normally() {
         vec!["diff", exp.as_str(), exp.as_str()],
         vec!["status", "--json"],
         vec!["status"],
-        vec!["up", "single", "--standin", "--dry-run"],
+        vec![
+            "up",
+            "single",
+            "--standin",
+            "--dry-run",
+            "--base-port",
+            free_port.as_str(),
+        ],
         vec!["--version"],
         vec!["standin", "mongod", "--version"],
         vec!["doctor", "--bin-dir", bin_dir.as_str()],

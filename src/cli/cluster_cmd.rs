@@ -140,6 +140,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         topologies: std::slice::from_ref(&args.topology),
         bin_dir: args.bin_dir.as_deref(),
         image: args.image.as_deref(),
+        base_port: args.base_port,
         dry_run: args.dry_run,
         ..Default::default()
     })

@@ -85,16 +85,16 @@ pub(crate) fn check_clients_reach(spec: &TopologySpec, plan: &Plan) -> Result<()
             continue;
         }
         let fix = match plan.backend {
-            BackendKind::Existing => "put an address those clients reach in the topology's uri",
+            BackendKind::Existing => "give the uri an address they reach",
             BackendKind::Process => {
-                "the process backend listens on 127.0.0.1 only: use --backend docker with hosts[0].address set to this machine's routable address and hosts[0].publish_address (e.g. \"0.0.0.0\")"
+                "use --backend docker with a routable hosts[0].address and hosts[0].publish_address"
             }
             BackendKind::Docker => {
-                "set hosts[0].address to this machine's routable address and hosts[0].publish_address (e.g. \"0.0.0.0\"), or run these clients on the cluster's own engine"
+                "set a routable hosts[0].address and hosts[0].publish_address (e.g. \"0.0.0.0\"), or use the cluster's engine"
             }
         };
         return Err(TopologyError::Plan(format!(
-            "{}: clients[{i}].docker = {:?}: clients on an engine other than the cluster's use their host's network, where the entry address {loopback} is their own machine, not the cluster; {fix}",
+            "{}: clients[{i}].docker = {:?}: on another engine than the cluster's, clients would dial {loopback}, their own machine; {fix}",
             spec.source.display(),
             c.docker
         )));
