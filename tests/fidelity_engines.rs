@@ -1,7 +1,7 @@
 //! Two FIDELITY-2 findings that need real Docker engines: client containers on an engine other
 //! than the cluster's (N1), and host names that exist only in the control machine's
 //! `/etc/hosts` (N3). The second engine is a `dockerd` this test starts with its own socket,
-//! data-root, exec-root, pidfile and no bridge, and stops again; the `/etc/hosts` entry lives in
+//! data-root, exec-root, pidfile and a bridge of its own, and stops again; the `/etc/hosts` entry lives in
 //! a private mount namespace (`unshare -m`) of the microshard process. Each test prints why and
 //! skips where the machine cannot run it (not root, no engine, no `dockerd`), never silently.
 
@@ -36,11 +36,23 @@ fn routable_ip() -> Option<String> {
     })
 }
 
-/// A second Docker engine on this machine, stopped (by its pid) and removed on drop.
+/// A second Docker engine on this machine, stopped (by its pid) and removed on drop. It gets a
+/// bridge of its own: with `--bridge=none` dockerd deletes the host's `docker0`, which belongs to
+/// the main engine.
 struct SecondEngine {
     dir: tempfile::TempDir,
     child: Child,
     endpoint: String,
+    bridge: String,
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 impl SecondEngine {
@@ -54,7 +66,17 @@ impl SecondEngine {
         std::fs::write(d.join("daemon.json"), "{}").map_err(|e| e.to_string())?;
         let log = std::fs::File::create(d.join("log")).map_err(|e| e.to_string())?;
         let endpoint = format!("unix://{}", d.join("d.sock").display());
-        let child = Command::new("dockerd")
+        let tag = std::process::id() % 100_000;
+        let bridge = format!("msd2b{tag}");
+        let net = format!("10.237.{}.1/24", tag % 250);
+        if !(ip(&["link", "add", &bridge, "type", "bridge"])
+            && ip(&["addr", "add", &net, "dev", &bridge])
+            && ip(&["link", "set", &bridge, "up"]))
+        {
+            ip(&["link", "del", &bridge]);
+            return Err(format!("cannot make bridge {bridge}"));
+        }
+        let spawned = Command::new("dockerd")
             .arg("--config-file")
             .arg(d.join("daemon.json"))
             .args(["--host", &endpoint])
@@ -64,16 +86,24 @@ impl SecondEngine {
             .arg(d.join("exec"))
             .arg("--pidfile")
             .arg(d.join("pid"))
-            .args(["--bridge=none", "--iptables=false", "--ip-masq=false"])
+            .arg(format!("--bridge={bridge}"))
+            .args(["--iptables=false", "--ip-masq=false"])
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
             .stderr(log)
-            .spawn()
-            .map_err(|e| format!("cannot run dockerd: {e}"))?;
+            .spawn();
+        let child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                ip(&["link", "del", &bridge]);
+                return Err(format!("cannot run dockerd: {e}"));
+            }
+        };
         let mut engine = SecondEngine {
             dir,
             child,
             endpoint,
+            bridge,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         let rt = crate::util::runtime();
@@ -122,6 +152,7 @@ impl Drop for SecondEngine {
             .filter_map(|l| l.split_whitespace().nth(4))
             .filter(|p| p.starts_with(&root))
             .collect();
+        ip(&["link", "del", &self.bridge]);
         points.sort_by_key(|p| std::cmp::Reverse(p.len()));
         for p in points {
             if let Ok(c) = std::ffi::CString::new(p) {
