@@ -21,6 +21,7 @@ mod report_html;
 
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
 mod backend_down_all;
+mod fidelity_records;
 mod reliability_bad_input;
 mod reliability_faults;
 mod reliability_network;

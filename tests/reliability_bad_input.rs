@@ -221,6 +221,10 @@ fn write_fixtures(dir: &Path) {
         std::fs::write(dir.join("topos").join(name), body).expect("write topology");
     };
     t(
+        "far-clients.toml",
+        "name = \"far\"\nkind = \"standalone\"\nclients = [{ docker = \"tcp://loadgen-2.invalid:2375\", count = 1 }]\n",
+    );
+    t(
         "unknown-key.toml",
         "name = \"uk\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_per_host = 3\n",
     );
@@ -987,6 +991,38 @@ fn compare_catalogue(dir: &Path) -> Vec<Case> {
             ],
             &["many-cpus.toml", "shard_cpusets", "4000"],
         ),
+        // A dry run refuses what the real run refuses (FIDELITY-2 input audit).
+        case(
+            "up --dry-run with a CPU set naming CPUs this machine does not have",
+            &[
+                "up",
+                "{dir}/topos/many-cpus.toml",
+                "--dry-run",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+            ],
+            &["many-cpus.toml", "shard_cpusets", "4000"],
+        ),
+        case(
+            "up --dry-run of a plan whose clients on another engine would dial loopback",
+            &[
+                "up",
+                "{dir}/topos/far-clients.toml",
+                "--dry-run",
+                "--backend",
+                "process",
+                "--bin-dir",
+                "{dir}/bin",
+            ],
+            &[
+                "far-clients.toml",
+                "clients[0].docker",
+                "hosts[0].address",
+                "publish_address",
+            ],
+        ),
         case(
             "--backend docker with the Docker engine unreachable",
             &[
@@ -1310,6 +1346,8 @@ fn a_closed_stdout_ends_the_program_normally() {
     };
     let uri = server.uri();
     let bin_dir = work.join("bin").display().to_string();
+    // A dry run checks ports too: a free one, whatever else runs on this machine.
+    let free_port = crate::util::free_base_port(1).to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
         vec!["report", exp.as_str(), "--format", "csv"],
@@ -1317,7 +1355,14 @@ fn a_closed_stdout_ends_the_program_normally() {
         vec!["diff", exp.as_str(), exp.as_str()],
         vec!["status", "--json"],
         vec!["status"],
-        vec!["up", "single", "--dry-run", "--backend", "docker"],
+        vec![
+            "up",
+            "single",
+            "--standin",
+            "--dry-run",
+            "--base-port",
+            free_port.as_str(),
+        ],
         vec!["--version"],
         vec!["standin", "mongod", "--version"],
         vec!["doctor", "--bin-dir", bin_dir.as_str()],

@@ -101,6 +101,7 @@ fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64, p50: f64) -> CellF
         topology: None,
         server_versions: Default::default(),
         session: 1,
+        default_write_concern: None,
     }
 }
 

@@ -154,6 +154,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
                         .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
                         .collect(),
                     session: 1,
+                    default_write_concern: None,
                 };
                 dir.write_cell(&cell).expect("cell written");
             }

@@ -7,6 +7,7 @@ mod util;
 
 // The library in process, with this process's state directory.
 mod backend_docker;
+mod fidelity_engines;
 mod reliability_docker_signals;
 mod topology_process;
 mod topology_replsets;

@@ -440,7 +440,9 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
     assert!(err.contains("mongod not found in --bin-dir"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
-    // Dry run prints the plan and starts nothing.
+    // Dry run prints the plan and starts nothing; it checks the ports as `up` does, so it gets
+    // free ones (whatever else runs on this machine).
+    let dry_port = crate::util::free_base_port(12);
     let out = Command::new(microshard_bin())
         .args([
             "up",
@@ -448,6 +450,8 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
             "--dry-run",
             "--backend",
             "process",
+            "--base-port",
+            &dry_port.to_string(),
             "--bin-dir",
         ])
         .arg(bin)
@@ -460,7 +464,10 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("--configdb cfg/localhost:27022"), "{text}");
+    assert!(
+        text.contains(&format!("--configdb cfg/localhost:{}", dry_port + 5)),
+        "{text}"
+    );
     assert!(text.contains("sh3"), "{text}");
 
     // SIGINT in the middle of bring-up leaves nothing behind.

@@ -210,6 +210,8 @@ pub(crate) struct DockerLauncher {
     run_id: String,
     network: String,
     in_flight: InFlight,
+    /// `name:ip` of every host address, for each member's `/etc/hosts` (multi-host plans).
+    extra_hosts: Vec<String>,
 }
 
 impl DockerLauncher {
@@ -277,7 +279,8 @@ impl DockerLauncher {
                 .map_err(|e| DockerError::Api(format!("{failed}: {}", one_line(e))))?;
         }
         for m in &plan.members {
-            if let Some(d) = &m.dir {
+            // A remote engine's bind-mount sources are on its machine: Docker creates them there.
+            if let Some(d) = m.dir.as_ref().filter(|_| !plan.on_remote_engine(m)) {
                 std::fs::create_dir_all(d)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;
                 lock(&record).created_dirs.push(d.clone());
@@ -290,6 +293,7 @@ impl DockerLauncher {
             run_id: plan.run_id.clone(),
             network: plan.network.clone(),
             in_flight,
+            extra_hosts: plan_extra_hosts(plan).await,
         })
     }
 
@@ -322,6 +326,7 @@ impl DockerLauncher {
                 soft: Some(NOFILE),
                 hard: Some(NOFILE),
             }]),
+            extra_hosts: (!self.extra_hosts.is_empty()).then(|| self.extra_hosts.clone()),
             ..Default::default()
         };
         let mut exposed = None;
@@ -429,6 +434,26 @@ impl DockerLauncher {
         snapshot_write(&self.record)?;
         Ok(())
     }
+}
+
+/// The hosts' names as this machine resolves them (`name:ip`), which every member of a
+/// multi-host plan gets in its `/etc/hosts`; single-host members use container names, which the
+/// run's network resolves.
+pub(crate) async fn plan_extra_hosts(plan: &Plan) -> Vec<String> {
+    if !plan.multi_host {
+        return Vec::new();
+    }
+    let names: Vec<String> = plan
+        .members
+        .iter()
+        .filter_map(|m| m.member_host.rsplit_once(':').map(|(h, _)| h.to_string()))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        super::extra_hosts::extra_hosts(&refs, super::extra_hosts::resolve_here)
+    })
+    .await
+    .unwrap_or_default()
 }
 
 impl Launcher for DockerLauncher {

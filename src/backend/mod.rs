@@ -8,6 +8,7 @@
 
 pub mod docker;
 pub(crate) mod existing;
+mod extra_hosts;
 pub mod process;
 pub mod state;
 
@@ -379,12 +380,16 @@ async fn bring_up(
     let assembly = match plan.backend {
         BackendKind::Process => {
             let launcher = process::ProcessLauncher::prepare(plan, record.clone()).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
+            crate::cluster::assemble(plan, &launcher, &opts.assembly)
+                .await
+                .map_err(refused_flag_is_bad_input)?
         }
         BackendKind::Docker => {
             let launcher =
                 docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly).await?
+            crate::cluster::assemble(plan, &launcher, &opts.assembly)
+                .await
+                .map_err(refused_flag_is_bad_input)?
         }
         BackendKind::Existing => anyhow::bail!("internal: existing backend has no launcher"),
     };
@@ -398,6 +403,20 @@ async fn bring_up(
     c.primaries = assembly.primaries;
     c.entry_uri = entry_uri(plan)?;
     Ok(())
+}
+
+/// A member that refused a flag the user gave (`mongod_args`, `--mongod-arg`) is bad input
+/// (exit 2), said in the server's own words; any other bring-up failure is as it was.
+fn refused_flag_is_bad_input(err: anyhow::Error) -> anyhow::Error {
+    let flag = match err.downcast_ref::<crate::cluster::ClusterError>() {
+        Some(crate::cluster::ClusterError::Exited {
+            user_flag: Some(f), ..
+        }) => f.clone(),
+        _ => return err,
+    };
+    crate::error::bad_input(format!(
+        "{err}; {flag} comes from the topology's mongod_args or --mongod-arg"
+    ))
 }
 
 /// Where clients connect: every mongos (drivers spread operations over all routers in the seed
@@ -455,6 +474,11 @@ async fn down_with(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::
         // Nothing runs any more: the state file goes even when a directory stays, and the
         // directories that could not be removed are the error.
         let left = remove_dirs(cluster);
+        if !cluster.keep {
+            for line in remote_dirs(&cluster.plan) {
+                crate::output::eprintln(&format!("microshard: {line}"));
+            }
+        }
         state::remove(&cluster.state_file);
         if !left.is_empty() {
             return Err(anyhow::anyhow!(
@@ -497,6 +521,27 @@ fn remove_dirs(cluster: &RunningCluster) -> Vec<String> {
         }
     }
     left
+}
+
+/// The data directories of members on engines on other machines, which Docker created there and
+/// microshard cannot remove from here: one line each, naming the engine (FIDELITY-2 N9).
+pub(crate) fn remote_dirs(plan: &Plan) -> Vec<String> {
+    plan.members
+        .iter()
+        .filter(|m| plan.on_remote_engine(m))
+        .filter_map(|m| {
+            let dir = m.dir.as_ref()?;
+            let engine = m
+                .docker_endpoint
+                .clone()
+                .unwrap_or_else(|| docker::endpoint_label(None));
+            Some(format!(
+                "{} stays on the machine of {engine} (Docker created it there for {}; remove it there)",
+                dir.display(),
+                m.name
+            ))
+        })
+        .collect()
 }
 
 /// Picks the backend when the user did not: `existing` for a topology with a `uri`, `process`
@@ -626,6 +671,39 @@ mod tests {
             entry_uri(&plan).unwrap(),
             "mongodb://127.0.0.1:27017/?directConnection=true"
         );
+    }
+
+    /// FIDELITY-2 N9: a remote engine's data directories are that machine's; named, not removed.
+    #[test]
+    fn remote_engines_data_directories_are_named_not_made_here() {
+        let spec = TopologySpec::parse(
+            "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"10.1.2.3\"\ndocker = \"tcp://10.1.2.3:2375\"\npublish_address = \"0.0.0.0\"\ndata_dirs = [\"/srv/ms\"]\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let opts = crate::topology::PlanOptions {
+            backend: BackendKind::Docker,
+            run_id: "r-1".into(),
+            run_dir: PathBuf::from("/tmp/ms/r-1"),
+            bin_dir: None,
+            total_memory_gb: Some(9.0),
+        };
+        let plan = Plan::new(&spec, &opts).unwrap();
+        assert!(plan.on_remote_engine(&plan.members[0]));
+        let lines = remote_dirs(&plan);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("/srv/ms") && lines[0].contains("tcp://10.1.2.3:2375"),
+            "{lines:?}"
+        );
+        let local = TopologySpec::parse(
+            "name = \"l\"\nkind = \"standalone\"\n[[hosts]]\ndata_dirs = [\"/srv/ms\"]\n",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        if std::env::var("DOCKER_HOST").is_err() {
+            assert!(remote_dirs(&Plan::new(&local, &opts).unwrap()).is_empty());
+        }
     }
 
     #[test]

@@ -105,8 +105,8 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
-    if !args.dry_run
-        && backend != BackendKind::Existing
+    // A dry run refuses what the real run refuses (docs/reliability.md §1).
+    if backend != BackendKind::Existing
         && let Some(running) = matching(&spec.name).first()
     {
         {
@@ -129,12 +129,8 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         total_memory_gb: None,
     };
     let plan = Plan::new(&spec, &opts).map_err(as_bad_input)?;
-    if args.dry_run {
-        output::print(&plan.render())?;
-        return Ok(());
-    }
     // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
-    // anything starts (`docs/reliability.md` §1).
+    // anything starts (`docs/reliability.md` §1), for a dry run too.
     if let Some(dir) = &args.run_dir {
         super::preflight::writable_dir("--run-dir", dir)?;
     }
@@ -144,9 +140,15 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         topologies: std::slice::from_ref(&args.topology),
         bin_dir: args.bin_dir.as_deref(),
         image: args.image.as_deref(),
+        base_port: args.base_port,
+        dry_run: args.dry_run,
         ..Default::default()
     })
     .await?;
+    if args.dry_run {
+        output::print(&plan.render())?;
+        return Ok(());
+    }
     for n in &plan.notes {
         output::eprintln(&format!("microshard: note: {n}"));
     }

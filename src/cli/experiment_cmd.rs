@@ -386,12 +386,17 @@ fn finish_matrix(
         );
     }
     if !outcome.failures.is_empty() {
-        anyhow::bail!(
+        let message = format!(
             "{} failure(s): {}; finish with `microshard compare --resume {}`",
             outcome.failures.len(),
             outcome.failures.join("; "),
             dir.path().display()
         );
+        // A member that refused a flag the user gave is bad input (exit 2).
+        return Err(match outcome.bad_input {
+            true => bad_input(message),
+            false => anyhow::anyhow!(message),
+        });
     }
     let mut verdicts = compare::verdict_lines(dir)?;
     if !outcome.not_run.is_empty() {
@@ -523,6 +528,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         base_port: command.base_port,
         binaries_linked_later: relink,
         quiet: args.quiet,
+        dry_run: args.dry_run,
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
@@ -607,6 +613,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
                 extra_mongod_args: &args.mongod_args,
                 base_port: args.base_port,
                 quiet: args.quiet,
+                dry_run: args.dry_run,
                 ..Default::default()
             })
             .await?

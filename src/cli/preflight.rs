@@ -316,6 +316,9 @@ pub(crate) struct Servers<'a> {
     pub binaries_linked_later: bool,
     /// Print nothing (a Docker image pull reports its progress otherwise).
     pub quiet: bool,
+    /// A dry run: every check is made, but an image the engine lacks is not pulled (the run
+    /// would pull it; a note says so).
+    pub dry_run: bool,
 }
 
 /// Parses `--backend`, naming it when it is none of the three.
@@ -389,10 +392,6 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         }
     }
 
-    for (name, spec) in &specs {
-        client_engines_ready(&format!("{label} {name}"), spec).await?;
-    }
-
     if kind == BackendKind::Process && !s.binaries_linked_later {
         // Once, not once per topology.
         let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
@@ -416,9 +415,14 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
         let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         plans.push((*name, spec, plan));
     }
+    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
+    // of their engines is asked.
+    for (name, spec) in &specs {
+        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
+    }
 
     match kind {
-        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet).await?,
+        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet, s.dry_run).await?,
         BackendKind::Existing => {
             for (name, _, plan) in &plans {
                 if let Some(uri) = &plan.uri {
@@ -583,6 +587,7 @@ async fn docker_ready(
     specs: &[(&str, TopologySpec)],
     image_flag: bool,
     quiet: bool,
+    dry_run: bool,
 ) -> anyhow::Result<()> {
     let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
     for (_, spec) in specs {
@@ -601,6 +606,10 @@ async fn docker_ready(
                 engines.entry(endpoint.clone()).or_insert(d)
             }
         };
+        if dry_run {
+            would_pull(docker, endpoint.as_deref(), &image).await;
+            continue;
+        }
         crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, !quiet)
             .await
             .map_err(|e| match image_flag {
@@ -614,12 +623,20 @@ async fn docker_ready(
 
 /// Every client engine a topology names (`clients`) answers and has the client image (pulled
 /// when a registry has it), so no cell starts clients that cannot run.
-pub(crate) async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> anyhow::Result<()> {
+pub(crate) async fn client_engines_ready(
+    culprit: &str,
+    spec: &TopologySpec,
+    dry_run: bool,
+) -> anyhow::Result<()> {
     for (i, c) in spec.clients.iter().enumerate() {
         let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
         let docker = crate::backend::docker::connect(Some(&c.docker))
             .await
             .map_err(|e| bad_input(format!("{key}: {e}")))?;
+        if dry_run {
+            would_pull(&docker, Some(&c.docker), &spec.client_image).await;
+            continue;
+        }
         crate::backend::docker::ensure_image(&docker, Some(&c.docker), &spec.client_image, false)
             .await
             .map_err(|e| {
@@ -630,6 +647,17 @@ pub(crate) async fn client_engines_ready(culprit: &str, spec: &TopologySpec) -> 
             })?;
     }
     Ok(())
+}
+
+/// A dry run's note for an image the engine lacks: the real run pulls it (and refuses when no
+/// registry has it).
+async fn would_pull(docker: &bollard::Docker, endpoint: Option<&str>, image: &str) {
+    if !crate::backend::docker::image_present(docker, image).await {
+        crate::output::eprintln(&format!(
+            "microshard: note: image {image} is not on {}; the run would pull it",
+            crate::backend::docker::endpoint_label(endpoint)
+        ));
+    }
 }
 
 /// An existing cluster (or `--uri` server) answers and accepts the credentials: a `ping` over

@@ -5,6 +5,8 @@
 //! balancer and `shutdown` — lives here, so the three backends behave identically. The server
 //! metrics experiments sample live in `experiment::metrics`.
 
+mod exited;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -67,12 +69,16 @@ pub enum ClusterError {
         message: String,
     },
     /// The process or container went away.
-    #[error("{member} exited during start-up; last log lines: {tail}")]
+    #[error("{member} exited during start-up: {line} (its log: {log})")]
     Exited {
         /// The member.
         member: String,
-        /// Last lines of its log, joined with " | ".
-        tail: String,
+        /// The log line that says why ([`exited::reason`]).
+        line: String,
+        /// Where its log is.
+        log: String,
+        /// A flag of the user's that the server refused, when that is the reason.
+        user_flag: Option<String>,
     },
     /// A check after a step found the cluster not as it must be.
     #[error("{0}")]
@@ -80,6 +86,17 @@ pub enum ClusterError {
 }
 
 impl ClusterError {
+    /// `member` (named `label`) exited; `tail` is the end of its log.
+    fn exited(label: String, member: &Member, tail: &str) -> ClusterError {
+        let why = exited::reason(tail);
+        ClusterError::Exited {
+            member: label,
+            line: why.line,
+            log: exited::log_location(member),
+            user_flag: why.user_flag,
+        }
+    }
+
     fn command(command: &str, host: &str, err: &mongodb::error::Error) -> ClusterError {
         ClusterError::Command {
             command: command.to_string(),
@@ -336,10 +353,11 @@ impl<'a> MemberWait<'a> {
     /// `Exited` (with the log tail) when the member's process or container is gone.
     async fn alive(&self) -> Result<(), ClusterError> {
         match self.launcher.exited(self.member).await {
-            Some(tail) => Err(ClusterError::Exited {
-                member: format!("{} ({})", self.member.name, self.host),
-                tail,
-            }),
+            Some(tail) => Err(ClusterError::exited(
+                format!("{} ({})", self.member.name, self.host),
+                self.member,
+                &tail,
+            )),
             None => Ok(()),
         }
     }
@@ -467,10 +485,11 @@ pub(crate) async fn wait_primary(
         }
         for (m, _, _) in &clients[1..] {
             if let Some(tail) = launcher.exited(m).await {
-                return Err(ClusterError::Exited {
-                    member: format!("{} ({})", m.name, launcher.admin_address(m)),
-                    tail,
-                });
+                return Err(ClusterError::exited(
+                    format!("{} ({})", m.name, launcher.admin_address(m)),
+                    m,
+                    &tail,
+                ));
             }
         }
         if wait.out_of_time() {
@@ -618,6 +637,38 @@ pub(crate) async fn shard_table(
     }
 }
 
+/// Shards `ycsb.<table>` as bring-up shards `usertable`: `per_shard` chunks for each of
+/// `shards` (MongoDB's `numInitialChunks` is the total), then refuses a shard that owns none,
+/// which a run would silently leave out (FIDELITY-2 R8/N2). Returns the chunks per shard.
+pub(crate) async fn shard_table_on_every_shard(
+    mongos_uri_or_host: &str,
+    table: &str,
+    version: &str,
+    per_shard: Option<u32>,
+    shards: &[String],
+) -> Result<BTreeMap<String, u64>, ClusterError> {
+    let total = per_shard.map(|n| n.saturating_mul(shards.len() as u32));
+    shard_table(mongos_uri_or_host, table, version, total).await?;
+    let chunks = chunks_per_shard_of(mongos_uri_or_host, table).await?;
+    let empty = shards_without_chunks(&chunks, shards);
+    if !empty.is_empty() {
+        return Err(ClusterError::Check(format!(
+            "after shardCollection, shard(s) {} own no chunk of {YCSB_DB}.{table} (chunks: {chunks:?})",
+            empty.join(", ")
+        )));
+    }
+    Ok(chunks)
+}
+
+/// The shards of `shards` that own no chunk in `chunks`.
+fn shards_without_chunks<'a>(chunks: &BTreeMap<String, u64>, shards: &'a [String]) -> Vec<&'a str> {
+    shards
+        .iter()
+        .map(String::as_str)
+        .filter(|n| chunks.get(*n).copied().unwrap_or(0) == 0)
+        .collect()
+}
+
 /// On a cluster microshard did not start, checks with `connectionStatus {showPrivileges: true}`
 /// that the user may do everything the existing backend will do, before it drops anything: a
 /// user with only `dbOwner` on `ycsb` would otherwise lose `ycsb` and then fail at `enableSharding`.
@@ -658,7 +709,10 @@ pub(crate) fn missing_privileges(status: &Document, sharded: bool) -> Vec<String
         privileges.iter().any(|p| {
             let acts = p
                 .get_array("actions")
-                .map(|a| a.iter().any(|x| x.as_str() == Some(action)))
+                .map(|a| {
+                    a.iter()
+                        .any(|x| x.as_str() == Some(action) || x.as_str() == Some("anyAction"))
+                })
                 .unwrap_or(false);
             let Ok(r) = p.get_document("resource") else {
                 return false;
@@ -666,7 +720,8 @@ pub(crate) fn missing_privileges(status: &Document, sharded: bool) -> Vec<String
             let on = r.get_bool("anyResource").unwrap_or(false)
                 || (db == "cluster" && r.get_bool("cluster").unwrap_or(false))
                 || (db != "cluster"
-                    && matches!(r.get_str("db"), Ok(d) if d == db || d.is_empty())
+                    // `db: ""` is "any normal resource", which leaves out `config` and `local`.
+                    && matches!(r.get_str("db"), Ok(d) if d == db || (d.is_empty() && db != "config" && db != "local"))
                     && matches!(r.get_str("collection"), Ok(c) if c == coll || c.is_empty()));
             acts && on
         })
@@ -839,7 +894,7 @@ pub(crate) async fn shutdown(host: &str) -> Result<(), ClusterError> {
 pub(crate) fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
     let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
     if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
-        "; with several Docker hosts each member must reach its own host's address and published port from inside its container (hairpin NAT or the userland proxy must be on): check with a container on that host"
+        "; with several Docker hosts each member must resolve and reach its own host's address and published port from inside its container: the address must resolve there (microshard passes each host's address as this machine resolves it; a name this machine cannot resolve is left to the containers' DNS, which does not read the host's /etc/hosts), and hairpin NAT or the userland proxy must be on: check with a container on that host"
     } else {
         ""
     }
@@ -962,11 +1017,8 @@ pub(crate) async fn assemble(
     )
     .await?;
     let chunks = chunks_per_shard(&mongos).await?;
-    let empty: Vec<&str> = shards
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .filter(|n| chunks.get(*n).copied().unwrap_or(0) == 0)
-        .collect();
+    let names: Vec<String> = shards.iter().map(|(n, _)| n.clone()).collect();
+    let empty = shards_without_chunks(&chunks, &names);
     if !empty.is_empty() {
         return Err(ClusterError::Check(format!(
             "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
@@ -1123,6 +1175,21 @@ mod tests {
             "authenticatedUserPrivileges": [{"resource": {"anyResource": true}, "actions": ["dropDatabase", "enableSharding", "find"]}],
         }};
         assert!(missing_privileges(&admin, true).is_empty());
+        // R10: `anyAction` grants every action (the `__system` role).
+        let system = doc! {"authInfo": {
+            "authenticatedUsers": [{"user": "s", "db": "admin"}],
+            "authenticatedUserPrivileges": [{"resource": {"anyResource": true}, "actions": ["anyAction"]}],
+        }};
+        assert!(missing_privileges(&system, true).is_empty());
+        // R10: `{db: ""}` is any normal resource: ycsb yes, config no.
+        let normal = doc! {"authInfo": {
+            "authenticatedUsers": [{"user": "n", "db": "admin"}],
+            "authenticatedUserPrivileges": [{"resource": {"db": "", "collection": ""}, "actions": ["dropDatabase", "enableSharding", "find"]}],
+        }};
+        assert_eq!(
+            missing_privileges(&normal, true),
+            ["find on config.chunks", "find on config.collections"]
+        );
     }
 
     #[test]
@@ -1147,6 +1214,7 @@ mod tests {
             message: "No host described in new configuration with {version: 1, term: 0} for replica set sh1 maps to this node".into(),
         };
         assert!(initiate_hint(&plan, &refusal).contains("hairpin"));
+        assert!(initiate_hint(&plan, &refusal).contains("/etc/hosts"));
         let other = ClusterError::Command {
             command: "replSetInitiate".into(),
             host: "h".into(),
@@ -1173,5 +1241,9 @@ mod tests {
         assert!(ycsb_namespace("system.x").is_err());
         let d = shard_namespace_command("ycsb.orders", "8.0.1", None);
         assert_eq!(d.get_str("shardCollection").unwrap(), "ycsb.orders");
+        // R8/N2: a shard owning no chunk of the table is found.
+        let chunks = BTreeMap::from([("sh0".to_string(), 2u64), ("sh2".to_string(), 0)]);
+        let shards = ["sh0", "sh1", "sh2"].map(String::from);
+        assert_eq!(shards_without_chunks(&chunks, &shards), ["sh1", "sh2"]);
     }
 }

@@ -207,6 +207,8 @@ pub(crate) struct MatrixOutcome {
     pub not_run: Vec<NotRun>,
     /// Ctrl-C stopped the experiment.
     pub interrupted: bool,
+    /// A failure was the user's input (a member refused a flag the user gave): exit 2.
+    pub bad_input: bool,
     /// `--sweep --vary`: each topology's seed-2 table, as stored.
     pub varied: Vec<SweepOutcome>,
 }
@@ -259,6 +261,7 @@ pub(crate) async fn run_matrix<L: Lab>(
                         outcome.interrupted = true;
                         break 'repeats;
                     }
+                    outcome.bad_input |= crate::error::is_bad_input(&e);
                     outcome
                         .failures
                         .push(format!("{shown}: bring-up failed: {e:#}"));
@@ -411,15 +414,20 @@ async fn run_topology<L: Lab>(
             config.command.duration_s.map(Duration::from_secs)
         };
         let watch = lab.collects_server_metrics() && !finished;
+        // Each shard is watched at its primary of now (an election may have moved it).
+        let (watched, primaries) = match watch {
+            true => super::facts::at_cell_start(deployment).await,
+            false => (deployment.watched.clone(), Default::default()),
+        };
         let before = if watch {
-            metrics::snapshot_all(&deployment.watched).await
+            metrics::snapshot_all(&watched).await
         } else {
             Vec::new()
         };
         let bar = progress.phase(&what, expected);
         let sampler = watch.then(|| {
             metrics::Sampler::start(
-                deployment.watched.clone(),
+                watched.clone(),
                 sample_interval(&props, config.command.duration_s),
                 config.command.live_server_status.then(|| progress.clone()),
             )
@@ -462,8 +470,9 @@ async fn run_topology<L: Lab>(
                 .iter()
                 .any(|o| o.ongoing);
             let server = if watch && !silent_at_end {
-                let after = metrics::snapshot_all(&deployment.watched).await;
-                let mut m = server_metrics(deployment, before, after, &props).await;
+                let after = metrics::snapshot_all(&watched).await;
+                let mut m = server_metrics(deployment, &watched, before, after, &props).await;
+                m.primaries = primaries;
                 for (member, samples) in m.members.iter_mut().zip(samples) {
                     member.samples = samples;
                 }
@@ -508,12 +517,12 @@ fn phase_name(phase: Phase) -> &'static str {
 /// Before/after counters, per-shard shares and warnings for one cell.
 async fn server_metrics(
     deployment: &Deployment,
+    watched: &[metrics::Watched],
     before: Vec<Option<metrics::StatusSnapshot>>,
     after: Vec<Option<metrics::StatusSnapshot>>,
     props: &PropertyMap,
 ) -> ServerMetrics {
-    let members = deployment
-        .watched
+    let members = watched
         .iter()
         .zip(before.into_iter().chain(std::iter::repeat(None)))
         .zip(after.into_iter().chain(std::iter::repeat(None)))
@@ -529,25 +538,15 @@ async fn server_metrics(
         .get(prop::TABLE.name)
         .cloned()
         .unwrap_or_else(|| prop::TABLE.default.into());
-    let db = props
-        .get(prop::MONGODB_URL.name)
-        .and_then(|u| database_of(u))
-        .unwrap_or_else(|| "ycsb".into());
+    // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
+    // `mongodb.url` says (FIDELITY-2 N6).
     let mut m = ServerMetrics {
         members,
-        shards: metrics::shard_shares(&deployment.entry_uri, &db, &table).await,
+        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, &table).await,
         ..Default::default()
     };
     m.finish();
     m
-}
-
-/// The database named in a MongoDB URI's path, if any.
-fn database_of(uri: &str) -> Option<String> {
-    let rest = uri.split_once("://")?.1;
-    let path = rest.split_once('/')?.1;
-    let db = path.split('?').next()?;
-    (!db.is_empty()).then(|| db.to_string())
 }
 
 fn write_cell(
@@ -592,6 +591,7 @@ fn write_cell(
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
         session: config.session(),
+        default_write_concern: deployment.default_write_concern.clone(),
     };
     dir.write_cell(&cell)?;
     dir.clear_not_run(id)?;
@@ -1285,16 +1285,6 @@ mod tests {
         let text = sweep::render_vary(&outcome.varied[0], sweep::VaryFormat::Table);
         assert!(text.contains("readbatchsize on single"), "{text}");
         Ok(())
-    }
-
-    #[test]
-    fn database_from_uri() {
-        assert_eq!(
-            database_of("mongodb://h:1/ycsb?w=1").as_deref(),
-            Some("ycsb")
-        );
-        assert_eq!(database_of("mongodb://h:1/"), None);
-        assert_eq!(database_of("mongodb://h:1"), None);
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub(crate) struct Deployment {
     pub plan: Option<crate::topology::Plan>,
     /// `buildInfo.version` per member.
     pub server_versions: std::collections::BTreeMap<String, String>,
+    /// The server's default write concern, read once at bring-up (`None` for fakes).
+    pub default_write_concern: Option<super::facts::DefaultWriteConcernRecord>,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.

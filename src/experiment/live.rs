@@ -194,6 +194,9 @@ impl Lab for LiveLab {
                 address: m.address.clone(),
             })
             .collect();
+        let default_write_concern = Some(
+            super::facts::default_write_concern(Some(&cluster.plan), &cluster.entry_uri).await,
+        );
         let mut plan = cluster.plan.clone();
         plan.uri = plan.uri.as_deref().map(crate::redact::redact_uri);
         let deployment = Deployment {
@@ -207,6 +210,7 @@ impl Lab for LiveLab {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.version.clone()))
                 .collect(),
+            default_write_concern,
         };
         Ok((deployment, LiveHandle(Some(cluster))))
     }
@@ -361,13 +365,16 @@ async fn shard_scenario_table(
         .next()
         .cloned()
         .unwrap_or_default();
-    crate::cluster::shard_table(
+    let shards: Vec<String> = plan.shard_sets().into_iter().map(|(s, _)| s).collect();
+    crate::cluster::shard_table_on_every_shard(
         &deployment.entry_uri,
         table,
         &version,
         plan.initial_chunks_per_shard,
+        &shards,
     )
     .await
+    .map(|_| ())
     .map_err(|e| anyhow::anyhow!("sharding ycsb.{table}: {e}"))
 }
 

@@ -21,6 +21,10 @@ pub struct StatusSnapshot {
     pub command: u64,
     /// `connections.current`.
     pub connections: u64,
+    /// `connections.available`: how many more the server accepts (0.8 × its soft `nofile` limit
+    /// less `current`), so a cell near the cap can be told apart (docs/mongodb-versions.md, R3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_available: Option<u64>,
     /// WiredTiger bytes currently in the cache.
     #[serde(default)]
     pub cache_bytes: Option<u64>,
@@ -48,8 +52,9 @@ pub struct StatusSnapshot {
     /// [`APP_EVICTION_FAILURES`], the companion of the renamed counter (8.0.16+ / 8.2 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_eviction_failures: Option<u64>,
-    /// `tcmalloc.usingPerCPUCaches` (8.0+): the server's own word on whether per-CPU caches, which need THP and
-    /// `GLIBC_TUNABLES=glibc.pthread.rseq=0`, are in effect (docs/mongodb-versions.md, R4); absent before 8.0.
+    /// `tcmalloc.usingPerCPUCaches` (8.0+): the server's own word on whether TCMalloc's per-CPU caches are in
+    /// effect, which needs rseq (`GLIBC_TUNABLES=glibc.pthread.rseq=0` leaves it to TCMalloc) and a kernel of
+    /// 4.18 or later; it says nothing about THP (docs/mongodb-versions.md, R4); absent before 8.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcmalloc_per_cpu_caches: Option<bool>,
 }
@@ -94,6 +99,10 @@ impl StatusSnapshot {
                 .ok()
                 .and_then(|c| number(c.get("current")))
                 .unwrap_or(0),
+            connections_available: reply
+                .get_document("connections")
+                .ok()
+                .and_then(|c| number(c.get("available"))),
             cache_bytes: wt("bytes currently in the cache"),
             dirty_bytes: wt("tracked dirty bytes in the cache"),
             cache_max_bytes: wt("maximum bytes configured"),
@@ -180,6 +189,10 @@ pub struct ServerMetrics {
     /// Problems worth telling the reader (indexes beyond cache, imbalance).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Each shard replica set's primary when the cell started (`set → member`): the member
+    /// whose counters are the shard's.
+    #[serde(default)]
+    pub primaries: std::collections::BTreeMap<String, String>,
 }
 
 impl ServerMetrics {
@@ -411,7 +424,7 @@ mod tests {
         doc! {
             "version": "7.0.2",
             "opcounters": { "insert": insert, "query": query, "update": 0_i64, "delete": 0_i32, "getmore": 0_i32, "command": 9_i32 },
-            "connections": { "current": 12_i32 },
+            "connections": { "current": 12_i32, "available": 51_188_i32 },
             "wiredTiger": { "cache": {
                 "bytes currently in the cache": 1000_i64,
                 "tracked dirty bytes in the cache": 10_i64,
@@ -429,6 +442,7 @@ mod tests {
         assert_eq!(s.query, 7);
         assert_eq!(s.command, 9);
         assert_eq!(s.connections, 12);
+        assert_eq!(s.connections_available, Some(51_188));
         assert_eq!(s.data_ops(), 12);
         assert_eq!(s.evicted_pages, Some(4));
         assert_eq!(s.cache_max_bytes, Some(1 << 30));
@@ -439,6 +453,7 @@ mod tests {
     fn stand_in_without_wired_tiger_leaves_cache_unknown() {
         let s = StatusSnapshot::from_server_status(&doc! { "opcounters": { "insert": 3_i32 } });
         assert_eq!(s.insert, 3);
+        assert_eq!(s.connections_available, None);
         assert_eq!(s.cache_bytes, None);
         assert_eq!(s.evicted_pages, None);
     }

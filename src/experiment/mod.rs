@@ -5,6 +5,7 @@
 
 pub(crate) mod compare;
 pub(crate) mod dry_run;
+pub mod facts;
 pub(crate) mod knee;
 pub(crate) mod lab;
 pub(crate) mod live;

@@ -352,6 +352,9 @@ pub struct CellFile {
     /// The session that measured it (1 = the first invocation; see [`Session`]).
     #[serde(default = "first_session")]
     pub session: u32,
+    /// The deployment's default write concern (`getDefaultRWConcern`), or why it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_write_concern: Option<super::facts::DefaultWriteConcernRecord>,
 }
 
 fn first_session() -> u32 {

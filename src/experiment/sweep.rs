@@ -272,6 +272,7 @@ pub(crate) async fn sweep_with<L: Lab>(
                 members: Vec::new(),
                 plan: None,
                 server_versions: Default::default(),
+                default_write_concern: None,
             },
             None,
         ),

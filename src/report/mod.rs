@@ -1110,6 +1110,7 @@ pub(crate) mod tests {
             topology: None,
             server_versions: Default::default(),
             session: 1,
+            default_write_concern: None,
         }
     }
 

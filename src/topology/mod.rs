@@ -7,6 +7,7 @@
 
 pub(crate) mod flags;
 mod plan;
+mod reach;
 mod spec;
 
 pub(crate) use flags::check_mongod_args;

@@ -213,10 +213,20 @@ fn is_local(address: &str) -> bool {
     address == "localhost" || address.starts_with("127.") || address == "::1"
 }
 
-/// A Docker endpoint on another machine (`tcp://`, `http://`): its containers' addresses and
-/// published ports belong to that machine, so it is planned as a multi-host topology.
+/// A Docker endpoint on another machine (`tcp://`, `http://` to anything but this machine's
+/// loopback): its containers' addresses and published ports belong to that machine, so it is
+/// planned as a multi-host topology.
 fn is_remote_endpoint(endpoint: Option<&str>) -> bool {
-    endpoint.is_some_and(|e| !e.starts_with("unix://"))
+    endpoint.is_some_and(|e| {
+        let authority = e
+            .split_once("://")
+            .map_or(e, |(_, rest)| rest)
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+        !e.starts_with("unix://") && !super::reach::is_loopback_host(host)
+    })
 }
 
 /// The endpoint a host's containers run on, when it is on another machine: the host's `docker`
@@ -331,6 +341,7 @@ impl Plan {
                 )));
             };
             plan.uri = Some(uri.clone());
+            super::reach::check_clients_reach(spec, &plan)?;
             return Ok(plan);
         }
         let docker_host = std::env::var("DOCKER_HOST").ok();
@@ -627,6 +638,7 @@ impl Plan {
                 check_dns_name(c, &format!("container of {}", m.name))?;
             }
         }
+        super::reach::check_clients_reach(spec, &plan)?;
         plan.notes = notes;
         Ok(plan)
     }
@@ -655,6 +667,14 @@ impl Plan {
             Some((ip, port)) => format!("{ip}:{port}"),
             None => m.member_host.clone(),
         }
+    }
+
+    /// Whether `m` runs on a Docker engine on another machine: its bind-mount directories are
+    /// that machine's, which Docker creates there and microshard cannot create or remove here.
+    pub(crate) fn on_remote_engine(&self, m: &Member) -> bool {
+        let docker_host = std::env::var("DOCKER_HOST").ok();
+        self.backend == BackendKind::Docker
+            && remote_endpoint(m.docker_endpoint.as_deref(), docker_host.as_deref()).is_some()
     }
 
     /// Members with role `role`, in plan order.
@@ -1531,6 +1551,77 @@ mod tests {
         assert!(p.multi_host);
         assert_eq!(p.members[0].member_host, "10.1.2.3:27017");
         assert_eq!(p.dial_address(&p.members[0]), "10.1.2.3:27017");
+    }
+
+    #[test]
+    fn a_tcp_engine_on_this_machine_s_loopback_is_local() {
+        let s = spec(
+            "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"localhost\"\ndocker = \"tcp://127.0.0.1:2375\"\n",
+        );
+        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        assert!(!p.multi_host);
+        assert_eq!(p.dial_address(&p.members[0]), "127.0.0.1:27017");
+    }
+
+    /// FIDELITY-2 N1: clients on another engine would dial a loopback entry address.
+    #[test]
+    fn clients_on_another_engine_need_a_routable_cluster() {
+        let clients = "clients = [{ docker = \"unix:///var/run/docker.sock\", count = 1 }, { docker = \"tcp://loadgen-2.example:2375\", count = 1 }]\n";
+        let local = spec(&format!("name = \"c\"\nkind = \"standalone\"\n{clients}"));
+        let bin = fake_bin();
+        for backend in [BackendKind::Docker, BackendKind::Process] {
+            let mut o = opts(backend);
+            o.bin_dir = Some(bin.path().to_path_buf());
+            let err = Plan::new(&local, &o).unwrap_err().to_string();
+            assert!(
+                err.contains("clients[1].docker = \"tcp://loadgen-2.example:2375\"")
+                    && err.contains("127.0.0.1")
+                    && err.contains("hosts[0].address")
+                    && err.contains("publish_address"),
+                "{backend:?}: {err}"
+            );
+        }
+        // A 0.0.0.0 publish is still dialled at 127.0.0.1: refused as well.
+        let any = spec(&format!(
+            "name = \"c\"\nkind = \"standalone\"\n{clients}[[hosts]]\naddress = \"localhost\"\npublish_address = \"0.0.0.0\"\n"
+        ));
+        assert!(Plan::new(&any, &opts(BackendKind::Docker)).is_err());
+        // A routable host address: every client dials it.
+        let routable = spec(&format!(
+            "name = \"c\"\nkind = \"standalone\"\n{clients}[[hosts]]\naddress = \"192.0.2.7\"\npublish_address = \"0.0.0.0\"\n"
+        ));
+        let p = Plan::new(&routable, &opts(BackendKind::Docker)).unwrap();
+        assert_eq!(p.dial_address(&p.members[0]), "192.0.2.7:27017");
+        // Clients only on the cluster's own engine join its network: fine on loopback.
+        let own = spec(
+            "name = \"c\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///var/run/docker.sock\", count = 2 }]\n",
+        );
+        if std::env::var("DOCKER_HOST").is_err() {
+            assert!(Plan::new(&own, &opts(BackendKind::Docker)).is_ok());
+        }
+        // An existing cluster: the URI's hosts decide.
+        let existing = |uri: &str| {
+            spec(&format!(
+                "name = \"c\"\nkind = \"standalone\"\nuri = \"{uri}\"\n{clients}"
+            ))
+        };
+        let err = Plan::new(
+            &existing("mongodb://localhost:27017/"),
+            &opts(BackendKind::Existing),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("clients[0].docker") && err.contains("uri"),
+            "{err}"
+        );
+        assert!(
+            Plan::new(
+                &existing("mongodb://db1.example:27017/"),
+                &opts(BackendKind::Existing)
+            )
+            .is_ok()
+        );
     }
 
     #[test]

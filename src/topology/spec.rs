@@ -350,12 +350,13 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        || name.starts_with('-')
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
     {
+        // Docker refuses container names that do not start with a letter or digit.
         return Err(ctx.err(
             &raw.name.span(),
             "name",
-            "must be 1-40 characters of letters, digits, '-' or '_' (it names containers and state files)",
+            "must be 1-40 characters of letters, digits, '-' or '_', starting with a letter or digit (it names containers and state files)",
         ));
     }
     let kind = *raw.kind.get_ref();
@@ -1019,6 +1020,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("t.toml:1: "), "{e}");
+    }
+
+    /// FIDELITY-2 D3/N8: Docker refuses container names not starting with a letter or digit.
+    #[test]
+    fn names_start_with_a_letter_or_digit() {
+        for bad in ["_lab", "-lab"] {
+            let e = parse(&format!("name = \"{bad}\"\nkind = \"standalone\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("t.toml:1: name: ") && e.contains("starting"),
+                "{e}"
+            );
+        }
+        assert!(parse("name = \"0_lab-a\"\nkind = \"standalone\"\n").is_ok());
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub(crate) fn code_name(code: i32) -> &'static str {
         13435 => "NotPrimaryNoSecondaryOk",
         13436 => "NotPrimaryOrSecondary",
         40414 => "Location40414",
+        51300 => "Location51300",
+        51301 => "Location51301",
         _ => "Location",
     }
 }

@@ -28,6 +28,13 @@
 //! - `--stall D/P` makes it stall as a loaded server does (a checkpoint, cache eviction): no data
 //!   operation completes for D ms every P ms, while `ping`, `hello` and `serverStatus` are
 //!   answered at once.
+//! - A member finds itself in a replica-set configuration as mongod does (an address it can bind,
+//!   else MongoDB's isSelf slow path: `_isSelf` through the named host and port), but members
+//!   other than the initiator take the entry the initiator reached them at.
+//! - `getDefaultRWConcern` answers as MongoDB's does per role (51300 on a standalone, 51301 on a
+//!   shard member); elsewhere it always reports the implicit 5.0+ default, `w: "majority"`.
+//! - `serverStatus` has no `tcmalloc` section (as 7.0 with gperftools) and the pre-8.0.16
+//!   eviction counter name.
 //!
 //! # Serving it
 //! - [`run`]`(listener, config, shutdown)` serves on a listener the caller bound until `shutdown`

@@ -221,6 +221,24 @@ fn maps_to_self(shared: &Shared, host: &str) -> bool {
         .any(|a| std::net::UdpSocket::bind((a.ip(), 0)).is_ok())
 }
 
+/// MongoDB's isSelf slow path: `host` is this node when a connection to it reaches a server
+/// whose `_isSelf` id is this one's (a name or address bound elsewhere, such as a Docker host's
+/// published port reached from inside the container).
+async fn is_self_slow(shared: &Shared, host: &str) -> bool {
+    let uri = format!(
+        "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
+    );
+    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+        return false;
+    };
+    let answer = client
+        .database("admin")
+        .run_command(doc! {"_isSelf": 1})
+        .await;
+    client.shutdown().immediate(true).await;
+    answer.is_ok_and(|d| d.get_object_id("id").ok() == Some(shared.instance_id))
+}
+
 fn split_host(host: &str) -> &str {
     host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
 }
@@ -398,6 +416,14 @@ pub(crate) async fn initiate(shared: &std::sync::Arc<Shared>, body: &Document) -
             ),
         ));
     }
+    if me.is_none() {
+        for h in &hosts {
+            if is_self_slow(shared, h).await {
+                me = Some(h.clone());
+                break;
+            }
+        }
+    }
     let Some(me) = me else {
         return Err(CmdError::new(
             code::INVALID_REPLICA_SET_CONFIG,
@@ -544,6 +570,7 @@ async fn tell_member(host: &str, join: Join) -> bool {
             "initiator": join.initiator.clone(),
             "primary": join.winner.clone(),
             "electionInMs": in_ms,
+            "you": host,
         };
         match client.database("admin").run_command(cmd).await {
             Ok(_) => return true,
@@ -585,7 +612,18 @@ pub(crate) fn join(shared: &Shared, body: &Document) -> CmdResult {
                 .collect()
         })
         .unwrap_or_default();
-    let Some(me) = hosts.iter().find(|h| maps_to_self(shared, h)).cloned() else {
+    // The initiator says which entry it reached this node at (its isSelf slow path).
+    let you = body
+        .get_str("you")
+        .ok()
+        .filter(|y| hosts.iter().any(|h| h == y))
+        .map(String::from);
+    let Some(me) = hosts
+        .iter()
+        .find(|h| maps_to_self(shared, h))
+        .cloned()
+        .or(you)
+    else {
         return Err(CmdError::new(
             code::INVALID_REPLICA_SET_CONFIG,
             "no member of the configuration maps to this node",

@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     pub logfile: Option<Mutex<File>>,
     pub router: Option<Router>,
     pub hostname: String,
+    /// This process's `_isSelf` id: how a member finds itself among names it cannot match
+    /// to its own addresses (MongoDB's isSelf slow path).
+    pub instance_id: mongodb::bson::oid::ObjectId,
     _lock: Option<File>,
 }
 
@@ -340,6 +343,7 @@ fn start(
         logfile: files.logfile,
         router,
         hostname: hostname(),
+        instance_id: mongodb::bson::oid::ObjectId::new(),
         _lock: files.lock,
         cfg,
     });
@@ -615,6 +619,29 @@ pub(crate) fn command_not_found(name: &str) -> CmdError {
     )
 }
 
+/// `getDefaultRWConcern` as MongoDB answers it (`rwc_defaults_commands.cpp`,
+/// `assertNotStandaloneOrShardServer`): refused on a standalone (51300) and on a shard member
+/// (51301); mongos, config servers and plain replica sets report the 5.0+ implicit default.
+fn default_rw_concern(shared: &Shared) -> CmdResult<Document> {
+    if shared.cfg.role == Role::Mongod {
+        if shared.cfg.repl_set.is_none() {
+            return Err(CmdError::new(
+                51300,
+                "'getDefaultRWConcern' is not supported on standalone nodes.",
+            ));
+        }
+        if shared.cfg.shardsvr {
+            return Err(CmdError::new(
+                51301,
+                "'getDefaultRWConcern' is not supported on shard nodes.",
+            ));
+        }
+    }
+    Ok(
+        doc! {"defaultReadConcern": {"level": "local"}, "defaultWriteConcern": {"w": "majority", "wtimeout": 0}, "defaultWriteConcernSource": "implicit", "defaultReadConcernSource": "implicit", "localUpdateWallClockTime": DateTime::now()},
+    )
+}
+
 async fn common_command(
     shared: &Arc<Shared>,
     name: &str,
@@ -626,6 +653,7 @@ async fn common_command(
     match name {
         "hello" | "isMaster" | "ismaster" => r(hello(shared, name, body, conn_id)),
         "ping" => r(doc! {"ok": 1.0}),
+        "_isSelf" => r(doc! {"id": shared.instance_id}),
         "buildInfo" | "buildinfo" => r(build_info()),
         "serverStatus" => r(server_status(shared)),
         "hostInfo" => r(host_info(shared)),
@@ -649,9 +677,7 @@ async fn common_command(
         }
         "getParameter" => r(get_parameter(shared, body)),
         "setParameter" => r(doc! {"was": Bson::Null}),
-        "getDefaultRWConcern" => r(
-            doc! {"defaultReadConcern": {"level": "local"}, "defaultWriteConcern": {"w": "majority", "wtimeout": 0}, "defaultWriteConcernSource": "implicit", "defaultReadConcernSource": "implicit", "localUpdateWallClockTime": DateTime::now()},
-        ),
+        "getDefaultRWConcern" => Some(default_rw_concern(shared).map(CommonOutcome::Reply)),
         "listCommands" => r(doc! {"commands": {}}),
         "getLog" => r(doc! {"totalLinesWritten": 0, "log": []}),
         "logRotate" => r(doc! {}),

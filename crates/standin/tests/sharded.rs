@@ -348,3 +348,48 @@ async fn second_mongos_routes_by_metadata_written_by_the_first() {
     }
     cfg.shutdown().await;
 }
+
+/// `getDefaultRWConcern` as MongoDB answers it per role (rwc_defaults_commands.cpp): 51300 on a
+/// standalone, 51301 on a shard member, the implicit default on mongos, the config set and a
+/// plain replica set (FIDELITY-2 N7).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_rw_concern_is_refused_where_mongodb_refuses_it() {
+    let standalone = start(Role::Mongod, "");
+    let e = admin(&direct(&standalone).await, doc! {"getDefaultRWConcern": 1})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(51300), "{e}");
+    assert!(
+        e.to_string().contains("not supported on standalone nodes"),
+        "{e}"
+    );
+    standalone.shutdown().await;
+
+    let rs0 = one_member_set("rs0", "", "").await;
+    let d = admin(&direct(&rs0).await, doc! {"getDefaultRWConcern": 1})
+        .await
+        .unwrap();
+    assert_eq!(
+        d.get_document("defaultWriteConcern").unwrap().get_str("w"),
+        Ok("majority")
+    );
+    assert_eq!(d.get_str("defaultWriteConcernSource"), Ok("implicit"));
+    rs0.shutdown().await;
+
+    let c = Cluster::start(1, "", "").await;
+    let e = admin(&direct(&c.shards[0]).await, doc! {"getDefaultRWConcern": 1})
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&e), Some(51301), "{e}");
+    assert!(
+        e.to_string().contains("not supported on shard nodes"),
+        "{e}"
+    );
+    for client in [c.client.clone(), direct(&c.config).await] {
+        let d = admin(&client, doc! {"getDefaultRWConcern": 1})
+            .await
+            .unwrap();
+        assert!(d.get_document("defaultWriteConcern").is_ok(), "{d}");
+    }
+    c.shutdown().await;
+}
