@@ -1575,7 +1575,7 @@ mod tests {
             let err = Plan::new(&local, &o).unwrap_err().to_string();
             assert!(
                 err.contains("clients[1].docker = \"tcp://loadgen-2.example:2375\"")
-                    && err.contains("127.0.0.1")
+                    && (err.contains("127.0.0.1") || err.contains("localhost"))
                     && err.contains("hosts[0].address")
                     && err.contains("publish_address"),
                 "{backend:?}: {err}"
