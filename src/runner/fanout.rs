@@ -275,7 +275,13 @@ pub(crate) async fn execute_with(
     opts: &ExecuteOptions,
     launcher: &ClientLauncher,
 ) -> anyhow::Result<ResultDocument> {
-    let slices = slices(props, phase, launcher.count())?;
+    let mut slices = slices(props, phase, launcher.count())?;
+    let status_on = opts.status
+        || props
+            .get(prop::STATUS.name)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let in_containers = matches!(launcher, ClientLauncher::Docker(_));
+    let logs = super::outputs::for_clients(props, &mut slices, status_on, in_containers)?;
     let dir = tempfile::Builder::new()
         .prefix("microshard-clients-")
         .tempdir()
@@ -328,6 +334,11 @@ pub(crate) async fn execute_with(
             && let Err(e) = r.remove().await
         {
             cleanup.push(e);
+        }
+    }
+    if let (Ok(_), Some(logs)) = (&outcome, &logs) {
+        for problem in logs.merge() {
+            notify.say(&format!("warning: {problem}"));
         }
     }
     match outcome {
