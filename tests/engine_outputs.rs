@@ -231,6 +231,8 @@ fn hdr_logs_of_several_clients_are_merged_per_interval() {
             "run",
             "-P",
             wa.to_str().unwrap(),
+            "--threads",
+            "2",
             "--clients",
             "2",
             "--uri",
