@@ -282,6 +282,9 @@ pub(crate) async fn execute_with(
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let in_containers = matches!(launcher, ClientLauncher::Docker(_));
     let logs = super::outputs::for_clients(props, &mut slices, status_on, in_containers)?;
+    // The clients' own notes are not shown (only their warnings are), so the coordinator says them.
+    let notes =
+        crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)?;
     let dir = tempfile::Builder::new()
         .prefix("microshard-clients-")
         .tempdir()
@@ -297,6 +300,11 @@ pub(crate) async fn execute_with(
             .await
             .map_err(crate::error::as_bad_input)?;
         binding.drop_database().await?;
+    }
+    if !opts.quiet {
+        for note in &notes {
+            notify.say(note);
+        }
     }
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut running: Vec<Client> = Vec::new();
