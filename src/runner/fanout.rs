@@ -281,7 +281,12 @@ pub(crate) async fn execute_with(
             .get(prop::STATUS.name)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let in_containers = matches!(launcher, ClientLauncher::Docker(_));
-    let logs = super::outputs::for_clients(props, &mut slices, status_on, in_containers)?;
+    let logs = super::outputs::for_clients(
+        props,
+        slices.iter_mut().map(|s| &mut s.overrides).collect(),
+        status_on,
+        in_containers,
+    )?;
     // The clients' own notes are not shown (only their warnings are), so the coordinator says them.
     let notes =
         crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)?;

@@ -100,13 +100,13 @@ pub(crate) struct ClientLogs {
     clients: Vec<String>,
 }
 
-/// Prepares the client slices of a run with several clients: refuses the measurement types whose
+/// Prepares the client slices (their property overrides) of a run with several clients: refuses the measurement types whose
 /// data the merged report cannot carry, and points each client's interval logs into its own
 /// directory (taking a snapshot every status interval when the status line is on, as one client
 /// would). `None` when no interval logs are asked for.
 pub(crate) fn for_clients(
     props: &crate::workload::Properties,
-    slices: &mut [super::fanout::Slice],
+    overrides: Vec<&mut Vec<(String, String)>>,
     status_on: bool,
     in_containers: bool,
 ) -> anyhow::Result<Option<ClientLogs>> {
@@ -129,8 +129,8 @@ pub(crate) fn for_clients(
             prop::HDRHISTOGRAM_FILEOUTPUT.name
         )));
     }
-    let mut clients = Vec::with_capacity(slices.len());
-    for (i, slice) in slices.iter_mut().enumerate() {
+    let mut clients = Vec::with_capacity(overrides.len());
+    for (i, over) in overrides.into_iter().enumerate() {
         let dir = format!("{prefix}client-{i}/");
         std::fs::create_dir_all(&dir).map_err(|e| {
             bad_input(format!(
@@ -138,7 +138,6 @@ pub(crate) fn for_clients(
                 prop::HDRHISTOGRAM_OUTPUT_PATH.name
             ))
         })?;
-        let over = &mut slice.overrides;
         over.push((prop::HDRHISTOGRAM_OUTPUT_PATH.name.into(), dir.clone()));
         if status_on {
             over.push((prop::STATUS.name.into(), "true".into()));
