@@ -50,6 +50,25 @@ fn record(c: &mut Criterion) {
         })
     });
 
+    // The other measurement types, against the default (hdrhistogram) in the same run.
+    for t in [
+        microshard::measure::MeasurementType::Raw,
+        microshard::measure::MeasurementType::TimeSeries,
+        microshard::measure::MeasurementType::HdrHistogramAndRaw,
+    ] {
+        let m = Measurements::new(MeasurementConfig {
+            measurement_type: t,
+            ..MeasurementConfig::default()
+        });
+        let rec = m.client();
+        c.bench_function(&format!("record READ ok, measurementtype={t:?}"), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(7919);
+                rec.record(black_box("READ"), 100 + (i % 5000), None, Status::Ok);
+            })
+        });
+    }
+
     let agg = Measurements::new(MeasurementConfig::default());
     let clients: Vec<_> = (0..64).map(|_| agg.client()).collect();
     c.bench_function("take_interval, 64 clients x 3 ops", |b| {

@@ -7,6 +7,7 @@ mod util;
 // The workload engine: YCSB's command lines, phases and bindings against one stand-in.
 mod engine_binding;
 mod engine_cli;
+mod engine_outputs;
 mod engine_phases;
 mod measure_api;
 

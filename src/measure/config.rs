@@ -10,6 +10,77 @@ pub enum MeasurementType {
     HdrHistogram,
     /// YCSB's legacy 1-ms bucket histogram (`OneMeasurementHistogram`).
     Histogram,
+    /// Both, as `HdrOP` then `BucketOP` (`TwoInOneMeasurement`).
+    #[serde(rename = "hdrhistogram+histogram")]
+    HdrHistogramAndHistogram,
+    /// HdrHistogram plus every latency, as `HdrOP` then `RawOP`.
+    #[serde(rename = "hdrhistogram+raw")]
+    HdrHistogramAndRaw,
+    /// Average latency per `timeseries.granularity` ms (`OneMeasurementTimeSeries`).
+    TimeSeries,
+    /// Every latency with its time (`OneMeasurementRaw`).
+    Raw,
+}
+
+impl MeasurementType {
+    /// YCSB's name for the type (`measurementtype`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            MeasurementType::HdrHistogram => "hdrhistogram",
+            MeasurementType::Histogram => "histogram",
+            MeasurementType::HdrHistogramAndHistogram => "hdrhistogram+histogram",
+            MeasurementType::HdrHistogramAndRaw => "hdrhistogram+raw",
+            MeasurementType::TimeSeries => "timeseries",
+            MeasurementType::Raw => "raw",
+        }
+    }
+
+    fn parse(s: &str) -> Option<MeasurementType> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    const ALL: [MeasurementType; 6] = [
+        MeasurementType::HdrHistogram,
+        MeasurementType::Histogram,
+        MeasurementType::HdrHistogramAndHistogram,
+        MeasurementType::HdrHistogramAndRaw,
+        MeasurementType::TimeSeries,
+        MeasurementType::Raw,
+    ];
+
+    /// Whether the HdrHistogram summary and export (and its interval logs) are part of this type.
+    pub(crate) fn has_hdr(self) -> bool {
+        matches!(
+            self,
+            MeasurementType::HdrHistogram
+                | MeasurementType::HdrHistogramAndHistogram
+                | MeasurementType::HdrHistogramAndRaw
+        )
+    }
+
+    /// Whether the legacy 1-ms buckets are kept.
+    pub(crate) fn has_buckets(self) -> bool {
+        matches!(
+            self,
+            MeasurementType::Histogram | MeasurementType::HdrHistogramAndHistogram
+        )
+    }
+
+    /// Whether every latency is kept with its time.
+    pub(crate) fn has_raw(self) -> bool {
+        matches!(
+            self,
+            MeasurementType::Raw | MeasurementType::HdrHistogramAndRaw
+        )
+    }
+
+    /// Whether two measurements are printed per operation (`HdrOP` and `BucketOP`/`RawOP`).
+    pub(crate) fn is_combined(self) -> bool {
+        matches!(
+            self,
+            MeasurementType::HdrHistogramAndHistogram | MeasurementType::HdrHistogramAndRaw
+        )
+    }
 }
 
 /// Which latency is recorded (`measurement.interval`).
@@ -59,6 +130,15 @@ pub struct MeasurementConfig {
     pub latency_tracked_errors: Vec<String>,
     /// `histogram.buckets`: number of 1-ms buckets of the `histogram` type.
     pub histogram_buckets: usize,
+    /// `timeseries.granularity`: milliseconds per point of the `timeseries` type.
+    pub timeseries_granularity_ms: u64,
+    /// `measurement.raw.output_file`: where the raw type writes its points (`None`: stdout).
+    pub raw_output_file: Option<std::path::PathBuf>,
+    /// `measurement.raw.no_summary`: the raw type exports only its count and status lines.
+    pub raw_no_summary: bool,
+    /// `hdrhistogram.fileoutput` with `hdrhistogram.output.path`: the prefix of the interval
+    /// logs (`<prefix><OP>.hdr`), `None` when no logs are written.
+    pub hdr_log_prefix: Option<String>,
     /// Warnings YCSB would print to stderr while reading these settings (the caller prints them).
     #[serde(skip)]
     pub warnings: Vec<String>,
@@ -74,6 +154,10 @@ impl Default for MeasurementConfig {
             report_latency_for_each_error: false,
             latency_tracked_errors: Vec::new(),
             histogram_buckets: prop::HISTOGRAM_BUCKETS.default,
+            timeseries_granularity_ms: prop::TIMESERIES_GRANULARITY.default,
+            raw_output_file: None,
+            raw_no_summary: false,
+            hdr_log_prefix: None,
             warnings: Vec::new(),
         }
     }
@@ -111,26 +195,14 @@ impl MeasurementConfig {
         };
 
         if let Some(t) = lookup(prop::MEASUREMENTTYPE.name) {
-            cfg.measurement_type = match t.as_str() {
-                "hdrhistogram" => MeasurementType::HdrHistogram,
-                "histogram" => MeasurementType::Histogram,
-                "hdrhistogram+histogram" | "hdrhistogram+raw" | "timeseries" | "raw" => {
-                    return Err(err(
-                        prop::MEASUREMENTTYPE.name,
-                        &t,
-                        "not supported by microshard (use hdrhistogram or histogram)",
-                    ));
-                }
-                _ => {
-                    return Err(err(
-                        prop::MEASUREMENTTYPE.name,
-                        &t,
-                        "unknown measurement type (use hdrhistogram or histogram)",
-                    ));
-                }
-            };
+            cfg.measurement_type = MeasurementType::parse(&t).ok_or_else(|| {
+                err(
+                    prop::MEASUREMENTTYPE.name,
+                    &t,
+                    "unknown measurement type (hdrhistogram, histogram, hdrhistogram+histogram, hdrhistogram+raw, timeseries or raw)",
+                )
+            })?;
         }
-
         if let Some(p) = lookup(prop::HDRHISTOGRAM_PERCENTILES.name) {
             match parse_percentiles(&p) {
                 Some(list) => cfg.percentiles = list,
@@ -172,7 +244,64 @@ impl MeasurementConfig {
                 }
             };
         }
+        cfg.read_outputs(lookup)?;
         Ok(cfg)
+    }
+
+    /// The settings of the timeseries, raw and interval-log outputs.
+    fn read_outputs(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(g) = lookup(prop::TIMESERIES_GRANULARITY.name) {
+            // YCSB's `Integer.parseInt`; a granularity of 0 would divide by zero there.
+            self.timeseries_granularity_ms = match g.parse::<i32>() {
+                Ok(n) if n > 0 => n as u64,
+                _ => {
+                    return Err(ConfigError {
+                        property: prop::TIMESERIES_GRANULARITY.name.into(),
+                        value: g,
+                        reason: "expected a positive number of milliseconds".into(),
+                    });
+                }
+            };
+        }
+        self.raw_output_file = lookup(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
+            .filter(|f| !f.is_empty())
+            .map(std::path::PathBuf::from);
+        self.raw_no_summary = java_bool(lookup(prop::MEASUREMENT_RAW_NO_SUMMARY.name));
+        if java_bool(lookup(prop::HDRHISTOGRAM_FILEOUTPUT.name)) {
+            let prefix = lookup(prop::HDRHISTOGRAM_OUTPUT_PATH.name).unwrap_or_default();
+            self.hdr_log_prefix = Some(prefix);
+        }
+        self.note_unused(lookup);
+        Ok(())
+    }
+
+    /// YCSB reads these only for some measurement types; set for another type, they are
+    /// accepted with a warning instead of being ignored silently.
+    fn note_unused(&mut self, lookup: &dyn Fn(&str) -> Option<String>) {
+        let t = self.measurement_type;
+        let unused = [
+            (
+                prop::HDRHISTOGRAM_FILEOUTPUT.name,
+                !t.has_hdr() && self.hdr_log_prefix.is_some(),
+            ),
+            (
+                prop::TIMESERIES_GRANULARITY.name,
+                t != MeasurementType::TimeSeries,
+            ),
+            (prop::MEASUREMENT_RAW_OUTPUT_FILE.name, !t.has_raw()),
+            (prop::MEASUREMENT_RAW_NO_SUMMARY.name, !t.has_raw()),
+        ];
+        for (name, off) in unused {
+            if off && lookup(name).is_some() {
+                self.warnings.push(format!(
+                    "warning: property {name} has no effect with measurementtype={}",
+                    t.name()
+                ));
+            }
+        }
+        if !t.has_hdr() {
+            self.hdr_log_prefix = None;
+        }
     }
 
     /// The measurement name a non-OK latency is recorded under.
@@ -267,7 +396,7 @@ mod tests {
         props.set("hdrhistogram.percentiles", "90,99.9", Origin::Override);
         let c = MeasurementConfig::from_properties(&props).unwrap();
         assert_eq!(c.percentiles, vec![90.0, 99.9]);
-        props.set("measurementtype", "raw", Origin::Override);
+        props.set("measurementtype", "hdr", Origin::Override);
         let msg = MeasurementConfig::from_properties(&props)
             .unwrap_err()
             .to_string();
@@ -288,14 +417,53 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_type_names_the_property() {
-        let e = cfg(&[("measurementtype", "timeseries")]).unwrap_err();
-        assert_eq!(e.property, "measurementtype");
-        assert!(
-            e.to_string()
-                .starts_with("property measurementtype=timeseries")
+    fn every_ycsb_type_and_its_outputs() {
+        for t in [
+            "hdrhistogram+histogram",
+            "hdrhistogram+raw",
+            "timeseries",
+            "raw",
+        ] {
+            let c = cfg(&[("measurementtype", t)]).unwrap();
+            assert_eq!(c.measurement_type.name(), t);
+        }
+        let c = cfg(&[
+            ("measurementtype", "raw"),
+            ("measurement.raw.output_file", "/tmp/x.raw"),
+            ("measurement.raw.no_summary", "true"),
+            ("hdrhistogram.fileoutput", "true"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.raw_output_file.as_deref(),
+            Some(std::path::Path::new("/tmp/x.raw"))
         );
+        assert!(c.raw_no_summary);
+        assert_eq!(c.hdr_log_prefix, None, "raw writes no interval logs");
+        assert_eq!(
+            c.warnings,
+            ["warning: property hdrhistogram.fileoutput has no effect with measurementtype=raw"]
+        );
+        let c = cfg(&[
+            ("hdrhistogram.fileoutput", "true"),
+            ("hdrhistogram.output.path", "out/"),
+        ])
+        .unwrap();
+        assert_eq!(c.hdr_log_prefix.as_deref(), Some("out/"));
+        let c = cfg(&[
+            ("measurementtype", "timeseries"),
+            ("timeseries.granularity", "250"),
+        ])
+        .unwrap();
+        assert_eq!((c.timeseries_granularity_ms, c.warnings.len()), (250, 0));
+        let e = cfg(&[("timeseries.granularity", "0")]).unwrap_err();
+        assert_eq!(e.property, "timeseries.granularity");
+    }
+
+    #[test]
+    fn unsupported_type_names_the_property() {
         let e = cfg(&[("measurementtype", "bogus")]).unwrap_err();
+        assert!(e.to_string().starts_with("property measurementtype=bogus"));
         assert_eq!(e.property, "measurementtype");
         let e = cfg(&[("measurement.interval", "sometimes")]).unwrap_err();
         assert_eq!(e.property, "measurement.interval");

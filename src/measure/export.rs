@@ -71,49 +71,135 @@ pub(crate) fn lines(
         ),
     ];
     for m in &run.measurements {
-        match &m.buckets {
-            Some(b) => legacy_block(&mut out, m, b, config),
-            None => hdr_block(&mut out, m, config),
-        }
+        measurement_block(&mut out, m, config);
     }
     out
 }
 
-fn status_lines(out: &mut Vec<Line>, m: &OpMeasurement) {
+/// One measurement's block(s), by what it holds: a combined type (`TwoInOneMeasurement`) prints
+/// its `HdrOP` block with the status lines, then its `BucketOP` / `RawOP` block without them.
+fn measurement_block(out: &mut Vec<Line>, m: &OpMeasurement, config: &MeasurementConfig) {
+    let combined = config.measurement_type.is_combined();
+    let name = m.name.as_str();
+    match (&m.buckets, &m.series, &m.raw) {
+        (_, Some(s), _) => series_block(out, m, s),
+        (Some(b), _, _) if combined => {
+            hdr_block(out, m, &format!("Hdr{name}"), true, config);
+            legacy_block(out, m, &format!("Bucket{name}"), false, b, config);
+        }
+        (_, _, Some(r)) if combined => {
+            hdr_block(out, m, &format!("Hdr{name}"), true, config);
+            raw_block(out, m, &format!("Raw{name}"), false, r, config);
+        }
+        (Some(b), _, _) => legacy_block(out, m, name, true, b, config),
+        (_, _, Some(r)) => raw_block(out, m, name, true, r, config),
+        _ => hdr_block(out, m, name, true, config),
+    }
+}
+
+fn status_lines(out: &mut Vec<Line>, m: &OpMeasurement, name: &str) {
     for (status, count) in &m.statuses {
         out.push(line(
-            &m.name,
+            name,
             format!("Return={}", status.name()),
             as_long(*count),
         ));
     }
 }
 
-fn hdr_block(out: &mut Vec<Line>, m: &OpMeasurement, config: &MeasurementConfig) {
+/// `OneMeasurementTimeSeries`: exact totals, the status lines, then one line per time unit.
+fn series_block(out: &mut Vec<Line>, m: &OpMeasurement, s: &super::series::TimeSeries) {
+    let name = m.name.as_str();
+    out.push(line(name, "Operations", as_long(s.operations)));
+    let avg = s.total_latency as f64 / s.operations as f64;
+    out.push(line(name, "AverageLatency(us)", Value::Double(avg)));
+    out.push(line(name, "MinLatency(us)", Value::Long(s.min)));
+    out.push(line(name, "MaxLatency(us)", Value::Long(s.max)));
+    status_lines(out, m, name);
+    for u in &s.units {
+        out.push(line(
+            name,
+            u.start_ms.to_string(),
+            Value::Double(u.average()),
+        ));
+    }
+}
+
+/// `OneMeasurementRaw`'s export lines (its data points are written by [`raw_data`]).
+fn raw_block(
+    out: &mut Vec<Line>,
+    m: &OpMeasurement,
+    name: &str,
+    statuses: bool,
+    r: &super::series::RawLog,
+    config: &MeasurementConfig,
+) {
+    let n = r.points.len() as u64;
+    out.push(line(name, "Total Operations", as_long(n)));
+    if n > 0 && !config.raw_no_summary {
+        out.push(line(
+            name,
+            "Below is a summary of latency in microseconds:",
+            Value::Long(-1),
+        ));
+        let avg = r.total_latency as f64 / n as f64;
+        out.push(line(name, "Average", Value::Double(avg)));
+        for (label, v) in r.summary() {
+            out.push(line(name, label, Value::Long(v)));
+        }
+    }
+    if statuses {
+        status_lines(out, m, name);
+    }
+}
+
+/// The raw data blocks of the run (`raw`, `hdrhistogram+raw`), in export order: what YCSB writes
+/// to `measurement.raw.output_file`, or to stdout when none is set.
+pub(crate) fn raw_data(run: &RunMeasurements, config: &MeasurementConfig) -> String {
+    let prefix = if config.measurement_type.is_combined() {
+        "Raw"
+    } else {
+        ""
+    };
+    run.measurements
+        .iter()
+        .filter_map(|m| {
+            m.raw
+                .as_ref()
+                .map(|r| r.data_block(&format!("{prefix}{}", m.name)))
+        })
+        .collect()
+}
+
+fn hdr_block(
+    out: &mut Vec<Line>,
+    m: &OpMeasurement,
+    name: &str,
+    statuses: bool,
+    config: &MeasurementConfig,
+) {
     let h = &m.histogram;
-    out.push(line(&m.name, "Operations", as_long(h.len())));
+    out.push(line(name, "Operations", as_long(h.len())));
     out.push(line(
-        &m.name,
+        name,
         "AverageLatency(us)",
         Value::Double(hdr::mean(h)),
     ));
-    out.push(line(&m.name, "MinLatency(us)", as_long(hdr::min(h))));
-    out.push(line(&m.name, "MaxLatency(us)", as_long(hdr::max(h))));
+    out.push(line(name, "MinLatency(us)", as_long(hdr::min(h))));
+    out.push(line(name, "MaxLatency(us)", as_long(hdr::max(h))));
     for &p in &config.percentiles {
         out.push(line(
-            &m.name,
+            name,
             format!("{}PercentileLatency(us)", percentile_label(p)),
             as_long(hdr::percentile(h, p)),
         ));
     }
-    status_lines(out, m);
+    if statuses {
+        status_lines(out, m, name);
+    }
     if config.verbose {
         for (value, count) in hdr::recorded_buckets(h) {
-            out.push(line(
-                &m.name,
-                value.to_string(),
-                Value::Double(count as f64),
-            ));
+            out.push(line(name, value.to_string(), Value::Double(count as f64)));
         }
     }
 }
@@ -121,28 +207,32 @@ fn hdr_block(out: &mut Vec<Line>, m: &OpMeasurement, config: &MeasurementConfig)
 fn legacy_block(
     out: &mut Vec<Line>,
     m: &OpMeasurement,
+    name: &str,
+    statuses: bool,
     b: &super::legacy::BucketHistogram,
     config: &MeasurementConfig,
 ) {
-    out.push(line(&m.name, "Operations", as_long(b.operations)));
-    out.push(line(&m.name, "AverageLatency(us)", Value::Double(b.mean())));
+    out.push(line(name, "Operations", as_long(b.operations)));
+    out.push(line(name, "AverageLatency(us)", Value::Double(b.mean())));
     out.push(line(
-        &m.name,
+        name,
         "LatencyVariance(us)",
         Value::Double(b.variance()),
     ));
-    out.push(line(&m.name, "MinLatency(us)", Value::Long(b.min)));
-    out.push(line(&m.name, "MaxLatency(us)", Value::Long(b.max)));
+    out.push(line(name, "MinLatency(us)", Value::Long(b.min)));
+    out.push(line(name, "MaxLatency(us)", Value::Long(b.max)));
     for (label, v) in b.percentile_lines() {
-        out.push(line(&m.name, label, Value::Long(v)));
+        out.push(line(name, label, Value::Long(v)));
     }
-    status_lines(out, m);
+    if statuses {
+        status_lines(out, m, name);
+    }
     if config.verbose {
         for (i, &c) in b.buckets.iter().enumerate() {
-            out.push(line(&m.name, i.to_string(), as_long(c)));
+            out.push(line(name, i.to_string(), as_long(c)));
         }
         out.push(line(
-            &m.name,
+            name,
             format!(">{}", b.buckets.len()),
             as_long(b.overflow),
         ));
@@ -498,5 +588,83 @@ mod tests {
         let (kind, warning) = exporter_for("org.example.Csv");
         assert_eq!(kind, ExporterKind::Text);
         assert!(warning.unwrap().contains("org.example.Csv"));
+    }
+
+    /// The spec's READ latencies (§6.2) under the other types: timeseries (one unit, exact
+    /// totals), raw (`(int)(n*q)` indices), and the combined types' two blocks.
+    #[test]
+    fn other_types_print_ycsbs_blocks() {
+        let values = [
+            120, 250, 250, 999, 1500, 2047, 2048, 2049, 3001, 4097, 10000, 123456,
+        ];
+        let run_of = |t: crate::measure::MeasurementType| {
+            let cfg = MeasurementConfig {
+                measurement_type: t,
+                timeseries_granularity_ms: 3_600_000,
+                ..MeasurementConfig::default()
+            };
+            let m = Measurements::new(cfg.clone());
+            let c = m.client();
+            for v in values {
+                c.record("READ", v, None, Status::Ok);
+            }
+            assert_eq!(
+                m.take_interval().text(),
+                match t {
+                    crate::measure::MeasurementType::Raw =>
+                        "READ count: 12, average latency(us): 12484.75 ",
+                    crate::measure::MeasurementType::HdrHistogramAndRaw =>
+                        "[HdrREAD: Count=12, Max=123519, Min=120, Avg=12487.92, 50=2047, 90=10007, 99=123519, 99.9=123519, 99.99=123519]\nRawREAD count: 12, average latency(us): 12484.75 ",
+                    crate::measure::MeasurementType::HdrHistogramAndHistogram =>
+                        "[HdrREAD: Count=12, Max=123519, Min=120, Avg=12487.92, 50=2047, 90=10007, 99=123519, 99.9=123519, 99.99=123519]\n[BucketREAD AverageLatency(us)=12484.75] ",
+                    _ => "[READ AverageLatency(us)=12484.75] ",
+                }
+            );
+            let body = text(&m.finish(), &SPEC_OVERALL, &cfg);
+            body.lines().skip(2).map(str::to_string).collect::<Vec<_>>()
+        };
+        use crate::measure::MeasurementType as T;
+        assert_eq!(
+            run_of(T::TimeSeries),
+            [
+                "[READ], Operations, 12",
+                "[READ], AverageLatency(us), 12484.75",
+                "[READ], MinLatency(us), 120",
+                "[READ], MaxLatency(us), 123456",
+                "[READ], Return=OK, 12",
+                "[READ], 0, 12484.75",
+            ]
+        );
+        assert_eq!(
+            run_of(T::Raw),
+            [
+                "[READ], Total Operations, 12",
+                "[READ], Below is a summary of latency in microseconds:, -1",
+                "[READ], Average, 12484.75",
+                "[READ], Min, 120",
+                "[READ], Max, 123456",
+                "[READ], p1, 120",
+                "[READ], p5, 120",
+                "[READ], p50, 2048",
+                "[READ], p90, 10000",
+                "[READ], p95, 123456",
+                "[READ], p99, 123456",
+                "[READ], p99.9, 123456",
+                "[READ], p99.99, 123456",
+                "[READ], Return=OK, 12",
+            ]
+        );
+        let both = run_of(T::HdrHistogramAndRaw);
+        assert_eq!(both[0], "[HdrREAD], Operations, 12");
+        assert!(both.contains(&"[HdrREAD], Return=OK, 12".to_string()));
+        assert!(both.contains(&"[RawREAD], Total Operations, 12".to_string()));
+        assert!(
+            both.last()
+                .is_some_and(|l| l.starts_with("[RawREAD], p99.99")),
+            "{both:?}"
+        );
+        let buckets = run_of(T::HdrHistogramAndHistogram);
+        assert!(buckets.contains(&"[BucketREAD], 95thPercentileLatency(us), 123000".to_string()));
+        assert_eq!(buckets.iter().filter(|l| l.contains("Return=")).count(), 1);
     }
 }

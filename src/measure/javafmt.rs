@@ -83,6 +83,17 @@ fn split_sci(s: &str) -> (String, i32) {
     (digits, exp.parse().unwrap_or(0))
 }
 
+/// Java `String.format("%.2f", x)` for a non-negative finite `x`: HALF_UP on the exact binary
+/// value. Rust rounds an exact tie (a value ending in .125, .375, .625 or .875) to even instead,
+/// so ties are nudged up first; every other value rounds the same in both.
+pub(crate) fn format_2f(x: f64) -> String {
+    let frac = x.fract();
+    if x.is_finite() && x < 1e15 && [0.125, 0.375, 0.625, 0.875].contains(&frac) {
+        return format!("{:.2}", x + 0.001);
+    }
+    format!("{x:.2}")
+}
+
 /// Java `new DecimalFormat("#.##").format(x)` (default HALF_EVEN rounding on the exact binary
 /// value, no grouping, at most two fraction digits), as YCSB's status line prints numbers.
 ///
@@ -321,5 +332,14 @@ mod tests {
             let frac = s.split('.').nth(1).unwrap_or("");
             proptest::prop_assert!(frac.len() <= 2 && !frac.ends_with('0'), "{}", s);
         }
+    }
+
+    #[test]
+    fn format_2f_rounds_ties_up_as_java() {
+        assert_eq!(format_2f(0.125), "0.13");
+        assert_eq!(format_2f(150.875), "150.88");
+        assert_eq!(format_2f(2.5), "2.50");
+        assert_eq!(format_2f(12484.833333333334), "12484.83");
+        assert_eq!(format_2f(0.124), "0.12");
     }
 }

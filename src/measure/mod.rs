@@ -8,11 +8,13 @@
 pub(crate) mod config;
 pub(crate) mod export;
 pub mod hdr;
+pub(crate) mod hdrlog;
 pub(crate) mod javafmt;
 pub(crate) mod legacy;
 pub(crate) mod order;
 pub(crate) mod registry;
 pub mod result;
+pub mod series;
 pub(crate) mod status;
 pub(crate) mod statusline;
 pub(crate) mod timeline;

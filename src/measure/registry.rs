@@ -6,11 +6,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
 
 use hdrhistogram::Histogram;
 
 use super::config::{IntervalMode, MeasurementConfig, MeasurementType};
+use super::hdrlog::HdrLogs;
 use super::legacy::BucketHistogram;
+use super::series::{RawLog, TimeSeries};
 use super::{Status, hdr, javafmt, order};
 
 /// Which of YCSB's two maps a measurement lives in.
@@ -32,6 +35,12 @@ struct SlotEntry {
     first_seq: u64,
     hist: Histogram<u64>,
     buckets: Option<BucketHistogram>,
+    /// `timeseries`: the series, and when the measurement's first operation was (shared by clients).
+    series: Option<(Instant, TimeSeries)>,
+    /// `raw`, `hdrhistogram+raw`: every point.
+    raw: Option<RawLog>,
+    /// When this client first recorded the measurement (the interval log's start).
+    created: SystemTime,
     statuses: [u64; 9],
     status_seq: [u64; 9],
 }
@@ -45,6 +54,22 @@ struct ClientSlot {
 struct Shared {
     config: MeasurementConfig,
     seq: AtomicU64,
+    /// `timeseries`: each measurement's first operation, so every client's units line up.
+    series_starts: Mutex<Vec<(MapKind, Box<str>, Instant)>>,
+}
+
+impl Shared {
+    fn series_start(&self, kind: MapKind, key: &str) -> Instant {
+        let mut starts = lock(&self.series_starts);
+        match starts.iter().find(|(k, n, _)| *k == kind && **n == *key) {
+            Some((_, _, t)) => *t,
+            None => {
+                let now = Instant::now();
+                starts.push((kind, key.into(), now));
+                now
+            }
+        }
+    }
 }
 
 /// Cumulative and current-interval data of one measurement, across all clients.
@@ -56,6 +81,11 @@ struct AggEntry {
     interval: Histogram<u64>,
     buckets_total: Option<BucketHistogram>,
     buckets_interval: Option<BucketHistogram>,
+    series_total: Option<TimeSeries>,
+    series_interval: Option<TimeSeries>,
+    raw_total: Option<RawLog>,
+    raw_interval: Option<RawLog>,
+    created: SystemTime,
     statuses: [u64; 9],
     status_seq: [u64; 9],
 }
@@ -65,6 +95,8 @@ struct Aggregate {
     entries: Vec<AggEntry>,
     /// Empty histograms to swap into client slots.
     pool: Vec<Histogram<u64>>,
+    /// `hdrhistogram.fileoutput`: the interval logs.
+    logs: Option<HdrLogs>,
 }
 
 /// What one aggregation took out of a client slot.
@@ -75,6 +107,9 @@ struct Taken {
     has_buckets: bool,
     hist: Option<Histogram<u64>>,
     buckets: Option<BucketHistogram>,
+    series: Option<TimeSeries>,
+    raw: Option<RawLog>,
+    created: SystemTime,
     statuses: [u64; 9],
     status_seq: [u64; 9],
 }
@@ -108,13 +143,23 @@ pub enum SummaryStats {
         /// 50th, 90th, 99th, 99.9th, 99.99th percentiles.
         percentiles: [u64; 5],
     },
-    /// Legacy histogram window: operations and exact average.
+    /// Legacy histogram or timeseries window: operations and exact average.
     Histogram {
         /// Operations in the window.
         operations: u64,
         /// Σ latency in the window.
         total_latency: i64,
     },
+    /// Raw window: operations and exact average.
+    Raw {
+        /// Operations in the window.
+        operations: u64,
+        /// Σ latency in the window.
+        total_latency: i64,
+    },
+    /// `hdrhistogram+histogram` / `hdrhistogram+raw`: the HdrHistogram part (`HdrOP`), then the
+    /// other (`BucketOP` / `RawOP`).
+    Pair(Box<SummaryStats>, Box<SummaryStats>),
 }
 
 /// One measurement's interval statistics, named as YCSB prints it.
@@ -131,8 +176,15 @@ pub struct IntervalSummary {
 impl IntervalSummary {
     /// YCSB's `getSummary()` text for this measurement (master format, with `, 50=`).
     pub(crate) fn text(&self) -> String {
-        let d = javafmt::decimal_2;
-        match &self.stats {
+        stats_text(&self.name, &self.stats)
+    }
+}
+
+/// One summary text; a pair joins its parts with a newline, as `TwoInOneMeasurement` does.
+fn stats_text(name: &str, stats: &SummaryStats) -> String {
+    let d = javafmt::decimal_2;
+    {
+        match stats {
             SummaryStats::Hdr {
                 count,
                 max,
@@ -140,8 +192,7 @@ impl IntervalSummary {
                 mean,
                 percentiles: [p50, p90, p99, p999, p9999],
             } => format!(
-                "[{}: Count={count}, Max={max}, Min={min}, Avg={}, 50={p50}, 90={p90}, 99={p99}, 99.9={p999}, 99.99={p9999}]",
-                self.name,
+                "[{name}: Count={count}, Max={max}, Min={min}, Avg={}, 50={p50}, 90={p90}, 99={p99}, 99.9={p999}, 99.99={p9999}]",
                 d(*mean)
             ),
             SummaryStats::Histogram {
@@ -152,11 +203,34 @@ impl IntervalSummary {
                     String::new()
                 } else {
                     format!(
-                        "[{} AverageLatency(us)={}]",
-                        self.name,
+                        "[{name} AverageLatency(us)={}]",
                         d(*total_latency as f64 / *operations as f64)
                     )
                 }
+            }
+            SummaryStats::Raw {
+                operations,
+                total_latency,
+            } => {
+                if *operations == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        "{name} count: {operations}, average latency(us): {}",
+                        javafmt::format_2f(*total_latency as f64 / *operations as f64)
+                    )
+                }
+            }
+            SummaryStats::Pair(hdr, other) => {
+                let second = match **other {
+                    SummaryStats::Raw { .. } => "Raw",
+                    _ => "Bucket",
+                };
+                format!(
+                    "{}\n{}",
+                    stats_text(&format!("Hdr{name}"), hdr),
+                    stats_text(&format!("{second}{name}"), other)
+                )
             }
         }
     }
@@ -192,8 +266,12 @@ pub struct OpMeasurement {
     pub kind: MapKind,
     /// All recorded latencies (µs), HdrHistogram with YCSB's shape.
     pub histogram: Histogram<u64>,
-    /// The legacy 1-ms histogram, when `measurementtype=histogram`.
+    /// The legacy 1-ms histogram, when `measurementtype=histogram` or `hdrhistogram+histogram`.
     pub buckets: Option<BucketHistogram>,
+    /// The time series, when `measurementtype=timeseries`.
+    pub series: Option<TimeSeries>,
+    /// Every latency, when `measurementtype=raw` or `hdrhistogram+raw`.
+    pub raw: Option<RawLog>,
     /// `Return=` counts in YCSB's order.
     pub statuses: Vec<(Status, u64)>,
 }
@@ -210,6 +288,8 @@ impl OpMeasurement {
 pub struct RunMeasurements {
     /// Actual map in map order, then the intended map in map order.
     pub measurements: Vec<OpMeasurement>,
+    /// Interval logs (`hdrhistogram.fileoutput`) that could not be written, one line each.
+    pub log_problems: Vec<String>,
 }
 
 impl RunMeasurements {
@@ -255,14 +335,21 @@ impl ClientSlot {
                     None => op.to_string(),
                     Some(s) => format!("{op}-{s}"),
                 };
-                let buckets = (shared.config.measurement_type == MeasurementType::Histogram)
+                let t = shared.config.measurement_type;
+                let buckets = t
+                    .has_buckets()
                     .then(|| BucketHistogram::new(shared.config.histogram_buckets));
+                let series = (t == MeasurementType::TimeSeries)
+                    .then(|| (shared.series_start(kind, &key), TimeSeries::new()));
                 self.entries.push(SlotEntry {
                     kind,
                     key: key.into_boxed_str(),
                     first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
                     hist: hdr::new_histogram(),
                     buckets,
+                    series,
+                    raw: t.has_raw().then(RawLog::default),
+                    created: SystemTime::now(),
                     statuses: [0; 9],
                     status_seq: [NO_SEQ; 9],
                 });
@@ -271,7 +358,7 @@ impl ClientSlot {
         }
     }
 
-    fn measure_at(&mut self, idx: usize, us: u64) {
+    fn measure_at(&mut self, shared: &Shared, idx: usize, us: u64) {
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
         let e = &mut self.entries[idx];
@@ -279,8 +366,16 @@ impl ClientSlot {
         if e.hist.record(v).is_err() {
             e.hist.saturating_record(v);
         }
+        // The other types cost one untaken branch each when they are off.
         if let Some(b) = e.buckets.as_mut() {
             b.record(v as i64);
+        }
+        if let Some((start, s)) = e.series.as_mut() {
+            let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            s.record(elapsed, shared.config.timeseries_granularity_ms, v as i64);
+        }
+        if let Some(r) = e.raw.as_mut() {
+            r.record(now_ms(), v as u32);
         }
     }
 
@@ -295,8 +390,15 @@ impl ClientSlot {
 
     fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
         let idx = self.entry_index(shared, kind, op, suffix);
-        self.measure_at(idx, us);
+        self.measure_at(shared, idx, us);
     }
+}
+
+/// `System.currentTimeMillis()`.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The map that holds status counts: the intended one in `intended` mode, else the actual one.
@@ -324,14 +426,14 @@ impl ClientRecorder {
         let mut status_idx = None;
         if mode.records_actual() {
             let idx = slot.entry_index(shared, MapKind::Actual, op, suffix);
-            slot.measure_at(idx, latency_us);
+            slot.measure_at(shared, idx, latency_us);
             if suffix.is_none() && status_map == MapKind::Actual {
                 status_idx = Some(idx);
             }
         }
         if mode.records_intended() {
             let idx = slot.entry_index(shared, MapKind::Intended, op, suffix);
-            slot.measure_at(idx, intended_us.unwrap_or(latency_us));
+            slot.measure_at(shared, idx, intended_us.unwrap_or(latency_us));
             if suffix.is_none() && status_map == MapKind::Intended {
                 status_idx = Some(idx);
             }
@@ -361,13 +463,18 @@ impl ClientRecorder {
 impl Measurements {
     /// A registry for one run.
     pub fn new(config: MeasurementConfig) -> Arc<Measurements> {
+        let logs = config.hdr_log_prefix.clone().map(HdrLogs::new);
         Arc::new(Measurements {
             shared: Arc::new(Shared {
                 config,
                 seq: AtomicU64::new(0),
+                series_starts: Mutex::new(Vec::new()),
             }),
             clients: Mutex::new(Vec::new()),
-            aggregate: Mutex::new(Aggregate::default()),
+            aggregate: Mutex::new(Aggregate {
+                logs,
+                ..Aggregate::default()
+            }),
         })
     }
 
@@ -379,6 +486,10 @@ impl Measurements {
             lock(slot).entries.clear();
         }
         agg.entries.clear();
+        lock(&self.shared.series_starts).clear();
+        if let Some(logs) = agg.logs.as_mut() {
+            logs.restart();
+        }
     }
 
     /// A recorder for one client task.
@@ -413,6 +524,11 @@ impl Measurements {
                         .as_mut()
                         .filter(|b| b.operations > 0)
                         .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
+                    let series = e
+                        .series
+                        .as_mut()
+                        .map(|(_, s)| std::mem::replace(s, TimeSeries::new()));
+                    let raw = e.raw.as_mut().map(std::mem::take);
                     taken.push(Taken {
                         kind: e.kind,
                         key: e.key.clone(),
@@ -420,6 +536,9 @@ impl Measurements {
                         has_buckets: e.buckets.is_some(),
                         hist,
                         buckets,
+                        series,
+                        raw,
+                        created: e.created,
                         statuses: e.statuses,
                         status_seq: e.status_seq,
                     });
@@ -435,6 +554,8 @@ impl Measurements {
                     Some(p) => &mut agg.entries[p],
                     None => {
                         let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
+                        let series = t.series.as_ref().map(|_| TimeSeries::new());
+                        let raw = t.raw.as_ref().map(|_| RawLog::default());
                         agg.entries.push(AggEntry {
                             kind: t.kind,
                             key: t.key.to_string(),
@@ -443,6 +564,11 @@ impl Measurements {
                             interval: hdr::new_histogram(),
                             buckets_total: buckets.clone(),
                             buckets_interval: buckets,
+                            series_total: series.clone(),
+                            series_interval: series,
+                            raw_total: raw.clone(),
+                            raw_interval: raw,
+                            created: t.created,
                             statuses: [0; 9],
                             status_seq: [NO_SEQ; 9],
                         });
@@ -451,6 +577,13 @@ impl Measurements {
                     }
                 };
                 a.first_seq = a.first_seq.min(t.first_seq);
+                a.created = a.created.min(t.created);
+                if let (Some(dst), Some(src)) = (a.series_interval.as_mut(), t.series.as_ref()) {
+                    dst.add(src);
+                }
+                if let (Some(dst), Some(src)) = (a.raw_interval.as_mut(), t.raw.as_ref()) {
+                    dst.add(src);
+                }
                 if let Some(mut h) = t.hist {
                     // Both histograms auto-resize, so adding cannot fail.
                     let _ = a.interval.add(&h);
@@ -491,31 +624,18 @@ impl Measurements {
     }
 
     /// Per-measurement statistics since the previous call (for the status line); the interval
-    /// is folded into the cumulative totals.
+    /// is folded into the cumulative totals (and written to the interval logs, if any).
     pub fn take_interval(&self) -> IntervalSummaries {
         let mut agg = lock(&self.aggregate);
         self.collect(&mut agg);
         let order = Self::ordered(&agg);
+        let now = SystemTime::now();
         let mut entries = Vec::with_capacity(order.len());
         for i in order {
+            let name = self.display_name(agg.entries[i].kind, &agg.entries[i].key);
+            let stats = self.interval_stats(&agg.entries[i]);
+            Self::log_interval(&mut agg, i, &name, now);
             let a = &mut agg.entries[i];
-            let stats = match a.buckets_interval.as_ref() {
-                Some(b) => SummaryStats::Histogram {
-                    operations: b.operations,
-                    total_latency: b.total_latency,
-                },
-                None => {
-                    let h = &a.interval;
-                    SummaryStats::Hdr {
-                        count: h.len(),
-                        max: hdr::max(h),
-                        min: hdr::min(h),
-                        mean: hdr::mean(h),
-                        percentiles: [50.0, 90.0, 99.0, 99.9, 99.99].map(|p| hdr::percentile(h, p)),
-                    }
-                }
-            };
-            let name = self.display_name(a.kind, &a.key);
             fold_interval(a);
             entries.push(IntervalSummary {
                 name,
@@ -526,35 +646,95 @@ impl Measurements {
         IntervalSummaries { entries }
     }
 
+    /// The status-line numbers of one measurement's current interval, per measurement type.
+    fn interval_stats(&self, a: &AggEntry) -> SummaryStats {
+        let h = &a.interval;
+        let hdr = || SummaryStats::Hdr {
+            count: h.len(),
+            max: hdr::max(h),
+            min: hdr::min(h),
+            mean: hdr::mean(h),
+            percentiles: [50.0, 90.0, 99.0, 99.9, 99.99].map(|p| hdr::percentile(h, p)),
+        };
+        let exact = if let Some(b) = a.buckets_interval.as_ref() {
+            Some(SummaryStats::Histogram {
+                operations: b.operations,
+                total_latency: b.total_latency,
+            })
+        } else if let Some(s) = a.series_interval.as_ref() {
+            Some(SummaryStats::Histogram {
+                operations: s.operations,
+                total_latency: s.total_latency,
+            })
+        } else {
+            a.raw_interval.as_ref().map(|r| SummaryStats::Raw {
+                operations: r.points.len() as u64,
+                total_latency: r.total_latency,
+            })
+        };
+        match exact {
+            Some(other) if self.shared.config.measurement_type.is_combined() => {
+                SummaryStats::Pair(Box::new(hdr()), Box::new(other))
+            }
+            Some(other) => other,
+            None => hdr(),
+        }
+    }
+
+    /// Writes entry `i`'s current interval to its interval log (`hdrhistogram.fileoutput`):
+    /// `HdrOP.hdr` for the combined types, as YCSB names their inner measurement.
+    fn log_interval(agg: &mut Aggregate, i: usize, name: &str, now: SystemTime) {
+        let Aggregate { entries, logs, .. } = agg;
+        if let Some(logs) = logs.as_mut() {
+            let a = &entries[i];
+            let combined = a.buckets_interval.is_some() || a.raw_interval.is_some();
+            let file = if combined {
+                format!("Hdr{name}")
+            } else {
+                name.to_string()
+            };
+            logs.interval(&file, a.created, &a.interval, now);
+        }
+    }
+
     /// The cumulative measurements of the run (everything recorded so far), in export order.
+    /// The interval logs get their last interval and are closed.
     pub fn finish(&self) -> RunMeasurements {
         let mut agg = lock(&self.aggregate);
         self.collect(&mut agg);
         let order = Self::ordered(&agg);
+        let now = SystemTime::now();
         let mut measurements = Vec::with_capacity(order.len());
         for i in order {
+            let name = self.display_name(agg.entries[i].kind, &agg.entries[i].key);
+            Self::log_interval(&mut agg, i, &name, now);
             let a = &mut agg.entries[i];
             fold_interval(a);
-            let seen: Vec<Status> = Status::ALL
+            let mut seen: Vec<Status> = Status::ALL
                 .into_iter()
                 .filter(|s| a.status_seq[s.index()] != NO_SEQ)
                 .collect::<Vec<_>>();
-            let mut seen = seen;
             seen.sort_by_key(|s| a.status_seq[s.index()]);
             let statuses = order::order_statuses(&seen)
                 .into_iter()
                 .map(|j| (seen[j], a.statuses[seen[j].index()]))
                 .collect();
             measurements.push(OpMeasurement {
-                name: self.display_name(a.kind, &a.key),
+                name,
                 key: a.key.clone(),
                 kind: a.kind,
                 histogram: a.total.clone(),
                 buckets: a.buckets_total.clone(),
+                series: a.series_total.clone(),
+                raw: a.raw_total.clone(),
                 statuses,
             });
         }
-        RunMeasurements { measurements }
+        let problems = agg.logs.as_mut().map(HdrLogs::close).unwrap_or_default();
+        RunMeasurements {
+            measurements,
+            log_problems: problems,
+        }
     }
 }
 
@@ -564,6 +744,14 @@ fn fold_interval(a: &mut AggEntry) {
     if let (Some(t), Some(i)) = (a.buckets_total.as_mut(), a.buckets_interval.as_mut()) {
         t.add(i);
         i.reset();
+    }
+    if let (Some(t), Some(i)) = (a.series_total.as_mut(), a.series_interval.as_mut()) {
+        t.add(i);
+        *i = TimeSeries::new();
+    }
+    if let (Some(t), Some(i)) = (a.raw_total.as_mut(), a.raw_interval.as_mut()) {
+        t.add(i);
+        *i = RawLog::default();
     }
 }
 

@@ -516,11 +516,16 @@ impl ResultDocument {
                     kind: m.kind,
                     histogram: m.decode_histogram()?,
                     buckets: None,
+                    series: None,
+                    raw: None,
                     statuses: m.statuses.iter().map(|s| (s.status, s.count)).collect(),
                 })
             })
             .collect::<Result<Vec<_>, ResultError>>()?;
-        Ok(RunMeasurements { measurements })
+        Ok(RunMeasurements {
+            measurements,
+            log_problems: Vec::new(),
+        })
     }
 
     /// The measurement named `name`.

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub stop: CancellationToken,
     /// Nanoseconds between two ops of one client (`target`), if throttled.
     pub tick_ns: Option<u64>,
+    /// `spin.sleep`: wait for a throttled op's deadline by spinning (yielding), not by a timer.
+    pub spin_sleep: bool,
     /// Sleep a random part of one tick before the first op (low per-client rates).
     pub initial_delay: bool,
     /// `dataintegrity`: verify every read.
@@ -330,9 +332,13 @@ pub(crate) async fn run_client(
         if let Some(p) = pacer.as_mut() {
             let deadline = p.op_done();
             if deadline > Instant::now() {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(deadline.into()) => {}
-                    _ = shared.stop.cancelled() => {}
+                if shared.spin_sleep {
+                    spin_until(deadline, &shared.stop).await;
+                } else {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(deadline.into()) => {}
+                        _ = shared.stop.cancelled() => {}
+                    }
                 }
             }
         }
@@ -354,4 +360,20 @@ pub(crate) async fn run_client(
     ctx.report.ops_done = done;
     drop(ctx.rec);
     ctx.report
+}
+
+/// `spin.sleep=true`: YCSB busy-waits for the deadline instead of parking the thread, for
+/// deadlines finer than the timer's. Here the task yields in a loop (the timer only covers
+/// all but the last millisecond), so other tasks on the worker still run; it costs CPU, as in YCSB.
+async fn spin_until(deadline: Instant, stop: &tokio_util::sync::CancellationToken) {
+    let coarse = deadline.checked_sub(Duration::from_millis(1));
+    if let Some(coarse) = coarse.filter(|c| *c > Instant::now()) {
+        tokio::select! {
+            _ = tokio::time::sleep_until(coarse.into()) => {}
+            _ = stop.cancelled() => return,
+        }
+    }
+    while Instant::now() < deadline && !stop.is_cancelled() {
+        tokio::task::yield_now().await;
+    }
 }

@@ -190,6 +190,9 @@ pub async fn execute_with_report(
     for w in props.warnings() {
         say(&format!("warning: {w}"));
     }
+    for note in crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)? {
+        say(&note);
+    }
 
     let Limits {
         requested_threads,
@@ -231,6 +234,11 @@ pub async fn execute_with_report(
         // coordinated omission is visible without having to know about measurement.interval.
         mcfg.interval = measure::IntervalMode::Both;
     }
+    // The measurement files are proven writable before anything is started.
+    super::outputs::check(&mcfg)?;
+    if let Some(note) = super::outputs::raw_notice(&mcfg) {
+        say(&note);
+    }
     let measurements = Measurements::new(mcfg.clone());
 
     let Connected {
@@ -249,6 +257,7 @@ pub async fn execute_with_report(
         table: shared_table,
         stop: stop.clone(),
         tick_ns,
+        spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
         initial_delay: pacing::wants_initial_delay(target, threads),
         verify,
         notify: notify.clone(),
@@ -334,6 +343,11 @@ pub async fn execute_with_report(
             interval: Duration::from_secs(status_interval_s.max(1)),
             start,
             notify: notify.clone(),
+            // A client of several only snapshots its intervals (for its interval logs): the
+            // coordinator prints the merged line.
+            print: !opts.barrier,
+            // YCSB also prints the status line on stdout with measurementtype=timeseries.
+            stdout: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
         };
         let done = clients_done.clone();
         tokio::spawn(status.run(done))
@@ -392,6 +406,9 @@ pub async fn execute_with_report(
         },
     };
     let run = measurements.finish();
+    for problem in super::outputs::finish(&run, &mcfg, opts.print_report) {
+        notify.say(&format!("warning: {problem}"));
+    }
 
     // YCSB's report, rendered here (the measurements live here) and written by the caller.
     let report = if opts.print_report {

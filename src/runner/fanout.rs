@@ -275,7 +275,21 @@ pub(crate) async fn execute_with(
     opts: &ExecuteOptions,
     launcher: &ClientLauncher,
 ) -> anyhow::Result<ResultDocument> {
-    let slices = slices(props, phase, launcher.count())?;
+    let mut slices = slices(props, phase, launcher.count())?;
+    let status_on = opts.status
+        || props
+            .get(prop::STATUS.name)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let in_containers = matches!(launcher, ClientLauncher::Docker(_));
+    let logs = super::outputs::for_clients(
+        props,
+        slices.iter_mut().map(|s| &mut s.overrides).collect(),
+        status_on,
+        in_containers,
+    )?;
+    // The clients' own notes are not shown (only their warnings are), so the coordinator says them.
+    let notes =
+        crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)?;
     let dir = tempfile::Builder::new()
         .prefix("microshard-clients-")
         .tempdir()
@@ -291,6 +305,11 @@ pub(crate) async fn execute_with(
             .await
             .map_err(crate::error::as_bad_input)?;
         binding.drop_database().await?;
+    }
+    if !opts.quiet {
+        for note in &notes {
+            notify.say(note);
+        }
     }
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut running: Vec<Client> = Vec::new();
@@ -328,6 +347,11 @@ pub(crate) async fn execute_with(
             && let Err(e) = r.remove().await
         {
             cleanup.push(e);
+        }
+    }
+    if let (Ok(_), Some(logs)) = (&outcome, &logs) {
+        for problem in logs.merge() {
+            notify.say(&format!("warning: {problem}"));
         }
     }
     match outcome {

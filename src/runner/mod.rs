@@ -17,6 +17,7 @@ mod client;
 pub(crate) mod container;
 mod exec;
 pub(crate) mod fanout;
+mod outputs;
 mod status;
 pub(crate) mod verdict;
 pub(crate) mod watch;

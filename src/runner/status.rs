@@ -19,6 +19,11 @@ pub(crate) struct StatusPrinter {
     pub start: Instant,
     /// Where the lines go (stderr from the CLI).
     pub notify: super::watch::Notify,
+    /// Say the lines; when false the task only takes the intervals (a client of several keeps
+    /// its interval logs in step with the status interval, the coordinator prints).
+    pub print: bool,
+    /// Print each line on stdout as well (YCSB does with `measurementtype=timeseries`).
+    pub stdout: bool,
 }
 
 impl StatusPrinter {
@@ -57,7 +62,12 @@ impl StatusPrinter {
                 todo_ops: todo,
                 summaries: &summaries,
             });
-            self.notify.say(&line);
+            if self.print {
+                self.notify.say(&line);
+                if self.stdout {
+                    let _ = crate::output::println(&line);
+                }
+            }
             if finished {
                 return;
             }

@@ -18,6 +18,7 @@
 
 pub(crate) mod core;
 pub mod generators;
+pub(crate) mod java_only;
 pub mod keys;
 pub(crate) mod operation;
 pub(crate) mod prop;

@@ -53,6 +53,11 @@ macro_rules! properties {
             },
         )*];
 
+        /// Every declaration as (constant, property name), for the test that no declared property
+        /// is accepted and silently ignored (`workload::java_only`).
+        #[cfg(test)]
+        pub(crate) const DECLARED: &[(&str, &str)] = &[$((stringify!($konst), $konst.name),)*];
+
         /// Whether every typed default agrees with the text `resolved()` prints for it (checked by a test).
         #[cfg(test)]
         fn defaults_agree() -> Vec<(&'static str, bool)> {
@@ -145,7 +150,7 @@ properties! {
     // Client
     /// workload class (site.ycsb.workloads.CoreWorkload)
     WORKLOAD = "workload";
-    /// database binding class
+    /// database binding class (no effect here: always the MongoDB binding)
     DB: &'static str = "db", "site.ycsb.BasicDB", "site.ycsb.BasicDB";
     /// client threads (-threads)
     THREADCOUNT: u64 = "threadcount", 1, "1";
@@ -173,7 +178,7 @@ properties! {
     MEASUREMENTTYPE: &'static str = "measurementtype", "hdrhistogram", "hdrhistogram";
     /// op, intended or both (coordinated-omission correction)
     MEASUREMENT_INTERVAL: &'static str = "measurement.interval", "op", "op";
-    /// JVM statistics in status lines (no effect here)
+    /// JVM statistics in status lines (no effect here: no JVM)
     MEASUREMENT_TRACKJVM: bool = "measurement.trackjvm", false, "false";
     /// percentiles in the final report
     HDRHISTOGRAM_PERCENTILES: &'static str = "hdrhistogram.percentiles", "50,95,99", "50,95,99";
