@@ -170,6 +170,7 @@ fn seed_sweep() -> SweepFile {
         knee_threads: Some(10),
         tolerance: 0.05,
         standin: true,
+        planned_threads: Vec::new(),
     }
 }
 

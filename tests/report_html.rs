@@ -177,6 +177,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         knee_threads: Some(16),
         tolerance: 0.05,
         standin: true,
+        planned_threads: Vec::new(),
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 pub(crate) mod cluster_cmd;
 pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
+pub(crate) mod merge_overlap;
 pub(crate) mod preflight;
 pub(crate) mod standin_cmd;
 pub(crate) mod workload_cmd;
@@ -24,7 +25,7 @@ pub(crate) mod ycsb_cmd;
     version,
     about,
     propagate_version = true,
-    after_help = "Exit status: 0 every result valid; 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 finished, but at least one result is not valid (its verdict and the last stderr line say which and why)."
+    after_help = "Exit status: 0 every result valid; 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 finished, but at least one result is not valid (its verdict and the last stderr line say which and why).\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]

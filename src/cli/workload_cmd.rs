@@ -97,6 +97,7 @@ pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
             flag("--max-error-rate"),
         );
     }
+    props.refuse_near_misses().map_err(as_bad_input)?;
     Ok(props)
 }
 

@@ -476,6 +476,13 @@ fn write_cell(
     deployment: &Deployment,
 ) -> anyhow::Result<()> {
     let mut summary = measured.summary;
+    let mut document = measured.document;
+    if let Some(why) =
+        crate::runner::verdict::client_bound(summary.throughput, config.client_ceiling)
+    {
+        summary.validity.degrade(why.clone());
+        document.validity.degrade(why);
+    }
     if summary.threads == 0 {
         summary.threads = props
             .get(prop::THREADCOUNT.name)
@@ -502,7 +509,7 @@ fn write_cell(
         cell: id.clone(),
         finished: chrono::Utc::now().to_rfc3339(),
         summary,
-        result: measured.document,
+        result: document,
         server,
         warnings: Vec::new(),
         topology: deployment.plan.clone(),

@@ -327,11 +327,14 @@ pub(crate) async fn run_phase_with(
         launcher,
         crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
     );
-    let document = if several {
+    let mut document = if several {
         crate::runner::fanout::execute_with(&props, phase, &opts, launcher).await?
     } else {
         crate::runner::execute(&props, phase, &opts).await?
     };
+    if let Some(why) = crate::runner::verdict::too_short(document.runtime_ms, document.operations) {
+        document.validity.degrade(why);
+    }
     Ok(Measured {
         summary: summarize(&document),
         document,

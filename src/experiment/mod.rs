@@ -6,6 +6,7 @@
 pub(crate) mod compare;
 pub(crate) mod dry_run;
 pub(crate) mod knee;
+pub(crate) mod knee_caveats;
 pub(crate) mod lab;
 pub(crate) mod live;
 pub mod metrics;

@@ -326,4 +326,8 @@ pub struct SweepFile {
     pub tolerance: f64,
     /// Measured against the stand-in.
     pub standin: bool,
+    /// Every thread count the sweep was asked for (an interrupted sweep measured fewer); empty
+    /// in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub planned_threads: Vec<u32>,
 }

@@ -57,6 +57,12 @@ pub(crate) fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(Strin
     overrides
         .iter()
         .map(|o| match o.split_once('=') {
+            Some((k, _)) if let Some(known) = crate::workload::properties::near_miss(k.trim()) => {
+                Err(bad_input(format!(
+                    "-p {o}: '{}' is not a known property; did you mean '{known}'? (a misspelt name would be ignored)",
+                    k.trim()
+                )))
+            }
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
             _ => Err(bad_input(format!("-p {o}: expected key=value"))),
         })

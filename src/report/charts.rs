@@ -1460,6 +1460,7 @@ mod tests {
             knee_threads: None,
             tolerance: 0.05,
             standin: false,
+            planned_threads: Vec::new(),
         };
         let facts = TopologyFacts {
             name: "single".into(),
@@ -1493,6 +1494,7 @@ mod tests {
             knee_threads: Some(4),
             tolerance: 0.05,
             standin: false,
+            planned_threads: Vec::new(),
         };
         let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");
