@@ -205,3 +205,56 @@ fn a_rising_sweep_says_so_and_resume_leaves_its_directory_alone() {
     assert_eq!(hashes(&dir), before, "every file unchanged");
     assert_nothing_left(&state);
 }
+
+#[test]
+fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let results = tmp.path().join("results");
+    let port = free_base_port(4);
+    let out = microshard(&state)
+        .args([
+            "compare",
+            "--standin",
+            "--topologies",
+            "single",
+            "--scenarios",
+            "S1,S5",
+        ])
+        .args([
+            "--records",
+            "300",
+            "--duration",
+            "1s",
+            "--base-port",
+            &port.to_string(),
+        ])
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .expect("compare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Measured before the first cell, without a separate command, and kept for the next run.
+    assert!(stderr.contains("client ceiling"), "{stderr}");
+    let stored: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(".calibrate.json")).unwrap_or_default(),
+    )
+    .expect("the ceiling is stored");
+    assert!(
+        stored["ops_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+        "{stored}"
+    );
+    // The S1 load of 300 records lasts a fraction of a second: degraded, saying so.
+    assert!(
+        stdout.contains("S1/single #1 is degraded: measured for only"),
+        "{stdout}\n{stderr}"
+    );
+    // The stand-in table says which capacity model is in force, and why significance is blank.
+    assert!(
+        stdout.contains("No capacity model: these ratios measure"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("run with --repeat 2 or more"), "{stdout}");
+    assert_nothing_left(&state);
+}

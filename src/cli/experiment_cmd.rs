@@ -348,6 +348,17 @@ fn finish_matrix(
             text.push('\n');
             text.push_str(&sweep::render_vary(varied, sweep::VaryFormat::Table));
         }
+        // `--sweep`: each topology's curve and knee, and the thread count its cells then used.
+        let sweeps = dir.sweeps();
+        if outcome.varied.is_empty() && !sweeps.is_empty() {
+            for (_, s) in &sweeps {
+                text.push('\n');
+                text.push_str(&sweep::render_sweep(s));
+            }
+            if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
+                text.push_str(&format!("{line}\n"));
+            }
+        }
     }
     // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
     // a success: its outcome decides the exit status first.
@@ -523,7 +534,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::New(command) => compare::create(
             &command,
             &NewRun {
-                client_ceiling: live::stored_ceiling(&args.out),
+                client_ceiling: live::machine_ceiling(&args.out, &cancel, &progress).await,
                 results_root: args.out.clone(),
                 workload_dir: None,
             },
@@ -669,6 +680,9 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     if args.format == Format::Table {
         for (_, s) in &sweeps {
             output::println(&sweep::render_sweep(s))?;
+        }
+        if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
+            output::println(&line)?;
         }
     }
     Ok(())

@@ -34,6 +34,32 @@ pub(crate) fn caveats(sweep: &SweepFile) -> Vec<String> {
     out
 }
 
+/// Under a `compare --sweep` table: the thread count each topology's cells ran at (its knee),
+/// and a warning when they differ, since the ratios then compare different thread counts.
+pub(crate) fn cells_at_knees(sweeps: &[(String, SweepFile)]) -> Option<String> {
+    let knees: Vec<(String, u32)> = sweeps
+        .iter()
+        .filter_map(|(name, s)| Some((name.clone(), s.knee_threads?)))
+        .collect();
+    if knees.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = knees
+        .iter()
+        .map(|(name, k)| format!("{name} at {k} threads"))
+        .collect();
+    let differ = knees.iter().any(|(_, k)| *k != knees[0].1);
+    Some(format!(
+        "The run cells ran at each topology's knee: {}.{}",
+        each.join(", "),
+        if differ {
+            " The thread counts differ, so each ratio compares a topology at its own knee with the baseline at its own."
+        } else {
+            ""
+        }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +94,19 @@ mod tests {
         assert_eq!(c.len(), 1, "{c:?}");
         assert!(c[0].starts_with("still rising at 16 threads"), "{c:?}");
         assert!(c[0].contains("extend --threads"), "{c:?}");
+    }
+
+    #[test]
+    fn compare_sweep_says_the_thread_count_of_each_topology() {
+        let a = sweep(&[(4, 300.0), (16, 900.0), (32, 880.0)], &[4, 16, 32]);
+        let b = sweep(&[(4, 300.0), (16, 290.0)], &[4, 16]);
+        let line =
+            cells_at_knees(&[("single".into(), a), ("microshard-2".into(), b)]).unwrap_or_default();
+        assert!(
+            line.contains("single at 16 threads, microshard-2 at 4 threads")
+                && line.contains("differ"),
+            "{line}"
+        );
     }
 
     #[test]
