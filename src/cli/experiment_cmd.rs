@@ -249,7 +249,8 @@ pub(crate) struct SweepArgs {
 /// Arguments of `report`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The experiment's run directory.
+    /// The experiment's run directory (default: the newest, `results/latest`).
+    #[arg(default_value = "results/latest")]
     pub dir: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -264,7 +265,8 @@ pub(crate) struct ReportArgs {
 pub(crate) struct DiffArgs {
     /// The earlier experiment.
     pub a: PathBuf,
-    /// The later experiment.
+    /// The later experiment (default: the newest, `results/latest`).
+    #[arg(default_value = "results/latest")]
     pub b: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -694,6 +696,13 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&a)?;
     preflight::known_schema(&b)?;
+    if let (Ok(ca), Ok(cb)) = (a.config(), b.config()) {
+        for m in report::diff_checks::mismatches(&ca, &cb) {
+            output::eprintln(&format!(
+                "microshard: warning: {m}; their ratio measures that too"
+            ));
+        }
+    }
     output::println(&report::diff::diff_dirs(&a, &b, args.format)?)?;
     Ok(())
 }

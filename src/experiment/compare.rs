@@ -97,7 +97,11 @@ pub(crate) fn resolve(
     let files = cmd
         .scenarios
         .iter()
-        .map(|s| Ok((s.clone(), scenario::locate(s, workload_dir)?)))
+        .map(|s| {
+            let path = scenario::locate(s, workload_dir)
+                .map_err(|e| bad_input(format!("--scenarios: {e}")))?;
+            Ok((s.clone(), path))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let overrides = scenario::parse_overrides(&cmd.overrides)?;
     let scaling = Scaling {

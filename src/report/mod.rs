@@ -7,6 +7,7 @@
 pub(crate) mod capacity;
 pub mod charts;
 pub(crate) mod diff;
+pub(crate) mod diff_checks;
 pub(crate) mod html;
 pub mod png;
 pub(crate) mod stats;
