@@ -258,3 +258,42 @@ fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
     assert!(stdout.contains("run with --repeat 2 or more"), "{stdout}");
     assert_nothing_left(&state);
 }
+
+#[test]
+fn a_port_conflict_in_up_is_bad_input_naming_base_port() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let port = free_base_port(2);
+    let _holder = std::net::TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
+    let o = microshard(&state)
+        .args([
+            "up",
+            "single",
+            "--standin",
+            "--base-port",
+            &port.to_string(),
+        ])
+        .output()
+        .expect("up");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("port {port}")) && stderr.contains("--base-port"),
+        "{stderr}"
+    );
+    assert_nothing_left(&state);
+}
+
+#[test]
+fn report_without_a_directory_reads_results_latest() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = microshard(&tmp.path().join("state"))
+        .current_dir(tmp.path())
+        .arg("report")
+        .output()
+        .expect("report");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("results/latest"), "{stderr}");
+    assert!(!stderr.contains(":;"), "{stderr}");
+}
