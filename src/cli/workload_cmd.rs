@@ -116,6 +116,9 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
             std::path::Path::new(path),
         )?;
     }
+    if let Some(line) = super::size_notice::notice(phase, &props).filter(|_| !args.barrier) {
+        crate::output::eprintln(&line);
+    }
     // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let banner = vec![
