@@ -297,3 +297,18 @@ fn report_without_a_directory_reads_results_latest() {
     assert!(stderr.contains("results/latest"), "{stderr}");
     assert!(!stderr.contains(":;"), "{stderr}");
 }
+
+#[test]
+fn load_with_standin_says_how_to_start_a_server() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = microshard(&tmp.path().join("state"))
+        .args(["load", "-P", "workloads/S1", "--standin"])
+        .output()
+        .expect("load");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("microshard up single --standin"),
+        "{stderr}"
+    );
+}

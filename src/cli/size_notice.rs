@@ -27,7 +27,11 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
                 true => prop::INSERTCOUNT.name,
                 false => prop::RECORDCOUNT.name,
             };
-            (key, crate::workload::load_operation_count(props).ok()?, "insert")
+            (
+                key,
+                crate::workload::load_operation_count(props).ok()?,
+                "insert",
+            )
         }
         Phase::Run => (
             prop::OPERATIONCOUNT.name,
@@ -45,10 +49,9 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
         .filter(|s| *s > 0);
     let (slow, fast) = (count as f64 / RATES.0, count as f64 / RATES.1);
     let time = match bound {
-        Some(b) if (b as f64) < slow => format!(
-            "at most {} (maxexecutiontime={b})",
-            minutes(b as f64)
-        ),
+        Some(b) if (b as f64) < slow => {
+            format!("at most {} (maxexecutiontime={b})", minutes(b as f64))
+        }
         _ => format!(
             "about {}–{} at {:.0}–{:.0} ops/s",
             minutes(fast),
@@ -60,7 +63,11 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
     Some(format!(
         "microshard: about to {what} {} {} ({key}={count} from {}): {time}; give -p {key}=N for a smaller one",
         crate::runner::verdict::thousands(count),
-        if phase == Phase::Load { "documents" } else { "operations" },
+        if phase == Phase::Load {
+            "documents"
+        } else {
+            "operations"
+        },
         props.origin_or_default(key)
     ))
 }
@@ -75,7 +82,9 @@ mod tests {
         p.apply_override("recordcount=5000000").ok();
         let n = notice(Phase::Load, &p).unwrap_or_default();
         assert!(
-            n.starts_with("microshard: about to insert 5,000,000 documents (recordcount=5000000 from -p)"),
+            n.starts_with(
+                "microshard: about to insert 5,000,000 documents (recordcount=5000000 from -p)"
+            ),
             "{n}"
         );
         assert!(n.contains("about 2 min–8 min"), "{n}");

@@ -55,6 +55,9 @@ pub(crate) struct PhaseArgs {
     /// Internal: a client of `--clients` waits at the start barrier once connected.
     #[arg(long, hide = true)]
     pub barrier: bool,
+    /// Not a flag of `load`/`run` (they drive a server that runs): refused with what to do.
+    #[arg(long, hide = true)]
+    pub standin: bool,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -103,6 +106,11 @@ pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
+    if args.standin {
+        return Err(crate::error::bad_input(
+            "--standin: load and run drive a server that already runs; start a stand-in with `microshard up single --standin`, then give --uri mongodb://localhost:27017/ycsb",
+        ));
+    }
     let props = build_properties(&args)?;
     super::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
