@@ -16,8 +16,11 @@ pub(crate) struct CeilingServer {
 pub(crate) async fn start() -> anyhow::Result<CeilingServer> {
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("calibrate: cannot find this microshard binary: {e}"))?;
-    let port = super::live::free_port_range(1)
-        .ok_or_else(|| anyhow::anyhow!("calibrate: no free local port for the stand-in"))?;
+    // A port the kernel just handed out and took back: free for the child to bind.
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| anyhow::anyhow!("calibrate: no free local port for the stand-in: {e}"))?;
     let dbpath = tempfile::tempdir()?;
     let child = tokio::process::Command::new(exe)
         .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
