@@ -124,7 +124,11 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
             std::path::Path::new(path),
         )?;
     }
-    if let Some(line) = super::size_notice::notice(phase, &props).filter(|_| !args.barrier) {
+    // Only for a workload that will start: bad input stays one line.
+    if let Some(line) = super::size_notice::notice(phase, &props)
+        .filter(|_| !args.barrier)
+        .filter(|_| crate::workload::CoreWorkload::from_properties(&props).is_ok())
+    {
         crate::output::eprintln(&line);
     }
     // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
