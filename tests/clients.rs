@@ -179,6 +179,8 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
             .args([
                 "operationcount=400",
                 "-p",
+                "target=400",
+                "-p",
                 "microshard.insertstride=2",
                 "-p",
             ])
@@ -240,6 +242,31 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
             "{field}"
         );
     }
+
+    // A client run after the others is refused: its window does not overlap theirs.
+    let later = tmp.path().join("later.json");
+    let mut cl = spawn(&later, "0");
+    assert!(cl.wait().expect("later").success());
+    let (sequential, la) = (
+        microshard(
+            tmp.path(),
+            &[
+                "merge",
+                &a.display().to_string(),
+                &later.display().to_string(),
+            ],
+        ),
+        json(&later),
+    );
+    let stderr = String::from_utf8_lossy(&sequential.stderr);
+    assert_eq!(sequential.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("later.json and ")
+            && stderr.contains("a.json did not run at the same time")
+            && stderr.contains("s apart"),
+        "{stderr}"
+    );
+    assert!(la["operations"].as_u64().unwrap_or(0) > 0);
 
     // Documents of different workloads are refused, naming the property.
     let c = tmp.path().join("c.json");

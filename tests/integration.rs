@@ -40,5 +40,9 @@ mod fuzz_topology;
 // The stand-in's own command line.
 mod standin_cli;
 
+// What a newcomer reads: documents, glossary.
+mod newcomer;
+mod newcomer_docs;
+
 // The README's commands, as written.
 mod readme;

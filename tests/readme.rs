@@ -8,9 +8,9 @@
 //!   runs this test, the first builds in release mode and runs `demo` (tests/experiment_demo.rs);
 //! - `cargo build --release && export PATH=…`: the binary under test stands in for it;
 //! - an hours-long `--full` command is meant for a machine with MongoDB: its `--dry-run` twin,
-//!   which the README shows right before it, runs here with the stand-in as the `mongod` and
-//!   `mongos` on PATH (every input is checked and the plan printed; the test asserts the twin is
-//!   there and passed);
+//!   which the README shows right before it (with `--standin`, so it plans here without MongoDB;
+//!   without it, the stand-in is put on PATH as `mongod` and `mongos`), runs here (every input is
+//!   checked and the plan printed; the test asserts the twin is there and passed);
 //! - Docker commands, when no Docker engine answers (said on stderr).
 
 use std::path::{Path, PathBuf};
@@ -205,7 +205,9 @@ fn every_readme_command_runs_as_written() {
             continue;
         }
         if command.contains("--full") && !command.contains("--dry-run") {
-            if planned.contains(&format!("{command} --dry-run")) {
+            if planned.contains(&format!("{command} --dry-run"))
+                || planned.contains(&format!("{command} --standin --dry-run"))
+            {
                 eprintln!("readme: README.md:{line}: hours long; its --dry-run twin passed");
             } else {
                 failures.push(format!(
@@ -221,7 +223,9 @@ fn every_readme_command_runs_as_written() {
             continue;
         }
         let started = Instant::now();
-        let for_mongodb = command.contains("--full") && command.contains("--dry-run");
+        let for_mongodb = command.contains("--full")
+            && command.contains("--dry-run")
+            && !command.contains("--standin");
         let (status, output) = run(command, &work, &root, for_mongodb);
         eprintln!(
             "readme: README.md:{line}: exit {status:?} in {:.1} s: {command}",

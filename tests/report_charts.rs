@@ -175,6 +175,7 @@ fn seed_sweep() -> SweepFile {
         standin: true,
         not_run: Vec::new(),
         dead: None,
+        planned_threads: Vec::new(),
     }
 }
 

@@ -182,6 +182,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         standin: true,
         not_run: Vec::new(),
         dead: None,
+        planned_threads: Vec::new(),
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");

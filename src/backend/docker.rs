@@ -248,10 +248,10 @@ impl DockerLauncher {
                     && let Err(e) = std::net::TcpListener::bind((ip, port))
                     && e.kind() == std::io::ErrorKind::AddrInUse
                 {
-                    anyhow::bail!(
-                        "port {port} (to publish {}) is already in use on {ip}; change base_port or stop what listens there",
+                    return Err(crate::error::bad_input(format!(
+                        "port {port} (to publish {}) is already in use on {ip}; give --base-port PORT (the topology file's base_port) or stop what listens there",
                         m.name
-                    );
+                    )));
                 }
             }
         }

@@ -160,11 +160,12 @@ fn check_port_free(m: &Member) -> anyhow::Result<()> {
             drop(l);
             Ok(())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(anyhow::anyhow!(
-            "port {} (for {}) is already in use on {ip}; stop what listens there or change base_port",
-            m.port,
-            m.name
-        )),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            Err(crate::error::bad_input(format!(
+                "port {} (for {}) is already in use on {ip}; stop what listens there or give --base-port PORT (the topology file's base_port)",
+                m.port, m.name
+            )))
+        }
         Err(e) => Err(anyhow::anyhow!(
             "cannot check port {} for {}: {e}",
             m.port,

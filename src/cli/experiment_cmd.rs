@@ -262,7 +262,8 @@ pub(crate) struct SweepArgs {
 /// Arguments of `report`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The experiment's run directory.
+    /// The experiment's run directory (default: the newest, `results/latest`).
+    #[arg(default_value = "results/latest")]
     pub dir: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -282,7 +283,8 @@ pub(crate) struct ReportArgs {
 pub(crate) struct DiffArgs {
     /// The earlier experiment.
     pub a: PathBuf,
-    /// The later experiment.
+    /// The later experiment (default: the newest, `results/latest`).
+    #[arg(default_value = "results/latest")]
     pub b: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -369,6 +371,17 @@ fn finish_matrix(
         for varied in &outcome.varied {
             text.push('\n');
             text.push_str(&sweep::render_vary(varied, sweep::VaryFormat::Table));
+        }
+        // `--sweep`: each topology's curve and knee, and the thread count its cells then used.
+        let sweeps = dir.sweeps();
+        if outcome.varied.is_empty() && !sweeps.is_empty() {
+            for (_, s) in &sweeps {
+                text.push('\n');
+                text.push_str(&sweep::render_sweep(s));
+            }
+            if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
+                text.push_str(&format!("{line}\n"));
+            }
         }
     }
     // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
@@ -552,7 +565,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::New(command) => compare::create(
             &command,
             &NewRun {
-                client_ceiling: live::stored_ceiling(&args.out),
+                client_ceiling: live::machine_ceiling(&args.out, &cancel, &progress).await,
                 results_root: args.out.clone(),
                 workload_dir: None,
             },
@@ -706,6 +719,9 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
         for (_, s) in &sweeps {
             output::println(&sweep::render_sweep(s))?;
         }
+        if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
+            output::println(&line)?;
+        }
     }
     Ok(())
 }
@@ -716,6 +732,13 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&a)?;
     preflight::known_schema(&b)?;
+    if let (Ok(ca), Ok(cb)) = (a.config(), b.config()) {
+        for m in report::diff_checks::mismatches(&ca, &cb) {
+            output::eprintln(&format!(
+                "microshard: warning: {m}; their ratio measures that too"
+            ));
+        }
+    }
     output::println(&report::diff::diff_dirs(&a, &b, args.format)?)?;
     Ok(())
 }

@@ -11,7 +11,9 @@ use clap::{Parser, Subcommand};
 pub(crate) mod cluster_cmd;
 pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
+pub(crate) mod merge_overlap;
 pub(crate) mod preflight;
+pub(crate) mod size_notice;
 pub(crate) mod standin_cmd;
 pub(crate) mod workload_cmd;
 pub(crate) mod ycsb_cmd;
@@ -24,7 +26,7 @@ pub(crate) mod ycsb_cmd;
     version,
     about,
     propagate_version = true,
-    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid or a cell was not run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\"."
+    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid or a cell was not run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\".\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]

@@ -181,6 +181,13 @@ pub(crate) fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
     let dir = ExperimentDir::open(path)
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     known_schema(&dir).map_err(|e| bad_input(format!("--resume: {e}")))?;
+    if dir.is_sweep() {
+        return Err(bad_input(format!(
+            "--resume {}: this is a sweep, not a compare experiment; nothing to resume \
+             (nothing was touched; run the sweep again to measure it)",
+            path.display()
+        )));
+    }
     let damaged = damaged_cells(&dir);
     if let Some(first) = damaged.first() {
         return Err(bad_input(format!(

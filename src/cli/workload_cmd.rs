@@ -58,6 +58,9 @@ pub(crate) struct PhaseArgs {
     /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
     #[arg(long)]
     pub strict: bool,
+    /// Not a flag of `load`/`run` (they drive a server that runs): refused with what to do.
+    #[arg(long, hide = true)]
+    pub standin: bool,
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -100,11 +103,17 @@ pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
             flag("--max-error-rate"),
         );
     }
+    props.refuse_near_misses().map_err(as_bad_input)?;
     Ok(props)
 }
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
+    if args.standin {
+        return Err(crate::error::bad_input(
+            "--standin: load and run drive a server that already runs; start a stand-in with `microshard up single --standin`, then give --uri mongodb://localhost:27017/ycsb",
+        ));
+    }
     let props = build_properties(&args)?;
     super::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
@@ -117,6 +126,13 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
             &format!("{origin}: {}", prop::EXPORTFILE.name),
             std::path::Path::new(path),
         )?;
+    }
+    // Only for a workload that will start: bad input stays one line.
+    if let Some(line) = super::size_notice::notice(phase, &props)
+        .filter(|_| !args.barrier)
+        .filter(|_| crate::workload::CoreWorkload::from_properties(&props).is_ok())
+    {
+        crate::output::eprintln(&line);
     }
     // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();

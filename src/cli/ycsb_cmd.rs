@@ -134,9 +134,18 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
                 phase_flag = Some((arg.as_str(), p));
                 phase = p;
             }
+            // The JVM's options mean nothing to microshard: said, then ignored.
+            other if other.starts_with("-jvm-args") => {
+                if !other.contains('=') {
+                    let _ = it.next();
+                }
+                notes.push(format!(
+                    "YCSB option {other} ignored: microshard is not a JVM program"
+                ));
+            }
             other => {
                 return Err(bad_input(format!(
-                    "YCSB option {other:?} is not supported (known: -P -p -threads -target -s -l -db -load -t)"
+                    "YCSB option {other:?} is not supported (known: -P -p -threads -target -s -l -db -load -t; -jvm-args is ignored)"
                 )));
             }
         }
@@ -185,6 +194,21 @@ mod tests {
         assert!(a.status);
         assert_eq!(a.label.as_deref(), Some("lbl"));
         assert!(tr.notes.is_empty());
+    }
+
+    #[test]
+    fn jvm_args_are_ignored_with_a_note() {
+        let tr = t("run mongodb -P workloads/S5 -jvm-args=-Xmx4g -threads 4").unwrap();
+        assert_eq!(tr.args.threads, Some(4));
+        assert!(
+            tr.notes
+                .iter()
+                .any(|n| n.contains("-jvm-args=-Xmx4g ignored")),
+            "{:?}",
+            tr.notes
+        );
+        let tr = t("run mongodb -jvm-args -Xmx4g -s").unwrap();
+        assert!(tr.args.status && tr.notes.len() == 1, "{:?}", tr.notes);
     }
 
     #[test]

@@ -83,7 +83,9 @@ pub enum DbError {
         message: String,
     },
     /// No server answered within the selection timeout.
-    #[error("cannot reach MongoDB at {hosts}: {message}")]
+    #[error(
+        "cannot reach MongoDB at {hosts}: {message} (start one with `microshard up single --standin`, or give --uri / -p mongodb.url=… of yours)"
+    )]
     Unreachable {
         /// The seed list of the URL.
         hosts: String,

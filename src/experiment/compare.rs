@@ -102,7 +102,11 @@ pub(crate) fn resolve(
     let files = cmd
         .scenarios
         .iter()
-        .map(|s| Ok((s.clone(), scenario::locate(s, workload_dir)?)))
+        .map(|s| {
+            let path = scenario::locate(s, workload_dir)
+                .map_err(|e| bad_input(format!("--scenarios: {e}")))?;
+            Ok((s.clone(), path))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let overrides = scenario::parse_overrides(&cmd.overrides)?;
     let scaling = Scaling {
@@ -559,6 +563,13 @@ fn write_cell(
     deployment: &Deployment,
 ) -> anyhow::Result<()> {
     let mut summary = measured.summary;
+    let mut document = measured.document;
+    if let Some(why) =
+        crate::runner::verdict::client_bound(summary.throughput, config.client_ceiling)
+    {
+        summary.validity.degrade(why.clone());
+        document.validity.degrade(why);
+    }
     if summary.threads == 0 {
         summary.threads = props
             .get(prop::THREADCOUNT.name)
@@ -585,7 +596,7 @@ fn write_cell(
         cell: id.clone(),
         finished: chrono::Utc::now().to_rfc3339(),
         summary,
-        result: measured.document,
+        result: document,
         server,
         warnings: Vec::new(),
         topology: deployment.plan.clone(),

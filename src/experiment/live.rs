@@ -331,11 +331,14 @@ pub(crate) async fn run_phase_with(
         launcher,
         crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
     );
-    let document = if several {
+    let mut document = if several {
         crate::runner::fanout::execute_with(&props, phase, &opts, launcher).await?
     } else {
         crate::runner::execute(&props, phase, &opts).await?
     };
+    if let Some(why) = crate::runner::verdict::too_short(document.runtime_ms, document.operations) {
+        document.validity.degrade(why);
+    }
     Ok(Measured {
         summary: summarize(&document),
         document,
@@ -464,7 +467,7 @@ impl Calibration {
     /// The figure, labelled as a client ceiling measured against the stand-in.
     pub(crate) fn render(&self) -> String {
         format!(
-            "{}\nClient ceiling on this machine (measured against the in-process stand-in with no service time):\n  {:.0} ops/s, {} CPU µs per operation for client and in-process stand-in together ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
+            "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
             crate::report::STANDIN_MARKER,
             self.ops_per_s,
             self.cpu_us_per_op
@@ -477,11 +480,47 @@ impl Calibration {
     }
 }
 
-/// The last calibrated client ceiling stored under `results_root`, if any.
-pub(crate) fn stored_ceiling(results_root: &Path) -> Option<f64> {
-    read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
-        .ok()
-        .map(|c| c.ops_per_s)
+/// The client's ceiling on this machine for an experiment about to start: the one stored under
+/// `results_root` (by `calibrate` or an earlier experiment) when it was measured on a machine
+/// with as many CPUs, else measured now, quickly (one second of S2 against an in-process
+/// stand-in), and stored there. `None` when it could not be measured (said on stderr).
+pub(crate) async fn machine_ceiling(
+    results_root: &Path,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> Option<f64> {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Ok(c) = read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
+        && c.cpus == cpus
+    {
+        return Some(c.ops_per_s);
+    }
+    let cfg = CalibrateConfig {
+        workload: "S2".into(),
+        duration: Duration::from_secs(1),
+        threads: 16,
+        records: 2_000,
+        overrides: Vec::new(),
+        results_root: results_root.to_path_buf(),
+    };
+    progress.line("microshard: measuring this machine's client ceiling first (about 2 s, once per results directory)");
+    match calibrate(&cfg, cancel, progress).await {
+        Ok(c) => {
+            progress.line(&format!(
+                "microshard: client ceiling {:.0} ops/s (cells near it are marked client-bound)",
+                c.ops_per_s
+            ));
+            Some(c.ops_per_s)
+        }
+        Err(e) => {
+            progress.line(&format!(
+                "microshard: warning: the client ceiling could not be measured ({e}); cells are not checked for it"
+            ));
+            None
+        }
+    }
 }
 
 /// Stores a calibration for later experiments.
@@ -511,11 +550,8 @@ pub(crate) async fn calibrate(
     };
     let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
     let base = props.get(&name).cloned().unwrap_or_default();
-    let server = crate::standin::spawn(crate::standin::StandinConfig::new(
-        crate::standin::Role::Mongod,
-    ))
-    .map_err(|e| anyhow::anyhow!("cannot start the in-process stand-in: {e}"))?;
-    let uri = server.uri();
+    let server = super::ceiling_server::start().await?;
+    let uri = server.uri.clone();
     let outcome = async {
         let mut load = base.clone();
         load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
@@ -532,7 +568,7 @@ pub(crate) async fn calibrate(
         anyhow::Ok(m)
     }
     .await;
-    server.shutdown().await;
+    server.stop().await;
     let m = outcome?;
     if cancel.is_cancelled() {
         anyhow::bail!("interrupted: calibration not stored");

@@ -3,10 +3,12 @@
 //! The bookkeeping (run directory, resume, teardown, reports) is written against the
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
+pub(crate) mod ceiling_server;
 pub(crate) mod compare;
 pub(crate) mod dry_run;
 pub mod facts;
 pub(crate) mod knee;
+pub(crate) mod knee_caveats;
 pub(crate) mod lab;
 pub(crate) mod live;
 pub mod metrics;

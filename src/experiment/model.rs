@@ -392,6 +392,10 @@ pub struct SweepFile {
     /// topology is not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead: Option<String>,
+    /// Every thread count the sweep was asked for (an interrupted sweep measured fewer); empty
+    /// in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub planned_threads: Vec<u32>,
 }
 
 /// A sweep point that was not measured.

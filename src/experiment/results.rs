@@ -132,6 +132,23 @@ impl ExperimentDir {
         write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
     }
 
+    /// Whether this is the directory of a `sweep` (its record is named `sweep-WORKLOAD`, it
+    /// measures one workload on one target and its `cells/` is empty), which `compare --resume`
+    /// must not write into: its reports would replace the sweep's.
+    pub(crate) fn is_sweep(&self) -> bool {
+        let Ok(c) = self.config() else {
+            return false;
+        };
+        let cmd = &c.command;
+        cmd.sweep
+            && cmd.name.starts_with("sweep-")
+            && cmd.topologies.len() == 1
+            && cmd.scenarios.len() == 1
+            && fs::read_dir(self.path.join(CELLS_DIR))
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(true)
+    }
+
     /// Reads the configuration.
     pub fn config(&self) -> Result<ExperimentConfig, ResultsError> {
         read_json(&self.path.join(CONFIG_FILE))

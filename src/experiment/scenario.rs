@@ -32,13 +32,49 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
             return Ok(p);
         }
     }
+    let known = known_workloads(&dirs);
+    let base = direct
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.to_string());
+    let hint = closest(&base, &known)
+        .map(|k| format!("did you mean {k}? "))
+        .unwrap_or_default();
     Err(bad_input(format!(
-        "--scenarios: no workload file {name:?} (looked in {})",
+        "no workload file {name:?}: {hint}known: {} (looked in {})",
+        known.join(", "),
         dirs.iter()
             .map(|d| d.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
     )))
+}
+
+/// The known name `name` most likely meant: the same but for case, else within 2 edits.
+fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    known
+        .iter()
+        .map(|k| (strsim::levenshtein(&lower, &k.to_lowercase()), k.as_str()))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// The workload files in `dirs` (no README), sorted, each once.
+fn known_workloads(dirs: &[PathBuf]) -> Vec<String> {
+    let mut out: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.contains('.') && !n.starts_with('.'))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Reads a Java properties file into a map (later keys win, as in YCSB), with the same parser
@@ -57,6 +93,12 @@ pub(crate) fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(Strin
     overrides
         .iter()
         .map(|o| match o.split_once('=') {
+            Some((k, _)) if let Some(known) = crate::workload::properties::near_miss(k.trim()) => {
+                Err(bad_input(format!(
+                    "-p {o}: '{}' is not a known property; did you mean '{known}'? (a misspelt name would be ignored)",
+                    k.trim()
+                )))
+            }
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
             _ => Err(bad_input(format!("-p {o}: expected key=value"))),
         })
@@ -239,5 +281,15 @@ mod tests {
         assert!(e.is_some_and(
             |e| crate::error::is_bad_input(&e) && format!("{e}").contains("S-does-not-exist")
         ));
+        let e = locate("s1", None).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("did you mean S1?") && e.contains("known: Q20M, S1, S2"),
+            "{e}"
+        );
+        let e = locate("workloads/workloadz", None)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean workloada?"), "{e}");
     }
 }

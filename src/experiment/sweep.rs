@@ -83,8 +83,19 @@ impl Vary {
         if values.iter().any(String::is_empty) {
             return Err(bad_input(format!("--vary {text}: an empty value")));
         }
+        let property = property.trim();
+        if crate::workload::prop::lookup(property).is_none() {
+            let hint = crate::workload::properties::near_miss(property)
+                .map(|k| format!("did you mean '{k}'? "))
+                .unwrap_or_default();
+            return Err(bad_input(format!(
+                "--vary {text}: '{property}' is not a property microshard reads; {hint}\
+                 (varying it would measure the same configuration {} times)",
+                values.len()
+            )));
+        }
         Ok(Vary {
-            property: property.trim().to_string(),
+            property: property.to_string(),
             values,
         })
     }
@@ -484,6 +495,7 @@ fn not_run_curves(
                 })
                 .collect(),
             dead: Some(reason.to_string()),
+            planned_threads: c.threads.to_vec(),
         };
         dir.write_sweep(&(c.file_label)(&name), &sweep)?;
         curves.push((variant.clone(), sweep));
@@ -615,6 +627,7 @@ pub(crate) async fn sweep_points<L: Lab>(
         tolerance: knee::DEFAULT_TOLERANCE,
         not_run,
         dead,
+        planned_threads: threads.to_vec(),
     })
 }
 
@@ -901,6 +914,10 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
         )),
         _ => out.push_str("No usable points: no maximum or knee.\n"),
     }
+    for caveat in super::knee_caveats::caveats(sweep) {
+        out.push_str(&caveat);
+        out.push('\n');
+    }
     for p in sweep
         .points
         .iter()
@@ -1088,6 +1105,13 @@ mod tests {
         assert_eq!(dir.sweeps().len(), 9, "every curve stored");
         assert!(Vary::parse("readbatchsize").is_err());
         assert!(Vary::parse("readbatchsize=1,,2").is_err());
+        let typo = Vary::parse("readbachsize=1,10").unwrap_err().to_string();
+        assert!(
+            typo.contains("'readbachsize' is not a property")
+                && typo.contains("did you mean 'readbatchsize'?"),
+            "{typo}"
+        );
+        assert!(Vary::parse("mycompany.knob=1,2").is_err());
         Ok(())
     }
 }

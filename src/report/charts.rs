@@ -1464,6 +1464,7 @@ mod tests {
             standin: false,
             not_run: Vec::new(),
             dead: None,
+            planned_threads: Vec::new(),
         };
         let facts = TopologyFacts {
             name: "single".into(),
@@ -1499,6 +1500,7 @@ mod tests {
             standin: false,
             not_run: Vec::new(),
             dead: None,
+            planned_threads: Vec::new(),
         };
         let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");

@@ -22,6 +22,8 @@ pub(crate) struct DiffRow {
     pub p50_change: Option<f64>,
     /// Relative change of the 99th percentile, B vs A.
     pub p99_change: Option<f64>,
+    /// Welch's p-value of B's throughput against A's (both sides repeated).
+    pub p: Option<f64>,
 }
 
 /// The whole comparison.
@@ -77,6 +79,13 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
                 ratio: change(ta, tb).map(|c| c + 1.0),
                 p50_change: change(lat(&ra, |l| l.p50), lat(&rb, |l| l.p50)),
                 p99_change: change(lat(&ra, |l| l.p99), lat(&rb, |l| l.p99)),
+                p: match (&ra, &rb, ta, tb) {
+                    (Some(ra), Some(rb), Some(ta), Some(tb)) => super::diff_checks::welch_p(
+                        (ta, ra.stddev, ra.repeats),
+                        (tb, rb.stddev, rb.repeats),
+                    ),
+                    _ => None,
+                },
             }
         })
         .collect();
@@ -98,6 +107,18 @@ pub(crate) fn diff_dirs(
     Ok(render(&d, format))
 }
 
+/// "yes, faster (p=…)" / "no (p=…)" for B against A; a dash when either side has one repetition.
+fn significance(r: &DiffRow) -> String {
+    match (r.p, r.ratio) {
+        (Some(p), Some(ratio)) if p < super::ALPHA => format!(
+            "yes, B {} (p={p:.3})",
+            if ratio > 1.0 { "faster" } else { "slower" }
+        ),
+        (Some(p), _) => format!("no (p={p:.3})"),
+        _ => "— (needs --repeat 2+ on both)".into(),
+    }
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map(|c| format!("{:+.1}%", c * 100.0))
         .unwrap_or_else(|| "—".into())
@@ -117,6 +138,7 @@ pub(crate) fn render(d: &Diff, format: Format) -> String {
         "B/A".into(),
         "p50 change".into(),
         "p99 change".into(),
+        "significant".into(),
     ];
     let cells = |r: &DiffRow| {
         vec![
@@ -129,6 +151,7 @@ pub(crate) fn render(d: &Diff, format: Format) -> String {
                 .unwrap_or_else(|| "—".into()),
             pct(r.p50_change),
             pct(r.p99_change),
+            significance(r),
         ]
     };
     let mut out = String::new();

@@ -92,8 +92,9 @@ pub(crate) fn page(p: &Page) -> String {
     if r.standin() {
         let _ = writeln!(
             out,
-            "<div class=\"standin\" id=\"standin\">{}: every figure on this page was measured against microshard's stand-in server. They are not MongoDB figures.</div>",
-            esc(STANDIN_MARKER)
+            "<div class=\"standin\" id=\"standin\">{}: every figure on this page was measured against microshard's stand-in server. They are not MongoDB figures. {}</div>",
+            esc(STANDIN_MARKER),
+            esc(r.capacity.as_deref().unwrap_or(""))
         );
     }
     let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));

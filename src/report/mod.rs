@@ -4,8 +4,10 @@
 //! Reports are computed from the results directory alone (configuration + cell files), so a
 //! finished, interrupted or copied experiment reports the same way.
 
+pub(crate) mod capacity;
 pub mod charts;
 pub(crate) mod diff;
+pub(crate) mod diff_checks;
 pub(crate) mod html;
 pub mod png;
 pub(crate) mod stats;
@@ -53,6 +55,10 @@ pub struct Significance {
     pub p: f64,
     /// p < [`ALPHA`].
     pub significant: bool,
+    /// The row's mean is above the baseline's (the direction of a significant difference).
+    pub faster: bool,
+    /// The 95 % confidence interval of the ratio to the baseline.
+    pub interval: Option<(f64, f64)>,
 }
 
 /// One row: a scenario on a topology, aggregated over its repetitions.
@@ -86,6 +92,8 @@ pub struct Row {
     pub validity: Validity,
     /// The baseline's figure for this scenario is not valid: the ratio says so.
     pub baseline_not_valid: bool,
+    /// The baseline's worst verdict for this scenario (the word the ratio's mark uses).
+    pub baseline_verdict: Verdict,
     /// Client CPU utilisation of its cores (mean), 0..1.
     pub client_cpu: Option<f64>,
     /// Client CPU µs per operation (mean).
@@ -122,6 +130,8 @@ pub struct Report {
     pub repeat: u32,
     /// Each topology in table order: its name, size and server, for chart titles and pages.
     pub topologies: Vec<TopologyFacts>,
+    /// Stand-in figures only: which capacity model they were measured under, in words.
+    pub capacity: Option<String>,
 }
 
 /// What a reader needs to know about a topology to read its figures: the name it is shown by,
@@ -215,12 +225,11 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     for scenario in &scenarios {
         let base = throughputs(scenario, &config.command.baseline);
         let base_mean = stats::mean(&base);
-        let baseline_not_valid = groups
+        let baseline_verdict = groups
             .get(&(scenario.clone(), config.command.baseline.clone()))
-            .is_some_and(|g| {
-                g.iter()
-                    .any(|c| c.summary.validity.verdict == Verdict::Invalid)
-            });
+            .and_then(|g| g.iter().map(|c| c.summary.validity.verdict).max())
+            .unwrap_or_default();
+        let baseline_not_valid = baseline_verdict != Verdict::Valid;
         for given in &topologies {
             let group = groups
                 .get(&(scenario.clone(), given.clone()))
@@ -267,6 +276,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 stats::welch(&tp, &base).map(|w| Significance {
                     p: w.p,
                     significant: w.significant(ALPHA),
+                    faster: w.t > 0.0,
+                    interval: stats::ratio_interval(&tp, &base, 1.0 - ALPHA),
                 })
             };
             let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
@@ -313,6 +324,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 errors,
                 validity,
                 baseline_not_valid: baseline_not_valid && *given != config.command.baseline,
+                baseline_verdict,
                 client_cpu,
                 cpu_us_per_op,
                 client_bound,
@@ -340,6 +352,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         warnings,
         repeat: config.command.repeat,
         topologies: facts,
+        capacity: any_standin
+            .then(|| capacity::sentence(&config.command.extra_mongod_args, config.host.cpu_count)),
     }
 }
 
@@ -379,6 +393,7 @@ pub(crate) fn where_lines(report: &Report) -> Vec<String> {
         report.repeat,
         if report.repeat == 1 { "" } else { "s" }
     ));
+    out.extend(report.capacity.clone());
     out
 }
 
@@ -623,7 +638,7 @@ fn row_cells(row: &Row) -> Vec<String> {
         row.vs_baseline
             .map(|r| {
                 if row.baseline_not_valid {
-                    format!("{r:.2}× (baseline invalid)")
+                    format!("{r:.2}× (baseline {})", row.baseline_verdict)
                 } else {
                     format!("{r:.2}×")
                 }
@@ -647,11 +662,7 @@ fn row_cells(row: &Row) -> Vec<String> {
         row.stddev
             .map(|s| format!("±{}", fmt_num(s)))
             .unwrap_or_else(dash),
-        match row.significance {
-            Some(s) if s.significant => format!("yes (p={:.3})", s.p),
-            Some(s) => format!("no (p={:.3})", s.p),
-            None => dash(),
-        },
+        significance_cell(row),
         match row.client_cpu {
             Some(u) if row.client_bound => format!("{:.0}% CLIENT-BOUND", u * 100.0),
             Some(u) => format!("{:.0}%", u * 100.0),
@@ -659,6 +670,31 @@ fn row_cells(row: &Row) -> Vec<String> {
             None => dash(),
         },
     ]
+}
+
+/// The `significant` cell: the answer with its direction and the ratio's interval, marked when
+/// the baseline is not valid, and a dash (explained under the table) without repetitions.
+fn significance_cell(row: &Row) -> String {
+    let Some(s) = row.significance else {
+        return "—".into();
+    };
+    let interval = s
+        .interval
+        .map(|(lo, hi)| format!(", 95% CI {lo:.2}–{hi:.2}×"))
+        .unwrap_or_default();
+    let mark = if row.baseline_not_valid {
+        format!(" (baseline {})", row.baseline_verdict)
+    } else {
+        String::new()
+    };
+    match s.significant {
+        true => format!(
+            "yes, {} (p={:.3}{interval}){mark}",
+            if s.faster { "faster" } else { "slower" },
+            s.p
+        ),
+        false => format!("no (p={:.3}{interval}){mark}", s.p),
+    }
 }
 
 /// Renders a report in the requested format.
@@ -858,8 +894,15 @@ fn footer(report: &Report) -> Vec<String> {
             report.test
         ),
     ];
+    if report.repeat < 2 && report.rows.iter().any(|r| r.repeats > 0) {
+        lines.push(
+            "significant: — means not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+                .into(),
+        );
+    }
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
+        lines.extend(report.capacity.clone());
     }
     lines.extend(
         report
@@ -869,7 +912,7 @@ fn footer(report: &Report) -> Vec<String> {
     );
     if report.rows.iter().any(|r| r.baseline_not_valid) {
         lines.push(format!(
-            "A ratio marked \"baseline invalid\" divides by a {} figure that is not valid: do not publish it.",
+            "A ratio marked \"baseline invalid\" or \"baseline degraded\" divides by a {} figure that is not valid: do not publish it without that caveat.",
             report.baseline
         ));
     }

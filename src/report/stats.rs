@@ -62,6 +62,33 @@ pub(crate) fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     })
 }
 
+/// The `level` (0.95) confidence interval of `mean(a) / mean(b)`, by the delta method with
+/// Welch's degrees of freedom; `None` when either side has fewer than two values or `b`'s
+/// mean is not positive.
+pub(crate) fn ratio_interval(a: &[f64], b: &[f64], level: f64) -> Option<(f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let (ma, mb) = (mean(a)?, mean(b)?);
+    let (sa, sb) = (stddev(a)?, stddev(b)?);
+    if mb <= 0.0 {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let ratio = ma / mb;
+    let (ra, rb) = (
+        sa * sa / (na * mb * mb),
+        sb * sb * ma * ma / (nb * mb.powi(4)),
+    );
+    let se = (ra + rb).sqrt();
+    if se <= 0.0 {
+        return Some((ratio, ratio));
+    }
+    let df = (ra + rb).powi(2) / (ra * ra / (na - 1.0) + rb * rb / (nb - 1.0));
+    let q = StudentsT::new(0.0, 1.0, df)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - level) / 2.0);
+    Some(((ratio - q * se).max(0.0), ratio + q * se))
+}
+
 /// Two-sided p-value of Student's t with `df` degrees of freedom (statrs' Student's t
 /// distribution: 2 × P(T > |t|)).
 pub(crate) fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
@@ -78,6 +105,16 @@ pub(crate) fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ratio_interval_brackets_the_ratio() {
+        let a = [9000.0, 9200.0, 9100.0];
+        let b = [27000.0, 28000.0, 27500.0];
+        let (lo, hi) = ratio_interval(&a, &b, 0.95).unwrap_or_default();
+        let r = 9100.0 / 27500.0;
+        assert!(lo < r && r < hi && hi - lo < 0.1, "{lo} {hi}");
+        assert_eq!(ratio_interval(&a[..1], &b, 0.95), None);
+    }
 
     #[test]
     fn mean_and_stddev() {

@@ -166,9 +166,87 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
     v
 }
 
+/// An experiment's cell or sweep point measured for less than this is `degraded`: a fraction of a
+/// second is dominated by start-up and scheduling noise.
+pub(crate) const MIN_CELL_SECONDS: f64 = 1.0;
+
+/// An experiment's cell or point with fewer operations than this is `degraded`, however long.
+pub(crate) const MIN_CELL_OPERATIONS: u64 = 300;
+
+/// The `degraded` reason of an experiment measurement too short to mean anything (an ordinary
+/// `load`/`run` is as long as its user asked, so this is applied to cells and points only).
+pub(crate) fn too_short(runtime_ms: u64, operations: u64) -> Option<String> {
+    let secs = runtime_ms as f64 / 1000.0;
+    // A cell bounded at exactly the minimum ends a few milliseconds either side of it.
+    let short = secs < MIN_CELL_SECONDS * 0.95;
+    (operations > 0 && (short || operations < MIN_CELL_OPERATIONS)).then(|| {
+        let shown = if secs < 0.1 {
+            format!("{secs:.2}")
+        } else {
+            format!("{secs:.1}")
+        };
+        format!(
+            "measured for only {shown} s ({} operations; a cell needs at least {MIN_CELL_SECONDS:.0} s and \
+             {MIN_CELL_OPERATIONS} operations): its figures are mostly noise — give more --records or a longer --duration",
+            thousands(operations)
+        )
+    })
+}
+
+/// A cell whose throughput reaches this share of the machine's client ceiling is `degraded`.
+pub(crate) const CLIENT_BOUND_SHARE: f64 = 0.9;
+
+/// The `degraded` reason of a cell whose throughput is near the client's own ceiling on this
+/// machine (`calibrate`): the figure then measures the client as much as the server.
+pub(crate) fn client_bound(throughput: f64, ceiling: Option<f64>) -> Option<String> {
+    let ceiling = ceiling.filter(|c| *c > 0.0)?;
+    (throughput >= ceiling * CLIENT_BOUND_SHARE).then(|| {
+        format!(
+            "client-bound: {} ops/s is {:.0} % of this machine's client ceiling ({} ops/s): the figure may measure the client, not the server",
+            thousands(throughput.round() as u64),
+            throughput / ceiling * 100.0,
+            thousands(ceiling.round() as u64)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn near_the_client_ceiling_is_client_bound() {
+        let why = client_bound(17_000.0, Some(18_280.0)).unwrap_or_default();
+        assert!(
+            why.starts_with(
+                "client-bound: 17,000 ops/s is 93 % of this machine's client ceiling (18,280 ops/s)"
+            ),
+            "{why}"
+        );
+        assert_eq!(client_bound(9_000.0, Some(18_280.0)), None);
+        assert_eq!(client_bound(9_000.0, None), None);
+    }
+
+    #[test]
+    fn a_tenth_of_a_second_is_too_short() {
+        let why = too_short(100, 2000).unwrap_or_default();
+        assert!(
+            why.starts_with("measured for only 0.1 s (2,000 operations"),
+            "{why}"
+        );
+        assert!(too_short(5000, 100).is_some(), "too few operations");
+        assert_eq!(too_short(3000, 60_000), None);
+        assert_eq!(too_short(990, 60_000), None, "a 1 s bound ends near 1 s");
+        assert!(
+            too_short(40, 500)
+                .unwrap_or_default()
+                .contains("only 0.04 s")
+        );
+        assert_eq!(
+            too_short(50, 0),
+            None,
+            "no operation is its own, invalid, reason"
+        );
+    }
     use crate::measure::validity::Verdict;
 
     fn healthy() -> Evidence {

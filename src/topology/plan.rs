@@ -877,7 +877,7 @@ pub(crate) fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf
         }
     }
     Err(TopologyError::Plan(format!(
-        "{name} not found on PATH; pass --bin-dir DIR or use --backend docker (run `microshard doctor`)"
+        "no {name} on PATH: add --standin to use microshard's stand-in server (its figures are not MongoDB's), or pass --bin-dir DIR, or use --backend docker --image microshard-standin:latest (after `microshard standin image`; run `microshard doctor`)"
     )))
 }
 

@@ -350,6 +350,39 @@ impl Properties {
     }
 }
 
+impl Properties {
+    /// Refuses the first set property that is not known but within edit distance 2 of a known
+    /// name (`recordcout`): a misspelt size or mix would be ignored and the run would use the
+    /// default (millions of records, or a meaningless experiment). Names further from every known
+    /// one are kept, as YCSB does (bindings read their own properties).
+    pub(crate) fn refuse_near_misses(&self) -> Result<(), PropertyError> {
+        for entry in &self.entries {
+            if prop::lookup(&entry.key).is_some() {
+                continue;
+            }
+            if let Some(best) = suggest(&entry.key) {
+                return Err(PropertyError::Invalid {
+                    origin: entry.origin.clone(),
+                    key: entry.key.clone(),
+                    message: format!(
+                        "not a known property; did you mean '{}'? (a misspelt name would be ignored)",
+                        best.name
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The closest known property within `key`'s near-miss distance (2 edits), if `key` is unknown.
+pub(crate) fn near_miss(key: &str) -> Option<&'static str> {
+    match prop::lookup(key) {
+        Some(_) => None,
+        None => suggest(key).map(|k| k.name),
+    }
+}
+
 /// The closest known property within edit distance 2, if any.
 fn suggest(key: &str) -> Option<&'static KnownProperty> {
     prop::KNOWN_PROPERTIES
@@ -733,6 +766,23 @@ mod tests {
             p.warnings(),
             vec!["unknown property 'recordcout' (did you mean 'recordcount'?)".to_string()]
         );
+    }
+
+    #[test]
+    fn a_near_miss_of_a_known_name_is_refused_naming_its_origin() {
+        let mut p = Properties::new();
+        p.apply_override("mycompany.custom=1").unwrap();
+        assert!(p.refuse_near_misses().is_ok());
+        p.apply_override("recordcout=1000").unwrap();
+        let e = p.refuse_near_misses().unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "-p: property 'recordcout': not a known property; did you mean 'recordcount'?"
+            ),
+            "{e}"
+        );
+        assert_eq!(near_miss("readbachsize"), Some("readbatchsize"));
+        assert_eq!(near_miss("readbatchsize"), None);
     }
 
     #[test]

@@ -1,0 +1,125 @@
+//! `merge` adds the operations of clients that ran at the same time; documents whose timed
+//! windows do not overlap would add up to a throughput no one measured, so they are refused.
+
+use crate::measure::ResultDocument;
+
+/// How much of the shorter of two windows the other must cover for a merge (a half).
+pub(crate) const MIN_OVERLAP: f64 = 0.5;
+
+/// A client's timed window, in seconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Window {
+    start: f64,
+    end: f64,
+}
+
+fn window(name: &str, doc: &ResultDocument) -> Result<Window, String> {
+    let at = |field: &str, text: &str| {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .map(|t| t.timestamp_micros() as f64 / 1e6)
+            .map_err(|e| format!("{name}: {field} {text:?} is not an RFC 3339 time: {e}"))
+    };
+    let start = at("started", &doc.started)?;
+    let end = at("ended", &doc.ended)?.max(start);
+    Ok(Window { start, end })
+}
+
+/// The fraction of the shorter window the two share (1 when one is empty and inside the other).
+fn overlap(a: Window, b: Window) -> f64 {
+    let shared = (a.end.min(b.end) - a.start.max(b.start)).max(0.0);
+    let shorter = (a.end - a.start).min(b.end - b.start);
+    if shorter <= 0.0 {
+        return if shared >= 0.0 && a.start.max(b.start) <= a.end.min(b.end) {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    shared / shorter
+}
+
+/// Refuses documents whose windows overlap the first one's by less than [`MIN_OVERLAP`] of the
+/// shorter window, naming both files, the overlap and the gap between them.
+pub(crate) fn check_overlap(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+    let Some((first_name, first)) = docs.first() else {
+        return Ok(());
+    };
+    let w0 = window(first_name, first)?;
+    for (name, d) in docs.iter().skip(1) {
+        let w = window(name, d)?;
+        let shared = overlap(w0, w);
+        if shared < MIN_OVERLAP {
+            let gap = (w.start.max(w0.start) - w.end.min(w0.end)).max(0.0);
+            return Err(format!(
+                "{name} and {first_name} did not run at the same time: their windows overlap by {:.0} % \
+                 of the shorter one ({gap:.1} s apart); merge adds clients that ran together \
+                 (at least {:.0} % overlap) — start them at the same time, or use --clients N",
+                shared * 100.0,
+                MIN_OVERLAP * 100.0
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(started: &str, ended: &str) -> ResultDocument {
+        ResultDocument {
+            started: started.into(),
+            ended: ended.into(),
+            ..ResultDocument::default()
+        }
+    }
+
+    #[test]
+    fn sequential_windows_are_refused_with_the_gap() {
+        let docs = vec![
+            (
+                "a.json".to_string(),
+                doc("2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z"),
+            ),
+            (
+                "b.json".to_string(),
+                doc("2026-12-01T10:00:08Z", "2026-12-01T10:00:13Z"),
+            ),
+        ];
+        let e = check_overlap(&docs).unwrap_err();
+        assert!(
+            e.contains("b.json and a.json did not run at the same time"),
+            "{e}"
+        );
+        assert!(e.contains("overlap by 0 %"), "{e}");
+        assert!(e.contains("3.0 s apart"), "{e}");
+    }
+
+    #[test]
+    fn windows_that_share_most_of_their_time_merge() {
+        let docs = vec![
+            (
+                "a.json".to_string(),
+                doc("2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z"),
+            ),
+            (
+                "b.json".to_string(),
+                doc("2026-12-01T10:00:00.200Z", "2026-12-01T10:00:05.100Z"),
+            ),
+        ];
+        assert_eq!(check_overlap(&docs), Ok(()));
+        // A quarter of the shorter window is not enough.
+        let late = vec![
+            docs[0].clone(),
+            (
+                "c.json".to_string(),
+                doc("2026-12-01T10:00:03.75Z", "2026-12-01T10:00:08.75Z"),
+            ),
+        ];
+        assert!(
+            check_overlap(&late)
+                .unwrap_err()
+                .contains("overlap by 25 %")
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! What stand-in ratios can tell: with a capacity model (`--service-time-us`, `--workers`) each
+//! stand-in `mongod` serves a fixed rate, so the figures show the pipeline at work; without one,
+//! the stand-ins, the `mongos` hop and the client share this machine's cores, and more processes
+//! can only be slower. Every stand-in table, chart and page says which is in force.
+
+/// The stand-in's capacity model as the extra `mongod` arguments set it: `(workers, µs per op)`.
+pub(crate) fn model(extra_mongod_args: &[String]) -> Option<(u64, u64)> {
+    let value = |name: &str| -> Option<u64> {
+        let flag = format!("--{name}");
+        let mut args = extra_mongod_args.iter();
+        let mut found = None;
+        while let Some(a) = args.next() {
+            if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
+                found = v.trim().parse().ok();
+            } else if *a == flag {
+                found = args.next().and_then(|v| v.trim().parse().ok());
+            }
+        }
+        found
+    };
+    let service = value("service-time-us").filter(|t| *t > 0)?;
+    Some((value("workers").unwrap_or(1).max(1), service))
+}
+
+/// One sentence saying which capacity model the stand-in figures were measured under.
+pub(crate) fn sentence(extra_mongod_args: &[String], cores: u64) -> String {
+    match model(extra_mongod_args) {
+        Some((workers, us)) => format!(
+            "Capacity model: each stand-in mongod serves {:.0} ops/s ({workers} worker(s) × {us} µs per operation) — this shows the pipeline, not MongoDB.",
+            workers as f64 * 1e6 / us as f64
+        ),
+        None => format!(
+            "No capacity model: these ratios measure how the stand-in, its mongos and the client share this machine's {} — not sharding, and not MongoDB (`demo` and --mongod-arg=--service-time-us=N set one).",
+            match cores {
+                0 => "cores".to_string(),
+                1 => "1 core".to_string(),
+                n => format!("{n} cores"),
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_model_is_named_with_its_rate() {
+        let args = ["--service-time-us=10000".to_string(), "--workers=2".into()];
+        assert_eq!(model(&args), Some((2, 10_000)));
+        let s = sentence(&args, 2);
+        assert!(
+            s.starts_with("Capacity model: each stand-in mongod serves 200 ops/s"),
+            "{s}"
+        );
+        assert_eq!(
+            model(&["--service-time-us".to_string(), "500".into()]),
+            Some((1, 500))
+        );
+    }
+
+    #[test]
+    fn without_a_model_the_sentence_says_what_ratios_measure() {
+        let s = sentence(&[], 2);
+        assert!(
+            s.starts_with("No capacity model: these ratios measure how the stand-in"),
+            "{s}"
+        );
+        assert!(s.contains("2 cores"), "{s}");
+    }
+}

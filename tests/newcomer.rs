@@ -1,0 +1,314 @@
+//! A newcomer's mistakes cost neither data nor a quarter of an hour (NEWCOMER.md): misspelt
+//! properties are refused before anything starts, a dry run of the README's `--full` line plans
+//! without MongoDB, a sweep's knee says when it cannot be trusted, `compare --resume` leaves a
+//! sweep's directory alone, and a cell measured for a fraction of a second says so.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::util::*;
+
+/// `microshard` with PATH holding only the system's directories: no `mongod` anywhere.
+fn without_mongod(state: &Path, args: &[&str]) -> std::process::Output {
+    microshard(state)
+        .env("PATH", "/usr/bin:/bin")
+        .args(args)
+        .output()
+        .expect("run microshard")
+}
+
+#[test]
+fn a_misspelt_property_is_refused_naming_it_before_anything_starts() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let out = tmp.path().join("results");
+    let cases: [&[&str]; 3] = [
+        &[
+            "load",
+            "-P",
+            "workloads/S1",
+            "-p",
+            "recordcout=1000",
+            "--uri",
+            "mongodb://localhost:1/ycsb",
+        ],
+        &[
+            "sweep",
+            "--standin",
+            "-P",
+            "workloads/S5",
+            "--topology",
+            "single",
+            "--threads",
+            "1,2",
+            "--records",
+            "2000",
+            "--duration",
+            "1s",
+            "--vary",
+            "readbachsize=1,10",
+        ],
+        &[
+            "compare",
+            "--standin",
+            "--topologies",
+            "single",
+            "--scenarios",
+            "S1",
+            "-p",
+            "recordcout=1000",
+        ],
+    ];
+    for (args, named) in cases
+        .iter()
+        .zip(["recordcout", "readbachsize", "recordcout"])
+    {
+        let mut cmd = microshard(&state);
+        cmd.args(*args);
+        if args[0] != "load" {
+            cmd.arg("--out").arg(&out);
+        }
+        let o = cmd.output().expect("run");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("'{named}'")), "{args:?}: {stderr}");
+        assert!(stderr.contains("did you mean"), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?}: nothing is created");
+    }
+}
+
+#[test]
+fn the_readme_full_dry_run_plans_without_mongod_and_names_standin_otherwise() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let full = [
+        "compare",
+        "--full",
+        "--topologies",
+        "single,microshard-2,microshard-4",
+        "--scenarios",
+        "S1,S2,S3,S4,S5",
+        "--duration",
+        "600s",
+    ];
+    let mut with = full.to_vec();
+    with.extend(["--standin", "--dry-run"]);
+    let o = without_mongod(&state, &with);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("measuring: at most"));
+    let mut without = full.to_vec();
+    without.push("--dry-run");
+    let o = without_mongod(&state, &without);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let standin = stderr.find("--standin").expect("names --standin");
+    let others = stderr.find("--bin-dir").expect("names --bin-dir");
+    assert!(standin < others, "--standin first: {stderr}");
+    assert!(
+        stderr.contains("--backend docker --image microshard-standin:latest"),
+        "{stderr}"
+    );
+    // The README's own --full dry-run lines carry --standin.
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README");
+    let dry: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.contains("--dry-run") && (l.contains("--full") || l.contains("600s")))
+        .collect();
+    assert!(!dry.is_empty());
+    assert!(dry.iter().all(|l| l.contains("--standin")), "{dry:?}");
+}
+
+/// Every file under `dir` with its content's hash.
+fn hashes(dir: &Path) -> BTreeMap<PathBuf, u64> {
+    use std::hash::{Hash, Hasher};
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&p).expect("read").hash(&mut h);
+                out.insert(p, h.finish());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_rising_sweep_says_so_and_resume_leaves_its_directory_alone() {
+    let _alone = one_at_a_time();
+    // 4 workers × 10⁶ / 20 000 µs = 200 ops/s; one thread keeps one worker busy: throughput
+    // doubles from 1 to 2 threads, so the maximum is the last point tried.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let results = tmp.path().join("results");
+    let bin_dir = standin_bin_dir(tmp.path());
+    let port = free_base_port(4);
+    let out = microshard(&state)
+        .args([
+            "sweep",
+            "-P",
+            "S5",
+            "--threads",
+            "1,2",
+            "--topology",
+            "single",
+        ])
+        .args(["--duration", "2s", "--records", "500", "--bin-dir"])
+        .arg(&bin_dir)
+        .arg("--mongod-arg=--service-time-us=20000")
+        .arg("--mongod-arg=--workers=4")
+        .args(["--base-port", &port.to_string(), "-q", "--out"])
+        .arg(&results)
+        .output()
+        .expect("sweep");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("still rising at 2 threads") && stdout.contains("extend --threads"),
+        "{stdout}\n{stderr}"
+    );
+    // A point of fewer than 300 operations is degraded, saying why.
+    let dir = run_dir(&results);
+    let sweep: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("sweeps/single.json")).expect("sweep file"),
+    )
+    .expect("json");
+    let first = &sweep["points"][0]["summary"]["validity"];
+    assert_eq!(first["verdict"], "degraded", "{first}");
+    assert!(first.to_string().contains("measured for only"), "{first}");
+
+    let before = hashes(&dir);
+    let resumed = microshard(&state)
+        .args(["compare", "--resume"])
+        .arg(&dir)
+        .args(["--bin-dir"])
+        .arg(&bin_dir)
+        .output()
+        .expect("resume");
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert_eq!(resumed.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is a sweep, not a compare experiment"),
+        "{stderr}"
+    );
+    assert_eq!(hashes(&dir), before, "every file unchanged");
+    assert_nothing_left(&state);
+}
+
+#[test]
+fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let results = tmp.path().join("results");
+    let port = free_base_port(4);
+    let out = microshard(&state)
+        .args([
+            "compare",
+            "--standin",
+            "--topologies",
+            "single",
+            "--scenarios",
+            "S1,S5",
+        ])
+        .args([
+            "--records",
+            "300",
+            "--duration",
+            "1s",
+            "--base-port",
+            &port.to_string(),
+        ])
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .expect("compare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Measured before the first cell, without a separate command, and kept for the next run.
+    assert!(stderr.contains("client ceiling"), "{stderr}");
+    let stored: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(".calibrate.json")).unwrap_or_default(),
+    )
+    .expect("the ceiling is stored");
+    assert!(
+        stored["ops_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+        "{stored}"
+    );
+    // The S1 load of 300 records lasts a fraction of a second: degraded, saying so.
+    assert!(
+        stdout.contains("S1/single #1 is degraded: measured for only"),
+        "{stdout}\n{stderr}"
+    );
+    // The stand-in table says which capacity model is in force, and why significance is blank.
+    assert!(
+        stdout.contains("No capacity model: these ratios measure"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("run with --repeat 2 or more"), "{stdout}");
+    assert_nothing_left(&state);
+}
+
+#[test]
+fn a_port_conflict_in_up_is_bad_input_naming_base_port() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let port = free_base_port(2);
+    let _holder = std::net::TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
+    let o = microshard(&state)
+        .args([
+            "up",
+            "single",
+            "--standin",
+            "--base-port",
+            &port.to_string(),
+        ])
+        .output()
+        .expect("up");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("port {port}")) && stderr.contains("--base-port"),
+        "{stderr}"
+    );
+    assert_nothing_left(&state);
+}
+
+#[test]
+fn report_without_a_directory_reads_results_latest() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = microshard(&tmp.path().join("state"))
+        .current_dir(tmp.path())
+        .arg("report")
+        .output()
+        .expect("report");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("results/latest"), "{stderr}");
+    assert!(!stderr.contains(":;"), "{stderr}");
+}
+
+#[test]
+fn load_with_standin_says_how_to_start_a_server() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let o = microshard(&tmp.path().join("state"))
+        .args(["load", "-P", "workloads/S1", "--standin"])
+        .output()
+        .expect("load");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("microshard up single --standin"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,66 @@
+//! What a newcomer reads points only at the repository: no document names an absolute path of
+//! the machine it was written on, or the authors' shared material outside the clone.
+
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every text file a reader is sent to: the README files, `docs/`, `workloads/`, `topologies/`.
+fn documents() -> Vec<PathBuf> {
+    let root = repo();
+    let mut out: Vec<PathBuf> = ["README.md", "CONTRIBUTING.md", "BENCHMARKS.md"]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+    for dir in ["docs", "workloads", "topologies"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The absolute paths that would be this machine's: the clone and each directory above it.
+fn machine_paths(root: &Path) -> Vec<String> {
+    root.ancestors()
+        .filter(|a| a.components().count() > 1)
+        .map(|a| format!("{}/", a.display()))
+        .collect()
+}
+
+#[test]
+fn documents_name_no_path_outside_the_repository() {
+    let root = repo();
+    let mut forbidden = machine_paths(&root);
+    forbidden.extend(["../shared".to_string(), "shared/seeds".to_string()]);
+    let mut found = Vec::new();
+    let docs = documents();
+    assert!(docs.len() > 10, "{docs:?}");
+    for file in docs {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            for f in &forbidden {
+                if line.contains(f.as_str()) {
+                    found.push(format!("{}:{}: {f}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths outside the repository:\n{}",
+        found.join("\n")
+    );
+}
