@@ -100,6 +100,7 @@ pub(crate) fn page(p: &Page) -> String {
     let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));
     out.push_str(&meta_line(p));
     // A sweep-only run has no comparison: its tables are the sweeps'.
+    found_section(&mut out, r);
     if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
         results_section(&mut out, r);
         validity_section(&mut out, r);
@@ -130,6 +131,18 @@ fn meta_line(p: &Page) -> String {
         parts.push(format!("cells finished {first} – {last}"));
     }
     format!("<p class=\"meta\">{}</p>\n", esc(&parts.join(" · ")))
+}
+
+/// "What this experiment found", first on the page.
+fn found_section(out: &mut String, r: &Report) {
+    if r.found.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"found\">What this experiment found</h2>\n<ul class=\"found\">\n");
+    for f in &r.found {
+        let _ = writeln!(out, "<li>{}</li>", esc(f));
+    }
+    out.push_str("</ul>\n");
 }
 
 fn verdict_class(v: Verdict) -> &'static str {

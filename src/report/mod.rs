@@ -8,6 +8,7 @@ pub(crate) mod capacity;
 pub mod charts;
 pub(crate) mod diff;
 pub(crate) mod diff_checks;
+pub(crate) mod found;
 pub(crate) mod html;
 pub mod png;
 pub(crate) mod stats;
@@ -17,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::experiment::model::{CellFile, ExperimentConfig, Latency, NotRun};
+use crate::experiment::model::{CellFile, ExperimentConfig, Latency, NotRun, SweepFile};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 use crate::measure::validity::{Validity, Verdict};
 
@@ -80,6 +81,8 @@ pub struct Row {
     pub spread: Option<(f64, f64)>,
     /// Sample standard deviation of throughput over repetitions.
     pub stddev: Option<f64>,
+    /// Each repetition's throughput, ops/s (what the tests between topologies use).
+    pub samples: Vec<f64>,
     /// Welch's t-test against the baseline (two or more repetitions on both sides).
     pub significance: Option<Significance>,
     /// Operation the latency columns describe.
@@ -132,6 +135,8 @@ pub struct Report {
     pub topologies: Vec<TopologyFacts>,
     /// Stand-in figures only: which capacity model they were measured under, in words.
     pub capacity: Option<String>,
+    /// "What this experiment found", one sentence each ([`found::found`]).
+    pub found: Vec<String>,
 }
 
 /// What a reader needs to know about a topology to read its figures: the name it is shown by,
@@ -162,7 +167,7 @@ impl Report {
 pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    Ok(with_not_run(build_from(&config, &cells), &dir.not_run()))
+    Ok(with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps()))
 }
 
 /// Marks the rows of cells that were not run (a dead member; `docs/result-schema.md`, "Cells
@@ -318,6 +323,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     )
                 }),
                 stddev: stats::stddev(&tp),
+                samples: tp.clone(),
                 significance,
                 main_op: group.last().map(|c| c.summary.main_op.clone()),
                 latency: merged_latency(&group),
@@ -354,6 +360,17 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         topologies: facts,
         capacity: any_standin
             .then(|| capacity::sentence(&config.command.extra_mongod_args, config.host.cpu_count)),
+        found: Vec::new(),
+    }
+    .with_found(&[])
+}
+
+impl Report {
+    /// The report with its "found" sentences made again (after cells not run were marked, and
+    /// with the experiment's sweeps).
+    pub(crate) fn with_found(mut self, sweeps: &[(String, SweepFile)]) -> Report {
+        self.found = found::found(&self, sweeps);
+        self
     }
 }
 
@@ -730,7 +747,8 @@ pub(crate) fn render_dir(
 ) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let report = with_not_run(build_from(&config, &cells), &dir.not_run());
+    let report =
+        with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps());
     Ok(match format {
         Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps())),
         Format::Html => html::page(&html::Page {
@@ -851,7 +869,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
-    let rep = with_not_run(build_from(&config, &cells), &dir.not_run());
+    let rep = with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&sweeps);
     write_timelines(dir, &cells, false)?;
     if rep.rows.iter().any(|r| r.repeats > 0) {
         write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
@@ -935,6 +953,12 @@ fn render_table(report: &Report) -> String {
     out.push_str(&format!("Experiment {}\n", report.experiment));
     out.push_str(&table.to_string());
     out.push('\n');
+    if !report.found.is_empty() {
+        out.push_str("What this experiment found:\n");
+        for f in &report.found {
+            out.push_str(&format!("- {f}\n"));
+        }
+    }
     for line in footer(report) {
         out.push_str(&line);
         out.push('\n');
@@ -959,6 +983,13 @@ fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
         out.push_str(&format!("_{}_  \n", md_escape(&line)));
     }
     out.push('\n');
+    if !report.found.is_empty() {
+        out.push_str("#### What this experiment found\n\n");
+        for f in &report.found {
+            out.push_str(&format!("- {}\n", md_escape(f)));
+        }
+        out.push('\n');
+    }
     let h = headers(report);
     out.push_str(&format!(
         "| {} |\n",
