@@ -876,7 +876,7 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
     let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
     let layout = Layout {
         header: header(
-            "Latency percentiles of the main operation (µs, log scale)",
+            "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)",
             &super::where_lines(report),
             report.standin(),
         ),
