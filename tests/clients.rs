@@ -684,7 +684,10 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
         assert_eq!(result["operations"].as_u64(), Some(sum), "{}", c["cell"]);
         // At toy size the 500-record load is over in a fraction of a second: degraded as too
         // short to mean anything, and for no other reason.
-        let reasons = result["validity"]["reasons"].as_array().cloned().unwrap_or_default();
+        let reasons = result["validity"]["reasons"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         assert!(
             reasons.iter().all(|r| r["message"]
                 .as_str()

@@ -343,7 +343,10 @@ fn latency_chart_reads_like_a_publication() {
     );
     // The title names no unit the axis does not use.
     let title = &texts[0];
-    assert!(title.starts_with("Latency percentiles") && !title.contains("(µs"), "{title}");
+    assert!(
+        title.starts_with("Latency percentiles") && !title.contains("(µs"),
+        "{title}"
+    );
 }
 
 #[test]

@@ -19,9 +19,7 @@ use crate::measure::validity::Verdict;
 use crate::output;
 use crate::report::{self, Format};
 
-/// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
-/// deadline computed from it from overflowing (`docs/reliability.md` §1).
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+use preflight::MAX_DURATION;
 
 /// Parses a duration flag: `60s`, `2m`, `1h`, `500ms`, `1h 30m` (humantime's syntax) or a bare
 /// number of seconds; positive and at most [`MAX_DURATION`]. Overflowing numbers are refused,

@@ -19,6 +19,10 @@ use crate::experiment::scenario;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
 use crate::workload::prop;
 
+/// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
+/// deadline computed from it from overflowing (`docs/reliability.md` §1).
+pub(crate) const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
 // ----- output paths ---------------------------------------------------------------------------
 
 /// Creates and removes a probe file in `dir`: the only proof that a write there will work
@@ -214,7 +218,7 @@ const SECONDS_PROPERTIES: &[&str] = &[prop::STATUS_INTERVAL.name];
 
 /// Refuses a seconds property above 30 days (`status.interval`), naming it and its origin.
 pub(crate) fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
-    let max = super::experiment_cmd::MAX_DURATION.as_secs();
+    let max = MAX_DURATION.as_secs();
     for key in SECONDS_PROPERTIES {
         if let Ok(Some(v)) = props.parse::<u64>(key)
             && v > max

@@ -243,7 +243,7 @@ impl Lab for LiveLab {
         }
         // A topology's client engines replace `--clients` (docs/engine.md, "Several clients").
         let launcher = match deployment.plan.as_ref().and_then(|p| {
-            crate::runner::container::DockerClients::for_plan(p, &deployment.entry_uri)
+            crate::runner::fanout::docker::DockerClients::for_plan(p, &deployment.entry_uri)
         }) {
             Some(mut d) => {
                 d.uri = pin_write_concern(&d.uri, properties);

@@ -33,7 +33,7 @@ pub(crate) struct Shared {
     /// `dataintegrity`: verify every read.
     pub verify: bool,
     /// Where YCSB's retry and cleanup messages go.
-    pub notify: super::watch::Notify,
+    pub notify: super::notify::Notify,
 }
 
 /// One client's running counts, read by the status line and the error-rate guard. Each client

@@ -8,9 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Phase;
 use super::client::{ClientReport, Progress, Shared, progress_totals, run_client};
+use super::notify::Notify;
 use super::pacing;
 use super::verdict::{self, Evidence};
-use super::watch::{Notify, Watch, WatchSetup};
+use super::watch::{Watch, WatchSetup};
 use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};

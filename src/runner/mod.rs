@@ -1,6 +1,6 @@
-//! The runner: client tasks, pacing and the status line; executes a workload phase against a database.
-
-pub(crate) mod pacing;
+//! The runner: executes a workload phase against a database — client tasks, pacing, the status
+//! line, the watch beside every run and its verdict, several client processes (`fanout`, with
+//! their Docker launcher `fanout::docker`), and the one sink everything it says goes through (`notify`).
 
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -14,15 +14,15 @@ pub enum Phase {
 
 pub(crate) mod affinity;
 mod client;
-pub(crate) mod container;
 mod exec;
 pub(crate) mod fanout;
+pub(crate) mod fdlimit;
+mod notify;
 mod outputs;
+pub(crate) mod pacing;
 mod status;
 pub(crate) mod verdict;
 pub(crate) mod watch;
 
 pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
-pub use watch::Notify;
-
-pub(crate) mod fdlimit;
+pub use notify::Notify;

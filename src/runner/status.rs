@@ -18,7 +18,7 @@ pub(crate) struct StatusPrinter {
     pub interval: Duration,
     pub start: Instant,
     /// Where the lines go (stderr from the CLI).
-    pub notify: super::watch::Notify,
+    pub notify: super::notify::Notify,
     /// Say the lines; when false the task only takes the intervals (a client of several keeps
     /// its interval logs in step with the status interval, the coordinator prints).
     pub print: bool,

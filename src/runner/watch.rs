@@ -11,35 +11,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Progress, TIMELINE_OPS};
+use super::notify::Notify;
 use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
 use crate::measure::timeline::{Outage, Timeline, TimelineSecond, seconds};
-
-/// Where the runner's live messages go (stderr from the CLI, the progress display in experiments).
-#[derive(Clone)]
-pub struct Notify(Arc<dyn Fn(&str) + Send + Sync>);
-
-impl Notify {
-    /// A sink calling `f` with each line.
-    pub(crate) fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Notify {
-        Notify(Arc::new(f))
-    }
-
-    /// Lines to stderr.
-    pub(crate) fn stderr() -> Notify {
-        Notify::new(crate::output::eprintln)
-    }
-
-    /// Says one line.
-    pub(crate) fn say(&self, line: &str) {
-        (self.0)(line)
-    }
-}
-
-impl std::fmt::Debug for Notify {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Notify")
-    }
-}
 
 /// How often the watch looks at the counters and probes.
 const TICK: Duration = Duration::from_millis(250);

@@ -3,7 +3,7 @@
 //! together at a barrier, and their result documents are merged exactly — histograms added, never
 //! percentiles averaged (`docs/engine.md`, "Several clients"). The same split, barrier, merged
 //! status line and merge drive client containers on Docker engines (a topology's `clients`):
-//! [`ClientLauncher`] says which, `runner::container` starts them.
+//! [`ClientLauncher`] says which, `fanout::docker` starts the containers.
 //!
 //! The work is split as YCSB documents for several clients: a load gives each client a disjoint
 //! `insertstart`/`insertcount` slice so the union is exactly the data set; a run splits
@@ -18,7 +18,9 @@ use anyhow::Context;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-use super::{ExecuteOptions, Phase};
+use crate::runner::{ExecuteOptions, Phase};
+
+pub(crate) mod docker;
 use crate::error::bad_input;
 use crate::measure::{ClientEntry, ResultDocument};
 use crate::workload::{Properties, prop};
@@ -133,7 +135,7 @@ pub(crate) enum ClientLauncher {
         count: usize,
     },
     /// Containers of the client image on Docker engines (a topology's `clients`).
-    Docker(super::container::DockerClients),
+    Docker(docker::DockerClients),
 }
 
 impl ClientLauncher {
@@ -166,8 +168,8 @@ pub(crate) enum Handle {
         /// Where it writes its result document.
         json: PathBuf,
     },
-    /// A container (see `runner::container`).
-    Container(super::container::Running),
+    /// A container (see `fanout::docker`).
+    Container(docker::Running),
 }
 
 /// The stdin of a client process or container.
@@ -219,7 +221,7 @@ pub(crate) fn client_line(
     host: &str,
     line: &str,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
-    notify: &super::watch::Notify,
+    notify: &crate::runner::Notify,
 ) {
     if line == BARRIER_READY {
         let _ = events.send(Event::Ready(index));
@@ -281,7 +283,7 @@ pub(crate) async fn execute_with(
             .get(prop::STATUS.name)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let in_containers = matches!(launcher, ClientLauncher::Docker(_));
-    let logs = super::outputs::for_clients(
+    let logs = crate::runner::outputs::for_clients(
         props,
         slices.iter_mut().map(|s| &mut s.overrides).collect(),
         status_on,
@@ -297,7 +299,7 @@ pub(crate) async fn execute_with(
     let notify = opts
         .notify
         .clone()
-        .unwrap_or_else(super::watch::Notify::stderr);
+        .unwrap_or_else(crate::runner::Notify::stderr);
     if opts.drop_database && phase == Phase::Load {
         let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
             .map_err(crate::error::as_bad_input)?;
@@ -370,7 +372,7 @@ async fn start_local(
     slices: &[Slice],
     dir: &Path,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
-    notify: &super::watch::Notify,
+    notify: &crate::runner::Notify,
     running: &mut Vec<Client>,
 ) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the microshard binary")?;
@@ -454,7 +456,7 @@ async fn drive(
     props: &Properties,
     slices: &[Slice],
     opts: &ExecuteOptions,
-    notify: &super::watch::Notify,
+    notify: &crate::runner::Notify,
     running: &mut [Client],
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
 ) -> anyhow::Result<ResultDocument> {

@@ -16,9 +16,9 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
-use super::Phase;
-use super::fanout::{Client, Event, Handle, Slice};
+use super::{Client, Event, Handle, Slice};
 use crate::backend::docker::{endpoint_label, labels, one_line};
+use crate::runner::Phase;
 use crate::topology::ClientHostSpec;
 use crate::workload::Properties;
 
@@ -109,10 +109,10 @@ impl DockerClients {
         &self,
         props: &Properties,
         phase: Phase,
-        opts: &super::ExecuteOptions,
+        opts: &crate::runner::ExecuteOptions,
         slices: &[Slice],
         events: &tokio::sync::mpsc::UnboundedSender<Event>,
-        notify: &super::watch::Notify,
+        notify: &crate::runner::Notify,
         running: &mut Vec<Client>,
     ) -> anyhow::Result<()> {
         let mut engines: Vec<(String, Docker)> = Vec::new();
@@ -147,7 +147,7 @@ impl DockerClients {
                 image: Some(self.image.clone()),
                 cmd: Some(vec![
                     "microshard".into(),
-                    super::fanout::phase_command(phase).into(),
+                    super::phase_command(phase).into(),
                     "-P".into(),
                     format!("{PROPERTIES_DIR}/{PROPERTIES_FILE}"),
                     "--json".into(),
@@ -189,8 +189,7 @@ impl DockerClients {
             });
             // The properties (with the connection string as the container sees the cluster) go
             // in as a file, never on the command line, which `docker inspect` shows.
-            let text =
-                super::fanout::properties_text(props, slice, &[("mongodb.url".to_string(), uri)])?;
+            let text = super::properties_text(props, slice, &[("mongodb.url".to_string(), uri)])?;
             let tar = properties_tar(&text)?;
             let upload = UploadToContainerOptionsBuilder::default()
                 .path(PROPERTIES_DIR)
@@ -232,7 +231,7 @@ impl DockerClients {
                         while let Some(end) = pending.iter().position(|b| *b == b'\n') {
                             let line: Vec<u8> = pending.drain(..=end).collect();
                             let line = String::from_utf8_lossy(&line);
-                            super::fanout::client_line(
+                            super::client_line(
                                 index,
                                 &host,
                                 line.trim_end_matches(['\r', '\n']),
