@@ -129,7 +129,8 @@ fn a_dead_shard_skips_its_topology_and_resume_measures_what_is_missing() {
     let mut cmd = root.cmd();
     cmd.args(["compare", "--topologies", &format!("{sharded},{single}")])
         .args(["--scenarios", "S1,S3,S5,S2", "--duration", "20s"])
-        .args(["--threads", "4", "--records", "300", "-p", "target=400"])
+        // 600 records at 400 ops/s: a load of 1.5 s, long enough not to be degraded as too short.
+        .args(["--threads", "4", "--records", "600", "-p", "target=400"])
         .args(["--backend", "process", "--bin-dir", &root.bin_dir()])
         .arg("--out")
         .arg(&results);
