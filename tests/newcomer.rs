@@ -312,3 +312,25 @@ fn load_with_standin_says_how_to_start_a_server() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_dry_run_refuses_a_baseline_the_real_run_refuses() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = without_mongod(
+        &tmp.path().join("state"),
+        &[
+            "compare",
+            "--standin",
+            "--topologies",
+            "single,microshard-2",
+            "--scenarios",
+            "S1,S2",
+            "--baseline",
+            "microshard-4",
+            "--dry-run",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--baseline microshard-4"), "{stderr}");
+}

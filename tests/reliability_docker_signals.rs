@@ -127,7 +127,7 @@ fn interrupt(
         match rx.recv_timeout(left) {
             Ok(line) => {
                 let hit = line.contains(marker);
-                if line.ends_with(" ops/s") || line.contains(" ops/s (") {
+                if crate::util::is_cell_done_line(&line) {
                     finished_cells += 1;
                 }
                 seen.push(line);

@@ -215,10 +215,7 @@ fn interrupt_at(mut cmd: Command, marker: &str, signal: i32) -> (String, usize) 
         };
         seen.push_str(&line);
         seen.push('\n');
-        // A cell's progress line ends in its throughput; the client ceiling measured before
-        // the first cell is not a cell.
-        let ceiling = line.contains("calibrate:") || line.contains("client ceiling");
-        if !ceiling && (line.ends_with(" ops/s") || line.contains(" ops/s (")) {
+        if crate::util::is_cell_done_line(&line) {
             finished_cells += 1;
         }
         if line.contains(marker) {

@@ -576,3 +576,10 @@ fn pump(
         let _ = to.shutdown(std::net::Shutdown::Both);
     });
 }
+
+/// Whether a progress line says a cell (or sweep point) finished: it ends in its throughput. The
+/// client ceiling `compare` measures before its first cell is not a cell.
+pub fn is_cell_done_line(line: &str) -> bool {
+    let ceiling = line.contains("calibrate:") || line.contains("client ceiling");
+    !ceiling && (line.ends_with(" ops/s") || line.contains(" ops/s ("))
+}

@@ -93,12 +93,14 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
 }
 
 /// Resolves every scenario of a command as its cells will run them (files, scale, `-p`) and
-/// checks each `--vary` value against the swept scenario; nothing is created.
+/// checks each `--vary` value against the swept scenario and the topology names and baseline
+/// (so a dry run refuses what the real run refuses); nothing is created.
 pub(crate) fn resolve(
     cmd: &CompareCommand,
     workload_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
     check_shape(cmd)?;
+    check_topology_names(&cmd.topologies, &cmd.baseline)?;
     let files = cmd
         .scenarios
         .iter()
