@@ -5,79 +5,10 @@
 //! The stand-in's `--stall` (operations stop, probes answered) is `degraded`, the same pause as a
 //! frozen process (SIGSTOP) is `invalid`. Stand-in members on the process backend.
 
-use crate::util::{Root, StandinProcess};
+use crate::util::{Live, Root, StandinProcess};
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// A child whose stderr lines arrive on a channel as they are written.
-struct Live {
-    child: std::process::Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Live {
-    fn spawn(mut cmd: Command) -> Live {
-        let mut child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn microshard");
-        let (tx, lines) = mpsc::channel();
-        let stderr = child.stderr.take().expect("stderr");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Live {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits until a stderr line contains `needle`; returns when it came.
-    fn wait_for(&mut self, needle: &str, limit: Duration) -> Instant {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(50)) {
-                let hit = line.contains(needle);
-                self.seen.push(line);
-                if hit {
-                    return Instant::now();
-                }
-            }
-        }
-        panic!("no line with {needle:?} within {limit:?}: {:#?}", self.seen);
-    }
-
-    /// Waits for the exit (bounded); returns the code, all of stderr and when it ended.
-    fn finish(mut self, limit: Duration) -> (Option<i32>, String, Instant) {
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("did not end within {limit:?}: {:#?}", self.seen);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let ended = Instant::now();
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(300)) {
-            self.seen.push(line);
-        }
-        (status.code(), self.seen.join("\n"), ended)
-    }
-}
 
 fn signal(pid: i32, sig: i32) {
     // SAFETY: kill(2) on a stand-in process this test started.

@@ -5,12 +5,9 @@
 //! seconds, the result must say `invalid` naming the member and its address, a line on stderr
 //! must have said so while it happened, and nothing may be left running.
 
-use crate::util::{Root, StandinProcess, free_base_port};
+use crate::util::{Live, Root, StandinProcess, free_base_port};
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug)]
@@ -28,74 +25,6 @@ impl Victim {
             Victim::Mongos => "mongos0",
             Victim::Single => "single",
         }
-    }
-}
-
-/// A child whose stderr lines arrive on a channel as they are written.
-struct Watched {
-    child: std::process::Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Watched {
-    fn spawn(mut cmd: Command) -> Watched {
-        let mut child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn microshard");
-        let (tx, lines) = mpsc::channel();
-        let stderr = child.stderr.take().expect("stderr");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Watched {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits until a stderr line contains `needle` (the lines read so far are kept).
-    fn wait_for_line(&mut self, needle: &str, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                let hit = line.contains(needle);
-                self.seen.push(line);
-                if hit {
-                    return;
-                }
-            }
-        }
-        panic!(
-            "no stderr line with {needle:?} within {limit:?}: {:#?}",
-            self.seen
-        );
-    }
-
-    /// Waits for the exit (bounded) and returns its code and all of stderr.
-    fn finish(mut self, limit: Duration) -> (Option<i32>, String) {
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("did not end within {limit:?}: {:#?}", self.seen);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(500)) {
-            self.seen.push(line);
-        }
-        (status.code(), self.seen.join("\n"))
     }
 }
 
@@ -160,11 +89,11 @@ fn run_case(v: Victim, sig: i32) {
         .args(["-p", "maxexecutiontime=6", "-p", "readproportion=0.5"])
         .args(["-p", "updateproportion=0.5"]);
     let started = Instant::now();
-    let mut run = Watched::spawn(cmd);
-    run.wait_for_line("Maximum execution time", Duration::from_secs(30));
+    let mut run = Live::spawn(cmd);
+    run.wait_for("Maximum execution time", Duration::from_secs(30));
     std::thread::sleep(Duration::from_secs(2));
     signal(pid, sig);
-    let (code, stderr) = run.finish(Duration::from_secs(40));
+    let (code, stderr, _) = run.finish(Duration::from_secs(40));
     // 6 s run + 5 s grace for clients stuck on the dead member + probing and start-up slack.
     assert_said_and_not_valid(v, code, &stderr, &label, started, Duration::from_secs(20));
     let doc: serde_json::Value =
@@ -239,12 +168,12 @@ fn compare_case(v: Victim, sig: i32) {
             &results,
         ]);
     let started = Instant::now();
-    let mut compare = Watched::spawn(cmd);
-    compare.wait_for_line("S2 run", Duration::from_secs(60));
+    let mut compare = Live::spawn(cmd);
+    compare.wait_for("S2 run", Duration::from_secs(60));
     let (label, pid) = victim(&root, v, false);
     std::thread::sleep(Duration::from_secs(2));
     signal(pid, sig);
-    let (code, stderr) = compare.finish(Duration::from_secs(60));
+    let (code, stderr, _) = compare.finish(Duration::from_secs(60));
     assert_said_and_not_valid(v, code, &stderr, &label, started, Duration::from_secs(45));
     let cell = find_cell(&root.path.join("results"), "S2").expect("the S2 cell file is kept");
     let cell: serde_json::Value =

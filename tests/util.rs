@@ -598,3 +598,74 @@ pub fn assert_valid_but_for_toy_size(validity: &serde_json::Value) {
         "{validity}"
     );
 }
+
+// ----- a child watched line by line ---------------------------------------------------------------
+
+/// A `microshard` child whose stderr lines arrive on a channel as they are written, so a test
+/// can act at a line (inject a fault) and time what follows.
+pub struct Live {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Live {
+    pub fn spawn(mut cmd: Command) -> Live {
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn microshard");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Live {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits until a stderr line contains `needle`; returns when it came.
+    pub fn wait_for(&mut self, needle: &str, limit: Duration) -> Instant {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(50)) {
+                let hit = line.contains(needle);
+                self.seen.push(line);
+                if hit {
+                    return Instant::now();
+                }
+            }
+        }
+        panic!("no line with {needle:?} within {limit:?}: {:#?}", self.seen);
+    }
+
+    /// Waits for the exit (bounded); returns the code, all of stderr and when it ended.
+    pub fn finish(mut self, limit: Duration) -> (Option<i32>, String, Instant) {
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("did not end within {limit:?}: {:#?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let ended = Instant::now();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(300)) {
+            self.seen.push(line);
+        }
+        (status.code(), self.seen.join("\n"), ended)
+    }
+}
