@@ -748,6 +748,11 @@ fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result
     for t in topologies {
         let name = report::topology_label(t, None);
         if let Some(first) = seen.insert(name.clone(), t) {
+            if first == t {
+                return Err(bad_input(format!(
+                    "--topologies: {t} is listed twice (its rows would be measured twice)"
+                )));
+            }
             return Err(bad_input(format!(
                 "--topologies: {first} and {t} are both named {name}; give one of them another name"
             )));
