@@ -262,35 +262,7 @@ fn a_stall_while_probes_answer_is_degraded_and_a_frozen_process_invalid() {
 fn a_shard_killed_mid_run_ends_the_run_within_its_bound_and_five_seconds() {
     let _one = crate::util::one_at_a_time();
     let root = Root::new();
-    let (topo, port) = root.topology(true);
-    let up = root.output(&[
-        "up",
-        &topo,
-        "--backend",
-        "process",
-        "--bin-dir",
-        &root.bin_dir(),
-    ]);
-    assert!(
-        up.status.success(),
-        "{}",
-        String::from_utf8_lossy(&up.stderr)
-    );
-    let uri = format!("mongodb://localhost:{port}/ycsb?w=1");
-    let load = root.output(&[
-        "load",
-        "--uri",
-        &uri,
-        "-p",
-        "recordcount=300",
-        "--threads",
-        "4",
-    ]);
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    let (_topo, uri) = root.up_and_load(true);
     let (_, _, pid) = root
         .members()
         .into_iter()

@@ -56,29 +56,7 @@ fn victim(root: &Root, v: Victim, via_run: bool) -> (String, i32) {
 /// `run` (CLI) with a member frozen or killed 2 s into a 6 s run.
 fn run_case(v: Victim, sig: i32) {
     let root = Root::new();
-    let (topo, port) = root.topology(!matches!(v, Victim::Single));
-    let bin_dir = root.bin_dir();
-    let up = root.output(&["up", &topo, "--backend", "process", "--bin-dir", &bin_dir]);
-    assert!(
-        up.status.success(),
-        "up: {}",
-        String::from_utf8_lossy(&up.stderr)
-    );
-    let uri = format!("mongodb://localhost:{port}/ycsb?w=1");
-    let load = root.output(&[
-        "load",
-        "--uri",
-        &uri,
-        "-p",
-        "recordcount=300",
-        "--threads",
-        "4",
-    ]);
-    assert!(
-        load.status.success(),
-        "load: {}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    let (_topo, uri) = root.up_and_load(!matches!(v, Victim::Single));
     let (label, pid) = victim(&root, v, true);
 
     let json = root.path.join("run.json");

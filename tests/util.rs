@@ -198,6 +198,35 @@ impl Root {
         (file.display().to_string(), port)
     }
 
+    /// Brings a stand-in topology (sharded or standalone) up on the process backend and loads
+    /// 300 records into it; returns the topology file and the entry URI.
+    pub fn up_and_load(&self, sharded: bool) -> (String, String) {
+        let (topo, port) = self.topology(sharded);
+        let bin_dir = self.bin_dir();
+        let up = self.output(&["up", &topo, "--backend", "process", "--bin-dir", &bin_dir]);
+        assert!(
+            up.status.success(),
+            "up: {}",
+            String::from_utf8_lossy(&up.stderr)
+        );
+        let uri = format!("mongodb://localhost:{port}/ycsb?w=1");
+        let load = self.output(&[
+            "load",
+            "--uri",
+            &uri,
+            "-p",
+            "recordcount=300",
+            "--threads",
+            "4",
+        ]);
+        assert!(
+            load.status.success(),
+            "load: {}",
+            String::from_utf8_lossy(&load.stderr)
+        );
+        (topo, uri)
+    }
+
     /// `(name, address, pid)` of every member of the one running cluster.
     pub fn members(&self) -> Vec<(String, String, i32)> {
         let out = self.output(&["status", "--json"]);
