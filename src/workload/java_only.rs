@@ -59,14 +59,9 @@ pub(crate) fn notes(props: &Properties, load: bool) -> Result<Vec<String>, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::properties::Origin;
 
     fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(*k, *v, Origin::Override);
-        }
-        p
+        Properties::from_pairs(pairs)
     }
 
     #[test]

@@ -132,6 +132,16 @@ pub struct Properties {
 }
 
 impl Properties {
+    /// Properties set as `-p` would set them, in order (unit tests).
+    #[cfg(test)]
+    pub(crate) fn from_pairs(pairs: &[(&str, &str)]) -> Properties {
+        let mut p = Properties::new();
+        for (k, v) in pairs {
+            p.set(*k, *v, Origin::Override);
+        }
+        p
+    }
+
     /// An empty set: every property takes its default.
     pub fn new() -> Self {
         Self::default()

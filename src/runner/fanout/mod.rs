@@ -799,14 +799,9 @@ pub(crate) fn hostname() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Origin;
 
     fn props(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(*k, *v, Origin::Override);
-        }
-        p
+        Properties::from_pairs(pairs)
     }
 
     fn get<'a>(s: &'a Slice, key: &str) -> &'a str {
