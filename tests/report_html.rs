@@ -334,7 +334,13 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
         console_lines(&stderr)
     );
     assert_eq!(result_rows(&dom), cells, "rows as the browser parsed them");
-    assert_eq!(dom.matches("<svg").count(), 3, "three inline charts");
+    // Throughput, latency and sweep charts, plus the timeline of the one invalid cell.
+    assert_eq!(
+        dom.matches("<svg").count(),
+        3 + 1,
+        "three inline charts and one timeline"
+    );
+    assert_eq!(dom.matches("id=\"timeline-").count(), 1, "the invalid cell's timeline");
 
     let shot = out.join("report.png");
     let _ = std::fs::remove_file(&shot);
