@@ -178,7 +178,9 @@ pub(crate) fn apply_legacy_options(
             )),
             Some(options) => {
                 for (name, value) in options {
-                    if has_option_substring(&out, name) {
+                    if query_option(&out, name).is_some_and(|set| set.eq_ignore_ascii_case(value)) {
+                        // The URL already asks for the same: nothing to warn about (workloads/S1 has both).
+                    } else if has_option_substring(&out, name) {
                         warnings.push(format!(
                             "mongodb.writeConcern={raw} has no effect: mongodb.url already sets {name}= (YCSB behaves the same; its default URL carries w=1)"
                         ));
@@ -322,6 +324,19 @@ mod tests {
         assert_eq!(out, DEFAULT_URL);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("no effect"), "{w:?}");
+    }
+
+    /// workloads/S1 carries both `?w=1` and `acknowledged`: asking twice for the same is no mistake.
+    #[test]
+    fn a_write_concern_the_url_already_asks_for_is_no_warning() {
+        let mut w = Vec::new();
+        let out = apply_legacy_options(
+            DEFAULT_URL,
+            &props(&[("mongodb.writeConcern", "acknowledged")]),
+            &mut w,
+        );
+        assert_eq!(out, DEFAULT_URL);
+        assert!(w.is_empty(), "{w:?}");
     }
 
     #[test]
