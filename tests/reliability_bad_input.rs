@@ -1641,7 +1641,13 @@ fn an_image_that_is_absent_and_cannot_be_pulled_is_refused_in_one_line() {
             "--out",
             "results",
         ],
-        &["--image", "microshard-absent"],
+        // What to do without a registry is in the same line (NEWCOMER §1).
+        &[
+            "--image",
+            "microshard-absent",
+            "microshard standin image",
+            "--standin",
+        ],
     );
     assert_all_refused(tmp.path(), &work, &[case]);
 }

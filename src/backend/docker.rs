@@ -46,7 +46,9 @@ pub enum DockerError {
     #[error("Docker engine unreachable ({0})")]
     Unreachable(String),
     /// The image is absent and cannot be pulled.
-    #[error("image {image} is not present on {endpoint} and cannot be pulled: {cause}")]
+    #[error(
+        "image {image} is not present on {endpoint} and cannot be pulled: {cause}; without a registry: `microshard standin image` and --image microshard-standin:latest, or --standin"
+    )]
     ImageMissing {
         /// The image.
         image: String,

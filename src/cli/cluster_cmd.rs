@@ -105,6 +105,8 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
+    // Docker chosen because no mongod was found is said, never silent (NEWCOMER §1).
+    let docker_by_default = args.backend.is_none() && backend == BackendKind::Docker;
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
     if backend != BackendKind::Existing
         && let Some(running) = matching(&spec.name).first()
@@ -148,6 +150,12 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     if args.dry_run {
         output::print(&plan.render())?;
         return Ok(());
+    }
+    if docker_by_default {
+        output::eprintln(&format!(
+            "microshard: note: no mongod on PATH: bringing {} up on Docker (image {}); add --standin for microshard's stand-in server, or --bin-dir DIR",
+            spec.name, spec.image
+        ));
     }
     for n in &plan.notes {
         output::eprintln(&format!("microshard: note: {n}"));
