@@ -69,6 +69,23 @@ fn bad_flags_exit_with_status_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NonExistentPath"));
 }
 
+/// `standin image --help` explains itself and builds nothing (NEWCOMER §10).
+#[test]
+fn standin_image_help_says_what_it_builds() {
+    let out = Command::cargo_bin("microshard")
+        .unwrap()
+        .args(["standin", "image", "--help"])
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("--tag") && stdout.contains("--image"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn invoked_as_mongod_serves_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();

@@ -104,6 +104,12 @@ pub(crate) const DEFAULT_IMAGE_TAG: &str = crate::topology::DEFAULT_CLIENT_IMAGE
 /// (this binary and the libraries it needs), so `--backend docker --image T` runs topologies on
 /// it where no MongoDB image can be pulled.
 async fn image(args: &[String]) -> anyhow::Result<()> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        crate::output::println(&format!(
+            "microshard standin image [--tag T]: build the stand-in's FROM-scratch Docker image (default tag {DEFAULT_IMAGE_TAG}); then --backend docker --image T runs topologies on it"
+        ))?;
+        return Ok(());
+    }
     let mut tag = DEFAULT_IMAGE_TAG.to_string();
     let mut it = args.iter();
     while let Some(a) = it.next() {
