@@ -52,7 +52,7 @@ fn tree(root: &Path) -> BTreeSet<PathBuf> {
 /// One kind of bad input.
 struct Case {
     /// What is wrong, for failure messages.
-    what: &'static str,
+    what: String,
     /// The arguments; `{dir}` is replaced by the fixture directory, `{closed}` by a closed port.
     args: Vec<String>,
     /// Strings the single stderr line must contain (the culprit).
@@ -61,9 +61,9 @@ struct Case {
     env: Vec<(String, String)>,
 }
 
-fn case(what: &'static str, args: &[&str], culprits: &[&str]) -> Case {
+fn case(what: &str, args: &[&str], culprits: &[&str]) -> Case {
     Case {
-        what,
+        what: what.to_string(),
         args: args.iter().map(|s| s.to_string()).collect(),
         culprits: culprits.iter().map(|s| s.to_string()).collect(),
         env: Vec::new(),
@@ -81,16 +81,58 @@ impl Case {
 fn expand_dir(cases: &mut [Case], dir: &Path) {
     let d = dir.to_string_lossy().into_owned();
     for c in cases {
-        for a in &mut c.args {
-            *a = a.replace("{dir}", &d);
-        }
-        for s in &mut c.culprits {
+        for s in c.args.iter_mut().chain(&mut c.culprits) {
             *s = s.replace("{dir}", &d);
         }
         for (_, v) in &mut c.env {
             *v = v.replace("{dir}", &d);
         }
     }
+}
+
+/// The cases of one `## section` of `tests/data/bad_input.txt` (its header gives the format),
+/// with `{uri}` and `{closed}` filled in for a closed port and `{dir}` for the fixture directory.
+fn catalogue(section: &str, dir: &Path, closed: u16) -> Vec<Case> {
+    let text = include_str!("data/bad_input.txt");
+    let uri = format!("mongodb://127.0.0.1:{closed}/ycsb?serverSelectionTimeoutMS=300");
+    let fill = |s: &str| {
+        s.replace("{uri}", &uri)
+            .replace("{closed}", &closed.to_string())
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let body = text
+        .split("\n## ")
+        .find_map(|part| part.strip_prefix(section)?.strip_prefix('\n'))
+        .unwrap_or_else(|| panic!("no section {section:?} in bad_input.txt"));
+    let mut cases = Vec::new();
+    for block in body.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let mut lines = block.trim().lines();
+        let what = lines
+            .next()
+            .and_then(|l| l.strip_prefix("# "))
+            .expect("a # line");
+        let args = shlex::split(lines.next().expect("the arguments")).expect("shell words");
+        let mut c = case(what, &[], &[]);
+        c.args = args.iter().map(|a| fill(a)).collect();
+        let mut skip = false;
+        for line in lines {
+            if let Some(culprit) = line.strip_prefix("=> ") {
+                c.culprits.push(fill(culprit));
+            } else if let Some((k, v)) = line.strip_prefix("env ").and_then(|e| e.split_once('=')) {
+                c = c.with_env(k, &fill(v));
+            } else if line == "unless root" {
+                skip = root;
+            } else {
+                panic!("bad_input.txt, case {what:?}: cannot read {line:?}");
+            }
+        }
+        if !skip {
+            cases.push(c);
+        }
+    }
+    expand_dir(&mut cases, dir);
+    cases
 }
 
 /// An experiment's `experiment.json` as `compare` writes it: one topology, S1 (load) and S2, on
@@ -297,883 +339,6 @@ fn write_fixtures(dir: &Path) {
     );
 }
 
-/// The catalogue. Property cases pass `--uri` to a closed port with a short selection timeout, so a
-/// property that is *not* caught before connecting fails the culprit check instead of hanging.
-fn catalogue(dir: &Path, closed: u16) -> Vec<Case> {
-    let uri = format!("mongodb://127.0.0.1:{closed}/ycsb?serverSelectionTimeoutMS=300");
-    let load = |what: &'static str, extra: &[&str], culprits: &[&str]| {
-        let mut args = vec!["load", "--uri", uri.as_str()];
-        args.extend_from_slice(extra);
-        case(what, &args, culprits)
-    };
-    let run = |what: &'static str, extra: &[&str], culprits: &[&str]| {
-        let mut args = vec!["run", "--uri", uri.as_str()];
-        args.extend_from_slice(extra);
-        case(what, &args, culprits)
-    };
-    let up = |what: &'static str, file: &str, culprits: &[&str]| {
-        let path = format!("topos/{file}");
-        let args = ["up", path.as_str(), "--dry-run", "--backend", "docker"];
-        case(what, &args, culprits)
-    };
-    let unreachable = format!("127.0.0.1:{closed}");
-    let mut cases = vec![
-        // --- property files (-P) ---
-        load(
-            "missing -P file",
-            &["-P", "no-such.properties"],
-            &["no-such.properties"],
-        ),
-        load(
-            "-P names a directory",
-            &["-P", "a-directory.properties"],
-            &["a-directory.properties"],
-        ),
-        load(
-            "-P is a symlink loop (unreadable)",
-            &["-P", "loop.properties"],
-            &["loop.properties"],
-        ),
-        load(
-            "bad number in a file names file:line and key",
-            &["-P", "badnum.properties"],
-            &["badnum.properties:2", "recordcount"],
-        ),
-        load(
-            "bad \\u escape names file:line",
-            &["-P", "bad-escape.properties"],
-            &["bad-escape.properties:3"],
-        ),
-        run(
-            "all operation proportions zero",
-            &["-P", "zero-mix.properties"],
-            &["zero-mix.properties", "proportion"],
-        ),
-        // --- -p overrides ---
-        load("-p without =", &["-p", "recordcount"], &["-p recordcount"]),
-        load(
-            "negative recordcount",
-            &["-p", "recordcount=-5"],
-            &["recordcount"],
-        ),
-        load(
-            "overflowing recordcount",
-            &["-p", "recordcount=99999999999999999999"],
-            &["recordcount"],
-        ),
-        load(
-            "recordcount above 2^31-1",
-            &["-p", "recordcount=3000000000"],
-            &["recordcount"],
-        ),
-        run(
-            "negative operationcount",
-            &["-p", "recordcount=10", "-p", "operationcount=-1"],
-            &["operationcount"],
-        ),
-        load(
-            "threadcount zero",
-            &["-p", "threadcount=0"],
-            &["threadcount"],
-        ),
-        load(
-            "threadcount not a number",
-            &["-p", "threadcount=eight"],
-            &["threadcount"],
-        ),
-        run(
-            "unknown request distribution",
-            &["-p", "recordcount=10", "-p", "requestdistribution=gaussian"],
-            &["requestdistribution"],
-        ),
-        load(
-            "unknown field length distribution",
-            &[
-                "-p",
-                "recordcount=10",
-                "-p",
-                "fieldlengthdistribution=weird",
-            ],
-            &["fieldlengthdistribution"],
-        ),
-        run(
-            "unknown scan length distribution",
-            &[
-                "-p",
-                "recordcount=10",
-                "-p",
-                "scanlengthdistribution=wobbly",
-            ],
-            &["scanlengthdistribution"],
-        ),
-        run(
-            "negative proportion",
-            &["-p", "recordcount=10", "-p", "readproportion=-0.5"],
-            &["readproportion"],
-        ),
-        load(
-            "a field larger than MongoDB's 16 MiB document limit",
-            &["-p", "recordcount=10", "-p", "fieldlength=17000000"],
-            &["fieldlength"],
-        ),
-        load(
-            "fields summing past the 16 MiB document limit",
-            &[
-                "-p",
-                "recordcount=10",
-                "-p",
-                "fieldcount=20",
-                "-p",
-                "fieldlength=1000000",
-            ],
-            &["field"],
-        ),
-        load(
-            "fieldcount zero",
-            &["-p", "recordcount=10", "-p", "fieldcount=0"],
-            &["fieldcount"],
-        ),
-        load(
-            "insertstart + insertcount > recordcount",
-            &[
-                "-p",
-                "recordcount=100",
-                "-p",
-                "insertstart=50",
-                "-p",
-                "insertcount=100",
-            ],
-            &["insertcount"],
-        ),
-        load(
-            "unknown measurementtype",
-            &["-p", "recordcount=10", "-p", "measurementtype=sundial"],
-            &["measurementtype"],
-        ),
-        load(
-            "negative maxexecutiontime",
-            &["-p", "recordcount=10", "-p", "maxexecutiontime=-1"],
-            &["maxexecutiontime"],
-        ),
-        load(
-            "error rate outside [0, 1]",
-            &["-p", "recordcount=10", "-p", "microshard.maxerrorrate=2"],
-            &["microshard.maxerrorrate"],
-        ),
-        run(
-            "hotspot fraction above 1",
-            &[
-                "-p",
-                "recordcount=10",
-                "-p",
-                "requestdistribution=hotspot",
-                "-p",
-                "hotspotdatafraction=1.5",
-            ],
-            &["hotspotdatafraction"],
-        ),
-        load(
-            "status.interval beyond 30 days (a timer period that would overflow)",
-            &[
-                "-s",
-                "-p",
-                "recordcount=10",
-                "-p",
-                "status.interval=18446744073709551615",
-            ],
-            &["-p", "status.interval", "30 days"],
-        ),
-        load(
-            "status.interval not a number",
-            &["-p", "recordcount=10", "-p", "status.interval=often"],
-            &["status.interval"],
-        ),
-        load(
-            "empty table name",
-            &["-p", "recordcount=10", "-p", "table="],
-            &["table"],
-        ),
-        // --- connection strings ---
-        case(
-            "URI with a foreign scheme",
-            &[
-                "load",
-                "-P",
-                "good.properties",
-                "--uri",
-                "http://127.0.0.1:27017/ycsb",
-            ],
-            &["http://127.0.0.1:27017"],
-        ),
-        case(
-            "URI with a port out of range",
-            &[
-                "load",
-                "-P",
-                "good.properties",
-                "-p",
-                "mongodb.url=mongodb://127.0.0.1:99999/ycsb",
-            ],
-            &["99999"],
-        ),
-        case(
-            "URI without a host",
-            &["load", "-P", "good.properties", "--uri", "mongodb:///ycsb"],
-            &["mongodb:///ycsb"],
-        ),
-        case(
-            "URI with an unknown option value",
-            &[
-                "load",
-                "-P",
-                "good.properties",
-                "--uri",
-                "mongodb://127.0.0.1:27017/ycsb?w=1&readPreference=sometimes",
-            ],
-            &["readPreference"],
-        ),
-        case(
-            "unreachable server (closed loopback port)",
-            &["load", "-P", "good.properties", "--uri", uri.as_str()],
-            &[unreachable.as_str()],
-        ),
-        // --- topology files ---
-        up(
-            "unknown topology key",
-            "unknown-key.toml",
-            &["unknown-key.toml:4", "shard_per_host"],
-        ),
-        up(
-            "a client engine with no clients",
-            "client-count.toml",
-            &["client-count.toml:3", "clients[0].count"],
-        ),
-        case(
-            "more clients than threads",
-            &[
-                "compare",
-                "--topologies",
-                "single",
-                "--scenarios",
-                "S1,S2",
-                "--clients",
-                "3",
-                "--threads",
-                "2",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &["--clients 3", "threadcount=2"],
-        ),
-        case(
-            "more client containers than threads",
-            &[
-                "compare",
-                "--topologies",
-                "{dir}/topos/client-engine.toml",
-                "--scenarios",
-                "S1",
-                "--threads",
-                "1",
-                "-q",
-            ],
-            &["client-engine.toml", "2 client containers", "threadcount=1"],
-        ),
-        case(
-            "a client engine nobody answers at",
-            &[
-                "compare",
-                "--topologies",
-                "{dir}/topos/client-engine.toml",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &[
-                "client-engine.toml",
-                "clients[0].docker",
-                "/nonexistent/microshard-docker.sock",
-            ],
-        ),
-        up(
-            "duplicate host",
-            "dup-host.toml",
-            &["dup-host.toml:", "hosts[1].address"],
-        ),
-        up(
-            "base_port above 65535",
-            "port-range.toml",
-            &["port-range.toml:4", "base_port"],
-        ),
-        up(
-            "ports running past 65535",
-            "port-overflow.toml",
-            &["port-overflow.toml:4", "base_port"],
-        ),
-        up(
-            "base_port zero",
-            "port-zero.toml",
-            &["port-zero.toml:3", "base_port"],
-        ),
-        up(
-            "a host whose memory cannot hold its shards",
-            "budget.toml",
-            &["budget.toml:6", "hosts[0].memory_budget_gb"],
-        ),
-        up(
-            "unknown kind",
-            "bad-kind.toml",
-            &["bad-kind.toml:2", "clustered"],
-        ),
-        up(
-            "negative shard count",
-            "neg-shards.toml",
-            &["neg-shards.toml:3"],
-        ),
-        up(
-            "shard count above the limit",
-            "too-many-shards.toml",
-            &["too-many-shards.toml:3", "shards_per_host"],
-        ),
-        up(
-            "topology uri that is not mongodb://",
-            "bad-uri.toml",
-            &["bad-uri.toml:4", "uri"],
-        ),
-        up("TOML syntax error", "syntax.toml", &["syntax.toml:"]),
-        up(
-            "a flag the plan manages in mongod_args",
-            "managed-flag.toml",
-            &["managed-flag.toml:3", "mongod_args"],
-        ),
-        up(
-            "topology name with spaces",
-            "bad-name.toml",
-            &["bad-name.toml:1", "name"],
-        ),
-        up(
-            "config servers out of range",
-            "config-members.toml",
-            &["config-members.toml:5", "config_servers.members"],
-        ),
-        up(
-            "required key missing",
-            "missing-kind.toml",
-            &["missing-kind.toml", "kind"],
-        ),
-        up(
-            "unparsable CPU set",
-            "bad-cpuset.toml",
-            &["bad-cpuset.toml:6", "shard_cpusets"],
-        ),
-        up("topology path is a directory", "dir.toml", &["dir.toml"]),
-        case(
-            "unknown topology name",
-            &["up", "no-such-topology", "--dry-run", "--backend", "docker"],
-            &["no-such-topology"],
-        ),
-        case(
-            "down of a cluster that does not exist",
-            &["down", "no-such-cluster"],
-            &["no-such-cluster"],
-        ),
-        // --- strict input ---
-        run(
-            "a boolean that is neither true nor false",
-            &["-p", "recordcount=10", "-p", "readallfields=maybe"],
-            &["-p", "readallfields", "maybe"],
-        ),
-        load("-p without a name", &["-p", "=5"], &["-p =5"]),
-        load(
-            "-P file with NUL and control bytes",
-            &["-P", "binary.properties"],
-            &["binary.properties:2", "not a text file"],
-        ),
-        load(
-            "-P file that is not UTF-8",
-            &["-P", "not-utf8.properties"],
-            &["not-utf8.properties:2", "not a text file"],
-        ),
-        up(
-            "a topology value of the wrong type",
-            "type-error.toml",
-            &["type-error.toml:3", "shards_per_host"],
-        ),
-        // --- durations and bounds ---
-        case(
-            "duration overflowing (compare)",
-            &["compare", "--duration", "99999999999999999999s"],
-            &["--duration"],
-        ),
-        case(
-            "duration above 30 days (demo)",
-            &["demo", "--duration", "1000000000h"],
-            &["--duration", "30 days"],
-        ),
-        case(
-            "bare duration overflowing (sweep)",
-            &[
-                "sweep",
-                "-P",
-                "S2",
-                "--uri",
-                uri.as_str(),
-                "--duration",
-                "99999999999999999999",
-            ],
-            &["--duration"],
-        ),
-        case(
-            "up --timeout 0",
-            &["up", "single", "--timeout", "0"],
-            &["--timeout"],
-        ),
-        // --- output paths, proven before connecting ---
-        run(
-            "--json names a directory",
-            &["-p", "recordcount=10", "--json", "a-directory.properties"],
-            &["--json", "a-directory.properties", "directory"],
-        ),
-        run(
-            "--json on a read-only file system",
-            &[
-                "-p",
-                "recordcount=10",
-                "--json",
-                "/proc/microshard-result.json",
-            ],
-            &["--json", "/proc"],
-        ),
-        load(
-            "--json under a regular file",
-            &["-p", "recordcount=10", "--json", "good.properties/out.json"],
-            &["--json", "good.properties"],
-        ),
-        load(
-            "exportfile on a read-only file system",
-            &[
-                "-p",
-                "recordcount=10",
-                "-p",
-                "exportfile=/proc/microshard-report.txt",
-            ],
-            &["exportfile", "/proc"],
-        ),
-        // --- results directories ---
-        case(
-            "report of an experiment with an unknown schema",
-            &["report", "{dir}/exp-schema"],
-            &["experiment.json", "microshard.experiment/99"],
-        ),
-        // --- the command line ---
-        case("unknown flag", &["load", "--frobnicate"], &["--frobnicate"]),
-        case("unknown subcommand", &["lod"], &["lod"]),
-        case("negative --threads", &["load", "--threads", "-1"], &["-1"]),
-        case(
-            "--threads not a number",
-            &["load", "--threads", "lots"],
-            &["--threads"],
-        ),
-        case(
-            "--target overflowing u64",
-            &["load", "--target", "99999999999999999999999"],
-            &["--target"],
-        ),
-        case(
-            "flag without its value",
-            &["load", "-P", "good.properties", "--uri"],
-            &["--uri"],
-        ),
-        case(
-            "bad duration",
-            &["compare", "--duration", "5x"],
-            &["--duration"],
-        ),
-        case(
-            "thread list with zero",
-            &["compare", "--sweep-threads", "0,4"],
-            &["--sweep-threads"],
-        ),
-        case(
-            "unknown report format",
-            &["report", "somewhere", "--format", "pdf"],
-            &["--format"],
-        ),
-        case(
-            "unknown --backend value for up",
-            &["up", "single", "--backend", "kubernetes"],
-            &["--backend"],
-        ),
-        case(
-            "compare with an unknown scenario",
-            &[
-                "compare",
-                "--topologies",
-                "single",
-                "--scenarios",
-                "S1,S9",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &["S9"],
-        ),
-        case(
-            "compare --resume of a directory that does not exist",
-            &["compare", "--resume", "{dir}/no-such-run", "-q"],
-            &["--resume", "no-such-run"],
-        ),
-        case(
-            "report of a directory that is no experiment",
-            &["report", "{dir}/topos"],
-            &["topos"],
-        ),
-        case(
-            "ycsb with another binding",
-            &["ycsb", "load", "cassandra", "-P", "good.properties"],
-            &["cassandra"],
-        ),
-        case(
-            "ycsb -threads not a number",
-            &["ycsb", "load", "mongodb", "-threads", "many"],
-            &["-threads"],
-        ),
-        case(
-            "ycsb -p without =",
-            &["ycsb", "run", "mongodb", "-p", "operationcount"],
-            &["operationcount"],
-        ),
-    ];
-    // Permission bits do not stop root; only meaningful for other users.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        cases.push(load(
-            "unreadable -P file (mode 000)",
-            &["-P", "unreadable.properties"],
-            &["unreadable.properties"],
-        ));
-    }
-    expand_dir(&mut cases, dir);
-    cases
-}
-
-/// `compare`, `sweep`, `demo` and `up` input that needs the servers, the machine or the results
-/// directory to be judged: refused before any run directory, state file or server exists.
-fn compare_catalogue(dir: &Path) -> Vec<Case> {
-    let compare = |what: &'static str, extra: &[&str], culprits: &[&str]| {
-        let mut args = vec![
-            "compare",
-            "--topologies",
-            "single",
-            "--scenarios",
-            "S1,S2",
-            "-q",
-        ];
-        args.extend_from_slice(extra);
-        case(what, &args, culprits)
-    };
-    let mut cases = vec![
-        case(
-            "compare with an unknown backend",
-            &[
-                "compare",
-                "--backend",
-                "kubernetes",
-                "--topologies",
-                "single",
-                "--scenarios",
-                "S1",
-                "-q",
-            ],
-            &["kubernetes"],
-        ),
-        case(
-            "compare with an unknown topology",
-            &[
-                "compare",
-                "--topologies",
-                "single,no-such-topology",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &["no-such-topology"],
-        ),
-        compare(
-            "--bin-dir that does not exist",
-            &["--bin-dir", "/nonexistent"],
-            &["--bin-dir", "/nonexistent"],
-        ),
-        compare(
-            "--bin-dir without mongod",
-            &["--bin-dir", "{dir}/topos"],
-            &["mongod", "{dir}/topos"],
-        ),
-        case(
-            "mongod not on PATH with the process backend (three topologies, one line)",
-            &["compare", "--scenarios", "S1", "-q"],
-            &["mongod", "PATH"],
-        )
-        .with_env("PATH", "{dir}/topos"),
-        case(
-            "--base-port whose ports run past 65535",
-            &[
-                "compare",
-                "--topologies",
-                "microshard-4",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "--base-port",
-                "65534",
-                "-q",
-            ],
-            &["--base-port", "65534", "microshard-4"],
-        ),
-        compare(
-            "--threads 0",
-            &["--bin-dir", "{dir}/bin", "--threads", "0"],
-            &["--threads"],
-        ),
-        compare(
-            "-p threadcount=0",
-            &["--bin-dir", "{dir}/bin", "-p", "threadcount=0"],
-            &["threadcount"],
-        ),
-        compare(
-            "--mongod-arg with a flag the plan manages",
-            &["--bin-dir", "{dir}/bin", "--mongod-arg=--port=1"],
-            &["--mongod-arg", "--port"],
-        ),
-        case(
-            "the same topology twice",
-            &[
-                "compare",
-                "--topologies",
-                "single,single",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &["single", "twice"],
-        ),
-        case(
-            "a CPU set naming CPUs this machine does not have",
-            &[
-                "compare",
-                "--topologies",
-                "single,{dir}/topos/many-cpus.toml",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
-            &["many-cpus.toml", "shard_cpusets", "4000"],
-        ),
-        case(
-            "up with a CPU set naming CPUs this machine does not have",
-            &[
-                "up",
-                "{dir}/topos/many-cpus.toml",
-                "--backend",
-                "process",
-                "--bin-dir",
-                "{dir}/bin",
-            ],
-            &["many-cpus.toml", "shard_cpusets", "4000"],
-        ),
-        // A dry run refuses what the real run refuses (FIDELITY-2 input audit).
-        case(
-            "up --dry-run with a CPU set naming CPUs this machine does not have",
-            &[
-                "up",
-                "{dir}/topos/many-cpus.toml",
-                "--dry-run",
-                "--backend",
-                "process",
-                "--bin-dir",
-                "{dir}/bin",
-            ],
-            &["many-cpus.toml", "shard_cpusets", "4000"],
-        ),
-        case(
-            "up --dry-run of a plan whose clients on another engine would dial loopback",
-            &[
-                "up",
-                "{dir}/topos/far-clients.toml",
-                "--dry-run",
-                "--backend",
-                "process",
-                "--bin-dir",
-                "{dir}/bin",
-            ],
-            &[
-                "far-clients.toml",
-                "clients[0].docker",
-                "hosts[0].address",
-                "publish_address",
-            ],
-        ),
-        case(
-            "--backend docker with the Docker engine unreachable",
-            &[
-                "compare",
-                "--backend",
-                "docker",
-                "--topologies",
-                "single",
-                "--scenarios",
-                "S1",
-                "-q",
-            ],
-            &["Docker engine unreachable", "no-docker.sock"],
-        )
-        .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
-        case(
-            "up --backend docker with the Docker engine unreachable",
-            &["up", "single", "--backend", "docker"],
-            &["Docker engine unreachable", "no-docker.sock"],
-        )
-        .with_env("DOCKER_HOST", "unix://{dir}/no-docker.sock"),
-        case(
-            "demo --workers 0",
-            &["demo", "--workers", "0", "-q"],
-            &["--workers"],
-        ),
-        case(
-            "up --run-dir on a read-only file system",
-            &[
-                "up",
-                "single",
-                "--backend",
-                "process",
-                "--bin-dir",
-                "{dir}/bin",
-                "--run-dir",
-                "/proc/microshard-run",
-            ],
-            &["--run-dir", "/proc"],
-        ),
-        case(
-            "calibrate --threads 0",
-            &["calibrate", "--threads", "0", "-q"],
-            &["--threads"],
-        ),
-        case(
-            "calibrate with a results root on a read-only file system",
-            &["calibrate", "--out", "/proc/microshard-results", "-q"],
-            &["--out", "/proc"],
-        ),
-        case(
-            "demo --service-time-us beyond 10 s",
-            &["demo", "--service-time-us", "18446744073709551615", "-q"],
-            &["--service-time-us"],
-        ),
-        case(
-            "demo --threads 0",
-            &["demo", "--threads", "0", "-q"],
-            &["--threads"],
-        ),
-        compare(
-            "results root on a read-only file system",
-            &[
-                "--bin-dir",
-                "{dir}/bin",
-                "--out",
-                "/proc/microshard-results",
-            ],
-            &["--out", "/proc"],
-        ),
-        compare(
-            "results root under a regular file",
-            &[
-                "--bin-dir",
-                "{dir}/bin",
-                "--out",
-                "{dir}/good.properties/results",
-            ],
-            &["--out", "good.properties"],
-        ),
-        case(
-            "sweep with a results root on a read-only file system",
-            &[
-                "sweep",
-                "-P",
-                "S2",
-                "--topology",
-                "single",
-                "--bin-dir",
-                "{dir}/bin",
-                "--out",
-                "/proc/microshard-results",
-                "-q",
-            ],
-            &["--out", "/proc"],
-        ),
-        case(
-            "sweep --bin-dir that does not exist",
-            &[
-                "sweep",
-                "-P",
-                "S2",
-                "--topology",
-                "single",
-                "--bin-dir",
-                "/nonexistent",
-                "-q",
-            ],
-            &["--bin-dir", "/nonexistent"],
-        ),
-        case(
-            "compare --resume of a directory whose cells cannot be written",
-            &["compare", "--resume", "{dir}/exp-cells-file", "-q"],
-            &["--resume", "cells"],
-        ),
-        case(
-            "compare --resume with a cell file that does not parse",
-            &["compare", "--resume", "{dir}/exp-damaged", "-q"],
-            &["--resume", "S2-r1.json"],
-        ),
-        case(
-            "compare --resume with a cell of an unknown schema",
-            &["compare", "--resume", "{dir}/exp-cell-schema", "-q"],
-            &["--resume", "S1-r1.json", "microshard.cell/99"],
-        ),
-        case(
-            "compare --resume of an experiment with an unknown schema",
-            &["compare", "--resume", "{dir}/exp-schema", "-q"],
-            &["--resume", "microshard.experiment/99"],
-        ),
-        case(
-            "compare with a bad -p override",
-            &[
-                "compare",
-                "--topologies",
-                "single",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-p",
-                "recordcount=lots",
-                "-q",
-            ],
-            &["recordcount"],
-        ),
-    ];
-    expand_dir(&mut cases, dir);
-    cases
-}
-
 /// Runs one case; returns what is wrong with the outcome, if anything.
 fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
     let before = tree(root);
@@ -1279,7 +444,7 @@ fn assert_all_refused(root: &Path, work: &Path, cases: &[Case]) {
 fn every_kind_of_bad_input_exits_2_with_one_line_naming_the_culprit() {
     let (tmp, work) = fixture_root();
     let root = tmp.path();
-    let cases = catalogue(&work, closed_port());
+    let cases = catalogue("catalogue", &work, closed_port());
     assert!(cases.len() >= 30, "the catalogue has {} cases", cases.len());
     assert_all_refused(root, &work, &cases);
 }
@@ -1289,7 +454,13 @@ fn every_kind_of_bad_input_exits_2_with_one_line_naming_the_culprit() {
 #[test]
 fn compare_refuses_bad_input_before_starting_anything() {
     let (tmp, work) = fixture_root();
-    assert_all_refused(tmp.path(), &work, &compare_catalogue(&work));
+    let cases = catalogue("compare", &work, closed_port());
+    assert!(
+        cases.len() >= 30,
+        "the compare catalogue has {} cases",
+        cases.len()
+    );
+    assert_all_refused(tmp.path(), &work, &cases);
 }
 
 /// Too many threads for the open-file limit: refused up front, naming `threadcount` and the fix,
