@@ -5,15 +5,12 @@
 //! a private mount namespace (`unshare -m`) of the microshard process. Each test prints why and
 //! skips where the machine cannot run it (not root, no engine, no `dockerd`), never silently.
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use microshard::backend::docker;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

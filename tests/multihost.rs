@@ -7,17 +7,13 @@
 //! exit 3 and a verdict naming the member on that host. Skipped, with a message, where network
 //! namespaces cannot be made (not root, no `ip`).
 
+use crate::util::bin;
 use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
 
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")

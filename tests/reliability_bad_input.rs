@@ -8,16 +8,13 @@
 //! Every case fails before any server is contacted (or against a closed loopback port with a
 //! short selection timeout), so the whole table runs in a few seconds.
 
+use crate::util::bin;
 use crate::util::processes_referring_to;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
 
 /// A loopback port nothing listens on (bound, then released).
 fn closed_port() -> u16 {
@@ -501,20 +498,13 @@ fn closed_pipe() -> Stdio {
 /// that goes away is a normal end (exit 0), never a panic.
 #[test]
 fn a_closed_stdout_ends_the_program_normally() {
-    use microshard::standin::{Role, StandinConfig};
     let (tmp, work) = fixture_root();
     let root = tmp.path();
     let exp = work.join("exp-ok").display().to_string();
     // `load | head`: the YCSB report is written by the runner.
     let rt = crate::util::runtime();
     let data = tempfile::tempdir().expect("temp dir");
-    let mut cfg = StandinConfig::new(Role::Mongod);
-    cfg.dbpath = Some(data.path().to_path_buf());
-    cfg.quiet = true;
-    let server = {
-        let _guard = rt.enter();
-        microshard::standin::spawn(cfg).expect("stand-in starts")
-    };
+    let server = crate::util::standin_in(&rt, data.path());
     let uri = server.uri();
     let bin_dir = work.join("bin").display().to_string();
     // A dry run checks ports too: a free one, whatever else runs on this machine.
@@ -591,17 +581,10 @@ fn report_names_damaged_cells_in_a_warning() {
 /// input named on one line, before a run directory exists.
 #[test]
 fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts() {
-    use microshard::standin::{Role, StandinConfig};
     let rt = crate::util::runtime();
     let (tmp, work) = fixture_root();
     let data = tempfile::tempdir().expect("temp dir");
-    let mut cfg = StandinConfig::new(Role::Mongod);
-    cfg.dbpath = Some(data.path().to_path_buf());
-    cfg.quiet = true;
-    let server = {
-        let _guard = rt.enter();
-        microshard::standin::spawn(cfg).expect("stand-in starts")
-    };
+    let server = crate::util::standin_in(&rt, data.path());
     // The stand-in has no users: SCRAM (the default mechanism) fails like a real server's.
     let uri = format!(
         "mongodb://bench:wrong@127.0.0.1:{}/?directConnection=true",

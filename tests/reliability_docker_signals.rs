@@ -23,11 +23,8 @@ use std::time::{Duration, Instant};
 
 use microshard::backend::{self, docker};
 
+use crate::util::bin;
 use crate::util::free_base_port;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
 
 /// Whatever happens, nothing this test made outlives it: the command is killed, every Docker
 /// object labelled with one of its topologies is removed, then its image.

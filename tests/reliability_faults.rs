@@ -8,8 +8,6 @@ use crate::util::{Root, bin, free_base_port, processes_referring_to};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use microshard::standin::{Role, StandinConfig};
-
 struct ChildGuard(Option<Child>);
 
 impl Drop for ChildGuard {
@@ -207,13 +205,7 @@ fn a_run_of_only_errors_stops_at_the_max_error_rate() {
         .build()
         .expect("runtime");
     let data = tempfile::tempdir().expect("temp dir");
-    let mut cfg = StandinConfig::new(Role::Mongod);
-    cfg.dbpath = Some(data.path().to_path_buf());
-    cfg.quiet = true;
-    let server = {
-        let _g = rt.enter();
-        microshard::standin::spawn(cfg).expect("stand-in starts")
-    };
+    let server = crate::util::standin_in(&rt, data.path());
     let uri = format!(
         "mongodb://127.0.0.1:{}/ycsb?w=1&directConnection=true",
         server.port()

@@ -3,25 +3,11 @@
 //! success path and on error paths (authentication refused, unreachable server, bad input after
 //! the URI was read, a topology file that carries the URI).
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use microshard::standin::{Role, StandinConfig, StandinHandle};
-
 const SECRET: &str = "Sup3rSecr3t";
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// A stand-in mongod on a free loopback port, served by `rt` for the whole test.
-fn standin(rt: &tokio::runtime::Runtime, dir: &Path) -> StandinHandle {
-    let mut cfg = StandinConfig::new(Role::Mongod);
-    cfg.dbpath = Some(dir.to_path_buf());
-    cfg.quiet = true;
-    let _guard = rt.enter();
-    microshard::standin::spawn(cfg).expect("stand-in starts")
-}
 
 fn microshard(work: &Path, args: &[&str]) -> Output {
     Command::new(bin())
@@ -98,7 +84,7 @@ fn password_never_printed_or_stored_on_success() {
     let tmp = workdir();
     let work = tmp.path();
     let data = tempfile::tempdir().expect("temp dir");
-    let server = standin(&rt, data.path());
+    let server = crate::util::standin_in(&rt, data.path());
     let uri = format!(
         "mongodb://bench:{SECRET}@127.0.0.1:{}/ycsb?w=1&directConnection=true&authMechanism=PLAIN&authSource=$external",
         server.port()
@@ -184,7 +170,7 @@ fn password_never_printed_or_stored_on_error_paths() {
     let tmp = workdir();
     let work = tmp.path();
     let data = tempfile::tempdir().expect("temp dir");
-    let server = standin(&rt, data.path());
+    let server = crate::util::standin_in(&rt, data.path());
     let closed = {
         let l = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
         l.local_addr().expect("addr").port()
@@ -303,7 +289,10 @@ fn password_never_printed_or_stored_by_compare() {
     let work = tmp.path();
     let data_a = tempfile::tempdir().expect("temp dir");
     let data_b = tempfile::tempdir().expect("temp dir");
-    let servers = [standin(&rt, data_a.path()), standin(&rt, data_b.path())];
+    let servers = [
+        crate::util::standin_in(&rt, data_a.path()),
+        crate::util::standin_in(&rt, data_b.path()),
+    ];
     let mut topologies = Vec::new();
     for (name, server) in ["creds-a", "creds-b"].iter().zip(&servers) {
         let path = work.join(format!("{name}.toml"));

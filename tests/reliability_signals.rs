@@ -4,6 +4,7 @@
 //! no member/temporary directory left under `TMPDIR`, no state file left, every cell finished before the
 //! signal is on disk and parses, and `compare --resume DIR` completes.
 
+use crate::util::bin;
 use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
@@ -11,10 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
 
 /// Kills the child on drop, so a failing assertion never leaves `compare` running.
 struct Guard {

@@ -327,6 +327,16 @@ impl Drop for StandinProcess {
 
 // ----- a stand-in in this process, with its command log -------------------------------------------
 
+/// A quiet stand-in `mongod` on a free loopback port with its data in `dbpath`, served by `rt`
+/// (the test's own runtime) for as long as the handle lives.
+pub fn standin_in(rt: &tokio::runtime::Runtime, dbpath: &Path) -> StandinHandle {
+    let mut cfg = StandinConfig::new(Role::Mongod);
+    cfg.dbpath = Some(dbpath.to_path_buf());
+    cfg.quiet = true;
+    let _guard = rt.enter();
+    microshard::standin::spawn(cfg).expect("stand-in starts")
+}
+
 /// A stand-in `mongod` on a free loopback port, logging every command it receives.
 pub struct Server {
     pub handle: StandinHandle,
