@@ -505,16 +505,11 @@ fn compare_drives_each_cell_with_several_clients() {
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(walk(&p));
-        } else if p.extension().is_some_and(|x| x == "json") {
-            out.push(p);
-        }
-    }
-    out
+    let json = |p: &PathBuf| p.extension().is_some_and(|x| x == "json");
+    crate::util::files_under(dir)
+        .into_iter()
+        .filter(json)
+        .collect()
 }
 
 /// Whatever happens, nothing the Docker test made outlives it: every object labelled with its

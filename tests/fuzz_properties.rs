@@ -14,18 +14,7 @@ use microshard::workload::{
 };
 use proptest::prelude::*;
 
-fn config(default_cases: u32) -> ProptestConfig {
-    // PROPTEST_CASES (read by proptest's default config) overrides the CI-sized default.
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use crate::util::proptest_config as config;
 
 fn assert_one_line(what: &str, message: &str) {
     assert!(

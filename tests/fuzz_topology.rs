@@ -11,17 +11,7 @@ use std::path::{Path, PathBuf};
 use microshard::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
 use proptest::prelude::*;
 
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use crate::util::proptest_config as config;
 
 fn source() -> &'static Path {
     Path::new("fuzz.toml")

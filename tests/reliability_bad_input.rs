@@ -24,26 +24,15 @@ fn closed_port() -> u16 {
     port
 }
 
-/// Every path under `root`, relative, to compare before and after a case.
+/// Every path under `root`, relative, to compare before and after a case (symbolic links not
+/// followed: the loop fixture points at itself).
 fn tree(root: &Path) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if let Ok(rel) = p.strip_prefix(root) {
-                out.insert(rel.to_path_buf());
-            }
-            // Do not follow symlinks (the loop fixture points at itself).
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(p);
-            }
-        }
-    }
-    out
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_path_buf()))
+        .collect()
 }
 
 /// One kind of bad input.

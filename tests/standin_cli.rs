@@ -7,14 +7,6 @@ use assert_cmd::cargo::CommandCargoExt;
 use mongodb::Client;
 use mongodb::bson::doc;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn wait_for_log_line(path: &std::path::Path, needle: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -94,7 +86,7 @@ fn invoked_as_mongod_serves_and_stops_on_sigterm() {
     std::fs::create_dir_all(&bin).unwrap();
     let exe = assert_cmd::cargo::cargo_bin("microshard");
     std::os::unix::fs::symlink(&exe, bin.join("mongod")).unwrap();
-    let port = free_port();
+    let port = crate::util::free_base_port(1);
     let log = dir.path().join("mongod.log");
     let dbpath = dir.path().join("db");
     std::fs::create_dir_all(&dbpath).unwrap();

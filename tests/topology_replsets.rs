@@ -230,7 +230,7 @@ fn compare_runs_on_sets_member_0_does_not_lead(root: &Path, bin: &Path) {
         out.status.success(),
         "compare failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    let files = walk(&results);
+    let files = crate::util::files_under(&results);
     let cells: Vec<&PathBuf> = files
         .iter()
         .filter(|p| p.to_string_lossy().contains("/cells/") && p.ends_with("S1-r1.json"))
@@ -248,19 +248,6 @@ fn compare_runs_on_sets_member_0_does_not_lead(root: &Path, bin: &Path) {
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "state files left: {left:?}");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

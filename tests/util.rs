@@ -708,3 +708,27 @@ impl Live {
         (status.code(), self.seen.join("\n"), ended)
     }
 }
+
+/// The property tests' configuration: `default_cases` unless `PROPTEST_CASES` says otherwise, and
+/// no failure files written into the source tree.
+pub fn proptest_config(default_cases: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_cases);
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..Default::default()
+    }
+}
+
+/// Every file under `dir` (symbolic links not followed), in no particular order.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
