@@ -890,7 +890,7 @@ pub(crate) async fn shutdown(host: &str) -> Result<(), ClusterError> {
 /// (InvalidReplicaSetConfig, 93) when members on several Docker hosts are named `address:port`:
 /// a member decides which entry is itself by connecting to it, which from inside a bridge
 /// container reaches its own host's published port only through hairpin NAT or Docker's
-/// userland proxy (docs/mongodb-versions.md, R14).
+/// userland proxy (docs/mongodb-versions.md, "Docker addressing").
 pub(crate) fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
     let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
     if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
