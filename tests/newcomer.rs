@@ -122,6 +122,18 @@ fn the_readme_full_dry_run_plans_without_mongod_and_names_standin_otherwise() {
         .collect();
     assert!(!dry.is_empty());
     assert!(dry.iter().all(|l| l.contains("--standin")), "{dry:?}");
+
+    // `up` without mongod and without a Docker engine names --standin too.
+    let port = free_base_port(1).to_string();
+    let o = microshard(&state)
+        .env("PATH", "/usr/bin:/bin")
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .args(["up", "single", "--base-port", &port])
+        .output()
+        .expect("run microshard");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--standin"), "{stderr}");
 }
 
 /// Every file under `dir` with its content's hash.
