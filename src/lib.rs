@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cluster;
 pub mod db;
 pub(crate) mod error;
+pub mod events;
 pub mod experiment;
 pub mod measure;
 pub(crate) mod output;

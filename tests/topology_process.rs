@@ -82,7 +82,6 @@ fn up_opts(timeout: u64) -> UpOptions {
             ready_timeout: t,
             primary_timeout: t,
             add_shard_timeout: t,
-            progress: true,
         },
         stop_timeout: Duration::from_secs(10),
         ..UpOptions::default()
@@ -296,7 +295,7 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         existing_cases(&cluster, root).await;
     }
 
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard).await.unwrap();
     assert_nothing_left(&cluster);
 }
 
@@ -327,7 +326,7 @@ async fn existing_cases(cluster: &RunningCluster, root: &Path) {
         .await
         .unwrap();
     assert_eq!(n, 0, "the existing backend drops ycsb first");
-    backend::down(&found).await.unwrap();
+    backend::down(&found, &microshard::events::Discard).await.unwrap();
     // Still running: down never touches what it did not start.
     let (role, _) = cluster::detect_role(&cluster.entry_uri).await.unwrap();
     assert_eq!(role, cluster::DetectedRole::Mongos);
@@ -360,7 +359,7 @@ async fn standalone_case(root: &Path, bin: &Path, slot: u32) {
         .insert_one(doc! {"_id": "user1"})
         .await
         .unwrap();
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard).await.unwrap();
     assert_nothing_left(&cluster);
 }
 
@@ -609,7 +608,7 @@ fn process_backend_end_to_end() {
         );
         let plan = plan_for(&path, root.path(), &bin);
         let crashed = backend::up(&plan, &up_opts(60)).await.unwrap();
-        let done = backend::down_all_where(|n| n == "t-crash").await.unwrap();
+        let done = backend::down_all_where(|n| n == "t-crash", &microshard::events::Discard).await.unwrap();
         assert!(done.iter().any(|l| l.contains("t-crash")), "{done:?}");
         assert_nothing_left(&crashed);
     });

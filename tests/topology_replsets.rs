@@ -51,7 +51,6 @@ fn up_opts(primary_timeout: u64) -> UpOptions {
             ready_timeout: Duration::from_secs(60),
             primary_timeout: Duration::from_secs(primary_timeout),
             add_shard_timeout: Duration::from_secs(60),
-            progress: true,
         },
         stop_timeout: Duration::from_secs(10),
         ..UpOptions::default()
@@ -159,7 +158,7 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
             m.name
         );
     }
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard).await.unwrap();
     assert!(!cluster.plan.run_dir.exists());
     assert!(!cluster.state_file.exists());
 }

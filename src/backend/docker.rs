@@ -23,6 +23,7 @@ use futures::future::BoxFuture;
 
 use super::{InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
 use crate::cluster::Launcher;
+use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, Plan, Role};
 
 /// Label naming the topology on every container, network and volume.
@@ -96,12 +97,13 @@ pub(crate) async fn image_present(docker: &Docker, image: &str) -> bool {
     docker.inspect_image(image).await.is_ok()
 }
 
-/// Makes sure `image` is on the engine: pulls it when missing (progress on stderr when asked).
+/// Makes sure `image` is on the engine: pulls it when missing, saying the pull's progress to
+/// `events`.
 pub(crate) async fn ensure_image(
     docker: &Docker,
     endpoint: Option<&str>,
     image: &str,
-    progress: bool,
+    events: &dyn Events,
 ) -> Result<(), DockerError> {
     if image_present(docker, image).await {
         return Ok(());
@@ -126,20 +128,23 @@ pub(crate) async fn ensure_image(
                 }
                 // Said once the registry answers, so an image that cannot be pulled is one line
                 // (the error) and a long pull still shows its progress.
-                if progress && !announced {
+                if !announced {
                     announced = true;
-                    crate::output::eprintln(&format!(
-                        "microshard: pulling {image} on {}",
-                        endpoint_label(endpoint)
-                    ));
+                    events.event(Event::PullStarted {
+                        image: image.to_string(),
+                        endpoint: endpoint_label(endpoint),
+                    });
                 }
                 let line = format!(
                     "{} {}",
                     info.id.unwrap_or_default(),
                     info.status.unwrap_or_default()
                 );
-                if progress && line != last {
-                    crate::output::eprintln(&format!("microshard:   {}", line.trim()));
+                if line != last {
+                    events.event(Event::Pull {
+                        image: image.to_string(),
+                        line: line.trim().to_string(),
+                    });
                     last = line;
                 }
             }
@@ -212,6 +217,8 @@ pub(crate) struct DockerLauncher {
     in_flight: InFlight,
     /// `name:ip` of every host address, for each member's `/etc/hosts` (multi-host plans).
     extra_hosts: Vec<String>,
+    /// Where a refused limit is said.
+    events: Sink,
 }
 
 impl DockerLauncher {
@@ -235,7 +242,7 @@ impl DockerLauncher {
         };
         for ep in &endpoints {
             let docker = connect(ep.as_deref()).await?;
-            ensure_image(&docker, ep.as_deref(), &plan.image, opts.assembly.progress).await?;
+            ensure_image(&docker, ep.as_deref(), &plan.image, &*opts.events).await?;
             clients.insert(ep.clone(), docker);
         }
         // Published ports on this machine must be free (single host: every member is published).
@@ -294,6 +301,7 @@ impl DockerLauncher {
             network: plan.network.clone(),
             in_flight,
             extra_hosts: plan_extra_hosts(plan).await,
+            events: opts.events.clone(),
         })
     }
 
@@ -414,10 +422,10 @@ impl DockerLauncher {
         };
         let nofile = self.in_flight.run(create_and_start).await??;
         if nofile.is_none() {
-            crate::output::eprintln(&format!(
+            self.events.event(Event::Warning(format!(
                 "microshard: warning: the Docker engine refused nofile={NOFILE} for {}; it runs with the engine's limit (mongod accepts 0.8 × the soft limit in connections)",
                 member.name
-            ));
+            )));
         }
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.

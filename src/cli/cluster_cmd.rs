@@ -158,10 +158,10 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
             ready_timeout: t,
             primary_timeout: t,
             add_shard_timeout: t,
-            progress: true,
         },
         keep: args.keep,
         cancel: Some(cancel),
+        events: crate::output::Terminal::sink(),
         ..UpOptions::default()
     };
     let cluster = backend::up(&plan, &up_opts).await?;
@@ -179,7 +179,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
 pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
-        let report = backend::down_all(args.any_owner).await?;
+        let report = backend::down_all(args.any_owner, &crate::output::Terminal).await?;
         if let Some(why) = &report.docker_unreachable {
             output::eprintln(&format!(
                 "microshard: note: Docker engine unreachable ({why}): its containers, networks and volumes were not searched"
@@ -220,7 +220,7 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     let mut errors = Vec::new();
     let mut done = String::new();
     for c in matches {
-        match backend::down(&c).await {
+        match backend::down(&c, &crate::output::Terminal).await {
             Ok(()) => done.push_str(&format!(
                 "torn down: {} (run {}, {})\n",
                 c.name, c.run_id, c.backend

@@ -12,7 +12,7 @@ use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
 use crate::experiment::dry_run;
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::model::CompareCommand;
-use crate::experiment::progress::Progress;
+use super::progress::ProgressDisplay;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::measure::validity::Verdict;
@@ -420,13 +420,6 @@ fn finish_matrix(
     crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
-/// Live findings during cells (a member stopped answering, a stall) as lines above the progress
-/// display.
-fn notify_through(progress: &Progress) -> crate::runner::Notify {
-    let p = progress.clone();
-    crate::runner::Notify::new(move |line| p.line(line))
-}
-
 impl CompareArgs {
     /// The one record this command line asks for (a new experiment; `--resume` reads its record
     /// from the run directory instead). Flags are checked here, each failure one line naming the
@@ -510,7 +503,7 @@ enum Start {
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
     let start = match &args.resume {
@@ -570,7 +563,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         )?,
     };
     let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
-    lab.notify = Some(notify_through(&progress));
+    lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, args.strict)
 }
@@ -578,7 +571,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
 /// Runs a thread sweep.
 pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     let target = match (args.topology, args.uri) {
         (Some(t), None) => SweepTarget::Topology(t),
         (None, Some(u)) => SweepTarget::Uri(u),
@@ -642,7 +635,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     }
     let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;
-    lab.notify = Some(notify_through(&progress));
+    lab.events = progress.events();
     lab.clients = cfg.clients;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     if result.is_single() {
@@ -744,7 +737,7 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 /// Measures the client's ceiling.
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     preflight::at_least_one("--threads", u64::from(args.threads))?;
     preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
@@ -763,7 +756,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
 /// Runs the stand-in demo.
 pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     let cfg = DemoConfig {
         results_root: args.out,
         duration: args.duration,

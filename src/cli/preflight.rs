@@ -621,7 +621,11 @@ async fn docker_ready(
             would_pull(docker, endpoint.as_deref(), &image).await;
             continue;
         }
-        crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, !quiet)
+        let events: &dyn crate::events::Events = match quiet {
+            true => &crate::events::Discard,
+            false => &crate::output::Terminal,
+        };
+        crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, events)
             .await
             .map_err(|e| match image_flag {
                 // The error names the image; say which flag chose it.
@@ -648,7 +652,12 @@ pub(crate) async fn client_engines_ready(
             would_pull(&docker, Some(&c.docker), &spec.client_image).await;
             continue;
         }
-        crate::backend::docker::ensure_image(&docker, Some(&c.docker), &spec.client_image, false)
+        crate::backend::docker::ensure_image(
+            &docker,
+            Some(&c.docker),
+            &spec.client_image,
+            &crate::events::Discard,
+        )
             .await
             .map_err(|e| {
                 bad_input(format!(

@@ -16,6 +16,7 @@ use mongodb::bson::{Bson, Document, doc};
 use mongodb::error::ErrorKind;
 use mongodb::options::{ClientOptions, WriteConcern};
 
+use crate::events::{Event, Events};
 use crate::topology::{Member, Plan, Role};
 
 /// The benchmark database and collection every topology is prepared for.
@@ -178,7 +179,7 @@ pub(crate) trait Launcher: Send + Sync {
     fn admin_address(&self, member: &Member) -> String;
 }
 
-/// Bounds and switches of the assembly sequence.
+/// Bounds of the assembly sequence.
 #[derive(Debug, Clone)]
 pub struct AssemblyOptions {
     /// Per member: first successful `ping` (bounded: a member that never answers fails the bring-up).
@@ -187,8 +188,6 @@ pub struct AssemblyOptions {
     pub primary_timeout: Duration,
     /// Per shard: `addShard` retries on 133 / network errors.
     pub add_shard_timeout: Duration,
-    /// Print each step to stderr.
-    pub progress: bool,
 }
 
 impl Default for AssemblyOptions {
@@ -197,7 +196,6 @@ impl Default for AssemblyOptions {
             ready_timeout: Duration::from_secs(90),
             primary_timeout: Duration::from_secs(90),
             add_shard_timeout: Duration::from_secs(90),
-            progress: false,
         }
     }
 }
@@ -911,17 +909,15 @@ pub(crate) struct Assembly {
     pub primaries: BTreeMap<String, String>,
 }
 
-/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any backend.
+/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any
+/// backend; each step is said to `events` ([`Event::BringUp`]).
 pub(crate) async fn assemble(
     plan: &Plan,
     launcher: &dyn Launcher,
     opts: &AssemblyOptions,
+    events: &dyn Events,
 ) -> anyhow::Result<Assembly> {
-    let say = |s: String| {
-        if opts.progress {
-            crate::output::eprintln(&format!("microshard: {s}"));
-        }
-    };
+    let say = |s: String| events.event(Event::BringUp(s));
     let mut assembly = Assembly::default();
     // 2-3: data-bearing mongods first, all started before any is waited for.
     let mongods: Vec<&Member> = plan
@@ -1037,6 +1033,69 @@ pub(crate) async fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Starts each member as an in-process stand-in and reaches it at the stand-in's port.
+    struct StandinLauncher {
+        dir: tempfile::TempDir,
+        running: std::sync::Mutex<BTreeMap<String, crate::standin::StandinHandle>>,
+    }
+
+    impl Launcher for StandinLauncher {
+        fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
+            Box::pin(async move {
+                let mut cfg = crate::standin::StandinConfig::new(crate::standin::Role::Mongod);
+                cfg.dbpath = Some(self.dir.path().to_path_buf());
+                cfg.quiet = true;
+                let handle = crate::standin::spawn(cfg)?;
+                if let Ok(mut running) = self.running.lock() {
+                    running.insert(member.name.clone(), handle);
+                }
+                Ok(())
+            })
+        }
+
+        fn exited<'a>(&'a self, _: &'a Member) -> BoxFuture<'a, Option<String>> {
+            Box::pin(async { None })
+        }
+
+        fn admin_address(&self, member: &Member) -> String {
+            let running = self.running.lock().expect("lock");
+            format!("127.0.0.1:{}", running[&member.name].port())
+        }
+    }
+
+    /// A standalone's bring-up says its one step as an event, and nothing reaches a terminal.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bring_up_says_its_steps_as_events() {
+        let spec = crate::topology::TopologySpec::parse(
+            "name = \"one\"\nkind = \"standalone\"\nbaseline = \"standalone\"\n",
+            std::path::Path::new("one.toml"),
+        )
+        .expect("spec");
+        let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
+        let plan = Plan::new(&spec, &opts).expect("plan");
+        let launcher = StandinLauncher {
+            dir: tempfile::tempdir().expect("tempdir"),
+            running: std::sync::Mutex::default(),
+        };
+        let recorder = crate::events::Recorder::default();
+        let assembly = assemble(&plan, &launcher, &AssemblyOptions::default(), &recorder)
+            .await
+            .expect("assembled");
+        assert!(assembly.servers.values().all(|s| s.standin));
+        let member = &plan.members[0];
+        assert_eq!(
+            recorder.events(),
+            vec![Event::BringUp(format!(
+                "starting {} ({})",
+                member.name, member.role
+            ))]
+        );
+        let running = std::mem::take(&mut *launcher.running.lock().expect("lock"));
+        for (_, handle) in running {
+            handle.shutdown().await;
+        }
+    }
 
     #[test]
     fn backoff_starts_short_doubles_and_stops_at_its_cap() {

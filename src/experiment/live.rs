@@ -47,8 +47,9 @@ pub(crate) struct LiveLab {
     pub base_port: Option<u16>,
     /// Docker image for every member (`None` = the topology file's).
     pub image: Option<String>,
-    /// Where live findings during a cell go (a member stopped answering); stderr when `None`.
-    pub notify: Option<crate::runner::Notify>,
+    /// Where the runs and bring-ups say what they find (a member stopped answering); the CLI
+    /// passes its progress display.
+    pub events: crate::events::Sink,
     /// Client processes per cell (`--clients`); 1 runs the cell in this process.
     pub clients: usize,
 }
@@ -66,7 +67,7 @@ impl LiveLab {
             extra_mongod_args,
             base_port: None,
             image: None,
-            notify: None,
+            events: crate::events::Discard::sink(),
             clients: 1,
         }
     }
@@ -111,12 +112,10 @@ fn demo_links() -> anyhow::Result<tempfile::TempDir> {
 pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 impl LiveLab {
-    /// A line for the user: through the progress display when there is one.
+    /// A line for the user.
     fn say(&self, line: &str) {
-        self.notify
-            .clone()
-            .unwrap_or_else(crate::runner::Notify::stderr)
-            .say(line)
+        self.events
+            .event(crate::events::Event::Line(line.to_string()))
     }
 }
 
@@ -145,6 +144,7 @@ impl Lab for LiveLab {
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
         let up = crate::backend::UpOptions {
             cancel: Some(cancel.clone()),
+            events: self.events.clone(),
             ..Default::default()
         };
         let cluster = crate::backend::up(&plan, &up).await?;
@@ -262,7 +262,7 @@ impl Lab for LiveLab {
             phase,
             cancel,
             targets,
-            self.notify.clone(),
+            Some(self.events.clone()),
             &launcher,
         )
         .await
@@ -270,7 +270,7 @@ impl Lab for LiveLab {
 
     async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
         match handle.0 {
-            Some(cluster) => crate::backend::down(&cluster).await,
+            Some(cluster) => crate::backend::down(&cluster, &*self.events).await,
             None => Ok(()),
         }
     }
@@ -288,7 +288,7 @@ pub(crate) async fn run_phase(
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    notify: Option<crate::runner::Notify>,
+    events: Option<crate::events::Sink>,
     clients: usize,
 ) -> anyhow::Result<Measured> {
     let launcher = crate::runner::fanout::ClientLauncher::Local { count: clients };
@@ -298,7 +298,7 @@ pub(crate) async fn run_phase(
         phase,
         cancel,
         probe_targets,
-        notify,
+        events,
         &launcher,
     )
     .await
@@ -311,7 +311,7 @@ pub(crate) async fn run_phase_with(
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    notify: Option<crate::runner::Notify>,
+    events: Option<crate::events::Sink>,
     launcher: &crate::runner::fanout::ClientLauncher,
 ) -> anyhow::Result<Measured> {
     let mut props = crate::workload::Properties::new();
@@ -320,10 +320,9 @@ pub(crate) async fn run_phase_with(
     }
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
-        quiet: true,
         uri: Some(pin_write_concern(uri, properties)),
         probe_targets,
-        notify,
+        events,
         ..Default::default()
     };
     // Several client processes (`--clients`) probe on their own; their results merge into one.
@@ -556,14 +555,14 @@ pub(crate) async fn calibrate(
         let mut load = base.clone();
         load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
         let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(&uri, &load, Phase::Load, cancel, None, None, 1).await?;
+        let m = run_phase(&uri, &load, Phase::Load, cancel, None, Some(progress.events()), 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
         run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
         let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(&uri, &run, Phase::Run, cancel, None, None, 1).await?;
+        let m = run_phase(&uri, &run, Phase::Run, cancel, None, Some(progress.events()), 1).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         anyhow::Ok(m)
     }
@@ -645,8 +644,7 @@ pub(crate) async fn demo(
         command.extra_mongod_args.clone(),
     );
     lab.base_port = cfg.base_port.or_else(|| free_port_range(DEMO_PORTS));
-    let lines = progress.clone();
-    lab.notify = Some(crate::runner::Notify::new(move |l| lines.line(l)));
+    lab.events = progress.events();
     progress.line(&format!(
         "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
         cfg.workers,

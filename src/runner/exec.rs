@@ -7,41 +7,37 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
-use super::client::{ClientReport, Progress, Shared, progress_totals, run_client};
-use super::notify::Notify;
+use super::client::{ClientReport, ClientProgress, RunShared, progress_totals, run_client};
 use super::pacing;
 use super::verdict::{self, Evidence};
 use super::watch::{Watch, WatchSetup};
 use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
+use crate::events::{Discard, Event, Sink};
 use crate::measure::{self, MeasurementConfig, Measurements};
 use crate::workload::prop::{self, Prop};
 use crate::workload::{CoreWorkload, Properties};
 
-/// How `execute` is run: from the CLI (status lines, report on stdout) or from an experiment (quiet).
+/// How `execute` is run, and where what it says goes (the CLI's printer, an experiment's
+/// progress display, a test's recorder).
 #[derive(Debug, Clone, Default)]
 pub struct ExecuteOptions {
     /// Cancelled on Ctrl-C (the CLI passes `crate::signals::install()`); stops the clients gracefully.
     pub cancel: CancellationToken,
-    /// Print YCSB's status line to stderr (`-s`); the `status` property also turns it on.
-    pub status: bool,
-    /// Render the final YCSB report (the exporter the properties name) into
-    /// [`Executed::report`]; the caller writes it (stdout, or `exportfile`).
-    pub print_report: bool,
+    /// Take YCSB's status line every interval and emit it ([`Event::Status`]) (`-s`); the
+    /// `status` property also turns it on.
+    pub status_lines: bool,
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
-    /// No warnings or notes on stderr (experiments keep them in the result document instead).
-    pub quiet: bool,
     /// Members to probe for liveness while the run goes on (`None`: discovered from the
     /// connection string: its hosts, their replica set, and a mongos's shards).
     pub probe_targets: Option<Vec<ProbeTarget>>,
-    /// Where live findings go (a member stopped answering, a stall): stderr when `None`. They
-    /// are said even when `quiet`, since they change what the result means.
-    pub notify: Option<Notify>,
+    /// Where the run's events go; `None` discards them.
+    pub events: Option<Sink>,
     /// Drop the benchmark database before a load (`load --drop`).
     pub drop_database: bool,
-    /// Lines said before `Loading workload...` (YCSB's `Command line: ...` banner), unless quiet.
+    /// Notes said before `Loading workload...` (YCSB's `Command line: ...` banner).
     pub banner: Vec<String>,
     /// Wait at a start barrier once connected: say [`super::fanout::BARRIER_READY`] and start
     /// when a line arrives on stdin (a client of `--clients`).
@@ -97,7 +93,7 @@ impl Limits {
         let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
         let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
         let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
-        let status_enabled = opts.status || parse_prop(props, &prop::STATUS)?;
+        let status_enabled = opts.status_lines || parse_prop(props, &prop::STATUS)?;
         let label = props.text(&prop::LABEL).to_string();
         // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
         let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
@@ -149,14 +145,21 @@ impl Limits {
     }
 }
 
-/// What [`execute_with_report`] returns: the result document and, when asked for, YCSB's
-/// report of it as the exporter renders it (the caller writes it: the engine never prints).
+/// What [`execute_with_report`] returns: the result document and the measurements YCSB's
+/// report is rendered from (the caller picks the exporter and writes it: the engine never prints).
 #[derive(Debug)]
 pub struct Executed {
     /// The phase's result document.
     pub document: measure::ResultDocument,
-    /// YCSB's final report, with [`ExecuteOptions::print_report`].
-    pub report: Option<String>,
+    /// The run's measurements.
+    pub run: measure::RunMeasurements,
+    /// Run time and operation count, as YCSB's `[OVERALL]` section gives them.
+    pub overall: measure::Overall,
+    /// How the run was measured.
+    pub config: MeasurementConfig,
+    /// The raw data points, when `measurementtype` asks for them and no file takes them
+    /// (YCSB prints them on stdout before the report).
+    pub raw_data: Option<String>,
 }
 
 /// Runs one phase and returns its result document.
@@ -170,7 +173,7 @@ pub async fn execute(
     Ok(execute_with_report(props, phase, opts).await?.document)
 }
 
-/// [`execute`], with YCSB's report rendered when [`ExecuteOptions::print_report`] asks for it.
+/// [`execute`], with the measurements YCSB's report is rendered from.
 /// The phase's steps follow in order, each under its own section comment: read the limits,
 /// build the workload and connect, wait at the barrier, start the clients and the tasks beside
 /// them, join, then report and judge.
@@ -179,15 +182,8 @@ pub async fn execute_with_report(
     phase: Phase,
     opts: &ExecuteOptions,
 ) -> anyhow::Result<Executed> {
-    let notify: Notify = match &opts.notify {
-        Some(n) => n.clone(),
-        None => Notify::stderr(),
-    };
-    let say = |line: &str| {
-        if !opts.quiet {
-            notify.say(line);
-        }
-    };
+    let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
+    let say = |line: &str| events.event(Event::Note(line.to_string()));
     for w in props.warnings() {
         say(&format!("warning: {w}"));
     }
@@ -246,11 +242,11 @@ pub async fn execute_with_report(
         binding,
         mut server,
         probe_targets,
-    } = connect(props, phase, opts, threads, &notify).await?;
+    } = connect(props, phase, opts, threads, &events).await?;
     let standin = server.standin;
     let stop = opts.cancel.child_token();
     let shared_table = workload.table().to_string();
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(RunShared {
         phase,
         workload,
         binding: binding.clone(),
@@ -261,7 +257,7 @@ pub async fn execute_with_report(
         spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
         initial_delay: pacing::wants_initial_delay(target, threads),
         verify,
-        notify: notify.clone(),
+        events: events.clone(),
     });
 
     let cpu_before = measure::ClientCpu::now();
@@ -270,7 +266,7 @@ pub async fn execute_with_report(
     let mut handles = Vec::with_capacity(threads);
     let mut counters = Vec::with_capacity(threads);
     for (i, &n) in split.iter().enumerate() {
-        let progress = Arc::new(Progress::default());
+        let progress = Arc::new(ClientProgress::default());
         counters.push((progress.clone(), n));
         handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
     }
@@ -291,7 +287,7 @@ pub async fn execute_with_report(
         targets: probe_targets,
         stop: stop.clone(),
         abandon: abandon.clone(),
-        notify: notify.clone(),
+        events: events.clone(),
     });
 
     // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
@@ -301,7 +297,7 @@ pub async fn execute_with_report(
             max_execution_s,
             &stop,
             &clients_done,
-            (!opts.quiet).then(|| notify.clone()),
+            events.clone(),
         )
     });
 
@@ -334,7 +330,7 @@ pub async fn execute_with_report(
     // "Several clients").
     let tick_task = opts
         .barrier
-        .then(|| spawn_ticks(progress_of(&counters), &clients_done, &notify));
+        .then(|| spawn_ticks(progress_of(&counters), &clients_done, &events));
 
     let status_task = status_enabled.then(|| {
         let status = super::status::StatusPrinter {
@@ -343,7 +339,7 @@ pub async fn execute_with_report(
             label: label.clone(),
             interval: Duration::from_secs(status_interval_s.max(1)),
             start,
-            notify: notify.clone(),
+            events: events.clone(),
             // A client of several only snapshots its intervals (for its interval logs): the
             // coordinator prints the merged line.
             print: !opts.barrier,
@@ -360,7 +356,7 @@ pub async fn execute_with_report(
         reports,
         panicked,
         abandoned,
-    } = join_clients(handles, &stop, &abandon, &notify).await;
+    } = join_clients(handles, &stop, &abandon, &events).await;
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
@@ -407,20 +403,10 @@ pub async fn execute_with_report(
         },
     };
     let run = measurements.finish();
-    for problem in super::outputs::finish(&run, &mcfg, opts.print_report) {
-        notify.say(&format!("warning: {problem}"));
+    let (problems, raw_data) = super::outputs::finish(&run, &mcfg);
+    for problem in problems {
+        events.event(Event::Warning(format!("warning: {problem}")));
     }
-
-    // YCSB's report, rendered here (the measurements live here) and written by the caller.
-    let report = if opts.print_report {
-        let (exporter, warning) = measure::exporter_for(props.text(&prop::EXPORTER));
-        if let Some(w) = warning {
-            say(&w);
-        }
-        Some(exporter.render(&run, &overall, &mcfg))
-    } else {
-        None
-    };
 
     let stopped = stop_reasons(StopFacts {
         warmup_unfinished: warmup_unfinished.then_some(warmup_s),
@@ -468,7 +454,10 @@ pub async fn execute_with_report(
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
     Ok(Executed {
         document: doc,
-        report,
+        run,
+        overall,
+        config: mcfg,
+        raw_data,
     })
 }
 
@@ -488,19 +477,15 @@ async fn connect(
     phase: Phase,
     opts: &ExecuteOptions,
     threads: usize,
-    notify: &Notify,
+    events: &Sink,
 ) -> anyhow::Result<Connected> {
-    let say = |line: &str| {
-        if !opts.quiet {
-            notify.say(line);
-        }
-    };
+    let say = |line: &str| events.event(Event::Note(line.to_string()));
     let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
         .map_err(as_bad_input)?;
     for w in &settings.resolved.warnings {
         say(&format!("warning: {w}"));
     }
-    let binding = MongoBinding::connect_with(settings)
+    let binding = MongoBinding::connect_with(settings, events.clone())
         .await
         .map_err(as_bad_input)?;
     // YCSB's banner, once everything has been checked and the server answered (so that bad
@@ -534,7 +519,7 @@ async fn connect(
         None => binding.discover_members().await,
     };
     if opts.barrier {
-        notify.say(super::fanout::BARRIER_READY);
+        events.event(Event::Protocol(super::fanout::BARRIER_READY.into()));
         let mut line = String::new();
         let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
         tokio::select! {
@@ -569,7 +554,7 @@ async fn join_clients(
     handles: Vec<tokio::task::JoinHandle<ClientReport>>,
     stop: &CancellationToken,
     abandon: &CancellationToken,
-    notify: &Notify,
+    events: &Sink,
 ) -> Joined {
     let abort_handles: Vec<tokio::task::AbortHandle> =
         handles.iter().map(|h| h.abort_handle()).collect();
@@ -588,10 +573,10 @@ async fn join_clients(
                 }
             }
         } => {
-            notify.say(&format!(
+            events.event(Event::Finding(format!(
                 "microshard: clients still waiting on the server {} s after the stop: abandoning them",
                 grace.as_secs()
-            ));
+            )));
             for a in &abort_handles {
                 a.abort();
             }
@@ -614,32 +599,30 @@ async fn join_clients(
 }
 
 /// Every client's progress counter.
-fn progress_of(counters: &[(Arc<Progress>, u64)]) -> Vec<Arc<Progress>> {
+fn progress_of(counters: &[(Arc<ClientProgress>, u64)]) -> Vec<Arc<ClientProgress>> {
     counters.iter().map(|(p, _)| p.clone()).collect()
 }
 
 /// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
-/// through `notify` (YCSB's lines) unless quiet.
+/// in YCSB's notes.
 fn spawn_timer(
     after: Duration,
     max_execution_s: u64,
     stop: &CancellationToken,
     done: &CancellationToken,
-    notify: Option<Notify>,
+    events: Sink,
 ) -> tokio::task::JoinHandle<()> {
     let stop = stop.clone();
     let done = done.clone();
     tokio::spawn(async move {
-        if let Some(n) = &notify {
-            n.say(&format!(
-                "Maximum execution time specified as: {max_execution_s} secs"
-            ));
-        }
+        events.event(Event::Note(format!(
+            "Maximum execution time specified as: {max_execution_s} secs"
+        )));
         tokio::select! {
             _ = tokio::time::sleep(after) => {
-                if let Some(n) = &notify {
-                    n.say("Maximum time elapsed. Requesting stop for the workload.");
-                }
+                events.event(Event::Note(
+                    "Maximum time elapsed. Requesting stop for the workload.".into(),
+                ));
                 stop.cancel();
             }
             _ = done.cancelled() => {}
@@ -652,7 +635,7 @@ fn spawn_timer(
 fn spawn_error_guard(
     rate: f64,
     stop: &CancellationToken,
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
     reason: &Arc<std::sync::Mutex<Option<String>>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -686,7 +669,7 @@ fn spawn_error_guard(
 fn spawn_warmup_end(
     warmup: Duration,
     measurements: &Arc<Measurements>,
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
     slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -716,12 +699,12 @@ fn spawn_warmup_end(
 /// once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
 /// "Several clients").
 fn spawn_ticks(
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
-    notify: &Notify,
+    events: &Sink,
 ) -> tokio::task::JoinHandle<()> {
     let done = done.clone();
-    let notify = notify.clone();
+    let events = events.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -731,7 +714,7 @@ fn spawn_ticks(
                 _ = done.cancelled() => true,
             };
             let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
-            notify.say(&super::fanout::tick_line(ops));
+            events.event(Event::Protocol(super::fanout::tick_line(ops)));
             if finished {
                 return;
             }
@@ -828,4 +811,82 @@ struct WarmupEnd {
     wall: chrono::DateTime<chrono::Utc>,
     ops: u64,
     failed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Recorder;
+
+    /// A load against an in-process stand-in says YCSB's banner and notes, its status lines
+    /// and nothing else: no terminal, only the events.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_says_its_banner_notes_and_status_lines_as_events() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = crate::standin::StandinConfig::new(crate::standin::Role::Mongod);
+        cfg.dbpath = Some(dir.path().to_path_buf());
+        cfg.quiet = true;
+        let server = crate::standin::spawn(cfg).expect("stand-in starts");
+        let mut props = Properties::new();
+        for kv in [
+            format!(
+                "mongodb.url=mongodb://127.0.0.1:{}/ycsb?directConnection=true",
+                server.port()
+            ),
+            "recordcount=20".into(),
+            "threadcount=2".into(),
+        ] {
+            props.apply_override(&kv).expect("property");
+        }
+        let recorder = Arc::new(Recorder::default());
+        let opts = ExecuteOptions {
+            status_lines: true,
+            events: Some(recorder.clone()),
+            banner: vec!["Command line: load".into()],
+            ..Default::default()
+        };
+        let doc = execute(&props, Phase::Load, &opts).await.expect("load");
+        assert_eq!(doc.operations, 20);
+        let events = recorder.events();
+        let notes: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Note(l) => Some(l.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            notes[..3],
+            ["Command line: load", "Loading workload...", "Starting test."],
+            "{events:?}"
+        );
+        assert!(
+            notes[3].starts_with("mongo client connection created with mongodb://127.0.0.1:"),
+            "{events:?}"
+        );
+        assert_eq!(
+            notes[4], "NOTE: measured against the microshard stand-in, not MongoDB",
+            "{events:?}"
+        );
+        // One status line at the start and one at the end, on stderr only.
+        let status: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Status { .. }))
+            .collect();
+        assert!(status.len() >= 2, "{events:?}");
+        assert!(
+            status
+                .iter()
+                .all(|e| matches!(e, Event::Status { also_stdout: false, .. })),
+            "{events:?}"
+        );
+        assert!(
+            !events.iter().any(|e| matches!(
+                e,
+                Event::Warning(_) | Event::Finding(_) | Event::OpError { .. }
+            )),
+            "{events:?}"
+        );
+        server.shutdown().await;
+    }
 }

@@ -16,7 +16,7 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
-use super::{Client, Event, Handle, Slice};
+use super::{Client, ClientSignal, Handle, Slice};
 use crate::backend::docker::{endpoint_label, labels, one_line};
 use crate::runner::Phase;
 use crate::topology::ClientHostSpec;
@@ -111,8 +111,8 @@ impl DockerClients {
         phase: Phase,
         opts: &crate::runner::ExecuteOptions,
         slices: &[Slice],
-        events: &tokio::sync::mpsc::UnboundedSender<Event>,
-        notify: &crate::runner::Notify,
+        events: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
+        sink: &crate::events::Sink,
         running: &mut Vec<Client>,
     ) -> anyhow::Result<()> {
         let mut engines: Vec<(String, Docker)> = Vec::new();
@@ -219,7 +219,7 @@ impl DockerClients {
                     )
                 })?;
             {
-                let (tx, notify, host) = (events.clone(), notify.clone(), endpoint.clone());
+                let (tx, sink, host) = (events.clone(), sink.clone(), endpoint.clone());
                 let mut output = attached.output;
                 tokio::spawn(async move {
                     let mut pending: Vec<u8> = Vec::new();
@@ -236,7 +236,7 @@ impl DockerClients {
                                 &host,
                                 line.trim_end_matches(['\r', '\n']),
                                 &tx,
-                                &notify,
+                                &sink,
                             );
                         }
                     }
@@ -258,7 +258,7 @@ impl DockerClients {
                 let (tx, docker, name) = (events.clone(), docker.clone(), name.clone());
                 tokio::spawn(async move {
                     let code = exit_code(&docker, &name).await;
-                    let _ = tx.send(Event::Exited(index, code));
+                    let _ = tx.send(ClientSignal::Exited(index, code));
                 });
             }
             if let Some(c) = running.last_mut() {
