@@ -21,6 +21,8 @@ pub mod events;
 pub mod experiment;
 pub mod measure;
 pub(crate) mod output;
+pub(crate) mod preflight;
+pub(crate) mod props;
 pub mod redact;
 pub mod report;
 pub mod runner;

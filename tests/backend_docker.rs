@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use microshard::backend::{self, UpOptions, docker};
 use microshard::cluster::AssemblyOptions;
-use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
+use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 
 fn microshard_bin() -> PathBuf {
@@ -197,7 +197,7 @@ fn docker_backend_end_to_end() {
                 if shards > 0 {
                     assert_eq!(host.memory, Some(1 << 30), "{name}");
                     assert_eq!(host.memory_swap, host.memory, "{name}");
-                    if m.role != Role::Mongos {
+                    if m.role != MemberRole::Mongos {
                         assert!(m.argv.join(" ").contains("--wiredTigerCacheSizeGB 0.25"), "{:?}", m.argv);
                     }
                 }
@@ -228,7 +228,7 @@ fn docker_backend_end_to_end() {
             if shards > 0 {
                 assert_eq!(cluster.chunks.len(), shards as usize, "{:?}", cluster.chunks);
                 let mut total = 0;
-                for m in cluster.members.iter().filter(|m| m.role == Role::Shard) {
+                for m in cluster.members.iter().filter(|m| m.role == MemberRole::Shard) {
                     let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
                     let n = c
                         .database("ycsb")

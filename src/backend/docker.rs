@@ -24,7 +24,7 @@ use futures::future::BoxFuture;
 use super::{InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
 use crate::cluster::Launcher;
 use crate::events::{Event, Events, Sink};
-use crate::topology::{Member, Plan, Role};
+use crate::topology::{Member, MemberRole, Plan};
 
 /// Label naming the topology on every container, network and volume.
 pub const LABEL_CLUSTER: &str = "microshard.cluster";
@@ -542,10 +542,10 @@ pub(crate) async fn teardown(
         }
     }
     let t = stop_timeout.as_secs().max(1) as i32;
-    let groups: [&[Role]; 3] = [
-        &[Role::Mongos],
-        &[Role::Shard, Role::Standalone],
-        &[Role::Config],
+    let groups: [&[MemberRole]; 3] = [
+        &[MemberRole::Mongos],
+        &[MemberRole::Shard, MemberRole::Standalone],
+        &[MemberRole::Config],
     ];
     for roles in groups {
         let stops = cluster

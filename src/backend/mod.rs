@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{AssemblyOptions, ServerInfo};
 use crate::events::{Discard, Event, Events, Sink};
-use crate::topology::{BackendKind, Kind, Plan, Role, TopologySpec};
+use crate::topology::{BackendKind, Kind, MemberRole, Plan, TopologySpec};
 
 /// How far a member got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,8 +54,8 @@ impl std::fmt::Display for MemberState {
 pub struct RunningMember {
     /// Plan name (`sh0`).
     pub name: String,
-    /// Role in the cluster.
-    pub role: Role,
+    /// MemberRole in the cluster.
+    pub role: MemberRole,
     /// `host:port` as members see each other.
     pub member_host: String,
     /// `host:port` microshard reaches it at: the published port in Docker ([`Plan::dial_address`]).
@@ -143,7 +143,7 @@ impl RunningCluster {
     pub fn data_members(&self) -> impl Iterator<Item = &RunningMember> {
         self.members
             .iter()
-            .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
+            .filter(|m| matches!(m.role, MemberRole::Shard | MemberRole::Standalone))
     }
 
     /// The members that take writes: each shard set's elected primary (or its only member), or
@@ -212,7 +212,7 @@ impl RunningCluster {
     /// The member table `up` and `status` print.
     pub(crate) fn render(&self) -> String {
         #[derive(tabled::Tabled)]
-        struct Row {
+        struct MemberRow {
             role: String,
             name: String,
             #[tabled(rename = "host:port")]
@@ -222,10 +222,10 @@ impl RunningCluster {
             #[tabled(rename = "pid / container")]
             place: String,
         }
-        let rows: Vec<Row> = self
+        let rows: Vec<MemberRow> = self
             .members
             .iter()
-            .map(|m| Row {
+            .map(|m| MemberRow {
                 role: m.role.to_string(),
                 name: m.name.clone(),
                 host: m.member_host.clone(),
@@ -429,9 +429,9 @@ pub(crate) fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
     let entry = plan
         .entry()
         .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
-    if entry.role == Role::Mongos {
+    if entry.role == MemberRole::Mongos {
         let routers: Vec<String> = plan
-            .members_with(Role::Mongos)
+            .members_with(MemberRole::Mongos)
             .map(|m| plan.dial_address(m))
             .collect();
         return Ok(format!("mongodb://{}/", routers.join(",")));
@@ -775,7 +775,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let err = rt.block_on(down(&c)).unwrap_err().to_string();
+        let err = rt.block_on(down(&c, &Discard)).unwrap_err().to_string();
         assert!(
             err.contains("could not remove") && err.contains(&impossible.display().to_string()),
             "{err}"

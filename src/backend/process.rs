@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use super::{MemberState, RunningCluster, lock, snapshot_write};
 use crate::cluster::Launcher;
 use crate::events::{Event, Events};
-use crate::topology::{Member, Plan, Role, parse_cpuset};
+use crate::topology::{Member, MemberRole, Plan, parse_cpuset};
 
 /// Starts and watches local processes for one plan.
 pub(crate) struct ProcessLauncher {
@@ -41,7 +41,7 @@ impl ProcessLauncher {
         }
         // Flags this binary's version no longer accepts: named now, not as a start-up failure.
         if let Some(v) = versions.get("mongod") {
-            for m in plan.members.iter().filter(|m| m.role != Role::Mongos) {
+            for m in plan.members.iter().filter(|m| m.role != MemberRole::Mongos) {
                 crate::topology::check_mongod_args(&m.argv, Some(v)).map_err(|e| {
                     crate::error::bad_input(format!("{}: {e}", plan.source.display()))
                 })?;
@@ -73,8 +73,8 @@ impl ProcessLauncher {
 }
 
 /// `mongos` for routers, `mongod` for everything else (the keys of `binary_versions`).
-fn program_key(role: Role) -> &'static str {
-    if role == Role::Mongos {
+fn program_key(role: MemberRole) -> &'static str {
+    if role == MemberRole::Mongos {
         "mongos"
     } else {
         "mongod"
@@ -382,10 +382,10 @@ pub(crate) async fn teardown(
     stop_timeout: Duration,
     events: &dyn Events,
 ) -> anyhow::Result<()> {
-    let groups: [&[Role]; 3] = [
-        &[Role::Mongos],
-        &[Role::Shard, Role::Standalone],
-        &[Role::Config],
+    let groups: [&[MemberRole]; 3] = [
+        &[MemberRole::Mongos],
+        &[MemberRole::Shard, MemberRole::Standalone],
+        &[MemberRole::Config],
     ];
     let mut survivors = Vec::new();
     for roles in groups {

@@ -93,7 +93,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         args.backend = Some(BackendKind::Process);
         args.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
     }
-    args.bin_dir = super::preflight::absolute_bin_dir(args.bin_dir)?;
+    args.bin_dir = crate::preflight::absolute_bin_dir(args.bin_dir)?;
     let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
     if let Some(port) = args.base_port {
         spec.base_port = port;
@@ -132,11 +132,12 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
     // anything starts (`docs/reliability.md` §1), for a dry run too.
     if let Some(dir) = &args.run_dir {
-        super::preflight::writable_dir("--run-dir", dir)?;
+        crate::preflight::writable_dir("--run-dir", dir)?;
     }
-    super::preflight::servers(&super::preflight::Servers {
+    crate::preflight::servers(&crate::preflight::Servers {
         label: "topology",
-        backend: &backend.to_string(),
+        backend,
+        pulls: Some(&crate::output::Terminal),
         topologies: std::slice::from_ref(&args.topology),
         bin_dir: args.bin_dir.as_deref(),
         image: args.image.as_deref(),

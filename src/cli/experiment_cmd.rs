@@ -5,18 +5,19 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::preflight;
+use super::progress::ProgressDisplay;
 use crate::error::as_bad_input;
 use crate::error::bad_input;
+use crate::events::Events;
 use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
 use crate::experiment::dry_run;
 use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
 use crate::experiment::model::CompareCommand;
-use super::progress::ProgressDisplay;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::measure::validity::Verdict;
-use crate::output;
+use crate::output::{self, Terminal};
+use crate::preflight;
 use crate::report::{self, Format};
 
 use preflight::MAX_DURATION;
@@ -524,14 +525,14 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     };
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: &command.backend.to_string(),
+        backend: command.backend,
         topologies: &command.topologies,
         bin_dir: command.bin_dir.as_deref().filter(|_| !relink),
         extra_mongod_args: &command.extra_mongod_args,
         image: command.image.as_deref(),
         base_port: command.base_port,
         binaries_linked_later: relink,
-        quiet: args.quiet,
+        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
     })
     .await?;
@@ -611,12 +612,12 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         SweepTarget::Topology(t) => {
             preflight::servers(&preflight::Servers {
                 label: "--topology",
-                backend: &args.backend,
+                backend,
                 topologies: std::slice::from_ref(t),
                 bin_dir: bin_dir.as_deref(),
                 extra_mongod_args: &args.mongod_args,
                 base_port: args.base_port,
-                quiet: args.quiet,
+                pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
                 dry_run: args.dry_run,
                 ..Default::default()
             })
@@ -781,10 +782,10 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     preflight::scenarios(&live::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: "process",
+        backend: crate::topology::BackendKind::Process,
         topologies: &cfg.topologies,
         binaries_linked_later: true,
-        quiet: args.quiet,
+        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         ..Default::default()
     })
     .await?;

@@ -156,7 +156,8 @@ impl Events for ProgressDisplay {
             Event::PhaseStarted { label, expected } => self.start(label, expected),
             Event::PhaseEnded { label, outcome } => self.end(&label, outcome),
             // The result documents keep the notes; the phase sums the bring-up up.
-            Event::Note(_) | Event::BringUp(_) | Event::PullStarted { .. } | Event::Pull { .. } => {}
+            Event::Note(_) | Event::BringUp(_) | Event::PullStarted { .. } | Event::Pull { .. } => {
+            }
             _ => Terminal.event(event),
         }
     }

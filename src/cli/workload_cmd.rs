@@ -118,14 +118,14 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         ));
     }
     let props = build_properties(&args)?;
-    super::preflight::property_bounds(&props)?;
+    crate::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
     if let Some(path) = &args.json {
-        super::preflight::writable_file("--json", path)?;
+        crate::preflight::writable_file("--json", path)?;
     }
     if let Some(path) = props.get(prop::EXPORTFILE.name) {
         let origin = props.origin_or_default(prop::EXPORTFILE.name);
-        super::preflight::writable_file(
+        crate::preflight::writable_file(
             &format!("{origin}: {}", prop::EXPORTFILE.name),
             std::path::Path::new(path),
         )?;

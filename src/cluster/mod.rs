@@ -17,7 +17,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::{ClientOptions, WriteConcern};
 
 use crate::events::{Event, Events};
-use crate::topology::{Member, Plan, Role};
+use crate::topology::{Member, MemberRole, Plan};
 
 /// The benchmark database and collection every topology is prepared for.
 pub const YCSB_DB: &str = "ycsb";
@@ -923,7 +923,7 @@ pub(crate) async fn assemble(
     let mongods: Vec<&Member> = plan
         .start_order()
         .into_iter()
-        .filter(|m| m.role != Role::Mongos)
+        .filter(|m| m.role != MemberRole::Mongos)
         .collect();
     for m in &mongods {
         say(format!("starting {} ({})", m.name, m.role));
@@ -943,7 +943,7 @@ pub(crate) async fn assemble(
     }
     for (set, members) in &sets {
         let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
-        let configsvr = members.iter().any(|m| m.role == Role::Config);
+        let configsvr = members.iter().any(|m| m.role == MemberRole::Config);
         say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
         initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr)
             .await
@@ -958,7 +958,7 @@ pub(crate) async fn assemble(
         return Ok(assembly);
     }
     // 6: routers.
-    let routers: Vec<&Member> = plan.members_with(Role::Mongos).collect();
+    let routers: Vec<&Member> = plan.members_with(MemberRole::Mongos).collect();
     for m in &routers {
         say(format!("starting {} (mongos)", m.name));
         launcher.start(m).await?;

@@ -158,7 +158,7 @@ impl Lab for LiveLab {
         let routers: Vec<&crate::backend::RunningMember> = cluster
             .members
             .iter()
-            .filter(|m| m.role == crate::topology::Role::Mongos && !m.direct_uri.is_empty())
+            .filter(|m| m.role == crate::topology::MemberRole::Mongos && !m.direct_uri.is_empty())
             .collect();
         if routers.len() > 1 {
             for m in routers {
@@ -177,7 +177,7 @@ impl Lab for LiveLab {
         }
         // Per-shard figures come from the member that takes the writes (shards may have secondaries).
         for m in cluster.data_primaries() {
-            if m.role == crate::topology::Role::Shard {
+            if m.role == crate::topology::MemberRole::Shard {
                 watched.push(Watched {
                     name: m.name.clone(),
                     role: "shard".into(),
@@ -555,14 +555,32 @@ pub(crate) async fn calibrate(
         let mut load = base.clone();
         load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
         let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(&uri, &load, Phase::Load, cancel, None, Some(progress.events()), 1).await?;
+        let m = run_phase(
+            &uri,
+            &load,
+            Phase::Load,
+            cancel,
+            None,
+            Some(progress.events()),
+            1,
+        )
+        .await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
         run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
         let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(&uri, &run, Phase::Run, cancel, None, Some(progress.events()), 1).await?;
+        let m = run_phase(
+            &uri,
+            &run,
+            Phase::Run,
+            cancel,
+            None,
+            Some(progress.events()),
+            1,
+        )
+        .await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         anyhow::Ok(m)
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::events::{Discard, Event, Sink};
+use crate::events::{Event, Sink};
 
 /// Where an experiment says how it is getting on.
 #[derive(Debug, Clone)]
@@ -19,8 +19,9 @@ impl Progress {
     }
 
     /// An account nobody hears (tests).
+    #[cfg(test)]
     pub(crate) fn silent() -> Progress {
-        Progress::new(Discard::sink())
+        Progress::new(crate::events::Discard::sink())
     }
 
     /// The sink, for the engines the experiment drives (runs, bring-ups).

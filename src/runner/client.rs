@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Phase;
 use super::pacing::Pacer;
-use crate::events::Event;
 use crate::db::{DbClient, DbOutcome, ErrorClass, MongoBinding, ReadRecord};
+use crate::events::Event;
 use crate::measure::{ClientRecorder, Measurements, Status};
 use crate::workload::{ClientState, CoreWorkload, Operation};
 

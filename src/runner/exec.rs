@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
-use super::client::{ClientReport, ClientProgress, RunShared, progress_totals, run_client};
+use super::client::{ClientProgress, ClientReport, RunShared, progress_totals, run_client};
 use super::pacing;
 use super::verdict::{self, Evidence};
 use super::watch::{Watch, WatchSetup};
@@ -857,7 +857,11 @@ mod tests {
             .collect();
         assert_eq!(
             notes[..3],
-            ["Command line: load", "Loading workload...", "Starting test."],
+            [
+                "Command line: load",
+                "Loading workload...",
+                "Starting test."
+            ],
             "{events:?}"
         );
         assert!(
@@ -875,9 +879,13 @@ mod tests {
             .collect();
         assert!(status.len() >= 2, "{events:?}");
         assert!(
-            status
-                .iter()
-                .all(|e| matches!(e, Event::Status { also_stdout: false, .. })),
+            status.iter().all(|e| matches!(
+                e,
+                Event::Status {
+                    also_stdout: false,
+                    ..
+                }
+            )),
             "{events:?}"
         );
         assert!(

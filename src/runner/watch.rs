@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientProgress, TIMELINE_OPS};
-use crate::events::{Event, Sink};
 use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
+use crate::events::{Event, Sink};
 use crate::measure::timeline::{Outage, Timeline, TimelineSecond, seconds};
 
 /// How often the watch looks at the counters and probes.
@@ -130,7 +130,9 @@ impl Watch {
 /// The probed members and the prober's shared log, as the watch task reads them.
 type Probes = (Vec<ProbeTarget>, SharedProbeLog);
 
-fn op_counts(progress: &[Arc<ClientProgress>]) -> ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]) {
+fn op_counts(
+    progress: &[Arc<ClientProgress>],
+) -> ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]) {
     let mut ops = [0u64; TIMELINE_OPS.len()];
     let mut errs = [0u64; TIMELINE_OPS.len()];
     for p in progress {
@@ -283,7 +285,9 @@ impl WatchState {
                 seconds(now.saturating_duration_since(from).as_secs_f64()),
                 at(from)
             );
-            setup.events.event(Event::Finding(format!("microshard: {reason}")));
+            setup
+                .events
+                .event(Event::Finding(format!("microshard: {reason}")));
             self.log.aborted = Some(reason);
             setup.stop.cancel();
         }

@@ -9,10 +9,13 @@ use super::TopologyError;
 use super::spec::{Baseline, Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
 
 /// Which backend executes a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
-    /// Local `mongod`/`mongos` processes.
+    /// Local `mongod`/`mongos` processes (the default `--backend`).
+    #[default]
     Process,
     /// Containers through the Docker Engine API.
     Docker,
@@ -33,7 +36,7 @@ impl std::fmt::Display for BackendKind {
 /// What a member does in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Role {
+pub enum MemberRole {
     /// The single-node baseline.
     Standalone,
     /// A config-server replica-set member.
@@ -44,13 +47,13 @@ pub enum Role {
     Mongos,
 }
 
-impl std::fmt::Display for Role {
+impl std::fmt::Display for MemberRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Role::Standalone => "standalone",
-            Role::Config => "config",
-            Role::Shard => "shard",
-            Role::Mongos => "mongos",
+            MemberRole::Standalone => "standalone",
+            MemberRole::Config => "config",
+            MemberRole::Shard => "shard",
+            MemberRole::Mongos => "mongos",
         })
     }
 }
@@ -97,7 +100,7 @@ pub struct Member {
     /// Short unique name (`mongos0`, `sh2`, `cfg0`, `single`).
     pub name: String,
     /// What it does.
-    pub role: Role,
+    pub role: MemberRole,
     /// Index into the topology's hosts.
     pub host_index: usize,
     /// Replica set it belongs to (`sh2`, `cfg`, `rs0`), if any.
@@ -504,7 +507,7 @@ impl Plan {
                 let data_dir = host.data_dirs.first().cloned();
                 let m = ctx.member(
                     "single",
-                    Role::Standalone,
+                    MemberRole::Standalone,
                     0,
                     rs,
                     next_port(),
@@ -544,7 +547,7 @@ impl Plan {
                             };
                             let m = ctx.member(
                                 &name,
-                                Role::Shard,
+                                MemberRole::Shard,
                                 h,
                                 Some(set.clone()),
                                 next_port(),
@@ -560,7 +563,7 @@ impl Plan {
                 for i in 0..spec.config_servers.members {
                     configs.push(ctx.member(
                         &format!("cfg{i}"),
-                        Role::Config,
+                        MemberRole::Config,
                         0,
                         Some(plan.config_set.clone()),
                         next_port(),
@@ -581,7 +584,7 @@ impl Plan {
                 for (name, p) in mongos {
                     let mut m = ctx.member(
                         &name,
-                        Role::Mongos,
+                        MemberRole::Mongos,
                         0,
                         None,
                         p,
@@ -647,7 +650,7 @@ impl Plan {
     pub(crate) fn entry(&self) -> Option<&Member> {
         self.members
             .iter()
-            .find(|m| matches!(m.role, Role::Mongos | Role::Standalone))
+            .find(|m| matches!(m.role, MemberRole::Mongos | MemberRole::Standalone))
     }
 
     /// The `host:port` microshard itself dials for `m` (admin commands, probes, metrics, the
@@ -678,7 +681,7 @@ impl Plan {
     }
 
     /// Members with role `role`, in plan order.
-    pub fn members_with(&self, role: Role) -> impl Iterator<Item = &Member> {
+    pub fn members_with(&self, role: MemberRole) -> impl Iterator<Item = &Member> {
         self.members.iter().filter(move |m| m.role == role)
     }
 
@@ -695,7 +698,7 @@ impl Plan {
     /// Shard replica sets in plan order: `(set name, its members)`.
     pub(crate) fn shard_sets(&self) -> Vec<(String, Vec<&Member>)> {
         let mut out: Vec<(String, Vec<&Member>)> = Vec::new();
-        for m in self.members_with(Role::Shard) {
+        for m in self.members_with(MemberRole::Shard) {
             let set = m.replica_set.clone().unwrap_or_else(|| m.name.clone());
             match out.iter_mut().find(|(s, _)| *s == set) {
                 Some((_, v)) => v.push(m),
@@ -722,7 +725,7 @@ impl Plan {
     pub fn render(&self) -> String {
         use tabled::settings::Style;
         #[derive(tabled::Tabled)]
-        struct Row {
+        struct PlanRow {
             role: String,
             name: String,
             #[tabled(rename = "replica set")]
@@ -736,10 +739,10 @@ impl Plan {
             #[tabled(rename = "dir / container")]
             place: String,
         }
-        let rows: Vec<Row> = self
+        let rows: Vec<PlanRow> = self
             .members
             .iter()
-            .map(|m| Row {
+            .map(|m| PlanRow {
                 role: m.role.to_string(),
                 name: m.name.clone(),
                 replica_set: m.replica_set.clone().unwrap_or_else(|| "-".into()),
@@ -810,10 +813,10 @@ impl Plan {
 
     /// Members in the order they start: config servers, shards (or the standalone), then routers.
     pub(crate) fn start_order(&self) -> Vec<&Member> {
-        let mut v: Vec<&Member> = self.members_with(Role::Config).collect();
-        v.extend(self.members_with(Role::Shard));
-        v.extend(self.members_with(Role::Standalone));
-        v.extend(self.members_with(Role::Mongos));
+        let mut v: Vec<&Member> = self.members_with(MemberRole::Config).collect();
+        v.extend(self.members_with(MemberRole::Shard));
+        v.extend(self.members_with(MemberRole::Standalone));
+        v.extend(self.members_with(MemberRole::Mongos));
         v
     }
 }
@@ -907,7 +910,7 @@ impl MemberCtx<'_> {
     fn member(
         &self,
         name: &str,
-        role: Role,
+        role: MemberRole,
         host_index: usize,
         replica_set: Option<String>,
         port: u16,
@@ -917,7 +920,7 @@ impl MemberCtx<'_> {
     ) -> Member {
         let spec = self.spec;
         let host = &spec.hosts[host_index];
-        let is_mongos = role == Role::Mongos;
+        let is_mongos = role == MemberRole::Mongos;
         let run_id = &self.opts.run_id;
         let mut m = Member {
             name: name.to_string(),
@@ -1038,8 +1041,8 @@ impl MemberCtx<'_> {
         }
         if !is_mongos {
             match role {
-                Role::Config => m.argv.push("--configsvr".into()),
-                Role::Shard => m.argv.push("--shardsvr".into()),
+                MemberRole::Config => m.argv.push("--configsvr".into()),
+                MemberRole::Shard => m.argv.push("--shardsvr".into()),
                 _ => {}
             }
             if let Some(rs) = &replica_set {
@@ -1339,7 +1342,7 @@ mod tests {
         let s =
             spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 2\nmemory_limit_gb = 2\n");
         let p = Plan::new(&s, &o).unwrap();
-        for m in p.members_with(Role::Shard) {
+        for m in p.members_with(MemberRole::Shard) {
             assert_eq!(m.cache_gb, Some(0.5), "{}", m.name);
         }
         // The process backend has no container: host RAM as before.
@@ -1427,10 +1430,15 @@ mod tests {
             Plan::shard_connection_string(&sets[1].1),
             "sh1/localhost:30005,localhost:30006,localhost:30007"
         );
-        assert!(p.members.iter().filter(|m| m.role == Role::Shard).all(|m| {
-            let a = m.argv.join(" ");
-            a.contains(&format!("--replSet {}", m.replica_set.as_deref().unwrap()))
-        }));
+        assert!(
+            p.members
+                .iter()
+                .filter(|m| m.role == MemberRole::Shard)
+                .all(|m| {
+                    let a = m.argv.join(" ");
+                    a.contains(&format!("--replSet {}", m.replica_set.as_deref().unwrap()))
+                })
+        );
         // Budget 8 GB − 3 × 0.25 for config servers, over 6 shard mongods.
         assert_eq!(p.members[2].cache_gb, Some(1.2));
         assert!(

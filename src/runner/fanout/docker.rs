@@ -272,14 +272,14 @@ impl DockerClients {
 /// The network of a single-engine Docker cluster and its entry point as seen on it: every
 /// router by container name (or the standalone, directly), at the ports inside the containers.
 fn cluster_network(plan: &crate::topology::Plan) -> Option<ClusterNetwork> {
-    use crate::topology::Role;
+    use crate::topology::MemberRole;
     if plan.backend != crate::topology::BackendKind::Docker || plan.multi_host {
         return None;
     }
     let entry = plan.entry()?;
-    let uri = if entry.role == Role::Mongos {
+    let uri = if entry.role == MemberRole::Mongos {
         let routers: Vec<&str> = plan
-            .members_with(Role::Mongos)
+            .members_with(MemberRole::Mongos)
             .map(|m| m.member_host.as_str())
             .collect();
         format!("mongodb://{}/", routers.join(","))

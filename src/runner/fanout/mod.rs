@@ -279,7 +279,7 @@ pub(crate) async fn execute_with(
     launcher: &ClientLauncher,
 ) -> anyhow::Result<ResultDocument> {
     let mut slices = slices(props, phase, launcher.count())?;
-    let status_on = opts.status
+    let status_on = opts.status_lines
         || props
             .get(prop::STATUS.name)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));

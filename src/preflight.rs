@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::bad_input;
+use crate::events::{Discard, Events};
 use crate::experiment::model::CompareCommand;
 use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
@@ -310,8 +311,8 @@ pub(crate) struct Servers<'a> {
     /// How messages name a topology: `--topologies` (compare, demo), `--topology` (sweep),
     /// `topology` (up).
     pub label: &'a str,
-    /// `--backend` as typed.
-    pub backend: &'a str,
+    /// `--backend`.
+    pub backend: BackendKind,
     /// Topology names or files.
     pub topologies: &'a [String],
     /// `--bin-dir`.
@@ -325,8 +326,8 @@ pub(crate) struct Servers<'a> {
     /// `demo`: the stand-in binaries are linked and the ports chosen when it starts, so neither
     /// is checked here.
     pub binaries_linked_later: bool,
-    /// Print nothing (a Docker image pull reports its progress otherwise).
-    pub quiet: bool,
+    /// Where a Docker image pull says its progress (`None`: nowhere, `--quiet`).
+    pub pulls: Option<&'a dyn Events>,
     /// A dry run: every check is made, but an image the engine lacks is not pulled (the run
     /// would pull it; a note says so).
     pub dry_run: bool,
@@ -348,7 +349,7 @@ pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
 /// accepts the credentials).
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
-    let kind = backend_kind(s.backend)?;
+    let kind = s.backend;
     let mut seen = BTreeSet::new();
     for t in s.topologies {
         if !seen.insert(t.as_str()) {
@@ -433,7 +434,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     }
 
     match kind {
-        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet, s.dry_run).await?,
+        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.pulls, s.dry_run).await?,
         BackendKind::Existing => {
             for (name, _, plan) in &plans {
                 if let Some(uri) = &plan.uri {
@@ -597,7 +598,7 @@ pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> anyhow::Result<()> {
 async fn docker_ready(
     specs: &[(&str, TopologySpec)],
     image_flag: bool,
-    quiet: bool,
+    pulls: Option<&dyn Events>,
     dry_run: bool,
 ) -> anyhow::Result<()> {
     let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
@@ -621,10 +622,7 @@ async fn docker_ready(
             would_pull(docker, endpoint.as_deref(), &image).await;
             continue;
         }
-        let events: &dyn crate::events::Events = match quiet {
-            true => &crate::events::Discard,
-            false => &crate::output::Terminal,
-        };
+        let events = pulls.unwrap_or(&Discard);
         crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, events)
             .await
             .map_err(|e| match image_flag {
@@ -656,7 +654,7 @@ pub(crate) async fn client_engines_ready(
             &docker,
             Some(&c.docker),
             &spec.client_image,
-            &crate::events::Discard,
+            &Discard,
         )
             .await
             .map_err(|e| {

@@ -273,7 +273,7 @@ impl Properties {
         self.parse(key).map(|v| v.unwrap_or(default))
     }
 
-    /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/workload/prop.rs`).
+    /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/props/prop.rs`).
     pub(crate) fn value<T: PropertyValue + Copy>(
         &self,
         prop: &Prop<T>,
