@@ -174,92 +174,49 @@ pub async fn execute(
 }
 
 /// [`execute`], with the measurements YCSB's report is rendered from.
-/// The phase's steps follow in order, each under its own section comment: read the limits,
-/// build the workload and connect, wait at the barrier, start the clients and the tasks beside
-/// them, join, then report and judge.
+/// The phase's steps follow in order, each under its own section comment: prepare (the limits,
+/// the workload, the outputs), connect and wait at the barrier, start the clients and the tasks
+/// beside them ([`Beside`]), join, then report and judge.
 pub async fn execute_with_report(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
 ) -> anyhow::Result<Executed> {
     let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
-    let say = |line: &str| events.event(Event::Note(line.to_string()));
-    for w in props.warnings() {
-        say(&format!("warning: {w}"));
-    }
-    for note in crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)? {
-        say(&note);
-    }
-
-    let Limits {
-        requested_threads,
-        target,
-        max_execution_s,
-        status_interval_s,
-        status_enabled,
-        label,
-        error_rate_limit,
-        max_error_rate,
-        warmup_s,
-        warmup,
-        stall_s,
-        dead_s,
-    } = Limits::read(props, opts)?;
-
-    let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
-    let verify = workload.data_integrity();
-    let total_ops = match phase {
-        Phase::Load => crate::workload::load_operation_count(props),
-        Phase::Run => crate::workload::run_operation_count(props),
-    }
-    .map_err(as_bad_input)?;
-    let threads_usize = usize::try_from(requested_threads).unwrap_or(usize::MAX);
-    let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
-    if let Some(w) = split_warning {
-        say(&w);
-    }
+    // Read the limits, build the workload and prove the outputs writable.
+    let prepared = prepare(props, phase, opts, &events)?;
+    let Prepared {
+        limits,
+        workload,
+        split,
+        mcfg,
+        tick_ns,
+    } = prepared;
     let threads = split.len().max(1);
-    super::fdlimit::ensure(threads).map_err(bad_input)?;
-
-    let mut mcfg = MeasurementConfig::from_lookup(&lookup(props)).map_err(as_bad_input)?;
-    for w in &mcfg.warnings {
-        say(w);
-    }
-    let tick_ns = pacing::tick_ns(target, threads);
-    if tick_ns.is_some() && mcfg.interval == measure::IntervalMode::Op {
-        // Unlike YCSB: with a target, intended latency is always recorded (`Intended-OP`), so
-        // coordinated omission is visible without having to know about measurement.interval.
-        mcfg.interval = measure::IntervalMode::Both;
-    }
-    // The measurement files are proven writable before anything is started.
-    super::outputs::check(&mcfg)?;
-    if let Some(note) = super::outputs::raw_notice(&mcfg) {
-        say(&note);
-    }
     let measurements = Measurements::new(mcfg.clone());
 
+    // Connect (and wait at the barrier).
     let Connected {
         binding,
-        mut server,
+        server,
         probe_targets,
     } = connect(props, phase, opts, threads, &events).await?;
-    let standin = server.standin;
     let stop = opts.cancel.child_token();
-    let shared_table = workload.table().to_string();
     let shared = Arc::new(RunShared {
         phase,
+        table: workload.table().to_string(),
+        verify: workload.data_integrity(),
         workload,
         binding: binding.clone(),
         measurements: measurements.clone(),
-        table: shared_table,
         stop: stop.clone(),
         tick_ns,
         spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
-        initial_delay: pacing::wants_initial_delay(target, threads),
-        verify,
+        initial_delay: pacing::wants_initial_delay(limits.target, threads),
         events: events.clone(),
     });
 
+    // The clients, and the tasks beside them.
     let cpu_before = measure::ClientCpu::now();
     let started_wall = chrono::Utc::now();
     let start = Instant::now();
@@ -272,86 +229,22 @@ pub async fn execute_with_report(
     }
     let clients_done = CancellationToken::new();
     let abandon = CancellationToken::new();
-    // A run throttled below one operation per stall period must not look stalled.
-    let stall_after = Duration::from_secs_f64(if target > 0.0 {
-        stall_s.max(3.0 / target)
-    } else {
-        stall_s
-    });
-    let watch = Watch::start(WatchSetup {
+    let beside = Beside::start(BesideSetup {
+        limits: &limits,
+        opts,
+        events: &events,
+        measurements: &measurements,
+        counters: &counters,
+        probe_targets,
+        stop: &stop,
+        abandon: &abandon,
+        clients_done: &clients_done,
         start,
-        stall_after,
-        stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
-        dead_after: Duration::from_secs_f64(dead_s),
-        progress: counters.iter().map(|(p, _)| p.clone()).collect(),
-        targets: probe_targets,
-        stop: stop.clone(),
-        abandon: abandon.clone(),
-        events: events.clone(),
+        timeseries: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
     });
 
-    // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
-    let timer = (max_execution_s > 0).then(|| {
-        spawn_timer(
-            warmup + Duration::from_secs(max_execution_s),
-            max_execution_s,
-            &stop,
-            &clients_done,
-            events.clone(),
-        )
-    });
-
-    // The error-rate guard samples once a second after a minimum number of ops.
-    let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-    let guard = max_error_rate.map(|rate| {
-        spawn_error_guard(
-            rate,
-            &stop,
-            progress_of(&counters),
-            &clients_done,
-            &error_stop,
-        )
-    });
-
-    // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
-    let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
-    let warm_task = (!warmup.is_zero()).then(|| {
-        spawn_warmup_end(
-            warmup,
-            &measurements,
-            progress_of(&counters),
-            &clients_done,
-            &warm_end,
-        )
-    });
-
-    // A client of several (`--barrier`) tells its coordinator how far it is, once a second and
-    // once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
-    // "Several clients").
-    let tick_task = opts
-        .barrier
-        .then(|| spawn_ticks(progress_of(&counters), &clients_done, &events));
-
-    let status_task = status_enabled.then(|| {
-        let status = super::status::StatusPrinter {
-            measurements: measurements.clone(),
-            counters: counters.clone(),
-            label: label.clone(),
-            interval: Duration::from_secs(status_interval_s.max(1)),
-            start,
-            events: events.clone(),
-            // A client of several only snapshots its intervals (for its interval logs): the
-            // coordinator prints the merged line.
-            print: !opts.barrier,
-            // YCSB also prints the status line on stdout with measurementtype=timeseries.
-            stdout: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
-        };
-        let done = clients_done.clone();
-        tokio::spawn(status.run(done))
-    });
-
-    // The clients end by themselves, or are stopped; those still blocked on the server after
-    // the grace period are abandoned.
+    // Join: the clients end by themselves, or are stopped; those still blocked on the server
+    // after the grace period are abandoned.
     let Joined {
         reports,
         panicked,
@@ -360,46 +253,25 @@ pub async fn execute_with_report(
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
-    let watched = watch.finish(end).await;
-    for task in [timer, guard, status_task, tick_task, warm_task]
-        .into_iter()
-        .flatten()
-    {
+    let watched = beside.watch.finish(end).await;
+    for task in beside.tasks {
         let _ = task.await;
     }
     // CPU over the same window as the figures: from the warm-up's end when there was one.
-    let warm = warm_end.lock().ok().and_then(|w| *w);
+    let warm = beside.warm_end.lock().ok().and_then(|w| *w);
     let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
     }
 
+    // Report and judge.
     let ended_wall = chrono::Utc::now();
-    // The clients' own counters: they include clients that were abandoned mid-operation.
-    let (mut ops_done, mut ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
-    let mut elapsed = elapsed;
-    let mut started_wall = started_wall;
-    let mut warmup_unfinished = false;
-    match warm {
-        Some(w) => {
-            ops_done = ops_done.saturating_sub(w.ops);
-            ops_failed = ops_failed.saturating_sub(w.failed);
-            elapsed = end.saturating_duration_since(w.at);
-            started_wall = w.wall;
-        }
-        None => warmup_unfinished = !warmup.is_zero(),
-    }
-    let mut error_classes: BTreeMap<String, u64> = BTreeMap::new();
-    for r in &reports {
-        for (class, n) in &r.error_classes {
-            *error_classes.entry(ErrorClass::label(*class)).or_insert(0) += n;
-        }
-    }
+    let window = Window::of(&counters, warm, &limits, end, elapsed, started_wall);
     let overall = measure::Overall {
-        runtime_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        runtime_ms: u64::try_from(window.elapsed.as_millis()).unwrap_or(u64::MAX),
         operations: match phase {
             Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
-            Phase::Run => ops_done,
+            Phase::Run => window.ops_done,
         },
     };
     let run = measurements.finish();
@@ -407,51 +279,30 @@ pub async fn execute_with_report(
     for problem in problems {
         events.event(Event::Warning(format!("warning: {problem}")));
     }
-
     let stopped = stop_reasons(StopFacts {
-        warmup_unfinished: warmup_unfinished.then_some(warmup_s),
-        error_stop: error_stop.lock().ok().and_then(|r| r.clone()),
+        warmup_unfinished: window.warmup_unfinished.then_some(limits.warmup_s),
+        error_stop: beside.error_stop.lock().ok().and_then(|r| r.clone()),
         watch_aborted: watched.aborted.clone(),
         reports: &reports,
         interrupted: opts.cancel.is_cancelled(),
     });
-    let mut doc = measure::ResultDocument::new(
-        match phase {
-            Phase::Load => "load",
-            Phase::Run => "run",
-        },
-        started_wall,
+    let doc = judge(Judged {
+        props,
+        opts,
+        phase,
+        window: &window,
+        overall: &overall,
+        run: &run,
         ended_wall,
-        &overall,
-        &run,
-    )?;
-    doc.properties = recorded_properties(props, opts.uri.as_deref());
-    doc.client_cpu = cpu;
-    let evidence = Evidence {
-        load: phase == Phase::Load,
-        operations: ops_done,
-        failed: ops_failed,
-        max_error_rate: error_rate_limit,
-        failed_time_share: failed_time_share(&doc, threads, elapsed),
-        error_classes: error_classes.clone(),
+        cpu,
+        reports: &reports,
+        limits: &limits,
         timeline: watched.timeline,
-        stopped: stopped.clone(),
-        abandoned_clients: abandoned,
-        client_cpu_s: cpu.total_us() as f64 / 1e6,
-        wall_s: elapsed.as_secs_f64(),
-        cores: doc.host.cpu_count,
-    };
-    doc.validity = verdict::assess(&evidence);
-    doc.warmup_s = warmup_s;
-    doc.timeline = evidence.timeline;
-    server.error_classes = error_classes;
-    if standin {
-        server.note = Some("measured against the microshard stand-in, not MongoDB".into());
-    }
-    server.run_stopped = (!stopped.is_empty()).then(|| stopped.join("; "));
-    server.threads = Some(threads as u64);
-    doc.server = server;
-    doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
+        stopped,
+        abandoned,
+        threads,
+        server,
+    })?;
     Ok(Executed {
         document: doc,
         run,
@@ -459,6 +310,303 @@ pub async fn execute_with_report(
         config: mcfg,
         raw_data,
     })
+}
+
+/// What a phase knows before it connects: its limits, the workload, the operations per client,
+/// how it is measured and its pace.
+struct Prepared {
+    limits: Limits,
+    workload: Arc<CoreWorkload>,
+    /// Operations per client.
+    split: Vec<u64>,
+    mcfg: MeasurementConfig,
+    tick_ns: Option<u64>,
+}
+
+/// Says the properties' warnings and notes, reads the limits, builds the workload, splits the
+/// operations over the clients and proves the measurement files writable, before anything
+/// connects.
+fn prepare(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+    events: &Sink,
+) -> anyhow::Result<Prepared> {
+    let say = |line: &str| events.event(Event::Note(line.to_string()));
+    for w in props.warnings() {
+        say(&format!("warning: {w}"));
+    }
+    for note in crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)? {
+        say(&note);
+    }
+    let limits = Limits::read(props, opts)?;
+    let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
+    let total_ops = match phase {
+        Phase::Load => crate::workload::load_operation_count(props),
+        Phase::Run => crate::workload::run_operation_count(props),
+    }
+    .map_err(as_bad_input)?;
+    let threads_usize = usize::try_from(limits.requested_threads).unwrap_or(usize::MAX);
+    let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
+    if let Some(w) = split_warning {
+        say(&w);
+    }
+    let threads = split.len().max(1);
+    super::fdlimit::ensure(threads).map_err(bad_input)?;
+
+    let mut mcfg = MeasurementConfig::from_lookup(&lookup(props)).map_err(as_bad_input)?;
+    for w in &mcfg.warnings {
+        say(w);
+    }
+    let tick_ns = pacing::tick_ns(limits.target, threads);
+    if tick_ns.is_some() && mcfg.interval == measure::IntervalMode::Op {
+        // Unlike YCSB: with a target, intended latency is always recorded (`Intended-OP`), so
+        // coordinated omission is visible without having to know about measurement.interval.
+        mcfg.interval = measure::IntervalMode::Both;
+    }
+    // The measurement files are proven writable before anything is started.
+    super::outputs::check(&mcfg)?;
+    if let Some(note) = super::outputs::raw_notice(&mcfg) {
+        say(&note);
+    }
+    Ok(Prepared {
+        limits,
+        workload,
+        split,
+        mcfg,
+        tick_ns,
+    })
+}
+
+/// What the tasks beside the clients are given.
+struct BesideSetup<'a> {
+    limits: &'a Limits,
+    opts: &'a ExecuteOptions,
+    events: &'a Sink,
+    measurements: &'a Arc<Measurements>,
+    counters: &'a [(Arc<ClientProgress>, u64)],
+    probe_targets: Vec<ProbeTarget>,
+    stop: &'a CancellationToken,
+    abandon: &'a CancellationToken,
+    clients_done: &'a CancellationToken,
+    start: Instant,
+    /// `measurementtype=timeseries`: YCSB prints the status line on stdout too.
+    timeseries: bool,
+}
+
+/// The tasks beside the clients: the watch, the `maxexecutiontime` timer, the error-rate guard,
+/// the warm-up's end, a client of several's ticks and the status line.
+struct Beside {
+    watch: Watch,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The error-rate guard's reason, when it stopped the run.
+    error_stop: Arc<std::sync::Mutex<Option<String>>>,
+    /// Where the timed window starts, once the warm-up ended.
+    warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+}
+
+impl Beside {
+    fn start(s: BesideSetup<'_>) -> Beside {
+        let l = s.limits;
+        // A run throttled below one operation per stall period must not look stalled.
+        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
+            l.stall_s.max(3.0 / l.target)
+        } else {
+            l.stall_s
+        });
+        let watch = Watch::start(WatchSetup {
+            start: s.start,
+            stall_after,
+            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+            dead_after: Duration::from_secs_f64(l.dead_s),
+            progress: progress_of(s.counters),
+            targets: s.probe_targets,
+            stop: s.stop.clone(),
+            abandon: s.abandon.clone(),
+            events: s.events.clone(),
+        });
+        let mut tasks = Vec::new();
+        // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
+        if l.max_execution_s > 0 {
+            tasks.push(spawn_timer(
+                l.warmup + Duration::from_secs(l.max_execution_s),
+                l.max_execution_s,
+                s.stop,
+                s.clients_done,
+                s.events.clone(),
+            ));
+        }
+        // The error-rate guard samples once a second after a minimum number of ops.
+        let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        if let Some(rate) = l.max_error_rate {
+            tasks.push(spawn_error_guard(
+                rate,
+                s.stop,
+                progress_of(s.counters),
+                s.clients_done,
+                &error_stop,
+            ));
+        }
+        // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
+        let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
+        if !l.warmup.is_zero() {
+            tasks.push(spawn_warmup_end(
+                l.warmup,
+                s.measurements,
+                progress_of(s.counters),
+                s.clients_done,
+                &warm_end,
+            ));
+        }
+        // A client of several (`--barrier`) tells its coordinator how far it is, once a second
+        // and once at the end, so the coordinator can print one merged status line
+        // (`docs/engine.md`, "Several clients").
+        if s.opts.barrier {
+            tasks.push(spawn_ticks(
+                progress_of(s.counters),
+                s.clients_done,
+                s.events,
+            ));
+        }
+        if l.status_enabled {
+            let status = super::status::StatusPrinter {
+                measurements: s.measurements.clone(),
+                counters: s.counters.to_vec(),
+                label: l.label.clone(),
+                interval: Duration::from_secs(l.status_interval_s.max(1)),
+                start: s.start,
+                events: s.events.clone(),
+                // A client of several only snapshots its intervals (for its interval logs): the
+                // coordinator prints the merged line.
+                print: !s.opts.barrier,
+                // YCSB also prints the status line on stdout with measurementtype=timeseries.
+                stdout: s.timeseries,
+            };
+            tasks.push(tokio::spawn(status.run(s.clients_done.clone())));
+        }
+        Beside {
+            watch,
+            tasks,
+            error_stop,
+            warm_end,
+        }
+    }
+}
+
+/// The timed window of a joined run: from the warm-up's end when there was one, else from the
+/// start; the counts are the clients' own (they include clients abandoned mid-operation).
+struct Window {
+    ops_done: u64,
+    ops_failed: u64,
+    elapsed: Duration,
+    started_wall: chrono::DateTime<chrono::Utc>,
+    /// A warm-up was asked for and the run ended inside it.
+    warmup_unfinished: bool,
+}
+
+impl Window {
+    fn of(
+        counters: &[(Arc<ClientProgress>, u64)],
+        warm: Option<WarmupEnd>,
+        limits: &Limits,
+        end: Instant,
+        elapsed: Duration,
+        started_wall: chrono::DateTime<chrono::Utc>,
+    ) -> Window {
+        let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
+        match warm {
+            Some(w) => Window {
+                ops_done: ops_done.saturating_sub(w.ops),
+                ops_failed: ops_failed.saturating_sub(w.failed),
+                elapsed: end.saturating_duration_since(w.at),
+                started_wall: w.wall,
+                warmup_unfinished: false,
+            },
+            None => Window {
+                ops_done,
+                ops_failed,
+                elapsed,
+                started_wall,
+                warmup_unfinished: !limits.warmup.is_zero(),
+            },
+        }
+    }
+}
+
+/// What the result document of a joined run is made of.
+struct Judged<'a> {
+    props: &'a Properties,
+    opts: &'a ExecuteOptions,
+    phase: Phase,
+    window: &'a Window,
+    overall: &'a measure::Overall,
+    run: &'a measure::RunMeasurements,
+    ended_wall: chrono::DateTime<chrono::Utc>,
+    cpu: measure::ClientCpu,
+    reports: &'a [ClientReport],
+    limits: &'a Limits,
+    timeline: measure::timeline::Timeline,
+    /// Why the run stopped before its end.
+    stopped: Vec<String>,
+    /// Clients abandoned while blocked on the server.
+    abandoned: usize,
+    threads: usize,
+    server: measure::ServerFacts,
+}
+
+/// The result document with its verdict (`runner::verdict`) and the server's facts.
+fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
+    let mut doc = measure::ResultDocument::new(
+        match j.phase {
+            Phase::Load => "load",
+            Phase::Run => "run",
+        },
+        j.window.started_wall,
+        j.ended_wall,
+        j.overall,
+        j.run,
+    )?;
+    doc.properties = recorded_properties(j.props, j.opts.uri.as_deref());
+    doc.client_cpu = j.cpu;
+    let error_classes = error_classes(j.reports);
+    let evidence = Evidence {
+        load: j.phase == Phase::Load,
+        operations: j.window.ops_done,
+        failed: j.window.ops_failed,
+        max_error_rate: j.limits.error_rate_limit,
+        failed_time_share: failed_time_share(&doc, j.threads, j.window.elapsed),
+        error_classes: error_classes.clone(),
+        timeline: j.timeline,
+        stopped: j.stopped.clone(),
+        abandoned_clients: j.abandoned,
+        client_cpu_s: j.cpu.total_us() as f64 / 1e6,
+        wall_s: j.window.elapsed.as_secs_f64(),
+        cores: doc.host.cpu_count,
+    };
+    doc.validity = verdict::assess(&evidence);
+    doc.warmup_s = j.limits.warmup_s;
+    doc.timeline = evidence.timeline;
+    let mut server = j.server;
+    server.error_classes = error_classes;
+    if server.standin {
+        server.note = Some("measured against the microshard stand-in, not MongoDB".into());
+    }
+    server.run_stopped = (!j.stopped.is_empty()).then(|| j.stopped.join("; "));
+    server.threads = Some(j.threads as u64);
+    doc.server = server;
+    doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
+    Ok(doc)
+}
+
+/// Failed operations per error class, over every client.
+fn error_classes(reports: &[ClientReport]) -> BTreeMap<String, u64> {
+    let mut classes: BTreeMap<String, u64> = BTreeMap::new();
+    for r in reports {
+        for (class, n) in &r.error_classes {
+            *classes.entry(ErrorClass::label(*class)).or_insert(0) += n;
+        }
+    }
+    classes
 }
 
 /// The server as a phase sees it once connected: the binding, its facts and the members the
