@@ -281,6 +281,31 @@ impl Properties {
         self.parse_or(prop.name, prop.default)
     }
 
+    /// A declared property that must be at least `range.start`: the error names the property
+    /// and where it was set, and says "must not be negative" for a lower bound of 0, "must be at
+    /// least N" otherwise. Every such check reads through here, so the rule is stated once.
+    pub(crate) fn value_in<T>(
+        &self,
+        prop: &Prop<T>,
+        range: std::ops::RangeFrom<T>,
+    ) -> Result<T, PropertyError>
+    where
+        T: PropertyValue + Copy + PartialOrd + Default + fmt::Display,
+    {
+        let value = self.value(prop)?;
+        if range.contains(&value) {
+            return Ok(value);
+        }
+        Err(self.invalid(
+            prop.name,
+            if range.start == T::default() {
+                "must not be negative".to_string()
+            } else {
+                format!("must be at least {}", range.start)
+            },
+        ))
+    }
+
     /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.
     pub(crate) fn text<'a>(&'a self, prop: &Prop<&'static str>) -> &'a str {
         self.get_or(prop.name, prop.default)
