@@ -314,24 +314,17 @@ pub(crate) async fn execute_with(
     }
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<ClientSignal>();
     let mut running: Vec<Client> = Vec::new();
+    let launch = Launch {
+        props,
+        phase,
+        opts,
+        slices: &slices,
+        signals: &events,
+        sink: &sink,
+    };
     let started = match launcher {
-        ClientLauncher::Local { .. } => {
-            start_local(
-                props,
-                phase,
-                opts,
-                &slices,
-                dir.path(),
-                &events,
-                &sink,
-                &mut running,
-            )
-            .await
-        }
-        ClientLauncher::Docker(d) => {
-            d.start(props, phase, opts, &slices, &events, &sink, &mut running)
-                .await
-        }
+        ClientLauncher::Local { .. } => start_local(&launch, dir.path(), &mut running).await,
+        ClientLauncher::Docker(d) => d.start(&launch, &mut running).await,
     };
     drop(events);
     let outcome = match started {
@@ -363,17 +356,32 @@ pub(crate) async fn execute_with(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What starting the clients of one phase needs, whichever launcher starts them.
+pub(crate) struct Launch<'a> {
+    pub props: &'a Properties,
+    pub phase: Phase,
+    pub opts: &'a ExecuteOptions,
+    pub slices: &'a [Slice],
+    /// Where each client's ready, progress and exit signals go.
+    pub signals: &'a tokio::sync::mpsc::UnboundedSender<ClientSignal>,
+    /// Where what the clients say goes.
+    pub sink: &'a crate::events::Sink,
+}
+
+/// Starts one child process of this binary per slice, its properties in a file under `dir`.
 async fn start_local(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    slices: &[Slice],
+    launch: &Launch<'_>,
     dir: &Path,
-    events: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
-    sink: &crate::events::Sink,
     running: &mut Vec<Client>,
 ) -> anyhow::Result<()> {
+    let Launch {
+        props,
+        phase,
+        opts,
+        slices,
+        signals: events,
+        sink,
+    } = *launch;
     let exe = std::env::current_exe().context("cannot find the microshard binary")?;
     let host = hostname();
     for (index, slice) in slices.iter().enumerate() {
