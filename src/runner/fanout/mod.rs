@@ -469,7 +469,23 @@ async fn drive(
 ) -> anyhow::Result<ResultDocument> {
     let n = running.len();
     let mut exited: Vec<Option<Option<i64>>> = vec![None; n];
-    // Start barrier: every client connected, or none starts.
+    start_barrier(opts, running, &mut exited, rx).await?;
+    sink.event(Event::Finding(format!(
+        "microshard: {n} clients started together"
+    )));
+    let failures = wait_all(props, slices, opts, sink, running, &mut exited, rx).await;
+    merge_results(running, &exited, failures, opts).await
+}
+
+/// The start barrier: every client connected (said it is ready), or none starts: the first
+/// that exits or misses the deadline stops them all.
+async fn start_barrier(
+    opts: &ExecuteOptions,
+    running: &mut [Client],
+    exited: &mut [Option<Option<i64>>],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
+) -> anyhow::Result<()> {
+    let n = running.len();
     let mut ready = vec![false; n];
     let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
     let mut early_exit: Option<usize> = None;
@@ -503,7 +519,7 @@ async fn drive(
             ),
         };
         let host = running[missing].host.clone();
-        stop_remaining(running, &mut exited, rx).await;
+        stop_remaining(running, exited, rx).await;
         anyhow::bail!("client {missing} on {host} {why}; every client was stopped");
     }
     for c in running.iter_mut() {
@@ -512,10 +528,21 @@ async fn drive(
             let _ = stdin.flush().await;
         }
     }
-    sink.event(Event::Finding(format!(
-        "microshard: {n} clients started together"
-    )));
+    Ok(())
+}
 
+/// Waits for every client, saying the merged status line (`-s` or `status=true`); the first one
+/// that fails stops the others. Returns the failures.
+async fn wait_all(
+    props: &Properties,
+    slices: &[Slice],
+    opts: &ExecuteOptions,
+    sink: &crate::events::Sink,
+    running: &mut [Client],
+    exited: &mut [Option<Option<i64>>],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
+) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
     // The merged status line (`-s` or `status=true`), from each client's progress lines.
     let status_enabled = opts.status_lines || props.parse_or("status", false).unwrap_or(false);
     let interval = Duration::from_secs(
@@ -540,7 +567,7 @@ async fn drive(
                     if !finished_normally(code) && stopping.is_none() {
                         failures.push(format!("client {i} on {} {}", running[i].host, describe_exit(code)));
                         stopping = Some(tokio::time::Instant::now());
-                        terminate_remaining(running, &exited).await;
+                        terminate_remaining(running, exited).await;
                     }
                 }
                 Some(ClientSignal::Tick(i, ops)) => status.tick(i, ops),
@@ -554,10 +581,10 @@ async fn drive(
             }
             _ = opts.cancel.cancelled(), if stopping.is_none() => {
                 stopping = Some(tokio::time::Instant::now());
-                terminate_remaining(running, &exited).await;
+                terminate_remaining(running, exited).await;
             }
             _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
-                for (c, e) in running.iter().zip(&exited) {
+                for (c, e) in running.iter().zip(exited.iter()) {
                     if e.is_none() {
                         c.kill().await;
                     }
@@ -572,7 +599,17 @@ async fn drive(
             also_stdout: false,
         });
     }
+    failures
+}
 
+/// Reads every client's result document back and merges them; a client that failed, or wrote
+/// nothing, makes the merged result invalid.
+async fn merge_results(
+    running: &[Client],
+    exited: &[Option<Option<i64>>],
+    mut failures: Vec<String>,
+    opts: &ExecuteOptions,
+) -> anyhow::Result<ResultDocument> {
     let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     for c in running.iter() {
