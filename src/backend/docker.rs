@@ -92,6 +92,60 @@ pub async fn connect(endpoint: Option<&str>) -> Result<Docker, DockerError> {
     Ok(docker)
 }
 
+/// Creates and starts a container; an engine that refuses to raise `nofile` (rootless
+/// Docker, a restricted daemon) gets it without the limit. `Some(NOFILE)` when the limit holds.
+async fn create_and_start(
+    docker: Docker,
+    name: String,
+    mut body: ContainerCreateBody,
+) -> Result<Option<i64>, DockerError> {
+    loop {
+        let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+        docker
+            .create_container(Some(opts), body.clone())
+            .await
+            .map_err(|e| {
+                DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
+            })?;
+        let started = docker
+            .start_container(
+                &name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await;
+        let err = match started {
+            Ok(()) => {
+                let nofile = body
+                    .host_config
+                    .as_ref()
+                    .and_then(|h| h.ulimits.as_ref())
+                    .map(|_| NOFILE);
+                return Ok(nofile);
+            }
+            Err(e) => one_line(e),
+        };
+        // An engine whose own hard limit is lower (rootless Docker, a restricted
+        // daemon) refuses to raise it: run with the engine's limit rather than not
+        // at all; the member's record says so (RunningMember.nofile = None).
+        let has_ulimits = body
+            .host_config
+            .as_ref()
+            .is_some_and(|h| h.ulimits.is_some());
+        if has_ulimits && err.contains("rlimit") {
+            remove_container(&docker, &name)
+                .await
+                .map_err(DockerError::Api)?;
+            if let Some(h) = body.host_config.as_mut() {
+                h.ulimits = None;
+            }
+            continue;
+        }
+        return Err(DockerError::Api(format!(
+            "cannot start container {name}: {err}"
+        )));
+    }
+}
+
 /// True when the engine has `image` locally.
 pub(crate) async fn image_present(docker: &Docker, image: &str) -> bool {
     docker.inspect_image(image).await.is_ok()
@@ -311,12 +365,9 @@ impl DockerLauncher {
             .ok_or_else(|| anyhow::anyhow!("internal: no Docker client for {}", member.name))
     }
 
-    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
-        let docker = self.client(member)?;
-        let name = member
-            .container
-            .clone()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+    /// The member's container: its command line, resources (CPU set, memory without swap,
+    /// `nofile`), published port, data directory and labels.
+    fn container_body(&self, member: &Member) -> ContainerCreateBody {
         let port_key = format!("{}/tcp", member.port);
         let memory = member
             .memory_limit_gb
@@ -355,71 +406,26 @@ impl DockerLauncher {
         if let (Some(dir), Some(db)) = (&member.dir, &member.dbpath) {
             host.binds = Some(vec![format!("{}:{}", dir.display(), db.display())]);
         }
-        let body = ContainerCreateBody {
+        ContainerCreateBody {
             image: Some(lock(&self.record).plan.image.clone()),
             cmd: Some(member.argv.clone()),
             labels: Some(labels(&self.plan_name, &self.run_id, Some(&member.name))),
             exposed_ports: exposed,
             host_config: Some(host),
             ..Default::default()
-        };
+        }
+    }
+
+    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
+        let docker = self.client(member)?;
+        let name = member
+            .container
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+        let body = self.container_body(member);
         // Create and start run to completion even if Ctrl-C abandons this bring-up meanwhile:
         // teardown then finds the container (see `InFlight`).
-        let create_and_start = {
-            let docker = docker.clone();
-            let name = name.clone();
-            async move {
-                let mut body = body;
-                loop {
-                    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-                    docker
-                        .create_container(Some(opts), body.clone())
-                        .await
-                        .map_err(|e| {
-                            DockerError::Api(format!(
-                                "cannot create container {name}: {}",
-                                one_line(e)
-                            ))
-                        })?;
-                    let started = docker
-                        .start_container(
-                            &name,
-                            None::<bollard::query_parameters::StartContainerOptions>,
-                        )
-                        .await;
-                    let err = match started {
-                        Ok(()) => {
-                            let nofile = body
-                                .host_config
-                                .as_ref()
-                                .and_then(|h| h.ulimits.as_ref())
-                                .map(|_| NOFILE);
-                            return Ok(nofile);
-                        }
-                        Err(e) => one_line(e),
-                    };
-                    // An engine whose own hard limit is lower (rootless Docker, a restricted
-                    // daemon) refuses to raise it: run with the engine's limit rather than not
-                    // at all; the member's record says so (RunningMember.nofile = None).
-                    let has_ulimits = body
-                        .host_config
-                        .as_ref()
-                        .is_some_and(|h| h.ulimits.is_some());
-                    if has_ulimits && err.contains("rlimit") {
-                        remove_container(&docker, &name)
-                            .await
-                            .map_err(DockerError::Api)?;
-                        if let Some(h) = body.host_config.as_mut() {
-                            h.ulimits = None;
-                        }
-                        continue;
-                    }
-                    return Err(DockerError::Api(format!(
-                        "cannot start container {name}: {err}"
-                    )));
-                }
-            }
-        };
+        let create_and_start = create_and_start(docker.clone(), name.clone(), body);
         let nofile = self.in_flight.run(create_and_start).await??;
         if nofile.is_none() {
             self.events.event(Event::Warning(format!(
