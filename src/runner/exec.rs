@@ -184,14 +184,13 @@ pub async fn execute_with_report(
 ) -> anyhow::Result<Executed> {
     let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
     // Read the limits, build the workload and prove the outputs writable.
-    let prepared = prepare(props, phase, opts, &events)?;
     let Prepared {
         limits,
         workload,
         split,
         mcfg,
         tick_ns,
-    } = prepared;
+    } = prepare(props, phase, opts, &events)?;
     let threads = split.len().max(1);
     let measurements = Measurements::new(mcfg.clone());
 
@@ -220,13 +219,7 @@ pub async fn execute_with_report(
     let cpu_before = measure::ClientCpu::now();
     let started_wall = chrono::Utc::now();
     let start = Instant::now();
-    let mut handles = Vec::with_capacity(threads);
-    let mut counters = Vec::with_capacity(threads);
-    for (i, &n) in split.iter().enumerate() {
-        let progress = Arc::new(ClientProgress::default());
-        counters.push((progress.clone(), n));
-        handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
-    }
+    let (handles, counters) = spawn_clients(&shared, &split);
     let clients_done = CancellationToken::new();
     let abandon = CancellationToken::new();
     let beside = Beside::start(BesideSetup {
@@ -253,12 +246,8 @@ pub async fn execute_with_report(
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
-    let watched = beside.watch.finish(end).await;
-    for task in beside.tasks {
-        let _ = task.await;
-    }
+    let (watched, warm, error_stop) = beside.finish(end).await;
     // CPU over the same window as the figures: from the warm-up's end when there was one.
-    let warm = beside.warm_end.lock().ok().and_then(|w| *w);
     let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
@@ -267,13 +256,7 @@ pub async fn execute_with_report(
     // Report and judge.
     let ended_wall = chrono::Utc::now();
     let window = Window::of(&counters, warm, &limits, end, elapsed, started_wall);
-    let overall = measure::Overall {
-        runtime_ms: u64::try_from(window.elapsed.as_millis()).unwrap_or(u64::MAX),
-        operations: match phase {
-            Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
-            Phase::Run => window.ops_done,
-        },
-    };
+    let overall = window.overall(phase, &counters);
     let run = measurements.finish();
     let (problems, raw_data) = super::outputs::finish(&run, &mcfg);
     for problem in problems {
@@ -281,7 +264,7 @@ pub async fn execute_with_report(
     }
     let stopped = stop_reasons(StopFacts {
         warmup_unfinished: window.warmup_unfinished.then_some(limits.warmup_s),
-        error_stop: beside.error_stop.lock().ok().and_then(|r| r.clone()),
+        error_stop,
         watch_aborted: watched.aborted.clone(),
         reports: &reports,
         interrupted: opts.cancel.is_cancelled(),
@@ -406,6 +389,21 @@ struct Beside {
 }
 
 impl Beside {
+    /// Once the clients are joined (at `end`): the watch's log, where the warm-up ended, and the
+    /// error-rate guard's reason, when it stopped the run.
+    async fn finish(
+        self,
+        end: Instant,
+    ) -> (super::watch::Watched, Option<WarmupEnd>, Option<String>) {
+        let watched = self.watch.finish(end).await;
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        let warm = self.warm_end.lock().ok().and_then(|w| *w);
+        let error_stop = self.error_stop.lock().ok().and_then(|r| r.clone());
+        (watched, warm, error_stop)
+    }
+
     fn start(s: BesideSetup<'_>) -> Beside {
         let l = s.limits;
         // A run throttled below one operation per stall period must not look stalled.
@@ -505,6 +503,18 @@ struct Window {
 }
 
 impl Window {
+    /// Run time and operation count as YCSB's `[OVERALL]` gives them: a load counts the
+    /// inserts that succeeded.
+    fn overall(&self, phase: Phase, counters: &[(Arc<ClientProgress>, u64)]) -> measure::Overall {
+        measure::Overall {
+            runtime_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            operations: match phase {
+                Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
+                Phase::Run => self.ops_done,
+            },
+        }
+    }
+
     fn of(
         counters: &[(Arc<ClientProgress>, u64)],
         warm: Option<WarmupEnd>,
@@ -596,6 +606,24 @@ fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
     doc.server = server;
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
     Ok(doc)
+}
+
+/// Every client's progress counter, with its operation count (0 = unlimited).
+type Counters = Vec<(Arc<ClientProgress>, u64)>;
+
+/// One client task per slice of the operations, each with its progress counter.
+fn spawn_clients(
+    shared: &Arc<RunShared>,
+    split: &[u64],
+) -> (Vec<tokio::task::JoinHandle<ClientReport>>, Counters) {
+    let mut handles = Vec::with_capacity(split.len());
+    let mut counters = Vec::with_capacity(split.len());
+    for (i, &n) in split.iter().enumerate() {
+        let progress = Arc::new(ClientProgress::default());
+        counters.push((progress.clone(), n));
+        handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
+    }
+    (handles, counters)
 }
 
 /// Failed operations per error class, over every client.
