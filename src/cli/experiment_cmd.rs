@@ -9,9 +9,11 @@ use super::progress::ProgressDisplay;
 use crate::error::as_bad_input;
 use crate::error::bad_input;
 use crate::events::Events;
+use crate::experiment::calibrate::{self, CalibrateConfig};
 use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
+use crate::experiment::demo::{self, DemoConfig};
 use crate::experiment::dry_run;
-use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
+use crate::experiment::live::LiveLab;
 use crate::experiment::model::CompareCommand;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
@@ -326,16 +328,16 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Records loaded per topology.
-    #[arg(long, default_value_t = live::DEMO_RECORDS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = demo::DEMO_RECORDS, value_parser = clap::value_parser!(u64).range(1..))]
     pub records: u64,
     /// Stand-in service time per operation, µs (the capacity model).
-    #[arg(long, default_value_t = live::DEMO_SERVICE_TIME_US)]
+    #[arg(long, default_value_t = demo::DEMO_SERVICE_TIME_US)]
     pub service_time_us: u64,
     /// Stand-in workers per mongod (capacity = workers × 10⁶ / service time ops/s).
-    #[arg(long, default_value_t = live::DEMO_WORKERS)]
+    #[arg(long, default_value_t = demo::DEMO_WORKERS)]
     pub workers: u32,
     /// Client threads.
-    #[arg(long, default_value_t = live::DEMO_THREADS)]
+    #[arg(long, default_value_t = demo::DEMO_THREADS)]
     pub threads: u32,
     /// Topologies, comma-separated.
     #[arg(long, default_value = "single,microshard-2,microshard-4")]
@@ -557,7 +559,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::New(command) => compare::create(
             &command,
             &NewRun {
-                client_ceiling: live::machine_ceiling(&args.out, &cancel, &progress).await,
+                client_ceiling: calibrate::machine_ceiling(&args.out, &cancel, &progress).await,
                 results_root: args.out.clone(),
                 workload_dir: None,
             },
@@ -749,7 +751,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         overrides: args.properties,
         results_root: args.out,
     };
-    let outcome = live::calibrate(&cfg, &cancel, &progress).await?;
+    let outcome = calibrate::calibrate(&cfg, &cancel, &progress).await?;
     output::println(&outcome.render())?;
     Ok(())
 }
@@ -779,7 +781,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
-    preflight::scenarios(&live::demo_command(&cfg))?;
+    preflight::scenarios(&demo::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: crate::topology::BackendKind::Process,
@@ -789,7 +791,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         ..Default::default()
     })
     .await?;
-    let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
+    let (dir, outcome) = demo::demo(&cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, args.strict)
 }
 
