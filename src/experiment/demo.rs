@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::compare::{MatrixOutcome, NewRun};
-use super::live::{LiveLab, free_port_range};
+use super::live::{DEMO_PORTS, LiveLab, demo_links, free_port_range};
 use super::model::CompareCommand;
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -23,20 +23,6 @@ pub(crate) const DEMO_WORKERS: u32 = 2;
 pub(crate) const DEMO_RECORDS: u64 = 2000;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
 pub(crate) const DEMO_THREADS: u32 = 64;
-
-/// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
-pub(crate) const DEMO_PORTS: u16 = 16;
-
-/// A temporary directory of `mongod`/`mongos` links to microshard's stand-in, for `demo`.
-pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
-    let bin = tempfile::Builder::new()
-        .prefix("microshard-demo-bin-")
-        .tempdir()
-        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
-    crate::standin::link_binaries(bin.path())
-        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
-    Ok(bin)
-}
 
 /// What `demo` is asked to do.
 #[derive(Debug, Clone)]

@@ -14,6 +14,20 @@ use crate::runner::Phase;
 use crate::topology::BackendKind;
 use crate::workload::prop;
 
+/// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
+pub(crate) const DEMO_PORTS: u16 = 16;
+
+/// A temporary directory of `mongod`/`mongos` links to microshard's stand-in, for `demo`.
+pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
+    let bin = tempfile::Builder::new()
+        .prefix("microshard-demo-bin-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
+    crate::standin::link_binaries(bin.path())
+        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
+    Ok(bin)
+}
+
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
 pub(crate) struct LiveLab {
@@ -57,7 +71,7 @@ impl LiveLab {
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
         let (bin_dir, links) = if prepared.relinks_standin() {
-            let links = super::demo::demo_links()?;
+            let links = demo_links()?;
             (Some(links.path().to_path_buf()), Some(links))
         } else {
             (cmd.bin_dir.clone(), None)
@@ -67,7 +81,7 @@ impl LiveLab {
         lab.image = cmd.image.clone();
         lab.clients = cmd.clients;
         if links.is_some() && lab.base_port.is_none() {
-            lab.base_port = free_port_range(super::demo::DEMO_PORTS);
+            lab.base_port = free_port_range(DEMO_PORTS);
         }
         Ok((lab, links))
     }
