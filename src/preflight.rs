@@ -350,6 +350,59 @@ pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
     let kind = s.backend;
+    let specs = load_specs(s)?;
+
+    if kind == BackendKind::Process && !s.binaries_linked_later {
+        // Once, not once per topology.
+        let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
+        for program in ["mongod", "mongos"] {
+            if program == "mongos" && !sharded {
+                continue;
+            }
+            crate::topology::find_program(program, s.bin_dir)
+                .map_err(crate::error::as_bad_input)?;
+        }
+    }
+
+    let mut plans = Vec::new();
+    for (name, spec) in &specs {
+        check_cpusets(name, spec, kind)?;
+        if kind == BackendKind::Process && s.binaries_linked_later {
+            continue;
+        }
+        let mut opts = PlanOptions::new(spec, kind);
+        opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
+        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
+        plans.push((*name, spec, plan));
+    }
+    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
+    // of their engines is asked.
+    for (name, spec) in &specs {
+        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
+    }
+
+    match kind {
+        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.pulls, s.dry_run).await?,
+        BackendKind::Existing => {
+            for (name, _, plan) in &plans {
+                if let Some(uri) = &plan.uri {
+                    cluster_answers(&format!("{label} {name}"), uri).await?;
+                }
+            }
+        }
+        BackendKind::Process => {}
+    }
+    // Last: a port taken now is the most likely to be free again a moment later.
+    for (name, _, plan) in &plans {
+        ports_free(&format!("{label} {name}"), plan)?;
+    }
+    Ok(())
+}
+
+/// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
+/// every topology loaded as it will be brought up: none listed twice, none named like another.
+fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
+    let label = s.label;
     let mut seen = BTreeSet::new();
     for t in s.topologies {
         if !seen.insert(t.as_str()) {
@@ -403,52 +456,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
             )));
         }
     }
-
-    if kind == BackendKind::Process && !s.binaries_linked_later {
-        // Once, not once per topology.
-        let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
-        for program in ["mongod", "mongos"] {
-            if program == "mongos" && !sharded {
-                continue;
-            }
-            crate::topology::find_program(program, s.bin_dir)
-                .map_err(crate::error::as_bad_input)?;
-        }
-    }
-
-    let mut plans = Vec::new();
-    for (name, spec) in &specs {
-        check_cpusets(name, spec, kind)?;
-        if kind == BackendKind::Process && s.binaries_linked_later {
-            continue;
-        }
-        let mut opts = PlanOptions::new(spec, kind);
-        opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
-        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
-        plans.push((*name, spec, plan));
-    }
-    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
-    // of their engines is asked.
-    for (name, spec) in &specs {
-        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
-    }
-
-    match kind {
-        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.pulls, s.dry_run).await?,
-        BackendKind::Existing => {
-            for (name, _, plan) in &plans {
-                if let Some(uri) = &plan.uri {
-                    cluster_answers(&format!("{label} {name}"), uri).await?;
-                }
-            }
-        }
-        BackendKind::Process => {}
-    }
-    // Last: a port taken now is the most likely to be free again a moment later.
-    for (name, _, plan) in &plans {
-        ports_free(&format!("{label} {name}"), plan)?;
-    }
-    Ok(())
+    Ok(specs)
 }
 
 /// True for the local Docker engine (no endpoint, or a unix socket).
