@@ -130,7 +130,6 @@ fn properties(mix: &Mix, uri: &str, records: u64, ops: u64, threads: u64) -> Pro
 
 fn quiet() -> ExecuteOptions {
     ExecuteOptions {
-        quiet: true,
         ..ExecuteOptions::default()
     }
 }

@@ -6,13 +6,58 @@
 //! `docs/reliability.md` §1 promises. Messages on stderr never fail a command: when stderr itself
 //! is gone there is nobody left to tell.
 //!
-//! The command line hands every rendered report, table, plan and status to this module; backend
-//! and cluster progress, per-operation error messages and the Ctrl-C notice use [`eprintln`] too. Not yet here: the runner
-//! writes the YCSB report itself (its write error reaches `main` as an `io::Error`, so a closed
-//! pipe ends it the same way) and prints its status lines and the experiment progress with
-//! `eprintln!` (see `docs/reliability.md`, "Not yet proven by a test").
+//! The command line hands every rendered report, table, plan and status to this module. What the
+//! engine says while it works arrives as [`Event`]s: [`Terminal`] writes them as lines (a
+//! benchmark, a bring-up), `cli::progress` draws an experiment's as bars.
 
 use std::io::{self, Write};
+
+use crate::events::{Event, Events};
+
+/// The terminal printer: each event as the line the user has always seen, on stderr (and a
+/// status line on stdout too when YCSB prints it there).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Terminal;
+
+impl Terminal {
+    /// A shared [`Terminal`].
+    pub(crate) fn sink() -> crate::events::Sink {
+        std::sync::Arc::new(Terminal)
+    }
+}
+
+impl Events for Terminal {
+    fn event(&self, event: Event) {
+        match event {
+            Event::Note(line)
+            | Event::Warning(line)
+            | Event::Finding(line)
+            | Event::Protocol(line)
+            | Event::Line(line) => eprintln(&line),
+            Event::Status { line, also_stdout } => {
+                eprintln(&line);
+                if also_stdout {
+                    let _ = println(&line);
+                }
+            }
+            Event::BringUp(step) => eprintln(&format!("microshard: {step}")),
+            Event::PullStarted { image, endpoint } => {
+                eprintln(&format!("microshard: pulling {image} on {endpoint}"))
+            }
+            Event::Pull { line, .. } => eprintln(&format!("microshard:   {line}")),
+            Event::OpError { msg, held_back, .. } if held_back > 0 => {
+                eprintln(&format!("{msg} (and {held_back} more like it)"))
+            }
+            Event::OpError { msg, .. } => eprintln(&msg),
+            Event::PhaseStarted { label, .. } => eprintln(&format!("microshard: {label} ...")),
+            Event::PhaseEnded {
+                label,
+                outcome: Some(outcome),
+            } => eprintln(&format!("microshard: {label}: {outcome}")),
+            Event::PhaseEnded { outcome: None, .. } => {}
+        }
+    }
+}
 
 /// Writes `text` to stdout as is (no newline added) and flushes it.
 pub(crate) fn print(text: &str) -> io::Result<()> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use microshard::backend::{self, UpOptions, docker};
 use microshard::cluster::AssemblyOptions;
-use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
+use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 
 fn microshard_bin() -> PathBuf {
@@ -44,7 +44,6 @@ fn up_opts() -> UpOptions {
             ready_timeout: t,
             primary_timeout: t,
             add_shard_timeout: t,
-            progress: true,
         },
         stop_timeout: Duration::from_secs(5),
         ..UpOptions::default()
@@ -198,7 +197,7 @@ fn docker_backend_end_to_end() {
                 if shards > 0 {
                     assert_eq!(host.memory, Some(1 << 30), "{name}");
                     assert_eq!(host.memory_swap, host.memory, "{name}");
-                    if m.role != Role::Mongos {
+                    if m.role != MemberRole::Mongos {
                         assert!(m.argv.join(" ").contains("--wiredTigerCacheSizeGB 0.25"), "{:?}", m.argv);
                     }
                 }
@@ -229,7 +228,7 @@ fn docker_backend_end_to_end() {
             if shards > 0 {
                 assert_eq!(cluster.chunks.len(), shards as usize, "{:?}", cluster.chunks);
                 let mut total = 0;
-                for m in cluster.members.iter().filter(|m| m.role == Role::Shard) {
+                for m in cluster.members.iter().filter(|m| m.role == MemberRole::Shard) {
                     let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
                     let n = c
                         .database("ycsb")
@@ -242,7 +241,7 @@ fn docker_backend_end_to_end() {
                 }
                 assert_eq!(total, 100);
             }
-            backend::down(&cluster).await.unwrap();
+            backend::down(&cluster, &microshard::events::Discard).await.unwrap();
             let left = labelled_objects(&d, &p.run_id).await;
             assert!(left.is_empty(), "left behind: {left:?}");
             assert!(!cluster.state_file.exists());
@@ -270,7 +269,7 @@ fn docker_backend_end_to_end() {
             .await
             .unwrap();
         assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 50);
-        backend::down(&cluster).await.unwrap();
+        backend::down(&cluster, &microshard::events::Discard).await.unwrap();
         assert!(labelled_objects(&d, &p.run_id).await.is_empty());
 
         // A run that "crashed" (never torn down) plus a labelled network without a state file:
@@ -292,7 +291,7 @@ fn docker_backend_end_to_end() {
             ..Default::default()
         };
         d.create_network(stray).await.unwrap();
-        let done = backend::down_all_where(|n| n.starts_with("t-d")).await.unwrap();
+        let done = backend::down_all_where(|n| n.starts_with("t-d"), &microshard::events::Discard).await.unwrap();
         assert!(done.iter().any(|l| l.contains("t-dcrash")), "{done:?}");
         assert!(done.iter().any(|l| l.contains("network t-dstray")), "{done:?}");
         assert!(labelled_objects(&d, &crashed.run_id).await.is_empty());

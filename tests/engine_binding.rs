@@ -24,7 +24,7 @@ async fn binding(server: &Server, extra: &[(&str, &str)]) -> MongoBinding {
         props.apply_override(&format!("{k}={v}")).unwrap();
     }
     let settings = BindingSettings::from_properties(&props, 2, None).expect("settings");
-    MongoBinding::connect_with(settings)
+    MongoBinding::connect_with(settings, microshard::events::Discard::sink())
         .await
         .expect("connects")
 }
@@ -175,7 +175,6 @@ fn run_props(server: &Server, extra: &[&str]) -> Properties {
 
 fn quiet() -> ExecuteOptions {
     ExecuteOptions {
-        quiet: true,
         ..ExecuteOptions::default()
     }
 }

@@ -23,7 +23,6 @@ fn props(files: &[&str], overrides: &[String]) -> Properties {
 fn quiet(uri: &str) -> ExecuteOptions {
     ExecuteOptions {
         uri: Some(uri.to_string()),
-        quiet: true,
         ..ExecuteOptions::default()
     }
 }

@@ -319,7 +319,10 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
         // `microshard down --all`, limited to this topology (the real one would also remove
         // every other microshard object on this engine): nothing is left for it to do.
         let done = rt
-            .block_on(backend::down_all_where(|c| c == name))
+            .block_on(backend::down_all_where(
+                |c| c == name,
+                &microshard::events::Discard,
+            ))
             .expect("down --all");
         assert!(done.is_empty(), "{what}: down --all still found: {done:?}");
         assert!(rt.block_on(labelled_objects(&d, &name)).is_empty());
@@ -461,7 +464,10 @@ impl CompareLab {
     fn down_all(&self) -> Vec<String> {
         let names = self.names.clone();
         self.rt
-            .block_on(backend::down_all_where(|c| names.iter().any(|n| n == c)))
+            .block_on(backend::down_all_where(
+                |c| names.iter().any(|n| n == c),
+                &microshard::events::Discard,
+            ))
             .expect("down --all")
     }
 

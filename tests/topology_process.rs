@@ -13,7 +13,7 @@ use std::time::Duration;
 use microshard::backend::{self, MemberState, RunningCluster, UpOptions};
 use microshard::cluster::{self, AssemblyOptions};
 use microshard::experiment::metrics;
-use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
+use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 use serde_json::Value;
 
@@ -82,7 +82,6 @@ fn up_opts(timeout: u64) -> UpOptions {
             ready_timeout: t,
             primary_timeout: t,
             add_shard_timeout: t,
-            progress: true,
         },
         stop_timeout: Duration::from_secs(10),
         ..UpOptions::default()
@@ -146,7 +145,11 @@ async fn insert_and_count_per_shard(cluster: &RunningCluster) -> Vec<(String, u6
         .collect();
     coll.insert_many(docs).await.unwrap();
     let mut out = Vec::new();
-    for m in cluster.members.iter().filter(|m| m.role == Role::Shard) {
+    for m in cluster
+        .members
+        .iter()
+        .filter(|m| m.role == MemberRole::Shard)
+    {
         let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
         let n = c
             .database("ycsb")
@@ -200,7 +203,7 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
     assert_eq!(conf["members"][0]["host"], format!("localhost:{cfg_port}"));
     // Every shard set initiated without configsvr, with its own localhost:port.
     let mut last_initiate = init[0]["t"].as_str().unwrap().to_string();
-    for s in plan.members_with(Role::Shard) {
+    for s in plan.members_with(MemberRole::Shard) {
         let log = command_log(&plan, &s.name);
         let init = find_cmd(&log, "replSetInitiate");
         assert_eq!(init.len(), 1, "one replSetInitiate on {}", s.name);
@@ -233,7 +236,7 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
     expected.extend(["enableSharding", "shardCollection", "balancerStop"]);
     assert_eq!(names, expected);
     assert!(seq[0]["t"].as_str().unwrap() > last_initiate.as_str());
-    for (i, s) in plan.members_with(Role::Shard).enumerate() {
+    for (i, s) in plan.members_with(MemberRole::Shard).enumerate() {
         assert_eq!(
             seq[i]["args"]["addShard"],
             format!("{}/localhost:{}", s.name, s.port)
@@ -296,7 +299,9 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
         existing_cases(&cluster, root).await;
     }
 
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard)
+        .await
+        .unwrap();
     assert_nothing_left(&cluster);
 }
 
@@ -327,7 +332,9 @@ async fn existing_cases(cluster: &RunningCluster, root: &Path) {
         .await
         .unwrap();
     assert_eq!(n, 0, "the existing backend drops ycsb first");
-    backend::down(&found).await.unwrap();
+    backend::down(&found, &microshard::events::Discard)
+        .await
+        .unwrap();
     // Still running: down never touches what it did not start.
     let (role, _) = cluster::detect_role(&cluster.entry_uri).await.unwrap();
     assert_eq!(role, cluster::DetectedRole::Mongos);
@@ -360,7 +367,9 @@ async fn standalone_case(root: &Path, bin: &Path, slot: u32) {
         .insert_one(doc! {"_id": "user1"})
         .await
         .unwrap();
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard)
+        .await
+        .unwrap();
     assert_nothing_left(&cluster);
 }
 
@@ -609,7 +618,9 @@ fn process_backend_end_to_end() {
         );
         let plan = plan_for(&path, root.path(), &bin);
         let crashed = backend::up(&plan, &up_opts(60)).await.unwrap();
-        let done = backend::down_all_where(|n| n == "t-crash").await.unwrap();
+        let done = backend::down_all_where(|n| n == "t-crash", &microshard::events::Discard)
+            .await
+            .unwrap();
         assert!(done.iter().any(|l| l.contains("t-crash")), "{done:?}");
         assert_nothing_left(&crashed);
     });

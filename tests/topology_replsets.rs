@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use microshard::backend::{self, MemberState, UpOptions};
 use microshard::cluster::AssemblyOptions;
-use microshard::topology::{BackendKind, Plan, PlanOptions, Role, TopologySpec};
+use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 
 fn standin_bin_dir(root: &Path) -> PathBuf {
@@ -51,7 +51,6 @@ fn up_opts(primary_timeout: u64) -> UpOptions {
             ready_timeout: Duration::from_secs(60),
             primary_timeout: Duration::from_secs(primary_timeout),
             add_shard_timeout: Duration::from_secs(60),
-            progress: true,
         },
         stop_timeout: Duration::from_secs(10),
         ..UpOptions::default()
@@ -110,7 +109,7 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
     );
     // Both routers are in the entry URI.
     let routers: Vec<String> = plan
-        .members_with(Role::Mongos)
+        .members_with(MemberRole::Mongos)
         .map(|m| m.member_host.clone())
         .collect();
     assert_eq!(routers.len(), 2);
@@ -159,7 +158,9 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
             m.name
         );
     }
-    backend::down(&cluster).await.unwrap();
+    backend::down(&cluster, &microshard::events::Discard)
+        .await
+        .unwrap();
     assert!(!cluster.plan.run_dir.exists());
     assert!(!cluster.state_file.exists());
 }

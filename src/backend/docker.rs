@@ -23,7 +23,8 @@ use futures::future::BoxFuture;
 
 use super::{InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
 use crate::cluster::Launcher;
-use crate::topology::{Member, Plan, Role};
+use crate::events::{Event, Events, Sink};
+use crate::topology::{Member, MemberRole, Plan};
 
 /// Label naming the topology on every container, network and volume.
 pub const LABEL_CLUSTER: &str = "microshard.cluster";
@@ -93,17 +94,72 @@ pub async fn connect(endpoint: Option<&str>) -> Result<Docker, DockerError> {
     Ok(docker)
 }
 
+/// Creates and starts a container; an engine that refuses to raise `nofile` (rootless
+/// Docker, a restricted daemon) gets it without the limit. `Some(NOFILE)` when the limit holds.
+async fn create_and_start(
+    docker: Docker,
+    name: String,
+    mut body: ContainerCreateBody,
+) -> Result<Option<i64>, DockerError> {
+    loop {
+        let opts = CreateContainerOptionsBuilder::default().name(&name).build();
+        docker
+            .create_container(Some(opts), body.clone())
+            .await
+            .map_err(|e| {
+                DockerError::Api(format!("cannot create container {name}: {}", one_line(e)))
+            })?;
+        let started = docker
+            .start_container(
+                &name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await;
+        let err = match started {
+            Ok(()) => {
+                let nofile = body
+                    .host_config
+                    .as_ref()
+                    .and_then(|h| h.ulimits.as_ref())
+                    .map(|_| NOFILE);
+                return Ok(nofile);
+            }
+            Err(e) => one_line(e),
+        };
+        // An engine whose own hard limit is lower (rootless Docker, a restricted
+        // daemon) refuses to raise it: run with the engine's limit rather than not
+        // at all; the member's record says so (RunningMember.nofile = None).
+        let has_ulimits = body
+            .host_config
+            .as_ref()
+            .is_some_and(|h| h.ulimits.is_some());
+        if has_ulimits && err.contains("rlimit") {
+            remove_container(&docker, &name)
+                .await
+                .map_err(DockerError::Api)?;
+            if let Some(h) = body.host_config.as_mut() {
+                h.ulimits = None;
+            }
+            continue;
+        }
+        return Err(DockerError::Api(format!(
+            "cannot start container {name}: {err}"
+        )));
+    }
+}
+
 /// True when the engine has `image` locally.
 pub(crate) async fn image_present(docker: &Docker, image: &str) -> bool {
     docker.inspect_image(image).await.is_ok()
 }
 
-/// Makes sure `image` is on the engine: pulls it when missing (progress on stderr when asked).
+/// Makes sure `image` is on the engine: pulls it when missing, saying the pull's progress to
+/// `events`.
 pub(crate) async fn ensure_image(
     docker: &Docker,
     endpoint: Option<&str>,
     image: &str,
-    progress: bool,
+    events: &dyn Events,
 ) -> Result<(), DockerError> {
     if image_present(docker, image).await {
         return Ok(());
@@ -128,20 +184,23 @@ pub(crate) async fn ensure_image(
                 }
                 // Said once the registry answers, so an image that cannot be pulled is one line
                 // (the error) and a long pull still shows its progress.
-                if progress && !announced {
+                if !announced {
                     announced = true;
-                    crate::output::eprintln(&format!(
-                        "microshard: pulling {image} on {}",
-                        endpoint_label(endpoint)
-                    ));
+                    events.event(Event::PullStarted {
+                        image: image.to_string(),
+                        endpoint: endpoint_label(endpoint),
+                    });
                 }
                 let line = format!(
                     "{} {}",
                     info.id.unwrap_or_default(),
                     info.status.unwrap_or_default()
                 );
-                if progress && line != last {
-                    crate::output::eprintln(&format!("microshard:   {}", line.trim()));
+                if line != last {
+                    events.event(Event::Pull {
+                        image: image.to_string(),
+                        line: line.trim().to_string(),
+                    });
                     last = line;
                 }
             }
@@ -214,6 +273,8 @@ pub(crate) struct DockerLauncher {
     in_flight: InFlight,
     /// `name:ip` of every host address, for each member's `/etc/hosts` (multi-host plans).
     extra_hosts: Vec<String>,
+    /// Where a refused limit is said.
+    events: Sink,
 }
 
 impl DockerLauncher {
@@ -237,7 +298,7 @@ impl DockerLauncher {
         };
         for ep in &endpoints {
             let docker = connect(ep.as_deref()).await?;
-            ensure_image(&docker, ep.as_deref(), &plan.image, opts.assembly.progress).await?;
+            ensure_image(&docker, ep.as_deref(), &plan.image, &*opts.events).await?;
             clients.insert(ep.clone(), docker);
         }
         // Published ports on this machine must be free (single host: every member is published).
@@ -296,6 +357,7 @@ impl DockerLauncher {
             network: plan.network.clone(),
             in_flight,
             extra_hosts: plan_extra_hosts(plan).await,
+            events: opts.events.clone(),
         })
     }
 
@@ -305,12 +367,9 @@ impl DockerLauncher {
             .ok_or_else(|| anyhow::anyhow!("internal: no Docker client for {}", member.name))
     }
 
-    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
-        let docker = self.client(member)?;
-        let name = member
-            .container
-            .clone()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+    /// The member's container: its command line, resources (CPU set, memory without swap,
+    /// `nofile`), published port, data directory and labels.
+    fn container_body(&self, member: &Member) -> ContainerCreateBody {
         let port_key = format!("{}/tcp", member.port);
         let memory = member
             .memory_limit_gb
@@ -349,77 +408,32 @@ impl DockerLauncher {
         if let (Some(dir), Some(db)) = (&member.dir, &member.dbpath) {
             host.binds = Some(vec![format!("{}:{}", dir.display(), db.display())]);
         }
-        let body = ContainerCreateBody {
+        ContainerCreateBody {
             image: Some(lock(&self.record).plan.image.clone()),
             cmd: Some(member.argv.clone()),
             labels: Some(labels(&self.plan_name, &self.run_id, Some(&member.name))),
             exposed_ports: exposed,
             host_config: Some(host),
             ..Default::default()
-        };
+        }
+    }
+
+    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
+        let docker = self.client(member)?;
+        let name = member
+            .container
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+        let body = self.container_body(member);
         // Create and start run to completion even if Ctrl-C abandons this bring-up meanwhile:
         // teardown then finds the container (see `InFlight`).
-        let create_and_start = {
-            let docker = docker.clone();
-            let name = name.clone();
-            async move {
-                let mut body = body;
-                loop {
-                    let opts = CreateContainerOptionsBuilder::default().name(&name).build();
-                    docker
-                        .create_container(Some(opts), body.clone())
-                        .await
-                        .map_err(|e| {
-                            DockerError::Api(format!(
-                                "cannot create container {name}: {}",
-                                one_line(e)
-                            ))
-                        })?;
-                    let started = docker
-                        .start_container(
-                            &name,
-                            None::<bollard::query_parameters::StartContainerOptions>,
-                        )
-                        .await;
-                    let err = match started {
-                        Ok(()) => {
-                            let nofile = body
-                                .host_config
-                                .as_ref()
-                                .and_then(|h| h.ulimits.as_ref())
-                                .map(|_| NOFILE);
-                            return Ok(nofile);
-                        }
-                        Err(e) => one_line(e),
-                    };
-                    // An engine whose own hard limit is lower (rootless Docker, a restricted
-                    // daemon) refuses to raise it: run with the engine's limit rather than not
-                    // at all; the member's record says so (RunningMember.nofile = None).
-                    let has_ulimits = body
-                        .host_config
-                        .as_ref()
-                        .is_some_and(|h| h.ulimits.is_some());
-                    if has_ulimits && err.contains("rlimit") {
-                        remove_container(&docker, &name)
-                            .await
-                            .map_err(DockerError::Api)?;
-                        if let Some(h) = body.host_config.as_mut() {
-                            h.ulimits = None;
-                        }
-                        continue;
-                    }
-                    return Err(DockerError::Api(format!(
-                        "cannot start container {name}: {err}"
-                    )));
-                }
-            }
-        };
+        let create_and_start = create_and_start(docker.clone(), name.clone(), body);
         let nofile = self.in_flight.run(create_and_start).await??;
         if nofile.is_none() {
-            crate::output::eprintln(&format!(
+            self.events.event(Event::Warning(format!(
                 "microshard: warning: the Docker engine refused nofile={NOFILE} for {}; it runs with the engine's limit (mongod accepts 0.8 × the soft limit in connections)",
                 member.name
-            ));
+            )));
         }
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.
@@ -536,10 +550,10 @@ pub(crate) async fn teardown(
         }
     }
     let t = stop_timeout.as_secs().max(1) as i32;
-    let groups: [&[Role]; 3] = [
-        &[Role::Mongos],
-        &[Role::Shard, Role::Standalone],
-        &[Role::Config],
+    let groups: [&[MemberRole]; 3] = [
+        &[MemberRole::Mongos],
+        &[MemberRole::Shard, MemberRole::Standalone],
+        &[MemberRole::Config],
     ];
     for roles in groups {
         let stops = cluster

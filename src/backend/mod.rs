@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{AssemblyOptions, ServerInfo};
-use crate::topology::{BackendKind, Kind, Plan, Role, TopologySpec};
+use crate::events::{Discard, Event, Events, Sink};
+use crate::topology::{BackendKind, Kind, MemberRole, Plan, TopologySpec};
 
 /// How far a member got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,8 +54,8 @@ impl std::fmt::Display for MemberState {
 pub struct RunningMember {
     /// Plan name (`sh0`).
     pub name: String,
-    /// Role in the cluster.
-    pub role: Role,
+    /// MemberRole in the cluster.
+    pub role: MemberRole,
     /// `host:port` as members see each other.
     pub member_host: String,
     /// `host:port` microshard reaches it at: the published port in Docker ([`Plan::dial_address`]).
@@ -142,7 +143,7 @@ impl RunningCluster {
     pub fn data_members(&self) -> impl Iterator<Item = &RunningMember> {
         self.members
             .iter()
-            .filter(|m| matches!(m.role, Role::Shard | Role::Standalone))
+            .filter(|m| matches!(m.role, MemberRole::Shard | MemberRole::Standalone))
     }
 
     /// The members that take writes: each shard set's elected primary (or its only member), or
@@ -211,7 +212,7 @@ impl RunningCluster {
     /// The member table `up` and `status` print.
     pub(crate) fn render(&self) -> String {
         #[derive(tabled::Tabled)]
-        struct Row {
+        struct MemberRow {
             role: String,
             name: String,
             #[tabled(rename = "host:port")]
@@ -221,10 +222,10 @@ impl RunningCluster {
             #[tabled(rename = "pid / container")]
             place: String,
         }
-        let rows: Vec<Row> = self
+        let rows: Vec<MemberRow> = self
             .members
             .iter()
-            .map(|m| Row {
+            .map(|m| MemberRow {
                 role: m.role.to_string(),
                 name: m.name.clone(),
                 host: m.member_host.clone(),
@@ -276,6 +277,8 @@ pub struct UpOptions {
     pub cancel: Option<CancellationToken>,
     /// How long a member gets to exit after `shutdown` before SIGTERM, and after SIGTERM before SIGKILL.
     pub stop_timeout: Duration,
+    /// Where the bring-up's steps, an image pull and the teardown's warnings go.
+    pub events: Sink,
 }
 
 impl Default for UpOptions {
@@ -285,6 +288,7 @@ impl Default for UpOptions {
             keep: false,
             cancel: None,
             stop_timeout: Duration::from_secs(15),
+            events: Discard::sink(),
         }
     }
 }
@@ -363,7 +367,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
             } else {
                 opts.stop_timeout.min(ABORTED_STOP_TIMEOUT)
             };
-            if let Err(td) = down_with(&snapshot, stop_timeout).await {
+            if let Err(td) = down_with(&snapshot, stop_timeout, &*opts.events).await {
                 return Err(err.context(format!("teardown after the failure also failed: {td:#}")));
             }
             Err(err)
@@ -380,14 +384,14 @@ async fn bring_up(
     let assembly = match plan.backend {
         BackendKind::Process => {
             let launcher = process::ProcessLauncher::prepare(plan, record.clone()).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly)
+            crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
                 .await
                 .map_err(refused_flag_is_bad_input)?
         }
         BackendKind::Docker => {
             let launcher =
                 docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly)
+            crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
                 .await
                 .map_err(refused_flag_is_bad_input)?
         }
@@ -425,9 +429,9 @@ pub(crate) fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
     let entry = plan
         .entry()
         .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
-    if entry.role == Role::Mongos {
+    if entry.role == MemberRole::Mongos {
         let routers: Vec<String> = plan
-            .members_with(Role::Mongos)
+            .members_with(MemberRole::Mongos)
             .map(|m| plan.dial_address(m))
             .collect();
         return Ok(format!("mongodb://{}/", routers.join(",")));
@@ -459,14 +463,19 @@ pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> anyhow::Res
 
 /// Tears the cluster down: `shutdown` mongos → shards → config, SIGTERM/SIGKILL (or container
 /// stop/remove) as fallback, networks and anonymous volumes removed, directories removed unless
-/// `keep`, state file removed. Never touches a cluster it did not start (existing).
-pub async fn down(cluster: &RunningCluster) -> anyhow::Result<()> {
-    down_with(cluster, Duration::from_secs(15)).await
+/// `keep`, state file removed. Never touches a cluster it did not start (existing). What it must
+/// say (a member that did not go quietly, directories left on another machine) goes to `events`.
+pub async fn down(cluster: &RunningCluster, events: &dyn Events) -> anyhow::Result<()> {
+    down_with(cluster, Duration::from_secs(15), events).await
 }
 
-async fn down_with(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::Result<()> {
+async fn down_with(
+    cluster: &RunningCluster,
+    stop_timeout: Duration,
+    events: &dyn Events,
+) -> anyhow::Result<()> {
     let result = match cluster.backend {
-        BackendKind::Process => process::teardown(cluster, stop_timeout).await,
+        BackendKind::Process => process::teardown(cluster, stop_timeout, events).await,
         BackendKind::Docker => docker::teardown(cluster, stop_timeout).await,
         BackendKind::Existing => Ok(()),
     };
@@ -476,7 +485,7 @@ async fn down_with(cluster: &RunningCluster, stop_timeout: Duration) -> anyhow::
         let left = remove_dirs(cluster);
         if !cluster.keep {
             for line in remote_dirs(&cluster.plan) {
-                crate::output::eprintln(&format!("microshard: {line}"));
+                events.event(Event::Warning(format!("microshard: {line}")));
             }
         }
         state::remove(&cluster.state_file);
@@ -580,10 +589,10 @@ pub struct DownAll {
 /// Tears down every run recorded in this user's state directory and every Docker object on the
 /// local engine labelled with this user's owner id ([`docker::owner_id`]); with `any_owner`,
 /// every microshard-labelled object on the engine, whoever made it.
-pub(crate) async fn down_all(any_owner: bool) -> anyhow::Result<DownAll> {
+pub(crate) async fn down_all(any_owner: bool, events: &dyn Events) -> anyhow::Result<DownAll> {
     let mut report = DownAll::default();
     let mut errors = Vec::new();
-    down_state_files(|_| true, &mut report.done, &mut errors).await;
+    down_state_files(|_| true, &mut report.done, &mut errors, events).await;
     let owner = docker::owner_id();
     let mine = |l: &std::collections::HashMap<String, String>| {
         any_owner || l.get(docker::LABEL_OWNER) == Some(&owner)
@@ -605,6 +614,7 @@ async fn down_state_files(
     keep: impl Fn(&str) -> bool,
     done: &mut Vec<String>,
     errors: &mut Vec<String>,
+    events: &dyn Events,
 ) {
     for (path, rec) in state::list() {
         if let Ok(c) = &rec
@@ -613,7 +623,7 @@ async fn down_state_files(
             continue;
         }
         match rec {
-            Ok(c) => match down(&c).await {
+            Ok(c) => match down(&c, events).await {
                 Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
                 Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
             },
@@ -624,10 +634,13 @@ async fn down_state_files(
 
 /// Every state file and every microshard-labelled Docker object (any owner) whose topology name
 /// passes `keep`; tests use it so they never touch another run on the same engine.
-pub async fn down_all_where(keep: impl Fn(&str) -> bool) -> anyhow::Result<Vec<String>> {
+pub async fn down_all_where(
+    keep: impl Fn(&str) -> bool,
+    events: &dyn Events,
+) -> anyhow::Result<Vec<String>> {
     let mut done = Vec::new();
     let mut errors = Vec::new();
-    down_state_files(&keep, &mut done, &mut errors).await;
+    down_state_files(&keep, &mut done, &mut errors, events).await;
     match docker::remove_labelled_where(None, None, &keep).await {
         Ok(removed) => done.extend(removed),
         Err(docker::DockerError::Unreachable(_)) => {}
@@ -762,7 +775,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let err = rt.block_on(down(&c)).unwrap_err().to_string();
+        let err = rt.block_on(down(&c, &Discard)).unwrap_err().to_string();
         assert!(
             err.contains("could not remove") && err.contains(&impossible.display().to_string()),
             "{err}"

@@ -11,7 +11,8 @@ use futures::future::BoxFuture;
 
 use super::{MemberState, RunningCluster, lock, snapshot_write};
 use crate::cluster::Launcher;
-use crate::topology::{Member, Plan, Role, parse_cpuset};
+use crate::events::{Event, Events};
+use crate::topology::{Member, MemberRole, Plan, parse_cpuset};
 
 /// Starts and watches local processes for one plan.
 pub(crate) struct ProcessLauncher {
@@ -40,7 +41,7 @@ impl ProcessLauncher {
         }
         // Flags this binary's version no longer accepts: named now, not as a start-up failure.
         if let Some(v) = versions.get("mongod") {
-            for m in plan.members.iter().filter(|m| m.role != Role::Mongos) {
+            for m in plan.members.iter().filter(|m| m.role != MemberRole::Mongos) {
                 crate::topology::check_mongod_args(&m.argv, Some(v)).map_err(|e| {
                     crate::error::bad_input(format!("{}: {e}", plan.source.display()))
                 })?;
@@ -72,8 +73,8 @@ impl ProcessLauncher {
 }
 
 /// `mongos` for routers, `mongod` for everything else (the keys of `binary_versions`).
-fn program_key(role: Role) -> &'static str {
-    if role == Role::Mongos {
+fn program_key(role: MemberRole) -> &'static str {
+    if role == MemberRole::Mongos {
         "mongos"
     } else {
         "mongod"
@@ -379,11 +380,12 @@ fn tail_lines(path: &Path, n: usize) -> Vec<String> {
 pub(crate) async fn teardown(
     cluster: &RunningCluster,
     stop_timeout: Duration,
+    events: &dyn Events,
 ) -> anyhow::Result<()> {
-    let groups: [&[Role]; 3] = [
-        &[Role::Mongos],
-        &[Role::Shard, Role::Standalone],
-        &[Role::Config],
+    let groups: [&[MemberRole]; 3] = [
+        &[MemberRole::Mongos],
+        &[MemberRole::Shard, MemberRole::Standalone],
+        &[MemberRole::Config],
     ];
     let mut survivors = Vec::new();
     for roles in groups {
@@ -393,7 +395,7 @@ pub(crate) async fn teardown(
             .filter(|m| roles.contains(&m.role))
             .filter_map(|m| m.pid.map(|pid| (m, pid)))
             .map(|(m, pid)| async move {
-                let ok = stop_one(&m.name, pid, m.port, &m.address, stop_timeout).await;
+                let ok = stop_one(&m.name, pid, m.port, &m.address, stop_timeout, events).await;
                 (m.name.clone(), pid, ok)
             });
         for (name, pid, ok) in futures::future::join_all(stops).await {
@@ -416,10 +418,17 @@ pub(crate) async fn teardown(
 /// How long a member gets to answer `shutdown` before it is signalled.
 const SHUTDOWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Stops one member, saying on stderr what it waits for whenever the member does not go
+/// Stops one member, saying (to `events`) what it waits for whenever the member does not go
 /// quietly: a frozen (stopped) process is killed at once, a member that does not answer
 /// `shutdown` gets SIGTERM and then SIGKILL, each wait bounded by `stop_timeout`.
-async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: Duration) -> bool {
+async fn stop_one(
+    name: &str,
+    pid: u32,
+    port: u16,
+    address: &str,
+    stop_timeout: Duration,
+    events: &dyn Events,
+) -> bool {
     if !pid_alive(pid, port) {
         return true;
     }
@@ -430,9 +439,9 @@ async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: 
         }
     };
     if process_stopped(pid) {
-        crate::output::eprintln(&format!(
+        events.event(Event::Warning(format!(
             "microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it"
-        ));
+        )));
         kill(libc::SIGKILL);
         return wait_gone(pid, port, stop_timeout).await;
     }
@@ -441,11 +450,11 @@ async fn stop_one(name: &str, pid: u32, port: u16, address: &str, stop_timeout: 
             .await
             .is_ok();
     if !answered {
-        crate::output::eprintln(&format!(
+        events.event(Event::Warning(format!(
             "microshard: {name} ({address}) did not answer shutdown within {} s: sending SIGTERM, then SIGKILL after {} s",
             SHUTDOWN_COMMAND_TIMEOUT.as_secs(),
             stop_timeout.as_secs()
-        ));
+        )));
     } else if wait_gone(pid, port, stop_timeout).await {
         return true;
     }

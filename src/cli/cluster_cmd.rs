@@ -93,7 +93,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         args.backend = Some(BackendKind::Process);
         args.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
     }
-    args.bin_dir = super::preflight::absolute_bin_dir(args.bin_dir)?;
+    args.bin_dir = crate::preflight::absolute_bin_dir(args.bin_dir)?;
     let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
     if let Some(port) = args.base_port {
         spec.base_port = port;
@@ -134,11 +134,12 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
     // anything starts (`docs/reliability.md` §1), for a dry run too.
     if let Some(dir) = &args.run_dir {
-        super::preflight::writable_dir("--run-dir", dir)?;
+        crate::preflight::writable_dir("--run-dir", dir)?;
     }
-    super::preflight::servers(&super::preflight::Servers {
+    crate::preflight::servers(&crate::preflight::Servers {
         label: "topology",
-        backend: &backend.to_string(),
+        backend,
+        pulls: Some(&crate::output::Terminal),
         topologies: std::slice::from_ref(&args.topology),
         bin_dir: args.bin_dir.as_deref(),
         image: args.image.as_deref(),
@@ -166,10 +167,10 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
             ready_timeout: t,
             primary_timeout: t,
             add_shard_timeout: t,
-            progress: true,
         },
         keep: args.keep,
         cancel: Some(cancel),
+        events: crate::output::Terminal::sink(),
         ..UpOptions::default()
     };
     let cluster = backend::up(&plan, &up_opts).await?;
@@ -187,7 +188,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
 pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
-        let report = backend::down_all(args.any_owner).await?;
+        let report = backend::down_all(args.any_owner, &crate::output::Terminal).await?;
         if let Some(why) = &report.docker_unreachable {
             output::eprintln(&format!(
                 "microshard: note: Docker engine unreachable ({why}): its containers, networks and volumes were not searched"
@@ -228,7 +229,7 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     let mut errors = Vec::new();
     let mut done = String::new();
     for c in matches {
-        match backend::down(&c).await {
+        match backend::down(&c, &crate::output::Terminal).await {
             Ok(()) => done.push_str(&format!(
                 "torn down: {} (run {}, {})\n",
                 c.name, c.run_id, c.backend

@@ -5,18 +5,21 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::preflight;
+use super::progress::ProgressDisplay;
 use crate::error::as_bad_input;
 use crate::error::bad_input;
+use crate::events::Events;
+use crate::experiment::calibrate::{self, CalibrateConfig};
 use crate::experiment::compare::{self, MatrixOutcome, NewRun, ResumeFlags};
+use crate::experiment::demo::{self, DemoConfig};
 use crate::experiment::dry_run;
-use crate::experiment::live::{self, CalibrateConfig, DemoConfig, LiveLab};
+use crate::experiment::live::LiveLab;
 use crate::experiment::model::CompareCommand;
-use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::measure::validity::Verdict;
-use crate::output;
+use crate::output::{self, Terminal};
+use crate::preflight;
 use crate::report::{self, Format};
 
 use preflight::MAX_DURATION;
@@ -325,16 +328,16 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Records loaded per topology.
-    #[arg(long, default_value_t = live::DEMO_RECORDS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = demo::DEMO_RECORDS, value_parser = clap::value_parser!(u64).range(1..))]
     pub records: u64,
     /// Stand-in service time per operation, µs (the capacity model).
-    #[arg(long, default_value_t = live::DEMO_SERVICE_TIME_US)]
+    #[arg(long, default_value_t = demo::DEMO_SERVICE_TIME_US)]
     pub service_time_us: u64,
     /// Stand-in workers per mongod (capacity = workers × 10⁶ / service time ops/s).
-    #[arg(long, default_value_t = live::DEMO_WORKERS)]
+    #[arg(long, default_value_t = demo::DEMO_WORKERS)]
     pub workers: u32,
     /// Client threads.
-    #[arg(long, default_value_t = live::DEMO_THREADS)]
+    #[arg(long, default_value_t = demo::DEMO_THREADS)]
     pub threads: u32,
     /// Topologies, comma-separated.
     #[arg(long, default_value = "single,microshard-2,microshard-4")]
@@ -420,13 +423,6 @@ fn finish_matrix(
     crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
-/// Live findings during cells (a member stopped answering, a stall) as lines above the progress
-/// display.
-fn notify_through(progress: &Progress) -> crate::runner::Notify {
-    let p = progress.clone();
-    crate::runner::Notify::new(move |line| p.line(line))
-}
-
 impl CompareArgs {
     /// The one record this command line asks for (a new experiment; `--resume` reads its record
     /// from the run directory instead). Flags are checked here, each failure one line naming the
@@ -510,7 +506,7 @@ enum Start {
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
     let start = match &args.resume {
@@ -531,14 +527,14 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     };
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: &command.backend.to_string(),
+        backend: command.backend,
         topologies: &command.topologies,
         bin_dir: command.bin_dir.as_deref().filter(|_| !relink),
         extra_mongod_args: &command.extra_mongod_args,
         image: command.image.as_deref(),
         base_port: command.base_port,
         binaries_linked_later: relink,
-        quiet: args.quiet,
+        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
     })
     .await?;
@@ -563,14 +559,14 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::New(command) => compare::create(
             &command,
             &NewRun {
-                client_ceiling: live::machine_ceiling(&args.out, &cancel, &progress).await,
+                client_ceiling: calibrate::machine_ceiling(&args.out, &cancel, &progress).await,
                 results_root: args.out.clone(),
                 workload_dir: None,
             },
         )?,
     };
     let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
-    lab.notify = Some(notify_through(&progress));
+    lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, args.strict)
 }
@@ -578,7 +574,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
 /// Runs a thread sweep.
 pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     let target = match (args.topology, args.uri) {
         (Some(t), None) => SweepTarget::Topology(t),
         (None, Some(u)) => SweepTarget::Uri(u),
@@ -618,12 +614,12 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         SweepTarget::Topology(t) => {
             preflight::servers(&preflight::Servers {
                 label: "--topology",
-                backend: &args.backend,
+                backend,
                 topologies: std::slice::from_ref(t),
                 bin_dir: bin_dir.as_deref(),
                 extra_mongod_args: &args.mongod_args,
                 base_port: args.base_port,
-                quiet: args.quiet,
+                pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
                 dry_run: args.dry_run,
                 ..Default::default()
             })
@@ -642,7 +638,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     }
     let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;
-    lab.notify = Some(notify_through(&progress));
+    lab.events = progress.events();
     lab.clients = cfg.clients;
     let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
     if result.is_single() {
@@ -744,7 +740,7 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 /// Measures the client's ceiling.
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     preflight::at_least_one("--threads", u64::from(args.threads))?;
     preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
@@ -755,7 +751,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         overrides: args.properties,
         results_root: args.out,
     };
-    let outcome = live::calibrate(&cfg, &cancel, &progress).await?;
+    let outcome = calibrate::calibrate(&cfg, &cancel, &progress).await?;
     output::println(&outcome.render())?;
     Ok(())
 }
@@ -763,7 +759,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
 /// Runs the stand-in demo.
 pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    let progress = Progress::auto(args.quiet);
+    let progress = ProgressDisplay::auto(args.quiet);
     let cfg = DemoConfig {
         results_root: args.out,
         duration: args.duration,
@@ -785,17 +781,17 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
-    preflight::scenarios(&live::demo_command(&cfg))?;
+    preflight::scenarios(&demo::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: "process",
+        backend: crate::topology::BackendKind::Process,
         topologies: &cfg.topologies,
         binaries_linked_later: true,
-        quiet: args.quiet,
+        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         ..Default::default()
     })
     .await?;
-    let (dir, outcome) = live::demo(&cfg, &cancel, &progress).await?;
+    let (dir, outcome) = demo::demo(&cfg, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, args.strict)
 }
 

@@ -12,7 +12,7 @@ pub(crate) mod cluster_cmd;
 pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
 pub(crate) mod merge_overlap;
-pub(crate) mod preflight;
+pub(crate) mod progress;
 pub(crate) mod size_notice;
 pub(crate) mod standin_cmd;
 pub(crate) mod workload_cmd;

@@ -128,12 +128,11 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
             },
         }
     }
-    let docker = bollard::Docker::connect_with_defaults()
-        .map_err(|e| anyhow::anyhow!("no Docker engine: {e}"))?;
-    docker
-        .ping()
+    // `DOCKER_HOST` names the engine, as for the docker CLI (the hint for a remote client engine).
+    let host = std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty());
+    let docker = crate::backend::docker::connect(host.as_deref())
         .await
-        .map_err(|e| anyhow::anyhow!("the Docker engine does not answer: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("no Docker engine: {e}"))?;
     let binary = crate::standin::standin_executable()?;
     crate::backend::docker::build_standin_image(&docker, &binary, &tag).await?;
     crate::output::println(&format!(

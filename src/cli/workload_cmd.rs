@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::as_bad_input;
+use crate::events::{Event, Events};
+use crate::measure::ExporterKind;
+use crate::output::Terminal;
 use crate::runner::{ExecuteOptions, Phase};
 use crate::workload::{Origin, Properties, prop};
 
@@ -115,14 +118,14 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         ));
     }
     let props = build_properties(&args)?;
-    super::preflight::property_bounds(&props)?;
+    crate::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
     if let Some(path) = &args.json {
-        super::preflight::writable_file("--json", path)?;
+        crate::preflight::writable_file("--json", path)?;
     }
     if let Some(path) = props.get(prop::EXPORTFILE.name) {
         let origin = props.origin_or_default(prop::EXPORTFILE.name);
-        super::preflight::writable_file(
+        crate::preflight::writable_file(
             &format!("{origin}: {}", prop::EXPORTFILE.name),
             std::path::Path::new(path),
         )?;
@@ -149,10 +152,9 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     ];
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
-        status: args.status,
-        print_report: true,
+        status_lines: args.status,
         uri: None,
-        quiet: false,
+        events: Some(Terminal::sink()),
         drop_database: args.drop,
         banner,
         barrier: args.barrier,
@@ -179,9 +181,7 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         doc
     } else {
         let executed = crate::runner::execute_with_report(&props, phase, &opts).await?;
-        if let Some(text) = &executed.report {
-            write_report(text, &props)?;
-        }
+        write_report(&render_report(&executed, &props), &props)?;
         let doc = executed.document;
         if let Some(path) = &args.json {
             std::fs::write(path, serde_json::to_string_pretty(&doc)?)
@@ -193,6 +193,23 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
     crate::error::verdict_exit(&doc.validity, "the result", args.strict)
+}
+
+/// YCSB's report of a run as the exporter the properties name renders it, after the raw data
+/// points when they go to stdout (YCSB prints them first).
+fn render_report(executed: &crate::runner::Executed, props: &Properties) -> String {
+    if let Some(raw) = &executed.raw_data
+        && let Err(e) = crate::output::print(raw)
+    {
+        Terminal.event(Event::Warning(format!(
+            "warning: cannot print the raw data points: {e}"
+        )));
+    }
+    let (exporter, warning) = exporter_for(props.text(&prop::EXPORTER));
+    if let Some(w) = warning {
+        Terminal.event(Event::Note(w));
+    }
+    exporter.render(&executed.run, &executed.overall, &executed.config)
 }
 
 /// Writes YCSB's report where YCSB writes it: to `exportfile` when set, else to stdout.
@@ -220,8 +237,51 @@ pub(crate) fn print_merged(
         operations: doc.operations,
     };
     let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
-    let (exporter, _) = crate::measure::exporter_for(props.text(&prop::EXPORTER));
+    let (exporter, _) = exporter_for(props.text(&prop::EXPORTER));
     let text = exporter.render(&run, &overall, &config);
     crate::output::println(text.trim_end())?;
     Ok(())
+}
+
+/// Resolves the `exporter` property (`site.ycsb...` or `com.yahoo.ycsb...` class names). An
+/// unknown class falls back to text with the warning YCSB would print (the caller prints it).
+fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
+    let simple = class_name
+        .strip_prefix("site.ycsb.measurements.exporter.")
+        .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
+    match simple {
+        Some("TextMeasurementsExporter") => (ExporterKind::Text, None),
+        Some("JSONMeasurementsExporter") => (ExporterKind::Json, None),
+        Some("JSONArrayMeasurementsExporter") => (ExporterKind::JsonArray, None),
+        _ => (
+            ExporterKind::Text,
+            Some(format!(
+                "Could not find exporter {class_name}, will use default text reporter."
+            )),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exporter_names() {
+        assert_eq!(
+            exporter_for("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),
+            (ExporterKind::JsonArray, None)
+        );
+        assert_eq!(
+            exporter_for("com.yahoo.ycsb.measurements.exporter.JSONMeasurementsExporter"),
+            (ExporterKind::Json, None)
+        );
+        assert_eq!(
+            exporter_for("site.ycsb.measurements.exporter.TextMeasurementsExporter").0,
+            ExporterKind::Text
+        );
+        let (kind, warning) = exporter_for("org.example.Csv");
+        assert_eq!(kind, ExporterKind::Text);
+        assert!(warning.unwrap().contains("org.example.Csv"));
+    }
 }

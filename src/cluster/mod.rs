@@ -16,7 +16,8 @@ use mongodb::bson::{Bson, Document, doc};
 use mongodb::error::ErrorKind;
 use mongodb::options::{ClientOptions, WriteConcern};
 
-use crate::topology::{Member, Plan, Role};
+use crate::events::{Event, Events};
+use crate::topology::{Member, MemberRole, Plan};
 
 /// The benchmark database and collection every topology is prepared for.
 pub const YCSB_DB: &str = "ycsb";
@@ -178,7 +179,7 @@ pub(crate) trait Launcher: Send + Sync {
     fn admin_address(&self, member: &Member) -> String;
 }
 
-/// Bounds and switches of the assembly sequence.
+/// Bounds of the assembly sequence.
 #[derive(Debug, Clone)]
 pub struct AssemblyOptions {
     /// Per member: first successful `ping` (bounded: a member that never answers fails the bring-up).
@@ -187,8 +188,6 @@ pub struct AssemblyOptions {
     pub primary_timeout: Duration,
     /// Per shard: `addShard` retries on 133 / network errors.
     pub add_shard_timeout: Duration,
-    /// Print each step to stderr.
-    pub progress: bool,
 }
 
 impl Default for AssemblyOptions {
@@ -197,7 +196,6 @@ impl Default for AssemblyOptions {
             ready_timeout: Duration::from_secs(90),
             primary_timeout: Duration::from_secs(90),
             add_shard_timeout: Duration::from_secs(90),
-            progress: false,
         }
     }
 }
@@ -911,132 +909,254 @@ pub(crate) struct Assembly {
     pub primaries: BTreeMap<String, String>,
 }
 
-/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any backend.
+/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any
+/// backend; each step is said to `events` ([`Event::BringUp`]).
 pub(crate) async fn assemble(
     plan: &Plan,
     launcher: &dyn Launcher,
     opts: &AssemblyOptions,
+    events: &dyn Events,
 ) -> anyhow::Result<Assembly> {
-    let say = |s: String| {
-        if opts.progress {
-            crate::output::eprintln(&format!("microshard: {s}"));
-        }
+    let run = Assembler {
+        plan,
+        launcher,
+        opts,
+        events,
     };
     let mut assembly = Assembly::default();
-    // 2-3: data-bearing mongods first, all started before any is waited for.
-    let mongods: Vec<&Member> = plan
-        .start_order()
-        .into_iter()
-        .filter(|m| m.role != Role::Mongos)
-        .collect();
-    for m in &mongods {
-        say(format!("starting {} ({})", m.name, m.role));
-        launcher.start(m).await?;
-    }
-    for m in &mongods {
-        wait_ready(launcher, m, opts.ready_timeout).await?;
-        let info = server_info(&launcher.admin_address(m)).await?;
-        assembly.servers.insert(m.name.clone(), info);
-    }
-    // 4-5: initiate every replica set, then wait for its primary.
-    let mut sets: BTreeMap<String, Vec<&Member>> = BTreeMap::new();
-    for m in &mongods {
-        if let Some(rs) = &m.replica_set {
-            sets.entry(rs.clone()).or_default().push(m);
-        }
-    }
-    for (set, members) in &sets {
-        let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
-        let configsvr = members.iter().any(|m| m.role == Role::Config);
-        say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
-        initiate(&launcher.admin_address(members[0]), set, &hosts, configsvr)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(plan, &e)))?;
-    }
-    for (set, members) in &sets {
-        let primary = wait_primary(launcher, members, set, opts.primary_timeout).await?;
-        say(format!("{set} has a primary: {primary}"));
-        assembly.primaries.insert(set.clone(), primary);
-    }
+    let mongods = run.start_mongods(&mut assembly).await?;
+    run.initiate_sets(&mongods, &mut assembly).await?;
     if plan.kind == crate::topology::Kind::Standalone {
         return Ok(assembly);
     }
-    // 6: routers.
-    let routers: Vec<&Member> = plan.members_with(Role::Mongos).collect();
-    for m in &routers {
-        say(format!("starting {} (mongos)", m.name));
-        launcher.start(m).await?;
-    }
-    for m in &routers {
-        wait_ready(launcher, m, opts.ready_timeout).await?;
-        let address = launcher.admin_address(m);
-        let (role, _) = detect_role(&address).await?;
-        if role != DetectedRole::Mongos {
-            return Err(ClusterError::Check(format!(
-                "{} ({address}) answers but is not a mongos (hello says {role:?})",
-                m.name
-            ))
-            .into());
-        }
-        let info = server_info(&address).await?;
-        assembly.servers.insert(m.name.clone(), info);
-    }
-    let Some(entry) = routers.first() else {
-        anyhow::bail!("plan {} has no mongos", plan.name);
-    };
+    let entry = run.start_routers(&mut assembly).await?;
     let mongos = launcher.admin_address(entry);
-    // 7: shards, each named after its replica set, with every member in the seed list.
-    let shards = plan.shard_sets();
-    for (name, members) in &shards {
-        let conn = Plan::shard_connection_string(members);
-        say(format!("addShard {conn}"));
-        add_shard(&mongos, &conn, name, opts.add_shard_timeout).await?;
-    }
-    let listed = list_shards(&mongos).await?;
-    for (name, _) in &shards {
-        if !listed.iter().any(|l| l == name) {
-            return Err(ClusterError::Check(format!(
-                "listShards on {mongos} does not list shard {name} after addShard (lists: {})",
-                listed.join(", ")
-            ))
-            .into());
-        }
-    }
-    // 8: shard the collection, check every shard owns chunks, stop the balancer.
+    let shards = run.add_shards(&mongos).await?;
     let version = assembly
         .servers
         .get(&entry.name)
         .map(|s| s.version.clone())
         .unwrap_or_default();
-    say(format!("shardCollection {YCSB_NS} {{_id: \"hashed\"}}"));
-    shard_ycsb(
-        &mongos,
-        &version,
-        plan.initial_chunks_per_shard
-            .map(|n| n * shards.len() as u32),
-    )
-    .await?;
-    let chunks = chunks_per_shard(&mongos).await?;
-    let names: Vec<String> = shards.iter().map(|(n, _)| n.clone()).collect();
-    let empty = shards_without_chunks(&chunks, &names);
-    if !empty.is_empty() {
-        return Err(ClusterError::Check(format!(
-            "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
-            empty.join(", ")
-        ))
-        .into());
-    }
-    assembly.chunks = chunks;
+    assembly.chunks = run.shard_collection(&mongos, &version, &shards).await?;
     if !plan.keep_balancer {
-        say("balancerStop".into());
+        run.say("balancerStop".into());
         balancer_stop(&mongos).await?;
     }
     Ok(assembly)
 }
 
+/// One bring-up in progress: the steps of [`assemble`], in order.
+struct Assembler<'a> {
+    plan: &'a Plan,
+    launcher: &'a dyn Launcher,
+    opts: &'a AssemblyOptions,
+    events: &'a dyn Events,
+}
+
+impl<'a> Assembler<'a> {
+    fn say(&self, step: String) {
+        self.events.event(Event::BringUp(step));
+    }
+
+    /// 2-3: the data-bearing mongods, all started before any is waited for.
+    async fn start_mongods(&self, assembly: &mut Assembly) -> anyhow::Result<Vec<&'a Member>> {
+        let mongods: Vec<&Member> = self
+            .plan
+            .start_order()
+            .into_iter()
+            .filter(|m| m.role != MemberRole::Mongos)
+            .collect();
+        for m in &mongods {
+            self.say(format!("starting {} ({})", m.name, m.role));
+            self.launcher.start(m).await?;
+        }
+        for m in &mongods {
+            wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
+            let info = server_info(&self.launcher.admin_address(m)).await?;
+            assembly.servers.insert(m.name.clone(), info);
+        }
+        Ok(mongods)
+    }
+
+    /// 4-5: every replica set initiated, then its primary waited for.
+    async fn initiate_sets(
+        &self,
+        mongods: &[&Member],
+        assembly: &mut Assembly,
+    ) -> anyhow::Result<()> {
+        let mut sets: BTreeMap<String, Vec<&Member>> = BTreeMap::new();
+        for m in mongods {
+            if let Some(rs) = &m.replica_set {
+                sets.entry(rs.clone()).or_default().push(m);
+            }
+        }
+        for (set, members) in &sets {
+            let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
+            let configsvr = members.iter().any(|m| m.role == MemberRole::Config);
+            self.say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
+            initiate(
+                &self.launcher.admin_address(members[0]),
+                set,
+                &hosts,
+                configsvr,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(self.plan, &e)))?;
+        }
+        for (set, members) in &sets {
+            let primary =
+                wait_primary(self.launcher, members, set, self.opts.primary_timeout).await?;
+            self.say(format!("{set} has a primary: {primary}"));
+            assembly.primaries.insert(set.clone(), primary);
+        }
+        Ok(())
+    }
+
+    /// 6: the routers, each checked to be a mongos; returns the entry router.
+    async fn start_routers(&self, assembly: &mut Assembly) -> anyhow::Result<&'a Member> {
+        let routers: Vec<&Member> = self.plan.members_with(MemberRole::Mongos).collect();
+        for m in &routers {
+            self.say(format!("starting {} (mongos)", m.name));
+            self.launcher.start(m).await?;
+        }
+        for m in &routers {
+            wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
+            let address = self.launcher.admin_address(m);
+            let (role, _) = detect_role(&address).await?;
+            if role != DetectedRole::Mongos {
+                return Err(ClusterError::Check(format!(
+                    "{} ({address}) answers but is not a mongos (hello says {role:?})",
+                    m.name
+                ))
+                .into());
+            }
+            let info = server_info(&address).await?;
+            assembly.servers.insert(m.name.clone(), info);
+        }
+        let Some(entry) = routers.first() else {
+            anyhow::bail!("plan {} has no mongos", self.plan.name);
+        };
+        Ok(entry)
+    }
+
+    /// 7: the shards, each named after its replica set with every member in the seed list, and
+    /// checked listed; returns them.
+    async fn add_shards(&self, mongos: &str) -> anyhow::Result<Vec<(String, Vec<&'a Member>)>> {
+        let shards = self.plan.shard_sets();
+        for (name, members) in &shards {
+            let conn = Plan::shard_connection_string(members);
+            self.say(format!("addShard {conn}"));
+            add_shard(mongos, &conn, name, self.opts.add_shard_timeout).await?;
+        }
+        let listed = list_shards(mongos).await?;
+        for (name, _) in &shards {
+            if !listed.iter().any(|l| l == name) {
+                return Err(ClusterError::Check(format!(
+                    "listShards on {mongos} does not list shard {name} after addShard (lists: {})",
+                    listed.join(", ")
+                ))
+                .into());
+            }
+        }
+        Ok(shards)
+    }
+
+    /// 8: the collection sharded, and every shard checked to own chunks of it.
+    async fn shard_collection(
+        &self,
+        mongos: &str,
+        version: &str,
+        shards: &[(String, Vec<&Member>)],
+    ) -> anyhow::Result<BTreeMap<String, u64>> {
+        self.say(format!("shardCollection {YCSB_NS} {{_id: \"hashed\"}}"));
+        shard_ycsb(
+            mongos,
+            version,
+            self.plan
+                .initial_chunks_per_shard
+                .map(|n| n * shards.len() as u32),
+        )
+        .await?;
+        let chunks = chunks_per_shard(mongos).await?;
+        let names: Vec<String> = shards.iter().map(|(n, _)| n.clone()).collect();
+        let empty = shards_without_chunks(&chunks, &names);
+        if !empty.is_empty() {
+            return Err(ClusterError::Check(format!(
+                "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
+                empty.join(", ")
+            ))
+            .into());
+        }
+        Ok(chunks)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Starts each member as an in-process stand-in and reaches it at the stand-in's port.
+    struct StandinLauncher {
+        dir: tempfile::TempDir,
+        running: std::sync::Mutex<BTreeMap<String, crate::standin::StandinHandle>>,
+    }
+
+    impl Launcher for StandinLauncher {
+        fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
+            Box::pin(async move {
+                let mut cfg = crate::standin::StandinConfig::new(crate::standin::Role::Mongod);
+                cfg.dbpath = Some(self.dir.path().to_path_buf());
+                cfg.quiet = true;
+                let handle = crate::standin::spawn(cfg)?;
+                if let Ok(mut running) = self.running.lock() {
+                    running.insert(member.name.clone(), handle);
+                }
+                Ok(())
+            })
+        }
+
+        fn exited<'a>(&'a self, _: &'a Member) -> BoxFuture<'a, Option<String>> {
+            Box::pin(async { None })
+        }
+
+        fn admin_address(&self, member: &Member) -> String {
+            let running = self.running.lock().expect("lock");
+            format!("127.0.0.1:{}", running[&member.name].port())
+        }
+    }
+
+    /// A standalone's bring-up says its one step as an event, and nothing reaches a terminal.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bring_up_says_its_steps_as_events() {
+        let spec = crate::topology::TopologySpec::parse(
+            "name = \"one\"\nkind = \"standalone\"\nbaseline = \"standalone\"\n",
+            std::path::Path::new("one.toml"),
+        )
+        .expect("spec");
+        let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
+        let plan = Plan::new(&spec, &opts).expect("plan");
+        let launcher = StandinLauncher {
+            dir: tempfile::tempdir().expect("tempdir"),
+            running: std::sync::Mutex::default(),
+        };
+        let recorder = crate::events::Recorder::default();
+        let assembly = assemble(&plan, &launcher, &AssemblyOptions::default(), &recorder)
+            .await
+            .expect("assembled");
+        assert!(assembly.servers.values().all(|s| s.standin));
+        let member = &plan.members[0];
+        assert_eq!(
+            recorder.events(),
+            vec![Event::BringUp(format!(
+                "starting {} ({})",
+                member.name, member.role
+            ))]
+        );
+        let running = std::mem::take(&mut *launcher.running.lock().expect("lock"));
+        for (_, handle) in running {
+            handle.shutdown().await;
+        }
+    }
 
     #[test]
     fn backoff_starts_short_doubles_and_stops_at_its_cap() {

@@ -118,7 +118,11 @@ impl std::fmt::Debug for MongoBinding {
 impl MongoBinding {
     /// Connects with resolved settings and checks the server answers (`ping`), so an
     /// unreachable server is reported within the server-selection timeout instead of at the first operation.
-    pub async fn connect_with(settings: BindingSettings) -> Result<MongoBinding, DbError> {
+    /// Operation errors are said to `events` ([`crate::events::Event::OpError`]).
+    pub async fn connect_with(
+        settings: BindingSettings,
+        events: crate::events::Sink,
+    ) -> Result<MongoBinding, DbError> {
         let redacted = crate::redact::redact_uri(&settings.resolved.url);
         let options = ClientOptions::parse(&settings.resolved.url)
             .await
@@ -174,7 +178,7 @@ impl MongoBinding {
                 database,
                 settings,
                 acknowledged,
-                log: ErrorLog::default(),
+                log: ErrorLog::new(events),
                 hosts,
             }),
         })

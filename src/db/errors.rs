@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::events::{Event, Sink};
+
 use mongodb::error::{ErrorKind, WriteFailure};
 
 /// What kind of failure an `ERROR` was, so a report can tell a timeout storm from duplicate keys.
@@ -104,28 +106,35 @@ pub(crate) fn describe(err: &mongodb::error::Error) -> String {
     crate::redact::redact_text(&text.replace(['\n', '\r'], " "))
 }
 
-/// Prints at most one message per kind of failure per second, so a failing server cannot flood
-/// stderr (and the printing cannot slow the clients down). The kind is what the messages have in
-/// common (operation and error class): messages themselves differ by key.
-#[derive(Debug, Default)]
+/// Says at most one message per kind of failure per second ([`Event::OpError`]), so a failing
+/// server cannot flood stderr (and the printing cannot slow the clients down). The kind is what
+/// the messages have in common (operation and error class): messages themselves differ by key.
 pub(crate) struct ErrorLog {
     last: Mutex<HashMap<String, (Instant, u64)>>,
+    events: Sink,
 }
 
 /// Beyond this many distinct kinds the memory is cleared (bounded memory under random messages).
 const MAX_REMEMBERED: usize = 1024;
 
 impl ErrorLog {
-    /// Prints `message` to stderr unless a message of the same `kind` was printed less than a
-    /// second ago; the next printed message says how many were held back meanwhile.
+    /// A log saying its messages to `events`.
+    pub(crate) fn new(events: Sink) -> ErrorLog {
+        ErrorLog {
+            last: Mutex::default(),
+            events,
+        }
+    }
+
+    /// Says `message` unless a message of the same `kind` was said less than a second ago; the
+    /// next one said carries how many were held back meanwhile.
     pub(crate) fn report(&self, kind: &str, message: &str) {
-        if let Some(suppressed) = self.should_print(kind, Instant::now()) {
-            // Through `output`: a closed stderr must not panic the client task reporting it.
-            if suppressed > 0 {
-                crate::output::eprintln(&format!("{message} (and {suppressed} more like it)"));
-            } else {
-                crate::output::eprintln(message);
-            }
+        if let Some(held_back) = self.should_print(kind, Instant::now()) {
+            self.events.event(Event::OpError {
+                kind: kind.to_string(),
+                msg: message.to_string(),
+                held_back,
+            });
         }
     }
 
@@ -180,7 +189,7 @@ mod tests {
 
     #[test]
     fn same_message_is_rate_limited() {
-        let log = ErrorLog::default();
+        let log = ErrorLog::new(crate::events::Discard::sink());
         let t0 = Instant::now();
         assert_eq!(log.should_print("a", t0), Some(0));
         assert_eq!(log.should_print("a", t0 + Duration::from_millis(500)), None);
@@ -192,6 +201,22 @@ mod tests {
         assert_eq!(
             log.should_print("a", t0 + Duration::from_millis(1001)),
             Some(2)
+        );
+    }
+
+    #[test]
+    fn the_log_says_an_error_as_an_event_and_holds_back_its_repeats() {
+        let recorder = std::sync::Arc::new(crate::events::Recorder::default());
+        let log = ErrorLog::new(recorder.clone());
+        log.report("READ network", "READ: connection reset");
+        log.report("READ network", "READ: connection reset again");
+        assert_eq!(
+            recorder.events(),
+            vec![Event::OpError {
+                kind: "READ network".into(),
+                msg: "READ: connection reset".into(),
+                held_back: 0,
+            }]
         );
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::workload::prop;
 
-/// YCSB's default connection string (declared with the property, `src/workload/prop.rs`).
+/// YCSB's default connection string (declared with the property, `src/props/prop.rs`).
 pub(crate) const DEFAULT_URL: &str = prop::MONGODB_URL.default;
 
 /// The database used when the URL names none (or names `admin`), as YCSB does.

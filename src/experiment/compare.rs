@@ -1058,7 +1058,7 @@ mod tests {
         lab.dead_on = Some(("microshard-2".into(), "S2".into()));
         let cancel = CancellationToken::new();
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
         // S3 of the dead topology is not run; the next topology is measured whole.
         let ran: Vec<(String, String)> = lab
             .runs
@@ -1094,7 +1094,7 @@ mod tests {
             &mut lab,
             resume(dir.path(), &again)?,
             &cancel,
-            &Progress::auto(true),
+            &Progress::silent(),
         )
         .await?;
         assert_eq!(outcome.measured.len(), 2, "{:?}", outcome.measured);
@@ -1121,7 +1121,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
         assert_eq!(outcome.measured.len(), 6);
         assert!(outcome.failures.is_empty());
         // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
@@ -1162,7 +1162,7 @@ mod tests {
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
         assert!(outcome.interrupted);
         assert_eq!(outcome.measured.len(), 1, "only the load cell was finished");
         assert_eq!(
@@ -1185,7 +1185,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let resumed = resume(dir.path(), &ResumeFlags::default())?;
         let (dir2, outcome) =
-            compare_with(&mut lab2, resumed, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab2, resumed, &cancel, &Progress::silent()).await?;
         assert_eq!(dir2.path(), dir.path());
         assert_eq!(outcome.measured.len(), 5);
         assert!(!outcome.measured.contains(&first));
@@ -1216,7 +1216,7 @@ mod tests {
         lab.fail_on = Some(("single".into(), "S2".into()));
         let cancel = CancellationToken::new();
         let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
         assert_eq!((lab.ups, lab.downs), (2, 2));
         assert_eq!(outcome.failures.len(), 1);
         assert!(
@@ -1239,7 +1239,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         let (dir, _) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::auto(true)).await?;
+            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
         // capacity 1000 at 100 ops/s per thread → saturates at 10 threads → knee 16.
         assert_eq!(
             dir.read_sweep("single").and_then(|s| s.knee_threads),
@@ -1272,7 +1272,7 @@ mod tests {
             &mut lab,
             create(&cmd, &at)?,
             &cancel_never(),
-            &Progress::auto(true),
+            &Progress::silent(),
         )
         .await?;
         // Two values × two repetitions per topology, measured on its first bring-up only.
@@ -1342,7 +1342,7 @@ mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
-        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::auto(true)).await?;
+        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::silent()).await?;
         let resumed = resume(dir.path(), &ResumeFlags::default())?;
         assert!(resumed.resumed);
         let mut expected = stored.command.clone();
@@ -1364,7 +1364,7 @@ mod tests {
             &mut new_lab(),
             resumed,
             &cancel_never(),
-            &Progress::auto(true),
+            &Progress::silent(),
         )
         .await?;
         assert_eq!(outcome.measured.len(), 5, "the rest, once");

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lab::Deployment;
 use super::metrics::Watched;
-use crate::topology::{Kind, Plan, Role};
+use crate::topology::{Kind, MemberRole, Plan};
 
 /// The default write concern in force on the deployment (`getDefaultRWConcern`), or why it was
 /// not read. The experiment's own clients pin `w` in their URI; this is what a client without
@@ -48,7 +48,7 @@ pub(crate) async fn default_write_concern(
     let standalone = plan.is_some_and(|p| {
         p.kind == Kind::Standalone
             && p.entry()
-                .is_some_and(|e| e.role == Role::Standalone && e.replica_set.is_none())
+                .is_some_and(|e| e.role == MemberRole::Standalone && e.replica_set.is_none())
     });
     if standalone {
         return DefaultWriteConcernRecord {
@@ -115,7 +115,7 @@ pub(crate) fn watched_now(
             let set = plan
                 .members
                 .iter()
-                .find(|m| m.name == w.name && m.role == Role::Shard)
+                .find(|m| m.name == w.name && m.role == MemberRole::Shard)
                 .and_then(|m| m.replica_set.as_ref());
             let now = set
                 .and_then(|s| primaries.get(s))

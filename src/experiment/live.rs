@@ -1,18 +1,12 @@
-//! The live [`Lab`]: real topologies through `topology`/`backend`, real runs through `runner`;
-//! plus `calibrate` (an in-process stand-in) and `demo` (stand-in topologies, capacity model).
+//! The live [`Lab`]: real topologies through `topology`/`backend`, real runs through `runner`
+//! (`calibrate` and `demo` use it from their own modules).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::compare::{MatrixOutcome, NewRun};
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
-use super::model::CompareCommand;
-use super::progress::Progress;
-use super::results::{ExperimentDir, read_json, write_json_atomic};
 use super::scenario::PropertyMap;
 use super::summary::summarize;
 use crate::error::bad_input;
@@ -20,22 +14,19 @@ use crate::runner::Phase;
 use crate::topology::BackendKind;
 use crate::workload::prop;
 
-/// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
-/// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
-/// model, not the CPU, decides).
-pub(crate) const DEMO_SERVICE_TIME_US: u64 = 10_000;
-/// Stand-in workers per mongod in `demo` (ceiling = workers × 10⁶ / service time per mongod).
-pub(crate) const DEMO_WORKERS: u32 = 2;
-/// Records loaded per topology in `demo` (a few seconds of load at the capacity model's rate).
-pub(crate) const DEMO_RECORDS: u64 = 2000;
-/// Client threads in `demo`: enough in flight to saturate four shards' workers.
-pub(crate) const DEMO_THREADS: u32 = 64;
-
 /// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
 pub(crate) const DEMO_PORTS: u16 = 16;
 
-/// File (under the results root) holding the last `calibrate` figure on this machine.
-pub(crate) const CALIBRATE_FILE: &str = ".calibrate.json";
+/// A temporary directory of `mongod`/`mongos` links to microshard's stand-in, for `demo`.
+pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
+    let bin = tempfile::Builder::new()
+        .prefix("microshard-demo-bin-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
+    crate::standin::link_binaries(bin.path())
+        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
+    Ok(bin)
+}
 
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
@@ -47,8 +38,9 @@ pub(crate) struct LiveLab {
     pub base_port: Option<u16>,
     /// Docker image for every member (`None` = the topology file's).
     pub image: Option<String>,
-    /// Where live findings during a cell go (a member stopped answering); stderr when `None`.
-    pub notify: Option<crate::runner::Notify>,
+    /// Where the runs and bring-ups say what they find (a member stopped answering); the CLI
+    /// passes its progress display.
+    pub events: crate::events::Sink,
     /// Client processes per cell (`--clients`); 1 runs the cell in this process.
     pub clients: usize,
 }
@@ -66,7 +58,7 @@ impl LiveLab {
             extra_mongod_args,
             base_port: None,
             image: None,
-            notify: None,
+            events: crate::events::Discard::sink(),
             clients: 1,
         }
     }
@@ -95,28 +87,15 @@ impl LiveLab {
     }
 }
 
-/// A temporary directory of `mongod`/`mongos` links to microshard's stand-in, for `demo`.
-fn demo_links() -> anyhow::Result<tempfile::TempDir> {
-    let bin = tempfile::Builder::new()
-        .prefix("microshard-demo-bin-")
-        .tempdir()
-        .map_err(|e| anyhow::anyhow!("cannot create a directory for the stand-in binaries: {e}"))?;
-    crate::standin::link_binaries(bin.path())
-        .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
-    Ok(bin)
-}
-
 /// Handle of a running topology: the backend's record, needed by `down`.
 #[derive(Debug)]
 pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 impl LiveLab {
-    /// A line for the user: through the progress display when there is one.
+    /// A line for the user.
     fn say(&self, line: &str) {
-        self.notify
-            .clone()
-            .unwrap_or_else(crate::runner::Notify::stderr)
-            .say(line)
+        self.events
+            .event(crate::events::Event::Line(line.to_string()))
     }
 }
 
@@ -145,6 +124,7 @@ impl Lab for LiveLab {
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
         let up = crate::backend::UpOptions {
             cancel: Some(cancel.clone()),
+            events: self.events.clone(),
             ..Default::default()
         };
         let cluster = crate::backend::up(&plan, &up).await?;
@@ -158,7 +138,7 @@ impl Lab for LiveLab {
         let routers: Vec<&crate::backend::RunningMember> = cluster
             .members
             .iter()
-            .filter(|m| m.role == crate::topology::Role::Mongos && !m.direct_uri.is_empty())
+            .filter(|m| m.role == crate::topology::MemberRole::Mongos && !m.direct_uri.is_empty())
             .collect();
         if routers.len() > 1 {
             for m in routers {
@@ -177,7 +157,7 @@ impl Lab for LiveLab {
         }
         // Per-shard figures come from the member that takes the writes (shards may have secondaries).
         for m in cluster.data_primaries() {
-            if m.role == crate::topology::Role::Shard {
+            if m.role == crate::topology::MemberRole::Shard {
                 watched.push(Watched {
                     name: m.name.clone(),
                     role: "shard".into(),
@@ -262,7 +242,7 @@ impl Lab for LiveLab {
             phase,
             cancel,
             targets,
-            self.notify.clone(),
+            Some(self.events.clone()),
             &launcher,
         )
         .await
@@ -270,7 +250,7 @@ impl Lab for LiveLab {
 
     async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
         match handle.0 {
-            Some(cluster) => crate::backend::down(&cluster).await,
+            Some(cluster) => crate::backend::down(&cluster, &*self.events).await,
             None => Ok(()),
         }
     }
@@ -288,7 +268,7 @@ pub(crate) async fn run_phase(
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    notify: Option<crate::runner::Notify>,
+    events: Option<crate::events::Sink>,
     clients: usize,
 ) -> anyhow::Result<Measured> {
     let launcher = crate::runner::fanout::ClientLauncher::Local { count: clients };
@@ -298,7 +278,7 @@ pub(crate) async fn run_phase(
         phase,
         cancel,
         probe_targets,
-        notify,
+        events,
         &launcher,
     )
     .await
@@ -311,7 +291,7 @@ pub(crate) async fn run_phase_with(
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    notify: Option<crate::runner::Notify>,
+    events: Option<crate::events::Sink>,
     launcher: &crate::runner::fanout::ClientLauncher,
 ) -> anyhow::Result<Measured> {
     let mut props = crate::workload::Properties::new();
@@ -320,10 +300,9 @@ pub(crate) async fn run_phase_with(
     }
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
-        quiet: true,
         uri: Some(pin_write_concern(uri, properties)),
         probe_targets,
-        notify,
+        events,
         ..Default::default()
     };
     // Several client processes (`--clients`) probe on their own; their results merge into one.
@@ -427,238 +406,6 @@ pub(crate) fn free_port_range(count: u16) -> Option<u16> {
         }
     }
     None
-}
-
-/// What `calibrate` is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct CalibrateConfig {
-    /// Workload (default S2).
-    pub workload: String,
-    /// Length of the measured run.
-    pub duration: Duration,
-    /// Client threads.
-    pub threads: u32,
-    /// Records loaded first.
-    pub records: u64,
-    /// `-p` overrides.
-    pub overrides: Vec<String>,
-    /// Where the figure is stored.
-    pub results_root: PathBuf,
-}
-
-/// The client's ceiling on this machine, as stored for later experiments.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Calibration {
-    /// When measured (RFC 3339).
-    pub measured: String,
-    /// Operations per second the client reached against a stand-in with no service time.
-    pub ops_per_s: f64,
-    /// Client CPU µs per operation.
-    pub cpu_us_per_op: Option<f64>,
-    /// Workload used.
-    pub workload: String,
-    /// Client threads.
-    pub threads: u32,
-    /// Logical CPUs of the machine.
-    pub cpus: usize,
-}
-
-impl Calibration {
-    /// The figure, labelled as a client ceiling measured against the stand-in.
-    pub(crate) fn render(&self) -> String {
-        format!(
-            "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
-            crate::report::STANDIN_MARKER,
-            self.ops_per_s,
-            self.cpu_us_per_op
-                .map(|c| format!("{c:.1}"))
-                .unwrap_or_else(|| "?".into()),
-            self.threads,
-            self.cpus,
-            self.workload
-        )
-    }
-}
-
-/// The client's ceiling on this machine for an experiment about to start: the one stored under
-/// `results_root` (by `calibrate` or an earlier experiment) when it was measured on a machine
-/// with as many CPUs, else measured now, quickly (one second of S2 against an in-process
-/// stand-in), and stored there. `None` when it could not be measured (said on stderr).
-pub(crate) async fn machine_ceiling(
-    results_root: &Path,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> Option<f64> {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Ok(c) = read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
-        && c.cpus == cpus
-    {
-        return Some(c.ops_per_s);
-    }
-    let cfg = CalibrateConfig {
-        workload: "S2".into(),
-        duration: Duration::from_secs(1),
-        threads: 16,
-        records: 2_000,
-        overrides: Vec::new(),
-        results_root: results_root.to_path_buf(),
-    };
-    progress.line("microshard: measuring this machine's client ceiling first (about 2 s, once per results directory)");
-    match calibrate(&cfg, cancel, progress).await {
-        Ok(c) => {
-            progress.line(&format!(
-                "microshard: client ceiling {:.0} ops/s (cells near it are marked client-bound)",
-                c.ops_per_s
-            ));
-            Some(c.ops_per_s)
-        }
-        Err(e) => {
-            progress.line(&format!(
-                "microshard: warning: the client ceiling could not be measured ({e}); cells are not checked for it"
-            ));
-            None
-        }
-    }
-}
-
-/// Stores a calibration for later experiments.
-pub(crate) fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result<()> {
-    write_json_atomic(&results_root.join(CALIBRATE_FILE), c)?;
-    Ok(())
-}
-
-/// Measures the client's own ceiling against an in-process stand-in.
-pub(crate) async fn calibrate(
-    cfg: &CalibrateConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Calibration> {
-    let path = super::scenario::locate(&cfg.workload, None)
-        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| cfg.workload.clone());
-    let overrides = super::scenario::parse_overrides(&cfg.overrides)?;
-    let scaling = super::scenario::Scaling {
-        full: false,
-        records: cfg.records,
-        duration_s: None,
-        threads: Some(cfg.threads),
-    };
-    let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
-    let base = props.get(&name).cloned().unwrap_or_default();
-    let server = super::ceiling_server::start().await?;
-    let uri = server.uri.clone();
-    let outcome = async {
-        let mut load = base.clone();
-        load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
-        let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(&uri, &load, Phase::Load, cancel, None, None, 1).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-        let mut run = base.clone();
-        let secs = cfg.duration.as_secs().max(1);
-        run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
-        run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
-        let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(&uri, &run, Phase::Run, cancel, None, None, 1).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-        anyhow::Ok(m)
-    }
-    .await;
-    server.stop().await;
-    let m = outcome?;
-    if cancel.is_cancelled() {
-        anyhow::bail!("interrupted: calibration not stored");
-    }
-    let c = Calibration {
-        measured: chrono::Utc::now().to_rfc3339(),
-        ops_per_s: m.summary.throughput,
-        cpu_us_per_op: m.summary.cpu_us_per_op(),
-        workload: name,
-        threads: cfg.threads,
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-    };
-    store_calibration(&cfg.results_root, &c)?;
-    Ok(c)
-}
-
-/// What `demo` is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct DemoConfig {
-    /// Where the run directory is created.
-    pub results_root: PathBuf,
-    /// Length of each run cell.
-    pub duration: Duration,
-    /// Records per topology.
-    pub records: u64,
-    /// Stand-in service time, µs.
-    pub service_time_us: u64,
-    /// Stand-in workers per mongod.
-    pub workers: u32,
-    /// Client threads.
-    pub threads: u32,
-    /// Topologies.
-    pub topologies: Vec<String>,
-    /// Scenarios.
-    pub scenarios: Vec<String>,
-    /// First port of every topology (`--base-port`); a free range below the ephemeral ports when
-    /// `None`.
-    pub base_port: Option<u16>,
-}
-
-/// The compare record the demo runs (exposed so preflight checks the same thing).
-pub(crate) fn demo_command(cfg: &DemoConfig) -> CompareCommand {
-    CompareCommand {
-        name: "demo".into(),
-        baseline: cfg.topologies.first().cloned().unwrap_or_default(),
-        topologies: cfg.topologies.clone(),
-        scenarios: cfg.scenarios.clone(),
-        backend: BackendKind::Process,
-        duration_s: Some(cfg.duration.as_secs().max(1)),
-        records: Some(cfg.records),
-        threads: Some(cfg.threads),
-        extra_mongod_args: vec![
-            format!("--service-time-us={}", cfg.service_time_us),
-            format!("--workers={}", cfg.workers),
-        ],
-        ..Default::default()
-    }
-}
-
-/// The whole compare pipeline on stand-in topologies.
-pub(crate) async fn demo(
-    cfg: &DemoConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
-    let bin = demo_links()?;
-    let mut command = demo_command(cfg);
-    command.bin_dir = Some(bin.path().to_path_buf());
-    let mut lab = LiveLab::new(
-        BackendKind::Process,
-        command.bin_dir.clone(),
-        command.extra_mongod_args.clone(),
-    );
-    lab.base_port = cfg.base_port.or_else(|| free_port_range(DEMO_PORTS));
-    let lines = progress.clone();
-    lab.notify = Some(crate::runner::Notify::new(move |l| lines.line(l)));
-    progress.line(&format!(
-        "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
-        cfg.workers,
-        cfg.service_time_us,
-        f64::from(cfg.workers) * 1e6 / cfg.service_time_us.max(1) as f64
-    ));
-    let at = NewRun {
-        results_root: cfg.results_root.clone(),
-        ..Default::default()
-    };
-    let prepared = super::compare::create(&command, &at)?;
-    super::compare::compare_with(&mut lab, prepared, cancel, progress).await
 }
 
 #[cfg(test)]

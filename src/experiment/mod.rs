@@ -3,8 +3,10 @@
 //! The bookkeeping (run directory, resume, teardown, reports) is written against the
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
+pub(crate) mod calibrate;
 pub(crate) mod ceiling_server;
 pub(crate) mod compare;
+pub(crate) mod demo;
 pub(crate) mod dry_run;
 pub mod facts;
 pub(crate) mod knee;

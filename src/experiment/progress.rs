@@ -1,145 +1,80 @@
-//! Progress per phase (bring-up, load, run, teardown): an `indicatif` bar on a terminal,
-//! plain log lines otherwise (CI, pipes), nothing with `quiet`.
+//! An experiment's account of its course: its own lines and its phases (bring-up, load, run,
+//! teardown), said as events ([`Event::Line`], [`Event::PhaseStarted`], [`Event::PhaseEnded`]) to
+//! the sink the CLI passes, which draws them as bars or lines (`cli::progress`).
 
-use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::events::{Event, Sink};
 
-/// How progress is shown for a whole experiment.
+/// Where an experiment says how it is getting on.
 #[derive(Debug, Clone)]
 pub(crate) struct Progress {
-    mode: Mode,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Bars,
-    Lines,
-    Quiet,
+    events: Sink,
 }
 
 impl Progress {
-    /// Bars when stderr is a terminal and `CI` is unset, lines otherwise.
-    pub(crate) fn auto(quiet: bool) -> Progress {
-        let mode = if quiet {
-            Mode::Quiet
-        } else if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
-            Mode::Bars
-        } else {
-            Mode::Lines
-        };
-        Progress { mode }
+    /// An account said to `events`.
+    pub(crate) fn new(events: Sink) -> Progress {
+        Progress { events }
     }
 
-    /// Prints one line (to stderr), above any bar.
+    /// An account nobody hears (tests).
+    #[cfg(test)]
+    pub(crate) fn silent() -> Progress {
+        Progress::new(crate::events::Discard::sink())
+    }
+
+    /// The sink, for the engines the experiment drives (runs, bring-ups).
+    pub(crate) fn events(&self) -> Sink {
+        self.events.clone()
+    }
+
+    /// Says one line.
     pub(crate) fn line(&self, message: &str) {
-        match self.mode {
-            Mode::Quiet => {}
-            _ => crate::output::eprintln(message),
-        }
+        self.events.event(Event::Line(message.to_string()));
     }
 
-    /// Starts a phase; `expected` gives a bar with a known length (the run duration).
+    /// Starts a phase; `expected` is its length when known (the run duration).
     pub(crate) fn phase(&self, label: &str, expected: Option<Duration>) -> PhaseProgress {
-        let started = Instant::now();
-        let bar = match self.mode {
-            Mode::Bars => {
-                let bar = match expected {
-                    Some(d) => {
-                        let bar = ProgressBar::new(d.as_secs().max(1));
-                        bar.set_style(
-                            ProgressStyle::with_template(
-                                "{spinner} {msg:40} [{bar:30}] {pos}/{len}s",
-                            )
-                            .unwrap_or_else(|_| ProgressStyle::default_bar())
-                            .progress_chars("=> "),
-                        );
-                        bar
-                    }
-                    None => {
-                        let bar = ProgressBar::new_spinner();
-                        bar.set_style(
-                            ProgressStyle::with_template("{spinner} {msg:40} {elapsed}")
-                                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                        );
-                        bar
-                    }
-                };
-                bar.set_message(label.to_string());
-                bar.enable_steady_tick(Duration::from_millis(200));
-                Some(bar)
-            }
-            Mode::Lines => {
-                crate::output::eprintln(&format!("microshard: {label} ..."));
-                None
-            }
-            Mode::Quiet => None,
-        };
-        let ticker = match (&bar, expected) {
-            (Some(bar), Some(_)) => {
-                let bar = bar.clone();
-                tokio::runtime::Handle::try_current().ok().map(|h| {
-                    h.spawn(async move {
-                        let mut tick = tokio::time::interval(Duration::from_secs(1));
-                        loop {
-                            tick.tick().await;
-                            if bar.is_finished() {
-                                break;
-                            }
-                            bar.set_position(
-                                started.elapsed().as_secs().min(bar.length().unwrap_or(0)),
-                            );
-                        }
-                    })
-                })
-            }
-            _ => None,
-        };
+        self.events.event(Event::PhaseStarted {
+            label: label.to_string(),
+            expected,
+        });
         PhaseProgress {
             label: label.to_string(),
-            bar,
-            ticker,
-            started,
-            mode: self.mode,
+            events: self.events.clone(),
+            ended: false,
         }
     }
 }
 
-/// One running phase; finish it with an outcome line.
+/// One running phase; finish it with an outcome, or drop it to abandon it.
 #[derive(Debug)]
 pub(crate) struct PhaseProgress {
     label: String,
-    bar: Option<ProgressBar>,
-    ticker: Option<tokio::task::JoinHandle<()>>,
-    started: Instant,
-    mode: Mode,
+    events: Sink,
+    ended: bool,
 }
 
 impl PhaseProgress {
     /// Ends the phase with a short outcome (`12,345 ops/s`, `failed: ...`).
     pub(crate) fn finish(mut self, outcome: &str) {
-        self.end(outcome);
+        self.end(Some(outcome.to_string()));
     }
 
-    fn end(&mut self, outcome: &str) {
-        if let Some(t) = self.ticker.take() {
-            t.abort();
-        }
-        let secs = self.started.elapsed().as_secs_f64();
-        let line = format!("microshard: {}: {outcome} ({secs:.1}s)", self.label);
-        match self.bar.take() {
-            Some(bar) => bar.finish_with_message(format!("{}: {outcome}", self.label)),
-            None if self.mode == Mode::Lines => crate::output::eprintln(&line),
-            None => {}
-        }
+    fn end(&mut self, outcome: Option<String>) {
+        self.ended = true;
+        self.events.event(Event::PhaseEnded {
+            label: self.label.clone(),
+            outcome,
+        });
     }
 }
 
 impl Drop for PhaseProgress {
     fn drop(&mut self) {
-        if self.bar.is_some() || self.ticker.is_some() {
-            self.end("stopped");
+        if !self.ended {
+            self.end(None);
         }
     }
 }

@@ -1050,7 +1050,7 @@ mod tests {
         };
         let mut lab = Curve { loads: 0, downs: 0 };
         let cancel = CancellationToken::new();
-        let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::auto(true)).await?;
+        let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::silent()).await?;
         assert_eq!((lab.loads, lab.downs), (1, 1));
         assert!(outcome.is_single());
         let sweep = &outcome.curves[0].1;
@@ -1089,7 +1089,7 @@ mod tests {
             &mut lab,
             &cfg,
             &CancellationToken::new(),
-            &Progress::auto(true),
+            &Progress::silent(),
         )
         .await?;
         assert_eq!(lab.loads, 1, "one load for every curve");

@@ -1,6 +1,6 @@
 //! Measurement settings, read from the same properties YCSB reads.
 
-use crate::workload::prop;
+use crate::props::prop;
 
 /// Which per-operation structure records latencies (`measurementtype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -179,8 +179,8 @@ impl MeasurementConfig {
     /// Reads the settings from the run's properties; a bad value becomes a `PropertyError`
     /// naming the property and where it was set (`file:line`, `-p`).
     pub(crate) fn from_properties(
-        props: &crate::workload::properties::Properties,
-    ) -> Result<Self, crate::workload::properties::PropertyError> {
+        props: &crate::props::properties::Properties,
+    ) -> Result<Self, crate::props::properties::PropertyError> {
         Self::from_lookup(&|key: &str| props.get(key).map(str::to_string))
             .map_err(|e| props.invalid(&e.property, format!("{}: {}", e.value, e.reason)))
     }
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn from_properties_names_the_origin() {
-        use crate::workload::properties::{Origin, Properties};
+        use crate::props::properties::{Origin, Properties};
         let mut props = Properties::new();
         props.set("hdrhistogram.percentiles", "90,99.9", Origin::Override);
         let c = MeasurementConfig::from_properties(&props).unwrap();

@@ -353,25 +353,6 @@ impl ExporterKind {
     }
 }
 
-/// Resolves the `exporter` property (`site.ycsb...` or `com.yahoo.ycsb...` class names). An
-/// unknown class falls back to text with the warning YCSB would print (the caller prints it).
-pub(crate) fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
-    let simple = class_name
-        .strip_prefix("site.ycsb.measurements.exporter.")
-        .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
-    match simple {
-        Some("TextMeasurementsExporter") => (ExporterKind::Text, None),
-        Some("JSONMeasurementsExporter") => (ExporterKind::Json, None),
-        Some("JSONArrayMeasurementsExporter") => (ExporterKind::JsonArray, None),
-        _ => (
-            ExporterKind::Text,
-            Some(format!(
-                "Could not find exporter {class_name}, will use default text reporter."
-            )),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,25 +550,6 @@ mod tests {
             ["[READ]", "[UPDATE]", "[Intended-READ]", "[Intended-UPDATE]"]
         );
         assert!(out.contains("[Intended-READ], MaxLatency(us), 30\n"));
-    }
-
-    #[test]
-    fn exporter_names() {
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),
-            (ExporterKind::JsonArray, None)
-        );
-        assert_eq!(
-            exporter_for("com.yahoo.ycsb.measurements.exporter.JSONMeasurementsExporter"),
-            (ExporterKind::Json, None)
-        );
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.TextMeasurementsExporter").0,
-            ExporterKind::Text
-        );
-        let (kind, warning) = exporter_for("org.example.Csv");
-        assert_eq!(kind, ExporterKind::Text);
-        assert!(warning.unwrap().contains("org.example.Csv"));
     }
 
     /// The spec's READ latencies (§6.2) under the other types: timeseries (one unit, exact

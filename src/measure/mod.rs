@@ -21,7 +21,6 @@ pub(crate) mod timeline;
 pub mod validity;
 
 pub use config::{ConfigError, IntervalMode, MeasurementConfig, MeasurementType};
-pub(crate) use export::exporter_for;
 pub use export::{ExporterKind, Overall};
 pub use legacy::BucketHistogram;
 pub use registry::{

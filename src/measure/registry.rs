@@ -51,14 +51,14 @@ struct ClientSlot {
     entries: Vec<SlotEntry>,
 }
 
-struct Shared {
+struct RegistryState {
     config: MeasurementConfig,
     seq: AtomicU64,
     /// `timeseries`: each measurement's first operation, so every client's units line up.
     series_starts: Mutex<Vec<(MapKind, Box<str>, Instant)>>,
 }
 
-impl Shared {
+impl RegistryState {
     fn series_start(&self, kind: MapKind, key: &str) -> Instant {
         let mut starts = lock(&self.series_starts);
         match starts.iter().find(|(k, n, _)| *k == kind && **n == *key) {
@@ -116,14 +116,14 @@ struct Taken {
 
 /// The registry shared by a run (`Arc<Measurements>`): hands out recorders, aggregates.
 pub struct Measurements {
-    shared: Arc<Shared>,
+    shared: Arc<RegistryState>,
     clients: Mutex<Vec<Arc<Mutex<ClientSlot>>>>,
     aggregate: Mutex<Aggregate>,
 }
 
 /// A client task's handle for recording; one per task, cheap to use on every operation.
 pub struct ClientRecorder {
-    shared: Arc<Shared>,
+    shared: Arc<RegistryState>,
     slot: Arc<Mutex<ClientSlot>>,
 }
 
@@ -319,7 +319,7 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
 impl ClientSlot {
     fn entry_index(
         &mut self,
-        shared: &Shared,
+        shared: &RegistryState,
         kind: MapKind,
         op: &str,
         suffix: Option<&str>,
@@ -358,7 +358,7 @@ impl ClientSlot {
         }
     }
 
-    fn measure_at(&mut self, shared: &Shared, idx: usize, us: u64) {
+    fn measure_at(&mut self, shared: &RegistryState, idx: usize, us: u64) {
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
         let e = &mut self.entries[idx];
@@ -379,7 +379,7 @@ impl ClientSlot {
         }
     }
 
-    fn status_at(&mut self, shared: &Shared, idx: usize, status: Status) {
+    fn status_at(&mut self, shared: &RegistryState, idx: usize, status: Status) {
         let e = &mut self.entries[idx];
         let i = status.index();
         if e.status_seq[i] == NO_SEQ {
@@ -388,7 +388,14 @@ impl ClientSlot {
         e.statuses[i] += 1;
     }
 
-    fn measure(&mut self, shared: &Shared, kind: MapKind, op: &str, suffix: Option<&str>, us: u64) {
+    fn measure(
+        &mut self,
+        shared: &RegistryState,
+        kind: MapKind,
+        op: &str,
+        suffix: Option<&str>,
+        us: u64,
+    ) {
         let idx = self.entry_index(shared, kind, op, suffix);
         self.measure_at(shared, idx, us);
     }
@@ -402,7 +409,7 @@ fn now_ms() -> i64 {
 }
 
 /// The map that holds status counts: the intended one in `intended` mode, else the actual one.
-fn status_kind(shared: &Shared) -> MapKind {
+fn status_kind(shared: &RegistryState) -> MapKind {
     if shared.config.interval == IntervalMode::Intended {
         MapKind::Intended
     } else {
@@ -465,7 +472,7 @@ impl Measurements {
     pub fn new(config: MeasurementConfig) -> Arc<Measurements> {
         let logs = config.hdr_log_prefix.clone().map(HdrLogs::new);
         Arc::new(Measurements {
-            shared: Arc::new(Shared {
+            shared: Arc::new(RegistryState {
                 config,
                 seq: AtomicU64::new(0),
                 series_starts: Mutex::new(Vec::new()),

@@ -493,8 +493,8 @@ fn topology_facts(
 /// A plan's members in words: `1 mongod` or `2 shards × 1 member, 1 config server, 1 mongos`,
 /// with the WiredTiger cache of each data-bearing mongod when the plan set one.
 pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
-    use crate::topology::Role;
-    let count = |role: Role| plan.members.iter().filter(|m| m.role == role).count();
+    use crate::topology::MemberRole;
+    let count = |role: MemberRole| plan.members.iter().filter(|m| m.role == role).count();
     let plural = |n: usize, one: &str, many: &str| {
         if n == 1 {
             format!("{n} {one}")
@@ -503,16 +503,16 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
         }
     };
     let mut parts = Vec::new();
-    let standalone = count(Role::Standalone);
+    let standalone = count(MemberRole::Standalone);
     if standalone > 0 {
         parts.push(plural(standalone, "mongod", "mongods"));
     }
-    let shard_members = count(Role::Shard);
+    let shard_members = count(MemberRole::Shard);
     if shard_members > 0 {
         let mut sets: Vec<&str> = plan
             .members
             .iter()
-            .filter(|m| m.role == Role::Shard)
+            .filter(|m| m.role == MemberRole::Shard)
             .map(|m| m.replica_set.as_deref().unwrap_or(m.name.as_str()))
             .collect();
         sets.sort_unstable();
@@ -524,18 +524,18 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
             plural(shard_members / shards, "member", "members")
         ));
     }
-    let config = count(Role::Config);
+    let config = count(MemberRole::Config);
     if config > 0 {
         parts.push(plural(config, "config server", "config servers"));
     }
-    let mongos = count(Role::Mongos);
+    let mongos = count(MemberRole::Mongos);
     if mongos > 0 {
         parts.push(format!("{mongos} mongos"));
     }
     let caches: Vec<f64> = plan
         .members
         .iter()
-        .filter(|m| matches!(m.role, Role::Standalone | Role::Shard))
+        .filter(|m| matches!(m.role, MemberRole::Standalone | MemberRole::Shard))
         .filter_map(|m| m.cache_gb)
         .collect();
     if let Some(first) = caches.first()

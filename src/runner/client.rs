@@ -12,11 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::Phase;
 use super::pacing::Pacer;
 use crate::db::{DbClient, DbOutcome, ErrorClass, MongoBinding, ReadRecord};
+use crate::events::Event;
 use crate::measure::{ClientRecorder, Measurements, Status};
 use crate::workload::{ClientState, CoreWorkload, Operation};
 
 /// What every client of a run shares.
-pub(crate) struct Shared {
+pub(crate) struct RunShared {
     pub phase: Phase,
     pub workload: Arc<CoreWorkload>,
     pub binding: MongoBinding,
@@ -33,7 +34,7 @@ pub(crate) struct Shared {
     /// `dataintegrity`: verify every read.
     pub verify: bool,
     /// Where YCSB's retry and cleanup messages go.
-    pub notify: super::notify::Notify,
+    pub events: crate::events::Sink,
 }
 
 /// One client's running counts, read by the status line and the error-rate guard. Each client
@@ -41,7 +42,7 @@ pub(crate) struct Shared {
 /// another client (a shared counter is a cache line bounced between cores on every operation).
 #[derive(Debug, Default)]
 #[repr(align(64))]
-pub(crate) struct Progress {
+pub(crate) struct ClientProgress {
     /// Operations done.
     pub done: AtomicU64,
     /// Operations whose status was not ok.
@@ -60,7 +61,7 @@ fn timeline_index(op: &str) -> Option<usize> {
     TIMELINE_OPS.iter().position(|o| *o == op)
 }
 
-impl Progress {
+impl ClientProgress {
     /// Counts one completed operation for the timeline.
     fn count(&self, op: &str, ok: bool) {
         if let Some(i) = timeline_index(op) {
@@ -73,7 +74,7 @@ impl Progress {
 }
 
 /// Sums every client's `(done, failed)`.
-pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a Progress>) -> (u64, u64) {
+pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> (u64, u64) {
     all.into_iter().fold((0, 0), |(d, f), p| {
         (
             d + p.done.load(Ordering::Relaxed),
@@ -84,7 +85,7 @@ pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a Progress>) -
 
 /// Sums every client's inserts that succeeded: a load's `[OVERALL]` operation count, because
 /// YCSB's load loop counts an operation only when its insert succeeded (`docs/engine.md`).
-pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a Progress>) -> u64 {
+pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> u64 {
     let Some(i) = timeline_index("INSERT") else {
         return 0;
     };
@@ -112,8 +113,8 @@ fn micros(d: Duration) -> u64 {
 }
 
 struct Ctx<'a> {
-    shared: &'a Shared,
-    progress: &'a Progress,
+    shared: &'a RunShared,
+    progress: &'a ClientProgress,
     db: DbClient,
     rec: ClientRecorder,
     report: ClientReport,
@@ -229,18 +230,18 @@ impl Ctx<'_> {
                         return true;
                     }
                     if attempts > retry_limit || self.shared.stop.is_cancelled() {
-                        self.shared.notify.say(&format!(
+                        self.shared.events.event(Event::Finding(format!(
                             "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
-                        ));
+                        )));
                         if workload.keep_going_on_error() {
                             return true;
                         }
                         self.report.gave_up = true;
                         return false;
                     }
-                    self.shared
-                        .notify
-                        .say(&format!("Retrying insertion, retry count: {attempts}"));
+                    self.shared.events.event(Event::Finding(format!(
+                        "Retrying insertion, retry count: {attempts}"
+                    )));
                     let pause = workload.insertion_retry_sleep(state);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => {}
@@ -291,10 +292,10 @@ impl Ctx<'_> {
 
 /// Runs one client: `opcount` ops (0 = until stopped), then its cleanup (the batch flush).
 pub(crate) async fn run_client(
-    shared: Arc<Shared>,
+    shared: Arc<RunShared>,
     index: usize,
     opcount: u64,
-    progress: Arc<Progress>,
+    progress: Arc<ClientProgress>,
 ) -> ClientReport {
     let db = shared.binding.client(&shared.table);
     let rec = shared.measurements.client();
@@ -353,9 +354,9 @@ pub(crate) async fn run_client(
         if let Some(class) = outcome.error_class {
             *ctx.report.error_classes.entry(class).or_insert(0) += 1;
         }
-        shared.notify.say(&format!(
+        shared.events.event(Event::Finding(format!(
             "client {index}: the final batch of {pending} inserts failed; those records are missing"
-        ));
+        )));
     }
     ctx.report.ops_done = done;
     drop(ctx.rec);

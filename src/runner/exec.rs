@@ -7,41 +7,37 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
-use super::client::{ClientReport, Progress, Shared, progress_totals, run_client};
-use super::notify::Notify;
+use super::client::{ClientProgress, ClientReport, RunShared, progress_totals, run_client};
 use super::pacing;
 use super::verdict::{self, Evidence};
 use super::watch::{Watch, WatchSetup};
 use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
+use crate::events::{Discard, Event, Sink};
 use crate::measure::{self, MeasurementConfig, Measurements};
 use crate::workload::prop::{self, Prop};
 use crate::workload::{CoreWorkload, Properties};
 
-/// How `execute` is run: from the CLI (status lines, report on stdout) or from an experiment (quiet).
+/// How `execute` is run, and where what it says goes (the CLI's printer, an experiment's
+/// progress display, a test's recorder).
 #[derive(Debug, Clone, Default)]
 pub struct ExecuteOptions {
     /// Cancelled on Ctrl-C (the CLI passes `crate::signals::install()`); stops the clients gracefully.
     pub cancel: CancellationToken,
-    /// Print YCSB's status line to stderr (`-s`); the `status` property also turns it on.
-    pub status: bool,
-    /// Render the final YCSB report (the exporter the properties name) into
-    /// [`Executed::report`]; the caller writes it (stdout, or `exportfile`).
-    pub print_report: bool,
+    /// Take YCSB's status line every interval and emit it ([`Event::Status`]) (`-s`); the
+    /// `status` property also turns it on.
+    pub status_lines: bool,
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
-    /// No warnings or notes on stderr (experiments keep them in the result document instead).
-    pub quiet: bool,
     /// Members to probe for liveness while the run goes on (`None`: discovered from the
     /// connection string: its hosts, their replica set, and a mongos's shards).
     pub probe_targets: Option<Vec<ProbeTarget>>,
-    /// Where live findings go (a member stopped answering, a stall): stderr when `None`. They
-    /// are said even when `quiet`, since they change what the result means.
-    pub notify: Option<Notify>,
+    /// Where the run's events go; `None` discards them.
+    pub events: Option<Sink>,
     /// Drop the benchmark database before a load (`load --drop`).
     pub drop_database: bool,
-    /// Lines said before `Loading workload...` (YCSB's `Command line: ...` banner), unless quiet.
+    /// Notes said before `Loading workload...` (YCSB's `Command line: ...` banner).
     pub banner: Vec<String>,
     /// Wait at a start barrier once connected: say [`super::fanout::BARRIER_READY`] and start
     /// when a line arrives on stdin (a client of `--clients`).
@@ -97,7 +93,7 @@ impl Limits {
         let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
         let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
         let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
-        let status_enabled = opts.status || parse_prop(props, &prop::STATUS)?;
+        let status_enabled = opts.status_lines || parse_prop(props, &prop::STATUS)?;
         let label = props.text(&prop::LABEL).to_string();
         // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
         let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
@@ -149,14 +145,21 @@ impl Limits {
     }
 }
 
-/// What [`execute_with_report`] returns: the result document and, when asked for, YCSB's
-/// report of it as the exporter renders it (the caller writes it: the engine never prints).
+/// What [`execute_with_report`] returns: the result document and the measurements YCSB's
+/// report is rendered from (the caller picks the exporter and writes it: the engine never prints).
 #[derive(Debug)]
 pub struct Executed {
     /// The phase's result document.
     pub document: measure::ResultDocument,
-    /// YCSB's final report, with [`ExecuteOptions::print_report`].
-    pub report: Option<String>,
+    /// The run's measurements.
+    pub run: measure::RunMeasurements,
+    /// Run time and operation count, as YCSB's `[OVERALL]` section gives them.
+    pub overall: measure::Overall,
+    /// How the run was measured.
+    pub config: MeasurementConfig,
+    /// The raw data points, when `measurementtype` asks for them and no file takes them
+    /// (YCSB prints them on stdout before the report).
+    pub raw_data: Option<String>,
 }
 
 /// Runs one phase and returns its result document.
@@ -170,54 +173,163 @@ pub async fn execute(
     Ok(execute_with_report(props, phase, opts).await?.document)
 }
 
-/// [`execute`], with YCSB's report rendered when [`ExecuteOptions::print_report`] asks for it.
-/// The phase's steps follow in order, each under its own section comment: read the limits,
-/// build the workload and connect, wait at the barrier, start the clients and the tasks beside
-/// them, join, then report and judge.
+/// [`execute`], with the measurements YCSB's report is rendered from.
+/// The phase's steps follow in order, each under its own section comment: prepare (the limits,
+/// the workload, the outputs), connect and wait at the barrier, start the clients and the tasks
+/// beside them ([`Beside`]), join, then report and judge.
 pub async fn execute_with_report(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
 ) -> anyhow::Result<Executed> {
-    let notify: Notify = match &opts.notify {
-        Some(n) => n.clone(),
-        None => Notify::stderr(),
-    };
-    let say = |line: &str| {
-        if !opts.quiet {
-            notify.say(line);
-        }
-    };
+    let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
+    // Read the limits, build the workload and prove the outputs writable.
+    let Prepared {
+        limits,
+        workload,
+        split,
+        mcfg,
+        tick_ns,
+    } = prepare(props, phase, opts, &events)?;
+    let threads = split.len().max(1);
+    let measurements = Measurements::new(mcfg.clone());
+
+    // Connect (and wait at the barrier).
+    let Connected {
+        binding,
+        server,
+        probe_targets,
+    } = connect(props, phase, opts, threads, &events).await?;
+    let stop = opts.cancel.child_token();
+    let shared = Arc::new(RunShared {
+        phase,
+        table: workload.table().to_string(),
+        verify: workload.data_integrity(),
+        workload,
+        binding: binding.clone(),
+        measurements: measurements.clone(),
+        stop: stop.clone(),
+        tick_ns,
+        spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
+        initial_delay: pacing::wants_initial_delay(limits.target, threads),
+        events: events.clone(),
+    });
+
+    // The clients, and the tasks beside them.
+    let cpu_before = measure::ClientCpu::now();
+    let started_wall = chrono::Utc::now();
+    let start = Instant::now();
+    let (handles, counters) = spawn_clients(&shared, &split);
+    let clients_done = CancellationToken::new();
+    let abandon = CancellationToken::new();
+    let beside = Beside::start(BesideSetup {
+        limits: &limits,
+        opts,
+        events: &events,
+        measurements: &measurements,
+        counters: &counters,
+        probe_targets,
+        stop: &stop,
+        abandon: &abandon,
+        clients_done: &clients_done,
+        start,
+        timeseries: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
+    });
+
+    // Join: the clients end by themselves, or are stopped; those still blocked on the server
+    // after the grace period are abandoned.
+    let Joined {
+        reports,
+        panicked,
+        abandoned,
+    } = join_clients(handles, &stop, &abandon, &events).await;
+    let elapsed = start.elapsed();
+    let end = Instant::now();
+    clients_done.cancel();
+    let (watched, warm, error_stop) = beside.finish(end).await;
+    // CPU over the same window as the figures: from the warm-up's end when there was one.
+    let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
+    if panicked > 0 {
+        anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
+    }
+
+    // Report and judge.
+    let ended_wall = chrono::Utc::now();
+    let window = Window::of(&counters, warm, &limits, end, elapsed, started_wall);
+    let overall = window.overall(phase, &counters);
+    let run = measurements.finish();
+    let (problems, raw_data) = super::outputs::finish(&run, &mcfg);
+    for problem in problems {
+        events.event(Event::Warning(format!("warning: {problem}")));
+    }
+    let stopped = stop_reasons(StopFacts {
+        warmup_unfinished: window.warmup_unfinished.then_some(limits.warmup_s),
+        error_stop,
+        watch_aborted: watched.aborted.clone(),
+        reports: &reports,
+        interrupted: opts.cancel.is_cancelled(),
+    });
+    let doc = judge(Judged {
+        props,
+        opts,
+        phase,
+        window: &window,
+        overall: &overall,
+        run: &run,
+        ended_wall,
+        cpu,
+        reports: &reports,
+        limits: &limits,
+        timeline: watched.timeline,
+        stopped,
+        abandoned,
+        threads,
+        server,
+    })?;
+    Ok(Executed {
+        document: doc,
+        run,
+        overall,
+        config: mcfg,
+        raw_data,
+    })
+}
+
+/// What a phase knows before it connects: its limits, the workload, the operations per client,
+/// how it is measured and its pace.
+struct Prepared {
+    limits: Limits,
+    workload: Arc<CoreWorkload>,
+    /// Operations per client.
+    split: Vec<u64>,
+    mcfg: MeasurementConfig,
+    tick_ns: Option<u64>,
+}
+
+/// Says the properties' warnings and notes, reads the limits, builds the workload, splits the
+/// operations over the clients and proves the measurement files writable, before anything
+/// connects.
+fn prepare(
+    props: &Properties,
+    phase: Phase,
+    opts: &ExecuteOptions,
+    events: &Sink,
+) -> anyhow::Result<Prepared> {
+    let say = |line: &str| events.event(Event::Note(line.to_string()));
     for w in props.warnings() {
         say(&format!("warning: {w}"));
     }
     for note in crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)? {
         say(&note);
     }
-
-    let Limits {
-        requested_threads,
-        target,
-        max_execution_s,
-        status_interval_s,
-        status_enabled,
-        label,
-        error_rate_limit,
-        max_error_rate,
-        warmup_s,
-        warmup,
-        stall_s,
-        dead_s,
-    } = Limits::read(props, opts)?;
-
+    let limits = Limits::read(props, opts)?;
     let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
-    let verify = workload.data_integrity();
     let total_ops = match phase {
         Phase::Load => crate::workload::load_operation_count(props),
         Phase::Run => crate::workload::run_operation_count(props),
     }
     .map_err(as_bad_input)?;
-    let threads_usize = usize::try_from(requested_threads).unwrap_or(usize::MAX);
+    let threads_usize = usize::try_from(limits.requested_threads).unwrap_or(usize::MAX);
     let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
     if let Some(w) = split_warning {
         say(&w);
@@ -229,7 +341,7 @@ pub async fn execute_with_report(
     for w in &mcfg.warnings {
         say(w);
     }
-    let tick_ns = pacing::tick_ns(target, threads);
+    let tick_ns = pacing::tick_ns(limits.target, threads);
     if tick_ns.is_some() && mcfg.interval == measure::IntervalMode::Op {
         // Unlike YCSB: with a target, intended latency is always recorded (`Intended-OP`), so
         // coordinated omission is visible without having to know about measurement.interval.
@@ -240,236 +352,289 @@ pub async fn execute_with_report(
     if let Some(note) = super::outputs::raw_notice(&mcfg) {
         say(&note);
     }
-    let measurements = Measurements::new(mcfg.clone());
-
-    let Connected {
-        binding,
-        mut server,
-        probe_targets,
-    } = connect(props, phase, opts, threads, &notify).await?;
-    let standin = server.standin;
-    let stop = opts.cancel.child_token();
-    let shared_table = workload.table().to_string();
-    let shared = Arc::new(Shared {
-        phase,
+    Ok(Prepared {
+        limits,
         workload,
-        binding: binding.clone(),
-        measurements: measurements.clone(),
-        table: shared_table,
-        stop: stop.clone(),
+        split,
+        mcfg,
         tick_ns,
-        spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
-        initial_delay: pacing::wants_initial_delay(target, threads),
-        verify,
-        notify: notify.clone(),
-    });
+    })
+}
 
-    let cpu_before = measure::ClientCpu::now();
-    let started_wall = chrono::Utc::now();
-    let start = Instant::now();
-    let mut handles = Vec::with_capacity(threads);
-    let mut counters = Vec::with_capacity(threads);
-    for (i, &n) in split.iter().enumerate() {
-        let progress = Arc::new(Progress::default());
-        counters.push((progress.clone(), n));
-        handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
-    }
-    let clients_done = CancellationToken::new();
-    let abandon = CancellationToken::new();
-    // A run throttled below one operation per stall period must not look stalled.
-    let stall_after = Duration::from_secs_f64(if target > 0.0 {
-        stall_s.max(3.0 / target)
-    } else {
-        stall_s
-    });
-    let watch = Watch::start(WatchSetup {
-        start,
-        stall_after,
-        stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
-        dead_after: Duration::from_secs_f64(dead_s),
-        progress: counters.iter().map(|(p, _)| p.clone()).collect(),
-        targets: probe_targets,
-        stop: stop.clone(),
-        abandon: abandon.clone(),
-        notify: notify.clone(),
-    });
+/// What the tasks beside the clients are given.
+struct BesideSetup<'a> {
+    limits: &'a Limits,
+    opts: &'a ExecuteOptions,
+    events: &'a Sink,
+    measurements: &'a Arc<Measurements>,
+    counters: &'a [(Arc<ClientProgress>, u64)],
+    probe_targets: Vec<ProbeTarget>,
+    stop: &'a CancellationToken,
+    abandon: &'a CancellationToken,
+    clients_done: &'a CancellationToken,
+    start: Instant,
+    /// `measurementtype=timeseries`: YCSB prints the status line on stdout too.
+    timeseries: bool,
+}
 
-    // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
-    let timer = (max_execution_s > 0).then(|| {
-        spawn_timer(
-            warmup + Duration::from_secs(max_execution_s),
-            max_execution_s,
-            &stop,
-            &clients_done,
-            (!opts.quiet).then(|| notify.clone()),
-        )
-    });
+/// The tasks beside the clients: the watch, the `maxexecutiontime` timer, the error-rate guard,
+/// the warm-up's end, a client of several's ticks and the status line.
+struct Beside {
+    watch: Watch,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The error-rate guard's reason, when it stopped the run.
+    error_stop: Arc<std::sync::Mutex<Option<String>>>,
+    /// Where the timed window starts, once the warm-up ended.
+    warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+}
 
-    // The error-rate guard samples once a second after a minimum number of ops.
-    let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-    let guard = max_error_rate.map(|rate| {
-        spawn_error_guard(
-            rate,
-            &stop,
-            progress_of(&counters),
-            &clients_done,
-            &error_stop,
-        )
-    });
-
-    // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
-    let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
-    let warm_task = (!warmup.is_zero()).then(|| {
-        spawn_warmup_end(
-            warmup,
-            &measurements,
-            progress_of(&counters),
-            &clients_done,
-            &warm_end,
-        )
-    });
-
-    // A client of several (`--barrier`) tells its coordinator how far it is, once a second and
-    // once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
-    // "Several clients").
-    let tick_task = opts
-        .barrier
-        .then(|| spawn_ticks(progress_of(&counters), &clients_done, &notify));
-
-    let status_task = status_enabled.then(|| {
-        let status = super::status::StatusPrinter {
-            measurements: measurements.clone(),
-            counters: counters.clone(),
-            label: label.clone(),
-            interval: Duration::from_secs(status_interval_s.max(1)),
-            start,
-            notify: notify.clone(),
-            // A client of several only snapshots its intervals (for its interval logs): the
-            // coordinator prints the merged line.
-            print: !opts.barrier,
-            // YCSB also prints the status line on stdout with measurementtype=timeseries.
-            stdout: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
-        };
-        let done = clients_done.clone();
-        tokio::spawn(status.run(done))
-    });
-
-    // The clients end by themselves, or are stopped; those still blocked on the server after
-    // the grace period are abandoned.
-    let Joined {
-        reports,
-        panicked,
-        abandoned,
-    } = join_clients(handles, &stop, &abandon, &notify).await;
-    let elapsed = start.elapsed();
-    let end = Instant::now();
-    clients_done.cancel();
-    let watched = watch.finish(end).await;
-    for task in [timer, guard, status_task, tick_task, warm_task]
-        .into_iter()
-        .flatten()
-    {
-        let _ = task.await;
-    }
-    // CPU over the same window as the figures: from the warm-up's end when there was one.
-    let warm = warm_end.lock().ok().and_then(|w| *w);
-    let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
-    if panicked > 0 {
-        anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
-    }
-
-    let ended_wall = chrono::Utc::now();
-    // The clients' own counters: they include clients that were abandoned mid-operation.
-    let (mut ops_done, mut ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
-    let mut elapsed = elapsed;
-    let mut started_wall = started_wall;
-    let mut warmup_unfinished = false;
-    match warm {
-        Some(w) => {
-            ops_done = ops_done.saturating_sub(w.ops);
-            ops_failed = ops_failed.saturating_sub(w.failed);
-            elapsed = end.saturating_duration_since(w.at);
-            started_wall = w.wall;
+impl Beside {
+    /// Once the clients are joined (at `end`): the watch's log, where the warm-up ended, and the
+    /// error-rate guard's reason, when it stopped the run.
+    async fn finish(
+        self,
+        end: Instant,
+    ) -> (super::watch::Watched, Option<WarmupEnd>, Option<String>) {
+        let watched = self.watch.finish(end).await;
+        for task in self.tasks {
+            let _ = task.await;
         }
-        None => warmup_unfinished = !warmup.is_zero(),
+        let warm = self.warm_end.lock().ok().and_then(|w| *w);
+        let error_stop = self.error_stop.lock().ok().and_then(|r| r.clone());
+        (watched, warm, error_stop)
     }
-    let mut error_classes: BTreeMap<String, u64> = BTreeMap::new();
-    for r in &reports {
-        for (class, n) in &r.error_classes {
-            *error_classes.entry(ErrorClass::label(*class)).or_insert(0) += n;
+
+    fn start(s: BesideSetup<'_>) -> Beside {
+        let l = s.limits;
+        // A run throttled below one operation per stall period must not look stalled.
+        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
+            l.stall_s.max(3.0 / l.target)
+        } else {
+            l.stall_s
+        });
+        let watch = Watch::start(WatchSetup {
+            start: s.start,
+            stall_after,
+            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+            dead_after: Duration::from_secs_f64(l.dead_s),
+            progress: progress_of(s.counters),
+            targets: s.probe_targets,
+            stop: s.stop.clone(),
+            abandon: s.abandon.clone(),
+            events: s.events.clone(),
+        });
+        let mut tasks = Vec::new();
+        // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
+        if l.max_execution_s > 0 {
+            tasks.push(spawn_timer(
+                l.warmup + Duration::from_secs(l.max_execution_s),
+                l.max_execution_s,
+                s.stop,
+                s.clients_done,
+                s.events.clone(),
+            ));
+        }
+        // The error-rate guard samples once a second after a minimum number of ops.
+        let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        if let Some(rate) = l.max_error_rate {
+            tasks.push(spawn_error_guard(
+                rate,
+                s.stop,
+                progress_of(s.counters),
+                s.clients_done,
+                &error_stop,
+            ));
+        }
+        // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
+        let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
+        if !l.warmup.is_zero() {
+            tasks.push(spawn_warmup_end(
+                l.warmup,
+                s.measurements,
+                progress_of(s.counters),
+                s.clients_done,
+                &warm_end,
+            ));
+        }
+        // A client of several (`--barrier`) tells its coordinator how far it is, once a second
+        // and once at the end, so the coordinator can print one merged status line
+        // (`docs/engine.md`, "Several clients").
+        if s.opts.barrier {
+            tasks.push(spawn_ticks(
+                progress_of(s.counters),
+                s.clients_done,
+                s.events,
+            ));
+        }
+        if l.status_enabled {
+            let status = super::status::StatusPrinter {
+                measurements: s.measurements.clone(),
+                counters: s.counters.to_vec(),
+                label: l.label.clone(),
+                interval: Duration::from_secs(l.status_interval_s.max(1)),
+                start: s.start,
+                events: s.events.clone(),
+                // A client of several only snapshots its intervals (for its interval logs): the
+                // coordinator prints the merged line.
+                print: !s.opts.barrier,
+                // YCSB also prints the status line on stdout with measurementtype=timeseries.
+                stdout: s.timeseries,
+            };
+            tasks.push(tokio::spawn(status.run(s.clients_done.clone())));
+        }
+        Beside {
+            watch,
+            tasks,
+            error_stop,
+            warm_end,
         }
     }
-    let overall = measure::Overall {
-        runtime_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        operations: match phase {
-            Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
-            Phase::Run => ops_done,
-        },
-    };
-    let run = measurements.finish();
-    for problem in super::outputs::finish(&run, &mcfg, opts.print_report) {
-        notify.say(&format!("warning: {problem}"));
+}
+
+/// The timed window of a joined run: from the warm-up's end when there was one, else from the
+/// start; the counts are the clients' own (they include clients abandoned mid-operation).
+struct Window {
+    ops_done: u64,
+    ops_failed: u64,
+    elapsed: Duration,
+    started_wall: chrono::DateTime<chrono::Utc>,
+    /// A warm-up was asked for and the run ended inside it.
+    warmup_unfinished: bool,
+}
+
+impl Window {
+    /// Run time and operation count as YCSB's `[OVERALL]` gives them: a load counts the
+    /// inserts that succeeded.
+    fn overall(&self, phase: Phase, counters: &[(Arc<ClientProgress>, u64)]) -> measure::Overall {
+        measure::Overall {
+            runtime_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            operations: match phase {
+                Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
+                Phase::Run => self.ops_done,
+            },
+        }
     }
 
-    // YCSB's report, rendered here (the measurements live here) and written by the caller.
-    let report = if opts.print_report {
-        let (exporter, warning) = measure::exporter_for(props.text(&prop::EXPORTER));
-        if let Some(w) = warning {
-            say(&w);
+    fn of(
+        counters: &[(Arc<ClientProgress>, u64)],
+        warm: Option<WarmupEnd>,
+        limits: &Limits,
+        end: Instant,
+        elapsed: Duration,
+        started_wall: chrono::DateTime<chrono::Utc>,
+    ) -> Window {
+        let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
+        match warm {
+            Some(w) => Window {
+                ops_done: ops_done.saturating_sub(w.ops),
+                ops_failed: ops_failed.saturating_sub(w.failed),
+                elapsed: end.saturating_duration_since(w.at),
+                started_wall: w.wall,
+                warmup_unfinished: false,
+            },
+            None => Window {
+                ops_done,
+                ops_failed,
+                elapsed,
+                started_wall,
+                warmup_unfinished: !limits.warmup.is_zero(),
+            },
         }
-        Some(exporter.render(&run, &overall, &mcfg))
-    } else {
-        None
-    };
+    }
+}
 
-    let stopped = stop_reasons(StopFacts {
-        warmup_unfinished: warmup_unfinished.then_some(warmup_s),
-        error_stop: error_stop.lock().ok().and_then(|r| r.clone()),
-        watch_aborted: watched.aborted.clone(),
-        reports: &reports,
-        interrupted: opts.cancel.is_cancelled(),
-    });
+/// What the result document of a joined run is made of.
+struct Judged<'a> {
+    props: &'a Properties,
+    opts: &'a ExecuteOptions,
+    phase: Phase,
+    window: &'a Window,
+    overall: &'a measure::Overall,
+    run: &'a measure::RunMeasurements,
+    ended_wall: chrono::DateTime<chrono::Utc>,
+    cpu: measure::ClientCpu,
+    reports: &'a [ClientReport],
+    limits: &'a Limits,
+    timeline: measure::timeline::Timeline,
+    /// Why the run stopped before its end.
+    stopped: Vec<String>,
+    /// Clients abandoned while blocked on the server.
+    abandoned: usize,
+    threads: usize,
+    server: measure::ServerFacts,
+}
+
+/// The result document with its verdict (`runner::verdict`) and the server's facts.
+fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
     let mut doc = measure::ResultDocument::new(
-        match phase {
+        match j.phase {
             Phase::Load => "load",
             Phase::Run => "run",
         },
-        started_wall,
-        ended_wall,
-        &overall,
-        &run,
+        j.window.started_wall,
+        j.ended_wall,
+        j.overall,
+        j.run,
     )?;
-    doc.properties = recorded_properties(props, opts.uri.as_deref());
-    doc.client_cpu = cpu;
+    doc.properties = recorded_properties(j.props, j.opts.uri.as_deref());
+    doc.client_cpu = j.cpu;
+    let error_classes = error_classes(j.reports);
     let evidence = Evidence {
-        load: phase == Phase::Load,
-        operations: ops_done,
-        failed: ops_failed,
-        max_error_rate: error_rate_limit,
-        failed_time_share: failed_time_share(&doc, threads, elapsed),
+        load: j.phase == Phase::Load,
+        operations: j.window.ops_done,
+        failed: j.window.ops_failed,
+        max_error_rate: j.limits.error_rate_limit,
+        failed_time_share: failed_time_share(&doc, j.threads, j.window.elapsed),
         error_classes: error_classes.clone(),
-        timeline: watched.timeline,
-        stopped: stopped.clone(),
-        abandoned_clients: abandoned,
-        client_cpu_s: cpu.total_us() as f64 / 1e6,
-        wall_s: elapsed.as_secs_f64(),
+        timeline: j.timeline,
+        stopped: j.stopped.clone(),
+        abandoned_clients: j.abandoned,
+        client_cpu_s: j.cpu.total_us() as f64 / 1e6,
+        wall_s: j.window.elapsed.as_secs_f64(),
         cores: doc.host.cpu_count,
     };
     doc.validity = verdict::assess(&evidence);
-    doc.warmup_s = warmup_s;
+    doc.warmup_s = j.limits.warmup_s;
     doc.timeline = evidence.timeline;
+    let mut server = j.server;
     server.error_classes = error_classes;
-    if standin {
+    if server.standin {
         server.note = Some("measured against the microshard stand-in, not MongoDB".into());
     }
-    server.run_stopped = (!stopped.is_empty()).then(|| stopped.join("; "));
-    server.threads = Some(threads as u64);
+    server.run_stopped = (!j.stopped.is_empty()).then(|| j.stopped.join("; "));
+    server.threads = Some(j.threads as u64);
     doc.server = server;
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
-    Ok(Executed {
-        document: doc,
-        report,
-    })
+    Ok(doc)
+}
+
+/// Every client's progress counter, with its operation count (0 = unlimited).
+type Counters = Vec<(Arc<ClientProgress>, u64)>;
+
+/// One client task per slice of the operations, each with its progress counter.
+fn spawn_clients(
+    shared: &Arc<RunShared>,
+    split: &[u64],
+) -> (Vec<tokio::task::JoinHandle<ClientReport>>, Counters) {
+    let mut handles = Vec::with_capacity(split.len());
+    let mut counters = Vec::with_capacity(split.len());
+    for (i, &n) in split.iter().enumerate() {
+        let progress = Arc::new(ClientProgress::default());
+        counters.push((progress.clone(), n));
+        handles.push(tokio::spawn(run_client(shared.clone(), i, n, progress)));
+    }
+    (handles, counters)
+}
+
+/// Failed operations per error class, over every client.
+fn error_classes(reports: &[ClientReport]) -> BTreeMap<String, u64> {
+    let mut classes: BTreeMap<String, u64> = BTreeMap::new();
+    for r in reports {
+        for (class, n) in &r.error_classes {
+            *classes.entry(ErrorClass::label(*class)).or_insert(0) += n;
+        }
+    }
+    classes
 }
 
 /// The server as a phase sees it once connected: the binding, its facts and the members the
@@ -488,19 +653,15 @@ async fn connect(
     phase: Phase,
     opts: &ExecuteOptions,
     threads: usize,
-    notify: &Notify,
+    events: &Sink,
 ) -> anyhow::Result<Connected> {
-    let say = |line: &str| {
-        if !opts.quiet {
-            notify.say(line);
-        }
-    };
+    let say = |line: &str| events.event(Event::Note(line.to_string()));
     let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
         .map_err(as_bad_input)?;
     for w in &settings.resolved.warnings {
         say(&format!("warning: {w}"));
     }
-    let binding = MongoBinding::connect_with(settings)
+    let binding = MongoBinding::connect_with(settings, events.clone())
         .await
         .map_err(as_bad_input)?;
     // YCSB's banner, once everything has been checked and the server answered (so that bad
@@ -534,7 +695,7 @@ async fn connect(
         None => binding.discover_members().await,
     };
     if opts.barrier {
-        notify.say(super::fanout::BARRIER_READY);
+        events.event(Event::Protocol(super::fanout::BARRIER_READY.into()));
         let mut line = String::new();
         let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
         tokio::select! {
@@ -569,7 +730,7 @@ async fn join_clients(
     handles: Vec<tokio::task::JoinHandle<ClientReport>>,
     stop: &CancellationToken,
     abandon: &CancellationToken,
-    notify: &Notify,
+    events: &Sink,
 ) -> Joined {
     let abort_handles: Vec<tokio::task::AbortHandle> =
         handles.iter().map(|h| h.abort_handle()).collect();
@@ -588,10 +749,10 @@ async fn join_clients(
                 }
             }
         } => {
-            notify.say(&format!(
+            events.event(Event::Finding(format!(
                 "microshard: clients still waiting on the server {} s after the stop: abandoning them",
                 grace.as_secs()
-            ));
+            )));
             for a in &abort_handles {
                 a.abort();
             }
@@ -614,32 +775,30 @@ async fn join_clients(
 }
 
 /// Every client's progress counter.
-fn progress_of(counters: &[(Arc<Progress>, u64)]) -> Vec<Arc<Progress>> {
+fn progress_of(counters: &[(Arc<ClientProgress>, u64)]) -> Vec<Arc<ClientProgress>> {
     counters.iter().map(|(p, _)| p.clone()).collect()
 }
 
 /// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
-/// through `notify` (YCSB's lines) unless quiet.
+/// in YCSB's notes.
 fn spawn_timer(
     after: Duration,
     max_execution_s: u64,
     stop: &CancellationToken,
     done: &CancellationToken,
-    notify: Option<Notify>,
+    events: Sink,
 ) -> tokio::task::JoinHandle<()> {
     let stop = stop.clone();
     let done = done.clone();
     tokio::spawn(async move {
-        if let Some(n) = &notify {
-            n.say(&format!(
-                "Maximum execution time specified as: {max_execution_s} secs"
-            ));
-        }
+        events.event(Event::Note(format!(
+            "Maximum execution time specified as: {max_execution_s} secs"
+        )));
         tokio::select! {
             _ = tokio::time::sleep(after) => {
-                if let Some(n) = &notify {
-                    n.say("Maximum time elapsed. Requesting stop for the workload.");
-                }
+                events.event(Event::Note(
+                    "Maximum time elapsed. Requesting stop for the workload.".into(),
+                ));
                 stop.cancel();
             }
             _ = done.cancelled() => {}
@@ -652,7 +811,7 @@ fn spawn_timer(
 fn spawn_error_guard(
     rate: f64,
     stop: &CancellationToken,
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
     reason: &Arc<std::sync::Mutex<Option<String>>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -686,7 +845,7 @@ fn spawn_error_guard(
 fn spawn_warmup_end(
     warmup: Duration,
     measurements: &Arc<Measurements>,
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
     slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -716,12 +875,12 @@ fn spawn_warmup_end(
 /// once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
 /// "Several clients").
 fn spawn_ticks(
-    progress: Vec<Arc<Progress>>,
+    progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
-    notify: &Notify,
+    events: &Sink,
 ) -> tokio::task::JoinHandle<()> {
     let done = done.clone();
-    let notify = notify.clone();
+    let events = events.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -731,7 +890,7 @@ fn spawn_ticks(
                 _ = done.cancelled() => true,
             };
             let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
-            notify.say(&super::fanout::tick_line(ops));
+            events.event(Event::Protocol(super::fanout::tick_line(ops)));
             if finished {
                 return;
             }
@@ -828,4 +987,90 @@ struct WarmupEnd {
     wall: chrono::DateTime<chrono::Utc>,
     ops: u64,
     failed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Recorder;
+
+    /// A load against an in-process stand-in says YCSB's banner and notes, its status lines
+    /// and nothing else: no terminal, only the events.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_says_its_banner_notes_and_status_lines_as_events() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = crate::standin::StandinConfig::new(crate::standin::Role::Mongod);
+        cfg.dbpath = Some(dir.path().to_path_buf());
+        cfg.quiet = true;
+        let server = crate::standin::spawn(cfg).expect("stand-in starts");
+        let mut props = Properties::new();
+        for kv in [
+            format!(
+                "mongodb.url=mongodb://127.0.0.1:{}/ycsb?directConnection=true",
+                server.port()
+            ),
+            "recordcount=20".into(),
+            "threadcount=2".into(),
+        ] {
+            props.apply_override(&kv).expect("property");
+        }
+        let recorder = Arc::new(Recorder::default());
+        let opts = ExecuteOptions {
+            status_lines: true,
+            events: Some(recorder.clone()),
+            banner: vec!["Command line: load".into()],
+            ..Default::default()
+        };
+        let doc = execute(&props, Phase::Load, &opts).await.expect("load");
+        assert_eq!(doc.operations, 20);
+        let events = recorder.events();
+        let notes: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Note(l) => Some(l.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            notes[..3],
+            [
+                "Command line: load",
+                "Loading workload...",
+                "Starting test."
+            ],
+            "{events:?}"
+        );
+        assert!(
+            notes[3].starts_with("mongo client connection created with mongodb://127.0.0.1:"),
+            "{events:?}"
+        );
+        assert_eq!(
+            notes[4], "NOTE: measured against the microshard stand-in, not MongoDB",
+            "{events:?}"
+        );
+        // One status line at the start and one at the end, on stderr only.
+        let status: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Status { .. }))
+            .collect();
+        assert!(status.len() >= 2, "{events:?}");
+        assert!(
+            status.iter().all(|e| matches!(
+                e,
+                Event::Status {
+                    also_stdout: false,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        assert!(
+            !events.iter().any(|e| matches!(
+                e,
+                Event::Warning(_) | Event::Finding(_) | Event::OpError { .. }
+            )),
+            "{events:?}"
+        );
+        server.shutdown().await;
+    }
 }

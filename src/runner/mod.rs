@@ -1,6 +1,7 @@
 //! The runner: executes a workload phase against a database — client tasks, pacing, the status
 //! line, the watch beside every run and its verdict, several client processes (`fanout`, with
-//! their Docker launcher `fanout::docker`), and the one sink everything it says goes through (`notify`).
+//! their Docker launcher `fanout::docker`). Everything it says is an event (`crate::events`) for the
+//! sink its caller passes.
 
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -17,7 +18,6 @@ mod client;
 mod exec;
 pub(crate) mod fanout;
 pub(crate) mod fdlimit;
-mod notify;
 mod outputs;
 pub(crate) mod pacing;
 mod status;
@@ -25,4 +25,3 @@ pub(crate) mod verdict;
 pub(crate) mod watch;
 
 pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
-pub use notify::Notify;

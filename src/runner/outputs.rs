@@ -54,17 +54,16 @@ pub(crate) fn raw_notice(config: &MeasurementConfig) -> Option<String> {
         })
 }
 
-/// Writes the raw data points (appended to `measurement.raw.output_file`, as YCSB does, or on
-/// stdout ahead of the report when `to_stdout`) and returns the lines to say about files that
-/// could not be written.
+/// Writes the raw data points (appended to `measurement.raw.output_file`, as YCSB does) and
+/// returns the lines to say about files that could not be written, and the raw data points when
+/// no file takes them (the CLI prints them on stdout ahead of the report).
 pub(crate) fn finish(
     run: &RunMeasurements,
     config: &MeasurementConfig,
-    to_stdout: bool,
-) -> Vec<String> {
+) -> (Vec<String>, Option<String>) {
     let mut problems = run.log_problems.clone();
     if !config.measurement_type.has_raw() {
-        return problems;
+        return (problems, None);
     }
     let data = crate::measure::export::raw_data(run, config);
     match &config.raw_output_file {
@@ -82,14 +81,9 @@ pub(crate) fn finish(
                 ));
             }
         }
-        None if to_stdout => {
-            if let Err(e) = crate::output::print(&data) {
-                problems.push(format!("cannot print the raw data points: {e}"));
-            }
-        }
-        None => {}
+        None => return (problems, Some(data)),
     }
-    problems
+    (problems, None)
 }
 
 /// The interval logs of a run with several clients: each client writes its own under

@@ -1,4 +1,4 @@
-//! The `-s` status task: YCSB's status line on stderr at start, every `status.interval` seconds and at the end.
+//! The `-s` status task: YCSB's status line (an event the CLI prints on stderr) at start, every `status.interval` seconds and at the end.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -6,19 +6,19 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::Progress;
+use super::client::ClientProgress;
 use crate::measure::Measurements;
 
 /// Prints status lines until the clients are done.
 pub(crate) struct StatusPrinter {
     pub measurements: Arc<Measurements>,
     /// Per client: ops done so far, and its op count (0 = unlimited).
-    pub counters: Vec<(Arc<Progress>, u64)>,
+    pub counters: Vec<(Arc<ClientProgress>, u64)>,
     pub label: String,
     pub interval: Duration,
     pub start: Instant,
-    /// Where the lines go (stderr from the CLI).
-    pub notify: super::notify::Notify,
+    /// Where the lines go (the CLI prints them on stderr).
+    pub events: crate::events::Sink,
     /// Say the lines; when false the task only takes the intervals (a client of several keeps
     /// its interval logs in step with the status interval, the coordinator prints).
     pub print: bool,
@@ -63,10 +63,10 @@ impl StatusPrinter {
                 summaries: &summaries,
             });
             if self.print {
-                self.notify.say(&line);
-                if self.stdout {
-                    let _ = crate::output::println(&line);
-                }
+                self.events.event(crate::events::Event::Status {
+                    line,
+                    also_stdout: self.stdout,
+                });
             }
             if finished {
                 return;

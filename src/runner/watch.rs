@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Progress, TIMELINE_OPS};
-use super::notify::Notify;
+use super::client::{ClientProgress, TIMELINE_OPS};
 use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
+use crate::events::{Event, Sink};
 use crate::measure::timeline::{Outage, Timeline, TimelineSecond, seconds};
 
 /// How often the watch looks at the counters and probes.
@@ -32,15 +32,15 @@ pub(crate) struct WatchSetup {
     /// A member silent this long is dead (`microshard.deadseconds`): the run ends at once.
     pub dead_after: Duration,
     /// Every client's counters.
-    pub progress: Vec<Arc<Progress>>,
+    pub progress: Vec<Arc<ClientProgress>>,
     /// Members to probe (empty: none).
     pub targets: Vec<ProbeTarget>,
     /// The run's stop token: cancelled when a stall lasts too long or a member is dead.
     pub stop: CancellationToken,
     /// Cancelled when a member is dead: clients still waiting on it are abandoned at once.
     pub abandon: CancellationToken,
-    /// Live messages.
-    pub notify: Notify,
+    /// Where the findings go.
+    pub events: Sink,
 }
 
 /// The watch running beside the clients.
@@ -130,7 +130,9 @@ impl Watch {
 /// The probed members and the prober's shared log, as the watch task reads them.
 type Probes = (Vec<ProbeTarget>, SharedProbeLog);
 
-fn op_counts(progress: &[Arc<Progress>]) -> ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]) {
+fn op_counts(
+    progress: &[Arc<ClientProgress>],
+) -> ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]) {
     let mut ops = [0u64; TIMELINE_OPS.len()];
     let mut errs = [0u64; TIMELINE_OPS.len()];
     for p in progress {
@@ -254,11 +256,11 @@ impl WatchState {
                     duration_s: len.as_secs_f64(),
                     ongoing: false,
                 });
-                setup.notify.say(&format!(
+                setup.events.event(Event::Finding(format!(
                     "microshard: operations complete again at {} (no operation completed for {})",
                     at(now),
                     seconds(len.as_secs_f64())
-                ));
+                )));
             }
             return;
         }
@@ -268,11 +270,11 @@ impl WatchState {
         let quiet_for = now.saturating_duration_since(self.last_progress);
         if self.stall_from.is_none() && quiet_for >= setup.stall_after {
             self.stall_from = Some(self.last_progress);
-            setup.notify.say(&format!(
+            setup.events.event(Event::Finding(format!(
                 "microshard: no operation completed since {} into the run ({} so far)",
                 at(self.last_progress),
                 seconds(quiet_for.as_secs_f64())
-            ));
+            )));
         }
         if let Some(from) = self.stall_from
             && self.log.aborted.is_none()
@@ -283,7 +285,9 @@ impl WatchState {
                 seconds(now.saturating_duration_since(from).as_secs_f64()),
                 at(from)
             );
-            setup.notify.say(&format!("microshard: {reason}"));
+            setup
+                .events
+                .event(Event::Finding(format!("microshard: {reason}")));
             self.log.aborted = Some(reason);
             setup.stop.cancel();
         }
@@ -305,19 +309,19 @@ impl WatchState {
             match (silent, self.announced[i]) {
                 (Some(s), false) => {
                     self.announced[i] = true;
-                    setup.notify.say(&format!(
+                    setup.events.event(Event::Finding(format!(
                         "microshard: {} stopped answering at {}: the result will be invalid",
                         t.label(),
                         at(s.from)
-                    ));
+                    )));
                 }
                 (None, true) => {
                     self.announced[i] = false;
-                    setup.notify.say(&format!(
+                    setup.events.event(Event::Finding(format!(
                         "microshard: {} answers again at {}",
                         t.label(),
                         at(now)
-                    ));
+                    )));
                 }
                 _ => {}
             }
@@ -340,11 +344,11 @@ impl WatchState {
     fn declare_dead(&mut self, setup: &WatchSetup, t: &ProbeTarget, from: Instant, now: Instant) {
         let silent_for = now.saturating_duration_since(from).as_secs_f64();
         let from_s = from.saturating_duration_since(setup.start).as_secs_f64();
-        setup.notify.say(&format!(
+        setup.events.event(Event::Finding(format!(
             "microshard: {} has not answered for {} (microshard.deadseconds): ending the run now",
             t.label(),
             seconds(silent_for)
-        ));
+        )));
         self.log.dead = Some(Outage {
             subject: t.label(),
             from_s,

@@ -11,7 +11,7 @@ mod reach;
 mod spec;
 
 pub(crate) use flags::check_mongod_args;
-pub use plan::{BackendKind, HostMemory, Member, Plan, PlanOptions, Role, new_run_id};
+pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
 pub(crate) use plan::{find_program, format_gb};
 pub use spec::{
     Baseline, ClientHostSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec,

@@ -9,10 +9,13 @@ use super::TopologyError;
 use super::spec::{Baseline, Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
 
 /// Which backend executes a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
-    /// Local `mongod`/`mongos` processes.
+    /// Local `mongod`/`mongos` processes (the default `--backend`).
+    #[default]
     Process,
     /// Containers through the Docker Engine API.
     Docker,
@@ -33,7 +36,7 @@ impl std::fmt::Display for BackendKind {
 /// What a member does in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Role {
+pub enum MemberRole {
     /// The single-node baseline.
     Standalone,
     /// A config-server replica-set member.
@@ -44,13 +47,13 @@ pub enum Role {
     Mongos,
 }
 
-impl std::fmt::Display for Role {
+impl std::fmt::Display for MemberRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Role::Standalone => "standalone",
-            Role::Config => "config",
-            Role::Shard => "shard",
-            Role::Mongos => "mongos",
+            MemberRole::Standalone => "standalone",
+            MemberRole::Config => "config",
+            MemberRole::Shard => "shard",
+            MemberRole::Mongos => "mongos",
         })
     }
 }
@@ -97,7 +100,7 @@ pub struct Member {
     /// Short unique name (`mongos0`, `sh2`, `cfg0`, `single`).
     pub name: String,
     /// What it does.
-    pub role: Role,
+    pub role: MemberRole,
     /// Index into the topology's hosts.
     pub host_index: usize,
     /// Replica set it belongs to (`sh2`, `cfg`, `rs0`), if any.
@@ -310,7 +313,6 @@ pub(crate) fn cache_cap_for_limit(limit_gb: f64) -> f64 {
 impl Plan {
     /// Resolves every member of `spec` for `opts.backend`: roles, ports, names, directories, argv.
     pub fn new(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
-        let mut notes = Vec::new();
         let mut plan = Plan {
             name: spec.name.clone(),
             source: spec.source.clone(),
@@ -344,291 +346,39 @@ impl Plan {
             super::reach::check_clients_reach(spec, &plan)?;
             return Ok(plan);
         }
-        let docker_host = std::env::var("DOCKER_HOST").ok();
-        let remote = |h: &super::HostSpec| {
-            if opts.backend == BackendKind::Docker {
-                remote_endpoint(h.docker.as_deref(), docker_host.as_deref())
-            } else {
-                None
-            }
-        };
-        let multi_host = spec.hosts.len() > 1
-            || spec.hosts.iter().any(|h| !is_local(&h.address))
-            || spec.hosts.iter().any(|h| remote(h).is_some());
+        let mut notes = Vec::new();
+        let multi_host = placement(spec, opts)?;
         plan.multi_host = multi_host;
-        if opts.backend == BackendKind::Process && multi_host {
-            return Err(TopologyError::Plan(format!(
-                "{}: the process backend runs on this machine only; hosts other than localhost need --backend docker",
-                spec.source.display()
-            )));
-        }
-        if let Some((i, endpoint)) = spec
-            .hosts
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| is_local(&h.address))
-            .find_map(|(i, h)| remote(h).map(|e| (i, e)))
-        {
-            let key = if spec.hosts[i].docker.is_some() {
-                format!("hosts[{i}].docker")
-            } else {
-                endpoint
-            };
-            return Err(TopologyError::Plan(format!(
-                "{}: {key} is an engine on another machine; set hosts[{i}].address to that machine's address and hosts[{i}].publish_address (its members are reached through ports published there)",
-                spec.source.display()
-            )));
-        }
-        if opts.backend == BackendKind::Docker
-            && multi_host
-            && spec.hosts.iter().any(|h| is_local(&h.address))
-        {
-            return Err(TopologyError::Plan(format!(
-                "{}: with several Docker hosts every host needs an address the others can reach (not localhost)",
-                spec.source.display()
-            )));
-        }
-        if opts.backend == BackendKind::Docker && multi_host {
-            // Members on other hosts reach each other through published ports, which means
-            // publishing beyond loopback: microshard does that only when the file says so.
-            if let Some((i, _)) = spec
-                .hosts
-                .iter()
-                .enumerate()
-                .find(|(_, h)| h.publish_address.is_none())
-            {
-                return Err(TopologyError::Plan(format!(
-                    "{}: hosts[{i}].publish_address: a multi-host Docker topology publishes every member's port; say on which address (e.g. \"0.0.0.0\" or the host's IP)",
-                    spec.source.display()
-                )));
-            }
-        }
         if opts.backend == BackendKind::Process && spec.memory_limit_gb.is_some() {
             notes.push(
                 "memory_limit_gb applies to containers only; the process backend ignores it".into(),
             );
         }
-        // Flags the image's version no longer has (the process backend checks its binary's
-        // version when it starts; the file's own `version`/`image` were checked when it loaded).
         if opts.backend == BackendKind::Docker {
-            let version = super::flags::wanted_version(spec.version.as_deref(), &spec.image);
-            super::flags::check_mongod_args(&spec.mongod_args, version.as_deref()).map_err(
-                |e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())),
-            )?;
-            notes.extend(super::flags::end_of_life(version.as_deref()));
-            // The members' CPU is this machine's only on a local engine with every member here.
-            let local_engine = std::env::var("DOCKER_HOST")
-                .map(|h| h.is_empty() || h.starts_with("unix://"))
-                .unwrap_or(true);
-            if local_engine && !multi_host {
-                let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-                if let Some(why) =
-                    super::flags::missing_avx(version.as_deref(), std::env::consts::ARCH, &cpuinfo)
-                {
-                    return Err(TopologyError::Plan(format!(
-                        "{}: {why}",
-                        spec.source.display()
-                    )));
-                }
-            }
+            check_image(spec, multi_host, &mut notes)?;
         }
         let programs = match opts.backend {
             BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
             _ => None,
         };
-        let ram = opts.total_memory_gb.or_else(total_memory_gb);
-        let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
-        // Inside a container the cache must fit the container's limit, not the host's RAM.
-        let limit = match opts.backend {
-            BackendKind::Docker => spec.memory_limit_gb,
-            _ => None,
-        };
-        let cap = limit.map(cache_cap_for_limit);
-        if let (Some(limit), Some(cap)) = (limit, cap) {
-            let mut asked = vec![("cache_gb", spec.cache_gb)];
-            if spec.kind == Kind::Sharded {
-                asked.push((
-                    "config_servers.cache_gb",
-                    Some(spec.config_servers.cache_gb),
-                ));
-            }
-            for (key, gb) in asked {
-                if let Some(gb) = gb
-                    && gb > cap + 1e-9
-                {
-                    return Err(TopologyError::Plan(format!(
-                        "{}: {key} = {gb} GB does not fit in memory_limit_gb = {limit}: at most {} GB of cache (50 % of the limit minus 1 GB, at least 0.25) leaves mongod room for connections and its allocator",
-                        spec.source.display(),
-                        format_gb(cap)
-                    )));
-                }
-            }
-            if 0.5 * (limit - 1.0) < MIN_CACHE_GB {
-                notes.push(format!(
-                    "warning: memory_limit_gb = {limit} leaves less than the 0.25 GB minimum cache; every mongod gets 0.25 GB and may be killed for exceeding its limit"
-                ));
-            }
-        }
-        let capped = |gb: f64| match cap {
-            Some(c) => gb.min(c),
-            None => gb,
-        };
+        let sizing = Sizing::of(spec, opts, &mut notes)?;
         if opts.backend == BackendKind::Docker
             && multi_host
             && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none())
         {
             notes.push("hosts without memory_budget_gb are sized from this machine's RAM".into());
         }
-
-        let mut port = u32::from(spec.base_port);
-        let mut next_port = || {
-            let p = port as u16;
-            port += 1;
-            p
-        };
         let ctx = MemberCtx {
             spec,
             opts,
             multi_host,
             programs: programs.as_ref(),
         };
-        match spec.kind {
-            Kind::Standalone => {
-                let host = &spec.hosts[0];
-                let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
-                let cache = spec
-                    .cache_gb
-                    .unwrap_or_else(|| capped(floor2(budget).max(MIN_CACHE_GB)));
-                let rs = (spec.baseline == Baseline::ReplicaSet).then(|| "rs0".to_string());
-                let cpuset = host.shard_cpusets.first().cloned();
-                let data_dir = host.data_dirs.first().cloned();
-                let m = ctx.member(
-                    "single",
-                    Role::Standalone,
-                    0,
-                    rs,
-                    next_port(),
-                    Some(cache),
-                    cpuset,
-                    data_dir,
-                );
-                plan.members.push(m);
-            }
-            Kind::Sharded => {
-                let mut mongos = Vec::new();
-                for i in 0..spec.mongos.count {
-                    mongos.push((format!("mongos{i}"), next_port()));
-                }
-                let mut shards = Vec::new();
-                let mut shard_sets = 0usize;
-                for (h, host) in spec.hosts.iter().enumerate() {
-                    let budget = host.memory_budget_gb.or(default_budget).unwrap_or(1.0);
-                    let cfg_share = if h == 0 {
-                        spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
-                    } else {
-                        0.0
-                    };
-                    let mongods = f64::from(spec.shards_per_host * spec.shard_members);
-                    let per = spec.cache_gb.unwrap_or_else(|| {
-                        capped(floor2((budget - cfg_share) / mongods).max(MIN_CACHE_GB))
-                    });
-                    for s in 0..spec.shards_per_host as usize {
-                        let set = format!("sh{}", shard_sets);
-                        shard_sets += 1;
-                        for k in 0..spec.shard_members {
-                            // Member 0 keeps the set's name, so one-member shards read as before.
-                            let name = if k == 0 {
-                                set.clone()
-                            } else {
-                                format!("{set}-{k}")
-                            };
-                            let m = ctx.member(
-                                &name,
-                                Role::Shard,
-                                h,
-                                Some(set.clone()),
-                                next_port(),
-                                Some(per),
-                                host.shard_cpusets.get(s).cloned(),
-                                host.data_dirs.get(s).cloned(),
-                            );
-                            shards.push(m);
-                        }
-                    }
-                }
-                let mut configs = Vec::new();
-                for i in 0..spec.config_servers.members {
-                    configs.push(ctx.member(
-                        &format!("cfg{i}"),
-                        Role::Config,
-                        0,
-                        Some(plan.config_set.clone()),
-                        next_port(),
-                        Some(spec.config_servers.cache_gb),
-                        spec.config_servers.cpuset.clone(),
-                        None,
-                    ));
-                }
-                let configdb = format!(
-                    "{}/{}",
-                    plan.config_set,
-                    configs
-                        .iter()
-                        .map(|c| c.member_host.as_str())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
-                for (name, p) in mongos {
-                    let mut m = ctx.member(
-                        &name,
-                        Role::Mongos,
-                        0,
-                        None,
-                        p,
-                        None,
-                        spec.mongos.cpuset.clone(),
-                        None,
-                    );
-                    m.argv.push("--configdb".into());
-                    m.argv.push(configdb.clone());
-                    let extra: Vec<String> =
-                        spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
-                    m.argv.extend(extra);
-                    plan.members.push(m);
-                }
-                plan.members.extend(shards);
-                plan.members.extend(configs);
-            }
-        }
-        for (h, host) in spec.hosts.iter().enumerate() {
-            let (budget_gb, budget_source) = match (host.memory_budget_gb, default_budget) {
-                (Some(b), _) => (b, "memory_budget_gb"),
-                (None, Some(b)) => (b, "host RAM"),
-                (None, None) => (1.0, "unknown RAM"),
-            };
-            let total: f64 = plan
-                .members
-                .iter()
-                .filter(|m| m.host_index == h)
-                .filter_map(|m| m.cache_gb)
-                .sum();
-            let total_cache_gb = (total * 100.0).round() / 100.0;
-            if total_cache_gb > budget_gb + 1e-9 {
-                notes.push(format!(
-                    "warning: on hosts[{h}] the mongod caches add up to {} GB, over the {} GB budget ({budget_source}): every cache is at least 0.25 GB",
-                    format_gb(total_cache_gb),
-                    format_gb(budget_gb)
-                ));
-            }
-            plan.memory.push(HostMemory {
-                host_index: h,
-                budget_gb,
-                budget_source: budget_source.to_string(),
-                memory_limit_gb: limit,
-                cache_cap_gb: cap,
-                total_cache_gb,
-            });
-        }
+        plan.members = match spec.kind {
+            Kind::Standalone => vec![ctx.standalone(&sizing)],
+            Kind::Sharded => ctx.sharded(&sizing, &plan.config_set),
+        };
+        plan.memory = sizing.host_memory(spec, &plan.members, &mut notes);
         for m in &plan.members {
             check_dns_name(
                 &m.member_host,
@@ -647,7 +397,7 @@ impl Plan {
     pub(crate) fn entry(&self) -> Option<&Member> {
         self.members
             .iter()
-            .find(|m| matches!(m.role, Role::Mongos | Role::Standalone))
+            .find(|m| matches!(m.role, MemberRole::Mongos | MemberRole::Standalone))
     }
 
     /// The `host:port` microshard itself dials for `m` (admin commands, probes, metrics, the
@@ -678,7 +428,7 @@ impl Plan {
     }
 
     /// Members with role `role`, in plan order.
-    pub fn members_with(&self, role: Role) -> impl Iterator<Item = &Member> {
+    pub fn members_with(&self, role: MemberRole) -> impl Iterator<Item = &Member> {
         self.members.iter().filter(move |m| m.role == role)
     }
 
@@ -695,7 +445,7 @@ impl Plan {
     /// Shard replica sets in plan order: `(set name, its members)`.
     pub(crate) fn shard_sets(&self) -> Vec<(String, Vec<&Member>)> {
         let mut out: Vec<(String, Vec<&Member>)> = Vec::new();
-        for m in self.members_with(Role::Shard) {
+        for m in self.members_with(MemberRole::Shard) {
             let set = m.replica_set.clone().unwrap_or_else(|| m.name.clone());
             match out.iter_mut().find(|(s, _)| *s == set) {
                 Some((_, v)) => v.push(m),
@@ -722,7 +472,7 @@ impl Plan {
     pub fn render(&self) -> String {
         use tabled::settings::Style;
         #[derive(tabled::Tabled)]
-        struct Row {
+        struct PlanRow {
             role: String,
             name: String,
             #[tabled(rename = "replica set")]
@@ -736,10 +486,10 @@ impl Plan {
             #[tabled(rename = "dir / container")]
             place: String,
         }
-        let rows: Vec<Row> = self
+        let rows: Vec<PlanRow> = self
             .members
             .iter()
-            .map(|m| Row {
+            .map(|m| PlanRow {
                 role: m.role.to_string(),
                 name: m.name.clone(),
                 replica_set: m.replica_set.clone().unwrap_or_else(|| "-".into()),
@@ -810,10 +560,10 @@ impl Plan {
 
     /// Members in the order they start: config servers, shards (or the standalone), then routers.
     pub(crate) fn start_order(&self) -> Vec<&Member> {
-        let mut v: Vec<&Member> = self.members_with(Role::Config).collect();
-        v.extend(self.members_with(Role::Shard));
-        v.extend(self.members_with(Role::Standalone));
-        v.extend(self.members_with(Role::Mongos));
+        let mut v: Vec<&Member> = self.members_with(MemberRole::Config).collect();
+        v.extend(self.members_with(MemberRole::Shard));
+        v.extend(self.members_with(MemberRole::Standalone));
+        v.extend(self.members_with(MemberRole::Mongos));
         v
     }
 }
@@ -895,6 +645,223 @@ fn expand(arg: &str, m: &Member) -> String {
         .replace("{dir}", &dir)
 }
 
+/// Whether the plan spans machines, and the refusals that follow from where its hosts are: the
+/// process backend runs here only; a Docker engine elsewhere needs its machine's address and a
+/// publish address.
+fn placement(spec: &TopologySpec, opts: &PlanOptions) -> Result<bool, TopologyError> {
+    let docker_host = std::env::var("DOCKER_HOST").ok();
+    let remote = |h: &super::HostSpec| {
+        if opts.backend == BackendKind::Docker {
+            remote_endpoint(h.docker.as_deref(), docker_host.as_deref())
+        } else {
+            None
+        }
+    };
+    let multi_host = spec.hosts.len() > 1
+        || spec.hosts.iter().any(|h| !is_local(&h.address))
+        || spec.hosts.iter().any(|h| remote(h).is_some());
+    if opts.backend == BackendKind::Process && multi_host {
+        return Err(TopologyError::Plan(format!(
+            "{}: the process backend runs on this machine only; hosts other than localhost need --backend docker",
+            spec.source.display()
+        )));
+    }
+    if let Some((i, endpoint)) = spec
+        .hosts
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| is_local(&h.address))
+        .find_map(|(i, h)| remote(h).map(|e| (i, e)))
+    {
+        let key = if spec.hosts[i].docker.is_some() {
+            format!("hosts[{i}].docker")
+        } else {
+            endpoint
+        };
+        return Err(TopologyError::Plan(format!(
+            "{}: {key} is an engine on another machine; set hosts[{i}].address to that machine's address and hosts[{i}].publish_address (its members are reached through ports published there)",
+            spec.source.display()
+        )));
+    }
+    if opts.backend == BackendKind::Docker
+        && multi_host
+        && spec.hosts.iter().any(|h| is_local(&h.address))
+    {
+        return Err(TopologyError::Plan(format!(
+            "{}: with several Docker hosts every host needs an address the others can reach (not localhost)",
+            spec.source.display()
+        )));
+    }
+    if opts.backend == BackendKind::Docker && multi_host {
+        // Members on other hosts reach each other through published ports, which means
+        // publishing beyond loopback: microshard does that only when the file says so.
+        if let Some((i, _)) = spec
+            .hosts
+            .iter()
+            .enumerate()
+            .find(|(_, h)| h.publish_address.is_none())
+        {
+            return Err(TopologyError::Plan(format!(
+                "{}: hosts[{i}].publish_address: a multi-host Docker topology publishes every member's port; say on which address (e.g. \"0.0.0.0\" or the host's IP)",
+                spec.source.display()
+            )));
+        }
+    }
+    Ok(multi_host)
+}
+
+/// The Docker image's version against the topology: flags it no longer has, its end of life,
+/// and a CPU it cannot run on (the process backend checks its binary's version when it starts;
+/// the file's own `version`/`image` were checked when it loaded).
+fn check_image(
+    spec: &TopologySpec,
+    multi_host: bool,
+    notes: &mut Vec<String>,
+) -> Result<(), TopologyError> {
+    let version = super::flags::wanted_version(spec.version.as_deref(), &spec.image);
+    super::flags::check_mongod_args(&spec.mongod_args, version.as_deref())
+        .map_err(|e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())))?;
+    notes.extend(super::flags::end_of_life(version.as_deref()));
+    // The members' CPU is this machine's only on a local engine with every member here.
+    let local_engine = std::env::var("DOCKER_HOST")
+        .map(|h| h.is_empty() || h.starts_with("unix://"))
+        .unwrap_or(true);
+    if local_engine && !multi_host {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        if let Some(why) =
+            super::flags::missing_avx(version.as_deref(), std::env::consts::ARCH, &cpuinfo)
+        {
+            return Err(TopologyError::Plan(format!(
+                "{}: {why}",
+                spec.source.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How the caches are sized: each host's budget (its `memory_budget_gb`, else half this
+/// machine's RAM less 1 GB), and inside a container the cap its memory limit sets.
+struct Sizing {
+    default_budget: Option<f64>,
+    /// `memory_limit_gb` (Docker only).
+    limit: Option<f64>,
+    /// The largest cache that leaves mongod room within `limit`.
+    cap: Option<f64>,
+}
+
+impl Sizing {
+    fn of(
+        spec: &TopologySpec,
+        opts: &PlanOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<Sizing, TopologyError> {
+        let ram = opts.total_memory_gb.or_else(total_memory_gb);
+        let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
+        // Inside a container the cache must fit the container's limit, not the host's RAM.
+        let limit = match opts.backend {
+            BackendKind::Docker => spec.memory_limit_gb,
+            _ => None,
+        };
+        let cap = limit.map(cache_cap_for_limit);
+        if let (Some(limit), Some(cap)) = (limit, cap) {
+            let mut asked = vec![("cache_gb", spec.cache_gb)];
+            if spec.kind == Kind::Sharded {
+                asked.push((
+                    "config_servers.cache_gb",
+                    Some(spec.config_servers.cache_gb),
+                ));
+            }
+            for (key, gb) in asked {
+                if let Some(gb) = gb
+                    && gb > cap + 1e-9
+                {
+                    return Err(TopologyError::Plan(format!(
+                        "{}: {key} = {gb} GB does not fit in memory_limit_gb = {limit}: at most {} GB of cache (50 % of the limit minus 1 GB, at least 0.25) leaves mongod room for connections and its allocator",
+                        spec.source.display(),
+                        format_gb(cap)
+                    )));
+                }
+            }
+            if 0.5 * (limit - 1.0) < MIN_CACHE_GB {
+                notes.push(format!(
+                    "warning: memory_limit_gb = {limit} leaves less than the 0.25 GB minimum cache; every mongod gets 0.25 GB and may be killed for exceeding its limit"
+                ));
+            }
+        }
+        Ok(Sizing {
+            default_budget,
+            limit,
+            cap,
+        })
+    }
+
+    /// `gb` within the container's cap.
+    fn capped(&self, gb: f64) -> f64 {
+        match self.cap {
+            Some(c) => gb.min(c),
+            None => gb,
+        }
+    }
+
+    /// A host's memory budget.
+    fn budget(&self, host: &super::HostSpec) -> f64 {
+        host.memory_budget_gb.or(self.default_budget).unwrap_or(1.0)
+    }
+
+    /// Each host's budget against the caches planned on it, with a warning where they do not fit.
+    fn host_memory(
+        &self,
+        spec: &TopologySpec,
+        members: &[Member],
+        notes: &mut Vec<String>,
+    ) -> Vec<HostMemory> {
+        let mut memory = Vec::new();
+        for (h, host) in spec.hosts.iter().enumerate() {
+            let (budget_gb, budget_source) = match (host.memory_budget_gb, self.default_budget) {
+                (Some(b), _) => (b, "memory_budget_gb"),
+                (None, Some(b)) => (b, "host RAM"),
+                (None, None) => (1.0, "unknown RAM"),
+            };
+            let total: f64 = members
+                .iter()
+                .filter(|m| m.host_index == h)
+                .filter_map(|m| m.cache_gb)
+                .sum();
+            let total_cache_gb = (total * 100.0).round() / 100.0;
+            if total_cache_gb > budget_gb + 1e-9 {
+                notes.push(format!(
+                    "warning: on hosts[{h}] the mongod caches add up to {} GB, over the {} GB budget ({budget_source}): every cache is at least 0.25 GB",
+                    format_gb(total_cache_gb),
+                    format_gb(budget_gb)
+                ));
+            }
+            memory.push(HostMemory {
+                host_index: h,
+                budget_gb,
+                budget_source: budget_source.to_string(),
+                memory_limit_gb: self.limit,
+                cache_cap_gb: self.cap,
+                total_cache_gb,
+            });
+        }
+        memory
+    }
+}
+
+/// Where one member sits in the topology: what [`MemberCtx::member`] makes a member of.
+struct Seat {
+    name: String,
+    role: MemberRole,
+    host_index: usize,
+    replica_set: Option<String>,
+    port: u16,
+    cache_gb: Option<f64>,
+    cpuset: Option<String>,
+    data_dir: Option<PathBuf>,
+}
+
+/// What every member of one plan shares: the topology, the options and where the binaries are.
 struct MemberCtx<'a> {
     spec: &'a TopologySpec,
     opts: &'a PlanOptions,
@@ -903,28 +870,129 @@ struct MemberCtx<'a> {
 }
 
 impl MemberCtx<'_> {
-    #[allow(clippy::too_many_arguments)]
-    fn member(
-        &self,
-        name: &str,
-        role: Role,
-        host_index: usize,
-        replica_set: Option<String>,
-        port: u16,
-        cache_gb: Option<f64>,
-        cpuset: Option<String>,
-        data_dir: Option<PathBuf>,
-    ) -> Member {
+    /// The single mongod of a standalone topology.
+    fn standalone(&self, sizing: &Sizing) -> Member {
         let spec = self.spec;
-        let host = &spec.hosts[host_index];
-        let is_mongos = role == Role::Mongos;
-        let run_id = &self.opts.run_id;
+        let host = &spec.hosts[0];
+        let cache = spec
+            .cache_gb
+            .unwrap_or_else(|| sizing.capped(floor2(sizing.budget(host)).max(MIN_CACHE_GB)));
+        self.member(Seat {
+            name: "single".into(),
+            role: MemberRole::Standalone,
+            host_index: 0,
+            replica_set: (spec.baseline == Baseline::ReplicaSet).then(|| "rs0".to_string()),
+            port: spec.base_port,
+            cache_gb: Some(cache),
+            cpuset: host.shard_cpusets.first().cloned(),
+            data_dir: host.data_dirs.first().cloned(),
+        })
+    }
+
+    /// The members of a sharded topology, in plan order (mongos, shards, config servers); the
+    /// ports are given mongos first, then shards host by host, then config servers.
+    fn sharded(&self, sizing: &Sizing, config_set: &str) -> Vec<Member> {
+        let spec = self.spec;
+        let mut port = u32::from(spec.base_port);
+        let mut next_port = || {
+            let p = port as u16;
+            port += 1;
+            p
+        };
+        let mongos_ports: Vec<u16> = (0..spec.mongos.count).map(|_| next_port()).collect();
+        let mut shards = Vec::new();
+        let mut shard_sets = 0usize;
+        for (h, host) in spec.hosts.iter().enumerate() {
+            let cfg_share = if h == 0 {
+                spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
+            } else {
+                0.0
+            };
+            let mongods = f64::from(spec.shards_per_host * spec.shard_members);
+            let per = spec.cache_gb.unwrap_or_else(|| {
+                sizing.capped(floor2((sizing.budget(host) - cfg_share) / mongods).max(MIN_CACHE_GB))
+            });
+            for s in 0..spec.shards_per_host as usize {
+                let set = format!("sh{shard_sets}");
+                shard_sets += 1;
+                for k in 0..spec.shard_members {
+                    // Member 0 keeps the set's name, so one-member shards read as before.
+                    let name = if k == 0 {
+                        set.clone()
+                    } else {
+                        format!("{set}-{k}")
+                    };
+                    shards.push(self.member(Seat {
+                        name,
+                        role: MemberRole::Shard,
+                        host_index: h,
+                        replica_set: Some(set.clone()),
+                        port: next_port(),
+                        cache_gb: Some(per),
+                        cpuset: host.shard_cpusets.get(s).cloned(),
+                        data_dir: host.data_dirs.get(s).cloned(),
+                    }));
+                }
+            }
+        }
+        let configs: Vec<Member> = (0..spec.config_servers.members)
+            .map(|i| {
+                self.member(Seat {
+                    name: format!("cfg{i}"),
+                    role: MemberRole::Config,
+                    host_index: 0,
+                    replica_set: Some(config_set.to_string()),
+                    port: next_port(),
+                    cache_gb: Some(spec.config_servers.cache_gb),
+                    cpuset: spec.config_servers.cpuset.clone(),
+                    data_dir: None,
+                })
+            })
+            .collect();
+        let configdb = format!(
+            "{config_set}/{}",
+            configs
+                .iter()
+                .map(|c| c.member_host.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let mut members: Vec<Member> = mongos_ports
+            .into_iter()
+            .enumerate()
+            .map(|(i, port)| {
+                let mut m = self.member(Seat {
+                    name: format!("mongos{i}"),
+                    role: MemberRole::Mongos,
+                    host_index: 0,
+                    replica_set: None,
+                    port,
+                    cache_gb: None,
+                    cpuset: spec.mongos.cpuset.clone(),
+                    data_dir: None,
+                });
+                m.argv.push("--configdb".into());
+                m.argv.push(configdb.clone());
+                let extra: Vec<String> = spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
+                m.argv.extend(extra);
+                m
+            })
+            .collect();
+        members.extend(shards);
+        members.extend(configs);
+        members
+    }
+
+    /// One member: where it listens and is reached, its directories or container, and its
+    /// command line for the backend.
+    fn member(&self, seat: Seat) -> Member {
+        let is_mongos = seat.role == MemberRole::Mongos;
         let mut m = Member {
-            name: name.to_string(),
-            role,
-            host_index,
-            replica_set: replica_set.clone(),
-            port,
+            name: seat.name.clone(),
+            role: seat.role,
+            host_index: seat.host_index,
+            replica_set: seat.replica_set.clone(),
+            port: seat.port,
             member_host: String::new(),
             published: None,
             dir: None,
@@ -933,127 +1001,142 @@ impl MemberCtx<'_> {
             container: None,
             docker_endpoint: None,
             argv: Vec::new(),
-            cache_gb: if is_mongos { None } else { cache_gb },
-            cpuset,
+            cache_gb: if is_mongos { None } else { seat.cache_gb },
+            cpuset: seat.cpuset.clone(),
             memory_limit_gb: None,
         };
         match self.opts.backend {
-            BackendKind::Process | BackendKind::Existing => {
-                let dir = self.opts.run_dir.join(name);
-                let dbpath = match &data_dir {
-                    Some(d) => d.join(format!("{run_id}-{name}")),
-                    None => dir.join("db"),
-                };
-                let log = match &host.log_dir {
-                    Some(d) => d.join(format!("{run_id}-{name}.log")),
-                    None => dir.join(format!(
-                        "{}.log",
-                        if is_mongos { "mongos" } else { "mongod" }
-                    )),
-                };
-                m.member_host = format!("{}:{port}", host.address);
-                let bind = if host.address == "localhost" {
-                    "127.0.0.1"
-                } else {
-                    host.address.as_str()
-                };
-                m.published = Some(format!("{}:{port}", host.address));
-                let program = self
-                    .programs
-                    .map(|p| {
-                        if is_mongos {
-                            p.mongos.clone().unwrap_or_else(|| "mongos".into())
-                        } else {
-                            p.mongod.clone()
-                        }
-                    })
-                    .unwrap_or_else(|| PathBuf::from(if is_mongos { "mongos" } else { "mongod" }));
-                m.argv = vec![
-                    program.display().to_string(),
-                    "--port".into(),
-                    port.to_string(),
-                    "--bind_ip".into(),
-                    bind.into(),
-                    "--logpath".into(),
-                    log.display().to_string(),
-                ];
-                // mongod listens on `<prefix>/mongodb-<port>.sock`; a path longer than the
-                // kernel's limit (a long TMPDIR) makes it fail to start, so then no socket at all:
-                // microshard and its clients use TCP only.
-                let sockets = self.opts.run_dir.join("sockets");
-                let socket = sockets.join(format!("mongodb-{port}.sock"));
-                if socket.as_os_str().len() <= MAX_UNIX_SOCKET_PATH {
-                    m.argv.push("--unixSocketPrefix".into());
-                    m.argv.push(sockets.display().to_string());
-                } else {
-                    m.argv.push("--nounixsocket".into());
-                }
-                if !is_mongos {
-                    m.argv.push("--dbpath".into());
-                    m.argv.push(dbpath.display().to_string());
-                    m.dbpath = Some(dbpath);
-                }
-                m.dir = Some(dir);
-                m.log_path = Some(log);
-            }
-            BackendKind::Docker => {
-                let container = container_name(run_id, name);
-                if self.multi_host {
-                    m.member_host = format!("{}:{port}", host.address);
-                    let bind = host
-                        .publish_address
-                        .clone()
-                        .unwrap_or_else(|| "127.0.0.1".into());
-                    m.published = Some(format!("{bind}:{port}"));
-                } else {
-                    // Other members reach it by container name on the run's network; microshard
-                    // itself reaches every member through its published port, because container
-                    // addresses are routable from the host only with rootful Docker on Linux
-                    // (not Docker Desktop, not rootless).
-                    m.member_host = format!("{container}:{port}");
-                    let bind = host
-                        .publish_address
-                        .clone()
-                        .unwrap_or_else(|| "127.0.0.1".into());
-                    m.published = Some(format!("{bind}:{port}"));
-                }
-                m.argv = vec![
-                    if is_mongos { "mongos" } else { "mongod" }.into(),
-                    "--port".into(),
-                    port.to_string(),
-                    "--bind_ip_all".into(),
-                ];
-                if !is_mongos {
-                    // Explicit, so a --configsvr member does not fall back to /data/configdb.
-                    m.argv.push("--dbpath".into());
-                    m.argv.push("/data/db".into());
-                    m.dbpath = Some(PathBuf::from("/data/db"));
-                }
-                m.container = Some(container);
-                m.docker_endpoint = host.docker.clone();
-                m.memory_limit_gb = spec.memory_limit_gb;
-                // A data directory given for a shard is bind-mounted as its /data/db.
-                m.dir = data_dir.map(|d| d.join(format!("{run_id}-{name}")));
-            }
+            BackendKind::Process | BackendKind::Existing => self.as_process(&mut m, &seat),
+            BackendKind::Docker => self.in_container(&mut m, &seat),
         }
         if !is_mongos {
-            match role {
-                Role::Config => m.argv.push("--configsvr".into()),
-                Role::Shard => m.argv.push("--shardsvr".into()),
-                _ => {}
-            }
-            if let Some(rs) = &replica_set {
-                m.argv.push("--replSet".into());
-                m.argv.push(rs.clone());
-            }
-            if let Some(g) = m.cache_gb {
-                m.argv.push("--wiredTigerCacheSizeGB".into());
-                m.argv.push(format_gb(g));
-            }
-            let extra: Vec<String> = spec.mongod_args.iter().map(|a| expand(a, &m)).collect();
-            m.argv.extend(extra);
+            self.server_flags(&mut m);
         }
         m
+    }
+
+    /// A local process: its directory, data path, log and program.
+    fn as_process(&self, m: &mut Member, seat: &Seat) {
+        let host = &self.spec.hosts[seat.host_index];
+        let is_mongos = seat.role == MemberRole::Mongos;
+        let (run_id, name, port) = (&self.opts.run_id, &seat.name, seat.port);
+        let dir = self.opts.run_dir.join(name);
+        let dbpath = match &seat.data_dir {
+            Some(d) => d.join(format!("{run_id}-{name}")),
+            None => dir.join("db"),
+        };
+        let log = match &host.log_dir {
+            Some(d) => d.join(format!("{run_id}-{name}.log")),
+            None => dir.join(format!(
+                "{}.log",
+                if is_mongos { "mongos" } else { "mongod" }
+            )),
+        };
+        m.member_host = format!("{}:{port}", host.address);
+        let bind = if host.address == "localhost" {
+            "127.0.0.1"
+        } else {
+            host.address.as_str()
+        };
+        m.published = Some(format!("{}:{port}", host.address));
+        let program = self
+            .programs
+            .map(|p| {
+                if is_mongos {
+                    p.mongos.clone().unwrap_or_else(|| "mongos".into())
+                } else {
+                    p.mongod.clone()
+                }
+            })
+            .unwrap_or_else(|| PathBuf::from(if is_mongos { "mongos" } else { "mongod" }));
+        m.argv = vec![
+            program.display().to_string(),
+            "--port".into(),
+            port.to_string(),
+            "--bind_ip".into(),
+            bind.into(),
+            "--logpath".into(),
+            log.display().to_string(),
+        ];
+        // mongod listens on `<prefix>/mongodb-<port>.sock`; a path longer than the
+        // kernel's limit (a long TMPDIR) makes it fail to start, so then no socket at all:
+        // microshard and its clients use TCP only.
+        let sockets = self.opts.run_dir.join("sockets");
+        let socket = sockets.join(format!("mongodb-{port}.sock"));
+        if socket.as_os_str().len() <= MAX_UNIX_SOCKET_PATH {
+            m.argv.push("--unixSocketPrefix".into());
+            m.argv.push(sockets.display().to_string());
+        } else {
+            m.argv.push("--nounixsocket".into());
+        }
+        if !is_mongos {
+            m.argv.push("--dbpath".into());
+            m.argv.push(dbpath.display().to_string());
+            m.dbpath = Some(dbpath);
+        }
+        m.dir = Some(dir);
+        m.log_path = Some(log);
+    }
+
+    /// A container: its name, how the others and microshard reach it, and its engine.
+    fn in_container(&self, m: &mut Member, seat: &Seat) {
+        let host = &self.spec.hosts[seat.host_index];
+        let is_mongos = seat.role == MemberRole::Mongos;
+        let (run_id, port) = (&self.opts.run_id, seat.port);
+        let container = container_name(run_id, &seat.name);
+        m.member_host = if self.multi_host {
+            format!("{}:{port}", host.address)
+        } else {
+            // Other members reach it by container name on the run's network; microshard
+            // itself reaches every member through its published port, because container
+            // addresses are routable from the host only with rootful Docker on Linux
+            // (not Docker Desktop, not rootless).
+            format!("{container}:{port}")
+        };
+        let bind = host
+            .publish_address
+            .clone()
+            .unwrap_or_else(|| "127.0.0.1".into());
+        m.published = Some(format!("{bind}:{port}"));
+        m.argv = vec![
+            if is_mongos { "mongos" } else { "mongod" }.into(),
+            "--port".into(),
+            port.to_string(),
+            "--bind_ip_all".into(),
+        ];
+        if !is_mongos {
+            // Explicit, so a --configsvr member does not fall back to /data/configdb.
+            m.argv.push("--dbpath".into());
+            m.argv.push("/data/db".into());
+            m.dbpath = Some(PathBuf::from("/data/db"));
+        }
+        m.container = Some(container);
+        m.docker_endpoint = host.docker.clone();
+        m.memory_limit_gb = self.spec.memory_limit_gb;
+        // A data directory given for a shard is bind-mounted as its /data/db.
+        m.dir = seat
+            .data_dir
+            .as_ref()
+            .map(|d| d.join(format!("{run_id}-{}", seat.name)));
+    }
+
+    /// A mongod's role, replica set, cache and the topology's own `mongod_args`.
+    fn server_flags(&self, m: &mut Member) {
+        match m.role {
+            MemberRole::Config => m.argv.push("--configsvr".into()),
+            MemberRole::Shard => m.argv.push("--shardsvr".into()),
+            _ => {}
+        }
+        if let Some(rs) = m.replica_set.clone() {
+            m.argv.push("--replSet".into());
+            m.argv.push(rs);
+        }
+        if let Some(g) = m.cache_gb {
+            m.argv.push("--wiredTigerCacheSizeGB".into());
+            m.argv.push(format_gb(g));
+        }
+        let extra: Vec<String> = self.spec.mongod_args.iter().map(|a| expand(a, m)).collect();
+        m.argv.extend(extra);
     }
 }
 
@@ -1339,7 +1422,7 @@ mod tests {
         let s =
             spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 2\nmemory_limit_gb = 2\n");
         let p = Plan::new(&s, &o).unwrap();
-        for m in p.members_with(Role::Shard) {
+        for m in p.members_with(MemberRole::Shard) {
             assert_eq!(m.cache_gb, Some(0.5), "{}", m.name);
         }
         // The process backend has no container: host RAM as before.
@@ -1427,10 +1510,15 @@ mod tests {
             Plan::shard_connection_string(&sets[1].1),
             "sh1/localhost:30005,localhost:30006,localhost:30007"
         );
-        assert!(p.members.iter().filter(|m| m.role == Role::Shard).all(|m| {
-            let a = m.argv.join(" ");
-            a.contains(&format!("--replSet {}", m.replica_set.as_deref().unwrap()))
-        }));
+        assert!(
+            p.members
+                .iter()
+                .filter(|m| m.role == MemberRole::Shard)
+                .all(|m| {
+                    let a = m.argv.join(" ");
+                    a.contains(&format!("--replSet {}", m.replica_set.as_deref().unwrap()))
+                })
+        );
         // Budget 8 GB − 3 × 0.25 for config servers, over 6 shard mongods.
         assert_eq!(p.members[2].cache_gb, Some(1.2));
         assert!(

@@ -251,6 +251,25 @@ impl Ctx<'_> {
         self.text[..end].matches('\n').count() + 1
     }
 
+    /// `field`'s value when it lies in `range`; otherwise the error naming the file, line and
+    /// key: "must be between LOW and HIGH".
+    fn within<T: Copy + PartialOrd + std::fmt::Display>(
+        &self,
+        field: &Spanned<T>,
+        key: &str,
+        range: std::ops::RangeInclusive<T>,
+    ) -> Result<T, TopologyError> {
+        let value = *field.get_ref();
+        if range.contains(&value) {
+            return Ok(value);
+        }
+        Err(self.err(
+            &field.span(),
+            key,
+            format!("must be between {} and {}", range.start(), range.end()),
+        ))
+    }
+
     fn err(&self, span: &Range<usize>, key: &str, message: impl Into<String>) -> TopologyError {
         TopologyError::Invalid {
             file: self.file.clone(),
@@ -344,317 +363,18 @@ fn error_key(e: &toml::de::Error) -> Option<String> {
 }
 
 fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
-    let name = raw.name.get_ref().trim().to_string();
-    if name.is_empty()
-        || name.len() > 40
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
-    {
-        // Docker refuses container names that do not start with a letter or digit.
-        return Err(ctx.err(
-            &raw.name.span(),
-            "name",
-            "must be 1-40 characters of letters, digits, '-' or '_', starting with a letter or digit (it names containers and state files)",
-        ));
-    }
-    let kind = *raw.kind.get_ref();
-    let is_sharded = kind == Kind::Sharded;
-
-    let baseline = match &raw.baseline {
-        Some(b) if is_sharded => {
-            return Err(ctx.err(
-                &b.span(),
-                "baseline",
-                "applies only to kind = \"standalone\"",
-            ));
-        }
-        Some(b) => *b.get_ref(),
-        None => Baseline::ReplicaSet,
+    let name = check_name(&raw.name, ctx)?;
+    let shape = Shape::read(&raw, ctx)?;
+    let config_servers = config_servers(raw.config_servers.as_ref(), ctx)?;
+    let mongos = mongos(raw.mongos.as_ref(), ctx)?;
+    let per_host_dirs = match shape.kind {
+        Kind::Sharded => shape.shards_per_host,
+        Kind::Standalone => 1,
     };
-    let shards_per_host = match &raw.shards_per_host {
-        Some(s) if !is_sharded && *s.get_ref() != 1 => {
-            return Err(ctx.err(
-                &s.span(),
-                "shards_per_host",
-                "a standalone topology has exactly one mongod; use kind = \"sharded\"",
-            ));
-        }
-        Some(s) if *s.get_ref() == 0 || *s.get_ref() > 64 => {
-            return Err(ctx.err(&s.span(), "shards_per_host", "must be between 1 and 64"));
-        }
-        Some(s) => *s.get_ref(),
-        None if is_sharded => {
-            return Err(ctx.err(
-                &raw.kind.span(),
-                "shards_per_host",
-                "is required for kind = \"sharded\"",
-            ));
-        }
-        None => 1,
-    };
-    let shard_members = match &raw.shard_members {
-        Some(s) if !is_sharded => {
-            return Err(ctx.err(
-                &s.span(),
-                "shard_members",
-                "applies only to kind = \"sharded\"",
-            ));
-        }
-        Some(s) if *s.get_ref() == 0 || *s.get_ref() > 7 => {
-            return Err(ctx.err(&s.span(), "shard_members", "must be between 1 and 7"));
-        }
-        Some(s) => *s.get_ref(),
-        None => 1,
-    };
-    if !is_sharded {
-        if let Some(c) = &raw.config_servers {
-            return Err(ctx.err(
-                &c.span(),
-                "config_servers",
-                "applies only to kind = \"sharded\"",
-            ));
-        }
-        if let Some(m) = &raw.mongos {
-            return Err(ctx.err(&m.span(), "mongos", "applies only to kind = \"sharded\""));
-        }
-        if raw.hosts.len() > 1 {
-            return Err(ctx.err(
-                &raw.hosts[1].span(),
-                "hosts",
-                "a standalone topology runs on one host",
-            ));
-        }
-    }
-
-    let (config_members, config_cache, config_cpuset) = match &raw.config_servers {
-        Some(c) => {
-            let c = c.get_ref();
-            let members = match &c.members {
-                Some(m) if *m.get_ref() == 0 || *m.get_ref() > 7 => {
-                    return Err(ctx.err(
-                        &m.span(),
-                        "config_servers.members",
-                        "must be between 1 and 7",
-                    ));
-                }
-                Some(m) => *m.get_ref(),
-                None => 1,
-            };
-            let cache = match &c.cache_gb {
-                Some(g) => check_cache(ctx, g, "config_servers.cache_gb")?,
-                None => MIN_CACHE_GB,
-            };
-            let cpuset = check_cpuset_opt(ctx, c.cpuset.as_ref(), "config_servers.cpuset")?;
-            (members, cache, cpuset)
-        }
-        None => (1, MIN_CACHE_GB, None),
-    };
-    let (mongos_count, mongos_cpuset) = match &raw.mongos {
-        Some(m) => {
-            let m = m.get_ref();
-            let count = match &m.count {
-                Some(c) if *c.get_ref() == 0 || *c.get_ref() > 16 => {
-                    return Err(ctx.err(&c.span(), "mongos.count", "must be between 1 and 16"));
-                }
-                Some(c) => *c.get_ref(),
-                None => 1,
-            };
-            (
-                count,
-                check_cpuset_opt(ctx, m.cpuset.as_ref(), "mongos.cpuset")?,
-            )
-        }
-        None => (1, None),
-    };
-
-    let mut hosts = Vec::new();
-    let mut seen = HostSetChecker::default();
-    let per_host_dirs = if is_sharded { shards_per_host } else { 1 };
-    for (i, h) in raw.hosts.iter().enumerate() {
-        let span = h.span();
-        let h = h.get_ref();
-        let address = h.address.get_ref().trim().to_string();
-        let key = format!("hosts[{i}]");
-        if address.is_empty() || address.contains(['/', ' ', ':']) {
-            return Err(ctx.err(
-                &h.address.span(),
-                &format!("{key}.address"),
-                "must be a host name or IP address without port",
-            ));
-        }
-        if !seen.insert(&address, h.docker.as_ref().map(|d| d.get_ref().as_str())) {
-            return Err(ctx.err(
-                &span,
-                &format!("{key}.address"),
-                format!("host {address:?} is listed twice"),
-            ));
-        }
-        if let Some(d) = &h.docker {
-            let endpoint = d.get_ref();
-            if !(endpoint.starts_with("unix://")
-                || endpoint.starts_with("tcp://")
-                || endpoint.starts_with("http://"))
-            {
-                return Err(ctx.err(
-                    &d.span(),
-                    &format!("{key}.docker"),
-                    "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
-                ));
-            }
-        }
-        let budget = match &h.memory_budget_gb {
-            Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
-                return Err(ctx.err(
-                    &b.span(),
-                    &format!("{key}.memory_budget_gb"),
-                    "must be a positive number of GB",
-                ));
-            }
-            Some(b) => Some(*b.get_ref()),
-            None => None,
-        };
-        let cpusets = h.shard_cpusets.get_ref();
-        if !cpusets.is_empty() && cpusets.len() != per_host_dirs as usize {
-            return Err(ctx.err(
-                &h.shard_cpusets.span(),
-                &format!("{key}.shard_cpusets"),
-                format!(
-                    "gives {} CPU sets for {} mongod(s) on this host",
-                    cpusets.len(),
-                    per_host_dirs
-                ),
-            ));
-        }
-        for c in cpusets {
-            parse_cpuset(c).map_err(|m| {
-                ctx.err(&h.shard_cpusets.span(), &format!("{key}.shard_cpusets"), m)
-            })?;
-        }
-        let dirs = h.data_dirs.get_ref();
-        if !dirs.is_empty() && dirs.len() != per_host_dirs as usize {
-            return Err(ctx.err(
-                &h.data_dirs.span(),
-                &format!("{key}.data_dirs"),
-                format!(
-                    "gives {} directories for {} mongod(s) on this host",
-                    dirs.len(),
-                    per_host_dirs
-                ),
-            ));
-        }
-        // A relative directory would be resolved against whatever directory microshard (or
-        // the Docker engine, for a bind mount) happens to run in: refuse it here.
-        if let Some(d) = dirs.iter().find(|d| !d.is_absolute()) {
-            return Err(ctx.err(
-                &h.data_dirs.span(),
-                &format!("{key}.data_dirs"),
-                format!(
-                    "{:?} is relative; give an absolute path",
-                    d.display().to_string()
-                ),
-            ));
-        }
-        if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
-            return Err(ctx.err(
-                &span,
-                &format!("{key}.log_dir"),
-                format!(
-                    "{:?} is relative; give an absolute path",
-                    d.display().to_string()
-                ),
-            ));
-        }
-        let publish = match &h.publish_address {
-            Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
-                return Err(ctx.err(
-                    &p.span(),
-                    &format!("{key}.publish_address"),
-                    "must be an IP address",
-                ));
-            }
-            Some(p) => Some(p.get_ref().clone()),
-            None => None,
-        };
-        hosts.push(HostSpec {
-            address,
-            docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
-            memory_budget_gb: budget,
-            shard_cpusets: cpusets.clone(),
-            data_dirs: dirs.clone(),
-            log_dir: h.log_dir.clone(),
-            publish_address: publish,
-        });
-    }
-    if hosts.is_empty() {
-        hosts.push(HostSpec {
-            address: "localhost".into(),
-            docker: None,
-            memory_budget_gb: None,
-            shard_cpusets: Vec::new(),
-            data_dirs: Vec::new(),
-            log_dir: None,
-            publish_address: None,
-        });
-    }
-
-    let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
-    if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
-        let ok = v
-            .split('.')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-        if !ok {
-            return Err(ctx.err(&span, "version", "must look like \"7.0\" or \"8.0.4\""));
-        }
-    }
-    let image = match (&raw.image, &version) {
-        (Some(i), _) if i.get_ref().trim().is_empty() => {
-            return Err(ctx.err(&i.span(), "image", "must not be empty"));
-        }
-        (Some(i), _) => i.get_ref().trim().to_string(),
-        (None, Some(v)) => format!("mongo:{v}"),
-        (None, None) => DEFAULT_IMAGE.to_string(),
-    };
-    let cache_gb = match &raw.cache_gb {
-        Some(g) => Some(check_cache(ctx, g, "cache_gb")?),
-        None => None,
-    };
-    let memory_limit_gb = match &raw.memory_limit_gb {
-        Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
-            return Err(ctx.err(&g.span(), "memory_limit_gb", "must be at least 0.25 GB"));
-        }
-        Some(g) => Some(*g.get_ref()),
-        None => None,
-    };
-    if let (Some(limit), Some(cache)) = (memory_limit_gb, cache_gb)
-        && cache >= limit
-    {
-        let span = raw.cache_gb.as_ref().map(|g| g.span()).unwrap_or(0..0);
-        return Err(ctx.err(
-            &span,
-            "cache_gb",
-            format!("{cache} GB cache does not fit in memory_limit_gb = {limit}"),
-        ));
-    }
-    let client_cpuset = check_cpuset_opt(ctx, raw.client_cpuset.as_ref(), "client_cpuset")?;
-    check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
-    check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
-    check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
-    // Flags the chosen version no longer has; the default image does not count as a choice
-    // (the process backend checks against its binary's version instead).
-    let explicit_image = raw.image.as_ref().map(|i| i.get_ref().trim().to_string());
-    let chosen =
-        super::flags::wanted_version(version.as_deref(), explicit_image.as_deref().unwrap_or(""));
-    if let Err(e) = super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref()) {
-        return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
-    }
-
+    let hosts = hosts(&raw.hosts, ctx, per_host_dirs)?;
+    let server = Server::read(&raw, ctx)?;
     let base_port = match &raw.base_port {
-        Some(p) if !(1..=65535).contains(p.get_ref()) => {
-            return Err(ctx.err(&p.span(), "base_port", "must be between 1 and 65535"));
-        }
-        Some(p) => *p.get_ref() as u16,
+        Some(p) => ctx.within(p, "base_port", 1..=65535)? as u16,
         None => DEFAULT_BASE_PORT,
     };
     let uri = match &raw.uri {
@@ -671,26 +391,441 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         Some(u) => Some(u.get_ref().clone()),
         None => None,
     };
+    let clients = clients(&raw.clients, ctx)?;
+    let client_image = match &raw.client_image {
+        Some(i) if i.get_ref().trim().is_empty() => {
+            return Err(ctx.err(&i.span(), "client_image", "must not be empty"));
+        }
+        Some(i) if clients.is_empty() => {
+            return Err(ctx.err(
+                &i.span(),
+                "client_image",
+                "applies only with clients = [{ docker = ..., count = N }]",
+            ));
+        }
+        Some(i) => i.get_ref().trim().to_string(),
+        None => DEFAULT_CLIENT_IMAGE.to_string(),
+    };
 
-    let mut clients = Vec::new();
-    for (i, c) in raw.clients.iter().enumerate() {
+    let spec = TopologySpec {
+        source: source.to_path_buf(),
+        name,
+        kind: shape.kind,
+        baseline: shape.baseline,
+        shards_per_host: shape.shards_per_host,
+        shard_members: shape.shard_members,
+        hosts,
+        config_servers,
+        mongos,
+        version: server.version,
+        image: server.image,
+        cache_gb: server.cache_gb,
+        memory_limit_gb: server.memory_limit_gb,
+        client_cpuset: server.client_cpuset,
+        mongod_args: raw.mongod_args.get_ref().clone(),
+        mongos_args: raw.mongos_args.get_ref().clone(),
+        base_port,
+        initial_chunks_per_shard: raw.initial_chunks_per_shard.as_ref().map(|c| *c.get_ref()),
+        keep_balancer: raw.keep_balancer,
+        uri,
+        clients,
+        client_image,
+    };
+    check_fits(&spec, &raw, ctx)?;
+    Ok(spec)
+}
+
+/// The topology's name: it names containers and state files.
+fn check_name(raw: &Spanned<String>, ctx: &Ctx<'_>) -> Result<String, TopologyError> {
+    let name = raw.get_ref().trim().to_string();
+    if name.is_empty()
+        || name.len() > 40
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        || !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        // Docker refuses container names that do not start with a letter or digit.
+        return Err(ctx.err(
+            &raw.span(),
+            "name",
+            "must be 1-40 characters of letters, digits, '-' or '_', starting with a letter or digit (it names containers and state files)",
+        ));
+    }
+    Ok(name)
+}
+
+/// What kind of topology, and how many mongods per host: the keys that apply to one kind only
+/// are refused on the other.
+struct Shape {
+    kind: Kind,
+    baseline: Baseline,
+    shards_per_host: u32,
+    shard_members: u32,
+}
+
+impl Shape {
+    fn read(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Shape, TopologyError> {
+        let kind = *raw.kind.get_ref();
+        let is_sharded = kind == Kind::Sharded;
+        let sharded_only = "applies only to kind = \"sharded\"";
+        let baseline = match &raw.baseline {
+            Some(b) if is_sharded => {
+                return Err(ctx.err(
+                    &b.span(),
+                    "baseline",
+                    "applies only to kind = \"standalone\"",
+                ));
+            }
+            Some(b) => *b.get_ref(),
+            None => Baseline::ReplicaSet,
+        };
+        let shards_per_host = match &raw.shards_per_host {
+            Some(s) if !is_sharded && *s.get_ref() != 1 => {
+                return Err(ctx.err(
+                    &s.span(),
+                    "shards_per_host",
+                    "a standalone topology has exactly one mongod; use kind = \"sharded\"",
+                ));
+            }
+            Some(s) => ctx.within(s, "shards_per_host", 1..=64)?,
+            None if is_sharded => {
+                return Err(ctx.err(
+                    &raw.kind.span(),
+                    "shards_per_host",
+                    "is required for kind = \"sharded\"",
+                ));
+            }
+            None => 1,
+        };
+        let shard_members = match &raw.shard_members {
+            Some(s) if !is_sharded => {
+                return Err(ctx.err(&s.span(), "shard_members", sharded_only));
+            }
+            Some(s) => ctx.within(s, "shard_members", 1..=7)?,
+            None => 1,
+        };
+        if !is_sharded {
+            if let Some(c) = &raw.config_servers {
+                return Err(ctx.err(&c.span(), "config_servers", sharded_only));
+            }
+            if let Some(m) = &raw.mongos {
+                return Err(ctx.err(&m.span(), "mongos", sharded_only));
+            }
+            if raw.hosts.len() > 1 {
+                return Err(ctx.err(
+                    &raw.hosts[1].span(),
+                    "hosts",
+                    "a standalone topology runs on one host",
+                ));
+            }
+        }
+        Ok(Shape {
+            kind,
+            baseline,
+            shards_per_host,
+            shard_members,
+        })
+    }
+}
+
+/// `[config_servers]`, or its defaults.
+fn config_servers(
+    raw: Option<&Spanned<RawConfig>>,
+    ctx: &Ctx<'_>,
+) -> Result<ConfigServersSpec, TopologyError> {
+    let Some(c) = raw else {
+        return Ok(ConfigServersSpec {
+            members: 1,
+            cache_gb: MIN_CACHE_GB,
+            cpuset: None,
+        });
+    };
+    let c = c.get_ref();
+    Ok(ConfigServersSpec {
+        members: match &c.members {
+            Some(m) => ctx.within(m, "config_servers.members", 1..=7)?,
+            None => 1,
+        },
+        cache_gb: match &c.cache_gb {
+            Some(g) => check_cache(ctx, g, "config_servers.cache_gb")?,
+            None => MIN_CACHE_GB,
+        },
+        cpuset: check_cpuset_opt(ctx, c.cpuset.as_ref(), "config_servers.cpuset")?,
+    })
+}
+
+/// `[mongos]`, or its defaults.
+fn mongos(raw: Option<&Spanned<RawMongos>>, ctx: &Ctx<'_>) -> Result<MongosSpec, TopologyError> {
+    let Some(m) = raw else {
+        return Ok(MongosSpec {
+            count: 1,
+            cpuset: None,
+        });
+    };
+    let m = m.get_ref();
+    Ok(MongosSpec {
+        count: match &m.count {
+            Some(c) => ctx.within(c, "mongos.count", 1..=16)?,
+            None => 1,
+        },
+        cpuset: check_cpuset_opt(ctx, m.cpuset.as_ref(), "mongos.cpuset")?,
+    })
+}
+
+/// Every `[[hosts]]` entry, or this machine alone when there is none.
+fn hosts(
+    raw: &[Spanned<RawHost>],
+    ctx: &Ctx<'_>,
+    per_host_dirs: u32,
+) -> Result<Vec<HostSpec>, TopologyError> {
+    let mut hosts = Vec::new();
+    let mut seen = HostSetChecker::default();
+    for (i, h) in raw.iter().enumerate() {
+        hosts.push(host(i, h, ctx, per_host_dirs, &mut seen)?);
+    }
+    if hosts.is_empty() {
+        hosts.push(HostSpec {
+            address: "localhost".into(),
+            docker: None,
+            memory_budget_gb: None,
+            shard_cpusets: Vec::new(),
+            data_dirs: Vec::new(),
+            log_dir: None,
+            publish_address: None,
+        });
+    }
+    Ok(hosts)
+}
+
+/// One `[[hosts]]` entry (`hosts[i]`).
+fn host(
+    i: usize,
+    raw: &Spanned<RawHost>,
+    ctx: &Ctx<'_>,
+    per_host_dirs: u32,
+    seen: &mut HostSetChecker,
+) -> Result<HostSpec, TopologyError> {
+    let span = raw.span();
+    let h = raw.get_ref();
+    let address = h.address.get_ref().trim().to_string();
+    let key = format!("hosts[{i}]");
+    if address.is_empty() || address.contains(['/', ' ', ':']) {
+        return Err(ctx.err(
+            &h.address.span(),
+            &format!("{key}.address"),
+            "must be a host name or IP address without port",
+        ));
+    }
+    if !seen.insert(&address, h.docker.as_ref().map(|d| d.get_ref().as_str())) {
+        return Err(ctx.err(
+            &span,
+            &format!("{key}.address"),
+            format!("host {address:?} is listed twice"),
+        ));
+    }
+    if let Some(d) = &h.docker {
+        let endpoint = d.get_ref();
+        if !(endpoint.starts_with("unix://")
+            || endpoint.starts_with("tcp://")
+            || endpoint.starts_with("http://"))
+        {
+            return Err(ctx.err(
+                &d.span(),
+                &format!("{key}.docker"),
+                "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
+            ));
+        }
+    }
+    let budget = match &h.memory_budget_gb {
+        Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
+            return Err(ctx.err(
+                &b.span(),
+                &format!("{key}.memory_budget_gb"),
+                "must be a positive number of GB",
+            ));
+        }
+        Some(b) => Some(*b.get_ref()),
+        None => None,
+    };
+    check_host_lists(h, &key, ctx, per_host_dirs)?;
+    if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
+        return Err(ctx.err(
+            &span,
+            &format!("{key}.log_dir"),
+            format!(
+                "{:?} is relative; give an absolute path",
+                d.display().to_string()
+            ),
+        ));
+    }
+    let publish = match &h.publish_address {
+        Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
+            return Err(ctx.err(
+                &p.span(),
+                &format!("{key}.publish_address"),
+                "must be an IP address",
+            ));
+        }
+        Some(p) => Some(p.get_ref().clone()),
+        None => None,
+    };
+    Ok(HostSpec {
+        address,
+        docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
+        memory_budget_gb: budget,
+        shard_cpusets: h.shard_cpusets.get_ref().clone(),
+        data_dirs: h.data_dirs.get_ref().clone(),
+        log_dir: h.log_dir.clone(),
+        publish_address: publish,
+    })
+}
+
+/// A host's `shard_cpusets` and `data_dirs`: one per mongod on it, each valid (absolute
+/// directories).
+fn check_host_lists(
+    h: &RawHost,
+    key: &str,
+    ctx: &Ctx<'_>,
+    per_host_dirs: u32,
+) -> Result<(), TopologyError> {
+    let cpusets = h.shard_cpusets.get_ref();
+    if !cpusets.is_empty() && cpusets.len() != per_host_dirs as usize {
+        return Err(ctx.err(
+            &h.shard_cpusets.span(),
+            &format!("{key}.shard_cpusets"),
+            format!(
+                "gives {} CPU sets for {} mongod(s) on this host",
+                cpusets.len(),
+                per_host_dirs
+            ),
+        ));
+    }
+    for c in cpusets {
+        parse_cpuset(c)
+            .map_err(|m| ctx.err(&h.shard_cpusets.span(), &format!("{key}.shard_cpusets"), m))?;
+    }
+    let dirs = h.data_dirs.get_ref();
+    if !dirs.is_empty() && dirs.len() != per_host_dirs as usize {
+        return Err(ctx.err(
+            &h.data_dirs.span(),
+            &format!("{key}.data_dirs"),
+            format!(
+                "gives {} directories for {} mongod(s) on this host",
+                dirs.len(),
+                per_host_dirs
+            ),
+        ));
+    }
+    // A relative directory would be resolved against whatever directory microshard (or
+    // the Docker engine, for a bind mount) happens to run in: refuse it here.
+    if let Some(d) = dirs.iter().find(|d| !d.is_absolute()) {
+        return Err(ctx.err(
+            &h.data_dirs.span(),
+            &format!("{key}.data_dirs"),
+            format!(
+                "{:?} is relative; give an absolute path",
+                d.display().to_string()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The server itself: version and image, cache and memory, the client's CPU set, and the
+/// extra arguments (checked against the flags microshard sets and the version chosen).
+struct Server {
+    version: Option<String>,
+    image: String,
+    cache_gb: Option<f64>,
+    memory_limit_gb: Option<f64>,
+    client_cpuset: Option<String>,
+}
+
+impl Server {
+    fn read(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
+        let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
+        if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
+            let ok = v
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            if !ok {
+                return Err(ctx.err(&span, "version", "must look like \"7.0\" or \"8.0.4\""));
+            }
+        }
+        let image = match (&raw.image, &version) {
+            (Some(i), _) if i.get_ref().trim().is_empty() => {
+                return Err(ctx.err(&i.span(), "image", "must not be empty"));
+            }
+            (Some(i), _) => i.get_ref().trim().to_string(),
+            (None, Some(v)) => format!("mongo:{v}"),
+            (None, None) => DEFAULT_IMAGE.to_string(),
+        };
+        let cache_gb = match &raw.cache_gb {
+            Some(g) => Some(check_cache(ctx, g, "cache_gb")?),
+            None => None,
+        };
+        let memory_limit_gb = match &raw.memory_limit_gb {
+            Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
+                return Err(ctx.err(&g.span(), "memory_limit_gb", "must be at least 0.25 GB"));
+            }
+            Some(g) => Some(*g.get_ref()),
+            None => None,
+        };
+        if let (Some(limit), Some(cache)) = (memory_limit_gb, cache_gb)
+            && cache >= limit
+        {
+            let span = raw.cache_gb.as_ref().map(|g| g.span()).unwrap_or(0..0);
+            return Err(ctx.err(
+                &span,
+                "cache_gb",
+                format!("{cache} GB cache does not fit in memory_limit_gb = {limit}"),
+            ));
+        }
+        let client_cpuset = check_cpuset_opt(ctx, raw.client_cpuset.as_ref(), "client_cpuset")?;
+        check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
+        check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
+        check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
+        // Flags the chosen version no longer has; the default image does not count as a choice
+        // (the process backend checks against its binary's version instead).
+        let explicit_image = raw.image.as_ref().map(|i| i.get_ref().trim().to_string());
+        let chosen = super::flags::wanted_version(
+            version.as_deref(),
+            explicit_image.as_deref().unwrap_or(""),
+        );
+        if let Err(e) =
+            super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref())
+        {
+            return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
+        }
+        Ok(Server {
+            version,
+            image,
+            cache_gb,
+            memory_limit_gb,
+            client_cpuset,
+        })
+    }
+}
+
+/// `clients = [{ docker, count }]`: the engines that run client containers.
+fn clients(
+    raw: &[Spanned<RawClients>],
+    ctx: &Ctx<'_>,
+) -> Result<Vec<ClientHostSpec>, TopologyError> {
+    let mut clients: Vec<ClientHostSpec> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
         let c = c.get_ref();
         let key = format!("clients[{i}]");
         let endpoint = c.docker.get_ref().trim().to_string();
         check_client_engine(&endpoint)
             .map_err(|m| ctx.err(&c.docker.span(), &format!("{key}.docker"), m))?;
-        let count = *c.count.get_ref();
-        if !(1..=i64::from(MAX_CLIENTS_PER_ENGINE)).contains(&count) {
-            return Err(ctx.err(
-                &c.count.span(),
-                &format!("{key}.count"),
-                format!("must be between 1 and {MAX_CLIENTS_PER_ENGINE}"),
-            ));
-        }
-        if clients
-            .iter()
-            .any(|h: &ClientHostSpec| h.docker == endpoint)
-        {
+        let count = ctx.within(
+            &c.count,
+            &format!("{key}.count"),
+            1..=i64::from(MAX_CLIENTS_PER_ENGINE),
+        )?;
+        if clients.iter().any(|h| h.docker == endpoint) {
             return Err(ctx.err(
                 &c.docker.span(),
                 &format!("{key}.docker"),
@@ -704,53 +839,12 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
             count: count as u32,
         });
     }
-    let client_image = match &raw.client_image {
-        Some(i) if i.get_ref().trim().is_empty() => {
-            return Err(ctx.err(&i.span(), "client_image", "must not be empty"));
-        }
-        Some(_) if clients.is_empty() => {
-            let span = raw.client_image.as_ref().map(|i| i.span()).unwrap_or(0..0);
-            return Err(ctx.err(
-                &span,
-                "client_image",
-                "applies only with clients = [{ docker = ..., count = N }]",
-            ));
-        }
-        Some(i) => i.get_ref().trim().to_string(),
-        None => DEFAULT_CLIENT_IMAGE.to_string(),
-    };
+    Ok(clients)
+}
 
-    let spec = TopologySpec {
-        source: source.to_path_buf(),
-        name,
-        kind,
-        baseline,
-        shards_per_host,
-        shard_members,
-        hosts,
-        config_servers: ConfigServersSpec {
-            members: config_members,
-            cache_gb: config_cache,
-            cpuset: config_cpuset,
-        },
-        mongos: MongosSpec {
-            count: mongos_count,
-            cpuset: mongos_cpuset,
-        },
-        version,
-        image,
-        cache_gb,
-        memory_limit_gb,
-        client_cpuset,
-        mongod_args: raw.mongod_args.get_ref().clone(),
-        mongos_args: raw.mongos_args.get_ref().clone(),
-        base_port,
-        initial_chunks_per_shard: raw.initial_chunks_per_shard.as_ref().map(|c| *c.get_ref()),
-        keep_balancer: raw.keep_balancer,
-        uri,
-        clients,
-        client_image,
-    };
+/// What only the whole topology shows: its ports run past 65535, or a host's memory budget
+/// cannot hold its mongods' caches (every cache at least 0.25 GB).
+fn check_fits(spec: &TopologySpec, raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
     let last_port = u32::from(spec.base_port) + spec.port_count() - 1;
     if last_port > 65535 {
         let span = raw.base_port.as_ref().map(|p| p.span()).unwrap_or(0..0);
@@ -764,11 +858,10 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
             ),
         ));
     }
-    // Hosts that cannot hold their mongods: every cache at least 0.25 GB within the budget.
     for (i, h) in spec.hosts.iter().enumerate() {
         if let Some(budget) = h.memory_budget_gb {
             let n = spec.mongods_on_host(i);
-            let needed = needed_cache(&spec, i, n);
+            let needed = needed_cache(spec, i, n);
             if needed > budget + 1e-9 {
                 let span = raw
                     .hosts
@@ -785,7 +878,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
             }
         }
     }
-    Ok(spec)
+    Ok(())
 }
 
 /// Refuses a client engine endpoint this build cannot reach; the message says what is accepted.

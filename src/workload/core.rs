@@ -179,21 +179,17 @@ fn fraction(props: &Properties, prop: &Prop<f64>) -> Result<f64, PropertyError> 
     Ok(v)
 }
 
-impl CoreWorkload {
-    /// Reads and validates every CoreWorkload property; computes zeta sums once.
-    pub fn from_properties(props: &Properties) -> Result<CoreWorkload, WorkloadError> {
-        let table = props.text(&prop::TABLE).to_string();
-        if table.is_empty() {
-            return Err(props.invalid(prop::TABLE.name, "must not be empty").into());
-        }
+/// The keys a phase works on: `recordcount` (0 means Integer.MAX_VALUE inside the workload, as
+/// in YCSB), and the `insertstart`/`insertcount` window within it.
+struct KeyRange {
+    recordcount: i64,
+    insertstart: i64,
+    insertcount: i64,
+}
 
-        // Record counts: recordcount 0 means Integer.MAX_VALUE inside the workload.
-        let mut recordcount = props.value(&prop::RECORDCOUNT)?;
-        if recordcount < 0 {
-            return Err(props
-                .invalid(prop::RECORDCOUNT.name, "must not be negative")
-                .into());
-        }
+impl KeyRange {
+    fn read(props: &Properties) -> Result<KeyRange, WorkloadError> {
+        let mut recordcount = props.value_in(&prop::RECORDCOUNT, 0..)?;
         if recordcount > i64::from(i32::MAX) {
             return Err(props
                 .invalid(
@@ -207,12 +203,7 @@ impl CoreWorkload {
         if recordcount == 0 {
             recordcount = i64::from(i32::MAX);
         }
-        let insertstart = props.value(&prop::INSERTSTART)?;
-        if insertstart < 0 {
-            return Err(props
-                .invalid(prop::INSERTSTART.name, "must not be negative")
-                .into());
-        }
+        let insertstart = props.value_in(&prop::INSERTSTART, 0..)?;
         let insertcount =
             props.parse_or::<i64>(prop::INSERTCOUNT.name, recordcount - insertstart)?;
         if insertcount < 1 {
@@ -240,74 +231,47 @@ impl CoreWorkload {
                 )
                 .into());
         }
+        Ok(KeyRange {
+            recordcount,
+            insertstart,
+            insertcount,
+        })
+    }
+}
 
-        // Fields.
-        let fieldcount = props.value(&prop::FIELDCOUNT)?;
-        if fieldcount < 1 {
-            return Err(props
-                .invalid(prop::FIELDCOUNT.name, "must be at least 1")
-                .into());
-        }
+/// The fields of a record: how many, their names (and Java's HashMap order of them), their
+/// length, and which of them reads and updates touch.
+struct Fields {
+    count: i64,
+    names: Vec<Arc<str>>,
+    map_order: Vec<usize>,
+    length: FieldLength,
+    readallfields: bool,
+    readallfieldsbyname: bool,
+    writeallfields: bool,
+    dataintegrity: bool,
+}
+
+impl Fields {
+    fn read(props: &Properties) -> Result<Fields, WorkloadError> {
+        let count = props.value_in(&prop::FIELDCOUNT, 1..)?;
         let prefix = props.text(&prop::FIELDNAMEPREFIX);
-        let fieldlength = props.value(&prop::FIELDLENGTH)?;
-        if fieldlength < 0 {
-            return Err(props
-                .invalid(prop::FIELDLENGTH.name, "must not be negative")
-                .into());
-        }
-        let minfieldlength = props.value(&prop::MINFIELDLENGTH)?;
-        let dist = props.text(&prop::FIELDLENGTHDISTRIBUTION);
-        let field_length = match dist {
-            "constant" => FieldLength::Constant(java_int(fieldlength)),
-            "uniform" | "zipfian" => {
-                if minfieldlength < 0 || minfieldlength > fieldlength {
-                    return Err(props
-                        .invalid(
-                            prop::MINFIELDLENGTH.name,
-                            format!(
-                                "{minfieldlength} must be between 0 and fieldlength ({fieldlength})"
-                            ),
-                        )
-                        .into());
-                }
-                if dist == "uniform" {
-                    match UniformLong::new(minfieldlength, fieldlength) {
-                        Some(u) => FieldLength::Uniform(u),
-                        None => {
-                            return Err(props
-                                .invalid(prop::FIELDLENGTH.name, "empty length range")
-                                .into());
-                        }
-                    }
-                } else {
-                    FieldLength::Zipfian(Zipfian::new(minfieldlength, fieldlength))
-                }
-            }
-            "histogram" => FieldLength::Histogram(load_histogram(props)?),
-            other => {
-                return Err(props
-                    .invalid(
-                        prop::FIELDLENGTHDISTRIBUTION.name,
-                        format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
-                    )
-                    .into());
-            }
-        };
-        let max_field_len = match &field_length {
+        let fieldlength = props.value_in(&prop::FIELDLENGTH, 0..)?;
+        let length = field_length(props, fieldlength)?;
+        let max_field_len = match &length {
             FieldLength::Histogram(h) => h.max_value(),
             _ => fieldlength,
         };
-        check_document_size(props, fieldcount, prefix, max_field_len)?;
-        let field_names: Vec<Arc<str>> = (0..fieldcount)
+        check_document_size(props, count, prefix, max_field_len)?;
+        let names: Vec<Arc<str>> = (0..count)
             .map(|i| Arc::from(format!("{prefix}{i}")))
             .collect();
-        let map_order = java_hashmap_order(&field_names);
-
+        let map_order = java_hashmap_order(&names);
         let readallfields = props.value(&prop::READALLFIELDS)?;
         let readallfieldsbyname = props.value(&prop::READALLFIELDSBYNAME)?;
         let writeallfields = props.value(&prop::WRITEALLFIELDS)?;
         let dataintegrity = props.value(&prop::DATAINTEGRITY)?;
-        if dataintegrity && !matches!(field_length, FieldLength::Constant(_)) {
+        if dataintegrity && !matches!(length, FieldLength::Constant(_)) {
             return Err(props
                 .invalid(
                     prop::DATAINTEGRITY.name,
@@ -315,36 +279,105 @@ impl CoreWorkload {
                 )
                 .into());
         }
+        Ok(Fields {
+            count,
+            names,
+            map_order,
+            length,
+            readallfields,
+            readallfieldsbyname,
+            writeallfields,
+            dataintegrity,
+        })
+    }
+}
 
-        // Operation mix, in YCSB's fixed order.
-        let weights = [
-            (OpKind::Read, proportion(props, &prop::READPROPORTION)?),
-            (OpKind::Update, proportion(props, &prop::UPDATEPROPORTION)?),
-            (OpKind::Insert, proportion(props, &prop::INSERTPROPORTION)?),
-            (OpKind::Scan, proportion(props, &prop::SCANPROPORTION)?),
-            (
-                OpKind::ReadModifyWrite,
-                proportion(props, &prop::READMODIFYWRITEPROPORTION)?,
-            ),
-        ];
-        let insertproportion = weights[2].1;
-        let chooser = Discrete::new(&weights).ok_or_else(|| {
-            props.invalid(
-                prop::READPROPORTION.name,
-                "all operation proportions (read, update, insert, scan, readmodifywrite) are zero",
-            )
-        })?;
+/// `fieldlengthdistribution` with its bounds (`minfieldlength` up to `fieldlength`).
+fn field_length(props: &Properties, fieldlength: i64) -> Result<FieldLength, WorkloadError> {
+    let minfieldlength = props.value(&prop::MINFIELDLENGTH)?;
+    let dist = props.text(&prop::FIELDLENGTHDISTRIBUTION);
+    Ok(match dist {
+        "constant" => FieldLength::Constant(java_int(fieldlength)),
+        "uniform" | "zipfian" => {
+            if minfieldlength < 0 || minfieldlength > fieldlength {
+                return Err(props
+                    .invalid(
+                        prop::MINFIELDLENGTH.name,
+                        format!(
+                            "{minfieldlength} must be between 0 and fieldlength ({fieldlength})"
+                        ),
+                    )
+                    .into());
+            }
+            if dist == "uniform" {
+                match UniformLong::new(minfieldlength, fieldlength) {
+                    Some(u) => FieldLength::Uniform(u),
+                    None => {
+                        return Err(props
+                            .invalid(prop::FIELDLENGTH.name, "empty length range")
+                            .into());
+                    }
+                }
+            } else {
+                FieldLength::Zipfian(Zipfian::new(minfieldlength, fieldlength))
+            }
+        }
+        "histogram" => FieldLength::Histogram(load_histogram(props)?),
+        other => {
+            return Err(props
+                .invalid(
+                    prop::FIELDLENGTHDISTRIBUTION.name,
+                    format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
+                )
+                .into());
+        }
+    })
+}
 
-        // Keys.
+/// The operation mix, in YCSB's fixed order, and the insert proportion (the zipfian key
+/// chooser sizes its range by it).
+fn operation_mix(props: &Properties) -> Result<(Discrete, f64), WorkloadError> {
+    let weights = [
+        (OpKind::Read, proportion(props, &prop::READPROPORTION)?),
+        (OpKind::Update, proportion(props, &prop::UPDATEPROPORTION)?),
+        (OpKind::Insert, proportion(props, &prop::INSERTPROPORTION)?),
+        (OpKind::Scan, proportion(props, &prop::SCANPROPORTION)?),
+        (
+            OpKind::ReadModifyWrite,
+            proportion(props, &prop::READMODIFYWRITEPROPORTION)?,
+        ),
+    ];
+    let chooser = Discrete::new(&weights).ok_or_else(|| {
+        props.invalid(
+            prop::READPROPORTION.name,
+            "all operation proportions (read, update, insert, scan, readmodifywrite) are zero",
+        )
+    })?;
+    Ok((chooser, weights[2].1))
+}
+
+/// How keys are made and chosen: their order and padding, the inserts' stride and offset (a
+/// client of several), and `requestdistribution`.
+struct Keys {
+    ordered: bool,
+    zeropadding: i32,
+    insert_keys: AcknowledgedCounter,
+    insert_stride: i64,
+    insert_offset: i64,
+    chooser: KeyChooser,
+}
+
+impl Keys {
+    fn read(
+        props: &Properties,
+        range: &KeyRange,
+        insertproportion: f64,
+    ) -> Result<Keys, WorkloadError> {
         let ordered = props.text(&prop::INSERTORDER) != "hashed";
         let zeropadding = props.value(&prop::ZEROPADDING)?;
-        let insert_keys = AcknowledgedCounter::new(recordcount);
-        let insert_stride: i64 = props
-            .value(&prop::INSERTSTRIDE)
-            .map_err(WorkloadError::from)?;
-        let insert_offset: i64 = props
-            .value(&prop::INSERTOFFSET)
-            .map_err(WorkloadError::from)?;
+        let insert_keys = AcknowledgedCounter::new(range.recordcount);
+        let insert_stride: i64 = props.value(&prop::INSERTSTRIDE)?;
+        let insert_offset: i64 = props.value(&prop::INSERTOFFSET)?;
         if insert_stride < 1 || !(0..insert_stride).contains(&insert_offset) {
             return Err(props
                 .invalid(
@@ -353,161 +386,193 @@ impl CoreWorkload {
                 )
                 .into());
         }
-        let last_key = insertstart + insertcount - 1;
-        let key_chooser = match props.text(&prop::REQUESTDISTRIBUTION) {
-            "uniform" => KeyChooser::Uniform(
-                UniformLong::new(insertstart, last_key)
-                    .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
-            ),
-            "sequential" => KeyChooser::Sequential(
-                Sequential::new(insertstart, last_key)
-                    .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
-            ),
-            "zipfian" => {
-                // YCSB reads operationcount without a default here and crashes when it is absent; 0 instead.
-                let opcount = props.value(&prop::OPERATIONCOUNT)?;
-                let expectednewkeys = (opcount as f64 * insertproportion * 2.0) as i32 as i64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(
-                    insertstart,
-                    insertstart + insertcount + expectednewkeys,
-                ))
-            }
-            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_keys.last_value())),
-            "hotspot" => {
-                let data = fraction(props, &prop::HOTSPOTDATAFRACTION)?;
-                let opn = fraction(props, &prop::HOTSPOTOPNFRACTION)?;
-                KeyChooser::Hotspot(Hotspot::new(insertstart, last_key, data, opn).ok_or_else(|| {
-                    props.invalid(prop::HOTSPOTDATAFRACTION.name,
-                        format!(
-                            "{data} of {insertcount} keys leaves the hot or the cold set empty while hotspotopnfraction ({opn}) sends operations to it"
-                        ),
-                    )
-                })?)
-            }
-            "exponential" => {
-                let percentile = props.value(&prop::EXPONENTIAL_PERCENTILE)?;
-                if !(percentile > 0.0 && percentile < 100.0) {
-                    return Err(props
-                        .invalid(
-                            prop::EXPONENTIAL_PERCENTILE.name,
-                            format!("{percentile} must be between 0 and 100 (exclusive)"),
-                        )
-                        .into());
-                }
-                let frac = props.value(&prop::EXPONENTIAL_FRAC)?;
-                if !(frac > 0.0 && frac.is_finite()) {
-                    return Err(props
-                        .invalid(
-                            prop::EXPONENTIAL_FRAC.name,
-                            format!("{frac} must be more than 0"),
-                        )
-                        .into());
-                }
-                KeyChooser::Exponential(Exponential::new(percentile, recordcount as f64, frac))
-            }
-            other => {
-                return Err(props
-                    .invalid(
-                        prop::REQUESTDISTRIBUTION.name,
-                        format!(
-                            "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
-                        ),
-                    )
-                    .into());
-            }
-        };
-        let field_chooser = UniformLong::new(0, fieldcount - 1)
-            .ok_or_else(|| props.invalid(prop::FIELDCOUNT.name, "must be at least 1"))?;
+        let chooser = key_chooser(props, range, insertproportion, &insert_keys)?;
+        Ok(Keys {
+            ordered,
+            zeropadding,
+            insert_keys,
+            insert_stride,
+            insert_offset,
+            chooser,
+        })
+    }
+}
 
-        // Scans.
-        let minscan = props.value(&prop::MINSCANLENGTH)?;
-        let maxscan = props.value(&prop::MAXSCANLENGTH)?;
-        if minscan < 1 {
-            return Err(props
-                .invalid(
-                    prop::MINSCANLENGTH.name,
-                    format!("{minscan} must be at least 1"),
-                )
-                .into());
+/// `requestdistribution` over the key range.
+fn key_chooser(
+    props: &Properties,
+    range: &KeyRange,
+    insertproportion: f64,
+    insert_keys: &AcknowledgedCounter,
+) -> Result<KeyChooser, WorkloadError> {
+    let KeyRange {
+        recordcount,
+        insertstart,
+        insertcount,
+    } = *range;
+    let last_key = insertstart + insertcount - 1;
+    Ok(match props.text(&prop::REQUESTDISTRIBUTION) {
+        "uniform" => KeyChooser::Uniform(
+            UniformLong::new(insertstart, last_key)
+                .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
+        ),
+        "sequential" => KeyChooser::Sequential(
+            Sequential::new(insertstart, last_key)
+                .ok_or_else(|| props.invalid(prop::INSERTCOUNT.name, "empty key range"))?,
+        ),
+        "zipfian" => {
+            // YCSB reads operationcount without a default here and crashes when it is absent; 0 instead.
+            let opcount = props.value(&prop::OPERATIONCOUNT)?;
+            let expectednewkeys = (opcount as f64 * insertproportion * 2.0) as i32 as i64;
+            KeyChooser::Zipfian(ScrambledZipfian::new(
+                insertstart,
+                insertstart + insertcount + expectednewkeys,
+            ))
         }
-        if minscan > maxscan {
-            return Err(props
-                .invalid(
-                    prop::MINSCANLENGTH.name,
-                    format!("{minscan} is more than maxscanlength ({maxscan})"),
-                )
-                .into());
-        }
-        let (minscan, maxscan) = (i64::from(minscan), i64::from(maxscan));
-        let scan_length = match props.text(&prop::SCANLENGTHDISTRIBUTION) {
-            "uniform" => {
-                ScanLength::Uniform(UniformLong::new(minscan, maxscan).ok_or_else(|| {
-                    props.invalid(prop::MAXSCANLENGTH.name, "empty scan length range")
-                })?)
-            }
-            "zipfian" => ScanLength::Zipfian(Zipfian::new(minscan, maxscan)),
-            other => {
-                return Err(props
-                    .invalid(
-                        prop::SCANLENGTHDISTRIBUTION.name,
-                        format!("unknown scan length distribution {other:?} (expected uniform or zipfian)"),
-                    )
-                    .into());
-            }
-        };
-
-        let readbatchsize = props.value(&prop::READBATCHSIZE)?;
-        if readbatchsize < 1 {
-            return Err(props
-                .invalid(prop::READBATCHSIZE.name, "must be at least 1")
-                .into());
-        }
-        if readbatchsize as u64 > insertcount as u64 {
-            return Err(props
-                .invalid(
-                    prop::READBATCHSIZE.name,
+        "latest" => KeyChooser::Latest(SkewedLatest::new(insert_keys.last_value())),
+        "hotspot" => {
+            let data = fraction(props, &prop::HOTSPOTDATAFRACTION)?;
+            let opn = fraction(props, &prop::HOTSPOTOPNFRACTION)?;
+            KeyChooser::Hotspot(Hotspot::new(insertstart, last_key, data, opn).ok_or_else(|| {
+                props.invalid(prop::HOTSPOTDATAFRACTION.name,
                     format!(
-                        "{readbatchsize} distinct keys per read, but only {insertcount} records"
+                        "{data} of {insertcount} keys leaves the hot or the cold set empty while hotspotopnfraction ({opn}) sends operations to it"
+                    ),
+                )
+            })?)
+        }
+        "exponential" => {
+            let percentile = props.value(&prop::EXPONENTIAL_PERCENTILE)?;
+            if !(percentile > 0.0 && percentile < 100.0) {
+                return Err(props
+                    .invalid(
+                        prop::EXPONENTIAL_PERCENTILE.name,
+                        format!("{percentile} must be between 0 and 100 (exclusive)"),
+                    )
+                    .into());
+            }
+            let frac = props.value(&prop::EXPONENTIAL_FRAC)?;
+            if !(frac > 0.0 && frac.is_finite()) {
+                return Err(props
+                    .invalid(
+                        prop::EXPONENTIAL_FRAC.name,
+                        format!("{frac} must be more than 0"),
+                    )
+                    .into());
+            }
+            KeyChooser::Exponential(Exponential::new(percentile, recordcount as f64, frac))
+        }
+        other => {
+            return Err(props
+                .invalid(
+                    prop::REQUESTDISTRIBUTION.name,
+                    format!(
+                        "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
                     ),
                 )
                 .into());
         }
+    })
+}
 
-        let retry_limit = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_LIMIT)?;
-        let retry_interval_secs = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_INTERVAL)?;
-        if retry_interval_secs < 0 {
+/// `scanlengthdistribution` between `minscanlength` and `maxscanlength`.
+fn scan_length(props: &Properties) -> Result<ScanLength, WorkloadError> {
+    let minscan = props.value(&prop::MINSCANLENGTH)?;
+    let maxscan = props.value(&prop::MAXSCANLENGTH)?;
+    if minscan < 1 {
+        return Err(props
+            .invalid(
+                prop::MINSCANLENGTH.name,
+                format!("{minscan} must be at least 1"),
+            )
+            .into());
+    }
+    if minscan > maxscan {
+        return Err(props
+            .invalid(
+                prop::MINSCANLENGTH.name,
+                format!("{minscan} is more than maxscanlength ({maxscan})"),
+            )
+            .into());
+    }
+    let (minscan, maxscan) = (i64::from(minscan), i64::from(maxscan));
+    Ok(match props.text(&prop::SCANLENGTHDISTRIBUTION) {
+        "uniform" => {
+            ScanLength::Uniform(UniformLong::new(minscan, maxscan).ok_or_else(|| {
+                props.invalid(prop::MAXSCANLENGTH.name, "empty scan length range")
+            })?)
+        }
+        "zipfian" => ScanLength::Zipfian(Zipfian::new(minscan, maxscan)),
+        other => {
             return Err(props
                 .invalid(
-                    prop::CORE_WORKLOAD_INSERTION_RETRY_INTERVAL.name,
-                    "must not be negative",
+                    prop::SCANLENGTHDISTRIBUTION.name,
+                    format!(
+                        "unknown scan length distribution {other:?} (expected uniform or zipfian)"
+                    ),
                 )
                 .into());
         }
+    })
+}
+
+impl CoreWorkload {
+    /// Reads and validates every CoreWorkload property; computes zeta sums once. The sections
+    /// follow YCSB's own order: the key range, the fields, the operation mix, the keys, the scans
+    /// and the inserts' retries.
+    pub fn from_properties(props: &Properties) -> Result<CoreWorkload, WorkloadError> {
+        let table = props.text(&prop::TABLE).to_string();
+        if table.is_empty() {
+            return Err(props.invalid(prop::TABLE.name, "must not be empty").into());
+        }
+        let range = KeyRange::read(props)?;
+        let fields = Fields::read(props)?;
+        let (chooser, insertproportion) = operation_mix(props)?;
+        let keys = Keys::read(props, &range, insertproportion)?;
+        let field_chooser = UniformLong::new(0, fields.count - 1)
+            .ok_or_else(|| props.invalid(prop::FIELDCOUNT.name, "must be at least 1"))?;
+        let scan_length = scan_length(props)?;
+
+        let readbatchsize = props.value_in(&prop::READBATCHSIZE, 1..)?;
+        if readbatchsize as u64 > range.insertcount as u64 {
+            return Err(props
+                .invalid(
+                    prop::READBATCHSIZE.name,
+                    format!(
+                        "{readbatchsize} distinct keys per read, but only {} records",
+                        range.insertcount
+                    ),
+                )
+                .into());
+        }
+        let retry_limit = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_LIMIT)?;
+        let retry_interval_secs =
+            props.value_in(&prop::CORE_WORKLOAD_INSERTION_RETRY_INTERVAL, 0..)?;
         let keep_going_on_error =
             props.value(&prop::CORE_WORKLOAD_INSERTION_KEEP_GOING_ON_ERROR)?;
 
         Ok(CoreWorkload {
             table,
-            field_names,
-            map_order,
-            field_length,
-            readallfields,
-            readallfieldsbyname,
-            writeallfields,
-            dataintegrity,
-            ordered,
-            zeropadding,
+            field_names: fields.names,
+            map_order: fields.map_order,
+            field_length: fields.length,
+            readallfields: fields.readallfields,
+            readallfieldsbyname: fields.readallfieldsbyname,
+            writeallfields: fields.writeallfields,
+            dataintegrity: fields.dataintegrity,
+            ordered: keys.ordered,
+            zeropadding: keys.zeropadding,
             chooser,
-            key_chooser,
+            key_chooser: keys.chooser,
             field_chooser,
             scan_length,
-            load_keys: Counter::new(insertstart),
-            insert_keys,
-            insert_stride,
-            insert_offset,
+            load_keys: Counter::new(range.insertstart),
+            insert_keys: keys.insert_keys,
+            insert_stride: keys.insert_stride,
+            insert_offset: keys.insert_offset,
             readbatchsize,
-            recordcount,
-            insertstart,
+            recordcount: range.recordcount,
+            insertstart: range.insertstart,
             retry_limit,
             retry_interval_secs,
             keep_going_on_error,

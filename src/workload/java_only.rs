@@ -143,7 +143,7 @@ mod tests {
             if path.is_dir() {
                 collect_sources(&path, out);
             } else if path.extension().is_some_and(|x| x == "rs")
-                && !path.ends_with("workload/prop.rs")
+                && !path.ends_with("props/prop.rs")
             {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 out.push_str(&without_lists(&path, &text));

@@ -21,9 +21,10 @@ pub mod generators;
 pub(crate) mod java_only;
 pub mod keys;
 pub(crate) mod operation;
-pub(crate) mod prop;
-pub(crate) mod properties;
 pub(crate) mod values;
+
+/// The properties live in [`crate::props`]; the workload is their first reader.
+pub(crate) use crate::props::{prop, properties};
 
 #[cfg(test)]
 mod tests;
@@ -32,8 +33,10 @@ pub use self::core::{
     ClientState, CoreWorkload, WorkloadError, load_operation_count, run_operation_count,
     split_operations,
 };
+pub use crate::props::{
+    KNOWN_PROPERTIES, KnownProperty, Origin, Properties, PropertyError, PropertyValue,
+    ResolvedProperty,
+};
 pub use keys::build_key_name;
 pub(crate) use operation::FieldSelection;
 pub use operation::{FieldValue, Operation};
-pub use prop::{KNOWN_PROPERTIES, KnownProperty};
-pub use properties::{Origin, Properties, PropertyError, PropertyValue, ResolvedProperty};

@@ -16,11 +16,10 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
-use super::{Client, Event, Handle, Slice};
+use super::{Client, ClientSignal, Handle, Launch};
 use crate::backend::docker::{endpoint_label, labels, one_line};
 use crate::runner::Phase;
 use crate::topology::ClientHostSpec;
-use crate::workload::Properties;
 
 /// Where a client container finds its properties (uploaded before it starts).
 const PROPERTIES_DIR: &str = "/tmp";
@@ -104,21 +103,15 @@ impl DockerClients {
 
     /// Starts one container per slice; each is pushed on `running` as soon as it exists, so the
     /// caller removes it whatever happens next.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn start(
         &self,
-        props: &Properties,
-        phase: Phase,
-        opts: &crate::runner::ExecuteOptions,
-        slices: &[Slice],
-        events: &tokio::sync::mpsc::UnboundedSender<Event>,
-        notify: &crate::runner::Notify,
+        launch: &Launch<'_>,
         running: &mut Vec<Client>,
     ) -> anyhow::Result<()> {
         let mut engines: Vec<(String, Docker)> = Vec::new();
         let salt: u16 = rand::random();
-        for (index, slice) in slices.iter().enumerate() {
-            if opts.cancel.is_cancelled() {
+        for (index, slice) in launch.slices.iter().enumerate() {
+            if launch.opts.cancel.is_cancelled() {
                 anyhow::bail!("interrupted before the clients started");
             }
             let endpoint = self
@@ -142,129 +135,189 @@ impl DockerClients {
                 _ => ("host".to_string(), self.uri.clone()),
             };
             let member = format!("client{index}");
-            let name = format!("{}-{member}-{salt:04x}", self.run_id);
-            let body = ContainerCreateBody {
-                image: Some(self.image.clone()),
-                cmd: Some(vec![
-                    "microshard".into(),
-                    super::phase_command(phase).into(),
-                    "-P".into(),
-                    format!("{PROPERTIES_DIR}/{PROPERTIES_FILE}"),
-                    "--json".into(),
-                    RESULT_PATH.into(),
-                    "--barrier".into(),
-                ]),
-                labels: Some(labels(&self.cluster, &self.run_id, Some(&member))),
-                attach_stdin: Some(true),
-                attach_stdout: Some(true),
-                attach_stderr: Some(true),
-                open_stdin: Some(true),
-                stdin_once: Some(false),
-                tty: Some(false),
-                host_config: Some(HostConfig {
-                    network_mode: Some(network_mode),
-                    ..Default::default()
-                }),
-                ..Default::default()
+            let one = OneClient {
+                index,
+                name: format!("{}-{member}-{salt:04x}", self.run_id),
+                endpoint,
+                docker,
             };
-            let opts_create = CreateContainerOptionsBuilder::default().name(&name).build();
-            docker
-                .create_container(Some(opts_create), body)
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "client {index} on {endpoint}: cannot create container {name} from {}: {}",
-                        self.image,
-                        one_line(e)
-                    )
-                })?;
+            self.create(&one, &member, launch.phase, network_mode)
+                .await?;
             running.push(Client {
                 index,
-                host: endpoint.clone(),
+                host: one.endpoint.clone(),
                 stdin: None,
                 handle: Handle::Container(Running {
-                    docker: docker.clone(),
-                    name: name.clone(),
+                    docker: one.docker.clone(),
+                    name: one.name.clone(),
                 }),
             });
             // The properties (with the connection string as the container sees the cluster) go
             // in as a file, never on the command line, which `docker inspect` shows.
-            let text = super::properties_text(props, slice, &[("mongodb.url".to_string(), uri)])?;
-            let tar = properties_tar(&text)?;
-            let upload = UploadToContainerOptionsBuilder::default()
-                .path(PROPERTIES_DIR)
-                .build();
-            docker
-                .upload_to_container(&name, Some(upload), bollard::body_full(tar.into()))
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "client {index} on {endpoint}: cannot copy its properties into {name}: {}",
-                        one_line(e)
-                    )
-                })?;
-            let attach = AttachContainerOptionsBuilder::default()
-                .stdin(true)
-                .stdout(true)
-                .stderr(true)
-                .stream(true)
-                .build();
-            let attached = docker
-                .attach_container(&name, Some(attach))
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "client {index} on {endpoint}: cannot attach to {name}: {}",
-                        one_line(e)
-                    )
-                })?;
-            {
-                let (tx, notify, host) = (events.clone(), notify.clone(), endpoint.clone());
-                let mut output = attached.output;
-                tokio::spawn(async move {
-                    let mut pending: Vec<u8> = Vec::new();
-                    while let Some(Ok(chunk)) = output.next().await {
-                        let bollard::container::LogOutput::StdErr { message } = chunk else {
-                            continue;
-                        };
-                        pending.extend_from_slice(&message);
-                        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
-                            let line: Vec<u8> = pending.drain(..=end).collect();
-                            let line = String::from_utf8_lossy(&line);
-                            super::client_line(
-                                index,
-                                &host,
-                                line.trim_end_matches(['\r', '\n']),
-                                &tx,
-                                &notify,
-                            );
-                        }
-                    }
-                });
-            }
-            docker
-                .start_container(
-                    &name,
-                    None::<bollard::query_parameters::StartContainerOptions>,
-                )
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "client {index} on {endpoint}: cannot start container {name}: {}",
-                        one_line(e)
-                    )
-                })?;
-            {
-                let (tx, docker, name) = (events.clone(), docker.clone(), name.clone());
-                tokio::spawn(async move {
-                    let code = exit_code(&docker, &name).await;
-                    let _ = tx.send(Event::Exited(index, code));
-                });
-            }
+            let text =
+                super::properties_text(launch.props, slice, &[("mongodb.url".to_string(), uri)])?;
+            one.upload(&text).await?;
+            let input = one.attach(launch).await?;
+            one.start(launch.signals).await?;
             if let Some(c) = running.last_mut() {
-                c.stdin = Some(tokio::sync::Mutex::new(attached.input));
+                c.stdin = Some(tokio::sync::Mutex::new(input));
             }
         }
+        Ok(())
+    }
+
+    /// Creates the client's container (it runs `microshard <phase>` at the start barrier).
+    async fn create(
+        &self,
+        one: &OneClient,
+        member: &str,
+        phase: Phase,
+        network_mode: String,
+    ) -> anyhow::Result<()> {
+        let body = ContainerCreateBody {
+            image: Some(self.image.clone()),
+            cmd: Some(vec![
+                "microshard".into(),
+                super::phase_command(phase).into(),
+                "-P".into(),
+                format!("{PROPERTIES_DIR}/{PROPERTIES_FILE}"),
+                "--json".into(),
+                RESULT_PATH.into(),
+                "--barrier".into(),
+            ]),
+            labels: Some(labels(&self.cluster, &self.run_id, Some(member))),
+            attach_stdin: Some(true),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            open_stdin: Some(true),
+            stdin_once: Some(false),
+            tty: Some(false),
+            host_config: Some(HostConfig {
+                network_mode: Some(network_mode),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let opts_create = CreateContainerOptionsBuilder::default()
+            .name(&one.name)
+            .build();
+        one.docker
+            .create_container(Some(opts_create), body)
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "client {} on {}: cannot create container {} from {}: {}",
+                    one.index,
+                    one.endpoint,
+                    one.name,
+                    self.image,
+                    one_line(e)
+                )
+            })?;
+        Ok(())
+    }
+}
+
+/// One client container being started.
+struct OneClient {
+    index: usize,
+    name: String,
+    endpoint: String,
+    docker: Docker,
+}
+
+impl OneClient {
+    /// "client I on ENGINE: what: why".
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!(
+            "client {} on {}: {what}: {}",
+            self.index,
+            self.endpoint,
+            one_line(e)
+        )
+    }
+
+    /// Copies the client's properties file into its container.
+    async fn upload(&self, text: &[u8]) -> anyhow::Result<()> {
+        let tar = properties_tar(text)?;
+        let upload = UploadToContainerOptionsBuilder::default()
+            .path(PROPERTIES_DIR)
+            .build();
+        self.docker
+            .upload_to_container(&self.name, Some(upload), bollard::body_full(tar.into()))
+            .await
+            .map_err(|e| self.failed(&format!("cannot copy its properties into {}", self.name), e))
+    }
+
+    /// Attaches to the container: its stderr lines go to [`super::client_line`]; its stdin is
+    /// returned (the start barrier's `go`).
+    async fn attach(
+        &self,
+        launch: &Launch<'_>,
+    ) -> anyhow::Result<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>> {
+        let attach = AttachContainerOptionsBuilder::default()
+            .stdin(true)
+            .stdout(true)
+            .stderr(true)
+            .stream(true)
+            .build();
+        let attached = self
+            .docker
+            .attach_container(&self.name, Some(attach))
+            .await
+            .map_err(|e| self.failed(&format!("cannot attach to {}", self.name), e))?;
+        let (tx, sink, host) = (
+            launch.signals.clone(),
+            launch.sink.clone(),
+            self.endpoint.clone(),
+        );
+        let index = self.index;
+        let mut output = attached.output;
+        tokio::spawn(async move {
+            let mut pending: Vec<u8> = Vec::new();
+            while let Some(Ok(chunk)) = output.next().await {
+                let bollard::container::LogOutput::StdErr { message } = chunk else {
+                    continue;
+                };
+                pending.extend_from_slice(&message);
+                while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let line = String::from_utf8_lossy(&line);
+                    super::client_line(
+                        index,
+                        &host,
+                        line.trim_end_matches(['\r', '\n']),
+                        &tx,
+                        &sink,
+                    );
+                }
+            }
+        });
+        Ok(attached.input)
+    }
+
+    /// Starts the container, and signals its exit when it comes.
+    async fn start(
+        &self,
+        signals: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
+    ) -> anyhow::Result<()> {
+        self.docker
+            .start_container(
+                &self.name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .map_err(|e| self.failed(&format!("cannot start container {}", self.name), e))?;
+        let (tx, docker, name, index) = (
+            signals.clone(),
+            self.docker.clone(),
+            self.name.clone(),
+            self.index,
+        );
+        tokio::spawn(async move {
+            let code = exit_code(&docker, &name).await;
+            let _ = tx.send(ClientSignal::Exited(index, code));
+        });
         Ok(())
     }
 }
@@ -272,14 +325,14 @@ impl DockerClients {
 /// The network of a single-engine Docker cluster and its entry point as seen on it: every
 /// router by container name (or the standalone, directly), at the ports inside the containers.
 fn cluster_network(plan: &crate::topology::Plan) -> Option<ClusterNetwork> {
-    use crate::topology::Role;
+    use crate::topology::MemberRole;
     if plan.backend != crate::topology::BackendKind::Docker || plan.multi_host {
         return None;
     }
     let entry = plan.entry()?;
-    let uri = if entry.role == Role::Mongos {
+    let uri = if entry.role == MemberRole::Mongos {
         let routers: Vec<&str> = plan
-            .members_with(Role::Mongos)
+            .members_with(MemberRole::Mongos)
             .map(|m| m.member_host.as_str())
             .collect();
         format!("mongodb://{}/", routers.join(","))

@@ -22,6 +22,7 @@ use crate::runner::{ExecuteOptions, Phase};
 
 pub(crate) mod docker;
 use crate::error::bad_input;
+use crate::events::Event;
 use crate::measure::{ClientEntry, ResultDocument};
 use crate::workload::{Properties, prop};
 
@@ -150,7 +151,7 @@ impl ClientLauncher {
 
 /// What a client's reader and waiter tasks tell the coordinator.
 #[derive(Debug)]
-pub(crate) enum Event {
+pub(crate) enum ClientSignal {
     /// Connected and waiting at the barrier.
     Ready(usize),
     /// Operations done so far.
@@ -220,17 +221,17 @@ pub(crate) fn client_line(
     index: usize,
     host: &str,
     line: &str,
-    events: &tokio::sync::mpsc::UnboundedSender<Event>,
-    notify: &crate::runner::Notify,
+    events: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
+    sink: &crate::events::Sink,
 ) {
     if line == BARRIER_READY {
-        let _ = events.send(Event::Ready(index));
+        let _ = events.send(ClientSignal::Ready(index));
     } else if let Some(ops) = line.strip_prefix(TICK_PREFIX) {
         if let Ok(ops) = ops.trim().parse() {
-            let _ = events.send(Event::Tick(index, ops));
+            let _ = events.send(ClientSignal::Tick(index, ops));
         }
     } else if line.starts_with("microshard:") || line.starts_with("warning") {
-        notify.say(&format!("client {index} on {host}: {line}"));
+        sink.event(Event::Finding(format!("client {index} on {host}: {line}")));
     }
 }
 
@@ -278,7 +279,7 @@ pub(crate) async fn execute_with(
     launcher: &ClientLauncher,
 ) -> anyhow::Result<ResultDocument> {
     let mut slices = slices(props, phase, launcher.count())?;
-    let status_on = opts.status
+    let status_on = opts.status_lines
         || props
             .get(prop::STATUS.name)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
@@ -296,47 +297,38 @@ pub(crate) async fn execute_with(
         .prefix("microshard-clients-")
         .tempdir()
         .context("cannot create a directory for the clients' results")?;
-    let notify = opts
-        .notify
+    let sink = opts
+        .events
         .clone()
-        .unwrap_or_else(crate::runner::Notify::stderr);
+        .unwrap_or_else(crate::events::Discard::sink);
     if opts.drop_database && phase == Phase::Load {
         let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
             .map_err(crate::error::as_bad_input)?;
-        let binding = crate::db::MongoBinding::connect_with(settings)
+        let binding = crate::db::MongoBinding::connect_with(settings, sink.clone())
             .await
             .map_err(crate::error::as_bad_input)?;
         binding.drop_database().await?;
     }
-    if !opts.quiet {
-        for note in &notes {
-            notify.say(note);
-        }
+    for note in &notes {
+        sink.event(Event::Note(note.clone()));
     }
-    let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<ClientSignal>();
     let mut running: Vec<Client> = Vec::new();
+    let launch = Launch {
+        props,
+        phase,
+        opts,
+        slices: &slices,
+        signals: &events,
+        sink: &sink,
+    };
     let started = match launcher {
-        ClientLauncher::Local { .. } => {
-            start_local(
-                props,
-                phase,
-                opts,
-                &slices,
-                dir.path(),
-                &events,
-                &notify,
-                &mut running,
-            )
-            .await
-        }
-        ClientLauncher::Docker(d) => {
-            d.start(props, phase, opts, &slices, &events, &notify, &mut running)
-                .await
-        }
+        ClientLauncher::Local { .. } => start_local(&launch, dir.path(), &mut running).await,
+        ClientLauncher::Docker(d) => d.start(&launch, &mut running).await,
     };
     drop(events);
     let outcome = match started {
-        Ok(()) => drive(props, &slices, opts, &notify, &mut running, &mut rx).await,
+        Ok(()) => drive(props, &slices, opts, &sink, &mut running, &mut rx).await,
         Err(e) => {
             stop_all(&running, &mut rx).await;
             Err(e)
@@ -353,7 +345,7 @@ pub(crate) async fn execute_with(
     }
     if let (Ok(_), Some(logs)) = (&outcome, &logs) {
         for problem in logs.merge() {
-            notify.say(&format!("warning: {problem}"));
+            sink.event(Event::Warning(format!("warning: {problem}")));
         }
     }
     match outcome {
@@ -364,17 +356,32 @@ pub(crate) async fn execute_with(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What starting the clients of one phase needs, whichever launcher starts them.
+pub(crate) struct Launch<'a> {
+    pub props: &'a Properties,
+    pub phase: Phase,
+    pub opts: &'a ExecuteOptions,
+    pub slices: &'a [Slice],
+    /// Where each client's ready, progress and exit signals go.
+    pub signals: &'a tokio::sync::mpsc::UnboundedSender<ClientSignal>,
+    /// Where what the clients say goes.
+    pub sink: &'a crate::events::Sink,
+}
+
+/// Starts one child process of this binary per slice, its properties in a file under `dir`.
 async fn start_local(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    slices: &[Slice],
+    launch: &Launch<'_>,
     dir: &Path,
-    events: &tokio::sync::mpsc::UnboundedSender<Event>,
-    notify: &crate::runner::Notify,
     running: &mut Vec<Client>,
 ) -> anyhow::Result<()> {
+    let Launch {
+        props,
+        phase,
+        opts,
+        slices,
+        signals: events,
+        sink,
+    } = *launch;
     let exe = std::env::current_exe().context("cannot find the microshard binary")?;
     let host = hostname();
     for (index, slice) in slices.iter().enumerate() {
@@ -403,11 +410,11 @@ async fn start_local(
             .spawn()
             .with_context(|| format!("cannot start client {index}"))?;
         if let Some(stderr) = child.stderr.take() {
-            let (tx, notify, host) = (events.clone(), notify.clone(), host.clone());
+            let (tx, sink, host) = (events.clone(), sink.clone(), host.clone());
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    client_line(index, &host, &line, &tx, &notify);
+                    client_line(index, &host, &line, &tx, &sink);
                 }
             });
         }
@@ -419,7 +426,7 @@ async fn start_local(
         let tx = events.clone();
         tokio::spawn(async move {
             let code = child.wait().await.ok().and_then(|s| s.code());
-            let _ = tx.send(Event::Exited(index, code.map(i64::from)));
+            let _ = tx.send(ClientSignal::Exited(index, code.map(i64::from)));
         });
         running.push(Client {
             index,
@@ -456,25 +463,41 @@ async fn drive(
     props: &Properties,
     slices: &[Slice],
     opts: &ExecuteOptions,
-    notify: &crate::runner::Notify,
+    sink: &crate::events::Sink,
     running: &mut [Client],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
 ) -> anyhow::Result<ResultDocument> {
     let n = running.len();
     let mut exited: Vec<Option<Option<i64>>> = vec![None; n];
-    // Start barrier: every client connected, or none starts.
+    start_barrier(opts, running, &mut exited, rx).await?;
+    sink.event(Event::Finding(format!(
+        "microshard: {n} clients started together"
+    )));
+    let failures = wait_all(props, slices, opts, sink, running, &mut exited, rx).await;
+    merge_results(running, &exited, failures, opts).await
+}
+
+/// The start barrier: every client connected (said it is ready), or none starts: the first
+/// that exits or misses the deadline stops them all.
+async fn start_barrier(
+    opts: &ExecuteOptions,
+    running: &mut [Client],
+    exited: &mut [Option<Option<i64>>],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
+) -> anyhow::Result<()> {
+    let n = running.len();
     let mut ready = vec![false; n];
     let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
     let mut early_exit: Option<usize> = None;
     while ready.iter().any(|r| !r) && early_exit.is_none() {
         tokio::select! {
             got = rx.recv() => match got {
-                Some(Event::Ready(i)) => ready[i] = true,
-                Some(Event::Exited(i, code)) => {
+                Some(ClientSignal::Ready(i)) => ready[i] = true,
+                Some(ClientSignal::Exited(i, code)) => {
                     exited[i] = Some(code);
                     early_exit = Some(i);
                 }
-                Some(Event::Tick(..)) => {}
+                Some(ClientSignal::Tick(..)) => {}
                 None => break,
             },
             _ = tokio::time::sleep_until(deadline) => break,
@@ -496,7 +519,7 @@ async fn drive(
             ),
         };
         let host = running[missing].host.clone();
-        stop_remaining(running, &mut exited, rx).await;
+        stop_remaining(running, exited, rx).await;
         anyhow::bail!("client {missing} on {host} {why}; every client was stopped");
     }
     for c in running.iter_mut() {
@@ -505,10 +528,23 @@ async fn drive(
             let _ = stdin.flush().await;
         }
     }
-    notify.say(&format!("microshard: {n} clients started together"));
+    Ok(())
+}
 
+/// Waits for every client, saying the merged status line (`-s` or `status=true`); the first one
+/// that fails stops the others. Returns the failures.
+async fn wait_all(
+    props: &Properties,
+    slices: &[Slice],
+    opts: &ExecuteOptions,
+    sink: &crate::events::Sink,
+    running: &mut [Client],
+    exited: &mut [Option<Option<i64>>],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
+) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
     // The merged status line (`-s` or `status=true`), from each client's progress lines.
-    let status_enabled = opts.status || props.parse_or("status", false).unwrap_or(false);
+    let status_enabled = opts.status_lines || props.parse_or("status", false).unwrap_or(false);
     let interval = Duration::from_secs(
         props
             .parse_or("status.interval", 10u64)
@@ -525,30 +561,30 @@ async fn drive(
         let kill_at = stopping.map(|t| t + STOP_GRACE);
         tokio::select! {
             got = rx.recv() => match got {
-                Some(Event::Exited(i, code)) => {
+                Some(ClientSignal::Exited(i, code)) => {
                     exited[i] = Some(code);
                     // Once clients are being stopped, their exits are the coordinator's doing.
                     if !finished_normally(code) && stopping.is_none() {
                         failures.push(format!("client {i} on {} {}", running[i].host, describe_exit(code)));
                         stopping = Some(tokio::time::Instant::now());
-                        terminate_remaining(running, &exited).await;
+                        terminate_remaining(running, exited).await;
                     }
                 }
-                Some(Event::Tick(i, ops)) => status.tick(i, ops),
-                Some(Event::Ready(_)) => {}
+                Some(ClientSignal::Tick(i, ops)) => status.tick(i, ops),
+                Some(ClientSignal::Ready(_)) => {}
                 // Every sender is gone: nothing more will be heard.
                 None => break,
             },
             _ = tokio::time::sleep_until(next_status), if status_enabled => {
-                notify.say(&status.line());
+                sink.event(Event::Status { line: status.line(), also_stdout: false });
                 next_status += interval;
             }
             _ = opts.cancel.cancelled(), if stopping.is_none() => {
                 stopping = Some(tokio::time::Instant::now());
-                terminate_remaining(running, &exited).await;
+                terminate_remaining(running, exited).await;
             }
             _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
-                for (c, e) in running.iter().zip(&exited) {
+                for (c, e) in running.iter().zip(exited.iter()) {
                     if e.is_none() {
                         c.kill().await;
                     }
@@ -558,9 +594,22 @@ async fn drive(
         }
     }
     if status_enabled {
-        notify.say(&status.line());
+        sink.event(Event::Status {
+            line: status.line(),
+            also_stdout: false,
+        });
     }
+    failures
+}
 
+/// Reads every client's result document back and merges them; a client that failed, or wrote
+/// nothing, makes the merged result invalid.
+async fn merge_results(
+    running: &[Client],
+    exited: &[Option<Option<i64>>],
+    mut failures: Vec<String>,
+    opts: &ExecuteOptions,
+) -> anyhow::Result<ResultDocument> {
     let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     for c in running.iter() {
@@ -752,7 +801,7 @@ async fn terminate_remaining(running: &[Client], exited: &[Option<Option<i64>>])
 async fn stop_remaining(
     running: &[Client],
     exited: &mut [Option<Option<i64>>],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
 ) {
     terminate_remaining(running, exited).await;
     let mut killed = false;
@@ -760,7 +809,7 @@ async fn stop_remaining(
     while exited.iter().any(Option::is_none) {
         tokio::select! {
             got = rx.recv() => match got {
-                Some(Event::Exited(i, code)) => exited[i] = Some(code),
+                Some(ClientSignal::Exited(i, code)) => exited[i] = Some(code),
                 Some(_) => {}
                 None => return,
             },
@@ -781,7 +830,7 @@ async fn stop_remaining(
 }
 
 /// Stops every client after a failed start (see [`stop_remaining`]).
-async fn stop_all(running: &[Client], rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
+async fn stop_all(running: &[Client], rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>) {
     // A client without stdin was never started (a container that failed before its start).
     let mut exited: Vec<Option<Option<i64>>> = running
         .iter()
@@ -851,20 +900,15 @@ mod tests {
     #[test]
     fn a_clients_stderr_lines_become_events_or_named_findings() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let sink = said.clone();
-        let notify = crate::runner::Notify::new(move |l| {
-            if let Ok(mut v) = sink.lock() {
-                v.push(l.to_string());
-            }
-        });
+        let recorder = std::sync::Arc::new(crate::events::Recorder::default());
+        let sink: crate::events::Sink = recorder.clone();
         for line in [
             BARRIER_READY,
             &tick_line(42),
             "microshard: member sh0 stopped answering",
             "[OVERALL], Operations, 10",
         ] {
-            client_line(1, "tcp://lg:2375", line, &tx, &notify);
+            client_line(1, "tcp://lg:2375", line, &tx, &sink);
         }
         drop(tx);
         let mut events = Vec::new();
@@ -872,10 +916,11 @@ mod tests {
             events.push(format!("{e:?}"));
         }
         assert_eq!(events, vec!["Ready(1)", "Tick(1, 42)"]);
-        let said = said.lock().map(|v| v.clone()).unwrap_or_default();
         assert_eq!(
-            said,
-            vec!["client 1 on tcp://lg:2375: microshard: member sh0 stopped answering"]
+            recorder.events(),
+            vec![Event::Finding(
+                "client 1 on tcp://lg:2375: microshard: member sh0 stopped answering".into()
+            )]
         );
     }
 

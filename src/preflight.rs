@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::bad_input;
+use crate::events::{Discard, Events};
 use crate::experiment::model::CompareCommand;
 use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
@@ -310,8 +311,8 @@ pub(crate) struct Servers<'a> {
     /// How messages name a topology: `--topologies` (compare, demo), `--topology` (sweep),
     /// `topology` (up).
     pub label: &'a str,
-    /// `--backend` as typed.
-    pub backend: &'a str,
+    /// `--backend`.
+    pub backend: BackendKind,
     /// Topology names or files.
     pub topologies: &'a [String],
     /// `--bin-dir`.
@@ -325,8 +326,8 @@ pub(crate) struct Servers<'a> {
     /// `demo`: the stand-in binaries are linked and the ports chosen when it starts, so neither
     /// is checked here.
     pub binaries_linked_later: bool,
-    /// Print nothing (a Docker image pull reports its progress otherwise).
-    pub quiet: bool,
+    /// Where a Docker image pull says its progress (`None`: nowhere, `--quiet`).
+    pub pulls: Option<&'a dyn Events>,
     /// A dry run: every check is made, but an image the engine lacks is not pulled (the run
     /// would pull it; a note says so).
     pub dry_run: bool,
@@ -348,7 +349,60 @@ pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
 /// accepts the credentials).
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
-    let kind = backend_kind(s.backend)?;
+    let kind = s.backend;
+    let specs = load_specs(s)?;
+
+    if kind == BackendKind::Process && !s.binaries_linked_later {
+        // Once, not once per topology.
+        let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
+        for program in ["mongod", "mongos"] {
+            if program == "mongos" && !sharded {
+                continue;
+            }
+            crate::topology::find_program(program, s.bin_dir)
+                .map_err(crate::error::as_bad_input)?;
+        }
+    }
+
+    let mut plans = Vec::new();
+    for (name, spec) in &specs {
+        check_cpusets(name, spec, kind)?;
+        if kind == BackendKind::Process && s.binaries_linked_later {
+            continue;
+        }
+        let mut opts = PlanOptions::new(spec, kind);
+        opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
+        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
+        plans.push((*name, spec, plan));
+    }
+    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
+    // of their engines is asked.
+    for (name, spec) in &specs {
+        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
+    }
+
+    match kind {
+        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.pulls, s.dry_run).await?,
+        BackendKind::Existing => {
+            for (name, _, plan) in &plans {
+                if let Some(uri) = &plan.uri {
+                    cluster_answers(&format!("{label} {name}"), uri).await?;
+                }
+            }
+        }
+        BackendKind::Process => {}
+    }
+    // Last: a port taken now is the most likely to be free again a moment later.
+    for (name, _, plan) in &plans {
+        ports_free(&format!("{label} {name}"), plan)?;
+    }
+    Ok(())
+}
+
+/// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
+/// every topology loaded as it will be brought up: none listed twice, none named like another.
+fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
+    let label = s.label;
     let mut seen = BTreeSet::new();
     for t in s.topologies {
         if !seen.insert(t.as_str()) {
@@ -402,52 +456,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
             )));
         }
     }
-
-    if kind == BackendKind::Process && !s.binaries_linked_later {
-        // Once, not once per topology.
-        let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
-        for program in ["mongod", "mongos"] {
-            if program == "mongos" && !sharded {
-                continue;
-            }
-            crate::topology::find_program(program, s.bin_dir)
-                .map_err(crate::error::as_bad_input)?;
-        }
-    }
-
-    let mut plans = Vec::new();
-    for (name, spec) in &specs {
-        check_cpusets(name, spec, kind)?;
-        if kind == BackendKind::Process && s.binaries_linked_later {
-            continue;
-        }
-        let mut opts = PlanOptions::new(spec, kind);
-        opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
-        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
-        plans.push((*name, spec, plan));
-    }
-    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
-    // of their engines is asked.
-    for (name, spec) in &specs {
-        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
-    }
-
-    match kind {
-        BackendKind::Docker => docker_ready(&specs, s.image.is_some(), s.quiet, s.dry_run).await?,
-        BackendKind::Existing => {
-            for (name, _, plan) in &plans {
-                if let Some(uri) = &plan.uri {
-                    cluster_answers(&format!("{label} {name}"), uri).await?;
-                }
-            }
-        }
-        BackendKind::Process => {}
-    }
-    // Last: a port taken now is the most likely to be free again a moment later.
-    for (name, _, plan) in &plans {
-        ports_free(&format!("{label} {name}"), plan)?;
-    }
-    Ok(())
+    Ok(specs)
 }
 
 /// True for the local Docker engine (no endpoint, or a unix socket).
@@ -597,7 +606,7 @@ pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> anyhow::Result<()> {
 async fn docker_ready(
     specs: &[(&str, TopologySpec)],
     image_flag: bool,
-    quiet: bool,
+    pulls: Option<&dyn Events>,
     dry_run: bool,
 ) -> anyhow::Result<()> {
     let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
@@ -621,7 +630,8 @@ async fn docker_ready(
             would_pull(docker, endpoint.as_deref(), &image).await;
             continue;
         }
-        crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, !quiet)
+        let events = pulls.unwrap_or(&Discard);
+        crate::backend::docker::ensure_image(docker, endpoint.as_deref(), &image, events)
             .await
             .map_err(|e| match image_flag {
                 // The error names the image; say which flag chose it.
@@ -648,7 +658,12 @@ pub(crate) async fn client_engines_ready(
             would_pull(&docker, Some(&c.docker), &spec.client_image).await;
             continue;
         }
-        crate::backend::docker::ensure_image(&docker, Some(&c.docker), &spec.client_image, false)
+        crate::backend::docker::ensure_image(
+            &docker,
+            Some(&c.docker),
+            &spec.client_image,
+            &Discard,
+        )
             .await
             .map_err(|e| {
                 bad_input(format!(

@@ -273,12 +273,37 @@ impl Properties {
         self.parse(key).map(|v| v.unwrap_or(default))
     }
 
-    /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/workload/prop.rs`).
+    /// A declared property parsed with Java's strict rules, or its declared default when unset (`src/props/prop.rs`).
     pub(crate) fn value<T: PropertyValue + Copy>(
         &self,
         prop: &Prop<T>,
     ) -> Result<T, PropertyError> {
         self.parse_or(prop.name, prop.default)
+    }
+
+    /// A declared property that must be at least `range.start`: the error names the property
+    /// and where it was set, and says "must not be negative" for a lower bound of 0, "must be at
+    /// least N" otherwise. Every such check reads through here, so the rule is stated once.
+    pub(crate) fn value_in<T>(
+        &self,
+        prop: &Prop<T>,
+        range: std::ops::RangeFrom<T>,
+    ) -> Result<T, PropertyError>
+    where
+        T: PropertyValue + Copy + PartialOrd + Default + fmt::Display,
+    {
+        let value = self.value(prop)?;
+        if range.contains(&value) {
+            return Ok(value);
+        }
+        Err(self.invalid(
+            prop.name,
+            if range.start == T::default() {
+                "must not be negative".to_string()
+            } else {
+                format!("must be at least {}", range.start)
+            },
+        ))
     }
 
     /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.

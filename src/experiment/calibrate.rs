@@ -1,0 +1,194 @@
+//! `calibrate`: the client's own ceiling on this machine, measured once per results directory
+//! against an in-process stand-in and stored for later experiments.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::live::run_phase;
+use super::progress::Progress;
+use super::results::{read_json, write_json_atomic};
+use crate::error::bad_input;
+use crate::runner::Phase;
+use crate::workload::prop;
+
+/// File (under the results root) holding the last `calibrate` figure on this machine.
+pub(crate) const CALIBRATE_FILE: &str = ".calibrate.json";
+
+/// What `calibrate` is asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct CalibrateConfig {
+    /// Workload (default S2).
+    pub workload: String,
+    /// Length of the measured run.
+    pub duration: Duration,
+    /// Client threads.
+    pub threads: u32,
+    /// Records loaded first.
+    pub records: u64,
+    /// `-p` overrides.
+    pub overrides: Vec<String>,
+    /// Where the figure is stored.
+    pub results_root: PathBuf,
+}
+
+/// The client's ceiling on this machine, as stored for later experiments.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Calibration {
+    /// When measured (RFC 3339).
+    pub measured: String,
+    /// Operations per second the client reached against a stand-in with no service time.
+    pub ops_per_s: f64,
+    /// Client CPU µs per operation.
+    pub cpu_us_per_op: Option<f64>,
+    /// Workload used.
+    pub workload: String,
+    /// Client threads.
+    pub threads: u32,
+    /// Logical CPUs of the machine.
+    pub cpus: usize,
+}
+
+impl Calibration {
+    /// The figure, labelled as a client ceiling measured against the stand-in.
+    pub(crate) fn render(&self) -> String {
+        format!(
+            "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
+            crate::report::STANDIN_MARKER,
+            self.ops_per_s,
+            self.cpu_us_per_op
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "?".into()),
+            self.threads,
+            self.cpus,
+            self.workload
+        )
+    }
+}
+
+/// The client's ceiling on this machine for an experiment about to start: the one stored under
+/// `results_root` (by `calibrate` or an earlier experiment) when it was measured on a machine
+/// with as many CPUs, else measured now, quickly (one second of S2 against an in-process
+/// stand-in), and stored there. `None` when it could not be measured (said on stderr).
+pub(crate) async fn machine_ceiling(
+    results_root: &Path,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> Option<f64> {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Ok(c) = read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
+        && c.cpus == cpus
+    {
+        return Some(c.ops_per_s);
+    }
+    let cfg = CalibrateConfig {
+        workload: "S2".into(),
+        duration: Duration::from_secs(1),
+        threads: 16,
+        records: 2_000,
+        overrides: Vec::new(),
+        results_root: results_root.to_path_buf(),
+    };
+    progress.line("microshard: measuring this machine's client ceiling first (about 2 s, once per results directory)");
+    match calibrate(&cfg, cancel, progress).await {
+        Ok(c) => {
+            progress.line(&format!(
+                "microshard: client ceiling {:.0} ops/s (cells near it are marked client-bound)",
+                c.ops_per_s
+            ));
+            Some(c.ops_per_s)
+        }
+        Err(e) => {
+            progress.line(&format!(
+                "microshard: warning: the client ceiling could not be measured ({e}); cells are not checked for it"
+            ));
+            None
+        }
+    }
+}
+
+/// Stores a calibration for later experiments.
+pub(crate) fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result<()> {
+    write_json_atomic(&results_root.join(CALIBRATE_FILE), c)?;
+    Ok(())
+}
+
+/// Measures the client's own ceiling against an in-process stand-in.
+pub(crate) async fn calibrate(
+    cfg: &CalibrateConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Calibration> {
+    let path = super::scenario::locate(&cfg.workload, None)
+        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| cfg.workload.clone());
+    let overrides = super::scenario::parse_overrides(&cfg.overrides)?;
+    let scaling = super::scenario::Scaling {
+        full: false,
+        records: cfg.records,
+        duration_s: None,
+        threads: Some(cfg.threads),
+    };
+    let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
+    let base = props.get(&name).cloned().unwrap_or_default();
+    let server = super::ceiling_server::start().await?;
+    let uri = server.uri.clone();
+    let outcome = async {
+        let mut load = base.clone();
+        load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
+        let bar = progress.phase("calibrate: load", None);
+        let m = run_phase(
+            &uri,
+            &load,
+            Phase::Load,
+            cancel,
+            None,
+            Some(progress.events()),
+            1,
+        )
+        .await?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        let mut run = base.clone();
+        let secs = cfg.duration.as_secs().max(1);
+        run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
+        run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
+        let bar = progress.phase("calibrate: run", Some(cfg.duration));
+        let m = run_phase(
+            &uri,
+            &run,
+            Phase::Run,
+            cancel,
+            None,
+            Some(progress.events()),
+            1,
+        )
+        .await?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        anyhow::Ok(m)
+    }
+    .await;
+    server.stop().await;
+    let m = outcome?;
+    if cancel.is_cancelled() {
+        anyhow::bail!("interrupted: calibration not stored");
+    }
+    let c = Calibration {
+        measured: chrono::Utc::now().to_rfc3339(),
+        ops_per_s: m.summary.throughput,
+        cpu_us_per_op: m.summary.cpu_us_per_op(),
+        workload: name,
+        threads: cfg.threads,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+    };
+    store_calibration(&cfg.results_root, &c)?;
+    Ok(c)
+}
