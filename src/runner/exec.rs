@@ -583,6 +583,7 @@ fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
         load: j.phase == Phase::Load,
         operations: j.window.ops_done,
         failed: j.window.ops_failed,
+        not_found: not_found(&doc),
         max_error_rate: j.limits.error_rate_limit,
         failed_time_share: failed_time_share(&doc, j.threads, j.window.elapsed),
         error_classes: error_classes.clone(),
@@ -606,6 +607,16 @@ fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
     doc.server = server;
     doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
     Ok(doc)
+}
+
+/// Operations that found no record, over every measurement (`Return=NOT_FOUND`).
+fn not_found(doc: &measure::ResultDocument) -> u64 {
+    doc.measurements
+        .iter()
+        .flat_map(|m| &m.statuses)
+        .filter(|s| s.status == measure::Status::NotFound)
+        .map(|s| s.count)
+        .sum()
 }
 
 /// Every client's progress counter, with its operation count (0 = unlimited).

@@ -18,6 +18,8 @@ pub(crate) struct Evidence {
     pub operations: u64,
     /// Operations whose status was not OK.
     pub failed: u64,
+    /// Of those, reads, updates or scans that found no record (`NOT_FOUND`).
+    pub not_found: u64,
     /// `microshard.maxerrorrate`: a larger failed share makes the result invalid.
     pub max_error_rate: f64,
     /// Share of the clients' time spent waiting on operations that failed.
@@ -141,6 +143,15 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
             share * 100.0,
             e.failed_time_share * 100.0
         );
+        // Records that are not there: almost always a load of another size or table (NEWCOMER §10).
+        let text = if !e.load && e.not_found * 2 > e.failed {
+            format!(
+                "{text}; {} found no record: was the data loaded, with this run's recordcount and table?",
+                thousands(e.not_found)
+            )
+        } else {
+            text
+        };
         if share > e.max_error_rate {
             v.invalid(format!(
                 "{text}, above microshard.maxerrorrate={}",
@@ -248,6 +259,27 @@ mod tests {
         );
     }
     use crate::measure::validity::Verdict;
+
+    #[test]
+    fn failures_that_found_no_record_ask_whether_the_data_was_loaded() {
+        let e = Evidence {
+            failed: 200,
+            not_found: 200,
+            ..healthy()
+        };
+        let reason = assess(&e).summary();
+        assert!(
+            reason.contains("200 found no record: was the data loaded"),
+            "{reason}"
+        );
+        let timeouts = Evidence {
+            failed: 200,
+            not_found: 0,
+            ..healthy()
+        };
+        let reason = assess(&timeouts).summary();
+        assert!(!reason.contains("loaded"), "{reason}");
+    }
 
     fn healthy() -> Evidence {
         Evidence {
