@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use mongodb::bson::{Binary, Bson, Document, doc, oid::ObjectId, spec::BinarySubtype};
+use mongodb::bson::{Binary, Bson, Document, doc, oid::ObjectId};
 
 use super::cmderr::{CmdError, CmdResult, code};
 use super::query::{IdPlan, Matcher, Projection, Sort, Update};
-use super::value::{Key, bson_size};
+use super::value::{Key, bson_size, new_uuid};
 
 /// One collection: documents by `_id`, plus what `createIndexes` recorded.
 #[derive(Debug, Clone)]
@@ -21,17 +21,6 @@ pub(crate) struct Collection {
     pub uuid: Binary,
     /// Options given to `create`.
     pub options: Document,
-}
-
-fn new_uuid() -> Binary {
-    let mut bytes = [0u8; 16];
-    rand::Rng::fill(&mut rand::rng(), &mut bytes);
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    Binary {
-        subtype: BinarySubtype::Uuid,
-        bytes: bytes.to_vec(),
-    }
 }
 
 impl Collection {
@@ -90,7 +79,10 @@ impl Collection {
     pub(crate) fn insert(&mut self, mut doc: Document) -> CmdResult<()> {
         let id = match doc.get("_id") {
             Some(Bson::Array(_)) => {
-                return Err(CmdError::new(53, "can't use an array for _id"));
+                return Err(CmdError::new(
+                    code::INVALID_ID_FIELD,
+                    "can't use an array for _id",
+                ));
             }
             Some(id) => id.clone(),
             None => {
@@ -104,7 +96,7 @@ impl Collection {
         let size = bson_size(&doc);
         if size > 16 * 1024 * 1024 {
             return Err(CmdError::new(
-                10334,
+                code::BSON_OBJECT_TOO_LARGE,
                 format!("object to insert too large. size in bytes: {size}, max size: 16777216"),
             ));
         }
