@@ -340,7 +340,11 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
         3 + 1,
         "three inline charts and one timeline"
     );
-    assert_eq!(dom.matches("id=\"timeline-").count(), 1, "the invalid cell's timeline");
+    assert_eq!(
+        dom.matches("id=\"timeline-").count(),
+        1,
+        "the invalid cell's timeline"
+    );
 
     let shot = out.join("report.png");
     let _ = std::fs::remove_file(&shot);

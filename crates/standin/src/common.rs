@@ -220,6 +220,44 @@ fn mem_limit_mb() -> i64 {
     }
 }
 
+/// `serverStatus.wiredTiger` on a mongod: no WiredTiger here, so the cache figures are derived
+/// from the in-memory data size and the configured (or default) cache size.
+fn wired_tiger_section(shared: &ServerState) -> Document {
+    let data: i64 = shared
+        .store
+        .lock()
+        .map(|s| {
+            s.dbs
+                .values()
+                .flat_map(|c| c.values())
+                .map(|c| c.data_bytes as i64)
+                .sum()
+        })
+        .unwrap_or(0);
+    let max = match shared.cfg.wired_tiger_cache_gb {
+        Some(gb) => (gb * 1024.0 * 1024.0 * 1024.0) as i64,
+        None => ((mem_limit_mb() - 1024) * 1024 * 1024 / 2).max(256 * 1024 * 1024),
+    };
+    doc! {
+        "microshardStandin": true,
+        "note": "stand-in: no WiredTiger; cache figures are derived from the in-memory data size",
+        "cache": {
+            "maximum bytes configured": max,
+            "bytes currently in the cache": data.min(max),
+            "tracked dirty bytes in the cache": 0_i64,
+            "pages read into cache": 0_i64,
+            "pages written from cache": 0_i64,
+            "pages evicted by application threads": 0_i64,
+            "modified pages evicted": 0_i64,
+            "unmodified pages evicted": 0_i64,
+        },
+        "concurrentTransactions": {
+            "read": {"out": 0, "available": 128, "totalTickets": 128},
+            "write": {"out": 0, "available": 128, "totalTickets": 128},
+        },
+    }
+}
+
 fn server_status(shared: &ServerState) -> Document {
     let c = &shared.counters;
     let (res, virt) = read_statm_mb();
@@ -249,42 +287,7 @@ fn server_status(shared: &ServerState) -> Document {
         "mem": {"bits": 64, "resident": res, "virtual": virt, "supported": true},
     };
     if shared.cfg.role == Role::Mongod {
-        let data: i64 = shared
-            .store
-            .lock()
-            .map(|s| {
-                s.dbs
-                    .values()
-                    .flat_map(|c| c.values())
-                    .map(|c| c.data_bytes as i64)
-                    .sum()
-            })
-            .unwrap_or(0);
-        let max = match shared.cfg.wired_tiger_cache_gb {
-            Some(gb) => (gb * 1024.0 * 1024.0 * 1024.0) as i64,
-            None => ((mem_limit_mb() - 1024) * 1024 * 1024 / 2).max(256 * 1024 * 1024),
-        };
-        d.insert(
-            "wiredTiger",
-            doc! {
-                "microshardStandin": true,
-                "note": "stand-in: no WiredTiger; cache figures are derived from the in-memory data size",
-                "cache": {
-                    "maximum bytes configured": max,
-                    "bytes currently in the cache": data.min(max),
-                    "tracked dirty bytes in the cache": 0_i64,
-                    "pages read into cache": 0_i64,
-                    "pages written from cache": 0_i64,
-                    "pages evicted by application threads": 0_i64,
-                    "modified pages evicted": 0_i64,
-                    "unmodified pages evicted": 0_i64,
-                },
-                "concurrentTransactions": {
-                    "read": {"out": 0, "available": 128, "totalTickets": 128},
-                    "write": {"out": 0, "available": 128, "totalTickets": 128},
-                },
-            },
-        );
+        d.insert("wiredTiger", wired_tiger_section(shared));
         if shared.cfg.repl_set.is_some() {
             d.insert("repl", repl::hello_fields(shared).1);
         }

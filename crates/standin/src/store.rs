@@ -8,6 +8,15 @@ use super::cmderr::{CmdError, CmdResult, code};
 use super::query::{IdPlan, Matcher, Projection, Sort, Update};
 use super::value::{Key, bson_size, new_uuid};
 
+/// What a find asks of the store beyond its filter: the order, the window and the projection.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FindOptions<'a> {
+    pub sort: Option<&'a Sort>,
+    pub skip: usize,
+    pub limit: Option<usize>,
+    pub projection: Option<&'a Projection>,
+}
+
 /// One collection: documents by `_id`, plus what `createIndexes` recorded.
 #[derive(Debug, Clone)]
 pub(crate) struct Collection {
@@ -199,23 +208,21 @@ impl Store {
         self.dbs.remove(db).is_some()
     }
 
-    /// Runs a find: filter, sort, skip, limit, projection. Returns the full result set.
-    #[allow(clippy::too_many_arguments)] // mirrors the find command's own arguments
+    /// Runs a find: the documents matching `m`, ordered, windowed and projected as `opts` says.
+    /// Returns the full result set.
     pub(crate) fn find(
         &self,
         db: &str,
         name: &str,
         m: &Matcher,
-        sort: Option<&Sort>,
-        skip: usize,
-        limit: Option<usize>,
-        proj: Option<&Projection>,
+        opts: FindOptions<'_>,
     ) -> Vec<Document> {
         let Some(c) = self.coll(db, name) else {
             return Vec::new();
         };
-        let take = limit.unwrap_or(usize::MAX);
-        let docs: Vec<Document> = match sort {
+        let skip = opts.skip;
+        let take = opts.limit.unwrap_or(usize::MAX);
+        let docs: Vec<Document> = match opts.sort {
             None => c.matching(m).skip(skip).take(take).cloned().collect(),
             Some(s) if s.is_id_ascending() => {
                 c.matching(m).skip(skip).take(take).cloned().collect()
@@ -229,7 +236,7 @@ impl Store {
                 all.into_iter().skip(skip).take(take).cloned().collect()
             }
         };
-        match proj {
+        match opts.projection {
             Some(p) => docs.iter().map(|d| p.apply(d)).collect(),
             None => docs,
         }
@@ -314,7 +321,12 @@ mod tests {
         }
         let m = Matcher::new(&doc! {"_id": {"$gte": "user3"}}).unwrap();
         let sort = Sort::new(&doc! {"_id": -1}).unwrap();
-        let out = s.find("db", "c", &m, sort.as_ref(), 0, Some(2), None);
+        let opts = FindOptions {
+            sort: sort.as_ref(),
+            limit: Some(2),
+            ..FindOptions::default()
+        };
+        let out = s.find("db", "c", &m, opts);
         let ids: Vec<&str> = out.iter().filter_map(|d| d.get_str("_id").ok()).collect();
         assert_eq!(ids, vec!["user9", "user8"]);
     }

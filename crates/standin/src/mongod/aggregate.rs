@@ -15,6 +15,7 @@ use crate::fields::{Fields, check_db_name};
 use crate::query::{Matcher, Projection, Sort, get_path};
 use crate::repl;
 use crate::state::{ServerState, cursor_reply};
+use crate::store::FindOptions;
 use crate::value::{as_i64, cmp_bson, truthy, type_name};
 
 /// `aggregate` on one collection: the first stage read from the store (`$collStats`, or a
@@ -96,7 +97,7 @@ fn pipeline_source<'p>(
 /// The documents of `db.coll` matching `filter`, in `_id` order.
 fn scan(shared: &ServerState, db: &str, coll: &str, filter: &Document) -> CmdResult<Vec<Document>> {
     let m = Matcher::new(filter)?;
-    with_store(shared, |s| Ok(s.find(db, coll, &m, None, 0, None, None)))
+    with_store(shared, |s| Ok(s.find(db, coll, &m, FindOptions::default())))
 }
 
 /// The `$collStats` stage's one document, with the sections `spec` asks for.

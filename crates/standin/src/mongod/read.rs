@@ -13,6 +13,7 @@ use crate::fields::{Fields, coll_name};
 use crate::query::{Matcher, Projection, Sort};
 use crate::repl;
 use crate::state::{ServerState, cursor_reply, take_batch};
+use crate::store::FindOptions;
 use crate::value::{as_i64, truthy};
 
 struct FindArgs {
@@ -45,21 +46,20 @@ fn find_args(body: &Document) -> CmdResult<FindArgs> {
     })
 }
 
+/// `find`: the whole result read under the store lock, then served in batches from a cursor.
 pub(super) async fn find(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("find", db, body)?;
     let a = find_args(body)?;
     repl::check_readable(shared)?;
     let m = Matcher::new(&a.filter)?;
     let docs = with_store(shared, |s| {
-        Ok(s.find(
-            db,
-            &coll,
-            &m,
-            a.sort.as_ref(),
-            a.skip,
-            a.limit,
-            a.projection.as_ref(),
-        ))
+        let opts = FindOptions {
+            sort: a.sort.as_ref(),
+            skip: a.skip,
+            limit: a.limit,
+            projection: a.projection.as_ref(),
+        };
+        Ok(s.find(db, &coll, &m, opts))
     })?;
     shared.counters.query.fetch_add(1, Ordering::Relaxed);
     shared.occupy(1).await;

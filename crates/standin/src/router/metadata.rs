@@ -119,66 +119,12 @@ impl Router {
         let shards = self.config_find("shards", doc! {}).await?;
         let dbs = self.config_find("databases", doc! {}).await?;
         let colls = self.config_find("collections", doc! {}).await?;
-        let mut conns = Vec::new();
-        for s in shards {
-            let (Ok(id), Ok(host)) = (s.get_str("_id"), s.get_str("host")) else {
-                continue;
-            };
-            let (set, hosts) = match host.split_once('/') {
-                Some((set, h)) => (
-                    Some(set.to_string()),
-                    h.split(',').map(String::from).collect::<Vec<_>>(),
-                ),
-                None => (None, vec![host.to_string()]),
-            };
-            let client = client_for(&hosts, set.as_deref(), 5000).await?;
-            conns.push(ShardConn {
-                id: id.to_string(),
-                host: host.to_string(),
-                client,
-            });
-        }
+        let conns = shard_conns(&shards).await?;
         let mut metas = HashMap::new();
-        for c in colls {
-            if c.get_bool("dropped").unwrap_or(false) {
-                continue;
+        for c in &colls {
+            if let Some((ns, meta)) = self.collection_meta(c).await? {
+                metas.insert(ns, meta);
             }
-            let (Ok(ns), Ok(key)) = (c.get_str("_id"), c.get_document("key")) else {
-                continue;
-            };
-            let uuid = match c.get("uuid") {
-                Some(Bson::Binary(b)) => b.clone(),
-                _ => continue,
-            };
-            let mut chunks: Vec<Chunk> = self
-                .config_find("chunks", doc! {"uuid": Bson::Binary(uuid.clone())})
-                .await?
-                .into_iter()
-                .filter_map(|ch| {
-                    let min = ch.get_document("min").ok()?.iter().next()?.1.clone();
-                    Some(Chunk {
-                        min,
-                        shard: ch.get_str("shard").ok()?.to_string(),
-                    })
-                })
-                .collect();
-            chunks.sort_by(|a, b| cmp_bson(&a.min, &b.min));
-            let (field, hashed) = key
-                .iter()
-                .next()
-                .map(|(k, v)| (k.clone(), v.as_str() == Some("hashed")))
-                .unwrap_or_else(|| ("_id".to_string(), false));
-            metas.insert(
-                ns.to_string(),
-                CollMeta {
-                    key: key.clone(),
-                    field,
-                    hashed,
-                    unique: c.get_bool("unique").unwrap_or(false),
-                    uuid,
-                    chunks,
-                },
-            );
         }
         let mut db_map = HashMap::new();
         for d in dbs {
@@ -194,6 +140,46 @@ impl Router {
         st.dbs = db_map;
         st.colls = metas;
         Ok(())
+    }
+
+    /// A `config.collections` entry with its chunks from `config.chunks` (`None`: dropped or malformed).
+    async fn collection_meta(&self, c: &Document) -> CmdResult<Option<(String, CollMeta)>> {
+        if c.get_bool("dropped").unwrap_or(false) {
+            return Ok(None);
+        }
+        let (Ok(ns), Ok(key)) = (c.get_str("_id"), c.get_document("key")) else {
+            return Ok(None);
+        };
+        let Some(Bson::Binary(uuid)) = c.get("uuid") else {
+            return Ok(None);
+        };
+        let mut chunks: Vec<Chunk> = self
+            .config_find("chunks", doc! {"uuid": Bson::Binary(uuid.clone())})
+            .await?
+            .into_iter()
+            .filter_map(|ch| {
+                let min = ch.get_document("min").ok()?.iter().next()?.1.clone();
+                Some(Chunk {
+                    min,
+                    shard: ch.get_str("shard").ok()?.to_string(),
+                })
+            })
+            .collect();
+        chunks.sort_by(|a, b| cmp_bson(&a.min, &b.min));
+        let (field, hashed) = key
+            .iter()
+            .next()
+            .map(|(k, v)| (k.clone(), v.as_str() == Some("hashed")))
+            .unwrap_or_else(|| ("_id".to_string(), false));
+        let meta = CollMeta {
+            key: key.clone(),
+            field,
+            hashed,
+            unique: c.get_bool("unique").unwrap_or(false),
+            uuid: uuid.clone(),
+            chunks,
+        };
+        Ok(Some((ns.to_string(), meta)))
     }
 
     pub(super) fn shards(&self) -> Vec<ShardConn> {
@@ -300,4 +286,28 @@ impl Router {
         }
         Ok(primary)
     }
+}
+
+/// A connection to every shard in `config.shards` (`set/host,host` or a single host).
+async fn shard_conns(shards: &[Document]) -> CmdResult<Vec<ShardConn>> {
+    let mut conns = Vec::new();
+    for s in shards {
+        let (Ok(id), Ok(host)) = (s.get_str("_id"), s.get_str("host")) else {
+            continue;
+        };
+        let (set, hosts) = match host.split_once('/') {
+            Some((set, h)) => (
+                Some(set.to_string()),
+                h.split(',').map(String::from).collect::<Vec<_>>(),
+            ),
+            None => (None, vec![host.to_string()]),
+        };
+        let client = client_for(&hosts, set.as_deref(), 5000).await?;
+        conns.push(ShardConn {
+            id: id.to_string(),
+            host: host.to_string(),
+            client,
+        });
+    }
+    Ok(conns)
 }
