@@ -52,6 +52,7 @@ pub(crate) fn coll_stats(shared: &ServerState, db: &str, coll: &str) -> Document
     }
 }
 
+/// `listDatabases`: every database with its size (`admin`, `config`, `local` always listed).
 pub(super) fn list_databases(shared: &Arc<ServerState>, body: &Document) -> CmdResult {
     let name_only = body.get("nameOnly").is_some_and(truthy);
     let mut dbs = Vec::new();
@@ -93,6 +94,7 @@ pub(super) fn list_databases(shared: &Arc<ServerState>, body: &Document) -> CmdR
     Ok(doc! {"databases": dbs, "totalSize": total, "totalSizeMb": total / (1024 * 1024), "ok": 1.0})
 }
 
+/// `listCollections`, filtered as asked.
 pub(super) fn list_collections(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     check_db_name(db)?;
     let filter = Fields::new("listCollections", body).opt_doc("filter")?;
@@ -131,6 +133,7 @@ pub(super) fn list_collections(shared: &Arc<ServerState>, db: &str, body: &Docum
     ))
 }
 
+/// `dbStats`: counts and sizes over the database's collections, divided by `scale`.
 pub(super) fn db_stats(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     check_db_name(db)?;
     let scale = body

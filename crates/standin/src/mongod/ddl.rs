@@ -10,6 +10,7 @@ use crate::fields::{Fields, check_db_name, coll_name, without_driver_fields};
 use crate::repl;
 use crate::state::ServerState;
 
+/// `createIndexes`: records each new specification (IndexKeySpecsConflict for a name reused with another key).
 pub(super) fn create_indexes(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("createIndexes", db, body)?;
     let specs = Fields::new("createIndexes", body).doc_array("indexes")?;

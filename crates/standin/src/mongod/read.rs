@@ -26,6 +26,7 @@ struct FindArgs {
     single_batch: bool,
 }
 
+/// `find`'s options, refused as mongod refuses them.
 fn find_args(body: &Document) -> CmdResult<FindArgs> {
     let f = Fields::new("find", body);
     let filter = f.opt_doc("filter")?;
@@ -138,6 +139,7 @@ pub(crate) fn kill_cursors(shared: &ServerState, body: &Document) -> CmdResult {
     )
 }
 
+/// `count`: matching documents, after skip and limit.
 pub(super) async fn count(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("count", db, body)?;
     let f = Fields::new("count", body);

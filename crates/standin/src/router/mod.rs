@@ -208,6 +208,7 @@ fn lookup(name: &str) -> Option<(Cmd, Unready)> {
         .map(|(_, cmd, unready)| (*cmd, *unready))
 }
 
+/// FailedToSatisfyReadPreference (133): no primary of `set` can be selected.
 fn not_ready(set: &str) -> CmdError {
     CmdError::new(
         code::FAILED_TO_SATISFY_READ_PREFERENCE,
@@ -217,6 +218,7 @@ fn not_ready(set: &str) -> CmdError {
     )
 }
 
+/// ShardNotFound (70): a database needs a primary shard and there is none.
 fn no_shards(db: &str) -> CmdError {
     CmdError::new(
         code::SHARD_NOT_FOUND,

@@ -6,6 +6,7 @@ use mongodb::{Client, error::ErrorKind};
 
 use crate::cmderr::{CmdError, CmdResult, code};
 
+/// A driver client for `hosts`: a replica-set connection when `set` is given and there are several, else direct.
 pub(super) async fn client_for(
     hosts: &[String],
     set: Option<&str>,
@@ -48,6 +49,7 @@ fn driver_error(e: mongodb::error::Error) -> CmdError {
     }
 }
 
+/// Runs one command, with the driver's error turned into mongos's.
 pub(super) async fn run_on(client: &Client, db: &str, cmd: Document) -> CmdResult {
     client
         .database(db)
