@@ -11,70 +11,73 @@ pub(crate) struct CmdError {
     pub msg: String,
 }
 
-/// The codes the stand-in uses, with their MongoDB names.
-pub(crate) mod code {
-    pub(crate) const BAD_VALUE: i32 = 2;
-    pub(crate) const FAILED_TO_PARSE: i32 = 9;
-    pub(crate) const TYPE_MISMATCH: i32 = 14;
-    pub(crate) const ILLEGAL_OPERATION: i32 = 20;
-    pub(crate) const ALREADY_INITIALIZED: i32 = 23;
-    pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
-    pub(crate) const CURSOR_NOT_FOUND: i32 = 43;
-    pub(crate) const NAMESPACE_EXISTS: i32 = 48;
-    pub(crate) const COMMAND_NOT_FOUND: i32 = 59;
-    pub(crate) const IMMUTABLE_FIELD: i32 = 66;
-    pub(crate) const SHARD_NOT_FOUND: i32 = 70;
-    pub(crate) const INVALID_OPTIONS: i32 = 72;
-    pub(crate) const INVALID_NAMESPACE: i32 = 73;
-    pub(crate) const NODE_NOT_FOUND: i32 = 74;
-    pub(crate) const NO_REPLICATION_ENABLED: i32 = 76;
-    pub(crate) const OPERATION_FAILED: i32 = 96;
-    pub(crate) const INVALID_REPLICA_SET_CONFIG: i32 = 93;
-    pub(crate) const NOT_YET_INITIALIZED: i32 = 94;
-    pub(crate) const SHUTDOWN_IN_PROGRESS: i32 = 91;
-    pub(crate) const FAILED_TO_SATISFY_READ_PREFERENCE: i32 = 133;
-    pub(crate) const HOST_UNREACHABLE: i32 = 6;
-    pub(crate) const DUPLICATE_KEY: i32 = 11000;
-    pub(crate) const NOT_WRITABLE_PRIMARY: i32 = 10107;
-    pub(crate) const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
-    pub(crate) const NOT_PRIMARY_OR_SECONDARY: i32 = 13436;
-    pub(crate) const IDL_FAILED_TO_PARSE: i32 = 40414;
+/// Declares the error codes once: each line gives the constant in [`code`], its number and
+/// MongoDB's `codeName` (error_codes.yml; `LocationNNNNN` for codes raised by assertion id), and
+/// [`code_name`] is generated from the same lines.
+macro_rules! codes {
+    ($($name:ident = $number:literal => $code_name:literal,)*) => {
+        /// The codes the stand-in uses, with their MongoDB names.
+        pub(crate) mod code {
+            $(pub(crate) const $name: i32 = $number;)*
+        }
+
+        /// MongoDB's name for an error code (the `codeName` field).
+        pub(crate) fn code_name(code: i32) -> &'static str {
+            match code {
+                $($number => $code_name,)*
+                _ => "Location",
+            }
+        }
+    };
 }
 
-/// MongoDB's name for an error code (the `codeName` field).
-pub(crate) fn code_name(code: i32) -> &'static str {
-    match code {
-        1 => "InternalError",
-        2 => "BadValue",
-        6 => "HostUnreachable",
-        9 => "FailedToParse",
-        14 => "TypeMismatch",
-        20 => "IllegalOperation",
-        23 => "AlreadyInitialized",
-        26 => "NamespaceNotFound",
-        43 => "CursorNotFound",
-        48 => "NamespaceExists",
-        59 => "CommandNotFound",
-        66 => "ImmutableField",
-        70 => "ShardNotFound",
-        72 => "InvalidOptions",
-        73 => "InvalidNamespace",
-        74 => "NodeNotFound",
-        76 => "NoReplicationEnabled",
-        91 => "ShutdownInProgress",
-        93 => "InvalidReplicaSetConfig",
-        94 => "NotYetInitialized",
-        96 => "OperationFailed",
-        133 => "FailedToSatisfyReadPreference",
-        11000 => "DuplicateKey",
-        10107 => "NotWritablePrimary",
-        13435 => "NotPrimaryNoSecondaryOk",
-        13436 => "NotPrimaryOrSecondary",
-        40414 => "Location40414",
-        51300 => "Location51300",
-        51301 => "Location51301",
-        _ => "Location",
-    }
+codes! {
+    INTERNAL_ERROR = 1 => "InternalError",
+    BAD_VALUE = 2 => "BadValue",
+    HOST_UNREACHABLE = 6 => "HostUnreachable",
+    FAILED_TO_PARSE = 9 => "FailedToParse",
+    UNAUTHORIZED = 13 => "Unauthorized",
+    TYPE_MISMATCH = 14 => "TypeMismatch",
+    AUTHENTICATION_FAILED = 18 => "AuthenticationFailed",
+    ILLEGAL_OPERATION = 20 => "IllegalOperation",
+    ALREADY_INITIALIZED = 23 => "AlreadyInitialized",
+    NAMESPACE_NOT_FOUND = 26 => "NamespaceNotFound",
+    PATH_NOT_VIABLE = 28 => "PathNotViable",
+    CURSOR_NOT_FOUND = 43 => "CursorNotFound",
+    NAMESPACE_EXISTS = 48 => "NamespaceExists",
+    INVALID_ID_FIELD = 53 => "InvalidIdField",
+    COMMAND_NOT_FOUND = 59 => "CommandNotFound",
+    SHARD_KEY_NOT_FOUND = 61 => "ShardKeyNotFound",
+    IMMUTABLE_FIELD = 66 => "ImmutableField",
+    SHARD_NOT_FOUND = 70 => "ShardNotFound",
+    INVALID_OPTIONS = 72 => "InvalidOptions",
+    INVALID_NAMESPACE = 73 => "InvalidNamespace",
+    NODE_NOT_FOUND = 74 => "NodeNotFound",
+    NO_REPLICATION_ENABLED = 76 => "NoReplicationEnabled",
+    INDEX_KEY_SPECS_CONFLICT = 86 => "IndexKeySpecsConflict",
+    SHUTDOWN_IN_PROGRESS = 91 => "ShutdownInProgress",
+    INVALID_REPLICA_SET_CONFIG = 93 => "InvalidReplicaSetConfig",
+    NOT_YET_INITIALIZED = 94 => "NotYetInitialized",
+    OPERATION_FAILED = 96 => "OperationFailed",
+    FAILED_TO_SATISFY_READ_PREFERENCE = 133 => "FailedToSatisfyReadPreference",
+    BSON_OBJECT_TOO_LARGE = 10334 => "BSONObjectTooLarge",
+    DUPLICATE_KEY = 11000 => "DuplicateKey",
+    NOT_WRITABLE_PRIMARY = 10107 => "NotWritablePrimary",
+    NOT_PRIMARY_NO_SECONDARY_OK = 13435 => "NotPrimaryNoSecondaryOk",
+    NOT_PRIMARY_OR_SECONDARY = 13436 => "NotPrimaryOrSecondary",
+    UNKNOWN_GROUP_OPERATOR = 15952 => "Location15952",
+    GROUP_WITHOUT_ID = 15955 => "Location15955",
+    NEGATIVE_SKIP = 15956 => "Location15956",
+    NON_POSITIVE_LIMIT = 15958 => "Location15958",
+    MIXED_PROJECTION = 31254 => "Location31254",
+    NOT_AN_ACCUMULATOR = 40234 => "Location40234",
+    NOT_ONE_ACCUMULATOR = 40238 => "Location40238",
+    NOT_ONE_STAGE_FIELD = 40323 => "Location40323",
+    UNKNOWN_STAGE = 40324 => "Location40324",
+    IDL_FAILED_TO_PARSE = 40414 => "Location40414",
+    NOT_ON_STANDALONE = 51300 => "Location51300",
+    NOT_ON_SHARD_MEMBER = 51301 => "Location51301",
+    COLL_STATS_NOT_AN_OBJECT = 5447000 => "Location5447000",
 }
 
 impl CmdError {
@@ -92,6 +95,10 @@ impl CmdError {
     /// FailedToParse (9).
     pub(crate) fn parse(msg: impl Into<String>) -> Self {
         Self::new(code::FAILED_TO_PARSE, msg)
+    }
+    /// InternalError (1) for a lock a panicking thread left poisoned.
+    pub(crate) fn poisoned(what: &str) -> Self {
+        Self::new(code::INTERNAL_ERROR, format!("{what} poisoned"))
     }
     /// TypeMismatch (14) for a command field of the wrong BSON type, worded like the IDL parser.
     pub(crate) fn wrong_type(cmd: &str, field: &str, got: &str, expected: &str) -> Self {
@@ -127,6 +134,14 @@ impl std::fmt::Display for CmdError {
 }
 
 impl std::error::Error for CmdError {}
+
+/// The error every role returns for a command it does not know.
+pub(crate) fn command_not_found(name: &str) -> CmdError {
+    CmdError::new(
+        code::COMMAND_NOT_FOUND,
+        format!("no such command: '{name}'"),
+    )
+}
 
 /// Results of command handlers.
 pub(crate) type CmdResult<T = Document> = Result<T, CmdError>;

@@ -131,6 +131,78 @@ fn bad(msg: impl Into<String>) -> StandinError {
     StandinError::BadFlag(msg.into())
 }
 
+/// What the flags said that is settled only once all are read.
+#[derive(Default)]
+struct Given {
+    port: Option<u16>,
+    bind_ip: Option<String>,
+    workers: bool,
+}
+
+/// The program name the role answers to.
+fn program(role: Role) -> &'static str {
+    match role {
+        Role::Mongod => "mongod",
+        Role::Mongos => "mongos",
+    }
+}
+
+/// `--name[=value]` as name and inline value; `None` for `-v`, `-vv`, ... (verbosity).
+fn split_flag<'a>(
+    prog: &str,
+    arg: &'a str,
+) -> Result<Option<(&'a str, Option<String>)>, StandinError> {
+    if arg.starts_with('-')
+        && !arg.starts_with("--")
+        && arg.chars().skip(1).all(|c| c == 'v')
+        && arg.len() > 1
+    {
+        return Ok(None);
+    }
+    let Some(flag) = arg.strip_prefix("--") else {
+        return Err(bad(format!(
+            "{prog}: unexpected argument '{arg}': positional options are not supported (try '{prog} --help')"
+        )));
+    };
+    Ok(Some(match flag.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (flag, None),
+    }))
+}
+
+/// Whether `role` takes flag `name` from `table` (`None`: the table does not list it).
+fn allowed(table: &[(&str, bool, bool)], name: &str, role: Role) -> Option<bool> {
+    table
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, d, s)| match role {
+            Role::Mongod => *d,
+            Role::Mongos => *s,
+        })
+}
+
+/// A flag the other binary takes, refused the way this one refuses it.
+fn not_for_role(prog: &str, name: &str) -> StandinError {
+    bad(format!(
+        "Error parsing command line: unrecognised option '--{name}' ({prog} does not take it)"
+    ))
+}
+
+/// `--wiredTigerCacheSizeGB`: a number between 0.25 and 10000, as mongod bounds it.
+fn cache_size_gb(value: &str) -> Result<f64, StandinError> {
+    let gb: f64 = value.parse().map_err(|_| {
+        bad(format!(
+            "--wiredTigerCacheSizeGB: '{value}' is not a number"
+        ))
+    })?;
+    if !(0.25..=10000.0).contains(&gb) {
+        return Err(bad(format!(
+            "--wiredTigerCacheSizeGB: Bad value {value}: must be between 0.25 and 10000"
+        )));
+    }
+    Ok(gb)
+}
+
 impl StandinConfig {
     /// A configuration with every flag at its default for `role` (port 0 = any free port).
     pub fn new(role: Role) -> StandinConfig {
@@ -164,81 +236,38 @@ impl StandinConfig {
 
     /// Parses mongod/mongos flags (`--port 27017` or `--port=27017`), refusing what the real binary refuses.
     pub fn from_args(role: Role, args: &[String]) -> Result<StandinConfig, StandinError> {
-        let prog = match role {
-            Role::Mongod => "mongod",
-            Role::Mongos => "mongos",
-        };
+        let prog = program(role);
         let mut cfg = StandinConfig::new(role);
         cfg.argv = std::iter::once(prog.to_string())
             .chain(args.iter().cloned())
             .collect();
-        let mut port: Option<u16> = None;
-        let mut bind_ip: Option<String> = None;
-        let mut workers_given = false;
+        let mut given = Given::default();
         let mut i = 0;
         while i < args.len() {
             let arg = &args[i];
             i += 1;
-            if arg.starts_with('-')
-                && !arg.starts_with("--")
-                && arg.chars().skip(1).all(|c| c == 'v')
-                && arg.len() > 1
-            {
+            let Some((name, inline)) = split_flag(prog, arg)? else {
                 continue; // -v, -vv, ...: verbosity, accepted
-            }
-            let Some(flag) = arg.strip_prefix("--") else {
-                return Err(bad(format!(
-                    "{prog}: unexpected argument '{arg}': positional options are not supported (try '{prog} --help')"
-                )));
             };
-            let (name, inline) = match flag.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (flag, None),
-            };
-            let allowed = |table: &[(&str, bool, bool)]| {
-                table
-                    .iter()
-                    .find(|(n, _, _)| *n == name)
-                    .map(|(_, d, s)| match role {
-                        Role::Mongod => *d,
-                        Role::Mongos => *s,
-                    })
-            };
-            if let Some(ok) = allowed(SWITCHES) {
+            if let Some(ok) = allowed(SWITCHES, name, role) {
                 if !ok {
-                    return Err(bad(format!(
-                        "Error parsing command line: unrecognised option '--{name}' ({prog} does not take it)"
-                    )));
+                    return Err(not_for_role(prog, name));
                 }
                 if inline.is_some() && name != "verbose" {
                     return Err(bad(format!(
                         "Error parsing command line: option '--{name}' does not take any arguments"
                     )));
                 }
-                match name {
-                    "bind_ip_all" => cfg.bind_ip_all = true,
-                    "logappend" => cfg.logappend = true,
-                    "configsvr" => cfg.configsvr = true,
-                    "shardsvr" => cfg.shardsvr = true,
-                    "quiet" => cfg.quiet = true,
-                    "fork" => {
-                        return Err(bad(format!(
-                            "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
-                        )));
-                    }
-                    _ => {}
-                }
+                cfg.set_switch(prog, name)?;
                 continue;
             }
-            let Some(ok) = allowed(VALUE_FLAGS) else {
+            let Some(ok) = allowed(VALUE_FLAGS, name, role) else {
                 return Err(bad(format!(
                     "Error parsing command line: unrecognised option '--{name}' (try '{prog} --help' for more information)"
                 )));
             };
             if !ok {
-                return Err(bad(format!(
-                    "Error parsing command line: unrecognised option '--{name}' ({prog} does not take it)"
-                )));
+                return Err(not_for_role(prog, name));
             }
             let value = match inline {
                 Some(v) => v,
@@ -252,120 +281,156 @@ impl StandinConfig {
                     v.clone()
                 }
             };
-            match name {
-                "port" => {
-                    let p: u16 = value.parse().map_err(|_| {
-                        bad(format!(
-                            "--port: '{value}' is not a valid port number (0-65535)"
-                        ))
-                    })?;
-                    port = Some(p);
-                }
-                "bind_ip" => bind_ip = Some(value),
-                "dbpath" => cfg.dbpath = Some(PathBuf::from(value)),
-                "logpath" => cfg.logpath = Some(PathBuf::from(value)),
-                "replSet" => {
-                    let set = value.split('/').next().unwrap_or_default().to_string();
-                    if set.is_empty() {
-                        return Err(bad("--replSet: the replica set name must not be empty"));
-                    }
-                    cfg.repl_set = Some(set);
-                }
-                "configdb" => cfg.configdb = Some(value),
-                "wiredTigerCacheSizeGB" => {
-                    let gb: f64 = value.parse().map_err(|_| {
-                        bad(format!(
-                            "--wiredTigerCacheSizeGB: '{value}' is not a number"
-                        ))
-                    })?;
-                    if !(0.25..=10000.0).contains(&gb) {
-                        return Err(bad(format!(
-                            "--wiredTigerCacheSizeGB: Bad value {value}: must be between 0.25 and 10000"
-                        )));
-                    }
-                    cfg.wired_tiger_cache_gb = Some(gb);
-                }
-                "unixSocketPrefix" => cfg.unix_socket_prefix = Some(PathBuf::from(value)),
-                "setParameter" => {
-                    let Some((k, v)) = value.split_once('=') else {
-                        return Err(bad(format!(
-                            "--setParameter: '{value}' must be of the form name=value"
-                        )));
-                    };
-                    cfg.set_parameters.push((k.to_string(), v.to_string()));
-                }
-                "service-time-us" => {
-                    // At most 10 s per operation: beyond that no run ends and no Ctrl-C is
-                    // answered in reasonable time, which is a typo, not a capacity model.
-                    cfg.service_time_us = value
-                        .parse()
-                        .ok()
-                        .filter(|t: &u64| *t <= MAX_SERVICE_TIME_US)
-                        .ok_or_else(|| {
-                            bad(format!(
-                                "--service-time-us: '{value}' is not a whole number of microseconds up to {MAX_SERVICE_TIME_US}"
-                            ))
-                        })?;
-                }
-                "workers" => {
-                    cfg.workers =
-                        value
-                            .parse()
-                            .ok()
-                            .filter(|w: &usize| *w > 0)
-                            .ok_or_else(|| {
-                                bad(format!(
-                                    "--workers: '{value}' must be a positive whole number"
-                                ))
-                            })?;
-                    workers_given = true;
-                }
-                "command-log" => cfg.command_log = Some(PathBuf::from(value)),
-                "stall" => cfg.stall = Some(Stall::parse(&value)?),
-                "primary-delay-ms" => {
-                    cfg.primary_delay_ms = value.parse().map_err(|_| {
-                        bad(format!(
-                            "--primary-delay-ms: '{value}' is not a whole number of milliseconds"
-                        ))
-                    })?;
-                }
-                "election-winner" => {
-                    cfg.election_winner = Some(value.parse().map_err(|_| {
-                        bad(format!(
-                            "--election-winner: '{value}' is not a member index (0, 1, ...)"
-                        ))
-                    })?);
-                }
-                "election-delay-ms" => {
-                    cfg.election_delay_ms = Some(value.parse().map_err(|_| {
-                        bad(format!(
-                            "--election-delay-ms: '{value}' is not a whole number of milliseconds"
-                        ))
-                    })?);
-                }
-                _ => {} // accepted and recorded in argv
-            }
+            cfg.set_value(name, value, &mut given)?;
         }
-        if workers_given && cfg.service_time_us == 0 {
+        cfg.check_combination(&given)?;
+        cfg.finish(given)?;
+        Ok(cfg)
+    }
+
+    /// Records a flag without a value.
+    fn set_switch(&mut self, prog: &str, name: &str) -> Result<(), StandinError> {
+        match name {
+            "bind_ip_all" => self.bind_ip_all = true,
+            "logappend" => self.logappend = true,
+            "configsvr" => self.configsvr = true,
+            "shardsvr" => self.shardsvr = true,
+            "quiet" => self.quiet = true,
+            "fork" => {
+                return Err(bad(format!(
+                    "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
+                )));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Records a flag with its value; flags the stand-in does not act on are only kept in `argv`.
+    fn set_value(
+        &mut self,
+        name: &str,
+        value: String,
+        given: &mut Given,
+    ) -> Result<(), StandinError> {
+        match name {
+            "port" => {
+                let p: u16 = value.parse().map_err(|_| {
+                    bad(format!(
+                        "--port: '{value}' is not a valid port number (0-65535)"
+                    ))
+                })?;
+                given.port = Some(p);
+            }
+            "bind_ip" => given.bind_ip = Some(value),
+            "dbpath" => self.dbpath = Some(PathBuf::from(value)),
+            "logpath" => self.logpath = Some(PathBuf::from(value)),
+            "replSet" => {
+                let set = value.split('/').next().unwrap_or_default().to_string();
+                if set.is_empty() {
+                    return Err(bad("--replSet: the replica set name must not be empty"));
+                }
+                self.repl_set = Some(set);
+            }
+            "configdb" => self.configdb = Some(value),
+            "wiredTigerCacheSizeGB" => self.wired_tiger_cache_gb = Some(cache_size_gb(&value)?),
+            "unixSocketPrefix" => self.unix_socket_prefix = Some(PathBuf::from(value)),
+            "setParameter" => {
+                let Some((k, v)) = value.split_once('=') else {
+                    return Err(bad(format!(
+                        "--setParameter: '{value}' must be of the form name=value"
+                    )));
+                };
+                self.set_parameters.push((k.to_string(), v.to_string()));
+            }
+            "command-log" => self.command_log = Some(PathBuf::from(value)),
+            "stall" => self.stall = Some(Stall::parse(&value)?),
+            _ => self.set_standin_value(name, &value, given)?,
+        }
+        Ok(())
+    }
+
+    /// Records one of the stand-in's own numeric flags (the capacity model, elections).
+    fn set_standin_value(
+        &mut self,
+        name: &str,
+        value: &str,
+        given: &mut Given,
+    ) -> Result<(), StandinError> {
+        match name {
+            "service-time-us" => {
+                // At most 10 s per operation: beyond that no run ends and no Ctrl-C is
+                // answered in reasonable time, which is a typo, not a capacity model.
+                self.service_time_us = value
+                    .parse()
+                    .ok()
+                    .filter(|t: &u64| *t <= MAX_SERVICE_TIME_US)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "--service-time-us: '{value}' is not a whole number of microseconds up to {MAX_SERVICE_TIME_US}"
+                        ))
+                    })?;
+            }
+            "workers" => {
+                self.workers = value
+                    .parse()
+                    .ok()
+                    .filter(|w: &usize| *w > 0)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "--workers: '{value}' must be a positive whole number"
+                        ))
+                    })?;
+                given.workers = true;
+            }
+            "primary-delay-ms" => {
+                self.primary_delay_ms = value.parse().map_err(|_| {
+                    bad(format!(
+                        "--primary-delay-ms: '{value}' is not a whole number of milliseconds"
+                    ))
+                })?;
+            }
+            "election-winner" => {
+                self.election_winner = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--election-winner: '{value}' is not a member index (0, 1, ...)"
+                    ))
+                })?);
+            }
+            "election-delay-ms" => {
+                self.election_delay_ms = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--election-delay-ms: '{value}' is not a whole number of milliseconds"
+                    ))
+                })?);
+            }
+            _ => {} // accepted and recorded in argv
+        }
+        Ok(())
+    }
+
+    /// Refuses flags that only make sense together, or not at all together, as the real binaries do.
+    fn check_combination(&self, given: &Given) -> Result<(), StandinError> {
+        if given.workers && self.service_time_us == 0 {
             return Err(bad(
                 "--workers needs --service-time-us (the capacity model is off without a service time)",
             ));
         }
-        if cfg.configsvr && cfg.shardsvr {
+        if self.configsvr && self.shardsvr {
             return Err(bad("--configsvr and --shardsvr cannot both be given"));
         }
-        if cfg.shardsvr && cfg.repl_set.is_none() {
+        if self.shardsvr && self.repl_set.is_none() {
             return Err(bad(
                 "Cannot start a shardsvr as a standalone server. Please use the option --replSet to start the node as a replica set.",
             ));
         }
-        if cfg.configsvr && cfg.repl_set.is_none() {
+        if self.configsvr && self.repl_set.is_none() {
             return Err(bad(
                 "Cannot start a configsvr as a standalone server. Please use the option --replSet to start the node as a replica set.",
             ));
         }
-        if role == Role::Mongos {
-            match &cfg.configdb {
+        if self.role == Role::Mongos {
+            match &self.configdb {
                 None => {
                     return Err(bad(
                         "mongos: --configdb rs/host:port[,host:port] is required",
@@ -376,15 +441,20 @@ impl StandinConfig {
                 }
             }
         }
-        cfg.port = port.unwrap_or(if cfg.shardsvr {
+        Ok(())
+    }
+
+    /// The port (by cluster role when not given) and the addresses to listen on.
+    fn finish(&mut self, given: Given) -> Result<(), StandinError> {
+        self.port = given.port.unwrap_or(if self.shardsvr {
             27018
-        } else if cfg.configsvr {
+        } else if self.configsvr {
             27019
         } else {
             27017
         });
-        if let Some(b) = bind_ip {
-            cfg.bind_ips = b
+        if let Some(b) = given.bind_ip {
+            self.bind_ips = b
                 .split(',')
                 .map(|s| s.trim())
                 .filter(|s| !s.is_empty())
@@ -396,11 +466,11 @@ impl StandinConfig {
                     }
                 })
                 .collect();
-            if cfg.bind_ips.is_empty() {
+            if self.bind_ips.is_empty() {
                 return Err(bad("--bind_ip: no address given"));
             }
         }
-        Ok(cfg)
+        Ok(())
     }
 
     /// The capacity model's ceiling in operations per second, when it is on.

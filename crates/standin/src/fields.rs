@@ -7,7 +7,7 @@
 
 use mongodb::bson::{Bson, Document};
 
-use super::cmderr::{CmdError, CmdResult};
+use super::cmderr::{CmdError, CmdResult, code};
 use super::value::{as_i64, type_name};
 
 /// The fields of one command (or of one statement inside it), named `cmd.field` in errors.
@@ -125,6 +125,73 @@ impl<'a> Fields<'a> {
             other => Err(self.wrong_type(field, other, "array")),
         }
     }
+}
+
+/// Checks a database name the way the server does (InvalidNamespace, 73).
+pub(crate) fn check_db_name(db: &str) -> CmdResult<()> {
+    if db.is_empty() || db.len() >= 64 || db.contains(['/', '\\', '.', ' ', '"', '$', '\0']) {
+        return Err(CmdError::new(
+            code::INVALID_NAMESPACE,
+            format!("Invalid database name: '{db}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the collection name that is the command's first value (InvalidNamespace when it is not a valid one).
+pub(crate) fn coll_name(cmd: &str, db: &str, body: &Document) -> CmdResult<String> {
+    check_db_name(db)?;
+    match body.get(cmd) {
+        Some(Bson::String(s))
+            if !s.is_empty() && !s.contains(['$', '\0']) && !s.starts_with('.') =>
+        {
+            Ok(s.clone())
+        }
+        Some(Bson::String(s)) => Err(CmdError::new(
+            code::INVALID_NAMESPACE,
+            format!("Invalid namespace specified '{db}.{s}'"),
+        )),
+        Some(other) => Err(CmdError::new(
+            code::INVALID_NAMESPACE,
+            format!("collection name has invalid type {}", type_name(other)),
+        )),
+        None => Err(CmdError::missing(cmd, cmd)),
+    }
+}
+
+/// Refuses a command that only the `admin` database takes (Unauthorized, 13, as mongod words it).
+pub(crate) fn require_admin(cmd: &str, db: &str) -> CmdResult<()> {
+    if db == "admin" {
+        return Ok(());
+    }
+    Err(CmdError::new(
+        code::UNAUTHORIZED,
+        format!("{cmd} may only be run against the admin database."),
+    ))
+}
+
+/// The fields a driver adds to commands by itself (database, session, cluster time, read
+/// preference, transaction, API version): none of them is part of what the command asks for.
+const DRIVER_FIELDS: &[&str] = &[
+    "$db",
+    "lsid",
+    "$clusterTime",
+    "txnNumber",
+    "$readPreference",
+    "autocommit",
+    "startTransaction",
+    "apiVersion",
+    "apiStrict",
+    "apiDeprecationErrors",
+];
+
+/// The command body without the [`DRIVER_FIELDS`], as mongos forwards it to a shard.
+pub(crate) fn without_driver_fields(body: &Document) -> Document {
+    let mut d = body.clone();
+    for k in DRIVER_FIELDS {
+        d.remove(k);
+    }
+    d
 }
 
 #[cfg(test)]

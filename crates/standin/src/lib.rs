@@ -55,18 +55,23 @@
 //! ```
 //!
 //! # Layout
-//! `server` (listener, connections, dispatch, the commands every role answers) hands a command to
-//! `mongod` (data commands over `store`, with `query` and `value`; replica-set commands in `repl`)
-//! or to `router` (mongos). `wire` is the OP_MSG/OP_QUERY codec, `cmderr` the error codes, `fields` the typed
-//! reading of command fields (one set of TypeMismatch/missing errors), `config`
-//! the flags and `capacity` the service-time model. A new command goes into the file of the role
-//! that answers it (see CONTRIBUTING.md).
+//! mini-redis's shape: `server` (listener, connections, dispatch) answers the commands every role
+//! answers through `common` and hands the rest to `mongod` or `router` (mongos), whose command
+//! tables (`COMMANDS`) dispatch to one file per command family (`mongod::{write, read, aggregate,
+//! ddl, catalog}`, `router::{ddl, write, read}`); replica-set commands are `repl`'s. They all read
+//! `state` (the store, cursors, replica-set state, counters, logs), never `server`. Below them:
+//! `store` with `query` and `value`, `wire` (the OP_MSG/OP_QUERY codec), `cmderr` (the error codes,
+//! declared once by `codes!`), `fields` (typed reading of command fields, one set of
+//! TypeMismatch/missing errors; the driver-added fields), `config` (the flags) and `capacity` (the
+//! service-time model). A new command goes into the file of the role and family that answers it
+//! (see CONTRIBUTING.md).
 
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
 mod capacity;
 mod cmderr;
+mod common;
 mod config;
 mod fields;
 mod mongod;
@@ -74,6 +79,7 @@ mod query;
 mod repl;
 mod router;
 mod server;
+mod state;
 mod store;
 mod value;
 mod wire;
@@ -142,7 +148,7 @@ impl StandinError {
 #[derive(Debug)]
 pub struct StandinHandle {
     addr: SocketAddr,
-    shared: Arc<server::Shared>,
+    shared: Arc<state::ServerState>,
     task: tokio::task::JoinHandle<()>,
 }
 

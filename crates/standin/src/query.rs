@@ -5,7 +5,7 @@ use std::ops::Bound;
 
 use mongodb::bson::{Bson, Document};
 
-use super::cmderr::{CmdError, CmdResult};
+use super::cmderr::{CmdError, CmdResult, code};
 use super::value::{Key, cmp_bson, eq_bson, truthy, type_name, type_rank};
 
 /// One comparison inside a field predicate.
@@ -363,7 +363,7 @@ impl Projection {
                     } else {
                         format!("Cannot do inclusion on field {k} in exclusion projection")
                     };
-                    return Err(CmdError::new(31254, msg));
+                    return Err(CmdError::new(code::MIXED_PROJECTION, msg));
                 }
                 _ => {}
             }
@@ -500,7 +500,7 @@ impl Update {
             };
             if fields.contains_key("_id") && k != "$setOnInsert" {
                 return Err(CmdError::new(
-                    super::cmderr::code::IMMUTABLE_FIELD,
+                    code::IMMUTABLE_FIELD,
                     "Performing an update on the path '_id' would modify the immutable field '_id'",
                 ));
             }
@@ -523,7 +523,7 @@ impl Update {
                     && !eq_bson(old, new)
                 {
                     return Err(CmdError::new(
-                        super::cmderr::code::IMMUTABLE_FIELD,
+                        code::IMMUTABLE_FIELD,
                         "After applying the update, the (immutable) field '_id' was found to have been altered",
                     ));
                 }
@@ -551,7 +551,7 @@ impl Update {
                                 let cur = get_path(doc, path).cloned().unwrap_or(Bson::Int32(0));
                                 let sum = add_numbers(&cur, v).ok_or_else(|| {
                                     CmdError::new(
-                                        14,
+                                        code::TYPE_MISMATCH,
                                         format!("Cannot apply $inc to a value of non-numeric type. {{_id: ...}} has the field '{path}' of non-numeric type {}", type_name(&cur)),
                                     )
                                 })?;
@@ -600,7 +600,7 @@ fn set_path(doc: &mut Document, path: &str, v: Bson) -> CmdResult<()> {
             match doc.get_mut(head) {
                 Some(Bson::Document(inner)) => set_path(inner, rest, v),
                 Some(other) => Err(CmdError::new(
-                    28,
+                    code::PATH_NOT_VIABLE,
                     format!("Cannot create field '{rest}' in element {{{head}: {other}}}"),
                 )),
                 None => Ok(()),

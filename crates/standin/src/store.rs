@@ -2,11 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use mongodb::bson::{Binary, Bson, Document, doc, oid::ObjectId, spec::BinarySubtype};
+use mongodb::bson::{Binary, Bson, Document, doc, oid::ObjectId};
 
 use super::cmderr::{CmdError, CmdResult, code};
 use super::query::{IdPlan, Matcher, Projection, Sort, Update};
-use super::value::{Key, bson_size};
+use super::value::{Key, bson_size, new_uuid};
+
+/// What a find asks of the store beyond its filter: the order, the window and the projection.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct FindOptions<'a> {
+    pub sort: Option<&'a Sort>,
+    pub skip: usize,
+    pub limit: Option<usize>,
+    pub projection: Option<&'a Projection>,
+}
 
 /// One collection: documents by `_id`, plus what `createIndexes` recorded.
 #[derive(Debug, Clone)]
@@ -21,17 +30,6 @@ pub(crate) struct Collection {
     pub uuid: Binary,
     /// Options given to `create`.
     pub options: Document,
-}
-
-fn new_uuid() -> Binary {
-    let mut bytes = [0u8; 16];
-    rand::Rng::fill(&mut rand::rng(), &mut bytes);
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    Binary {
-        subtype: BinarySubtype::Uuid,
-        bytes: bytes.to_vec(),
-    }
 }
 
 impl Collection {
@@ -90,7 +88,10 @@ impl Collection {
     pub(crate) fn insert(&mut self, mut doc: Document) -> CmdResult<()> {
         let id = match doc.get("_id") {
             Some(Bson::Array(_)) => {
-                return Err(CmdError::new(53, "can't use an array for _id"));
+                return Err(CmdError::new(
+                    code::INVALID_ID_FIELD,
+                    "can't use an array for _id",
+                ));
             }
             Some(id) => id.clone(),
             None => {
@@ -104,7 +105,7 @@ impl Collection {
         let size = bson_size(&doc);
         if size > 16 * 1024 * 1024 {
             return Err(CmdError::new(
-                10334,
+                code::BSON_OBJECT_TOO_LARGE,
                 format!("object to insert too large. size in bytes: {size}, max size: 16777216"),
             ));
         }
@@ -207,23 +208,21 @@ impl Store {
         self.dbs.remove(db).is_some()
     }
 
-    /// Runs a find: filter, sort, skip, limit, projection. Returns the full result set.
-    #[allow(clippy::too_many_arguments)] // mirrors the find command's own arguments
+    /// Runs a find: the documents matching `m`, ordered, windowed and projected as `opts` says.
+    /// Returns the full result set.
     pub(crate) fn find(
         &self,
         db: &str,
         name: &str,
         m: &Matcher,
-        sort: Option<&Sort>,
-        skip: usize,
-        limit: Option<usize>,
-        proj: Option<&Projection>,
+        opts: FindOptions<'_>,
     ) -> Vec<Document> {
         let Some(c) = self.coll(db, name) else {
             return Vec::new();
         };
-        let take = limit.unwrap_or(usize::MAX);
-        let docs: Vec<Document> = match sort {
+        let skip = opts.skip;
+        let take = opts.limit.unwrap_or(usize::MAX);
+        let docs: Vec<Document> = match opts.sort {
             None => c.matching(m).skip(skip).take(take).cloned().collect(),
             Some(s) if s.is_id_ascending() => {
                 c.matching(m).skip(skip).take(take).cloned().collect()
@@ -237,7 +236,7 @@ impl Store {
                 all.into_iter().skip(skip).take(take).cloned().collect()
             }
         };
-        match proj {
+        match opts.projection {
             Some(p) => docs.iter().map(|d| p.apply(d)).collect(),
             None => docs,
         }
@@ -322,7 +321,12 @@ mod tests {
         }
         let m = Matcher::new(&doc! {"_id": {"$gte": "user3"}}).unwrap();
         let sort = Sort::new(&doc! {"_id": -1}).unwrap();
-        let out = s.find("db", "c", &m, sort.as_ref(), 0, Some(2), None);
+        let opts = FindOptions {
+            sort: sort.as_ref(),
+            limit: Some(2),
+            ..FindOptions::default()
+        };
+        let out = s.find("db", "c", &m, opts);
         let ids: Vec<&str> = out.iter().filter_map(|d| d.get_str("_id").ok()).collect();
         assert_eq!(ids, vec!["user9", "user8"]);
     }

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use mongodb::bson::{Bson, Document};
+use mongodb::bson::{Binary, Bson, Document, Uuid};
 
 /// The rank of a value's type in MongoDB's cross-type order (numbers share one rank).
 pub(crate) fn type_rank(v: &Bson) -> u8 {
@@ -249,6 +249,11 @@ fn decimal_digits(mut i: usize) -> usize {
         n += 1;
     }
     n
+}
+
+/// A fresh random (version 4) UUID as BSON binary subtype 4: collection and database UUIDs.
+pub(crate) fn new_uuid() -> Binary {
+    Binary::from(Uuid::new())
 }
 
 #[cfg(test)]

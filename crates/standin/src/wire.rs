@@ -187,8 +187,7 @@ pub(crate) fn encode_reply(request: &Request, reply_id: i32, doc: &Document) -> 
     let mut body = Vec::with_capacity(256);
     if doc.to_writer(&mut body).is_err() {
         body.clear();
-        let fallback =
-            mongodb::bson::doc! {"ok": 0.0, "errmsg": "reply could not be encoded", "code": 1};
+        let fallback = mongodb::bson::doc! {"ok": 0.0, "errmsg": "reply could not be encoded", "code": super::cmderr::code::INTERNAL_ERROR};
         let _ = fallback.to_writer(&mut body);
     }
     let mut out = Vec::with_capacity(body.len() + 40);
