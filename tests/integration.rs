@@ -19,6 +19,7 @@ mod experiment_resume;
 // Reports: charts and the HTML page.
 mod report_charts;
 mod report_html;
+mod report_tables;
 
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
 mod backend_down_all;

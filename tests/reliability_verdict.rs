@@ -555,6 +555,7 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
         &base,
         "--vary",
         "readbatchsize=1,10,20",
+        "--wide",
         "--threads",
         "1,5,10",
         "--repeat",
@@ -572,7 +573,8 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
     assert!(stdout.contains("STAND-IN FIGURES"), "{stdout}");
-    // The seed's shape: rows are thread counts; columns each value × repetition, then the mean.
+    // The seed's shape (`--wide`): rows are thread counts; columns each value × repetition, then
+    // the mean.
     for col in [
         "readbatchsize=1 #1",
         "readbatchsize=10 #3",
