@@ -14,6 +14,7 @@ mod measure_api;
 // Experiments: compare, sweep, demo, resume; several clients.
 mod clients;
 mod experiment_demo;
+mod experiment_rerun;
 mod experiment_resume;
 
 // Reports: charts and the HTML page.

@@ -130,7 +130,11 @@ fn compact_headers(report: &Report) -> Vec<String> {
     [
         "scenario".to_string(),
         "topology".to_string(),
-        "ops/s (min–max)".to_string(),
+        if report.repeat > 1 {
+            "ops/s (min–max)".to_string()
+        } else {
+            "ops/s".to_string()
+        },
         format!("× {}", report.baseline),
         "p99 µs".to_string(),
         "validity".to_string(),
@@ -196,10 +200,15 @@ fn compact_cells(row: &Row) -> Vec<String> {
 
 /// What the compact table's marks mean (a line under it).
 pub(crate) fn compact_key(report: &Report) -> String {
-    let mut key = format!(
-        "ops/s: mean, (lowest–highest) over repetitions. × {}: * significantly different (Welch's t-test, p < 0.05)",
+    let mut key = if report.repeat > 1 {
+        "ops/s: mean, (lowest–highest) over repetitions. ".to_string()
+    } else {
+        String::new()
+    };
+    key.push_str(&format!(
+        "× {}: * significantly different (Welch's t-test, p < 0.05)",
         report.baseline
-    );
+    ));
     if report.rows.iter().any(|r| r.baseline_not_valid) {
         key.push_str(&format!(
             ", ! divides by a {} figure that is not valid",

@@ -27,7 +27,7 @@ fn moved(original: &Row, again: &Row) -> Option<bool> {
     Some(outside && significant)
 }
 
-/// The verdict line (and, when cells were left out, a second line naming them).
+/// The verdict line, after a line naming the cells left out (when some were).
 pub(crate) fn verdict(original: &Report, again: &Report) -> String {
     let mut compared = 0;
     let mut beyond = Vec::new();
@@ -57,19 +57,22 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
         }
         compared += 1;
     }
-    let mut out = if beyond.is_empty() {
-        format!("reproduced: all {compared} valid cells within their spread")
+    let mut out = String::new();
+    if !left_out.is_empty() {
+        out.push_str(&format!(
+            "not compared (not valid in one of the runs): {}\n",
+            left_out.join(", ")
+        ));
+    }
+    if beyond.is_empty() {
+        out.push_str(&format!(
+            "reproduced: all {compared} valid cells within their spread"
+        ));
     } else {
-        format!(
+        out.push_str(&format!(
             "not reproduced: {} of {compared} valid cells moved beyond their spread: {}",
             beyond.len(),
             beyond.join("; ")
-        )
-    };
-    if !left_out.is_empty() {
-        out.push_str(&format!(
-            "\nnot compared (not valid in one of the runs): {}",
-            left_out.join(", ")
         ));
     }
     out
@@ -124,7 +127,7 @@ mod tests {
         let line = verdict(&original, &again);
         assert_eq!(
             line,
-            "reproduced: all 1 valid cells within their spread\nnot compared (not valid in one of the runs): S2 on microshard-2"
+            "not compared (not valid in one of the runs): S2 on microshard-2\nreproduced: all 1 valid cells within their spread"
         );
     }
 }
