@@ -194,6 +194,7 @@ pub(crate) fn run_dir_with(
         not_run: Vec::new(),
         dead: None,
         planned_threads: Vec::new(),
+        memory: None,
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");

@@ -395,6 +395,9 @@ pub struct SweepFile {
     /// in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub planned_threads: Vec<u32>,
+    /// The server's memory when the curve ended (absent when it was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::metrics::MemoryAtEnd>,
 }
 
 /// A sweep point that was not measured.

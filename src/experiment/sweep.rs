@@ -376,7 +376,7 @@ pub(crate) async fn measure_curves<L: Lab>(
             continue;
         }
         let what = variant_label(c.label, c.vary, variant, c.repeat);
-        let sweep = sweep_points(
+        let mut sweep = sweep_points(
             lab,
             deployment,
             props,
@@ -390,6 +390,21 @@ pub(crate) async fn measure_curves<L: Lab>(
         .await?;
         if cancel.is_cancelled() && !c.keep_partial {
             break;
+        }
+        if lab.collects_server_metrics() && !cancel.is_cancelled() {
+            let table = props
+                .get(prop::TABLE.name)
+                .cloned()
+                .unwrap_or_else(|| prop::TABLE.default.into());
+            sweep.memory = Some(
+                super::metrics::memory_at_end(
+                    &deployment.watched,
+                    &deployment.entry_uri,
+                    crate::cluster::YCSB_DB,
+                    &table,
+                )
+                .await,
+            );
         }
         dir.write_sweep(&file, &sweep)?;
         let dead = sweep.dead.clone();
@@ -430,6 +445,7 @@ fn not_run_curves(
                 .collect(),
             dead: Some(reason.to_string()),
             planned_threads: c.threads.to_vec(),
+            memory: None,
         };
         dir.write_sweep(&(c.file_label)(&name), &sweep)?;
         curves.push((variant.clone(), sweep));
@@ -530,6 +546,7 @@ pub(crate) async fn sweep_points<L: Lab>(
         not_run,
         dead,
         planned_threads: threads.to_vec(),
+        memory: None,
     })
 }
 

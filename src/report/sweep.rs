@@ -2,6 +2,7 @@
 //! CSV and the SVG/PNG chart, from the stored curves.
 
 use super::{Columns, charts, stats};
+use crate::experiment::metrics::bytes;
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::STANDIN_MARKER;
@@ -92,6 +93,14 @@ pub(crate) fn vary_chart(
             }
         })
         .collect();
+    if let Some((header, rows)) = memory_rows(outcome) {
+        for r in rows {
+            notes.push(format!(
+                "{}={} at the end: {} {}, {} {}, index {}",
+                header[0], r[0], header[1], r[1], header[2], r[2], r[3]
+            ));
+        }
+    }
     let version = outcome
         .curves
         .iter()
@@ -206,6 +215,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             for r in &rows {
                 out.push_str(&format!("| {} |\n", r.join(" | ")));
             }
+            out.push_str(&memory_table(outcome, format));
             out
         }
         VaryFormat::Table => {
@@ -222,6 +232,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
                 out.push('\n');
             }
             out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
+            out.push_str(&memory_table(outcome, format));
             out
         }
     }
@@ -275,6 +286,95 @@ fn vary_row(outcome: &SweepOutcome, values: &[Option<String>], t: u32, wide: boo
         });
     }
     row
+}
+
+/// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
+/// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
+/// recorded it. Figures the server does not report are said so, never shown as 0.
+fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let last = |value: &Option<String>| {
+        outcome
+            .curves
+            .iter()
+            .rev()
+            .filter(|(v, _)| v.value == *value)
+            .find_map(|(_, s)| s.memory.clone())
+    };
+    let values = outcome.values();
+    if values.iter().all(|v| last(v).is_none()) {
+        return None;
+    }
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    let none = || {
+        if standin {
+            "not reported (stand-in: no WiredTiger)".to_string()
+        } else {
+            "not reported".to_string()
+        }
+    };
+    let header = vec![
+        outcome.property.clone().unwrap_or_else(|| "curve".into()),
+        "resident".into(),
+        "WiredTiger cache in use".into(),
+        "index size vs cache".into(),
+    ];
+    let rows = values
+        .iter()
+        .map(|value| {
+            let m = last(value).unwrap_or_default();
+            let cache = match (m.cache_bytes, m.cache_max_bytes) {
+                (Some(c), Some(max)) => format!("{} of {}", bytes(c), bytes(max)),
+                (Some(c), None) => bytes(c),
+                (None, _) => none(),
+            };
+            let index = match (m.index_bytes, m.cache_max_bytes) {
+                (Some(i), Some(max)) if max > 0 => {
+                    format!(
+                        "{} ({:.0}% of the cache)",
+                        bytes(i),
+                        i as f64 / max as f64 * 100.0
+                    )
+                }
+                (Some(i), _) => format!("{} (no cache reported)", bytes(i)),
+                (None, _) => "not reported".into(),
+            };
+            vec![
+                value.clone().unwrap_or_else(|| "—".into()),
+                m.resident_bytes
+                    .map(bytes)
+                    .unwrap_or_else(|| "not reported".into()),
+                cache,
+                index,
+            ]
+        })
+        .collect();
+    Some((header, rows))
+}
+
+/// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
+fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
+    let Some((header, rows)) = memory_rows(outcome) else {
+        return String::new();
+    };
+    let title = "Server memory when each value's last curve ended";
+    if format == VaryFormat::Markdown {
+        let mut out = format!(
+            "\n{title}:\n\n| {} |\n|---|---:|---:|---:|\n",
+            header.join(" | ")
+        );
+        for r in rows {
+            out.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        return out;
+    }
+    let mut b = tabled::builder::Builder::new();
+    b.push_record(header);
+    for r in rows {
+        b.push_record(r);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    format!("{title}:\n{t}\n")
 }
 
 /// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
@@ -415,6 +515,7 @@ mod tests {
                         not_run: Vec::new(),
                         dead: None,
                         planned_threads: threads.clone(),
+                        memory: None,
                     },
                 ));
             }
@@ -453,6 +554,51 @@ mod tests {
         assert_eq!(
             csv.lines().next().map(|h| h.split(',').count()),
             Some(2 + 3 * 4)
+        );
+    }
+
+    #[test]
+    fn the_vary_table_shows_memory_per_value_and_says_what_is_not_reported() {
+        use crate::experiment::metrics::MemoryAtEnd;
+        let mut outcome = seed_two();
+        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        assert!(
+            !text.contains("Server memory"),
+            "nothing recorded, nothing shown:\n{text}"
+        );
+        for (i, (v, s)) in outcome.curves.iter_mut().enumerate() {
+            s.standin = false;
+            s.memory = Some(MemoryAtEnd {
+                resident_bytes: Some((1 + i as u64) << 30),
+                cache_bytes: (v.value.as_deref() != Some("20")).then_some(512 << 20),
+                cache_max_bytes: Some(2 << 30),
+                index_bytes: Some(1 << 30),
+            });
+        }
+        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        // The last repetition of each value: curves 3, 6 and 9.
+        for line in [
+            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache) │",
+            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache) │",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        assert!(
+            !text.contains(" 0 B"),
+            "never a 0 for what is not reported:\n{text}"
+        );
+        for (_, s) in &mut outcome.curves {
+            s.standin = true;
+        }
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert!(
+            md.contains("| 20 | 9.0 GiB | not reported (stand-in: no WiredTiger) |"),
+            "{md}"
+        );
+        let chart = vary_chart(&outcome, "Q20M on single").expect("a chart");
+        assert!(
+            chart.svg.contains("resident 9.0 GiB"),
+            "the chart says it too"
         );
     }
 }
