@@ -358,23 +358,7 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
         "the invalid cell's timeline"
     );
 
-    let shot = out.join("report.png");
-    let _ = std::fs::remove_file(&shot);
-    let (_, stderr) = browse(
-        &chromium,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1280,5200".into(),
-            "--hide-scrollbars".into(),
-        ],
-    );
-    assert!(
-        shot.is_file(),
-        "screenshot {} written: {stderr}",
-        shot.display()
-    );
-    println!("screenshot: {}", shot.display());
+    screenshot(&chromium, &page, 1280, &out.join("report.png"));
 }
 
 #[test]

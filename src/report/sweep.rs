@@ -219,13 +219,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out
         }
         VaryFormat::Table => {
-            let mut b = tabled::builder::Builder::new();
-            b.push_record(header);
-            for r in rows {
-                b.push_record(r);
-            }
-            let mut t = b.build();
-            t.with(tabled::settings::Style::rounded());
+            let t = rounded(header, rows);
             let mut out = String::new();
             if standin {
                 out.push_str(STANDIN_MARKER);
@@ -367,6 +361,11 @@ fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
         }
         return out;
     }
+    format!("{title}:\n{}\n", rounded(header, rows))
+}
+
+/// A terminal table with rounded corners.
+fn rounded(header: Vec<String>, rows: Vec<Vec<String>>) -> tabled::Table {
     let mut b = tabled::builder::Builder::new();
     b.push_record(header);
     for r in rows {
@@ -374,7 +373,7 @@ fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     }
     let mut t = b.build();
     t.with(tabled::settings::Style::rounded());
-    format!("{title}:\n{t}\n")
+    t
 }
 
 /// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
