@@ -582,11 +582,23 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     ] {
         assert!(stdout.contains(col), "{col} missing:\n{stdout}");
     }
-    let rows: Vec<&str> = stdout
+    // The seed table, then the server's memory per value (the stand-in reports no cache).
+    let (seed_table, memory) = stdout
+        .split_once("Server memory when each value's last curve ended")
+        .unwrap_or_else(|| panic!("a memory table:\n{stdout}"));
+    let rows: Vec<&str> = seed_table
         .lines()
         .filter(|l| l.starts_with("│ 1 ") || l.starts_with("│ 5 ") || l.starts_with("│ 10 "))
         .collect();
     assert_eq!(rows.len(), 3, "{stdout}");
+    assert_eq!(
+        memory
+            .lines()
+            .filter(|l| l.contains("not reported (stand-in: no WiredTiger)"))
+            .count(),
+        3,
+        "a row per value:\n{stdout}"
+    );
     let dir = sweeps_dir(&root.path.join("results"));
     for f in ["vary.md", "vary.csv", "vary.json", "vary.svg"] {
         assert!(dir.join(f).is_file(), "{f} not written");
