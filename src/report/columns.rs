@@ -210,10 +210,7 @@ pub(crate) fn compact_key(report: &Report) -> String {
         report.baseline
     ));
     if report.rows.iter().any(|r| r.baseline_not_valid) {
-        key.push_str(&format!(
-            ", ! divides by a {} figure that is not valid",
-            report.baseline
-        ));
+        key.push_str(", ! the baseline is not valid");
     }
     key.push_str(". p99 µs of the row's main operation. --wide shows every column.");
     key

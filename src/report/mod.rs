@@ -948,8 +948,12 @@ fn footer(report: &Report, columns: &Columns) -> Vec<String> {
             .map(|n| format!("validity: {n}")),
     );
     if report.rows.iter().any(|r| r.baseline_not_valid) {
+        let mark = match columns {
+            Columns::Compact => "!",
+            _ => "\"baseline invalid\" or \"baseline degraded\"",
+        };
         lines.push(format!(
-            "A ratio marked \"baseline invalid\" or \"baseline degraded\" divides by a {} figure that is not valid: do not publish it without that caveat.",
+            "A ratio marked {mark} divides by a {} figure that is not valid: do not publish it without that caveat.",
             report.baseline
         ));
     }
