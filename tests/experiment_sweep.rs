@@ -93,7 +93,13 @@ fn compare_sweep_vary_writes_one_seed_table_per_topology() {
             "single,microshard-2",
         ])
         .args(["--scenarios", "S1,S2", "--sweep", "--sweep-threads", "1,2"])
-        .args(["--sweep-duration", "1s", "--vary", "readbatchsize=1,5"])
+        .args([
+            "--sweep-duration",
+            "1s",
+            "--vary",
+            "readbatchsize=1,5",
+            "--wide",
+        ])
         .args(["--duration", "1s", "--records", "200", "--threads", "2"])
         .args(["--base-port", &port.to_string(), "-q", "--out"])
         .arg(&results)
@@ -106,8 +112,8 @@ fn compare_sweep_vary_writes_one_seed_table_per_topology() {
         "compare failed\n{stdout}\n{stderr}"
     );
     assert_nothing_left(&state);
-    // The comparison first, then each topology's table: rows are thread counts, columns each
-    // value × repetition and their mean.
+    // The comparison first, then each topology's table (`--wide`): rows are thread counts,
+    // columns each value × repetition and their mean.
     assert!(stdout.contains("Experiment "), "{stdout}");
     for t in ["single", "microshard-2"] {
         assert!(

@@ -14,11 +14,13 @@ mod measure_api;
 // Experiments: compare, sweep, demo, resume; several clients.
 mod clients;
 mod experiment_demo;
+mod experiment_rerun;
 mod experiment_resume;
 
 // Reports: charts and the HTML page.
 mod report_charts;
 mod report_html;
+mod report_tables;
 
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
 mod backend_down_all;

@@ -555,6 +555,7 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
         &base,
         "--vary",
         "readbatchsize=1,10,20",
+        "--wide",
         "--threads",
         "1,5,10",
         "--repeat",
@@ -572,7 +573,8 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
     assert!(stdout.contains("STAND-IN FIGURES"), "{stdout}");
-    // The seed's shape: rows are thread counts; columns each value × repetition, then the mean.
+    // The seed's shape (`--wide`): rows are thread counts; columns each value × repetition, then
+    // the mean.
     for col in [
         "readbatchsize=1 #1",
         "readbatchsize=10 #3",
@@ -580,11 +582,23 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     ] {
         assert!(stdout.contains(col), "{col} missing:\n{stdout}");
     }
-    let rows: Vec<&str> = stdout
+    // The seed table, then the server's memory per value (the stand-in reports no cache).
+    let (seed_table, memory) = stdout
+        .split_once("Server memory when each value's last curve ended")
+        .unwrap_or_else(|| panic!("a memory table:\n{stdout}"));
+    let rows: Vec<&str> = seed_table
         .lines()
         .filter(|l| l.starts_with("│ 1 ") || l.starts_with("│ 5 ") || l.starts_with("│ 10 "))
         .collect();
     assert_eq!(rows.len(), 3, "{stdout}");
+    assert_eq!(
+        memory
+            .lines()
+            .filter(|l| l.contains("not reported (stand-in: no WiredTiger)"))
+            .count(),
+        3,
+        "a row per value:\n{stdout}"
+    );
     let dir = sweeps_dir(&root.path.join("results"));
     for f in ["vary.md", "vary.csv", "vary.json", "vary.svg"] {
         assert!(dir.join(f).is_file(), "{f} not written");

@@ -183,6 +183,7 @@ fn seed_sweep() -> SweepFile {
         not_run: Vec::new(),
         dead: None,
         planned_threads: Vec::new(),
+        memory: None,
     }
 }
 

@@ -46,11 +46,22 @@ fn single_path() -> String {
 /// Two scenarios on two topologies (the baseline given as a file path), two repetitions, one
 /// cell invalid, stand-in figures, plans recorded, and a thread sweep.
 fn run_dir(root: &Path) -> (ExperimentDir, usize) {
+    run_dir_with(root, &["microshard-2"], &["S1", "S2"])
+}
+
+/// [`run_dir`] with the baseline (`single`, given as a file path) and `others` as topologies
+/// and these scenarios; the second topology's second scenario is invalid in its second
+/// repetition.
+pub(crate) fn run_dir_with(
+    root: &Path,
+    others: &[&str],
+    scenarios: &[&str],
+) -> (ExperimentDir, usize) {
     let single = single_path();
-    let topologies = [single.clone(), "microshard-2".to_string()];
-    let scenarios = ["S1", "S2"];
+    let mut topologies = vec![single.clone()];
+    topologies.extend(others.iter().map(|t| t.to_string()));
     let mut properties = std::collections::BTreeMap::new();
-    for s in scenarios {
+    for &s in scenarios {
         let mut p = std::collections::BTreeMap::new();
         p.insert("recordcount".to_string(), "100000".to_string());
         p.insert("readproportion".to_string(), "0.95".to_string());
@@ -66,7 +77,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         tool_version: "0.1.0".into(),
         command: CompareCommand {
             name: "page".into(),
-            topologies: topologies.to_vec(),
+            topologies: topologies.clone(),
             baseline: single.clone(),
             scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
             repeat: 2,
@@ -183,6 +194,7 @@ fn run_dir(root: &Path) -> (ExperimentDir, usize) {
         not_run: Vec::new(),
         dead: None,
         planned_threads: Vec::new(),
+        memory: None,
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");
@@ -346,23 +358,7 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
         "the invalid cell's timeline"
     );
 
-    let shot = out.join("report.png");
-    let _ = std::fs::remove_file(&shot);
-    let (_, stderr) = browse(
-        &chromium,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1280,5200".into(),
-            "--hide-scrollbars".into(),
-        ],
-    );
-    assert!(
-        shot.is_file(),
-        "screenshot {} written: {stderr}",
-        shot.display()
-    );
-    println!("screenshot: {}", shot.display());
+    screenshot(&chromium, &page, 1280, &out.join("report.png"));
 }
 
 #[test]
@@ -389,4 +385,127 @@ fn a_sweep_only_run_gets_a_page_of_its_sweeps() {
         !html.contains("<table class=\"results\">"),
         "no empty comparison"
     );
+}
+
+/// The page's own scroll width and client width at `width` CSS pixels, measured by a test-only
+/// wrapper that loads the page in an iframe of that width (the page itself has no script).
+/// Headless Chromium's window is at least 500 px wide, hence the iframe. Returns `None` when the
+/// measurement did not come back.
+fn scroll_width(chromium: &Path, page: &Path, width: u32) -> Option<(u32, u32)> {
+    let name = page.file_name()?.to_string_lossy().into_owned();
+    let wrapper = page.with_file_name(format!("fit-{width}-{name}"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe id=\"f\" src=\"{name}\" style=\"width:{width}px;height:900px;border:0\"></iframe>\
+             <script>const f=document.getElementById('f');f.addEventListener('load',()=>{{const d=f.contentDocument.documentElement;document.body.setAttribute('data-fit',d.scrollWidth+' '+d.clientWidth);}});</script></body></html>"
+        ),
+    )
+    .ok()?;
+    let (dom, _) = browse(
+        chromium,
+        &wrapper,
+        &[
+            "--allow-file-access-from-files".into(),
+            "--hide-scrollbars".into(),
+            "--virtual-time-budget=10000".into(),
+            "--window-size=1400,1000".into(),
+            "--dump-dom".into(),
+        ],
+    );
+    let at = dom.find("data-fit=\"")? + "data-fit=\"".len();
+    let end = dom[at..].find('"')? + at;
+    let mut it = dom[at..end].split(' ').filter_map(|n| n.parse().ok());
+    Some((it.next()?, it.next()?))
+}
+
+/// A screenshot of the page at `width` CSS pixels, through the same iframe wrapper.
+fn screenshot(chromium: &Path, page: &Path, width: u32, shot: &Path) {
+    let name = page
+        .file_name()
+        .expect("a file")
+        .to_string_lossy()
+        .into_owned();
+    let wrapper = page.with_file_name(format!("shot-{width}-{name}"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{name}\" style=\"width:{width}px;height:7000px;border:0\"></iframe></body></html>"
+        ),
+    )
+    .expect("wrapper written");
+    let _ = std::fs::remove_file(shot);
+    let (_, stderr) = browse(
+        chromium,
+        &wrapper,
+        &[
+            format!("--screenshot={}", shot.display()),
+            format!("--window-size={},7000", width.max(500)),
+            "--hide-scrollbars".into(),
+        ],
+    );
+    assert!(
+        shot.is_file(),
+        "screenshot {} written: {stderr}",
+        shot.display()
+    );
+    println!("screenshot at {width} px: {}", shot.display());
+}
+
+#[test]
+fn the_page_fits_at_1280_and_390_px_and_says_times_in_words() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (dir, _) = run_dir(tmp.path());
+    let html = microshard(&[
+        "report",
+        &dir.path().display().to_string(),
+        "--format",
+        "html",
+    ]);
+    // The run's facts as a short list, times in words.
+    assert!(
+        html.contains("<li>1 Jan 2026, 00:00 UTC; cells 00:11:00–00:18:00, 7 min</li>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("2026-01-01T00"),
+        "no raw RFC 3339 on the page"
+    );
+    assert!(!html.contains("<script"), "the page itself has no script");
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_html_fit");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let page = out.join("report.html");
+    std::fs::write(&page, &html).expect("page written");
+    let Some(chromium) = chromium() else {
+        println!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    // The measurement must be able to fail: a page wider than 390 px is caught.
+    let wide = out.join("wide.html");
+    std::fs::write(
+        &wide,
+        "<!DOCTYPE html><html><body><div style=\"width:600px\">wide</div></body></html>",
+    )
+    .expect("control page");
+    let (scroll, client) = scroll_width(&chromium, &wide, 390).expect("measured");
+    assert!(
+        scroll > client,
+        "the control page overflows: {scroll} > {client}"
+    );
+
+    for width in [1280, 390] {
+        let (scroll, client) = scroll_width(&chromium, &page, width).expect("measured");
+        assert_eq!(client, width, "the page was laid out at {width} px");
+        assert!(
+            scroll <= client,
+            "the page scrolls sideways at {width} px: scroll width {scroll} > {client}"
+        );
+        screenshot(
+            &chromium,
+            &page,
+            width,
+            &out.join(format!("report-{width}.png")),
+        );
+    }
 }

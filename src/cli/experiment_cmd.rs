@@ -20,7 +20,7 @@ use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::measure::validity::Verdict;
 use crate::output::{self, Terminal};
 use crate::preflight;
-use crate::report::{self, Format};
+use crate::report::{self, Columns, Format};
 
 use preflight::MAX_DURATION;
 
@@ -179,12 +179,35 @@ pub(crate) struct CompareArgs {
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// Print every server's ops/s while cells run (like mongostat beside YCSB).
     #[arg(short = 's', long = "status")]
     pub status: bool,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `--wide` / `--columns`: which columns the terminal and Markdown tables show.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ColumnArgs {
+    /// Show every column of the tables (terminal and Markdown; CSV, JSON and HTML always carry
+    /// every column).
+    #[arg(long)]
+    pub wide: bool,
+    /// Show these columns of the comparison table, comma-separated, from: scenario, topology,
+    /// threads, ops, ratio, op, avg, p50, p95, p99, p999, errors, validity, spread, stddev,
+    /// significant, cpu.
+    #[arg(long, value_name = "LIST", conflicts_with = "wide")]
+    pub columns: Option<String>,
+}
+
+impl ColumnArgs {
+    /// The columns asked for; an unknown name is bad input (exit 2), before anything starts.
+    pub(crate) fn resolve(&self) -> anyhow::Result<Columns> {
+        Columns::from_flags(self.wide, self.columns.as_deref()).map_err(bad_input)
+    }
 }
 
 /// Arguments of `sweep`.
@@ -255,6 +278,8 @@ pub(crate) struct SweepArgs {
     /// Exit 3 for a degraded point too (by default a degraded result is a caveat, exit 0).
     #[arg(long)]
     pub strict: bool,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -269,6 +294,8 @@ pub(crate) struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// Also (re)write the report files and charts into the directory.
     #[arg(long)]
     pub write: bool,
@@ -348,6 +375,8 @@ pub(crate) struct DemoArgs {
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -363,31 +392,47 @@ fn finish_matrix(
     dir: &ExperimentDir,
     outcome: &MatrixOutcome,
     format: Format,
+    columns: &Columns,
     strict: bool,
 ) -> anyhow::Result<()> {
-    let mut text = report::table(dir, format)?;
+    report::write_reports(dir)?;
+    let mut text = report::render_dir(dir, format, false, columns)?;
     if format == Format::Table {
         // `--sweep --vary`: each topology's seed-2 table under the comparison (other formats keep
         // stdout one document; the tables are in the run directory as `vary-TOPOLOGY.*`).
         for varied in &outcome.varied {
             text.push('\n');
-            text.push_str(&sweep::render_vary(varied, sweep::VaryFormat::Table));
+            text.push_str(&report::sweep::render_vary(
+                varied,
+                report::sweep::VaryFormat::Table,
+                columns,
+            ));
         }
         // `--sweep`: each topology's curve and knee, and the thread count its cells then used.
         let sweeps = dir.sweeps();
         if outcome.varied.is_empty() && !sweeps.is_empty() {
             for (_, s) in &sweeps {
                 text.push('\n');
-                text.push_str(&sweep::render_sweep(s));
+                text.push_str(&report::sweep::render_sweep(s));
             }
             if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
                 text.push_str(&format!("{line}\n"));
             }
         }
     }
-    // A reader that went away (`| head`) must not turn an interrupted or failed experiment into
-    // a success: its outcome decides the exit status first.
-    let printed = output::println(&text);
+    matrix_exit(dir, outcome, &text, strict)
+}
+
+/// Prints `text` and ends a measured experiment: interrupted or failed first (a reader that went
+/// away, `| head`, must not turn them into a success), then its cells' verdicts (exit 3 for an
+/// invalid cell or one not run).
+pub(crate) fn matrix_exit(
+    dir: &ExperimentDir,
+    outcome: &MatrixOutcome,
+    text: &str,
+    strict: bool,
+) -> anyhow::Result<()> {
+    let printed = output::println(text);
     output::eprintln(&format!(
         "microshard: results, reports and charts in {}",
         dir.path().display()
@@ -505,6 +550,7 @@ enum Start {
 
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
@@ -568,11 +614,12 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
     lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
-    finish_matrix(&dir, &outcome, args.format, args.strict)
+    finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }
 
 /// Runs a thread sweep.
 pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let target = match (args.topology, args.uri) {
@@ -640,13 +687,25 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     lab.base_port = args.base_port;
     lab.events = progress.events();
     lab.clients = cfg.clients;
-    let (dir, result) = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let swept = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
+    report::write_reports(&swept.dir)?;
+    if !swept.outcome.is_single() {
+        report::sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;
+    }
+    if cancel.is_cancelled() {
+        return Err(swept.interrupted());
+    }
+    let (dir, result) = (swept.dir, swept.outcome);
     if result.is_single() {
         for (_, curve) in &result.curves {
-            output::println(&sweep::render_sweep(curve))?;
+            output::println(&report::sweep::render_sweep(curve))?;
         }
     } else {
-        output::println(&sweep::render_vary(&result, sweep::VaryFormat::Table))?;
+        output::println(&report::sweep::render_vary(
+            &result,
+            report::sweep::VaryFormat::Table,
+            &columns,
+        ))?;
     }
     output::eprintln(&format!(
         "microshard: sweep and chart in {}",
@@ -681,6 +740,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 
 /// Prints an experiment's table.
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let columns = args.columns.resolve()?;
     let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&dir)?;
     for damaged in preflight::damaged_cells(&dir) {
@@ -690,7 +750,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     if args.write {
         preflight::writable_dir("report --write", dir.path())?;
-        compare::write_reports(&dir)?;
+        report::write_reports(&dir)?;
         if args.timelines {
             report::write_timelines(&dir, &dir.cells()?, true)?;
         }
@@ -699,7 +759,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
     if sweep_only && !matches!(args.format, Format::Json | Format::Html) {
         for (_, s) in &sweeps {
-            output::println(&sweep::render_sweep(s))?;
+            output::println(&report::sweep::render_sweep(s))?;
         }
         return Ok(());
     }
@@ -708,10 +768,15 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
         output::println(&serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
-    output::println(&report::render_dir(&dir, args.format, args.timelines)?)?;
+    output::println(&report::render_dir(
+        &dir,
+        args.format,
+        args.timelines,
+        &columns,
+    )?)?;
     if args.format == Format::Table {
         for (_, s) in &sweeps {
-            output::println(&sweep::render_sweep(s))?;
+            output::println(&report::sweep::render_sweep(s))?;
         }
         if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
             output::println(&line)?;
@@ -758,6 +823,7 @@ pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
 
 /// Runs the stand-in demo.
 pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+    let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let cfg = DemoConfig {
@@ -792,7 +858,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     })
     .await?;
     let (dir, outcome) = demo::demo(&cfg, &cancel, &progress).await?;
-    finish_matrix(&dir, &outcome, args.format, args.strict)
+    finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
 pub(crate) mod merge_overlap;
 pub(crate) mod progress;
+pub(crate) mod rerun_cmd;
 pub(crate) mod size_notice;
 pub(crate) mod standin_cmd;
 pub(crate) mod workload_cmd;
@@ -59,6 +60,8 @@ pub(crate) enum Command {
     Report(experiment_cmd::ReportArgs),
     /// Compare two experiments cell by cell.
     Diff(experiment_cmd::DiffArgs),
+    /// Measure an experiment again from its own record and say whether it reproduced.
+    Rerun(rerun_cmd::RerunArgs),
     /// Measure this client's own ceiling against an in-process stand-in server.
     Calibrate(experiment_cmd::CalibrateArgs),
     /// The whole compare pipeline on stand-in servers (no MongoDB needed); figures are stand-in figures.
@@ -127,6 +130,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Sweep(args) => experiment_cmd::sweep(args).await,
         Command::Report(args) => experiment_cmd::report(args).await,
         Command::Diff(args) => experiment_cmd::diff(args).await,
+        Command::Rerun(args) => rerun_cmd::rerun(args).await,
         Command::Calibrate(args) => experiment_cmd::calibrate(args).await,
         Command::Demo(args) => experiment_cmd::demo(args).await,
         Command::Standin(args) => standin_cmd::run(args).await,

@@ -56,7 +56,7 @@ impl Calibration {
     pub(crate) fn render(&self) -> String {
         format!(
             "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
-            crate::report::STANDIN_MARKER,
+            crate::measure::STANDIN_MARKER,
             self.ops_per_s,
             self.cpu_us_per_op
                 .map(|c| format!("{c:.1}"))

@@ -8,11 +8,11 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::lab::{Deployment, Lab, Measured};
+use super::lab::{Dead, Deployment, Lab, Measured};
 use super::metrics::{self, MemberMetrics, ServerMetrics};
 use super::model::{
     CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION,
-    ExperimentConfig, NotRun, SweepFile,
+    ExperimentConfig, NotRun,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -20,7 +20,6 @@ use super::scenario::{self, PropertyMap, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
-use crate::report;
 use crate::runner::Phase;
 use crate::workload::prop;
 
@@ -253,7 +252,7 @@ pub(crate) async fn run_matrix<L: Lab>(
                 continue;
             }
             // Shown by its name, never by the path it was given as (`docs/architecture.md`).
-            let shown = report::topology_label(&topology, None);
+            let shown = crate::topology::topology_label(&topology, None);
             let label = format!("{shown} (repeat {repeat}/{})", config.command.repeat);
             let bar = progress.phase(&format!("{label}: bring-up"), None);
             let (deployment, handle) = match lab.up(&topology, cancel).await {
@@ -319,28 +318,6 @@ pub(crate) async fn run_matrix<L: Lab>(
     Ok(outcome)
 }
 
-/// A member found dead in a topology's cell or sweep point: the rest of the topology is not run.
-#[derive(Debug, Clone)]
-pub(crate) struct Dead {
-    /// `not run: sh0 (localhost:41110) dead since S3 at 3.0 s`.
-    pub reason: String,
-}
-
-impl Dead {
-    /// The dead member of a result, if its run ended because of one; `during` names the cell or
-    /// point (`S3`, `8 threads`).
-    pub(crate) fn of(doc: &crate::measure::ResultDocument, during: &str) -> Option<Dead> {
-        let d = doc.timeline.dead_member.as_ref()?;
-        Some(Dead {
-            reason: format!(
-                "not run: {} dead since {during} at {}",
-                d.subject,
-                crate::measure::timeline::seconds(d.from_s)
-            ),
-        })
-    }
-}
-
 /// Records every cell of `ids` that is not finished as not run for `dead`'s reason.
 fn skip_the_rest(
     dir: &ExperimentDir,
@@ -374,7 +351,7 @@ async fn run_topology<L: Lab>(
     progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<Dead>> {
-    let topology = report::topology_label(&deployment.topology, None);
+    let topology = crate::topology::topology_label(&deployment.topology, None);
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
@@ -616,7 +593,7 @@ fn write_cell(
 
 /// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee the
 /// cells run at. With `--vary`, one curve per value × `--repeat` (the seed-2 table of this
-/// topology, written by [`write_reports`]); the cells run at the knee of the first value's first
+/// topology, written by `report::write_reports`); the cells run at the knee of the first value's first
 /// curve (`docs/architecture.md`, module `experiment`).
 async fn sweep_on_topology<L: Lab>(
     lab: &mut L,
@@ -695,7 +672,7 @@ pub(crate) fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> V
 pub(crate) fn vary_stem(topology: &str) -> String {
     format!(
         "vary-{}",
-        sweep::sweep_label(&report::topology_label(topology, None))
+        sweep::sweep_label(&crate::topology::topology_label(topology, None))
     )
 }
 
@@ -716,7 +693,7 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
         let v = &c.summary.validity;
         let line = format!(
             "{} {} #{} is {}: {}",
-            report::topology_label(&c.cell.topology, None),
+            crate::topology::topology_label(&c.cell.topology, None),
             c.cell.scenario,
             c.cell.repeat,
             v.verdict,
@@ -731,7 +708,7 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     for n in dir.not_run() {
         lines.invalid.push(format!(
             "{} {} #{} {}",
-            report::topology_label(&n.cell.topology, None),
+            crate::topology::topology_label(&n.cell.topology, None),
             n.cell.scenario,
             n.cell.repeat,
             n.reason
@@ -740,13 +717,13 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     Ok(lines)
 }
 
-/// Reports show topologies by name (`report::topology_label`), so two topologies with one name
+/// Reports show topologies by name (`topology::topology_label`), so two topologies with one name
 /// are refused; `--baseline` may give the name of a topology given as a file. Returns the
 /// baseline as given in `--topologies`.
 fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result<String> {
     let mut seen: BTreeMap<String, &String> = BTreeMap::new();
     for t in topologies {
-        let name = report::topology_label(t, None);
+        let name = crate::topology::topology_label(t, None);
         if let Some(first) = seen.insert(name.clone(), t) {
             if first == t {
                 return Err(bad_input(format!(
@@ -767,43 +744,6 @@ fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result
             topologies.join(",")
         ))
     })
-}
-
-/// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
-/// into the run directory; returns the terminal table.
-pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
-    let table = report::write_files(dir)?;
-    let config = dir.config()?;
-    for outcome in vary_outcomes(dir, &config) {
-        let topology = outcome.topology.clone().unwrap_or_default();
-        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
-        sweep::write_vary(
-            dir,
-            &outcome,
-            &format!("{scenario} on {}", report::topology_label(&topology, None)),
-            &vary_stem(&topology),
-        )?;
-    }
-    let sweeps = dir.sweeps();
-    if dir.cells()?.is_empty() && !sweeps.is_empty() {
-        // A sweep's own run directory: its text reports are the sweep points.
-        let text: Vec<String> = sweeps
-            .iter()
-            .map(|(_, s)| super::sweep::render_sweep(s))
-            .collect();
-        let text = text.join("\n");
-        dir.write_text("report.txt", &text)?;
-        dir.write_text("report.md", &format!("```\n{text}```\n"))?;
-        let csv: Vec<String> = sweeps
-            .iter()
-            .map(|(_, s)| super::sweep::sweep_csv(s))
-            .collect();
-        dir.write_text("report.csv", &csv.join(""))?;
-        let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
-        dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
-        return Ok(text);
-    }
-    Ok(table)
 }
 
 /// `--remeasure-invalid`: every invalid cell's file moves to `earlier/` beside it, so the cell is
@@ -827,7 +767,7 @@ fn set_aside_invalid(dir: &ExperimentDir, progress: &Progress) -> anyhow::Result
 }
 
 /// The whole `compare` on a prepared experiment ([`create`] or [`resume`]): measure every
-/// unfinished cell, write reports.
+/// unfinished cell; the caller writes the reports (`report::write_reports`).
 pub(crate) async fn compare_with<L: Lab>(
     lab: &mut L,
     prepared: Prepared,
@@ -860,13 +800,12 @@ pub(crate) async fn compare_with<L: Lab>(
     }
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
-    write_reports(&dir)?;
     outcome.varied = vary_outcomes(&dir, &config);
     Ok((dir, outcome))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment::model::{CellSummary, Latency};
     use std::collections::HashMap;
@@ -889,16 +828,16 @@ mod tests {
 
     /// A lab whose topologies have a fixed capacity and which records what it was asked.
     #[derive(Default)]
-    struct FakeLab {
-        capacity: HashMap<String, f64>,
-        runs: Vec<(String, String, Phase)>,
-        ups: usize,
-        downs: usize,
-        fail_on: Option<(String, String)>,
+    pub(crate) struct FakeLab {
+        pub(crate) capacity: HashMap<String, f64>,
+        pub(crate) runs: Vec<(String, String, Phase)>,
+        pub(crate) ups: usize,
+        pub(crate) downs: usize,
+        pub(crate) fail_on: Option<(String, String)>,
         /// `(topology, scenario)` whose run ends with a dead member (once).
-        dead_on: Option<(String, String)>,
-        recordcounts: Vec<u64>,
-        cancel_after_runs: Option<(usize, CancellationToken)>,
+        pub(crate) dead_on: Option<(String, String)>,
+        pub(crate) recordcounts: Vec<u64>,
+        pub(crate) cancel_after_runs: Option<(usize, CancellationToken)>,
     }
 
     impl Lab for FakeLab {
@@ -1008,7 +947,7 @@ mod tests {
         assert!(check_topology_names(&["single".into()], "nope").is_err());
     }
 
-    fn setup() -> Option<(tempfile::TempDir, CompareCommand, NewRun)> {
+    pub(crate) fn setup() -> Option<(tempfile::TempDir, CompareCommand, NewRun)> {
         let tmp = tempfile::tempdir().ok()?;
         let wl = tmp.path().join("workloads");
         std::fs::create_dir_all(&wl).ok()?;
@@ -1030,11 +969,11 @@ mod tests {
         Some((tmp, cmd, at))
     }
 
-    fn cancel_never() -> CancellationToken {
+    pub(crate) fn cancel_never() -> CancellationToken {
         CancellationToken::new()
     }
 
-    fn new_lab() -> FakeLab {
+    pub(crate) fn new_lab() -> FakeLab {
         FakeLab {
             capacity: [
                 ("single".to_string(), 1000.0),
@@ -1044,167 +983,6 @@ mod tests {
             .collect(),
             ..Default::default()
         }
-    }
-
-    #[tokio::test]
-    async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing()
-    -> anyhow::Result<()> {
-        let Some((_tmp, mut cmd, at)) = setup() else {
-            return Ok(());
-        };
-        cmd.topologies = vec!["microshard-2".into(), "single".into()];
-        cmd.baseline = "single".into();
-        let mut lab = new_lab();
-        lab.dead_on = Some(("microshard-2".into(), "S2".into()));
-        let cancel = CancellationToken::new();
-        let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
-        // S3 of the dead topology is not run; the next topology is measured whole.
-        let ran: Vec<(String, String)> = lab
-            .runs
-            .iter()
-            .map(|(t, s, _)| (t.clone(), s.clone()))
-            .collect();
-        assert!(
-            !ran.contains(&("microshard-2".into(), "S3".into())),
-            "{ran:?}"
-        );
-        assert_eq!(ran.iter().filter(|(t, _)| t == "single").count(), 3);
-        assert_eq!(outcome.not_run.len(), 1);
-        assert_eq!(
-            outcome.not_run[0].reason,
-            "not run: sh0 (localhost:41110) dead since S2 at 3.0 s"
-        );
-        let lines = verdict_lines(&dir)?;
-        assert_eq!(lines.invalid.len(), 2, "{lines:?}");
-        let table = report::table(&dir, report::Format::Table)?;
-        assert!(table.contains("not run"), "{table}");
-        assert!(table.contains("dead since S2"), "{table}");
-        let csv = report::table(&dir, report::Format::Csv)?;
-        assert!(csv.contains("not run"), "{csv}");
-
-        // Resume: the cell not run is measured; with --remeasure-invalid the invalid S2 too,
-        // its first attempt kept under earlier/.
-        let again = ResumeFlags {
-            remeasure_invalid: true,
-            ..Default::default()
-        };
-        let mut lab = new_lab();
-        let (dir, outcome) = compare_with(
-            &mut lab,
-            resume(dir.path(), &again)?,
-            &cancel,
-            &Progress::silent(),
-        )
-        .await?;
-        assert_eq!(outcome.measured.len(), 2, "{:?}", outcome.measured);
-        assert!(dir.not_run().is_empty());
-        let lines = verdict_lines(&dir)?;
-        assert!(lines.invalid.is_empty(), "{lines:?}");
-        let earlier = dir
-            .path()
-            .join("cells/microshard-2/earlier/S2-r1.session1.json");
-        assert!(earlier.is_file(), "the first attempt is kept");
-        let sessions: Vec<u32> = dir.cells()?.iter().map(|c| c.session).collect();
-        assert!(
-            sessions.contains(&1) && sessions.contains(&2),
-            "{sessions:?}"
-        );
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn measures_every_cell_and_tears_down() -> anyhow::Result<()> {
-        let Some((_tmp, cmd, at)) = setup() else {
-            return Ok(());
-        };
-        let mut lab = new_lab();
-        let cancel = CancellationToken::new();
-        let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
-        assert_eq!(outcome.measured.len(), 6);
-        assert!(outcome.failures.is_empty());
-        // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
-        assert_eq!(
-            lab.recordcounts,
-            vec![100_000, 100_000, 100_005, 100_000, 100_000, 100_005]
-        );
-        assert_eq!((lab.ups, lab.downs), (2, 2));
-        let rep = report::build(&dir)?;
-        let ms = rep
-            .rows
-            .iter()
-            .find(|r| r.scenario == "S2" && r.topology == "microshard-2");
-        assert!(
-            ms.and_then(|r| r.vs_baseline)
-                .is_some_and(|x| (x - 2.0).abs() < 1e-9)
-        );
-        assert!(rep.standin(), "fake cells are stand-in cells");
-        assert!(dir.config()?.standin);
-        for f in [
-            "report.md",
-            "report.csv",
-            "report.json",
-            "throughput.svg",
-            "latency.svg",
-        ] {
-            assert!(dir.path().join(f).is_file(), "{f}");
-        }
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn resume_skips_finished_cells_but_reloads_data() -> anyhow::Result<()> {
-        let Some((_tmp, cmd, at)) = setup() else {
-            return Ok(());
-        };
-        let mut lab = new_lab();
-        let cancel = CancellationToken::new();
-        lab.cancel_after_runs = Some((1, cancel.clone()));
-        let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
-        assert!(outcome.interrupted);
-        assert_eq!(outcome.measured.len(), 1, "only the load cell was finished");
-        assert_eq!(
-            (lab.ups, lab.downs),
-            (1, 1),
-            "interrupted topology torn down"
-        );
-        let first = CellId {
-            topology: "single".into(),
-            scenario: "S1".into(),
-            repeat: 1,
-        };
-        let before = std::fs::read(dir.cell_path(&first))?;
-        assert!(!dir.is_finished(&CellId {
-            scenario: "S2".into(),
-            ..first.clone()
-        }));
-
-        let mut lab2 = new_lab();
-        let cancel = CancellationToken::new();
-        let resumed = resume(dir.path(), &ResumeFlags::default())?;
-        let (dir2, outcome) =
-            compare_with(&mut lab2, resumed, &cancel, &Progress::silent()).await?;
-        assert_eq!(dir2.path(), dir.path());
-        assert_eq!(outcome.measured.len(), 5);
-        assert!(!outcome.measured.contains(&first));
-        assert_eq!(
-            std::fs::read(dir.cell_path(&first))?,
-            before,
-            "first cell untouched"
-        );
-        // The data is loaded again on the fresh topology, but not recorded as a measurement.
-        assert_eq!(
-            lab2.runs
-                .iter()
-                .filter(|r| r.0 == "single" && r.2 == Phase::Load)
-                .count(),
-            1
-        );
-        let rep = report::build(&dir)?;
-        assert!(rep.rows.iter().all(|r| r.repeats == 1));
-        Ok(())
     }
 
     #[tokio::test]
@@ -1226,82 +1004,6 @@ mod tests {
         );
         assert_eq!(outcome.measured.len(), 4, "S1 single + all microshard-2");
         assert_eq!(dir.cells()?.len(), 4);
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn sweep_picks_knee_threads_for_cells() -> anyhow::Result<()> {
-        let Some((_tmp, mut cmd, at)) = setup() else {
-            return Ok(());
-        };
-        cmd.sweep = true;
-        cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32, 64];
-        let mut lab = new_lab();
-        let cancel = CancellationToken::new();
-        let (dir, _) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
-        // capacity 1000 at 100 ops/s per thread → saturates at 10 threads → knee 16.
-        assert_eq!(
-            dir.read_sweep("single").and_then(|s| s.knee_threads),
-            Some(16)
-        );
-        assert_eq!(
-            dir.read_sweep("microshard-2").and_then(|s| s.knee_threads),
-            Some(32)
-        );
-        let cells = dir.cells()?;
-        let s3 = cells
-            .iter()
-            .find(|c| c.cell.topology == "microshard-2" && c.cell.scenario == "S3");
-        assert_eq!(s3.map(|c| c.summary.threads), Some(32));
-        assert!(dir.path().join("sweep-single.svg").is_file());
-        Ok(())
-    }
-
-    #[tokio::test]
-    async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Result<()> {
-        let Some((_tmp, mut cmd, at)) = setup() else {
-            return Ok(());
-        };
-        cmd.sweep = true;
-        cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32];
-        cmd.vary = Some(sweep::Vary::parse("readbatchsize=1,10")?);
-        cmd.repeat = 2;
-        let mut lab = new_lab();
-        let (dir, outcome) = compare_with(
-            &mut lab,
-            create(&cmd, &at)?,
-            &cancel_never(),
-            &Progress::silent(),
-        )
-        .await?;
-        // Two values × two repetitions per topology, measured on its first bring-up only.
-        let sweep_runs = |lab: &FakeLab| {
-            lab.runs
-                .iter()
-                .filter(|r| r.1 == "S2" && r.2 == Phase::Run)
-                .count()
-        };
-        assert_eq!(sweep_runs(&lab), 2 * (4 * 6 + 2), "curves + S2 cells");
-        assert_eq!(dir.sweeps().len(), 8);
-        assert_eq!(outcome.varied.len(), 2, "a table per topology");
-        assert!(outcome.varied.iter().all(|o| o.curves.len() == 4));
-        for stem in ["vary-single", "vary-microshard-2"] {
-            for ext in ["md", "csv", "json", "txt", "svg"] {
-                assert!(
-                    dir.path().join(format!("{stem}.{ext}")).is_file(),
-                    "{stem}.{ext}"
-                );
-            }
-        }
-        // The cells run at the first value's knee (capacity 1000 at 100 ops/s per thread → 16).
-        let cells = dir.cells()?;
-        let s3 = cells
-            .iter()
-            .find(|c| c.cell.topology == "single" && c.cell.scenario == "S3");
-        assert_eq!(s3.map(|c| c.summary.threads), Some(16));
-        let text = sweep::render_vary(&outcome.varied[0], sweep::VaryFormat::Table);
-        assert!(text.contains("readbatchsize on single"), "{text}");
         Ok(())
     }
 

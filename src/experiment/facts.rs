@@ -6,34 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::lab::Deployment;
 use super::metrics::Watched;
+use super::model::DefaultWriteConcernRecord;
 use crate::topology::{Kind, MemberRole, Plan};
-
-/// The default write concern in force on the deployment (`getDefaultRWConcern`), or why it was
-/// not read. The experiment's own clients pin `w` in their URI; this is what a client without
-/// one would get.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct DefaultWriteConcernRecord {
-    /// `defaultWriteConcern.w` (`1`, `majority`, a tag); absent when the server sets none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub w: Option<String>,
-    /// `defaultWriteConcern.j`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub journal: Option<bool>,
-    /// `defaultWriteConcern.wtimeout`, milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wtimeout_ms: Option<u64>,
-    /// `defaultWriteConcernSource`: `implicit` or `global` (5.0+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Why it was not read: a plain standalone has none (MongoDB answers 51300), or the
-    /// server's own error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_read: Option<String>,
-}
 
 /// Why a plain standalone has no default write concern to read.
 pub(crate) const STANDALONE_NO_DEFAULT: &str = "a standalone mongod has no cluster-wide default write concern (getDefaultRWConcern fails there with code 51300); its implicit default is w:1";

@@ -86,6 +86,7 @@ mod tests {
             not_run: Vec::new(),
             dead: None,
             planned_threads: planned.to_vec(),
+            memory: None,
         }
     }
 

@@ -30,7 +30,7 @@ pub(crate) struct Deployment {
     /// `buildInfo.version` per member.
     pub server_versions: std::collections::BTreeMap<String, String>,
     /// The server's default write concern, read once at bring-up (`None` for fakes).
-    pub default_write_concern: Option<super::facts::DefaultWriteConcernRecord>,
+    pub default_write_concern: Option<super::model::DefaultWriteConcernRecord>,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.
@@ -69,5 +69,27 @@ pub(crate) trait Lab {
     /// Whether server metrics are collected (off for fakes).
     fn collects_server_metrics(&self) -> bool {
         true
+    }
+}
+
+/// A member found dead in a topology's cell or sweep point: the rest of the topology is not run.
+#[derive(Debug, Clone)]
+pub(crate) struct Dead {
+    /// `not run: sh0 (localhost:41110) dead since S3 at 3.0 s`.
+    pub reason: String,
+}
+
+impl Dead {
+    /// The dead member of a result, if its run ended because of one; `during` names the cell or
+    /// point (`S3`, `8 threads`).
+    pub(crate) fn of(doc: &crate::measure::ResultDocument, during: &str) -> Option<Dead> {
+        let d = doc.timeline.dead_member.as_ref()?;
+        Some(Dead {
+            reason: format!(
+                "not run: {} dead since {during} at {}",
+                d.subject,
+                crate::measure::timeline::seconds(d.from_s)
+            ),
+        })
     }
 }

@@ -57,6 +57,13 @@ pub struct StatusSnapshot {
     /// 4.18 or later; it says nothing about THP (docs/mongodb-versions.md, R4); absent before 8.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcmalloc_per_cpu_caches: Option<bool>,
+    /// `mem.resident`, bytes (the server reports MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_bytes: Option<u64>,
+    /// The cache figures are the stand-in's own estimate (`wiredTiger.microshardStandin`), not
+    /// WiredTiger's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub standin_cache: bool,
 }
 
 /// Pages evicted by application threads, oldest name first: `pages evicted by application threads` until
@@ -115,6 +122,16 @@ impl StatusSnapshot {
                 .get_document("tcmalloc")
                 .ok()
                 .and_then(|t| t.get_bool("usingPerCPUCaches").ok()),
+            resident_bytes: reply
+                .get_document("mem")
+                .ok()
+                .and_then(|m| number(m.get("resident")))
+                .map(|mib| mib * 1024 * 1024),
+            standin_cache: reply
+                .get_document("wiredTiger")
+                .ok()
+                .and_then(|wt| wt.get_bool("microshardStandin").ok())
+                .unwrap_or(false),
         }
     }
 
@@ -305,6 +322,49 @@ async fn direct_client(uri: &str) -> Option<mongodb::Client> {
     options.connect_timeout = Some(std::time::Duration::from_secs(5));
     options.app_name = Some("microshard-metrics".to_string());
     mongodb::Client::with_options(options).ok()
+}
+
+/// The server's memory at the end of a sweep curve (seed 2: the index must fit in RAM), summed
+/// over the members that report each figure; `None` where none does.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MemoryAtEnd {
+    /// `mem.resident`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_bytes: Option<u64>,
+    /// WiredTiger bytes in the cache; `None` where no member has WiredTiger (the stand-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
+    /// WiredTiger's configured cache, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_max_bytes: Option<u64>,
+    /// The collection's index bytes (`$collStats` `totalIndexSize`, all shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_bytes: Option<u64>,
+}
+
+/// Reads [`MemoryAtEnd`] now: `serverStatus` of every watched member and `$collStats` of
+/// `db.coll` through the entry point.
+pub(crate) async fn memory_at_end(
+    watched: &[Watched],
+    entry_uri: &str,
+    db: &str,
+    coll: &str,
+) -> MemoryAtEnd {
+    let snapshots: Vec<StatusSnapshot> =
+        snapshot_all(watched).await.into_iter().flatten().collect();
+    let sum = |f: &dyn Fn(&StatusSnapshot) -> Option<u64>| -> Option<u64> {
+        snapshots.iter().filter_map(f).reduce(|a, b| a + b)
+    };
+    let wired_tiger = |f: fn(&StatusSnapshot) -> Option<u64>| {
+        sum(&|s: &StatusSnapshot| if s.standin_cache { None } else { f(s) })
+    };
+    let shards = shard_shares(entry_uri, db, coll).await;
+    MemoryAtEnd {
+        resident_bytes: sum(&|s: &StatusSnapshot| s.resident_bytes),
+        cache_bytes: wired_tiger(|s| s.cache_bytes),
+        cache_max_bytes: wired_tiger(|s| s.cache_max_bytes),
+        index_bytes: (!shards.is_empty()).then(|| shards.iter().map(|s| s.index_bytes).sum()),
+    }
 }
 
 /// Snapshots every watched server (concurrently).

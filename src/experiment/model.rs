@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::metrics::ServerMetrics;
-use super::sweep::Vary;
 use crate::topology::BackendKind;
 
 /// Schema tag written into every cell file.
@@ -354,7 +353,7 @@ pub struct CellFile {
     pub session: u32,
     /// The deployment's default write concern (`getDefaultRWConcern`), or why it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_write_concern: Option<super::facts::DefaultWriteConcernRecord>,
+    pub default_write_concern: Option<DefaultWriteConcernRecord>,
 }
 
 fn first_session() -> u32 {
@@ -396,6 +395,9 @@ pub struct SweepFile {
     /// in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub planned_threads: Vec<u32>,
+    /// The server's memory when the curve ended (absent when it was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::metrics::MemoryAtEnd>,
 }
 
 /// A sweep point that was not measured.
@@ -412,4 +414,116 @@ impl SweepFile {
     pub(crate) fn dead(&self) -> Option<&str> {
         self.dead.as_deref()
     }
+}
+
+/// A property and the values a sweep tries it at (`--vary readbatchsize=1,10,20`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Vary {
+    /// The property.
+    pub property: String,
+    /// Its values, in order.
+    pub values: Vec<String>,
+}
+
+impl Vary {
+    /// Parses `PROPERTY=V1,V2,...`; the error names the flag.
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Vary> {
+        let (property, values) = text
+            .split_once('=')
+            .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+            .ok_or_else(|| {
+                crate::error::bad_input(format!("--vary {text}: expected PROPERTY=V1,V2,..."))
+            })?;
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(String::is_empty) {
+            return Err(crate::error::bad_input(format!(
+                "--vary {text}: an empty value"
+            )));
+        }
+        let property = property.trim();
+        if crate::workload::prop::lookup(property).is_none() {
+            let hint = crate::workload::properties::near_miss(property)
+                .map(|k| format!("did you mean '{k}'? "))
+                .unwrap_or_default();
+            return Err(crate::error::bad_input(format!(
+                "--vary {text}: '{property}' is not a property microshard reads; {hint}\
+                 (varying it would measure the same configuration {} times)",
+                values.len()
+            )));
+        }
+        Ok(Vary {
+            property: property.to_string(),
+            values,
+        })
+    }
+}
+
+/// One curve of a sweep: the varied property's value (if any) and the repetition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Variant {
+    /// The value of the varied property, `None` without `--vary`.
+    pub value: Option<String>,
+    /// 1-based repetition.
+    pub repeat: u32,
+}
+
+/// Every curve a sweep measured, in order.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SweepOutcome {
+    /// The varied property, if any.
+    pub property: Option<String>,
+    /// Thread counts of every curve.
+    pub threads: Vec<u32>,
+    /// The curves.
+    pub curves: Vec<(Variant, SweepFile)>,
+    /// The topology the curves ran on, in `compare --sweep --vary` (one outcome per topology);
+    /// `None` in `sweep`, whose run directory holds one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
+}
+
+impl SweepOutcome {
+    /// The varied property's values in the order measured (`[None]` without `--vary`).
+    pub(crate) fn values(&self) -> Vec<Option<String>> {
+        let mut values: Vec<Option<String>> = Vec::new();
+        for (v, _) in &self.curves {
+            if !values.contains(&v.value) {
+                values.push(v.value.clone());
+            }
+        }
+        values
+    }
+
+    /// Repetitions per value.
+    pub(crate) fn repeats(&self) -> u32 {
+        self.curves.iter().map(|(v, _)| v.repeat).max().unwrap_or(1)
+    }
+
+    /// True when the outcome is one plain curve (no `--vary`, one repetition).
+    pub(crate) fn is_single(&self) -> bool {
+        self.property.is_none() && self.curves.len() <= 1
+    }
+}
+
+/// The default write concern in force on the deployment (`getDefaultRWConcern`), or why it was
+/// not read. The experiment's own clients pin `w` in their URI; this is what a client without
+/// one would get.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DefaultWriteConcernRecord {
+    /// `defaultWriteConcern.w` (`1`, `majority`, a tag); absent when the server sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w: Option<String>,
+    /// `defaultWriteConcern.j`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<bool>,
+    /// `defaultWriteConcern.wtimeout`, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wtimeout_ms: Option<u64>,
+    /// `defaultWriteConcernSource`: `implicit` or `global` (5.0+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Why it was not read: a plain standalone has none (MongoDB answers 51300), or the
+    /// server's own error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<String>,
 }

@@ -161,7 +161,10 @@ impl ExperimentDir {
         let file = format!("{}-r{}.json", sanitize(&id.scenario), id.repeat);
         let cells = self.path.join(CELLS_DIR);
         let named = cells
-            .join(sanitize(&crate::report::topology_label(&id.topology, None)))
+            .join(sanitize(&crate::topology::topology_label(
+                &id.topology,
+                None,
+            )))
             .join(&file);
         let as_given = cells.join(sanitize(&id.topology)).join(&file);
         if !named.exists() && as_given.exists() {

@@ -31,7 +31,7 @@ pub use result::{
     ClientCpu, ClientEntry, HostFacts, MeasurementResult, PropertyEntry, ResultDocument,
     ResultError, ServerFacts, StatusCount, ToolInfo,
 };
-pub(crate) use result::{SCHEMA_VERSION, total_memory_bytes};
+pub(crate) use result::{SCHEMA_VERSION, STANDIN_MARKER, total_memory_bytes};
 pub use status::Status;
 pub use statusline::{StatusInput, status_line};
 pub use timeline::{Outage, StallCount, Timeline, TimelineSecond};

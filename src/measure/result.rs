@@ -293,6 +293,9 @@ pub fn decode_histogram(name: &str, encoded: &str) -> Result<Histogram<u64>, Res
     Ok(h)
 }
 
+/// The heading every stand-in figure carries, wherever it is shown or stored ([`ServerFacts::standin`]).
+pub(crate) const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
+
 /// Server-side facts and how the client talked to them, filled by the runner: what the server
 /// said it is (version, role, whether it is the stand-in) and what was really in force (the URI,
 /// write concern, read preference, threads). Typed so that "stand-in figures are labelled" is

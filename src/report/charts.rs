@@ -1465,6 +1465,7 @@ mod tests {
             not_run: Vec::new(),
             dead: None,
             planned_threads: Vec::new(),
+            memory: None,
         };
         let facts = TopologyFacts {
             name: "single".into(),
@@ -1501,6 +1502,7 @@ mod tests {
             not_run: Vec::new(),
             dead: None,
             planned_threads: Vec::new(),
+            memory: None,
         };
         let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("knee: 4 threads"), "{svg}");

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, STANDIN_MARKER, charts, footer, headers, row_cells};
+use super::{Columns, Report, STANDIN_MARKER, charts, footer};
 use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
 use crate::measure::validity::Verdict;
 
@@ -45,27 +45,33 @@ pub(crate) fn esc(s: &str) -> String {
 const CSS: &str = r#"
 :root { color-scheme: light; }
 body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; margin: 24px auto; max-width: 1180px; padding: 0 16px; color: #111; line-height: 1.45; }
-h1 { font-size: 1.7em; margin: 0.2em 0; }
+h1 { font-size: 1.7em; margin: 0.2em 0; overflow-wrap: break-word; }
 h2 { font-size: 1.3em; border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 1.8em; }
 h3 { font-size: 1.08em; margin-top: 1.3em; }
 .standin { background: #fdecea; border: 2px solid #b71c1c; color: #8a1111; padding: 10px 14px; font-weight: bold; font-size: 1.1em; margin: 8px 0 16px; }
-.meta { color: #444; margin: 0.2em 0 1em; }
+ul.meta { color: #444; margin: 0.2em 0 1em; padding-left: 1.2em; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.86em; }
 th, td { border: 1px solid #ccc; padding: 4px 7px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; }
 td.text, th.text { text-align: left; }
-.scroll { overflow-x: auto; }
+table.results td, table.results th, table.latency td, table.latency th, table.wide td, table.wide th, table.sweep th, table.servers td:first-child { white-space: nowrap; }
+.scroll { overflow-x: auto; max-width: 100%; }
+summary { overflow-wrap: break-word; }
 tr.degraded td { background: #fff7e0; }
 tr.invalid td { background: #f2f2f2; color: #666; text-decoration: line-through; }
 tr.invalid td.validity, tr.degraded td.validity { text-decoration: none; font-weight: bold; color: #8a1111; }
 figure { margin: 16px 0 28px; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e3e3e3; }
 figcaption { color: #444; font-size: 0.9em; }
-dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; font-size: 0.92em; }
-dt { font-weight: bold; }
+dl { display: grid; grid-template-columns: minmax(0, max-content) minmax(0, 1fr); gap: 2px 16px; font-size: 0.92em; }
+dt { font-weight: bold; overflow-wrap: break-word; }
 dd { margin: 0; overflow-wrap: anywhere; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.85em; overflow-wrap: anywhere; }
+table.servers td, table.plan td { white-space: nowrap; }
+table.servers code { overflow-wrap: normal; }
+table.plan td:last-child { white-space: normal; min-width: 32em; }
 ul.notes li { margin: 3px 0; }
+ul.notes li, ul.found li, ul.meta li { overflow-wrap: break-word; }
 details { margin: 6px 0; }
 summary { cursor: pointer; font-weight: bold; }
 footer { margin-top: 3em; color: #666; font-size: 0.85em; }
@@ -113,24 +119,31 @@ pub(crate) fn page(p: &Page) -> String {
         out,
         "<footer>Written by microshard {} at {}. The page is self-contained: no script, nothing fetched.</footer>\n</body>\n</html>",
         esc(env!("CARGO_PKG_VERSION")),
-        esc(&chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        esc(&super::when::day_and_minute(
+            &chrono::Utc::now().to_rfc3339()
+        ))
     );
     out
 }
 
+/// The run's facts under the title, as a short list: when, with what, at which sizes.
 fn meta_line(p: &Page) -> String {
-    let mut parts = Vec::new();
-    if let Some(c) = p.config {
-        parts.push(format!("created {}", c.created));
-        parts.push(format!("microshard {}", c.tool_version));
-        parts.push(format!("backend {}", c.command.backend));
-    }
-    parts.push(p.report.scale_note.clone());
+    let mut items = Vec::new();
     let finished: Vec<&str> = p.cells.iter().map(|c| c.finished.as_str()).collect();
-    if let (Some(first), Some(last)) = (finished.iter().min(), finished.iter().max()) {
-        parts.push(format!("cells finished {first} – {last}"));
+    if let Some(c) = p.config {
+        items.push(super::when::experiment_times(&c.created, &finished));
+        items.push(format!(
+            "microshard {}, {} backend",
+            c.tool_version, c.command.backend
+        ));
     }
-    format!("<p class=\"meta\">{}</p>\n", esc(&parts.join(" · ")))
+    items.push(p.report.scale_note.clone());
+    let mut out = String::from("<ul class=\"meta\">\n");
+    for item in items {
+        let _ = writeln!(out, "<li>{}</li>", esc(&item));
+    }
+    out.push_str("</ul>\n");
+    out
 }
 
 /// "What this experiment found", first on the page.
@@ -149,11 +162,31 @@ fn verdict_class(v: Verdict) -> &'static str {
     v.as_str()
 }
 
+/// The comparison as the compact table, its latency detail, and every column folded away
+/// (each scrolls inside its own box on a narrow screen).
 fn results_section(out: &mut String, r: &Report) {
-    out.push_str("<h2 id=\"results\">Results</h2>\n<div class=\"scroll\"><table class=\"results\">\n<thead><tr>");
-    let h = headers(r);
+    out.push_str("<h2 id=\"results\">Results</h2>\n");
+    results_table(out, r, "results", &Columns::Compact);
+    out.push_str("<ul class=\"notes\">\n");
+    for line in footer(r, &Columns::Compact) {
+        let _ = writeln!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n<h3>Latency detail</h3>\n");
+    results_table(out, r, "latency", &Columns::latency_detail());
+    out.push_str("<details class=\"wide\"><summary>Every column</summary>\n");
+    results_table(out, r, "wide", &Columns::Wide);
+    out.push_str("</details>\n");
+}
+
+/// One table of the report's rows with these columns, a row class per verdict.
+fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>"
+    );
+    let h = columns.headers(r);
     for (i, name) in h.iter().enumerate() {
-        let class = if i < 2 || i == 5 {
+        let class = if columns.is_text(i) {
             " class=\"text\""
         } else {
             ""
@@ -168,21 +201,19 @@ fn results_section(out: &mut String, r: &Report) {
             verdict_class(row.validity.verdict)
         };
         let _ = write!(out, "<tr class=\"{class}\">");
-        for (i, cell) in row_cells(row).iter().enumerate() {
-            let class = match i {
-                0 | 1 | 5 => " class=\"text\"",
-                12 => " class=\"validity\"",
-                _ => "",
+        for (i, cell) in columns.cells(row).iter().enumerate() {
+            let class = if columns.is_text(i) {
+                " class=\"text\""
+            } else if h[i] == "validity" {
+                " class=\"validity\""
+            } else {
+                ""
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table></div>\n<ul class=\"notes\">\n");
-    for line in footer(r) {
-        let _ = writeln!(out, "<li>{}</li>", esc(&line));
-    }
-    out.push_str("</ul>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 fn validity_section(out: &mut String, r: &Report) {
@@ -297,7 +328,7 @@ fn sweeps_section(out: &mut String, p: &Page) {
         if s.standin {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
-        out.push_str("<table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
+        out.push_str("<div class=\"scroll\"><table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
         for pt in &s.points {
             let mut mark = Vec::new();
             if Some(pt.threads) == s.max_threads {
@@ -322,7 +353,7 @@ fn sweeps_section(out: &mut String, p: &Page) {
                 mark.join(", ")
             );
         }
-        out.push_str("</tbody></table>\n");
+        out.push_str("</tbody></table></div>\n");
         figure(
             out,
             &format!("chart-sweep-{}", esc(label)),
@@ -368,7 +399,7 @@ fn facts_section(out: &mut String, p: &Page) {
         out.push_str("<h3>Experiment</h3>\n");
         let mut items = vec![
             ("name".to_string(), c.command.name.clone()),
-            ("created".into(), c.created.clone()),
+            ("created".into(), super::when::day_and_minute(&c.created)),
             ("microshard version".into(), c.tool_version.clone()),
             (
                 "topologies".into(),
@@ -451,7 +482,7 @@ fn facts_section(out: &mut String, p: &Page) {
         for (name, props) in &c.properties {
             let _ = writeln!(
                 out,
-                "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<table><tbody>",
+                "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<div class=\"scroll\"><table><tbody>",
                 esc(name),
                 props.len()
             );
@@ -463,13 +494,13 @@ fn facts_section(out: &mut String, p: &Page) {
                     esc(v)
                 );
             }
-            out.push_str("</tbody></table></details>\n");
+            out.push_str("</tbody></table></div></details>\n");
         }
     }
 }
 
 fn servers(out: &mut String, p: &Page) {
-    out.push_str("<h3>Topologies and servers</h3>\n<table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
+    out.push_str("<h3>Topologies and servers</h3>\n<div class=\"scroll\"><table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
     for t in &p.report.topologies {
         let mut members: Vec<String> = Vec::new();
         for c in p.cells.iter().filter(|c| c.cell.topology == t.given) {
@@ -490,7 +521,7 @@ fn servers(out: &mut String, p: &Page) {
             esc(&members.join(", "))
         );
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
 }
 
 fn plans(out: &mut String, p: &Page) {
@@ -552,13 +583,17 @@ pub(crate) fn table_page(
     rows: &[Vec<String>],
 ) -> String {
     let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(title)
     );
     if let Some(m) = marker {
         let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(m));
     }
-    let _ = writeln!(out, "<h1>{}</h1>\n<table><thead><tr>", esc(title));
+    let _ = writeln!(
+        out,
+        "<h1>{}</h1>\n<div class=\"scroll\"><table><thead><tr>",
+        esc(title)
+    );
     for h in headers {
         let _ = write!(out, "<th>{}</th>", esc(h));
     }
@@ -570,7 +605,7 @@ pub(crate) fn table_page(
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n</body>\n</html>\n");
+    out.push_str("</tbody></table></div>\n</body>\n</html>\n");
     out
 }
 
@@ -612,8 +647,9 @@ mod tests {
             html.contains("id=\"timelines\"") && html.contains("id=\"timeline-"),
             "the invalid cell's timeline is on the page"
         );
-        assert_eq!(html.matches("<tr class=\"valid\">").count(), 1);
-        assert_eq!(html.matches("<tr class=\"invalid\">").count(), 1);
+        // A row each in the compact, latency-detail and every-column tables.
+        assert_eq!(html.matches("<tr class=\"valid\">").count(), 3);
+        assert_eq!(html.matches("<tr class=\"invalid\">").count(), 3);
         assert!(html.contains("id=\"standin\""));
         assert!(html.contains("sh0 stopped answering"));
         assert!(html.contains("<svg"));

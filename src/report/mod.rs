@@ -6,24 +6,32 @@
 
 pub(crate) mod capacity;
 pub mod charts;
+pub(crate) mod columns;
 pub(crate) mod diff;
 pub(crate) mod diff_checks;
 pub(crate) mod found;
 pub(crate) mod html;
 pub mod png;
+pub(crate) mod reproduced;
+#[cfg(test)]
+mod run_tests;
 pub(crate) mod stats;
+pub(crate) mod sweep;
 pub mod timeline;
+pub(crate) mod when;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::experiment::compare;
 use crate::experiment::model::{CellFile, ExperimentConfig, Latency, NotRun, SweepFile};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 use crate::measure::validity::{Validity, Verdict};
+pub(crate) use crate::topology::topology_label;
+pub use columns::Columns;
 
-/// The heading every stand-in figure carries, wherever it is shown or stored.
-pub(crate) const STANDIN_MARKER: &str = "STAND-IN FIGURES — not MongoDB";
+pub(crate) use crate::measure::STANDIN_MARKER;
 
 /// Significance level of the comparison with the baseline (Welch's t-test, two-sided).
 pub(crate) const ALPHA: f64 = 0.05;
@@ -414,36 +422,6 @@ pub(crate) fn where_lines(report: &Report) -> Vec<String> {
     out
 }
 
-/// True when a topology was given as a file rather than by the name of a shipped one.
-fn is_path(given: &str) -> bool {
-    given.contains('/') || given.contains('\\') || given.ends_with(".toml")
-}
-
-/// The name a topology is shown by: the `name` its plan recorded, else the `name` in its file,
-/// else the file stem when it was given as a path (`/home/me/single.toml` → `single`), else what
-/// was given. Tables, legends and titles show names, never paths.
-pub(crate) fn topology_label(given: &str, plan: Option<&crate::topology::Plan>) -> String {
-    if let Some(p) = plan.filter(|p| !p.name.trim().is_empty()) {
-        return p.name.clone();
-    }
-    if !is_path(given) {
-        return given.to_string();
-    }
-    let path = std::path::Path::new(given);
-    let from_file = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
-        .filter(|n| !n.trim().is_empty());
-    from_file
-        .or_else(|| {
-            path.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .filter(|s| !s.is_empty())
-        })
-        .unwrap_or_else(|| given.to_string())
-}
-
 /// Labels for every topology; two topologies that would share a label keep what was given, so
 /// no two columns or bars ever carry the same name.
 fn topology_labels(topologies: &[String], cells: &[CellFile]) -> BTreeMap<String, String> {
@@ -668,11 +646,7 @@ fn row_cells(row: &Row) -> Vec<String> {
         fmt_num(lat.p99),
         fmt_num(lat.p999),
         row.errors.to_string(),
-        match row.validity.verdict {
-            Verdict::Valid => "valid".to_string(),
-            Verdict::Degraded => "DEGRADED".to_string(),
-            Verdict::Invalid => "INVALID".to_string(),
-        },
+        validity_cell(row),
         row.spread
             .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
             .unwrap_or_else(dash),
@@ -687,6 +661,15 @@ fn row_cells(row: &Row) -> Vec<String> {
             None => dash(),
         },
     ]
+}
+
+/// The validity cell of a measured row: `valid`, or the verdict in capitals.
+fn validity_cell(row: &Row) -> String {
+    match row.validity.verdict {
+        Verdict::Valid => "valid".to_string(),
+        Verdict::Degraded => "DEGRADED".to_string(),
+        Verdict::Invalid => "INVALID".to_string(),
+    }
 }
 
 /// The `significant` cell: the answer with its direction and the ratio's interval, marked when
@@ -716,9 +699,15 @@ fn significance_cell(row: &Row) -> String {
 
 /// Renders a report in the requested format.
 pub(crate) fn render(report: &Report, format: Format) -> String {
+    render_with(report, format, &Columns::Compact)
+}
+
+/// [`render`] with the table's columns chosen (terminal and Markdown; CSV, JSON and the HTML
+/// page always carry every column).
+pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) -> String {
     match format {
-        Format::Table => render_table(report),
-        Format::Markdown => render_markdown(report, &chart_links(report, &[])),
+        Format::Table => render_table(report, columns),
+        Format::Markdown => render_markdown(report, &chart_links(report, &[]), columns),
         Format::Csv => render_csv(report),
         Format::Json => serde_json::to_string_pretty(report)
             .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
@@ -733,24 +722,20 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
 }
 
 /// Builds and renders the report of an experiment directory. Markdown links the charts the
-/// directory holds; HTML is the whole page with the run's facts.
-pub(crate) fn table(dir: &ExperimentDir, format: Format) -> Result<String, ResultsError> {
-    render_dir(dir, format, false)
-}
-
-/// [`table`], with every cell's timeline on the HTML page when `all_timelines` (`report
-/// --timelines`), not only those of cells that are not valid.
+/// directory holds; HTML is the whole page with the run's facts, with every cell's timeline when
+/// `all_timelines` (`report --timelines`), not only those of cells that are not valid.
 pub(crate) fn render_dir(
     dir: &ExperimentDir,
     format: Format,
     all_timelines: bool,
+    columns: &Columns,
 ) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let report =
         with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps());
     Ok(match format {
-        Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps())),
+        Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
         Format::Html => html::page(&html::Page {
             report: &report,
             config: Some(&config),
@@ -758,7 +743,7 @@ pub(crate) fn render_dir(
             sweeps: &dir.sweeps(),
             all_timelines,
         }),
-        other => render(&report, other),
+        other => render_with(&report, other, columns),
     })
 }
 
@@ -863,6 +848,37 @@ pub(crate) fn write_timelines(
     Ok(())
 }
 
+/// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
+/// into the run directory; returns the terminal table.
+pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+    let table = write_files(dir)?;
+    let config = dir.config()?;
+    for outcome in compare::vary_outcomes(dir, &config) {
+        let topology = outcome.topology.clone().unwrap_or_default();
+        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
+        sweep::write_vary(
+            dir,
+            &outcome,
+            &format!("{scenario} on {}", topology_label(&topology, None)),
+            &compare::vary_stem(&topology),
+        )?;
+    }
+    let sweeps = dir.sweeps();
+    if dir.cells()?.is_empty() && !sweeps.is_empty() {
+        // A sweep's own run directory: its text reports are the sweep points.
+        let text: Vec<String> = sweeps.iter().map(|(_, s)| sweep::render_sweep(s)).collect();
+        let text = text.join("\n");
+        dir.write_text("report.txt", &text)?;
+        dir.write_text("report.md", &format!("```\n{text}```\n"))?;
+        let csv: Vec<String> = sweeps.iter().map(|(_, s)| sweep::sweep_csv(s)).collect();
+        dir.write_text("report.csv", &csv.join(""))?;
+        let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
+        dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
+        return Ok(text);
+    }
+    Ok(table)
+}
+
 /// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
 /// PNG) and one chart per thread sweep; returns the terminal table.
 pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
@@ -885,7 +901,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     }
     dir.write_text(
         "report.md",
-        &render_markdown(&rep, &chart_links(&rep, &sweeps)),
+        &render_markdown(&rep, &chart_links(&rep, &sweeps), &Columns::Compact),
     )?;
     dir.write_text("report.csv", &render(&rep, Format::Csv))?;
     dir.write_text("report.json", &render(&rep, Format::Json))?;
@@ -904,7 +920,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     Ok(table)
 }
 
-fn footer(report: &Report) -> Vec<String> {
+fn footer(report: &Report, columns: &Columns) -> Vec<String> {
     let mut lines = vec![
         format!("Sizes: {}", report.scale_note),
         format!(
@@ -912,6 +928,9 @@ fn footer(report: &Report) -> Vec<String> {
             report.test
         ),
     ];
+    if *columns == Columns::Compact {
+        lines.push(columns::compact_key(report));
+    }
     if report.repeat < 2 && report.rows.iter().any(|r| r.repeats > 0) {
         lines.push(
             "significant: — means not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
@@ -929,8 +948,12 @@ fn footer(report: &Report) -> Vec<String> {
             .map(|n| format!("validity: {n}")),
     );
     if report.rows.iter().any(|r| r.baseline_not_valid) {
+        let mark = match columns {
+            Columns::Compact => "!",
+            _ => "\"baseline invalid\" or \"baseline degraded\"",
+        };
         lines.push(format!(
-            "A ratio marked \"baseline invalid\" or \"baseline degraded\" divides by a {} figure that is not valid: do not publish it without that caveat.",
+            "A ratio marked {mark} divides by a {} figure that is not valid: do not publish it without that caveat.",
             report.baseline
         ));
     }
@@ -938,11 +961,11 @@ fn footer(report: &Report) -> Vec<String> {
     lines
 }
 
-fn render_table(report: &Report) -> String {
+fn render_table(report: &Report, columns: &Columns) -> String {
     let mut builder = tabled::builder::Builder::new();
-    builder.push_record(headers(report));
+    builder.push_record(columns.headers(report));
     for row in &report.rows {
-        builder.push_record(row_cells(row));
+        builder.push_record(columns.cells(row));
     }
     let mut table = builder.build();
     table.with(tabled::settings::Style::rounded());
@@ -959,7 +982,7 @@ fn render_table(report: &Report) -> String {
             out.push_str(&format!("- {f}\n"));
         }
     }
-    for line in footer(report) {
+    for line in footer(report, columns) {
         out.push_str(&line);
         out.push('\n');
     }
@@ -970,7 +993,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
+fn render_markdown(report: &Report, charts: &[ChartLink], columns: &Columns) -> String {
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
@@ -990,26 +1013,12 @@ fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
         }
         out.push('\n');
     }
-    let h = headers(report);
-    out.push_str(&format!(
-        "| {} |\n",
-        h.iter()
-            .map(|c| md_escape(c))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    ));
-    let aligns: Vec<&str> = h
-        .iter()
-        .enumerate()
-        .map(|(i, _)| if i < 2 || i == 5 { "---" } else { "---:" })
-        .collect();
-    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
-    for row in &report.rows {
-        let cells: Vec<String> = row_cells(row).iter().map(|c| md_escape(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    markdown_table(&mut out, report, columns);
+    if *columns == Columns::Compact {
+        out.push_str("#### Latency detail\n\n");
+        markdown_table(&mut out, report, &Columns::latency_detail());
     }
-    out.push('\n');
-    for line in footer(report) {
+    for line in footer(report, columns) {
         out.push_str(&format!("- {}\n", md_escape(&line)));
     }
     if !charts.is_empty() {
@@ -1020,6 +1029,27 @@ fn render_markdown(report: &Report, charts: &[ChartLink]) -> String {
         }
     }
     out
+}
+
+/// One Markdown table of the report's rows, and a blank line.
+fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
+    let h = columns.headers(report);
+    out.push_str(&format!(
+        "| {} |\n",
+        h.iter()
+            .map(|c| md_escape(c))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    let aligns: Vec<&str> = (0..h.len())
+        .map(|i| if columns.is_text(i) { "---" } else { "---:" })
+        .collect();
+    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
+    for row in &report.rows {
+        let cells: Vec<String> = columns.cells(row).iter().map(|c| md_escape(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out.push('\n');
 }
 
 pub(crate) fn csv_field(s: &str) -> String {
@@ -1312,7 +1342,13 @@ pub(crate) mod tests {
             ),
             "{table}"
         );
-        assert!(table.contains("(baseline invalid)"), "{table}");
+        assert!(
+            table.contains(" !")
+                && table.contains("! divides by a single figure that is not valid"),
+            "the compact table marks and explains the ratio:\n{table}"
+        );
+        let wide = render_with(&r, Format::Table, &Columns::Wide);
+        assert!(wide.contains("(baseline invalid)"), "{wide}");
         let csv = render(&r, Format::Csv);
         assert!(csv.lines().any(|l| l.contains(",invalid,")), "{csv}");
     }
@@ -1331,10 +1367,26 @@ pub(crate) mod tests {
     #[test]
     fn markdown_rows_have_header_width() {
         let r = build_from(&config(false), &cells());
+        // Compact: the comparison, then the latency detail, each as wide as its header.
         let md = render(&r, Format::Markdown);
+        let (first, detail) = md
+            .split_once("#### Latency detail")
+            .expect("a detail table");
+        for (part, columns) in [(first, 6), (detail, 9)] {
+            let table: Vec<&str> = part.lines().filter(|l| l.starts_with('|')).collect();
+            assert_eq!(table.len(), 2 + r.rows.len(), "{md}");
+            assert!(
+                table
+                    .iter()
+                    .all(|l| l.matches(" | ").count() == columns - 1),
+                "{md}"
+            );
+        }
+        let md = render_with(&r, Format::Markdown, &Columns::Wide);
         let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
         assert_eq!(table.len(), 2 + r.rows.len());
         let width = table[0].matches(" | ").count();
+        assert_eq!(width + 1, columns::NAMES.len(), "every column");
         assert!(
             table.iter().all(|l| l.matches(" | ").count() == width),
             "{md}"

@@ -6,11 +6,13 @@
 //! will run.
 
 pub(crate) mod flags;
+mod label;
 mod plan;
 mod reach;
 mod spec;
 
 pub(crate) use flags::check_mongod_args;
+pub(crate) use label::topology_label;
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
 pub(crate) use plan::{find_program, format_gb};
 pub use spec::{

@@ -1,0 +1,130 @@
+//! `microshard rerun DIR`: measure an experiment again from its own record (`experiment.json`:
+//! the stored command and resolved scenario properties) into a new run directory, then print the
+//! `diff` against the original and whether it reproduced (`report::reproduced`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::experiment_cmd::matrix_exit;
+use super::progress::ProgressDisplay;
+use crate::error::bad_input;
+use crate::events::Events;
+use crate::experiment::compare::{self, NewRun};
+use crate::experiment::live::LiveLab;
+use crate::experiment::results::ExperimentDir;
+use crate::output::Terminal;
+use crate::preflight;
+use crate::report::{self, Format};
+use crate::topology::BackendKind;
+
+/// Arguments of `rerun`.
+#[derive(Debug, Args)]
+pub(crate) struct RerunArgs {
+    /// The experiment's run directory.
+    pub dir: PathBuf,
+    /// Where the new run directory is created (default: beside the original).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Format of the diff printed at the end.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
+    #[arg(long)]
+    pub strict: bool,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The original experiment, checked before anything starts: a `compare` run directory whose
+/// record this version reads (bad input otherwise, exit 2).
+fn original(args: &RerunArgs) -> anyhow::Result<ExperimentDir> {
+    let at = || format!("rerun {}", args.dir.display());
+    // `results/latest` moves to the new run: hold on to the directory it names now.
+    let path = std::fs::canonicalize(&args.dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    let dir = ExperimentDir::open(&path).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    preflight::known_schema(&dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    if dir.is_sweep() {
+        return Err(bad_input(format!(
+            "{}: this is a sweep, not a compare experiment; rerun measures compare experiments \
+             (run the sweep's command again instead)",
+            at()
+        )));
+    }
+    Ok(dir)
+}
+
+/// Measures the experiment again and says whether it reproduced.
+pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
+    let original = original(&args)?;
+    let record = original
+        .config()
+        .map_err(|e| bad_input(format!("rerun {}: {e}", args.dir.display())))?;
+    let mut command = record.command.clone();
+    // Stand-in figures were measured through links to this binary: make them again if they
+    // are gone (a demo's temporary links), as `compare --standin` does.
+    if let Some(gone) = command.bin_dir.as_ref().filter(|d| !d.is_dir()) {
+        if !(record.standin && command.backend == BackendKind::Process) {
+            return Err(bad_input(format!(
+                "rerun: the experiment's binaries directory {} is gone",
+                gone.display()
+            )));
+        }
+        command.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
+    }
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None => original
+            .path()
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("results")),
+    };
+    preflight::writable_dir("--out", &out)?;
+    preflight::scenarios(&command)?;
+    preflight::servers(&preflight::Servers {
+        label: "--topologies",
+        backend: command.backend,
+        topologies: &command.topologies,
+        bin_dir: command.bin_dir.as_deref(),
+        extra_mongod_args: &command.extra_mongod_args,
+        image: command.image.as_deref(),
+        base_port: command.base_port,
+        binaries_linked_later: false,
+        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
+        dry_run: false,
+    })
+    .await?;
+    let cancel = crate::signals::install();
+    let progress = ProgressDisplay::auto(args.quiet);
+    let mut prepared = compare::create(
+        &command,
+        &NewRun {
+            client_ceiling: record.client_ceiling,
+            results_root: out,
+            workload_dir: None,
+        },
+    )?;
+    // The scenarios as the original resolved them, not as the workload files read today.
+    prepared.config.properties = record.properties.clone();
+    prepared.config.scale_note = record.scale_note.clone();
+    prepared.dir.write_config(&prepared.config)?;
+    progress.line(&format!(
+        "microshard: measuring {} again from its record",
+        original.path().display()
+    ));
+    let (mut lab, _links) = LiveLab::for_compare(&prepared)?;
+    lab.events = progress.events();
+    let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
+    report::write_reports(&dir)?;
+    let mut text = report::diff::diff_dirs(&original, &dir, args.format)?;
+    let verdict = report::reproduced::verdict(&report::build(&original)?, &report::build(&dir)?);
+    if matches!(args.format, Format::Table | Format::Markdown) {
+        text.push_str(&verdict);
+    } else {
+        // Other formats keep stdout one document.
+        crate::output::eprintln(&verdict);
+    }
+    matrix_exit(&dir, &outcome, &text, args.strict)
+}

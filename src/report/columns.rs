@@ -1,0 +1,217 @@
+//! Which columns a comparison table shows. The default is compact, one row per cell in at most
+//! 100 characters for three topologies (scenario, topology, ops/s with its spread, the ratio to
+//! the baseline marked when significant, p99 of the main operation, validity); `--wide` shows
+//! every column and `--columns LIST` a chosen few. CSV and JSON always carry every figure.
+
+use super::{Report, Row, fmt_num, headers, row_cells, validity_cell};
+
+/// The names `--columns` accepts, in the order of the wide table.
+pub(crate) const NAMES: [&str; 17] = [
+    "scenario",
+    "topology",
+    "threads",
+    "ops",
+    "ratio",
+    "op",
+    "avg",
+    "p50",
+    "p95",
+    "p99",
+    "p999",
+    "errors",
+    "validity",
+    "spread",
+    "stddev",
+    "significant",
+    "cpu",
+];
+
+/// The columns of the latency-detail table under the compact Markdown table.
+const LATENCY_DETAIL: [&str; 9] = [
+    "scenario", "topology", "op", "avg", "p50", "p95", "p99", "p999", "errors",
+];
+
+/// How many columns a table shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Columns {
+    /// The compact default.
+    #[default]
+    Compact,
+    /// Every column.
+    Wide,
+    /// These columns of the wide table (indexes into [`NAMES`]), in the order given.
+    Pick(Vec<usize>),
+}
+
+impl Columns {
+    /// `--wide` / `--columns LIST`; an unknown name is bad input naming the flag and the names.
+    pub fn from_flags(wide: bool, list: Option<&str>) -> Result<Columns, String> {
+        let Some(list) = list else {
+            return Ok(if wide {
+                Columns::Wide
+            } else {
+                Columns::Compact
+            });
+        };
+        if wide {
+            return Err("--wide and --columns: give one of them".into());
+        }
+        let picked: Result<Vec<usize>, String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| {
+                NAMES
+                    .iter()
+                    .position(|k| k.eq_ignore_ascii_case(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "--columns {list}: unknown column '{n}'; the columns are {}",
+                            NAMES.join(",")
+                        )
+                    })
+            })
+            .collect();
+        let picked = picked?;
+        if picked.is_empty() {
+            return Err(format!(
+                "--columns {list}: no column named; the columns are {}",
+                NAMES.join(",")
+            ));
+        }
+        Ok(Columns::Pick(picked))
+    }
+
+    /// The table's header row.
+    pub(crate) fn headers(&self, report: &Report) -> Vec<String> {
+        match self {
+            Columns::Compact => compact_headers(report),
+            Columns::Wide => headers(report),
+            Columns::Pick(ix) => pick(&headers(report), ix),
+        }
+    }
+
+    /// One row's cells.
+    pub(crate) fn cells(&self, row: &Row) -> Vec<String> {
+        match self {
+            Columns::Compact => compact_cells(row),
+            Columns::Wide => row_cells(row),
+            Columns::Pick(ix) => pick(&row_cells(row), ix),
+        }
+    }
+
+    /// Whether column `i` of this table holds text (left-aligned in Markdown) rather than a
+    /// figure.
+    pub(crate) fn is_text(&self, i: usize) -> bool {
+        let name = match self {
+            Columns::Compact => return i < 2,
+            Columns::Wide => NAMES.get(i),
+            Columns::Pick(ix) => ix.get(i).and_then(|&k| NAMES.get(k)),
+        };
+        matches!(name, Some(&"scenario" | &"topology" | &"op"))
+    }
+
+    /// The latency-detail table shown under the compact Markdown table.
+    pub(crate) fn latency_detail() -> Columns {
+        Columns::Pick(
+            LATENCY_DETAIL
+                .iter()
+                .filter_map(|n| NAMES.iter().position(|k| k == n))
+                .collect(),
+        )
+    }
+}
+
+fn pick(all: &[String], ix: &[usize]) -> Vec<String> {
+    ix.iter().filter_map(|&i| all.get(i).cloned()).collect()
+}
+
+fn compact_headers(report: &Report) -> Vec<String> {
+    [
+        "scenario".to_string(),
+        "topology".to_string(),
+        if report.repeat > 1 {
+            "ops/s (min–max)".to_string()
+        } else {
+            "ops/s".to_string()
+        },
+        format!("× {}", report.baseline),
+        "p99 µs".to_string(),
+        "validity".to_string(),
+    ]
+    .to_vec()
+}
+
+fn compact_cells(row: &Row) -> Vec<String> {
+    let dash = || "—".to_string();
+    if row.repeats == 0 {
+        let what = match row.not_run {
+            Some(_) => "not run",
+            None => "not measured",
+        };
+        let validity = if row.not_run.is_some() {
+            "NOT RUN"
+        } else {
+            "—"
+        };
+        return vec![
+            row.scenario.clone(),
+            row.topology.clone(),
+            what.into(),
+            dash(),
+            dash(),
+            validity.into(),
+        ];
+    }
+    let ops = match (row.throughput, row.spread) {
+        (Some(t), Some((lo, hi))) if row.repeats > 1 => {
+            format!("{} ({}–{})", fmt_num(t), fmt_num(lo), fmt_num(hi))
+        }
+        (Some(t), _) => fmt_num(t),
+        (None, _) => dash(),
+    };
+    let ratio = row
+        .vs_baseline
+        .map(|r| {
+            let mut cell = format!("{r:.2}×");
+            if row.significance.is_some_and(|s| s.significant) {
+                cell.push_str(" *");
+            }
+            if row.baseline_not_valid {
+                cell.push_str(" !");
+            }
+            cell
+        })
+        .unwrap_or_else(dash);
+    let p99 = match (&row.latency, &row.main_op) {
+        (Some(l), Some(op)) => format!("{} {op}", fmt_num(l.p99)),
+        (Some(l), None) => fmt_num(l.p99),
+        _ => dash(),
+    };
+    vec![
+        row.scenario.clone(),
+        row.topology.clone(),
+        ops,
+        ratio,
+        p99,
+        validity_cell(row),
+    ]
+}
+
+/// What the compact table's marks mean (a line under it).
+pub(crate) fn compact_key(report: &Report) -> String {
+    let mut key = if report.repeat > 1 {
+        "ops/s: mean, (lowest–highest) over repetitions. ".to_string()
+    } else {
+        String::new()
+    };
+    key.push_str(&format!(
+        "× {}: * significantly different (Welch's t-test, p < 0.05)",
+        report.baseline
+    ));
+    if report.rows.iter().any(|r| r.baseline_not_valid) {
+        key.push_str(", ! the baseline is not valid");
+    }
+    key.push_str(". p99 µs of the row's main operation. --wide shows every column.");
+    key
+}

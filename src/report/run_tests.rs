@@ -1,0 +1,371 @@
+//! The reports of whole (fake) experiments and sweeps: `experiment` measures and stores, then
+//! [`write_reports`] writes the files, as the CLI does.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::experiment::compare::tests::{FakeLab, cancel_never, new_lab, setup};
+use crate::experiment::compare::{
+    MatrixOutcome, Prepared, ResumeFlags, create, resume, verdict_lines,
+};
+use crate::experiment::model::{CellId, SweepOutcome, Vary};
+use crate::experiment::progress::Progress;
+use crate::experiment::sweep::tests::Curve;
+use crate::experiment::sweep::{SweepConfig, SweepTarget};
+use crate::runner::Phase;
+
+/// `compare` as the CLI runs it: measure, then write the reports.
+async fn compare_with(
+    lab: &mut FakeLab,
+    prepared: Prepared,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
+    let (dir, outcome) =
+        crate::experiment::compare::compare_with(lab, prepared, cancel, progress).await?;
+    write_reports(&dir)?;
+    Ok((dir, outcome))
+}
+
+/// `sweep` as the CLI runs it: measure, then write the reports and the seed-2 table.
+async fn sweep_with(
+    lab: &mut Curve,
+    cfg: &SweepConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
+    let swept = crate::experiment::sweep::sweep_with(lab, cfg, cancel, progress).await?;
+    write_reports(&swept.dir)?;
+    if !swept.outcome.is_single() {
+        sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;
+    }
+    Ok((swept.dir, swept.outcome))
+}
+
+#[tokio::test]
+async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() -> anyhow::Result<()>
+{
+    let Some((_tmp, mut cmd, at)) = setup() else {
+        return Ok(());
+    };
+    cmd.topologies = vec!["microshard-2".into(), "single".into()];
+    cmd.baseline = "single".into();
+    let mut lab = new_lab();
+    lab.dead_on = Some(("microshard-2".into(), "S2".into()));
+    let cancel = CancellationToken::new();
+    let (dir, outcome) =
+        compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
+    // S3 of the dead topology is not run; the next topology is measured whole.
+    let ran: Vec<(String, String)> = lab
+        .runs
+        .iter()
+        .map(|(t, s, _)| (t.clone(), s.clone()))
+        .collect();
+    assert!(
+        !ran.contains(&("microshard-2".into(), "S3".into())),
+        "{ran:?}"
+    );
+    assert_eq!(ran.iter().filter(|(t, _)| t == "single").count(), 3);
+    assert_eq!(outcome.not_run.len(), 1);
+    assert_eq!(
+        outcome.not_run[0].reason,
+        "not run: sh0 (localhost:41110) dead since S2 at 3.0 s"
+    );
+    let lines = verdict_lines(&dir)?;
+    assert_eq!(lines.invalid.len(), 2, "{lines:?}");
+    let table = render_dir(&dir, Format::Table, false, &Columns::Compact)?;
+    assert!(table.contains("not run"), "{table}");
+    assert!(table.contains("dead since S2"), "{table}");
+    let csv = render_dir(&dir, Format::Csv, false, &Columns::Compact)?;
+    assert!(csv.contains("not run"), "{csv}");
+
+    // Resume: the cell not run is measured; with --remeasure-invalid the invalid S2 too,
+    // its first attempt kept under earlier/.
+    let again = ResumeFlags {
+        remeasure_invalid: true,
+        ..Default::default()
+    };
+    let mut lab = new_lab();
+    let (dir, outcome) = compare_with(
+        &mut lab,
+        resume(dir.path(), &again)?,
+        &cancel,
+        &Progress::silent(),
+    )
+    .await?;
+    assert_eq!(outcome.measured.len(), 2, "{:?}", outcome.measured);
+    assert!(dir.not_run().is_empty());
+    let lines = verdict_lines(&dir)?;
+    assert!(lines.invalid.is_empty(), "{lines:?}");
+    let earlier = dir
+        .path()
+        .join("cells/microshard-2/earlier/S2-r1.session1.json");
+    assert!(earlier.is_file(), "the first attempt is kept");
+    let sessions: Vec<u32> = dir.cells()?.iter().map(|c| c.session).collect();
+    assert!(
+        sessions.contains(&1) && sessions.contains(&2),
+        "{sessions:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn measures_every_cell_and_tears_down() -> anyhow::Result<()> {
+    let Some((_tmp, cmd, at)) = setup() else {
+        return Ok(());
+    };
+    let mut lab = new_lab();
+    let cancel = CancellationToken::new();
+    let (dir, outcome) =
+        compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
+    assert_eq!(outcome.measured.len(), 6);
+    assert!(outcome.failures.is_empty());
+    // Per topology: the load, then S2 on the loaded records, then S3 with the 5 S2 inserted too.
+    assert_eq!(
+        lab.recordcounts,
+        vec![100_000, 100_000, 100_005, 100_000, 100_000, 100_005]
+    );
+    assert_eq!((lab.ups, lab.downs), (2, 2));
+    let rep = build(&dir)?;
+    let ms = rep
+        .rows
+        .iter()
+        .find(|r| r.scenario == "S2" && r.topology == "microshard-2");
+    assert!(
+        ms.and_then(|r| r.vs_baseline)
+            .is_some_and(|x| (x - 2.0).abs() < 1e-9)
+    );
+    assert!(rep.standin(), "fake cells are stand-in cells");
+    assert!(dir.config()?.standin);
+    for f in [
+        "report.md",
+        "report.csv",
+        "report.json",
+        "throughput.svg",
+        "latency.svg",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn resume_skips_finished_cells_but_reloads_data() -> anyhow::Result<()> {
+    let Some((_tmp, cmd, at)) = setup() else {
+        return Ok(());
+    };
+    let mut lab = new_lab();
+    let cancel = CancellationToken::new();
+    lab.cancel_after_runs = Some((1, cancel.clone()));
+    let (dir, outcome) =
+        compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
+    assert!(outcome.interrupted);
+    assert_eq!(outcome.measured.len(), 1, "only the load cell was finished");
+    assert_eq!(
+        (lab.ups, lab.downs),
+        (1, 1),
+        "interrupted topology torn down"
+    );
+    let first = CellId {
+        topology: "single".into(),
+        scenario: "S1".into(),
+        repeat: 1,
+    };
+    let before = std::fs::read(dir.cell_path(&first))?;
+    assert!(!dir.is_finished(&CellId {
+        scenario: "S2".into(),
+        ..first.clone()
+    }));
+
+    let mut lab2 = new_lab();
+    let cancel = CancellationToken::new();
+    let resumed = resume(dir.path(), &ResumeFlags::default())?;
+    let (dir2, outcome) = compare_with(&mut lab2, resumed, &cancel, &Progress::silent()).await?;
+    assert_eq!(dir2.path(), dir.path());
+    assert_eq!(outcome.measured.len(), 5);
+    assert!(!outcome.measured.contains(&first));
+    assert_eq!(
+        std::fs::read(dir.cell_path(&first))?,
+        before,
+        "first cell untouched"
+    );
+    // The data is loaded again on the fresh topology, but not recorded as a measurement.
+    assert_eq!(
+        lab2.runs
+            .iter()
+            .filter(|r| r.0 == "single" && r.2 == Phase::Load)
+            .count(),
+        1
+    );
+    let rep = build(&dir)?;
+    assert!(rep.rows.iter().all(|r| r.repeats == 1));
+    Ok(())
+}
+
+#[tokio::test]
+async fn sweep_picks_knee_threads_for_cells() -> anyhow::Result<()> {
+    let Some((_tmp, mut cmd, at)) = setup() else {
+        return Ok(());
+    };
+    cmd.sweep = true;
+    cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32, 64];
+    let mut lab = new_lab();
+    let cancel = CancellationToken::new();
+    let (dir, _) = compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
+    // capacity 1000 at 100 ops/s per thread → saturates at 10 threads → knee 16.
+    assert_eq!(
+        dir.read_sweep("single").and_then(|s| s.knee_threads),
+        Some(16)
+    );
+    assert_eq!(
+        dir.read_sweep("microshard-2").and_then(|s| s.knee_threads),
+        Some(32)
+    );
+    let cells = dir.cells()?;
+    let s3 = cells
+        .iter()
+        .find(|c| c.cell.topology == "microshard-2" && c.cell.scenario == "S3");
+    assert_eq!(s3.map(|c| c.summary.threads), Some(32));
+    assert!(dir.path().join("sweep-single.svg").is_file());
+    Ok(())
+}
+
+#[tokio::test]
+async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Result<()> {
+    let Some((_tmp, mut cmd, at)) = setup() else {
+        return Ok(());
+    };
+    cmd.sweep = true;
+    cmd.sweep_threads = vec![1, 2, 4, 8, 16, 32];
+    cmd.vary = Some(Vary::parse("readbatchsize=1,10")?);
+    cmd.repeat = 2;
+    let mut lab = new_lab();
+    let (dir, outcome) = compare_with(
+        &mut lab,
+        create(&cmd, &at)?,
+        &cancel_never(),
+        &Progress::silent(),
+    )
+    .await?;
+    // Two values × two repetitions per topology, measured on its first bring-up only.
+    let sweep_runs = |lab: &FakeLab| {
+        lab.runs
+            .iter()
+            .filter(|r| r.1 == "S2" && r.2 == Phase::Run)
+            .count()
+    };
+    assert_eq!(sweep_runs(&lab), 2 * (4 * 6 + 2), "curves + S2 cells");
+    assert_eq!(dir.sweeps().len(), 8);
+    assert_eq!(outcome.varied.len(), 2, "a table per topology");
+    assert!(outcome.varied.iter().all(|o| o.curves.len() == 4));
+    for stem in ["vary-single", "vary-microshard-2"] {
+        for ext in ["md", "csv", "json", "txt", "svg"] {
+            assert!(
+                dir.path().join(format!("{stem}.{ext}")).is_file(),
+                "{stem}.{ext}"
+            );
+        }
+    }
+    // The cells run at the first value's knee (capacity 1000 at 100 ops/s per thread → 16).
+    let cells = dir.cells()?;
+    let s3 = cells
+        .iter()
+        .find(|c| c.cell.topology == "single" && c.cell.scenario == "S3");
+    assert_eq!(s3.map(|c| c.summary.threads), Some(16));
+    let text = sweep::render_vary(
+        &outcome.varied[0],
+        sweep::VaryFormat::Table,
+        &Columns::Compact,
+    );
+    assert!(text.contains("readbatchsize on single"), "{text}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn loads_once_and_finds_knee() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let wl = tmp.path().join("W");
+    std::fs::write(&wl, "recordcount=10\n")?;
+    let cfg = SweepConfig {
+        workload: wl.display().to_string(),
+        threads: vec![1, 2, 4, 8, 16, 32, 64, 128],
+        target: SweepTarget::Topology("single".into()),
+        duration: Duration::from_secs(1),
+        overrides: vec![],
+        full: false,
+        records: 10,
+        no_load: false,
+        results_root: tmp.path().join("results"),
+        backend: crate::topology::BackendKind::Process,
+        vary: None,
+        repeat: 1,
+        clients: 1,
+    };
+    let mut lab = Curve { loads: 0, downs: 0 };
+    let cancel = CancellationToken::new();
+    let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::silent()).await?;
+    assert_eq!((lab.loads, lab.downs), (1, 1));
+    assert!(outcome.is_single());
+    let sweep = &outcome.curves[0].1;
+    assert_eq!(sweep.points.len(), 8);
+    assert_eq!(sweep.max_threads, Some(16));
+    assert_eq!(sweep.knee_threads, Some(16));
+    let text = sweep::render_sweep(sweep);
+    assert!(text.contains("max, knee"), "{text}");
+    assert!(dir.path().join("sweep-single.svg").is_file());
+    Ok(())
+}
+
+#[tokio::test]
+async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_table()
+-> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let wl = tmp.path().join("W");
+    std::fs::write(&wl, "recordcount=10\n")?;
+    let cfg = SweepConfig {
+        workload: wl.display().to_string(),
+        threads: vec![1, 5, 10],
+        target: SweepTarget::Topology("single".into()),
+        duration: Duration::from_secs(1),
+        overrides: vec![],
+        full: false,
+        records: 100,
+        no_load: false,
+        results_root: tmp.path().join("results"),
+        backend: crate::topology::BackendKind::Process,
+        vary: Some(Vary::parse("readbatchsize=1,10,20")?),
+        repeat: 3,
+        clients: 1,
+    };
+    let mut lab = Curve { loads: 0, downs: 0 };
+    let (dir, outcome) = sweep_with(
+        &mut lab,
+        &cfg,
+        &CancellationToken::new(),
+        &Progress::silent(),
+    )
+    .await?;
+    assert_eq!(lab.loads, 1, "one load for every curve");
+    assert_eq!(outcome.curves.len(), 9);
+    let table = sweep::render_vary(&outcome, sweep::VaryFormat::Csv, &Columns::Compact);
+    let header = table.lines().next().unwrap_or_default();
+    assert_eq!(header.split(',').count(), 2 + 3 * 4, "{header}");
+    assert!(header.contains("readbatchsize=10 #3") && header.contains("readbatchsize=20 mean"));
+    assert_eq!(table.lines().count(), 4, "a row per thread count: {table}");
+    for f in ["vary.md", "vary.csv", "vary.json", "vary.txt"] {
+        assert!(dir.path().join(f).is_file(), "{f}");
+    }
+    assert_eq!(dir.sweeps().len(), 9, "every curve stored");
+    assert!(Vary::parse("readbatchsize").is_err());
+    assert!(Vary::parse("readbatchsize=1,,2").is_err());
+    let typo = Vary::parse("readbachsize=1,10").unwrap_err().to_string();
+    assert!(
+        typo.contains("'readbachsize' is not a property")
+            && typo.contains("did you mean 'readbatchsize'?"),
+        "{typo}"
+    );
+    assert!(Vary::parse("mycompany.knob=1,2").is_err());
+    Ok(())
+}

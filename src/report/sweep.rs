@@ -1,0 +1,603 @@
+//! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
+//! CSV and the SVG/PNG chart, from the stored curves.
+
+use super::{Columns, charts, stats};
+use crate::experiment::metrics::bytes;
+use crate::experiment::model::{SweepFile, SweepOutcome};
+use crate::experiment::results::ExperimentDir;
+use crate::measure::STANDIN_MARKER;
+use crate::topology::topology_label;
+
+/// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
+/// `.txt`, `.json`, `.svg` and, when a font is found, `.png`.
+pub(crate) fn write_vary(
+    dir: &ExperimentDir,
+    outcome: &SweepOutcome,
+    label: &str,
+    stem: &str,
+) -> anyhow::Result<()> {
+    dir.write_text(
+        &format!("{stem}.md"),
+        &render_vary(outcome, VaryFormat::Markdown, &Columns::Compact),
+    )?;
+    dir.write_text(
+        &format!("{stem}.csv"),
+        &render_vary(outcome, VaryFormat::Csv, &Columns::Wide),
+    )?;
+    dir.write_text(
+        &format!("{stem}.txt"),
+        &render_vary(outcome, VaryFormat::Table, &Columns::Compact),
+    )?;
+    dir.write_text(
+        &format!("{stem}.json"),
+        &serde_json::to_string_pretty(outcome)?,
+    )?;
+    let chart = vary_chart(outcome, label)?;
+    dir.write_text(&format!("{stem}.svg"), &chart.svg)?;
+    if let Ok(png) = super::png::svg_to_png(&chart.svg) {
+        crate::experiment::results::write_bytes_atomic(
+            &dir.path().join(format!("{stem}.png")),
+            &png,
+        )?;
+    }
+    Ok(())
+}
+
+/// The seed-2 chart of an outcome: one line per value, min–max over repetitions.
+pub(crate) fn vary_chart(
+    outcome: &SweepOutcome,
+    label: &str,
+) -> Result<charts::Chart, charts::ChartError> {
+    let (values, repeats) = (outcome.values(), outcome.repeats());
+    let mut notes = Vec::new();
+    let series: Vec<charts::VarySeries> = values
+        .iter()
+        .map(|value| {
+            let curves: Vec<&SweepFile> = outcome
+                .curves
+                .iter()
+                .filter(|(v, _)| v.value == *value)
+                .map(|(_, s)| s)
+                .collect();
+            let mut not_valid = false;
+            let points = outcome
+                .threads
+                .iter()
+                .filter_map(|&t| {
+                    let got: Vec<f64> = curves
+                        .iter()
+                        .filter_map(|c| c.points.iter().find(|p| p.threads == t))
+                        .inspect(|p| {
+                            if !p.summary.validity.is_valid() {
+                                not_valid = true;
+                                notes.push(format!(
+                                    "{} at {t} threads is {}: {}",
+                                    c_label(&outcome.property, value),
+                                    p.summary.validity.verdict,
+                                    p.summary.validity.summary()
+                                ));
+                            }
+                        })
+                        .map(|p| p.summary.throughput)
+                        .collect();
+                    let mean = stats::mean(&got)?;
+                    let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    Some((t, lo, mean, hi))
+                })
+                .collect();
+            charts::VarySeries {
+                label: c_label(&outcome.property, value),
+                points,
+                not_valid,
+            }
+        })
+        .collect();
+    if let Some((header, rows)) = memory_rows(outcome) {
+        for r in rows {
+            notes.push(format!(
+                "{}={} at the end: {} {}, {} {}, index {}",
+                header[0], r[0], header[1], r[1], header[2], r[2], r[3]
+            ));
+        }
+    }
+    let version = outcome
+        .curves
+        .iter()
+        .flat_map(|(_, s)| s.points.iter())
+        .find_map(|p| p.summary.server_version.clone());
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    let server = match (&version, standin) {
+        (Some(v), true) => format!("stand-in {v}"),
+        (Some(v), false) => format!("MongoDB {v}"),
+        (None, _) => "server version unknown".to_string(),
+    };
+    charts::vary(
+        &format!(
+            "Throughput by client threads{}: {label}",
+            outcome
+                .property
+                .as_ref()
+                .map(|p| format!(" and {p}"))
+                .unwrap_or_default()
+        ),
+        &series,
+        repeats,
+        &server,
+        standin,
+        &notes,
+    )
+}
+
+fn c_label(property: &Option<String>, value: &Option<String>) -> String {
+    match (property, value) {
+        (Some(p), Some(v)) => format!("{p}={v}"),
+        _ => "throughput".to_string(),
+    }
+}
+
+/// How the seed-2 table is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VaryFormat {
+    /// A terminal table.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// CSV with a header row.
+    Csv,
+}
+
+/// The seed-2-shaped table: one row per thread count; for each value of the varied property, its
+/// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
+/// repetition and their mean).
+pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
+    let wide = format == VaryFormat::Csv || *columns == Columns::Wide;
+    let (values, repeats) = (outcome.values(), outcome.repeats());
+    let name = |value: &Option<String>| match (&outcome.property, value) {
+        (Some(p), Some(v)) => format!("{p}={v}"),
+        _ => "ops/s".to_string(),
+    };
+    let mut header = vec!["threads".to_string()];
+    for value in &values {
+        if wide {
+            for r in 1..=repeats {
+                header.push(format!("{} #{r}", name(value)));
+            }
+            header.push(format!("{} mean", name(value)));
+        } else if repeats > 1 {
+            header.push(format!("{} (min–max)", name(value)));
+        } else {
+            header.push(name(value));
+        }
+    }
+    let rows: Vec<Vec<String>> = outcome
+        .threads
+        .iter()
+        .map(|&t| vary_row(outcome, &values, t, wide))
+        .collect();
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    match format {
+        VaryFormat::Csv => {
+            let mut out = String::new();
+            let line = |cells: &[String]| {
+                cells
+                    .iter()
+                    .map(|c| super::csv_field(c))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut h = vec!["figures".to_string()];
+            h.extend(header.iter().cloned());
+            out.push_str(&line(&h));
+            out.push('\n');
+            for r in &rows {
+                let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
+                cells.extend(r.iter().cloned());
+                out.push_str(&line(&cells));
+                out.push('\n');
+            }
+            out
+        }
+        VaryFormat::Markdown => {
+            let mut out = String::new();
+            if standin {
+                out.push_str(&format!("**{}**\n\n", STANDIN_MARKER));
+            }
+            if outcome.topology.is_some() {
+                // `compare` writes one table per topology: each file says which.
+                out.push_str(&format!("{}\n\n", vary_title(outcome)));
+            }
+            out.push_str(&format!("| {} |\n", header.join(" | ")));
+            out.push_str(&format!(
+                "|{}\n",
+                header.iter().map(|_| "---:|").collect::<String>()
+            ));
+            for r in &rows {
+                out.push_str(&format!("| {} |\n", r.join(" | ")));
+            }
+            out.push_str(&memory_table(outcome, format));
+            out
+        }
+        VaryFormat::Table => {
+            let t = rounded(header, rows);
+            let mut out = String::new();
+            if standin {
+                out.push_str(STANDIN_MARKER);
+                out.push('\n');
+            }
+            out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
+            out.push_str(&memory_table(outcome, format));
+            out
+        }
+    }
+}
+
+/// One thread count's row of [`render_vary`].
+fn vary_row(outcome: &SweepOutcome, values: &[Option<String>], t: u32, wide: bool) -> Vec<String> {
+    let repeats = outcome.repeats();
+    let mut row = vec![t.to_string()];
+    for value in values {
+        let mut got = Vec::new();
+        let mut marks = Vec::new();
+        for r in 1..=repeats {
+            let point = outcome
+                .curves
+                .iter()
+                .find(|(v, _)| v.value == *value && v.repeat == r)
+                .and_then(|(_, s)| s.points.iter().find(|p| p.threads == t));
+            match point {
+                Some(p) => {
+                    got.push(p.summary.throughput);
+                    let mark = if p.summary.validity.is_valid() {
+                        String::new()
+                    } else {
+                        format!(" ({})", p.summary.validity.verdict)
+                    };
+                    if wide {
+                        row.push(format!("{:.0}{mark}", p.summary.throughput));
+                    } else if !mark.is_empty() && !marks.contains(&mark) {
+                        marks.push(mark);
+                    }
+                }
+                None if wide => row.push("—".into()),
+                None => {}
+            }
+        }
+        let mean = stats::mean(&got);
+        row.push(match mean {
+            None => "—".into(),
+            Some(m) if wide => format!("{m:.0}"),
+            Some(m) => {
+                let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let spread = if repeats > 1 {
+                    format!(" ({lo:.0}–{hi:.0})")
+                } else {
+                    String::new()
+                };
+                format!("{m:.0}{spread}{}", marks.concat())
+            }
+        });
+    }
+    row
+}
+
+/// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
+/// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
+/// recorded it. Figures the server does not report are said so, never shown as 0.
+fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let last = |value: &Option<String>| {
+        outcome
+            .curves
+            .iter()
+            .rev()
+            .filter(|(v, _)| v.value == *value)
+            .find_map(|(_, s)| s.memory.clone())
+    };
+    let values = outcome.values();
+    if values.iter().all(|v| last(v).is_none()) {
+        return None;
+    }
+    let standin = outcome.curves.iter().any(|(_, s)| s.standin);
+    let none = || {
+        if standin {
+            "not reported (stand-in: no WiredTiger)".to_string()
+        } else {
+            "not reported".to_string()
+        }
+    };
+    let header = vec![
+        outcome.property.clone().unwrap_or_else(|| "curve".into()),
+        "resident".into(),
+        "WiredTiger cache in use".into(),
+        "index size vs cache".into(),
+    ];
+    let rows = values
+        .iter()
+        .map(|value| {
+            let m = last(value).unwrap_or_default();
+            let cache = match (m.cache_bytes, m.cache_max_bytes) {
+                (Some(c), Some(max)) => format!("{} of {}", bytes(c), bytes(max)),
+                (Some(c), None) => bytes(c),
+                (None, _) => none(),
+            };
+            let index = match (m.index_bytes, m.cache_max_bytes) {
+                (Some(i), Some(max)) if max > 0 => {
+                    format!(
+                        "{} ({:.0}% of the cache)",
+                        bytes(i),
+                        i as f64 / max as f64 * 100.0
+                    )
+                }
+                (Some(i), _) => format!("{} (no cache reported)", bytes(i)),
+                (None, _) => "not reported".into(),
+            };
+            vec![
+                value.clone().unwrap_or_else(|| "—".into()),
+                m.resident_bytes
+                    .map(bytes)
+                    .unwrap_or_else(|| "not reported".into()),
+                cache,
+                index,
+            ]
+        })
+        .collect();
+    Some((header, rows))
+}
+
+/// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
+fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
+    let Some((header, rows)) = memory_rows(outcome) else {
+        return String::new();
+    };
+    let title = "Server memory when each value's last curve ended";
+    if format == VaryFormat::Markdown {
+        let mut out = format!(
+            "\n{title}:\n\n| {} |\n|---|---:|---:|---:|\n",
+            header.join(" | ")
+        );
+        for r in rows {
+            out.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        return out;
+    }
+    format!("{title}:\n{}\n", rounded(header, rows))
+}
+
+/// A terminal table with rounded corners.
+fn rounded(header: Vec<String>, rows: Vec<Vec<String>>) -> tabled::Table {
+    let mut b = tabled::builder::Builder::new();
+    b.push_record(header);
+    for r in rows {
+        b.push_record(r);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    t
+}
+
+/// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
+fn vary_title(outcome: &SweepOutcome) -> String {
+    let mut out = "Throughput (ops/s) by threads".to_string();
+    if let Some(p) = &outcome.property {
+        out.push_str(&format!(" and {p}"));
+    }
+    if let Some(t) = &outcome.topology {
+        out.push_str(&format!(" on {}", topology_label(t, None)));
+    }
+    out
+}
+
+/// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
+pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
+    let mut b = tabled::builder::Builder::new();
+    b.push_record([
+        "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
+    ]);
+    for p in &sweep.points {
+        let mut mark = Vec::new();
+        if Some(p.threads) == sweep.max_threads {
+            mark.push("max");
+        }
+        if Some(p.threads) == sweep.knee_threads {
+            mark.push("knee");
+        }
+        let s = &p.summary;
+        b.push_record([
+            p.threads.to_string(),
+            format!("{:.0}", s.throughput),
+            s.main_op.clone(),
+            format!("{:.0}", s.latency.avg),
+            format!("{:.0}", s.latency.p95),
+            format!("{:.0}", s.latency.p99),
+            s.errors.to_string(),
+            s.validity.verdict.to_string(),
+            mark.join(", "),
+        ]);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    let mut out = String::new();
+    if sweep.standin {
+        out.push_str(STANDIN_MARKER);
+        out.push('\n');
+    }
+    out.push_str(&format!("Thread sweep: {}\n{t}\n", sweep.label));
+    match (sweep.max_threads, sweep.knee_threads) {
+        (Some(m), Some(k)) => out.push_str(&format!(
+            "Maximum at {m} threads; knee (smallest count within {:.0}% of the maximum) at {k} threads.\n",
+            sweep.tolerance * 100.0
+        )),
+        _ => out.push_str("No usable points: no maximum or knee.\n"),
+    }
+    for caveat in crate::experiment::knee_caveats::caveats(sweep) {
+        out.push_str(&caveat);
+        out.push('\n');
+    }
+    for p in sweep
+        .points
+        .iter()
+        .filter(|p| !p.summary.validity.is_valid())
+    {
+        out.push_str(&format!(
+            "validity: {} threads is {}: {}\n",
+            p.threads,
+            p.summary.validity.verdict,
+            p.summary.validity.summary()
+        ));
+    }
+    out
+}
+
+/// A sweep as CSV: one row per point, for spreadsheets.
+pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
+    let mut out = String::from(
+        "figures,label,threads,throughput_ops_s,main_op,avg_us,p95_us,p99_us,p999_us,errors,validity,max,knee\n",
+    );
+    for p in &sweep.points {
+        let s = &p.summary;
+        let fields = [
+            if sweep.standin { "stand-in" } else { "mongodb" }.to_string(),
+            sweep.label.clone(),
+            p.threads.to_string(),
+            format!("{:.3}", s.throughput),
+            s.main_op.clone(),
+            format!("{:.3}", s.latency.avg),
+            format!("{:.3}", s.latency.p95),
+            format!("{:.3}", s.latency.p99),
+            format!("{:.3}", s.latency.p999),
+            s.errors.to_string(),
+            s.validity.verdict.to_string(),
+            (Some(p.threads) == sweep.max_threads).to_string(),
+            (Some(p.threads) == sweep.knee_threads).to_string(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| super::csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::model::{CellSummary, SweepPoint, Variant};
+
+    /// The seed-2 shape: three values × three repetitions at four thread counts.
+    fn seed_two() -> SweepOutcome {
+        let threads = vec![1, 10, 50, 100];
+        let mut curves = Vec::new();
+        for value in ["1", "10", "20"] {
+            for repeat in 1..=3 {
+                let points = threads
+                    .iter()
+                    .map(|&t| SweepPoint {
+                        threads: t,
+                        summary: CellSummary {
+                            throughput: 12_345.0 * f64::from(t) + f64::from(repeat) * 100.0,
+                            ..Default::default()
+                        },
+                    })
+                    .collect();
+                curves.push((
+                    Variant {
+                        value: Some(value.into()),
+                        repeat,
+                    },
+                    SweepFile {
+                        label: format!("S2 readbatchsize={value} #{repeat}"),
+                        points,
+                        max_threads: None,
+                        knee_threads: None,
+                        tolerance: 0.05,
+                        standin: true,
+                        not_run: Vec::new(),
+                        dead: None,
+                        planned_threads: threads.clone(),
+                        memory: None,
+                    },
+                ));
+            }
+        }
+        SweepOutcome {
+            property: Some("readbatchsize".into()),
+            threads,
+            curves,
+            topology: None,
+        }
+    }
+
+    #[test]
+    fn the_compact_vary_table_fits_100_characters_and_wide_has_every_repetition() {
+        let outcome = seed_two();
+        for format in [VaryFormat::Table, VaryFormat::Markdown] {
+            let text = render_vary(&outcome, format, &Columns::Compact);
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= 100, "{widest} characters:\n{text}");
+            assert!(
+                text.contains("readbatchsize=20 (min–max)")
+                    && text.contains("1234700 (1234600–1234800)"),
+                "the mean with its spread:\n{text}"
+            );
+            assert!(!text.contains("#2"), "{text}");
+        }
+        let wide = render_vary(&outcome, VaryFormat::Table, &Columns::Wide);
+        for column in [
+            "readbatchsize=1 #1",
+            "readbatchsize=10 #3",
+            "readbatchsize=20 mean",
+        ] {
+            assert!(wide.contains(column), "{column}:\n{wide}");
+        }
+        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Compact);
+        assert_eq!(
+            csv.lines().next().map(|h| h.split(',').count()),
+            Some(2 + 3 * 4)
+        );
+    }
+
+    #[test]
+    fn the_vary_table_shows_memory_per_value_and_says_what_is_not_reported() {
+        use crate::experiment::metrics::MemoryAtEnd;
+        let mut outcome = seed_two();
+        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        assert!(
+            !text.contains("Server memory"),
+            "nothing recorded, nothing shown:\n{text}"
+        );
+        for (i, (v, s)) in outcome.curves.iter_mut().enumerate() {
+            s.standin = false;
+            s.memory = Some(MemoryAtEnd {
+                resident_bytes: Some((1 + i as u64) << 30),
+                cache_bytes: (v.value.as_deref() != Some("20")).then_some(512 << 20),
+                cache_max_bytes: Some(2 << 30),
+                index_bytes: Some(1 << 30),
+            });
+        }
+        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        // The last repetition of each value: curves 3, 6 and 9.
+        for line in [
+            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache) │",
+            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache) │",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        assert!(
+            !text.contains(" 0 B"),
+            "never a 0 for what is not reported:\n{text}"
+        );
+        for (_, s) in &mut outcome.curves {
+            s.standin = true;
+        }
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert!(
+            md.contains("| 20 | 9.0 GiB | not reported (stand-in: no WiredTiger) |"),
+            "{md}"
+        );
+        let chart = vary_chart(&outcome, "Q20M on single").expect("a chart");
+        assert!(
+            chart.svg.contains("resident 9.0 GiB"),
+            "the chart says it too"
+        );
+    }
+}
