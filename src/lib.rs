@@ -28,5 +28,6 @@ pub mod report;
 pub mod runner;
 pub(crate) mod signals;
 pub mod standin;
+pub(crate) mod suggest;
 pub mod topology;
 pub mod workload;

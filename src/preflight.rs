@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::bad_input;
-use crate::events::{Discard, Events};
+use crate::events::{Discard, Event, Events};
 use crate::experiment::model::CompareCommand;
 use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
@@ -378,7 +378,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
     // of their engines is asked.
     for (name, spec) in &specs {
-        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run).await?;
+        client_engines_ready(&format!("{label} {name}"), spec, s.dry_run, s.pulls).await?;
     }
 
     match kind {
@@ -627,7 +627,13 @@ async fn docker_ready(
             }
         };
         if dry_run {
-            would_pull(docker, endpoint.as_deref(), &image).await;
+            would_pull(
+                docker,
+                endpoint.as_deref(),
+                &image,
+                pulls.unwrap_or(&Discard),
+            )
+            .await;
             continue;
         }
         let events = pulls.unwrap_or(&Discard);
@@ -648,6 +654,7 @@ pub(crate) async fn client_engines_ready(
     culprit: &str,
     spec: &TopologySpec,
     dry_run: bool,
+    notes: Option<&dyn Events>,
 ) -> anyhow::Result<()> {
     for (i, c) in spec.clients.iter().enumerate() {
         let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
@@ -655,7 +662,13 @@ pub(crate) async fn client_engines_ready(
             .await
             .map_err(|e| bad_input(format!("{key}: {e}")))?;
         if dry_run {
-            would_pull(&docker, Some(&c.docker), &spec.client_image).await;
+            would_pull(
+                &docker,
+                Some(&c.docker),
+                &spec.client_image,
+                notes.unwrap_or(&Discard),
+            )
+            .await;
             continue;
         }
         crate::backend::docker::ensure_image(
@@ -677,12 +690,17 @@ pub(crate) async fn client_engines_ready(
 
 /// A dry run's note for an image the engine lacks: the real run pulls it (and refuses when no
 /// registry has it).
-async fn would_pull(docker: &bollard::Docker, endpoint: Option<&str>, image: &str) {
+async fn would_pull(
+    docker: &bollard::Docker,
+    endpoint: Option<&str>,
+    image: &str,
+    events: &dyn Events,
+) {
     if !crate::backend::docker::image_present(docker, image).await {
-        crate::output::eprintln(&format!(
+        events.event(Event::Note(format!(
             "microshard: note: image {image} is not on {}; the run would pull it",
             crate::backend::docker::endpoint_label(endpoint)
-        ));
+        )));
     }
 }
 

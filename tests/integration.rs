@@ -42,7 +42,8 @@ mod fuzz_topology;
 // The stand-in's own command line.
 mod standin_cli;
 
-// What a newcomer reads: documents, glossary.
+// What a newcomer reads: documents, glossary, the architecture page against the code.
+mod architecture;
 mod newcomer;
 mod newcomer_docs;
 

@@ -222,8 +222,15 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
         matches = matching(&name);
     }
     if matches.is_empty() {
+        let running: Vec<String> = state::list()
+            .into_iter()
+            .filter_map(|(_, r)| r.ok().map(|c| c.name))
+            .collect();
+        let hint = crate::suggest::closest(&wanted, &running, |n| n.as_str())
+            .map(|n| format!("; did you mean {n:?}?"))
+            .unwrap_or_default();
         return Err(crate::error::bad_input(format!(
-            "no running cluster named {wanted:?} (see `microshard status`)"
+            "no running cluster named {wanted:?}{hint} (see `microshard status`)"
         )));
     }
     let mut errors = Vec::new();

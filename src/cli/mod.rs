@@ -39,7 +39,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Load phase: insert the data set (YCSB `load`).
-    Load(workload_cmd::PhaseArgs),
+    Load(workload_cmd::LoadArgs),
     /// Run phase: execute the workload's operation mix (YCSB `run`).
     Run(workload_cmd::PhaseArgs),
     /// Accept a YCSB command line as pasted: `microshard ycsb load|run mongodb -P ... -threads 32 -s`.
@@ -119,7 +119,9 @@ fn usage_error(err: clap::Error) -> ExitCode {
 
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Load(args) => workload_cmd::run(crate::runner::Phase::Load, args).await,
+        Command::Load(args) => {
+            workload_cmd::run(crate::runner::Phase::Load, args.into_phase()).await
+        }
         Command::Run(args) => workload_cmd::run(crate::runner::Phase::Run, args).await,
         Command::Ycsb(args) => ycsb_cmd::run(args).await,
         Command::Up(args) => cluster_cmd::up(args).await,

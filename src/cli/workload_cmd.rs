@@ -42,9 +42,8 @@ pub(crate) struct PhaseArgs {
     /// second after 100 operations (`microshard.maxerrorrate`).
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<String>,
-    /// `load` only: drop the benchmark database first, so the load does not collide with keys an
-    /// earlier load left (the seed procedure drops it by hand).
-    #[arg(long)]
+    /// Set by `load --drop` ([`LoadArgs`]); `run` has no such flag.
+    #[arg(skip)]
     pub drop: bool,
     /// Leave the first DURATION out of every measurement (`microshard.warmup`); with
     /// `maxexecutiontime` the run lasts warm-up + that bound.
@@ -64,6 +63,27 @@ pub(crate) struct PhaseArgs {
     /// Not a flag of `load`/`run` (they drive a server that runs): refused with what to do.
     #[arg(long, hide = true)]
     pub standin: bool,
+}
+
+/// `load`'s arguments: those of every phase, and `--drop`.
+#[derive(Debug, Default, Args)]
+pub(crate) struct LoadArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// Drop the benchmark database first, so the load does not collide with keys an earlier
+    /// load left (the seed procedure drops it by hand).
+    #[arg(long)]
+    pub drop: bool,
+}
+
+impl LoadArgs {
+    /// The phase's arguments with `--drop` in them.
+    pub(crate) fn into_phase(self) -> PhaseArgs {
+        PhaseArgs {
+            drop: self.drop,
+            ..self.phase
+        }
+    }
 }
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
@@ -160,11 +180,6 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         barrier: args.barrier,
         ..Default::default()
     };
-    if args.drop && phase != Phase::Load {
-        return Err(crate::error::bad_input(
-            "--drop: only `load` drops the database",
-        ));
-    }
     let doc = if args.clients > 1 {
         let doc = crate::runner::fanout::execute_clients(
             &props,

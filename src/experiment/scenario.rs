@@ -50,15 +50,9 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
     )))
 }
 
-/// The known name `name` most likely meant: the same but for case, else within 2 edits.
+/// The known name `name` most likely meant (`suggest::closest`).
 fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
-    let lower = name.to_lowercase();
-    known
-        .iter()
-        .map(|k| (strsim::levenshtein(&lower, &k.to_lowercase()), k.as_str()))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+    crate::suggest::closest(name, known.iter().map(String::as_str), |k| *k)
 }
 
 /// The workload files in `dirs` (no README), sorted, each once.

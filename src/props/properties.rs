@@ -418,14 +418,9 @@ pub(crate) fn near_miss(key: &str) -> Option<&'static str> {
     }
 }
 
-/// The closest known property within edit distance 2, if any.
+/// The closest known property (`suggest::closest`), if any.
 fn suggest(key: &str) -> Option<&'static KnownProperty> {
-    prop::KNOWN_PROPERTIES
-        .iter()
-        .map(|k| (strsim::levenshtein(key, k.name), k))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+    crate::suggest::closest(key, prop::KNOWN_PROPERTIES.iter(), |k| k.name)
 }
 
 /// Refuses bytes that are not text, naming the line of the first offending byte.

@@ -220,26 +220,60 @@ mod tests {
         assert!(f[1].contains("not significant"), "{f:?}");
     }
 
+    /// One invalid cell among two topologies (no repetitions).
+    fn with_an_invalid_cell() -> Report {
+        let mut cells = Vec::new();
+        for (t, tp) in [("single", 1000.0), ("microshard-2", 2000.0)] {
+            cells.push(cell(t, "S2", 1, tp));
+        }
+        cells[1]
+            .summary
+            .validity
+            .invalid("sh0 (localhost:1) stopped answering at 2.0 s");
+        let mut cfg = config(false);
+        cfg.command.topologies = vec!["single".into(), "microshard-2".into()];
+        cfg.command.scenarios = vec!["S2".into()];
+        build_from(&cfg, &cells)
+    }
+
+    /// The three fixed experiments (micro-shards pay; nothing beats the baseline; one invalid
+    /// cell): each one's sentences are in the terminal table, the Markdown report and the page,
+    /// first on the page.
     #[test]
     fn every_format_says_it_first_or_after_the_table() {
-        let r = experiment(&[("single", 1000.0), ("microshard-2", 1900.0)]);
-        let first = r.found[0].clone();
-        assert!(first.starts_with("S2: microshard-2 is fastest"), "{first}");
-        for format in [
-            crate::report::Format::Table,
-            crate::report::Format::Markdown,
-            crate::report::Format::Html,
+        let pays = experiment(&[("single", 1000.0), ("microshard-2", 1900.0)]);
+        let loses = experiment(&[("single", 1000.0), ("microshard-2", 400.0)]);
+        for (r, opening) in [
+            (pays, "S2: microshard-2 is fastest"),
+            (loses, "S2: nothing beats single"),
+            (
+                with_an_invalid_cell(),
+                "S2: no other topology has a valid figure",
+            ),
         ] {
-            let text = crate::report::render(&r, format);
-            assert!(text.contains("What this experiment found"), "{format:?}");
-            assert!(text.contains(&first), "{format:?}");
+            assert!(r.found[0].starts_with(opening), "{:?}", r.found);
+            for format in [
+                crate::report::Format::Table,
+                crate::report::Format::Markdown,
+                crate::report::Format::Html,
+            ] {
+                let text = crate::report::render(&r, format);
+                assert!(text.contains("What this experiment found"), "{format:?}");
+                for sentence in &r.found {
+                    let shown = match format {
+                        crate::report::Format::Html => crate::report::html::esc(sentence),
+                        _ => sentence.clone(),
+                    };
+                    assert!(text.contains(&shown), "{format:?}: {sentence}");
+                }
+            }
+            let page = crate::report::render(&r, crate::report::Format::Html);
+            let found_at = page.find("id=\"found\"").unwrap_or(usize::MAX);
+            assert!(
+                found_at < page.find("id=\"results\"").unwrap_or(0),
+                "first on the page"
+            );
         }
-        let page = crate::report::render(&r, crate::report::Format::Html);
-        let found_at = page.find("id=\"found\"").unwrap_or(usize::MAX);
-        assert!(
-            found_at < page.find("id=\"results\"").unwrap_or(0),
-            "first on the page"
-        );
     }
 
     #[test]
@@ -256,18 +290,7 @@ mod tests {
 
     #[test]
     fn an_invalid_cell_is_left_out_and_named() {
-        let mut cells = Vec::new();
-        for (t, tp) in [("single", 1000.0), ("microshard-2", 2000.0)] {
-            cells.push(cell(t, "S2", 1, tp));
-        }
-        cells[1]
-            .summary
-            .validity
-            .invalid("sh0 (localhost:1) stopped answering at 2.0 s");
-        let mut cfg = config(false);
-        cfg.command.topologies = vec!["single".into(), "microshard-2".into()];
-        cfg.command.scenarios = vec!["S2".into()];
-        let f = found(&build_from(&cfg, &cells), &[]);
+        let f = found(&with_an_invalid_cell(), &[]);
         assert_eq!(
             f,
             vec![
