@@ -346,3 +346,39 @@ fn a_dry_run_refuses_a_baseline_the_real_run_refuses() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--baseline microshard-4"), "{stderr}");
 }
+
+/// `down singel` with `single` running suggests it, and tears nothing down (NEWCOMER §10).
+#[test]
+fn down_with_a_misspelt_name_suggests_the_running_cluster() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let state = tmp.path().join("state");
+    let port = free_base_port(1).to_string();
+    let up = microshard(&state)
+        .args(["up", "single", "--standin", "--base-port", &port])
+        .output()
+        .expect("up");
+    assert_eq!(
+        up.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let o = microshard(&state)
+        .args(["down", "singel"])
+        .output()
+        .expect("down");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean \"single\"?"), "{stderr}");
+    let down = microshard(&state)
+        .args(["down", "single"])
+        .output()
+        .expect("down");
+    assert_eq!(
+        down.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert_nothing_left(&state);
+}
