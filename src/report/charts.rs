@@ -9,6 +9,7 @@
 //! colour; both are named in the notes (the verdicts are `measure::validity`'s).
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -615,38 +616,167 @@ fn row_notes(rows: &[&Row]) -> Vec<String> {
 }
 
 fn verdict_legend(rows: &[&Row], legend: &mut Vec<LegendEntry>) {
-    if rows
-        .iter()
-        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Degraded)
-    {
-        legend.push(LegendEntry {
-            swatch: Swatch::Degraded(GREY),
-            label: "degraded: see notes".into(),
-        });
+    let any = |v: Verdict| {
+        rows.iter()
+            .any(|r| r.repeats > 0 && r.validity.verdict == v)
+    };
+    if any(Verdict::Degraded) {
+        legend.push(entry(Swatch::Degraded(GREY), "degraded: see notes"));
     }
-    if rows
-        .iter()
-        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Invalid)
-    {
-        legend.push(LegendEntry {
-            swatch: Swatch::Invalid,
-            label: "invalid: not a result".into(),
-        });
+    if any(Verdict::Invalid) {
+        legend.push(entry(Swatch::Invalid, "invalid: not a result"));
     }
+}
+
+fn entry(swatch: Swatch, label: impl Into<String>) -> LegendEntry {
+    LegendEntry {
+        swatch,
+        label: label.into(),
+    }
+}
+
+/// Plotters' error as the message a `ChartError` carries.
+fn drawn<E: std::fmt::Display>(r: Result<(), E>) -> Result<(), String> {
+    r.map_err(|e| e.to_string())
+}
+
+type Plot<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// The axes of every chart: y named `y_desc` with human numbers (or left to be labelled by
+/// hand, `hand_y`, for the 1-2-5 steps of the latency log axis plotters does not give), no x
+/// mesh, x positions labelled by hand under the plot (plotters' own would collide).
+fn axes<'a, 'b, X, Y>(
+    area: &'a Root<'b>,
+    x_label_h: i32,
+    (x, y): (X, Y),
+    y_desc: &str,
+    hand_y: bool,
+) -> Result<Plot<'a, 'b, X::CoordDescType, Y::CoordDescType>, String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(8)
+        .margin_right(12)
+        .x_label_area_size(x_label_h)
+        .y_label_area_size(Y_LABEL_W)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| e.to_string())?;
+    let (y_ink, grid) = if hand_y {
+        (TRANSPARENT, WHITE)
+    } else {
+        (BLACK.to_rgba(), RGBColor(225, 225, 225))
+    };
+    drawn(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(if hand_y { 10 } else { 6 })
+            .y_label_formatter(&|v| human(*v))
+            .y_desc(y_desc)
+            .label_style(("sans-serif", TICK_SIZE))
+            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&y_ink))
+            .axis_desc_style(("sans-serif", LABEL_SIZE))
+            .light_line_style(WHITE)
+            .bold_line_style(grid)
+            .draw(),
+    )?;
+    Ok(chart)
+}
+
+/// The scenario groups of the throughput and latency charts: one group per scenario (named
+/// under it), one slot per topology (coloured alike in both charts).
+struct Groups<'r> {
+    rows: Vec<&'r Row>,
+    scenarios: Vec<String>,
+    topologies: Vec<String>,
+    labels: Vec<Vec<String>>,
+}
+
+impl<'r> Groups<'r> {
+    fn of(report: &'r Report) -> Groups<'r> {
+        let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
+        Groups {
+            rows: report.rows.iter().collect(),
+            topologies: distinct(report.rows.iter().map(|r| r.topology.clone())),
+            labels: group_labels(&scenarios, approx_group_px(scenarios.len())),
+            scenarios,
+        }
+    }
+
+    /// A legend entry per topology (`named`), then `more`, then the verdicts; the notes name
+    /// every row that is not valid after `notes`.
+    fn layout(
+        &self,
+        (report, title): (&Report, &str),
+        named: impl Fn(&str) -> String,
+        more: Vec<LegendEntry>,
+        notes: Vec<String>,
+    ) -> Layout {
+        let mut legend: Vec<LegendEntry> = (self.topologies.iter().enumerate())
+            .map(|(i, t)| entry(Swatch::Fill(palette(i)), named(t)))
+            .chain(more)
+            .collect();
+        verdict_legend(&self.rows, &mut legend);
+        let notes: Vec<String> = notes.into_iter().chain(row_notes(&self.rows)).collect();
+        Layout {
+            header: header(title, &super::where_lines(report), report.standin()),
+            notes: notes_lines(&notes),
+            legend,
+            x_label_h: group_label_height(&self.labels),
+        }
+    }
+
+    fn x_range(&self) -> std::ops::Range<f64> {
+        0f64..self.scenarios.len().max(1) as f64
+    }
+
+    /// Row `r`'s slot: its topology's index and its left and right x, `pad` of the slot empty
+    /// on each side.
+    fn slot(&self, r: &Row, pad: f64) -> Option<(usize, f64, f64)> {
+        let si = self.scenarios.iter().position(|s| *s == r.scenario)?;
+        let ti = self.topologies.iter().position(|t| *t == r.topology)?;
+        let slot = 0.8 / self.topologies.len().max(1) as f64;
+        let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * pad;
+        Some((ti, x0, x0 + slot * (1.0 - 2.0 * pad)))
+    }
+
+    /// The scenario names under their groups; `cx(i)` is group `i`'s centre, pixels.
+    fn draw_labels(
+        &self,
+        root: &Root,
+        plot: &PixelRect,
+        cx: impl Fn(f64) -> i32,
+    ) -> Result<(), String> {
+        for (si, lines) in self.labels.iter().enumerate() {
+            let x = cx(si as f64 + 0.5);
+            for (i, l) in lines.iter().enumerate() {
+                let y = plot.y1 + 10 + i as i32 * line_height(LABEL_SIZE);
+                text(root, l, LABEL_SIZE, (x, y), HPos::Center)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The baseline's row in `scenario`, if it was measured.
+fn baseline_row<'r>(report: &'r Report, scenario: &str) -> Option<&'r Row> {
+    (report.rows.iter())
+        .find(|r| r.scenario == scenario && r.topology == report.baseline && r.repeats > 0)
 }
 
 /// Grouped bars: one group per scenario (named under it), one bar per topology (named in the
 /// legend), min–max whiskers over repetitions, and the baseline's throughput as a dashed line
 /// across each group (the ceiling), left out where the baseline's figure is invalid.
 pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
-    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
-    let rows: Vec<&Row> = report.rows.iter().collect();
+    let g = Groups::of(report);
     let measured = |r: &&Row| r.repeats > 0 && r.throughput.is_some();
-    let top = report
-        .rows
-        .iter()
-        .filter(measured)
+    let top = (report.rows.iter().filter(measured))
         .map(|r| {
             r.spread
                 .map_or(0.0, |s| s.1)
@@ -655,74 +785,91 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
         .fold(0.0, f64::max)
         .max(1.0)
         * 1.12;
+    let ceilings: Vec<(usize, f64)> = (g.scenarios.iter().enumerate())
+        .filter_map(|(i, s)| {
+            let b = baseline_row(report, s)?;
+            (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
+        })
+        .collect();
+    let (legend, notes) = throughput_key(report, &g.scenarios, top, !ceilings.is_empty());
+    let title = "Throughput by scenario and topology (ops/s)";
+    let named = |t: &str| match t == report.baseline {
+        true => format!("{t} (baseline)"),
+        false => t.to_string(),
+    };
+    let layout = g.layout((report, title), named, legend, notes);
+    compose("throughput", &layout, |root, area| {
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            (g.x_range(), 0f64..top),
+            "operations per second",
+            false,
+        )?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        for r in report.rows.iter().filter(measured) {
+            let Some((ti, x0, x1)) = g.slot(r, 0.06) else {
+                continue;
+            };
+            let (p0x, p0y) = px(x0, 0.0);
+            let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
+            bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
+            if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
+                whisker(root, (p0x + p1x) / 2, px(x0, lo).1, px(x0, hi).1)?;
+            }
+        }
+        for (si, y) in &ceilings {
+            let (a, py) = px(*si as f64 + 0.04, *y);
+            let (b, _) = px(*si as f64 + 0.96, *y);
+            let line = DashedPathElement::new(vec![(a, py), (b, py)], 8, 5, BLACK.stroke_width(2));
+            drawn(root.draw(&line))?;
+        }
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        g.draw_labels(root, &plot, |x| px(x, 0.0).0)?;
+        Ok(plot)
+    })
+}
+
+/// The throughput chart's legend entries (after the topologies) and notes (before the rows').
+fn throughput_key(
+    report: &Report,
+    scenarios: &[String],
+    top: f64,
+    ceiling: bool,
+) -> (Vec<LegendEntry>, Vec<String>) {
     let any_whisker = report
         .rows
         .iter()
         .any(|r| r.repeats >= 2 && r.spread.is_some());
-    let ceiling_for = |scenario: &str| {
-        report
-            .rows
-            .iter()
-            .find(|r| r.scenario == scenario && r.topology == report.baseline && r.repeats > 0)
-    };
-    let ceilings: Vec<(usize, f64)> = scenarios
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            let b = ceiling_for(s)?;
-            (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
-        })
-        .collect();
-
-    let mut legend: Vec<LegendEntry> = topologies
-        .iter()
-        .enumerate()
-        .map(|(i, t)| LegendEntry {
-            swatch: Swatch::Fill(palette(i)),
-            label: if *t == report.baseline {
-                format!("{t} (baseline)")
-            } else {
-                t.clone()
-            },
-        })
-        .collect();
-    if !ceilings.is_empty() {
-        legend.push(LegendEntry {
-            swatch: Swatch::Dashed,
-            label: format!("{} ceiling", report.baseline),
-        });
-    }
-    if any_whisker {
-        legend.push(LegendEntry {
-            swatch: Swatch::Whisker,
-            label: "min–max of repetitions".into(),
-        });
-    }
-    verdict_legend(&rows, &mut legend);
-
+    let mut legend = Vec::new();
     let mut notes = vec![if any_whisker {
         "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
     } else {
         "Bars: throughput (operations per second) of each cell.".to_string()
     }];
-    if !ceilings.is_empty() {
+    if ceiling {
+        legend.push(entry(
+            Swatch::Dashed,
+            format!("{} ceiling", report.baseline),
+        ));
         notes.push(format!(
             "Dashed line: {}'s throughput in the same scenario, the ceiling the other topologies are compared with.",
             report.baseline
         ));
     }
-    for s in &scenarios {
-        if ceiling_for(s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
+    if any_whisker {
+        legend.push(entry(Swatch::Whisker, "min–max of repetitions"));
+    }
+    for s in scenarios {
+        if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
             notes.push(format!(
                 "No {} ceiling for {s}: the baseline's figure is invalid.",
                 report.baseline
             ));
         }
     }
-    for s in &scenarios {
-        let most = report
-            .rows
-            .iter()
+    for s in scenarios {
+        let most = (report.rows.iter())
             .filter(|r| r.scenario == *s && r.repeats > 0)
             .filter_map(|r| r.throughput)
             .fold(0.0, f64::max);
@@ -733,105 +880,72 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             ));
         }
     }
-    notes.extend(row_notes(&rows));
-
-    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
-    let layout = Layout {
-        header: header(
-            "Throughput by scenario and topology (ops/s)",
-            &super::where_lines(report),
-            report.standin(),
-        ),
-        notes: notes_lines(&notes),
-        legend,
-        x_label_h: group_label_height(&labels),
-    };
-    let k = topologies.len().max(1) as f64;
-    compose("throughput", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, 0f64..top)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
-            .label_style(("sans-serif", TICK_SIZE))
-            // Positions are labelled by hand under the plot; plotters' own would collide.
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
-        for r in report.rows.iter().filter(measured) {
-            let (Some(si), Some(ti)) = (
-                scenarios.iter().position(|s| *s == r.scenario),
-                topologies.iter().position(|t| *t == r.topology),
-            ) else {
-                continue;
-            };
-            let slot = 0.8 / k;
-            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.06;
-            let x1 = x0 + slot * 0.88;
-            let (p0x, p0y) = px(x0, 0.0);
-            let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
-            bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
-            if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
-                let cx = (p0x + p1x) / 2;
-                whisker(root, cx, px(x0, lo).1, px(x0, hi).1)?;
-            }
-        }
-        for (si, y) in &ceilings {
-            let (a, py) = px(*si as f64 + 0.04, *y);
-            let (b, _) = px(*si as f64 + 0.96, *y);
-            root.draw(&DashedPathElement::new(
-                vec![(a, py), (b, py)],
-                8,
-                5,
-                BLACK.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
-        }
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        for (si, lines) in labels.iter().enumerate() {
-            let (cx, _) = px(si as f64 + 0.5, 0.0);
-            let mut y = plot.y1 + 10;
-            for l in lines {
-                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
-                y += line_height(LABEL_SIZE);
-            }
-        }
-        Ok(plot)
-    })
+    (legend, notes)
 }
 
 /// Latency percentiles of the main operation on a log axis: per scenario (named under its
 /// group) one slot per topology (coloured as in the throughput chart), a bar up to p50 and a
 /// stem to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked.
 pub fn latency(report: &Report) -> Result<Chart, ChartError> {
-    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
-    let rows: Vec<&Row> = report.rows.iter().collect();
-    let with_latency: Vec<(&Row, &Latency)> = report
-        .rows
-        .iter()
+    let g = Groups::of(report);
+    let with_latency: Vec<(&Row, &Latency)> = (report.rows.iter())
         .filter(|r| r.repeats > 0)
         .filter_map(|r| Some((r, r.latency.as_ref()?)))
         .collect();
-    let lowest = with_latency
-        .iter()
+    let (lo, hi) = latency_range(&with_latency);
+    let ops = distinct(with_latency.iter().filter_map(|(r, _)| r.main_op.clone()));
+    let what = match ops.as_slice() {
+        [one] => format!("{one} operations"),
+        _ => "each row's main operation (named in the table)".to_string(),
+    };
+    let layout = g.layout(
+        (report, "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)"),
+        |t| format!("{t}: bar to p50"),
+        vec![entry(Swatch::Circle, "p95"), entry(Swatch::Triangle, "p99"), entry(Swatch::Tick, "p99.9")],
+        vec![format!(
+            "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
+        )],
+    );
+    compose("latency", &layout, |root, area| {
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            (g.x_range(), (lo..hi).log_scale()),
+            "latency (log scale)",
+            true,
+        )?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let dense = f64::from(plot.y1 - plot.y0) / (hi / lo).log10().max(1.0) >= 70.0;
+        for v in log_ticks(lo, hi, dense) {
+            latency_tick(root, &plot, v, px(0.0, v).1)?;
+        }
+        for (r, l) in &with_latency {
+            let Some((ti, x0, x1)) = g.slot(r, 0.12) else {
+                continue;
+            };
+            let (p0x, base) = px(x0, lo);
+            let (p1x, p50) = px(x1, l.p50);
+            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
+            let ink = if r.validity.verdict == Verdict::Invalid {
+                GREY
+            } else {
+                BLACK
+            };
+            let ys = [l.p95, l.p99, l.p999].map(|v| px(x0, v).1);
+            percentiles(root, ink, (p0x, p1x), p50, ys)?;
+        }
+        g.draw_labels(root, &plot, |x| px(x, lo).0)?;
+        Ok(plot)
+    })
+}
+
+/// The latency axis's range: whole decades around every p50 to p99.9.
+fn latency_range(with_latency: &[(&Row, &Latency)]) -> (f64, f64) {
+    let lowest = (with_latency.iter())
         .map(|(_, l)| l.p50.max(1.0))
         .fold(f64::INFINITY, f64::min);
-    let highest = with_latency
-        .iter()
+    let highest = (with_latency.iter())
         .map(|(_, l)| l.p999.max(l.p99).max(l.p50).max(1.0))
         .fold(10.0, f64::max);
     let lo = if lowest.is_finite() {
@@ -839,141 +953,44 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
     } else {
         1.0
     };
-    let hi = (highest * 1.6).max(lo * 10.0);
-    let ops = distinct(with_latency.iter().filter_map(|(r, _)| r.main_op.clone()));
-    let what = match ops.as_slice() {
-        [one] => format!("{one} operations"),
-        _ => "each row's main operation (named in the table)".to_string(),
-    };
+    (lo, (highest * 1.6).max(lo * 10.0))
+}
 
-    let mut legend: Vec<LegendEntry> = topologies
-        .iter()
-        .enumerate()
-        .map(|(i, t)| LegendEntry {
-            swatch: Swatch::Fill(palette(i)),
-            label: format!("{t}: bar to p50"),
-        })
-        .collect();
-    legend.extend([
-        LegendEntry {
-            swatch: Swatch::Circle,
-            label: "p95".into(),
-        },
-        LegendEntry {
-            swatch: Swatch::Triangle,
-            label: "p99".into(),
-        },
-        LegendEntry {
-            swatch: Swatch::Tick,
-            label: "p99.9".into(),
-        },
-    ]);
-    verdict_legend(&rows, &mut legend);
-    let mut notes = vec![format!(
-        "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
-    )];
-    notes.extend(row_notes(&rows));
-    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
-    let layout = Layout {
-        header: header(
-            "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)",
-            &super::where_lines(report),
-            report.standin(),
-        ),
-        notes: notes_lines(&notes),
-        legend,
-        x_label_h: group_label_height(&labels),
-    };
-    let k = topologies.len().max(1) as f64;
-    compose("latency", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, (lo..hi).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_desc("latency (log scale)")
-            .label_style(("sans-serif", TICK_SIZE))
-            // Both axes are labelled by hand: scenarios under their groups, and latency at
-            // 1-2-5 steps, which plotters' log axis does not give within a decade.
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(WHITE)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let decades = (hi / lo).log10().max(1.0);
-        let dense = f64::from(plot.y1 - plot.y0) / decades >= 70.0;
-        for v in log_ticks(lo, hi, dense) {
-            let (_, y) = px(0.0, v);
-            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-            e(root.draw(&PathElement::new(
-                vec![(plot.x0, y), (plot.x1, y)],
-                RGBColor(225, 225, 225).stroke_width(1),
-            )))?;
-            e(root.draw(&PathElement::new(
-                vec![(plot.x0 - 5, y), (plot.x0, y)],
-                BLACK.stroke_width(1),
-            )))?;
-            e(root.draw_text(
-                &human_us(v),
-                &style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center),
-                (plot.x0 - 8, y),
-            ))?;
-        }
-        for (r, l) in &with_latency {
-            let (Some(si), Some(ti)) = (
-                scenarios.iter().position(|s| *s == r.scenario),
-                topologies.iter().position(|t| *t == r.topology),
-            ) else {
-                continue;
-            };
-            let slot = 0.8 / k;
-            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.12;
-            let x1 = x0 + slot * 0.76;
-            let (p0x, base) = px(x0, lo);
-            let (p1x, p50) = px(x1, l.p50);
-            let invalid = r.validity.verdict == Verdict::Invalid;
-            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
-            let ink = if invalid { GREY } else { BLACK };
-            let cx = (p0x + p1x) / 2;
-            let y95 = px(x0, l.p95).1;
-            let y99 = px(x0, l.p99).1;
-            let y999 = px(x0, l.p999).1;
-            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-            e(root.draw(&PathElement::new(
-                vec![(cx, p50), (cx, y999.min(p50))],
-                ink.stroke_width(2),
-            )))?;
-            // Markers no wider than their bar, so crowded groups do not run together.
-            let r = ((p1x - p0x) / 2).clamp(3, 5);
-            e(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
-            e(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
-            e(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
-            let half = ((p1x - p0x) / 2).clamp(3, 10);
-            e(root.draw(&PathElement::new(
-                vec![(cx - half, y999), (cx + half, y999)],
-                ink.stroke_width(3),
-            )))?;
-        }
-        for (si, lines) in labels.iter().enumerate() {
-            let (cx, _) = px(si as f64 + 0.5, lo);
-            let mut y = plot.y1 + 10;
-            for l in lines {
-                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
-                y += line_height(LABEL_SIZE);
-            }
-        }
-        Ok(plot)
-    })
+/// A grid line, tick and label of the latency axis at `v` (pixel row `y`).
+fn latency_tick(root: &Root, plot: &PixelRect, v: f64, y: i32) -> Result<(), String> {
+    let grid = RGBColor(225, 225, 225).stroke_width(1);
+    drawn(root.draw(&PathElement::new(vec![(plot.x0, y), (plot.x1, y)], grid)))?;
+    drawn(root.draw(&PathElement::new(
+        vec![(plot.x0 - 5, y), (plot.x0, y)],
+        BLACK.stroke_width(1),
+    )))?;
+    let style = style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center);
+    drawn(root.draw_text(&human_us(v), &style, (plot.x0 - 8, y)))
+}
+
+/// A bar's stem from p50 up to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked, no wider
+/// than the bar, so crowded groups do not run together.
+fn percentiles(
+    root: &Root,
+    ink: RGBColor,
+    (x0, x1): (i32, i32),
+    p50: i32,
+    [y95, y99, y999]: [i32; 3],
+) -> Result<(), String> {
+    let cx = (x0 + x1) / 2;
+    drawn(root.draw(&PathElement::new(
+        vec![(cx, p50), (cx, y999.min(p50))],
+        ink.stroke_width(2),
+    )))?;
+    let r = ((x1 - x0) / 2).clamp(3, 5);
+    drawn(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
+    drawn(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
+    drawn(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
+    let half = ((x1 - x0) / 2).clamp(3, 10);
+    drawn(root.draw(&PathElement::new(
+        vec![(cx - half, y999), (cx + half, y999)],
+        ink.stroke_width(3),
+    )))
 }
 
 /// Tick values of a log axis: every power of ten in range, and 2× and 5× steps when there is
@@ -995,36 +1012,118 @@ fn log_ticks(lo: f64, hi: f64, dense: bool) -> Vec<f64> {
 }
 
 /// Throughput by client threads (log x axis) with every measured thread count labelled, the
-/// peak and the knee marked and the knee rule written under the chart. `facts` names the
-/// topology's size and server when the sweep ran on a known topology.
+/// peak and the knee marked and the knee rule written under the chart: the vary chart with one
+/// series. `facts` names the topology's size and server when the sweep ran on a known topology.
 pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, ChartError> {
-    let pts: Vec<(u32, f64, Verdict)> = sweep
-        .points
-        .iter()
-        .map(|p| {
-            (
-                p.threads.max(1),
-                p.summary.throughput,
-                p.summary.validity.verdict,
-            )
-        })
-        .collect();
-    let counts: Vec<u32> = pts.iter().map(|p| p.0).collect();
-    let xmin = f64::from(counts.iter().copied().min().unwrap_or(1)) / 1.25;
-    let xmax = f64::from(counts.iter().copied().max().unwrap_or(2)).max(2.0) * 1.25;
-    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
-    let point = |t: Option<u32>| {
-        let t = t?;
-        pts.iter().find(|p| p.0 == t).map(|p| (t, p.1))
+    let series = VarySeries {
+        label: "throughput (ops/s)".into(),
+        points: (sweep.points.iter())
+            .map(|p| {
+                (
+                    p.threads.max(1),
+                    p.summary.throughput,
+                    p.summary.throughput,
+                    p.summary.throughput,
+                )
+            })
+            .collect(),
+        not_valid: false,
     };
-    let peak = point(sweep.max_threads);
-    let knee = point(sweep.knee_threads);
-
-    let mut where_ = Vec::new();
-    let version = sweep
+    let verdicts: Vec<Verdict> = sweep
         .points
         .iter()
-        .find_map(|p| p.summary.server_version.clone());
+        .map(|p| p.summary.validity.verdict)
+        .collect();
+    let point = |t: Option<u32>| {
+        series
+            .points
+            .iter()
+            .find(|p| Some(p.0) == t)
+            .map(|p| (p.0, p.2))
+    };
+    let (peak, knee) = (point(sweep.max_threads), point(sweep.knee_threads));
+    let mut legend = vec![entry(Swatch::Line(palette(0)), series.label.clone())];
+    if let Some((t, tp)) = peak {
+        legend.push(entry(
+            Swatch::Peak,
+            format!("peak: {t} threads, {} ops/s", human(tp)),
+        ));
+    }
+    if let Some((t, tp)) = knee {
+        legend.push(entry(
+            Swatch::Knee,
+            format!("knee: {t} threads, {} ops/s", human(tp)),
+        ));
+    }
+    if verdicts.contains(&Verdict::Invalid) {
+        legend.push(entry(Swatch::Invalid, "invalid point (grey ×)"));
+    }
+    let mut notes = vec![match (peak, knee) {
+        (Some((p, ptp)), Some((k, _))) => format!(
+            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
+            sweep.tolerance * 100.0,
+            human(ptp),
+            human(ptp * (1.0 - sweep.tolerance))
+        ),
+        _ => "No usable points: no peak and no knee.".to_string(),
+    }];
+    notes.extend(
+        sweep
+            .points
+            .iter()
+            .filter(|p| !p.summary.validity.is_valid())
+            .map(|p| {
+                let v = &p.summary.validity;
+                format!(
+                    "{} threads is {}: {}",
+                    p.threads,
+                    verdict_word(v.verdict),
+                    v.summary()
+                )
+            }),
+    );
+    let title = format!(
+        "Throughput by client threads: {}",
+        sweep_label(sweep, facts)
+    );
+    let header = header(&title, &sweep_where(sweep, facts), sweep.standin);
+    let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
+        if let Some((t, tp)) = knee {
+            let (x, y) = px(t, tp);
+            let rule = DashedPathElement::new(
+                vec![(x, y), (x, plot.y1)],
+                6,
+                4,
+                palette(2).stroke_width(2),
+            );
+            drawn(root.draw(&rule))?;
+            drawn(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
+        }
+        if let Some((t, tp)) = peak {
+            let (x, y) = px(t, tp);
+            let rule =
+                DashedPathElement::new(vec![(x, y), (x, plot.y1)], 4, 4, DARK_RED.stroke_width(1));
+            drawn(root.draw(&rule))?;
+            drawn(root.draw(&Rectangle::new(
+                [(x - 14, y - 14), (x + 14, y + 14)],
+                DARK_RED.stroke_width(3),
+            )))?;
+        }
+        Ok(())
+    };
+    let layout = thread_layout(header, legend, &notes);
+    thread_chart(
+        "sweep",
+        &layout,
+        std::slice::from_ref(&series),
+        (1, &verdicts),
+        marks,
+    )
+}
+
+/// The sweep chart's "Where" and "Main operation" lines.
+fn sweep_where(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Vec<String> {
+    let version = (sweep.points.iter()).find_map(|p| p.summary.server_version.clone());
     let server = match facts {
         Some(f) => {
             let mut f = f.clone();
@@ -1039,156 +1138,134 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
             ..TopologyFacts::default()
         }),
     };
-    where_.push(format!("Where: {server}."));
-    let op = sweep
-        .points
-        .iter()
+    let op = (sweep.points.iter())
         .find_map(|p| (!p.summary.main_op.is_empty()).then(|| p.summary.main_op.clone()));
-    if let Some(op) = &op {
-        where_.push(format!(
-            "Main operation: {op}; one run per thread count on the same data."
-        ));
-    }
+    let mut where_ = vec![format!("Where: {server}.")];
+    where_.extend(
+        op.map(|op| format!("Main operation: {op}; one run per thread count on the same data.")),
+    );
+    where_
+}
 
-    let mut legend = vec![LegendEntry {
-        swatch: Swatch::Line(palette(0)),
-        label: "throughput (ops/s)".into(),
-    }];
-    if let Some((t, tp)) = peak {
-        legend.push(LegendEntry {
-            swatch: Swatch::Peak,
-            label: format!("peak: {t} threads, {} ops/s", human(tp)),
-        });
-    }
-    if let Some((t, tp)) = knee {
-        legend.push(LegendEntry {
-            swatch: Swatch::Knee,
-            label: format!("knee: {t} threads, {} ops/s", human(tp)),
-        });
-    }
-    if pts.iter().any(|p| p.2 == Verdict::Invalid) {
-        legend.push(LegendEntry {
-            swatch: Swatch::Invalid,
-            label: "invalid point (grey ×)".into(),
-        });
-    }
-    let mut notes = vec![match (peak, knee) {
-        (Some((p, ptp)), Some((k, _))) => format!(
-            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
-            sweep.tolerance * 100.0,
-            human(ptp),
-            human(ptp * (1.0 - sweep.tolerance))
-        ),
-        _ => "No usable points: no peak and no knee.".to_string(),
-    }];
-    for p in &sweep.points {
-        if !p.summary.validity.is_valid() {
-            notes.push(format!(
-                "{} threads is {}: {}",
-                p.threads,
-                verdict_word(p.summary.validity.verdict),
-                p.summary.validity.summary()
-            ));
-        }
-    }
-    let tick_rows = 2;
-    let layout = Layout {
-        header: header(
-            &format!(
-                "Throughput by client threads: {}",
-                sweep_label(sweep, facts)
-            ),
-            &where_,
-            sweep.standin,
-        ),
-        notes: notes_lines(&notes),
+/// Rows of thread-count labels under a thread chart.
+const TICK_ROWS: i32 = 2;
+
+fn thread_layout(header: Vec<Line>, legend: Vec<LegendEntry>, notes: &[String]) -> Layout {
+    Layout {
+        header,
+        notes: notes_lines(notes),
         legend,
-        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
-    };
-    compose("sweep", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
-            .label_style(("sans-serif", TICK_SIZE))
-            // Positions are labelled by hand under the plot; plotters' own would collide.
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        x_label_h: 12 + TICK_ROWS * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
+    }
+}
+
+/// Throughput by client threads on a log axis, one line per series (its mean, with min–max
+/// whiskers when `repeats` > 1), every measured count labelled. With `verdicts` (one per point
+/// of a single series) each point is marked as its verdict says; `marks` draws on top.
+fn thread_chart<F>(
+    name: &str,
+    layout: &Layout,
+    series: &[VarySeries],
+    (repeats, verdicts): (u32, &[Verdict]),
+    marks: F,
+) -> Result<Chart, ChartError>
+where
+    F: FnOnce(&Root, &PixelRect, &dyn Fn(u32, f64) -> (i32, i32)) -> Result<(), String>,
+{
+    let mut counts: Vec<u32> = (series.iter())
+        .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
+    let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
+    let ymax = (series.iter())
+        .flat_map(|s| s.points.iter().map(|p| p.3))
+        .fold(1.0, f64::max)
+        * 1.15;
+    compose(name, layout, |root, area| {
+        let ranges = ((xmin..xmax).log_scale(), 0f64..ymax);
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            ranges,
+            "operations per second",
+            false,
+        )?;
         let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
-        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t.max(1)), y));
         // A light guide at every measured count, so each label sits under its point.
         for &t in &counts {
             let (x, _) = px(t, 0.0);
-            e(root.draw(&PathElement::new(
+            let guide = PathElement::new(
                 vec![(x, plot.y0), (x, plot.y1)],
                 RGBColor(235, 235, 235).stroke_width(1),
-            )))?;
+            );
+            drawn(root.draw(&guide))?;
         }
-        let line: Vec<(i32, i32)> = pts.iter().map(|p| px(p.0, p.1)).collect();
-        e(root.draw(&PathElement::new(line.clone(), palette(0).stroke_width(3))))?;
-        for (p, xy) in pts.iter().zip(&line) {
-            match p.2 {
-                Verdict::Invalid => e(root.draw(&Cross::new(*xy, 6, GREY.stroke_width(3))))?,
-                Verdict::Degraded => {
-                    e(root.draw(&Circle::new(*xy, 5, WHITE.filled())))?;
-                    e(root.draw(&Circle::new(*xy, 5, palette(0).stroke_width(2))))?;
-                }
-                Verdict::Valid => e(root.draw(&Circle::new(*xy, 5, palette(0).filled())))?,
-            }
+        let n = series.len().max(1) as i32;
+        for (i, s) in series.iter().enumerate() {
+            // Whiskers of several curves at one count are spread a little so none hides another.
+            let shift = (i as i32 - (n - 1) / 2) * 4;
+            series_line(
+                root,
+                s,
+                palette(i),
+                repeats,
+                &|t, y| {
+                    let (x, y) = px(t, y);
+                    (x + shift, y)
+                },
+                verdicts,
+            )?;
         }
-        if let Some((t, tp)) = knee {
-            let (x, y) = px(t, tp);
-            e(root.draw(&DashedPathElement::new(
-                vec![(x, y), (x, plot.y1)],
-                6,
-                4,
-                palette(2).stroke_width(2),
-            )))?;
-            e(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
-        }
-        if let Some((t, tp)) = peak {
-            let (x, y) = px(t, tp);
-            e(root.draw(&DashedPathElement::new(
-                vec![(x, y), (x, plot.y1)],
-                4,
-                4,
-                DARK_RED.stroke_width(1),
-            )))?;
-            e(root.draw(&Rectangle::new(
-                [(x - 14, y - 14), (x + 14, y + 14)],
-                DARK_RED.stroke_width(3),
-            )))?;
-        }
+        marks(root, &plot, &px)?;
         let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
-        thread_axis(root, &plot, &xs, tick_rows)?;
+        thread_axis(root, &plot, &xs)?;
         Ok(plot)
     })
 }
 
+/// One series of a thread chart: its line, whiskers and points.
+fn series_line(
+    root: &Root,
+    s: &VarySeries,
+    color: RGBColor,
+    repeats: u32,
+    px: &dyn Fn(u32, f64) -> (i32, i32),
+    verdicts: &[Verdict],
+) -> Result<(), String> {
+    let line: Vec<(i32, i32)> = s.points.iter().map(|p| px(p.0, p.2)).collect();
+    drawn(root.draw(&PathElement::new(line.clone(), color.stroke_width(3))))?;
+    for (j, (p, &(x, y))) in s.points.iter().zip(&line).enumerate() {
+        if repeats > 1 && p.3 > p.1 {
+            let (lo, hi) = (px(p.0, p.1).1, px(p.0, p.3).1);
+            for path in [
+                vec![(x, lo), (x, hi)],
+                vec![(x - 5, lo), (x + 5, lo)],
+                vec![(x - 5, hi), (x + 5, hi)],
+            ] {
+                drawn(root.draw(&PathElement::new(path, color.stroke_width(2))))?;
+            }
+        }
+        match verdicts.get(j) {
+            None => drawn(root.draw(&Circle::new((x, y), 4, color.filled())))?,
+            Some(Verdict::Invalid) => {
+                drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3))))?
+            }
+            Some(Verdict::Degraded) => {
+                drawn(root.draw(&Circle::new((x, y), 5, WHITE.filled())))?;
+                drawn(root.draw(&Circle::new((x, y), 5, color.stroke_width(2))))?;
+            }
+            Some(Verdict::Valid) => drawn(root.draw(&Circle::new((x, y), 5, color.filled())))?,
+        }
+    }
+    Ok(())
+}
+
 /// The thread-count axis of the sweep charts: every measured count under its point (a label that
 /// would touch its left neighbour goes to a second row) and the axis name below.
-fn thread_axis(
-    root: &Root,
-    plot: &PixelRect,
-    xs: &[(u32, i32)],
-    tick_rows: i32,
-) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
+fn thread_axis(root: &Root, plot: &PixelRect, xs: &[(u32, i32)]) -> Result<(), String> {
     let mut row_right = [i32::MIN; 2];
     for &(t, x) in xs {
         let label = t.to_string();
@@ -1198,26 +1275,20 @@ fn thread_axis(
             continue;
         }
         row_right[row] = x + w / 2;
-        e(root.draw(&PathElement::new(
+        drawn(root.draw(&PathElement::new(
             vec![(x, plot.y1), (x, plot.y1 + 5)],
             BLACK.stroke_width(1),
         )))?;
-        text(
-            root,
-            &label,
-            TICK_SIZE,
-            (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
-            HPos::Center,
-        )?;
+        let y = plot.y1 + 8 + row as i32 * line_height(TICK_SIZE);
+        text(root, &label, TICK_SIZE, (x, y), HPos::Center)?;
     }
+    let y = plot.y1 + 12 + TICK_ROWS * line_height(TICK_SIZE);
+    let axis_name = "client threads (log scale; every measured count labelled)";
     text(
         root,
-        "client threads (log scale; every measured count labelled)",
+        axis_name,
         LABEL_SIZE,
-        (
-            (plot.x0 + plot.x1) / 2,
-            plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
-        ),
+        ((plot.x0 + plot.x1) / 2, y),
         HPos::Center,
     )
 }
@@ -1244,121 +1315,33 @@ pub fn vary(
     standin: bool,
     notes: &[String],
 ) -> Result<Chart, ChartError> {
-    let mut counts: Vec<u32> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
-        .collect();
-    counts.sort_unstable();
-    counts.dedup();
-    let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
-    let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.3))
-        .fold(1.0, f64::max)
-        * 1.15;
     let mut legend: Vec<LegendEntry> = series
         .iter()
-        .enumerate()
-        .map(|(i, s)| LegendEntry {
-            swatch: Swatch::Line(palette(i)),
-            label: if s.not_valid {
-                format!("{} (some points not valid: see notes)", s.label)
-            } else {
-                s.label.clone()
-            },
+        .map(|s| match s.not_valid {
+            true => format!("{} (some points not valid: see notes)", s.label),
+            false => s.label.clone(),
         })
+        .enumerate()
+        .map(|(i, label)| entry(Swatch::Line(palette(i)), label))
         .collect();
     if repeats > 1 {
-        legend.push(LegendEntry {
-            swatch: Swatch::Whisker,
-            label: format!("min–max of {repeats} repetitions"),
-        });
+        legend.push(entry(
+            Swatch::Whisker,
+            format!("min–max of {repeats} repetitions"),
+        ));
     }
+    let whiskers = if repeats > 1 {
+        "; whiskers: the lowest and highest repetition"
+    } else {
+        ""
+    };
     let mut all_notes = vec![format!(
-        "Lines: mean throughput over {repeats} repetition(s) at each thread count{}.",
-        if repeats > 1 {
-            "; whiskers: the lowest and highest repetition"
-        } else {
-            ""
-        }
+        "Lines: mean throughput over {repeats} repetition(s) at each thread count{whiskers}."
     )];
     all_notes.extend(notes.iter().cloned());
-    let tick_rows = 2;
-    let layout = Layout {
-        header: header(title, &[format!("Where: {server}.")], standin),
-        notes: notes_lines(&all_notes),
-        legend,
-        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
-    };
-    compose("vary", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
-            .label_style(("sans-serif", TICK_SIZE))
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
-        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-        for &t in &counts {
-            let (x, _) = px(t, 0.0);
-            e(root.draw(&PathElement::new(
-                vec![(x, plot.y0), (x, plot.y1)],
-                RGBColor(235, 235, 235).stroke_width(1),
-            )))?;
-        }
-        let n = series.len().max(1) as i32;
-        for (i, s) in series.iter().enumerate() {
-            let color = palette(i);
-            // Whiskers of several curves at one count are spread a little so none hides another.
-            let shift = (i as i32 - (n - 1) / 2) * 4;
-            let line: Vec<(i32, i32)> = s
-                .points
-                .iter()
-                .map(|p| {
-                    let (x, y) = px(p.0.max(1), p.2);
-                    (x + shift, y)
-                })
-                .collect();
-            e(root.draw(&PathElement::new(line.clone(), color.stroke_width(3))))?;
-            for (p, (x, y)) in s.points.iter().zip(&line) {
-                if repeats > 1 && p.3 > p.1 {
-                    let (_, lo) = px(p.0.max(1), p.1);
-                    let (_, hi) = px(p.0.max(1), p.3);
-                    e(root.draw(&PathElement::new(
-                        vec![(*x, lo), (*x, hi)],
-                        color.stroke_width(2),
-                    )))?;
-                    for yy in [lo, hi] {
-                        e(root.draw(&PathElement::new(
-                            vec![(*x - 5, yy), (*x + 5, yy)],
-                            color.stroke_width(2),
-                        )))?;
-                    }
-                }
-                e(root.draw(&Circle::new((*x, *y), 4, color.filled())))?;
-            }
-        }
-        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
-        thread_axis(root, &plot, &xs, tick_rows)?;
-        Ok(plot)
-    })
+    let header = header(title, &[format!("Where: {server}.")], standin);
+    let layout = thread_layout(header, legend, &all_notes);
+    thread_chart("vary", &layout, series, (repeats, &[]), |_, _, _| Ok(()))
 }
 
 /// A sweep's label with its topology named, not given by path (`S2 on single`).
