@@ -2,30 +2,30 @@
 
 use super::*;
 
-/// Width of `text` in pixels at plotters font `size`: DejaVu Sans advances plus 4% (plotters
-/// writes `font-size = size / 1.24` into the SVG), so that layout never underestimates; the
-/// layout test measures the real fonts.
+/// Width of `text` in pixels at plotters font `size` (plotters writes `font-size = size / 1.24`
+/// into the SVG), laid out with the fonts the PNGs are drawn with (`png::text_boxes`), plus 4%
+/// so that layout never underestimates; 0.64 em a character where no font is installed.
 pub(crate) fn text_width(text: &str, size: u32) -> i32 {
+    measure(text, size, false)
+}
+
+/// [`text_width`] in the regular or the bold face.
+pub(super) fn measure(text: &str, size: u32, bold: bool) -> i32 {
+    let weight = if bold { "bold" } else { "normal" };
     let px = f64::from(size) / 1.24;
-    let em: f64 = text
-        .chars()
-        .map(|c| match c {
-            'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.28,
-            'f' | 't' | '(' | ')' | '[' | ']' | '/' | '-' | ' ' => 0.39,
-            'r' => 0.42,
-            's' | 'z' | 'c' => 0.56,
-            'k' | 'v' | 'x' | 'y' => 0.6,
-            'm' => 0.98,
-            'w' => 0.82,
-            'M' => 0.87,
-            'W' | '—' | '%' | '@' => 1.0,
-            c if c.is_ascii_lowercase() => 0.64,
-            c if c.is_ascii_digit() => 0.64,
-            c if c.is_ascii_uppercase() => 0.78,
-            _ => 0.84,
-        })
-        .sum();
-    (em * px * 1.04).ceil() as i32
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><text x="0" y="{px}" font-family="sans-serif" font-size="{px}" font-weight="{weight}" xml:space="preserve">{escaped}</text></svg>"#
+    );
+    let measured = crate::report::png::text_boxes(&svg).ok().and_then(|b| {
+        let b = b.first()?;
+        Some(f64::from(b.x1 - b.x0))
+    });
+    let width = measured.unwrap_or(0.64 * px * text.chars().count() as f64);
+    (width * 1.04).ceil() as i32
 }
 
 pub(super) fn line_height(size: u32) -> i32 {
@@ -35,6 +35,12 @@ pub(super) fn line_height(size: u32) -> i32 {
 
 /// Breaks `text` into lines no wider than `max_px` (words longer than a line are cut).
 pub(crate) fn wrap(text: &str, max_px: i32, size: u32) -> Vec<String> {
+    wrap_as(text, max_px, size, false)
+}
+
+/// [`wrap`] in the regular or the bold face.
+pub(super) fn wrap_as(text: &str, max_px: i32, size: u32, bold: bool) -> Vec<String> {
+    let text_width = |t: &str, size: u32| measure(t, size, bold);
     let mut lines = Vec::new();
     let mut current = String::new();
     for word in text.split_whitespace() {
@@ -108,7 +114,7 @@ pub(super) fn lines_of(paragraphs: &[Line], max_px: i32) -> Vec<Line> {
     paragraphs
         .iter()
         .flat_map(|p| {
-            wrap(&p.text, max_px, p.size)
+            wrap_as(&p.text, max_px, p.size, p.bold)
                 .into_iter()
                 .map(|text| Line { text, ..p.clone() })
                 .collect::<Vec<_>>()
