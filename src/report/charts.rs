@@ -195,35 +195,34 @@ fn draw_swatch(
     (x0, y0): (i32, i32),
     (x1, y1): (i32, i32),
 ) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
     let mid = (y0 + y1) / 2;
     let cx = (x0 + x1) / 2;
     match s {
-        Swatch::Fill(c) => e(root.draw(&Rectangle::new([(x0, y0), (x1, y1)], c.filled()))),
+        Swatch::Fill(c) => drawn(root.draw(&Rectangle::new([(x0, y0), (x1, y1)], c.filled()))),
         Swatch::Degraded(c) => bar(root, (x0, y0, x1, y1), Verdict::Degraded, c),
         Swatch::Invalid => bar(root, (x0, y0, x1, y1), Verdict::Invalid, GREY),
-        Swatch::Dashed => e(root.draw(&DashedPathElement::new(
+        Swatch::Dashed => drawn(root.draw(&DashedPathElement::new(
             vec![(x0 - 2, mid), (x1 + 4, mid)],
             5,
             3,
             BLACK.stroke_width(2),
         ))),
-        Swatch::Whisker => whisker(root, cx, y0, y1),
-        Swatch::Line(c) => e(root.draw(&PathElement::new(
+        Swatch::Whisker => whisker(root, (cx, 6), (y0, y1), BLACK),
+        Swatch::Line(c) => drawn(root.draw(&PathElement::new(
             vec![(x0 - 2, mid), (x1 + 4, mid)],
             c.stroke_width(3),
         ))),
-        Swatch::Circle => e(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
-        Swatch::Triangle => e(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
-        Swatch::Tick => e(root.draw(&PathElement::new(
+        Swatch::Circle => drawn(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
+        Swatch::Triangle => drawn(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
+        Swatch::Tick => drawn(root.draw(&PathElement::new(
             vec![(cx - 7, mid), (cx + 7, mid)],
             BLACK.stroke_width(3),
         ))),
-        Swatch::Peak => e(root.draw(&Rectangle::new(
+        Swatch::Peak => drawn(root.draw(&Rectangle::new(
             [(cx - 7, mid - 7), (cx + 7, mid + 7)],
             DARK_RED.stroke_width(3),
         ))),
-        Swatch::Knee => e(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
+        Swatch::Knee => drawn(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
     }
 }
 
@@ -235,20 +234,19 @@ fn bar(
     verdict: Verdict,
     color: RGBColor,
 ) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
     let (top, bottom) = (y0.min(y1), y0.max(y1));
     let rect = [(x0, top), (x1, bottom)];
     match verdict {
-        Verdict::Valid => e(root.draw(&Rectangle::new(rect, color.filled()))),
+        Verdict::Valid => drawn(root.draw(&Rectangle::new(rect, color.filled()))),
         Verdict::Degraded => {
-            e(root.draw(&Rectangle::new(rect, color.mix(0.35).filled())))?;
+            drawn(root.draw(&Rectangle::new(rect, color.mix(0.35).filled())))?;
             hatch(root, (x0, top, x1, bottom), 6, color)?;
-            e(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
+            drawn(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
         }
         Verdict::Invalid => {
-            e(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
+            drawn(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
             hatch(root, (x0, top, x1, bottom), 5, GREY)?;
-            e(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
+            drawn(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
         }
     }
 }
@@ -270,27 +268,27 @@ fn hatch(
         let lo = 0.max(-c);
         let hi = h.min(w - c);
         if lo < hi {
-            root.draw(&PathElement::new(
-                vec![(x0 + c + lo, y1 - lo), (x0 + c + hi, y1 - hi)],
-                color.stroke_width(1),
-            ))
-            .map_err(|e| e.to_string())?;
+            let path = vec![(x0 + c + lo, y1 - lo), (x0 + c + hi, y1 - hi)];
+            drawn(root.draw(&PathElement::new(path, color.stroke_width(1))))?;
         }
         c += spacing;
     }
     Ok(())
 }
 
-/// A min–max whisker with caps.
-fn whisker(root: &Root, x: i32, y_low: i32, y_high: i32) -> Result<(), String> {
-    let style = BLACK.stroke_width(2);
+/// A min–max whisker at `x` with caps `cap` pixels to each side.
+fn whisker(
+    root: &Root,
+    (x, cap): (i32, i32),
+    (lo, hi): (i32, i32),
+    ink: RGBColor,
+) -> Result<(), String> {
     for path in [
-        vec![(x, y_low), (x, y_high)],
-        vec![(x - 6, y_low), (x + 6, y_low)],
-        vec![(x - 6, y_high), (x + 6, y_high)],
+        vec![(x, lo), (x, hi)],
+        vec![(x - cap, lo), (x + cap, lo)],
+        vec![(x - cap, hi), (x + cap, hi)],
     ] {
-        root.draw(&PathElement::new(path, style))
-            .map_err(|e| e.to_string())?;
+        drawn(root.draw(&PathElement::new(path, ink.stroke_width(2))))?;
     }
     Ok(())
 }

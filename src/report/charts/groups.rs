@@ -129,7 +129,8 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
             bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
             if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
-                whisker(root, (p0x + p1x) / 2, px(x0, lo).1, px(x0, hi).1)?;
+                let x = (p0x + p1x) / 2;
+                whisker(root, (x, 6), (px(x0, lo).1, px(x0, hi).1), BLACK)?;
             }
         }
         for (si, y) in &ceilings {

@@ -150,19 +150,14 @@ pub(super) fn text(
     (x, y): (i32, i32),
     h: HPos,
 ) -> Result<(), String> {
-    root.draw_text(s, &style(size, false, &BLACK, h, VPos::Top), (x, y))
-        .map_err(|e| e.to_string())
+    drawn(root.draw_text(s, &style(size, false, &BLACK, h, VPos::Top), (x, y)))
 }
 
 /// Draws lines top-down from `(x, y)`; returns the y below the last one.
 pub(super) fn draw_lines(root: &Root, lines: &[Line], x: i32, mut y: i32) -> Result<i32, String> {
     for l in lines {
-        root.draw_text(
-            &l.text,
-            &style(l.size, l.bold, &l.color, HPos::Left, VPos::Top),
-            (x, y),
-        )
-        .map_err(|e| e.to_string())?;
+        let style = style(l.size, l.bold, &l.color, HPos::Left, VPos::Top);
+        drawn(root.draw_text(&l.text, &style, (x, y)))?;
         y += line_height(l.size);
     }
     Ok(y)

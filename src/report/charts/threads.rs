@@ -247,13 +247,7 @@ fn series_line(
     for (j, (p, &(x, y))) in s.points.iter().zip(&line).enumerate() {
         if repeats > 1 && p.3 > p.1 {
             let (lo, hi) = (px(p.0, p.1).1, px(p.0, p.3).1);
-            for path in [
-                vec![(x, lo), (x, hi)],
-                vec![(x - 5, lo), (x + 5, lo)],
-                vec![(x - 5, hi), (x + 5, hi)],
-            ] {
-                drawn(root.draw(&PathElement::new(path, color.stroke_width(2))))?;
-            }
+            whisker(root, (x, 5), (lo, hi), color)?;
         }
         match verdicts.get(j) {
             None => drawn(root.draw(&Circle::new((x, y), 4, color.filled())))?,
