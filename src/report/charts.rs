@@ -9,6 +9,7 @@
 //! colour; both are named in the notes (the verdicts are `measure::validity`'s).
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -17,6 +18,17 @@ use thiserror::Error;
 use super::{Report, Row, TopologyFacts};
 use crate::experiment::model::{Latency, SweepFile};
 use crate::measure::validity::Verdict;
+
+mod groups;
+mod text;
+mod threads;
+
+pub(crate) use text::wrap;
+use text::*;
+
+pub use groups::{latency, throughput};
+pub(crate) use threads::sweep_label;
+pub use threads::{VarySeries, sweep, vary};
 
 /// A chart that could not be drawn.
 #[derive(Debug, Error)]
@@ -122,155 +134,7 @@ pub(crate) fn human_us(us: f64) -> String {
     }
 }
 
-/// Width of `text` in pixels at plotters font `size`: DejaVu Sans advances plus 4% (plotters
-/// writes `font-size = size / 1.24` into the SVG), so that layout never underestimates; the
-/// layout test measures the real fonts.
-pub(crate) fn text_width(text: &str, size: u32) -> i32 {
-    let px = f64::from(size) / 1.24;
-    let em: f64 = text
-        .chars()
-        .map(|c| match c {
-            'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.28,
-            'f' | 't' | '(' | ')' | '[' | ']' | '/' | '-' | ' ' => 0.39,
-            'r' => 0.42,
-            's' | 'z' | 'c' => 0.56,
-            'k' | 'v' | 'x' | 'y' => 0.6,
-            'm' => 0.98,
-            'w' => 0.82,
-            'M' => 0.87,
-            'W' | '—' | '%' | '@' => 1.0,
-            c if c.is_ascii_lowercase() => 0.64,
-            c if c.is_ascii_digit() => 0.64,
-            c if c.is_ascii_uppercase() => 0.78,
-            _ => 0.84,
-        })
-        .sum();
-    (em * px * 1.04).ceil() as i32
-}
-
-fn line_height(size: u32) -> i32 {
-    // The font is size / 1.24 pixels high; leave room for descenders and a gap.
-    (f64::from(size) * 1.05).ceil() as i32 + 4
-}
-
-/// Breaks `text` into lines no wider than `max_px` (words longer than a line are cut).
-pub(crate) fn wrap(text: &str, max_px: i32, size: u32) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for word in text.split_whitespace() {
-        let candidate = if current.is_empty() {
-            word.to_string()
-        } else {
-            format!("{current} {word}")
-        };
-        if text_width(&candidate, size) <= max_px {
-            current = candidate;
-            continue;
-        }
-        if !current.is_empty() {
-            lines.push(std::mem::take(&mut current));
-        }
-        // Too long for a line of its own: break after hyphens first, then anywhere.
-        let mut piece = String::new();
-        let parts: Vec<String> = word.split_inclusive('-').map(str::to_string).collect();
-        if parts.len() > 1 && parts.iter().all(|p| text_width(p, size) <= max_px) {
-            for part in parts {
-                let joined = format!("{piece}{part}");
-                if text_width(&joined, size) > max_px && !piece.is_empty() {
-                    lines.push(std::mem::take(&mut piece));
-                    piece = part;
-                } else {
-                    piece = joined;
-                }
-            }
-            current = piece;
-            continue;
-        }
-        for ch in word.chars() {
-            let mut next = piece.clone();
-            next.push(ch);
-            if text_width(&next, size) > max_px && !piece.is_empty() {
-                lines.push(std::mem::take(&mut piece));
-                next = ch.to_string();
-            }
-            piece = next;
-        }
-        current = piece;
-    }
-    if !current.is_empty() {
-        lines.push(current);
-    }
-    lines
-}
-
-/// One line of text the layout places: words, size, weight and colour.
-#[derive(Clone)]
-struct Line {
-    text: String,
-    size: u32,
-    bold: bool,
-    color: RGBColor,
-}
-
-impl Line {
-    fn plain(text: String, size: u32) -> Line {
-        Line {
-            text,
-            size,
-            bold: false,
-            color: BLACK,
-        }
-    }
-}
-
-/// Wraps paragraphs into lines of at most `max_px`.
-fn lines_of(paragraphs: &[Line], max_px: i32) -> Vec<Line> {
-    paragraphs
-        .iter()
-        .flat_map(|p| {
-            wrap(&p.text, max_px, p.size)
-                .into_iter()
-                .map(|text| Line { text, ..p.clone() })
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-fn block_height(lines: &[Line]) -> i32 {
-    lines.iter().map(|l| line_height(l.size)).sum()
-}
-
 type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
-fn style(size: u32, bold: bool, color: &RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
-    let font = if bold {
-        ("sans-serif", size).into_font().style(FontStyle::Bold)
-    } else {
-        ("sans-serif", size).into_font()
-    };
-    let mut s = TextStyle::from(font).pos(Pos::new(h, v));
-    s.color = color.to_backend_color();
-    s
-}
-
-fn text(root: &Root, s: &str, size: u32, (x, y): (i32, i32), h: HPos) -> Result<(), String> {
-    root.draw_text(s, &style(size, false, &BLACK, h, VPos::Top), (x, y))
-        .map_err(|e| e.to_string())
-}
-
-/// Draws lines top-down from `(x, y)`; returns the y below the last one.
-fn draw_lines(root: &Root, lines: &[Line], x: i32, mut y: i32) -> Result<i32, String> {
-    for l in lines {
-        root.draw_text(
-            &l.text,
-            &style(l.size, l.bold, &l.color, HPos::Left, VPos::Top),
-            (x, y),
-        )
-        .map_err(|e| e.to_string())?;
-        y += line_height(l.size);
-    }
-    Ok(y)
-}
 
 /// How a legend entry's sample looks.
 #[derive(Clone, Copy)]
@@ -331,35 +195,34 @@ fn draw_swatch(
     (x0, y0): (i32, i32),
     (x1, y1): (i32, i32),
 ) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
     let mid = (y0 + y1) / 2;
     let cx = (x0 + x1) / 2;
     match s {
-        Swatch::Fill(c) => e(root.draw(&Rectangle::new([(x0, y0), (x1, y1)], c.filled()))),
+        Swatch::Fill(c) => drawn(root.draw(&Rectangle::new([(x0, y0), (x1, y1)], c.filled()))),
         Swatch::Degraded(c) => bar(root, (x0, y0, x1, y1), Verdict::Degraded, c),
         Swatch::Invalid => bar(root, (x0, y0, x1, y1), Verdict::Invalid, GREY),
-        Swatch::Dashed => e(root.draw(&DashedPathElement::new(
+        Swatch::Dashed => drawn(root.draw(&DashedPathElement::new(
             vec![(x0 - 2, mid), (x1 + 4, mid)],
             5,
             3,
             BLACK.stroke_width(2),
         ))),
-        Swatch::Whisker => whisker(root, cx, y0, y1),
-        Swatch::Line(c) => e(root.draw(&PathElement::new(
+        Swatch::Whisker => whisker(root, (cx, 6), (y0, y1), BLACK),
+        Swatch::Line(c) => drawn(root.draw(&PathElement::new(
             vec![(x0 - 2, mid), (x1 + 4, mid)],
             c.stroke_width(3),
         ))),
-        Swatch::Circle => e(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
-        Swatch::Triangle => e(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
-        Swatch::Tick => e(root.draw(&PathElement::new(
+        Swatch::Circle => drawn(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
+        Swatch::Triangle => drawn(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
+        Swatch::Tick => drawn(root.draw(&PathElement::new(
             vec![(cx - 7, mid), (cx + 7, mid)],
             BLACK.stroke_width(3),
         ))),
-        Swatch::Peak => e(root.draw(&Rectangle::new(
+        Swatch::Peak => drawn(root.draw(&Rectangle::new(
             [(cx - 7, mid - 7), (cx + 7, mid + 7)],
             DARK_RED.stroke_width(3),
         ))),
-        Swatch::Knee => e(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
+        Swatch::Knee => drawn(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
     }
 }
 
@@ -371,20 +234,19 @@ fn bar(
     verdict: Verdict,
     color: RGBColor,
 ) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
     let (top, bottom) = (y0.min(y1), y0.max(y1));
     let rect = [(x0, top), (x1, bottom)];
     match verdict {
-        Verdict::Valid => e(root.draw(&Rectangle::new(rect, color.filled()))),
+        Verdict::Valid => drawn(root.draw(&Rectangle::new(rect, color.filled()))),
         Verdict::Degraded => {
-            e(root.draw(&Rectangle::new(rect, color.mix(0.35).filled())))?;
+            drawn(root.draw(&Rectangle::new(rect, color.mix(0.35).filled())))?;
             hatch(root, (x0, top, x1, bottom), 6, color)?;
-            e(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
+            drawn(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
         }
         Verdict::Invalid => {
-            e(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
+            drawn(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
             hatch(root, (x0, top, x1, bottom), 5, GREY)?;
-            e(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
+            drawn(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
         }
     }
 }
@@ -406,27 +268,27 @@ fn hatch(
         let lo = 0.max(-c);
         let hi = h.min(w - c);
         if lo < hi {
-            root.draw(&PathElement::new(
-                vec![(x0 + c + lo, y1 - lo), (x0 + c + hi, y1 - hi)],
-                color.stroke_width(1),
-            ))
-            .map_err(|e| e.to_string())?;
+            let path = vec![(x0 + c + lo, y1 - lo), (x0 + c + hi, y1 - hi)];
+            drawn(root.draw(&PathElement::new(path, color.stroke_width(1))))?;
         }
         c += spacing;
     }
     Ok(())
 }
 
-/// A min–max whisker with caps.
-fn whisker(root: &Root, x: i32, y_low: i32, y_high: i32) -> Result<(), String> {
-    let style = BLACK.stroke_width(2);
+/// A min–max whisker at `x` with caps `cap` pixels to each side.
+fn whisker(
+    root: &Root,
+    (x, cap): (i32, i32),
+    (lo, hi): (i32, i32),
+    ink: RGBColor,
+) -> Result<(), String> {
     for path in [
-        vec![(x, y_low), (x, y_high)],
-        vec![(x - 6, y_low), (x + 6, y_low)],
-        vec![(x - 6, y_high), (x + 6, y_high)],
+        vec![(x, lo), (x, hi)],
+        vec![(x - cap, lo), (x + cap, lo)],
+        vec![(x - cap, hi), (x + cap, hi)],
     ] {
-        root.draw(&PathElement::new(path, style))
-            .map_err(|e| e.to_string())?;
+        drawn(root.draw(&PathElement::new(path, ink.stroke_width(2))))?;
     }
     Ok(())
 }
@@ -615,365 +477,77 @@ fn row_notes(rows: &[&Row]) -> Vec<String> {
 }
 
 fn verdict_legend(rows: &[&Row], legend: &mut Vec<LegendEntry>) {
-    if rows
-        .iter()
-        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Degraded)
-    {
-        legend.push(LegendEntry {
-            swatch: Swatch::Degraded(GREY),
-            label: "degraded: see notes".into(),
-        });
+    let any = |v: Verdict| {
+        rows.iter()
+            .any(|r| r.repeats > 0 && r.validity.verdict == v)
+    };
+    if any(Verdict::Degraded) {
+        legend.push(entry(Swatch::Degraded(GREY), "degraded: see notes"));
     }
-    if rows
-        .iter()
-        .any(|r| r.repeats > 0 && r.validity.verdict == Verdict::Invalid)
-    {
-        legend.push(LegendEntry {
-            swatch: Swatch::Invalid,
-            label: "invalid: not a result".into(),
-        });
+    if any(Verdict::Invalid) {
+        legend.push(entry(Swatch::Invalid, "invalid: not a result"));
     }
 }
 
-/// Grouped bars: one group per scenario (named under it), one bar per topology (named in the
-/// legend), min–max whiskers over repetitions, and the baseline's throughput as a dashed line
-/// across each group (the ceiling), left out where the baseline's figure is invalid.
-pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
-    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
-    let rows: Vec<&Row> = report.rows.iter().collect();
-    let measured = |r: &&Row| r.repeats > 0 && r.throughput.is_some();
-    let top = report
-        .rows
-        .iter()
-        .filter(measured)
-        .map(|r| {
-            r.spread
-                .map_or(0.0, |s| s.1)
-                .max(r.throughput.unwrap_or(0.0))
-        })
-        .fold(0.0, f64::max)
-        .max(1.0)
-        * 1.12;
-    let any_whisker = report
-        .rows
-        .iter()
-        .any(|r| r.repeats >= 2 && r.spread.is_some());
-    let ceiling_for = |scenario: &str| {
-        report
-            .rows
-            .iter()
-            .find(|r| r.scenario == scenario && r.topology == report.baseline && r.repeats > 0)
-    };
-    let ceilings: Vec<(usize, f64)> = scenarios
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            let b = ceiling_for(s)?;
-            (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
-        })
-        .collect();
-
-    let mut legend: Vec<LegendEntry> = topologies
-        .iter()
-        .enumerate()
-        .map(|(i, t)| LegendEntry {
-            swatch: Swatch::Fill(palette(i)),
-            label: if *t == report.baseline {
-                format!("{t} (baseline)")
-            } else {
-                t.clone()
-            },
-        })
-        .collect();
-    if !ceilings.is_empty() {
-        legend.push(LegendEntry {
-            swatch: Swatch::Dashed,
-            label: format!("{} ceiling", report.baseline),
-        });
+fn entry(swatch: Swatch, label: impl Into<String>) -> LegendEntry {
+    LegendEntry {
+        swatch,
+        label: label.into(),
     }
-    if any_whisker {
-        legend.push(LegendEntry {
-            swatch: Swatch::Whisker,
-            label: "min–max of repetitions".into(),
-        });
-    }
-    verdict_legend(&rows, &mut legend);
+}
 
-    let mut notes = vec![if any_whisker {
-        "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
+/// Plotters' error as the message a `ChartError` carries.
+fn drawn<E: std::fmt::Display>(r: Result<(), E>) -> Result<(), String> {
+    r.map_err(|e| e.to_string())
+}
+
+type Plot<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// The axes of every chart: y named `y_desc` with human numbers (or left to be labelled by
+/// hand, `hand_y`, for the 1-2-5 steps of the latency log axis plotters does not give), no x
+/// mesh, x positions labelled by hand under the plot (plotters' own would collide).
+fn axes<'a, 'b, X, Y>(
+    area: &'a Root<'b>,
+    x_label_h: i32,
+    (x, y): (X, Y),
+    y_desc: &str,
+    hand_y: bool,
+) -> Result<Plot<'a, 'b, X::CoordDescType, Y::CoordDescType>, String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(8)
+        .margin_right(12)
+        .x_label_area_size(x_label_h)
+        .y_label_area_size(Y_LABEL_W)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| e.to_string())?;
+    let (y_ink, grid) = if hand_y {
+        (TRANSPARENT, WHITE)
     } else {
-        "Bars: throughput (operations per second) of each cell.".to_string()
-    }];
-    if !ceilings.is_empty() {
-        notes.push(format!(
-            "Dashed line: {}'s throughput in the same scenario, the ceiling the other topologies are compared with.",
-            report.baseline
-        ));
-    }
-    for s in &scenarios {
-        if ceiling_for(s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
-            notes.push(format!(
-                "No {} ceiling for {s}: the baseline's figure is invalid.",
-                report.baseline
-            ));
-        }
-    }
-    for s in &scenarios {
-        let most = report
-            .rows
-            .iter()
-            .filter(|r| r.scenario == *s && r.repeats > 0)
-            .filter_map(|r| r.throughput)
-            .fold(0.0, f64::max);
-        if most > 0.0 && most < top * 0.02 {
-            notes.push(format!(
-                "{s}: at most {} ops/s, too small to read at this scale; the table has its figures.",
-                human(most)
-            ));
-        }
-    }
-    notes.extend(row_notes(&rows));
-
-    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
-    let layout = Layout {
-        header: header(
-            "Throughput by scenario and topology (ops/s)",
-            &super::where_lines(report),
-            report.standin(),
-        ),
-        notes: notes_lines(&notes),
-        legend,
-        x_label_h: group_label_height(&labels),
+        (BLACK.to_rgba(), RGBColor(225, 225, 225))
     };
-    let k = topologies.len().max(1) as f64;
-    compose("throughput", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, 0f64..top)
-            .map_err(|e| e.to_string())?;
+    drawn(
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
-            .y_labels(6)
+            .y_labels(if hand_y { 10 } else { 6 })
             .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
+            .y_desc(y_desc)
             .label_style(("sans-serif", TICK_SIZE))
-            // Positions are labelled by hand under the plot; plotters' own would collide.
             .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
+            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&y_ink))
             .axis_desc_style(("sans-serif", LABEL_SIZE))
             .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
-        for r in report.rows.iter().filter(measured) {
-            let (Some(si), Some(ti)) = (
-                scenarios.iter().position(|s| *s == r.scenario),
-                topologies.iter().position(|t| *t == r.topology),
-            ) else {
-                continue;
-            };
-            let slot = 0.8 / k;
-            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.06;
-            let x1 = x0 + slot * 0.88;
-            let (p0x, p0y) = px(x0, 0.0);
-            let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
-            bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
-            if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
-                let cx = (p0x + p1x) / 2;
-                whisker(root, cx, px(x0, lo).1, px(x0, hi).1)?;
-            }
-        }
-        for (si, y) in &ceilings {
-            let (a, py) = px(*si as f64 + 0.04, *y);
-            let (b, _) = px(*si as f64 + 0.96, *y);
-            root.draw(&DashedPathElement::new(
-                vec![(a, py), (b, py)],
-                8,
-                5,
-                BLACK.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
-        }
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        for (si, lines) in labels.iter().enumerate() {
-            let (cx, _) = px(si as f64 + 0.5, 0.0);
-            let mut y = plot.y1 + 10;
-            for l in lines {
-                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
-                y += line_height(LABEL_SIZE);
-            }
-        }
-        Ok(plot)
-    })
-}
-
-/// Latency percentiles of the main operation on a log axis: per scenario (named under its
-/// group) one slot per topology (coloured as in the throughput chart), a bar up to p50 and a
-/// stem to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked.
-pub fn latency(report: &Report) -> Result<Chart, ChartError> {
-    let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-    let topologies = distinct(report.rows.iter().map(|r| r.topology.clone()));
-    let rows: Vec<&Row> = report.rows.iter().collect();
-    let with_latency: Vec<(&Row, &Latency)> = report
-        .rows
-        .iter()
-        .filter(|r| r.repeats > 0)
-        .filter_map(|r| Some((r, r.latency.as_ref()?)))
-        .collect();
-    let lowest = with_latency
-        .iter()
-        .map(|(_, l)| l.p50.max(1.0))
-        .fold(f64::INFINITY, f64::min);
-    let highest = with_latency
-        .iter()
-        .map(|(_, l)| l.p999.max(l.p99).max(l.p50).max(1.0))
-        .fold(10.0, f64::max);
-    let lo = if lowest.is_finite() {
-        10f64.powf((lowest / 3.0).log10().floor()).max(1.0)
-    } else {
-        1.0
-    };
-    let hi = (highest * 1.6).max(lo * 10.0);
-    let ops = distinct(with_latency.iter().filter_map(|(r, _)| r.main_op.clone()));
-    let what = match ops.as_slice() {
-        [one] => format!("{one} operations"),
-        _ => "each row's main operation (named in the table)".to_string(),
-    };
-
-    let mut legend: Vec<LegendEntry> = topologies
-        .iter()
-        .enumerate()
-        .map(|(i, t)| LegendEntry {
-            swatch: Swatch::Fill(palette(i)),
-            label: format!("{t}: bar to p50"),
-        })
-        .collect();
-    legend.extend([
-        LegendEntry {
-            swatch: Swatch::Circle,
-            label: "p95".into(),
-        },
-        LegendEntry {
-            swatch: Swatch::Triangle,
-            label: "p99".into(),
-        },
-        LegendEntry {
-            swatch: Swatch::Tick,
-            label: "p99.9".into(),
-        },
-    ]);
-    verdict_legend(&rows, &mut legend);
-    let mut notes = vec![format!(
-        "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
-    )];
-    notes.extend(row_notes(&rows));
-    let labels = group_labels(&scenarios, approx_group_px(scenarios.len()));
-    let layout = Layout {
-        header: header(
-            "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)",
-            &super::where_lines(report),
-            report.standin(),
-        ),
-        notes: notes_lines(&notes),
-        legend,
-        x_label_h: group_label_height(&labels),
-    };
-    let k = topologies.len().max(1) as f64;
-    compose("latency", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d(0f64..scenarios.len().max(1) as f64, (lo..hi).log_scale())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_desc("latency (log scale)")
-            .label_style(("sans-serif", TICK_SIZE))
-            // Both axes are labelled by hand: scenarios under their groups, and latency at
-            // 1-2-5 steps, which plotters' log axis does not give within a decade.
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .y_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(WHITE)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let decades = (hi / lo).log10().max(1.0);
-        let dense = f64::from(plot.y1 - plot.y0) / decades >= 70.0;
-        for v in log_ticks(lo, hi, dense) {
-            let (_, y) = px(0.0, v);
-            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-            e(root.draw(&PathElement::new(
-                vec![(plot.x0, y), (plot.x1, y)],
-                RGBColor(225, 225, 225).stroke_width(1),
-            )))?;
-            e(root.draw(&PathElement::new(
-                vec![(plot.x0 - 5, y), (plot.x0, y)],
-                BLACK.stroke_width(1),
-            )))?;
-            e(root.draw_text(
-                &human_us(v),
-                &style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center),
-                (plot.x0 - 8, y),
-            ))?;
-        }
-        for (r, l) in &with_latency {
-            let (Some(si), Some(ti)) = (
-                scenarios.iter().position(|s| *s == r.scenario),
-                topologies.iter().position(|t| *t == r.topology),
-            ) else {
-                continue;
-            };
-            let slot = 0.8 / k;
-            let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * 0.12;
-            let x1 = x0 + slot * 0.76;
-            let (p0x, base) = px(x0, lo);
-            let (p1x, p50) = px(x1, l.p50);
-            let invalid = r.validity.verdict == Verdict::Invalid;
-            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
-            let ink = if invalid { GREY } else { BLACK };
-            let cx = (p0x + p1x) / 2;
-            let y95 = px(x0, l.p95).1;
-            let y99 = px(x0, l.p99).1;
-            let y999 = px(x0, l.p999).1;
-            let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-            e(root.draw(&PathElement::new(
-                vec![(cx, p50), (cx, y999.min(p50))],
-                ink.stroke_width(2),
-            )))?;
-            // Markers no wider than their bar, so crowded groups do not run together.
-            let r = ((p1x - p0x) / 2).clamp(3, 5);
-            e(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
-            e(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
-            e(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
-            let half = ((p1x - p0x) / 2).clamp(3, 10);
-            e(root.draw(&PathElement::new(
-                vec![(cx - half, y999), (cx + half, y999)],
-                ink.stroke_width(3),
-            )))?;
-        }
-        for (si, lines) in labels.iter().enumerate() {
-            let (cx, _) = px(si as f64 + 0.5, lo);
-            let mut y = plot.y1 + 10;
-            for l in lines {
-                text(root, l, LABEL_SIZE, (cx, y), HPos::Center)?;
-                y += line_height(LABEL_SIZE);
-            }
-        }
-        Ok(plot)
-    })
+            .bold_line_style(grid)
+            .draw(),
+    )?;
+    Ok(chart)
 }
 
 /// Tick values of a log axis: every power of ten in range, and 2× and 5× steps when there is
@@ -992,381 +566,6 @@ fn log_ticks(lo: f64, hi: f64, dense: bool) -> Vec<f64> {
         decade *= 10.0;
     }
     out
-}
-
-/// Throughput by client threads (log x axis) with every measured thread count labelled, the
-/// peak and the knee marked and the knee rule written under the chart. `facts` names the
-/// topology's size and server when the sweep ran on a known topology.
-pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, ChartError> {
-    let pts: Vec<(u32, f64, Verdict)> = sweep
-        .points
-        .iter()
-        .map(|p| {
-            (
-                p.threads.max(1),
-                p.summary.throughput,
-                p.summary.validity.verdict,
-            )
-        })
-        .collect();
-    let counts: Vec<u32> = pts.iter().map(|p| p.0).collect();
-    let xmin = f64::from(counts.iter().copied().min().unwrap_or(1)) / 1.25;
-    let xmax = f64::from(counts.iter().copied().max().unwrap_or(2)).max(2.0) * 1.25;
-    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
-    let point = |t: Option<u32>| {
-        let t = t?;
-        pts.iter().find(|p| p.0 == t).map(|p| (t, p.1))
-    };
-    let peak = point(sweep.max_threads);
-    let knee = point(sweep.knee_threads);
-
-    let mut where_ = Vec::new();
-    let version = sweep
-        .points
-        .iter()
-        .find_map(|p| p.summary.server_version.clone());
-    let server = match facts {
-        Some(f) => {
-            let mut f = f.clone();
-            f.server_version = f.server_version.or(version);
-            f.standin |= sweep.standin;
-            let size = f.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
-            format!("{}: {size}{}", f.name, server_words(&f))
-        }
-        None => server_words(&TopologyFacts {
-            server_version: version,
-            standin: sweep.standin,
-            ..TopologyFacts::default()
-        }),
-    };
-    where_.push(format!("Where: {server}."));
-    let op = sweep
-        .points
-        .iter()
-        .find_map(|p| (!p.summary.main_op.is_empty()).then(|| p.summary.main_op.clone()));
-    if let Some(op) = &op {
-        where_.push(format!(
-            "Main operation: {op}; one run per thread count on the same data."
-        ));
-    }
-
-    let mut legend = vec![LegendEntry {
-        swatch: Swatch::Line(palette(0)),
-        label: "throughput (ops/s)".into(),
-    }];
-    if let Some((t, tp)) = peak {
-        legend.push(LegendEntry {
-            swatch: Swatch::Peak,
-            label: format!("peak: {t} threads, {} ops/s", human(tp)),
-        });
-    }
-    if let Some((t, tp)) = knee {
-        legend.push(LegendEntry {
-            swatch: Swatch::Knee,
-            label: format!("knee: {t} threads, {} ops/s", human(tp)),
-        });
-    }
-    if pts.iter().any(|p| p.2 == Verdict::Invalid) {
-        legend.push(LegendEntry {
-            swatch: Swatch::Invalid,
-            label: "invalid point (grey ×)".into(),
-        });
-    }
-    let mut notes = vec![match (peak, knee) {
-        (Some((p, ptp)), Some((k, _))) => format!(
-            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
-            sweep.tolerance * 100.0,
-            human(ptp),
-            human(ptp * (1.0 - sweep.tolerance))
-        ),
-        _ => "No usable points: no peak and no knee.".to_string(),
-    }];
-    for p in &sweep.points {
-        if !p.summary.validity.is_valid() {
-            notes.push(format!(
-                "{} threads is {}: {}",
-                p.threads,
-                verdict_word(p.summary.validity.verdict),
-                p.summary.validity.summary()
-            ));
-        }
-    }
-    let tick_rows = 2;
-    let layout = Layout {
-        header: header(
-            &format!(
-                "Throughput by client threads: {}",
-                sweep_label(sweep, facts)
-            ),
-            &where_,
-            sweep.standin,
-        ),
-        notes: notes_lines(&notes),
-        legend,
-        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
-    };
-    compose("sweep", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
-            .label_style(("sans-serif", TICK_SIZE))
-            // Positions are labelled by hand under the plot; plotters' own would collide.
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
-        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-        // A light guide at every measured count, so each label sits under its point.
-        for &t in &counts {
-            let (x, _) = px(t, 0.0);
-            e(root.draw(&PathElement::new(
-                vec![(x, plot.y0), (x, plot.y1)],
-                RGBColor(235, 235, 235).stroke_width(1),
-            )))?;
-        }
-        let line: Vec<(i32, i32)> = pts.iter().map(|p| px(p.0, p.1)).collect();
-        e(root.draw(&PathElement::new(line.clone(), palette(0).stroke_width(3))))?;
-        for (p, xy) in pts.iter().zip(&line) {
-            match p.2 {
-                Verdict::Invalid => e(root.draw(&Cross::new(*xy, 6, GREY.stroke_width(3))))?,
-                Verdict::Degraded => {
-                    e(root.draw(&Circle::new(*xy, 5, WHITE.filled())))?;
-                    e(root.draw(&Circle::new(*xy, 5, palette(0).stroke_width(2))))?;
-                }
-                Verdict::Valid => e(root.draw(&Circle::new(*xy, 5, palette(0).filled())))?,
-            }
-        }
-        if let Some((t, tp)) = knee {
-            let (x, y) = px(t, tp);
-            e(root.draw(&DashedPathElement::new(
-                vec![(x, y), (x, plot.y1)],
-                6,
-                4,
-                palette(2).stroke_width(2),
-            )))?;
-            e(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
-        }
-        if let Some((t, tp)) = peak {
-            let (x, y) = px(t, tp);
-            e(root.draw(&DashedPathElement::new(
-                vec![(x, y), (x, plot.y1)],
-                4,
-                4,
-                DARK_RED.stroke_width(1),
-            )))?;
-            e(root.draw(&Rectangle::new(
-                [(x - 14, y - 14), (x + 14, y + 14)],
-                DARK_RED.stroke_width(3),
-            )))?;
-        }
-        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
-        thread_axis(root, &plot, &xs, tick_rows)?;
-        Ok(plot)
-    })
-}
-
-/// The thread-count axis of the sweep charts: every measured count under its point (a label that
-/// would touch its left neighbour goes to a second row) and the axis name below.
-fn thread_axis(
-    root: &Root,
-    plot: &PixelRect,
-    xs: &[(u32, i32)],
-    tick_rows: i32,
-) -> Result<(), String> {
-    let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-    let mut row_right = [i32::MIN; 2];
-    for &(t, x) in xs {
-        let label = t.to_string();
-        let w = text_width(&label, TICK_SIZE);
-        let row = usize::from(x - w / 2 <= row_right[0] + 6);
-        if row == 1 && x - w / 2 <= row_right[1] + 6 {
-            continue;
-        }
-        row_right[row] = x + w / 2;
-        e(root.draw(&PathElement::new(
-            vec![(x, plot.y1), (x, plot.y1 + 5)],
-            BLACK.stroke_width(1),
-        )))?;
-        text(
-            root,
-            &label,
-            TICK_SIZE,
-            (x, plot.y1 + 8 + row as i32 * line_height(TICK_SIZE)),
-            HPos::Center,
-        )?;
-    }
-    text(
-        root,
-        "client threads (log scale; every measured count labelled)",
-        LABEL_SIZE,
-        (
-            (plot.x0 + plot.x1) / 2,
-            plot.y1 + 12 + tick_rows * line_height(TICK_SIZE),
-        ),
-        HPos::Center,
-    )
-}
-
-/// One curve of a `sweep --vary` chart: a value of the varied property and, per thread count,
-/// the lowest, mean and highest throughput over its repetitions.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VarySeries {
-    /// Legend label (`readbatchsize=10`).
-    pub label: String,
-    /// `(threads, min, mean, max)` ops/s, in thread order.
-    pub points: Vec<(u32, f64, f64, f64)>,
-    /// Some point of the curve is not valid.
-    pub not_valid: bool,
-}
-
-/// The seed-2 chart: throughput by client threads, one line per value of the varied property
-/// (its mean over repetitions), with min–max whiskers when there are repetitions.
-pub fn vary(
-    title: &str,
-    series: &[VarySeries],
-    repeats: u32,
-    server: &str,
-    standin: bool,
-    notes: &[String],
-) -> Result<Chart, ChartError> {
-    let mut counts: Vec<u32> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
-        .collect();
-    counts.sort_unstable();
-    counts.dedup();
-    let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
-    let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.3))
-        .fold(1.0, f64::max)
-        * 1.15;
-    let mut legend: Vec<LegendEntry> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| LegendEntry {
-            swatch: Swatch::Line(palette(i)),
-            label: if s.not_valid {
-                format!("{} (some points not valid: see notes)", s.label)
-            } else {
-                s.label.clone()
-            },
-        })
-        .collect();
-    if repeats > 1 {
-        legend.push(LegendEntry {
-            swatch: Swatch::Whisker,
-            label: format!("min–max of {repeats} repetitions"),
-        });
-    }
-    let mut all_notes = vec![format!(
-        "Lines: mean throughput over {repeats} repetition(s) at each thread count{}.",
-        if repeats > 1 {
-            "; whiskers: the lowest and highest repetition"
-        } else {
-            ""
-        }
-    )];
-    all_notes.extend(notes.iter().cloned());
-    let tick_rows = 2;
-    let layout = Layout {
-        header: header(title, &[format!("Where: {server}.")], standin),
-        notes: notes_lines(&all_notes),
-        legend,
-        x_label_h: 12 + tick_rows * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
-    };
-    compose("vary", &layout, |root, area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(8)
-            .margin_right(12)
-            .x_label_area_size(layout.x_label_h)
-            .y_label_area_size(Y_LABEL_W)
-            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_label_formatter(&|v| human(*v))
-            .y_desc("operations per second")
-            .label_style(("sans-serif", TICK_SIZE))
-            .x_label_style(("sans-serif", TICK_SIZE).into_font().color(&TRANSPARENT))
-            .axis_desc_style(("sans-serif", LABEL_SIZE))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t), y));
-        let e = |r: Result<(), DrawingAreaErrorKind<_>>| r.map_err(|e| e.to_string());
-        for &t in &counts {
-            let (x, _) = px(t, 0.0);
-            e(root.draw(&PathElement::new(
-                vec![(x, plot.y0), (x, plot.y1)],
-                RGBColor(235, 235, 235).stroke_width(1),
-            )))?;
-        }
-        let n = series.len().max(1) as i32;
-        for (i, s) in series.iter().enumerate() {
-            let color = palette(i);
-            // Whiskers of several curves at one count are spread a little so none hides another.
-            let shift = (i as i32 - (n - 1) / 2) * 4;
-            let line: Vec<(i32, i32)> = s
-                .points
-                .iter()
-                .map(|p| {
-                    let (x, y) = px(p.0.max(1), p.2);
-                    (x + shift, y)
-                })
-                .collect();
-            e(root.draw(&PathElement::new(line.clone(), color.stroke_width(3))))?;
-            for (p, (x, y)) in s.points.iter().zip(&line) {
-                if repeats > 1 && p.3 > p.1 {
-                    let (_, lo) = px(p.0.max(1), p.1);
-                    let (_, hi) = px(p.0.max(1), p.3);
-                    e(root.draw(&PathElement::new(
-                        vec![(*x, lo), (*x, hi)],
-                        color.stroke_width(2),
-                    )))?;
-                    for yy in [lo, hi] {
-                        e(root.draw(&PathElement::new(
-                            vec![(*x - 5, yy), (*x + 5, yy)],
-                            color.stroke_width(2),
-                        )))?;
-                    }
-                }
-                e(root.draw(&Circle::new((*x, *y), 4, color.filled())))?;
-            }
-        }
-        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
-        thread_axis(root, &plot, &xs, tick_rows)?;
-        Ok(plot)
-    })
-}
-
-/// A sweep's label with its topology named, not given by path (`S2 on single`).
-pub(crate) fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
-    match facts {
-        Some(f) if f.given != f.name => sweep.label.replace(&f.given, &f.name),
-        _ => sweep.label.clone(),
-    }
 }
 
 #[cfg(test)]

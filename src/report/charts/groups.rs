@@ -1,0 +1,309 @@
+//! The scenario-group charts: throughput bars with whiskers and the baseline ceiling, and
+//! latency percentiles on a log axis.
+
+use super::*;
+
+/// The scenario groups of the throughput and latency charts: one group per scenario (named
+/// under it), one slot per topology (coloured alike in both charts).
+struct Groups<'r> {
+    rows: Vec<&'r Row>,
+    scenarios: Vec<String>,
+    topologies: Vec<String>,
+    labels: Vec<Vec<String>>,
+}
+
+impl<'r> Groups<'r> {
+    fn of(report: &'r Report) -> Groups<'r> {
+        let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
+        Groups {
+            rows: report.rows.iter().collect(),
+            topologies: distinct(report.rows.iter().map(|r| r.topology.clone())),
+            labels: group_labels(&scenarios, approx_group_px(scenarios.len())),
+            scenarios,
+        }
+    }
+
+    /// A legend entry per topology (`named`), then `more`, then the verdicts; the notes name
+    /// every row that is not valid after `notes`.
+    fn layout(
+        &self,
+        (report, title): (&Report, &str),
+        named: impl Fn(&str) -> String,
+        more: Vec<LegendEntry>,
+        notes: Vec<String>,
+    ) -> Layout {
+        let mut legend: Vec<LegendEntry> = (self.topologies.iter().enumerate())
+            .map(|(i, t)| entry(Swatch::Fill(palette(i)), named(t)))
+            .chain(more)
+            .collect();
+        verdict_legend(&self.rows, &mut legend);
+        let notes: Vec<String> = notes.into_iter().chain(row_notes(&self.rows)).collect();
+        Layout {
+            header: header(title, &crate::report::where_lines(report), report.standin()),
+            notes: notes_lines(&notes),
+            legend,
+            x_label_h: group_label_height(&self.labels),
+        }
+    }
+
+    fn x_range(&self) -> std::ops::Range<f64> {
+        0f64..self.scenarios.len().max(1) as f64
+    }
+
+    /// Row `r`'s slot: its topology's index and its left and right x, `pad` of the slot empty
+    /// on each side.
+    fn slot(&self, r: &Row, pad: f64) -> Option<(usize, f64, f64)> {
+        let si = self.scenarios.iter().position(|s| *s == r.scenario)?;
+        let ti = self.topologies.iter().position(|t| *t == r.topology)?;
+        let slot = 0.8 / self.topologies.len().max(1) as f64;
+        let x0 = si as f64 + 0.1 + slot * ti as f64 + slot * pad;
+        Some((ti, x0, x0 + slot * (1.0 - 2.0 * pad)))
+    }
+
+    /// The scenario names under their groups; `cx(i)` is group `i`'s centre, pixels.
+    fn draw_labels(
+        &self,
+        root: &Root,
+        plot: &PixelRect,
+        cx: impl Fn(f64) -> i32,
+    ) -> Result<(), String> {
+        for (si, lines) in self.labels.iter().enumerate() {
+            let x = cx(si as f64 + 0.5);
+            for (i, l) in lines.iter().enumerate() {
+                let y = plot.y1 + 10 + i as i32 * line_height(LABEL_SIZE);
+                text(root, l, LABEL_SIZE, (x, y), HPos::Center)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The baseline's row in `scenario`, if it was measured.
+fn baseline_row<'r>(report: &'r Report, scenario: &str) -> Option<&'r Row> {
+    (report.rows.iter())
+        .find(|r| r.scenario == scenario && r.topology == report.baseline && r.repeats > 0)
+}
+
+/// Grouped bars: one group per scenario (named under it), one bar per topology (named in the
+/// legend), min–max whiskers over repetitions, and the baseline's throughput as a dashed line
+/// across each group (the ceiling), left out where the baseline's figure is invalid.
+pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
+    let g = Groups::of(report);
+    let measured = |r: &&Row| r.repeats > 0 && r.throughput.is_some();
+    let top = (report.rows.iter().filter(measured))
+        .map(|r| {
+            r.spread
+                .map_or(0.0, |s| s.1)
+                .max(r.throughput.unwrap_or(0.0))
+        })
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.12;
+    let ceilings: Vec<(usize, f64)> = (g.scenarios.iter().enumerate())
+        .filter_map(|(i, s)| {
+            let b = baseline_row(report, s)?;
+            (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
+        })
+        .collect();
+    let (legend, notes) = throughput_key(report, &g.scenarios, top, !ceilings.is_empty());
+    let title = "Throughput by scenario and topology (ops/s)";
+    let named = |t: &str| match t == report.baseline {
+        true => format!("{t} (baseline)"),
+        false => t.to_string(),
+    };
+    let layout = g.layout((report, title), named, legend, notes);
+    compose("throughput", &layout, |root, area| {
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            (g.x_range(), 0f64..top),
+            "operations per second",
+            false,
+        )?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        for r in report.rows.iter().filter(measured) {
+            let Some((ti, x0, x1)) = g.slot(r, 0.06) else {
+                continue;
+            };
+            let (p0x, p0y) = px(x0, 0.0);
+            let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
+            bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
+            if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
+                let x = (p0x + p1x) / 2;
+                whisker(root, (x, 6), (px(x0, lo).1, px(x0, hi).1), BLACK)?;
+            }
+        }
+        for (si, y) in &ceilings {
+            let (a, py) = px(*si as f64 + 0.04, *y);
+            let (b, _) = px(*si as f64 + 0.96, *y);
+            let line = DashedPathElement::new(vec![(a, py), (b, py)], 8, 5, BLACK.stroke_width(2));
+            drawn(root.draw(&line))?;
+        }
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        g.draw_labels(root, &plot, |x| px(x, 0.0).0)?;
+        Ok(plot)
+    })
+}
+
+/// The throughput chart's legend entries (after the topologies) and notes (before the rows').
+fn throughput_key(
+    report: &Report,
+    scenarios: &[String],
+    top: f64,
+    ceiling: bool,
+) -> (Vec<LegendEntry>, Vec<String>) {
+    let any_whisker = report
+        .rows
+        .iter()
+        .any(|r| r.repeats >= 2 && r.spread.is_some());
+    let mut legend = Vec::new();
+    let mut notes = vec![if any_whisker {
+        "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
+    } else {
+        "Bars: throughput (operations per second) of each cell.".to_string()
+    }];
+    if ceiling {
+        legend.push(entry(
+            Swatch::Dashed,
+            format!("{} ceiling", report.baseline),
+        ));
+        notes.push(format!(
+            "Dashed line: {}'s throughput in the same scenario, the ceiling the other topologies are compared with.",
+            report.baseline
+        ));
+    }
+    if any_whisker {
+        legend.push(entry(Swatch::Whisker, "min–max of repetitions"));
+    }
+    for s in scenarios {
+        if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
+            notes.push(format!(
+                "No {} ceiling for {s}: the baseline's figure is invalid.",
+                report.baseline
+            ));
+        }
+    }
+    for s in scenarios {
+        let most = (report.rows.iter())
+            .filter(|r| r.scenario == *s && r.repeats > 0)
+            .filter_map(|r| r.throughput)
+            .fold(0.0, f64::max);
+        if most > 0.0 && most < top * 0.02 {
+            notes.push(format!(
+                "{s}: at most {} ops/s, too small to read at this scale; the table has its figures.",
+                human(most)
+            ));
+        }
+    }
+    (legend, notes)
+}
+
+/// Latency percentiles of the main operation on a log axis: per scenario (named under its
+/// group) one slot per topology (coloured as in the throughput chart), a bar up to p50 and a
+/// stem to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked.
+pub fn latency(report: &Report) -> Result<Chart, ChartError> {
+    let g = Groups::of(report);
+    let with_latency: Vec<(&Row, &Latency)> = (report.rows.iter())
+        .filter(|r| r.repeats > 0)
+        .filter_map(|r| Some((r, r.latency.as_ref()?)))
+        .collect();
+    let (lo, hi) = latency_range(&with_latency);
+    let ops = distinct(with_latency.iter().filter_map(|(r, _)| r.main_op.clone()));
+    let what = match ops.as_slice() {
+        [one] => format!("{one} operations"),
+        _ => "each row's main operation (named in the table)".to_string(),
+    };
+    let layout = g.layout(
+        (report, "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)"),
+        |t| format!("{t}: bar to p50"),
+        vec![entry(Swatch::Circle, "p95"), entry(Swatch::Triangle, "p99"), entry(Swatch::Tick, "p99.9")],
+        vec![format!(
+            "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
+        )],
+    );
+    compose("latency", &layout, |root, area| {
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            (g.x_range(), (lo..hi).log_scale()),
+            "latency (log scale)",
+            true,
+        )?;
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let dense = f64::from(plot.y1 - plot.y0) / (hi / lo).log10().max(1.0) >= 70.0;
+        for v in log_ticks(lo, hi, dense) {
+            latency_tick(root, &plot, v, px(0.0, v).1)?;
+        }
+        for (r, l) in &with_latency {
+            let Some((ti, x0, x1)) = g.slot(r, 0.12) else {
+                continue;
+            };
+            let (p0x, base) = px(x0, lo);
+            let (p1x, p50) = px(x1, l.p50);
+            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
+            let ink = if r.validity.verdict == Verdict::Invalid {
+                GREY
+            } else {
+                BLACK
+            };
+            let ys = [l.p95, l.p99, l.p999].map(|v| px(x0, v).1);
+            percentiles(root, ink, (p0x, p1x), p50, ys)?;
+        }
+        g.draw_labels(root, &plot, |x| px(x, lo).0)?;
+        Ok(plot)
+    })
+}
+
+/// The latency axis's range: whole decades around every p50 to p99.9.
+fn latency_range(with_latency: &[(&Row, &Latency)]) -> (f64, f64) {
+    let lowest = (with_latency.iter())
+        .map(|(_, l)| l.p50.max(1.0))
+        .fold(f64::INFINITY, f64::min);
+    let highest = (with_latency.iter())
+        .map(|(_, l)| l.p999.max(l.p99).max(l.p50).max(1.0))
+        .fold(10.0, f64::max);
+    let lo = if lowest.is_finite() {
+        10f64.powf((lowest / 3.0).log10().floor()).max(1.0)
+    } else {
+        1.0
+    };
+    (lo, (highest * 1.6).max(lo * 10.0))
+}
+
+/// A grid line, tick and label of the latency axis at `v` (pixel row `y`).
+fn latency_tick(root: &Root, plot: &PixelRect, v: f64, y: i32) -> Result<(), String> {
+    let grid = RGBColor(225, 225, 225).stroke_width(1);
+    drawn(root.draw(&PathElement::new(vec![(plot.x0, y), (plot.x1, y)], grid)))?;
+    drawn(root.draw(&PathElement::new(
+        vec![(plot.x0 - 5, y), (plot.x0, y)],
+        BLACK.stroke_width(1),
+    )))?;
+    let style = style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center);
+    drawn(root.draw_text(&human_us(v), &style, (plot.x0 - 8, y)))
+}
+
+/// A bar's stem from p50 up to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked, no wider
+/// than the bar, so crowded groups do not run together.
+fn percentiles(
+    root: &Root,
+    ink: RGBColor,
+    (x0, x1): (i32, i32),
+    p50: i32,
+    [y95, y99, y999]: [i32; 3],
+) -> Result<(), String> {
+    let cx = (x0 + x1) / 2;
+    drawn(root.draw(&PathElement::new(
+        vec![(cx, p50), (cx, y999.min(p50))],
+        ink.stroke_width(2),
+    )))?;
+    let r = ((x1 - x0) / 2).clamp(3, 5);
+    drawn(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
+    drawn(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
+    drawn(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
+    let half = ((x1 - x0) / 2).clamp(3, 10);
+    drawn(root.draw(&PathElement::new(
+        vec![(cx - half, y999), (cx + half, y999)],
+        ink.stroke_width(3),
+    )))
+}

@@ -1,0 +1,354 @@
+//! The thread charts: a sweep's throughput by client threads with its peak and knee, and the
+//! `sweep --vary` chart, one line per value; the sweep is the vary chart with one series.
+
+use super::*;
+
+/// Throughput by client threads (log x axis) with every measured thread count labelled, the
+/// peak and the knee marked and the knee rule written under the chart: the vary chart with one
+/// series. `facts` names the topology's size and server when the sweep ran on a known topology.
+pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, ChartError> {
+    let series = VarySeries {
+        label: "throughput (ops/s)".into(),
+        points: (sweep.points.iter())
+            .map(|p| {
+                (
+                    p.threads.max(1),
+                    p.summary.throughput,
+                    p.summary.throughput,
+                    p.summary.throughput,
+                )
+            })
+            .collect(),
+        not_valid: false,
+    };
+    let verdicts: Vec<Verdict> = sweep
+        .points
+        .iter()
+        .map(|p| p.summary.validity.verdict)
+        .collect();
+    let point = |t: Option<u32>| {
+        series
+            .points
+            .iter()
+            .find(|p| Some(p.0) == t)
+            .map(|p| (p.0, p.2))
+    };
+    let (peak, knee) = (point(sweep.max_threads), point(sweep.knee_threads));
+    let mut legend = vec![entry(Swatch::Line(palette(0)), series.label.clone())];
+    if let Some((t, tp)) = peak {
+        legend.push(entry(
+            Swatch::Peak,
+            format!("peak: {t} threads, {} ops/s", human(tp)),
+        ));
+    }
+    if let Some((t, tp)) = knee {
+        legend.push(entry(
+            Swatch::Knee,
+            format!("knee: {t} threads, {} ops/s", human(tp)),
+        ));
+    }
+    if verdicts.contains(&Verdict::Invalid) {
+        legend.push(entry(Swatch::Invalid, "invalid point (grey ×)"));
+    }
+    let notes = sweep_notes(sweep, peak, knee);
+    let title = format!(
+        "Throughput by client threads: {}",
+        sweep_label(sweep, facts)
+    );
+    let header = header(&title, &sweep_where(sweep, facts), sweep.standin);
+    let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
+        peak_and_knee(root, plot, px, (peak, knee))
+    };
+    let layout = thread_layout(header, legend, &notes);
+    thread_chart(
+        "sweep",
+        &layout,
+        std::slice::from_ref(&series),
+        (1, &verdicts),
+        marks,
+    )
+}
+
+/// A marked point of a sweep (peak or knee): threads and ops/s.
+type Mark = Option<(u32, f64)>;
+
+/// The knee rule and every point that is not valid.
+fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
+    let mut notes = vec![match (peak, knee) {
+        (Some((p, ptp)), Some((k, _))) => format!(
+            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
+            sweep.tolerance * 100.0,
+            human(ptp),
+            human(ptp * (1.0 - sweep.tolerance))
+        ),
+        _ => "No usable points: no peak and no knee.".to_string(),
+    }];
+    notes.extend(
+        sweep
+            .points
+            .iter()
+            .filter(|p| !p.summary.validity.is_valid())
+            .map(|p| {
+                let v = &p.summary.validity;
+                format!(
+                    "{} threads is {}: {}",
+                    p.threads,
+                    verdict_word(v.verdict),
+                    v.summary()
+                )
+            }),
+    );
+    notes
+}
+
+/// The knee (green ring and rule) and the peak (red square and rule) of a sweep.
+fn peak_and_knee(
+    root: &Root,
+    plot: &PixelRect,
+    px: &dyn Fn(u32, f64) -> (i32, i32),
+    (peak, knee): (Mark, Mark),
+) -> Result<(), String> {
+    if let Some((t, tp)) = knee {
+        let (x, y) = px(t, tp);
+        let rule =
+            DashedPathElement::new(vec![(x, y), (x, plot.y1)], 6, 4, palette(2).stroke_width(2));
+        drawn(root.draw(&rule))?;
+        drawn(root.draw(&Circle::new((x, y), 9, palette(2).stroke_width(3))))?;
+    }
+    if let Some((t, tp)) = peak {
+        let (x, y) = px(t, tp);
+        let rule =
+            DashedPathElement::new(vec![(x, y), (x, plot.y1)], 4, 4, DARK_RED.stroke_width(1));
+        drawn(root.draw(&rule))?;
+        drawn(root.draw(&Rectangle::new(
+            [(x - 14, y - 14), (x + 14, y + 14)],
+            DARK_RED.stroke_width(3),
+        )))?;
+    }
+    Ok(())
+}
+
+/// The sweep chart's "Where" and "Main operation" lines.
+fn sweep_where(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Vec<String> {
+    let version = (sweep.points.iter()).find_map(|p| p.summary.server_version.clone());
+    let server = match facts {
+        Some(f) => {
+            let mut f = f.clone();
+            f.server_version = f.server_version.or(version);
+            f.standin |= sweep.standin;
+            let size = f.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
+            format!("{}: {size}{}", f.name, server_words(&f))
+        }
+        None => server_words(&TopologyFacts {
+            server_version: version,
+            standin: sweep.standin,
+            ..TopologyFacts::default()
+        }),
+    };
+    let op = (sweep.points.iter())
+        .find_map(|p| (!p.summary.main_op.is_empty()).then(|| p.summary.main_op.clone()));
+    let mut where_ = vec![format!("Where: {server}.")];
+    where_.extend(
+        op.map(|op| format!("Main operation: {op}; one run per thread count on the same data.")),
+    );
+    where_
+}
+
+/// Rows of thread-count labels under a thread chart.
+const TICK_ROWS: i32 = 2;
+
+fn thread_layout(header: Vec<Line>, legend: Vec<LegendEntry>, notes: &[String]) -> Layout {
+    Layout {
+        header,
+        notes: notes_lines(notes),
+        legend,
+        x_label_h: 12 + TICK_ROWS * line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
+    }
+}
+
+/// Throughput by client threads on a log axis, one line per series (its mean, with min–max
+/// whiskers when `repeats` > 1), every measured count labelled. With `verdicts` (one per point
+/// of a single series) each point is marked as its verdict says; `marks` draws on top.
+fn thread_chart<F>(
+    name: &str,
+    layout: &Layout,
+    series: &[VarySeries],
+    (repeats, verdicts): (u32, &[Verdict]),
+    marks: F,
+) -> Result<Chart, ChartError>
+where
+    F: FnOnce(&Root, &PixelRect, &dyn Fn(u32, f64) -> (i32, i32)) -> Result<(), String>,
+{
+    let mut counts: Vec<u32> = (series.iter())
+        .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
+    let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
+    let ymax = (series.iter())
+        .flat_map(|s| s.points.iter().map(|p| p.3))
+        .fold(1.0, f64::max)
+        * 1.15;
+    compose(name, layout, |root, area| {
+        let ranges = ((xmin..xmax).log_scale(), 0f64..ymax);
+        let chart = axes(
+            area,
+            layout.x_label_h,
+            ranges,
+            "operations per second",
+            false,
+        )?;
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t.max(1)), y));
+        // A light guide at every measured count, so each label sits under its point.
+        for &t in &counts {
+            let (x, _) = px(t, 0.0);
+            let guide = PathElement::new(
+                vec![(x, plot.y0), (x, plot.y1)],
+                RGBColor(235, 235, 235).stroke_width(1),
+            );
+            drawn(root.draw(&guide))?;
+        }
+        let n = series.len().max(1) as i32;
+        for (i, s) in series.iter().enumerate() {
+            // Whiskers of several curves at one count are spread a little so none hides another.
+            let shift = (i as i32 - (n - 1) / 2) * 4;
+            series_line(
+                root,
+                s,
+                palette(i),
+                repeats,
+                &|t, y| {
+                    let (x, y) = px(t, y);
+                    (x + shift, y)
+                },
+                verdicts,
+            )?;
+        }
+        marks(root, &plot, &px)?;
+        let xs: Vec<(u32, i32)> = counts.iter().map(|&t| (t, px(t, 0.0).0)).collect();
+        thread_axis(root, &plot, &xs)?;
+        Ok(plot)
+    })
+}
+
+/// One series of a thread chart: its line, whiskers and points.
+fn series_line(
+    root: &Root,
+    s: &VarySeries,
+    color: RGBColor,
+    repeats: u32,
+    px: &dyn Fn(u32, f64) -> (i32, i32),
+    verdicts: &[Verdict],
+) -> Result<(), String> {
+    let line: Vec<(i32, i32)> = s.points.iter().map(|p| px(p.0, p.2)).collect();
+    drawn(root.draw(&PathElement::new(line.clone(), color.stroke_width(3))))?;
+    for (j, (p, &(x, y))) in s.points.iter().zip(&line).enumerate() {
+        if repeats > 1 && p.3 > p.1 {
+            let (lo, hi) = (px(p.0, p.1).1, px(p.0, p.3).1);
+            whisker(root, (x, 5), (lo, hi), color)?;
+        }
+        match verdicts.get(j) {
+            None => drawn(root.draw(&Circle::new((x, y), 4, color.filled())))?,
+            Some(Verdict::Invalid) => {
+                drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3))))?
+            }
+            Some(Verdict::Degraded) => {
+                drawn(root.draw(&Circle::new((x, y), 5, WHITE.filled())))?;
+                drawn(root.draw(&Circle::new((x, y), 5, color.stroke_width(2))))?;
+            }
+            Some(Verdict::Valid) => drawn(root.draw(&Circle::new((x, y), 5, color.filled())))?,
+        }
+    }
+    Ok(())
+}
+
+/// The thread-count axis of the sweep charts: every measured count under its point (a label that
+/// would touch its left neighbour goes to a second row) and the axis name below.
+fn thread_axis(root: &Root, plot: &PixelRect, xs: &[(u32, i32)]) -> Result<(), String> {
+    let mut row_right = [i32::MIN; 2];
+    for &(t, x) in xs {
+        let label = t.to_string();
+        let w = text_width(&label, TICK_SIZE);
+        let row = usize::from(x - w / 2 <= row_right[0] + 6);
+        if row == 1 && x - w / 2 <= row_right[1] + 6 {
+            continue;
+        }
+        row_right[row] = x + w / 2;
+        drawn(root.draw(&PathElement::new(
+            vec![(x, plot.y1), (x, plot.y1 + 5)],
+            BLACK.stroke_width(1),
+        )))?;
+        let y = plot.y1 + 8 + row as i32 * line_height(TICK_SIZE);
+        text(root, &label, TICK_SIZE, (x, y), HPos::Center)?;
+    }
+    let y = plot.y1 + 12 + TICK_ROWS * line_height(TICK_SIZE);
+    let axis_name = "client threads (log scale; every measured count labelled)";
+    text(
+        root,
+        axis_name,
+        LABEL_SIZE,
+        ((plot.x0 + plot.x1) / 2, y),
+        HPos::Center,
+    )
+}
+
+/// One curve of a `sweep --vary` chart: a value of the varied property and, per thread count,
+/// the lowest, mean and highest throughput over its repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarySeries {
+    /// Legend label (`readbatchsize=10`).
+    pub label: String,
+    /// `(threads, min, mean, max)` ops/s, in thread order.
+    pub points: Vec<(u32, f64, f64, f64)>,
+    /// Some point of the curve is not valid.
+    pub not_valid: bool,
+}
+
+/// The seed-2 chart: throughput by client threads, one line per value of the varied property
+/// (its mean over repetitions), with min–max whiskers when there are repetitions.
+pub fn vary(
+    title: &str,
+    series: &[VarySeries],
+    repeats: u32,
+    server: &str,
+    standin: bool,
+    notes: &[String],
+) -> Result<Chart, ChartError> {
+    let mut legend: Vec<LegendEntry> = series
+        .iter()
+        .map(|s| match s.not_valid {
+            true => format!("{} (some points not valid: see notes)", s.label),
+            false => s.label.clone(),
+        })
+        .enumerate()
+        .map(|(i, label)| entry(Swatch::Line(palette(i)), label))
+        .collect();
+    if repeats > 1 {
+        legend.push(entry(
+            Swatch::Whisker,
+            format!("min–max of {repeats} repetitions"),
+        ));
+    }
+    let whiskers = if repeats > 1 {
+        "; whiskers: the lowest and highest repetition"
+    } else {
+        ""
+    };
+    let mut all_notes = vec![format!(
+        "Lines: mean throughput over {repeats} repetition(s) at each thread count{whiskers}."
+    )];
+    all_notes.extend(notes.iter().cloned());
+    let header = header(title, &[format!("Where: {server}.")], standin);
+    let layout = thread_layout(header, legend, &all_notes);
+    thread_chart("vary", &layout, series, (repeats, &[]), |_, _, _| Ok(()))
+}
+
+/// A sweep's label with its topology named, not given by path (`S2 on single`).
+pub(crate) fn sweep_label(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> String {
+    match facts {
+        Some(f) if f.given != f.name => sweep.label.replace(&f.given, &f.name),
+        _ => sweep.label.clone(),
+    }
+}
