@@ -123,6 +123,15 @@ fn the_readme_full_dry_run_plans_without_mongod_and_names_standin_otherwise() {
     assert!(!dry.is_empty());
     assert!(dry.iter().all(|l| l.contains("--standin")), "{dry:?}");
 
+    // `doctor` names the flag where mongod is missing, and `run --help` no `load`-only flag.
+    let o = without_mongod(&state, &["doctor"]);
+    let doctor = String::from_utf8_lossy(&o.stdout);
+    assert!(doctor.contains("add --standin"), "{doctor}");
+    let o = without_mongod(&state, &["run", "--help"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("--drop"));
+    let o = without_mongod(&state, &["load", "--help"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--drop"));
+
     // `up` without mongod and without a Docker engine names --standin too.
     let port = free_base_port(1).to_string();
     let o = microshard(&state)

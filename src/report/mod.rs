@@ -932,10 +932,13 @@ fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         lines.push(columns::compact_key(report));
     }
     if report.repeat < 2 && report.rows.iter().any(|r| r.repeats > 0) {
-        lines.push(
+        // The compact table has no `significant` column: name what is missing without it.
+        lines.push(if *columns == Columns::Compact {
+            "Significance is not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+        } else {
             "significant: — means not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
-                .into(),
-        );
+        }
+        .into());
     }
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
