@@ -112,8 +112,11 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
             "recordcount=400",
             "-p",
             "operationcount=100000000",
+            // Long enough for the mongos's 5 s server-selection wait on the dead shard to end in
+            // errors: when its driver's monitor sees the death before an operation does, every
+            // operation routed there waits that long before it fails.
             "-p",
-            "maxexecutiontime=6",
+            "maxexecutiontime=12",
             "-p",
             "readproportion=0.5",
             "-p",
