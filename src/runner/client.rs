@@ -51,6 +51,9 @@ pub(crate) struct ClientProgress {
     pub by_op: [AtomicU64; TIMELINE_OPS.len()],
     /// Per timeline operation: completed with a status other than OK.
     pub failed_by_op: [AtomicU64; TIMELINE_OPS.len()],
+    /// Failures by class. Kept here, not in the client's report, so a client abandoned while
+    /// blocked on a dead member still has its earlier errors counted (only errors take the lock).
+    pub error_classes: std::sync::Mutex<BTreeMap<ErrorClass, u64>>,
 }
 
 /// The operations the per-second timeline counts, in YCSB's names.
@@ -62,6 +65,13 @@ fn timeline_index(op: &str) -> Option<usize> {
 }
 
 impl ClientProgress {
+    /// Counts one failure of `class`.
+    fn count_error(&self, class: ErrorClass) {
+        if let Ok(mut classes) = self.error_classes.lock() {
+            *classes.entry(class).or_insert(0) += 1;
+        }
+    }
+
     /// Counts one completed operation for the timeline.
     fn count(&self, op: &str, ok: bool) {
         if let Some(i) = timeline_index(op) {
@@ -101,7 +111,6 @@ pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a ClientProg
 #[derive(Debug, Default)]
 pub(crate) struct ClientReport {
     pub ops_done: u64,
-    pub error_classes: BTreeMap<ErrorClass, u64>,
     /// Set when the client stopped early because an insert failed after its retries.
     pub gave_up: bool,
     /// An error that makes the whole run invalid (e.g. too many unacknowledged inserts).
@@ -127,7 +136,7 @@ impl Ctx<'_> {
             self.progress.failed.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(class) = outcome.error_class {
-            *self.report.error_classes.entry(class).or_insert(0) += 1;
+            self.progress.count_error(class);
         }
         outcome.status
     }
@@ -352,7 +361,7 @@ pub(crate) async fn run_client(
     ctx.rec.record_without_status("CLEANUP", latency, None);
     if !outcome.status.is_ok() {
         if let Some(class) = outcome.error_class {
-            *ctx.report.error_classes.entry(class).or_insert(0) += 1;
+            ctx.progress.count_error(class);
         }
         shared.events.event(Event::Finding(format!(
             "client {index}: the final batch of {pending} inserts failed; those records are missing"

@@ -278,7 +278,7 @@ pub async fn execute_with_report(
         run: &run,
         ended_wall,
         cpu,
-        reports: &reports,
+        counters: &counters,
         limits: &limits,
         timeline: watched.timeline,
         stopped,
@@ -553,7 +553,7 @@ struct Judged<'a> {
     run: &'a measure::RunMeasurements,
     ended_wall: chrono::DateTime<chrono::Utc>,
     cpu: measure::ClientCpu,
-    reports: &'a [ClientReport],
+    counters: &'a Counters,
     limits: &'a Limits,
     timeline: measure::timeline::Timeline,
     /// Why the run stopped before its end.
@@ -578,7 +578,7 @@ fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
     )?;
     doc.properties = recorded_properties(j.props, j.opts.uri.as_deref());
     doc.client_cpu = j.cpu;
-    let error_classes = error_classes(j.reports);
+    let error_classes = error_classes(j.counters);
     let evidence = Evidence {
         load: j.phase == Phase::Load,
         operations: j.window.ops_done,
@@ -638,10 +638,13 @@ fn spawn_clients(
 }
 
 /// Failed operations per error class, over every client.
-fn error_classes(reports: &[ClientReport]) -> BTreeMap<String, u64> {
+fn error_classes(counters: &Counters) -> BTreeMap<String, u64> {
     let mut classes: BTreeMap<String, u64> = BTreeMap::new();
-    for r in reports {
-        for (class, n) in &r.error_classes {
+    for (progress, _) in counters {
+        let Ok(counted) = progress.error_classes.lock() else {
+            continue;
+        };
+        for (class, n) in counted.iter() {
             *classes.entry(ErrorClass::label(*class)).or_insert(0) += n;
         }
     }
