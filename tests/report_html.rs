@@ -224,6 +224,20 @@ fn result_rows(html: &str) -> usize {
     html[start..end].matches("<tr class=").count()
 }
 
+/// The page written as `target/tmp/<dir>/report.html` for the browser, with the directory, the
+/// page and the browser; `None` (said on stdout) where chromium is not installed.
+fn page_for_chromium(dir: &str, html: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    std::fs::create_dir_all(&out).expect("out dir");
+    let page = out.join("report.html");
+    std::fs::write(&page, html).expect("page written");
+    let Some(chromium) = chromium() else {
+        println!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+        return None;
+    };
+    Some((out, page, chromium))
+}
+
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser"].iter().find_map(|name| {
         let out = Command::new("sh")
@@ -317,12 +331,7 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
     assert!(html.contains("Knee rule"), "sweep chart");
     assert!(!html.contains("<script") && !html.contains(" src=") && !html.contains(" href="));
 
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_html");
-    std::fs::create_dir_all(&out).expect("out dir");
-    let page = out.join("report.html");
-    std::fs::write(&page, &html).expect("page written");
-    let Some(chromium) = chromium() else {
-        println!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+    let Some((out, page, chromium)) = page_for_chromium("report_html", &html) else {
         return;
     };
 
@@ -473,12 +482,7 @@ fn the_page_fits_at_1280_and_390_px_and_says_times_in_words() {
     );
     assert!(!html.contains("<script"), "the page itself has no script");
 
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_html_fit");
-    std::fs::create_dir_all(&out).expect("out dir");
-    let page = out.join("report.html");
-    std::fs::write(&page, &html).expect("page written");
-    let Some(chromium) = chromium() else {
-        println!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+    let Some((out, page, chromium)) = page_for_chromium("report_html_fit", &html) else {
         return;
     };
     // The measurement must be able to fail: a page wider than 390 px is caught.
