@@ -13,6 +13,8 @@
 //! object, state file or temporary file is left, every cell finished before the signal is on disk
 //! and parses, and `compare --resume DIR` completes the experiment.
 //!
+//! `microshard up` with no mongod on PATH and no `--backend`: it picks Docker and says so.
+//!
 //! Runs whenever a Docker engine answers; skips, saying why, only when none does.
 
 use std::io::{BufRead, BufReader};
@@ -185,6 +187,44 @@ fn interrupt_up(
     interrupt(cleanup, cmd, marker, signal, before_signal)
 }
 
+/// No mongod on PATH and no `--backend`: `up` brings the topology up on Docker and says so,
+/// naming `--standin` (NEWCOMER.md §1); then `down` removes it.
+fn up_picks_docker_and_says_so(cleanup: &mut Cleanup, root: &Path, image: &str) {
+    let name = format!("rsig-{}-default", std::process::id());
+    cleanup.clusters.push(name.clone());
+    let topology = root.join("default.toml");
+    let toml = format!(
+        "name = \"{name}\"\nkind = \"standalone\"\nbase_port = {}\n",
+        free_base_port(2)
+    );
+    std::fs::write(&topology, toml).expect("write topology");
+    let up = microshard(root)
+        .arg("up")
+        .arg(&topology)
+        .args(["--image", image, "--timeout", "60"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("up runs");
+    let said = String::from_utf8_lossy(&up.stderr);
+    assert!(
+        up.status.success(),
+        "up on Docker by default failed:\n{said}"
+    );
+    let note = format!(
+        "microshard: note: no mongod on PATH: bringing {name} up on Docker (image {image}); add --standin"
+    );
+    assert!(
+        said.contains(&note),
+        "no word that Docker was picked:\n{said}"
+    );
+    let down = microshard(root)
+        .args(["down", &name])
+        .output()
+        .expect("down runs");
+    let said = String::from_utf8_lossy(&down.stderr);
+    assert!(down.status.success(), "down failed:\n{said}");
+}
+
 /// `microshard` with its state and temporary files under `root`.
 fn microshard(root: &Path) -> Command {
     let mut cmd = Command::new(bin());
@@ -327,6 +367,7 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
         assert!(done.is_empty(), "{what}: down --all still found: {done:?}");
         assert!(rt.block_on(labelled_objects(&d, &name)).is_empty());
     }
+    up_picks_docker_and_says_so(&mut cleanup, root, &image);
     drop(cleanup);
 }
 

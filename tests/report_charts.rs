@@ -166,6 +166,12 @@ fn seed_sweep() -> SweepFile {
         summary: CellSummary {
             throughput: tp,
             threads,
+            runtime_ms: 5_000.0,
+            latency: microshard::experiment::model::Latency {
+                p50: f64::from(threads) * 1e6 / tp,
+                p99: f64::from(threads) * 4e6 / tp,
+                ..Default::default()
+            },
             main_op: "READ".into(),
             standin: true,
             server_version: Some("7.0.14-standin".into()),
@@ -352,7 +358,7 @@ fn latency_chart_reads_like_a_publication() {
 
 #[test]
 fn sweep_chart_labels_every_thread_count_and_marks_peak_and_knee() {
-    let chart = charts::sweep(&seed_sweep(), None).expect("drawn");
+    let chart = charts::sweep(&seed_sweep(), None, "100000 records").expect("drawn");
     keep("sweep", &chart);
     assert_layout("sweep", &chart);
     let boxes = png::text_boxes(&chart.svg).expect("laid out");
@@ -372,6 +378,23 @@ fn sweep_chart_labels_every_thread_count_and_marks_peak_and_knee() {
     );
 }
 
+/// The latency beside the sweep (NEWCOMER.md §8): both percentiles, the knee, the sizes.
+#[test]
+fn sweep_latency_chart_sits_beside_the_throughput_chart() {
+    let chart = charts::sweep_latency(&seed_sweep(), None, "100000 records").expect("drawn");
+    keep("sweep-latency", &chart);
+    assert_layout("sweep-latency", &chart);
+    let boxes = png::text_boxes(&chart.svg).expect("laid out");
+    let texts: Vec<&str> = boxes.iter().map(|b| b.text.as_str()).collect();
+    for said in ["p50 (median)", "p99", "knee: 10 threads", "latency (ms)"] {
+        assert!(texts.iter().any(|t| t.contains(said)), "{said}: {texts:?}");
+    }
+    assert!(
+        texts.iter().any(|t| t.starts_with("Data: 100000 records")),
+        "{texts:?}"
+    );
+}
+
 #[test]
 fn dense_sweep_staggers_labels_instead_of_overlapping() {
     let mut s = seed_sweep();
@@ -387,7 +410,7 @@ fn dense_sweep_staggers_labels_instead_of_overlapping() {
         .collect();
     s.max_threads = Some(128);
     s.knee_threads = Some(96);
-    let chart = charts::sweep(&s, None).expect("drawn");
+    let chart = charts::sweep(&s, None, "100000 records").expect("drawn");
     keep("sweep-dense", &chart);
     assert_layout("sweep-dense", &chart);
 }

@@ -288,8 +288,9 @@ pub(crate) struct SweepArgs {
 /// Arguments of `report`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The experiment's run directory (default: the newest, `results/latest`).
-    #[arg(default_value = "results/latest")]
+    /// The experiment: its directory, its name (`compare`: the newest of that name under
+    /// results/), `latest` or `previous` [default: the newest, `results/latest`].
+    #[arg(default_value = "results/latest", hide_default_value = true)]
     pub dir: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -309,10 +310,11 @@ pub(crate) struct ReportArgs {
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
 pub(crate) struct DiffArgs {
-    /// The earlier experiment.
+    /// The earlier experiment: its directory, its name (`compare`: the newest of that name
+    /// under results/), `latest` or `previous`.
     pub a: PathBuf,
-    /// The later experiment (default: the newest, `results/latest`).
-    #[arg(default_value = "results/latest")]
+    /// The later experiment, named the same ways [default: the newest, `results/latest`].
+    #[arg(default_value = "results/latest", hide_default_value = true)]
     pub b: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -741,7 +743,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 /// Prints an experiment's table.
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
-    let dir = ExperimentDir::open(&args.dir).map_err(crate::error::as_bad_input)?;
+    let dir = ExperimentDir::find(&args.dir).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&dir)?;
     for damaged in preflight::damaged_cells(&dir) {
         output::eprintln(&format!(
@@ -787,8 +789,8 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
 
 /// Compares two experiments.
 pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
-    let a = ExperimentDir::open(&args.a).map_err(crate::error::as_bad_input)?;
-    let b = ExperimentDir::open(&args.b).map_err(crate::error::as_bad_input)?;
+    let a = ExperimentDir::find(&args.a).map_err(crate::error::as_bad_input)?;
+    let b = ExperimentDir::find(&args.b).map_err(crate::error::as_bad_input)?;
     preflight::known_schema(&a)?;
     preflight::known_schema(&b)?;
     if let (Ok(ca), Ok(cb)) = (a.config(), b.config()) {

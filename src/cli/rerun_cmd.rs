@@ -21,7 +21,8 @@ use crate::topology::BackendKind;
 /// Arguments of `rerun`.
 #[derive(Debug, Args)]
 pub(crate) struct RerunArgs {
-    /// The experiment's run directory.
+    /// The experiment: its directory, its name (`compare`: the newest of that name under
+    /// results/), `latest` or `previous`.
     pub dir: PathBuf,
     /// Where the new run directory is created (default: beside the original).
     #[arg(long)]
@@ -41,8 +42,10 @@ pub(crate) struct RerunArgs {
 /// record this version reads (bad input otherwise, exit 2).
 fn original(args: &RerunArgs) -> anyhow::Result<ExperimentDir> {
     let at = || format!("rerun {}", args.dir.display());
+    let named = ExperimentDir::find(&args.dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
     // `results/latest` moves to the new run: hold on to the directory it names now.
-    let path = std::fs::canonicalize(&args.dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    let path =
+        std::fs::canonicalize(named.path()).map_err(|e| bad_input(format!("{}: {e}", at())))?;
     let dir = ExperimentDir::open(&path).map_err(|e| bad_input(format!("{}: {e}", at())))?;
     preflight::known_schema(&dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
     if dir.is_sweep() {

@@ -43,6 +43,38 @@ pub enum ResultsError {
     /// The directory has no experiment configuration.
     #[error("{0}: not an experiment directory (no {CONFIG_FILE})")]
     NotAnExperiment(PathBuf),
+    /// A name that is neither a directory nor an experiment under the results root.
+    #[error("{}: no such experiment under {}/{}", given.display(), root.display(), known_names(known, name))]
+    NoSuchExperiment {
+        /// What was asked for, as given.
+        given: PathBuf,
+        /// Its last part: the name looked for.
+        name: String,
+        /// Where experiments were looked for.
+        root: PathBuf,
+        /// The experiment names found there, newest first.
+        known: Vec<String>,
+    },
+}
+
+/// The tail of a `NoSuchExperiment` message: a "did you mean" and what exists.
+fn known_names(known: &[String], name: &str) -> String {
+    if known.is_empty() {
+        return " (it holds no experiment yet)".into();
+    }
+    let guess = crate::suggest::closest(name, known, |k| k.as_str())
+        .map(|k| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    let mut names: Vec<&str> = Vec::new();
+    for k in known {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    format!(
+        " ({guess}there: {}, or `latest`, `previous`, or a directory)",
+        names.join(", ")
+    )
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
@@ -106,6 +138,37 @@ impl ExperimentDir {
         Ok(ExperimentDir {
             path: path.to_path_buf(),
         })
+    }
+
+    /// Finds the experiment a user named (`docs/result-schema.md` "Naming an experiment"): its
+    /// directory; `latest` or `previous` (the newest and the one before it) under a results
+    /// root; or an experiment's name (`compare`, `sweep-S2`), meaning the newest directory
+    /// `<stamp>-<name>`. A bare word is looked up under `results/`, `ROOT/word` under `ROOT`.
+    pub fn find(given: &Path) -> Result<ExperimentDir, ResultsError> {
+        if given.is_dir() {
+            return Self::open(given);
+        }
+        let name = given.file_name().map(|n| n.to_string_lossy().into_owned());
+        let root = match given.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("results"),
+        };
+        let newest_first = experiments_under(&root);
+        let name = name.unwrap_or_default();
+        let found = match name.as_str() {
+            "latest" => newest_first.first(),
+            "previous" => newest_first.get(1),
+            _ => newest_first.iter().find(|d| experiment_name(d) == name),
+        };
+        match found {
+            Some(dir) => Self::open(dir),
+            None => Err(ResultsError::NoSuchExperiment {
+                given: given.to_path_buf(),
+                name,
+                root,
+                known: newest_first.iter().map(|d| experiment_name(d)).collect(),
+            }),
+        }
     }
 
     /// The directory itself.
@@ -335,6 +398,44 @@ fn point_latest_at(root: &Path, dir: &Path) {
     }
 }
 
+/// Every experiment directory under `root` (those holding a configuration; the `latest` link
+/// left out), newest first by the time their record says they were created (two made in the
+/// same second have names that do not sort by age).
+fn experiments_under(root: &Path) -> Vec<PathBuf> {
+    #[derive(Deserialize)]
+    struct Created {
+        created: String,
+    }
+    let created = |dir: &Path| {
+        let text = fs::read_to_string(dir.join(CONFIG_FILE)).ok()?;
+        let record: Created = serde_json::from_str(&text).ok()?;
+        chrono::DateTime::parse_from_rfc3339(&record.created).ok()
+    };
+    let Ok(entries) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<(Option<_>, PathBuf)> = (entries.flatten())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| p.join(CONFIG_FILE).is_file())
+        .map(|p| (created(&p), p))
+        .collect();
+    dirs.sort_by(|a, b| (&b.0, b.1.file_name()).cmp(&(&a.0, a.1.file_name())));
+    dirs.into_iter().map(|(_, p)| p).collect()
+}
+
+/// An experiment directory's name without its time stamp and numeric suffix:
+/// `2026-12-02-093715-sweep-S2.1` is `sweep-S2`.
+fn experiment_name(dir: &Path) -> String {
+    let file = dir.file_name().unwrap_or_default().to_string_lossy();
+    let stamp_len = "2026-12-02-093715-".len();
+    let name = file.get(stamp_len..).unwrap_or(&file);
+    match name.rsplit_once('.') {
+        Some((head, n)) if n.chars().all(|c| c.is_ascii_digit()) => head.to_string(),
+        _ => name.to_string(),
+    }
+}
+
 /// Keeps a name to characters every file system accepts (cell and chart file names).
 pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
@@ -446,6 +547,40 @@ mod tests {
                 .count(),
             3
         );
+        Ok(())
+    }
+
+    /// Writes a record holding only the creation time, as far as `find` reads it.
+    fn experiment(root: &Path, name: &str, created: &str) -> Result<ExperimentDir, ResultsError> {
+        let dir = ExperimentDir::create(root, name)?;
+        let record = serde_json::json!({ "created": created });
+        write_json_atomic(&dir.path().join(CONFIG_FILE), &record)?;
+        Ok(dir)
+    }
+
+    #[test]
+    fn experiments_are_found_by_name_latest_and_previous() -> Result<(), ResultsError> {
+        let tmp = tempfile::tempdir().map_err(io_err(Path::new("tempdir")))?;
+        let root = tmp.path();
+        let first = experiment(root, "compare", "2026-01-01T00:00:00.1Z")?;
+        let sweep = experiment(root, "sweep-S2", "2026-01-01T00:00:00.2Z")?;
+        let second = experiment(root, "compare", "2026-01-01T00:00:00.3Z")?;
+        let found = |name: &str| ExperimentDir::find(&root.join(name)).map(|d| d.path);
+        assert_eq!(found("compare")?, second.path);
+        assert_eq!(found("sweep-S2")?, sweep.path);
+        assert_eq!(found("previous")?, sweep.path);
+        assert_eq!(
+            fs::canonicalize(found("latest")?).ok(),
+            fs::canonicalize(&second.path).ok()
+        );
+        assert_eq!(found(first.path.to_str().unwrap_or_default())?, first.path);
+        let wrong = found("compar").unwrap_err().to_string();
+        assert!(
+            wrong.contains("compar: no such experiment under"),
+            "{wrong}"
+        );
+        assert!(wrong.contains("did you mean `compare`?"), "{wrong}");
+        assert!(wrong.contains("there: compare, sweep-S2, or"), "{wrong}");
         Ok(())
     }
 }

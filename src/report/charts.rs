@@ -28,7 +28,7 @@ use text::*;
 
 pub use groups::{latency, throughput};
 pub(crate) use threads::sweep_label;
-pub use threads::{VarySeries, sweep, vary};
+pub use threads::{VarySeries, sweep, sweep_latency, vary};
 
 /// A chart that could not be drawn.
 #[derive(Debug, Error)]
@@ -672,7 +672,7 @@ mod tests {
             ..TopologyFacts::default()
         };
         assert_eq!(sweep_label(&s, Some(&facts)), "S2 on single");
-        let svg = sweep(&s, Some(&facts)).map(|c| c.svg).unwrap_or_default();
+        let svg = (sweep(&s, Some(&facts), "2000 records").map(|c| c.svg)).unwrap_or_default();
         assert!(
             svg.contains("S2 on single") && !svg.contains(".toml"),
             "{svg}"
@@ -687,6 +687,12 @@ mod tests {
                 threads: t,
                 summary: CellSummary {
                     throughput: tp,
+                    runtime_ms: 3000.0,
+                    latency: Latency {
+                        p50: 400.0 * f64::from(t),
+                        p99: 2500.0 * f64::from(t),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             })
@@ -703,7 +709,10 @@ mod tests {
             planned_threads: Vec::new(),
             memory: None,
         };
-        let svg = sweep(&s, None).map(|c| c.svg).unwrap_or_default();
+        let data = "2000 records (laptop scale)";
+        let svg = sweep(&s, None, data).map(|c| c.svg).unwrap_or_default();
+        let said = "Data: 2000 records (laptop scale); each point measured for 3.0 s.";
+        assert!(svg.contains(said), "{svg}");
         assert!(svg.contains("knee: 4 threads"), "{svg}");
         assert!(svg.contains("peak: 8 threads"), "{svg}");
         assert!(svg.contains("within 5% of the peak"), "{svg}");
@@ -713,5 +722,45 @@ mod tests {
                 "thread label {t}"
             );
         }
+    }
+
+    #[test]
+    fn sweep_latency_chart_draws_p50_and_p99_in_a_readable_unit_with_the_knee() {
+        let point = |t: u32, p99_us: f64| SweepPoint {
+            threads: t,
+            summary: CellSummary {
+                runtime_ms: 12_000.0,
+                latency: Latency {
+                    p50: p99_us / 4.0,
+                    p99: p99_us,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        };
+        let s = SweepFile {
+            label: "S5 on single".into(),
+            points: vec![point(1, 900.0), point(4, 2_000.0), point(16, 30_000.0)],
+            max_threads: Some(16),
+            knee_threads: Some(4),
+            tolerance: 0.05,
+            standin: true,
+            not_run: Vec::new(),
+            dead: None,
+            planned_threads: Vec::new(),
+            memory: None,
+        };
+        let svg = (sweep_latency(&s, None, "500 records").map(|c| c.svg)).unwrap_or_default();
+        for said in [
+            "Latency by client threads: S5 on single",
+            "latency (ms)",
+            "p50 (median)",
+            "p99",
+            "knee: 4 threads",
+            "Data: 500 records; each point measured for 12 s.",
+        ] {
+            assert!(svg.contains(said), "{said}: {svg}");
+        }
+        assert!(svg.contains("stand-in figures, not MongoDB"), "{svg}");
     }
 }

@@ -354,14 +354,19 @@ fn sweeps_section(out: &mut String, p: &Page) {
             );
         }
         out.push_str("</tbody></table></div>\n");
+        let data = &p.report.scale_note;
+        let name = charts::sweep_label(s, facts);
         figure(
             out,
             &format!("chart-sweep-{}", esc(label)),
-            charts::sweep(s, facts),
-            &format!(
-                "Thread sweep {} (also sweep-{label}.svg / .png).",
-                charts::sweep_label(s, facts)
-            ),
+            charts::sweep(s, facts, data),
+            &format!("Thread sweep {name} (also sweep-{label}.svg / .png)."),
+        );
+        figure(
+            out,
+            &format!("chart-sweep-{}-latency", esc(label)),
+            charts::sweep_latency(s, facts, data),
+            &format!("Its latency by threads (also sweep-{label}-latency.svg / .png)."),
         );
     }
 }

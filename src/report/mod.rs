@@ -788,6 +788,10 @@ pub(crate) fn chart_links(
             file: format!("sweep-{label}.svg"),
             alt: format!("Thread sweep: {}", s.label),
         });
+        out.push(ChartLink {
+            file: format!("sweep-{label}-latency.svg"),
+            alt: format!("Thread sweep's latency: {}", s.label),
+        });
     }
     out
 }
@@ -893,11 +897,11 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
     }
     for (label, sweep) in &sweeps {
         let facts = sweep_topology(&rep, sweep);
-        write_chart(
-            dir,
-            &format!("sweep-{label}"),
-            &charts::sweep(sweep, facts)?.svg,
-        )?;
+        let data = &rep.scale_note;
+        let throughput = charts::sweep(sweep, facts, data)?;
+        write_chart(dir, &format!("sweep-{label}"), &throughput.svg)?;
+        let latency = charts::sweep_latency(sweep, facts, data)?;
+        write_chart(dir, &format!("sweep-{label}-latency"), &latency.svg)?;
     }
     dir.write_text(
         "report.md",

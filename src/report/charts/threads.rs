@@ -5,8 +5,13 @@ use super::*;
 
 /// Throughput by client threads (log x axis) with every measured thread count labelled, the
 /// peak and the knee marked and the knee rule written under the chart: the vary chart with one
-/// series. `facts` names the topology's size and server when the sweep ran on a known topology.
-pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, ChartError> {
+/// series. `facts` names the topology's size and server when the sweep ran on a known topology;
+/// `data` is the experiment's sizes (its `scale_note`).
+pub fn sweep(
+    sweep: &SweepFile,
+    facts: Option<&TopologyFacts>,
+    data: &str,
+) -> Result<Chart, ChartError> {
     let series = VarySeries {
         label: "throughput (ops/s)".into(),
         points: (sweep.points.iter())
@@ -55,15 +60,71 @@ pub fn sweep(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Result<Chart, 
         "Throughput by client threads: {}",
         sweep_label(sweep, facts)
     );
-    let header = header(&title, &sweep_where(sweep, facts), sweep.standin);
+    let header = header(&title, &sweep_where(sweep, facts, data), sweep.standin);
     let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
         peak_and_knee(root, plot, px, (peak, knee))
     };
     let layout = thread_layout(header, legend, &notes);
     thread_chart(
-        "sweep",
+        ("sweep", "operations per second"),
         &layout,
         std::slice::from_ref(&series),
+        (1, &verdicts),
+        marks,
+    )
+}
+
+/// The sweep's latency beside its throughput: the main operation's median and 99th percentile
+/// by client threads, in the unit the largest value reads best in, the knee's thread count ringed
+/// on the p99 line, and the same "Where" and "Data" lines as the throughput chart.
+pub fn sweep_latency(
+    sweep: &SweepFile,
+    facts: Option<&TopologyFacts>,
+    data: &str,
+) -> Result<Chart, ChartError> {
+    let highest = (sweep.points.iter()).fold(0.0, |m: f64, p| m.max(p.summary.latency.p99));
+    let (unit, per_unit) = match highest {
+        h if h >= 1e6 => ("s", 1e6),
+        h if h >= 1e3 => ("ms", 1e3),
+        _ => ("µs", 1.0),
+    };
+    let line = |label: &str, of: fn(&Latency) -> f64| VarySeries {
+        label: label.into(),
+        points: (sweep.points.iter())
+            .map(|p| {
+                let v = of(&p.summary.latency) / per_unit;
+                (p.threads.max(1), v, v, v)
+            })
+            .collect(),
+        not_valid: false,
+    };
+    let series = [line("p50 (median)", |l| l.p50), line("p99", |l| l.p99)];
+    let verdicts: Vec<Verdict> = (sweep.points.iter())
+        .map(|p| p.summary.validity.verdict)
+        .collect();
+    let knee = (series[1].points.iter())
+        .find(|p| Some(p.0) == sweep.knee_threads)
+        .map(|p| (p.0, p.2));
+    let mut legend: Vec<LegendEntry> = (series.iter().enumerate())
+        .map(|(i, s)| entry(Swatch::Line(palette(i)), s.label.clone()))
+        .collect();
+    if let Some((t, _)) = knee {
+        legend.push(entry(Swatch::Knee, format!("knee: {t} threads")));
+    }
+    let notes = vec![format!(
+        "Lines: the main operation's latency at each thread count, in {unit}. Past the knee, added threads mostly add waiting: latency climbs while throughput stays flat."
+    )];
+    let title = format!("Latency by client threads: {}", sweep_label(sweep, facts));
+    let header = header(&title, &sweep_where(sweep, facts, data), sweep.standin);
+    let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
+        peak_and_knee(root, plot, px, (None, knee))
+    };
+    let y_name = format!("latency ({unit})");
+    let layout = thread_layout(header, legend, &notes);
+    thread_chart(
+        ("sweep-latency", &y_name),
+        &layout,
+        &series,
         (1, &verdicts),
         marks,
     )
@@ -128,8 +189,8 @@ fn peak_and_knee(
     Ok(())
 }
 
-/// The sweep chart's "Where" and "Main operation" lines.
-fn sweep_where(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Vec<String> {
+/// The sweep charts' "Where", "Main operation" and "Data" lines.
+fn sweep_where(sweep: &SweepFile, facts: Option<&TopologyFacts>, data: &str) -> Vec<String> {
     let version = (sweep.points.iter()).find_map(|p| p.summary.server_version.clone());
     let server = match facts {
         Some(f) => {
@@ -151,6 +212,16 @@ fn sweep_where(sweep: &SweepFile, facts: Option<&TopologyFacts>) -> Vec<String> 
     where_.extend(
         op.map(|op| format!("Main operation: {op}; one run per thread count on the same data.")),
     );
+    let mut seconds: Vec<f64> = (sweep.points.iter())
+        .map(|p| p.summary.runtime_ms / 1000.0)
+        .collect();
+    seconds.sort_by(f64::total_cmp);
+    let each = match seconds.get(seconds.len() / 2) {
+        Some(s) if *s >= 10.0 => format!("; each point measured for {s:.0} s"),
+        Some(s) => format!("; each point measured for {s:.1} s"),
+        None => String::new(),
+    };
+    where_.push(format!("Data: {data}{each}."));
     where_
 }
 
@@ -170,7 +241,7 @@ fn thread_layout(header: Vec<Line>, legend: Vec<LegendEntry>, notes: &[String]) 
 /// whiskers when `repeats` > 1), every measured count labelled. With `verdicts` (one per point
 /// of a single series) each point is marked as its verdict says; `marks` draws on top.
 fn thread_chart<F>(
-    name: &str,
+    (name, y_name): (&str, &str),
     layout: &Layout,
     series: &[VarySeries],
     (repeats, verdicts): (u32, &[Verdict]),
@@ -192,13 +263,7 @@ where
         * 1.15;
     compose(name, layout, |root, area| {
         let ranges = ((xmin..xmax).log_scale(), 0f64..ymax);
-        let chart = axes(
-            area,
-            layout.x_label_h,
-            ranges,
-            "operations per second",
-            false,
-        )?;
+        let chart = axes(area, layout.x_label_h, ranges, y_name, false)?;
         let plot = rect_of(chart.plotting_area().get_pixel_range());
         let px = |t: u32, y: f64| chart.backend_coord(&(f64::from(t.max(1)), y));
         // A light guide at every measured count, so each label sits under its point.
@@ -342,7 +407,14 @@ pub fn vary(
     all_notes.extend(notes.iter().cloned());
     let header = header(title, &[format!("Where: {server}.")], standin);
     let layout = thread_layout(header, legend, &all_notes);
-    thread_chart("vary", &layout, series, (repeats, &[]), |_, _, _| Ok(()))
+    let y_name = "operations per second";
+    thread_chart(
+        ("vary", y_name),
+        &layout,
+        series,
+        (repeats, &[]),
+        |_, _, _| Ok(()),
+    )
 }
 
 /// A sweep's label with its topology named, not given by path (`S2 on single`).
