@@ -4,7 +4,7 @@
 
 use crate::util::{StandinProcess, bin, free_base_port, processes_referring_to};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -478,15 +478,7 @@ fn compare_drives_each_cell_with_several_clients() {
         .expect("compare");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let mut cells = Vec::new();
-    for e in walk(&results) {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(
-            &std::fs::read_to_string(&e).unwrap_or_default(),
-        ) && v["cell"].is_object()
-        {
-            cells.push(v);
-        }
-    }
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 2, "{stderr}");
     for c in &cells {
         assert_eq!(
@@ -502,40 +494,6 @@ fn compare_drives_each_cell_with_several_clients() {
         .expect("S1");
     assert_eq!(load["result"]["operations"], 500);
     assert!(processes_referring_to(tmp.path()).is_empty());
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let json = |p: &PathBuf| p.extension().is_some_and(|x| x == "json");
-    crate::util::files_under(dir)
-        .into_iter()
-        .filter(json)
-        .collect()
-}
-
-/// Whatever happens, nothing the Docker test made outlives it: every object labelled with its
-/// owner is removed, then its image.
-struct DockerCleanup {
-    state: PathBuf,
-    image: String,
-}
-
-impl Drop for DockerCleanup {
-    fn drop(&mut self) {
-        use microshard::backend::docker;
-        let owner = docker::owner_id_for(&self.state);
-        crate::util::runtime().block_on(async {
-            let _ = docker::remove_labelled_matching(None, None, |l| {
-                l.get(docker::LABEL_OWNER) == Some(&owner)
-            })
-            .await;
-            if let Ok(d) = docker::connect(None).await {
-                let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
-                    .force(true)
-                    .build();
-                let _ = d.remove_image(&self.image, Some(opts), None).await;
-            }
-        });
-    }
 }
 
 /// Waits (bounded) until the load's cell is on disk and client container `client` of the run
@@ -574,24 +532,13 @@ fn run_phase_client(
             .unwrap_or_default()
         });
         // The load is over once its cell is on disk: the client now running is the run's.
-        if cells_under(results).len() == 1
+        if crate::util::cells_under(results).len() == 1
             && let Some(id) = running.first().and_then(|c| c.id.clone())
         {
             return id;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-}
-
-/// The cells of an experiment directory (every JSON file with a `cell`).
-fn cells_under(results: &Path) -> Vec<serde_json::Value> {
-    walk(results)
-        .iter()
-        .filter_map(|e| {
-            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(e).ok()?).ok()
-        })
-        .filter(|v| v["cell"].is_object())
-        .collect()
 }
 
 /// Two client containers on this machine's Docker engine drive every cell of a `compare` against
@@ -610,7 +557,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     let tmp = tempfile::tempdir().expect("tmp");
     let state = tmp.path().join("state");
     let image = format!("microshard-standin:clients-{}", std::process::id());
-    let _cleanup = DockerCleanup {
+    let _cleanup = crate::util::DockerOwnerCleanup {
         state: state.clone(),
         image: image.clone(),
     };
@@ -660,7 +607,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
         .expect("compare");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let cells = cells_under(&results);
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 2, "{stderr}");
     for c in &cells {
         let result = &c["result"];
@@ -706,7 +653,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     let out = child.wait_with_output().expect("compare");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    let cells = cells_under(&results);
+    let cells = crate::util::cells_under(&results);
     let run = cells
         .iter()
         .find(|c| c["cell"]["scenario"] == "S2")
@@ -735,7 +682,7 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(25), "{stderr}");
-    let cells = cells_under(&results);
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 1, "{stderr}");
     assert_eq!(cells[0]["cell"]["scenario"], "S1");
     let left = leftovers();

@@ -3,7 +3,7 @@
 //! its spread; with the stand-in's capacity changed in the record, it names the cells that moved.
 //! Bad input is refused before anything starts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::util::*;
 
@@ -37,24 +37,11 @@ fn verdict(out: &std::process::Output) -> (String, String) {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    for entry in walk(from) {
+    for entry in crate::util::files_under(from) {
         let target = to.join(entry.strip_prefix(from).expect("inside"));
         std::fs::create_dir_all(target.parent().expect("a parent")).expect("mkdir");
         std::fs::copy(&entry, &target).expect("copy");
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).expect("read dir").flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

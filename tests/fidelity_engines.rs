@@ -6,7 +6,7 @@
 //! skips where the machine cannot run it (not root, no engine, no `dockerd`), never silently.
 
 use crate::util::bin;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -162,30 +162,6 @@ impl Drop for SecondEngine {
     }
 }
 
-/// Removes whatever the test's owner label marks on the main engine, and the image.
-struct Cleanup {
-    state: PathBuf,
-    image: String,
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let owner = docker::owner_id_for(&self.state);
-        crate::util::runtime().block_on(async {
-            let _ = docker::remove_labelled_matching(None, None, |l| {
-                l.get(docker::LABEL_OWNER) == Some(&owner)
-            })
-            .await;
-            if let Ok(d) = docker::connect(None).await {
-                let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
-                    .force(true)
-                    .build();
-                let _ = d.remove_image(&self.image, Some(opts), None).await;
-            }
-        });
-    }
-}
-
 /// The main engine with the stand-in image built, or why not.
 fn main_engine(tag: &str) -> Result<bollard::Docker, String> {
     if !is_root() {
@@ -237,24 +213,6 @@ fn compare(state: &Path, topology: &Path, image: &str, out: &Path, prefix: &[&st
         .expect("run microshard")
 }
 
-fn cells(dir: &Path) -> Vec<serde_json::Value> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(cells(&p));
-        } else if p.extension().is_some_and(|x| x == "json")
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(
-                &std::fs::read_to_string(&p).unwrap_or_default(),
-            )
-            && v["cell"].is_object()
-        {
-            out.push(v);
-        }
-    }
-    out
-}
-
 /// N1: a single-host cluster with clients on a second engine is refused before anything starts,
 /// naming `hosts[0].address` and `publish_address`; given a routable host address, the same
 /// clients on the second engine reach it and drive every cell.
@@ -264,7 +222,7 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
     let image = format!("microshard-standin:fid-{}", std::process::id());
     let tmp = tempfile::tempdir().expect("tmp");
     let state = tmp.path().join("state");
-    let _cleanup = Cleanup {
+    let _cleanup = crate::util::DockerOwnerCleanup {
         state: state.clone(),
         image: image.clone(),
     };
@@ -336,7 +294,7 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
     let out = compare(&state, &routable, &image, &results, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let cells = cells(&results);
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 2, "{stderr}");
     for c in &cells {
         let clients = c["result"]["clients"]
@@ -367,7 +325,7 @@ fn host_names_only_in_etc_hosts_resolve_inside_the_members() {
     let image = format!("microshard-standin:fidh-{}", std::process::id());
     let tmp = tempfile::tempdir().expect("tmp");
     let state = tmp.path().join("state");
-    let _cleanup = Cleanup {
+    let _cleanup = crate::util::DockerOwnerCleanup {
         state: state.clone(),
         image: image.clone(),
     };
@@ -416,7 +374,7 @@ fn host_names_only_in_etc_hosts_resolve_inside_the_members() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let cells = cells(&results);
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 2, "{stderr}");
     let plan = &cells[0]["topology"];
     let members = plan["members"].as_array().cloned().unwrap_or_default();

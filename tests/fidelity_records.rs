@@ -4,25 +4,6 @@
 
 use crate::util::Root;
 
-/// Every JSON file with a `cell` under `dir`.
-fn cells(dir: &std::path::Path) -> Vec<serde_json::Value> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(cells(&p));
-        } else if p.extension().is_some_and(|x| x == "json")
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(
-                &std::fs::read_to_string(&p).unwrap_or_default(),
-            )
-            && v["cell"].is_object()
-        {
-            out.push(v);
-        }
-    }
-    out
-}
-
 /// The fields every watched server's snapshot carries on the stand-in (7.0: no `tcmalloc`
 /// section, the pre-8.0.16 eviction counter on mongods).
 fn check_snapshot(topology: &str, member: &serde_json::Value, snapshot: &serde_json::Value) {
@@ -81,7 +62,7 @@ fn cells_hold_every_field_the_docs_say_they_hold() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
-    let cells = cells(&results);
+    let cells = crate::util::cells_under(&results);
     assert_eq!(cells.len(), 6, "{stderr}");
     for c in &cells {
         let topology = c["cell"]["topology"].as_str().unwrap_or_default();

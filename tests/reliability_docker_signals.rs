@@ -63,22 +63,6 @@ fn list(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// Every file (not directory) under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for p in list(&d) {
-            if p.is_dir() && !p.is_symlink() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 /// What an interrupted command left: its exit, stderr then stdout, the time from the signal to
 /// the exit, and how many cells it reported finished before the signal.
 struct Interrupted {
@@ -354,7 +338,7 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
                 .and_then(|p| std::fs::read_to_string(p).ok())
                 .unwrap_or_default()
         );
-        let tmp = files_under(&root.join("tmp"));
+        let tmp = crate::util::files_under(&root.join("tmp"));
         assert!(tmp.is_empty(), "{what}: files left under TMPDIR: {tmp:?}");
         // `microshard down --all`, limited to this topology (the real one would also remove
         // every other microshard object on this engine): nothing is left for it to do.
@@ -494,7 +478,7 @@ impl CompareLab {
             state.is_empty(),
             "{what}: state files left: {state:?}\n{output}"
         );
-        let tmp = files_under(&self.root.path().join("tmp"));
+        let tmp = crate::util::files_under(&self.root.path().join("tmp"));
         assert!(tmp.is_empty(), "{what}: files left under TMPDIR: {tmp:?}");
         let done = self.down_all();
         assert!(done.is_empty(), "{what}: down --all still found: {done:?}");
@@ -535,7 +519,11 @@ impl CompareLab {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(out.status.success(), "resume failed:\n{text}");
-        assert_eq!(cells_parse(dir), 4, "resume measured every cell:\n{text}");
+        assert_eq!(
+            crate::util::assert_cells_parse(dir),
+            4,
+            "resume measured every cell:\n{text}"
+        );
         for i in 0..2 {
             // Reports label a topology given as a file by its `name`, not by the path.
             let rows = text
@@ -552,24 +540,6 @@ impl CompareLab {
         }
         self.assert_clean("after --resume", &text);
     }
-}
-
-/// Cell files of a run directory, each of which must parse as JSON with a throughput; returns
-/// how many there are.
-fn cells_parse(dir: &Path) -> usize {
-    let mut n = 0;
-    for t in list(&dir.join("cells")) {
-        for c in list(&t) {
-            if c.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&c).unwrap_or_default();
-                let v: serde_json::Value = serde_json::from_str(&text)
-                    .unwrap_or_else(|e| panic!("{} does not parse: {e}", c.display()));
-                assert!(v.is_object(), "{}: {text}", c.display());
-                n += 1;
-            }
-        }
-    }
-    n
 }
 
 /// A Docker compare interrupted by SIGINT or SIGTERM at `marker` (built from the lab): it exits
@@ -599,7 +569,7 @@ fn docker_compare_case(what: &str, marker: impl Fn(&CompareLab) -> String, signa
     );
     lab.assert_clean(what, output);
     let dir = lab.run_dir().expect("run directory exists");
-    let on_disk = cells_parse(&dir);
+    let on_disk = crate::util::assert_cells_parse(&dir);
     assert!(
         on_disk >= run.finished_cells,
         "{what}: {} cell(s) finished before the signal, {on_disk} on disk:\n{output}",
@@ -683,7 +653,7 @@ fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
     );
     lab.assert_clean("SIGKILL then down --all", output);
     let dir = lab.run_dir().expect("run directory exists");
-    let on_disk = cells_parse(&dir);
+    let on_disk = crate::util::assert_cells_parse(&dir);
     assert!(
         on_disk >= run.finished_cells && on_disk >= 3,
         "{} cell(s) finished before SIGKILL, {on_disk} on disk:\n{output}",

@@ -146,31 +146,6 @@ fn list(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// Every cell file of a run directory: all must parse as JSON.
-fn cells(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for t in list(&dir.join("cells")) {
-        for c in list(&t) {
-            if c.extension().is_some_and(|e| e == "json") {
-                out.push(c);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn assert_cells_parse(dir: &Path) -> usize {
-    let all = cells(dir);
-    for c in &all {
-        let text = std::fs::read_to_string(c).unwrap_or_default();
-        if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
-            panic!("{} does not parse: {e}", c.display());
-        }
-    }
-    all.len()
-}
-
 /// Starts `cmd`, waits (bounded) for a stderr line containing `marker`, sends `signal`, waits for
 /// the exit (bounded). Returns stderr and the number of cells reported finished before the signal.
 fn interrupt_at(mut cmd: Command, marker: &str, signal: i32) -> (String, usize) {
@@ -279,7 +254,11 @@ fn resume(lab: &Lab, dir: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(assert_cells_parse(dir), 2, "resume measured every cell");
+    assert_eq!(
+        crate::util::assert_cells_parse(dir),
+        2,
+        "resume measured every cell"
+    );
     lab.assert_clean("after resume");
 }
 
@@ -294,7 +273,7 @@ fn signal_case(topologies: &str, marker: &str, signal: i32, then_resume: bool) {
         );
         return;
     };
-    let on_disk = assert_cells_parse(&dir);
+    let on_disk = crate::util::assert_cells_parse(&dir);
     assert!(
         on_disk >= finished,
         "{finished} cell(s) finished before the signal, {on_disk} on disk:\n{stderr}"
@@ -364,7 +343,7 @@ fn sigkill_mid_run_then_down_all_and_resume() {
     );
     lab.assert_clean("SIGKILL then down --all");
     let dir = lab.run_dir().expect("run directory exists");
-    let on_disk = assert_cells_parse(&dir);
+    let on_disk = crate::util::assert_cells_parse(&dir);
     assert!(on_disk >= finished, "{stderr}");
     resume(&lab, &dir);
 }

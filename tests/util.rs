@@ -135,6 +135,34 @@ pub async fn docker_objects_labelled(d: &bollard::Docker, label: &str, value: &s
     out
 }
 
+/// Whatever happens, nothing a Docker test made outlives it: every object labelled with the owner
+/// of its state directory is removed, then its image.
+pub struct DockerOwnerCleanup {
+    /// The test's `MICROSHARD_STATE_DIR` (its owner label derives from it).
+    pub state: PathBuf,
+    /// The stand-in image the test built.
+    pub image: String,
+}
+
+impl Drop for DockerOwnerCleanup {
+    fn drop(&mut self) {
+        use microshard::backend::docker;
+        let owner = docker::owner_id_for(&self.state);
+        runtime().block_on(async {
+            let _ = docker::remove_labelled_matching(None, None, |l| {
+                l.get(docker::LABEL_OWNER) == Some(&owner)
+            })
+            .await;
+            if let Ok(d) = docker::connect(None).await {
+                let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
+                    .force(true)
+                    .build();
+                let _ = d.remove_image(&self.image, Some(opts), None).await;
+            }
+        });
+    }
+}
+
 /// A small multi-threaded runtime for the in-process stand-ins and Docker calls of a test.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -730,5 +758,35 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .filter(|e| !e.file_type().is_dir())
         .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
+/// Checks that every cell file of a run directory (`cells/<topology>/*.json`) parses as a JSON
+/// object (an interrupted run never leaves half a file); returns how many there are.
+pub fn assert_cells_parse(dir: &Path) -> usize {
+    let files: Vec<PathBuf> = walkdir::WalkDir::new(dir.join("cells"))
+        .min_depth(2)
+        .max_depth(2)
+        .into_iter()
+        .flatten()
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} does not parse: {e}", file.display()));
+        assert!(v.is_object(), "{}: {text}", file.display());
+    }
+    files.len()
+}
+
+/// Every cell under `dir` (each JSON file holding a `cell`), parsed.
+pub fn cells_under(dir: &Path) -> Vec<serde_json::Value> {
+    files_under(dir)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+        .filter(|v: &serde_json::Value| v["cell"].is_object())
         .collect()
 }

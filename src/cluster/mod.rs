@@ -5,19 +5,24 @@
 //! balancer and `shutdown` — lives here, so the three backends behave identically. The server
 //! metrics experiments sample live in `experiment::metrics`.
 
+mod assemble;
 mod exited;
+mod sharding;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
 use futures::future::BoxFuture;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::error::ErrorKind;
 use mongodb::options::{ClientOptions, WriteConcern};
 
-use crate::events::{Event, Events};
-use crate::topology::{Member, MemberRole, Plan};
+use crate::topology::Member;
+
+pub(crate) use assemble::assemble;
+pub(crate) use sharding::{
+    balancer_stop, chunks_per_shard, flush_router_config, major_minor, shard_table_on_every_shard,
+    shard_ycsb,
+};
 
 /// The benchmark database and collection every topology is prepared for.
 pub const YCSB_DB: &str = "ycsb";
@@ -567,106 +572,6 @@ pub async fn add_shard(
     }
 }
 
-/// Shard names (`_id`) from `listShards`.
-pub(crate) async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
-    let client = connect_direct(mongos).await?;
-    let d = run(&client, mongos, doc! {"listShards": 1}).await?;
-    let shards = d.get_array("shards").map_err(|_| {
-        ClusterError::Check(format!("listShards on {mongos} returned no `shards` array"))
-    })?;
-    Ok(shards
-        .iter()
-        .filter_map(|s| s.as_document())
-        .filter_map(|s| s.get_str("_id").ok().map(String::from))
-        .collect())
-}
-
-/// Parses `major.minor` from a version string (`7.0.12`, `8.0.0-rc1`, `7.0.0-standin`).
-pub(crate) fn major_minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
-/// The `shardCollection` document for namespace `ns` (hashed `_id`, plus `numInitialChunks` only where it is honoured: ≤ 7.1).
-pub(crate) fn shard_namespace_command(
-    ns: &str,
-    version: &str,
-    initial_chunks: Option<u32>,
-) -> Document {
-    let mut cmd = doc! {"shardCollection": ns, "key": {"_id": "hashed"}};
-    if let (Some(n), Some(v)) = (initial_chunks, major_minor(version))
-        && v <= (7, 1)
-        && n > 0
-    {
-        cmd.insert("numInitialChunks", n as i64);
-    }
-    cmd
-}
-
-/// `enableSharding` + `shardCollection ycsb.usertable {_id: "hashed"}`.
-pub(crate) async fn shard_ycsb(
-    mongos_uri_or_host: &str,
-    version: &str,
-    initial_chunks: Option<u32>,
-) -> Result<(), ClusterError> {
-    shard_table(mongos_uri_or_host, YCSB_TABLE, version, initial_chunks).await
-}
-
-/// `enableSharding ycsb` + `shardCollection ycsb.<table> {_id: "hashed"}`: a scenario whose
-/// `table` is not `usertable` must have that collection sharded, or all of it lives on the
-/// database's primary shard and a sharded run measures one shard (docs/mongodb-versions.md).
-pub(crate) async fn shard_table(
-    mongos_uri_or_host: &str,
-    table: &str,
-    version: &str,
-    initial_chunks: Option<u32>,
-) -> Result<(), ClusterError> {
-    let ns = ycsb_namespace(table)?;
-    let (client, label) = client_for(mongos_uri_or_host).await?;
-    // enableSharding is required ≤ 5.0 and harmless later.
-    run(&client, &label, doc! {"enableSharding": YCSB_DB}).await?;
-    let cmd = shard_namespace_command(&ns, version, initial_chunks);
-    match run(&client, &label, cmd).await {
-        Ok(_) => Ok(()),
-        // Already sharded the same way: success; anything else is reported.
-        Err(e) => Err(e),
-    }
-}
-
-/// Shards `ycsb.<table>` as bring-up shards `usertable`: `per_shard` chunks for each of
-/// `shards` (MongoDB's `numInitialChunks` is the total), then refuses a shard that owns none,
-/// which a run would silently leave out (FIDELITY-2 R8/N2). Returns the chunks per shard.
-pub(crate) async fn shard_table_on_every_shard(
-    mongos_uri_or_host: &str,
-    table: &str,
-    version: &str,
-    per_shard: Option<u32>,
-    shards: &[String],
-) -> Result<BTreeMap<String, u64>, ClusterError> {
-    let total = per_shard.map(|n| n.saturating_mul(shards.len() as u32));
-    shard_table(mongos_uri_or_host, table, version, total).await?;
-    let chunks = chunks_per_shard_of(mongos_uri_or_host, table).await?;
-    let empty = shards_without_chunks(&chunks, shards);
-    if !empty.is_empty() {
-        return Err(ClusterError::Check(format!(
-            "after shardCollection, shard(s) {} own no chunk of {YCSB_DB}.{table} (chunks: {chunks:?})",
-            empty.join(", ")
-        )));
-    }
-    Ok(chunks)
-}
-
-/// The shards of `shards` that own no chunk in `chunks`.
-fn shards_without_chunks<'a>(chunks: &BTreeMap<String, u64>, shards: &'a [String]) -> Vec<&'a str> {
-    shards
-        .iter()
-        .map(String::as_str)
-        .filter(|n| chunks.get(*n).copied().unwrap_or(0) == 0)
-        .collect()
-}
-
 /// On a cluster microshard did not start, checks with `connectionStatus {showPrivileges: true}`
 /// that the user may do everything the existing backend will do, before it drops anything: a
 /// user with only `dbOwner` on `ycsb` would otherwise lose `ycsb` and then fail at `enableSharding`.
@@ -792,81 +697,6 @@ pub(crate) async fn drop_ycsb(uri_or_host: &str) -> Result<(), ClusterError> {
         .map_err(|e| ClusterError::command("dropDatabase", &label, &e))
 }
 
-/// `flushRouterConfig` for `ycsb`: needed on 4.4 mongos after a sharded collection was dropped
-/// and is created again (SERVER-17397); not needed from 5.0.
-pub(crate) async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
-    let (client, label) = client_for(mongos_uri_or_host).await?;
-    run(&client, &label, doc! {"flushRouterConfig": YCSB_DB})
-        .await
-        .map(|_| ())
-}
-
-/// Chunks of `ycsb.usertable` per shard, read from `config.chunks` by `uuid` (5.0+, when the
-/// `config.collections` entry has a `timestamp`) or by `ns` (before).
-pub(crate) async fn chunks_per_shard(
-    mongos_uri_or_host: &str,
-) -> Result<BTreeMap<String, u64>, ClusterError> {
-    chunks_per_shard_of(mongos_uri_or_host, YCSB_TABLE).await
-}
-
-/// Chunks of `ycsb.<table>` per shard (see [`chunks_per_shard`]).
-pub(crate) async fn chunks_per_shard_of(
-    mongos_uri_or_host: &str,
-    table: &str,
-) -> Result<BTreeMap<String, u64>, ClusterError> {
-    let ns = ycsb_namespace(table)?;
-    let (client, label) = client_for(mongos_uri_or_host).await?;
-    let config = client.database("config");
-    let coll = config
-        .collection::<Document>("collections")
-        .find_one(doc! {"_id": &ns})
-        .await
-        .map_err(|e| ClusterError::command("find config.collections", &label, &e))?
-        .ok_or_else(|| {
-            ClusterError::Check(format!("{ns} is not in config.collections on {label}"))
-        })?;
-    let filter = namespace_chunk_filter(&coll, &ns);
-    let mut cursor = config
-        .collection::<Document>("chunks")
-        .aggregate(vec![
-            doc! {"$match": filter},
-            doc! {"$group": {"_id": "$shard", "n": {"$sum": 1}}},
-        ])
-        .await
-        .map_err(|e| ClusterError::command("aggregate config.chunks", &label, &e))?;
-    let mut out = BTreeMap::new();
-    while let Some(d) = cursor
-        .try_next()
-        .await
-        .map_err(|e| ClusterError::command("aggregate config.chunks", &label, &e))?
-    {
-        let shard = d.get_str("_id").unwrap_or("?").to_string();
-        let n = match d.get("n") {
-            Some(Bson::Int32(n)) => *n as u64,
-            Some(Bson::Int64(n)) => *n as u64,
-            Some(Bson::Double(n)) => *n as u64,
-            _ => 0,
-        };
-        out.insert(shard, n);
-    }
-    Ok(out)
-}
-
-fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
-    match (coll.get("timestamp"), coll.get("uuid")) {
-        (Some(_), Some(uuid)) => doc! {"uuid": uuid.clone()},
-        _ => doc! {"ns": ns},
-    }
-}
-
-/// Stops the balancer so no migrations disturb a measured run.
-pub(crate) async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
-    let (client, label) = client_for(mongos_uri_or_host).await?;
-    run(&client, &label, doc! {"balancerStop": 1})
-        .await
-        .map(|_| ())
-}
-
 /// `{shutdown: 1, force: true}`; a dropped connection is success.
 pub(crate) async fn shutdown(host: &str) -> Result<(), ClusterError> {
     let client = connect_direct(host).await?;
@@ -884,215 +714,15 @@ pub(crate) async fn shutdown(host: &str) -> Result<(), ClusterError> {
     result
 }
 
-/// What to add to a `replSetInitiate` refusal that no member "maps to this node"
-/// (InvalidReplicaSetConfig, 93) when members on several Docker hosts are named `address:port`:
-/// a member decides which entry is itself by connecting to it, which from inside a bridge
-/// container reaches its own host's published port only through hairpin NAT or Docker's
-/// userland proxy (docs/mongodb-versions.md, "Docker addressing").
-pub(crate) fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
-    let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
-    if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
-        "; with several Docker hosts each member must resolve and reach its own host's address and published port from inside its container: the address must resolve there (microshard passes each host's address as this machine resolves it; a name this machine cannot resolve is left to the containers' DNS, which does not read the host's /etc/hosts), and hairpin NAT or the userland proxy must be on: check with a container on that host"
-    } else {
-        ""
-    }
-}
-
-/// What [`assemble`] found: server versions per member and whether they are stand-ins.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Assembly {
-    /// `member name → ServerInfo`.
-    pub servers: BTreeMap<String, ServerInfo>,
-    /// Chunks per shard after `shardCollection` (empty for a standalone).
-    pub chunks: BTreeMap<String, u64>,
-    /// `replica set → member name` of the member that won its first election.
-    pub primaries: BTreeMap<String, String>,
-}
-
-/// The whole bring-up sequence (ready, initiate, primaries, addShard, sharding), for any
-/// backend; each step is said to `events` ([`Event::BringUp`]).
-pub(crate) async fn assemble(
-    plan: &Plan,
-    launcher: &dyn Launcher,
-    opts: &AssemblyOptions,
-    events: &dyn Events,
-) -> anyhow::Result<Assembly> {
-    let run = Assembler {
-        plan,
-        launcher,
-        opts,
-        events,
-    };
-    let mut assembly = Assembly::default();
-    let mongods = run.start_mongods(&mut assembly).await?;
-    run.initiate_sets(&mongods, &mut assembly).await?;
-    if plan.kind == crate::topology::Kind::Standalone {
-        return Ok(assembly);
-    }
-    let entry = run.start_routers(&mut assembly).await?;
-    let mongos = launcher.admin_address(entry);
-    let shards = run.add_shards(&mongos).await?;
-    let version = assembly
-        .servers
-        .get(&entry.name)
-        .map(|s| s.version.clone())
-        .unwrap_or_default();
-    assembly.chunks = run.shard_collection(&mongos, &version, &shards).await?;
-    if !plan.keep_balancer {
-        run.say("balancerStop".into());
-        balancer_stop(&mongos).await?;
-    }
-    Ok(assembly)
-}
-
-/// One bring-up in progress: the steps of [`assemble`], in order.
-struct Assembler<'a> {
-    plan: &'a Plan,
-    launcher: &'a dyn Launcher,
-    opts: &'a AssemblyOptions,
-    events: &'a dyn Events,
-}
-
-impl<'a> Assembler<'a> {
-    fn say(&self, step: String) {
-        self.events.event(Event::BringUp(step));
-    }
-
-    /// 2-3: the data-bearing mongods, all started before any is waited for.
-    async fn start_mongods(&self, assembly: &mut Assembly) -> anyhow::Result<Vec<&'a Member>> {
-        let mongods: Vec<&Member> = self
-            .plan
-            .start_order()
-            .into_iter()
-            .filter(|m| m.role != MemberRole::Mongos)
-            .collect();
-        for m in &mongods {
-            self.say(format!("starting {} ({})", m.name, m.role));
-            self.launcher.start(m).await?;
-        }
-        for m in &mongods {
-            wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
-            let info = server_info(&self.launcher.admin_address(m)).await?;
-            assembly.servers.insert(m.name.clone(), info);
-        }
-        Ok(mongods)
-    }
-
-    /// 4-5: every replica set initiated, then its primary waited for.
-    async fn initiate_sets(
-        &self,
-        mongods: &[&Member],
-        assembly: &mut Assembly,
-    ) -> anyhow::Result<()> {
-        let mut sets: BTreeMap<String, Vec<&Member>> = BTreeMap::new();
-        for m in mongods {
-            if let Some(rs) = &m.replica_set {
-                sets.entry(rs.clone()).or_default().push(m);
-            }
-        }
-        for (set, members) in &sets {
-            let hosts: Vec<String> = members.iter().map(|m| m.member_host.clone()).collect();
-            let configsvr = members.iter().any(|m| m.role == MemberRole::Config);
-            self.say(format!("replSetInitiate {set} [{}]", hosts.join(", ")));
-            initiate(
-                &self.launcher.admin_address(members[0]),
-                set,
-                &hosts,
-                configsvr,
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(self.plan, &e)))?;
-        }
-        for (set, members) in &sets {
-            let primary =
-                wait_primary(self.launcher, members, set, self.opts.primary_timeout).await?;
-            self.say(format!("{set} has a primary: {primary}"));
-            assembly.primaries.insert(set.clone(), primary);
-        }
-        Ok(())
-    }
-
-    /// 6: the routers, each checked to be a mongos; returns the entry router.
-    async fn start_routers(&self, assembly: &mut Assembly) -> anyhow::Result<&'a Member> {
-        let routers: Vec<&Member> = self.plan.members_with(MemberRole::Mongos).collect();
-        for m in &routers {
-            self.say(format!("starting {} (mongos)", m.name));
-            self.launcher.start(m).await?;
-        }
-        for m in &routers {
-            wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
-            let address = self.launcher.admin_address(m);
-            let (role, _) = detect_role(&address).await?;
-            if role != DetectedRole::Mongos {
-                return Err(ClusterError::Check(format!(
-                    "{} ({address}) answers but is not a mongos (hello says {role:?})",
-                    m.name
-                ))
-                .into());
-            }
-            let info = server_info(&address).await?;
-            assembly.servers.insert(m.name.clone(), info);
-        }
-        let Some(entry) = routers.first() else {
-            anyhow::bail!("plan {} has no mongos", self.plan.name);
-        };
-        Ok(entry)
-    }
-
-    /// 7: the shards, each named after its replica set with every member in the seed list, and
-    /// checked listed; returns them.
-    async fn add_shards(&self, mongos: &str) -> anyhow::Result<Vec<(String, Vec<&'a Member>)>> {
-        let shards = self.plan.shard_sets();
-        for (name, members) in &shards {
-            let conn = Plan::shard_connection_string(members);
-            self.say(format!("addShard {conn}"));
-            add_shard(mongos, &conn, name, self.opts.add_shard_timeout).await?;
-        }
-        let listed = list_shards(mongos).await?;
-        for (name, _) in &shards {
-            if !listed.iter().any(|l| l == name) {
-                return Err(ClusterError::Check(format!(
-                    "listShards on {mongos} does not list shard {name} after addShard (lists: {})",
-                    listed.join(", ")
-                ))
-                .into());
-            }
-        }
-        Ok(shards)
-    }
-
-    /// 8: the collection sharded, and every shard checked to own chunks of it.
-    async fn shard_collection(
-        &self,
-        mongos: &str,
-        version: &str,
-        shards: &[(String, Vec<&Member>)],
-    ) -> anyhow::Result<BTreeMap<String, u64>> {
-        self.say(format!("shardCollection {YCSB_NS} {{_id: \"hashed\"}}"));
-        shard_ycsb(
-            mongos,
-            version,
-            self.plan
-                .initial_chunks_per_shard
-                .map(|n| n * shards.len() as u32),
-        )
-        .await?;
-        let chunks = chunks_per_shard(mongos).await?;
-        let names: Vec<String> = shards.iter().map(|(n, _)| n.clone()).collect();
-        let empty = shards_without_chunks(&chunks, &names);
-        if !empty.is_empty() {
-            return Err(ClusterError::Check(format!(
-                "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
-                empty.join(", ")
-            ))
-            .into());
-        }
-        Ok(chunks)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::events::Event;
+    use crate::topology::Plan;
+
+    use super::assemble::initiate_hint;
+    use super::sharding::*;
     use super::*;
 
     /// Starts each member as an in-process stand-in and reaches it at the stand-in's port.

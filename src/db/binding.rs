@@ -406,6 +406,24 @@ fn binary_fields(doc: &RawDocument) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Reads a cursor to its end (multi-key reads and scans), keeping each document's `_id` and fields
+/// in `out` when the caller wants them; returns how many documents came back.
+async fn drain(
+    cursor: mongodb::error::Result<mongodb::Cursor<RawDocumentBuf>>,
+    mut out: Option<&mut Vec<ReadRecord>>,
+) -> mongodb::error::Result<u64> {
+    let mut cursor = cursor?;
+    let mut found = 0;
+    while cursor.advance().await? {
+        found += 1;
+        if let Some(out) = out.as_deref_mut() {
+            let doc = cursor.current();
+            out.push((id_of(doc), binary_fields(doc)));
+        }
+    }
+    Ok(found)
+}
+
 fn id_of(doc: &RawDocument) -> String {
     match doc.get("_id") {
         Ok(Some(RawBsonRef::String(s))) => s.to_string(),
@@ -543,28 +561,11 @@ impl DbClient {
                 if let Some(p) = projection(fields) {
                     find = find.projection(p);
                 }
-                let mut cursor = match find.await {
-                    Ok(c) => c,
+                let found = match drain(find.await, out).await {
+                    Ok(found) => found,
                     Err(e) => return self.binding.fail(&format!("read {} keys", many.len()), &e),
                 };
-                let mut found = 0usize;
-                let mut out = out;
-                loop {
-                    match cursor.advance().await {
-                        Ok(true) => {
-                            found += 1;
-                            if let Some(out) = out.as_deref_mut() {
-                                let doc = cursor.current();
-                                out.push((id_of(doc), binary_fields(doc)));
-                            }
-                        }
-                        Ok(false) => break,
-                        Err(e) => {
-                            return self.binding.fail(&format!("read {} keys", many.len()), &e);
-                        }
-                    }
-                }
-                if found < many.len() {
+                if found < many.len() as u64 {
                     DbOutcome::status(Status::NotFound)
                 } else {
                     DbOutcome::ok()
@@ -592,25 +593,10 @@ impl DbClient {
         if let Some(p) = projection(fields) {
             find = find.projection(p);
         }
-        let mut cursor = match find.await {
-            Ok(c) => c,
+        let found = match drain(find.await, out).await {
+            Ok(found) => found,
             Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),
         };
-        let mut found = 0u64;
-        let mut out = out;
-        loop {
-            match cursor.advance().await {
-                Ok(true) => {
-                    found += 1;
-                    if let Some(out) = out.as_deref_mut() {
-                        let doc = cursor.current();
-                        out.push((id_of(doc), binary_fields(doc)));
-                    }
-                }
-                Ok(false) => break,
-                Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),
-            }
-        }
         if found == 0 {
             self.binding.inner.log.report(
                 "scan-empty",

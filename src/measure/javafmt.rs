@@ -212,72 +212,88 @@ mod tests {
 
     #[test]
     fn double_spec_examples() {
-        assert_eq!(java_double(3.0), "3.0");
-        assert_eq!(java_double(0.0), "0.0");
-        assert_eq!(java_double(-0.0), "-0.0");
-        assert_eq!(java_double(540.8328826392644), "540.8328826392644");
-        assert_eq!(java_double(1e7), "1.0E7");
-        assert_eq!(java_double(1e-4), "1.0E-4");
-        assert_eq!(java_double(f64::NAN), "NaN");
-        assert_eq!(java_double(f64::INFINITY), "Infinity");
-        assert_eq!(java_double(f64::NEG_INFINITY), "-Infinity");
-        assert_eq!(java_double(12487.916666666666), "12487.916666666666");
-        assert_eq!(java_double(61.11411573823688), "61.11411573823688");
-        assert_eq!(java_double(5051.42), "5051.42");
+        for (value, java) in [
+            (3.0, "3.0"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (540.8328826392644, "540.8328826392644"),
+            (1e7, "1.0E7"),
+            (1e-4, "1.0E-4"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (12487.916666666666, "12487.916666666666"),
+            (61.11411573823688, "61.11411573823688"),
+            (5051.42, "5051.42"),
+        ] {
+            assert_eq!(java_double(value), java, "{value:?}");
+        }
     }
 
     #[test]
     fn double_boundaries_and_shapes() {
-        assert_eq!(java_double(9999999.0), "9999999.0");
-        assert_eq!(java_double(12345678.9), "1.23456789E7");
-        assert_eq!(java_double(0.001), "0.001");
-        assert_eq!(java_double(0.000999), "9.99E-4");
-        assert_eq!(java_double(100.0), "100.0");
-        assert_eq!(java_double(0.1), "0.1");
-        assert_eq!(java_double(0.0123), "0.0123");
-        assert_eq!(java_double(-2.5), "-2.5");
-        assert_eq!(java_double(1e23), "1.0E23");
-        assert_eq!(java_double(1.0E-10), "1.0E-10");
-        assert_eq!(java_double(f64::MAX), "1.7976931348623157E308");
-        assert_eq!(java_double(f64::MIN_POSITIVE), "2.2250738585072014E-308");
-        // JDK 19+ picks the closer two-digit decimal for the smallest subnormal.
-        assert_eq!(java_double(f64::from_bits(1)), "4.9E-324");
-        assert_eq!(java_double(1.0 / 3.0), "0.3333333333333333");
-        assert_eq!(java_double(2.0 / 3.0 * 1e7), "6666666.666666666");
-        assert_eq!(java_double(1234567.125), "1234567.125");
+        for (value, java) in [
+            (9999999.0, "9999999.0"),
+            (12345678.9, "1.23456789E7"),
+            (0.001, "0.001"),
+            (0.000999, "9.99E-4"),
+            (100.0, "100.0"),
+            (0.1, "0.1"),
+            (0.0123, "0.0123"),
+            (-2.5, "-2.5"),
+            (1e23, "1.0E23"),
+            (1.0E-10, "1.0E-10"),
+            (f64::MAX, "1.7976931348623157E308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014E-308"),
+            // JDK 19+ picks the closer two-digit decimal for the smallest subnormal.
+            (f64::from_bits(1), "4.9E-324"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (2.0 / 3.0 * 1e7, "6666666.666666666"),
+            (1234567.125, "1234567.125"),
+        ] {
+            assert_eq!(java_double(value), java, "{value:?}");
+        }
     }
 
     #[test]
     fn decimal_2_spec_examples() {
-        assert_eq!(decimal_2(8506.365), "8506.36");
-        assert_eq!(decimal_2(8506.375), "8506.38");
-        assert_eq!(decimal_2(1.005), "1");
-        assert_eq!(decimal_2(0.0), "0");
-        assert_eq!(decimal_2(1545.1), "1545.1");
-        assert_eq!(decimal_2(2312.2099999), "2312.21");
+        for (value, java) in [
+            (8506.365, "8506.36"),
+            (8506.375, "8506.38"),
+            (1.005, "1"),
+            (0.0, "0"),
+            (1545.1, "1545.1"),
+            (2312.2099999, "2312.21"),
+        ] {
+            assert_eq!(decimal_2(value), java, "{value:?}");
+        }
     }
 
     #[test]
     fn decimal_2_edges() {
         // Exact ties round to even.
-        assert_eq!(decimal_2(0.125), "0.12");
-        assert_eq!(decimal_2(0.375), "0.38");
-        assert_eq!(decimal_2(2.5), "2.5");
-        // Carries through the integer part.
-        assert_eq!(decimal_2(9.999), "10");
-        assert_eq!(decimal_2(99.995_000_1), "100");
-        // `#.##` is applied as `0.##`: one integer digit below 1, as JDK 17 prints.
-        assert_eq!(decimal_2(0.5), "0.5");
-        assert_eq!(decimal_2(0.12), "0.12");
-        assert_eq!(decimal_2(0.999), "1");
-        assert_eq!(decimal_2(-0.5), "-0.5");
-        assert_eq!(decimal_2(0.001), "0");
-        assert_eq!(decimal_2(-1.25), "-1.25");
-        assert_eq!(decimal_2(-0.001), "-0");
-        assert_eq!(decimal_2(1e20), "100000000000000000000");
-        assert_eq!(decimal_2(123456789.0), "123456789");
-        assert_eq!(decimal_2(f64::NAN), "NaN");
-        assert_eq!(decimal_2(f64::INFINITY), "∞");
+        for (value, java) in [
+            (0.125, "0.12"),
+            (0.375, "0.38"),
+            (2.5, "2.5"),
+            // Carries through the integer part.
+            (9.999, "10"),
+            (99.995_000_1, "100"),
+            // `#.##` is applied as `0.##`: one integer digit below 1, as JDK 17 prints.
+            (0.5, "0.5"),
+            (0.12, "0.12"),
+            (0.999, "1"),
+            (-0.5, "-0.5"),
+            (0.001, "0"),
+            (-1.25, "-1.25"),
+            (-0.001, "-0"),
+            (1e20, "100000000000000000000"),
+            (123456789.0, "123456789"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "∞"),
+        ] {
+            assert_eq!(decimal_2(value), java, "{value:?}");
+        }
     }
 
     #[test]

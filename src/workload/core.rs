@@ -687,13 +687,19 @@ impl CoreWorkload {
     /// The next load-phase insert: key number from the counter shared by all clients (truncated to int, as YCSB).
     pub fn next_load_op(&self, state: &mut ClientState) -> Operation {
         let keynum = java_int(self.load_keys.next());
+        self.insert_op(state, keynum, false)
+    }
+
+    /// An insert of key number `keynum` with freshly built values; `acknowledge` is set for the
+    /// run phase's inserts, whose completion moves the acknowledged-key window (`latest`).
+    fn insert_op(&self, state: &mut ClientState, keynum: i64, acknowledge: bool) -> Operation {
         let key = self.key_name(keynum);
         let values = self.build_values(state, &key);
         Operation::Insert {
             keynum,
             key,
             values,
-            acknowledge: false,
+            acknowledge,
         }
     }
 
@@ -715,17 +721,7 @@ impl CoreWorkload {
                 let values = self.update_values(state, &key);
                 Operation::Update { key, values }
             }
-            OpKind::Insert => {
-                let keynum = self.insert_keys.next();
-                let key = self.key_name(keynum);
-                let values = self.build_values(state, &key);
-                Operation::Insert {
-                    keynum,
-                    key,
-                    values,
-                    acknowledge: true,
-                }
-            }
+            OpKind::Insert => self.insert_op(state, self.insert_keys.next(), true),
             OpKind::Scan => {
                 let start_key = self.key_name(self.next_keynum(state));
                 let count = java_int(match &self.scan_length {
