@@ -10,6 +10,7 @@ pub mod docker;
 pub(crate) mod existing;
 mod extra_hosts;
 pub mod process;
+mod standin_image;
 pub mod state;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,199 @@
+//! The stand-in's Docker image, built from scratch (no registry): the `microshard` binary playing
+//! `mongod` and `mongos`, and the shared libraries `ldd` lists for it.
+
+use std::path::Path;
+
+use bollard::Docker;
+use bollard::query_parameters::BuildImageOptionsBuilder;
+use futures::StreamExt;
+
+use super::docker::one_line;
+
+/// Builds `tag` from scratch with the `microshard` binary at `binary` playing `mongod` and
+/// `mongos` (symlinks), plus the shared libraries `ldd` lists — no registry involved.
+///
+/// Rebuilding a tag leaves its previous image without a name; that image is removed once the new
+/// one exists (unless a container still uses it), so repeated builds do not pile up on disk.
+pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> anyhow::Result<()> {
+    let previous = image_id(docker, tag).await;
+    let context = standin_context(binary)?;
+    let opts = BuildImageOptionsBuilder::default()
+        .dockerfile("Dockerfile")
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .build();
+    let mut stream = docker.build_image(opts, None, Some(bollard::body_full(context.into())));
+    let mut last = Vec::new();
+    while let Some(item) = stream.next().await {
+        let info = item.map_err(|e| anyhow::anyhow!("building {tag} failed: {}", one_line(e)))?;
+        if let Some(err) = info.error_detail.and_then(|d| d.message) {
+            anyhow::bail!("building {tag} failed: {}", one_line(err));
+        }
+        if let Some(s) = info.stream {
+            last.push(s.trim().to_string());
+        }
+    }
+    let Some(built) = image_id(docker, tag).await else {
+        anyhow::bail!(
+            "building {tag} finished without an image: {}",
+            last.join(" | ")
+        );
+    };
+    if let Some(old) = previous.filter(|old| *old != built) {
+        // Not forced: an image a container still runs stays.
+        let _ = docker
+            .remove_image(
+                &old,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await;
+    }
+    Ok(())
+}
+
+/// The id of the image `tag` names, if any.
+async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
+    docker.inspect_image(tag).await.ok().and_then(|i| i.id)
+}
+
+/// The tar build context of the stand-in image (Dockerfile + root file system).
+pub(crate) fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
+    let bin = std::fs::read(binary)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", binary.display()))?;
+    let libs = shared_libraries(binary)?;
+    let mut builder = tar::Builder::new(Vec::new());
+    let dockerfile = "FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin\nWORKDIR /data/db\n";
+    append_file(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
+    for dir in [
+        "rootfs/data/db",
+        "rootfs/data/configdb",
+        "rootfs/tmp",
+        "rootfs/etc",
+    ] {
+        append_dir(
+            &mut builder,
+            dir,
+            if dir.ends_with("tmp") { 0o1777 } else { 0o755 },
+        )?;
+    }
+    append_file(
+        &mut builder,
+        "rootfs/etc/nsswitch.conf",
+        b"hosts: files dns\n",
+        0o644,
+    )?;
+    append_file(&mut builder, "rootfs/usr/local/bin/microshard", &bin, 0o755)?;
+    for name in ["mongod", "mongos"] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        h.set_mode(0o777);
+        builder
+            .append_link(&mut h, format!("rootfs/usr/local/bin/{name}"), "microshard")
+            .map_err(|e| anyhow::anyhow!("building the image context: {e}"))?;
+    }
+    for lib in libs {
+        let data = std::fs::read(&lib)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", lib.display()))?;
+        let rel = format!("rootfs{}", lib.display());
+        append_file(&mut builder, &rel, &data, 0o755)?;
+    }
+    builder
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("building the image context: {e}"))
+}
+
+fn append_file(
+    b: &mut tar::Builder<Vec<u8>>,
+    path: &str,
+    data: &[u8],
+    mode: u32,
+) -> anyhow::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(mode);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, path, data)
+        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+}
+
+fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> anyhow::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(0);
+    h.set_mode(mode);
+    h.set_entry_type(tar::EntryType::Directory);
+    b.append_data(&mut h, path, std::io::empty())
+        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+}
+
+/// The absolute paths `ldd` lists for `binary` (libc, libm, libgcc_s, the loader, ...).
+pub(crate) fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let out = std::process::Command::new("ldd")
+        .arg(binary)
+        .output()
+        .map_err(|e| anyhow::anyhow!("cannot run ldd on {}: {e}", binary.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        // A statically linked binary needs nothing.
+        if text.contains("not a dynamic executable")
+            || String::from_utf8_lossy(&out.stderr).contains("not a dynamic executable")
+        {
+            return Ok(Vec::new());
+        }
+        anyhow::bail!("ldd {} failed: {}", binary.display(), text.trim());
+    }
+    Ok(parse_ldd(&text))
+}
+
+fn parse_ldd(text: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let path = match line.split_once("=>") {
+            Some((_, rest)) => rest.split_whitespace().next(),
+            None => line.split_whitespace().next(),
+        };
+        if let Some(p) = path
+            && p.starts_with('/')
+        {
+            out.push(std::path::PathBuf::from(p));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldd_output_parsing() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x1)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x2)\n\t/lib64/ld-linux-x86-64.so.2 (0x3)\n";
+        let libs = parse_ldd(text);
+        assert_eq!(
+            libs,
+            vec![
+                std::path::PathBuf::from("/lib/x86_64-linux-gnu/libgcc_s.so.1"),
+                std::path::PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"),
+                std::path::PathBuf::from("/lib64/ld-linux-x86-64.so.2"),
+            ]
+        );
+    }
+
+    #[test]
+    fn context_holds_the_binary_and_links() {
+        let exe = std::env::current_exe().unwrap();
+        let ctx = standin_context(&exe).unwrap();
+        let mut archive = tar::Archive::new(&ctx[..]);
+        let names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert!(names.contains(&"Dockerfile".to_string()));
+        assert!(names.contains(&"rootfs/usr/local/bin/mongod".to_string()));
+        assert!(names.iter().any(|n| n.contains("libc.so")), "{names:?}");
+    }
+}
