@@ -566,7 +566,8 @@ async fn measure_cell<L: Lab>(
     // A member silent at the end (dead, partitioned) would hold every metrics call until its
     // time-out: such a cell is invalid anyway, and its server metrics are left out
     // (`docs/reliability.md`, "Fail fast").
-    let silent_at_end = (measured.document.timeline.member_outages.iter()).any(|o| o.ongoing);
+    let outages = &measured.document.timeline.member_outages;
+    let silent_at_end = outages.iter().any(|o| o.ongoing);
     let server = match watch {
         Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
         _ => None,
