@@ -688,73 +688,121 @@ pub async fn remove_labelled_matching(
     };
     let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
     filters.insert("label", vec![filter_value]);
-    let mut removed = Vec::new();
-    let containers = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::default()
-                .all(true)
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
-    let mut errors = Vec::new();
-    for c in containers {
-        if !selected(c.labels.as_ref()) {
-            continue;
-        }
-        let Some(id) = c.id else { continue };
-        let name = c
-            .names
-            .and_then(|n| n.first().cloned())
-            .unwrap_or_else(|| id.clone());
-        match remove_container(&docker, &id).await {
-            Ok(()) => removed.push(format!("container {}", name.trim_start_matches('/'))),
-            Err(e) => errors.push(e),
-        }
-    }
-    let networks = docker
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
-    for n in networks {
-        if !selected(n.labels.as_ref()) {
-            continue;
-        }
-        let Some(name) = n.name else { continue };
-        match docker.remove_network(&name).await {
-            Ok(()) => removed.push(format!("network {name}")),
-            Err(e) if is_not_found(&e) => {}
-            Err(e) => errors.push(format!("cannot remove network {name}: {}", one_line(e))),
-        }
-    }
-    let volumes = docker
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::default()
-                .filters(&filters)
-                .build(),
-        ))
-        .await
-        .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
-    for v in volumes.volumes.unwrap_or_default() {
-        if !selected(Some(&v.labels)) {
-            continue;
-        }
-        let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
-        match docker.remove_volume(&v.name, Some(opts)).await {
-            Ok(()) => removed.push(format!("volume {}", v.name)),
-            Err(e) if is_not_found(&e) => {}
-            Err(e) => errors.push(format!("cannot remove volume {}: {}", v.name, one_line(e))),
-        }
-    }
-    if errors.is_empty() {
-        Ok(removed)
+    let mut removal = Removal {
+        docker: &docker,
+        filters: &filters,
+        selected,
+        removed: Vec::new(),
+        errors: Vec::new(),
+    };
+    removal.containers().await?;
+    removal.networks().await?;
+    removal.volumes().await?;
+    if removal.errors.is_empty() {
+        Ok(removal.removed)
     } else {
-        Err(DockerError::Api(errors.join("; ")))
+        Err(DockerError::Api(removal.errors.join("; ")))
+    }
+}
+
+/// A labelled clean-up under way: which objects it lists (`filters`) and removes (`selected`),
+/// what it removed and why what it could not remove stayed.
+struct Removal<'a, F> {
+    docker: &'a Docker,
+    /// The label filter objects are listed by.
+    filters: &'a HashMap<&'a str, Vec<String>>,
+    /// Whether an object with these labels is removed.
+    selected: F,
+    /// "container NAME", "network NAME", "volume NAME", in removal order.
+    removed: Vec<String>,
+    errors: Vec<String>,
+}
+
+impl<F: Fn(Option<&HashMap<String, String>>) -> bool> Removal<'_, F> {
+    /// Removes the selected containers, running or not.
+    async fn containers(&mut self) -> Result<(), DockerError> {
+        let containers = self
+            .docker
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(self.filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
+        for c in containers {
+            if !(self.selected)(c.labels.as_ref()) {
+                continue;
+            }
+            let Some(id) = c.id else { continue };
+            let name = c
+                .names
+                .and_then(|n| n.first().cloned())
+                .unwrap_or_else(|| id.clone());
+            match remove_container(self.docker, &id).await {
+                Ok(()) => self
+                    .removed
+                    .push(format!("container {}", name.trim_start_matches('/'))),
+                Err(e) => self.errors.push(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the selected networks (one already gone is not an error).
+    async fn networks(&mut self) -> Result<(), DockerError> {
+        let networks = self
+            .docker
+            .list_networks(Some(
+                ListNetworksOptionsBuilder::default()
+                    .filters(self.filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
+        for n in networks {
+            if !(self.selected)(n.labels.as_ref()) {
+                continue;
+            }
+            let Some(name) = n.name else { continue };
+            match self.docker.remove_network(&name).await {
+                Ok(()) => self.removed.push(format!("network {name}")),
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => self
+                    .errors
+                    .push(format!("cannot remove network {name}: {}", one_line(e))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the selected volumes (one already gone is not an error).
+    async fn volumes(&mut self) -> Result<(), DockerError> {
+        let volumes = self
+            .docker
+            .list_volumes(Some(
+                ListVolumesOptionsBuilder::default()
+                    .filters(self.filters)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
+        for v in volumes.volumes.unwrap_or_default() {
+            if !(self.selected)(Some(&v.labels)) {
+                continue;
+            }
+            let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
+            match self.docker.remove_volume(&v.name, Some(opts)).await {
+                Ok(()) => self.removed.push(format!("volume {}", v.name)),
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => {
+                    self.errors
+                        .push(format!("cannot remove volume {}: {}", v.name, one_line(e)))
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -201,7 +201,43 @@ impl Launcher for ProcessLauncher {
 }
 
 impl ProcessLauncher {
+    /// Starts one member: its directories and output file, its command line, and its process
+    /// in its own process group (pinned to its CPUs), recorded in the state file.
     fn spawn(&self, member: &Member) -> anyhow::Result<()> {
+        let dir = self.create_dirs(member)?;
+        let (out, err) = output_files(dir)?;
+        let (program, args) = member
+            .argv
+            .split_first()
+            .ok_or_else(|| anyhow::anyhow!("internal: {} has no command line", member.name))?;
+        let cpus = match &member.cpuset {
+            Some(c) => Some(parse_cpuset(c).map_err(|e| anyhow::anyhow!("{}: {e}", member.name))?),
+            None => None,
+        };
+        let mut cmd = Command::new(program);
+        if let Some(env) = self.env.get(program_key(member.role)) {
+            cmd.envs(env);
+        }
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        own_group_and_limits(&mut cmd, cpus);
+        let child = cmd
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start {} ({program}): {e}", member.name))?;
+        let pid = child.id();
+        // The Child handle is dropped without waiting: teardown reaps by pid (waitpid), and a
+        // detached `up` leaves the process to init.
+        drop(child);
+        self.record_started(member, pid)
+    }
+
+    /// Creates the member's directory, its data directory and its log's directory; those
+    /// outside the member directory are recorded so teardown removes them. Returns the member
+    /// directory.
+    fn create_dirs<'m>(&self, member: &'m Member) -> anyhow::Result<&'m Path> {
         let dir = member
             .dir
             .as_ref()
@@ -224,68 +260,12 @@ impl ProcessLauncher {
                 lock(&self.record).created_dirs.push(log.clone());
             }
         }
-        let out_path = dir.join("stdout.log");
-        let out = std::fs::File::create(&out_path)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
-        let err = out
-            .try_clone()
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
-        let (program, args) = member
-            .argv
-            .split_first()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no command line", member.name))?;
-        let cpus = match &member.cpuset {
-            Some(c) => Some(parse_cpuset(c).map_err(|e| anyhow::anyhow!("{}: {e}", member.name))?),
-            None => None,
-        };
-        let mut cmd = Command::new(program);
-        if let Some(env) = self.env.get(program_key(member.role)) {
-            cmd.envs(env);
-        }
-        cmd.args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err));
-        // SAFETY: only async-signal-safe calls (setpgid, getrlimit/setrlimit, sched_setaffinity)
-        // between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Own process group: a Ctrl-C to microshard's terminal does not reach the servers
-                // mid-teardown, and `up` can leave them running after it exits.
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // Enough descriptors for the connections a run opens (see MEMBER_NOFILE); the
-                // hard limit is the ceiling an unprivileged process may raise its soft limit to.
-                let mut lim: libc::rlimit = std::mem::zeroed();
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-                    let want = (MEMBER_NOFILE as libc::rlim_t).min(lim.rlim_max);
-                    if lim.rlim_cur < want {
-                        lim.rlim_cur = want;
-                        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-                    }
-                }
-                if let Some(cpus) = &cpus {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    for &c in cpus {
-                        libc::CPU_SET(c, &mut set);
-                    }
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
-        let child = cmd
-            .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot start {} ({program}): {e}", member.name))?;
-        let pid = child.id();
-        // The Child handle is dropped without waiting: teardown reaps by pid (waitpid), and a
-        // detached `up` leaves the process to init.
-        drop(child);
+        Ok(dir)
+    }
+
+    /// Records the started member's pid, address and open-files limit, and writes the state
+    /// file.
+    fn record_started(&self, member: &Member, pid: u32) -> anyhow::Result<()> {
         {
             let mut c = lock(&self.record);
             if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
@@ -298,6 +278,53 @@ impl ProcessLauncher {
         }
         snapshot_write(&self.record)?;
         Ok(())
+    }
+}
+
+/// The member's `stdout.log` in its directory, opened twice: its stdout and its stderr.
+fn output_files(dir: &Path) -> anyhow::Result<(std::fs::File, std::fs::File)> {
+    let out_path = dir.join("stdout.log");
+    let out = std::fs::File::create(&out_path)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+    Ok((out, err))
+}
+
+/// Makes the child, between fork and exec, the leader of its own process group, raises its
+/// open-files limit and pins it to `cpus` (when given).
+fn own_group_and_limits(cmd: &mut Command, cpus: Option<Vec<usize>>) {
+    // SAFETY: only async-signal-safe calls (setpgid, getrlimit/setrlimit, sched_setaffinity)
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // Own process group: a Ctrl-C to microshard's terminal does not reach the servers
+            // mid-teardown, and `up` can leave them running after it exits.
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Enough descriptors for the connections a run opens (see MEMBER_NOFILE); the
+            // hard limit is the ceiling an unprivileged process may raise its soft limit to.
+            let mut lim: libc::rlimit = std::mem::zeroed();
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                let want = (MEMBER_NOFILE as libc::rlim_t).min(lim.rlim_max);
+                if lim.rlim_cur < want {
+                    lim.rlim_cur = want;
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                }
+            }
+            if let Some(cpus) = &cpus {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for &c in cpus {
+                    libc::CPU_SET(c, &mut set);
+                }
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
     }
 }
 

@@ -236,86 +236,118 @@ pub(crate) async fn run_matrix<L: Lab>(
                 outcome.interrupted = true;
                 break 'repeats;
             }
-            let ids: Vec<CellId> = config
-                .command
-                .scenarios
-                .iter()
-                .map(|s| CellId {
-                    topology: topology.clone(),
-                    scenario: s.clone(),
-                    repeat,
-                })
-                .collect();
-            let pending: Vec<&CellId> = ids.iter().filter(|id| !dir.is_finished(id)).collect();
-            if pending.is_empty() {
+            let ids = cells_of(config, &topology, repeat);
+            if ids.iter().all(|id| dir.is_finished(id)) {
                 outcome.skipped.extend(ids.iter().cloned());
                 continue;
             }
-            // Shown by its name, never by the path it was given as (`docs/architecture.md`).
-            let shown = crate::topology::topology_label(&topology, None);
-            let label = format!("{shown} (repeat {repeat}/{})", config.command.repeat);
-            let bar = progress.phase(&format!("{label}: bring-up"), None);
-            let (deployment, handle) = match lab.up(&topology, cancel).await {
-                Ok(x) => {
-                    bar.finish("up");
-                    x
-                }
-                Err(e) => {
-                    bar.finish("failed");
-                    if cancel.is_cancelled() {
-                        outcome.interrupted = true;
-                        break 'repeats;
-                    }
-                    outcome.bad_input |= crate::error::is_bad_input(&e);
-                    outcome
-                        .failures
-                        .push(format!("{shown}: bring-up failed: {e:#}"));
-                    continue;
-                }
-            };
-            let result = run_topology(
-                lab,
+            let turn = TopologyTurn {
                 dir,
-                config,
-                &deployment,
-                &ids,
-                &load_scenario,
-                cancel,
-                progress,
-                &mut outcome,
-            )
-            .await;
-            let result = match result {
-                Ok(Some(dead)) => {
-                    let skipped = skip_the_rest(dir, config.session(), &ids, &dead)?;
-                    progress.line(&format!(
-                        "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
-                        skipped.len(),
-                        dead.reason
-                    ));
-                    outcome.not_run.extend(skipped);
-                    Ok(())
-                }
-                other => other.map(|_| ()),
+                topology: &topology,
+                repeat,
+                ids: &ids,
+                load_scenario: &load_scenario,
             };
-            let bar = progress.phase(&format!("{label}: teardown"), None);
-            let down = lab.down(handle).await;
-            bar.finish(if down.is_ok() { "down" } else { "failed" });
-            if let Err(e) = result {
-                outcome.failures.push(format!("{shown}: {e:#}"));
-            }
-            if let Err(e) = down {
-                outcome
-                    .failures
-                    .push(format!("{shown}: teardown failed: {e:#}"));
-            }
-            if cancel.is_cancelled() {
-                outcome.interrupted = true;
+            run_turn(lab, &turn, config, cancel, progress, &mut outcome).await?;
+            if outcome.interrupted {
                 break 'repeats;
             }
         }
     }
     Ok(outcome)
+}
+
+/// The cells of `topology` in repetition `repeat`: one per scenario, in the record's order.
+fn cells_of(config: &ExperimentConfig, topology: &str, repeat: u32) -> Vec<CellId> {
+    config
+        .command
+        .scenarios
+        .iter()
+        .map(|s| CellId {
+            topology: topology.to_string(),
+            scenario: s.clone(),
+            repeat,
+        })
+        .collect()
+}
+
+/// One topology's turn in the matrix: which topology and repetition, its cells, where they are
+/// stored and which scenario loads the data.
+struct TopologyTurn<'a> {
+    /// The run directory.
+    dir: &'a ExperimentDir,
+    /// The topology as the record names it.
+    topology: &'a str,
+    /// Which repetition of the matrix.
+    repeat: u32,
+    /// Its cells, in order (the load scenario's first).
+    ids: &'a [CellId],
+    /// The scenario whose load phase fills the data.
+    load_scenario: &'a str,
+}
+
+/// Brings the turn's topology up, measures its cells, records those a dead member leaves
+/// unrun and tears it down. Failures land in `outcome` (the experiment can be resumed); Ctrl-C
+/// sets `outcome.interrupted`.
+async fn run_turn<L: Lab>(
+    lab: &mut L,
+    turn: &TopologyTurn<'_>,
+    config: &mut ExperimentConfig,
+    cancel: &CancellationToken,
+    progress: &Progress,
+    outcome: &mut MatrixOutcome,
+) -> anyhow::Result<()> {
+    // Shown by its name, never by the path it was given as (`docs/architecture.md`).
+    let shown = crate::topology::topology_label(turn.topology, None);
+    let label = format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat);
+    let bar = progress.phase(&format!("{label}: bring-up"), None);
+    let (deployment, handle) = match lab.up(turn.topology, cancel).await {
+        Ok(x) => {
+            bar.finish("up");
+            x
+        }
+        Err(e) => {
+            bar.finish("failed");
+            if cancel.is_cancelled() {
+                outcome.interrupted = true;
+                return Ok(());
+            }
+            outcome.bad_input |= crate::error::is_bad_input(&e);
+            outcome
+                .failures
+                .push(format!("{shown}: bring-up failed: {e:#}"));
+            return Ok(());
+        }
+    };
+    let result = run_topology(lab, turn, &deployment, config, cancel, progress, outcome).await;
+    let result = match result {
+        Ok(Some(dead)) => {
+            let skipped = skip_the_rest(turn.dir, config.session(), turn.ids, &dead)?;
+            progress.line(&format!(
+                "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
+                skipped.len(),
+                dead.reason
+            ));
+            outcome.not_run.extend(skipped);
+            Ok(())
+        }
+        other => other.map(|_| ()),
+    };
+    let bar = progress.phase(&format!("{label}: teardown"), None);
+    let down = lab.down(handle).await;
+    bar.finish(if down.is_ok() { "down" } else { "failed" });
+    if let Err(e) = result {
+        outcome.failures.push(format!("{shown}: {e:#}"));
+    }
+    if let Err(e) = down {
+        outcome
+            .failures
+            .push(format!("{shown}: teardown failed: {e:#}"));
+    }
+    if cancel.is_cancelled() {
+        outcome.interrupted = true;
+    }
+    Ok(())
 }
 
 /// Records every cell of `ids` that is not finished as not run for `dead`'s reason.
@@ -339,144 +371,269 @@ fn skip_the_rest(
 }
 
 /// Measures a topology's cells in order; a member found dead ends them (`Some(Dead)`).
-#[allow(clippy::too_many_arguments)]
 async fn run_topology<L: Lab>(
     lab: &mut L,
-    dir: &ExperimentDir,
-    config: &mut ExperimentConfig,
+    turn: &TopologyTurn<'_>,
     deployment: &Deployment,
-    ids: &[CellId],
-    load_scenario: &str,
+    config: &mut ExperimentConfig,
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<Dead>> {
-    let topology = crate::topology::topology_label(&deployment.topology, None);
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
     // reads cover every document that exists.
     let mut inserted: u64 = 0;
-    for id in ids {
+    for id in turn.ids {
         if cancel.is_cancelled() {
             return Ok(None);
         }
-        let is_load = id.scenario == load_scenario;
-        let finished = dir.is_finished(id);
+        let is_load = id.scenario == turn.load_scenario;
+        let finished = turn.dir.is_finished(id);
         if finished && !is_load {
             outcome.skipped.push(id.clone());
             continue;
         }
-        let mut props = config
-            .properties
-            .get(&id.scenario)
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
-        if let (false, Some(t)) = (is_load, threads_override) {
-            props.insert(prop::THREADCOUNT.name.into(), t.to_string());
-        }
-        if !is_load && inserted > 0 {
-            let base: u64 = props
-                .get(prop::RECORDCOUNT.name)
-                .and_then(|r| r.parse().ok())
-                .unwrap_or(0);
-            props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
-        }
-        let phase = if is_load { Phase::Load } else { Phase::Run };
-        let what = if is_load && finished {
-            format!(
-                "{topology}: reloading data ({} kept from the earlier run)",
-                id.scenario
-            )
-        } else {
-            format!("{topology}: {} {}", id.scenario, phase_name(phase))
+        let cell = Cell {
+            id,
+            is_load,
+            finished,
+            props: cell_props(config, id, is_load, threads_override, inserted)?,
         };
-        let expected = if is_load {
-            None
-        } else {
-            config.command.duration_s.map(Duration::from_secs)
-        };
-        let watch = lab.collects_server_metrics() && !finished;
-        // Each shard is watched at its primary of now (an election may have moved it).
-        let (watched, primaries) = match watch {
-            true => super::facts::at_cell_start(deployment).await,
-            false => (deployment.watched.clone(), Default::default()),
-        };
-        let before = if watch {
-            metrics::snapshot_all(&watched).await
-        } else {
-            Vec::new()
-        };
-        let bar = progress.phase(&what, expected);
-        let sampler = watch.then(|| {
-            metrics::Sampler::start(
-                watched.clone(),
-                sample_interval(&props, config.command.duration_s),
-                config.command.live_server_status.then(|| progress.clone()),
-            )
-        });
-        let measured = lab.run(deployment, &props, phase, cancel).await;
-        let samples = match sampler {
-            Some(s) => s.finish().await,
-            None => Vec::new(),
-        };
-        if cancel.is_cancelled() {
-            // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
-            bar.finish("interrupted, not recorded");
+        let Some(m) = measure_cell(lab, deployment, config, &cell, cancel, progress).await? else {
             return Ok(None);
-        }
-        let measured = match measured {
-            Ok(m) => m,
-            Err(e) => {
-                bar.finish("failed");
-                return Err(e.context(format!("{} {}", id.scenario, phase_name(phase))));
-            }
         };
-        let dead = Dead::of(&measured.document, &id.scenario);
-        bar.finish(&match &dead {
-            Some(_) => "ended early: a member is dead".to_string(),
-            None => format!("{:.0} ops/s", measured.summary.throughput),
-        });
+        let MeasuredCell {
+            measured,
+            dead,
+            server,
+        } = m;
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }
         if finished {
             outcome.skipped.push(id.clone());
         } else {
-            // A member silent at the end (dead, partitioned) would hold every metrics call until
-            // its time-out: such a cell is invalid anyway, and its server metrics are left out
-            // (`docs/reliability.md`, "Fail fast").
-            let silent_at_end = measured
-                .document
-                .timeline
-                .member_outages
-                .iter()
-                .any(|o| o.ongoing);
-            let server = if watch && !silent_at_end {
-                let after = metrics::snapshot_all(&watched).await;
-                let mut m = server_metrics(deployment, &watched, before, after, &props).await;
-                m.primaries = primaries;
-                for (member, samples) in m.members.iter_mut().zip(samples) {
-                    member.samples = samples;
-                }
-                Some(m)
-            } else {
-                None
-            };
-            write_cell(dir, config, id, &props, measured, server, deployment)?;
+            write_cell(
+                turn.dir,
+                config,
+                id,
+                &cell.props,
+                measured,
+                server,
+                deployment,
+            )?;
             outcome.measured.push(id.clone());
         }
         if dead.is_some() {
             return Ok(dead);
         }
         if is_load && !config.command.sweep_threads.is_empty() {
-            match sweep_on_topology(lab, dir, config, deployment, cancel, progress).await? {
+            match sweep_on_topology(lab, turn.dir, config, deployment, cancel, progress).await? {
                 Ok(knee) => threads_override = knee,
                 Err(dead) => return Ok(Some(dead)),
             }
         }
     }
     Ok(None)
+}
+
+/// One cell about to be measured: which, whether it is the load, whether it is already
+/// stored (a load measured again only to refill the data), and its properties.
+struct Cell<'a> {
+    /// The cell.
+    id: &'a CellId,
+    /// The load scenario's cell.
+    is_load: bool,
+    /// Already stored: measured only to reload the data, not written again.
+    finished: bool,
+    /// Its properties, as run.
+    props: PropertyMap,
+}
+
+impl Cell<'_> {
+    /// The phase the cell runs.
+    fn phase(&self) -> Phase {
+        if self.is_load {
+            Phase::Load
+        } else {
+            Phase::Run
+        }
+    }
+
+    /// What its progress line says.
+    fn caption(&self, topology: &str) -> String {
+        if self.is_load && self.finished {
+            format!(
+                "{topology}: reloading data ({} kept from the earlier run)",
+                self.id.scenario
+            )
+        } else {
+            format!(
+                "{topology}: {} {}",
+                self.id.scenario,
+                phase_name(self.phase())
+            )
+        }
+    }
+}
+
+/// A cell's properties: its scenario's, at the knee's thread count once a sweep found one, and
+/// with the documents earlier run phases inserted counted in the record count.
+fn cell_props(
+    config: &ExperimentConfig,
+    id: &CellId,
+    is_load: bool,
+    threads_override: Option<u32>,
+    inserted: u64,
+) -> anyhow::Result<PropertyMap> {
+    let mut props = config
+        .properties
+        .get(&id.scenario)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
+    if let (false, Some(t)) = (is_load, threads_override) {
+        props.insert(prop::THREADCOUNT.name.into(), t.to_string());
+    }
+    if !is_load && inserted > 0 {
+        let base: u64 = props
+            .get(prop::RECORDCOUNT.name)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0);
+        props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
+    }
+    Ok(props)
+}
+
+/// A cell measured: the measurement, the member it found dead (if any) and the servers'
+/// metrics (when they were watched and answered at the end).
+struct MeasuredCell {
+    /// The measurement.
+    measured: Measured,
+    /// A member found dead during the cell.
+    dead: Option<Dead>,
+    /// The servers' metrics over the cell.
+    server: Option<ServerMetrics>,
+}
+
+/// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
+/// stored yet. `None` when Ctrl-C cut it short (nothing is recorded for it).
+async fn measure_cell<L: Lab>(
+    lab: &mut L,
+    deployment: &Deployment,
+    config: &ExperimentConfig,
+    cell: &Cell<'_>,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Option<MeasuredCell>> {
+    let topology = crate::topology::topology_label(&deployment.topology, None);
+    let phase = cell.phase();
+    let expected = match cell.is_load {
+        true => None,
+        false => config.command.duration_s.map(Duration::from_secs),
+    };
+    let mut watch = match lab.collects_server_metrics() && !cell.finished {
+        true => Some(CellWatch::begin(deployment).await),
+        false => None,
+    };
+    let bar = progress.phase(&cell.caption(&topology), expected);
+    if let Some(w) = &mut watch {
+        w.start_sampler(&cell.props, config, progress);
+    }
+    let measured = lab.run(deployment, &cell.props, phase, cancel).await;
+    let samples = match watch.as_mut().and_then(|w| w.sampler.take()) {
+        Some(s) => s.finish().await,
+        None => Vec::new(),
+    };
+    if cancel.is_cancelled() {
+        // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
+        bar.finish("interrupted, not recorded");
+        return Ok(None);
+    }
+    let measured = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            bar.finish("failed");
+            return Err(e.context(format!("{} {}", cell.id.scenario, phase_name(phase))));
+        }
+    };
+    let dead = Dead::of(&measured.document, &cell.id.scenario);
+    bar.finish(&match &dead {
+        Some(_) => "ended early: a member is dead".to_string(),
+        None => format!("{:.0} ops/s", measured.summary.throughput),
+    });
+    // A member silent at the end (dead, partitioned) would hold every metrics call until its
+    // time-out: such a cell is invalid anyway, and its server metrics are left out
+    // (`docs/reliability.md`, "Fail fast").
+    let outages = &measured.document.timeline.member_outages;
+    let silent_at_end = outages.iter().any(|o| o.ongoing);
+    let server = match watch {
+        Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
+        _ => None,
+    };
+    Ok(Some(MeasuredCell {
+        measured,
+        dead,
+        server,
+    }))
+}
+
+/// The servers watched over one cell: each shard at its primary of now (an election may have
+/// moved it), their counters before the cell, and the sampler running during it.
+struct CellWatch {
+    /// The members watched.
+    watched: Vec<metrics::Watched>,
+    /// Each shard's primary at the cell's start.
+    primaries: BTreeMap<String, String>,
+    /// Their counters before the cell.
+    before: Vec<Option<metrics::StatusSnapshot>>,
+    /// Samples their counters while the cell runs.
+    sampler: Option<metrics::Sampler>,
+}
+
+impl CellWatch {
+    /// Finds who to watch and reads their counters before the cell.
+    async fn begin(deployment: &Deployment) -> Self {
+        let (watched, primaries) = super::facts::at_cell_start(deployment).await;
+        let before = metrics::snapshot_all(&watched).await;
+        Self {
+            watched,
+            primaries,
+            before,
+            sampler: None,
+        }
+    }
+
+    /// Starts sampling the watched members while the cell runs.
+    fn start_sampler(
+        &mut self,
+        props: &PropertyMap,
+        config: &ExperimentConfig,
+        progress: &Progress,
+    ) {
+        self.sampler = Some(metrics::Sampler::start(
+            self.watched.clone(),
+            sample_interval(props, config.command.duration_s),
+            config.command.live_server_status.then(|| progress.clone()),
+        ));
+    }
+
+    /// Reads the counters after the cell and puts the cell's server metrics together.
+    async fn end(
+        self,
+        deployment: &Deployment,
+        samples: Vec<Vec<(f64, f64)>>,
+        props: &PropertyMap,
+    ) -> ServerMetrics {
+        let after = metrics::snapshot_all(&self.watched).await;
+        let mut m = server_metrics(deployment, &self.watched, self.before, after, props).await;
+        m.primaries = self.primaries;
+        for (member, samples) in m.members.iter_mut().zip(samples) {
+            member.samples = samples;
+        }
+        m
+    }
 }
 
 /// How often servers are sampled during a cell: `status.interval` (YCSB's, default 10 s), but

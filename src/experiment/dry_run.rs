@@ -105,8 +105,42 @@ pub(crate) fn compare_plan(
     for spec in topologies {
         let _ = writeln!(out, "{}", topology_line(spec));
     }
-    let mut bounded_s: u64 = 0;
-    let mut unbounded = Vec::new();
+    let run_time = scenario_lines(&mut out, cmd, scenarios);
+    let _ = writeln!(
+        out,
+        "{}, plus {} load(s), bring-up and teardown, whose time the servers decide",
+        measuring_time(cmd, &run_time, topologies.len()),
+        topologies.len() * repeat as usize
+    );
+    let _ = write!(
+        out,
+        "results: a new directory {}/<date>-{}",
+        results_root.display(),
+        cmd.name
+    );
+    out
+}
+
+/// How long a topology's run phases take at most: the seconds of those bounded by
+/// `maxexecutiontime`, and the scenarios bounded by their operation count only.
+struct RunTime {
+    /// Seconds of the time-bounded run phases, one repetition.
+    bounded_s: u64,
+    /// Scenarios whose run phase has no time bound.
+    unbounded: Vec<String>,
+}
+
+/// One line per scenario (the first loads, the others run, with their bounds and threads);
+/// returns the run phases' time.
+fn scenario_lines(
+    out: &mut String,
+    cmd: &CompareCommand,
+    scenarios: &BTreeMap<String, PropertyMap>,
+) -> RunTime {
+    let mut time = RunTime {
+        bounded_s: 0,
+        unbounded: Vec::new(),
+    };
     for (i, name) in cmd.scenarios.iter().enumerate() {
         let Some(props) = scenarios.get(name) else {
             continue;
@@ -123,11 +157,11 @@ pub(crate) fn compare_plan(
         let (ops, seconds) = run_bounds(props);
         let bound = match seconds {
             Some(s) => {
-                bounded_s += s;
+                time.bounded_s += s;
                 format!("at most {}", span(s))
             }
             None => {
-                unbounded.push(name.clone());
+                time.unbounded.push(name.clone());
                 "until its operations are done".to_string()
             }
         };
@@ -137,10 +171,16 @@ pub(crate) fn compare_plan(
             thousands(ops)
         );
     }
-    let per_topology = bounded_s * u64::from(repeat);
+    time
+}
+
+/// "measuring: at most …": the run phases over every topology and repetition, the thread
+/// sweep's points and the scenarios bounded by operation count only.
+fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -> String {
+    let per_topology = run_time.bounded_s * u64::from(cmd.repeat.max(1));
     let mut time = format!(
         "measuring: at most {} of run phases ({} per topology)",
-        span(per_topology * topologies.len() as u64),
+        span(per_topology * topologies as u64),
         span(per_topology)
     );
     if cmd.sweep {
@@ -152,25 +192,14 @@ pub(crate) fn compare_plan(
             span(each)
         );
     }
-    if !unbounded.is_empty() {
+    if !run_time.unbounded.is_empty() {
         let _ = write!(
             time,
             ", plus {} bounded by operation count only",
-            unbounded.join(", ")
+            run_time.unbounded.join(", ")
         );
     }
-    let _ = writeln!(
-        out,
-        "{time}, plus {} load(s), bring-up and teardown, whose time the servers decide",
-        topologies.len() * repeat as usize
-    );
-    let _ = write!(
-        out,
-        "results: a new directory {}/<date>-{}",
-        results_root.display(),
-        cmd.name
-    );
-    out
+    time
 }
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent

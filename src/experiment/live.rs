@@ -99,15 +99,10 @@ impl LiveLab {
     }
 }
 
-impl Lab for LiveLab {
-    type Handle = LiveHandle;
-
-    async fn up(
-        &mut self,
-        topology: &str,
-        cancel: &CancellationToken,
-    ) -> anyhow::Result<(Deployment, LiveHandle)> {
-        let kind = self.backend;
+impl LiveLab {
+    /// The topology's plan with this lab's settings: extra mongod arguments, base port, image
+    /// and binaries.
+    fn plan(&self, topology: &str) -> anyhow::Result<crate::topology::Plan> {
         let mut spec = crate::topology::TopologySpec::load(topology)
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
         spec.mongod_args
@@ -118,10 +113,74 @@ impl Lab for LiveLab {
         if let Some(image) = &self.image {
             spec.image = image.clone();
         }
-        let mut opts = crate::topology::PlanOptions::new(&spec, kind);
+        let mut opts = crate::topology::PlanOptions::new(&spec, self.backend);
         opts.bin_dir = self.bin_dir.clone();
-        let plan = crate::topology::Plan::new(&spec, &opts)
-            .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
+        crate::topology::Plan::new(&spec, &opts)
+            .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))
+    }
+}
+
+/// The members whose server status a cell records: the entry point(s) and each shard's
+/// primary.
+fn watched_members(cluster: &crate::backend::RunningCluster) -> Vec<Watched> {
+    // The entry point: the single mongod, or every mongos on its own (the entry URI lists all
+    // of them, and a serverStatus through it would reach only one).
+    let mut watched = Vec::new();
+    let routers: Vec<&crate::backend::RunningMember> = cluster
+        .members
+        .iter()
+        .filter(|m| m.role == crate::topology::MemberRole::Mongos && !m.direct_uri.is_empty())
+        .collect();
+    if routers.len() > 1 {
+        for m in routers {
+            watched.push(Watched {
+                name: m.name.clone(),
+                role: "entry".into(),
+                uri: m.direct_uri.clone(),
+            });
+        }
+    } else {
+        watched.push(Watched {
+            name: "entry".into(),
+            role: "entry".into(),
+            uri: cluster.entry_uri.clone(),
+        });
+    }
+    // Per-shard figures come from the member that takes the writes (shards may have secondaries).
+    for m in cluster.data_primaries() {
+        if m.role == crate::topology::MemberRole::Shard {
+            watched.push(Watched {
+                name: m.name.clone(),
+                role: "shard".into(),
+                uri: m.direct_uri.clone(),
+            });
+        }
+    }
+    watched
+}
+
+/// The members the run's watch probes for liveness: every member with an address.
+fn probe_targets(cluster: &crate::backend::RunningCluster) -> Vec<crate::db::probe::ProbeTarget> {
+    cluster
+        .members
+        .iter()
+        .filter(|m| !m.address.is_empty())
+        .map(|m| crate::db::probe::ProbeTarget {
+            name: m.name.clone(),
+            address: m.address.clone(),
+        })
+        .collect()
+}
+
+impl Lab for LiveLab {
+    type Handle = LiveHandle;
+
+    async fn up(
+        &mut self,
+        topology: &str,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<(Deployment, LiveHandle)> {
+        let plan = self.plan(topology)?;
         let up = crate::backend::UpOptions {
             cancel: Some(cancel.clone()),
             events: self.events.clone(),
@@ -132,48 +191,7 @@ impl Lab for LiveLab {
         for note in &cluster.plan.notes {
             self.say(&format!("microshard: {}: {note}", cluster.name));
         }
-        // The entry point: the single mongod, or every mongos on its own (the entry URI lists all
-        // of them, and a serverStatus through it would reach only one).
-        let mut watched = Vec::new();
-        let routers: Vec<&crate::backend::RunningMember> = cluster
-            .members
-            .iter()
-            .filter(|m| m.role == crate::topology::MemberRole::Mongos && !m.direct_uri.is_empty())
-            .collect();
-        if routers.len() > 1 {
-            for m in routers {
-                watched.push(Watched {
-                    name: m.name.clone(),
-                    role: "entry".into(),
-                    uri: m.direct_uri.clone(),
-                });
-            }
-        } else {
-            watched.push(Watched {
-                name: "entry".into(),
-                role: "entry".into(),
-                uri: cluster.entry_uri.clone(),
-            });
-        }
-        // Per-shard figures come from the member that takes the writes (shards may have secondaries).
-        for m in cluster.data_primaries() {
-            if m.role == crate::topology::MemberRole::Shard {
-                watched.push(Watched {
-                    name: m.name.clone(),
-                    role: "shard".into(),
-                    uri: m.direct_uri.clone(),
-                });
-            }
-        }
-        let members = cluster
-            .members
-            .iter()
-            .filter(|m| !m.address.is_empty())
-            .map(|m| crate::db::probe::ProbeTarget {
-                name: m.name.clone(),
-                address: m.address.clone(),
-            })
-            .collect();
+        let watched = watched_members(&cluster);
         let default_write_concern = Some(
             super::facts::default_write_concern(Some(&cluster.plan), &cluster.entry_uri).await,
         );
@@ -183,7 +201,7 @@ impl Lab for LiveLab {
             topology: cluster.name.clone(),
             entry_uri: cluster.entry_uri.clone(),
             watched,
-            members,
+            members: probe_targets(&cluster),
             plan: Some(plan),
             server_versions: cluster
                 .servers

@@ -148,114 +148,29 @@ pub(crate) async fn sweep_with<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
-    let Resolved {
-        name,
-        base,
-        variants,
-        scale_note,
-        overrides,
-        props,
-    } = resolve(cfg)?;
+    let resolved = resolve(cfg)?;
     // A topology is shown (and its files named) by its name, never by the path it was given as.
     let where_ = match &cfg.target {
         SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),
     };
-    let label = format!("{name} on {where_}");
-    let secs = cfg.duration.as_secs().max(1);
-    // `report` reads a sweep's directory as a one-cell experiment: the record has compare's shape.
-    let config = ExperimentConfig {
-        schema: CONFIG_SCHEMA.into(),
-        created: chrono::Utc::now().to_rfc3339(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command: CompareCommand {
-            name: format!("sweep-{name}"),
-            topologies: vec![where_.clone()],
-            baseline: where_.clone(),
-            scenarios: vec![name.clone()],
-            repeat: 1,
-            backend: cfg.backend,
-            bin_dir: None,
-            extra_mongod_args: Vec::new(),
-            image: None,
-            base_port: None,
-            duration_s: Some(secs),
-            threads: None,
-            sweep: true,
-            sweep_threads: cfg.threads.clone(),
-            sweep_duration_s: Some(secs),
-            vary: None,
-            full: cfg.full,
-            records: (!cfg.full).then_some(cfg.records),
-            overrides: cfg.overrides.clone(),
-            live_server_status: false,
-            clients: cfg.clients,
-        },
-        scale_note,
-        properties: props.clone(),
-        host: crate::measure::HostFacts::collect(),
-        server_versions: Default::default(),
-        standin: false,
-        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
-        client_ceiling: None,
-        sessions: Vec::new(),
-    };
+    let label = format!("{} on {where_}", resolved.name);
+    let config = sweep_record(cfg, &resolved, &where_);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
 
-    let (deployment, handle) = match &cfg.target {
-        SweepTarget::Topology(t) => {
-            let bar = progress.phase(&format!("{where_}: bring-up"), None);
-            let (d, h) = lab.up(t, cancel).await?;
-            bar.finish("up");
-            (d, Some(h))
-        }
-        SweepTarget::Uri(u) => (
-            Deployment {
-                topology: where_.clone(),
-                entry_uri: u.clone(),
-                watched: vec![Watched {
-                    name: "entry".into(),
-                    role: "entry".into(),
-                    uri: u.clone(),
-                }],
-                members: Vec::new(),
-                plan: None,
-                server_versions: Default::default(),
-                default_write_concern: None,
-            },
-            None,
-        ),
+    let (deployment, handle) = reach_target(lab, cfg, &where_, cancel, progress).await?;
+    let run = SweepRun {
+        cfg,
+        resolved: &resolved,
+        dir: &dir,
+        deployment: &deployment,
+        label: &label,
+        where_: &where_,
     };
-    let body = async {
-        if !cfg.no_load {
-            let bar = progress.phase(&format!("{where_}: load"), None);
-            let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
-            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-        }
-        // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
-        // each still bounded by --duration; otherwise every point runs its whole duration.
-        let count_bounded = overrides
-            .iter()
-            .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
-        let curves = Curves {
-            variants: &variants,
-            vary: cfg.vary.as_ref(),
-            repeat: cfg.repeat,
-            threads: &cfg.threads,
-            secs,
-            count_bounded,
-            label: &label,
-            file_base: &where_,
-            file_label: sweep_label,
-            keep_partial: true,
-        };
-        let curves = measure_curves(lab, &dir, &deployment, &curves, cancel, progress).await?;
-        anyhow::Ok(curves)
-    };
-    let result = body.await;
+    let result = load_and_measure(lab, &run, cancel, progress).await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -278,8 +193,144 @@ pub(crate) async fn sweep_with<L: Lab>(
         dir,
         outcome,
         label,
-        planned: variants.len(),
+        planned: resolved.variants.len(),
     })
+}
+
+/// Seconds per sweep point: `--duration`, at least one.
+fn point_secs(cfg: &SweepConfig) -> u64 {
+    cfg.duration.as_secs().max(1)
+}
+
+/// The configuration record a sweep stores. `report` reads a sweep's directory as a one-cell
+/// experiment, so the record has compare's shape.
+fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> ExperimentConfig {
+    let secs = point_secs(cfg);
+    ExperimentConfig {
+        schema: CONFIG_SCHEMA.into(),
+        created: chrono::Utc::now().to_rfc3339(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        command: CompareCommand {
+            name: format!("sweep-{}", resolved.name),
+            topologies: vec![where_.to_string()],
+            baseline: where_.to_string(),
+            scenarios: vec![resolved.name.clone()],
+            repeat: 1,
+            backend: cfg.backend,
+            bin_dir: None,
+            extra_mongod_args: Vec::new(),
+            image: None,
+            base_port: None,
+            duration_s: Some(secs),
+            threads: None,
+            sweep: true,
+            sweep_threads: cfg.threads.clone(),
+            sweep_duration_s: Some(secs),
+            vary: None,
+            full: cfg.full,
+            records: (!cfg.full).then_some(cfg.records),
+            overrides: cfg.overrides.clone(),
+            live_server_status: false,
+            clients: cfg.clients,
+        },
+        scale_note: resolved.scale_note.clone(),
+        properties: resolved.props.clone(),
+        host: crate::measure::HostFacts::collect(),
+        server_versions: Default::default(),
+        standin: false,
+        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
+        client_ceiling: None,
+        sessions: Vec::new(),
+    }
+}
+
+/// The deployment a sweep runs against: a topology brought up (with the handle that tears it
+/// down), or a server that already runs at `--uri` (nothing to tear down).
+async fn reach_target<L: Lab>(
+    lab: &mut L,
+    cfg: &SweepConfig,
+    where_: &str,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<(Deployment, Option<L::Handle>)> {
+    Ok(match &cfg.target {
+        SweepTarget::Topology(t) => {
+            let bar = progress.phase(&format!("{where_}: bring-up"), None);
+            let (d, h) = lab.up(t, cancel).await?;
+            bar.finish("up");
+            (d, Some(h))
+        }
+        SweepTarget::Uri(u) => (
+            Deployment {
+                topology: where_.to_string(),
+                entry_uri: u.clone(),
+                watched: vec![Watched {
+                    name: "entry".into(),
+                    role: "entry".into(),
+                    uri: u.clone(),
+                }],
+                members: Vec::new(),
+                plan: None,
+                server_versions: Default::default(),
+                default_write_concern: None,
+            },
+            None,
+        ),
+    })
+}
+
+/// What a sweep works with once its deployment is reached: the request, what it resolved to,
+/// where it stores its curves and what it calls them.
+struct SweepRun<'a> {
+    /// The request.
+    cfg: &'a SweepConfig,
+    /// The workload and its curves, resolved.
+    resolved: &'a Resolved,
+    /// The run directory.
+    dir: &'a ExperimentDir,
+    /// The deployment measured.
+    deployment: &'a Deployment,
+    /// "WORKLOAD on TOPOLOGY".
+    label: &'a str,
+    /// The topology's name or the redacted URI.
+    where_: &'a str,
+}
+
+/// Loads the data (unless `--no-load`) and measures every curve.
+async fn load_and_measure<L: Lab>(
+    lab: &mut L,
+    run: &SweepRun<'_>,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
+    let (cfg, where_) = (run.cfg, run.where_);
+    if !cfg.no_load {
+        let bar = progress.phase(&format!("{where_}: load"), None);
+        let m = lab
+            .run(run.deployment, &run.resolved.base, Phase::Load, cancel)
+            .await?;
+        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+    }
+    // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
+    // each still bounded by --duration; otherwise every point runs its whole duration.
+    let count_bounded = run
+        .resolved
+        .overrides
+        .iter()
+        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
+    let curves = Curves {
+        variants: &run.resolved.variants,
+        vary: cfg.vary.as_ref(),
+        repeat: cfg.repeat,
+        threads: &cfg.threads,
+        secs: point_secs(cfg),
+        count_bounded,
+        label: run.label,
+        file_base: where_,
+        file_label: sweep_label,
+        keep_partial: true,
+    };
+    measure_curves(lab, run.dir, run.deployment, &curves, cancel, progress).await
 }
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
@@ -376,18 +427,14 @@ pub(crate) async fn measure_curves<L: Lab>(
             continue;
         }
         let what = variant_label(c.label, c.vary, variant, c.repeat);
-        let mut sweep = sweep_points(
-            lab,
-            deployment,
-            props,
-            c.threads,
-            c.secs,
-            c.count_bounded,
-            &what,
-            cancel,
-            progress,
-        )
-        .await?;
+        let plan = PointPlan {
+            base: props,
+            threads: c.threads,
+            secs: c.secs,
+            count_bounded: c.count_bounded,
+            label: &what,
+        };
+        let mut sweep = sweep_points(lab, deployment, &plan, cancel, progress).await?;
         if cancel.is_cancelled() && !c.keep_partial {
             break;
         }
@@ -471,24 +518,47 @@ pub(crate) fn stored_curves(
         .collect()
 }
 
-/// Runs `base` at each thread count for `secs` seconds (or, `count_bounded`, for its
-/// `operationcount` within at most `secs`) and finds the maximum and the knee.
-#[allow(clippy::too_many_arguments)]
+/// One curve's points to measure: the workload, the thread counts and how long each point runs.
+pub(crate) struct PointPlan<'a> {
+    /// The workload's properties (one curve's).
+    pub base: &'a PropertyMap,
+    /// Thread counts, one point each.
+    pub threads: &'a [u32],
+    /// Seconds per point.
+    pub secs: u64,
+    /// Points end at `operationcount` (still bounded by `secs`) instead of running `secs`.
+    pub count_bounded: bool,
+    /// What progress lines and the sweep file call the curve.
+    pub label: &'a str,
+}
+
+impl PointPlan<'_> {
+    /// The workload's properties for the point at `n` threads.
+    fn point_props(&self, n: u32) -> PropertyMap {
+        let mut props = self.base.clone();
+        props.insert(prop::THREADCOUNT.name.into(), n.to_string());
+        if !self.count_bounded {
+            // Bounded by time alone: every point runs its full duration (`operationcount=0`).
+            props.insert(prop::OPERATIONCOUNT.name.into(), "0".into());
+        }
+        props.insert(prop::MAXEXECUTIONTIME.name.into(), self.secs.to_string());
+        props
+    }
+}
+
+/// Runs the plan's workload at each thread count for `secs` seconds (or, `count_bounded`, for
+/// its `operationcount` within at most `secs`) and finds the maximum and the knee.
 pub(crate) async fn sweep_points<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
-    base: &PropertyMap,
-    threads: &[u32],
-    secs: u64,
-    count_bounded: bool,
-    label: &str,
+    plan: &PointPlan<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<SweepFile> {
     let mut points = Vec::new();
     let mut not_run = Vec::new();
     let mut dead: Option<String> = None;
-    for &n in threads {
+    for &n in plan.threads {
         if cancel.is_cancelled() {
             break;
         }
@@ -499,18 +569,13 @@ pub(crate) async fn sweep_points<L: Lab>(
             });
             continue;
         }
-        let mut props = base.clone();
-        props.insert(prop::THREADCOUNT.name.into(), n.to_string());
-        if !count_bounded {
-            // Bounded by time alone: every point runs its full duration (`operationcount=0`).
-            props.insert(prop::OPERATIONCOUNT.name.into(), "0".into());
-        }
-        props.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         let bar = progress.phase(
-            &format!("{label}: sweep {n} threads"),
-            Some(Duration::from_secs(secs)),
+            &format!("{}: sweep {n} threads", plan.label),
+            Some(Duration::from_secs(plan.secs)),
         );
-        let measured = lab.run(deployment, &props, Phase::Run, cancel).await;
+        let measured = lab
+            .run(deployment, &plan.point_props(n), Phase::Run, cancel)
+            .await;
         if cancel.is_cancelled() {
             bar.finish("interrupted");
             break;
@@ -529,6 +594,16 @@ pub(crate) async fn sweep_points<L: Lab>(
         // The dead point itself is kept (invalid); the points after it are not run.
         dead = died.map(|d| d.reason);
     }
+    Ok(swept_curve(plan, points, not_run, dead))
+}
+
+/// The curve's sweep file from its measured points, with the maximum and the knee found.
+fn swept_curve(
+    plan: &PointPlan<'_>,
+    points: Vec<SweepPoint>,
+    not_run: Vec<NotRunPoint>,
+    dead: Option<String>,
+) -> SweepFile {
     let k = knee::find(
         &points
             .iter()
@@ -536,8 +611,8 @@ pub(crate) async fn sweep_points<L: Lab>(
             .collect::<Vec<_>>(),
         knee::DEFAULT_TOLERANCE,
     );
-    Ok(SweepFile {
-        label: crate::redact::redact_text(label),
+    SweepFile {
+        label: crate::redact::redact_text(plan.label),
         standin: points.iter().any(|p| p.summary.standin),
         points,
         max_threads: k.map(|k| k.max_threads),
@@ -545,9 +620,9 @@ pub(crate) async fn sweep_points<L: Lab>(
         tolerance: knee::DEFAULT_TOLERANCE,
         not_run,
         dead,
-        planned_threads: threads.to_vec(),
+        planned_threads: plan.threads.to_vec(),
         memory: None,
-    })
+    }
 }
 
 /// `label` with the varied value and the repetition, when there are several curves.

@@ -122,48 +122,8 @@ pub(crate) fn decimal_2(x: f64) -> String {
         kept.push(0);
     }
     let rest = frac.get(2..).unwrap_or(&[]);
-    let round_up = match rest.first() {
-        None => false,
-        Some(&d) if d > 5 => true,
-        Some(&d) if d < 5 => false,
-        Some(_) => {
-            if rest[1..].iter().any(|&d| d != 0) {
-                true
-            } else {
-                // Exactly half: round to even.
-                kept[1] % 2 == 1
-            }
-        }
-    };
-    if round_up {
-        let mut carry = true;
-        for d in kept.iter_mut().rev() {
-            if !carry {
-                break;
-            }
-            if *d == 9 {
-                *d = 0;
-            } else {
-                *d += 1;
-                carry = false;
-            }
-        }
-        if carry {
-            for d in int_digits.iter_mut().rev() {
-                if !carry {
-                    break;
-                }
-                if *d == 9 {
-                    *d = 0;
-                } else {
-                    *d += 1;
-                    carry = false;
-                }
-            }
-            if carry {
-                int_digits.insert(0, 1);
-            }
-        }
+    if rounds_up_half_even(rest, kept[1]) && add_one(&mut kept) && add_one(&mut int_digits) {
+        int_digits.insert(0, 1);
     }
     while kept.last() == Some(&0) {
         kept.pop();
@@ -183,6 +143,38 @@ pub(crate) fn decimal_2(x: f64) -> String {
     } else {
         format!("{sign}{int_str}.{frac_str}")
     }
+}
+
+/// Whether dropping the digits `rest` rounds the last kept digit (`last`) up: HALF_EVEN, on the
+/// exact value (more than half up, less than half down, exactly half to the even digit).
+fn rounds_up_half_even(rest: &[u8], last: u8) -> bool {
+    match rest.first() {
+        None => false,
+        Some(&d) if d > 5 => true,
+        Some(&d) if d < 5 => false,
+        Some(_) => {
+            if rest[1..].iter().any(|&d| d != 0) {
+                true
+            } else {
+                // Exactly half: round to even.
+                last % 2 == 1
+            }
+        }
+    }
+}
+
+/// Adds one to the decimal number `digits` (most significant first); true when it carries out
+/// of the first digit (every digit was 9, and is now 0).
+fn add_one(digits: &mut [u8]) -> bool {
+    for d in digits.iter_mut().rev() {
+        if *d == 9 {
+            *d = 0;
+        } else {
+            *d += 1;
+            return false;
+        }
+    }
+    true
 }
 
 /// YCSB's `ordinal()` for percentile labels: integral values get English suffixes

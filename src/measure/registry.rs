@@ -317,6 +317,114 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
 }
 
 impl ClientSlot {
+    /// Takes the slot's counters since the last aggregation into `taken`, leaving empty ones
+    /// (histograms from `pool`) in their place: O(1) per entry, so the client is not held up.
+    fn take_interval(
+        &mut self,
+        pool: &mut Vec<Histogram<u64>>,
+        n_buckets: usize,
+        taken: &mut Vec<Taken>,
+    ) {
+        for e in self.entries.iter_mut() {
+            let hist = (!e.hist.is_empty()).then(|| {
+                let spare = pool.pop().unwrap_or_else(hdr::new_histogram);
+                std::mem::replace(&mut e.hist, spare)
+            });
+            let buckets = e
+                .buckets
+                .as_mut()
+                .filter(|b| b.operations > 0)
+                .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
+            let series = e
+                .series
+                .as_mut()
+                .map(|(_, s)| std::mem::replace(s, TimeSeries::new()));
+            let raw = e.raw.as_mut().map(std::mem::take);
+            taken.push(Taken {
+                kind: e.kind,
+                key: e.key.clone(),
+                first_seq: e.first_seq,
+                has_buckets: e.buckets.is_some(),
+                hist,
+                buckets,
+                series,
+                raw,
+                created: e.created,
+                statuses: e.statuses,
+                status_seq: e.status_seq,
+            });
+            e.statuses = [0; 9];
+        }
+    }
+}
+
+impl Aggregate {
+    /// The aggregate's entry for what was taken (same kind and key), created empty (with the
+    /// parts the client's entry has) when it is the first.
+    fn entry_for(&mut self, t: &Taken, n_buckets: usize) -> &mut AggEntry {
+        let pos = self
+            .entries
+            .iter()
+            .position(|a| a.kind == t.kind && *a.key == *t.key);
+        let p = match pos {
+            Some(p) => p,
+            None => {
+                let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
+                let series = t.series.as_ref().map(|_| TimeSeries::new());
+                let raw = t.raw.as_ref().map(|_| RawLog::default());
+                self.entries.push(AggEntry {
+                    kind: t.kind,
+                    key: t.key.to_string(),
+                    first_seq: t.first_seq,
+                    total: hdr::new_histogram(),
+                    interval: hdr::new_histogram(),
+                    buckets_total: buckets.clone(),
+                    buckets_interval: buckets,
+                    series_total: series.clone(),
+                    series_interval: series,
+                    raw_total: raw.clone(),
+                    raw_interval: raw,
+                    created: t.created,
+                    statuses: [0; 9],
+                    status_seq: [NO_SEQ; 9],
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[p]
+    }
+}
+
+impl AggEntry {
+    /// Adds what was taken from a client into the interval part; returns the client's
+    /// histogram, emptied, for the pool.
+    fn add_interval(&mut self, t: Taken) -> Option<Histogram<u64>> {
+        self.first_seq = self.first_seq.min(t.first_seq);
+        self.created = self.created.min(t.created);
+        if let (Some(dst), Some(src)) = (self.series_interval.as_mut(), t.series.as_ref()) {
+            dst.add(src);
+        }
+        if let (Some(dst), Some(src)) = (self.raw_interval.as_mut(), t.raw.as_ref()) {
+            dst.add(src);
+        }
+        let spare = t.hist.map(|mut h| {
+            // Both histograms auto-resize, so adding cannot fail.
+            let _ = self.interval.add(&h);
+            h.reset();
+            h
+        });
+        if let (Some(dst), Some(src)) = (self.buckets_interval.as_mut(), t.buckets.as_ref()) {
+            dst.add(src);
+        }
+        for i in 0..9 {
+            self.statuses[i] += t.statuses[i];
+            self.status_seq[i] = self.status_seq[i].min(t.status_seq[i]);
+        }
+        spare
+    }
+}
+
+impl ClientSlot {
     fn entry_index(
         &mut self,
         shared: &RegistryState,
@@ -519,90 +627,10 @@ impl Measurements {
         let mut taken: Vec<Taken> = Vec::new();
         for slot in clients {
             taken.clear();
-            {
-                let mut slot = lock(&slot);
-                for e in slot.entries.iter_mut() {
-                    let hist = (!e.hist.is_empty()).then(|| {
-                        let spare = agg.pool.pop().unwrap_or_else(hdr::new_histogram);
-                        std::mem::replace(&mut e.hist, spare)
-                    });
-                    let buckets = e
-                        .buckets
-                        .as_mut()
-                        .filter(|b| b.operations > 0)
-                        .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
-                    let series = e
-                        .series
-                        .as_mut()
-                        .map(|(_, s)| std::mem::replace(s, TimeSeries::new()));
-                    let raw = e.raw.as_mut().map(std::mem::take);
-                    taken.push(Taken {
-                        kind: e.kind,
-                        key: e.key.clone(),
-                        first_seq: e.first_seq,
-                        has_buckets: e.buckets.is_some(),
-                        hist,
-                        buckets,
-                        series,
-                        raw,
-                        created: e.created,
-                        statuses: e.statuses,
-                        status_seq: e.status_seq,
-                    });
-                    e.statuses = [0; 9];
-                }
-            }
+            lock(&slot).take_interval(&mut agg.pool, n_buckets, &mut taken);
             for t in taken.drain(..) {
-                let pos = agg
-                    .entries
-                    .iter()
-                    .position(|a| a.kind == t.kind && *a.key == *t.key);
-                let a = match pos {
-                    Some(p) => &mut agg.entries[p],
-                    None => {
-                        let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
-                        let series = t.series.as_ref().map(|_| TimeSeries::new());
-                        let raw = t.raw.as_ref().map(|_| RawLog::default());
-                        agg.entries.push(AggEntry {
-                            kind: t.kind,
-                            key: t.key.to_string(),
-                            first_seq: t.first_seq,
-                            total: hdr::new_histogram(),
-                            interval: hdr::new_histogram(),
-                            buckets_total: buckets.clone(),
-                            buckets_interval: buckets,
-                            series_total: series.clone(),
-                            series_interval: series,
-                            raw_total: raw.clone(),
-                            raw_interval: raw,
-                            created: t.created,
-                            statuses: [0; 9],
-                            status_seq: [NO_SEQ; 9],
-                        });
-                        let last = agg.entries.len() - 1;
-                        &mut agg.entries[last]
-                    }
-                };
-                a.first_seq = a.first_seq.min(t.first_seq);
-                a.created = a.created.min(t.created);
-                if let (Some(dst), Some(src)) = (a.series_interval.as_mut(), t.series.as_ref()) {
-                    dst.add(src);
-                }
-                if let (Some(dst), Some(src)) = (a.raw_interval.as_mut(), t.raw.as_ref()) {
-                    dst.add(src);
-                }
-                if let Some(mut h) = t.hist {
-                    // Both histograms auto-resize, so adding cannot fail.
-                    let _ = a.interval.add(&h);
-                    h.reset();
-                    agg.pool.push(h);
-                }
-                if let (Some(dst), Some(src)) = (a.buckets_interval.as_mut(), t.buckets.as_ref()) {
-                    dst.add(src);
-                }
-                for i in 0..9 {
-                    a.statuses[i] += t.statuses[i];
-                    a.status_seq[i] = a.status_seq[i].min(t.status_seq[i]);
+                if let Some(spare) = agg.entry_for(&t, n_buckets).add_interval(t) {
+                    agg.pool.push(spare);
                 }
             }
         }

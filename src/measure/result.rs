@@ -562,88 +562,8 @@ impl ResultDocument {
 
 /// Shared part of both merges: everything except run time and throughput.
 fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
-    let first = docs
-        .first()
-        .ok_or_else(|| ResultError::Merge("no documents".to_string()))?;
-    for d in docs {
-        if d.schema_version != first.schema_version {
-            return Err(ResultError::Merge(format!(
-                "schema versions differ ({} vs {})",
-                first.schema_version, d.schema_version
-            )));
-        }
-        if d.phase != first.phase {
-            return Err(ResultError::Merge(format!(
-                "phases differ ({} vs {})",
-                first.phase, d.phase
-            )));
-        }
-    }
-
-    struct Acc {
-        name: String,
-        kind: MapKind,
-        hist: Histogram<u64>,
-        statuses: Vec<StatusCount>,
-    }
-    let mut accs: Vec<Acc> = Vec::new();
-    for d in docs {
-        for m in &d.measurements {
-            let h = m.decode_histogram()?;
-            let pos = accs
-                .iter()
-                .position(|a| a.name == m.name && a.kind == m.kind);
-            let acc = match pos {
-                Some(p) => &mut accs[p],
-                None => {
-                    accs.push(Acc {
-                        name: m.name.clone(),
-                        kind: m.kind,
-                        hist: hdr::new_histogram(),
-                        statuses: Vec::new(),
-                    });
-                    let last = accs.len() - 1;
-                    &mut accs[last]
-                }
-            };
-            acc.hist
-                .add(&h)
-                .map_err(|e| ResultError::Merge(format!("{e:?}")))?;
-            for s in &m.statuses {
-                match acc.statuses.iter_mut().find(|x| x.status == s.status) {
-                    Some(x) => x.count += s.count,
-                    None => acc.statuses.push(s.clone()),
-                }
-            }
-        }
-    }
-
-    // Actual measurements first, then intended, each in YCSB's map order of first appearance.
-    let mut measurements = Vec::with_capacity(accs.len());
-    for kind in [MapKind::Actual, MapKind::Intended] {
-        let idx: Vec<usize> = (0..accs.len()).filter(|&i| accs[i].kind == kind).collect();
-        let keys: Vec<&str> = idx
-            .iter()
-            .map(|&i| {
-                accs[i]
-                    .name
-                    .strip_prefix("Intended-")
-                    .unwrap_or(&accs[i].name)
-            })
-            .collect();
-        for j in order::order_names(&keys) {
-            let a = &accs[idx[j]];
-            let seen: Vec<Status> = a.statuses.iter().map(|s| s.status).collect();
-            let statuses = order::order_statuses(&seen)
-                .into_iter()
-                .map(|k| a.statuses[k].clone())
-                .collect();
-            measurements.push(MeasurementResult::from_parts(
-                &a.name, a.kind, &a.hist, statuses,
-            )?);
-        }
-    }
-
+    let first = mergeable(docs)?;
+    let measurements = in_ycsb_order(&summed_measurements(docs)?)?;
     let started = docs.iter().map(|d| d.started.as_str()).min().unwrap_or("");
     let ended = docs.iter().map(|d| d.ended.as_str()).max().unwrap_or("");
     Ok(ResultDocument {
@@ -677,6 +597,103 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
         }),
         measurements,
     })
+}
+
+/// The first document, once every document is known to share its schema version and phase
+/// (documents of different shapes do not merge).
+fn mergeable(docs: &[ResultDocument]) -> Result<&ResultDocument, ResultError> {
+    let first = docs
+        .first()
+        .ok_or_else(|| ResultError::Merge("no documents".to_string()))?;
+    for d in docs {
+        if d.schema_version != first.schema_version {
+            return Err(ResultError::Merge(format!(
+                "schema versions differ ({} vs {})",
+                first.schema_version, d.schema_version
+            )));
+        }
+        if d.phase != first.phase {
+            return Err(ResultError::Merge(format!(
+                "phases differ ({} vs {})",
+                first.phase, d.phase
+            )));
+        }
+    }
+    Ok(first)
+}
+
+/// One measurement summed over the documents: its histograms added, its status counts added.
+struct SummedMeasurement {
+    name: String,
+    kind: MapKind,
+    hist: Histogram<u64>,
+    statuses: Vec<StatusCount>,
+}
+
+/// Every measurement of the documents (by name and kind), summed, in order of first appearance.
+fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>, ResultError> {
+    let mut accs: Vec<SummedMeasurement> = Vec::new();
+    for d in docs {
+        for m in &d.measurements {
+            let h = m.decode_histogram()?;
+            let pos = accs
+                .iter()
+                .position(|a| a.name == m.name && a.kind == m.kind);
+            let acc = match pos {
+                Some(p) => &mut accs[p],
+                None => {
+                    accs.push(SummedMeasurement {
+                        name: m.name.clone(),
+                        kind: m.kind,
+                        hist: hdr::new_histogram(),
+                        statuses: Vec::new(),
+                    });
+                    let last = accs.len() - 1;
+                    &mut accs[last]
+                }
+            };
+            acc.hist
+                .add(&h)
+                .map_err(|e| ResultError::Merge(format!("{e:?}")))?;
+            for s in &m.statuses {
+                match acc.statuses.iter_mut().find(|x| x.status == s.status) {
+                    Some(x) => x.count += s.count,
+                    None => acc.statuses.push(s.clone()),
+                }
+            }
+        }
+    }
+    Ok(accs)
+}
+
+/// The summed measurements as results: actual measurements first, then intended, each in
+/// YCSB's map order of first appearance, their statuses in YCSB's order.
+fn in_ycsb_order(accs: &[SummedMeasurement]) -> Result<Vec<MeasurementResult>, ResultError> {
+    let mut measurements = Vec::with_capacity(accs.len());
+    for kind in [MapKind::Actual, MapKind::Intended] {
+        let idx: Vec<usize> = (0..accs.len()).filter(|&i| accs[i].kind == kind).collect();
+        let keys: Vec<&str> = idx
+            .iter()
+            .map(|&i| {
+                accs[i]
+                    .name
+                    .strip_prefix("Intended-")
+                    .unwrap_or(&accs[i].name)
+            })
+            .collect();
+        for j in order::order_names(&keys) {
+            let a = &accs[idx[j]];
+            let seen: Vec<Status> = a.statuses.iter().map(|s| s.status).collect();
+            let statuses = order::order_statuses(&seen)
+                .into_iter()
+                .map(|k| a.statuses[k].clone())
+                .collect();
+            measurements.push(MeasurementResult::from_parts(
+                &a.name, a.kind, &a.hist, statuses,
+            )?);
+        }
+    }
+    Ok(measurements)
 }
 
 #[cfg(test)]

@@ -130,7 +130,25 @@ fn num(v: Option<f64>) -> String {
 
 /// Renders a diff in the requested format.
 pub(crate) fn render(d: &Diff, format: Format) -> String {
-    let headers = vec![
+    match format {
+        Format::Json => {
+            serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        }
+        Format::Csv => render_csv(d),
+        Format::Markdown => render_markdown(d),
+        Format::Html => super::html::table_page(
+            &format!("microshard diff: {} → {}", d.a, d.b),
+            d.marker.as_deref(),
+            &headers(d),
+            &d.rows.iter().map(cells).collect::<Vec<_>>(),
+        ),
+        Format::Table => render_table(d),
+    }
+}
+
+/// The columns of the diff's table (Markdown, HTML, terminal), naming both sides.
+fn headers(d: &Diff) -> Vec<String> {
+    vec![
         "scenario".to_string(),
         "topology".into(),
         format!("A ops/s ({})", d.a),
@@ -139,90 +157,87 @@ pub(crate) fn render(d: &Diff, format: Format) -> String {
         "p50 change".into(),
         "p99 change".into(),
         "significant".into(),
-    ];
-    let cells = |r: &DiffRow| {
-        vec![
-            r.scenario.clone(),
-            r.topology.clone(),
-            num(r.a),
-            num(r.b),
-            r.ratio
-                .map(|x| format!("{x:.2}×"))
-                .unwrap_or_else(|| "—".into()),
-            pct(r.p50_change),
-            pct(r.p99_change),
-            significance(r),
-        ]
-    };
+    ]
+}
+
+/// One row's cells under [`headers`], rounded for reading.
+fn cells(r: &DiffRow) -> Vec<String> {
+    vec![
+        r.scenario.clone(),
+        r.topology.clone(),
+        num(r.a),
+        num(r.b),
+        r.ratio
+            .map(|x| format!("{x:.2}×"))
+            .unwrap_or_else(|| "—".into()),
+        pct(r.p50_change),
+        pct(r.p99_change),
+        significance(r),
+    ]
+}
+
+/// The diff as CSV: raw figures (four decimals), each row saying whose figures they are.
+fn render_csv(d: &Diff) -> String {
     let mut out = String::new();
-    match format {
-        Format::Json => {
-            return serde_json::to_string_pretty(d)
-                .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-        }
-        Format::Csv => {
-            out.push_str("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
-            let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
-            for r in &d.rows {
-                out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{}\n",
-                    if d.marker.is_some() {
-                        "stand-in"
-                    } else {
-                        "mongodb"
-                    },
-                    super::csv_field(&r.scenario),
-                    super::csv_field(&r.topology),
-                    o(r.a),
-                    o(r.b),
-                    o(r.ratio),
-                    o(r.p50_change),
-                    o(r.p99_change)
-                ));
-            }
-        }
-        Format::Markdown => {
-            if let Some(m) = &d.marker {
-                out.push_str(&format!("**{m}**\n\n"));
-            }
-            out.push_str(&format!("| {} |\n", headers.join(" | ")));
-            out.push_str(&format!(
-                "| {} |\n",
-                (0..headers.len())
-                    .map(|i| if i < 2 { "---" } else { "---:" })
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-            for r in &d.rows {
-                out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
-            }
-        }
-        Format::Html => {
-            let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-            let rows: Vec<Vec<String>> = d.rows.iter().map(|r| cells(r).to_vec()).collect();
-            return super::html::table_page(
-                &format!("microshard diff: {} → {}", d.a, d.b),
-                d.marker.as_deref(),
-                &headers,
-                &rows,
-            );
-        }
-        Format::Table => {
-            if let Some(m) = &d.marker {
-                out.push_str(m);
-                out.push('\n');
-            }
-            let mut b = tabled::builder::Builder::new();
-            b.push_record(headers);
-            for r in &d.rows {
-                b.push_record(cells(r));
-            }
-            let mut t = b.build();
-            t.with(tabled::settings::Style::rounded());
-            out.push_str(&t.to_string());
-            out.push('\n');
-        }
+    out.push_str("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
+    let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+    for r in &d.rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{}\n",
+            if d.marker.is_some() {
+                "stand-in"
+            } else {
+                "mongodb"
+            },
+            super::csv_field(&r.scenario),
+            super::csv_field(&r.topology),
+            o(r.a),
+            o(r.b),
+            o(r.ratio),
+            o(r.p50_change),
+            o(r.p99_change)
+        ));
     }
+    out
+}
+
+/// The diff as a Markdown table, under the stand-in marker when there is one.
+fn render_markdown(d: &Diff) -> String {
+    let headers = headers(d);
+    let mut out = String::new();
+    if let Some(m) = &d.marker {
+        out.push_str(&format!("**{m}**\n\n"));
+    }
+    out.push_str(&format!("| {} |\n", headers.join(" | ")));
+    out.push_str(&format!(
+        "| {} |\n",
+        (0..headers.len())
+            .map(|i| if i < 2 { "---" } else { "---:" })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    for r in &d.rows {
+        out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+    }
+    out
+}
+
+/// The diff as a terminal table, under the stand-in marker when there is one.
+fn render_table(d: &Diff) -> String {
+    let mut out = String::new();
+    if let Some(m) = &d.marker {
+        out.push_str(m);
+        out.push('\n');
+    }
+    let mut b = tabled::builder::Builder::new();
+    b.push_record(headers(d));
+    for r in &d.rows {
+        b.push_record(cells(r));
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    out.push_str(&t.to_string());
+    out.push('\n');
     out
 }
 

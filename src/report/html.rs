@@ -398,109 +398,126 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
     }
 }
 
+/// The run's facts: the experiment's record, the host, the topologies and their servers, the
+/// plans and every scenario's resolved properties.
 fn facts_section(out: &mut String, p: &Page) {
     out.push_str("<h2 id=\"facts\">The run</h2>\n");
     if let Some(c) = p.config {
         out.push_str("<h3>Experiment</h3>\n");
-        let mut items = vec![
-            ("name".to_string(), c.command.name.clone()),
-            ("created".into(), super::when::day_and_minute(&c.created)),
-            ("microshard version".into(), c.tool_version.clone()),
-            (
-                "topologies".into(),
-                p.report
-                    .topologies
-                    .iter()
-                    .map(|t| t.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            ("baseline".into(), p.report.baseline.clone()),
-            ("scenarios".into(), c.command.scenarios.join(", ")),
-            ("repetitions per cell".into(), c.command.repeat.to_string()),
-            ("backend".into(), c.command.backend.to_string()),
-            ("sizes".into(), c.scale_note.clone()),
-            ("full sizes".into(), c.command.full.to_string()),
-            (
-                "degraded above".into(),
-                format!("{}% errors", c.degraded_error_fraction * 100.0),
-            ),
-        ];
-        let optional = [
-            (
-                "server binaries",
-                c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
-            ),
-            ("image", c.command.image.clone()),
-            (
-                "run phase bound (s)",
-                c.command.duration_s.map(|d| d.to_string()),
-            ),
-            ("client threads", c.command.threads.map(|t| t.to_string())),
-            (
-                "calibrated client ceiling (ops/s)",
-                c.client_ceiling.map(|x| format!("{x:.0}")),
-            ),
-        ];
-        items.extend(
-            optional
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.to_string(), v?))),
-        );
-        if c.command.sweep {
-            items.push((
-                "thread sweep".into(),
-                c.command
-                    .sweep_threads
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ));
-        }
-        if !c.command.extra_mongod_args.is_empty() {
-            items.push((
-                "extra mongod arguments".into(),
-                c.command.extra_mongod_args.join(" "),
-            ));
-        }
-        items.push(("stand-in".into(), p.report.standin().to_string()));
-        dl(out, &items);
-
-        out.push_str("<h3>Host (the client machine)</h3>\n");
-        let mut host = Vec::new();
-        flatten(
-            "",
-            &serde_json::to_value(&c.host).unwrap_or_default(),
-            &mut host,
-        );
-        if host.is_empty() {
-            out.push_str("<p>Not recorded.</p>\n");
-        } else {
-            dl(out, &host);
-        }
+        dl(out, &experiment_items(c, p));
+        host_facts(out, c);
     }
     servers(out, p);
     plans(out, p);
     if let Some(c) = p.config {
-        out.push_str("<h3>Scenarios and their resolved properties</h3>\n");
-        for (name, props) in &c.properties {
+        scenario_properties(out, c);
+    }
+}
+
+/// The experiment's record as name/value pairs: what was asked, at which sizes, and the
+/// settings given only when they were.
+fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
+    let mut items = vec![
+        ("name".to_string(), c.command.name.clone()),
+        ("created".into(), super::when::day_and_minute(&c.created)),
+        ("microshard version".into(), c.tool_version.clone()),
+        (
+            "topologies".into(),
+            p.report
+                .topologies
+                .iter()
+                .map(|t| t.name.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        ("baseline".into(), p.report.baseline.clone()),
+        ("scenarios".into(), c.command.scenarios.join(", ")),
+        ("repetitions per cell".into(), c.command.repeat.to_string()),
+        ("backend".into(), c.command.backend.to_string()),
+        ("sizes".into(), c.scale_note.clone()),
+        ("full sizes".into(), c.command.full.to_string()),
+        (
+            "degraded above".into(),
+            format!("{}% errors", c.degraded_error_fraction * 100.0),
+        ),
+    ];
+    let optional = [
+        (
+            "server binaries",
+            c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
+        ),
+        ("image", c.command.image.clone()),
+        (
+            "run phase bound (s)",
+            c.command.duration_s.map(|d| d.to_string()),
+        ),
+        ("client threads", c.command.threads.map(|t| t.to_string())),
+        (
+            "calibrated client ceiling (ops/s)",
+            c.client_ceiling.map(|x| format!("{x:.0}")),
+        ),
+    ];
+    items.extend(
+        optional
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v?))),
+    );
+    if c.command.sweep {
+        items.push((
+            "thread sweep".into(),
+            c.command
+                .sweep_threads
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    if !c.command.extra_mongod_args.is_empty() {
+        items.push((
+            "extra mongod arguments".into(),
+            c.command.extra_mongod_args.join(" "),
+        ));
+    }
+    items.push(("stand-in".into(), p.report.standin().to_string()));
+    items
+}
+
+/// The client machine's facts, as recorded with the experiment.
+fn host_facts(out: &mut String, c: &ExperimentConfig) {
+    out.push_str("<h3>Host (the client machine)</h3>\n");
+    let mut host = Vec::new();
+    flatten(
+        "",
+        &serde_json::to_value(&c.host).unwrap_or_default(),
+        &mut host,
+    );
+    if host.is_empty() {
+        out.push_str("<p>Not recorded.</p>\n");
+    } else {
+        dl(out, &host);
+    }
+}
+
+/// Every scenario's resolved properties, one folded table each.
+fn scenario_properties(out: &mut String, c: &ExperimentConfig) {
+    out.push_str("<h3>Scenarios and their resolved properties</h3>\n");
+    for (name, props) in &c.properties {
+        let _ = writeln!(
+            out,
+            "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<div class=\"scroll\"><table><tbody>",
+            esc(name),
+            props.len()
+        );
+        for (k, v) in props {
             let _ = writeln!(
                 out,
-                "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<div class=\"scroll\"><table><tbody>",
-                esc(name),
-                props.len()
+                "<tr><td class=\"text\"><code>{}</code></td><td class=\"text\"><code>{}</code></td></tr>",
+                esc(k),
+                esc(v)
             );
-            for (k, v) in props {
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"text\"><code>{}</code></td><td class=\"text\"><code>{}</code></td></tr>",
-                    esc(k),
-                    esc(v)
-                );
-            }
-            out.push_str("</tbody></table></div></details>\n");
         }
+        out.push_str("</tbody></table></div></details>\n");
     }
 }
 

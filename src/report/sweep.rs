@@ -101,17 +101,7 @@ pub(crate) fn vary_chart(
             ));
         }
     }
-    let version = outcome
-        .curves
-        .iter()
-        .flat_map(|(_, s)| s.points.iter())
-        .find_map(|p| p.summary.server_version.clone());
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    let server = match (&version, standin) {
-        (Some(v), true) => format!("stand-in {v}"),
-        (Some(v), false) => format!("MongoDB {v}"),
-        (None, _) => "server version unknown".to_string(),
-    };
     charts::vary(
         &format!(
             "Throughput by client threads{}: {label}",
@@ -123,10 +113,25 @@ pub(crate) fn vary_chart(
         ),
         &series,
         repeats,
-        &server,
+        &server_words(outcome, standin),
         standin,
         &notes,
     )
+}
+
+/// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
+/// …", or that its version is unknown.
+fn server_words(outcome: &SweepOutcome, standin: bool) -> String {
+    let version = outcome
+        .curves
+        .iter()
+        .flat_map(|(_, s)| s.points.iter())
+        .find_map(|p| p.summary.server_version.clone());
+    match (&version, standin) {
+        (Some(v), true) => format!("stand-in {v}"),
+        (Some(v), false) => format!("MongoDB {v}"),
+        (None, _) => "server version unknown".to_string(),
+    }
 }
 
 fn c_label(property: &Option<String>, value: &Option<String>) -> String {
@@ -152,24 +157,8 @@ pub(crate) enum VaryFormat {
 /// repetition and their mean).
 pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
     let wide = format == VaryFormat::Csv || *columns == Columns::Wide;
-    let (values, repeats) = (outcome.values(), outcome.repeats());
-    let name = |value: &Option<String>| match (&outcome.property, value) {
-        (Some(p), Some(v)) => format!("{p}={v}"),
-        _ => "ops/s".to_string(),
-    };
-    let mut header = vec!["threads".to_string()];
-    for value in &values {
-        if wide {
-            for r in 1..=repeats {
-                header.push(format!("{} #{r}", name(value)));
-            }
-            header.push(format!("{} mean", name(value)));
-        } else if repeats > 1 {
-            header.push(format!("{} (min–max)", name(value)));
-        } else {
-            header.push(name(value));
-        }
-    }
+    let values = outcome.values();
+    let header = vary_header(outcome, &values, wide);
     let rows: Vec<Vec<String>> = outcome
         .threads
         .iter()
@@ -177,27 +166,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
         .collect();
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     match format {
-        VaryFormat::Csv => {
-            let mut out = String::new();
-            let line = |cells: &[String]| {
-                cells
-                    .iter()
-                    .map(|c| super::csv_field(c))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            let mut h = vec!["figures".to_string()];
-            h.extend(header.iter().cloned());
-            out.push_str(&line(&h));
-            out.push('\n');
-            for r in &rows {
-                let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
-                cells.extend(r.iter().cloned());
-                out.push_str(&line(&cells));
-                out.push('\n');
-            }
-            out
-        }
+        VaryFormat::Csv => vary_csv(&header, &rows, standin),
         VaryFormat::Markdown => {
             let mut out = String::new();
             if standin {
@@ -230,6 +199,53 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out
         }
     }
+}
+
+/// The seed-2 table's header: the thread count, then per value its mean with the range over
+/// repetitions, or (`wide`) one column per repetition and their mean.
+fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], wide: bool) -> Vec<String> {
+    let repeats = outcome.repeats();
+    let name = |value: &Option<String>| match (&outcome.property, value) {
+        (Some(p), Some(v)) => format!("{p}={v}"),
+        _ => "ops/s".to_string(),
+    };
+    let mut header = vec!["threads".to_string()];
+    for value in values {
+        if wide {
+            for r in 1..=repeats {
+                header.push(format!("{} #{r}", name(value)));
+            }
+            header.push(format!("{} mean", name(value)));
+        } else if repeats > 1 {
+            header.push(format!("{} (min–max)", name(value)));
+        } else {
+            header.push(name(value));
+        }
+    }
+    header
+}
+
+/// The seed-2 table as CSV, each row saying whose figures they are.
+fn vary_csv(header: &[String], rows: &[Vec<String>], standin: bool) -> String {
+    let mut out = String::new();
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| super::csv_field(c))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut h = vec!["figures".to_string()];
+    h.extend(header.iter().cloned());
+    out.push_str(&line(&h));
+    out.push('\n');
+    for r in rows {
+        let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
+        cells.extend(r.iter().cloned());
+        out.push_str(&line(&cells));
+        out.push('\n');
+    }
+    out
 }
 
 /// One thread count's row of [`render_vary`].

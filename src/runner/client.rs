@@ -217,46 +217,13 @@ impl Ctx<'_> {
                 values,
                 acknowledge,
             } => {
-                let workload = &self.shared.workload;
-                let retry_limit = u64::from(workload.insertion_retry_limit());
-                let mut attempts = 0u64;
-                loop {
-                    attempts += 1;
-                    let start = Instant::now();
-                    let outcome = self.db.insert(key, values).await;
-                    let status = self.note(outcome);
-                    self.record("INSERT", start, intended, status);
-                    if *acknowledge {
-                        // Run-phase inserts are acknowledged even when they failed (YCSB's finally).
-                        if let Err(e) = workload.acknowledge_insert(*keynum) {
-                            self.report.fatal = Some(e.to_string());
-                            self.shared.stop.cancel();
-                            return false;
-                        }
-                        return true;
-                    }
-                    if status.is_ok() {
-                        return true;
-                    }
-                    if attempts > retry_limit || self.shared.stop.is_cancelled() {
-                        self.shared.events.event(Event::Finding(format!(
-                            "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
-                        )));
-                        if workload.keep_going_on_error() {
-                            return true;
-                        }
-                        self.report.gave_up = true;
-                        return false;
-                    }
-                    self.shared.events.event(Event::Finding(format!(
-                        "Retrying insertion, retry count: {attempts}"
-                    )));
-                    let pause = workload.insertion_retry_sleep(state);
-                    tokio::select! {
-                        _ = tokio::time::sleep(pause) => {}
-                        _ = self.shared.stop.cancelled() => {}
-                    }
-                }
+                let insert = InsertOp {
+                    keynum: *keynum,
+                    key,
+                    values,
+                    acknowledge: *acknowledge,
+                };
+                self.insert_with_retries(&insert, intended, state).await
             }
             Operation::Read { keys, fields } => {
                 self.read(keys, fields, intended).await;
@@ -282,21 +249,94 @@ impl Ctx<'_> {
                 read_fields,
                 values,
             } => {
-                let start = Instant::now();
-                self.read(std::slice::from_ref(key), read_fields, intended)
+                self.read_modify_write(key, read_fields, values, intended)
                     .await;
-                self.update(key, values, intended).await;
-                let end = Instant::now();
-                let latency = micros(end.saturating_duration_since(start));
-                let intended_us = intended.map(|i| micros(end.saturating_duration_since(i)));
-                // YCSB reports no status for READ-MODIFY-WRITE, only its latency.
-                self.rec
-                    .record_without_status("READ-MODIFY-WRITE", latency, intended_us);
-                self.progress.count("READ-MODIFY-WRITE", true);
                 true
             }
         }
     }
+
+    /// Inserts a record, retrying a failed load insert up to `core_workload_insertion_retry_limit`
+    /// times (YCSB's loop); a run-phase insert is acknowledged once, whatever its outcome. False
+    /// when the client must stop.
+    async fn insert_with_retries(
+        &mut self,
+        op: &InsertOp<'_>,
+        intended: Option<Instant>,
+        state: &mut ClientState,
+    ) -> bool {
+        let workload = &self.shared.workload;
+        let retry_limit = u64::from(workload.insertion_retry_limit());
+        let mut attempts = 0u64;
+        loop {
+            attempts += 1;
+            let start = Instant::now();
+            let outcome = self.db.insert(op.key, op.values).await;
+            let status = self.note(outcome);
+            self.record("INSERT", start, intended, status);
+            if op.acknowledge {
+                // Run-phase inserts are acknowledged even when they failed (YCSB's finally).
+                if let Err(e) = workload.acknowledge_insert(op.keynum) {
+                    self.report.fatal = Some(e.to_string());
+                    self.shared.stop.cancel();
+                    return false;
+                }
+                return true;
+            }
+            if status.is_ok() {
+                return true;
+            }
+            if attempts > retry_limit || self.shared.stop.is_cancelled() {
+                self.shared.events.event(Event::Finding(format!(
+                    "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
+                )));
+                if workload.keep_going_on_error() {
+                    return true;
+                }
+                self.report.gave_up = true;
+                return false;
+            }
+            self.shared.events.event(Event::Finding(format!(
+                "Retrying insertion, retry count: {attempts}"
+            )));
+            let pause = workload.insertion_retry_sleep(state);
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = self.shared.stop.cancelled() => {}
+            }
+        }
+    }
+
+    /// A read then an update of one record, measured as one `READ-MODIFY-WRITE` (latency only:
+    /// YCSB reports no status for it) besides the READ and UPDATE it is made of.
+    async fn read_modify_write(
+        &mut self,
+        key: &String,
+        read_fields: &crate::workload::FieldSelection,
+        values: &[crate::workload::FieldValue],
+        intended: Option<Instant>,
+    ) {
+        let start = Instant::now();
+        self.read(std::slice::from_ref(key), read_fields, intended)
+            .await;
+        self.update(key, values, intended).await;
+        let end = Instant::now();
+        let latency = micros(end.saturating_duration_since(start));
+        let intended_us = intended.map(|i| micros(end.saturating_duration_since(i)));
+        self.rec
+            .record_without_status("READ-MODIFY-WRITE", latency, intended_us);
+        self.progress.count("READ-MODIFY-WRITE", true);
+    }
+}
+
+/// One insert to run: the record and whether it is a run-phase insert to acknowledge.
+struct InsertOp<'a> {
+    /// Key number before hashing (for the acknowledged counter).
+    keynum: i64,
+    key: &'a str,
+    values: &'a [crate::workload::FieldValue],
+    /// A run-phase insert, acknowledged after the call even if it failed.
+    acknowledge: bool,
 }
 
 /// Runs one client: `opcount` ops (0 = until stopped), then its cleanup (the batch flush).

@@ -174,9 +174,9 @@ pub async fn execute(
 }
 
 /// [`execute`], with the measurements YCSB's report is rendered from.
-/// The phase's steps follow in order, each under its own section comment: prepare (the limits,
-/// the workload, the outputs), connect and wait at the barrier, start the clients and the tasks
-/// beside them ([`Beside`]), join, then report and judge.
+/// The phase's steps follow in order: prepare (the limits, the workload, the outputs), connect
+/// and wait at the barrier, run the clients and the tasks beside them ([`Beside`]) until they
+/// are joined ([`run_clients`]), then report and judge ([`report`]).
 pub async fn execute_with_report(
     props: &Properties,
     phase: Phase,
@@ -200,7 +200,6 @@ pub async fn execute_with_report(
         server,
         probe_targets,
     } = connect(props, phase, opts, threads, &events).await?;
-    let stop = opts.cancel.child_token();
     let shared = Arc::new(RunShared {
         phase,
         table: workload.table().to_string(),
@@ -208,7 +207,7 @@ pub async fn execute_with_report(
         workload,
         binding: binding.clone(),
         measurements: measurements.clone(),
-        stop: stop.clone(),
+        stop: opts.cancel.child_token(),
         tick_ns,
         spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
         initial_delay: pacing::wants_initial_delay(limits.target, threads),
@@ -216,33 +215,86 @@ pub async fn execute_with_report(
     });
 
     // The clients, and the tasks beside them.
+    let ran = run_clients(ClientsRun {
+        shared: &shared,
+        split: &split,
+        limits: &limits,
+        opts,
+        probe_targets,
+        timeseries: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
+    })
+    .await?;
+
+    // Report and judge.
+    report(Reporting {
+        props,
+        opts,
+        phase,
+        limits: &limits,
+        mcfg,
+        measurements: &measurements,
+        events: &events,
+        threads,
+        server,
+        ran,
+    })
+}
+
+/// What the clients are run with: what they share, the operations per client, the limits and
+/// the members the watch probes.
+struct ClientsRun<'a> {
+    shared: &'a Arc<RunShared>,
+    /// Operations per client.
+    split: &'a [u64],
+    limits: &'a Limits,
+    opts: &'a ExecuteOptions,
+    probe_targets: Vec<ProbeTarget>,
+    /// `measurementtype=timeseries`: YCSB prints the status line on stdout too.
+    timeseries: bool,
+}
+
+/// The clients' run once joined: their reports and counters, the timed window, what the tasks
+/// beside them saw and the client's CPU over the window.
+struct Ran {
+    reports: Vec<ClientReport>,
+    /// Clients abandoned while blocked on the server.
+    abandoned: usize,
+    counters: Counters,
+    window: Window,
+    watched: super::watch::Watched,
+    /// The error-rate guard's reason, when it stopped the run.
+    error_stop: Option<String>,
+    cpu: measure::ClientCpu,
+}
+
+/// Starts the clients and the tasks beside them, and joins them: the clients end by themselves,
+/// or are stopped; those still blocked on the server after the grace period are abandoned.
+async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
+    let shared = c.shared;
     let cpu_before = measure::ClientCpu::now();
     let started_wall = chrono::Utc::now();
     let start = Instant::now();
-    let (handles, counters) = spawn_clients(&shared, &split);
+    let (handles, counters) = spawn_clients(shared, c.split);
     let clients_done = CancellationToken::new();
     let abandon = CancellationToken::new();
     let beside = Beside::start(BesideSetup {
-        limits: &limits,
-        opts,
-        events: &events,
-        measurements: &measurements,
+        limits: c.limits,
+        opts: c.opts,
+        events: &shared.events,
+        measurements: &shared.measurements,
         counters: &counters,
-        probe_targets,
-        stop: &stop,
+        probe_targets: c.probe_targets,
+        stop: &shared.stop,
         abandon: &abandon,
         clients_done: &clients_done,
         start,
-        timeseries: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
+        timeseries: c.timeseries,
     });
-
-    // Join: the clients end by themselves, or are stopped; those still blocked on the server
-    // after the grace period are abandoned.
     let Joined {
         reports,
         panicked,
         abandoned,
-    } = join_clients(handles, &stop, &abandon, &events).await;
+    } = join_clients(handles, &shared.stop, &abandon, &shared.events).await;
     let elapsed = start.elapsed();
     let end = Instant::now();
     clients_done.cancel();
@@ -252,45 +304,74 @@ pub async fn execute_with_report(
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
     }
+    let window = Window::of(&counters, warm, c.limits, end, elapsed, started_wall);
+    Ok(Ran {
+        reports,
+        abandoned,
+        counters,
+        window,
+        watched,
+        error_stop,
+        cpu,
+    })
+}
 
-    // Report and judge.
+/// What a joined phase reports from: the request, its limits and measurement settings, the
+/// measurements, the server's facts and the clients' run.
+struct Reporting<'a> {
+    props: &'a Properties,
+    opts: &'a ExecuteOptions,
+    phase: Phase,
+    limits: &'a Limits,
+    mcfg: MeasurementConfig,
+    measurements: &'a Arc<Measurements>,
+    events: &'a Sink,
+    threads: usize,
+    server: measure::ServerFacts,
+    ran: Ran,
+}
+
+/// Finishes the measurements (and their files), says why the run stopped early and judges the
+/// result document.
+fn report(r: Reporting<'_>) -> anyhow::Result<Executed> {
     let ended_wall = chrono::Utc::now();
-    let window = Window::of(&counters, warm, &limits, end, elapsed, started_wall);
-    let overall = window.overall(phase, &counters);
-    let run = measurements.finish();
-    let (problems, raw_data) = super::outputs::finish(&run, &mcfg);
+    let ran = r.ran;
+    let overall = ran.window.overall(r.phase, &ran.counters);
+    let run = r.measurements.finish();
+    let (problems, raw_data) = super::outputs::finish(&run, &r.mcfg);
     for problem in problems {
-        events.event(Event::Warning(format!("warning: {problem}")));
+        r.events
+            .event(Event::Warning(format!("warning: {problem}")));
     }
     let stopped = stop_reasons(StopFacts {
-        warmup_unfinished: window.warmup_unfinished.then_some(limits.warmup_s),
-        error_stop,
-        watch_aborted: watched.aborted.clone(),
-        reports: &reports,
-        interrupted: opts.cancel.is_cancelled(),
+        warmup_unfinished: ran.window.warmup_unfinished.then_some(r.limits.warmup_s),
+        error_stop: ran.error_stop,
+        watch_aborted: ran.watched.aborted.clone(),
+        reports: &ran.reports,
+        interrupted: r.opts.cancel.is_cancelled(),
     });
     let doc = judge(Judged {
-        props,
-        opts,
-        phase,
-        window: &window,
+        props: r.props,
+        opts: r.opts,
+        phase: r.phase,
+        window: &ran.window,
         overall: &overall,
         run: &run,
         ended_wall,
-        cpu,
-        counters: &counters,
-        limits: &limits,
-        timeline: watched.timeline,
+        cpu: ran.cpu,
+        counters: &ran.counters,
+        limits: r.limits,
+        timeline: ran.watched.timeline,
         stopped,
-        abandoned,
-        threads,
-        server,
+        abandoned: ran.abandoned,
+        threads: r.threads,
+        server: r.server,
     })?;
     Ok(Executed {
         document: doc,
         run,
         overall,
-        config: mcfg,
+        config: r.mcfg,
         raw_data,
     })
 }
@@ -377,6 +458,48 @@ struct BesideSetup<'a> {
     timeseries: bool,
 }
 
+impl BesideSetup<'_> {
+    /// The watch's settings: the members to probe, when a run counts as stalled (a run throttled
+    /// below one operation per stall period must not look stalled) and when a member is dead.
+    fn watch_setup(&mut self) -> WatchSetup {
+        let l = self.limits;
+        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
+            l.stall_s.max(3.0 / l.target)
+        } else {
+            l.stall_s
+        });
+        WatchSetup {
+            start: self.start,
+            stall_after,
+            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+            dead_after: Duration::from_secs_f64(l.dead_s),
+            progress: progress_of(self.counters),
+            targets: std::mem::take(&mut self.probe_targets),
+            stop: self.stop.clone(),
+            abandon: self.abandon.clone(),
+            events: self.events.clone(),
+        }
+    }
+
+    /// The status line's printer (`-s`, `status.interval`).
+    fn status_printer(&self) -> super::status::StatusPrinter {
+        let l = self.limits;
+        super::status::StatusPrinter {
+            measurements: self.measurements.clone(),
+            counters: self.counters.to_vec(),
+            label: l.label.clone(),
+            interval: Duration::from_secs(l.status_interval_s.max(1)),
+            start: self.start,
+            events: self.events.clone(),
+            // A client of several only snapshots its intervals (for its interval logs): the
+            // coordinator prints the merged line.
+            print: !self.opts.barrier,
+            // YCSB also prints the status line on stdout with measurementtype=timeseries.
+            stdout: self.timeseries,
+        }
+    }
+}
+
 /// The tasks beside the clients: the watch, the `maxexecutiontime` timer, the error-rate guard,
 /// the warm-up's end, a client of several's ticks and the status line.
 struct Beside {
@@ -404,25 +527,10 @@ impl Beside {
         (watched, warm, error_stop)
     }
 
-    fn start(s: BesideSetup<'_>) -> Beside {
+    /// Starts the watch and the tasks beside the clients.
+    fn start(mut s: BesideSetup<'_>) -> Beside {
         let l = s.limits;
-        // A run throttled below one operation per stall period must not look stalled.
-        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
-            l.stall_s.max(3.0 / l.target)
-        } else {
-            l.stall_s
-        });
-        let watch = Watch::start(WatchSetup {
-            start: s.start,
-            stall_after,
-            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
-            dead_after: Duration::from_secs_f64(l.dead_s),
-            progress: progress_of(s.counters),
-            targets: s.probe_targets,
-            stop: s.stop.clone(),
-            abandon: s.abandon.clone(),
-            events: s.events.clone(),
-        });
+        let watch = Watch::start(s.watch_setup());
         let mut tasks = Vec::new();
         // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
         if l.max_execution_s > 0 {
@@ -467,19 +575,7 @@ impl Beside {
             ));
         }
         if l.status_enabled {
-            let status = super::status::StatusPrinter {
-                measurements: s.measurements.clone(),
-                counters: s.counters.to_vec(),
-                label: l.label.clone(),
-                interval: Duration::from_secs(l.status_interval_s.max(1)),
-                start: s.start,
-                events: s.events.clone(),
-                // A client of several only snapshots its intervals (for its interval logs): the
-                // coordinator prints the merged line.
-                print: !s.opts.barrier,
-                // YCSB also prints the status line on stdout with measurementtype=timeseries.
-                stdout: s.timeseries,
-            };
+            let status = s.status_printer();
             tasks.push(tokio::spawn(status.run(s.clients_done.clone())));
         }
         Beside {

@@ -94,6 +94,31 @@ fn stall_findings(e: &Evidence, v: &mut Validity) {
 /// Applies every rule to the evidence.
 pub(crate) fn assess(e: &Evidence) -> Validity {
     let mut v = Validity::valid();
+    outage_findings(e, &mut v);
+    stall_findings(e, &mut v);
+    let load_into_existing = duplicate_key_finding(e, &mut v);
+    for reason in &e.stopped {
+        v.invalid(format!("the run {reason}"));
+    }
+    if e.abandoned_clients > 0 {
+        v.invalid(format!(
+            "{} client(s) were still waiting on the server after the run's stop and were abandoned",
+            e.abandoned_clients
+        ));
+    }
+    if !load_into_existing {
+        failure_finding(e, &mut v);
+    }
+    if e.operations == 0 && e.stopped.is_empty() {
+        v.invalid("no operation completed");
+    }
+    client_saturation_finding(e, &mut v);
+    v
+}
+
+/// A member that stopped answering makes the run invalid: for how long, or that it never
+/// answered again.
+fn outage_findings(e: &Evidence, v: &mut Validity) {
     for o in &e.timeline.member_outages {
         if o.ongoing {
             v.invalid(format!(
@@ -111,7 +136,11 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
             ));
         }
     }
-    stall_findings(e, &mut v);
+}
+
+/// A load whose inserts met duplicate keys went into a collection that already held them:
+/// invalid, and the failures are that (true), not an error rate.
+fn duplicate_key_finding(e: &Evidence, v: &mut Validity) -> bool {
     let duplicate = e
         .error_classes
         .get("server_code_11000")
@@ -125,45 +154,43 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
             thousands(e.operations)
         ));
     }
-    for reason in &e.stopped {
-        v.invalid(format!("the run {reason}"));
+    load_into_existing
+}
+
+/// Failed operations degrade the run, or make it invalid above `microshard.maxerrorrate`.
+fn failure_finding(e: &Evidence, v: &mut Validity) {
+    if e.operations == 0 || e.failed == 0 {
+        return;
     }
-    if e.abandoned_clients > 0 {
+    let share = e.failed as f64 / e.operations as f64;
+    let text = format!(
+        "{} of {} operations failed ({:.2} %); {:.1} % of the clients' time was spent waiting on failures",
+        thousands(e.failed),
+        thousands(e.operations),
+        share * 100.0,
+        e.failed_time_share * 100.0
+    );
+    // Records that are not there: almost always a load of another size or table (NEWCOMER §10).
+    let text = if !e.load && e.not_found * 2 > e.failed {
+        format!(
+            "{text}; {} found no record: was the data loaded, with this run's recordcount and table?",
+            thousands(e.not_found)
+        )
+    } else {
+        text
+    };
+    if share > e.max_error_rate {
         v.invalid(format!(
-            "{} client(s) were still waiting on the server after the run's stop and were abandoned",
-            e.abandoned_clients
+            "{text}, above microshard.maxerrorrate={}",
+            e.max_error_rate
         ));
+    } else {
+        v.degrade(text);
     }
-    if !load_into_existing && e.operations > 0 && e.failed > 0 {
-        let share = e.failed as f64 / e.operations as f64;
-        let text = format!(
-            "{} of {} operations failed ({:.2} %); {:.1} % of the clients' time was spent waiting on failures",
-            thousands(e.failed),
-            thousands(e.operations),
-            share * 100.0,
-            e.failed_time_share * 100.0
-        );
-        // Records that are not there: almost always a load of another size or table (NEWCOMER §10).
-        let text = if !e.load && e.not_found * 2 > e.failed {
-            format!(
-                "{text}; {} found no record: was the data loaded, with this run's recordcount and table?",
-                thousands(e.not_found)
-            )
-        } else {
-            text
-        };
-        if share > e.max_error_rate {
-            v.invalid(format!(
-                "{text}, above microshard.maxerrorrate={}",
-                e.max_error_rate
-            ));
-        } else {
-            v.degrade(text);
-        }
-    }
-    if e.operations == 0 && e.stopped.is_empty() {
-        v.invalid("no operation completed");
-    }
+}
+
+/// A client that used nearly all its cores may have measured itself: degraded.
+fn client_saturation_finding(e: &Evidence, v: &mut Validity) {
     if e.cores > 0 && e.wall_s > 0.0 {
         let used = e.client_cpu_s / e.wall_s / e.cores as f64;
         if used > CLIENT_SATURATION {
@@ -174,7 +201,6 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
             ));
         }
     }
-    v
 }
 
 /// An experiment's cell or sweep point measured for less than this is `degraded`: a fraction of a

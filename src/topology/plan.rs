@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::TopologyError;
-use super::spec::{Baseline, Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
+use super::spec::{Baseline, HostSpec, Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
 
 /// Which backend executes a plan.
 #[derive(
@@ -471,40 +471,31 @@ impl Plan {
     /// The table and command lines `up --dry-run` prints.
     pub fn render(&self) -> String {
         use tabled::settings::Style;
-        #[derive(tabled::Tabled)]
-        struct PlanRow {
-            role: String,
-            name: String,
-            #[tabled(rename = "replica set")]
-            replica_set: String,
-            #[tabled(rename = "member host")]
-            member_host: String,
-            published: String,
-            #[tabled(rename = "cache GB")]
-            cache: String,
-            cpus: String,
-            #[tabled(rename = "dir / container")]
-            place: String,
-        }
-        let rows: Vec<PlanRow> = self
-            .members
-            .iter()
-            .map(|m| PlanRow {
-                role: m.role.to_string(),
-                name: m.name.clone(),
-                replica_set: m.replica_set.clone().unwrap_or_else(|| "-".into()),
-                member_host: m.member_host.clone(),
-                published: m.published.clone().unwrap_or_else(|| "-".into()),
-                cache: m.cache_gb.map(format_gb).unwrap_or_else(|| "-".into()),
-                cpus: m.cpuset.clone().unwrap_or_else(|| "-".into()),
-                place: m
-                    .container
-                    .clone()
-                    .or_else(|| m.dir.as_ref().map(|d| d.display().to_string()))
-                    .unwrap_or_else(|| "-".into()),
-            })
-            .collect();
+        let rows: Vec<PlanRow> = self.members.iter().map(PlanRow::of).collect();
         let mut out = String::new();
+        self.render_heading(&mut out);
+        if !rows.is_empty() {
+            let mut table = tabled::Table::new(rows);
+            table.with(Style::psql());
+            let _ = writeln!(out, "{table}");
+            let _ = writeln!(out, "command lines (start order):");
+            for m in self.start_order() {
+                let _ = writeln!(out, "  {}", shell_join(&m.argv));
+            }
+        }
+        if let Some(c) = &self.client_cpuset {
+            let _ = writeln!(out, "client CPU set: {c}");
+        }
+        self.render_memory(&mut out);
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out
+    }
+
+    /// The plan's first lines: the topology, its backend and run, the existing cluster's URI
+    /// (redacted) or the Docker image and network.
+    fn render_heading(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "topology {} ({}), backend {}, run {}",
@@ -522,18 +513,11 @@ impl Plan {
         if self.backend == BackendKind::Docker {
             let _ = writeln!(out, "image {}, network {}", self.image, self.network);
         }
-        if !rows.is_empty() {
-            let mut table = tabled::Table::new(rows);
-            table.with(Style::psql());
-            let _ = writeln!(out, "{table}");
-            let _ = writeln!(out, "command lines (start order):");
-            for m in self.start_order() {
-                let _ = writeln!(out, "  {}", shell_join(&m.argv));
-            }
-        }
-        if let Some(c) = &self.client_cpuset {
-            let _ = writeln!(out, "client CPU set: {c}");
-        }
+    }
+
+    /// One line per host: the caches it holds against its memory budget, and the container
+    /// limit when there is one.
+    fn render_memory(&self, out: &mut String) {
         for h in &self.memory {
             let limit = match (h.memory_limit_gb, h.cache_cap_gb) {
                 (Some(l), Some(c)) => format!(
@@ -552,10 +536,6 @@ impl Plan {
                 h.budget_source
             );
         }
-        for n in &self.notes {
-            let _ = writeln!(out, "note: {n}");
-        }
-        out
     }
 
     /// Members in the order they start: config servers, shards (or the standalone), then routers.
@@ -849,6 +829,72 @@ impl Sizing {
     }
 }
 
+/// One member's row in the table `up --dry-run` prints (a dash for what it has not).
+#[derive(tabled::Tabled)]
+struct PlanRow {
+    role: String,
+    name: String,
+    #[tabled(rename = "replica set")]
+    replica_set: String,
+    #[tabled(rename = "member host")]
+    member_host: String,
+    published: String,
+    #[tabled(rename = "cache GB")]
+    cache: String,
+    cpus: String,
+    #[tabled(rename = "dir / container")]
+    place: String,
+}
+
+impl PlanRow {
+    /// The row of member `m`.
+    fn of(m: &Member) -> PlanRow {
+        PlanRow {
+            role: m.role.to_string(),
+            name: m.name.clone(),
+            replica_set: m.replica_set.clone().unwrap_or_else(|| "-".into()),
+            member_host: m.member_host.clone(),
+            published: m.published.clone().unwrap_or_else(|| "-".into()),
+            cache: m.cache_gb.map(format_gb).unwrap_or_else(|| "-".into()),
+            cpus: m.cpuset.clone().unwrap_or_else(|| "-".into()),
+            place: m
+                .container
+                .clone()
+                .or_else(|| m.dir.as_ref().map(|d| d.display().to_string()))
+                .unwrap_or_else(|| "-".into()),
+        }
+    }
+}
+
+/// Ports handed out in order from the topology's base port.
+struct Ports(u32);
+
+impl From<u16> for Ports {
+    fn from(base: u16) -> Self {
+        Ports(u32::from(base))
+    }
+}
+
+impl Ports {
+    /// The next port.
+    fn take(&mut self) -> u16 {
+        let p = self.0 as u16;
+        self.0 += 1;
+        p
+    }
+}
+
+/// Where one shard's replica set sits: its name, its host and its slot on that host (which
+/// CPU set and data directory it takes), and each member's cache.
+struct ShardSeats<'a> {
+    set: &'a str,
+    host_index: usize,
+    host: &'a HostSpec,
+    /// The shard's place among its host's shards.
+    slot: usize,
+    cache_gb: f64,
+}
+
 /// Where one member sits in the topology: what [`MemberCtx::member`] makes a member of.
 struct Seat {
     name: String,
@@ -893,62 +939,26 @@ impl MemberCtx<'_> {
     /// ports are given mongos first, then shards host by host, then config servers.
     fn sharded(&self, sizing: &Sizing, config_set: &str) -> Vec<Member> {
         let spec = self.spec;
-        let mut port = u32::from(spec.base_port);
-        let mut next_port = || {
-            let p = port as u16;
-            port += 1;
-            p
-        };
-        let mongos_ports: Vec<u16> = (0..spec.mongos.count).map(|_| next_port()).collect();
+        let mut ports = Ports::from(spec.base_port);
+        let mongos_ports: Vec<u16> = (0..spec.mongos.count).map(|_| ports.take()).collect();
         let mut shards = Vec::new();
         let mut shard_sets = 0usize;
         for (h, host) in spec.hosts.iter().enumerate() {
-            let cfg_share = if h == 0 {
-                spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
-            } else {
-                0.0
-            };
-            let mongods = f64::from(spec.shards_per_host * spec.shard_members);
-            let per = spec.cache_gb.unwrap_or_else(|| {
-                sizing.capped(floor2((sizing.budget(host) - cfg_share) / mongods).max(MIN_CACHE_GB))
-            });
+            let per = self.shard_cache_gb(sizing, h, host);
             for s in 0..spec.shards_per_host as usize {
                 let set = format!("sh{shard_sets}");
                 shard_sets += 1;
-                for k in 0..spec.shard_members {
-                    // Member 0 keeps the set's name, so one-member shards read as before.
-                    let name = if k == 0 {
-                        set.clone()
-                    } else {
-                        format!("{set}-{k}")
-                    };
-                    shards.push(self.member(Seat {
-                        name,
-                        role: MemberRole::Shard,
-                        host_index: h,
-                        replica_set: Some(set.clone()),
-                        port: next_port(),
-                        cache_gb: Some(per),
-                        cpuset: host.shard_cpusets.get(s).cloned(),
-                        data_dir: host.data_dirs.get(s).cloned(),
-                    }));
-                }
+                let seats = ShardSeats {
+                    set: &set,
+                    host_index: h,
+                    host,
+                    slot: s,
+                    cache_gb: per,
+                };
+                shards.extend(self.shard_members(&seats, &mut ports));
             }
         }
-        let configs: Vec<Member> = (0..spec.config_servers.members)
-            .map(|i| {
-                self.member(Seat {
-                    name: format!("cfg{i}"),
-                    role: MemberRole::Config,
-                    host_index: 0,
-                    replica_set: Some(config_set.to_string()),
-                    port: next_port(),
-                    cache_gb: Some(spec.config_servers.cache_gb),
-                    cpuset: spec.config_servers.cpuset.clone(),
-                    data_dir: None,
-                })
-            })
-            .collect();
+        let configs = self.config_servers(config_set, &mut ports);
         let configdb = format!(
             "{config_set}/{}",
             configs
@@ -957,7 +967,74 @@ impl MemberCtx<'_> {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        let mut members: Vec<Member> = mongos_ports
+        let mut members = self.routers(mongos_ports, &configdb);
+        members.extend(shards);
+        members.extend(configs);
+        members
+    }
+
+    /// The cache of each shard mongod on host `h`: the spec's, or the host's budget (less the
+    /// config servers' share on the first host) split over its mongods.
+    fn shard_cache_gb(&self, sizing: &Sizing, h: usize, host: &HostSpec) -> f64 {
+        let spec = self.spec;
+        let cfg_share = if h == 0 {
+            spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
+        } else {
+            0.0
+        };
+        let mongods = f64::from(spec.shards_per_host * spec.shard_members);
+        spec.cache_gb.unwrap_or_else(|| {
+            sizing.capped(floor2((sizing.budget(host) - cfg_share) / mongods).max(MIN_CACHE_GB))
+        })
+    }
+
+    /// The members of one shard's replica set, each on the next port.
+    fn shard_members(&self, seats: &ShardSeats<'_>, ports: &mut Ports) -> Vec<Member> {
+        (0..self.spec.shard_members)
+            .map(|k| {
+                // Member 0 keeps the set's name, so one-member shards read as before.
+                let name = if k == 0 {
+                    seats.set.to_string()
+                } else {
+                    format!("{}-{k}", seats.set)
+                };
+                self.member(Seat {
+                    name,
+                    role: MemberRole::Shard,
+                    host_index: seats.host_index,
+                    replica_set: Some(seats.set.to_string()),
+                    port: ports.take(),
+                    cache_gb: Some(seats.cache_gb),
+                    cpuset: seats.host.shard_cpusets.get(seats.slot).cloned(),
+                    data_dir: seats.host.data_dirs.get(seats.slot).cloned(),
+                })
+            })
+            .collect()
+    }
+
+    /// The config servers' replica set, on the first host, each on the next port.
+    fn config_servers(&self, config_set: &str, ports: &mut Ports) -> Vec<Member> {
+        let spec = self.spec;
+        (0..spec.config_servers.members)
+            .map(|i| {
+                self.member(Seat {
+                    name: format!("cfg{i}"),
+                    role: MemberRole::Config,
+                    host_index: 0,
+                    replica_set: Some(config_set.to_string()),
+                    port: ports.take(),
+                    cache_gb: Some(spec.config_servers.cache_gb),
+                    cpuset: spec.config_servers.cpuset.clone(),
+                    data_dir: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The routers, one per port, each pointed at the config servers (`--configdb`).
+    fn routers(&self, ports: Vec<u16>, configdb: &str) -> Vec<Member> {
+        let spec = self.spec;
+        ports
             .into_iter()
             .enumerate()
             .map(|(i, port)| {
@@ -972,15 +1049,12 @@ impl MemberCtx<'_> {
                     data_dir: None,
                 });
                 m.argv.push("--configdb".into());
-                m.argv.push(configdb.clone());
+                m.argv.push(configdb.to_string());
                 let extra: Vec<String> = spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
                 m.argv.extend(extra);
                 m
             })
-            .collect();
-        members.extend(shards);
-        members.extend(configs);
-        members
+            .collect()
     }
 
     /// One member: where it listens and is reached, its directories or container, and its

@@ -302,12 +302,7 @@ pub(crate) async fn execute_with(
         .clone()
         .unwrap_or_else(crate::events::Discard::sink);
     if opts.drop_database && phase == Phase::Load {
-        let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
-            .map_err(crate::error::as_bad_input)?;
-        let binding = crate::db::MongoBinding::connect_with(settings, sink.clone())
-            .await
-            .map_err(crate::error::as_bad_input)?;
-        binding.drop_database().await?;
+        drop_database(props, opts, &sink).await?;
     }
     for note in &notes {
         sink.event(Event::Note(note.clone()));
@@ -335,14 +330,7 @@ pub(crate) async fn execute_with(
         }
     };
     // Containers are removed whatever happened (processes are gone once they exited).
-    let mut cleanup = Vec::new();
-    for c in &running {
-        if let Handle::Container(r) = &c.handle
-            && let Err(e) = r.remove().await
-        {
-            cleanup.push(e);
-        }
-    }
+    let cleanup = remove_containers(&running).await;
     if let (Ok(_), Some(logs)) = (&outcome, &logs) {
         for problem in logs.merge() {
             sink.event(Event::Warning(format!("warning: {problem}")));
@@ -354,6 +342,35 @@ pub(crate) async fn execute_with(
         Err(e) if cleanup.is_empty() => Err(e),
         Err(e) => Err(e.context(cleanup.join("; "))),
     }
+}
+
+/// `load --drop` with several clients: the coordinator drops the benchmark database once,
+/// before any client starts.
+async fn drop_database(
+    props: &Properties,
+    opts: &ExecuteOptions,
+    sink: &crate::events::Sink,
+) -> anyhow::Result<()> {
+    let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
+        .map_err(crate::error::as_bad_input)?;
+    let binding = crate::db::MongoBinding::connect_with(settings, sink.clone())
+        .await
+        .map_err(crate::error::as_bad_input)?;
+    binding.drop_database().await?;
+    Ok(())
+}
+
+/// Removes every client container; returns why each removal that failed did.
+async fn remove_containers(running: &[Client]) -> Vec<String> {
+    let mut cleanup = Vec::new();
+    for c in running {
+        if let Handle::Container(r) = &c.handle
+            && let Err(e) = r.remove().await
+        {
+            cleanup.push(e);
+        }
+    }
+    cleanup
 }
 
 /// What starting the clients of one phase needs, whichever launcher starts them.
