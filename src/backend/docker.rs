@@ -25,7 +25,9 @@ use crate::cluster::Launcher;
 use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, MemberRole, Plan};
 
-pub use super::standin_image::build_standin_image;
+mod standin_image;
+
+pub use standin_image::build_standin_image;
 
 /// Label naming the topology on every container, network and volume.
 pub const LABEL_CLUSTER: &str = "microshard.cluster";

@@ -10,7 +10,6 @@ pub mod docker;
 pub(crate) mod existing;
 mod extra_hosts;
 pub mod process;
-mod standin_image;
 pub mod state;
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@ use bollard::Docker;
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use futures::StreamExt;
 
-use super::docker::one_line;
+use super::one_line;
 
 /// Builds `tag` from scratch with the `microshard` binary at `binary` playing `mongod` and
 /// `mongos` (symlinks), plus the shared libraries `ldd` lists — no registry involved.
