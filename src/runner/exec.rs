@@ -16,8 +16,13 @@ use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
 use crate::events::{Discard, Event, Sink};
 use crate::measure::{self, MeasurementConfig, Measurements};
-use crate::workload::prop::{self, Prop};
+use crate::workload::prop;
 use crate::workload::{CoreWorkload, Properties};
+use limits::{Limits, lookup, parse_prop};
+use tasks::{WarmupEnd, spawn_error_guard, spawn_ticks, spawn_timer, spawn_warmup_end};
+
+mod limits;
+mod tasks;
 
 /// How `execute` is run, and where what it says goes (the CLI's printer, an experiment's
 /// progress display, a test's recorder).
@@ -50,100 +55,6 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The grace after a member was declared dead (`microshard.deadseconds`): clients not waiting on
 /// it finish their operation, the others are abandoned.
 const DEAD_GRACE: Duration = Duration::from_secs(1);
-
-fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_ {
-    move |k| props.get(k).map(str::to_string)
-}
-
-/// A property that must parse; the error names the property and where it was set.
-fn parse_prop<T: crate::workload::PropertyValue + Copy>(
-    props: &Properties,
-    prop: &Prop<T>,
-) -> anyhow::Result<T> {
-    props.value(prop).map_err(as_bad_input)
-}
-
-/// The properties that bound and watch a run, read and checked before anything connects.
-struct Limits {
-    requested_threads: u64,
-    target: f64,
-    max_execution_s: u64,
-    status_interval_s: u64,
-    status_enabled: bool,
-    label: String,
-    /// The error-rate rule always applies to the verdict.
-    error_rate_limit: f64,
-    /// Set explicitly, it also stops the run.
-    max_error_rate: Option<f64>,
-    warmup_s: f64,
-    warmup: Duration,
-    stall_s: f64,
-    dead_s: f64,
-}
-
-impl Limits {
-    fn read(props: &Properties, opts: &ExecuteOptions) -> anyhow::Result<Limits> {
-        let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
-        if requested_threads == 0 {
-            return Err(bad_input(format!(
-                "property {}: must be at least 1",
-                prop::THREADCOUNT.name
-            )));
-        }
-        let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
-        let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
-        let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
-        let status_enabled = opts.status_lines || parse_prop(props, &prop::STATUS)?;
-        let label = props.text(&prop::LABEL).to_string();
-        // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
-        let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
-        if !(0.0..=1.0).contains(&error_rate_limit) {
-            return Err(bad_input(format!(
-                "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
-                prop::MAXERRORRATE.name
-            )));
-        }
-        let max_error_rate: Option<f64> =
-            props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
-        let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
-        if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
-            return Err(bad_input(format!(
-                "property {}={warmup_s}: seconds between 0 and 86400 are expected",
-                prop::WARMUP.name
-            )));
-        }
-        let warmup = Duration::from_secs_f64(warmup_s);
-        let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
-        if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
-            return Err(bad_input(format!(
-                "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
-                prop::STALLSECONDS.name
-            )));
-        }
-        let dead_s: f64 = parse_prop(props, &prop::DEADSECONDS)?;
-        if !(dead_s.is_finite() && (stall_s..=86_400.0).contains(&dead_s)) {
-            return Err(bad_input(format!(
-                "property {}={dead_s}: seconds between {}={stall_s} and 86400 are expected",
-                prop::DEADSECONDS.name,
-                prop::STALLSECONDS.name
-            )));
-        }
-        Ok(Limits {
-            requested_threads,
-            target,
-            max_execution_s,
-            status_interval_s,
-            status_enabled,
-            label,
-            error_rate_limit,
-            max_error_rate,
-            warmup_s,
-            warmup,
-            stall_s,
-            dead_s,
-        })
-    }
-}
 
 /// What [`execute_with_report`] returns: the result document and the measurements YCSB's
 /// report is rendered from (the caller picks the exporter and writes it: the engine never prints).
@@ -889,125 +800,6 @@ fn progress_of(counters: &[(Arc<ClientProgress>, u64)]) -> Vec<Arc<ClientProgres
     counters.iter().map(|(p, _)| p.clone()).collect()
 }
 
-/// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
-/// in YCSB's notes.
-fn spawn_timer(
-    after: Duration,
-    max_execution_s: u64,
-    stop: &CancellationToken,
-    done: &CancellationToken,
-    events: Sink,
-) -> tokio::task::JoinHandle<()> {
-    let stop = stop.clone();
-    let done = done.clone();
-    tokio::spawn(async move {
-        events.event(Event::Note(format!(
-            "Maximum execution time specified as: {max_execution_s} secs"
-        )));
-        tokio::select! {
-            _ = tokio::time::sleep(after) => {
-                events.event(Event::Note(
-                    "Maximum time elapsed. Requesting stop for the workload.".into(),
-                ));
-                stop.cancel();
-            }
-            _ = done.cancelled() => {}
-        }
-    })
-}
-
-/// `microshard.maxerrorrate` set explicitly: once a second, after 100 operations, stops the run
-/// when more than `rate` of them failed, leaving the reason in `reason`.
-fn spawn_error_guard(
-    rate: f64,
-    stop: &CancellationToken,
-    progress: Vec<Arc<ClientProgress>>,
-    done: &CancellationToken,
-    reason: &Arc<std::sync::Mutex<Option<String>>>,
-) -> tokio::task::JoinHandle<()> {
-    let stop = stop.clone();
-    let done = done.clone();
-    let reason = reason.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = done.cancelled() => return,
-            }
-            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
-            if ops >= 100 && failed as f64 > rate * ops as f64 {
-                if let Ok(mut r) = reason.lock() {
-                    *r = Some(format!(
-                        "stopped: {failed} of {ops} operations failed, more than {}={rate}",
-                        prop::MAXERRORRATE.name
-                    ));
-                }
-                stop.cancel();
-                return;
-            }
-        }
-    })
-}
-
-/// `--warmup`: at its end forgets everything measured so far and notes where the timed window
-/// starts (CPU, instant, wall clock, counts) in `slot`.
-fn spawn_warmup_end(
-    warmup: Duration,
-    measurements: &Arc<Measurements>,
-    progress: Vec<Arc<ClientProgress>>,
-    done: &CancellationToken,
-    slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
-) -> tokio::task::JoinHandle<()> {
-    let measurements = measurements.clone();
-    let done = done.clone();
-    let slot = slot.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = tokio::time::sleep(warmup) => {}
-            _ = done.cancelled() => return,
-        }
-        measurements.reset();
-        let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
-        if let Ok(mut s) = slot.lock() {
-            *s = Some(WarmupEnd {
-                cpu: measure::ClientCpu::now(),
-                at: Instant::now(),
-                wall: chrono::Utc::now(),
-                ops,
-                failed,
-            });
-        }
-    })
-}
-
-/// A client of several (`--barrier`) tells its coordinator how far it is, once a second and
-/// once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
-/// "Several clients").
-fn spawn_ticks(
-    progress: Vec<Arc<ClientProgress>>,
-    done: &CancellationToken,
-    events: &Sink,
-) -> tokio::task::JoinHandle<()> {
-    let done = done.clone();
-    let events = events.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(super::fanout::TICK_PERIOD);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            let finished = tokio::select! {
-                _ = tick.tick() => false,
-                _ = done.cancelled() => true,
-            };
-            let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
-            events.event(Event::Protocol(super::fanout::tick_line(ops)));
-            if finished {
-                return;
-            }
-        }
-    })
-}
-
 /// What ended a run early, as [`stop_reasons`] reads it.
 struct StopFacts<'a> {
     /// The warm-up's length, when the run ended inside it.
@@ -1087,16 +879,6 @@ fn failed_time_share(doc: &measure::ResultDocument, threads: usize, elapsed: Dur
     } else {
         0.0
     }
-}
-
-/// The moment the warm-up ended, and the clients' counters then.
-#[derive(Debug, Clone, Copy)]
-struct WarmupEnd {
-    cpu: measure::ClientCpu,
-    at: Instant,
-    wall: chrono::DateTime<chrono::Utc>,
-    ops: u64,
-    failed: u64,
 }
 
 #[cfg(test)]

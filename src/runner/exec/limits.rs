@@ -1,0 +1,102 @@
+//! The properties that bound and watch a run (`Limits`), read and checked before anything connects.
+
+use std::time::Duration;
+
+use super::ExecuteOptions;
+use crate::error::{as_bad_input, bad_input};
+use crate::workload::Properties;
+use crate::workload::prop::{self, Prop};
+
+pub(super) fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_ {
+    move |k| props.get(k).map(str::to_string)
+}
+
+/// A property that must parse; the error names the property and where it was set.
+pub(super) fn parse_prop<T: crate::workload::PropertyValue + Copy>(
+    props: &Properties,
+    prop: &Prop<T>,
+) -> anyhow::Result<T> {
+    props.value(prop).map_err(as_bad_input)
+}
+
+/// The properties that bound and watch a run, read and checked before anything connects.
+pub(super) struct Limits {
+    pub(super) requested_threads: u64,
+    pub(super) target: f64,
+    pub(super) max_execution_s: u64,
+    pub(super) status_interval_s: u64,
+    pub(super) status_enabled: bool,
+    pub(super) label: String,
+    /// The error-rate rule always applies to the verdict.
+    pub(super) error_rate_limit: f64,
+    /// Set explicitly, it also stops the run.
+    pub(super) max_error_rate: Option<f64>,
+    pub(super) warmup_s: f64,
+    pub(super) warmup: Duration,
+    pub(super) stall_s: f64,
+    pub(super) dead_s: f64,
+}
+
+impl Limits {
+    pub(super) fn read(props: &Properties, opts: &ExecuteOptions) -> anyhow::Result<Limits> {
+        let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
+        if requested_threads == 0 {
+            return Err(bad_input(format!(
+                "property {}: must be at least 1",
+                prop::THREADCOUNT.name
+            )));
+        }
+        let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
+        let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
+        let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
+        let status_enabled = opts.status_lines || parse_prop(props, &prop::STATUS)?;
+        let label = props.text(&prop::LABEL).to_string();
+        // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
+        let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
+        if !(0.0..=1.0).contains(&error_rate_limit) {
+            return Err(bad_input(format!(
+                "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
+                prop::MAXERRORRATE.name
+            )));
+        }
+        let max_error_rate: Option<f64> =
+            props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
+        let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
+        if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
+            return Err(bad_input(format!(
+                "property {}={warmup_s}: seconds between 0 and 86400 are expected",
+                prop::WARMUP.name
+            )));
+        }
+        let warmup = Duration::from_secs_f64(warmup_s);
+        let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
+        if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
+            return Err(bad_input(format!(
+                "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
+                prop::STALLSECONDS.name
+            )));
+        }
+        let dead_s: f64 = parse_prop(props, &prop::DEADSECONDS)?;
+        if !(dead_s.is_finite() && (stall_s..=86_400.0).contains(&dead_s)) {
+            return Err(bad_input(format!(
+                "property {}={dead_s}: seconds between {}={stall_s} and 86400 are expected",
+                prop::DEADSECONDS.name,
+                prop::STALLSECONDS.name
+            )));
+        }
+        Ok(Limits {
+            requested_threads,
+            target,
+            max_execution_s,
+            status_interval_s,
+            status_enabled,
+            label,
+            error_rate_limit,
+            max_error_rate,
+            warmup_s,
+            warmup,
+            stall_s,
+            dead_s,
+        })
+    }
+}

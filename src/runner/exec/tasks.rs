@@ -1,0 +1,140 @@
+//! The run's background tasks: the `maxexecutiontime` timer, the error-rate guard, the warm-up's end and the progress ticks a client of several sends its coordinator.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{Event, Sink};
+use crate::measure::{self, Measurements};
+use crate::runner::client::{ClientProgress, progress_totals};
+use crate::workload::prop;
+
+/// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
+/// in YCSB's notes.
+pub(super) fn spawn_timer(
+    after: Duration,
+    max_execution_s: u64,
+    stop: &CancellationToken,
+    done: &CancellationToken,
+    events: Sink,
+) -> tokio::task::JoinHandle<()> {
+    let stop = stop.clone();
+    let done = done.clone();
+    tokio::spawn(async move {
+        events.event(Event::Note(format!(
+            "Maximum execution time specified as: {max_execution_s} secs"
+        )));
+        tokio::select! {
+            _ = tokio::time::sleep(after) => {
+                events.event(Event::Note(
+                    "Maximum time elapsed. Requesting stop for the workload.".into(),
+                ));
+                stop.cancel();
+            }
+            _ = done.cancelled() => {}
+        }
+    })
+}
+
+/// `microshard.maxerrorrate` set explicitly: once a second, after 100 operations, stops the run
+/// when more than `rate` of them failed, leaving the reason in `reason`.
+pub(super) fn spawn_error_guard(
+    rate: f64,
+    stop: &CancellationToken,
+    progress: Vec<Arc<ClientProgress>>,
+    done: &CancellationToken,
+    reason: &Arc<std::sync::Mutex<Option<String>>>,
+) -> tokio::task::JoinHandle<()> {
+    let stop = stop.clone();
+    let done = done.clone();
+    let reason = reason.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = done.cancelled() => return,
+            }
+            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+            if ops >= 100 && failed as f64 > rate * ops as f64 {
+                if let Ok(mut r) = reason.lock() {
+                    *r = Some(format!(
+                        "stopped: {failed} of {ops} operations failed, more than {}={rate}",
+                        prop::MAXERRORRATE.name
+                    ));
+                }
+                stop.cancel();
+                return;
+            }
+        }
+    })
+}
+
+/// `--warmup`: at its end forgets everything measured so far and notes where the timed window
+/// starts (CPU, instant, wall clock, counts) in `slot`.
+pub(super) fn spawn_warmup_end(
+    warmup: Duration,
+    measurements: &Arc<Measurements>,
+    progress: Vec<Arc<ClientProgress>>,
+    done: &CancellationToken,
+    slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+) -> tokio::task::JoinHandle<()> {
+    let measurements = measurements.clone();
+    let done = done.clone();
+    let slot = slot.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(warmup) => {}
+            _ = done.cancelled() => return,
+        }
+        measurements.reset();
+        let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+        if let Ok(mut s) = slot.lock() {
+            *s = Some(WarmupEnd {
+                cpu: measure::ClientCpu::now(),
+                at: Instant::now(),
+                wall: chrono::Utc::now(),
+                ops,
+                failed,
+            });
+        }
+    })
+}
+
+/// A client of several (`--barrier`) tells its coordinator how far it is, once a second and
+/// once at the end, so the coordinator can print one merged status line (`docs/engine.md`,
+/// "Several clients").
+pub(super) fn spawn_ticks(
+    progress: Vec<Arc<ClientProgress>>,
+    done: &CancellationToken,
+    events: &Sink,
+) -> tokio::task::JoinHandle<()> {
+    let done = done.clone();
+    let events = events.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(crate::runner::fanout::TICK_PERIOD);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let finished = tokio::select! {
+                _ = tick.tick() => false,
+                _ = done.cancelled() => true,
+            };
+            let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
+            events.event(Event::Protocol(crate::runner::fanout::tick_line(ops)));
+            if finished {
+                return;
+            }
+        }
+    })
+}
+
+/// The moment the warm-up ended, and the clients' counters then.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct WarmupEnd {
+    pub(super) cpu: measure::ClientCpu,
+    pub(super) at: Instant,
+    pub(super) wall: chrono::DateTime<chrono::Utc>,
+    pub(super) ops: u64,
+    pub(super) failed: u64,
+}
