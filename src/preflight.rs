@@ -333,16 +333,6 @@ pub(crate) struct Servers<'a> {
     pub dry_run: bool,
 }
 
-/// Parses `--backend`, naming it when it is none of the three.
-pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
-    use clap::ValueEnum;
-    BackendKind::from_str(backend, true).map_err(|_| {
-        bad_input(format!(
-            "--backend {backend}: expected process, docker or existing"
-        ))
-    })
-}
-
 /// Checks everything about the servers before anything starts: the backend, every topology
 /// (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
 /// and what the backend needs (a Docker engine with the image, or an existing cluster that

@@ -17,10 +17,10 @@ use crate::experiment::live::LiveLab;
 use crate::experiment::model::CompareCommand;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
-use crate::measure::validity::Verdict;
 use crate::output::{self, Terminal};
 use crate::preflight;
 use crate::report::{self, Columns, Format};
+use crate::topology::BackendKind;
 
 use preflight::MAX_DURATION;
 
@@ -91,8 +91,8 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value = "S1,S2,S3,S4,S5")]
     pub scenarios: String,
     /// Backend bringing the topologies up: process, docker or existing.
-    #[arg(long, default_value = "process")]
-    pub backend: String,
+    #[arg(long, value_enum, ignore_case = true, default_value = "process")]
+    pub backend: BackendKind,
     /// Directory holding `mongod` and `mongos` (process backend).
     #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
@@ -225,9 +225,9 @@ pub(crate) struct SweepArgs {
     /// Sweep against a server that already runs.
     #[arg(long)]
     pub uri: Option<String>,
-    /// Backend for `--topology`.
-    #[arg(long, default_value = "process")]
-    pub backend: String,
+    /// Backend for `--topology`: process, docker or existing.
+    #[arg(long, value_enum, ignore_case = true, default_value = "process")]
+    pub backend: BackendKind,
     /// Directory holding `mongod` and `mongos` (process backend).
     #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
@@ -474,7 +474,6 @@ impl CompareArgs {
     /// flag (exit status 2); nothing is created but `--standin`'s links.
     pub(crate) fn command(&self) -> anyhow::Result<CompareCommand> {
         let bin_dir = self.bin_dir_given()?;
-        let backend = preflight::backend_kind(&self.backend)?;
         let topologies = split_list(&self.topologies);
         let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
         Ok(CompareCommand {
@@ -487,7 +486,7 @@ impl CompareArgs {
             topologies,
             scenarios: split_list(&self.scenarios),
             repeat: self.repeat,
-            backend,
+            backend: self.backend,
             bin_dir,
             extra_mongod_args: self.mongod_args.clone(),
             image: self.image.clone(),
@@ -524,7 +523,7 @@ impl CompareArgs {
     /// `--bin-dir` made absolute, or `--standin`'s links.
     fn bin_dir_given(&self) -> anyhow::Result<Option<PathBuf>> {
         if self.standin {
-            Ok(Some(super::standin_cmd::standin_bin_dir(&self.backend)?))
+            Ok(Some(super::standin_cmd::standin_bin_dir(self.backend)?))
         } else {
             preflight::absolute_bin_dir(self.bin_dir.clone())
         }
@@ -622,68 +621,14 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let target = match (args.topology, args.uri) {
-        (Some(t), None) => SweepTarget::Topology(t),
-        (None, Some(u)) => SweepTarget::Uri(u),
-        _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
-    };
-    let vary = args.vary.as_deref().map(sweep::Vary::parse).transpose()?;
-    preflight::writable_dir("--out", &args.out)?;
-    let bin_dir = if args.standin {
-        Some(super::standin_cmd::standin_bin_dir(&args.backend)?)
-    } else {
-        preflight::absolute_bin_dir(args.bin_dir)?
-    };
-    let backend = preflight::backend_kind(&args.backend)?;
-    let cfg = SweepConfig {
-        workload: args.workload,
-        threads: args.threads.0,
-        target,
-        duration: args.duration,
-        overrides: args
-            .properties
-            .into_iter()
-            .chain(
-                args.warmup
-                    .map(|w| format!("microshard.warmup={}", w.as_secs_f64())),
-            )
-            .collect(),
-        full: args.full,
-        records: args.records,
-        no_load: args.no_load,
-        results_root: args.out,
-        backend,
-        vary,
-        repeat: args.repeat,
-        clients: usize::try_from(args.clients).unwrap_or(1),
-    };
-    match &cfg.target {
-        SweepTarget::Topology(t) => {
-            preflight::servers(&preflight::Servers {
-                label: "--topology",
-                backend,
-                topologies: std::slice::from_ref(t),
-                bin_dir: bin_dir.as_deref(),
-                extra_mongod_args: &args.mongod_args,
-                base_port: args.base_port,
-                pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
-                dry_run: args.dry_run,
-                ..Default::default()
-            })
-            .await?
-        }
-        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
-    }
+    let (cfg, bin_dir) = args.config()?;
+    args.preflight(&cfg, bin_dir.as_deref()).await?;
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
-        let where_ = match &cfg.target {
-            SweepTarget::Topology(t) => t.clone(),
-            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-        };
-        output::println(&dry_run::sweep_plan(&cfg, &resolved, &where_))?;
+        output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
+    let mut lab = LiveLab::new(args.backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;
     lab.events = progress.events();
     lab.clients = cfg.clients;
@@ -695,47 +640,94 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if cancel.is_cancelled() {
         return Err(swept.interrupted());
     }
-    let (dir, result) = (swept.dir, swept.outcome);
-    if result.is_single() {
-        for (_, curve) in &result.curves {
-            output::println(&report::sweep::render_sweep(curve))?;
-        }
-    } else {
-        output::println(&report::sweep::render_vary(
-            &result,
-            report::sweep::VaryFormat::Table,
-            &columns,
-        ))?;
-    }
+    print_sweep(&swept.outcome, &columns)?;
     output::eprintln(&format!(
         "microshard: sweep and chart in {}",
-        dir.path().display()
+        swept.dir.path().display()
     ));
-    let mut invalid = Vec::new();
-    let mut degraded = Vec::new();
-    for (_, c) in &result.curves {
-        for p in &c.points {
-            let line = format!(
-                "{} at {} threads is {}: {}",
-                c.label,
-                p.threads,
-                p.summary.validity.verdict,
-                p.summary.validity.summary()
-            );
-            match p.summary.validity.verdict {
-                Verdict::Valid => {}
-                Verdict::Degraded => degraded.push(line),
-                Verdict::Invalid => invalid.push(line),
-            }
+    let verdicts = swept.outcome.verdict_lines();
+    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
+}
+
+impl SweepArgs {
+    /// The sweep this command line asks for, and the binaries directory (`--bin-dir` made
+    /// absolute, or `--standin`'s links); each bad flag is one line naming it (exit 2).
+    fn config(&self) -> anyhow::Result<(SweepConfig, Option<PathBuf>)> {
+        let target = match (&self.topology, &self.uri) {
+            (Some(t), None) => SweepTarget::Topology(t.clone()),
+            (None, Some(u)) => SweepTarget::Uri(u.clone()),
+            _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
+        };
+        let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
+        preflight::writable_dir("--out", &self.out)?;
+        let bin_dir = if self.standin {
+            Some(super::standin_cmd::standin_bin_dir(self.backend)?)
+        } else {
+            preflight::absolute_bin_dir(self.bin_dir.clone())?
+        };
+        let mut overrides = self.properties.clone();
+        if let Some(w) = self.warmup {
+            overrides.push(format!("microshard.warmup={}", w.as_secs_f64()));
         }
-        for n in &c.not_run {
-            invalid.push(format!(
-                "{} at {} threads: {}",
-                c.label, n.threads, n.reason
-            ));
+        let cfg = SweepConfig {
+            workload: self.workload.clone(),
+            threads: self.threads.0.clone(),
+            target,
+            duration: self.duration,
+            overrides,
+            full: self.full,
+            records: self.records,
+            no_load: self.no_load,
+            results_root: self.out.clone(),
+            backend: self.backend,
+            vary,
+            repeat: self.repeat,
+            clients: usize::try_from(self.clients).unwrap_or(1),
+        };
+        Ok((cfg, bin_dir))
+    }
+
+    /// Checks the servers before anything starts: the topology's binaries, ports and backend,
+    /// or that the server at `--uri` answers.
+    async fn preflight(
+        &self,
+        cfg: &SweepConfig,
+        bin_dir: Option<&std::path::Path>,
+    ) -> anyhow::Result<()> {
+        match &cfg.target {
+            SweepTarget::Topology(t) => {
+                preflight::servers(&preflight::Servers {
+                    label: "--topology",
+                    backend: self.backend,
+                    topologies: std::slice::from_ref(t),
+                    bin_dir,
+                    extra_mongod_args: &self.mongod_args,
+                    base_port: self.base_port,
+                    pulls: (!self.quiet).then_some(&Terminal as &dyn Events),
+                    dry_run: self.dry_run,
+                    ..Default::default()
+                })
+                .await
+            }
+            SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
         }
     }
-    crate::error::verdicts_exit(invalid, degraded, args.strict)
+}
+
+/// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
+fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
+    if outcome.is_single() {
+        for (_, curve) in &outcome.curves {
+            output::println(&report::sweep::render_sweep(curve))?;
+        }
+        return Ok(());
+    }
+    output::println(&report::sweep::render_vary(
+        outcome,
+        report::sweep::VaryFormat::Table,
+        columns,
+    ))?;
+    Ok(())
 }
 
 /// Prints an experiment's table.

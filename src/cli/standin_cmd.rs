@@ -143,8 +143,10 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
 
 /// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
 /// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(backend: &str) -> anyhow::Result<std::path::PathBuf> {
-    if backend != "process" {
+pub(crate) fn standin_bin_dir(
+    backend: crate::topology::BackendKind,
+) -> anyhow::Result<std::path::PathBuf> {
+    if backend != crate::topology::BackendKind::Process {
         return Err(crate::error::bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"
         )));

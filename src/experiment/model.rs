@@ -503,6 +503,36 @@ impl SweepOutcome {
     pub(crate) fn is_single(&self) -> bool {
         self.property.is_none() && self.curves.len() <= 1
     }
+
+    /// Every point that is not `valid` and every point not run, one line each saying why (for
+    /// the last line on stderr and the exit status: `error::verdicts_exit`).
+    pub(crate) fn verdict_lines(&self) -> super::compare::VerdictLines {
+        let mut lines = super::compare::VerdictLines::default();
+        for (_, c) in &self.curves {
+            for p in &c.points {
+                let v = &p.summary.validity;
+                let line = format!(
+                    "{} at {} threads is {}: {}",
+                    c.label,
+                    p.threads,
+                    v.verdict,
+                    v.summary()
+                );
+                match v.verdict {
+                    crate::measure::validity::Verdict::Valid => {}
+                    crate::measure::validity::Verdict::Degraded => lines.degraded.push(line),
+                    crate::measure::validity::Verdict::Invalid => lines.invalid.push(line),
+                }
+            }
+            for n in &c.not_run {
+                lines.invalid.push(format!(
+                    "{} at {} threads: {}",
+                    c.label, n.threads, n.reason
+                ));
+            }
+        }
+        lines
+    }
 }
 
 /// The default write concern in force on the deployment (`getDefaultRWConcern`), or why it was

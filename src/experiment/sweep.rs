@@ -32,6 +32,16 @@ pub(crate) enum SweepTarget {
     Uri(String),
 }
 
+impl SweepTarget {
+    /// Where the sweep runs, as a plan shows it (a URI's password hidden).
+    pub(crate) fn shown(&self) -> String {
+        match self {
+            SweepTarget::Topology(t) => t.clone(),
+            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+        }
+    }
+}
+
 /// Everything `sweep` is asked to do.
 #[derive(Debug, Clone)]
 pub(crate) struct SweepConfig {
