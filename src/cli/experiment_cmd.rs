@@ -126,10 +126,10 @@ pub(crate) struct CompareArgs {
     pub clients: u64,
     /// Measure every cell N times (spread and significance need 2 or more); with --vary, also
     /// the sweep curves per value.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Client threads for every cell (default: each scenario file's threadcount).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Topology every other one is compared with (default: the first).
     #[arg(long)]
@@ -329,7 +329,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Client threads.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Records loaded before the run.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -361,10 +361,12 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value_t = demo::DEMO_SERVICE_TIME_US)]
     pub service_time_us: u64,
     /// Stand-in workers per mongod (capacity = workers × 10⁶ / service time ops/s).
-    #[arg(long, default_value_t = demo::DEMO_WORKERS)]
+    #[arg(long, default_value_t = demo::DEMO_WORKERS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub workers: u32,
     /// Client threads.
-    #[arg(long, default_value_t = demo::DEMO_THREADS)]
+    #[arg(long, default_value_t = demo::DEMO_THREADS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Topologies, comma-separated.
     #[arg(long, default_value = "single,microshard-2,microshard-4")]
@@ -798,7 +800,6 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    preflight::at_least_one("--threads", u64::from(args.threads))?;
     preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
         workload: args.workload,
@@ -829,7 +830,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         scenarios: split_list(&args.scenarios),
         base_port: args.base_port,
     };
-    preflight::at_least_one("--workers", u64::from(cfg.workers))?;
     if cfg.service_time_us > crate::standin::MAX_SERVICE_TIME_US {
         return Err(bad_input(format!(
             "--service-time-us {}: at most {} (10 s per operation)",
@@ -837,7 +837,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
             crate::standin::MAX_SERVICE_TIME_US
         )));
     }
-    preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
     preflight::scenarios(&demo::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {

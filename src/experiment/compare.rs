@@ -85,10 +85,7 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
     if cmd.scenarios.is_empty() {
         return Err(bad_input("--scenarios: at least one scenario is needed"));
     }
-    if cmd.repeat == 0 {
-        return Err(bad_input("--repeat: must be at least 1"));
-    }
-    Ok(())
+    crate::error::flag_at_least("--repeat", u64::from(cmd.repeat), 1)
 }
 
 /// Resolves every scenario of a command as its cells will run them (files, scale, `-p`) and

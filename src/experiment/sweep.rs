@@ -299,9 +299,7 @@ pub(crate) fn variants(
     vary: Option<&Vary>,
     repeat: u32,
 ) -> anyhow::Result<Vec<(Variant, PropertyMap)>> {
-    if repeat == 0 {
-        return Err(bad_input("--repeat: must be at least 1"));
-    }
+    crate::error::flag_at_least("--repeat", u64::from(repeat), 1)?;
     let values: Vec<Option<String>> = match vary {
         Some(v) => v.values.iter().cloned().map(Some).collect(),
         None => vec![None],

@@ -57,9 +57,7 @@ pub(crate) fn slices(
     let threads: u64 = props
         .value(&prop::THREADCOUNT)
         .map_err(crate::error::as_bad_input)?;
-    if n == 0 {
-        return Err(bad_input("--clients: must be at least 1"));
-    }
+    crate::error::flag_at_least("--clients", n, 1)?;
     if n > threads {
         return Err(bad_input(format!(
             "--clients {n}: more clients than threads (threadcount={threads} is the total, split across clients)"
