@@ -95,7 +95,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let docker_by_default = args.backend.is_none() && backend == BackendKind::Docker;
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
     if backend != BackendKind::Existing
-        && let Some(running) = matching(&spec.name).first()
+        && let Some(running) = state::matching(&spec.name).first()
     {
         return Err(crate::error::bad_input(format!(
             "topology {} is already running (run {}); `microshard down {}` first",
@@ -242,26 +242,7 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
             "down: name a topology or pass --all",
         ));
     };
-    let mut name = wanted.clone();
-    let mut matches: Vec<_> = matching(&name);
-    if matches.is_empty()
-        && let Ok(spec) = TopologySpec::load(&wanted)
-    {
-        name = spec.name;
-        matches = matching(&name);
-    }
-    if matches.is_empty() {
-        let running: Vec<String> = state::list()
-            .into_iter()
-            .filter_map(|(_, r)| r.ok().map(|c| c.name))
-            .collect();
-        let hint = crate::suggest::closest(&wanted, &running, |n| n.as_str())
-            .map(|n| format!("; did you mean {n:?}?"))
-            .unwrap_or_default();
-        return Err(crate::error::bad_input(format!(
-            "no running cluster named {wanted:?}{hint} (see `microshard status`)"
-        )));
-    }
+    let matches = state::find(&wanted).map_err(crate::error::bad_input)?;
     let mut errors = Vec::new();
     let mut done = String::new();
     for c in matches {
@@ -282,17 +263,9 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     Ok(printed?)
 }
 
-fn matching(name: &str) -> Vec<backend::RunningCluster> {
-    state::list()
-        .into_iter()
-        .filter_map(|(_, r)| r.ok())
-        .filter(|c| c.name == name || c.run_id == name)
-        .collect()
-}
-
 /// Lists the clusters microshard is running, with each member's state checked now.
 pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
-    let all = state::list();
+    let all = state::list_checked();
     if all.is_empty() && !args.json {
         output::println(&format!(
             "no clusters recorded in {}",
@@ -303,16 +276,7 @@ pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let mut records = Vec::new();
     for (path, r) in all {
         match r {
-            Ok(mut c) => {
-                for m in &mut c.members {
-                    if let Some(pid) = m.pid
-                        && !backend::process::pid_alive(pid, m.port)
-                    {
-                        m.state = backend::MemberState::Stopped;
-                    }
-                }
-                records.push(c);
-            }
+            Ok(c) => records.push(c),
             Err(e) => output::eprintln(&format!("microshard: {}: {e:#}", path.display())),
         }
     }

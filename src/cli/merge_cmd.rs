@@ -53,7 +53,7 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
         docs.push((name, doc));
     }
     fanout::check_mergeable(&docs).map_err(bad_input)?;
-    super::merge_overlap::check_overlap(&docs).map_err(bad_input)?;
+    fanout::overlap::check_overlap(&docs).map_err(bad_input)?;
     let merged = fanout::merge_clients(
         docs.into_iter()
             .enumerate()

@@ -151,7 +151,7 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         )?;
     }
     // Only for a workload that will start: bad input stays one line.
-    if let Some(line) = super::size_notice::notice(phase, &props)
+    if let Some(line) = crate::runner::size_notice::notice(phase, &props)
         .filter(|_| !args.barrier)
         .filter(|_| crate::workload::CoreWorkload::from_properties(&props).is_ok())
     {
@@ -220,7 +220,7 @@ fn render_report(executed: &crate::runner::Executed, props: &Properties) -> Stri
             "warning: cannot print the raw data points: {e}"
         )));
     }
-    let (exporter, warning) = exporter_for(props.text(&prop::EXPORTER));
+    let (exporter, warning) = ExporterKind::for_class(props.text(&prop::EXPORTER));
     if let Some(w) = warning {
         Terminal.event(Event::Note(w));
     }
@@ -252,51 +252,8 @@ pub(crate) fn print_merged(
         operations: doc.operations,
     };
     let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
-    let (exporter, _) = exporter_for(props.text(&prop::EXPORTER));
+    let (exporter, _) = ExporterKind::for_class(props.text(&prop::EXPORTER));
     let text = exporter.render(&run, &overall, &config);
     crate::output::println(text.trim_end())?;
     Ok(())
-}
-
-/// Resolves the `exporter` property (`site.ycsb...` or `com.yahoo.ycsb...` class names). An
-/// unknown class falls back to text with the warning YCSB would print (the caller prints it).
-fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
-    let simple = class_name
-        .strip_prefix("site.ycsb.measurements.exporter.")
-        .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
-    match simple {
-        Some("TextMeasurementsExporter") => (ExporterKind::Text, None),
-        Some("JSONMeasurementsExporter") => (ExporterKind::Json, None),
-        Some("JSONArrayMeasurementsExporter") => (ExporterKind::JsonArray, None),
-        _ => (
-            ExporterKind::Text,
-            Some(format!(
-                "Could not find exporter {class_name}, will use default text reporter."
-            )),
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exporter_names() {
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),
-            (ExporterKind::JsonArray, None)
-        );
-        assert_eq!(
-            exporter_for("com.yahoo.ycsb.measurements.exporter.JSONMeasurementsExporter"),
-            (ExporterKind::Json, None)
-        );
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.TextMeasurementsExporter").0,
-            ExporterKind::Text
-        );
-        let (kind, warning) = exporter_for("org.example.Csv");
-        assert_eq!(kind, ExporterKind::Text);
-        assert!(warning.unwrap().contains("org.example.Csv"));
-    }
 }

@@ -20,6 +20,7 @@ pub(crate) mod fanout;
 pub(crate) mod fdlimit;
 mod outputs;
 pub(crate) mod pacing;
+pub(crate) mod size_notice;
 mod status;
 pub(crate) mod verdict;
 pub(crate) mod watch;
