@@ -21,7 +21,7 @@ use tokio::process::Command;
 use crate::runner::{ExecuteOptions, Phase};
 
 pub(crate) mod docker;
-pub(crate) mod overlap;
+pub(crate) mod merge_input;
 use crate::error::bad_input;
 use crate::events::Event;
 use crate::measure::{ClientEntry, ResultDocument};
