@@ -138,11 +138,11 @@ impl Translated {
     /// One YCSB option other than the phase flags, taking its value from `it` when it has one.
     fn option<'a>(
         &mut self,
-        arg: &'a String,
+        arg: &str,
         it: &mut impl Iterator<Item = &'a String>,
     ) -> anyhow::Result<()> {
         let out = &mut self.args;
-        match arg.as_str() {
+        match arg {
             "-P" => out.property_files.push(value_of(it, "-P")?.clone().into()),
             "-p" => {
                 let kv = value_of(it, "-p")?;
