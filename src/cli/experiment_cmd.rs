@@ -439,33 +439,7 @@ pub(crate) fn matrix_exit(
         "microshard: results, reports and charts in {}",
         dir.path().display()
     ));
-    if outcome.interrupted {
-        anyhow::bail!(
-            "interrupted: {} cell(s) measured this time; finish with `microshard compare --resume {}`",
-            outcome.measured.len(),
-            dir.path().display()
-        );
-    }
-    if !outcome.failures.is_empty() {
-        let message = format!(
-            "{} failure(s): {}; finish with `microshard compare --resume {}`",
-            outcome.failures.len(),
-            outcome.failures.join("; "),
-            dir.path().display()
-        );
-        // A member that refused a flag the user gave is bad input (exit 2).
-        return Err(match outcome.bad_input {
-            true => bad_input(message),
-            false => anyhow::anyhow!(message),
-        });
-    }
-    let mut verdicts = compare::verdict_lines(dir)?;
-    if !outcome.not_run.is_empty() {
-        verdicts.invalid.push(format!(
-            "measure the cells not run with `microshard compare --resume {}`",
-            dir.path().display()
-        ));
-    }
+    let verdicts = outcome.verdicts(dir)?;
     printed?;
     crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }

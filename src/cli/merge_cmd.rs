@@ -44,8 +44,7 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
             .collect(),
     )?;
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&merged)?)
-            .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        super::workload_cmd::write_json(path, &merged)?;
     }
     match args.format {
         MergeFormat::Json => crate::output::println(&serde_json::to_string_pretty(&merged)?)?,

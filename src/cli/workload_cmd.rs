@@ -189,21 +189,15 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         )
         .await?;
         print_merged(&doc, &props)?;
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
-        }
         doc
     } else {
         let executed = crate::runner::execute_with_report(&props, phase, &opts).await?;
         write_report(&render_report(&executed, &props), &props)?;
-        let doc = executed.document;
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
-        }
-        doc
+        executed.document
     };
+    if let Some(path) = &args.json {
+        write_json(path, &doc)?;
+    }
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
@@ -239,6 +233,15 @@ fn write_report(text: &str, props: &Properties) -> anyhow::Result<()> {
         None if text.ends_with('\n') => Ok(crate::output::print(text)?),
         None => Ok(crate::output::println(text)?),
     }
+}
+
+/// Writes the result document to `--json`'s file.
+pub(crate) fn write_json(
+    path: &std::path::Path,
+    doc: &crate::measure::ResultDocument,
+) -> anyhow::Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(doc)?)
+        .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))
 }
 
 /// Prints YCSB's report of a merged result (the exporter the properties name).

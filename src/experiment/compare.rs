@@ -683,6 +683,39 @@ pub(crate) struct VerdictLines {
     pub degraded: Vec<String>,
 }
 
+impl MatrixOutcome {
+    /// How a measured experiment ends: an error when it was interrupted or a failure stopped
+    /// cells (bad input when a member refused a flag the user gave), each saying how to finish
+    /// with `--resume`; else its cells' [`VerdictLines`], with a line for the cells not run.
+    pub(crate) fn verdicts(&self, dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
+        let resume = format!("microshard compare --resume {}", dir.path().display());
+        if self.interrupted {
+            anyhow::bail!(
+                "interrupted: {} cell(s) measured this time; finish with `{resume}`",
+                self.measured.len()
+            );
+        }
+        if !self.failures.is_empty() {
+            let message = format!(
+                "{} failure(s): {}; finish with `{resume}`",
+                self.failures.len(),
+                self.failures.join("; ")
+            );
+            return Err(match self.bad_input {
+                true => bad_input(message),
+                false => anyhow::anyhow!(message),
+            });
+        }
+        let mut verdicts = verdict_lines(dir)?;
+        if !self.not_run.is_empty() {
+            verdicts
+                .invalid
+                .push(format!("measure the cells not run with `{resume}`"));
+        }
+        Ok(verdicts)
+    }
+}
+
 /// The [`VerdictLines`] of an experiment directory.
 pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
     let mut lines = VerdictLines::default();
