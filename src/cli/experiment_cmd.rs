@@ -6,7 +6,6 @@ use std::time::Duration;
 use clap::Args;
 
 use super::progress::ProgressDisplay;
-use crate::error::as_bad_input;
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::calibrate::{self, CalibrateConfig};
@@ -400,27 +399,12 @@ fn finish_matrix(
     report::write_reports(dir)?;
     let mut text = report::render_dir(dir, format, false, columns)?;
     if format == Format::Table {
-        // `--sweep --vary`: each topology's seed-2 table under the comparison (other formats keep
-        // stdout one document; the tables are in the run directory as `vary-TOPOLOGY.*`).
-        for varied in &outcome.varied {
-            text.push('\n');
-            text.push_str(&report::sweep::render_vary(
-                varied,
-                report::sweep::VaryFormat::Table,
-                columns,
-            ));
-        }
-        // `--sweep`: each topology's curve and knee, and the thread count its cells then used.
-        let sweeps = dir.sweeps();
-        if outcome.varied.is_empty() && !sweeps.is_empty() {
-            for (_, s) in &sweeps {
-                text.push('\n');
-                text.push_str(&report::sweep::render_sweep(s));
-            }
-            if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
-                text.push_str(&format!("{line}\n"));
-            }
-        }
+        // Other formats keep stdout one document; the tables are in the run directory.
+        text.push_str(&report::sweep::under_comparison(
+            dir,
+            &outcome.varied,
+            columns,
+        ));
     }
     matrix_exit(dir, outcome, &text, strict)
 }
@@ -560,19 +544,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
-        let (scenarios, scale_note) = compare::resolve(command, None)?;
-        let topologies = command
-            .topologies
-            .iter()
-            .map(|t| crate::topology::TopologySpec::load(t).map_err(as_bad_input))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        output::println(&dry_run::compare_plan(
-            command,
-            &scenarios,
-            &scale_note,
-            &topologies,
-            &args.out,
-        ))?;
+        output::println(&dry_run::new_compare_plan(command, &args.out)?)?;
         return Ok(());
     }
     let prepared = match start {
