@@ -9,7 +9,7 @@ use crate::events::{Event, Events};
 use crate::measure::ExporterKind;
 use crate::output::Terminal;
 use crate::runner::{ExecuteOptions, Phase};
-use crate::workload::{Origin, Properties, prop};
+use crate::workload::{Properties, prop};
 
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
 #[derive(Debug, Default, Args)]
@@ -89,45 +89,33 @@ impl LoadArgs {
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
 /// then the flags (which name themselves as the origin in error messages).
 pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
-    let mut props = Properties::new();
-    for file in &args.property_files {
-        props.load_file(file).map_err(as_bad_input)?;
-    }
-    for kv in &args.properties {
-        props.apply_override(kv).map_err(as_bad_input)?;
-    }
-    let flag = |name: &str| Origin::Flag(name.to_string());
-    if let Some(n) = args.threads {
-        props.set(prop::THREADCOUNT.name, n.to_string(), flag("--threads"));
-    }
-    if let Some(n) = args.target {
-        props.set(prop::TARGET.name, n.to_string(), flag("--target"));
-    }
-    if let Some(uri) = &args.uri {
-        props.set(prop::MONGODB_URL.name, uri.clone(), flag("--uri"));
-    }
-    if let Some(label) = &args.label {
-        props.set(prop::LABEL.name, label.clone(), flag("--label"));
-    }
-    if args.status {
-        props.set(prop::STATUS.name, "true", flag("-s"));
-    }
-    if let Some(w) = args.warmup {
-        props.set(
+    let flags = [
+        (
+            prop::THREADCOUNT.name,
+            args.threads.map(|n| n.to_string()),
+            "--threads",
+        ),
+        (
+            prop::TARGET.name,
+            args.target.map(|n| n.to_string()),
+            "--target",
+        ),
+        (prop::MONGODB_URL.name, args.uri.clone(), "--uri"),
+        (prop::LABEL.name, args.label.clone(), "--label"),
+        (prop::STATUS.name, args.status.then(|| "true".into()), "-s"),
+        (
             prop::WARMUP.name,
-            w.as_secs_f64().to_string(),
-            flag("--warmup"),
-        );
-    }
-    if let Some(rate) = &args.max_error_rate {
-        props.set(
+            args.warmup.map(|w| w.as_secs_f64().to_string()),
+            "--warmup",
+        ),
+        (
             prop::MAXERRORRATE.name,
-            rate.clone(),
-            flag("--max-error-rate"),
-        );
-    }
-    props.refuse_near_misses().map_err(as_bad_input)?;
-    Ok(props)
+            args.max_error_rate.clone(),
+            "--max-error-rate",
+        ),
+    ];
+    Properties::from_command_line(&args.property_files, &args.properties, &flags)
+        .map_err(as_bad_input)
 }
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
@@ -157,26 +145,14 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     {
         crate::output::eprintln(&line);
     }
-    // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let banner = vec![
-        format!(
-            "Command line: {}",
-            crate::redact::redact_text(&argv.join(" "))
-        ),
-        format!(
-            "microshard {} (YCSB Client compatible)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        String::new(),
-    ];
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
         status_lines: args.status,
         uri: None,
         events: Some(Terminal::sink()),
         drop_database: args.drop,
-        banner,
+        banner: crate::runner::ycsb_banner(&argv),
         barrier: args.barrier,
         ..Default::default()
     };

@@ -147,6 +147,30 @@ impl Properties {
         Self::default()
     }
 
+    /// The properties of a command line, with YCSB's precedence: every file in order, then every
+    /// `name=value` override, then each flag that sets a property (`(property, value, flag)`;
+    /// the flag is the origin error messages name). A near miss of a known name is refused.
+    pub(crate) fn from_command_line(
+        files: &[std::path::PathBuf],
+        overrides: &[String],
+        flags: &[(&str, Option<String>, &str)],
+    ) -> Result<Properties, PropertyError> {
+        let mut props = Properties::new();
+        for file in files {
+            props.load_file(file)?;
+        }
+        for kv in overrides {
+            props.apply_override(kv)?;
+        }
+        for (key, value, flag) in flags {
+            if let Some(value) = value {
+                props.set(*key, value.clone(), Origin::Flag(flag.to_string()));
+            }
+        }
+        props.refuse_near_misses()?;
+        Ok(props)
+    }
+
     /// Merges one `-P` file (Java syntax); its values override earlier ones.
     ///
     /// The file must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
