@@ -28,31 +28,20 @@ pub(crate) struct Translated {
     pub notes: Vec<String>,
 }
 
-/// Binding names (and `-db` classes) that mean the synchronous MongoDB binding.
-const MONGODB_NAMES: &[&str] = &[
-    "mongodb",
-    "site.ycsb.db.MongoDbClient",
-    "com.yahoo.ycsb.db.MongoDbClient",
-];
-/// Names of YCSB's asynchronous MongoDB binding, which microshard runs as the synchronous one.
-const MONGODB_ASYNC_NAMES: &[&str] = &[
-    "mongodb-async",
-    "site.ycsb.db.AsyncMongoDbClient",
-    "com.yahoo.ycsb.db.AsyncMongoDbClient",
-];
-
+/// Accepts YCSB's MongoDB bindings (a note for the asynchronous one, run as the synchronous
+/// one); any other database is bad input naming it.
 fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> anyhow::Result<()> {
-    if MONGODB_NAMES.contains(&name) {
-        Ok(())
-    } else if MONGODB_ASYNC_NAMES.contains(&name) {
-        notes.push(format!(
-            "note: {what} {name} is run with microshard's MongoDB binding (the same as `mongodb`); YCSB's async driver does not work with MongoDB 5.1+"
-        ));
-        Ok(())
-    } else {
-        Err(bad_input(format!(
+    match crate::db::ycsb_binding_is_async(name) {
+        Some(false) => Ok(()),
+        Some(true) => {
+            notes.push(format!(
+                "note: {what} {name} is run with microshard's MongoDB binding (the same as `mongodb`); YCSB's async driver does not work with MongoDB 5.1+"
+            ));
+            Ok(())
+        }
+        None => Err(bad_input(format!(
             "{what} {name:?}: microshard only drives MongoDB (use `mongodb`)"
-        )))
+        ))),
     }
 }
 
