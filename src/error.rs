@@ -26,6 +26,18 @@ pub(crate) fn bad_input(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(message.into()))
 }
 
+/// Refuses `value` given for `flag` when it is below `low`: bad input (exit 2) on one line naming
+/// the flag and the value, in the wording every lower bound shares ([`crate::props::at_least`]).
+pub(crate) fn flag_at_least(flag: &str, value: u64, low: u64) -> anyhow::Result<()> {
+    if value < low {
+        return Err(bad_input(format!(
+            "{flag} {value}: {}",
+            crate::props::at_least(low)
+        )));
+    }
+    Ok(())
+}
+
 /// Wraps any typed error as bad input, keeping its message.
 pub(crate) fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
     bad_input(err.to_string())

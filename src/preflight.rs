@@ -232,19 +232,11 @@ pub(crate) fn property_bounds(props: &crate::workload::Properties) -> anyhow::Re
     Ok(())
 }
 
-/// Refuses a count of zero for `flag` (threads, workers).
-pub(crate) fn at_least_one(flag: &str, n: u64) -> anyhow::Result<()> {
-    if n == 0 {
-        return Err(bad_input(format!("{flag} 0: must be at least 1")));
-    }
-    Ok(())
-}
-
 /// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
 /// and refuses what the runner would only refuse once a topology is up: a thread count of zero.
 pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
-        at_least_one("--threads", u64::from(t))?;
+        crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
     let overrides = scenario::parse_overrides(&cmd.overrides)?;
     let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
@@ -331,16 +323,6 @@ pub(crate) struct Servers<'a> {
     /// A dry run: every check is made, but an image the engine lacks is not pulled (the run
     /// would pull it; a note says so).
     pub dry_run: bool,
-}
-
-/// Parses `--backend`, naming it when it is none of the three.
-pub(crate) fn backend_kind(backend: &str) -> anyhow::Result<BackendKind> {
-    use clap::ValueEnum;
-    BackendKind::from_str(backend, true).map_err(|_| {
-        bad_input(format!(
-            "--backend {backend}: expected process, docker or existing"
-        ))
-    })
 }
 
 /// Checks everything about the servers before anything starts: the backend, every topology

@@ -58,3 +58,34 @@ pub(crate) fn standin_executable() -> std::io::Result<std::path::PathBuf> {
         ),
     ))
 }
+
+/// What `mongod --help` / `mongos --help` print when the binary plays the stand-in: which of
+/// the real server's flags it takes, and its own.
+pub(crate) fn help_text(role: Role) -> &'static str {
+    match role {
+        Role::Mongod => {
+            "microshard stand-in mongod (a MongoDB-wire-protocol test server, not MongoDB)\n\
+             Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
+             --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS"
+        }
+        Role::Mongos => {
+            "microshard stand-in mongos (a MongoDB-wire-protocol test server, not MongoDB)\n\
+             Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
+             --logappend, --unixSocketPrefix, --setParameter, --quiet\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE"
+        }
+    }
+}
+
+/// What `--version` prints, shaped like mongod's own first line so tools that parse it see a
+/// version ending in -standin.
+pub(crate) fn version_text(role: Role) -> String {
+    let first = match role {
+        Role::Mongod => "db version",
+        Role::Mongos => "mongos version",
+    };
+    format!(
+        "{first} v{STANDIN_VERSION}\nBuild Info: microshard stand-in (a MongoDB-wire-protocol test server, not MongoDB)\n"
+    )
+}

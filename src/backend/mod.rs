@@ -7,6 +7,7 @@
 //! success, on error and on cancellation.
 
 pub mod docker;
+pub(crate) mod doctor;
 pub(crate) mod existing;
 mod extra_hosts;
 pub mod process;

@@ -76,6 +76,56 @@ pub(crate) fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
     out
 }
 
+/// Every state record as [`list`] reads it, each member's state checked now: a process that is
+/// gone is `stopped`, whatever the record says.
+pub(crate) fn list_checked() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
+    let mut all = list();
+    for c in all.iter_mut().filter_map(|(_, r)| r.as_mut().ok()) {
+        for m in &mut c.members {
+            if let Some(pid) = m.pid
+                && !super::process::pid_alive(pid, m.port)
+            {
+                m.state = super::MemberState::Stopped;
+            }
+        }
+    }
+    all
+}
+
+/// The recorded clusters called `name` or whose run id is `name`.
+pub(crate) fn matching(name: &str) -> Vec<RunningCluster> {
+    list()
+        .into_iter()
+        .filter_map(|(_, r)| r.ok())
+        .filter(|c| c.name == name || c.run_id == name)
+        .collect()
+}
+
+/// The recorded clusters `wanted` names: a cluster's name, a run id, or a topology (a name in
+/// `topologies/` or a TOML file) whose name is recorded. None is an error naming `wanted` and
+/// the closest running cluster's name.
+pub(crate) fn find(wanted: &str) -> Result<Vec<RunningCluster>, String> {
+    let mut found = matching(wanted);
+    if found.is_empty()
+        && let Ok(spec) = crate::topology::TopologySpec::load(wanted)
+    {
+        found = matching(&spec.name);
+    }
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let running: Vec<String> = list()
+        .into_iter()
+        .filter_map(|(_, r)| r.ok().map(|c| c.name))
+        .collect();
+    let hint = crate::suggest::closest(wanted, &running, |n| n.as_str())
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default();
+    Err(format!(
+        "no running cluster named {wanted:?}{hint} (see `microshard status`)"
+    ))
+}
+
 /// Removes a state file (missing is fine).
 pub(crate) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);

@@ -84,23 +84,9 @@ pub(crate) struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    if args.standin {
-        if args.backend.is_some_and(|b| b != BackendKind::Process) {
-            return Err(crate::error::bad_input(
-                "--standin: the stand-in runs with the process backend (drop --backend)",
-            ));
-        }
-        args.backend = Some(BackendKind::Process);
-        args.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
-    }
+    args.take_standin()?;
     args.bin_dir = crate::preflight::absolute_bin_dir(args.bin_dir)?;
-    let mut spec = TopologySpec::load(&args.topology).map_err(as_bad_input)?;
-    if let Some(port) = args.base_port {
-        spec.base_port = port;
-    }
-    if let Some(image) = &args.image {
-        spec.image = image.clone();
-    }
+    let spec = args.spec()?;
     let backend = match args.backend {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
@@ -109,45 +95,15 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let docker_by_default = args.backend.is_none() && backend == BackendKind::Docker;
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
     if backend != BackendKind::Existing
-        && let Some(running) = matching(&spec.name).first()
+        && let Some(running) = state::matching(&spec.name).first()
     {
-        {
-            return Err(crate::error::bad_input(format!(
-                "topology {} is already running (run {}); `microshard down {}` first",
-                spec.name, running.run_id, spec.name
-            )));
-        }
+        return Err(crate::error::bad_input(format!(
+            "topology {} is already running (run {}); `microshard down {}` first",
+            spec.name, running.run_id, spec.name
+        )));
     }
-    let run_id = new_run_id(&spec.name);
-    let run_dir = args
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("microshard").join(&run_id));
-    let opts = PlanOptions {
-        backend,
-        run_id,
-        run_dir,
-        bin_dir: args.bin_dir.clone(),
-        total_memory_gb: None,
-    };
-    let plan = Plan::new(&spec, &opts).map_err(as_bad_input)?;
-    // Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, before
-    // anything starts (`docs/reliability.md` §1), for a dry run too.
-    if let Some(dir) = &args.run_dir {
-        crate::preflight::writable_dir("--run-dir", dir)?;
-    }
-    crate::preflight::servers(&crate::preflight::Servers {
-        label: "topology",
-        backend,
-        pulls: Some(&crate::output::Terminal),
-        topologies: std::slice::from_ref(&args.topology),
-        bin_dir: args.bin_dir.as_deref(),
-        image: args.image.as_deref(),
-        base_port: args.base_port,
-        dry_run: args.dry_run,
-        ..Default::default()
-    })
-    .await?;
+    let plan = args.plan(&spec, backend)?;
+    args.preflight(backend).await?;
     if args.dry_run {
         output::print(&plan.render())?;
         return Ok(());
@@ -161,19 +117,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     for n in &plan.notes {
         output::eprintln(&format!("microshard: note: {n}"));
     }
-    let t = Duration::from_secs(args.timeout);
-    let up_opts = UpOptions {
-        assembly: AssemblyOptions {
-            ready_timeout: t,
-            primary_timeout: t,
-            add_shard_timeout: t,
-        },
-        keep: args.keep,
-        cancel: Some(cancel),
-        events: crate::output::Terminal::sink(),
-        ..UpOptions::default()
-    };
-    let cluster = backend::up(&plan, &up_opts).await?;
+    let cluster = backend::up(&plan, &args.up_options(cancel)).await?;
     let mut text = cluster.render();
     if cluster.backend != BackendKind::Existing {
         text.push_str(&format!(
@@ -183,6 +127,91 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     }
     output::print(&text)?;
     Ok(())
+}
+
+impl UpArgs {
+    /// `--standin`: the process backend with the stand-in's links as the binaries directory
+    /// (another `--backend` is bad input).
+    fn take_standin(&mut self) -> anyhow::Result<()> {
+        if !self.standin {
+            return Ok(());
+        }
+        if self.backend.is_some_and(|b| b != BackendKind::Process) {
+            return Err(crate::error::bad_input(
+                "--standin: the stand-in runs with the process backend (drop --backend)",
+            ));
+        }
+        self.backend = Some(BackendKind::Process);
+        self.bin_dir = Some(super::standin_cmd::standin_bin_dir(BackendKind::Process)?);
+        Ok(())
+    }
+
+    /// The topology file with `--base-port` and `--image` applied.
+    fn spec(&self) -> anyhow::Result<TopologySpec> {
+        let mut spec = TopologySpec::load(&self.topology).map_err(as_bad_input)?;
+        if let Some(port) = self.base_port {
+            spec.base_port = port;
+        }
+        if let Some(image) = &self.image {
+            spec.image = image.clone();
+        }
+        Ok(spec)
+    }
+
+    /// The plan of this run: a new run id, and its run directory (`--run-dir` or a new one under
+    /// the system temp dir).
+    fn plan(&self, spec: &TopologySpec, backend: BackendKind) -> anyhow::Result<Plan> {
+        let run_id = new_run_id(&spec.name);
+        let run_dir = self
+            .run_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("microshard").join(&run_id));
+        let opts = PlanOptions {
+            backend,
+            run_id,
+            run_dir,
+            bin_dir: self.bin_dir.clone(),
+            total_memory_gb: None,
+        };
+        Plan::new(spec, &opts).map_err(as_bad_input)
+    }
+
+    /// Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, checked
+    /// before anything starts (`docs/reliability.md` §1), for a dry run too.
+    async fn preflight(&self, backend: BackendKind) -> anyhow::Result<()> {
+        if let Some(dir) = &self.run_dir {
+            crate::preflight::writable_dir("--run-dir", dir)?;
+        }
+        crate::preflight::servers(&crate::preflight::Servers {
+            label: "topology",
+            backend,
+            pulls: Some(&crate::output::Terminal),
+            topologies: std::slice::from_ref(&self.topology),
+            bin_dir: self.bin_dir.as_deref(),
+            image: self.image.as_deref(),
+            base_port: self.base_port,
+            dry_run: self.dry_run,
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// How the bring-up waits (`--timeout` for each wait) and whether it keeps the members'
+    /// directories (`--keep`).
+    fn up_options(&self, cancel: tokio_util::sync::CancellationToken) -> UpOptions {
+        let t = Duration::from_secs(self.timeout);
+        UpOptions {
+            assembly: AssemblyOptions {
+                ready_timeout: t,
+                primary_timeout: t,
+                add_shard_timeout: t,
+            },
+            keep: self.keep,
+            cancel: Some(cancel),
+            events: crate::output::Terminal::sink(),
+            ..UpOptions::default()
+        }
+    }
 }
 
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
@@ -213,26 +242,7 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
             "down: name a topology or pass --all",
         ));
     };
-    let mut name = wanted.clone();
-    let mut matches: Vec<_> = matching(&name);
-    if matches.is_empty()
-        && let Ok(spec) = TopologySpec::load(&wanted)
-    {
-        name = spec.name;
-        matches = matching(&name);
-    }
-    if matches.is_empty() {
-        let running: Vec<String> = state::list()
-            .into_iter()
-            .filter_map(|(_, r)| r.ok().map(|c| c.name))
-            .collect();
-        let hint = crate::suggest::closest(&wanted, &running, |n| n.as_str())
-            .map(|n| format!("; did you mean {n:?}?"))
-            .unwrap_or_default();
-        return Err(crate::error::bad_input(format!(
-            "no running cluster named {wanted:?}{hint} (see `microshard status`)"
-        )));
-    }
+    let matches = state::find(&wanted).map_err(crate::error::bad_input)?;
     let mut errors = Vec::new();
     let mut done = String::new();
     for c in matches {
@@ -253,17 +263,9 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     Ok(printed?)
 }
 
-fn matching(name: &str) -> Vec<backend::RunningCluster> {
-    state::list()
-        .into_iter()
-        .filter_map(|(_, r)| r.ok())
-        .filter(|c| c.name == name || c.run_id == name)
-        .collect()
-}
-
 /// Lists the clusters microshard is running, with each member's state checked now.
 pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
-    let all = state::list();
+    let all = state::list_checked();
     if all.is_empty() && !args.json {
         output::println(&format!(
             "no clusters recorded in {}",
@@ -274,16 +276,7 @@ pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let mut records = Vec::new();
     for (path, r) in all {
         match r {
-            Ok(mut c) => {
-                for m in &mut c.members {
-                    if let Some(pid) = m.pid
-                        && !backend::process::pid_alive(pid, m.port)
-                    {
-                        m.state = backend::MemberState::Stopped;
-                    }
-                }
-                records.push(c);
-            }
+            Ok(c) => records.push(c),
             Err(e) => output::eprintln(&format!("microshard: {}: {e:#}", path.display())),
         }
     }
@@ -307,92 +300,14 @@ pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
 /// Tells which backends are usable here, and why not.
 pub(crate) async fn doctor(args: DoctorArgs) -> anyhow::Result<()> {
     if args.docker_ready {
-        let image = crate::topology::spec_default_image();
-        let ready = match backend::docker::connect(None).await {
-            Ok(docker) => backend::docker::image_present(&docker, image).await,
-            Err(_) => false,
-        };
-        return if ready {
-            Ok(())
-        } else {
-            Err(anyhow::anyhow!(
-                "no Docker engine with the {image} image here"
-            ))
+        return match backend::doctor::docker_ready().await {
+            true => Ok(()),
+            false => Err(anyhow::anyhow!(
+                "no Docker engine with the {} image here",
+                crate::topology::spec_default_image()
+            )),
         };
     }
-    let mut text = String::new();
-    // Every line of the report goes into `text`, printed once at the end.
-    macro_rules! outln {
-        ($($arg:tt)*) => {{
-            text.push_str(&format!($($arg)*));
-            text.push('\n');
-        }};
-    }
-    outln!("process backend:");
-    let mut standin_only = false;
-    let mut found_any = false;
-    for name in ["mongod", "mongos"] {
-        match crate::topology::find_program(name, args.bin_dir.as_deref()) {
-            Ok(path) => {
-                found_any = true;
-                match backend::process::binary_version(&path.display().to_string()).await {
-                    Ok(v) => {
-                        if v.to_ascii_lowercase().contains("standin") {
-                            standin_only = true;
-                        }
-                        outln!("  {name}: {} ({v})", path.display());
-                    }
-                    Err(e) => outln!(
-                        "  {name}: {} does not answer --version: {e:#}",
-                        path.display()
-                    ),
-                }
-            }
-            Err(e) => outln!("  {name}: not usable: {e}"),
-        }
-    }
-    if !found_any {
-        outln!(
-            "  note: without MongoDB binaries, the microshard stand-in can play mongod/mongos for tests and demos (not for MongoDB figures)"
-        );
-    }
-    if standin_only {
-        outln!(
-            "  note: the binaries found are the microshard stand-in, not MongoDB; figures measured against them are stand-in figures"
-        );
-    }
-    outln!("docker backend:");
-    match backend::docker::connect(None).await {
-        Ok(docker) => {
-            let version = docker
-                .version()
-                .await
-                .ok()
-                .and_then(|v| v.version)
-                .unwrap_or_else(|| "unknown".into());
-            outln!("  engine: reachable, version {version}");
-            for image in [
-                crate::topology::spec_default_image(),
-                backend::docker::STANDIN_IMAGE,
-            ] {
-                let present = backend::docker::image_present(&docker, image).await;
-                let absent = if image == backend::docker::STANDIN_IMAGE {
-                    "absent (the Docker tests build it from the microshard binary; no registry needed)"
-                } else {
-                    "absent (pulled on first use when a registry is reachable)"
-                };
-                outln!(
-                    "  image {image}: {}",
-                    if present { "present" } else { absent }
-                );
-            }
-        }
-        Err(e) => outln!("  not usable: {e}"),
-    }
-    outln!("existing backend:");
-    outln!(
-        "  usable with any topology that sets uri = \"mongodb://...\" (see topologies/existing.toml)"
-    );
-    output::print(&text)?;
+    output::print(&backend::doctor::report(args.bin_dir.as_deref()).await)?;
     Ok(())
 }

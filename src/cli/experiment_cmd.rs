@@ -6,7 +6,6 @@ use std::time::Duration;
 use clap::Args;
 
 use super::progress::ProgressDisplay;
-use crate::error::as_bad_input;
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::calibrate::{self, CalibrateConfig};
@@ -17,10 +16,10 @@ use crate::experiment::live::LiveLab;
 use crate::experiment::model::CompareCommand;
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
-use crate::measure::validity::Verdict;
 use crate::output::{self, Terminal};
 use crate::preflight;
 use crate::report::{self, Columns, Format};
+use crate::topology::BackendKind;
 
 use preflight::MAX_DURATION;
 
@@ -91,8 +90,8 @@ pub(crate) struct CompareArgs {
     #[arg(long, default_value = "S1,S2,S3,S4,S5")]
     pub scenarios: String,
     /// Backend bringing the topologies up: process, docker or existing.
-    #[arg(long, default_value = "process")]
-    pub backend: String,
+    #[arg(long, value_enum, ignore_case = true, default_value = "process")]
+    pub backend: BackendKind,
     /// Directory holding `mongod` and `mongos` (process backend).
     #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
@@ -126,10 +125,10 @@ pub(crate) struct CompareArgs {
     pub clients: u64,
     /// Measure every cell N times (spread and significance need 2 or more); with --vary, also
     /// the sweep curves per value.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Client threads for every cell (default: each scenario file's threadcount).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Topology every other one is compared with (default: the first).
     #[arg(long)]
@@ -225,9 +224,9 @@ pub(crate) struct SweepArgs {
     /// Sweep against a server that already runs.
     #[arg(long)]
     pub uri: Option<String>,
-    /// Backend for `--topology`.
-    #[arg(long, default_value = "process")]
-    pub backend: String,
+    /// Backend for `--topology`: process, docker or existing.
+    #[arg(long, value_enum, ignore_case = true, default_value = "process")]
+    pub backend: BackendKind,
     /// Directory holding `mongod` and `mongos` (process backend).
     #[arg(long, conflicts_with = "standin")]
     pub bin_dir: Option<PathBuf>,
@@ -331,7 +330,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: Duration,
     /// Client threads.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Records loaded before the run.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -363,10 +362,12 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value_t = demo::DEMO_SERVICE_TIME_US)]
     pub service_time_us: u64,
     /// Stand-in workers per mongod (capacity = workers × 10⁶ / service time ops/s).
-    #[arg(long, default_value_t = demo::DEMO_WORKERS)]
+    #[arg(long, default_value_t = demo::DEMO_WORKERS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub workers: u32,
     /// Client threads.
-    #[arg(long, default_value_t = demo::DEMO_THREADS)]
+    #[arg(long, default_value_t = demo::DEMO_THREADS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Topologies, comma-separated.
     #[arg(long, default_value = "single,microshard-2,microshard-4")]
@@ -400,27 +401,12 @@ fn finish_matrix(
     report::write_reports(dir)?;
     let mut text = report::render_dir(dir, format, false, columns)?;
     if format == Format::Table {
-        // `--sweep --vary`: each topology's seed-2 table under the comparison (other formats keep
-        // stdout one document; the tables are in the run directory as `vary-TOPOLOGY.*`).
-        for varied in &outcome.varied {
-            text.push('\n');
-            text.push_str(&report::sweep::render_vary(
-                varied,
-                report::sweep::VaryFormat::Table,
-                columns,
-            ));
-        }
-        // `--sweep`: each topology's curve and knee, and the thread count its cells then used.
-        let sweeps = dir.sweeps();
-        if outcome.varied.is_empty() && !sweeps.is_empty() {
-            for (_, s) in &sweeps {
-                text.push('\n');
-                text.push_str(&report::sweep::render_sweep(s));
-            }
-            if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
-                text.push_str(&format!("{line}\n"));
-            }
-        }
+        // Other formats keep stdout one document; the tables are in the run directory.
+        text.push_str(&report::sweep::under_comparison(
+            dir,
+            &outcome.varied,
+            columns,
+        ));
     }
     matrix_exit(dir, outcome, &text, strict)
 }
@@ -439,33 +425,7 @@ pub(crate) fn matrix_exit(
         "microshard: results, reports and charts in {}",
         dir.path().display()
     ));
-    if outcome.interrupted {
-        anyhow::bail!(
-            "interrupted: {} cell(s) measured this time; finish with `microshard compare --resume {}`",
-            outcome.measured.len(),
-            dir.path().display()
-        );
-    }
-    if !outcome.failures.is_empty() {
-        let message = format!(
-            "{} failure(s): {}; finish with `microshard compare --resume {}`",
-            outcome.failures.len(),
-            outcome.failures.join("; "),
-            dir.path().display()
-        );
-        // A member that refused a flag the user gave is bad input (exit 2).
-        return Err(match outcome.bad_input {
-            true => bad_input(message),
-            false => anyhow::anyhow!(message),
-        });
-    }
-    let mut verdicts = compare::verdict_lines(dir)?;
-    if !outcome.not_run.is_empty() {
-        verdicts.invalid.push(format!(
-            "measure the cells not run with `microshard compare --resume {}`",
-            dir.path().display()
-        ));
-    }
+    let verdicts = outcome.verdicts(dir)?;
     printed?;
     crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
@@ -476,7 +436,6 @@ impl CompareArgs {
     /// flag (exit status 2); nothing is created but `--standin`'s links.
     pub(crate) fn command(&self) -> anyhow::Result<CompareCommand> {
         let bin_dir = self.bin_dir_given()?;
-        let backend = preflight::backend_kind(&self.backend)?;
         let topologies = split_list(&self.topologies);
         let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
         Ok(CompareCommand {
@@ -489,7 +448,7 @@ impl CompareArgs {
             topologies,
             scenarios: split_list(&self.scenarios),
             repeat: self.repeat,
-            backend,
+            backend: self.backend,
             bin_dir,
             extra_mongod_args: self.mongod_args.clone(),
             image: self.image.clone(),
@@ -526,7 +485,7 @@ impl CompareArgs {
     /// `--bin-dir` made absolute, or `--standin`'s links.
     fn bin_dir_given(&self) -> anyhow::Result<Option<PathBuf>> {
         if self.standin {
-            Ok(Some(super::standin_cmd::standin_bin_dir(&self.backend)?))
+            Ok(Some(super::standin_cmd::standin_bin_dir(self.backend)?))
         } else {
             preflight::absolute_bin_dir(self.bin_dir.clone())
         }
@@ -587,19 +546,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
-        let (scenarios, scale_note) = compare::resolve(command, None)?;
-        let topologies = command
-            .topologies
-            .iter()
-            .map(|t| crate::topology::TopologySpec::load(t).map_err(as_bad_input))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        output::println(&dry_run::compare_plan(
-            command,
-            &scenarios,
-            &scale_note,
-            &topologies,
-            &args.out,
-        ))?;
+        output::println(&dry_run::new_compare_plan(command, &args.out)?)?;
         return Ok(());
     }
     let prepared = match start {
@@ -624,68 +571,14 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let target = match (args.topology, args.uri) {
-        (Some(t), None) => SweepTarget::Topology(t),
-        (None, Some(u)) => SweepTarget::Uri(u),
-        _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
-    };
-    let vary = args.vary.as_deref().map(sweep::Vary::parse).transpose()?;
-    preflight::writable_dir("--out", &args.out)?;
-    let bin_dir = if args.standin {
-        Some(super::standin_cmd::standin_bin_dir(&args.backend)?)
-    } else {
-        preflight::absolute_bin_dir(args.bin_dir)?
-    };
-    let backend = preflight::backend_kind(&args.backend)?;
-    let cfg = SweepConfig {
-        workload: args.workload,
-        threads: args.threads.0,
-        target,
-        duration: args.duration,
-        overrides: args
-            .properties
-            .into_iter()
-            .chain(
-                args.warmup
-                    .map(|w| format!("microshard.warmup={}", w.as_secs_f64())),
-            )
-            .collect(),
-        full: args.full,
-        records: args.records,
-        no_load: args.no_load,
-        results_root: args.out,
-        backend,
-        vary,
-        repeat: args.repeat,
-        clients: usize::try_from(args.clients).unwrap_or(1),
-    };
-    match &cfg.target {
-        SweepTarget::Topology(t) => {
-            preflight::servers(&preflight::Servers {
-                label: "--topology",
-                backend,
-                topologies: std::slice::from_ref(t),
-                bin_dir: bin_dir.as_deref(),
-                extra_mongod_args: &args.mongod_args,
-                base_port: args.base_port,
-                pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
-                dry_run: args.dry_run,
-                ..Default::default()
-            })
-            .await?
-        }
-        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await?,
-    }
+    let (cfg, bin_dir) = args.config()?;
+    args.preflight(&cfg, bin_dir.as_deref()).await?;
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
-        let where_ = match &cfg.target {
-            SweepTarget::Topology(t) => t.clone(),
-            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-        };
-        output::println(&dry_run::sweep_plan(&cfg, &resolved, &where_))?;
+        output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(backend, bin_dir, args.mongod_args);
+    let mut lab = LiveLab::new(args.backend, bin_dir, args.mongod_args);
     lab.base_port = args.base_port;
     lab.events = progress.events();
     lab.clients = cfg.clients;
@@ -697,47 +590,94 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if cancel.is_cancelled() {
         return Err(swept.interrupted());
     }
-    let (dir, result) = (swept.dir, swept.outcome);
-    if result.is_single() {
-        for (_, curve) in &result.curves {
-            output::println(&report::sweep::render_sweep(curve))?;
-        }
-    } else {
-        output::println(&report::sweep::render_vary(
-            &result,
-            report::sweep::VaryFormat::Table,
-            &columns,
-        ))?;
-    }
+    print_sweep(&swept.outcome, &columns)?;
     output::eprintln(&format!(
         "microshard: sweep and chart in {}",
-        dir.path().display()
+        swept.dir.path().display()
     ));
-    let mut invalid = Vec::new();
-    let mut degraded = Vec::new();
-    for (_, c) in &result.curves {
-        for p in &c.points {
-            let line = format!(
-                "{} at {} threads is {}: {}",
-                c.label,
-                p.threads,
-                p.summary.validity.verdict,
-                p.summary.validity.summary()
-            );
-            match p.summary.validity.verdict {
-                Verdict::Valid => {}
-                Verdict::Degraded => degraded.push(line),
-                Verdict::Invalid => invalid.push(line),
-            }
+    let verdicts = swept.outcome.verdict_lines();
+    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
+}
+
+impl SweepArgs {
+    /// The sweep this command line asks for, and the binaries directory (`--bin-dir` made
+    /// absolute, or `--standin`'s links); each bad flag is one line naming it (exit 2).
+    fn config(&self) -> anyhow::Result<(SweepConfig, Option<PathBuf>)> {
+        let target = match (&self.topology, &self.uri) {
+            (Some(t), None) => SweepTarget::Topology(t.clone()),
+            (None, Some(u)) => SweepTarget::Uri(u.clone()),
+            _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
+        };
+        let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
+        preflight::writable_dir("--out", &self.out)?;
+        let bin_dir = if self.standin {
+            Some(super::standin_cmd::standin_bin_dir(self.backend)?)
+        } else {
+            preflight::absolute_bin_dir(self.bin_dir.clone())?
+        };
+        let mut overrides = self.properties.clone();
+        if let Some(w) = self.warmup {
+            overrides.push(format!("microshard.warmup={}", w.as_secs_f64()));
         }
-        for n in &c.not_run {
-            invalid.push(format!(
-                "{} at {} threads: {}",
-                c.label, n.threads, n.reason
-            ));
+        let cfg = SweepConfig {
+            workload: self.workload.clone(),
+            threads: self.threads.0.clone(),
+            target,
+            duration: self.duration,
+            overrides,
+            full: self.full,
+            records: self.records,
+            no_load: self.no_load,
+            results_root: self.out.clone(),
+            backend: self.backend,
+            vary,
+            repeat: self.repeat,
+            clients: usize::try_from(self.clients).unwrap_or(1),
+        };
+        Ok((cfg, bin_dir))
+    }
+
+    /// Checks the servers before anything starts: the topology's binaries, ports and backend,
+    /// or that the server at `--uri` answers.
+    async fn preflight(
+        &self,
+        cfg: &SweepConfig,
+        bin_dir: Option<&std::path::Path>,
+    ) -> anyhow::Result<()> {
+        match &cfg.target {
+            SweepTarget::Topology(t) => {
+                preflight::servers(&preflight::Servers {
+                    label: "--topology",
+                    backend: self.backend,
+                    topologies: std::slice::from_ref(t),
+                    bin_dir,
+                    extra_mongod_args: &self.mongod_args,
+                    base_port: self.base_port,
+                    pulls: (!self.quiet).then_some(&Terminal as &dyn Events),
+                    dry_run: self.dry_run,
+                    ..Default::default()
+                })
+                .await
+            }
+            SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
         }
     }
-    crate::error::verdicts_exit(invalid, degraded, args.strict)
+}
+
+/// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
+fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
+    if outcome.is_single() {
+        for (_, curve) in &outcome.curves {
+            output::println(&report::sweep::render_sweep(curve))?;
+        }
+        return Ok(());
+    }
+    output::println(&report::sweep::render_vary(
+        outcome,
+        report::sweep::VaryFormat::Table,
+        columns,
+    ))?;
+    Ok(())
 }
 
 /// Prints an experiment's table.
@@ -808,7 +748,6 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    preflight::at_least_one("--threads", u64::from(args.threads))?;
     preflight::writable_dir("--out", &args.out)?;
     let cfg = CalibrateConfig {
         workload: args.workload,
@@ -839,7 +778,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         scenarios: split_list(&args.scenarios),
         base_port: args.base_port,
     };
-    preflight::at_least_one("--workers", u64::from(cfg.workers))?;
     if cfg.service_time_us > crate::standin::MAX_SERVICE_TIME_US {
         return Err(bad_input(format!(
             "--service-time-us {}: at most {} (10 s per operation)",
@@ -847,7 +785,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
             crate::standin::MAX_SERVICE_TIME_US
         )));
     }
-    preflight::at_least_one("--threads", u64::from(cfg.threads))?;
     preflight::writable_dir("--out", &cfg.results_root)?;
     preflight::scenarios(&demo::demo_command(&cfg))?;
     preflight::servers(&preflight::Servers {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::bad_input;
-use crate::measure::ResultDocument;
 use crate::runner::fanout;
 
 /// Arguments of `merge`.
@@ -37,23 +36,7 @@ pub(crate) enum MergeFormat {
 
 /// Merges the files and prints the result; exit status 3 when the merge is not valid.
 pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
-    let mut docs: Vec<(String, ResultDocument)> = Vec::new();
-    for f in &args.files {
-        let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| bad_input(format!("{name}: {e}")))?;
-        let doc: ResultDocument = serde_json::from_str(&text)
-            .map_err(|e| bad_input(format!("{name}: not a microshard result document: {e}")))?;
-        if doc.schema_version != crate::measure::SCHEMA_VERSION {
-            return Err(bad_input(format!(
-                "{name}: schema_version {} (this microshard reads {})",
-                doc.schema_version,
-                crate::measure::SCHEMA_VERSION
-            )));
-        }
-        docs.push((name, doc));
-    }
-    fanout::check_mergeable(&docs).map_err(bad_input)?;
-    super::merge_overlap::check_overlap(&docs).map_err(bad_input)?;
+    let docs = fanout::merge_input::read(&args.files).map_err(bad_input)?;
     let merged = fanout::merge_clients(
         docs.into_iter()
             .enumerate()
@@ -61,8 +44,7 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
             .collect(),
     )?;
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&merged)?)
-            .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
+        super::workload_cmd::write_json(path, &merged)?;
     }
     match args.format {
         MergeFormat::Json => crate::output::println(&serde_json::to_string_pretty(&merged)?)?,

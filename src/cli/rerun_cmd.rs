@@ -74,7 +74,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
                 gone.display()
             )));
         }
-        command.bin_dir = Some(super::standin_cmd::standin_bin_dir("process")?);
+        command.bin_dir = Some(super::standin_cmd::standin_bin_dir(BackendKind::Process)?);
     }
     let out = match &args.out {
         Some(out) => out.clone(),

@@ -48,19 +48,11 @@ pub(crate) async fn run(args: StandinArgs) -> anyhow::Result<()> {
 /// Runs the stand-in in `role` with mongod/mongos-style flags.
 pub(crate) async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()> {
     if flags.iter().any(|f| f == "--help" || f == "-h") {
-        crate::output::println(help(role))?;
+        crate::output::println(crate::standin::help_text(role))?;
         return Ok(());
     }
     if flags.iter().any(|f| f == "--version") {
-        // Shaped like mongod's own first line so tools that parse it see a version ending in -standin.
-        let first = match role {
-            Role::Mongod => "db version",
-            Role::Mongos => "mongos version",
-        };
-        crate::output::print(&format!(
-            "{first} v{}\nBuild Info: microshard stand-in (a MongoDB-wire-protocol test server, not MongoDB)\n",
-            crate::standin::STANDIN_VERSION
-        ))?;
+        crate::output::print(&crate::standin::version_text(role))?;
         return Ok(());
     }
     let cfg = crate::standin::StandinConfig::from_args(role, &flags).map_err(to_anyhow)?;
@@ -76,23 +68,6 @@ fn to_anyhow(e: crate::standin::StandinError) -> anyhow::Error {
         crate::error::as_bad_input(e)
     } else {
         anyhow::Error::new(e)
-    }
-}
-
-fn help(role: Role) -> &'static str {
-    match role {
-        Role::Mongod => {
-            "microshard stand-in mongod (a MongoDB-wire-protocol test server, not MongoDB)\n\
-             Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
-             --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet\n\
-             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS"
-        }
-        Role::Mongos => {
-            "microshard stand-in mongos (a MongoDB-wire-protocol test server, not MongoDB)\n\
-             Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
-             --logappend, --unixSocketPrefix, --setParameter, --quiet\n\
-             Stand-in only: --service-time-us T, --workers W, --command-log FILE"
-        }
     }
 }
 
@@ -143,8 +118,10 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
 
 /// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
 /// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(backend: &str) -> anyhow::Result<std::path::PathBuf> {
-    if backend != "process" {
+pub(crate) fn standin_bin_dir(
+    backend: crate::topology::BackendKind,
+) -> anyhow::Result<std::path::PathBuf> {
+    if backend != crate::topology::BackendKind::Process {
         return Err(crate::error::bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"
         )));

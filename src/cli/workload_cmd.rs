@@ -9,7 +9,7 @@ use crate::events::{Event, Events};
 use crate::measure::ExporterKind;
 use crate::output::Terminal;
 use crate::runner::{ExecuteOptions, Phase};
-use crate::workload::{Origin, Properties, prop};
+use crate::workload::{Properties, prop};
 
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
 #[derive(Debug, Default, Args)]
@@ -89,45 +89,33 @@ impl LoadArgs {
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
 /// then the flags (which name themselves as the origin in error messages).
 pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
-    let mut props = Properties::new();
-    for file in &args.property_files {
-        props.load_file(file).map_err(as_bad_input)?;
-    }
-    for kv in &args.properties {
-        props.apply_override(kv).map_err(as_bad_input)?;
-    }
-    let flag = |name: &str| Origin::Flag(name.to_string());
-    if let Some(n) = args.threads {
-        props.set(prop::THREADCOUNT.name, n.to_string(), flag("--threads"));
-    }
-    if let Some(n) = args.target {
-        props.set(prop::TARGET.name, n.to_string(), flag("--target"));
-    }
-    if let Some(uri) = &args.uri {
-        props.set(prop::MONGODB_URL.name, uri.clone(), flag("--uri"));
-    }
-    if let Some(label) = &args.label {
-        props.set(prop::LABEL.name, label.clone(), flag("--label"));
-    }
-    if args.status {
-        props.set(prop::STATUS.name, "true", flag("-s"));
-    }
-    if let Some(w) = args.warmup {
-        props.set(
+    let flags = [
+        (
+            prop::THREADCOUNT.name,
+            args.threads.map(|n| n.to_string()),
+            "--threads",
+        ),
+        (
+            prop::TARGET.name,
+            args.target.map(|n| n.to_string()),
+            "--target",
+        ),
+        (prop::MONGODB_URL.name, args.uri.clone(), "--uri"),
+        (prop::LABEL.name, args.label.clone(), "--label"),
+        (prop::STATUS.name, args.status.then(|| "true".into()), "-s"),
+        (
             prop::WARMUP.name,
-            w.as_secs_f64().to_string(),
-            flag("--warmup"),
-        );
-    }
-    if let Some(rate) = &args.max_error_rate {
-        props.set(
+            args.warmup.map(|w| w.as_secs_f64().to_string()),
+            "--warmup",
+        ),
+        (
             prop::MAXERRORRATE.name,
-            rate.clone(),
-            flag("--max-error-rate"),
-        );
-    }
-    props.refuse_near_misses().map_err(as_bad_input)?;
-    Ok(props)
+            args.max_error_rate.clone(),
+            "--max-error-rate",
+        ),
+    ];
+    Properties::from_command_line(&args.property_files, &args.properties, &flags)
+        .map_err(as_bad_input)
 }
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
@@ -151,32 +139,20 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         )?;
     }
     // Only for a workload that will start: bad input stays one line.
-    if let Some(line) = super::size_notice::notice(phase, &props)
+    if let Some(line) = crate::runner::size_notice::notice(phase, &props)
         .filter(|_| !args.barrier)
         .filter(|_| crate::workload::CoreWorkload::from_properties(&props).is_ok())
     {
         crate::output::eprintln(&line);
     }
-    // YCSB's banner, so a diff against a YCSB log lines up (`docs/engine.md`).
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let banner = vec![
-        format!(
-            "Command line: {}",
-            crate::redact::redact_text(&argv.join(" "))
-        ),
-        format!(
-            "microshard {} (YCSB Client compatible)",
-            env!("CARGO_PKG_VERSION")
-        ),
-        String::new(),
-    ];
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
         status_lines: args.status,
         uri: None,
         events: Some(Terminal::sink()),
         drop_database: args.drop,
-        banner,
+        banner: crate::runner::ycsb_banner(&argv),
         barrier: args.barrier,
         ..Default::default()
     };
@@ -189,21 +165,15 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         )
         .await?;
         print_merged(&doc, &props)?;
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
-        }
         doc
     } else {
         let executed = crate::runner::execute_with_report(&props, phase, &opts).await?;
         write_report(&render_report(&executed, &props), &props)?;
-        let doc = executed.document;
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-                .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))?;
-        }
-        doc
+        executed.document
     };
+    if let Some(path) = &args.json {
+        write_json(path, &doc)?;
+    }
     if opts.cancel.is_cancelled() {
         anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
     }
@@ -220,7 +190,7 @@ fn render_report(executed: &crate::runner::Executed, props: &Properties) -> Stri
             "warning: cannot print the raw data points: {e}"
         )));
     }
-    let (exporter, warning) = exporter_for(props.text(&prop::EXPORTER));
+    let (exporter, warning) = ExporterKind::for_class(props.text(&prop::EXPORTER));
     if let Some(w) = warning {
         Terminal.event(Event::Note(w));
     }
@@ -241,6 +211,15 @@ fn write_report(text: &str, props: &Properties) -> anyhow::Result<()> {
     }
 }
 
+/// Writes the result document to `--json`'s file.
+pub(crate) fn write_json(
+    path: &std::path::Path,
+    doc: &crate::measure::ResultDocument,
+) -> anyhow::Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(doc)?)
+        .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))
+}
+
 /// Prints YCSB's report of a merged result (the exporter the properties name).
 pub(crate) fn print_merged(
     doc: &crate::measure::ResultDocument,
@@ -252,51 +231,8 @@ pub(crate) fn print_merged(
         operations: doc.operations,
     };
     let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
-    let (exporter, _) = exporter_for(props.text(&prop::EXPORTER));
+    let (exporter, _) = ExporterKind::for_class(props.text(&prop::EXPORTER));
     let text = exporter.render(&run, &overall, &config);
     crate::output::println(text.trim_end())?;
     Ok(())
-}
-
-/// Resolves the `exporter` property (`site.ycsb...` or `com.yahoo.ycsb...` class names). An
-/// unknown class falls back to text with the warning YCSB would print (the caller prints it).
-fn exporter_for(class_name: &str) -> (ExporterKind, Option<String>) {
-    let simple = class_name
-        .strip_prefix("site.ycsb.measurements.exporter.")
-        .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
-    match simple {
-        Some("TextMeasurementsExporter") => (ExporterKind::Text, None),
-        Some("JSONMeasurementsExporter") => (ExporterKind::Json, None),
-        Some("JSONArrayMeasurementsExporter") => (ExporterKind::JsonArray, None),
-        _ => (
-            ExporterKind::Text,
-            Some(format!(
-                "Could not find exporter {class_name}, will use default text reporter."
-            )),
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exporter_names() {
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"),
-            (ExporterKind::JsonArray, None)
-        );
-        assert_eq!(
-            exporter_for("com.yahoo.ycsb.measurements.exporter.JSONMeasurementsExporter"),
-            (ExporterKind::Json, None)
-        );
-        assert_eq!(
-            exporter_for("site.ycsb.measurements.exporter.TextMeasurementsExporter").0,
-            ExporterKind::Text
-        );
-        let (kind, warning) = exporter_for("org.example.Csv");
-        assert_eq!(kind, ExporterKind::Text);
-        assert!(warning.unwrap().contains("org.example.Csv"));
-    }
 }

@@ -28,31 +28,20 @@ pub(crate) struct Translated {
     pub notes: Vec<String>,
 }
 
-/// Binding names (and `-db` classes) that mean the synchronous MongoDB binding.
-const MONGODB_NAMES: &[&str] = &[
-    "mongodb",
-    "site.ycsb.db.MongoDbClient",
-    "com.yahoo.ycsb.db.MongoDbClient",
-];
-/// Names of YCSB's asynchronous MongoDB binding, which microshard runs as the synchronous one.
-const MONGODB_ASYNC_NAMES: &[&str] = &[
-    "mongodb-async",
-    "site.ycsb.db.AsyncMongoDbClient",
-    "com.yahoo.ycsb.db.AsyncMongoDbClient",
-];
-
+/// Accepts YCSB's MongoDB bindings (a note for the asynchronous one, run as the synchronous
+/// one); any other database is bad input naming it.
 fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> anyhow::Result<()> {
-    if MONGODB_NAMES.contains(&name) {
-        Ok(())
-    } else if MONGODB_ASYNC_NAMES.contains(&name) {
-        notes.push(format!(
-            "note: {what} {name} is run with microshard's MongoDB binding (the same as `mongodb`); YCSB's async driver does not work with MongoDB 5.1+"
-        ));
-        Ok(())
-    } else {
-        Err(bad_input(format!(
+    match crate::db::ycsb_binding_is_async(name) {
+        Some(false) => Ok(()),
+        Some(true) => {
+            notes.push(format!(
+                "note: {what} {name} is run with microshard's MongoDB binding (the same as `mongodb`); YCSB's async driver does not work with MongoDB 5.1+"
+            ));
+            Ok(())
+        }
+        None => Err(bad_input(format!(
             "{what} {name:?}: microshard only drives MongoDB (use `mongodb`)"
-        )))
+        ))),
     }
 }
 
@@ -73,23 +62,13 @@ fn parse_int<T: std::str::FromStr>(flag: &str, value: &str) -> anyhow::Result<T>
 /// Translates `load|run <binding> [YCSB options]` (what follows `bin/ycsb`).
 pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
     let mut it = args.iter();
-    let mut phase = match it.next().map(String::as_str) {
-        Some("load") => Phase::Load,
-        Some("run") => Phase::Run,
-        Some(other) => {
-            return Err(bad_input(format!(
-                "ycsb: expected `load` or `run`, got {other:?}"
-            )));
-        }
-        None => {
-            return Err(bad_input(
-                "ycsb: expected `load` or `run`, then `mongodb`, then YCSB options",
-            ));
-        }
+    let mut out = Translated {
+        phase: leading_phase(it.next())?,
+        args: PhaseArgs::default(),
+        notes: Vec::new(),
     };
-    let mut notes = Vec::new();
     match it.next() {
-        Some(b) if !b.starts_with('-') => check_binding(b, "binding", &mut notes)?,
+        Some(b) if !b.starts_with('-') => check_binding(b, "binding", &mut out.notes)?,
         Some(b) => {
             return Err(bad_input(format!(
                 "ycsb: expected the binding name (`mongodb`) after the phase, got {b:?}"
@@ -97,15 +76,65 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
         }
         None => return Err(bad_input("ycsb: expected the binding name (`mongodb`)")),
     }
-    let mut out = PhaseArgs::default();
     let mut phase_flag: Option<(&str, Phase)> = None;
     while let Some(arg) = it.next() {
         match arg.as_str() {
-            "-P" => out
-                .property_files
-                .push(value_of(&mut it, "-P")?.clone().into()),
+            "-load" | "-t" => out.phase_option(arg, &mut phase_flag)?,
+            _ => out.option(arg, &mut it)?,
+        }
+    }
+    Ok(out)
+}
+
+/// The phase YCSB's first word names (`load` or `run`).
+fn leading_phase(word: Option<&String>) -> anyhow::Result<Phase> {
+    match word.map(String::as_str) {
+        Some("load") => Ok(Phase::Load),
+        Some("run") => Ok(Phase::Run),
+        Some(other) => Err(bad_input(format!(
+            "ycsb: expected `load` or `run`, got {other:?}"
+        ))),
+        None => Err(bad_input(
+            "ycsb: expected `load` or `run`, then `mongodb`, then YCSB options",
+        )),
+    }
+}
+
+impl Translated {
+    /// `-load` or `-t`: the phase, overriding the first word; the two together contradict.
+    fn phase_option<'a>(
+        &mut self,
+        arg: &'a str,
+        earlier: &mut Option<(&'a str, Phase)>,
+    ) -> anyhow::Result<()> {
+        let p = if arg == "-load" {
+            Phase::Load
+        } else {
+            Phase::Run
+        };
+        if let Some((prev, prev_phase)) = *earlier
+            && prev_phase != p
+        {
+            return Err(bad_input(format!(
+                "YCSB options {prev} and {arg} contradict each other"
+            )));
+        }
+        *earlier = Some((arg, p));
+        self.phase = p;
+        Ok(())
+    }
+
+    /// One YCSB option other than the phase flags, taking its value from `it` when it has one.
+    fn option<'a>(
+        &mut self,
+        arg: &str,
+        it: &mut impl Iterator<Item = &'a String>,
+    ) -> anyhow::Result<()> {
+        let out = &mut self.args;
+        match arg {
+            "-P" => out.property_files.push(value_of(it, "-P")?.clone().into()),
             "-p" => {
-                let kv = value_of(&mut it, "-p")?;
+                let kv = value_of(it, "-p")?;
                 if !kv.contains('=') {
                     return Err(bad_input(format!(
                         "YCSB option -p {kv:?}: expected name=value"
@@ -113,33 +142,17 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
                 }
                 out.properties.push(kv.clone());
             }
-            "-threads" => out.threads = Some(parse_int(arg, value_of(&mut it, arg)?)?),
-            "-target" => out.target = Some(parse_int(arg, value_of(&mut it, arg)?)?),
+            "-threads" => out.threads = Some(parse_int(arg, value_of(it, arg)?)?),
+            "-target" => out.target = Some(parse_int(arg, value_of(it, arg)?)?),
             "-s" => out.status = true,
-            "-l" => out.label = Some(value_of(&mut it, arg)?.clone()),
-            "-db" => check_binding(value_of(&mut it, arg)?, "-db", &mut notes)?,
-            "-load" | "-t" => {
-                let p = if arg == "-load" {
-                    Phase::Load
-                } else {
-                    Phase::Run
-                };
-                if let Some((prev, prev_phase)) = phase_flag
-                    && prev_phase != p
-                {
-                    return Err(bad_input(format!(
-                        "YCSB options {prev} and {arg} contradict each other"
-                    )));
-                }
-                phase_flag = Some((arg.as_str(), p));
-                phase = p;
-            }
+            "-l" => out.label = Some(value_of(it, arg)?.clone()),
+            "-db" => check_binding(value_of(it, arg)?, "-db", &mut self.notes)?,
             // The JVM's options mean nothing to microshard: said, then ignored.
             other if other.starts_with("-jvm-args") => {
                 if !other.contains('=') {
                     let _ = it.next();
                 }
-                notes.push(format!(
+                self.notes.push(format!(
                     "YCSB option {other} ignored: microshard is not a JVM program"
                 ));
             }
@@ -149,12 +162,8 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
                 )));
             }
         }
+        Ok(())
     }
-    Ok(Translated {
-        phase,
-        args: out,
-        notes,
-    })
 }
 
 /// Translates and runs a YCSB command line.

@@ -22,6 +22,29 @@ pub use errors::ErrorClass;
 
 use crate::measure::Status;
 
+/// How microshard runs YCSB's binding `name` (a binding name or a `-db` class): `Some(false)`
+/// for the MongoDB binding, `Some(true)` for YCSB's asynchronous one (run as the synchronous
+/// one), `None` for another database.
+pub(crate) fn ycsb_binding_is_async(name: &str) -> Option<bool> {
+    const SYNC: &[&str] = &[
+        "mongodb",
+        "site.ycsb.db.MongoDbClient",
+        "com.yahoo.ycsb.db.MongoDbClient",
+    ];
+    const ASYNC: &[&str] = &[
+        "mongodb-async",
+        "site.ycsb.db.AsyncMongoDbClient",
+        "com.yahoo.ycsb.db.AsyncMongoDbClient",
+    ];
+    if SYNC.contains(&name) {
+        Some(false)
+    } else if ASYNC.contains(&name) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 /// One returned record: its `_id` and its binary fields (what data-integrity verification needs).
 pub(crate) type ReadRecord = (String, Vec<(String, Vec<u8>)>);
 

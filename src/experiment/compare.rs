@@ -12,7 +12,7 @@ use super::lab::{Dead, Deployment, Lab, Measured};
 use super::metrics::{self, MemberMetrics, ServerMetrics};
 use super::model::{
     CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION,
-    ExperimentConfig, NotRun,
+    ExperimentConfig, NotRun, VerdictLines,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -85,10 +85,7 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
     if cmd.scenarios.is_empty() {
         return Err(bad_input("--scenarios: at least one scenario is needed"));
     }
-    if cmd.repeat == 0 {
-        return Err(bad_input("--repeat: must be at least 1"));
-    }
-    Ok(())
+    crate::error::flag_at_least("--repeat", u64::from(cmd.repeat), 1)
 }
 
 /// Resolves every scenario of a command as its cells will run them (files, scale, `-p`) and
@@ -833,14 +830,37 @@ pub(crate) fn vary_stem(topology: &str) -> String {
     )
 }
 
-/// Every stored cell that is not `valid` and every cell not run, one line each saying why (for
-/// the last line on stderr and the exit status: `error::verdicts_exit`).
-#[derive(Debug, Default)]
-pub(crate) struct VerdictLines {
-    /// Invalid cells and cells not run (exit 3).
-    pub invalid: Vec<String>,
-    /// Degraded cells (a caveat: exit 0 unless `--strict`).
-    pub degraded: Vec<String>,
+impl MatrixOutcome {
+    /// How a measured experiment ends: an error when it was interrupted or a failure stopped
+    /// cells (bad input when a member refused a flag the user gave), each saying how to finish
+    /// with `--resume`; else its cells' [`VerdictLines`], with a line for the cells not run.
+    pub(crate) fn verdicts(&self, dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
+        let resume = format!("microshard compare --resume {}", dir.path().display());
+        if self.interrupted {
+            anyhow::bail!(
+                "interrupted: {} cell(s) measured this time; finish with `{resume}`",
+                self.measured.len()
+            );
+        }
+        if !self.failures.is_empty() {
+            let message = format!(
+                "{} failure(s): {}; finish with `{resume}`",
+                self.failures.len(),
+                self.failures.join("; ")
+            );
+            return Err(match self.bad_input {
+                true => bad_input(message),
+                false => anyhow::anyhow!(message),
+            });
+        }
+        let mut verdicts = verdict_lines(dir)?;
+        if !self.not_run.is_empty() {
+            verdicts
+                .invalid
+                .push(format!("measure the cells not run with `{resume}`"));
+        }
+        Ok(verdicts)
+    }
 }
 
 /// The [`VerdictLines`] of an experiment directory.

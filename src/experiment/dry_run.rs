@@ -80,6 +80,27 @@ fn topology_line(spec: &TopologySpec) -> String {
     }
 }
 
+/// The plan of the new `compare` `cmd` asks for, its scenarios resolved and its topologies
+/// loaded as the run would (bad input names the flag or file at fault).
+pub(crate) fn new_compare_plan(
+    cmd: &CompareCommand,
+    results_root: &std::path::Path,
+) -> anyhow::Result<String> {
+    let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
+    let topologies = cmd
+        .topologies
+        .iter()
+        .map(|t| TopologySpec::load(t).map_err(crate::error::as_bad_input))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(compare_plan(
+        cmd,
+        &scenarios,
+        &scale_note,
+        &topologies,
+        results_root,
+    ))
+}
+
 /// The plan of a new `compare`: its cells, each scenario's phase and size, the topologies and a
 /// bound on the time spent measuring (loads excepted: their time is the server's to tell).
 pub(crate) fn compare_plan(

@@ -503,6 +503,36 @@ impl SweepOutcome {
     pub(crate) fn is_single(&self) -> bool {
         self.property.is_none() && self.curves.len() <= 1
     }
+
+    /// Every point that is not `valid` and every point not run, one line each saying why (for
+    /// the last line on stderr and the exit status: `error::verdicts_exit`).
+    pub(crate) fn verdict_lines(&self) -> VerdictLines {
+        let mut lines = VerdictLines::default();
+        for (_, c) in &self.curves {
+            for p in &c.points {
+                let v = &p.summary.validity;
+                let line = format!(
+                    "{} at {} threads is {}: {}",
+                    c.label,
+                    p.threads,
+                    v.verdict,
+                    v.summary()
+                );
+                match v.verdict {
+                    crate::measure::validity::Verdict::Valid => {}
+                    crate::measure::validity::Verdict::Degraded => lines.degraded.push(line),
+                    crate::measure::validity::Verdict::Invalid => lines.invalid.push(line),
+                }
+            }
+            for n in &c.not_run {
+                lines.invalid.push(format!(
+                    "{} at {} threads: {}",
+                    c.label, n.threads, n.reason
+                ));
+            }
+        }
+        lines
+    }
 }
 
 /// The default write concern in force on the deployment (`getDefaultRWConcern`), or why it was
@@ -526,4 +556,14 @@ pub struct DefaultWriteConcernRecord {
     /// server's own error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_read: Option<String>,
+}
+
+/// Every stored cell that is not `valid` and every cell not run, one line each saying why (for
+/// the last line on stderr and the exit status: `error::verdicts_exit`).
+#[derive(Debug, Default)]
+pub(crate) struct VerdictLines {
+    /// Invalid cells and cells not run (exit 3).
+    pub invalid: Vec<String>,
+    /// Degraded cells (a caveat: exit 0 unless `--strict`).
+    pub degraded: Vec<String>,
 }

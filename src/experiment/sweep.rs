@@ -32,6 +32,16 @@ pub(crate) enum SweepTarget {
     Uri(String),
 }
 
+impl SweepTarget {
+    /// Where the sweep runs, as a plan shows it (a URI's password hidden).
+    pub(crate) fn shown(&self) -> String {
+        match self {
+            SweepTarget::Topology(t) => t.clone(),
+            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+        }
+    }
+}
+
 /// Everything `sweep` is asked to do.
 #[derive(Debug, Clone)]
 pub(crate) struct SweepConfig {
@@ -340,9 +350,7 @@ pub(crate) fn variants(
     vary: Option<&Vary>,
     repeat: u32,
 ) -> anyhow::Result<Vec<(Variant, PropertyMap)>> {
-    if repeat == 0 {
-        return Err(bad_input("--repeat: must be at least 1"));
-    }
+    crate::error::flag_at_least("--repeat", u64::from(repeat), 1)?;
     let values: Vec<Option<String>> = match vary {
         Some(v) => v.values.iter().cloned().map(Some).collect(),
         None => vec![None],

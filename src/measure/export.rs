@@ -351,12 +351,55 @@ impl ExporterKind {
             ExporterKind::JsonArray => json_array(run, overall, config),
         }
     }
+
+    /// The exporter the `exporter` property names (`site.ycsb...` or `com.yahoo.ycsb...` class
+    /// names). An unknown class falls back to text with the warning YCSB would print (the caller
+    /// prints it).
+    pub(crate) fn for_class(class_name: &str) -> (ExporterKind, Option<String>) {
+        let simple = class_name
+            .strip_prefix("site.ycsb.measurements.exporter.")
+            .or_else(|| class_name.strip_prefix("com.yahoo.ycsb.measurements.exporter."));
+        match simple {
+            Some("TextMeasurementsExporter") => (ExporterKind::Text, None),
+            Some("JSONMeasurementsExporter") => (ExporterKind::Json, None),
+            Some("JSONArrayMeasurementsExporter") => (ExporterKind::JsonArray, None),
+            _ => (
+                ExporterKind::Text,
+                Some(format!(
+                    "Could not find exporter {class_name}, will use default text reporter."
+                )),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::{Measurements, Status};
+
+    #[test]
+    fn exporter_names() {
+        assert_eq!(
+            ExporterKind::for_class(
+                "site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"
+            ),
+            (ExporterKind::JsonArray, None)
+        );
+        assert_eq!(
+            ExporterKind::for_class(
+                "com.yahoo.ycsb.measurements.exporter.JSONMeasurementsExporter"
+            ),
+            (ExporterKind::Json, None)
+        );
+        assert_eq!(
+            ExporterKind::for_class("site.ycsb.measurements.exporter.TextMeasurementsExporter").0,
+            ExporterKind::Text
+        );
+        let (kind, warning) = ExporterKind::for_class("org.example.Csv");
+        assert_eq!(kind, ExporterKind::Text);
+        assert!(warning.unwrap().contains("org.example.Csv"));
+    }
 
     /// The spec's full example: READ (12 latencies, one NOT_FOUND failure), CLEANUP, UPDATE.
     fn spec_run() -> RunMeasurements {

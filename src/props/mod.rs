@@ -7,3 +7,4 @@ pub(crate) mod properties;
 
 pub use prop::{KNOWN_PROPERTIES, KnownProperty};
 pub use properties::{Origin, Properties, PropertyError, PropertyValue, ResolvedProperty};
+pub(crate) use properties::{at_least, between};

@@ -147,6 +147,30 @@ impl Properties {
         Self::default()
     }
 
+    /// The properties of a command line, with YCSB's precedence: every file in order, then every
+    /// `name=value` override, then each flag that sets a property (`(property, value, flag)`;
+    /// the flag is the origin error messages name). A near miss of a known name is refused.
+    pub(crate) fn from_command_line(
+        files: &[std::path::PathBuf],
+        overrides: &[String],
+        flags: &[(&str, Option<String>, &str)],
+    ) -> Result<Properties, PropertyError> {
+        let mut props = Properties::new();
+        for file in files {
+            props.load_file(file)?;
+        }
+        for kv in overrides {
+            props.apply_override(kv)?;
+        }
+        for (key, value, flag) in flags {
+            if let Some(value) = value {
+                props.set(*key, value.clone(), Origin::Flag(flag.to_string()));
+            }
+        }
+        props.refuse_near_misses()?;
+        Ok(props)
+    }
+
     /// Merges one `-P` file (Java syntax); its values override earlier ones.
     ///
     /// The file must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
@@ -281,29 +305,22 @@ impl Properties {
         self.parse_or(prop.name, prop.default)
     }
 
-    /// A declared property that must be at least `range.start`: the error names the property
-    /// and where it was set, and says "must not be negative" for a lower bound of 0, "must be at
-    /// least N" otherwise. Every such check reads through here, so the rule is stated once.
+    /// A declared property that lies in `range` (from `range.start` up): the error names the
+    /// property, where it was set and the lowest value allowed ([`at_least`]). Every such check
+    /// of a property reads through here, so the rule is stated once.
     pub(crate) fn value_in<T>(
         &self,
         prop: &Prop<T>,
         range: std::ops::RangeFrom<T>,
     ) -> Result<T, PropertyError>
     where
-        T: PropertyValue + Copy + PartialOrd + Default + fmt::Display,
+        T: PropertyValue + Copy + PartialOrd + fmt::Display,
     {
         let value = self.value(prop)?;
         if range.contains(&value) {
             return Ok(value);
         }
-        Err(self.invalid(
-            prop.name,
-            if range.start == T::default() {
-                "must not be negative".to_string()
-            } else {
-                format!("must be at least {}", range.start)
-            },
-        ))
+        Err(self.invalid(prop.name, at_least(range.start)))
     }
 
     /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.
@@ -575,6 +592,17 @@ impl PropertyValue for String {
     fn parse_property(text: &str) -> Result<Self, String> {
         Ok(text.to_string())
     }
+}
+
+/// The one wording of a lower bound in an error message (after the flag, property or
+/// `file:line: key` it names): every range check of an input says it through here.
+pub(crate) fn at_least(low: impl fmt::Display) -> String {
+    format!("must be at least {low}")
+}
+
+/// The one wording of a closed range in an error message, as [`at_least`] is of a lower bound.
+pub(crate) fn between(low: impl fmt::Display, high: impl fmt::Display) -> String {
+    format!("must be between {low} and {high}")
 }
 
 #[cfg(test)]

@@ -494,6 +494,32 @@ pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
     out
 }
 
+/// What the terminal table of a `compare` shows under the comparison: with `--sweep --vary`,
+/// each topology's seed-2 table (`varied`); with `--sweep`, each topology's curve and knee, and
+/// the thread count its cells then used.
+pub(crate) fn under_comparison(
+    dir: &ExperimentDir,
+    varied: &[SweepOutcome],
+    columns: &Columns,
+) -> String {
+    let mut text = String::new();
+    for v in varied {
+        text.push('\n');
+        text.push_str(&render_vary(v, VaryFormat::Table, columns));
+    }
+    let sweeps = dir.sweeps();
+    if varied.is_empty() && !sweeps.is_empty() {
+        for (_, s) in &sweeps {
+            text.push('\n');
+            text.push_str(&render_sweep(s));
+        }
+        if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
+            text.push_str(&format!("{line}\n"));
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

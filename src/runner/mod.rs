@@ -20,8 +20,25 @@ pub(crate) mod fanout;
 pub(crate) mod fdlimit;
 mod outputs;
 pub(crate) mod pacing;
+pub(crate) mod size_notice;
 mod status;
 pub(crate) mod verdict;
 pub(crate) mod watch;
+
+/// YCSB's banner for the command line `argv` (credentials hidden), so a diff against a YCSB log
+/// lines up (`docs/engine.md`).
+pub(crate) fn ycsb_banner(argv: &[String]) -> Vec<String> {
+    vec![
+        format!(
+            "Command line: {}",
+            crate::redact::redact_text(&argv.join(" "))
+        ),
+        format!(
+            "microshard {} (YCSB Client compatible)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        String::new(),
+    ]
+}
 
 pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};

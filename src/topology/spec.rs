@@ -252,7 +252,7 @@ impl Ctx<'_> {
     }
 
     /// `field`'s value when it lies in `range`; otherwise the error naming the file, line and
-    /// key: "must be between LOW and HIGH".
+    /// key, and the range ([`crate::props::between`]).
     fn within<T: Copy + PartialOrd + std::fmt::Display>(
         &self,
         field: &Spanned<T>,
@@ -266,7 +266,7 @@ impl Ctx<'_> {
         Err(self.err(
             &field.span(),
             key,
-            format!("must be between {} and {}", range.start(), range.end()),
+            crate::props::between(range.start(), range.end()),
         ))
     }
 
@@ -776,7 +776,11 @@ impl Server {
         };
         let memory_limit_gb = match &raw.memory_limit_gb {
             Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
-                return Err(ctx.err(&g.span(), "memory_limit_gb", "must be at least 0.25 GB"));
+                return Err(ctx.err(
+                    &g.span(),
+                    "memory_limit_gb",
+                    format!("{} GB", crate::props::at_least(0.25)),
+                ));
             }
             Some(g) => Some(*g.get_ref()),
             None => None,
@@ -942,7 +946,10 @@ fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, Topolo
         return Err(ctx.err(
             &g.span(),
             key,
-            "must be between 0.25 and 10000 GB (WiredTiger's range)",
+            format!(
+                "{} GB (WiredTiger's range)",
+                crate::props::between(MIN_CACHE_GB, 10_000)
+            ),
         ));
     }
     Ok(v)

@@ -304,7 +304,8 @@ fn field_length(props: &Properties, fieldlength: i64) -> Result<FieldLength, Wor
                     .invalid(
                         prop::MINFIELDLENGTH.name,
                         format!(
-                            "{minfieldlength} must be between 0 and fieldlength ({fieldlength})"
+                            "{minfieldlength} {}",
+                            crate::props::between(0, format!("fieldlength ({fieldlength})"))
                         ),
                     )
                     .into());
@@ -447,7 +448,7 @@ fn key_chooser(
                 return Err(props
                     .invalid(
                         prop::EXPONENTIAL_PERCENTILE.name,
-                        format!("{percentile} must be between 0 and 100 (exclusive)"),
+                        format!("{percentile} {} (exclusive)", crate::props::between(0, 100)),
                     )
                     .into());
             }
@@ -483,7 +484,7 @@ fn scan_length(props: &Properties) -> Result<ScanLength, WorkloadError> {
         return Err(props
             .invalid(
                 prop::MINSCANLENGTH.name,
-                format!("{minscan} must be at least 1"),
+                format!("{minscan} {}", crate::props::at_least(1)),
             )
             .into());
     }
@@ -530,7 +531,7 @@ impl CoreWorkload {
         let (chooser, insertproportion) = operation_mix(props)?;
         let keys = Keys::read(props, &range, insertproportion)?;
         let field_chooser = UniformLong::new(0, fields.count - 1)
-            .ok_or_else(|| props.invalid(prop::FIELDCOUNT.name, "must be at least 1"))?;
+            .ok_or_else(|| props.invalid(prop::FIELDCOUNT.name, crate::props::at_least(1)))?;
         let scan_length = scan_length(props)?;
 
         let readbatchsize = props.value_in(&prop::READBATCHSIZE, 1..)?;

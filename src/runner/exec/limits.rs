@@ -39,13 +39,9 @@ pub(super) struct Limits {
 
 impl Limits {
     pub(super) fn read(props: &Properties, opts: &ExecuteOptions) -> anyhow::Result<Limits> {
-        let requested_threads: u64 = parse_prop(props, &prop::THREADCOUNT)?;
-        if requested_threads == 0 {
-            return Err(bad_input(format!(
-                "property {}: must be at least 1",
-                prop::THREADCOUNT.name
-            )));
-        }
+        let requested_threads: u64 = props
+            .value_in(&prop::THREADCOUNT, 1..)
+            .map_err(as_bad_input)?;
         let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
         let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
         let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;

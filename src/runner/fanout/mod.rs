@@ -21,6 +21,7 @@ use tokio::process::Command;
 use crate::runner::{ExecuteOptions, Phase};
 
 pub(crate) mod docker;
+pub(crate) mod merge_input;
 use crate::error::bad_input;
 use crate::events::Event;
 use crate::measure::{ClientEntry, ResultDocument};
@@ -57,9 +58,7 @@ pub(crate) fn slices(
     let threads: u64 = props
         .value(&prop::THREADCOUNT)
         .map_err(crate::error::as_bad_input)?;
-    if n == 0 {
-        return Err(bad_input("--clients: must be at least 1"));
-    }
+    crate::error::flag_at_least("--clients", n, 1)?;
     if n > threads {
         return Err(bad_input(format!(
             "--clients {n}: more clients than threads (threadcount={threads} is the total, split across clients)"

@@ -1,7 +1,34 @@
-//! `merge` adds the operations of clients that ran at the same time; documents whose timed
-//! windows do not overlap would add up to a throughput no one measured, so they are refused.
+//! What `merge` takes: the result documents of clients started by hand, read and checked. It
+//! adds the operations of clients that ran at the same time; documents whose timed windows do
+//! not overlap would add up to a throughput no one measured, so they are refused.
+
+use std::path::PathBuf;
 
 use crate::measure::ResultDocument;
+
+/// Reads the result documents `files` name and checks they are parts of one run
+/// ([`super::check_mergeable`]) that ran at the same time ([`check_overlap`]); each error names
+/// the file at fault (bad input).
+pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, ResultDocument)>, String> {
+    let mut docs: Vec<(String, ResultDocument)> = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{name}: {e}"))?;
+        let doc: ResultDocument = serde_json::from_str(&text)
+            .map_err(|e| format!("{name}: not a microshard result document: {e}"))?;
+        if doc.schema_version != crate::measure::SCHEMA_VERSION {
+            return Err(format!(
+                "{name}: schema_version {} (this microshard reads {})",
+                doc.schema_version,
+                crate::measure::SCHEMA_VERSION
+            ));
+        }
+        docs.push((name, doc));
+    }
+    super::check_mergeable(&docs)?;
+    check_overlap(&docs)?;
+    Ok(docs)
+}
 
 /// How much of the shorter of two windows the other must cover for a merge (a half).
 pub(crate) const MIN_OVERLAP: f64 = 0.5;
