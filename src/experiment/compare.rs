@@ -3,16 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::lab::{Dead, Deployment, Lab, Measured};
-use super::metrics::{self, MemberMetrics, ServerMetrics};
+use super::lab::{Dead, Deployment, Lab};
 use super::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION,
-    ExperimentConfig, NotRun, VerdictLines,
+    CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
+    NotRun, VerdictLines,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -20,8 +18,9 @@ use super::scenario::{self, PropertyMap, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
-use crate::runner::Phase;
-use crate::workload::prop;
+
+mod cell;
+use cell::{Cell, MeasuredCell, cell_props, measure_cell, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -436,315 +435,6 @@ async fn run_topology<L: Lab>(
     Ok(None)
 }
 
-/// One cell about to be measured: which, whether it is the load, whether it is already
-/// stored (a load measured again only to refill the data), and its properties.
-struct Cell<'a> {
-    /// The cell.
-    id: &'a CellId,
-    /// The load scenario's cell.
-    is_load: bool,
-    /// Already stored: measured only to reload the data, not written again.
-    finished: bool,
-    /// Its properties, as run.
-    props: PropertyMap,
-}
-
-impl Cell<'_> {
-    /// The phase the cell runs.
-    fn phase(&self) -> Phase {
-        if self.is_load {
-            Phase::Load
-        } else {
-            Phase::Run
-        }
-    }
-
-    /// What its progress line says.
-    fn caption(&self, topology: &str) -> String {
-        if self.is_load && self.finished {
-            format!(
-                "{topology}: reloading data ({} kept from the earlier run)",
-                self.id.scenario
-            )
-        } else {
-            format!(
-                "{topology}: {} {}",
-                self.id.scenario,
-                phase_name(self.phase())
-            )
-        }
-    }
-}
-
-/// A cell's properties: its scenario's, at the knee's thread count once a sweep found one, and
-/// with the documents earlier run phases inserted counted in the record count.
-fn cell_props(
-    config: &ExperimentConfig,
-    id: &CellId,
-    is_load: bool,
-    threads_override: Option<u32>,
-    inserted: u64,
-) -> anyhow::Result<PropertyMap> {
-    let mut props = config
-        .properties
-        .get(&id.scenario)
-        .cloned()
-        .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
-    if let (false, Some(t)) = (is_load, threads_override) {
-        props.insert(prop::THREADCOUNT.name.into(), t.to_string());
-    }
-    if !is_load && inserted > 0 {
-        let base: u64 = props
-            .get(prop::RECORDCOUNT.name)
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(0);
-        props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
-    }
-    Ok(props)
-}
-
-/// A cell measured: the measurement, the member it found dead (if any) and the servers'
-/// metrics (when they were watched and answered at the end).
-struct MeasuredCell {
-    /// The measurement.
-    measured: Measured,
-    /// A member found dead during the cell.
-    dead: Option<Dead>,
-    /// The servers' metrics over the cell.
-    server: Option<ServerMetrics>,
-}
-
-/// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
-/// stored yet. `None` when Ctrl-C cut it short (nothing is recorded for it).
-async fn measure_cell<L: Lab>(
-    lab: &mut L,
-    deployment: &Deployment,
-    config: &ExperimentConfig,
-    cell: &Cell<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Option<MeasuredCell>> {
-    let topology = crate::topology::topology_label(&deployment.topology, None);
-    let phase = cell.phase();
-    let expected = match cell.is_load {
-        true => None,
-        false => config.command.duration_s.map(Duration::from_secs),
-    };
-    let mut watch = match lab.collects_server_metrics() && !cell.finished {
-        true => Some(CellWatch::begin(deployment).await),
-        false => None,
-    };
-    let bar = progress.phase(&cell.caption(&topology), expected);
-    if let Some(w) = &mut watch {
-        w.start_sampler(&cell.props, config, progress);
-    }
-    let measured = lab.run(deployment, &cell.props, phase, cancel).await;
-    let samples = match watch.as_mut().and_then(|w| w.sampler.take()) {
-        Some(s) => s.finish().await,
-        None => Vec::new(),
-    };
-    if cancel.is_cancelled() {
-        // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
-        bar.finish("interrupted, not recorded");
-        return Ok(None);
-    }
-    let measured = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            bar.finish("failed");
-            return Err(e.context(format!("{} {}", cell.id.scenario, phase_name(phase))));
-        }
-    };
-    let dead = Dead::of(&measured.document, &cell.id.scenario);
-    bar.finish(&match &dead {
-        Some(_) => "ended early: a member is dead".to_string(),
-        None => format!("{:.0} ops/s", measured.summary.throughput),
-    });
-    // A member silent at the end (dead, partitioned) would hold every metrics call until its
-    // time-out: such a cell is invalid anyway, and its server metrics are left out
-    // (`docs/reliability.md`, "Fail fast").
-    let outages = &measured.document.timeline.member_outages;
-    let silent_at_end = outages.iter().any(|o| o.ongoing);
-    let server = match watch {
-        Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
-        _ => None,
-    };
-    Ok(Some(MeasuredCell {
-        measured,
-        dead,
-        server,
-    }))
-}
-
-/// The servers watched over one cell: each shard at its primary of now (an election may have
-/// moved it), their counters before the cell, and the sampler running during it.
-struct CellWatch {
-    /// The members watched.
-    watched: Vec<metrics::Watched>,
-    /// Each shard's primary at the cell's start.
-    primaries: BTreeMap<String, String>,
-    /// Their counters before the cell.
-    before: Vec<Option<metrics::StatusSnapshot>>,
-    /// Samples their counters while the cell runs.
-    sampler: Option<metrics::Sampler>,
-}
-
-impl CellWatch {
-    /// Finds who to watch and reads their counters before the cell.
-    async fn begin(deployment: &Deployment) -> Self {
-        let (watched, primaries) = super::facts::at_cell_start(deployment).await;
-        let before = metrics::snapshot_all(&watched).await;
-        Self {
-            watched,
-            primaries,
-            before,
-            sampler: None,
-        }
-    }
-
-    /// Starts sampling the watched members while the cell runs.
-    fn start_sampler(
-        &mut self,
-        props: &PropertyMap,
-        config: &ExperimentConfig,
-        progress: &Progress,
-    ) {
-        self.sampler = Some(metrics::Sampler::start(
-            self.watched.clone(),
-            sample_interval(props, config.command.duration_s),
-            config.command.live_server_status.then(|| progress.clone()),
-        ));
-    }
-
-    /// Reads the counters after the cell and puts the cell's server metrics together.
-    async fn end(
-        self,
-        deployment: &Deployment,
-        samples: Vec<Vec<(f64, f64)>>,
-        props: &PropertyMap,
-    ) -> ServerMetrics {
-        let after = metrics::snapshot_all(&self.watched).await;
-        let mut m = server_metrics(deployment, &self.watched, self.before, after, props).await;
-        m.primaries = self.primaries;
-        for (member, samples) in m.members.iter_mut().zip(samples) {
-            member.samples = samples;
-        }
-        m
-    }
-}
-
-/// How often servers are sampled during a cell: `status.interval` (YCSB's, default 10 s), but
-/// at least four samples in a short cell.
-fn sample_interval(props: &PropertyMap, duration_s: Option<u64>) -> Duration {
-    let status: u64 = props
-        .get(prop::STATUS_INTERVAL.name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(prop::STATUS_INTERVAL.default);
-    let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
-    Duration::from_secs(status.min(cap).max(1))
-}
-
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Run => "run",
-    }
-}
-
-/// Before/after counters, per-shard shares and warnings for one cell.
-async fn server_metrics(
-    deployment: &Deployment,
-    watched: &[metrics::Watched],
-    before: Vec<Option<metrics::StatusSnapshot>>,
-    after: Vec<Option<metrics::StatusSnapshot>>,
-    props: &PropertyMap,
-) -> ServerMetrics {
-    let members = watched
-        .iter()
-        .zip(before.into_iter().chain(std::iter::repeat(None)))
-        .zip(after.into_iter().chain(std::iter::repeat(None)))
-        .map(|((w, b), a)| MemberMetrics {
-            name: w.name.clone(),
-            role: w.role.clone(),
-            before: b,
-            after: a,
-            samples: Vec::new(),
-        })
-        .collect();
-    let table = props
-        .get(prop::TABLE.name)
-        .cloned()
-        .unwrap_or_else(|| prop::TABLE.default.into());
-    // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
-    // `mongodb.url` says (FIDELITY-2 N6).
-    let mut m = ServerMetrics {
-        members,
-        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, &table).await,
-        ..Default::default()
-    };
-    m.finish();
-    m
-}
-
-fn write_cell(
-    dir: &ExperimentDir,
-    config: &mut ExperimentConfig,
-    id: &CellId,
-    props: &PropertyMap,
-    measured: Measured,
-    server: Option<ServerMetrics>,
-    deployment: &Deployment,
-) -> anyhow::Result<()> {
-    let mut summary = measured.summary;
-    let mut document = measured.document;
-    if let Some(why) =
-        crate::runner::verdict::client_bound(summary.throughput, config.client_ceiling)
-    {
-        summary.validity.degrade(why.clone());
-        document.validity.degrade(why);
-    }
-    if summary.threads == 0 {
-        summary.threads = props
-            .get(prop::THREADCOUNT.name)
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(1);
-    }
-    let mut config_changed = false;
-    if summary.standin && !config.standin {
-        config.standin = true;
-        config_changed = true;
-    }
-    if let Some(v) = summary
-        .server_version
-        .as_ref()
-        .filter(|v| config.server_versions.get(&id.topology) != Some(*v))
-    {
-        config
-            .server_versions
-            .insert(id.topology.clone(), v.clone());
-        config_changed = true;
-    }
-    let cell = CellFile {
-        schema: CELL_SCHEMA.into(),
-        cell: id.clone(),
-        finished: chrono::Utc::now().to_rfc3339(),
-        summary,
-        result: document,
-        server,
-        warnings: Vec::new(),
-        topology: deployment.plan.clone(),
-        server_versions: deployment.server_versions.clone(),
-        session: config.session(),
-        default_write_concern: deployment.default_write_concern.clone(),
-    };
-    dir.write_cell(&cell)?;
-    dir.clear_not_run(id)?;
-    if config_changed {
-        dir.write_config(config)?;
-    }
-    Ok(())
-}
-
 /// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee the
 /// cells run at. With `--vary`, one curve per value × `--repeat` (the seed-2 table of this
 /// topology, written by `report::write_reports`); the cells run at the knee of the first value's first
@@ -984,7 +674,9 @@ pub(crate) async fn compare_with<L: Lab>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::experiment::lab::Measured;
     use crate::experiment::model::{CellSummary, Latency};
+    use crate::runner::Phase;
     use std::collections::HashMap;
 
     /// A result document with five successful inserts (what `insert_attempts` counts).

@@ -9,6 +9,13 @@ use toml::Spanned;
 
 use super::TopologyError;
 
+mod hosts;
+use hosts::hosts;
+
+mod args;
+use args::{MANAGED_FLAGS, MONGOS_REFUSES, check_args, check_cpuset_opt};
+pub(crate) use args::{check_managed_args, parse_cpuset};
+
 /// Image used when the file names neither `image` nor `version`: a maintained major.
 pub(crate) const DEFAULT_IMAGE: &str = "mongo:7.0";
 /// Where the entry point listens unless the file says otherwise (27017 like mongod and mongos).
@@ -217,25 +224,6 @@ struct RawMongos {
     count: Option<Spanned<u32>>,
     cpuset: Option<Spanned<String>>,
 }
-
-/// Flags the plan sets itself; giving them in `mongod_args`/`mongos_args` would contradict it.
-const MANAGED_FLAGS: &[&str] = &[
-    "--port",
-    "--replSet",
-    "--dbpath",
-    "--configsvr",
-    "--shardsvr",
-    "--bind_ip",
-    "--bind_ip_all",
-    "--logpath",
-    "--configdb",
-    "--unixSocketPrefix",
-    "--fork",
-    "--wiredTigerCacheSizeGB",
-];
-
-/// Flags mongos refuses.
-const MONGOS_REFUSES: &[&str] = &["--wiredTigerCacheSizeGB", "--storageEngine", "--auth"];
 
 struct Ctx<'a> {
     file: String,
@@ -573,174 +561,6 @@ fn mongos(raw: Option<&Spanned<RawMongos>>, ctx: &Ctx<'_>) -> Result<MongosSpec,
     })
 }
 
-/// Every `[[hosts]]` entry, or this machine alone when there is none.
-fn hosts(
-    raw: &[Spanned<RawHost>],
-    ctx: &Ctx<'_>,
-    per_host_dirs: u32,
-) -> Result<Vec<HostSpec>, TopologyError> {
-    let mut hosts = Vec::new();
-    let mut seen = HostSetChecker::default();
-    for (i, h) in raw.iter().enumerate() {
-        hosts.push(host(i, h, ctx, per_host_dirs, &mut seen)?);
-    }
-    if hosts.is_empty() {
-        hosts.push(HostSpec {
-            address: "localhost".into(),
-            docker: None,
-            memory_budget_gb: None,
-            shard_cpusets: Vec::new(),
-            data_dirs: Vec::new(),
-            log_dir: None,
-            publish_address: None,
-        });
-    }
-    Ok(hosts)
-}
-
-/// One `[[hosts]]` entry (`hosts[i]`).
-fn host(
-    i: usize,
-    raw: &Spanned<RawHost>,
-    ctx: &Ctx<'_>,
-    per_host_dirs: u32,
-    seen: &mut HostSetChecker,
-) -> Result<HostSpec, TopologyError> {
-    let span = raw.span();
-    let h = raw.get_ref();
-    let address = h.address.get_ref().trim().to_string();
-    let key = format!("hosts[{i}]");
-    if address.is_empty() || address.contains(['/', ' ', ':']) {
-        return Err(ctx.err(
-            &h.address.span(),
-            &format!("{key}.address"),
-            "must be a host name or IP address without port",
-        ));
-    }
-    if !seen.insert(&address, h.docker.as_ref().map(|d| d.get_ref().as_str())) {
-        return Err(ctx.err(
-            &span,
-            &format!("{key}.address"),
-            format!("host {address:?} is listed twice"),
-        ));
-    }
-    check_docker_endpoint(h, &key, ctx)?;
-    let budget = memory_budget(h, &key, ctx)?;
-    check_host_lists(h, &key, ctx, per_host_dirs)?;
-    if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
-        return Err(ctx.err(
-            &span,
-            &format!("{key}.log_dir"),
-            format!(
-                "{:?} is relative; give an absolute path",
-                d.display().to_string()
-            ),
-        ));
-    }
-    let publish = match &h.publish_address {
-        Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
-            return Err(ctx.err(
-                &p.span(),
-                &format!("{key}.publish_address"),
-                "must be an IP address",
-            ));
-        }
-        Some(p) => Some(p.get_ref().clone()),
-        None => None,
-    };
-    Ok(HostSpec {
-        address,
-        docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
-        memory_budget_gb: budget,
-        shard_cpusets: h.shard_cpusets.get_ref().clone(),
-        data_dirs: h.data_dirs.get_ref().clone(),
-        log_dir: h.log_dir.clone(),
-        publish_address: publish,
-    })
-}
-
-/// A host's `docker` endpoint, when given: a unix socket or a plain TCP/HTTP URL.
-fn check_docker_endpoint(h: &RawHost, key: &str, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
-    if let Some(d) = &h.docker {
-        let endpoint = d.get_ref();
-        if !(endpoint.starts_with("unix://")
-            || endpoint.starts_with("tcp://")
-            || endpoint.starts_with("http://"))
-        {
-            return Err(ctx.err(
-                &d.span(),
-                &format!("{key}.docker"),
-                "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A host's `memory_budget_gb`, when given: a positive number of GB.
-fn memory_budget(h: &RawHost, key: &str, ctx: &Ctx<'_>) -> Result<Option<f64>, TopologyError> {
-    match &h.memory_budget_gb {
-        Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => Err(ctx.err(
-            &b.span(),
-            &format!("{key}.memory_budget_gb"),
-            "must be a positive number of GB",
-        )),
-        Some(b) => Ok(Some(*b.get_ref())),
-        None => Ok(None),
-    }
-}
-
-/// A host's `shard_cpusets` and `data_dirs`: one per mongod on it, each valid (absolute
-/// directories).
-fn check_host_lists(
-    h: &RawHost,
-    key: &str,
-    ctx: &Ctx<'_>,
-    per_host_dirs: u32,
-) -> Result<(), TopologyError> {
-    let cpusets = h.shard_cpusets.get_ref();
-    if !cpusets.is_empty() && cpusets.len() != per_host_dirs as usize {
-        return Err(ctx.err(
-            &h.shard_cpusets.span(),
-            &format!("{key}.shard_cpusets"),
-            format!(
-                "gives {} CPU sets for {} mongod(s) on this host",
-                cpusets.len(),
-                per_host_dirs
-            ),
-        ));
-    }
-    for c in cpusets {
-        parse_cpuset(c)
-            .map_err(|m| ctx.err(&h.shard_cpusets.span(), &format!("{key}.shard_cpusets"), m))?;
-    }
-    let dirs = h.data_dirs.get_ref();
-    if !dirs.is_empty() && dirs.len() != per_host_dirs as usize {
-        return Err(ctx.err(
-            &h.data_dirs.span(),
-            &format!("{key}.data_dirs"),
-            format!(
-                "gives {} directories for {} mongod(s) on this host",
-                dirs.len(),
-                per_host_dirs
-            ),
-        ));
-    }
-    // A relative directory would be resolved against whatever directory microshard (or
-    // the Docker engine, for a bind mount) happens to run in: refuse it here.
-    if let Some(d) = dirs.iter().find(|d| !d.is_absolute()) {
-        return Err(ctx.err(
-            &h.data_dirs.span(),
-            &format!("{key}.data_dirs"),
-            format!(
-                "{:?} is relative; give an absolute path",
-                d.display().to_string()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The server itself: version and image, cache and memory, the client's CPU set, and the
 /// extra arguments (checked against the flags microshard sets and the version chosen).
 struct Server {
@@ -953,75 +773,6 @@ fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, Topolo
         ));
     }
     Ok(v)
-}
-
-fn check_cpuset_opt(
-    ctx: &Ctx<'_>,
-    c: Option<&Spanned<String>>,
-    key: &str,
-) -> Result<Option<String>, TopologyError> {
-    match c {
-        Some(c) => {
-            parse_cpuset(c.get_ref()).map_err(|m| ctx.err(&c.span(), key, m))?;
-            Ok(Some(c.get_ref().clone()))
-        }
-        None => Ok(None),
-    }
-}
-
-fn check_args(
-    ctx: &Ctx<'_>,
-    args: &Spanned<Vec<String>>,
-    key: &str,
-    refused: &[&str],
-) -> Result<(), TopologyError> {
-    refused_args(args.get_ref(), refused).map_err(|m| ctx.err(&args.span(), key, m))
-}
-
-/// Refuses the first argument whose flag (`--port=1` → `--port`) is in `refused`.
-fn refused_args(args: &[String], refused: &[&str]) -> Result<(), String> {
-    for a in args {
-        let flag = a.split('=').next().unwrap_or(a);
-        if refused.contains(&flag) {
-            return Err(format!(
-                "{flag} is not allowed here: the plan sets it (or the server refuses it)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Checks extra mongod arguments given outside a topology file (`--mongod-arg`) by the same rule
-/// as a topology's `mongod_args`, so a flag the plan manages is refused before anything starts
-/// instead of making bring-up wait on a port nobody listens on.
-pub(crate) fn check_managed_args(args: &[String]) -> Result<(), String> {
-    refused_args(args, MANAGED_FLAGS)
-}
-
-/// Parses a CPU list (`"0-3,6"`) into CPU numbers; the error says what is wrong.
-pub(crate) fn parse_cpuset(s: &str) -> Result<Vec<usize>, String> {
-    let mut cpus = Vec::new();
-    for part in s.split(',') {
-        let part = part.trim();
-        let bad = || format!("{s:?} is not a CPU list like \"0-3,6\"");
-        if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
-            if a > b || b > 4095 {
-                return Err(bad());
-            }
-            cpus.extend(a..=b);
-        } else {
-            let c: usize = part.parse().map_err(|_| bad())?;
-            if c > 4095 {
-                return Err(bad());
-            }
-            cpus.push(c);
-        }
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
 }
 
 /// This machine's RAM in GB (from /proc/meminfo); `None` when it cannot be read.
