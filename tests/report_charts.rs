@@ -186,10 +186,7 @@ fn seed_sweep() -> SweepFile {
         knee_threads: Some(10),
         tolerance: 0.05,
         standin: true,
-        not_run: Vec::new(),
-        dead: None,
-        planned_threads: Vec::new(),
-        memory: None,
+        ..Default::default()
     }
 }
 

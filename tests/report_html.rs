@@ -191,10 +191,7 @@ pub(crate) fn run_dir_with(
         knee_threads: Some(16),
         tolerance: 0.05,
         standin: true,
-        not_run: Vec::new(),
-        dead: None,
-        planned_threads: Vec::new(),
-        memory: None,
+        ..Default::default()
     };
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");
@@ -355,11 +352,17 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
         console_lines(&stderr)
     );
     assert_eq!(result_rows(&dom), cells, "rows as the browser parsed them");
-    // Throughput, latency and sweep charts, plus the timeline of the one invalid cell.
+    // Throughput, latency, the sweep's throughput and its latency beside it, plus the
+    // timeline of the one invalid cell.
     assert_eq!(
         dom.matches("<svg").count(),
-        3 + 1,
-        "three inline charts and one timeline"
+        4 + 1,
+        "four inline charts and one timeline"
+    );
+    assert_eq!(
+        dom.matches("id=\"chart-sweep-").count(),
+        2,
+        "the sweep's two charts"
     );
     assert_eq!(
         dom.matches("id=\"timeline-").count(),

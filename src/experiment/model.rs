@@ -370,7 +370,7 @@ pub struct SweepPoint {
 }
 
 /// A thread sweep: the curve, its maximum and its knee.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SweepFile {
     /// What was swept (scenario and topology or URI, redacted).
     pub label: String,

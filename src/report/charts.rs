@@ -661,10 +661,7 @@ mod tests {
             knee_threads: None,
             tolerance: 0.05,
             standin: false,
-            not_run: Vec::new(),
-            dead: None,
-            planned_threads: Vec::new(),
-            memory: None,
+            ..Default::default()
         };
         let facts = TopologyFacts {
             name: "single".into(),
@@ -704,10 +701,7 @@ mod tests {
             knee_threads: Some(4),
             tolerance: 0.05,
             standin: false,
-            not_run: Vec::new(),
-            dead: None,
-            planned_threads: Vec::new(),
-            memory: None,
+            ..Default::default()
         };
         let data = "2000 records (laptop scale)";
         let svg = sweep(&s, None, data).map(|c| c.svg).unwrap_or_default();
@@ -745,10 +739,7 @@ mod tests {
             knee_threads: Some(4),
             tolerance: 0.05,
             standin: true,
-            not_run: Vec::new(),
-            dead: None,
-            planned_threads: Vec::new(),
-            memory: None,
+            ..Default::default()
         };
         let svg = (sweep_latency(&s, None, "500 records").map(|c| c.svg)).unwrap_or_default();
         for said in [

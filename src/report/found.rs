@@ -156,8 +156,11 @@ fn knee_sentence(s: &SweepFile) -> String {
         _ => format!("{}: no knee (nothing measured).", s.label),
     };
     for c in crate::experiment::knee_caveats::caveats(s) {
+        // Each caveat follows a full stop: it starts a sentence.
+        let mut letters = c.chars();
         text.push(' ');
-        text.push_str(&c);
+        text.extend(letters.next().map(|f| f.to_ascii_uppercase()));
+        text.push_str(letters.as_str());
     }
     text
 }
