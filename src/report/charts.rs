@@ -125,12 +125,18 @@ pub(crate) fn human(v: f64) -> String {
 
 /// A latency in microseconds as people write it: `250 µs`, `1.5 ms`, `2 s`.
 pub(crate) fn human_us(us: f64) -> String {
+    let (unit, per_unit) = latency_unit(us);
+    format!("{} {unit}", human(us / per_unit))
+}
+
+/// The unit a latency of `us` microseconds reads best in, and its size in microseconds.
+fn latency_unit(us: f64) -> (&'static str, f64) {
     if us >= 1e6 {
-        format!("{} s", human(us / 1e6))
+        ("s", 1e6)
     } else if us >= 1e3 {
-        format!("{} ms", human(us / 1e3))
+        ("ms", 1e3)
     } else {
-        format!("{} µs", human(us))
+        ("µs", 1.0)
     }
 }
 

@@ -2,6 +2,7 @@
 //! `sweep --vary` chart, one line per value; the sweep is the vary chart with one series.
 
 use super::*;
+use crate::experiment::model::CellSummary;
 
 /// Throughput by client threads (log x axis) with every measured thread count labelled, the
 /// peak and the knee marked and the knee rule written under the chart: the vary chart with one
@@ -12,33 +13,12 @@ pub fn sweep(
     facts: Option<&TopologyFacts>,
     data: &str,
 ) -> Result<Chart, ChartError> {
-    let series = VarySeries {
-        label: "throughput (ops/s)".into(),
-        points: (sweep.points.iter())
-            .map(|p| {
-                (
-                    p.threads.max(1),
-                    p.summary.throughput,
-                    p.summary.throughput,
-                    p.summary.throughput,
-                )
-            })
-            .collect(),
-        not_valid: false,
-    };
-    let verdicts: Vec<Verdict> = sweep
-        .points
-        .iter()
-        .map(|p| p.summary.validity.verdict)
-        .collect();
-    let point = |t: Option<u32>| {
-        series
-            .points
-            .iter()
-            .find(|p| Some(p.0) == t)
-            .map(|p| (p.0, p.2))
-    };
-    let (peak, knee) = (point(sweep.max_threads), point(sweep.knee_threads));
+    let series = sweep_line(sweep, "throughput (ops/s)", |s| s.throughput);
+    let verdicts = point_verdicts(sweep);
+    let (peak, knee) = (
+        mark_at(&series, sweep.max_threads),
+        mark_at(&series, sweep.knee_threads),
+    );
     let mut legend = vec![entry(Swatch::Line(palette(0)), series.label.clone())];
     if let Some((t, tp)) = peak {
         legend.push(entry(
@@ -83,28 +63,13 @@ pub fn sweep_latency(
     data: &str,
 ) -> Result<Chart, ChartError> {
     let highest = (sweep.points.iter()).fold(0.0, |m: f64, p| m.max(p.summary.latency.p99));
-    let (unit, per_unit) = match highest {
-        h if h >= 1e6 => ("s", 1e6),
-        h if h >= 1e3 => ("ms", 1e3),
-        _ => ("µs", 1.0),
-    };
-    let line = |label: &str, of: fn(&Latency) -> f64| VarySeries {
-        label: label.into(),
-        points: (sweep.points.iter())
-            .map(|p| {
-                let v = of(&p.summary.latency) / per_unit;
-                (p.threads.max(1), v, v, v)
-            })
-            .collect(),
-        not_valid: false,
-    };
-    let series = [line("p50 (median)", |l| l.p50), line("p99", |l| l.p99)];
-    let verdicts: Vec<Verdict> = (sweep.points.iter())
-        .map(|p| p.summary.validity.verdict)
-        .collect();
-    let knee = (series[1].points.iter())
-        .find(|p| Some(p.0) == sweep.knee_threads)
-        .map(|p| (p.0, p.2));
+    let (unit, per_unit) = latency_unit(highest);
+    let series = [
+        sweep_line(sweep, "p50 (median)", |s| s.latency.p50 / per_unit),
+        sweep_line(sweep, "p99", |s| s.latency.p99 / per_unit),
+    ];
+    let verdicts = point_verdicts(sweep);
+    let knee = mark_at(&series[1], sweep.knee_threads);
     let mut legend: Vec<LegendEntry> = (series.iter().enumerate())
         .map(|(i, s)| entry(Swatch::Line(palette(i)), s.label.clone()))
         .collect();
@@ -130,8 +95,37 @@ pub fn sweep_latency(
     )
 }
 
-/// A marked point of a sweep (peak or knee): threads and ops/s.
+/// A marked point of a sweep (peak or knee): threads and the value there.
 type Mark = Option<(u32, f64)>;
+
+/// One line of a sweep chart: `of` each point's figures, at its thread count (one run per
+/// count, so no spread).
+fn sweep_line(sweep: &SweepFile, label: &str, of: impl Fn(&CellSummary) -> f64) -> VarySeries {
+    VarySeries {
+        label: label.into(),
+        points: (sweep.points.iter())
+            .map(|p| {
+                let v = of(&p.summary);
+                (p.threads.max(1), v, v, v)
+            })
+            .collect(),
+        not_valid: false,
+    }
+}
+
+/// Each point's verdict, in thread order (how its mark is drawn).
+fn point_verdicts(sweep: &SweepFile) -> Vec<Verdict> {
+    (sweep.points.iter())
+        .map(|p| p.summary.validity.verdict)
+        .collect()
+}
+
+/// The point of `series` at thread count `threads`, when there is one.
+fn mark_at(series: &VarySeries, threads: Option<u32>) -> Mark {
+    (series.points.iter())
+        .find(|p| Some(p.0) == threads)
+        .map(|p| (p.0, p.2))
+}
 
 /// The knee rule and every point that is not valid.
 fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
