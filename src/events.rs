@@ -29,9 +29,9 @@ pub enum Event {
         /// Print it on stdout as well.
         also_stdout: bool,
     },
-    /// A line of the protocol between a client of several and its coordinator (ready, progress
-    /// ticks), read back from the client's stderr by `runner::fanout`.
-    Protocol(String),
+    /// A line of the protocol between a client of several and its coordinator, read back from
+    /// the client's stderr by `runner::fanout`.
+    Protocol(ClientLine),
     /// A step of bringing a topology up or taking it down.
     BringUp(String),
     /// An image pull started on a Docker engine.
@@ -75,6 +75,38 @@ pub enum Event {
         /// A short outcome (`12,345 ops/s`, `failed: ...`).
         outcome: Option<String>,
     },
+}
+
+/// What a client of several tells its coordinator on stderr (`runner::fanout` reads it back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientLine {
+    /// Connected, waiting at the start barrier.
+    Ready,
+    /// Operations done so far, said every second.
+    Progress(u64),
+}
+
+impl ClientLine {
+    const READY: &str = "microshard: client ready, waiting for the start";
+    const PROGRESS: &str = "microshard: client progress: ";
+
+    /// The protocol line `line` is, if it is one.
+    pub(crate) fn parse(line: &str) -> Option<ClientLine> {
+        if line == Self::READY {
+            return Some(ClientLine::Ready);
+        }
+        let ops = line.strip_prefix(Self::PROGRESS)?.trim().parse().ok()?;
+        Some(ClientLine::Progress(ops))
+    }
+}
+
+impl std::fmt::Display for ClientLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientLine::Ready => f.write_str(Self::READY),
+            ClientLine::Progress(ops) => write!(f, "{}{ops}", Self::PROGRESS),
+        }
+    }
 }
 
 /// Where events go. Implementations must be cheap: client tasks emit from their hot path.

@@ -29,11 +29,10 @@ impl Terminal {
 impl Events for Terminal {
     fn event(&self, event: Event) {
         match event {
-            Event::Note(line)
-            | Event::Warning(line)
-            | Event::Finding(line)
-            | Event::Protocol(line)
-            | Event::Line(line) => eprintln(&line),
+            Event::Note(line) | Event::Warning(line) | Event::Finding(line) | Event::Line(line) => {
+                eprintln(&line)
+            }
+            Event::Protocol(line) => eprintln(&line.to_string()),
             Event::Status { line, also_stdout } => {
                 eprintln(&line);
                 if also_stdout {

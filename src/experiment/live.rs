@@ -443,34 +443,41 @@ mod tests {
 
     #[test]
     fn write_concern_is_pinned_unless_the_uri_or_scenario_sets_one() {
-        let none = PropertyMap::new();
-        assert_eq!(
-            pin_write_concern("mongodb://localhost:27017/", &none),
-            "mongodb://localhost:27017/?w=1"
-        );
-        assert_eq!(
-            pin_write_concern("mongodb://localhost:27017", &none),
-            "mongodb://localhost:27017/?w=1"
-        );
-        assert_eq!(
-            pin_write_concern("mongodb://localhost:27017/?directConnection=true", &none),
-            "mongodb://localhost:27017/?directConnection=true&w=1"
-        );
-        assert_eq!(
-            pin_write_concern("mongodb://h:1/ycsb?w=majority", &none),
-            "mongodb://h:1/ycsb?w=majority"
-        );
-        let mut majority = PropertyMap::new();
-        majority.insert("mongodb.writeConcern".into(), "majority".into());
-        assert_eq!(
-            pin_write_concern("mongodb://h:1/", &majority),
-            "mongodb://h:1/"
-        );
-        let mut journaled = PropertyMap::new();
-        journaled.insert("mongodb.writeConcern".into(), "journaled".into());
-        assert_eq!(
-            pin_write_concern("mongodb://h:1/", &journaled),
-            "mongodb://h:1/?w=1"
-        );
+        // (URI, the scenario's mongodb.writeConcern, the URI the clients get)
+        let cases = [
+            (
+                "mongodb://localhost:27017/",
+                None,
+                "mongodb://localhost:27017/?w=1",
+            ),
+            (
+                "mongodb://localhost:27017",
+                None,
+                "mongodb://localhost:27017/?w=1",
+            ),
+            (
+                "mongodb://localhost:27017/?directConnection=true",
+                None,
+                "mongodb://localhost:27017/?directConnection=true&w=1",
+            ),
+            (
+                "mongodb://h:1/ycsb?w=majority",
+                None,
+                "mongodb://h:1/ycsb?w=majority",
+            ),
+            ("mongodb://h:1/", Some("majority"), "mongodb://h:1/"),
+            ("mongodb://h:1/", Some("journaled"), "mongodb://h:1/?w=1"),
+        ];
+        for (uri, concern, expected) in cases {
+            let mut props = PropertyMap::new();
+            if let Some(c) = concern {
+                props.insert("mongodb.writeConcern".into(), c.into());
+            }
+            assert_eq!(
+                pin_write_concern(uri, &props),
+                expected,
+                "{uri} {concern:?}"
+            );
+        }
     }
 }

@@ -187,27 +187,28 @@ fn validate(scenario: &str, props: &PropertyMap) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let p = dir.join(name);
-        std::fs::write(&p, text).ok();
-        p
+    /// A load scenario `S1` of 5 million inserts and a run scenario `S2` of `s2` in `dir`.
+    fn scenario_files(dir: &Path, s2: &str) -> Vec<(String, PathBuf)> {
+        [
+            ("S1", "recordcount=5000000\ninsertproportion=1\n"),
+            ("S2", s2),
+        ]
+        .map(|(name, text)| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            (name.to_string(), p)
+        })
+        .to_vec()
     }
 
     #[test]
     fn laptop_scale_bounds_and_overrides() {
         let dir = tempfile::tempdir().ok();
         let Some(dir) = dir else { return };
-        let s1 = write(
+        let files = scenario_files(
             dir.path(),
-            "S1",
-            "recordcount=5000000\ninsertproportion=1\n",
-        );
-        let s2 = write(
-            dir.path(),
-            "S2",
             "recordcount=5000000\noperationcount=100000000\nreadproportion=0.1\n",
         );
-        let files = vec![("S1".to_string(), s1), ("S2".to_string(), s2)];
         let scaling = Scaling {
             full: false,
             records: 1000,
@@ -240,13 +241,7 @@ mod tests {
     fn an_explicit_record_count_wins_over_laptop_scaling_for_load_and_runs() {
         let dir = tempfile::tempdir().ok();
         let Some(dir) = dir else { return };
-        let s1 = write(
-            dir.path(),
-            "S1",
-            "recordcount=5000000\ninsertproportion=1\n",
-        );
-        let s2 = write(dir.path(), "S2", "recordcount=5000000\nreadproportion=1\n");
-        let files = vec![("S1".to_string(), s1), ("S2".to_string(), s2)];
+        let files = scenario_files(dir.path(), "recordcount=5000000\nreadproportion=1\n");
         let scaling = Scaling {
             full: false,
             records: 300,

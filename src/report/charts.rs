@@ -738,7 +738,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        let s = SweepFile {
+        let mut s = SweepFile {
             label: "S5 on single".into(),
             points: vec![point(1, 900.0), point(4, 2_000.0), point(16, 30_000.0)],
             max_threads: Some(16),
@@ -747,8 +747,11 @@ mod tests {
             standin: true,
             ..Default::default()
         };
+        s.points[2].summary.validity.invalid("the client died");
         let svg = (sweep_latency(&s, None, "500 records").map(|c| c.svg)).unwrap_or_default();
         for said in [
+            "invalid point (grey ×)",
+            "16 threads is INVALID (grey ×, not a result): the client died",
             "Latency by client threads: S5 on single",
             "latency (ms)",
             "p50 (median)",

@@ -14,7 +14,7 @@ use super::watch::{Watch, WatchSetup};
 use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
 use crate::error::{as_bad_input, bad_input};
-use crate::events::{Discard, Event, Sink};
+use crate::events::{ClientLine, Discard, Event, Sink};
 use crate::measure::{self, MeasurementConfig, Measurements};
 use crate::workload::prop;
 use crate::workload::{CoreWorkload, Properties};
@@ -44,7 +44,7 @@ pub struct ExecuteOptions {
     pub drop_database: bool,
     /// Notes said before `Loading workload...` (YCSB's `Command line: ...` banner).
     pub banner: Vec<String>,
-    /// Wait at a start barrier once connected: say [`super::fanout::BARRIER_READY`] and start
+    /// Wait at a start barrier once connected: say [`ClientLine::Ready`] and start
     /// when a line arrives on stdin (a client of `--clients`).
     pub barrier: bool,
 }
@@ -716,7 +716,7 @@ async fn connect(
         None => binding.discover_members().await,
     };
     if opts.barrier {
-        events.event(Event::Protocol(super::fanout::BARRIER_READY.into()));
+        events.event(Event::Protocol(ClientLine::Ready));
         let mut line = String::new();
         let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
         tokio::select! {

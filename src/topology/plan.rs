@@ -905,6 +905,23 @@ mod tests {
         }
     }
 
+    /// Process-backend options whose binaries directory holds executable `mongod` and `mongos`
+    /// (kept alive by the returned directory).
+    fn process_opts() -> (PlanOptions, tempfile::TempDir) {
+        let bin = fake_bin();
+        let mut o = opts(BackendKind::Process);
+        o.bin_dir = Some(bin.path().to_path_buf());
+        (o, bin)
+    }
+
+    /// Each member's name and port, in plan order.
+    fn names(p: &Plan) -> Vec<(&str, u16)> {
+        p.members
+            .iter()
+            .map(|m| (m.name.as_str(), m.port))
+            .collect()
+    }
+
     fn fake_bin() -> tempfile::TempDir {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
@@ -918,18 +935,11 @@ mod tests {
 
     #[test]
     fn sharded_process_plan_ports_names_and_argv() {
-        let bin = fake_bin();
+        let (o, bin) = process_opts();
         let s = spec("name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = 30000\n");
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
         let p = Plan::new(&s, &o).unwrap();
-        let names: Vec<(&str, u16)> = p
-            .members
-            .iter()
-            .map(|m| (m.name.as_str(), m.port))
-            .collect();
         assert_eq!(
-            names,
+            names(&p),
             vec![
                 ("mongos0", 30000),
                 ("sh0", 30001),
@@ -978,10 +988,8 @@ mod tests {
 
     #[test]
     fn standalone_gets_the_whole_budget_and_rs0() {
-        let bin = fake_bin();
+        let (o, _bin) = process_opts();
         let s = spec("name = \"single\"\nkind = \"standalone\"\n");
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
         let p = Plan::new(&s, &o).unwrap();
         assert_eq!(p.members.len(), 1);
         let m = &p.members[0];
@@ -1073,12 +1081,10 @@ mod tests {
 
     #[test]
     fn extra_args_expand_per_member() {
-        let bin = fake_bin();
+        let (o, _bin) = process_opts();
         let s = spec(
             "name = \"m\"\nkind = \"sharded\"\nshards_per_host = 1\nmongod_args = [\"--command-log\", \"{dir}/{name}-{port}.log\"]\nmongos_args = [\"--command-log={dir}/cmd.log\"]\n",
         );
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
         let p = Plan::new(&s, &o).unwrap();
         let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
         assert!(
@@ -1205,9 +1211,7 @@ mod tests {
             p.notes
         );
         // The 0.25 GB floor pushing the caches over a small host budget is a warning.
-        let bin = fake_bin();
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
+        let (mut o, _bin) = process_opts();
         o.total_memory_gb = Some(2.0);
         let s = spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 4\n");
         let p = Plan::new(&s, &o).unwrap();
@@ -1223,20 +1227,13 @@ mod tests {
 
     #[test]
     fn shards_of_several_members() {
-        let bin = fake_bin();
+        let (o, _bin) = process_opts();
         let s = spec(
             "name = \"rs\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_members = 3\nbase_port = 30000\n[config_servers]\nmembers = 3\n[mongos]\ncount = 2\n",
         );
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
         let p = Plan::new(&s, &o).unwrap();
-        let names: Vec<(&str, u16)> = p
-            .members
-            .iter()
-            .map(|m| (m.name.as_str(), m.port))
-            .collect();
         assert_eq!(
-            names,
+            names(&p),
             vec![
                 ("mongos0", 30000),
                 ("mongos1", 30001),
@@ -1329,10 +1326,8 @@ mod tests {
 
     #[test]
     fn unix_sockets_stay_under_the_kernel_limit() {
-        let bin = fake_bin();
+        let (mut o, _bin) = process_opts();
         let s = spec("name = \"single\"\nkind = \"standalone\"\n");
-        let mut o = opts(BackendKind::Process);
-        o.bin_dir = Some(bin.path().to_path_buf());
         let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
         assert!(
             argv.contains("--unixSocketPrefix /tmp/ms/t-1/sockets"),

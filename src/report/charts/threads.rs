@@ -32,9 +32,7 @@ pub fn sweep(
             format!("knee: {t} threads, {} ops/s", human(tp)),
         ));
     }
-    if verdicts.contains(&Verdict::Invalid) {
-        legend.push(entry(Swatch::Invalid, "invalid point (grey ×)"));
-    }
+    legend.extend(invalid_entry(&verdicts));
     let notes = sweep_notes(sweep, peak, knee);
     let title = format!(
         "Throughput by client threads: {}",
@@ -76,9 +74,11 @@ pub fn sweep_latency(
     if let Some((t, _)) = knee {
         legend.push(entry(Swatch::Knee, format!("knee: {t} threads")));
     }
-    let notes = vec![format!(
+    legend.extend(invalid_entry(&verdicts));
+    let mut notes = vec![format!(
         "Lines: the main operation's latency at each thread count, in {unit}. Past the knee, added threads mostly add waiting: latency climbs while throughput stays flat."
     )];
+    notes.extend(point_notes(sweep));
     let title = format!("Latency by client threads: {}", sweep_label(sweep, facts));
     let header = header(&title, &sweep_where(sweep, facts, data), sweep.standin);
     let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
@@ -138,22 +138,27 @@ fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
         ),
         _ => "No usable points: no peak and no knee.".to_string(),
     }];
-    notes.extend(
-        sweep
-            .points
-            .iter()
-            .filter(|p| !p.summary.validity.is_valid())
-            .map(|p| {
-                let v = &p.summary.validity;
-                format!(
-                    "{} threads is {}: {}",
-                    p.threads,
-                    verdict_word(v.verdict),
-                    v.summary()
-                )
-            }),
-    );
+    notes.extend(point_notes(sweep));
     notes
+}
+
+/// A line for every point that is not valid: its thread count, verdict, how it is drawn, and why.
+fn point_notes(sweep: &SweepFile) -> impl Iterator<Item = String> + '_ {
+    (sweep.points.iter())
+        .filter(|p| !p.summary.validity.is_valid())
+        .map(|p| {
+            let v = &p.summary.validity;
+            let word = match v.verdict {
+                Verdict::Invalid => "INVALID (grey ×, not a result)",
+                _ => "DEGRADED (hollow point)",
+            };
+            format!("{} threads is {word}: {}", p.threads, v.summary())
+        })
+}
+
+/// The legend's entry for the grey × of invalid points, when a point is invalid.
+fn invalid_entry(verdicts: &[Verdict]) -> Option<LegendEntry> {
+    (verdicts.contains(&Verdict::Invalid)).then(|| entry(Swatch::Invalid, "invalid point (grey ×)"))
 }
 
 /// The knee (green ring and rule) and the peak (red square and rule) of a sweep.

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{Event, Sink};
+use crate::events::{ClientLine, Event, Sink};
 use crate::measure::{self, Measurements};
 use crate::runner::client::{ClientProgress, progress_totals};
 use crate::workload::prop;
@@ -121,7 +121,7 @@ pub(super) fn spawn_ticks(
                 _ = done.cancelled() => true,
             };
             let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
-            events.event(Event::Protocol(crate::runner::fanout::tick_line(ops)));
+            events.event(Event::Protocol(ClientLine::Progress(ops)));
             if finished {
                 return;
             }

@@ -23,12 +23,9 @@ use crate::runner::{ExecuteOptions, Phase};
 pub(crate) mod docker;
 pub(crate) mod merge_input;
 use crate::error::bad_input;
-use crate::events::Event;
+use crate::events::{ClientLine, Event};
 use crate::measure::{ClientEntry, ResultDocument};
 use crate::workload::{Properties, prop};
-
-/// The line a client prints on stderr when it is connected and waits for the start.
-pub(crate) const BARRIER_READY: &str = "microshard: client ready, waiting for the start";
 
 /// How long every client gets to connect and reach the start barrier.
 const BARRIER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -115,14 +112,6 @@ pub(crate) fn slices(
 
 /// How often a client of several reports its operation count to the coordinator.
 pub(crate) const TICK_PERIOD: Duration = Duration::from_secs(1);
-
-/// What starts a client's progress line on its stderr (`<prefix><operations done>`).
-const TICK_PREFIX: &str = "microshard: client progress: ";
-
-/// The progress line a client of several writes on stderr: operations done so far.
-pub(crate) fn tick_line(ops: u64) -> String {
-    format!("{TICK_PREFIX}{ops}")
-}
 
 /// Where the clients of one phase run: the seam between what is the same for every client (the
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
@@ -223,12 +212,11 @@ pub(crate) fn client_line(
     events: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
     sink: &crate::events::Sink,
 ) {
-    if line == BARRIER_READY {
-        let _ = events.send(ClientSignal::Ready(index));
-    } else if let Some(ops) = line.strip_prefix(TICK_PREFIX) {
-        if let Ok(ops) = ops.trim().parse() {
-            let _ = events.send(ClientSignal::Tick(index, ops));
-        }
+    if let Some(said) = ClientLine::parse(line) {
+        let _ = events.send(match said {
+            ClientLine::Ready => ClientSignal::Ready(index),
+            ClientLine::Progress(ops) => ClientSignal::Tick(index, ops),
+        });
     } else if line.starts_with("microshard:") || line.starts_with("warning") {
         sink.event(Event::Finding(format!("client {index} on {host}: {line}")));
     }
@@ -919,8 +907,8 @@ mod tests {
         let recorder = std::sync::Arc::new(crate::events::Recorder::default());
         let sink: crate::events::Sink = recorder.clone();
         for line in [
-            BARRIER_READY,
-            &tick_line(42),
+            &ClientLine::Ready.to_string(),
+            &ClientLine::Progress(42).to_string(),
             "microshard: member sh0 stopped answering",
             "[OVERALL], Operations, 10",
         ] {

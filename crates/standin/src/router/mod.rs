@@ -342,8 +342,14 @@ impl Router {
             }
             Cmd::GetMore | Cmd::KillCursors => cursor_command(shared, name, db, body).await,
             Cmd::Insert => self.insert(shared, db, body).await,
-            Cmd::Update => self.update(shared, db, body).await,
-            Cmd::Delete => self.delete(shared, db, body).await,
+            Cmd::Update => {
+                self.write_statements(shared, db, body, "update", "updates")
+                    .await
+            }
+            Cmd::Delete => {
+                self.write_statements(shared, db, body, "delete", "deletes")
+                    .await
+            }
             Cmd::Find => self.find(shared, db, body).await,
             Cmd::Count => self.count(shared, db, body).await,
             Cmd::Aggregate => self.aggregate(shared, db, body).await,

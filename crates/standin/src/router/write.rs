@@ -136,30 +136,8 @@ impl Router {
         Ok(total)
     }
 
-    /// `update`, through [`Router::write_statements`].
-    pub(super) async fn update(
-        &self,
-        shared: &Arc<ServerState>,
-        db: &str,
-        body: &Document,
-    ) -> CmdResult {
-        self.write_statements(shared, db, body, "update", "updates")
-            .await
-    }
-
-    /// `delete`, through [`Router::write_statements`].
-    pub(super) async fn delete(
-        &self,
-        shared: &Arc<ServerState>,
-        db: &str,
-        body: &Document,
-    ) -> CmdResult {
-        self.write_statements(shared, db, body, "delete", "deletes")
-            .await
-    }
-
     /// Updates and deletes, statement by statement: targeted when the filter pins the shard key.
-    async fn write_statements(
+    pub(super) async fn write_statements(
         &self,
         shared: &Arc<ServerState>,
         db: &str,
