@@ -155,7 +155,9 @@ impl CompareCommand {
         let topologies = split_list(&f.topologies);
         Ok(CompareCommand {
             name: f.name.clone(),
-            baseline: (f.baseline.clone())
+            baseline: f
+                .baseline
+                .clone()
                 .or_else(|| topologies.first().cloned())
                 .unwrap_or_default(),
             topologies,
@@ -169,7 +171,10 @@ impl CompareCommand {
             duration_s: Some(f.duration.as_secs().max(1)),
             threads: f.threads,
             sweep: f.sweep,
-            sweep_threads: (f.sweep.then(|| f.sweep_threads.0.clone())).unwrap_or_default(),
+            sweep_threads: match f.sweep {
+                true => f.sweep_threads.0.clone(),
+                false => Vec::new(),
+            },
             sweep_duration_s: Some(f.sweep_duration.as_secs().max(1)),
             vary: f.vary.as_deref().map(Vary::parse).transpose()?,
             full: f.workload.full,
