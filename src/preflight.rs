@@ -17,12 +17,9 @@ use crate::experiment::model::CompareCommand;
 use crate::experiment::model::{CELL_SCHEMA, CONFIG_SCHEMA};
 use crate::experiment::results::{CELLS_DIR, CONFIG_FILE, ExperimentDir};
 use crate::experiment::scenario;
+use crate::props::flag_values::MAX_DURATION;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
 use crate::workload::prop;
-
-/// The longest duration any flag accepts. A longer one is surely a typo, and a bound keeps every
-/// deadline computed from it from overflowing (`docs/reliability.md` §1).
-pub(crate) const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
 
 // ----- output paths ---------------------------------------------------------------------------
 
@@ -109,15 +106,6 @@ pub(crate) fn writable_file(flag: &str, file: &Path) -> anyhow::Result<()> {
         Err(e) => return Err(culprit(format!("{}: {e}", dir.display()))),
     }
     probe(dir).map_err(|e| culprit(format!("cannot create files in {}: {e}", dir.display())))
-}
-
-/// Makes `--bin-dir` absolute (without touching the file system): members are started from
-/// their own directories, where a relative path would name nothing.
-pub(crate) fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
-    dir.map(|d| {
-        std::path::absolute(&d).map_err(|e| bad_input(format!("--bin-dir {}: {e}", d.display())))
-    })
-    .transpose()
 }
 
 // ----- results directories --------------------------------------------------------------------
@@ -769,15 +757,6 @@ mod tests {
         let e = writable_file("--json", Path::new("/proc/microshard-result.json")).unwrap_err();
         assert!(format!("{e:#}").contains("/proc"), "{e:#}");
         assert!(writable_dir("--out", Path::new("/proc/microshard-results")).is_err());
-    }
-
-    #[test]
-    fn a_relative_bin_dir_becomes_absolute() {
-        let d = absolute_bin_dir(Some(PathBuf::from("bin")))
-            .unwrap()
-            .unwrap();
-        assert!(d.is_absolute() && d.ends_with("bin"), "{}", d.display());
-        assert_eq!(absolute_bin_dir(None).unwrap(), None);
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub(crate) struct DoctorArgs {
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     args.take_standin()?;
-    args.bin_dir = crate::preflight::absolute_bin_dir(args.bin_dir)?;
+    args.bin_dir = crate::experiment::flags::absolute_bin_dir(args.bin_dir)?;
     let spec = args.spec()?;
     let backend = match args.backend {
         Some(b) => b,
@@ -142,7 +142,9 @@ impl UpArgs {
             ));
         }
         self.backend = Some(BackendKind::Process);
-        self.bin_dir = Some(super::standin_cmd::standin_bin_dir(BackendKind::Process)?);
+        self.bin_dir = Some(crate::experiment::live::standin_bin_dir(
+            BackendKind::Process,
+        )?);
         Ok(())
     }
 

@@ -37,9 +37,9 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Load phase: insert the data set (YCSB `load`).
-    Load(workload_cmd::LoadArgs),
+    Load(crate::runner::command_line::LoadArgs),
     /// Run phase: execute the workload's operation mix (YCSB `run`).
-    Run(workload_cmd::PhaseArgs),
+    Run(crate::runner::command_line::PhaseArgs),
     /// Accept a YCSB command line as pasted: `microshard ycsb load|run mongodb -P ... -threads 32 -s`.
     Ycsb(ycsb_cmd::YcsbArgs),
     /// Bring up a topology and leave it running.

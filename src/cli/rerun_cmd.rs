@@ -74,7 +74,9 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
                 gone.display()
             )));
         }
-        command.bin_dir = Some(super::standin_cmd::standin_bin_dir(BackendKind::Process)?);
+        command.bin_dir = Some(crate::experiment::live::standin_bin_dir(
+            BackendKind::Process,
+        )?);
     }
     let out = match &args.out {
         Some(out) => out.clone(),

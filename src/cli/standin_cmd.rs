@@ -115,23 +115,3 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
     ))?;
     Ok(())
 }
-
-/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
-/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(
-    backend: crate::topology::BackendKind,
-) -> anyhow::Result<std::path::PathBuf> {
-    if backend != crate::topology::BackendKind::Process {
-        return Err(crate::error::bad_input(format!(
-            "--standin: the stand-in runs with the process backend, not --backend {backend}"
-        )));
-    }
-    let dir = crate::backend::state::state_dir().join("standin-bin");
-    crate::standin::link_binaries(&dir).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot link the stand-in binaries in {}: {e}",
-            dir.display()
-        )
-    })?;
-    Ok(dir)
-}

@@ -1,122 +1,12 @@
 //! `microshard load` and `microshard run`.
 
-use std::path::PathBuf;
-
-use clap::Args;
-
 use crate::error::as_bad_input;
 use crate::events::{Event, Events};
 use crate::measure::ExporterKind;
 use crate::output::Terminal;
+use crate::runner::command_line::{PhaseArgs, build_properties};
 use crate::runner::{ExecuteOptions, Phase};
 use crate::workload::{Properties, prop};
-
-/// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
-#[derive(Debug, Default, Args)]
-pub(crate) struct PhaseArgs {
-    /// A property file (Java `.properties`, e.g. `workloads/S1`); repeatable, later files override earlier ones.
-    #[arg(short = 'P', value_name = "FILE")]
-    pub property_files: Vec<PathBuf>,
-    /// A property override `name=value`; repeatable, applied after every file.
-    #[arg(short = 'p', value_name = "NAME=VALUE")]
-    pub properties: Vec<String>,
-    /// Print YCSB's status line to stderr every `status.interval` seconds.
-    #[arg(short = 's', long = "status")]
-    pub status: bool,
-    /// Number of client tasks (`threadcount`).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<u64>,
-    /// Target throughput for the whole run in ops/s (`target`); 0 = as fast as possible.
-    #[arg(long, value_name = "OPS")]
-    pub target: Option<u64>,
-    /// The MongoDB connection string (`mongodb.url`).
-    #[arg(long, value_name = "URI")]
-    pub uri: Option<String>,
-    /// A label glued before the status-line timestamp (`label`).
-    #[arg(long, value_name = "LABEL")]
-    pub label: Option<String>,
-    /// Also write the result document (properties, server facts, measurements) to this JSON file.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Stop a run whose share of failed operations exceeds this fraction (0..1), checked every
-    /// second after 100 operations (`microshard.maxerrorrate`).
-    #[arg(long, value_name = "FRACTION")]
-    pub max_error_rate: Option<String>,
-    /// Set by `load --drop` ([`LoadArgs`]); `run` has no such flag.
-    #[arg(skip)]
-    pub drop: bool,
-    /// Leave the first DURATION out of every measurement (`microshard.warmup`); with
-    /// `maxexecutiontime` the run lasts warm-up + that bound.
-    #[arg(long, value_name = "DURATION", value_parser = super::experiment_cmd::parse_duration)]
-    pub warmup: Option<std::time::Duration>,
-    /// Drive the phase with N client processes on this machine (`threadcount` is the total,
-    /// split across them); their results are merged exactly into one.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub clients: u64,
-    /// Internal: a client of `--clients` waits at the start barrier once connected.
-    #[arg(long, hide = true)]
-    pub barrier: bool,
-    /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
-    #[arg(long)]
-    pub strict: bool,
-    /// Not a flag of `load`/`run` (they drive a server that runs): refused with what to do.
-    #[arg(long, hide = true)]
-    pub standin: bool,
-}
-
-/// `load`'s arguments: those of every phase, and `--drop`.
-#[derive(Debug, Default, Args)]
-pub(crate) struct LoadArgs {
-    #[command(flatten)]
-    pub phase: PhaseArgs,
-    /// Drop the benchmark database first, so the load does not collide with keys an earlier
-    /// load left (the seed procedure drops it by hand).
-    #[arg(long)]
-    pub drop: bool,
-}
-
-impl LoadArgs {
-    /// The phase's arguments with `--drop` in them.
-    pub(crate) fn into_phase(self) -> PhaseArgs {
-        PhaseArgs {
-            drop: self.drop,
-            ..self.phase
-        }
-    }
-}
-
-/// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
-/// then the flags (which name themselves as the origin in error messages).
-pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
-    let flags = [
-        (
-            prop::THREADCOUNT.name,
-            args.threads.map(|n| n.to_string()),
-            "--threads",
-        ),
-        (
-            prop::TARGET.name,
-            args.target.map(|n| n.to_string()),
-            "--target",
-        ),
-        (prop::MONGODB_URL.name, args.uri.clone(), "--uri"),
-        (prop::LABEL.name, args.label.clone(), "--label"),
-        (prop::STATUS.name, args.status.then(|| "true".into()), "-s"),
-        (
-            prop::WARMUP.name,
-            args.warmup.map(|w| w.as_secs_f64().to_string()),
-            "--warmup",
-        ),
-        (
-            prop::MAXERRORRATE.name,
-            args.max_error_rate.clone(),
-            "--max-error-rate",
-        ),
-    ];
-    Properties::from_command_line(&args.property_files, &args.properties, &flags)
-        .map_err(as_bad_input)
-}
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
 pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {

@@ -28,6 +28,24 @@ pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
     Ok(bin)
 }
 
+/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
+/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
+pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
+    if backend != BackendKind::Process {
+        return Err(bad_input(format!(
+            "--standin: the stand-in runs with the process backend, not --backend {backend}"
+        )));
+    }
+    let dir = crate::backend::state::state_dir().join("standin-bin");
+    crate::standin::link_binaries(&dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot link the stand-in binaries in {}: {e}",
+            dir.display()
+        )
+    })?;
+    Ok(dir)
+}
+
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
 pub(crate) struct LiveLab {

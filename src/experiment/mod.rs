@@ -9,6 +9,7 @@ pub(crate) mod compare;
 pub(crate) mod demo;
 pub(crate) mod dry_run;
 pub mod facts;
+pub(crate) mod flags;
 pub(crate) mod knee;
 pub(crate) mod knee_caveats;
 pub(crate) mod lab;

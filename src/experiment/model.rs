@@ -28,7 +28,7 @@ pub struct CellId {
 }
 
 /// What `compare` (and `demo`) was asked to do, checked: the one record of the command, like
-/// latte's `RunCommand`. The command line is turned into it once (`cli::experiment_cmd`), it is
+/// latte's `RunCommand`. The command line is turned into it once (`experiment::flags`), it is
 /// stored in `experiment.json` (flattened into [`ExperimentConfig`], so the file keeps its
 /// layout), and `--resume` reads it back as its only source (`docs/result-schema.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! origins ([`Properties`]), and the table declaring every property once ([`prop`]). Every layer
 //! reads them (workload, runner, db, measure, experiment), so they sit below all of them.
 
+pub(crate) mod flag_values;
 pub(crate) mod prop;
 pub(crate) mod properties;
 

@@ -1,7 +1,8 @@
 //! The runner: executes a workload phase against a database — client tasks, pacing, the status
 //! line, the watch beside every run and its verdict, several client processes (`fanout`, with
-//! their Docker launcher `fanout::docker`). Everything it says is an event (`crate::events`) for the
-//! sink its caller passes.
+//! their Docker launcher `fanout::docker`), and what a phase is asked on the command line
+//! (`command_line`). Everything it says is an event (`crate::events`) for the sink its caller
+//! passes.
 
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -15,6 +16,7 @@ pub enum Phase {
 
 pub(crate) mod affinity;
 mod client;
+pub(crate) mod command_line;
 mod exec;
 pub(crate) mod fanout;
 pub(crate) mod fdlimit;
