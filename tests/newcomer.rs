@@ -244,7 +244,7 @@ fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
         ])
         .args([
             "--records",
-            "300",
+            "299",
             "--duration",
             "1s",
             "--base-port",
@@ -266,7 +266,8 @@ fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
         stored["ops_per_s"].as_f64().unwrap_or(0.0) > 0.0,
         "{stored}"
     );
-    // The S1 load of 300 records lasts a fraction of a second: degraded, saying so.
+    // The S1 load of 299 records is too small to mean anything (under 300 operations, and on a
+    // quiet machine a fraction of a second): degraded, saying so, however busy the machine is.
     assert!(
         stdout.contains("S1/single #1 is degraded: measured for only"),
         "{stdout}\n{stderr}"
