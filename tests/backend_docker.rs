@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use microshard::backend::{self, UpOptions, docker};
-use microshard::cluster::AssemblyOptions;
 use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 
@@ -38,15 +37,9 @@ fn plan(root: &Path, text: &str) -> Plan {
 }
 
 fn up_opts() -> UpOptions {
-    let t = Duration::from_secs(60);
     UpOptions {
-        assembly: AssemblyOptions {
-            ready_timeout: t,
-            primary_timeout: t,
-            add_shard_timeout: t,
-        },
         stop_timeout: Duration::from_secs(5),
-        ..UpOptions::default()
+        ..crate::util::up_options(60, 60)
     }
 }
 
@@ -102,11 +95,7 @@ async fn run_once(d: &bollard::Docker, cmd: &[&str]) -> i64 {
 #[test]
 fn docker_backend_end_to_end() {
     let _env = crate::util::one_at_a_time();
-    let root = tempfile::tempdir().unwrap();
-    // SAFETY: set once, before the runtime or any other thread of this test binary starts.
-    unsafe {
-        std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
-    }
+    let root = crate::util::state_root();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -229,13 +218,7 @@ fn docker_backend_end_to_end() {
                 assert_eq!(cluster.chunks.len(), shards as usize, "{:?}", cluster.chunks);
                 let mut total = 0;
                 for m in cluster.members.iter().filter(|m| m.role == MemberRole::Shard) {
-                    let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
-                    let n = c
-                        .database("ycsb")
-                        .collection::<Document>("usertable")
-                        .count_documents(doc! {})
-                        .await
-                        .unwrap();
+                    let n = crate::util::usertable_count(&m.direct_uri).await;
                     assert!(n > 0, "shard {} got no documents", m.name);
                     total += n;
                 }

@@ -2,7 +2,9 @@
 //! exactly, the results are merged exactly, and a client that dies makes the result invalid
 //! without leaving anything behind (`docs/engine.md`, "Several clients").
 
-use crate::util::{StandinProcess, bin, free_base_port, processes_referring_to};
+use crate::util::{
+    StandinProcess, bin, free_base_port, processes_referring_to, standin_bin_dir, write_topology,
+};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -26,11 +28,25 @@ impl Server {
             _process: process,
         }
     }
+
+    /// One with `records` records a single client loaded, and a temporary directory.
+    fn loaded(records: u32) -> (Server, tempfile::TempDir) {
+        let server = Server::start();
+        let tmp = tempfile::tempdir().expect("tmp");
+        let load = microshard(
+            tmp.path(),
+            &format!("load --uri {} -p recordcount={records}", server.uri),
+        );
+        let stderr = String::from_utf8_lossy(&load.stderr);
+        assert_eq!(load.status.code(), Some(0), "{stderr}");
+        (server, tmp)
+    }
 }
 
-fn microshard(tmp: &Path, args: &[&str]) -> Output {
+/// Runs `microshard` with `args`, split at white space (no argument here holds any).
+fn microshard(tmp: &Path, args: &str) -> Output {
     Command::new(bin())
-        .args(args)
+        .args(args.split_whitespace())
         .env("TMPDIR", tmp)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
@@ -40,6 +56,24 @@ fn microshard(tmp: &Path, args: &[&str]) -> Output {
 
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("read result")).expect("parse")
+}
+
+/// Runs `args`, which write their merged result to `path`: it succeeds, and counts `ops`
+/// operations, as its clients do together. Returns the run and the result.
+fn merged_run(tmp: &Path, args: &str, path: &Path, ops: u64) -> (Output, serde_json::Value) {
+    let out = microshard(tmp, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc = json(path);
+    assert_eq!(doc["operations"], ops);
+    let per_client: u64 = doc["clients"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["operations"].as_u64())
+        .sum();
+    assert_eq!(per_client, ops);
+    (out, doc)
 }
 
 fn status_count(doc: &serde_json::Value, op: &str, status: &str) -> u64 {
@@ -59,54 +93,27 @@ fn three_clients_load_exactly_the_keys_one_client_would() {
     let server = Server::start();
     let tmp = tempfile::tempdir().expect("tmp");
     let merged = tmp.path().join("merged.json");
-    let out = microshard(
+    let (out, doc) = merged_run(
         tmp.path(),
-        &[
-            "load",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=3000",
-            "--threads",
-            "6",
-            "--clients",
-            "3",
-            "--json",
-            &merged.display().to_string(),
-        ],
+        &format!(
+            "load --uri {} -p recordcount=3000 --threads 6 --clients 3 --json {}",
+            server.uri,
+            merged.display()
+        ),
+        &merged,
+        3000,
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let doc = json(&merged);
-    assert_eq!(doc["operations"], 3000);
     assert_eq!(status_count(&doc, "INSERT", "OK"), 3000);
-    let clients = doc["clients"].as_array().cloned().unwrap_or_default();
-    assert_eq!(clients.len(), 3);
-    let per_client: u64 = clients
-        .iter()
-        .filter_map(|c| c["operations"].as_u64())
-        .sum();
-    assert_eq!(per_client, 3000);
+    assert_eq!(doc["clients"].as_array().map(Vec::len), Some(3));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("[INSERT], Operations, 3000"), "{stdout}");
 
     // One client loading the same key range finds every key taken and inserts nothing: the
     // three clients stored exactly the set one client would have.
     let again = tmp.path().join("again.json");
-    let out = microshard(
-        tmp.path(),
-        &[
-            "load",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=3000",
-            "-p",
-            "core_workload_insertion_keep_going_on_error=true",
-            "--json",
-            &again.display().to_string(),
-        ],
-    );
+    let keep_going = "-p core_workload_insertion_keep_going_on_error=true";
+    let load = format!("load --uri {} -p recordcount=3000 {keep_going}", server.uri);
+    let out = microshard(tmp.path(), &format!("{load} --json {}", again.display()));
     assert_eq!(out.status.code(), Some(3));
     let doc = json(&again);
     assert_eq!(status_count(&doc, "INSERT", "OK"), 0);
@@ -115,54 +122,19 @@ fn three_clients_load_exactly_the_keys_one_client_would() {
 
 #[test]
 fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
-    let server = Server::start();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let load = microshard(
-        tmp.path(),
-        &["load", "--uri", &server.uri, "-p", "recordcount=500"],
-    );
-    assert_eq!(
-        load.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    let (server, tmp) = Server::loaded(500);
     let merged = tmp.path().join("run.json");
-    let out = microshard(
+    let mix = "-p insertproportion=0.2 -p readproportion=0.8 -p updateproportion=0";
+    let (_, doc) = merged_run(
         tmp.path(),
-        &[
-            "run",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=500",
-            "-p",
-            "operationcount=3000",
-            "-p",
-            "insertproportion=0.2",
-            "-p",
-            "readproportion=0.8",
-            "-p",
-            "updateproportion=0",
-            "--threads",
-            "3",
-            "--clients",
-            "3",
-            "--json",
-            &merged.display().to_string(),
-        ],
+        &format!(
+            "run --uri {} -p recordcount=500 -p operationcount=3000 {mix} --threads 3 --clients 3 --json {}",
+            server.uri,
+            merged.display()
+        ),
+        &merged,
+        3000,
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let doc = json(&merged);
-    assert_eq!(doc["operations"], 3000);
-    let sum: u64 = doc["clients"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["operations"].as_u64())
-        .sum();
-    assert_eq!(sum, 3000);
     // Run-phase inserts of the three clients never collided.
     assert_eq!(
         status_count(&doc, "INSERT", "ERROR"),
@@ -197,13 +169,12 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
     let m = tmp.path().join("m.json");
     let out = microshard(
         tmp.path(),
-        &[
-            "merge",
-            &a.display().to_string(),
-            &b.display().to_string(),
-            "--json",
-            &m.display().to_string(),
-        ],
+        &format!(
+            "merge {} {} --json {}",
+            a.display(),
+            b.display(),
+            m.display()
+        ),
     );
     assert_eq!(
         out.status.code(),
@@ -250,11 +221,7 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
     let (sequential, la) = (
         microshard(
             tmp.path(),
-            &[
-                "merge",
-                &a.display().to_string(),
-                &later.display().to_string(),
-            ],
+            &format!("merge {} {}", a.display(), later.display()),
         ),
         json(&later),
     );
@@ -270,28 +237,16 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
 
     // Documents of different workloads are refused, naming the property.
     let c = tmp.path().join("c.json");
-    let other = microshard(
-        tmp.path(),
-        &[
-            "run",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=500",
-            "-p",
-            "operationcount=50",
-            "-p",
-            "readproportion=0.5",
-            "-p",
-            "updateproportion=0.5",
-            "--json",
-            &c.display().to_string(),
-        ],
+    let mix = "-p readproportion=0.5 -p updateproportion=0.5";
+    let run = format!(
+        "run --uri {} -p recordcount=500 -p operationcount=50",
+        server.uri
     );
+    let other = microshard(tmp.path(), &format!("{run} {mix} --json {}", c.display()));
     assert_eq!(other.status.code(), Some(0));
     let refused = microshard(
         tmp.path(),
-        &["merge", &a.display().to_string(), &c.display().to_string()],
+        &format!("merge {} {}", a.display(), c.display()),
     );
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
@@ -303,33 +258,13 @@ fn a_run_with_clients_counts_every_clients_operations_and_merge_agrees() {
 
 #[test]
 fn several_clients_print_one_merged_status_line_per_interval() {
-    let server = Server::start();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let load = microshard(
-        tmp.path(),
-        &["load", "--uri", &server.uri, "-p", "recordcount=200"],
-    );
-    assert_eq!(load.status.code(), Some(0));
+    let (server, tmp) = Server::loaded(200);
     let out = microshard(
         tmp.path(),
-        &[
-            "run",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=200",
-            "-p",
-            "operationcount=0",
-            "-p",
-            "maxexecutiontime=3",
-            "-p",
-            "status.interval=1",
-            "-s",
-            "--threads",
-            "2",
-            "--clients",
-            "2",
-        ],
+        &format!(
+            "run --uri {} -p recordcount=200 -p operationcount=0 -p maxexecutiontime=3 -p status.interval=1 -s --threads 2 --clients 2",
+            server.uri
+        ),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -365,33 +300,12 @@ fn several_clients_print_one_merged_status_line_per_interval() {
 
 #[test]
 fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
-    let server = Server::start();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let load = microshard(
-        tmp.path(),
-        &["load", "--uri", &server.uri, "-p", "recordcount=200"],
-    );
-    assert_eq!(load.status.code(), Some(0));
+    let (server, tmp) = Server::loaded(200);
     let merged = tmp.path().join("run.json");
     let run = Command::new(bin())
-        .args([
-            "run",
-            "--uri",
-            &server.uri,
-            "-p",
-            "recordcount=200",
-            "-p",
-            "operationcount=0",
-        ])
-        .args([
-            "-p",
-            "maxexecutiontime=6",
-            "--threads",
-            "2",
-            "--clients",
-            "2",
-            "--json",
-        ])
+        .args(["run", "--uri", &server.uri])
+        .args("-p recordcount=200 -p operationcount=0 -p maxexecutiontime=6".split_whitespace())
+        .args(["--threads", "2", "--clients", "2", "--json"])
         .arg(&merged)
         .env("TMPDIR", tmp.path())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -439,32 +353,18 @@ fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
 #[test]
 fn compare_drives_each_cell_with_several_clients() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let bin_dir = tmp.path().join("bin");
-    std::fs::create_dir_all(&bin_dir).expect("bin");
-    for n in ["mongod", "mongos"] {
-        std::os::unix::fs::symlink(bin(), bin_dir.join(n)).expect("symlink");
-    }
+    let bin_dir = standin_bin_dir(tmp.path());
     let port = free_base_port(2);
-    let topo = tmp.path().join("one.toml");
-    std::fs::write(
-        &topo,
-        format!("name = \"one\"\nkind = \"standalone\"\nbase_port = {port}\n"),
-    )
-    .expect("topology");
+    let topo = write_topology(
+        tmp.path(),
+        "one",
+        &format!("name = \"one\"\nkind = \"standalone\"\nbase_port = {port}\n"),
+    );
     let results = tmp.path().join("results");
     let out = Command::new(bin())
         .args(["compare", "--topologies"])
         .arg(&topo)
-        .args([
-            "--scenarios",
-            "S1,S2",
-            "--duration",
-            "2s",
-            "--records",
-            "500",
-            "--threads",
-            "4",
-        ])
+        .args("--scenarios S1,S2 --duration 2s --records 500 --threads 4".split_whitespace())
         .args(["--clients", "2", "--backend", "process", "--bin-dir"])
         .arg(&bin_dir)
         .arg("--out")
@@ -476,24 +376,27 @@ fn compare_drives_each_cell_with_several_clients() {
         .stdin(Stdio::null())
         .output()
         .expect("compare");
+    two_cells_of_two_clients(&out, &results);
+    assert!(processes_referring_to(tmp.path()).is_empty());
+}
+
+/// The cells of a `compare` of S1 (500 records) and S2 that succeeded, checked: two of them, each
+/// with two clients, and the load's counting its 500 records.
+fn two_cells_of_two_clients(out: &Output, results: &Path) -> Vec<serde_json::Value> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let cells = crate::util::cells_under(&results);
+    let cells = crate::util::cells_under(results);
     assert_eq!(cells.len(), 2, "{stderr}");
     for c in &cells {
-        assert_eq!(
-            c["result"]["clients"].as_array().map(Vec::len),
-            Some(2),
-            "{}",
-            c["cell"]
-        );
+        let clients = c["result"]["clients"].as_array().map(Vec::len);
+        assert_eq!(clients, Some(2), "{}", c["cell"]);
     }
     let load = cells
         .iter()
         .find(|c| c["cell"]["scenario"] == "S1")
         .expect("S1");
     assert_eq!(load["result"]["operations"], 500);
-    assert!(processes_referring_to(tmp.path()).is_empty());
+    cells
 }
 
 /// Waits (bounded) until the load's cell is on disk and client container `client` of the run
@@ -566,14 +469,13 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     let engine =
         std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".to_string());
     let port = free_base_port(2);
-    let topo = tmp.path().join("dclients.toml");
-    std::fs::write(
-        &topo,
-        format!(
+    let topo = write_topology(
+        tmp.path(),
+        "dclients",
+        &format!(
             "name = \"dclients\"\nkind = \"standalone\"\nbase_port = {port}\nimage = \"{image}\"\nclient_image = \"{image}\"\nclients = [{{ docker = \"{engine}\", count = 2 }}]\n"
         ),
-    )
-    .expect("topology");
+    );
     let compare = |results: &Path, scenarios: &str, duration: &str| {
         Command::new(bin())
             .args(["compare", "--topologies"])
@@ -605,14 +507,9 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     let out = compare(&results, "S1,S2", "2s")
         .wait_with_output()
         .expect("compare");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let cells = crate::util::cells_under(&results);
-    assert_eq!(cells.len(), 2, "{stderr}");
-    for c in &cells {
+    for c in &two_cells_of_two_clients(&out, &results) {
         let result = &c["result"];
         let clients = result["clients"].as_array().cloned().unwrap_or_default();
-        assert_eq!(clients.len(), 2, "{}", c["cell"]);
         for (i, client) in clients.iter().enumerate() {
             assert_eq!(client["index"], i as u64);
             assert_eq!(client["host"], engine.as_str(), "{client}");
@@ -626,11 +523,6 @@ fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
         assert_eq!(result["operations"].as_u64(), Some(sum), "{}", c["cell"]);
         crate::util::assert_valid_but_for_toy_size(&result["validity"]);
     }
-    let load = cells
-        .iter()
-        .find(|c| c["cell"]["scenario"] == "S1")
-        .expect("S1");
-    assert_eq!(load["result"]["operations"], 500);
     let left = leftovers();
     assert!(left.is_empty(), "left behind: {left:?}");
 

@@ -12,9 +12,13 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
 use crate::util::{StandinProcess, bin, workload};
 
-fn microshard(tmp: &Path, args: &[&str]) -> Output {
+/// Runs `phase` (`load` or `run`) of workloada with `args`, split at white space (no argument
+/// here holds any).
+fn workloada(tmp: &Path, phase: &str, args: &str) -> Output {
     Command::new(bin())
-        .args(args)
+        .args([phase, "-P"])
+        .arg(workload("workloada"))
+        .args(args.split_whitespace())
         .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .output()
@@ -28,44 +32,25 @@ fn text(b: &[u8]) -> String {
 /// A stand-in loaded with 200 records of workloada.
 fn loaded(tmp: &Path) -> StandinProcess {
     let server = StandinProcess::start(tmp);
-    let wa = workload("workloada");
-    let out = microshard(
+    let out = workloada(
         tmp,
-        &[
-            "load",
-            "-P",
-            wa.to_str().unwrap(),
-            "-p",
-            "recordcount=200",
-            "--uri",
-            &server.uri(),
-        ],
+        "load",
+        &format!("-p recordcount=200 --uri {}", server.uri()),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     server
 }
 
+/// The run phase's usual arguments: 2000 operations on 200 records, two threads.
+const RUN: &str = "-p recordcount=200 -p operationcount=2000 --threads 2";
+
 /// Runs workloada (2000 operations) with extra `-p` pairs; returns the output.
 fn run(tmp: &Path, server: &StandinProcess, extra: &[&str]) -> Output {
-    let wa = workload("workloada");
-    let mut args = vec![
-        "run",
-        "-P",
-        wa.to_str().unwrap(),
-        "-p",
-        "recordcount=200",
-        "-p",
-        "operationcount=2000",
-        "--threads",
-        "2",
-        "--uri",
-    ];
-    let uri = server.uri();
-    args.push(&uri);
+    let mut args = format!("{RUN} --uri {}", server.uri());
     for e in extra {
-        args.extend(["-p", e]);
+        args += &format!(" -p {e}");
     }
-    microshard(tmp, &args)
+    workloada(tmp, "run", &args)
 }
 
 /// `[OP], measurement, value` lines of a text report, by (op, measurement).
@@ -193,28 +178,11 @@ fn hdr_logs_of_several_clients_are_merged_per_interval() {
     let server = loaded(tmp.path());
     let prefix = format!("{}/run-", tmp.path().display());
     let path = format!("hdrhistogram.output.path={prefix}");
-    let wa = workload("workloada");
-    let out = microshard(
+    let uri = server.uri();
+    let out = workloada(
         tmp.path(),
-        &[
-            "run",
-            "-P",
-            wa.to_str().unwrap(),
-            "-p",
-            "recordcount=200",
-            "-p",
-            "operationcount=2000",
-            "--threads",
-            "2",
-            "--clients",
-            "2",
-            "--uri",
-            &server.uri(),
-            "-p",
-            "hdrhistogram.fileoutput=true",
-            "-p",
-            &path,
-        ],
+        "run",
+        &format!("{RUN} --clients 2 --uri {uri} -p hdrhistogram.fileoutput=true -p {path}"),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let r = report(&text(&out.stdout));
@@ -225,21 +193,10 @@ fn hdr_logs_of_several_clients_are_merged_per_interval() {
         let b = crate_total(Path::new(&format!("{prefix}client-1/{op}.hdr"))).0;
         assert_eq!(a + b, merged, "{op}: each client's own log stays");
     }
-    let raw = microshard(
+    let raw = workloada(
         tmp.path(),
-        &[
-            "run",
-            "-P",
-            wa.to_str().unwrap(),
-            "--threads",
-            "2",
-            "--clients",
-            "2",
-            "--uri",
-            &server.uri(),
-            "-p",
-            "measurementtype=raw",
-        ],
+        "run",
+        &format!("--threads 2 --clients 2 --uri {uri} -p measurementtype=raw"),
     );
     assert_eq!(raw.status.code(), Some(2));
     assert!(
@@ -252,20 +209,10 @@ fn hdr_logs_of_several_clients_are_merged_per_interval() {
 #[test]
 fn an_unwritable_log_path_is_refused_before_the_run() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let wa = workload("workloada");
-    let out = microshard(
+    let out = workloada(
         tmp.path(),
-        &[
-            "run",
-            "-P",
-            wa.to_str().unwrap(),
-            "--uri",
-            "mongodb://127.0.0.1:1/ycsb",
-            "-p",
-            "hdrhistogram.fileoutput=true",
-            "-p",
-            "hdrhistogram.output.path=/nonexistent-microshard/",
-        ],
+        "run",
+        "--uri mongodb://127.0.0.1:1/ycsb -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=/nonexistent-microshard/",
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -14,10 +14,7 @@ const WORKERS: &str = "2";
 #[test]
 fn compare_scales_with_the_capacity_model() {
     let _alone = one_at_a_time();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
-    let bin_dir = standin_bin_dir(tmp.path());
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
     let port = free_base_port(12);
     let out = microshard(&state)
         .args([

@@ -4,9 +4,7 @@ use crate::util::*;
 
 #[test]
 fn demo_runs_the_pipeline_on_standins_and_labels_it() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
+    let Scratch(_tmp, state, results, _) = Scratch::new();
     let out = microshard(&state)
         .args([
             "demo",
@@ -66,9 +64,7 @@ fn demo_runs_the_pipeline_on_standins_and_labels_it() {
 
 #[test]
 fn calibrate_stores_a_labelled_client_ceiling() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
+    let Scratch(_tmp, state, results, _) = Scratch::new();
     let out = microshard(&state)
         .args([
             "calibrate",

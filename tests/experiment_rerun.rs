@@ -46,10 +46,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
-    let bin_dir = standin_bin_dir(tmp.path());
+    let Scratch(tmp, state, results, bin_dir) = Scratch::new();
     let port = free_base_port(4);
     let out = microshard(&state)
         .args(["compare", "--topologies", "single", "--scenarios", "S1,S2"])

@@ -7,10 +7,7 @@ use crate::util::*;
 
 #[test]
 fn interrupted_compare_resumes_without_remeasuring() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
-    let bin_dir = standin_bin_dir(tmp.path());
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
     let port = free_base_port(12);
     let mut child = microshard(&state)
         .args([

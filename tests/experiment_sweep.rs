@@ -10,29 +10,11 @@ fn sweep_finds_the_capacity_knee() {
     // so throughput climbs until 4 threads and is flat after: the knee is 4 threads. The long
     // service time keeps the client's own per-operation cost (large on a busy 2-core machine
     // running debug code) small next to it.
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
-    let bin_dir = standin_bin_dir(tmp.path());
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
     let port = free_base_port(4);
     let out = microshard(&state)
-        .args([
-            "sweep",
-            "-P",
-            "S5",
-            "--threads",
-            "1,2,4,8,16",
-            "--topology",
-            "single",
-        ])
-        .args([
-            "--backend",
-            "process",
-            "--duration",
-            "2s",
-            "--records",
-            "500",
-        ])
+        .args("sweep -P S5 --threads 1,2,4,8,16 --topology single".split_whitespace())
+        .args("--backend process --duration 2s --records 500".split_whitespace())
         .arg("--bin-dir")
         .arg(&bin_dir)
         .arg("--mongod-arg=--service-time-us=50000")
@@ -84,9 +66,7 @@ fn sweep_finds_the_capacity_knee() {
 #[test]
 fn compare_sweep_vary_writes_one_seed_table_per_topology() {
     let _alone = one_at_a_time();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
+    let Scratch(_tmp, state, results, _) = Scratch::new();
     // The other test of this binary probes the same process-seeded range: use its upper part.
     let port = free_base_port(40) + 20;
     let out = microshard(&state)
@@ -177,9 +157,7 @@ fn compare_vary_without_sweep_is_bad_input() {
 #[test]
 fn dry_runs_print_the_plan_and_create_nothing() {
     let _alone = one_at_a_time();
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
+    let Scratch(tmp, state, results, _) = Scratch::new();
     let compare = microshard(&state)
         .args([
             "compare",

@@ -5,7 +5,7 @@
 //! a private mount namespace (`unshare -m`) of the microshard process. Each test prints why and
 //! skips where the machine cannot run it (not root, no engine, no `dockerd`), never silently.
 
-use crate::util::bin;
+use crate::util::{bin, ip, write_topology};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -41,15 +41,6 @@ struct SecondEngine {
     child: Child,
     endpoint: String,
     bridge: String,
-}
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 impl SecondEngine {
@@ -187,23 +178,8 @@ fn compare(state: &Path, topology: &Path, image: &str, out: &Path, prefix: &[&st
     };
     cmd.args(["compare", "--topologies"])
         .arg(topology)
-        .args([
-            "--scenarios",
-            "S1,S2",
-            "--duration",
-            "2s",
-            "--records",
-            "200",
-        ])
-        .args([
-            "--threads",
-            "2",
-            "--backend",
-            "docker",
-            "--image",
-            image,
-            "--out",
-        ])
+        .args("--scenarios S1,S2 --duration 2s --records 200 --threads 2".split_whitespace())
+        .args(["--backend", "docker", "--image", image, "--out"])
         .arg(out)
         .arg("-q")
         .env("MICROSHARD_STATE_DIR", state)
@@ -213,27 +189,57 @@ fn compare(state: &Path, topology: &Path, image: &str, out: &Path, prefix: &[&st
         .expect("run microshard")
 }
 
+/// What both tests need: this binary to themselves, a private state directory, the stand-in image
+/// `tag` on the main engine (removed with everything labelled for that state directory when it
+/// drops) and this machine's routable address; `None`, having said why `test` skips, without.
+struct Lab {
+    // Declared first, so the cleanup runs before the directory goes and the lock is let go.
+    _cleanup: crate::util::DockerOwnerCleanup,
+    tmp: tempfile::TempDir,
+    state: std::path::PathBuf,
+    image: String,
+    ip: String,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn start(test: &str, tag: &str) -> Option<Lab> {
+        let _one = crate::util::one_at_a_time();
+        let image = format!("microshard-standin:{tag}-{}", std::process::id());
+        let tmp = tempfile::tempdir().expect("tmp");
+        let state = tmp.path().join("state");
+        let _cleanup = crate::util::DockerOwnerCleanup {
+            state: state.clone(),
+            image: image.clone(),
+        };
+        if let Err(why) = main_engine(&image) {
+            eprintln!("SKIP {test}: {why}");
+            return None;
+        }
+        let Some(ip) = routable_ip() else {
+            eprintln!("SKIP {test}: this machine has no global IPv4 address");
+            return None;
+        };
+        Some(Lab {
+            _cleanup,
+            tmp,
+            state,
+            image,
+            ip,
+            _one,
+        })
+    }
+}
+
 /// N1: a single-host cluster with clients on a second engine is refused before anything starts,
 /// naming `hosts[0].address` and `publish_address`; given a routable host address, the same
 /// clients on the second engine reach it and drive every cell.
 #[test]
 fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
-    let _one = crate::util::one_at_a_time();
-    let image = format!("microshard-standin:fid-{}", std::process::id());
-    let tmp = tempfile::tempdir().expect("tmp");
-    let state = tmp.path().join("state");
-    let _cleanup = crate::util::DockerOwnerCleanup {
-        state: state.clone(),
-        image: image.clone(),
-    };
-    if let Err(why) = main_engine(&image) {
-        eprintln!("SKIP clients_on_a_second_engine: {why}");
-        return;
-    }
-    let Some(ip) = routable_ip() else {
-        eprintln!("SKIP clients_on_a_second_engine: this machine has no global IPv4 address");
+    let Some(lab) = Lab::start("clients_on_a_second_engine", "fid") else {
         return;
     };
+    let (tmp, state, image, ip) = (&lab.tmp, &lab.state, &lab.image, &lab.ip);
     let second = match SecondEngine::start() {
         Ok(e) => e,
         Err(why) => {
@@ -246,7 +252,7 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
         .block_on(docker::connect(Some(&second.endpoint)))
         .expect("second engine");
     // A new engine has no images: the client image is built there too.
-    rt.block_on(docker::build_standin_image(&d2, &bin(), &image))
+    rt.block_on(docker::build_standin_image(&d2, &bin(), image))
         .expect("stand-in image on the second engine");
     let port = crate::util::free_base_port(2);
     let clients = format!(
@@ -255,13 +261,12 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
     );
 
     // Loopback entry: refused, nothing started.
-    let local = tmp.path().join("far-local.toml");
-    std::fs::write(
-        &local,
-        format!("name = \"farlocal\"\nkind = \"standalone\"\nbase_port = {port}\n{clients}"),
-    )
-    .expect("topology");
-    let out = compare(&state, &local, &image, &tmp.path().join("r1"), &[]);
+    let local = write_topology(
+        tmp.path(),
+        "far-local",
+        &format!("name = \"farlocal\"\nkind = \"standalone\"\nbase_port = {port}\n{clients}"),
+    );
+    let out = compare(state, &local, image, &tmp.path().join("r1"), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     for part in [
@@ -272,7 +277,7 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
     ] {
         assert!(stderr.contains(part), "{part:?}: {stderr}");
     }
-    let owner = docker::owner_id_for(&state);
+    let owner = docker::owner_id_for(state);
     let d = rt.block_on(docker::connect(None)).expect("engine");
     let left = rt.block_on(crate::util::docker_objects_labelled(
         &d,
@@ -282,16 +287,15 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
     assert!(left.is_empty(), "a refused plan started {left:?}");
 
     // A routable host address: the clients on the second engine reach the cluster.
-    let routable = tmp.path().join("far-routable.toml");
-    std::fs::write(
-        &routable,
-        format!(
+    let routable = write_topology(
+        tmp.path(),
+        "far-routable",
+        &format!(
             "name = \"farroute\"\nkind = \"standalone\"\nbase_port = {port}\n{clients}[[hosts]]\naddress = \"{ip}\"\npublish_address = \"{ip}\"\n"
         ),
-    )
-    .expect("topology");
+    );
     let results = tmp.path().join("r2");
-    let out = compare(&state, &routable, &image, &results, &[]);
+    let out = compare(state, &routable, image, &results, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let cells = crate::util::cells_under(&results);
@@ -321,22 +325,10 @@ fn clients_on_a_second_engine_reach_the_cluster_or_are_refused() {
 /// `/etc/hosts`, which Docker's DNS would not give it.
 #[test]
 fn host_names_only_in_etc_hosts_resolve_inside_the_members() {
-    let _one = crate::util::one_at_a_time();
-    let image = format!("microshard-standin:fidh-{}", std::process::id());
-    let tmp = tempfile::tempdir().expect("tmp");
-    let state = tmp.path().join("state");
-    let _cleanup = crate::util::DockerOwnerCleanup {
-        state: state.clone(),
-        image: image.clone(),
-    };
-    if let Err(why) = main_engine(&image) {
-        eprintln!("SKIP host_names_only_in_etc_hosts: {why}");
-        return;
-    }
-    let Some(ip) = routable_ip() else {
-        eprintln!("SKIP host_names_only_in_etc_hosts: this machine has no global IPv4 address");
+    let Some(lab) = Lab::start("host_names_only_in_etc_hosts", "fidh") else {
         return;
     };
+    let (tmp, state, image, ip) = (&lab.tmp, &lab.state, &lab.image, &lab.ip);
     let unshare_works = Command::new("unshare")
         .args(["-m", "true"])
         .status()
@@ -351,14 +343,13 @@ fn host_names_only_in_etc_hosts_resolve_inside_the_members() {
     text.push_str(&format!("\n{ip} {name}\n"));
     std::fs::write(&hosts, text).expect("hosts file");
     let port = crate::util::free_base_port(4);
-    let topology = tmp.path().join("named.toml");
-    std::fs::write(
-        &topology,
-        format!(
+    let topology = write_topology(
+        tmp.path(),
+        "named",
+        &format!(
             "name = \"named\"\nkind = \"sharded\"\nshards_per_host = 1\nbase_port = {port}\n[[hosts]]\naddress = \"{name}\"\npublish_address = \"{ip}\"\n"
         ),
-    )
-    .expect("topology");
+    );
     let results = tmp.path().join("r");
     // microshard runs with the name in its /etc/hosts only; the engine and its DNS never see it.
     let mount = format!(
@@ -366,9 +357,9 @@ fn host_names_only_in_etc_hosts_resolve_inside_the_members() {
         hosts.display()
     );
     let out = compare(
-        &state,
+        state,
         &topology,
-        &image,
+        image,
         &results,
         &["unshare", "-m", "sh", "-c", &mount],
     );

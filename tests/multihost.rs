@@ -7,22 +7,13 @@
 //! exit 3 and a verdict naming the member on that host. Skipped, with a message, where network
 //! namespaces cannot be made (not root, no `ip`).
 
-use crate::util::bin;
+use crate::util::{bin, ip};
 use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// One test host: a network namespace joined to this one by a veth pair.
 struct Host {

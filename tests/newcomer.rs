@@ -170,21 +170,10 @@ fn a_rising_sweep_says_so_and_resume_leaves_its_directory_alone() {
     let _alone = one_at_a_time();
     // 4 workers × 10⁶ / 20 000 µs = 200 ops/s; one thread keeps one worker busy: throughput
     // doubles from 1 to 2 threads, so the maximum is the last point tried.
-    let tmp = tempfile::tempdir().expect("tmp");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
-    let bin_dir = standin_bin_dir(tmp.path());
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
     let port = free_base_port(4);
     let out = microshard(&state)
-        .args([
-            "sweep",
-            "-P",
-            "S5",
-            "--threads",
-            "1,2",
-            "--topology",
-            "single",
-        ])
+        .args("sweep -P S5 --threads 1,2 --topology single".split_whitespace())
         .args(["--duration", "2s", "--records", "500", "--bin-dir"])
         .arg(&bin_dir)
         .arg("--mongod-arg=--service-time-us=20000")
@@ -229,9 +218,7 @@ fn a_rising_sweep_says_so_and_resume_leaves_its_directory_alone() {
 
 #[test]
 fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let state = tmp.path().join("state");
-    let results = tmp.path().join("results");
+    let Scratch(_tmp, state, results, _) = Scratch::new();
     let port = free_base_port(4);
     let out = microshard(&state)
         .args([

@@ -132,19 +132,10 @@ fn assert_said_and_not_valid(
 fn compare_case(v: Victim, sig: i32) {
     let root = Root::new();
     let (topo, _port) = root.topology(!matches!(v, Victim::Single));
-    let bin_dir = root.bin_dir();
-    let results = root.path.join("results").display().to_string();
     let mut cmd = root.cmd();
     cmd.args(["compare", "--topologies", &topo, "--scenarios", "S1,S2"])
         .args(["--duration", "6s", "--threads", "4", "--records", "300"])
-        .args([
-            "--backend",
-            "process",
-            "--bin-dir",
-            &bin_dir,
-            "--out",
-            &results,
-        ]);
+        .args(root.on_process().split_whitespace());
     let started = Instant::now();
     let mut compare = Live::spawn(cmd);
     compare.wait_for("S2 run", Duration::from_secs(60));
@@ -341,28 +332,10 @@ fn every_unacknowledged_write_concern_is_refused_before_connecting() {
 fn compare_loads_exactly_the_records_asked_for_and_cells_record_the_real_port() {
     let root = Root::new();
     let (topo, port) = root.topology(false);
-    let bin_dir = root.bin_dir();
-    let results = root.path.join("results").display().to_string();
-    let out = root.output(&[
-        "compare",
-        "--topologies",
-        &topo,
-        "--scenarios",
-        "S1,S2",
-        "--duration",
-        "2s",
-        "--threads",
-        "2",
-        "-p",
-        "recordcount=200",
-        "--backend",
-        "process",
-        "--bin-dir",
-        &bin_dir,
-        "--out",
-        &results,
-        "-q",
-    ]);
+    let out = root.output_line(&format!(
+        "compare --topologies {topo} --scenarios S1,S2 --duration 2s --threads 2 -p recordcount=200 {} -q",
+        root.on_process()
+    ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
     let load = find_cell(&root.path.join("results"), "S1").expect("S1 cell");
@@ -421,28 +394,10 @@ fn compare_loads_exactly_the_records_asked_for_and_cells_record_the_real_port() 
 fn sweep_points_run_for_their_whole_duration() {
     let root = Root::new();
     let (topo, _port) = root.topology(false);
-    let bin_dir = root.bin_dir();
-    let results = root.path.join("results").display().to_string();
-    let out = root.output(&[
-        "sweep",
-        "-P",
-        "workloads/workloadc",
-        "--topology",
-        &topo,
-        "--threads",
-        "1,2",
-        "--duration",
-        "3s",
-        "--records",
-        "100",
-        "--backend",
-        "process",
-        "--bin-dir",
-        &bin_dir,
-        "--out",
-        &results,
-        "-q",
-    ]);
+    let out = root.output_line(&format!(
+        "sweep -P workloads/workloadc --topology {topo} --threads 1,2 --duration 3s --records 100 {} -q",
+        root.on_process()
+    ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
     let mut sweeps = Vec::new();
@@ -503,23 +458,11 @@ fn warmup_is_left_out_of_the_measurement_and_recorded() {
         String::from_utf8_lossy(&load.stderr)
     );
     let json = root.path.join("warm.json");
-    let json_s = json.display().to_string();
     let started = Instant::now();
-    let run = root.output(&[
-        "run",
-        "--uri",
-        &uri,
-        "-p",
-        "recordcount=100",
-        "-p",
-        "operationcount=0",
-        "-p",
-        "maxexecutiontime=1",
-        "--warmup",
-        "2s",
-        "--json",
-        &json_s,
-    ]);
+    let run = root.output_line(&format!(
+        "run --uri {uri} -p recordcount=100 -p operationcount=0 -p maxexecutiontime=1 --warmup 2s --json {}",
+        json.display()
+    ));
     assert_eq!(
         run.status.code(),
         Some(0),
@@ -544,31 +487,10 @@ fn warmup_is_left_out_of_the_measurement_and_recorded() {
 fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     let root = Root::new();
     let results = root.path.join("results").display().to_string();
-    let base = free_base_port(2).to_string();
-    let out = root.output(&[
-        "sweep",
-        "-P",
-        "workloads/Q20M",
-        "--topology",
-        "single",
-        "--base-port",
-        &base,
-        "--vary",
-        "readbatchsize=1,10,20",
-        "--wide",
-        "--threads",
-        "1,5,10",
-        "--repeat",
-        "3",
-        "--duration",
-        "1s",
-        "--records",
-        "200",
-        "--standin",
-        "--out",
-        &results,
-        "-q",
-    ]);
+    let base = free_base_port(2);
+    let out = root.output_line(&format!(
+        "sweep -P workloads/Q20M --topology single --base-port {base} --vary readbatchsize=1,10,20 --wide --threads 1,5,10 --repeat 3 --duration 1s --records 200 --standin --out {results} -q"
+    ));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");

@@ -6,109 +6,53 @@
 use std::path::PathBuf;
 
 use microshard::experiment::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig,
-    Latency, SweepFile, SweepPoint,
+    CellFile, CellSummary, CompareCommand, ExperimentConfig, Latency, SweepFile, SweepPoint,
 };
-use microshard::measure::validity::Validity;
-use microshard::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+use microshard::measure::ResultDocument;
 use microshard::report::charts::{self, Chart};
 use microshard::report::png;
-use microshard::topology::BackendKind;
 
 /// A document whose READ histogram has the latencies the cell's summary states (`p50` and the
 /// multiples `cell` gives p95, p99 and p99.9), since reports merge repetitions' histograms.
 fn document(p50: f64) -> ResultDocument {
-    let m = Measurements::new(MeasurementConfig::default());
-    let c = m.client();
-    for (times, factor) in [(1, 0.25), (500, 1.0), (450, 3.0), (40, 8.0), (9, 40.0)] {
-        for _ in 0..times {
-            c.record("READ", (p50 * factor) as u64, None, Status::Ok);
-        }
-    }
-    let t0 = chrono::Utc::now();
-    let overall = Overall {
-        runtime_ms: 1000,
-        operations: 1,
-    };
-    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
+    let shape = [(1, 0.25), (500, 1.0), (450, 3.0), (40, 8.0), (9, 40.0)];
+    crate::util::read_document(
+        shape
+            .iter()
+            .flat_map(|&(times, factor)| std::iter::repeat_n((p50 * factor) as u64, times)),
+    )
 }
 
 fn config(topologies: &[&str], scenarios: &[&str], repeat: u32) -> ExperimentConfig {
+    let command = CompareCommand {
+        name: "compare-20260101-000000".into(),
+        topologies: topologies.iter().map(|s| s.to_string()).collect(),
+        baseline: topologies[0].to_string(),
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        threads: Some(16),
+        sweep_duration_s: None,
+        repeat,
+        ..Default::default()
+    };
     ExperimentConfig {
-        schema: CONFIG_SCHEMA.into(),
-        created: "2026-01-01T00:00:00Z".into(),
-        tool_version: "0.1.0".into(),
-        command: CompareCommand {
-            name: "compare-20260101-000000".into(),
-            topologies: topologies.iter().map(|s| s.to_string()).collect(),
-            baseline: topologies[0].to_string(),
-            scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-            backend: BackendKind::Process,
-            bin_dir: None,
-            extra_mongod_args: vec![],
-            image: None,
-            duration_s: Some(60),
-            threads: Some(16),
-            sweep: false,
-            sweep_threads: vec![],
-            sweep_duration_s: None,
-            full: false,
-            live_server_status: false,
-            clients: 1,
-            repeat,
-            ..Default::default()
-        },
         scale_note: "100000 records, 1 KB each (laptop scale)".into(),
-        properties: Default::default(),
-        host: Default::default(),
-        server_versions: Default::default(),
-        standin: false,
-        degraded_error_fraction: 0.01,
-        client_ceiling: None,
-        sessions: Vec::new(),
+        ..crate::util::experiment_config(command, false)
     }
 }
 
 fn cell(topology: &str, scenario: &str, repeat: u32, tp: f64, p50: f64) -> CellFile {
+    let latency = Latency {
+        avg: p50 * 1.2,
+        min: p50 / 4.0,
+        max: p50 * 200.0,
+        p50,
+        p95: p50 * 3.0,
+        p99: p50 * 8.0,
+        p999: p50 * 40.0,
+    };
     CellFile {
-        schema: CELL_SCHEMA.into(),
-        cell: CellId {
-            topology: topology.into(),
-            scenario: scenario.into(),
-            repeat,
-        },
-        finished: "2026-01-01T00:10:00Z".into(),
-        summary: CellSummary {
-            phase: "run".into(),
-            threads: 16,
-            operations: (tp * 60.0) as u64,
-            runtime_ms: 60_000.0,
-            throughput: tp,
-            main_op: "READ".into(),
-            latency: Latency {
-                avg: p50 * 1.2,
-                min: p50 / 4.0,
-                max: p50 * 200.0,
-                p50,
-                p95: p50 * 3.0,
-                p99: p50 * 8.0,
-                p999: p50 * 40.0,
-            },
-            errors: 0,
-            client_cpu_s: None,
-            client_cores: None,
-            standin: true,
-            server_version: Some("7.0.14-standin".into()),
-            write_concern: None,
-            validity: Validity::valid(),
-        },
         result: document(p50),
-        server: None,
-        warnings: vec![],
-        topology: None,
-        server_versions: Default::default(),
-        session: 1,
-        default_write_concern: None,
+        ..crate::util::standin_cell((topology, scenario, repeat), tp, 60.0, latency)
     }
 }
 
@@ -161,22 +105,13 @@ fn seed_sweep() -> SweepFile {
         (100, 1200.0),
     ]
     .iter()
-    .map(|&(threads, tp)| SweepPoint {
-        threads,
-        summary: CellSummary {
-            throughput: tp,
-            threads,
-            runtime_ms: 5_000.0,
-            latency: microshard::experiment::model::Latency {
-                p50: f64::from(threads) * 1e6 / tp,
-                p99: f64::from(threads) * 4e6 / tp,
-                ..Default::default()
-            },
-            main_op: "READ".into(),
-            standin: true,
-            server_version: Some("7.0.14-standin".into()),
-            ..Default::default()
-        },
+    .map(|&(threads, tp)| {
+        let mut point = crate::util::sweep_point(threads, tp);
+        point.summary.runtime_ms = 5_000.0;
+        point.summary.latency.p50 = f64::from(threads) * 1e6 / tp;
+        point.summary.latency.p99 = f64::from(threads) * 4e6 / tp;
+        point.summary.server_version = Some("7.0.14-standin".into());
+        point
     })
     .collect();
     SweepFile {

@@ -8,25 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use microshard::experiment::model::{
-    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig,
-    Latency, SweepFile, SweepPoint,
-};
+use microshard::experiment::model::{CompareCommand, ExperimentConfig, Latency, SweepFile};
 use microshard::experiment::results::ExperimentDir;
 use microshard::measure::validity::Validity;
-use microshard::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
 use microshard::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
-
-fn document() -> ResultDocument {
-    let m = Measurements::new(MeasurementConfig::default());
-    m.client().record("READ", 100, None, Status::Ok);
-    let t0 = chrono::Utc::now();
-    let overall = Overall {
-        runtime_ms: 1000,
-        operations: 1,
-    };
-    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
-}
 
 fn plan(given: &str) -> Plan {
     let spec = TopologySpec::load(given).expect("shipped topology");
@@ -71,31 +56,21 @@ pub(crate) fn run_dir_with(
         );
         properties.insert(s.to_string(), p);
     }
+    let command = CompareCommand {
+        name: "page".into(),
+        topologies: topologies.clone(),
+        baseline: single.clone(),
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        repeat: 2,
+        backend: BackendKind::Docker,
+        duration_s: Some(30),
+        threads: Some(16),
+        sweep: true,
+        sweep_threads: vec![1, 4, 16, 64],
+        sweep_duration_s: Some(10),
+        ..Default::default()
+    };
     let config = ExperimentConfig {
-        schema: CONFIG_SCHEMA.into(),
-        created: "2026-01-01T00:00:00Z".into(),
-        tool_version: "0.1.0".into(),
-        command: CompareCommand {
-            name: "page".into(),
-            topologies: topologies.clone(),
-            baseline: single.clone(),
-            scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-            repeat: 2,
-            backend: BackendKind::Docker,
-            bin_dir: None,
-            extra_mongod_args: vec![],
-            image: None,
-            duration_s: Some(30),
-            threads: Some(16),
-            sweep: true,
-            sweep_threads: vec![1, 4, 16, 64],
-            sweep_duration_s: Some(10),
-            full: false,
-            live_server_status: false,
-            clients: 1,
-            ..Default::default()
-        },
-        scale_note: "100000 records (laptop scale)".into(),
         properties,
         host: microshard::measure::HostFacts {
             cpu_count: 2,
@@ -103,11 +78,7 @@ pub(crate) fn run_dir_with(
             cpu_model: Some("test CPU".into()),
             ..Default::default()
         },
-        server_versions: Default::default(),
-        standin: true,
-        degraded_error_fraction: 0.01,
-        client_ceiling: None,
-        sessions: Vec::new(),
+        ..crate::util::experiment_config(command, true)
     };
     let dir = ExperimentDir::create(root, "page").expect("run directory");
     dir.write_config(&config).expect("experiment.json");
@@ -120,69 +91,35 @@ pub(crate) fn run_dir_with(
                 if ti == 1 && si == 1 && repeat == 2 {
                     validity.invalid("sh1 (127.0.0.1:27019) stopped answering at 4.0 s");
                 }
-                let cell = CellFile {
-                    schema: CELL_SCHEMA.into(),
-                    cell: CellId {
-                        topology: t.clone(),
-                        scenario: s.to_string(),
-                        repeat,
-                    },
-                    finished: format!(
-                        "2026-01-01T00:{:02}:00Z",
-                        10 + ti * 4 + si * 2 + repeat as usize
-                    ),
-                    summary: CellSummary {
-                        phase: "run".into(),
-                        threads: 16,
-                        operations: (tp * 30.0) as u64,
-                        runtime_ms: 30_000.0,
-                        throughput: tp,
-                        main_op: "READ".into(),
-                        latency: Latency {
-                            avg: 500.0,
-                            min: 90.0,
-                            max: 90_000.0,
-                            p50: 400.0,
-                            p95: 1200.0,
-                            p99: 4000.0,
-                            p999: 20_000.0,
-                        },
-                        errors: 0,
-                        client_cpu_s: None,
-                        client_cores: None,
-                        standin: true,
-                        server_version: Some("7.0.14-standin".into()),
-                        write_concern: Some("w=1".into()),
-                        validity,
-                    },
-                    result: document(),
-                    server: None,
-                    warnings: vec![],
-                    topology: Some(plan.clone()),
-                    server_versions: plan
-                        .members
-                        .iter()
-                        .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
-                        .collect(),
-                    session: 1,
-                    default_write_concern: None,
+                let latency = Latency {
+                    avg: 500.0,
+                    min: 90.0,
+                    max: 90_000.0,
+                    p50: 400.0,
+                    p95: 1200.0,
+                    p99: 4000.0,
+                    p999: 20_000.0,
                 };
+                let mut cell = crate::util::standin_cell((t, s, repeat), tp, 30.0, latency);
+                cell.finished = format!(
+                    "2026-01-01T00:{:02}:00Z",
+                    10 + ti * 4 + si * 2 + repeat as usize
+                );
+                cell.summary.write_concern = Some("w=1".into());
+                cell.summary.validity = validity;
+                cell.topology = Some(plan.clone());
+                cell.server_versions = plan
+                    .members
+                    .iter()
+                    .map(|m| (m.name.clone(), "7.0.14-standin".to_string()))
+                    .collect();
                 dir.write_cell(&cell).expect("cell written");
             }
         }
     }
     let points = [(1, 500.0), (4, 1800.0), (16, 2600.0), (64, 2500.0)]
         .iter()
-        .map(|&(threads, tp)| SweepPoint {
-            threads,
-            summary: CellSummary {
-                throughput: tp,
-                threads,
-                main_op: "READ".into(),
-                standin: true,
-                ..Default::default()
-            },
-        })
+        .map(|&(threads, tp)| crate::util::sweep_point(threads, tp))
         .collect();
     let sweep = SweepFile {
         label: "S2 on microshard-2".into(),
@@ -219,6 +156,24 @@ fn result_rows(html: &str) -> usize {
         .expect("a results table");
     let end = html[start..].find("</table>").expect("closed") + start;
     html[start..end].matches("<tr class=").count()
+}
+
+/// The HTML page `microshard report` makes of `dir`.
+fn html_of(dir: &ExperimentDir) -> String {
+    microshard(&[
+        "report",
+        &dir.path().display().to_string(),
+        "--format",
+        "html",
+    ])
+}
+
+/// A page of `body` alone, written to `dir/name`: the control a check is shown able to fail on.
+fn control_page(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let page = dir.join(name);
+    let html = format!("<!DOCTYPE html><html><body>{body}</body></html>");
+    std::fs::write(&page, html).expect("control page");
+    page
 }
 
 /// The page written as `target/tmp/<dir>/report.html` for the browser, with the directory, the
@@ -313,8 +268,7 @@ fn markdown_links_the_charts_and_write_leaves_them_beside_it() {
 fn the_page_loads_in_chromium_with_a_row_per_cell() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (dir, cells) = run_dir(tmp.path());
-    let path = dir.path().display().to_string();
-    let html = microshard(&["report", &path, "--format", "html"]);
+    let html = html_of(&dir);
     assert_eq!(result_rows(&html), cells, "one row per scenario × topology");
     assert!(
         html.contains("id=\"standin\""),
@@ -333,12 +287,8 @@ fn the_page_loads_in_chromium_with_a_row_per_cell() {
     };
 
     // The console check must be able to fail: a page with a script error is caught.
-    let control = out.join("control.html");
-    std::fs::write(
-        &control,
-        "<!DOCTYPE html><html><body><script>throw new Error('control')</script></body></html>",
-    )
-    .expect("control page");
+    let script = "<script>throw new Error('control')</script>";
+    let control = control_page(&out, "control.html", script);
     let (_, stderr) = browse(&chromium, &control, &["--dump-dom".into()]);
     assert!(
         !console_lines(&stderr).is_empty(),
@@ -383,12 +333,7 @@ fn a_sweep_only_run_gets_a_page_of_its_sweeps() {
     dir.write_config(&config).expect("config written");
     dir.write_sweep("microshard-2", &sweep)
         .expect("sweep written");
-    let html = microshard(&[
-        "report",
-        &dir.path().display().to_string(),
-        "--format",
-        "html",
-    ]);
+    let html = html_of(&dir);
     assert!(
         html.contains("Thread sweeps") && html.contains("Knee rule"),
         "{html}"
@@ -468,12 +413,7 @@ fn screenshot(chromium: &Path, page: &Path, width: u32, shot: &Path) {
 fn the_page_fits_at_1280_and_390_px_and_says_times_in_words() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (dir, _) = run_dir(tmp.path());
-    let html = microshard(&[
-        "report",
-        &dir.path().display().to_string(),
-        "--format",
-        "html",
-    ]);
+    let html = html_of(&dir);
     // The run's facts as a short list, times in words.
     assert!(
         html.contains("<li>1 Jan 2026, 00:00 UTC; cells 00:11:00–00:18:00, 7 min</li>"),
@@ -489,12 +429,7 @@ fn the_page_fits_at_1280_and_390_px_and_says_times_in_words() {
         return;
     };
     // The measurement must be able to fail: a page wider than 390 px is caught.
-    let wide = out.join("wide.html");
-    std::fs::write(
-        &wide,
-        "<!DOCTYPE html><html><body><div style=\"width:600px\">wide</div></body></html>",
-    )
-    .expect("control page");
+    let wide = control_page(&out, "wide.html", "<div style=\"width:600px\">wide</div>");
     let (scroll, client) = scroll_width(&chromium, &wide, 390).expect("measured");
     assert!(
         scroll > client,

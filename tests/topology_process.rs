@@ -6,30 +6,19 @@
 //! Everything runs in one test function, sequentially: the state directory is set once through
 //! the environment before anything else runs, and the machine has two cores.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use microshard::backend::{self, MemberState, RunningCluster, UpOptions};
-use microshard::cluster::{self, AssemblyOptions};
+use crate::util::{
+    insert_users, process_plan, standin_bin_dir, up_options, usertable_count, write_topology,
+};
+use microshard::backend::{self, MemberState, RunningCluster};
+use microshard::cluster;
 use microshard::experiment::metrics;
 use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
 use mongodb::bson::{Document, doc};
 use serde_json::Value;
-
-fn microshard_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_microshard"))
-}
-
-/// A directory with `mongod` and `mongos` symlinked to the microshard binary (the stand-in).
-fn standin_bin_dir(root: &Path) -> PathBuf {
-    let dir = root.join("bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    for n in ["mongod", "mongos"] {
-        std::os::unix::fs::symlink(microshard_bin(), dir.join(n)).unwrap();
-    }
-    dir
-}
 
 /// The stand-in is written in parallel; until it answers `--version`, say so and skip.
 fn standin_ready(bin: &Path) -> bool {
@@ -54,38 +43,6 @@ fn standin_ready(bin: &Path) -> bool {
 fn base_port(slot: u32) -> u16 {
     // Below the ephemeral range (32768+), spread by pid; distinct per topology within this run.
     (20000 + (std::process::id() % 200) * 40 + slot * 10) as u16
-}
-
-fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let p = dir.join(format!("{name}.toml"));
-    std::fs::write(&p, body).unwrap();
-    p
-}
-
-fn plan_for(path: &Path, root: &Path, bin: &Path) -> Plan {
-    let spec = TopologySpec::load(path.to_str().unwrap()).unwrap();
-    let run_id = microshard::topology::new_run_id(&spec.name);
-    let opts = PlanOptions {
-        backend: BackendKind::Process,
-        run_dir: root.join("runs").join(&run_id),
-        run_id,
-        bin_dir: Some(bin.to_path_buf()),
-        total_memory_gb: Some(9.0),
-    };
-    Plan::new(&spec, &opts).unwrap()
-}
-
-fn up_opts(timeout: u64) -> UpOptions {
-    let t = Duration::from_secs(timeout);
-    UpOptions {
-        assembly: AssemblyOptions {
-            ready_timeout: t,
-            primary_timeout: t,
-            add_shard_timeout: t,
-        },
-        stop_timeout: Duration::from_secs(10),
-        ..UpOptions::default()
-    }
 }
 
 /// Command-log lines of one member: `{t, cmd, db, args}`.
@@ -136,28 +93,14 @@ fn assert_nothing_left(cluster: &RunningCluster) {
 }
 
 async fn insert_and_count_per_shard(cluster: &RunningCluster) -> Vec<(String, u64)> {
-    let client = mongodb::Client::with_uri_str(&cluster.entry_uri)
-        .await
-        .unwrap();
-    let coll = client.database("ycsb").collection::<Document>("usertable");
-    let docs: Vec<Document> = (0..200)
-        .map(|i| doc! {"_id": format!("user{i}"), "field0": "x"})
-        .collect();
-    coll.insert_many(docs).await.unwrap();
+    insert_users(&cluster.entry_uri, 200).await;
     let mut out = Vec::new();
     for m in cluster
         .members
         .iter()
         .filter(|m| m.role == MemberRole::Shard)
     {
-        let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
-        let n = c
-            .database("ycsb")
-            .collection::<Document>("usertable")
-            .count_documents(doc! {})
-            .await
-            .unwrap();
-        out.push((m.name.clone(), n));
+        out.push((m.name.clone(), usertable_count(&m.direct_uri).await));
     }
     out
 }
@@ -174,8 +117,8 @@ async fn sharded_case(root: &Path, bin: &Path, shards: u32, slot: u32) {
             base_port(slot)
         ),
     );
-    let plan = plan_for(&path, root, bin);
-    let cluster = backend::up(&plan, &up_opts(60)).await.unwrap();
+    let plan = process_plan(&path, root, bin);
+    let cluster = backend::up(&plan, &up_options(60, 60)).await.unwrap();
     assert!(cluster.standin, "stand-in servers must be flagged");
     assert!(
         cluster
@@ -319,18 +262,10 @@ async fn existing_cases(cluster: &RunningCluster, root: &Path) {
     let mut opts = PlanOptions::new(&spec, BackendKind::Existing);
     opts.run_dir = root.join("existing-run");
     let plan = Plan::new(&spec, &opts).unwrap();
-    let found = backend::up(&plan, &up_opts(30)).await.unwrap();
+    let found = backend::up(&plan, &up_options(30, 30)).await.unwrap();
     assert!(found.standin);
     assert_eq!(found.chunks.len(), 2, "{:?}", found.chunks);
-    let client = mongodb::Client::with_uri_str(&found.entry_uri)
-        .await
-        .unwrap();
-    let n = client
-        .database("ycsb")
-        .collection::<Document>("usertable")
-        .count_documents(doc! {})
-        .await
-        .unwrap();
+    let n = usertable_count(&found.entry_uri).await;
     assert_eq!(n, 0, "the existing backend drops ycsb first");
     backend::down(&found, &microshard::events::Discard)
         .await
@@ -351,8 +286,8 @@ async fn standalone_case(root: &Path, bin: &Path, slot: u32) {
             base_port(slot)
         ),
     );
-    let plan = plan_for(&path, root, bin);
-    let cluster = backend::up(&plan, &up_opts(60)).await.unwrap();
+    let plan = process_plan(&path, root, bin);
+    let cluster = backend::up(&plan, &up_options(60, 60)).await.unwrap();
     assert!(cluster.entry_uri.contains("directConnection=true"));
     let log = command_log(&plan, "single");
     let init = find_cmd(&log, "replSetInitiate");
@@ -382,8 +317,11 @@ async fn error_cases(root: &Path, bin: &Path, slot: u32) {
         "t-taken",
         &format!("name = \"t-taken\"\nkind = \"standalone\"\nbase_port = {port}\n"),
     );
-    let plan = plan_for(&path, root, bin);
-    let err = format!("{:#}", backend::up(&plan, &up_opts(10)).await.unwrap_err());
+    let plan = process_plan(&path, root, bin);
+    let err = format!(
+        "{:#}",
+        backend::up(&plan, &up_options(10, 10)).await.unwrap_err()
+    );
     assert!(
         err.contains(&format!("port {port} (for single) is already in use")),
         "{err}"
@@ -399,8 +337,11 @@ async fn error_cases(root: &Path, bin: &Path, slot: u32) {
             "name = \"t-exits\"\nkind = \"standalone\"\nbase_port = {port}\nmongod_args = [\"--noSuchFlag\"]\n"
         ),
     );
-    let plan = plan_for(&path, root, bin);
-    let err = format!("{:#}", backend::up(&plan, &up_opts(20)).await.unwrap_err());
+    let plan = process_plan(&path, root, bin);
+    let err = format!(
+        "{:#}",
+        backend::up(&plan, &up_options(20, 20)).await.unwrap_err()
+    );
     assert!(
         err.contains("single (localhost:") && err.contains("exited during start-up"),
         "{err}"
@@ -422,8 +363,11 @@ async fn error_cases(root: &Path, bin: &Path, slot: u32) {
             "name = \"t-noprimary\"\nkind = \"standalone\"\nbase_port = {port}\nmongod_args = [\"--primary-delay-ms\", \"600000\"]\n"
         ),
     );
-    let plan = plan_for(&path, root, bin);
-    let err = format!("{:#}", backend::up(&plan, &up_opts(3)).await.unwrap_err());
+    let plan = process_plan(&path, root, bin);
+    let err = format!(
+        "{:#}",
+        backend::up(&plan, &up_options(3, 3)).await.unwrap_err()
+    );
     assert!(
         err.contains("a writable primary for replica set rs0 on single (localhost:")
             && err.contains("within 3 s"),
@@ -438,7 +382,7 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
     // Binary missing: exit status 2, one line naming the flag.
     let empty = root.join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = Command::new(microshard_bin())
+    let out = Command::new(crate::util::bin())
         .args(["up", "single", "--backend", "process", "--bin-dir"])
         .arg(&empty)
         .env("MICROSHARD_STATE_DIR", &state)
@@ -452,7 +396,7 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
     // Dry run prints the plan and starts nothing; it checks the ports as `up` does, so it gets
     // free ones (whatever else runs on this machine).
     let dry_port = crate::util::free_base_port(12);
-    let out = Command::new(microshard_bin())
+    let out = Command::new(crate::util::bin())
         .args([
             "up",
             "microshard-4",
@@ -489,7 +433,7 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
         ),
     );
     let run_dir = root.join("sigint-run");
-    let mut child = Command::new(microshard_bin())
+    let mut child = Command::new(crate::util::bin())
         .args([
             "up",
             path.to_str().unwrap(),
@@ -588,12 +532,8 @@ fn recorded_pids(state: &Path, name: &str) -> Vec<(u32, u16)> {
 #[test]
 fn process_backend_end_to_end() {
     let _env = crate::util::one_at_a_time();
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::util::state_root();
     let state = root.path().join("state");
-    // SAFETY: set once, before the runtime or any other thread of this test binary starts.
-    unsafe {
-        std::env::set_var("MICROSHARD_STATE_DIR", &state);
-    }
     let bin = standin_bin_dir(root.path());
     if !standin_ready(&bin) {
         return;
@@ -616,8 +556,8 @@ fn process_backend_end_to_end() {
                 base_port(3)
             ),
         );
-        let plan = plan_for(&path, root.path(), &bin);
-        let crashed = backend::up(&plan, &up_opts(60)).await.unwrap();
+        let plan = process_plan(&path, root.path(), &bin);
+        let crashed = backend::up(&plan, &up_options(60, 60)).await.unwrap();
         let done = backend::down_all_where(|n| n == "t-crash", &microshard::events::Discard)
             .await
             .unwrap();
@@ -625,8 +565,5 @@ fn process_backend_end_to_end() {
         assert_nothing_left(&crashed);
     });
     cli_cases(root.path(), &bin, 3);
-    let left: Vec<_> = std::fs::read_dir(&state)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "state files left: {left:?}");
+    crate::util::assert_no_files_in(&state);
 }

@@ -8,21 +8,12 @@
 //! before anything else runs, and the machine has two cores.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use microshard::backend::{self, MemberState, UpOptions};
-use microshard::cluster::AssemblyOptions;
-use microshard::topology::{BackendKind, MemberRole, Plan, PlanOptions, TopologySpec};
-use mongodb::bson::{Document, doc};
-
-fn standin_bin_dir(root: &Path) -> PathBuf {
-    let dir = root.join("bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    for n in ["mongod", "mongos"] {
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_microshard"), dir.join(n)).unwrap();
-    }
-    dir
-}
+use crate::util::{
+    insert_users, process_plan, standin_bin_dir, up_options, usertable_count, write_topology,
+};
+use microshard::backend::{self, MemberState};
+use microshard::topology::{MemberRole, Plan};
 
 fn base_port(slot: u32) -> u16 {
     // 12000-19999: below topology_process's ports (20000+) and the ephemeral range; three
@@ -31,30 +22,7 @@ fn base_port(slot: u32) -> u16 {
 }
 
 fn plan_for(root: &Path, bin: &Path, name: &str, body: &str) -> Plan {
-    let path = root.join(format!("{name}.toml"));
-    std::fs::write(&path, body).unwrap();
-    let spec = TopologySpec::load(path.to_str().unwrap()).unwrap();
-    let run_id = microshard::topology::new_run_id(&spec.name);
-    let opts = PlanOptions {
-        backend: BackendKind::Process,
-        run_dir: root.join("runs").join(&run_id),
-        run_id,
-        bin_dir: Some(bin.to_path_buf()),
-        total_memory_gb: Some(9.0),
-    };
-    Plan::new(&spec, &opts).unwrap()
-}
-
-fn up_opts(primary_timeout: u64) -> UpOptions {
-    UpOptions {
-        assembly: AssemblyOptions {
-            ready_timeout: Duration::from_secs(60),
-            primary_timeout: Duration::from_secs(primary_timeout),
-            add_shard_timeout: Duration::from_secs(60),
-        },
-        stop_timeout: Duration::from_secs(10),
-        ..UpOptions::default()
-    }
+    process_plan(&write_topology(root, name, body), root, bin)
 }
 
 /// `(soft, hard)` open-files limit of a running process.
@@ -81,7 +49,7 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
             base_port(0)
         ),
     );
-    let cluster = backend::up(&plan, &up_opts(60)).await.unwrap();
+    let cluster = backend::up(&plan, &up_options(60, 60)).await.unwrap();
     assert!(cluster.standin);
     assert!(
         cluster
@@ -118,15 +86,8 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
         format!("mongodb://{}/", routers.join(","))
     );
     // The entry works: data written through it lands on both shards' primaries.
-    let client = mongodb::Client::with_uri_str(&cluster.entry_uri)
-        .await
-        .unwrap();
-    let coll = client.database("ycsb").collection::<Document>("usertable");
-    let docs: Vec<Document> = (0..200)
-        .map(|i| doc! {"_id": format!("user{i}"), "field0": "x"})
-        .collect();
-    coll.insert_many(docs).await.unwrap();
-    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 200);
+    insert_users(&cluster.entry_uri, 200).await;
+    assert_eq!(usertable_count(&cluster.entry_uri).await, 200);
     let primaries: Vec<&str> = cluster.data_primaries().map(|m| m.name.as_str()).collect();
     assert_eq!(primaries, ["sh0-1", "sh1-1"]);
     assert_eq!(cluster.data_members().count(), 6);
@@ -138,14 +99,7 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
     let mut per_shard = Vec::new();
     for primary in primaries {
         let m = cluster.members.iter().find(|m| m.name == primary).unwrap();
-        let c = mongodb::Client::with_uri_str(&m.direct_uri).await.unwrap();
-        let n = c
-            .database("ycsb")
-            .collection::<Document>("usertable")
-            .count_documents(doc! {})
-            .await
-            .unwrap();
-        per_shard.push(n);
+        per_shard.push(usertable_count(&m.direct_uri).await);
     }
     assert_eq!(per_shard.iter().sum::<u64>(), 200, "{per_shard:?}");
     assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
@@ -175,7 +129,7 @@ async fn a_set_that_never_elects_times_out_with_its_status(root: &Path, bin: &Pa
             base_port(1)
         ),
     );
-    let err = backend::up(&plan, &up_opts(3)).await.unwrap_err();
+    let err = backend::up(&plan, &up_options(60, 3)).await.unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("a writable primary for replica set cfg"),
@@ -245,21 +199,14 @@ fn compare_runs_on_sets_member_0_does_not_lead(root: &Path, bin: &Path) {
         throughput > 0.0,
         "no operations went through the entry: {cell}"
     );
-    let left: Vec<_> = std::fs::read_dir(&state)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "state files left: {left:?}");
+    crate::util::assert_no_files_in(&state);
 }
 
 #[test]
 fn replica_sets_of_several_members_on_the_process_backend() {
     let _env = crate::util::one_at_a_time();
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::util::state_root();
     let state = root.path().join("state");
-    // SAFETY: set once, before the runtime or any other thread of this test binary starts.
-    unsafe {
-        std::env::set_var("MICROSHARD_STATE_DIR", &state);
-    }
     let bin = standin_bin_dir(root.path());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -270,8 +217,5 @@ fn replica_sets_of_several_members_on_the_process_backend() {
         a_set_that_never_elects_times_out_with_its_status(root.path(), &bin).await;
     });
     compare_runs_on_sets_member_0_does_not_lead(root.path(), &bin);
-    let left: Vec<_> = std::fs::read_dir(&state)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "state files left: {left:?}");
+    crate::util::assert_no_files_in(&state);
 }

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use microshard::experiment::model::{
+    CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig, Latency, SweepPoint,
+};
+use microshard::measure::ResultDocument;
 use microshard::standin::{Role, StandinConfig, StandinHandle};
 use mongodb::bson::{Document, RawDocumentBuf, doc};
 
@@ -204,6 +208,25 @@ impl Root {
 
     pub fn output(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("run microshard")
+    }
+
+    /// [`Root::output`] of a command line split at white space (no argument in it holds any).
+    pub fn output_line(&self, line: &str) -> Output {
+        self.cmd()
+            .args(line.split_whitespace())
+            .output()
+            .expect("run microshard")
+    }
+
+    /// Where an experiment of this root runs and writes: `--backend process --bin-dir BIN --out
+    /// RESULTS`.
+    pub fn on_process(&self) -> String {
+        let results = self.path.join("results");
+        let bin = self.bin_dir();
+        format!(
+            "--backend process --bin-dir {bin} --out {}",
+            results.display()
+        )
     }
 
     pub fn bin_dir(&self) -> String {
@@ -789,4 +812,199 @@ pub fn cells_under(dir: &Path) -> Vec<serde_json::Value> {
         .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
         .filter(|v: &serde_json::Value| v["cell"].is_object())
         .collect()
+}
+
+// ----- clusters brought up by this process (the topology tests of `serial.rs`) -------------------
+
+/// Writes a topology file `<name>.toml` into `dir`; returns its path.
+pub fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, body).expect("write topology");
+    path
+}
+
+/// The plan of the topology file `path` on the process backend, with the stand-ins of `bin` and
+/// its run directory under `root/runs`.
+pub fn process_plan(path: &Path, root: &Path, bin: &Path) -> microshard::topology::Plan {
+    use microshard::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
+    let spec = TopologySpec::load(path.to_str().expect("utf-8 path")).expect("topology loads");
+    let run_id = microshard::topology::new_run_id(&spec.name);
+    let opts = PlanOptions {
+        backend: BackendKind::Process,
+        run_dir: root.join("runs").join(&run_id),
+        run_id,
+        bin_dir: Some(bin.to_path_buf()),
+        total_memory_gb: Some(9.0),
+    };
+    Plan::new(&spec, &opts).expect("plan")
+}
+
+/// What `backend::up` may wait: `wait` seconds for members to answer and shards to join,
+/// `primary` for each set's primary; 10 s to stop.
+pub fn up_options(wait: u64, primary: u64) -> microshard::backend::UpOptions {
+    let wait = Duration::from_secs(wait);
+    microshard::backend::UpOptions {
+        assembly: microshard::cluster::AssemblyOptions {
+            ready_timeout: wait,
+            primary_timeout: Duration::from_secs(primary),
+            add_shard_timeout: wait,
+        },
+        stop_timeout: Duration::from_secs(10),
+        ..Default::default()
+    }
+}
+
+/// How many documents `ycsb.usertable` holds on the server at `uri`.
+pub async fn usertable_count(uri: &str) -> u64 {
+    let client = mongodb::Client::with_uri_str(uri).await.expect("client");
+    client
+        .database("ycsb")
+        .collection::<Document>("usertable")
+        .count_documents(doc! {})
+        .await
+        .expect("count")
+}
+
+/// Inserts `user0` … `user<n-1>` into `ycsb.usertable` through `uri`.
+pub async fn insert_users(uri: &str, n: usize) {
+    let client = mongodb::Client::with_uri_str(uri).await.expect("client");
+    let docs: Vec<Document> = (0..n)
+        .map(|i| doc! {"_id": format!("user{i}"), "field0": "x"})
+        .collect();
+    let coll = client.database("ycsb").collection::<Document>("usertable");
+    coll.insert_many(docs).await.expect("insert");
+}
+
+/// Runs `ip` with `args`, quietly; whether it succeeded.
+pub fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A temporary root whose `state` directory is made this process's `MICROSHARD_STATE_DIR`, for a
+/// test of `serial.rs` that drives the library in process (it holds `one_at_a_time` first).
+pub fn state_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().expect("temp dir");
+    // SAFETY: the tests of `serial.rs` run one at a time, and set it before their runtime or any
+    // other thread of theirs starts.
+    unsafe {
+        std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
+    }
+    root
+}
+
+/// Asserts that `dir` holds no file (a missing directory holds none).
+pub fn assert_no_files_in(dir: &Path) {
+    let left: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "files left in {}: {left:?}", dir.display());
+}
+
+/// A private temporary directory for experiment commands and, below it, their state directory,
+/// results directory and `bin` (the stand-in as `mongod` and `mongos`), in that order:
+/// `let Scratch(tmp, state, results, bin_dir) = Scratch::new();`.
+pub struct Scratch(pub tempfile::TempDir, pub PathBuf, pub PathBuf, pub PathBuf);
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let (state, results) = (tmp.path().join("state"), tmp.path().join("results"));
+        let bin_dir = standin_bin_dir(tmp.path());
+        Scratch(tmp, state, results, bin_dir)
+    }
+}
+
+// ----- report fixtures ----------------------------------------------------------------------------
+
+/// A run's result document holding one READ of each latency in `latencies_us`.
+pub fn read_document(latencies_us: impl IntoIterator<Item = u64>) -> ResultDocument {
+    use microshard::measure::{MeasurementConfig, Measurements, Overall, Status};
+    let m = Measurements::new(MeasurementConfig::default());
+    let client = m.client();
+    for us in latencies_us {
+        client.record("READ", us, None, Status::Ok);
+    }
+    let t0 = chrono::Utc::now();
+    let overall = Overall {
+        runtime_ms: 1000,
+        operations: 1,
+    };
+    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
+}
+
+/// The record of an experiment that ran `command` at laptop scale, with nothing found out about
+/// the machine or the servers.
+pub fn experiment_config(command: CompareCommand, standin: bool) -> ExperimentConfig {
+    ExperimentConfig {
+        schema: microshard::experiment::model::CONFIG_SCHEMA.into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        tool_version: "0.1.0".into(),
+        command,
+        scale_note: "100000 records (laptop scale)".into(),
+        properties: Default::default(),
+        host: Default::default(),
+        server_versions: Default::default(),
+        standin,
+        degraded_error_fraction: 0.01,
+        client_ceiling: None,
+        sessions: Vec::new(),
+    }
+}
+
+/// A sweep point of the stand-in: `tp` READs per second at `threads` client threads.
+pub fn sweep_point(threads: u32, tp: f64) -> SweepPoint {
+    SweepPoint {
+        threads,
+        summary: CellSummary {
+            throughput: tp,
+            threads,
+            main_op: "READ".into(),
+            standin: true,
+            ..Default::default()
+        },
+    }
+}
+
+/// A valid cell of the stand-in: `tp` READs per second for `seconds` at 16 threads, with
+/// `latency`, finished at ten past midnight on 1 January 2026.
+pub fn standin_cell(
+    (topology, scenario, repeat): (&str, &str, u32),
+    tp: f64,
+    seconds: f64,
+    latency: Latency,
+) -> CellFile {
+    CellFile {
+        schema: microshard::experiment::model::CELL_SCHEMA.into(),
+        cell: CellId {
+            topology: topology.into(),
+            scenario: scenario.into(),
+            repeat,
+        },
+        finished: "2026-01-01T00:10:00Z".into(),
+        summary: CellSummary {
+            phase: "run".into(),
+            threads: 16,
+            operations: (tp * seconds) as u64,
+            runtime_ms: seconds * 1000.0,
+            throughput: tp,
+            main_op: "READ".into(),
+            latency,
+            standin: true,
+            server_version: Some("7.0.14-standin".into()),
+            validity: microshard::measure::validity::Validity::valid(),
+            ..Default::default()
+        },
+        result: read_document([100]),
+        server: None,
+        warnings: vec![],
+        topology: None,
+        server_versions: Default::default(),
+        session: 1,
+        default_write_concern: None,
+    }
 }

@@ -1128,7 +1128,6 @@ pub(crate) mod tests {
         CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary, CompareCommand,
     };
     use crate::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
-    use crate::topology::BackendKind;
 
     /// A result document holding `n` successful operations of `op` (fixtures for report,
     /// compare and sweep tests, which need a real document but not its figures).
@@ -1157,18 +1156,9 @@ pub(crate) mod tests {
                 baseline: "single".into(),
                 scenarios: vec!["S1".into(), "S2".into()],
                 repeat: 3,
-                backend: BackendKind::Process,
-                bin_dir: None,
-                extra_mongod_args: vec![],
-                image: None,
                 duration_s: Some(5),
                 threads: Some(8),
-                sweep: false,
-                sweep_threads: vec![],
                 sweep_duration_s: None,
-                full: false,
-                live_server_status: false,
-                clients: 1,
                 ..Default::default()
             },
             scale_note: "100000 records (laptop scale)".into(),

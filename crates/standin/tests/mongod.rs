@@ -5,7 +5,6 @@ use futures::TryStreamExt;
 use microshard_standin::{self as standin, Role, StandinConfig};
 use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
-use mongodb::options::FindOptions;
 
 /// A plain stand-in mongod with `extra` flags, and a client connected to it.
 async fn mongod(extra: &str) -> (standin::StandinHandle, Client) {
@@ -50,20 +49,7 @@ async fn crud_round_trip() {
     assert_eq!(r.upserted_id, Some(Bson::String("user99".into())));
 
     // Scan: YCSB's range read, sorted by _id, limited, with a projection.
-    let opts = FindOptions::builder()
-        .sort(doc! {"_id": 1})
-        .limit(3)
-        .projection(doc! {"field0": 1})
-        .build();
-    let docs: Vec<Document> = coll
-        .find(doc! {"_id": {"$gte": "user05"}})
-        .with_options(opts)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let ids: Vec<&str> = docs.iter().map(|d| d.get_str("_id").unwrap()).collect();
+    let ids = scan_ids(&coll, "user05", 3).await;
     assert_eq!(ids, vec!["user05", "user06", "user07"]);
 
     let r = coll.delete_one(doc! {"_id": "user00"}).await.unwrap();

@@ -15,15 +15,10 @@ async fn member(flags: &str) -> (StandinHandle, Client) {
 }
 
 async fn wait_primary(c: &Client) -> Document {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let h = admin(c, doc! {"hello": 1}).await.unwrap();
-        if h.get_bool("isWritablePrimary").unwrap_or(false) {
-            return h;
-        }
-        assert!(Instant::now() < deadline, "never became primary: {h}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    hello_until(c, "never became primary", |h| {
+        h.get_bool("isWritablePrimary").unwrap_or(false)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -91,18 +86,12 @@ async fn initiate_validation_refusals() {
 async fn initiated_member_becomes_primary_and_serves_the_driver() {
     let (h, c) = member("--replSet rs0").await;
     let host = format!("localhost:{}", h.port());
-    admin(
-        &c,
-        doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
-    )
-    .await
-    .unwrap();
-    let e = admin(
-        &c,
-        doc! {"replSetInitiate": {"_id": "rs0", "members": [{"_id": 0, "host": host.clone()}]}},
-    )
-    .await
-    .unwrap_err();
+    initiate(&c, "rs0", std::slice::from_ref(&host))
+        .await
+        .unwrap();
+    let e = initiate(&c, "rs0", std::slice::from_ref(&host))
+        .await
+        .unwrap_err();
     assert_eq!(code_of(&e), Some(23));
     let hello = wait_primary(&c).await;
     assert_eq!(hello.get_str("setName").unwrap(), "rs0");
@@ -132,12 +121,7 @@ async fn initiated_member_becomes_primary_and_serves_the_driver() {
 async fn config_server_defaults_configsvr_true() {
     let (h, c) = member("--replSet cfg --configsvr").await;
     let host = format!("127.0.0.1:{}", h.port());
-    admin(
-        &c,
-        doc! {"replSetInitiate": {"_id": "cfg", "members": [{"_id": 0, "host": host}]}},
-    )
-    .await
-    .unwrap();
+    initiate(&c, "cfg", &[host]).await.unwrap();
     let conf = admin(&c, doc! {"replSetGetConfig": 1}).await.unwrap();
     assert!(
         conf.get_document("config")
@@ -170,17 +154,7 @@ async fn three_member_set_elects_the_winner_not_the_initiator() {
     let (b, cb) = member(flags).await;
     let (c, cc) = member(flags).await;
     let hosts = [a.host(), b.host(), c.host()];
-    let members: Vec<Document> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
-        .collect();
-    admin(
-        &ca,
-        doc! {"replSetInitiate": {"_id": "rs3", "members": members}},
-    )
-    .await
-    .unwrap();
+    initiate(&ca, "rs3", &hosts).await.unwrap();
     wait_primary(&cc).await;
     for cl in [&ca, &cb] {
         let h = hello_until(cl, "member never learnt the primary", |h| {
@@ -237,16 +211,7 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
     let slow = "--replSet slow --election-delay-ms 600000";
     let (a, ca) = member(slow).await;
     let (b, cb) = member(slow).await;
-    let members = vec![
-        doc! {"_id": 0, "host": a.host()},
-        doc! {"_id": 1, "host": b.host()},
-    ];
-    admin(
-        &ca,
-        doc! {"replSetInitiate": {"_id": "slow", "members": members}},
-    )
-    .await
-    .unwrap();
+    initiate(&ca, "slow", &[a.host(), b.host()]).await.unwrap();
     let h = hello_until(&cb, "member 1 never got the configuration", |h| {
         h.get_str("setName").is_ok()
     })
@@ -257,29 +222,16 @@ async fn larger_sets_take_an_election_that_member_0_does_not_win_by_default() {
     assert!(h.get("primary").is_none(), "{h}");
     // A winner outside the set is refused, as a bad configuration would be.
     let (x, cx) = member("--replSet bad --election-winner 5").await;
-    let e = admin(
-        &cx,
-        doc! {"replSetInitiate": {"_id": "bad", "members": [{"_id": 0, "host": x.host()}, {"_id": 1, "host": a.host()}]}},
-    )
-    .await
-    .unwrap_err();
+    let e = initiate(&cx, "bad", &[x.host(), a.host()])
+        .await
+        .unwrap_err();
     assert_eq!(code_of(&e), Some(2), "{e}");
     // Default winner: never member 0.
     let (d, cd) = member("--replSet dflt").await;
     let (e2, ce) = member("--replSet dflt").await;
     let (f, cf) = member("--replSet dflt").await;
     let hosts = [d.host(), e2.host(), f.host()];
-    let members: Vec<Document> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| doc! {"_id": i as i32, "host": h.clone()})
-        .collect();
-    admin(
-        &cd,
-        doc! {"replSetInitiate": {"_id": "dflt", "members": members}},
-    )
-    .await
-    .unwrap();
+    initiate(&cd, "dflt", &hosts).await.unwrap();
     let h = hello_until(&cd, "no primary was elected", |h| {
         h.get_str("primary").is_ok()
     })
@@ -304,12 +256,9 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("127.0.0.1:{}", l.local_addr().unwrap().port())
     };
-    let e = admin(
-        &ca,
-        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": dead.clone()}]}},
-    )
-    .await
-    .unwrap_err();
+    let e = initiate(&ca, "q", &[a.host(), dead.clone()])
+        .await
+        .unwrap_err();
     assert_eq!(code_of(&e), Some(74), "{e}");
     assert!(e.to_string().contains(&dead), "{e}");
     // Nothing was accepted: the node is still uninitiated.
@@ -317,28 +266,15 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
     assert!(h.get("setName").is_none(), "{h}");
     // A member that belongs to another set is refused too.
     let (other, co) = member("--replSet elsewhere").await;
-    admin(
-        &co,
-        doc! {"replSetInitiate": {"_id": "elsewhere", "members": [{"_id": 0, "host": other.host()}]}},
-    )
-    .await
-    .unwrap();
-    let e = admin(
-        &ca,
-        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": other.host()}]}},
-    )
-    .await
-    .unwrap_err();
+    initiate(&co, "elsewhere", &[other.host()]).await.unwrap();
+    let e = initiate(&ca, "q", &[a.host(), other.host()])
+        .await
+        .unwrap_err();
     assert_eq!(code_of(&e), Some(74), "{e}");
     assert!(e.to_string().contains("replica set elsewhere"), "{e}");
     // With every member up, the same node accepts.
     let (b, _cb) = member("--replSet q --election-delay-ms 50").await;
-    admin(
-        &ca,
-        doc! {"replSetInitiate": {"_id": "q", "members": [{"_id": 0, "host": a.host()}, {"_id": 1, "host": b.host()}]}},
-    )
-    .await
-    .unwrap();
+    initiate(&ca, "q", &[a.host(), b.host()]).await.unwrap();
     for h in [a, b, other] {
         h.shutdown().await;
     }

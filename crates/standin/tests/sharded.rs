@@ -5,19 +5,11 @@ use futures::TryStreamExt;
 use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
-use mongodb::options::FindOptions;
 
 async fn per_shard_counts(c: &Cluster) -> Vec<u64> {
     let mut out = Vec::new();
     for s in &c.shards {
-        let d = direct(s).await;
-        out.push(
-            d.database("ycsb")
-                .collection::<Document>("usertable")
-                .count_documents(doc! {})
-                .await
-                .unwrap(),
-        );
+        out.push(usertable_count(s).await);
     }
     out
 }
@@ -105,19 +97,7 @@ async fn spread_and_route(n: usize) {
         .unwrap()
         .unwrap();
     assert_eq!(d.get_i32("field0").unwrap(), 123);
-    let opts = FindOptions::builder()
-        .sort(doc! {"_id": 1})
-        .limit(5)
-        .build();
-    let scan: Vec<Document> = coll
-        .find(doc! {"_id": {"$gte": "user0100"}})
-        .with_options(opts)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    let ids: Vec<&str> = scan.iter().map(|d| d.get_str("_id").unwrap()).collect();
+    let ids = scan_ids(&coll, "user0100", 5).await;
     assert_eq!(
         ids,
         vec!["user0100", "user0101", "user0102", "user0103", "user0104"]
@@ -174,12 +154,7 @@ async fn sharding_refusals_carry_real_codes() {
     let e = admin(&client, doc! {"listShards": 1}).await.unwrap_err();
     assert_eq!(code_of(&e), Some(133));
     let cc = direct(&cfg).await;
-    admin(
-        &cc,
-        doc! {"replSetInitiate": {"_id": "cfg", "members": [{"_id": 0, "host": cfg.host()}]}},
-    )
-    .await
-    .unwrap();
+    initiate(&cc, "cfg", &[cfg.host()]).await.unwrap();
     wait_until(|| async { admin(&client, doc! {"listShards": 1}).await.is_ok() }).await;
 
     // Writes before any shard exists.
@@ -206,12 +181,7 @@ async fn sharding_refusals_carry_real_codes() {
         .unwrap_err();
     assert_eq!(code_of(&e), Some(96));
     let shc = direct(&sh).await;
-    admin(
-        &shc,
-        doc! {"replSetInitiate": {"_id": "sh0", "members": [{"_id": 0, "host": sh.host()}]}},
-    )
-    .await
-    .unwrap();
+    initiate(&shc, "sh0", &[sh.host()]).await.unwrap();
     wait_until(|| async {
         admin(&client, doc! {"addShard": format!("sh0/{}", sh.host())})
             .await
@@ -277,10 +247,7 @@ async fn sharding_refusals_carry_real_codes() {
 
     // A fresh mongos picks the metadata up from the config server.
     let m2 = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
-    let c2 = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", m2.port()))
-        .await
-        .unwrap();
-    wait_until(|| async { admin(&c2, doc! {"listShards": 1}).await.is_ok() }).await;
+    let c2 = router(&m2).await;
     let coll = c2.database("ycsb").collection::<Document>("usertable");
     coll.insert_one(doc! {"_id": "k"}).await.unwrap();
     assert_eq!(
@@ -308,36 +275,13 @@ async fn second_mongos_routes_by_metadata_written_by_the_first() {
     ];
     let a = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
     let b = start(Role::Mongos, &format!("--configdb cfg/{}", cfg.host()));
-    let ca = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", a.port()))
-        .await
-        .unwrap();
-    let cb = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", b.port()))
-        .await
-        .unwrap();
-    wait_until(|| async { admin(&ca, doc! {"listShards": 1}).await.is_ok() }).await;
-    wait_until(|| async { admin(&cb, doc! {"listShards": 1}).await.is_ok() }).await;
-    for (i, s) in sh.iter().enumerate() {
-        admin(&ca, doc! {"addShard": format!("sh{i}/{}", s.host())})
-            .await
-            .unwrap();
-    }
-    admin(
-        &ca,
-        doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}},
-    )
-    .await
-    .unwrap();
+    let (ca, cb) = (router(&a).await, router(&b).await);
+    shard_usertable(&ca, &sh).await;
     let coll = cb.database("ycsb").collection::<Document>("usertable");
     let docs: Vec<Document> = (0..100).map(|i| doc! {"_id": format!("user{i}")}).collect();
     coll.insert_many(docs).ordered(false).await.unwrap();
     for s in &sh {
-        let n = direct(s)
-            .await
-            .database("ycsb")
-            .collection::<Document>("usertable")
-            .count_documents(doc! {})
-            .await
-            .unwrap();
+        let n = usertable_count(s).await;
         assert!(n > 20, "shard {} got {n} of 100", s.host());
     }
     for h in [a, b] {

@@ -6,9 +6,11 @@
 
 use std::time::{Duration, Instant};
 
+use futures::TryStreamExt;
 use microshard_standin::{self as standin, Role, StandinConfig, StandinHandle};
 use mongodb::bson::{Document, doc};
-use mongodb::{Client, error::ErrorKind};
+use mongodb::options::FindOptions;
+use mongodb::{Client, Collection, error::ErrorKind};
 
 pub fn args(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
@@ -41,6 +43,62 @@ pub async fn admin(c: &Client, cmd: Document) -> Result<Document, mongodb::error
     c.database("admin").run_command(cmd).await
 }
 
+/// Sends `replSetInitiate` for set `id` through `c`, with `hosts` as members 0, 1, ….
+pub async fn initiate(
+    c: &Client,
+    id: &str,
+    hosts: &[String],
+) -> Result<Document, mongodb::error::Error> {
+    let members: Vec<Document> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| doc! {"_id": i as i32, "host": h})
+        .collect();
+    admin(c, doc! {"replSetInitiate": {"_id": id, "members": members}}).await
+}
+
+/// A client of router `h`, once its config set answers `listShards`.
+pub async fn router(h: &StandinHandle) -> Client {
+    let client = Client::with_uri_str(format!("mongodb://127.0.0.1:{}/", h.port()))
+        .await
+        .unwrap();
+    wait_until(|| async { admin(&client, doc! {"listShards": 1}).await.is_ok() }).await;
+    client
+}
+
+/// Adds `shards` (sets `sh0`, `sh1`, …) through router client `c`, then shards
+/// `ycsb.usertable` on hashed `_id`.
+pub async fn shard_usertable(c: &Client, shards: &[StandinHandle]) {
+    for (i, s) in shards.iter().enumerate() {
+        let add = doc! {"addShard": format!("sh{i}/{}", s.host()), "name": format!("sh{i}")};
+        admin(c, add).await.unwrap();
+    }
+    admin(c, doc! {"enableSharding": "ycsb"}).await.unwrap();
+    let shard = doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}};
+    admin(c, shard).await.unwrap();
+}
+
+/// How many documents `ycsb.usertable` holds on `h` itself.
+pub async fn usertable_count(h: &StandinHandle) -> u64 {
+    let c = direct(h).await;
+    let coll = c.database("ycsb").collection::<Document>("usertable");
+    coll.count_documents(doc! {}).await.unwrap()
+}
+
+/// The `_id`s YCSB's range scan reads from `from` on: sorted, at most `limit`, through `find`.
+pub async fn scan_ids(coll: &Collection<Document>, from: &str, limit: i64) -> Vec<String> {
+    let opts = FindOptions::builder()
+        .sort(doc! {"_id": 1})
+        .limit(limit)
+        .projection(doc! {"field0": 1})
+        .build();
+    let cursor = coll.find(doc! {"_id": {"$gte": from}}).with_options(opts);
+    let docs: Vec<Document> = cursor.await.unwrap().try_collect().await.unwrap();
+    docs.iter()
+        .map(|d| d.get_str("_id").unwrap().to_string())
+        .collect()
+}
+
 /// Starts a one-member replica set and waits until it is primary.
 pub async fn one_member_set(name: &str, role_flag: &str, extra: &str) -> StandinHandle {
     let h = start(
@@ -48,12 +106,7 @@ pub async fn one_member_set(name: &str, role_flag: &str, extra: &str) -> Standin
         &format!("{role_flag} --replSet {name} --primary-delay-ms 50 {extra}"),
     );
     let c = direct(&h).await;
-    admin(
-        &c,
-        doc! {"replSetInitiate": {"_id": name, "members": [{"_id": 0, "host": h.host()}]}},
-    )
-    .await
-    .unwrap();
+    initiate(&c, name, &[h.host()]).await.unwrap();
     wait_until(|| async {
         admin(&c, doc! {"hello": 1})
             .await
@@ -105,23 +158,7 @@ impl Cluster {
         .await
         .unwrap();
         wait_until(|| async { admin(&client, doc! {"listShards": 1}).await.is_ok() }).await;
-        for (i, s) in shards.iter().enumerate() {
-            admin(
-                &client,
-                doc! {"addShard": format!("sh{i}/{}", s.host()), "name": format!("sh{i}")},
-            )
-            .await
-            .unwrap();
-        }
-        admin(&client, doc! {"enableSharding": "ycsb"})
-            .await
-            .unwrap();
-        admin(
-            &client,
-            doc! {"shardCollection": "ycsb.usertable", "key": {"_id": "hashed"}},
-        )
-        .await
-        .unwrap();
+        shard_usertable(&client, &shards).await;
         Cluster {
             config,
             shards,
