@@ -182,11 +182,18 @@ fn compare_case(fault: Fault) {
     }
     let started = Instant::now();
     let injector = inject(&proxy, fault);
+    // The bound is the cell's: it has ended when its file is written (atomically). The teardown
+    // and the experiment's reports and charts come after it and are not part of the bound.
+    let cell = cell_file(&crate::util::run_dir(&results), "S2");
+    let took = loop {
+        if cell.exists() || child.try_wait().ok().flatten().is_some() {
+            break started.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let status = child.wait().expect("wait");
-    let took = started.elapsed();
     let _ = injector.join();
     seen.extend(rx.try_iter());
-    let cell = cell_file(&crate::util::run_dir(&results), "S2");
     let cell: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cell).expect("cell")).expect("JSON");
     let member = format!("127.0.0.1:{}", proxy.port);
