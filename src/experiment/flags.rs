@@ -13,6 +13,7 @@ use super::model::{CompareCommand, Vary};
 use crate::error::bad_input;
 use crate::props::flag_values::{ThreadList, parse_duration, parse_threads, split_list};
 use crate::topology::BackendKind;
+use crate::workload::prop;
 
 /// Where the servers come from: the backend, their binaries (or the stand-in), their arguments
 /// and ports.
@@ -84,7 +85,7 @@ impl WorkloadFlags {
     pub(crate) fn overrides(&self) -> Vec<String> {
         let mut out = self.properties.clone();
         if let Some(w) = self.warmup {
-            out.push(format!("microshard.warmup={}", w.as_secs_f64()));
+            out.push(format!("{}={}", prop::WARMUP.name, w.as_secs_f64()));
         }
         out
     }
@@ -171,9 +172,10 @@ impl CompareCommand {
             duration_s: Some(f.duration.as_secs().max(1)),
             threads: f.threads,
             sweep: f.sweep,
-            sweep_threads: match f.sweep {
-                true => f.sweep_threads.0.clone(),
-                false => Vec::new(),
+            sweep_threads: if f.sweep {
+                f.sweep_threads.0.clone()
+            } else {
+                Vec::new()
             },
             sweep_duration_s: Some(f.sweep_duration.as_secs().max(1)),
             vary: f.vary.as_deref().map(Vary::parse).transpose()?,
