@@ -3,7 +3,8 @@
 //! the baseline marked when significant, p99 of the main operation, validity); `--wide` shows
 //! every column and `--columns LIST` a chosen few. CSV and JSON always carry every figure.
 
-use super::{Report, Row, fmt_num, headers, row_cells, validity_cell};
+use super::render::{fmt_num, headers, row_cells, validity_cell};
+use super::{Report, Row};
 
 /// The names `--columns` accepts, in the order of the wide table.
 pub(crate) const NAMES: [&str; 17] = [

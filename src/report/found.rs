@@ -260,7 +260,7 @@ mod tests {
                 crate::report::Format::Markdown,
                 crate::report::Format::Html,
             ] {
-                let text = crate::report::render(&r, format);
+                let text = crate::report::render::render(&r, format);
                 assert!(text.contains("What this experiment found"), "{format:?}");
                 for sentence in &r.found {
                     let shown = match format {
@@ -270,7 +270,7 @@ mod tests {
                     assert!(text.contains(&shown), "{format:?}: {sentence}");
                 }
             }
-            let page = crate::report::render(&r, crate::report::Format::Html);
+            let page = crate::report::render::render(&r, crate::report::Format::Html);
             let found_at = page.find("id=\"found\"").unwrap_or(usize::MAX);
             assert!(
                 found_at < page.find("id=\"results\"").unwrap_or(0),

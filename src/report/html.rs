@@ -7,7 +7,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Columns, Report, STANDIN_MARKER, charts, footer};
+use super::render::footer;
+use super::{Columns, Report, STANDIN_MARKER, charts};
 use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
 use crate::measure::validity::Verdict;
 

@@ -21,6 +21,7 @@ pub mod generators;
 pub(crate) mod java_only;
 pub mod keys;
 pub(crate) mod operation;
+mod settings;
 pub(crate) mod values;
 
 /// The properties live in [`crate::props`]; the workload is their first reader.

@@ -1,0 +1,133 @@
+//! The report files of a run directory: `report.{md,csv,json,txt,html}`, the charts as SVG with
+//! a PNG beside each, and the timeline charts of cells that are not valid.
+
+use super::render::{chart_links, render, render_markdown};
+use super::{Columns, Format, build_from, charts, html, png, sweep, timeline, with_not_run};
+use super::{sweep_topology, topology_label};
+use crate::experiment::compare;
+use crate::experiment::model::{CellFile, SweepFile};
+use crate::experiment::results::{ExperimentDir, ResultsError};
+
+/// A report that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WriteError {
+    /// The results directory could not be read or written.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Chart(#[from] charts::ChartError),
+}
+
+/// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
+/// it (`name.svg`, `name.png`).
+fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), ResultsError> {
+    dir.write_text(&format!("{name}.svg"), svg)?;
+    if let Ok(png) = png::svg_to_png(svg) {
+        crate::experiment::results::write_bytes_atomic(
+            &dir.path().join(format!("{name}.png")),
+            &png,
+        )?;
+    }
+    Ok(())
+}
+
+/// The file stem of a cell's timeline chart, relative to the run directory: beside its cell
+/// file (`cells/<topology>/<scenario>-r<N>.timeline`).
+pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
+    let path = dir.cell_path(&cell.cell).with_extension("timeline");
+    path.strip_prefix(dir.path())
+        .unwrap_or(&path)
+        .display()
+        .to_string()
+}
+
+/// Draws the timeline chart (SVG and PNG) of every cell that is not valid, or of every cell
+/// with `all` (`report --timelines`).
+pub(crate) fn write_timelines(
+    dir: &ExperimentDir,
+    cells: &[CellFile],
+    all: bool,
+) -> Result<(), WriteError> {
+    for cell in cells
+        .iter()
+        .filter(|c| all || !c.summary.validity.is_valid())
+    {
+        let shown = topology_label(&cell.cell.topology, cell.topology.as_ref());
+        let chart = timeline::timeline(cell, &shown)?;
+        write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
+    }
+    Ok(())
+}
+
+/// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
+/// into the run directory; returns the terminal table.
+pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+    let table = write_files(dir)?;
+    let config = dir.config()?;
+    for outcome in compare::vary_outcomes(dir, &config) {
+        let topology = outcome.topology.clone().unwrap_or_default();
+        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
+        sweep::write_vary(
+            dir,
+            &outcome,
+            &format!("{scenario} on {}", topology_label(&topology, None)),
+            &compare::vary_stem(&topology),
+        )?;
+    }
+    let sweeps = dir.sweeps();
+    if dir.cells()?.is_empty() && !sweeps.is_empty() {
+        // A sweep's own run directory: its text reports are the sweep points.
+        let text: Vec<String> = sweeps.iter().map(|(_, s)| sweep::render_sweep(s)).collect();
+        let text = text.join("\n");
+        dir.write_text("report.txt", &text)?;
+        dir.write_text("report.md", &format!("```\n{text}```\n"))?;
+        let csv: Vec<String> = sweeps.iter().map(|(_, s)| sweep::sweep_csv(s)).collect();
+        dir.write_text("report.csv", &csv.join(""))?;
+        let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
+        dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
+        return Ok(text);
+    }
+    Ok(table)
+}
+
+/// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
+/// PNG) and one chart per thread sweep; returns the terminal table.
+pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
+    let config = dir.config()?;
+    let cells = dir.cells()?;
+    let sweeps = dir.sweeps();
+    let rep = with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&sweeps);
+    write_timelines(dir, &cells, false)?;
+    if rep.rows.iter().any(|r| r.repeats > 0) {
+        write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
+        write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
+    }
+    for (label, sweep) in &sweeps {
+        let facts = sweep_topology(&rep, sweep);
+        let data = &rep.scale_note;
+        let throughput = charts::sweep(sweep, facts, data)?;
+        write_chart(dir, &format!("sweep-{label}"), &throughput.svg)?;
+        let latency = charts::sweep_latency(sweep, facts, data)?;
+        write_chart(dir, &format!("sweep-{label}-latency"), &latency.svg)?;
+    }
+    dir.write_text(
+        "report.md",
+        &render_markdown(&rep, &chart_links(&rep, &sweeps), &Columns::Compact),
+    )?;
+    dir.write_text("report.csv", &render(&rep, Format::Csv))?;
+    dir.write_text("report.json", &render(&rep, Format::Json))?;
+    dir.write_text(
+        "report.html",
+        &html::page(&html::Page {
+            report: &rep,
+            config: Some(&config),
+            cells: &cells,
+            sweeps: &sweeps,
+            all_timelines: false,
+        }),
+    )?;
+    let table = render(&rep, Format::Table);
+    dir.write_text("report.txt", &table)?;
+    Ok(table)
+}

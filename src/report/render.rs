@@ -1,0 +1,417 @@
+//! The comparison table rendered in every format: terminal, Markdown (with the latency-detail
+//! table and links to the charts), CSV and JSON, and the HTML page through `html`.
+
+use super::columns::{self, Columns};
+use super::html;
+use super::{Format, Report, Row, build_from, where_lines, with_not_run};
+use crate::experiment::results::{ExperimentDir, ResultsError};
+use crate::measure::validity::Verdict;
+
+/// Column headers shared by every tabular format.
+pub(super) fn headers(report: &Report) -> Vec<String> {
+    [
+        "scenario",
+        "topology",
+        "threads",
+        "ops/s",
+        &format!("× {}", report.baseline),
+        "op",
+        "avg µs",
+        "p50 µs",
+        "p95 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "errors",
+        "validity",
+        "spread (min–max)",
+        "± stddev",
+        "significant",
+        "client CPU",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+pub(super) fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub(super) fn row_cells(row: &Row) -> Vec<String> {
+    let dash = || "—".to_string();
+    if row.repeats == 0 {
+        let mut cells = vec![row.scenario.clone(), row.topology.clone()];
+        cells.push(dash());
+        cells.push(match row.not_run {
+            Some(_) => "not run".into(),
+            None => "not measured".into(),
+        });
+        cells.resize(17, dash());
+        if row.not_run.is_some() {
+            cells[12] = "NOT RUN".into();
+        }
+        return cells;
+    }
+    let lat = row.latency.clone().unwrap_or_default();
+    vec![
+        row.scenario.clone(),
+        row.topology.clone(),
+        row.threads.map(|t| t.to_string()).unwrap_or_else(dash),
+        row.throughput.map(fmt_num).unwrap_or_else(dash),
+        row.vs_baseline
+            .map(|r| {
+                if row.baseline_not_valid {
+                    format!("{r:.2}× (baseline {})", row.baseline_verdict)
+                } else {
+                    format!("{r:.2}×")
+                }
+            })
+            .unwrap_or_else(dash),
+        row.main_op.clone().unwrap_or_else(dash),
+        fmt_num(lat.avg),
+        fmt_num(lat.p50),
+        fmt_num(lat.p95),
+        fmt_num(lat.p99),
+        fmt_num(lat.p999),
+        row.errors.to_string(),
+        validity_cell(row),
+        row.spread
+            .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
+            .unwrap_or_else(dash),
+        row.stddev
+            .map(|s| format!("±{}", fmt_num(s)))
+            .unwrap_or_else(dash),
+        significance_cell(row),
+        match row.client_cpu {
+            Some(u) if row.client_bound => format!("{:.0}% CLIENT-BOUND", u * 100.0),
+            Some(u) => format!("{:.0}%", u * 100.0),
+            None if row.client_bound => "CLIENT-BOUND".into(),
+            None => dash(),
+        },
+    ]
+}
+
+/// The validity cell of a measured row: `valid`, or the verdict in capitals.
+pub(super) fn validity_cell(row: &Row) -> String {
+    match row.validity.verdict {
+        Verdict::Valid => "valid".to_string(),
+        Verdict::Degraded => "DEGRADED".to_string(),
+        Verdict::Invalid => "INVALID".to_string(),
+    }
+}
+
+/// The `significant` cell: the answer with its direction and the ratio's interval, marked when
+/// the baseline is not valid, and a dash (explained under the table) without repetitions.
+fn significance_cell(row: &Row) -> String {
+    let Some(s) = row.significance else {
+        return "—".into();
+    };
+    let interval = s
+        .interval
+        .map(|(lo, hi)| format!(", 95% CI {lo:.2}–{hi:.2}×"))
+        .unwrap_or_default();
+    let mark = if row.baseline_not_valid {
+        format!(" (baseline {})", row.baseline_verdict)
+    } else {
+        String::new()
+    };
+    match s.significant {
+        true => format!(
+            "yes, {} (p={:.3}{interval}){mark}",
+            if s.faster { "faster" } else { "slower" },
+            s.p
+        ),
+        false => format!("no (p={:.3}{interval}){mark}", s.p),
+    }
+}
+
+/// Renders a report in the requested format.
+pub(crate) fn render(report: &Report, format: Format) -> String {
+    render_with(report, format, &Columns::Compact)
+}
+
+/// [`render`] with the table's columns chosen (terminal and Markdown; CSV, JSON and the HTML
+/// page always carry every column).
+pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) -> String {
+    match format {
+        Format::Table => render_table(report, columns),
+        Format::Markdown => render_markdown(report, &chart_links(report, &[]), columns),
+        Format::Csv => render_csv(report),
+        Format::Json => serde_json::to_string_pretty(report)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
+        Format::Html => html::page(&html::Page {
+            report,
+            config: None,
+            cells: &[],
+            sweeps: &[],
+            all_timelines: false,
+        }),
+    }
+}
+
+/// Builds and renders the report of an experiment directory. Markdown links the charts the
+/// directory holds; HTML is the whole page with the run's facts, with every cell's timeline when
+/// `all_timelines` (`report --timelines`), not only those of cells that are not valid.
+pub(crate) fn render_dir(
+    dir: &ExperimentDir,
+    format: Format,
+    all_timelines: bool,
+    columns: &Columns,
+) -> Result<String, ResultsError> {
+    let config = dir.config()?;
+    let cells = dir.cells()?;
+    let report =
+        with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps());
+    Ok(match format {
+        Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
+        Format::Html => html::page(&html::Page {
+            report: &report,
+            config: Some(&config),
+            cells: &cells,
+            sweeps: &dir.sweeps(),
+            all_timelines,
+        }),
+        other => render_with(&report, other, columns),
+    })
+}
+
+/// A chart file the Markdown report links: file name and what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChartLink {
+    /// File name, relative to the run directory (`throughput.svg`).
+    pub file: String,
+    /// Alternative text.
+    pub alt: String,
+}
+
+/// The charts written for a report (see [`write_files`]), in page order.
+pub(crate) fn chart_links(
+    report: &Report,
+    sweeps: &[(String, crate::experiment::model::SweepFile)],
+) -> Vec<ChartLink> {
+    let mut out = Vec::new();
+    if report.rows.iter().any(|r| r.repeats > 0) {
+        out.push(ChartLink {
+            file: "throughput.svg".into(),
+            alt: "Throughput by scenario and topology".into(),
+        });
+        out.push(ChartLink {
+            file: "latency.svg".into(),
+            alt: "Latency percentiles of the main operation".into(),
+        });
+    }
+    for (label, s) in sweeps {
+        out.push(ChartLink {
+            file: format!("sweep-{label}.svg"),
+            alt: format!("Thread sweep: {}", s.label),
+        });
+        out.push(ChartLink {
+            file: format!("sweep-{label}-latency.svg"),
+            alt: format!("Thread sweep's latency: {}", s.label),
+        });
+    }
+    out
+}
+
+pub(super) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
+    let mut lines = vec![
+        format!("Sizes: {}", report.scale_note),
+        format!(
+            "Latency columns: the row's main operation, microseconds. Significance: {}.",
+            report.test
+        ),
+    ];
+    if *columns == Columns::Compact {
+        lines.push(columns::compact_key(report));
+    }
+    if report.repeat < 2 && report.rows.iter().any(|r| r.repeats > 0) {
+        // The compact table has no `significant` column: name what is missing without it.
+        lines.push(if *columns == Columns::Compact {
+            "Significance is not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+        } else {
+            "significant: — means not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+        }
+        .into());
+    }
+    if report.standin() {
+        lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
+        lines.extend(report.capacity.clone());
+    }
+    lines.extend(
+        report
+            .validity_notes
+            .iter()
+            .map(|n| format!("validity: {n}")),
+    );
+    if report.rows.iter().any(|r| r.baseline_not_valid) {
+        let mark = match columns {
+            Columns::Compact => "!",
+            _ => "\"baseline invalid\" or \"baseline degraded\"",
+        };
+        lines.push(format!(
+            "A ratio marked {mark} divides by a {} figure that is not valid: do not publish it without that caveat.",
+            report.baseline
+        ));
+    }
+    lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+fn render_table(report: &Report, columns: &Columns) -> String {
+    let mut builder = tabled::builder::Builder::new();
+    builder.push_record(columns.headers(report));
+    for row in &report.rows {
+        builder.push_record(columns.cells(row));
+    }
+    let mut table = builder.build();
+    table.with(tabled::settings::Style::rounded());
+    let mut out = String::new();
+    if let Some(marker) = &report.marker {
+        out.push_str(&format!("{marker}\n"));
+    }
+    out.push_str(&format!("Experiment {}\n", report.experiment));
+    out.push_str(&table.to_string());
+    out.push('\n');
+    if !report.found.is_empty() {
+        out.push_str("What this experiment found:\n");
+        for f in &report.found {
+            out.push_str(&format!("- {f}\n"));
+        }
+    }
+    for line in footer(report, columns) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &Columns) -> String {
+    let mut out = String::new();
+    if let Some(marker) = &report.marker {
+        out.push_str(&format!("**{marker}**\n\n"));
+    }
+    out.push_str(&format!(
+        "### Experiment {}\n\n",
+        md_escape(&report.experiment)
+    ));
+    for line in where_lines(report) {
+        out.push_str(&format!("_{}_  \n", md_escape(&line)));
+    }
+    out.push('\n');
+    if !report.found.is_empty() {
+        out.push_str("#### What this experiment found\n\n");
+        for f in &report.found {
+            out.push_str(&format!("- {}\n", md_escape(f)));
+        }
+        out.push('\n');
+    }
+    markdown_table(&mut out, report, columns);
+    if *columns == Columns::Compact {
+        out.push_str("#### Latency detail\n\n");
+        markdown_table(&mut out, report, &Columns::latency_detail());
+    }
+    for line in footer(report, columns) {
+        out.push_str(&format!("- {}\n", md_escape(&line)));
+    }
+    if !charts.is_empty() {
+        out.push_str("\n#### Charts\n\n");
+        for c in charts {
+            // Relative links: the Markdown sits beside its charts in the run directory.
+            out.push_str(&format!("![{}]({})\n\n", md_escape(&c.alt), c.file));
+        }
+    }
+    out
+}
+
+/// One Markdown table of the report's rows, and a blank line.
+fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
+    let h = columns.headers(report);
+    out.push_str(&format!(
+        "| {} |\n",
+        h.iter()
+            .map(|c| md_escape(c))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    ));
+    let aligns: Vec<&str> = (0..h.len())
+        .map(|i| if columns.is_text(i) { "---" } else { "---:" })
+        .collect();
+    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
+    for row in &report.rows {
+        let cells: Vec<String> = columns.cells(row).iter().map(|c| md_escape(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out.push('\n');
+}
+
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_default()
+}
+
+/// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
+/// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
+pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+
+fn render_csv(report: &Report) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for row in &report.rows {
+        let lat = row.latency.clone();
+        let fields = [
+            if row.standin || report.standin() {
+                "stand-in".to_string()
+            } else {
+                "mongodb".to_string()
+            },
+            row.scenario.clone(),
+            row.topology.clone(),
+            row.repeats.to_string(),
+            row.threads.map(|t| t.to_string()).unwrap_or_default(),
+            opt(row.throughput),
+            opt(row.vs_baseline),
+            row.main_op.clone().unwrap_or_default(),
+            opt(lat.as_ref().map(|l| l.avg)),
+            opt(lat.as_ref().map(|l| l.p50)),
+            opt(lat.as_ref().map(|l| l.p95)),
+            opt(lat.as_ref().map(|l| l.p99)),
+            opt(lat.as_ref().map(|l| l.p999)),
+            row.errors.to_string(),
+            match (&row.not_run, row.repeats) {
+                (Some(_), 0) => "not run".to_string(),
+                _ => row.validity.verdict.to_string(),
+            },
+            opt(row.spread.map(|s| s.0)),
+            opt(row.spread.map(|s| s.1)),
+            opt(row.stddev),
+            opt(row.significance.map(|s| s.p)),
+            row.significance
+                .map(|s| s.significant.to_string())
+                .unwrap_or_default(),
+            opt(row.client_cpu),
+            opt(row.cpu_us_per_op),
+            row.client_bound.to_string(),
+        ];
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
