@@ -38,7 +38,7 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let opts = ExecuteOptions {
         cancel: crate::signals::install(),
-        status_lines: args.status,
+        status_lines: args.status_line,
         uri: None,
         events: Some(Terminal::sink()),
         drop_database: args.drop,

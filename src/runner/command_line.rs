@@ -22,7 +22,7 @@ pub(crate) struct PhaseArgs {
     pub properties: Vec<String>,
     /// Print YCSB's status line to stderr every `status.interval` seconds.
     #[arg(short = 's', long = "status")]
-    pub status: bool,
+    pub status_line: bool,
     /// Number of client tasks (`threadcount`).
     #[arg(long, value_name = "N")]
     pub threads: Option<u64>,
@@ -102,7 +102,11 @@ pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
         ),
         (prop::MONGODB_URL.name, args.uri.clone(), "--uri"),
         (prop::LABEL.name, args.label.clone(), "--label"),
-        (prop::STATUS.name, args.status.then(|| "true".into()), "-s"),
+        (
+            prop::STATUS.name,
+            args.status_line.then(|| "true".into()),
+            "-s",
+        ),
         (
             prop::WARMUP.name,
             args.warmup.map(|w| w.as_secs_f64().to_string()),
@@ -245,7 +249,7 @@ impl Translated {
             }
             "-threads" => out.threads = Some(parse_int(arg, value_of(it, arg)?)?),
             "-target" => out.target = Some(parse_int(arg, value_of(it, arg)?)?),
-            "-s" => out.status = true,
+            "-s" => out.status_line = true,
             "-l" => out.label = Some(value_of(it, arg)?.clone()),
             "-db" => check_binding(value_of(it, arg)?, "-db", &mut self.notes)?,
             // The JVM's options mean nothing to microshard: said, then ignored.
@@ -292,7 +296,7 @@ mod tests {
         );
         assert_eq!(a.threads, Some(32));
         assert_eq!(a.target, Some(500));
-        assert!(a.status);
+        assert!(a.status_line);
         assert_eq!(a.label.as_deref(), Some("lbl"));
         assert!(tr.notes.is_empty());
     }
@@ -309,7 +313,7 @@ mod tests {
             tr.notes
         );
         let tr = t("run mongodb -jvm-args -Xmx4g -s").unwrap();
-        assert!(tr.args.status && tr.notes.len() == 1, "{:?}", tr.notes);
+        assert!(tr.args.status_line && tr.notes.len() == 1, "{:?}", tr.notes);
     }
 
     #[test]
