@@ -12,6 +12,7 @@ use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
 use crate::error::bad_input;
 use crate::runner::Phase;
+use crate::runner::fanout::ClientLauncher;
 use crate::workload::prop;
 
 /// File (under the results root) holding the last `calibrate` figure on this machine.
@@ -143,35 +144,24 @@ pub(crate) async fn calibrate(
     let outcome = async {
         let mut load = base.clone();
         load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
-        let bar = progress.phase("calibrate: load", None);
-        let m = run_phase(
-            &uri,
-            &load,
-            Phase::Load,
-            cancel,
-            None,
-            Some(progress.events()),
-            1,
-        )
-        .await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
         run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
-        let bar = progress.phase("calibrate: run", Some(cfg.duration));
-        let m = run_phase(
-            &uri,
-            &run,
-            Phase::Run,
-            cancel,
-            None,
-            Some(progress.events()),
-            1,
-        )
-        .await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-        anyhow::Ok(m)
+        let mut measured = None;
+        let phases = [
+            (Phase::Load, &load, "calibrate: load", None),
+            (Phase::Run, &run, "calibrate: run", Some(cfg.duration)),
+        ];
+        for (phase, props, name, length) in phases {
+            let bar = progress.phase(name, length);
+            let one = ClientLauncher::Local { count: 1 };
+            let events = Some(progress.events());
+            let m = run_phase(&uri, props, phase, cancel, None, events, &one).await?;
+            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+            measured = Some(m);
+        }
+        anyhow::Ok(measured.expect("the run phase was measured"))
     }
     .await;
     server.stop().await;

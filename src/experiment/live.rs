@@ -272,7 +272,7 @@ impl Lab for LiveLab {
                 count: self.clients,
             },
         };
-        run_phase_with(
+        run_phase(
             &deployment.entry_uri,
             properties,
             phase,
@@ -292,36 +292,14 @@ impl Lab for LiveLab {
     }
 }
 
-/// Runs one phase with the runner against `uri` and summarises its result document.
+/// Runs one phase with the runner against `uri`, its clients started by `launcher`
+/// (processes here, or containers), and summarises its result document.
 ///
 /// The write concern is pinned: when neither the entry URI nor the scenario sets one, `w=1` is
 /// added (YCSB's default URL carries it), because from MongoDB 5.0 on replica sets and sharded
 /// clusters default to `w:"majority"` and the same scenario would otherwise measure different
 /// things on different versions (`docs/mongodb-versions.md`).
 pub(crate) async fn run_phase(
-    uri: &str,
-    properties: &PropertyMap,
-    phase: Phase,
-    cancel: &CancellationToken,
-    probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    events: Option<crate::events::Sink>,
-    clients: usize,
-) -> anyhow::Result<Measured> {
-    let launcher = crate::runner::fanout::ClientLauncher::Local { count: clients };
-    run_phase_with(
-        uri,
-        properties,
-        phase,
-        cancel,
-        probe_targets,
-        events,
-        &launcher,
-    )
-    .await
-}
-
-/// [`run_phase`] with its clients started by `launcher` (processes here, or containers).
-pub(crate) async fn run_phase_with(
     uri: &str,
     properties: &PropertyMap,
     phase: Phase,
