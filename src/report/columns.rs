@@ -3,8 +3,8 @@
 //! the baseline marked when significant, p99 of the main operation, validity); `--wide` shows
 //! every column and `--columns LIST` a chosen few. CSV and JSON always carry every figure.
 
-use super::render::{fmt_num, headers, row_cells, validity_cell};
 use super::{Report, Row};
+use crate::measure::validity::Verdict;
 
 /// The names `--columns` accepts, in the order of the wide table.
 pub(crate) const NAMES: [&str; 17] = [
@@ -215,4 +215,128 @@ pub(crate) fn compact_key(report: &Report) -> String {
     }
     key.push_str(". p99 µs of the row's main operation. --wide shows every column.");
     key
+}
+
+/// Column headers shared by every tabular format.
+fn headers(report: &Report) -> Vec<String> {
+    [
+        "scenario",
+        "topology",
+        "threads",
+        "ops/s",
+        &format!("× {}", report.baseline),
+        "op",
+        "avg µs",
+        "p50 µs",
+        "p95 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "errors",
+        "validity",
+        "spread (min–max)",
+        "± stddev",
+        "significant",
+        "client CPU",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn row_cells(row: &Row) -> Vec<String> {
+    let dash = || "—".to_string();
+    if row.repeats == 0 {
+        let mut cells = vec![row.scenario.clone(), row.topology.clone()];
+        cells.push(dash());
+        cells.push(match row.not_run {
+            Some(_) => "not run".into(),
+            None => "not measured".into(),
+        });
+        cells.resize(17, dash());
+        if row.not_run.is_some() {
+            cells[12] = "NOT RUN".into();
+        }
+        return cells;
+    }
+    let lat = row.latency.clone().unwrap_or_default();
+    vec![
+        row.scenario.clone(),
+        row.topology.clone(),
+        row.threads.map(|t| t.to_string()).unwrap_or_else(dash),
+        row.throughput.map(fmt_num).unwrap_or_else(dash),
+        row.vs_baseline
+            .map(|r| {
+                if row.baseline_not_valid {
+                    format!("{r:.2}× (baseline {})", row.baseline_verdict)
+                } else {
+                    format!("{r:.2}×")
+                }
+            })
+            .unwrap_or_else(dash),
+        row.main_op.clone().unwrap_or_else(dash),
+        fmt_num(lat.avg),
+        fmt_num(lat.p50),
+        fmt_num(lat.p95),
+        fmt_num(lat.p99),
+        fmt_num(lat.p999),
+        row.errors.to_string(),
+        validity_cell(row),
+        row.spread
+            .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
+            .unwrap_or_else(dash),
+        row.stddev
+            .map(|s| format!("±{}", fmt_num(s)))
+            .unwrap_or_else(dash),
+        significance_cell(row),
+        match row.client_cpu {
+            Some(u) if row.client_bound => format!("{:.0}% CLIENT-BOUND", u * 100.0),
+            Some(u) => format!("{:.0}%", u * 100.0),
+            None if row.client_bound => "CLIENT-BOUND".into(),
+            None => dash(),
+        },
+    ]
+}
+
+/// The validity cell of a measured row: `valid`, or the verdict in capitals.
+fn validity_cell(row: &Row) -> String {
+    match row.validity.verdict {
+        Verdict::Valid => "valid".to_string(),
+        Verdict::Degraded => "DEGRADED".to_string(),
+        Verdict::Invalid => "INVALID".to_string(),
+    }
+}
+
+/// The `significant` cell: the answer with its direction and the ratio's interval, marked when
+/// the baseline is not valid, and a dash (explained under the table) without repetitions.
+fn significance_cell(row: &Row) -> String {
+    let Some(s) = row.significance else {
+        return "—".into();
+    };
+    let interval = s
+        .interval
+        .map(|(lo, hi)| format!(", 95% CI {lo:.2}–{hi:.2}×"))
+        .unwrap_or_default();
+    let mark = if row.baseline_not_valid {
+        format!(" (baseline {})", row.baseline_verdict)
+    } else {
+        String::new()
+    };
+    match s.significant {
+        true => format!(
+            "yes, {} (p={:.3}{interval}){mark}",
+            if s.faster { "faster" } else { "slower" },
+            s.p
+        ),
+        false => format!("no (p={:.3}{interval}){mark}", s.p),
+    }
 }

@@ -7,8 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::render::footer;
-use super::{Columns, Report, STANDIN_MARKER, charts};
+use super::{Columns, Report, STANDIN_MARKER, charts, footer};
 use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
 use crate::measure::validity::Verdict;
 

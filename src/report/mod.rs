@@ -591,6 +591,51 @@ pub(crate) fn sweep_topology<'a>(
     })
 }
 
+/// The notes under the table: sizes, what the columns mean, significance, validity, warnings.
+pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
+    let mut lines = vec![
+        format!("Sizes: {}", report.scale_note),
+        format!(
+            "Latency columns: the row's main operation, microseconds. Significance: {}.",
+            report.test
+        ),
+    ];
+    if *columns == Columns::Compact {
+        lines.push(columns::compact_key(report));
+    }
+    if report.repeat < 2 && report.rows.iter().any(|r| r.repeats > 0) {
+        // The compact table has no `significant` column: name what is missing without it.
+        lines.push(if *columns == Columns::Compact {
+            "Significance is not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+        } else {
+            "significant: — means not tested: one repetition per cell cannot be; run with --repeat 2 or more (3 is better)."
+        }
+        .into());
+    }
+    if report.standin() {
+        lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
+        lines.extend(report.capacity.clone());
+    }
+    lines.extend(
+        report
+            .validity_notes
+            .iter()
+            .map(|n| format!("validity: {n}")),
+    );
+    if report.rows.iter().any(|r| r.baseline_not_valid) {
+        let mark = match columns {
+            Columns::Compact => "!",
+            _ => "\"baseline invalid\" or \"baseline degraded\"",
+        };
+        lines.push(format!(
+            "A ratio marked {mark} divides by a {} figure that is not valid: do not publish it without that caveat.",
+            report.baseline
+        ));
+    }
+    lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::render::{CSV_HEADER, render, render_with};

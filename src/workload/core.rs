@@ -13,15 +13,14 @@
 //! * `readbatchsize` (microshard's own) turns a READ into one multi-key read of distinct keys.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
+use super::error::WorkloadError;
 use super::generators::{
-    AcknowledgedCounter, Counter, Discrete, OpKind, SkewedLatest, TooManyUnacknowledged,
-    UniformLong,
+    AcknowledgedCounter, Counter, Discrete, OpKind, SkewedLatest, UniformLong,
 };
 use super::keys::{build_key_name, fnvhash64, java_int};
 use super::operation::{FieldSelection, FieldValue, Operation};
@@ -33,35 +32,9 @@ use super::settings::{
 use super::values::{deterministic_value, fill_random_bytes};
 use crate::measure::Status;
 
-/// MongoDB's maximum BSON document size.
-pub(crate) const MONGODB_MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
-
 /// The text YCSB prints when it caps the thread count to the operation count.
 pub(crate) const THREADS_CAPPED_WARNING: &str =
     "Warning: the threadcount is bigger than recordcount, the threadcount will be recordcount!";
-
-/// Why a workload cannot be built or continue.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// A property is missing its mark (the message names property and origin).
-    #[error(transparent)]
-    Property(#[from] PropertyError),
-    /// The `fieldlengthhistogram` file is unreadable or malformed.
-    #[error("{}{}: {message} (property 'fieldlengthhistogram')", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-    HistogramFile {
-        /// The file as named by the property.
-        path: PathBuf,
-        /// 1-based line, when the content is at fault.
-        line: Option<usize>,
-        /// What is wrong.
-        message: String,
-    },
-    /// More than 2^20 run-phase inserts outstanding (YCSB aborts the run with this).
-    #[error(transparent)]
-    TooManyUnacknowledged(#[from] TooManyUnacknowledged),
-}
-
-impl WorkloadError {}
 
 /// The whole workload definition; `Send + Sync`, shared by every client of a run.
 #[derive(Debug)]

@@ -17,6 +17,7 @@
 //! ```
 
 pub(crate) mod core;
+mod error;
 pub mod generators;
 pub(crate) mod java_only;
 pub mod keys;
@@ -31,13 +32,13 @@ pub(crate) use crate::props::{prop, properties};
 mod tests;
 
 pub use self::core::{
-    ClientState, CoreWorkload, WorkloadError, load_operation_count, run_operation_count,
-    split_operations,
+    ClientState, CoreWorkload, load_operation_count, run_operation_count, split_operations,
 };
 pub use crate::props::{
     KNOWN_PROPERTIES, KnownProperty, Origin, Properties, PropertyError, PropertyValue,
     ResolvedProperty,
 };
+pub use error::WorkloadError;
 pub use keys::build_key_name;
 pub(crate) use operation::FieldSelection;
 pub use operation::{FieldValue, Operation};

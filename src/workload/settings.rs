@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::core::{MONGODB_MAX_DOCUMENT_BYTES, WorkloadError};
+use super::error::WorkloadError;
 use super::generators::{
     AcknowledgedCounter, Discrete, Exponential, Histogram, Hotspot, OpKind, ScrambledZipfian,
     Sequential, SkewedLatest, UniformLong, Zipfian,
@@ -15,6 +15,9 @@ use super::keys::java_int;
 use super::prop::{self, Prop};
 use super::properties::{Properties, PropertyError};
 use super::values::java_hashmap_order;
+
+/// MongoDB's maximum BSON document size.
+pub(crate) const MONGODB_MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How read/update/scan keys are chosen (`requestdistribution`).
 #[derive(Debug)]
