@@ -314,19 +314,15 @@ fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
         .spawn()
         .expect("spawn");
     // Wait for the clients (processes whose command line names the coordinator's temp dir).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let victim = loop {
+    let victim = crate::util::poll_for(Duration::from_secs(20), || {
         let clients: Vec<u32> = processes_referring_to(tmp.path())
             .into_iter()
             .filter(|(_, cmd)| cmd.contains("--barrier"))
             .map(|(pid, _)| pid)
             .collect();
-        if clients.len() == 2 {
-            break clients[1];
-        }
-        assert!(Instant::now() < deadline, "clients did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        (clients.len() == 2).then(|| clients[1])
+    })
+    .expect("clients did not start");
     std::thread::sleep(Duration::from_secs(2));
     // SAFETY: kill(2) on a client process this test's command started.
     unsafe {
@@ -339,15 +335,7 @@ fn a_client_killed_mid_run_makes_the_result_invalid_and_leaves_nothing() {
     let doc = json(&merged);
     assert_eq!(doc["validity"]["verdict"], "invalid");
     assert!(doc["validity"].to_string().contains("was killed"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !processes_referring_to(tmp.path()).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "left: {:?}",
-            processes_referring_to(tmp.path())
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::util::assert_no_process_left(tmp.path(), Duration::from_secs(10), "after the run");
 }
 
 #[test]
@@ -408,12 +396,7 @@ fn run_phase_client(
     client: usize,
     results: &Path,
 ) -> String {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "no running S2 client container appeared"
-        );
+    crate::util::poll_for(Duration::from_secs(120), || {
         let running = rt.block_on(async {
             let mut filters = std::collections::HashMap::new();
             filters.insert(
@@ -435,13 +418,13 @@ fn run_phase_client(
             .unwrap_or_default()
         });
         // The load is over once its cell is on disk: the client now running is the run's.
-        if crate::util::cells_under(results).len() == 1
-            && let Some(id) = running.first().and_then(|c| c.id.clone())
-        {
-            return id;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        let loaded = crate::util::cells_under(results).len() == 1;
+        running
+            .first()
+            .and_then(|c| c.id.clone())
+            .filter(|_| loaded)
+    })
+    .expect("no running S2 client container appeared")
 }
 
 /// Two client containers on this machine's Docker engine drive every cell of a `compare` against

@@ -39,12 +39,8 @@ fn compare_scales_with_the_capacity_model() {
         .arg(&results)
         .output()
         .expect("run microshard compare");
+    crate::util::assert_ok(&out, "compare");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "compare failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
     assert_nothing_left(&state);
 
     let dir = run_dir(&results);

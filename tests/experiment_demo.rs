@@ -81,11 +81,7 @@ fn calibrate_stores_a_labelled_client_ceiling() {
         .output()
         .expect("run calibrate");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "calibrate failed\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "calibrate");
     assert!(
         stdout.contains("STAND-IN") && stdout.contains("Client ceiling"),
         "{stdout}"

@@ -60,22 +60,14 @@ fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
         .arg(&results)
         .output()
         .expect("run compare");
-    assert!(
-        out.status.success(),
-        "compare: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "compare");
     let original = run_dir(&results);
 
     // Measured again from the record alone: the diff, then the verdict line.
     let again = tmp.path().join("again");
     let out = rerun(&state, &original, &again);
     let (last, stdout) = verdict(&out);
-    assert!(
-        out.status.success(),
-        "rerun: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "rerun");
     assert!(stdout.contains("B/A"), "the diff is printed:\n{stdout}");
     assert_eq!(
         last, "reproduced: all 2 valid cells within their spread",
@@ -108,11 +100,7 @@ fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
     std::fs::write(&path, changed).expect("record written");
     let out = rerun(&state, &faster, &tmp.path().join("faster-again"));
     let (last, stdout) = verdict(&out);
-    assert!(
-        out.status.success(),
-        "rerun: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "rerun");
     assert!(
         last.starts_with("not reproduced: ")
             && last.contains(" of 2 valid cells moved beyond their spread: ")

@@ -179,11 +179,7 @@ fn dry_runs_print_the_plan_and_create_nothing() {
         .output()
         .expect("run compare --dry-run");
     let stdout = String::from_utf8_lossy(&compare.stdout);
-    assert!(
-        compare.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&compare.stderr)
-    );
+    crate::util::assert_ok(&compare, "compare --dry-run");
     assert!(
         stdout.starts_with("dry run: every input was checked"),
         "{stdout}"

@@ -7,8 +7,8 @@
 //! exit 3 and a verdict naming the member on that host. Skipped, with a message, where network
 //! namespaces cannot be made (not root, no `ip`).
 
+use crate::util::free_base_port;
 use crate::util::{bin, ip};
-use crate::util::{free_base_port, processes_referring_to};
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -111,11 +111,10 @@ fn standin(ns: Option<&str>, args: &[String], dbpath: Option<&std::path::Path>) 
 }
 
 fn wait_listening(addr: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "{addr} did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::util::poll_for(Duration::from_secs(20), || {
+        std::net::TcpStream::connect(addr).ok()
+    })
+    .unwrap_or_else(|| panic!("{addr} did not listen"));
 }
 
 async fn wait_writable(host: &str) {
@@ -318,13 +317,5 @@ fn a_host_cut_off_mid_run_is_named_in_the_verdict() {
     );
     drop(procs);
     drop(rt);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !processes_referring_to(tmp.path()).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "{:?}",
-            processes_referring_to(tmp.path())
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::util::assert_no_process_left(tmp.path(), Duration::from_secs(10), "at the end");
 }

@@ -47,10 +47,11 @@ struct Case {
     env: Vec<(String, String)>,
 }
 
-fn case(what: &str, args: &[&str], culprits: &[&str]) -> Case {
+/// A case of the command line `line` (split at white space: no argument in it holds any).
+fn case(what: &str, line: &str, culprits: &[&str]) -> Case {
     Case {
         what: what.to_string(),
-        args: args.iter().map(|s| s.to_string()).collect(),
+        args: line.split_whitespace().map(str::to_string).collect(),
         culprits: culprits.iter().map(|s| s.to_string()).collect(),
         env: Vec::new(),
     }
@@ -99,7 +100,7 @@ fn catalogue(section: &str, dir: &Path, closed: u16) -> Vec<Case> {
             .and_then(|l| l.strip_prefix("# "))
             .expect("a # line");
         let args = shlex::split(lines.next().expect("the arguments")).expect("shell words");
-        let mut c = case(what, &[], &[]);
+        let mut c = case(what, "", &[]);
         c.args = args.iter().map(|a| fill(a)).collect();
         let mut skip = false;
         for line in lines {
@@ -325,20 +326,26 @@ fn write_fixtures(dir: &Path) {
     );
 }
 
-/// Runs one case; returns what is wrong with the outcome, if anything.
-fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
-    let before = tree(root);
-    let started = Instant::now();
-    let out = Command::new(bin())
-        .args(&c.args)
-        .current_dir(work)
+/// `microshard` in the fixture directory `work`, with its state and temporary files under `root`.
+fn microshard(root: &Path, work: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.current_dir(work)
         .env("MICROSHARD_STATE_DIR", root.join("state"))
         .env("TMPDIR", root.join("tmp"))
         .env("RUST_BACKTRACE", "1")
         .env("CI", "1")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs one case; returns what is wrong with the outcome, if anything.
+fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
+    let before = tree(root);
+    let started = Instant::now();
+    let out = microshard(root, work)
+        .args(&c.args)
         .env_remove("MONGODB_URL")
         .envs(c.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
         .output();
     let out = match out {
         Ok(o) => o,
@@ -407,11 +414,7 @@ fn fixture_root() -> (tempfile::TempDir, PathBuf) {
     }
     write_fixtures(&work);
     // Stand-in binaries, so a `compare` that wrongly started something would really start it.
-    let bin_dir = work.join("bin");
-    std::fs::create_dir_all(&bin_dir).expect("mkdir bin");
-    for n in ["mongod", "mongos"] {
-        std::os::unix::fs::symlink(bin(), bin_dir.join(n)).expect("symlink");
-    }
+    crate::util::standin_bin_dir(&work);
     (tmp, work)
 }
 
@@ -498,33 +501,23 @@ fn a_closed_stdout_ends_the_program_normally() {
     let bin_dir = work.join("bin").display().to_string();
     // A dry run checks ports too: a free one, whatever else runs on this machine.
     let free_port = crate::util::free_base_port(1).to_string();
-    let cases: Vec<Vec<&str>> = vec![
-        vec!["load", "-P", "good.properties", "--uri", uri.as_str()],
-        vec!["report", exp.as_str(), "--format", "csv"],
-        vec!["report", exp.as_str()],
-        vec!["diff", exp.as_str(), exp.as_str()],
-        vec!["status", "--json"],
-        vec!["status"],
-        vec![
-            "up",
-            "single",
-            "--standin",
-            "--dry-run",
-            "--base-port",
-            free_port.as_str(),
-        ],
-        vec!["--version"],
-        vec!["standin", "mongod", "--version"],
-        vec!["doctor", "--bin-dir", bin_dir.as_str()],
+    // Command lines split at white space (no argument in them holds any).
+    let cases = [
+        format!("load -P good.properties --uri {uri}"),
+        format!("report {exp} --format csv"),
+        format!("report {exp}"),
+        format!("diff {exp} {exp}"),
+        "status --json".into(),
+        "status".into(),
+        format!("up single --standin --dry-run --base-port {free_port}"),
+        "--version".into(),
+        "standin mongod --version".into(),
+        format!("doctor --bin-dir {bin_dir}"),
     ];
-    for args in cases {
-        let out = Command::new(bin())
+    for line in &cases {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let out = microshard(root, &work)
             .args(&args)
-            .current_dir(&work)
-            .env("MICROSHARD_STATE_DIR", root.join("state"))
-            .env("TMPDIR", root.join("tmp"))
-            .env("RUST_BACKTRACE", "1")
-            .stdin(Stdio::null())
             .stdout(closed_pipe())
             .output()
             .expect("run microshard");
@@ -547,10 +540,9 @@ fn report_names_damaged_cells_in_a_warning() {
         ("exp-damaged", "S2-r1.json"),
         ("exp-cell-schema", "S1-r1.json"),
     ] {
-        let out = Command::new(bin())
-            .args(["report", work.join(exp).to_str().expect("utf-8 path")])
-            .current_dir(&work)
-            .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
+        let out = microshard(tmp.path(), &work)
+            .arg("report")
+            .arg(work.join(exp))
             .output()
             .expect("run microshard");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -585,30 +577,22 @@ fn credentials_the_existing_cluster_refuses_are_refused_before_anything_starts()
     )
     .expect("write topology");
     let host = format!("127.0.0.1:{}", server.port());
+    // The URI is shown with its password redacted.
+    let culprits = ["refused.toml", host.as_str(), "bench:****@"];
     let mut cases = vec![
         case(
             "compare --backend existing with refused credentials",
-            &[
-                "compare",
-                "--backend",
-                "existing",
-                "--topologies",
-                "{dir}/topos/refused.toml",
-                "--scenarios",
-                "S1",
-                "-q",
-            ],
-            // The URI is shown with its password redacted.
-            &["refused.toml", host.as_str(), "bench:****@"],
+            "compare --backend existing --topologies {dir}/topos/refused.toml --scenarios S1 -q",
+            &culprits,
         ),
         case(
             "up of an existing cluster with refused credentials",
-            &["up", "{dir}/topos/refused.toml"],
-            &["refused.toml", host.as_str(), "bench:****@"],
+            "up {dir}/topos/refused.toml",
+            &culprits,
         ),
         case(
             "sweep --uri with refused credentials",
-            &["sweep", "-P", "S2", "--uri", uri.as_str(), "-q"],
+            &format!("sweep -P S2 --uri {uri} -q"),
             &["--uri", host.as_str(), "bench:****@"],
         ),
     ];
@@ -626,13 +610,8 @@ struct LeftRunning<'a> {
 
 impl LeftRunning<'_> {
     fn microshard(&self, args: &[&str]) -> std::process::Output {
-        Command::new(bin())
+        microshard(self.root, self.work)
             .args(args)
-            .current_dir(self.work)
-            .env("MICROSHARD_STATE_DIR", self.root.join("state"))
-            .env("TMPDIR", self.root.join("tmp"))
-            .env("CI", "1")
-            .stdin(Stdio::null())
             .output()
             .expect("run microshard")
     }
@@ -673,37 +652,17 @@ fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
         "--bin-dir",
         &bin_dir,
     ]);
-    assert!(
-        out.status.success(),
-        "up left-a: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "up left-a");
     let culprits = ["left-a", "`microshard down left-a`", &port.to_string()];
     let mut cases = vec![
         case(
             "up of another topology on the leftover's port",
-            &[
-                "up",
-                "topos/left-b.toml",
-                "--backend",
-                "process",
-                "--bin-dir",
-                "{dir}/bin",
-            ],
+            "up topos/left-b.toml --backend process --bin-dir {dir}/bin",
             &culprits,
         ),
         case(
             "compare on the leftover's port",
-            &[
-                "compare",
-                "--topologies",
-                "{dir}/topos/left-b.toml",
-                "--scenarios",
-                "S1",
-                "--bin-dir",
-                "{dir}/bin",
-                "-q",
-            ],
+            "compare --topologies {dir}/topos/left-b.toml --scenarios S1 --bin-dir {dir}/bin -q",
             &culprits,
         ),
     ];
@@ -740,10 +699,8 @@ fn a_port_held_by_a_leftover_cluster_names_it_and_its_down_command() {
 #[test]
 fn status_json_is_json_even_with_no_clusters() {
     let (tmp, work) = fixture_root();
-    let out = Command::new(bin())
+    let out = microshard(tmp.path(), &work)
         .args(["status", "--json"])
-        .current_dir(&work)
-        .env("MICROSHARD_STATE_DIR", tmp.path().join("state"))
         .output()
         .expect("run microshard");
     assert_eq!(out.status.code(), Some(0));
@@ -771,19 +728,9 @@ fn an_image_that_is_absent_and_cannot_be_pulled_is_refused_in_one_line() {
     let image = format!("127.0.0.1:{}/microshard-absent:1", closed_port());
     let case = case(
         "compare --backend docker --image <absent, unpullable>",
-        &[
-            "compare",
-            "--backend",
-            "docker",
-            "--image",
-            &image,
-            "--topologies",
-            "single",
-            "--scenarios",
-            "S1",
-            "--out",
-            "results",
-        ],
+        &format!(
+            "compare --backend docker --image {image} --topologies single --scenarios S1 --out results"
+        ),
         // What to do without a registry is in the same line (NEWCOMER §1).
         &[
             "--image",

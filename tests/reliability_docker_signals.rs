@@ -17,31 +17,23 @@
 //!
 //! Runs whenever a Docker engine answers; skips, saying why, only when none does.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use microshard::backend::{self, docker};
 
-use crate::util::bin;
-use crate::util::free_base_port;
+use crate::util::{Live, bin, entries, free_base_port};
 
-/// Whatever happens, nothing this test made outlives it: the command is killed, every Docker
-/// object labelled with one of its topologies is removed, then its image.
+/// Whatever happens, nothing this test made outlives it: every Docker object labelled with one of
+/// its topologies is removed, then its image.
 struct Cleanup {
-    child: Option<Child>,
     clusters: Vec<String>,
     image: Option<String>,
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        if let Some(c) = &mut self.child {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
         let rt = crate::util::runtime();
         rt.block_on(async {
             let clusters = self.clusters.clone();
@@ -57,98 +49,28 @@ impl Drop for Cleanup {
     }
 }
 
-fn list(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default()
-}
-
-/// What an interrupted command left: its exit, stderr then stdout, the time from the signal to
-/// the exit, and how many cells it reported finished before the signal.
+/// What an interrupted command left: its exit code, its stderr, the time from the signal to the
+/// exit, and how many cells it reported finished before the signal.
 struct Interrupted {
-    status: std::process::ExitStatus,
+    code: Option<i32>,
     output: String,
     elapsed: Duration,
     finished_cells: usize,
 }
 
-/// Starts `cmd` (owned by `cleanup` until it exits), waits (bounded) for a stderr line containing
+/// Starts `cmd` (killed if the test fails first), waits (bounded) for a stderr line containing
 /// `marker`, runs `before_signal`, sends `signal` and waits (bounded) for the exit.
-fn interrupt(
-    cleanup: &mut Cleanup,
-    mut cmd: Command,
-    marker: &str,
-    signal: i32,
-    before_signal: impl FnOnce(),
-) -> Interrupted {
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn microshard");
-    cleanup.child = Some(child);
-    let child = cleanup.child.as_mut().expect("child");
-    let (tx, rx) = mpsc::channel::<String>();
-    let stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut stdout = child.stdout.take().expect("stdout");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-        s
-    });
-    let mut seen = Vec::new();
-    let mut finished_cells = 0;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => {
-                let hit = line.contains(marker);
-                if crate::util::is_cell_done_line(&line) {
-                    finished_cells += 1;
-                }
-                seen.push(line);
-                if hit {
-                    break;
-                }
-            }
-            Err(_) => panic!(
-                "no {marker:?} on stderr within 120 s (or the command ended first):\n{}",
-                seen.join("\n")
-            ),
-        }
-    }
+fn interrupt(cmd: Command, marker: &str, signal: i32, before_signal: impl FnOnce()) -> Interrupted {
+    let mut live = Live::spawn(cmd);
+    live.wait_for(marker, Duration::from_secs(120));
+    let finished_cells = live.cells_done();
     before_signal();
-    // SAFETY: kill(2) on our own child, which has not been waited for yet.
-    let rc = unsafe { libc::kill(child.id() as i32, signal) };
-    assert_eq!(rc, 0, "kill({signal})");
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(120),
-            "still running 120 s after signal {signal}:\n{}",
-            seen.join("\n")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let elapsed = signalled.elapsed();
-    cleanup.child = None;
-    reader.join().expect("stderr reader");
-    seen.extend(rx.try_iter());
-    let stdout = out_reader.join().expect("stdout reader");
+    let signalled = live.signal(signal);
+    let (code, output, ended) = live.finish(Duration::from_secs(120));
     Interrupted {
-        status,
-        output: format!("{}\n{stdout}", seen.join("\n")),
-        elapsed,
+        code,
+        output,
+        elapsed: ended - signalled,
         finished_cells,
     }
 }
@@ -156,7 +78,6 @@ fn interrupt(
 /// `up` of a two-shard topology on Docker, interrupted by `signal` once stderr shows `marker`;
 /// `before_signal` runs between the two.
 fn interrupt_up(
-    cleanup: &mut Cleanup,
     root: &Path,
     topology: &Path,
     image: &str,
@@ -168,7 +89,7 @@ fn interrupt_up(
     cmd.arg("up")
         .arg(topology)
         .args(["--backend", "docker", "--image", image, "--timeout", "60"]);
-    interrupt(cleanup, cmd, marker, signal, before_signal)
+    interrupt(cmd, marker, signal, before_signal)
 }
 
 /// No mongod on PATH and no `--backend`: `up` brings the topology up on Docker and says so,
@@ -189,11 +110,8 @@ fn up_picks_docker_and_says_so(cleanup: &mut Cleanup, root: &Path, image: &str) 
         .env("PATH", "/usr/bin:/bin")
         .output()
         .expect("up runs");
+    crate::util::assert_ok(&up, "up on Docker by default");
     let said = String::from_utf8_lossy(&up.stderr);
-    assert!(
-        up.status.success(),
-        "up on Docker by default failed:\n{said}"
-    );
     let note = format!(
         "microshard: note: no mongod on PATH: bringing {name} up on Docker (image {image}); add --standin"
     );
@@ -205,8 +123,7 @@ fn up_picks_docker_and_says_so(cleanup: &mut Cleanup, root: &Path, image: &str) 
         .args(["down", &name])
         .output()
         .expect("down runs");
-    let said = String::from_utf8_lossy(&down.stderr);
-    assert!(down.status.success(), "down failed:\n{said}");
+    crate::util::assert_ok(&down, "down");
 }
 
 /// `microshard` with its state and temporary files under `root`.
@@ -220,16 +137,12 @@ fn microshard(root: &Path) -> Command {
     cmd
 }
 
-/// A temporary root with `state/` and `tmp/`, made this process's state directory.
+/// A temporary root with `state/` and `tmp/`, made this process's state directory
+/// (`down_all_where` reads it from the environment).
 fn lab_root() -> tempfile::TempDir {
-    let root = tempfile::tempdir().expect("temp dir");
+    let root = crate::util::state_root();
     for dir in ["state", "tmp"] {
         std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
-    }
-    // SAFETY: tests of this binary run one at a time (`one_at_a_time`), and no other thread reads the
-    // environment while it changes. `down_all_where` reads the state directory from it.
-    unsafe {
-        std::env::set_var("MICROSHARD_STATE_DIR", root.path().join("state"));
     }
     root
 }
@@ -252,7 +165,6 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
     // with another binary cannot change what this one runs.
     let image = format!("microshard-standin:signals-{pid}");
     let mut cleanup = Cleanup {
-        child: None,
         clusters: Vec::new(),
         image: Some(image.clone()),
     };
@@ -293,20 +205,12 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
             }
         };
         let Interrupted {
-            status,
+            code,
             output,
             elapsed,
             ..
-        } = interrupt_up(
-            &mut cleanup,
-            root,
-            &topology,
-            &image,
-            marker,
-            signal,
-            before,
-        );
-        assert!(!status.success(), "{what}: up succeeded:\n{output}");
+        } = interrupt_up(root, &topology, &image, marker, signal, before);
+        assert_ne!(code, Some(0), "{what}: up succeeded:\n{output}");
         assert!(
             output.contains("interrupted"),
             "{what}: no word of the interruption:\n{output}"
@@ -329,7 +233,7 @@ fn signals_during_a_docker_bring_up_leave_nothing_behind() {
             left.is_empty(),
             "{what}: appeared after the interrupted up: {left:?}\n{output}"
         );
-        let state = list(&root.join("state"));
+        let state = entries(&root.join("state"));
         assert!(
             state.is_empty(),
             "{what}: state files left: {state:?}: {}\n{output}",
@@ -361,7 +265,7 @@ struct CompareLab {
     root: tempfile::TempDir,
     rt: tokio::runtime::Runtime,
     d: bollard::Docker,
-    cleanup: Cleanup,
+    _cleanup: Cleanup,
     /// Topology files, in the order compared.
     files: [PathBuf; 2],
     /// Their names (the `microshard.cluster` label).
@@ -390,7 +294,6 @@ impl CompareLab {
             format!("rsig-{pid}-{what}-sharded"),
         ];
         let cleanup = Cleanup {
-            child: None,
             clusters: names.to_vec(),
             image: Some(image.clone()),
         };
@@ -422,7 +325,7 @@ impl CompareLab {
             root,
             rt,
             d,
-            cleanup,
+            _cleanup: cleanup,
             files,
             names,
             image,
@@ -450,7 +353,7 @@ impl CompareLab {
     }
 
     fn run_dir(&self) -> Option<PathBuf> {
-        list(&self.results()).into_iter().find(|p| p.is_dir())
+        entries(&self.results()).into_iter().find(|p| p.is_dir())
     }
 
     /// Every Docker object labelled with one of this lab's topologies.
@@ -473,7 +376,7 @@ impl CompareLab {
             left.is_empty(),
             "{what}: appeared later: {left:?}\n{output}"
         );
-        let state = list(&self.root.path().join("state"));
+        let state = entries(&self.root.path().join("state"));
         assert!(
             state.is_empty(),
             "{what}: state files left: {state:?}\n{output}"
@@ -546,17 +449,12 @@ impl CompareLab {
 /// promptly saying how to resume, leaves nothing, keeps every cell finished before the signal,
 /// and `--resume` completes it.
 fn docker_compare_case(what: &str, marker: impl Fn(&CompareLab) -> String, signal: i32) {
-    let Some(mut lab) = CompareLab::new(what) else {
+    let Some(lab) = CompareLab::new(what) else {
         return;
     };
-    let marker = marker(&lab);
-    let cmd = lab.compare();
-    let run = interrupt(&mut lab.cleanup, cmd, &marker, signal, || {});
+    let run = interrupt(lab.compare(), &marker(&lab), signal, || {});
     let output = &run.output;
-    assert!(
-        !run.status.success(),
-        "{what}: compare succeeded:\n{output}"
-    );
+    assert_ne!(run.code, Some(0), "{what}: compare succeeded:\n{output}");
     assert!(
         output.contains("--resume"),
         "{what}: no word of how to resume:\n{output}"
@@ -627,12 +525,11 @@ fn sigterm_during_docker_compare_teardown() {
 #[test]
 fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
     let _env = crate::util::one_at_a_time();
-    let Some(mut lab) = CompareLab::new("kill") else {
+    let Some(lab) = CompareLab::new("kill") else {
         return;
     };
     let marker = format!("{}: S2 run ...", lab.names[1]);
-    let cmd = lab.compare();
-    let run = interrupt(&mut lab.cleanup, cmd, &marker, libc::SIGKILL, || {
+    let run = interrupt(lab.compare(), &marker, libc::SIGKILL, || {
         std::thread::sleep(Duration::from_millis(500))
     });
     let output = &run.output;
@@ -643,7 +540,7 @@ fn sigkill_mid_docker_compare_run_then_down_all_and_resume() {
         "nothing outlived the SIGKILLed compare; the test proves nothing: {left:?}\n{output}"
     );
     assert!(
-        !list(&lab.root.path().join("state")).is_empty(),
+        !entries(&lab.root.path().join("state")).is_empty(),
         "no state file for `down --all` to find:\n{output}"
     );
     let done = lab.down_all();

@@ -190,11 +190,7 @@ fn load(server: &StandinProcess, root: &Root) {
         "--threads",
         "4",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "load");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! the result document, and `down` must still clean everything. Also: `microshard.maxerrorrate`
 //! stops a run that produces only errors, with a clear message.
 
-use crate::util::{Root, bin, free_base_port, processes_referring_to};
+use crate::util::{Root, bin, free_base_port};
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -20,22 +20,8 @@ impl Drop for ChildGuard {
 }
 
 fn wait_with_timeout(child: &mut ChildGuard, limit: Duration) -> Output {
-    let deadline = Instant::now() + limit;
-    loop {
-        let done = child
-            .0
-            .as_mut()
-            .map(|c| c.try_wait().ok().flatten().is_some())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run did not end within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::util::poll_for(limit, || child.0.as_mut()?.try_wait().ok().flatten())
+        .unwrap_or_else(|| panic!("the run did not end within {limit:?}"));
     child
         .0
         .take()
@@ -54,23 +40,12 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
         format!("name = \"fault\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"),
     )
     .expect("write topology");
-    let topo_s = topo.display().to_string();
-    let bin_dir = root.path.join("bin").display().to_string();
-    let up = root.output(&[
-        "up",
-        topo_s.as_str(),
-        "--backend",
-        "process",
-        "--bin-dir",
-        bin_dir.as_str(),
-        "--timeout",
-        "60",
-    ]);
-    assert!(
-        up.status.success(),
-        "up failed: {}",
-        String::from_utf8_lossy(&up.stderr)
-    );
+    let bin_dir = root.bin_dir();
+    let up = root.output_line(&format!(
+        "up {} --backend process --bin-dir {bin_dir} --timeout 60",
+        topo.display()
+    ));
+    crate::util::assert_ok(&up, "up");
     let status = root.output(&["status", "--json"]);
     let clusters: serde_json::Value =
         serde_json::from_slice(&status.stdout).expect("status --json parses");
@@ -87,41 +62,22 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
         .find_map(|m| m["pid"].as_u64())
         .expect("a shard with a pid") as i32;
 
-    let load = root.output(&[
-        "load",
-        "--uri",
-        entry.as_str(),
-        "-p",
-        "recordcount=400",
-        "--threads",
-        "4",
-    ]);
-    assert!(
-        load.status.success(),
-        "load failed: {}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    let load = root.output_line(&format!(
+        "load --uri {entry} -p recordcount=400 --threads 4"
+    ));
+    crate::util::assert_ok(&load, "load");
 
     let json = root.path.join("run.json");
     let run = root
         .cmd()
         .args(["run", "--uri", entry.as_str(), "--threads", "4", "--json"])
         .arg(&json)
-        .args([
-            "-p",
-            "recordcount=400",
-            "-p",
-            "operationcount=100000000",
-            // Long enough for the mongos's 5 s server-selection wait on the dead shard to end in
-            // errors: when its driver's monitor sees the death before an operation does, every
-            // operation routed there waits that long before it fails.
-            "-p",
-            "maxexecutiontime=12",
-            "-p",
-            "readproportion=0.5",
-            "-p",
-            "updateproportion=0.5",
-        ])
+        .args("-p recordcount=400 -p operationcount=100000000".split_whitespace())
+        // Long enough for the mongos's 5 s server-selection wait on the dead shard to end in
+        // errors: when its driver's monitor sees the death before an operation does, every
+        // operation routed there waits that long before it fails.
+        .args(["-p", "maxexecutiontime=12"])
+        .args("-p readproportion=0.5 -p updateproportion=0.5".split_whitespace())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -168,27 +124,11 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
     assert!(ok > 0, "no operation succeeded: {text}");
 
     let down = root.output(&["down", "fault"]);
-    assert!(
-        down.status.success(),
-        "down after a dead shard failed: {}",
-        String::from_utf8_lossy(&down.stderr)
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !processes_referring_to(&root.path).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "processes left after down: {:?}",
-            processes_referring_to(&root.path)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let state: Vec<_> = std::fs::read_dir(root.path.join("state"))
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    crate::util::assert_ok(&down, "down after a dead shard");
+    crate::util::assert_no_process_left(&root.path, Duration::from_secs(10), "after down");
+    let state = crate::util::entries(&root.path.join("state"));
     assert!(state.is_empty(), "state files left: {state:?}");
-    let run_dirs: Vec<_> = std::fs::read_dir(root.path.join("tmp/microshard"))
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let run_dirs = crate::util::entries(&root.path.join("tmp/microshard"));
     assert!(run_dirs.is_empty(), "run directories left: {run_dirs:?}");
     for p in port..port + 6 {
         assert!(
@@ -202,11 +142,7 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
 /// the run stops early and says why, instead of measuring failures for the whole duration.
 #[test]
 fn a_run_of_only_errors_stops_at_the_max_error_rate() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = crate::util::runtime();
     let data = tempfile::tempdir().expect("temp dir");
     let server = crate::util::standin_in(&rt, data.path());
     let uri = format!(
@@ -218,20 +154,11 @@ fn a_run_of_only_errors_stops_at_the_max_error_rate() {
     let run = Command::new(bin())
         .args(["run", "--uri", &uri, "--threads", "2", "--json"])
         .arg(&json)
-        .args([
-            "-p",
-            "recordcount=1000",
-            "-p",
-            "operationcount=100000000",
-            "-p",
-            "maxexecutiontime=60",
-            "-p",
-            "readproportion=1",
-            "-p",
-            "updateproportion=0",
-            "--max-error-rate",
-            "0.5",
-        ])
+        .args(
+            "-p recordcount=1000 -p operationcount=100000000 -p maxexecutiontime=60"
+                .split_whitespace(),
+        )
+        .args("-p readproportion=1 -p updateproportion=0 --max-error-rate 0.5".split_whitespace())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

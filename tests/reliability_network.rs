@@ -44,11 +44,7 @@ fn inject(proxy: &std::sync::Arc<FaultProxy>, fault: Fault) -> std::thread::Join
 fn server(root: &Root) -> (StandinProcess, std::sync::Arc<FaultProxy>) {
     let server = StandinProcess::start(&root.path.join("db"));
     let load = root.output(&["load", "--uri", &server.uri(), "-p", "recordcount=300"]);
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    crate::util::assert_ok(&load, "load");
     let proxy = FaultProxy::start(&format!("127.0.0.1:{}", server.port));
     (server, std::sync::Arc::new(proxy))
 }

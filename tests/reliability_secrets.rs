@@ -143,11 +143,7 @@ fn password_never_printed_or_stored_on_success() {
     for (what, args) in &runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = microshard(work, &args);
-        assert!(
-            out.status.success(),
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::util::assert_ok(&out, what);
         assert_no_secret(what, &out, &[work], &[&props]);
     }
     // The result documents exist, parse and still say which server was used (redacted).
@@ -334,11 +330,7 @@ fn password_never_printed_or_stored_by_compare() {
             &results_s,
         ],
     );
-    assert!(
-        out.status.success(),
-        "compare failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "compare");
     let inputs: Vec<&Path> = topologies.iter().map(PathBuf::as_path).collect();
     assert_no_secret("compare --backend existing", &out, &[work], &inputs);
     // It did measure: a run directory with cell results for both topologies.

@@ -96,11 +96,7 @@ fn run_case(v: Victim, sig: i32) {
     );
 
     let down = root.output(&["down", "--all"]);
-    assert!(
-        down.status.success(),
-        "down: {}",
-        String::from_utf8_lossy(&down.stderr)
-    );
+    crate::util::assert_ok(&down, "down");
     root.assert_nothing_left();
 }
 

@@ -141,11 +141,7 @@ fn microshard(args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "microshard {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, &format!("microshard {args:?}"));
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 

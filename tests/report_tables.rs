@@ -19,11 +19,7 @@ fn report(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
 
 fn stdout_of(dir: &std::path::Path, extra: &[&str]) -> String {
     let out = report(dir, extra);
-    assert!(
-        out.status.success(),
-        "report {extra:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, &format!("report {extra:?}"));
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 

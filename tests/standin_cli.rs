@@ -1,25 +1,16 @@
 //! The stand-in as a program: `microshard standin ...`, invoked as `mongod`/`mongos`, flag refusals, SIGTERM.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use assert_cmd::cargo::CommandCargoExt;
 use mongodb::Client;
 use mongodb::bson::doc;
 
 fn wait_for_log_line(path: &std::path::Path, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if std::fs::read_to_string(path).is_ok_and(|s| s.contains(needle)) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no '{needle}' in {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let seen = || std::fs::read_to_string(path).is_ok_and(|s| s.contains(needle));
+    crate::util::poll_for(Duration::from_secs(20), || seen().then_some(()))
+        .unwrap_or_else(|| panic!("no '{needle}' in {}", path.display()));
 }
 
 #[test]
@@ -128,14 +119,8 @@ fn invoked_as_mongod_serves_and_stops_on_sigterm() {
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = crate::util::poll_for(Duration::from_secs(20), || child.try_wait().unwrap())
+        .expect("did not stop on SIGTERM");
     assert!(status.success(), "{status:?}");
     // A clean shutdown empties mongod.lock, as mongod does.
     assert_eq!(

@@ -411,11 +411,7 @@ fn cli_cases(root: &Path, bin: &Path, slot: u32) {
         .env("MICROSHARD_STATE_DIR", &state)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::util::assert_ok(&out, "up --dry-run");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!("--configdb cfg/localhost:{}", dry_port + 5)),

@@ -179,12 +179,8 @@ fn compare_runs_on_sets_member_0_does_not_lead(root: &Path, bin: &Path) {
         .arg(&results)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    crate::util::assert_ok(&out, "compare");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "compare failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
     let files = crate::util::files_under(&results);
     let cells: Vec<&PathBuf> = files
         .iter()

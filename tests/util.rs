@@ -92,6 +92,50 @@ pub fn processes_referring_to(root: &Path) -> Vec<(u32, String)> {
     out
 }
 
+/// Polls `poll` every 50 ms until it gives a value, for at most `limit`; `None` if it never did.
+pub fn poll_for<T>(limit: Duration, mut poll: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = poll() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Asserts that within `limit` (a torn-down process may take a moment to be reaped) no process
+/// refers to `root` any more; `what` says when, in the failure message.
+pub fn assert_no_process_left(root: &Path, limit: Duration, what: &str) {
+    if poll_for(limit, || {
+        processes_referring_to(root).is_empty().then_some(())
+    })
+    .is_none()
+    {
+        panic!("{what}: processes left: {:?}", processes_referring_to(root));
+    }
+}
+
+/// Asserts that `out` is a success; the failure message shows `what` ran and all it said.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The entries of `dir` (none for a missing directory), in no particular order.
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
 /// Every Docker container (running or not), network and volume labelled `label=value`.
 pub async fn docker_objects_labelled(d: &bollard::Docker, label: &str, value: &str) -> Vec<String> {
     use bollard::query_parameters::{
@@ -298,15 +342,7 @@ impl Root {
     }
 
     pub fn assert_nothing_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while !processes_referring_to(&self.path).is_empty() {
-            assert!(
-                Instant::now() < deadline,
-                "processes left: {:?}",
-                processes_referring_to(&self.path)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        assert_no_process_left(&self.path, Duration::from_secs(15), "at the end");
     }
 }
 
@@ -350,11 +386,10 @@ impl StandinProcess {
             .stderr(Stdio::null())
             .spawn()
             .expect("start stand-in");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "stand-in did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        poll_for(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+        })
+        .expect("stand-in did not listen");
         StandinProcess { child, port }
     }
 
@@ -513,14 +548,8 @@ pub fn microshard(state_dir: &Path) -> Command {
 
 /// The single run directory created under `results` (not the `latest` link to it).
 pub fn run_dir(results: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(results)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir() && !p.is_symlink())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut dirs = entries(results);
+    dirs.retain(|p| p.is_dir() && !p.is_symlink());
     assert_eq!(
         dirs.len(),
         1,
@@ -555,14 +584,8 @@ pub fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
 
 /// Asserts that nothing microshard started is still recorded as running.
 pub fn assert_nothing_left(state_dir: &Path) {
-    let left: Vec<PathBuf> = std::fs::read_dir(state_dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut left = entries(state_dir);
+    left.retain(|p| p.extension().is_some_and(|e| e == "json"));
     assert!(left.is_empty(), "state files left behind: {left:?}");
 }
 
@@ -692,7 +715,7 @@ pub fn assert_valid_but_for_toy_size(validity: &serde_json::Value) {
 // ----- a child watched line by line ---------------------------------------------------------------
 
 /// A `microshard` child whose stderr lines arrive on a channel as they are written, so a test
-/// can act at a line (inject a fault) and time what follows.
+/// can act at a line (inject a fault, send a signal) and time what follows; killed on drop.
 pub struct Live {
     child: std::process::Child,
     lines: std::sync::mpsc::Receiver<String>,
@@ -728,35 +751,52 @@ impl Live {
     pub fn wait_for(&mut self, needle: &str, limit: Duration) -> Instant {
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(50)) {
-                let hit = line.contains(needle);
-                self.seen.push(line);
-                if hit {
-                    return Instant::now();
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    let hit = line.contains(needle);
+                    self.seen.push(line);
+                    if hit {
+                        return Instant::now();
+                    }
                 }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("ended before a line with {needle:?}: {:#?}", self.seen)
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             }
         }
         panic!("no line with {needle:?} within {limit:?}: {:#?}", self.seen);
     }
 
+    /// How many of the stderr lines seen so far say a cell finished.
+    pub fn cells_done(&self) -> usize {
+        self.seen.iter().filter(|l| is_cell_done_line(l)).count()
+    }
+
+    /// Sends `signal` to it; returns when.
+    pub fn signal(&self, signal: i32) -> Instant {
+        // SAFETY: kill(2) on our own child, which has not been waited for yet.
+        let rc = unsafe { libc::kill(self.child.id() as i32, signal) };
+        assert_eq!(rc, 0, "kill({signal})");
+        Instant::now()
+    }
+
     /// Waits for the exit (bounded); returns the code, all of stderr and when it ended.
     pub fn finish(mut self, limit: Duration) -> (Option<i32>, String, Instant) {
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                break s;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("did not end within {limit:?}: {:#?}", self.seen);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = poll_for(limit, || self.child.try_wait().expect("try_wait"))
+            .unwrap_or_else(|| panic!("did not end within {limit:?}: {:#?}", self.seen));
         let ended = Instant::now();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(300)) {
             self.seen.push(line);
         }
         (status.code(), self.seen.join("\n"), ended)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -899,9 +939,7 @@ pub fn state_root() -> tempfile::TempDir {
 
 /// Asserts that `dir` holds no file (a missing directory holds none).
 pub fn assert_no_files_in(dir: &Path) {
-    let left: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let left = entries(dir);
     assert!(left.is_empty(), "files left in {}: {left:?}", dir.display());
 }
 
