@@ -56,28 +56,23 @@ impl BindingSettings {
             None => get(prop::MONGODB_URL.name).unwrap_or_else(|| DEFAULT_URL.to_string()),
         };
         let resolved = url::resolve(url.trim(), get, threads)?;
-        let batch_size =
-            match get(prop::BATCHSIZE.name).or_else(|| get(prop::MONGODB_BATCHSIZE.name)) {
-                None => prop::BATCHSIZE.default,
-                Some(v) => {
-                    let name = if get(prop::BATCHSIZE.name).is_some() {
-                        prop::BATCHSIZE.name
-                    } else {
-                        prop::MONGODB_BATCHSIZE.name
-                    };
-                    match v.trim().parse::<i64>() {
-                        Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
-                        // YCSB treats anything below 2 as "no batching".
-                        Ok(_) => 1,
-                        Err(_) => {
-                            return Err(DbError::BadProperty {
-                                property: name.to_string(),
-                                message: format!("{v:?} is not an integer"),
-                            });
-                        }
-                    }
+        let set = [prop::BATCHSIZE.name, prop::MONGODB_BATCHSIZE.name]
+            .into_iter()
+            .find_map(|name| get(name).map(|v| (name, v)));
+        let batch_size = match set {
+            None => prop::BATCHSIZE.default,
+            Some((name, v)) => match v.trim().parse::<i64>() {
+                Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+                // YCSB treats anything below 2 as "no batching".
+                Ok(_) => 1,
+                Err(_) => {
+                    return Err(DbError::BadProperty {
+                        property: name.to_string(),
+                        message: format!("{v:?} is not an integer"),
+                    });
                 }
-            };
+            },
+        };
         let upsert =
             get(prop::MONGODB_UPSERT.name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         Ok(BindingSettings {
@@ -445,21 +440,15 @@ impl DbClient {
             }
             return self.flush().await;
         }
-        if self.binding.inner.settings.upsert {
-            match self
-                .coll
-                .replace_one(doc! {"_id": key}, &doc)
-                .upsert(true)
-                .await
-            {
-                Ok(_) => DbOutcome::ok(),
-                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
-            }
+        let result = if self.binding.inner.settings.upsert {
+            let replace = self.coll.replace_one(doc! {"_id": key}, &doc);
+            replace.upsert(true).await.map(drop)
         } else {
-            match self.coll.insert_one(&doc).await {
-                Ok(_) => DbOutcome::ok(),
-                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
-            }
+            self.coll.insert_one(&doc).await.map(drop)
+        };
+        match result {
+            Ok(()) => DbOutcome::ok(),
+            Err(e) => self.binding.fail(&format!("insert {key}"), &e),
         }
     }
 

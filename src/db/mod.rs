@@ -116,5 +116,3 @@ pub enum DbError {
         message: String,
     },
 }
-
-impl DbError {}

@@ -148,14 +148,9 @@ fn probe_thread(
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let pace = Pace { period, patience };
-                tokio::spawn(probe_member(
-                    i,
-                    t.address.clone(),
-                    pace,
-                    log.clone(),
-                    stop.clone(),
-                ))
+                let address = t.address.clone();
+                let member = probe_member(i, address, period, patience, log.clone(), stop.clone());
+                tokio::spawn(member)
             })
             .collect();
         for t in tasks {
@@ -165,21 +160,16 @@ fn probe_thread(
     rt.shutdown_timeout(Duration::from_millis(500));
 }
 
-/// How often a member is pinged and how long one ping may take.
-#[derive(Clone, Copy)]
-struct Pace {
-    period: Duration,
-    patience: Duration,
-}
-
+/// Pings `member` at `address` every `period`, each ping waited for up to `patience`.
 async fn probe_member(
     member: usize,
     address: String,
-    pace: Pace,
+    period: Duration,
+    patience: Duration,
     log: SharedProbeLog,
     stop: CancellationToken,
 ) {
-    let ms = pace.patience.as_millis().max(1);
+    let ms = patience.as_millis().max(1);
     let uri = format!(
         "mongodb://{address}/?directConnection=true&serverSelectionTimeoutMS={ms}&connectTimeoutMS={ms}&heartbeatFrequencyMS=500&appName=microshard-probe"
     );
@@ -202,7 +192,7 @@ async fn probe_member(
                 Some(c) => {
                     let admin = c.database("admin");
                     let ping = admin.run_command(doc! {"ping": 1});
-                    matches!(tokio::time::timeout(pace.patience, ping).await, Ok(Ok(_)))
+                    matches!(tokio::time::timeout(patience, ping).await, Ok(Ok(_)))
                 }
                 None => false,
             }
@@ -224,7 +214,7 @@ async fn probe_member(
             }
         }
         tokio::select! {
-            _ = tokio::time::sleep_until((sent + pace.period).into()) => {}
+            _ = tokio::time::sleep_until((sent + period).into()) => {}
             _ = stop.cancelled() => return,
         }
     }

@@ -291,6 +291,13 @@ mod tests {
         move |k| map.get(k).cloned()
     }
 
+    /// [`apply_legacy_options`] on `url` with the properties `pairs`: the URL and the warnings.
+    fn legacy(url: &str, pairs: &[(&str, &str)]) -> (String, Vec<String>) {
+        let mut warnings = Vec::new();
+        let out = apply_legacy_options(url, &props(pairs), &mut warnings);
+        (out, warnings)
+    }
+
     #[test]
     fn scheme_is_checked() {
         assert!(validate_scheme("mongodb://h:1").is_ok());
@@ -315,12 +322,7 @@ mod tests {
 
     #[test]
     fn write_concern_is_ignored_when_url_has_w_like_ycsb() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
-            DEFAULT_URL,
-            &props(&[("mongodb.writeConcern", "majority")]),
-            &mut w,
-        );
+        let (out, w) = legacy(DEFAULT_URL, &[("mongodb.writeConcern", "majority")]);
         assert_eq!(out, DEFAULT_URL);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("no effect"), "{w:?}");
@@ -329,52 +331,42 @@ mod tests {
     /// workloads/S1 carries both `?w=1` and `acknowledged`: asking twice for the same is no mistake.
     #[test]
     fn a_write_concern_the_url_already_asks_for_is_no_warning() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
-            DEFAULT_URL,
-            &props(&[("mongodb.writeConcern", "acknowledged")]),
-            &mut w,
-        );
+        let (out, w) = legacy(DEFAULT_URL, &[("mongodb.writeConcern", "acknowledged")]);
         assert_eq!(out, DEFAULT_URL);
         assert!(w.is_empty(), "{w:?}");
     }
 
     #[test]
     fn legacy_options_are_appended() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
+        let (out, w) = legacy(
             "mongodb://h:27017",
-            &props(&[
+            &[
                 ("mongodb.writeConcern", "ACKNOWLEDGED"),
                 ("mongodb.readPreference", "secondary_preferred"),
                 ("mongodb.maxconnections", "50"),
-            ]),
-            &mut w,
+            ],
         );
         assert_eq!(
             out,
             "mongodb://h:27017/?maxPoolSize=50&w=1&readPreference=secondaryPreferred"
         );
         assert!(w.is_empty(), "{w:?}");
-        let out = apply_legacy_options(
+        let (out, _) = legacy(
             "mongodb://h/db?appName=x",
-            &props(&[("mongodb.writeConcern", "journaled")]),
-            &mut w,
+            &[("mongodb.writeConcern", "journaled")],
         );
         assert_eq!(out, "mongodb://h/db?appName=x&journal=true");
     }
 
     #[test]
     fn unknown_legacy_values_warn() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
+        let (out, w) = legacy(
             "mongodb://h/",
-            &props(&[
+            &[
                 ("mongodb.writeConcern", "fsync_safe"),
                 ("mongodb.readPreference", "anywhere"),
                 ("mongodb.threadsAllowedToBlockForConnectionMultiplier", "5"),
-            ]),
-            &mut w,
+            ],
         );
         assert_eq!(out, "mongodb://h/");
         assert_eq!(w.len(), 3, "{w:?}");
