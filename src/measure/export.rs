@@ -423,6 +423,18 @@ mod tests {
         operations: 113,
     };
 
+    /// The text export's lines after `[OVERALL]` of one client recording `records` (operation,
+    /// latency, intended latency, status) under `cfg`.
+    fn body(cfg: &MeasurementConfig, records: &[(&str, u64, Option<u64>, Status)]) -> Vec<String> {
+        let m = Measurements::new(cfg.clone());
+        let c = m.client();
+        for &(op, us, intended, status) in records {
+            c.record(op, us, intended, status);
+        }
+        let out = text(&m.finish(), &SPEC_OVERALL, cfg);
+        out.lines().skip(2).map(str::to_string).collect()
+    }
+
     #[test]
     fn text_matches_spec_example() {
         let out = text(&spec_run(), &SPEC_OVERALL, &MeasurementConfig::default());
@@ -519,14 +531,12 @@ mod tests {
             measurement_type: crate::measure::config::MeasurementType::Histogram,
             ..MeasurementConfig::default()
         };
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("READ", 1500, None, Status::Ok);
-        c.record("READ", 2500, None, Status::Ok);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let block: Vec<&str> = out.lines().skip(2).collect();
+        let records = [
+            ("READ", 1500, None, Status::Ok),
+            ("READ", 2500, None, Status::Ok),
+        ];
         assert_eq!(
-            block,
+            body(&cfg, &records),
             vec![
                 "[READ], Operations, 2",
                 "[READ], AverageLatency(us), 2000.0",
@@ -543,11 +553,7 @@ mod tests {
     #[test]
     fn only_failures_give_an_empty_plain_block() {
         let cfg = MeasurementConfig::default();
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("UPDATE", 1234, None, Status::Error);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let block: Vec<&str> = out.lines().skip(2).collect();
+        let block = body(&cfg, &[("UPDATE", 1234, None, Status::Error)]);
         // UPDATE-FAILED (bin 0) comes before UPDATE (bin 10); UPDATE only carries the status.
         assert_eq!(
             block,
@@ -577,13 +583,13 @@ mod tests {
             interval: crate::measure::IntervalMode::Both,
             ..MeasurementConfig::default()
         };
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("UPDATE", 10, Some(20), Status::Ok);
-        c.record("READ", 10, Some(30), Status::Ok);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let metrics: Vec<&str> = out
-            .lines()
+        let records = [
+            ("UPDATE", 10, Some(20), Status::Ok),
+            ("READ", 10, Some(30), Status::Ok),
+        ];
+        let block = body(&cfg, &records);
+        let metrics: Vec<&str> = block
+            .iter()
             .filter(|l| l.contains("Operations"))
             .map(|l| l.split(',').next().unwrap_or(""))
             .collect();
@@ -592,7 +598,7 @@ mod tests {
             metrics,
             ["[READ]", "[UPDATE]", "[Intended-READ]", "[Intended-UPDATE]"]
         );
-        assert!(out.contains("[Intended-READ], MaxLatency(us), 30\n"));
+        assert!(block.contains(&"[Intended-READ], MaxLatency(us), 30".to_string()));
     }
 
     /// The spec's READ latencies (§6.2) under the other types: timeseries (one unit, exact

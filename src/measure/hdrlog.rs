@@ -100,11 +100,17 @@ impl HdrLogs {
                 Some(self.logs.len() - 1)
             }
             Err(e) => {
-                self.problems
-                    .push(format!("cannot write {}: {e}", path.display()));
+                self.problem(name, e);
                 None
             }
         }
+    }
+
+    /// Notes that the log of measurement `name` could not be written.
+    fn problem(&mut self, name: &str, e: impl std::fmt::Display) {
+        let path = log_path(&self.prefix, name);
+        self.problems
+            .push(format!("cannot write {}: {e}", path.display()));
     }
 
     /// Appends the interval `[previous interval's end, now]` of measurement `name` (first
@@ -131,27 +137,21 @@ impl HdrLogs {
         let length = seconds_since(now, log.last);
         log.last = now;
         if let Err(e) = write_interval(&mut log.file, &mut self.serializer, h, start, length) {
-            self.problems.push(format!(
-                "cannot write {}: {e}",
-                log_path(&self.prefix, name).display()
-            ));
+            self.problem(name, e);
         }
     }
 
     /// Flushes and closes every log (later intervals are not written); returns what went wrong.
     pub(crate) fn close(&mut self) -> Vec<String> {
         self.closed = true;
-        for (name, log) in self.logs.drain(..) {
+        for (name, log) in std::mem::take(&mut self.logs) {
             if let Err(e) = log
                 .file
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .and_then(|f| f.sync_all())
             {
-                self.problems.push(format!(
-                    "cannot write {}: {e}",
-                    log_path(&self.prefix, &name).display()
-                ));
+                self.problem(&name, e);
             }
         }
         std::mem::take(&mut self.problems)

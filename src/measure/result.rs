@@ -639,19 +639,16 @@ fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>
             let pos = accs
                 .iter()
                 .position(|a| a.name == m.name && a.kind == m.kind);
-            let acc = match pos {
-                Some(p) => &mut accs[p],
-                None => {
-                    accs.push(SummedMeasurement {
-                        name: m.name.clone(),
-                        kind: m.kind,
-                        hist: hdr::new_histogram(),
-                        statuses: Vec::new(),
-                    });
-                    let last = accs.len() - 1;
-                    &mut accs[last]
-                }
-            };
+            let p = pos.unwrap_or_else(|| {
+                accs.push(SummedMeasurement {
+                    name: m.name.clone(),
+                    kind: m.kind,
+                    hist: hdr::new_histogram(),
+                    statuses: Vec::new(),
+                });
+                accs.len() - 1
+            });
+            let acc = &mut accs[p];
             acc.hist
                 .add(&h)
                 .map_err(|e| ResultError::Merge(format!("{e:?}")))?;
@@ -724,6 +721,12 @@ mod tests {
         ResultDocument::new("run", t0, t1, &overall, &run_with(values, fail)).unwrap()
     }
 
+    /// The status counts `pairs`, as a document lists them.
+    fn counts(pairs: &[(Status, u64)]) -> Vec<StatusCount> {
+        let count = |&(status, count)| StatusCount { status, count };
+        pairs.iter().map(count).collect()
+    }
+
     #[test]
     fn document_stats_match_ycsb() {
         let d = doc(
@@ -743,16 +746,7 @@ mod tests {
         assert_eq!(r.mean, 12487.916666666666);
         assert_eq!(
             r.statuses,
-            vec![
-                StatusCount {
-                    status: Status::Ok,
-                    count: 12
-                },
-                StatusCount {
-                    status: Status::NotFound,
-                    count: 1
-                }
-            ]
+            counts(&[(Status::Ok, 12), (Status::NotFound, 1)])
         );
         let names: Vec<&str> = d.measurements.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["READ", "CLEANUP", "READ-FAILED"]);
@@ -781,16 +775,7 @@ mod tests {
         assert_eq!((u.p50, u.p95, u.p99), (5003, 9503, 9903));
         assert_eq!(
             u.statuses,
-            vec![
-                StatusCount {
-                    status: Status::Ok,
-                    count: 100
-                },
-                StatusCount {
-                    status: Status::NotFound,
-                    count: 3
-                }
-            ]
+            counts(&[(Status::Ok, 100), (Status::NotFound, 3)])
         );
         assert_eq!(m.measurement("READ-FAILED").unwrap().count, 3);
         assert_eq!(m.runs, 2);
