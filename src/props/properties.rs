@@ -610,9 +610,9 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn file_with(text: &str) -> tempfile::NamedTempFile {
+    fn file_with(text: impl AsRef<[u8]>) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(text.as_bytes()).unwrap();
+        f.write_all(text.as_ref()).unwrap();
         f
     }
 
@@ -799,9 +799,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(&format!("{}:2", nul.path().display())), "{e}");
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(b"recordcount=10\n\xff\xfe\x80garbage\n")
-            .unwrap();
+        let f = file_with(b"recordcount=10\n\xff\xfe\x80garbage\n");
         let e = Properties::new()
             .load_file(f.path())
             .unwrap_err()
