@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mongodb::action::Action;
 use mongodb::bson::spec::BinarySubtype;
 use mongodb::bson::{
     Binary, Bson, Document, RawBinaryRef, RawBsonRef, RawDocument, RawDocumentBuf, doc,
@@ -526,10 +527,8 @@ impl DbClient {
         match keys {
             [] => DbOutcome::status(Status::BadRequest),
             [key] => {
-                let mut find = self.coll.find_one(doc! {"_id": key.as_str()});
-                if let Some(p) = projection(fields) {
-                    find = find.projection(p);
-                }
+                let find = self.coll.find_one(doc! {"_id": key.as_str()});
+                let find = find.optional(projection(fields), |f, p| f.projection(p));
                 match find.await {
                     Ok(Some(doc)) => {
                         if let Some(out) = out {
@@ -543,13 +542,11 @@ impl DbClient {
             }
             many => {
                 let ids: Vec<Bson> = many.iter().map(|k| Bson::String(k.clone())).collect();
-                let mut find = self
+                let find = self
                     .coll
                     .find(doc! {"_id": {"$in": ids}})
-                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX));
-                if let Some(p) = projection(fields) {
-                    find = find.projection(p);
-                }
+                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX))
+                    .optional(projection(fields), |f, p| f.projection(p));
                 let found = match drain(find.await, out).await {
                     Ok(found) => found,
                     Err(e) => return self.binding.fail(&format!("read {} keys", many.len()), &e),
@@ -573,15 +570,13 @@ impl DbClient {
         out: Option<&mut Vec<ReadRecord>>,
     ) -> DbOutcome {
         let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let mut find = self
+        let find = self
             .coll
             .find(doc! {"_id": {"$gte": start_key}})
             .sort(doc! {"_id": 1})
             .limit(limit)
-            .batch_size(u32::try_from(count.max(1)).unwrap_or(u32::MAX));
-        if let Some(p) = projection(fields) {
-            find = find.projection(p);
-        }
+            .batch_size(u32::try_from(count.max(1)).unwrap_or(u32::MAX))
+            .optional(projection(fields), |f, p| f.projection(p));
         let found = match drain(find.await, out).await {
             Ok(found) => found,
             Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),

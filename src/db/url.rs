@@ -205,15 +205,10 @@ pub(crate) fn apply_legacy_options(
             None => warnings.push(format!(
                 "mongodb.readPreference={raw} is not a known read preference (primary, primary_preferred, secondary, secondary_preferred, nearest); ignored"
             )),
-            Some(mode) => {
-                if has_option_substring(&out, "readPreference") {
-                    warnings.push(format!(
-                        "mongodb.readPreference={raw} has no effect: mongodb.url already sets readPreference="
-                    ));
-                } else {
-                    append_option(&mut out, "readPreference", mode);
-                }
-            }
+            Some(_) if has_option_substring(&out, "readPreference") => warnings.push(format!(
+                "mongodb.readPreference={raw} has no effect: mongodb.url already sets readPreference="
+            )),
+            Some(mode) => append_option(&mut out, "readPreference", mode),
         }
     }
     out
