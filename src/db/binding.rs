@@ -694,13 +694,8 @@ mod tests {
         assert_eq!(p, doc! {"field4": 1});
     }
 
-    fn lookup(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        }
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        Properties::lookup_of(pairs)
     }
 
     #[test]

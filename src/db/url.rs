@@ -276,14 +276,10 @@ pub(crate) fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::workload::Properties;
 
-    fn props(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| map.get(k).cloned()
+    fn props(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        Properties::lookup_of(pairs)
     }
 
     /// [`apply_legacy_options`] on `url` with the properties `pairs`: the URL and the warnings.

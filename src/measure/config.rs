@@ -352,14 +352,10 @@ fn parse_percentiles(s: &str) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::props::properties::Properties;
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<MeasurementConfig, ConfigError> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        MeasurementConfig::from_lookup(&|k: &str| map.get(k).cloned())
+        MeasurementConfig::from_lookup(&Properties::lookup_of(pairs))
     }
 
     #[test]

@@ -142,6 +142,13 @@ impl Properties {
         p
     }
 
+    /// A `name → value` lookup over `pairs`, for code that reads through one (unit tests).
+    #[cfg(test)]
+    pub(crate) fn lookup_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let p = Properties::from_pairs(pairs);
+        move |k| p.get(k).map(str::to_string)
+    }
+
     /// An empty set: every property takes its default.
     pub fn new() -> Self {
         Self::default()
