@@ -357,21 +357,6 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
     }
 }
 
-impl ClientSlot {
-    /// Takes the slot's counters since the last aggregation into `taken`, leaving empty ones
-    /// (histograms from `pool`) in their place: O(1) per entry, so the client is not held up.
-    fn take_interval(&mut self, pool: &mut Vec<Histogram<u64>>, taken: &mut Vec<SlotEntry>) {
-        for e in self.entries.iter_mut() {
-            taken.push(SlotEntry {
-                key: e.key.clone(),
-                parts: e.parts.take(pool),
-                statuses: std::mem::take(&mut e.statuses),
-                ..*e
-            });
-        }
-    }
-}
-
 impl Aggregate {
     /// The aggregate's entry for what was taken (same kind and key), created empty when it is
     /// the first.
@@ -421,6 +406,21 @@ impl AggEntry {
 }
 
 impl ClientSlot {
+    /// Takes the slot's counters since the last aggregation into `taken`, leaving empty ones
+    /// (histograms from `pool`) in their place: O(1) per entry, so the client is not held up.
+    fn take_interval(&mut self, pool: &mut Vec<Histogram<u64>>, taken: &mut Vec<SlotEntry>) {
+        for e in self.entries.iter_mut() {
+            taken.push(SlotEntry {
+                key: e.key.clone(),
+                parts: e.parts.take(pool),
+                statuses: std::mem::take(&mut e.statuses),
+                ..*e
+            });
+        }
+    }
+
+    /// The index of the entry for `op` (`op-suffix` with a suffix) in map `kind`, created on
+    /// first use (a timeseries one starting at the measurement's shared start).
     fn entry_index(
         &mut self,
         shared: &RegistryState,
@@ -432,34 +432,41 @@ impl ClientSlot {
             .entries
             .iter()
             .position(|e| e.kind == kind && matches_key(&e.key, op, suffix));
-        match pos {
-            Some(p) => p,
-            None => {
-                let key = match suffix {
-                    None => op.to_string(),
-                    Some(s) => format!("{op}-{s}"),
-                };
-                let parts = Parts::new(&shared.config);
-                let series_start = match parts.series {
-                    Some(_) => shared.series_start(kind, &key),
-                    None => Instant::now(),
-                };
-                self.entries.push(SlotEntry {
-                    kind,
-                    key: key.into_boxed_str(),
-                    first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
-                    parts,
-                    series_start,
-                    created: SystemTime::now(),
-                    statuses: [0; 9],
-                    status_seq: [NO_SEQ; 9],
-                });
-                self.entries.len() - 1
-            }
+        if let Some(p) = pos {
+            return p;
         }
+        let key = match suffix {
+            None => op.to_string(),
+            Some(s) => format!("{op}-{s}"),
+        };
+        let parts = Parts::new(&shared.config);
+        let series_start = match parts.series {
+            Some(_) => shared.series_start(kind, &key),
+            None => Instant::now(),
+        };
+        self.entries.push(SlotEntry {
+            kind,
+            key: key.into_boxed_str(),
+            first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
+            parts,
+            series_start,
+            created: SystemTime::now(),
+            statuses: [0; 9],
+            status_seq: [NO_SEQ; 9],
+        });
+        self.entries.len() - 1
     }
 
-    fn measure_at(&mut self, shared: &RegistryState, idx: usize, us: u64) {
+    /// Records `us` under `op` (`op-suffix` with a suffix) in map `kind`; returns the entry's index.
+    fn measure(
+        &mut self,
+        shared: &RegistryState,
+        kind: MapKind,
+        op: &str,
+        suffix: Option<&str>,
+        us: u64,
+    ) -> usize {
+        let idx = self.entry_index(shared, kind, op, suffix);
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
         let e = &mut self.entries[idx];
@@ -479,6 +486,7 @@ impl ClientSlot {
         if let Some(r) = p.raw.as_mut() {
             r.record(now_ms(), v as u32);
         }
+        idx
     }
 
     fn status_at(&mut self, shared: &RegistryState, idx: usize, status: Status) {
@@ -488,18 +496,6 @@ impl ClientSlot {
             e.status_seq[i] = shared.seq.fetch_add(1, Ordering::Relaxed);
         }
         e.statuses[i] += 1;
-    }
-
-    fn measure(
-        &mut self,
-        shared: &RegistryState,
-        kind: MapKind,
-        op: &str,
-        suffix: Option<&str>,
-        us: u64,
-    ) {
-        let idx = self.entry_index(shared, kind, op, suffix);
-        self.measure_at(shared, idx, us);
     }
 }
 
@@ -534,15 +530,14 @@ impl ClientRecorder {
         // status), reuse its index instead of looking it up again.
         let mut status_idx = None;
         if mode.records_actual() {
-            let idx = slot.entry_index(shared, MapKind::Actual, op, suffix);
-            slot.measure_at(shared, idx, latency_us);
+            let idx = slot.measure(shared, MapKind::Actual, op, suffix, latency_us);
             if suffix.is_none() && status_map == MapKind::Actual {
                 status_idx = Some(idx);
             }
         }
         if mode.records_intended() {
-            let idx = slot.entry_index(shared, MapKind::Intended, op, suffix);
-            slot.measure_at(shared, idx, intended_us.unwrap_or(latency_us));
+            let us = intended_us.unwrap_or(latency_us);
+            let idx = slot.measure(shared, MapKind::Intended, op, suffix, us);
             if suffix.is_none() && status_map == MapKind::Intended {
                 status_idx = Some(idx);
             }
