@@ -280,14 +280,21 @@ pub(crate) fn silences(log: &ProbeLog, end: Instant, threshold: Duration) -> Vec
 mod tests {
     use super::*;
 
-    fn r(member: usize, t0: Instant, at_ms: u64, answered: bool) -> ProbeResult {
+    /// A probe of `member` sent `at_ms` after `t0`, done `rtt_ms` later.
+    fn probe(member: usize, t0: Instant, at_ms: u64, rtt_ms: u64, answered: bool) -> ProbeResult {
         let sent = t0 + Duration::from_millis(at_ms);
+        let done = sent + Duration::from_millis(rtt_ms);
         ProbeResult {
             member,
             sent,
-            done: sent + Duration::from_millis(if answered { 5 } else { 1000 }),
+            done,
             answered,
         }
+    }
+
+    /// A probe answered in 5 ms, or given up after a second.
+    fn r(member: usize, t0: Instant, at_ms: u64, answered: bool) -> ProbeResult {
+        probe(member, t0, at_ms, if answered { 5 } else { 1000 }, answered)
     }
 
     #[test]
@@ -324,15 +331,7 @@ mod tests {
     #[test]
     fn a_late_answer_is_slow_below_the_threshold_and_silent_above_it() {
         let t0 = Instant::now();
-        let answered_after = |at_ms: u64, rtt_ms: u64| {
-            let sent = t0 + Duration::from_millis(at_ms);
-            ProbeResult {
-                member: 0,
-                sent,
-                done: sent + Duration::from_millis(rtt_ms),
-                answered: true,
-            }
-        };
+        let answered_after = |at_ms, rtt_ms| probe(0, t0, at_ms, rtt_ms, true);
         let threshold = Duration::from_secs(2);
         let slow = ProbeLog {
             results: vec![answered_after(0, 1500), answered_after(1500, 5)],

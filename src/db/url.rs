@@ -219,15 +219,13 @@ pub(crate) fn database_from_url(url: &str) -> String {
     let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
     let rest = &url[after_scheme..];
     let rest = rest.split('?').next().unwrap_or("");
-    let db = match rest.split_once('/') {
-        Some((_, path)) => path,
-        None => "",
-    };
-    if db.is_empty() || db == "admin" {
-        DEFAULT_DATABASE.to_string()
+    let db = rest.split_once('/').map_or("", |(_, path)| path);
+    let db = if db.is_empty() || db == "admin" {
+        DEFAULT_DATABASE
     } else {
-        db.to_string()
-    }
+        db
+    };
+    db.to_string()
 }
 
 /// Resolves `mongodb.url` (already chosen by the caller) and the legacy properties for `threads` clients.

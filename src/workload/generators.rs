@@ -485,7 +485,6 @@ pub enum OpKind {
 /// `DiscreteGenerator` for the operation chooser: entries with weight > 0, in the order added, normalised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Discrete {
-    entries: Vec<(OpKind, f64)>,
     /// `weight / sum` per entry, computed once (YCSB divides on every draw; the quotients are identical).
     shares: Vec<(OpKind, f64)>,
 }
@@ -496,7 +495,7 @@ impl Discrete {
         let entries: Vec<_> = weights.iter().copied().filter(|(_, w)| *w > 0.0).collect();
         let sum: f64 = entries.iter().map(|(_, w)| w).sum();
         let shares = entries.iter().map(|(k, w)| (*k, w / sum)).collect();
-        (!entries.is_empty()).then_some(Self { entries, shares })
+        (!entries.is_empty()).then_some(Self { shares })
     }
 
     /// The choice for `u` in [0, 1): walk entries subtracting normalised weights.
