@@ -34,20 +34,13 @@ pub(crate) fn log_path(prefix: &str, name: &str) -> PathBuf {
 /// never ends by losing its logs. The error says why, for a line naming the property.
 pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
     let probe = log_path(prefix, &format!(".microshard-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
+    let opened = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(format!(
-            "cannot write {}: {e}",
-            log_path(prefix, "READ").display()
-        )),
-    }
+        .open(&probe);
+    opened.map_err(|e| format!("cannot write {}: {e}", log_path(prefix, "READ").display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// One open log: its file, its base time and where the next interval starts.
@@ -125,12 +118,9 @@ impl HdrLogs {
         if self.closed {
             return;
         }
-        let idx = match self.logs.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
-            None => match self.open(name, started) {
-                Some(i) => i,
-                None => return,
-            },
+        let found = self.logs.iter().position(|(n, _)| n == name);
+        let Some(idx) = found.or_else(|| self.open(name, started)) else {
+            return;
         };
         let log = &mut self.logs[idx].1;
         let start = seconds_since(log.last, log.base);

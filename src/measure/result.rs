@@ -511,11 +511,7 @@ impl ResultDocument {
             .map(|m| {
                 Ok(super::registry::OpMeasurement {
                     name: m.name.clone(),
-                    key: m
-                        .name
-                        .strip_prefix("Intended-")
-                        .unwrap_or(&m.name)
-                        .to_string(),
+                    key: map_key(&m.name).to_string(),
                     kind: m.kind,
                     histogram: m.decode_histogram()?,
                     buckets: None,
@@ -663,21 +659,18 @@ fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>
     Ok(accs)
 }
 
+/// The map key of a printed measurement name: the name without its `Intended-` prefix.
+fn map_key(name: &str) -> &str {
+    name.strip_prefix("Intended-").unwrap_or(name)
+}
+
 /// The summed measurements as results: actual measurements first, then intended, each in
 /// YCSB's map order of first appearance, their statuses in YCSB's order.
 fn in_ycsb_order(accs: &[SummedMeasurement]) -> Result<Vec<MeasurementResult>, ResultError> {
     let mut measurements = Vec::with_capacity(accs.len());
     for kind in [MapKind::Actual, MapKind::Intended] {
         let idx: Vec<usize> = (0..accs.len()).filter(|&i| accs[i].kind == kind).collect();
-        let keys: Vec<&str> = idx
-            .iter()
-            .map(|&i| {
-                accs[i]
-                    .name
-                    .strip_prefix("Intended-")
-                    .unwrap_or(&accs[i].name)
-            })
-            .collect();
+        let keys: Vec<&str> = idx.iter().map(|&i| map_key(&accs[i].name)).collect();
         for j in order::order_names(&keys) {
             let a = &accs[idx[j]];
             let seen: Vec<Status> = a.statuses.iter().map(|s| s.status).collect();
