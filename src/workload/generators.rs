@@ -262,11 +262,7 @@ pub struct Hotspot {
 impl Hotspot {
     /// `hot = (int)(n * datafraction)` as YCSB; `None` when a set that can be drawn from is empty (YCSB divides by 0).
     pub fn new(lower: i64, upper: i64, datafraction: f64, opnfraction: f64) -> Option<Self> {
-        let (lower, upper) = if lower > upper {
-            (upper, lower)
-        } else {
-            (lower, upper)
-        };
+        let (lower, upper) = (lower.min(upper), lower.max(upper));
         let n = upper - lower + 1;
         let hot = (n as f64 * datafraction) as i32 as i64;
         let cold = n - hot;
@@ -569,18 +565,12 @@ impl Histogram {
             match (bucket, count) {
                 (Some(b), Some(c)) if c >= 0 && b <= counts.len() => counts.insert(b, c),
                 (Some(b), Some(_)) if b > counts.len() => {
-                    return Err((
-                        i + 1,
-                        format!(
-                            "bucket {b} skips ahead; buckets must be numbered 0, 1, 2, ... in order"
-                        ),
-                    ));
+                    let msg = "skips ahead; buckets must be numbered 0, 1, 2, ... in order";
+                    return Err((i + 1, format!("bucket {b} {msg}")));
                 }
                 _ => {
-                    return Err((
-                        i + 1,
-                        "expected bucket<TAB>count with whole, non-negative numbers".to_string(),
-                    ));
+                    let msg = "expected bucket<TAB>count with whole, non-negative numbers";
+                    return Err((i + 1, msg.to_string()));
                 }
             }
         }
