@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mongodb::action::Action;
 use mongodb::bson::spec::BinarySubtype;
 use mongodb::bson::{
     Binary, Bson, Document, RawBinaryRef, RawBsonRef, RawDocument, RawDocumentBuf, doc,
@@ -56,28 +57,23 @@ impl BindingSettings {
             None => get(prop::MONGODB_URL.name).unwrap_or_else(|| DEFAULT_URL.to_string()),
         };
         let resolved = url::resolve(url.trim(), get, threads)?;
-        let batch_size =
-            match get(prop::BATCHSIZE.name).or_else(|| get(prop::MONGODB_BATCHSIZE.name)) {
-                None => prop::BATCHSIZE.default,
-                Some(v) => {
-                    let name = if get(prop::BATCHSIZE.name).is_some() {
-                        prop::BATCHSIZE.name
-                    } else {
-                        prop::MONGODB_BATCHSIZE.name
-                    };
-                    match v.trim().parse::<i64>() {
-                        Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
-                        // YCSB treats anything below 2 as "no batching".
-                        Ok(_) => 1,
-                        Err(_) => {
-                            return Err(DbError::BadProperty {
-                                property: name.to_string(),
-                                message: format!("{v:?} is not an integer"),
-                            });
-                        }
-                    }
+        let set = [prop::BATCHSIZE.name, prop::MONGODB_BATCHSIZE.name]
+            .into_iter()
+            .find_map(|name| get(name).map(|v| (name, v)));
+        let batch_size = match set {
+            None => prop::BATCHSIZE.default,
+            Some((name, v)) => match v.trim().parse::<i64>() {
+                Ok(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+                // YCSB treats anything below 2 as "no batching".
+                Ok(_) => 1,
+                Err(_) => {
+                    return Err(DbError::BadProperty {
+                        property: name.to_string(),
+                        message: format!("{v:?} is not an integer"),
+                    });
                 }
-            };
+            },
+        };
         let upsert =
             get(prop::MONGODB_UPSERT.name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
         Ok(BindingSettings {
@@ -445,21 +441,15 @@ impl DbClient {
             }
             return self.flush().await;
         }
-        if self.binding.inner.settings.upsert {
-            match self
-                .coll
-                .replace_one(doc! {"_id": key}, &doc)
-                .upsert(true)
-                .await
-            {
-                Ok(_) => DbOutcome::ok(),
-                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
-            }
+        let result = if self.binding.inner.settings.upsert {
+            let replace = self.coll.replace_one(doc! {"_id": key}, &doc);
+            replace.upsert(true).await.map(drop)
         } else {
-            match self.coll.insert_one(&doc).await {
-                Ok(_) => DbOutcome::ok(),
-                Err(e) => self.binding.fail(&format!("insert {key}"), &e),
-            }
+            self.coll.insert_one(&doc).await.map(drop)
+        };
+        match result {
+            Ok(()) => DbOutcome::ok(),
+            Err(e) => self.binding.fail(&format!("insert {key}"), &e),
         }
     }
 
@@ -537,10 +527,8 @@ impl DbClient {
         match keys {
             [] => DbOutcome::status(Status::BadRequest),
             [key] => {
-                let mut find = self.coll.find_one(doc! {"_id": key.as_str()});
-                if let Some(p) = projection(fields) {
-                    find = find.projection(p);
-                }
+                let find = self.coll.find_one(doc! {"_id": key.as_str()});
+                let find = find.optional(projection(fields), |f, p| f.projection(p));
                 match find.await {
                     Ok(Some(doc)) => {
                         if let Some(out) = out {
@@ -554,13 +542,11 @@ impl DbClient {
             }
             many => {
                 let ids: Vec<Bson> = many.iter().map(|k| Bson::String(k.clone())).collect();
-                let mut find = self
+                let find = self
                     .coll
                     .find(doc! {"_id": {"$in": ids}})
-                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX));
-                if let Some(p) = projection(fields) {
-                    find = find.projection(p);
-                }
+                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX))
+                    .optional(projection(fields), |f, p| f.projection(p));
                 let found = match drain(find.await, out).await {
                     Ok(found) => found,
                     Err(e) => return self.binding.fail(&format!("read {} keys", many.len()), &e),
@@ -584,15 +570,13 @@ impl DbClient {
         out: Option<&mut Vec<ReadRecord>>,
     ) -> DbOutcome {
         let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let mut find = self
+        let find = self
             .coll
             .find(doc! {"_id": {"$gte": start_key}})
             .sort(doc! {"_id": 1})
             .limit(limit)
-            .batch_size(u32::try_from(count.max(1)).unwrap_or(u32::MAX));
-        if let Some(p) = projection(fields) {
-            find = find.projection(p);
-        }
+            .batch_size(u32::try_from(count.max(1)).unwrap_or(u32::MAX))
+            .optional(projection(fields), |f, p| f.projection(p));
         let found = match drain(find.await, out).await {
             Ok(found) => found,
             Err(e) => return self.binding.fail(&format!("scan {start_key}"), &e),
@@ -710,13 +694,8 @@ mod tests {
         assert_eq!(p, doc! {"field4": 1});
     }
 
-    fn lookup(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        }
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        Properties::lookup_of(pairs)
     }
 
     #[test]

@@ -84,13 +84,13 @@ pub(crate) fn classify(err: &mongodb::error::Error) -> ErrorClass {
 pub(crate) fn describe(err: &mongodb::error::Error) -> String {
     let text = match err.kind.as_ref() {
         // The driver's text dumps the whole topology; keep the first server's error.
-        ErrorKind::ServerSelection { message, .. } => match message.split_once("Error: Kind: ") {
-            Some((_, rest)) => {
-                let first = rest.split(", labels").next().unwrap_or(rest);
-                format!("no server selected within the server-selection timeout: {first}")
-            }
-            None => format!("no server selected within the server-selection timeout: {message}"),
-        },
+        ErrorKind::ServerSelection { message, .. } => {
+            let first = match message.split_once("Error: Kind: ") {
+                Some((_, rest)) => rest.split(", labels").next().unwrap_or(rest),
+                None => message,
+            };
+            format!("no server selected within the server-selection timeout: {first}")
+        }
         // The default Display of bulk errors is a multi-line debug dump; keep the first error.
         ErrorKind::InsertMany(m) => match m.write_errors.as_ref().and_then(|v| v.first()) {
             Some(first) => format!(

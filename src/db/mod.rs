@@ -36,13 +36,8 @@ pub(crate) fn ycsb_binding_is_async(name: &str) -> Option<bool> {
         "site.ycsb.db.AsyncMongoDbClient",
         "com.yahoo.ycsb.db.AsyncMongoDbClient",
     ];
-    if SYNC.contains(&name) {
-        Some(false)
-    } else if ASYNC.contains(&name) {
-        Some(true)
-    } else {
-        None
-    }
+    let is_async = ASYNC.contains(&name);
+    (is_async || SYNC.contains(&name)).then_some(is_async)
 }
 
 /// One returned record: its `_id` and its binary fields (what data-integrity verification needs).
@@ -116,5 +111,3 @@ pub enum DbError {
         message: String,
     },
 }
-
-impl DbError {}

@@ -148,14 +148,9 @@ fn probe_thread(
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let pace = Pace { period, patience };
-                tokio::spawn(probe_member(
-                    i,
-                    t.address.clone(),
-                    pace,
-                    log.clone(),
-                    stop.clone(),
-                ))
+                let address = t.address.clone();
+                let member = probe_member(i, address, period, patience, log.clone(), stop.clone());
+                tokio::spawn(member)
             })
             .collect();
         for t in tasks {
@@ -165,21 +160,16 @@ fn probe_thread(
     rt.shutdown_timeout(Duration::from_millis(500));
 }
 
-/// How often a member is pinged and how long one ping may take.
-#[derive(Clone, Copy)]
-struct Pace {
-    period: Duration,
-    patience: Duration,
-}
-
+/// Pings `member` at `address` every `period`, each ping waited for up to `patience`.
 async fn probe_member(
     member: usize,
     address: String,
-    pace: Pace,
+    period: Duration,
+    patience: Duration,
     log: SharedProbeLog,
     stop: CancellationToken,
 ) {
-    let ms = pace.patience.as_millis().max(1);
+    let ms = patience.as_millis().max(1);
     let uri = format!(
         "mongodb://{address}/?directConnection=true&serverSelectionTimeoutMS={ms}&connectTimeoutMS={ms}&heartbeatFrequencyMS=500&appName=microshard-probe"
     );
@@ -202,7 +192,7 @@ async fn probe_member(
                 Some(c) => {
                     let admin = c.database("admin");
                     let ping = admin.run_command(doc! {"ping": 1});
-                    matches!(tokio::time::timeout(pace.patience, ping).await, Ok(Ok(_)))
+                    matches!(tokio::time::timeout(patience, ping).await, Ok(Ok(_)))
                 }
                 None => false,
             }
@@ -224,7 +214,7 @@ async fn probe_member(
             }
         }
         tokio::select! {
-            _ = tokio::time::sleep_until((sent + pace.period).into()) => {}
+            _ = tokio::time::sleep_until((sent + period).into()) => {}
             _ = stop.cancelled() => return,
         }
     }
@@ -290,14 +280,21 @@ pub(crate) fn silences(log: &ProbeLog, end: Instant, threshold: Duration) -> Vec
 mod tests {
     use super::*;
 
-    fn r(member: usize, t0: Instant, at_ms: u64, answered: bool) -> ProbeResult {
+    /// A probe of `member` sent `at_ms` after `t0`, done `rtt_ms` later.
+    fn probe(member: usize, t0: Instant, at_ms: u64, rtt_ms: u64, answered: bool) -> ProbeResult {
         let sent = t0 + Duration::from_millis(at_ms);
+        let done = sent + Duration::from_millis(rtt_ms);
         ProbeResult {
             member,
             sent,
-            done: sent + Duration::from_millis(if answered { 5 } else { 1000 }),
+            done,
             answered,
         }
+    }
+
+    /// A probe answered in 5 ms, or given up after a second.
+    fn r(member: usize, t0: Instant, at_ms: u64, answered: bool) -> ProbeResult {
+        probe(member, t0, at_ms, if answered { 5 } else { 1000 }, answered)
     }
 
     #[test]
@@ -334,15 +331,7 @@ mod tests {
     #[test]
     fn a_late_answer_is_slow_below_the_threshold_and_silent_above_it() {
         let t0 = Instant::now();
-        let answered_after = |at_ms: u64, rtt_ms: u64| {
-            let sent = t0 + Duration::from_millis(at_ms);
-            ProbeResult {
-                member: 0,
-                sent,
-                done: sent + Duration::from_millis(rtt_ms),
-                answered: true,
-            }
-        };
+        let answered_after = |at_ms, rtt_ms| probe(0, t0, at_ms, rtt_ms, true);
         let threshold = Duration::from_secs(2);
         let slow = ProbeLog {
             results: vec![answered_after(0, 1500), answered_after(1500, 5)],

@@ -205,15 +205,10 @@ pub(crate) fn apply_legacy_options(
             None => warnings.push(format!(
                 "mongodb.readPreference={raw} is not a known read preference (primary, primary_preferred, secondary, secondary_preferred, nearest); ignored"
             )),
-            Some(mode) => {
-                if has_option_substring(&out, "readPreference") {
-                    warnings.push(format!(
-                        "mongodb.readPreference={raw} has no effect: mongodb.url already sets readPreference="
-                    ));
-                } else {
-                    append_option(&mut out, "readPreference", mode);
-                }
-            }
+            Some(_) if has_option_substring(&out, "readPreference") => warnings.push(format!(
+                "mongodb.readPreference={raw} has no effect: mongodb.url already sets readPreference="
+            )),
+            Some(mode) => append_option(&mut out, "readPreference", mode),
         }
     }
     out
@@ -224,15 +219,13 @@ pub(crate) fn database_from_url(url: &str) -> String {
     let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
     let rest = &url[after_scheme..];
     let rest = rest.split('?').next().unwrap_or("");
-    let db = match rest.split_once('/') {
-        Some((_, path)) => path,
-        None => "",
-    };
-    if db.is_empty() || db == "admin" {
-        DEFAULT_DATABASE.to_string()
+    let db = rest.split_once('/').map_or("", |(_, path)| path);
+    let db = if db.is_empty() || db == "admin" {
+        DEFAULT_DATABASE
     } else {
-        db.to_string()
-    }
+        db
+    };
+    db.to_string()
 }
 
 /// Resolves `mongodb.url` (already chosen by the caller) and the legacy properties for `threads` clients.
@@ -281,14 +274,17 @@ pub(crate) fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::workload::Properties;
 
-    fn props(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| map.get(k).cloned()
+    fn props(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        Properties::lookup_of(pairs)
+    }
+
+    /// [`apply_legacy_options`] on `url` with the properties `pairs`: the URL and the warnings.
+    fn legacy(url: &str, pairs: &[(&str, &str)]) -> (String, Vec<String>) {
+        let mut warnings = Vec::new();
+        let out = apply_legacy_options(url, &props(pairs), &mut warnings);
+        (out, warnings)
     }
 
     #[test]
@@ -315,12 +311,7 @@ mod tests {
 
     #[test]
     fn write_concern_is_ignored_when_url_has_w_like_ycsb() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
-            DEFAULT_URL,
-            &props(&[("mongodb.writeConcern", "majority")]),
-            &mut w,
-        );
+        let (out, w) = legacy(DEFAULT_URL, &[("mongodb.writeConcern", "majority")]);
         assert_eq!(out, DEFAULT_URL);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("no effect"), "{w:?}");
@@ -329,52 +320,42 @@ mod tests {
     /// workloads/S1 carries both `?w=1` and `acknowledged`: asking twice for the same is no mistake.
     #[test]
     fn a_write_concern_the_url_already_asks_for_is_no_warning() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
-            DEFAULT_URL,
-            &props(&[("mongodb.writeConcern", "acknowledged")]),
-            &mut w,
-        );
+        let (out, w) = legacy(DEFAULT_URL, &[("mongodb.writeConcern", "acknowledged")]);
         assert_eq!(out, DEFAULT_URL);
         assert!(w.is_empty(), "{w:?}");
     }
 
     #[test]
     fn legacy_options_are_appended() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
+        let (out, w) = legacy(
             "mongodb://h:27017",
-            &props(&[
+            &[
                 ("mongodb.writeConcern", "ACKNOWLEDGED"),
                 ("mongodb.readPreference", "secondary_preferred"),
                 ("mongodb.maxconnections", "50"),
-            ]),
-            &mut w,
+            ],
         );
         assert_eq!(
             out,
             "mongodb://h:27017/?maxPoolSize=50&w=1&readPreference=secondaryPreferred"
         );
         assert!(w.is_empty(), "{w:?}");
-        let out = apply_legacy_options(
+        let (out, _) = legacy(
             "mongodb://h/db?appName=x",
-            &props(&[("mongodb.writeConcern", "journaled")]),
-            &mut w,
+            &[("mongodb.writeConcern", "journaled")],
         );
         assert_eq!(out, "mongodb://h/db?appName=x&journal=true");
     }
 
     #[test]
     fn unknown_legacy_values_warn() {
-        let mut w = Vec::new();
-        let out = apply_legacy_options(
+        let (out, w) = legacy(
             "mongodb://h/",
-            &props(&[
+            &[
                 ("mongodb.writeConcern", "fsync_safe"),
                 ("mongodb.readPreference", "anywhere"),
                 ("mongodb.threadsAllowedToBlockForConnectionMultiplier", "5"),
-            ]),
-            &mut w,
+            ],
         );
         assert_eq!(out, "mongodb://h/");
         assert_eq!(w.len(), 3, "{w:?}");

@@ -232,17 +232,9 @@ impl MeasurementConfig {
         if let Some(list) = lookup(prop::LATENCYTRACKEDERRORS.name) {
             cfg.latency_tracked_errors = java_split(&list);
         }
-        if let Some(b) = lookup(prop::HISTOGRAM_BUCKETS.name) {
-            cfg.histogram_buckets = match b.parse::<i32>() {
-                Ok(n) if n > 0 => n as usize,
-                _ => {
-                    return Err(err(
-                        prop::HISTOGRAM_BUCKETS.name,
-                        &b,
-                        "expected a positive integer",
-                    ));
-                }
-            };
+        let buckets = positive_int(lookup, prop::HISTOGRAM_BUCKETS.name, "a positive integer")?;
+        if let Some(n) = buckets {
+            cfg.histogram_buckets = n as usize;
         }
         cfg.read_outputs(lookup)?;
         Ok(cfg)
@@ -250,18 +242,10 @@ impl MeasurementConfig {
 
     /// The settings of the timeseries, raw and interval-log outputs.
     fn read_outputs(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        if let Some(g) = lookup(prop::TIMESERIES_GRANULARITY.name) {
-            // YCSB's `Integer.parseInt`; a granularity of 0 would divide by zero there.
-            self.timeseries_granularity_ms = match g.parse::<i32>() {
-                Ok(n) if n > 0 => n as u64,
-                _ => {
-                    return Err(ConfigError {
-                        property: prop::TIMESERIES_GRANULARITY.name.into(),
-                        value: g,
-                        reason: "expected a positive number of milliseconds".into(),
-                    });
-                }
-            };
+        // A granularity of 0 would divide by zero in YCSB.
+        let ms = "a positive number of milliseconds";
+        if let Some(n) = positive_int(lookup, prop::TIMESERIES_GRANULARITY.name, ms)? {
+            self.timeseries_granularity_ms = u64::from(n);
         }
         self.raw_output_file = lookup(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
             .filter(|f| !f.is_empty())
@@ -319,6 +303,26 @@ impl MeasurementConfig {
     }
 }
 
+/// A property YCSB reads with `Integer.parseInt` and that must be positive (`what`: the
+/// expected value, for the error); `None` when unset.
+fn positive_int(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    what: &str,
+) -> Result<Option<u32>, ConfigError> {
+    let Some(v) = lookup(name) else {
+        return Ok(None);
+    };
+    match v.parse::<i32>() {
+        Ok(n) if n > 0 => Ok(Some(n.unsigned_abs())),
+        _ => Err(ConfigError {
+            property: name.to_string(),
+            value: v,
+            reason: format!("expected {what}"),
+        }),
+    }
+}
+
 /// Java `Boolean.parseBoolean`: only a case-insensitive `true` is true.
 fn java_bool(v: Option<String>) -> bool {
     v.is_some_and(|s| s.eq_ignore_ascii_case("true"))
@@ -348,14 +352,10 @@ fn parse_percentiles(s: &str) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::props::properties::Properties;
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<MeasurementConfig, ConfigError> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        MeasurementConfig::from_lookup(&|k: &str| map.get(k).cloned())
+        MeasurementConfig::from_lookup(&Properties::lookup_of(pairs))
     }
 
     #[test]

@@ -3,10 +3,14 @@
 //! Not printed: the JVM garbage-collector lines (`[TOTAL_GCS_*]`, `[TOTAL_GC_TIME*]`) and the
 //! `measurement.trackjvm` lines: there is no JVM here, and inventing numbers would mislead.
 
+use hdrhistogram::Histogram;
+
 use super::config::MeasurementConfig;
 use super::javafmt::{java_double, percentile_label};
+use super::legacy::BucketHistogram;
 use super::registry::{OpMeasurement, RunMeasurements};
-use super::{hdr, javafmt};
+use super::series::{RawLog, TimeSeries};
+use super::{Status, hdr, javafmt};
 
 /// The `[OVERALL]` numbers of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,25 +84,26 @@ pub(crate) fn lines(
 /// its `HdrOP` block with the status lines, then its `BucketOP` / `RawOP` block without them.
 fn measurement_block(out: &mut Vec<Line>, m: &OpMeasurement, config: &MeasurementConfig) {
     let combined = config.measurement_type.is_combined();
-    let name = m.name.as_str();
+    let (name, h, statuses) = (m.name.as_str(), &m.histogram, &m.statuses[..]);
     match (&m.buckets, &m.series, &m.raw) {
-        (_, Some(s), _) => series_block(out, m, s),
+        (_, Some(s), _) => series_block(out, name, s, statuses),
         (Some(b), _, _) if combined => {
-            hdr_block(out, m, &format!("Hdr{name}"), true, config);
-            legacy_block(out, m, &format!("Bucket{name}"), false, b, config);
+            hdr_block(out, &format!("Hdr{name}"), h, statuses, config);
+            legacy_block(out, &format!("Bucket{name}"), b, &[], config);
         }
         (_, _, Some(r)) if combined => {
-            hdr_block(out, m, &format!("Hdr{name}"), true, config);
-            raw_block(out, m, &format!("Raw{name}"), false, r, config);
+            hdr_block(out, &format!("Hdr{name}"), h, statuses, config);
+            raw_block(out, &format!("Raw{name}"), r, &[], config);
         }
-        (Some(b), _, _) => legacy_block(out, m, name, true, b, config),
-        (_, _, Some(r)) => raw_block(out, m, name, true, r, config),
-        _ => hdr_block(out, m, name, true, config),
+        (Some(b), _, _) => legacy_block(out, name, b, statuses, config),
+        (_, _, Some(r)) => raw_block(out, name, r, statuses, config),
+        _ => hdr_block(out, name, h, statuses, config),
     }
 }
 
-fn status_lines(out: &mut Vec<Line>, m: &OpMeasurement, name: &str) {
-    for (status, count) in &m.statuses {
+/// The `Return=` lines of `statuses` (empty for a combined type's second block).
+fn status_lines(out: &mut Vec<Line>, name: &str, statuses: &[(Status, u64)]) {
+    for (status, count) in statuses {
         out.push(line(
             name,
             format!("Return={}", status.name()),
@@ -108,14 +113,13 @@ fn status_lines(out: &mut Vec<Line>, m: &OpMeasurement, name: &str) {
 }
 
 /// `OneMeasurementTimeSeries`: exact totals, the status lines, then one line per time unit.
-fn series_block(out: &mut Vec<Line>, m: &OpMeasurement, s: &super::series::TimeSeries) {
-    let name = m.name.as_str();
+fn series_block(out: &mut Vec<Line>, name: &str, s: &TimeSeries, statuses: &[(Status, u64)]) {
     out.push(line(name, "Operations", as_long(s.operations)));
     let avg = s.total_latency as f64 / s.operations as f64;
     out.push(line(name, "AverageLatency(us)", Value::Double(avg)));
     out.push(line(name, "MinLatency(us)", Value::Long(s.min)));
     out.push(line(name, "MaxLatency(us)", Value::Long(s.max)));
-    status_lines(out, m, name);
+    status_lines(out, name, statuses);
     for u in &s.units {
         out.push(line(
             name,
@@ -128,10 +132,9 @@ fn series_block(out: &mut Vec<Line>, m: &OpMeasurement, s: &super::series::TimeS
 /// `OneMeasurementRaw`'s export lines (its data points are written by [`raw_data`]).
 fn raw_block(
     out: &mut Vec<Line>,
-    m: &OpMeasurement,
     name: &str,
-    statuses: bool,
-    r: &super::series::RawLog,
+    r: &RawLog,
+    statuses: &[(Status, u64)],
     config: &MeasurementConfig,
 ) {
     let n = r.points.len() as u64;
@@ -148,9 +151,7 @@ fn raw_block(
             out.push(line(name, label, Value::Long(v)));
         }
     }
-    if statuses {
-        status_lines(out, m, name);
-    }
+    status_lines(out, name, statuses);
 }
 
 /// The raw data blocks of the run (`raw`, `hdrhistogram+raw`), in export order: what YCSB writes
@@ -173,12 +174,11 @@ pub(crate) fn raw_data(run: &RunMeasurements, config: &MeasurementConfig) -> Str
 
 fn hdr_block(
     out: &mut Vec<Line>,
-    m: &OpMeasurement,
     name: &str,
-    statuses: bool,
+    h: &Histogram<u64>,
+    statuses: &[(Status, u64)],
     config: &MeasurementConfig,
 ) {
-    let h = &m.histogram;
     out.push(line(name, "Operations", as_long(h.len())));
     out.push(line(
         name,
@@ -194,9 +194,7 @@ fn hdr_block(
             as_long(hdr::percentile(h, p)),
         ));
     }
-    if statuses {
-        status_lines(out, m, name);
-    }
+    status_lines(out, name, statuses);
     if config.verbose {
         for (value, count) in hdr::recorded_buckets(h) {
             out.push(line(name, value.to_string(), Value::Double(count as f64)));
@@ -206,10 +204,9 @@ fn hdr_block(
 
 fn legacy_block(
     out: &mut Vec<Line>,
-    m: &OpMeasurement,
     name: &str,
-    statuses: bool,
-    b: &super::legacy::BucketHistogram,
+    b: &BucketHistogram,
+    statuses: &[(Status, u64)],
     config: &MeasurementConfig,
 ) {
     out.push(line(name, "Operations", as_long(b.operations)));
@@ -224,9 +221,7 @@ fn legacy_block(
     for (label, v) in b.percentile_lines() {
         out.push(line(name, label, Value::Long(v)));
     }
-    if statuses {
-        status_lines(out, m, name);
-    }
+    status_lines(out, name, statuses);
     if config.verbose {
         for (i, &c) in b.buckets.iter().enumerate() {
             out.push(line(name, i.to_string(), as_long(c)));
@@ -423,6 +418,18 @@ mod tests {
         operations: 113,
     };
 
+    /// The text export's lines after `[OVERALL]` of one client recording `records` (operation,
+    /// latency, intended latency, status) under `cfg`.
+    fn body(cfg: &MeasurementConfig, records: &[(&str, u64, Option<u64>, Status)]) -> Vec<String> {
+        let m = Measurements::new(cfg.clone());
+        let c = m.client();
+        for &(op, us, intended, status) in records {
+            c.record(op, us, intended, status);
+        }
+        let out = text(&m.finish(), &SPEC_OVERALL, cfg);
+        out.lines().skip(2).map(str::to_string).collect()
+    }
+
     #[test]
     fn text_matches_spec_example() {
         let out = text(&spec_run(), &SPEC_OVERALL, &MeasurementConfig::default());
@@ -519,14 +526,12 @@ mod tests {
             measurement_type: crate::measure::config::MeasurementType::Histogram,
             ..MeasurementConfig::default()
         };
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("READ", 1500, None, Status::Ok);
-        c.record("READ", 2500, None, Status::Ok);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let block: Vec<&str> = out.lines().skip(2).collect();
+        let records = [
+            ("READ", 1500, None, Status::Ok),
+            ("READ", 2500, None, Status::Ok),
+        ];
         assert_eq!(
-            block,
+            body(&cfg, &records),
             vec![
                 "[READ], Operations, 2",
                 "[READ], AverageLatency(us), 2000.0",
@@ -543,11 +548,7 @@ mod tests {
     #[test]
     fn only_failures_give_an_empty_plain_block() {
         let cfg = MeasurementConfig::default();
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("UPDATE", 1234, None, Status::Error);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let block: Vec<&str> = out.lines().skip(2).collect();
+        let block = body(&cfg, &[("UPDATE", 1234, None, Status::Error)]);
         // UPDATE-FAILED (bin 0) comes before UPDATE (bin 10); UPDATE only carries the status.
         assert_eq!(
             block,
@@ -577,13 +578,13 @@ mod tests {
             interval: crate::measure::IntervalMode::Both,
             ..MeasurementConfig::default()
         };
-        let m = Measurements::new(cfg.clone());
-        let c = m.client();
-        c.record("UPDATE", 10, Some(20), Status::Ok);
-        c.record("READ", 10, Some(30), Status::Ok);
-        let out = text(&m.finish(), &SPEC_OVERALL, &cfg);
-        let metrics: Vec<&str> = out
-            .lines()
+        let records = [
+            ("UPDATE", 10, Some(20), Status::Ok),
+            ("READ", 10, Some(30), Status::Ok),
+        ];
+        let block = body(&cfg, &records);
+        let metrics: Vec<&str> = block
+            .iter()
             .filter(|l| l.contains("Operations"))
             .map(|l| l.split(',').next().unwrap_or(""))
             .collect();
@@ -592,7 +593,7 @@ mod tests {
             metrics,
             ["[READ]", "[UPDATE]", "[Intended-READ]", "[Intended-UPDATE]"]
         );
-        assert!(out.contains("[Intended-READ], MaxLatency(us), 30\n"));
+        assert!(block.contains(&"[Intended-READ], MaxLatency(us), 30".to_string()));
     }
 
     /// The spec's READ latencies (§6.2) under the other types: timeseries (one unit, exact

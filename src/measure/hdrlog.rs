@@ -34,20 +34,13 @@ pub(crate) fn log_path(prefix: &str, name: &str) -> PathBuf {
 /// never ends by losing its logs. The error says why, for a line naming the property.
 pub(crate) fn check_prefix(prefix: &str) -> Result<(), String> {
     let probe = log_path(prefix, &format!(".microshard-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
+    let opened = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(format!(
-            "cannot write {}: {e}",
-            log_path(prefix, "READ").display()
-        )),
-    }
+        .open(&probe);
+    opened.map_err(|e| format!("cannot write {}: {e}", log_path(prefix, "READ").display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// One open log: its file, its base time and where the next interval starts.
@@ -100,11 +93,17 @@ impl HdrLogs {
                 Some(self.logs.len() - 1)
             }
             Err(e) => {
-                self.problems
-                    .push(format!("cannot write {}: {e}", path.display()));
+                self.problem(name, e);
                 None
             }
         }
+    }
+
+    /// Notes that the log of measurement `name` could not be written.
+    fn problem(&mut self, name: &str, e: impl std::fmt::Display) {
+        let path = log_path(&self.prefix, name);
+        self.problems
+            .push(format!("cannot write {}: {e}", path.display()));
     }
 
     /// Appends the interval `[previous interval's end, now]` of measurement `name` (first
@@ -119,39 +118,30 @@ impl HdrLogs {
         if self.closed {
             return;
         }
-        let idx = match self.logs.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
-            None => match self.open(name, started) {
-                Some(i) => i,
-                None => return,
-            },
+        let found = self.logs.iter().position(|(n, _)| n == name);
+        let Some(idx) = found.or_else(|| self.open(name, started)) else {
+            return;
         };
         let log = &mut self.logs[idx].1;
         let start = seconds_since(log.last, log.base);
         let length = seconds_since(now, log.last);
         log.last = now;
         if let Err(e) = write_interval(&mut log.file, &mut self.serializer, h, start, length) {
-            self.problems.push(format!(
-                "cannot write {}: {e}",
-                log_path(&self.prefix, name).display()
-            ));
+            self.problem(name, e);
         }
     }
 
     /// Flushes and closes every log (later intervals are not written); returns what went wrong.
     pub(crate) fn close(&mut self) -> Vec<String> {
         self.closed = true;
-        for (name, log) in self.logs.drain(..) {
+        for (name, log) in std::mem::take(&mut self.logs) {
             if let Err(e) = log
                 .file
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .and_then(|f| f.sync_all())
             {
-                self.problems.push(format!(
-                    "cannot write {}: {e}",
-                    log_path(&self.prefix, &name).display()
-                ));
+                self.problem(&name, e);
             }
         }
         std::mem::take(&mut self.problems)

@@ -41,15 +41,8 @@ pub(crate) fn java_double(x: f64) -> String {
             out.push_str(&digits);
         }
     } else {
-        out.push_str(&digits[..1]);
-        out.push('.');
-        if digits.len() > 1 {
-            out.push_str(&digits[1..]);
-        } else {
-            out.push('0');
-        }
-        out.push('E');
-        out.push_str(&exp.to_string());
+        let fraction = if digits.len() > 1 { &digits[1..] } else { "0" };
+        out.push_str(&format!("{}.{fraction}E{exp}", &digits[..1]));
     }
     out
 }
@@ -61,13 +54,11 @@ pub(crate) fn java_double(x: f64) -> String {
 /// decimal when it is closer to `x` than the one-digit shortest (this only happens for
 /// subnormals, e.g. `4.9E-324`).
 fn shortest_digits(x: f64) -> (String, i32) {
-    let (mut digits, mut exp) = split_sci(&format!("{x:e}"));
+    let (digits, exp) = split_sci(&format!("{x:e}"));
     if digits.len() == 1 {
         let two = format!("{x:.1e}");
         if two.parse::<f64>().ok() == Some(x) {
-            let (d2, e2) = split_sci(&two);
-            digits = d2;
-            exp = e2;
+            return split_sci(&two);
         }
     }
     (digits, exp)
@@ -117,10 +108,7 @@ pub(crate) fn decimal_2(x: f64) -> String {
     let (int_part, frac_part) = exact.split_once('.').unwrap_or((&exact, ""));
     let mut int_digits: Vec<u8> = int_part.bytes().map(|b| b - b'0').collect();
     let frac: Vec<u8> = frac_part.bytes().map(|b| b - b'0').collect();
-    let mut kept: Vec<u8> = frac.iter().take(2).copied().collect();
-    while kept.len() < 2 {
-        kept.push(0);
-    }
+    let mut kept: Vec<u8> = (0..2).map(|i| frac.get(i).copied().unwrap_or(0)).collect();
     let rest = frac.get(2..).unwrap_or(&[]);
     if rounds_up_half_even(rest, kept[1]) && add_one(&mut kept) && add_one(&mut int_digits) {
         int_digits.insert(0, 1);
@@ -152,14 +140,8 @@ fn rounds_up_half_even(rest: &[u8], last: u8) -> bool {
         None => false,
         Some(&d) if d > 5 => true,
         Some(&d) if d < 5 => false,
-        Some(_) => {
-            if rest[1..].iter().any(|&d| d != 0) {
-                true
-            } else {
-                // Exactly half: round to even.
-                last % 2 == 1
-            }
-        }
+        // More than half up; exactly half to the even digit.
+        Some(_) => rest[1..].iter().any(|&d| d != 0) || last % 2 == 1,
     }
 }
 

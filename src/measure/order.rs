@@ -43,32 +43,24 @@ fn resize(table: &[Vec<usize>], hashes: &[i32]) -> Vec<Vec<usize>> {
         if bin.is_empty() {
             continue;
         }
-        let bit = |idx: usize| (hashes[idx] as usize) & n;
+        // Which half a node goes to: 0 stays at `i`, 1 moves to `i + n`.
+        let half = |idx: usize| usize::from((hashes[idx] as usize) & n != 0);
         // The last run: the longest tail whose nodes all go to the same half.
         let mut last_run = 0;
-        let mut run_bit = bit(bin[0]);
+        let mut run_half = half(bin[0]);
         for (pos, &idx) in bin.iter().enumerate().skip(1) {
-            let b = bit(idx);
-            if b != run_bit {
-                run_bit = b;
+            if half(idx) != run_half {
+                run_half = half(idx);
                 last_run = pos;
             }
         }
-        let mut low: Vec<usize> = Vec::new();
-        let mut high: Vec<usize> = Vec::new();
-        if run_bit == 0 {
-            low.extend_from_slice(&bin[last_run..]);
-        } else {
-            high.extend_from_slice(&bin[last_run..]);
-        }
+        let mut halves: [Vec<usize>; 2] = Default::default();
+        halves[run_half].extend_from_slice(&bin[last_run..]);
         // Nodes before the last run are prepended one by one (so they end up reversed).
         for &idx in &bin[..last_run] {
-            if bit(idx) == 0 {
-                low.insert(0, idx);
-            } else {
-                high.insert(0, idx);
-            }
+            halves[half(idx)].insert(0, idx);
         }
+        let [low, high] = halves;
         next[i] = low;
         next[i + n] = high;
     }

@@ -28,17 +28,89 @@ pub enum MapKind {
 
 const NO_SEQ: u64 = u64::MAX;
 
-/// Counters of one measurement since the last aggregation, inside one client's slot.
+/// What one measurement records, per `measurementtype`: the HdrHistogram always, the others
+/// only when the type asks for them (so the other types pay one untaken branch per record).
+struct Parts {
+    hist: Histogram<u64>,
+    /// `histogram`, `hdrhistogram+histogram`: the legacy 1-ms buckets.
+    buckets: Option<BucketHistogram>,
+    /// `timeseries`: the average latency per time unit.
+    series: Option<TimeSeries>,
+    /// `raw`, `hdrhistogram+raw`: every point.
+    raw: Option<RawLog>,
+}
+
+impl Parts {
+    /// Empty parts of the configured measurement type.
+    fn new(config: &MeasurementConfig) -> Parts {
+        let t = config.measurement_type;
+        Parts {
+            hist: hdr::new_histogram(),
+            buckets: t
+                .has_buckets()
+                .then(|| BucketHistogram::new(config.histogram_buckets)),
+            series: (t == MeasurementType::TimeSeries).then(TimeSeries::new),
+            raw: t.has_raw().then(RawLog::default),
+        }
+    }
+
+    /// Moves the counts out, leaving empty parts (the histogram from `pool`): O(1), as it runs
+    /// under a client's lock. Empty buckets stay in place rather than allocating new ones.
+    fn take(&mut self, pool: &mut Vec<Histogram<u64>>) -> Parts {
+        let spare = pool.pop().unwrap_or_else(hdr::new_histogram);
+        Parts {
+            hist: std::mem::replace(&mut self.hist, spare),
+            buckets: self
+                .buckets
+                .as_mut()
+                .filter(|b| b.operations > 0)
+                .map(|b| std::mem::replace(b, BucketHistogram::new(b.buckets.len()))),
+            series: self
+                .series
+                .as_mut()
+                .map(|s| std::mem::replace(s, TimeSeries::new())),
+            raw: self.raw.as_mut().map(std::mem::take),
+        }
+    }
+
+    /// Adds `other`'s counts to the parts both have.
+    fn add(&mut self, other: &Parts) {
+        // Both histograms auto-resize, so adding cannot fail; an empty one is not walked.
+        if !other.hist.is_empty() {
+            let _ = self.hist.add(&other.hist);
+        }
+        if let (Some(dst), Some(src)) = (self.buckets.as_mut(), other.buckets.as_ref()) {
+            dst.add(src);
+        }
+        if let (Some(dst), Some(src)) = (self.series.as_mut(), other.series.as_ref()) {
+            dst.add(src);
+        }
+        if let (Some(dst), Some(src)) = (self.raw.as_mut(), other.raw.as_ref()) {
+            dst.add(src);
+        }
+    }
+
+    /// Empties every part, keeping which parts there are.
+    fn reset(&mut self) {
+        self.hist.reset();
+        if let Some(b) = self.buckets.as_mut() {
+            b.reset();
+        }
+        self.series = self.series.take().map(|_| TimeSeries::new());
+        self.raw = self.raw.take().map(|_| RawLog::default());
+    }
+}
+
+/// Counters of one measurement since the last aggregation, inside one client's slot; also what
+/// an aggregation takes out of it.
 struct SlotEntry {
     kind: MapKind,
     key: Box<str>,
     first_seq: u64,
-    hist: Histogram<u64>,
-    buckets: Option<BucketHistogram>,
-    /// `timeseries`: the series, and when the measurement's first operation was (shared by clients).
-    series: Option<(Instant, TimeSeries)>,
-    /// `raw`, `hdrhistogram+raw`: every point.
-    raw: Option<RawLog>,
+    parts: Parts,
+    /// `timeseries`: the measurement's first operation (shared by clients), the series' zero;
+    /// for the other types the entry's creation, unread.
+    series_start: Instant,
     /// When this client first recorded the measurement (the interval log's start).
     created: SystemTime,
     statuses: [u64; 9],
@@ -77,14 +149,8 @@ struct AggEntry {
     kind: MapKind,
     key: String,
     first_seq: u64,
-    total: Histogram<u64>,
-    interval: Histogram<u64>,
-    buckets_total: Option<BucketHistogram>,
-    buckets_interval: Option<BucketHistogram>,
-    series_total: Option<TimeSeries>,
-    series_interval: Option<TimeSeries>,
-    raw_total: Option<RawLog>,
-    raw_interval: Option<RawLog>,
+    total: Parts,
+    interval: Parts,
     created: SystemTime,
     statuses: [u64; 9],
     status_seq: [u64; 9],
@@ -97,21 +163,6 @@ struct Aggregate {
     pool: Vec<Histogram<u64>>,
     /// `hdrhistogram.fileoutput`: the interval logs.
     logs: Option<HdrLogs>,
-}
-
-/// What one aggregation took out of a client slot.
-struct Taken {
-    kind: MapKind,
-    key: Box<str>,
-    first_seq: u64,
-    has_buckets: bool,
-    hist: Option<Histogram<u64>>,
-    buckets: Option<BucketHistogram>,
-    series: Option<TimeSeries>,
-    raw: Option<RawLog>,
-    created: SystemTime,
-    statuses: [u64; 9],
-    status_seq: [u64; 9],
 }
 
 /// The registry shared by a run (`Arc<Measurements>`): hands out recorders, aggregates.
@@ -183,55 +234,45 @@ impl IntervalSummary {
 /// One summary text; a pair joins its parts with a newline, as `TwoInOneMeasurement` does.
 fn stats_text(name: &str, stats: &SummaryStats) -> String {
     let d = javafmt::decimal_2;
-    {
-        match stats {
-            SummaryStats::Hdr {
-                count,
-                max,
-                min,
-                mean,
-                percentiles: [p50, p90, p99, p999, p9999],
-            } => format!(
-                "[{name}: Count={count}, Max={max}, Min={min}, Avg={}, 50={p50}, 90={p90}, 99={p99}, 99.9={p999}, 99.99={p9999}]",
-                d(*mean)
-            ),
-            SummaryStats::Histogram {
-                operations,
-                total_latency,
-            } => {
-                if *operations == 0 {
-                    String::new()
-                } else {
-                    format!(
-                        "[{name} AverageLatency(us)={}]",
-                        d(*total_latency as f64 / *operations as f64)
-                    )
-                }
-            }
-            SummaryStats::Raw {
-                operations,
-                total_latency,
-            } => {
-                if *operations == 0 {
-                    String::new()
-                } else {
-                    format!(
-                        "{name} count: {operations}, average latency(us): {}",
-                        javafmt::format_2f(*total_latency as f64 / *operations as f64)
-                    )
-                }
-            }
-            SummaryStats::Pair(hdr, other) => {
-                let second = match **other {
-                    SummaryStats::Raw { .. } => "Raw",
-                    _ => "Bucket",
-                };
-                format!(
-                    "{}\n{}",
-                    stats_text(&format!("Hdr{name}"), hdr),
-                    stats_text(&format!("{second}{name}"), other)
-                )
-            }
+    match stats {
+        SummaryStats::Hdr {
+            count,
+            max,
+            min,
+            mean,
+            percentiles: [p50, p90, p99, p999, p9999],
+        } => format!(
+            "[{name}: Count={count}, Max={max}, Min={min}, Avg={}, 50={p50}, 90={p90}, 99={p99}, 99.9={p999}, 99.99={p9999}]",
+            d(*mean)
+        ),
+        // An empty window prints nothing.
+        SummaryStats::Histogram { operations: 0, .. } | SummaryStats::Raw { operations: 0, .. } => {
+            String::new()
+        }
+        SummaryStats::Histogram {
+            operations,
+            total_latency,
+        } => format!(
+            "[{name} AverageLatency(us)={}]",
+            d(*total_latency as f64 / *operations as f64)
+        ),
+        SummaryStats::Raw {
+            operations,
+            total_latency,
+        } => format!(
+            "{name} count: {operations}, average latency(us): {}",
+            javafmt::format_2f(*total_latency as f64 / *operations as f64)
+        ),
+        SummaryStats::Pair(hdr, other) => {
+            let second = match **other {
+                SummaryStats::Raw { .. } => "Raw",
+                _ => "Bucket",
+            };
+            format!(
+                "{}\n{}",
+                stats_text(&format!("Hdr{name}"), hdr),
+                stats_text(&format!("{second}{name}"), other)
+            )
         }
     }
 }
@@ -316,81 +357,27 @@ fn matches_key(key: &str, op: &str, suffix: Option<&str>) -> bool {
     }
 }
 
-impl ClientSlot {
-    /// Takes the slot's counters since the last aggregation into `taken`, leaving empty ones
-    /// (histograms from `pool`) in their place: O(1) per entry, so the client is not held up.
-    fn take_interval(
-        &mut self,
-        pool: &mut Vec<Histogram<u64>>,
-        n_buckets: usize,
-        taken: &mut Vec<Taken>,
-    ) {
-        for e in self.entries.iter_mut() {
-            let hist = (!e.hist.is_empty()).then(|| {
-                let spare = pool.pop().unwrap_or_else(hdr::new_histogram);
-                std::mem::replace(&mut e.hist, spare)
-            });
-            let buckets = e
-                .buckets
-                .as_mut()
-                .filter(|b| b.operations > 0)
-                .map(|b| std::mem::replace(b, BucketHistogram::new(n_buckets)));
-            let series = e
-                .series
-                .as_mut()
-                .map(|(_, s)| std::mem::replace(s, TimeSeries::new()));
-            let raw = e.raw.as_mut().map(std::mem::take);
-            taken.push(Taken {
-                kind: e.kind,
-                key: e.key.clone(),
-                first_seq: e.first_seq,
-                has_buckets: e.buckets.is_some(),
-                hist,
-                buckets,
-                series,
-                raw,
-                created: e.created,
-                statuses: e.statuses,
-                status_seq: e.status_seq,
-            });
-            e.statuses = [0; 9];
-        }
-    }
-}
-
 impl Aggregate {
-    /// The aggregate's entry for what was taken (same kind and key), created empty (with the
-    /// parts the client's entry has) when it is the first.
-    fn entry_for(&mut self, t: &Taken, n_buckets: usize) -> &mut AggEntry {
+    /// The aggregate's entry for what was taken (same kind and key), created empty when it is
+    /// the first.
+    fn entry_for(&mut self, t: &SlotEntry, config: &MeasurementConfig) -> &mut AggEntry {
         let pos = self
             .entries
             .iter()
             .position(|a| a.kind == t.kind && *a.key == *t.key);
-        let p = match pos {
-            Some(p) => p,
-            None => {
-                let buckets = t.has_buckets.then(|| BucketHistogram::new(n_buckets));
-                let series = t.series.as_ref().map(|_| TimeSeries::new());
-                let raw = t.raw.as_ref().map(|_| RawLog::default());
-                self.entries.push(AggEntry {
-                    kind: t.kind,
-                    key: t.key.to_string(),
-                    first_seq: t.first_seq,
-                    total: hdr::new_histogram(),
-                    interval: hdr::new_histogram(),
-                    buckets_total: buckets.clone(),
-                    buckets_interval: buckets,
-                    series_total: series.clone(),
-                    series_interval: series,
-                    raw_total: raw.clone(),
-                    raw_interval: raw,
-                    created: t.created,
-                    statuses: [0; 9],
-                    status_seq: [NO_SEQ; 9],
-                });
-                self.entries.len() - 1
-            }
-        };
+        let p = pos.unwrap_or_else(|| {
+            self.entries.push(AggEntry {
+                kind: t.kind,
+                key: t.key.to_string(),
+                first_seq: t.first_seq,
+                total: Parts::new(config),
+                interval: Parts::new(config),
+                created: t.created,
+                statuses: [0; 9],
+                status_seq: [NO_SEQ; 9],
+            });
+            self.entries.len() - 1
+        });
         &mut self.entries[p]
     }
 }
@@ -398,33 +385,42 @@ impl Aggregate {
 impl AggEntry {
     /// Adds what was taken from a client into the interval part; returns the client's
     /// histogram, emptied, for the pool.
-    fn add_interval(&mut self, t: Taken) -> Option<Histogram<u64>> {
+    fn add_interval(&mut self, t: SlotEntry) -> Histogram<u64> {
         self.first_seq = self.first_seq.min(t.first_seq);
         self.created = self.created.min(t.created);
-        if let (Some(dst), Some(src)) = (self.series_interval.as_mut(), t.series.as_ref()) {
-            dst.add(src);
-        }
-        if let (Some(dst), Some(src)) = (self.raw_interval.as_mut(), t.raw.as_ref()) {
-            dst.add(src);
-        }
-        let spare = t.hist.map(|mut h| {
-            // Both histograms auto-resize, so adding cannot fail.
-            let _ = self.interval.add(&h);
-            h.reset();
-            h
-        });
-        if let (Some(dst), Some(src)) = (self.buckets_interval.as_mut(), t.buckets.as_ref()) {
-            dst.add(src);
-        }
+        self.interval.add(&t.parts);
         for i in 0..9 {
             self.statuses[i] += t.statuses[i];
             self.status_seq[i] = self.status_seq[i].min(t.status_seq[i]);
         }
+        let mut spare = t.parts.hist;
+        spare.reset();
         spare
+    }
+
+    /// Adds the current interval into the totals and starts the next one empty.
+    fn fold_interval(&mut self) {
+        self.total.add(&self.interval);
+        self.interval.reset();
     }
 }
 
 impl ClientSlot {
+    /// Takes the slot's counters since the last aggregation into `taken`, leaving empty ones
+    /// (histograms from `pool`) in their place: O(1) per entry, so the client is not held up.
+    fn take_interval(&mut self, pool: &mut Vec<Histogram<u64>>, taken: &mut Vec<SlotEntry>) {
+        for e in self.entries.iter_mut() {
+            taken.push(SlotEntry {
+                key: e.key.clone(),
+                parts: e.parts.take(pool),
+                statuses: std::mem::take(&mut e.statuses),
+                ..*e
+            });
+        }
+    }
+
+    /// The index of the entry for `op` (`op-suffix` with a suffix) in map `kind`, created on
+    /// first use (a timeseries one starting at the measurement's shared start).
     fn entry_index(
         &mut self,
         shared: &RegistryState,
@@ -436,55 +432,61 @@ impl ClientSlot {
             .entries
             .iter()
             .position(|e| e.kind == kind && matches_key(&e.key, op, suffix));
-        match pos {
-            Some(p) => p,
-            None => {
-                let key = match suffix {
-                    None => op.to_string(),
-                    Some(s) => format!("{op}-{s}"),
-                };
-                let t = shared.config.measurement_type;
-                let buckets = t
-                    .has_buckets()
-                    .then(|| BucketHistogram::new(shared.config.histogram_buckets));
-                let series = (t == MeasurementType::TimeSeries)
-                    .then(|| (shared.series_start(kind, &key), TimeSeries::new()));
-                self.entries.push(SlotEntry {
-                    kind,
-                    key: key.into_boxed_str(),
-                    first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
-                    hist: hdr::new_histogram(),
-                    buckets,
-                    series,
-                    raw: t.has_raw().then(RawLog::default),
-                    created: SystemTime::now(),
-                    statuses: [0; 9],
-                    status_seq: [NO_SEQ; 9],
-                });
-                self.entries.len() - 1
-            }
+        if let Some(p) = pos {
+            return p;
         }
+        let key = match suffix {
+            None => op.to_string(),
+            Some(s) => format!("{op}-{s}"),
+        };
+        let parts = Parts::new(&shared.config);
+        let series_start = match parts.series {
+            Some(_) => shared.series_start(kind, &key),
+            None => Instant::now(),
+        };
+        self.entries.push(SlotEntry {
+            kind,
+            key: key.into_boxed_str(),
+            first_seq: shared.seq.fetch_add(1, Ordering::Relaxed),
+            parts,
+            series_start,
+            created: SystemTime::now(),
+            statuses: [0; 9],
+            status_seq: [NO_SEQ; 9],
+        });
+        self.entries.len() - 1
     }
 
-    fn measure_at(&mut self, shared: &RegistryState, idx: usize, us: u64) {
+    /// Records `us` under `op` (`op-suffix` with a suffix) in map `kind`; returns the entry's index.
+    fn measure(
+        &mut self,
+        shared: &RegistryState,
+        kind: MapKind,
+        op: &str,
+        suffix: Option<&str>,
+        us: u64,
+    ) -> usize {
+        let idx = self.entry_index(shared, kind, op, suffix);
         // YCSB casts latencies to Java int.
         let v = us.min(i32::MAX as u64);
         let e = &mut self.entries[idx];
+        let p = &mut e.parts;
         // Auto-resizing: `record` grows the histogram (`saturating_record` would clamp instead).
-        if e.hist.record(v).is_err() {
-            e.hist.saturating_record(v);
+        if p.hist.record(v).is_err() {
+            p.hist.saturating_record(v);
         }
         // The other types cost one untaken branch each when they are off.
-        if let Some(b) = e.buckets.as_mut() {
+        if let Some(b) = p.buckets.as_mut() {
             b.record(v as i64);
         }
-        if let Some((start, s)) = e.series.as_mut() {
-            let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(s) = p.series.as_mut() {
+            let elapsed = u64::try_from(e.series_start.elapsed().as_millis()).unwrap_or(u64::MAX);
             s.record(elapsed, shared.config.timeseries_granularity_ms, v as i64);
         }
-        if let Some(r) = e.raw.as_mut() {
+        if let Some(r) = p.raw.as_mut() {
             r.record(now_ms(), v as u32);
         }
+        idx
     }
 
     fn status_at(&mut self, shared: &RegistryState, idx: usize, status: Status) {
@@ -494,18 +496,6 @@ impl ClientSlot {
             e.status_seq[i] = shared.seq.fetch_add(1, Ordering::Relaxed);
         }
         e.statuses[i] += 1;
-    }
-
-    fn measure(
-        &mut self,
-        shared: &RegistryState,
-        kind: MapKind,
-        op: &str,
-        suffix: Option<&str>,
-        us: u64,
-    ) {
-        let idx = self.entry_index(shared, kind, op, suffix);
-        self.measure_at(shared, idx, us);
     }
 }
 
@@ -540,15 +530,14 @@ impl ClientRecorder {
         // status), reuse its index instead of looking it up again.
         let mut status_idx = None;
         if mode.records_actual() {
-            let idx = slot.entry_index(shared, MapKind::Actual, op, suffix);
-            slot.measure_at(shared, idx, latency_us);
+            let idx = slot.measure(shared, MapKind::Actual, op, suffix, latency_us);
             if suffix.is_none() && status_map == MapKind::Actual {
                 status_idx = Some(idx);
             }
         }
         if mode.records_intended() {
-            let idx = slot.entry_index(shared, MapKind::Intended, op, suffix);
-            slot.measure_at(shared, idx, intended_us.unwrap_or(latency_us));
+            let us = intended_us.unwrap_or(latency_us);
+            let idx = slot.measure(shared, MapKind::Intended, op, suffix, us);
             if suffix.is_none() && status_map == MapKind::Intended {
                 status_idx = Some(idx);
             }
@@ -623,15 +612,12 @@ impl Measurements {
     /// recording task is never blocked for a histogram walk; the adding happens after unlocking.
     fn collect(&self, agg: &mut Aggregate) {
         let clients: Vec<Arc<Mutex<ClientSlot>>> = lock(&self.clients).clone();
-        let n_buckets = self.shared.config.histogram_buckets;
-        let mut taken: Vec<Taken> = Vec::new();
+        let mut taken: Vec<SlotEntry> = Vec::new();
         for slot in clients {
-            taken.clear();
-            lock(&slot).take_interval(&mut agg.pool, n_buckets, &mut taken);
+            lock(&slot).take_interval(&mut agg.pool, &mut taken);
             for t in taken.drain(..) {
-                if let Some(spare) = agg.entry_for(&t, n_buckets).add_interval(t) {
-                    agg.pool.push(spare);
-                }
+                let spare = agg.entry_for(&t, &self.shared.config).add_interval(t);
+                agg.pool.push(spare);
             }
         }
     }
@@ -671,7 +657,7 @@ impl Measurements {
             let stats = self.interval_stats(&agg.entries[i]);
             Self::log_interval(&mut agg, i, &name, now);
             let a = &mut agg.entries[i];
-            fold_interval(a);
+            a.fold_interval();
             entries.push(IntervalSummary {
                 name,
                 kind: a.kind,
@@ -683,7 +669,7 @@ impl Measurements {
 
     /// The status-line numbers of one measurement's current interval, per measurement type.
     fn interval_stats(&self, a: &AggEntry) -> SummaryStats {
-        let h = &a.interval;
+        let h = &a.interval.hist;
         let hdr = || SummaryStats::Hdr {
             count: h.len(),
             max: hdr::max(h),
@@ -691,21 +677,18 @@ impl Measurements {
             mean: hdr::mean(h),
             percentiles: [50.0, 90.0, 99.0, 99.9, 99.99].map(|p| hdr::percentile(h, p)),
         };
-        let exact = if let Some(b) = a.buckets_interval.as_ref() {
-            Some(SummaryStats::Histogram {
-                operations: b.operations,
-                total_latency: b.total_latency,
-            })
-        } else if let Some(s) = a.series_interval.as_ref() {
-            Some(SummaryStats::Histogram {
-                operations: s.operations,
-                total_latency: s.total_latency,
-            })
-        } else {
-            a.raw_interval.as_ref().map(|r| SummaryStats::Raw {
+        let window = |operations, total_latency| SummaryStats::Histogram {
+            operations,
+            total_latency,
+        };
+        let exact = match (&a.interval.buckets, &a.interval.series, &a.interval.raw) {
+            (Some(b), _, _) => Some(window(b.operations, b.total_latency)),
+            (_, Some(s), _) => Some(window(s.operations, s.total_latency)),
+            (_, _, Some(r)) => Some(SummaryStats::Raw {
                 operations: r.points.len() as u64,
                 total_latency: r.total_latency,
-            })
+            }),
+            _ => None,
         };
         match exact {
             Some(other) if self.shared.config.measurement_type.is_combined() => {
@@ -722,13 +705,13 @@ impl Measurements {
         let Aggregate { entries, logs, .. } = agg;
         if let Some(logs) = logs.as_mut() {
             let a = &entries[i];
-            let combined = a.buckets_interval.is_some() || a.raw_interval.is_some();
+            let combined = a.interval.buckets.is_some() || a.interval.raw.is_some();
             let file = if combined {
                 format!("Hdr{name}")
             } else {
                 name.to_string()
             };
-            logs.interval(&file, a.created, &a.interval, now);
+            logs.interval(&file, a.created, &a.interval.hist, now);
         }
     }
 
@@ -744,7 +727,7 @@ impl Measurements {
             let name = self.display_name(agg.entries[i].kind, &agg.entries[i].key);
             Self::log_interval(&mut agg, i, &name, now);
             let a = &mut agg.entries[i];
-            fold_interval(a);
+            a.fold_interval();
             let mut seen: Vec<Status> = Status::ALL
                 .into_iter()
                 .filter(|s| a.status_seq[s.index()] != NO_SEQ)
@@ -758,10 +741,10 @@ impl Measurements {
                 name,
                 key: a.key.clone(),
                 kind: a.kind,
-                histogram: a.total.clone(),
-                buckets: a.buckets_total.clone(),
-                series: a.series_total.clone(),
-                raw: a.raw_total.clone(),
+                histogram: a.total.hist.clone(),
+                buckets: a.total.buckets.clone(),
+                series: a.total.series.clone(),
+                raw: a.total.raw.clone(),
                 statuses,
             });
         }
@@ -770,23 +753,6 @@ impl Measurements {
             measurements,
             log_problems: problems,
         }
-    }
-}
-
-fn fold_interval(a: &mut AggEntry) {
-    let _ = a.total.add(&a.interval);
-    a.interval.reset();
-    if let (Some(t), Some(i)) = (a.buckets_total.as_mut(), a.buckets_interval.as_mut()) {
-        t.add(i);
-        i.reset();
-    }
-    if let (Some(t), Some(i)) = (a.series_total.as_mut(), a.series_interval.as_mut()) {
-        t.add(i);
-        *i = TimeSeries::new();
-    }
-    if let (Some(t), Some(i)) = (a.raw_total.as_mut(), a.raw_interval.as_mut()) {
-        t.add(i);
-        *i = RawLog::default();
     }
 }
 

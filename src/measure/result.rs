@@ -511,11 +511,7 @@ impl ResultDocument {
             .map(|m| {
                 Ok(super::registry::OpMeasurement {
                     name: m.name.clone(),
-                    key: m
-                        .name
-                        .strip_prefix("Intended-")
-                        .unwrap_or(&m.name)
-                        .to_string(),
+                    key: map_key(&m.name).to_string(),
                     kind: m.kind,
                     histogram: m.decode_histogram()?,
                     buckets: None,
@@ -639,19 +635,16 @@ fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>
             let pos = accs
                 .iter()
                 .position(|a| a.name == m.name && a.kind == m.kind);
-            let acc = match pos {
-                Some(p) => &mut accs[p],
-                None => {
-                    accs.push(SummedMeasurement {
-                        name: m.name.clone(),
-                        kind: m.kind,
-                        hist: hdr::new_histogram(),
-                        statuses: Vec::new(),
-                    });
-                    let last = accs.len() - 1;
-                    &mut accs[last]
-                }
-            };
+            let p = pos.unwrap_or_else(|| {
+                accs.push(SummedMeasurement {
+                    name: m.name.clone(),
+                    kind: m.kind,
+                    hist: hdr::new_histogram(),
+                    statuses: Vec::new(),
+                });
+                accs.len() - 1
+            });
+            let acc = &mut accs[p];
             acc.hist
                 .add(&h)
                 .map_err(|e| ResultError::Merge(format!("{e:?}")))?;
@@ -666,21 +659,18 @@ fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>
     Ok(accs)
 }
 
+/// The map key of a printed measurement name: the name without its `Intended-` prefix.
+fn map_key(name: &str) -> &str {
+    name.strip_prefix("Intended-").unwrap_or(name)
+}
+
 /// The summed measurements as results: actual measurements first, then intended, each in
 /// YCSB's map order of first appearance, their statuses in YCSB's order.
 fn in_ycsb_order(accs: &[SummedMeasurement]) -> Result<Vec<MeasurementResult>, ResultError> {
     let mut measurements = Vec::with_capacity(accs.len());
     for kind in [MapKind::Actual, MapKind::Intended] {
         let idx: Vec<usize> = (0..accs.len()).filter(|&i| accs[i].kind == kind).collect();
-        let keys: Vec<&str> = idx
-            .iter()
-            .map(|&i| {
-                accs[i]
-                    .name
-                    .strip_prefix("Intended-")
-                    .unwrap_or(&accs[i].name)
-            })
-            .collect();
+        let keys: Vec<&str> = idx.iter().map(|&i| map_key(&accs[i].name)).collect();
         for j in order::order_names(&keys) {
             let a = &accs[idx[j]];
             let seen: Vec<Status> = a.statuses.iter().map(|s| s.status).collect();
@@ -724,6 +714,12 @@ mod tests {
         ResultDocument::new("run", t0, t1, &overall, &run_with(values, fail)).unwrap()
     }
 
+    /// The status counts `pairs`, as a document lists them.
+    fn counts(pairs: &[(Status, u64)]) -> Vec<StatusCount> {
+        let count = |&(status, count)| StatusCount { status, count };
+        pairs.iter().map(count).collect()
+    }
+
     #[test]
     fn document_stats_match_ycsb() {
         let d = doc(
@@ -743,16 +739,7 @@ mod tests {
         assert_eq!(r.mean, 12487.916666666666);
         assert_eq!(
             r.statuses,
-            vec![
-                StatusCount {
-                    status: Status::Ok,
-                    count: 12
-                },
-                StatusCount {
-                    status: Status::NotFound,
-                    count: 1
-                }
-            ]
+            counts(&[(Status::Ok, 12), (Status::NotFound, 1)])
         );
         let names: Vec<&str> = d.measurements.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["READ", "CLEANUP", "READ-FAILED"]);
@@ -781,16 +768,7 @@ mod tests {
         assert_eq!((u.p50, u.p95, u.p99), (5003, 9503, 9903));
         assert_eq!(
             u.statuses,
-            vec![
-                StatusCount {
-                    status: Status::Ok,
-                    count: 100
-                },
-                StatusCount {
-                    status: Status::NotFound,
-                    count: 3
-                }
-            ]
+            counts(&[(Status::Ok, 100), (Status::NotFound, 3)])
         );
         assert_eq!(m.measurement("READ-FAILED").unwrap().count, 3);
         assert_eq!(m.runs, 2);

@@ -48,15 +48,7 @@ impl Status {
     pub(crate) fn is_ok(self) -> bool {
         matches!(self, Status::Ok | Status::BatchedOk)
     }
-}
 
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Status {
     /// Every status, in a fixed order (the index order of [`Status::index`]).
     pub(crate) const ALL: [Status; 9] = [
         Status::Ok,
@@ -70,18 +62,14 @@ impl Status {
         Status::ServiceUnavailable,
     ];
 
-    /// A dense index (0..9) so per-status counters can live in a plain array.
+    /// A dense index (0..9, declaration order) so per-status counters can live in a plain array.
     pub(crate) fn index(self) -> usize {
-        match self {
-            Status::Ok => 0,
-            Status::BatchedOk => 1,
-            Status::NotFound => 2,
-            Status::Error => 3,
-            Status::UnexpectedState => 4,
-            Status::NotImplemented => 5,
-            Status::BadRequest => 6,
-            Status::Forbidden => 7,
-            Status::ServiceUnavailable => 8,
-        }
+        self as usize
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }

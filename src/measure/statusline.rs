@@ -40,14 +40,13 @@ where
     // Java `(long) Math.ceil(...)`: NaN → 0, ∞ → Long.MAX_VALUE (Rust's `as` saturates the same).
     let est_remaining = (input.todo_ops as f64 / throughput).ceil() as i64;
 
-    let mut msg = String::new();
-    msg.push_str(input.label);
-    msg.push_str(&input.now.format("%Y-%m-%d %H:%M:%S:%3f").to_string());
-    msg.push(' ');
-    msg.push_str(&(input.elapsed_ms / 1000).to_string());
-    msg.push_str(" sec: ");
-    msg.push_str(&input.total_ops.to_string());
-    msg.push_str(" operations; ");
+    let mut msg = format!(
+        "{}{} {} sec: {} operations; ",
+        input.label,
+        input.now.format("%Y-%m-%d %H:%M:%S:%3f"),
+        input.elapsed_ms / 1000,
+        input.total_ops
+    );
     if input.total_ops != 0 {
         msg.push_str(&decimal_2(cur));
         msg.push_str(" current ops/sec; ");
@@ -64,48 +63,31 @@ where
 /// seconds only when nothing else printed, and `second` vs `seconds` decided by whether the
 /// number has one digit.
 pub(crate) fn remaining(seconds: i64) -> String {
-    const DAY: i64 = 86_400;
-    const HOUR: i64 = 3_600;
-    let mut s = seconds;
+    let part = |n: i64, unit: &str| match n {
+        1 => format!("1 {unit} "),
+        _ => format!("{n} {unit}s "),
+    };
     let mut out = String::new();
-    let days = s / DAY;
+    let days = seconds / 86_400;
     if days > 0 {
-        out.push_str(&format!(
-            "{days}{}",
-            if days == 1 { " day " } else { " days " }
-        ));
-        s -= days * DAY;
+        out += &part(days, "day");
     }
-    let hours = s / HOUR;
+    let hours = seconds % 86_400 / 3_600;
     if hours > 0 {
-        out.push_str(&format!(
-            "{hours}{}",
-            if hours == 1 { " hour " } else { " hours " }
-        ));
-        s -= hours * HOUR;
+        out += &part(hours, "hour");
     }
-    if days < 1 {
-        let minutes = s / 60;
-        if minutes > 0 {
-            out.push_str(&format!(
-                "{minutes}{}",
-                if minutes == 1 {
-                    " minute "
-                } else {
-                    " minutes "
-                }
-            ));
-        }
+    let minutes = seconds % 3_600 / 60;
+    if days < 1 && minutes > 0 {
+        out += &part(minutes, "minute");
     }
     if out.is_empty() {
-        let n = s.to_string();
-        let unit = if n.len() == 1 {
-            " second "
+        // Under a minute, so nothing was subtracted: the plural is by digit count.
+        let unit = if seconds.to_string().len() == 1 {
+            "second"
         } else {
-            " seconds "
+            "seconds"
         };
-        out.push_str(&n);
-        out.push_str(unit);
+        out = format!("{seconds} {unit} ");
     }
     out
 }

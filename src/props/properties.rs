@@ -142,6 +142,13 @@ impl Properties {
         p
     }
 
+    /// A `name → value` lookup over `pairs`, for code that reads through one (unit tests).
+    #[cfg(test)]
+    pub(crate) fn lookup_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let p = Properties::from_pairs(pairs);
+        move |k| p.get(k).map(str::to_string)
+    }
+
     /// An empty set: every property takes its default.
     pub fn new() -> Self {
         Self::default()
@@ -610,9 +617,9 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn file_with(text: &str) -> tempfile::NamedTempFile {
+    fn file_with(text: impl AsRef<[u8]>) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(text.as_bytes()).unwrap();
+        f.write_all(text.as_ref()).unwrap();
         f
     }
 
@@ -799,9 +806,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(&format!("{}:2", nul.path().display())), "{e}");
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        f.write_all(b"recordcount=10\n\xff\xfe\x80garbage\n")
-            .unwrap();
+        let f = file_with(b"recordcount=10\n\xff\xfe\x80garbage\n");
         let e = Properties::new()
             .load_file(f.path())
             .unwrap_err()

@@ -78,6 +78,11 @@ pub(crate) fn zeta(n: i64, theta: f64) -> f64 {
     zeta_from(0, n, theta, 0.0)
 }
 
+/// YCSB's η for `items` items and the zeta sum `zetan`.
+fn eta(items: i64, theta: f64, zeta2theta: f64, zetan: f64) -> f64 {
+    (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2theta / zetan)
+}
+
 /// `ZipfianGenerator` over `[min, max]` (Gray et al.). `Copy`: the zeta sum is computed once and each client keeps
 /// its own copy of these few numbers (needed because `latest` extends the sum as inserts are acknowledged).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -119,7 +124,7 @@ impl Zipfian {
             second_bound: 1.0 + 0.5f64.powf(theta),
             alpha: 1.0 / (1.0 - theta),
             zetan,
-            eta: (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2theta / zetan),
+            eta: eta(items, theta, zeta2theta, zetan),
             countforzeta: items,
             last_value: 0,
         };
@@ -146,8 +151,7 @@ impl Zipfian {
         if itemcount > self.countforzeta {
             self.zetan = zeta_from(self.countforzeta, itemcount, self.theta, self.zetan);
             self.countforzeta = itemcount;
-            self.eta = (1.0 - (2.0 / self.items as f64).powf(1.0 - self.theta))
-                / (1.0 - self.zeta2theta / self.zetan);
+            self.eta = eta(self.items, self.theta, self.zeta2theta, self.zetan);
         }
     }
 
@@ -258,11 +262,7 @@ pub struct Hotspot {
 impl Hotspot {
     /// `hot = (int)(n * datafraction)` as YCSB; `None` when a set that can be drawn from is empty (YCSB divides by 0).
     pub fn new(lower: i64, upper: i64, datafraction: f64, opnfraction: f64) -> Option<Self> {
-        let (lower, upper) = if lower > upper {
-            (upper, lower)
-        } else {
-            (lower, upper)
-        };
+        let (lower, upper) = (lower.min(upper), lower.max(upper));
         let n = upper - lower + 1;
         let hot = (n as f64 * datafraction) as i32 as i64;
         let cold = n - hot;
@@ -481,7 +481,6 @@ pub enum OpKind {
 /// `DiscreteGenerator` for the operation chooser: entries with weight > 0, in the order added, normalised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Discrete {
-    entries: Vec<(OpKind, f64)>,
     /// `weight / sum` per entry, computed once (YCSB divides on every draw; the quotients are identical).
     shares: Vec<(OpKind, f64)>,
 }
@@ -492,7 +491,7 @@ impl Discrete {
         let entries: Vec<_> = weights.iter().copied().filter(|(_, w)| *w > 0.0).collect();
         let sum: f64 = entries.iter().map(|(_, w)| w).sum();
         let shares = entries.iter().map(|(k, w)| (*k, w / sum)).collect();
-        (!entries.is_empty()).then_some(Self { entries, shares })
+        (!entries.is_empty()).then_some(Self { shares })
     }
 
     /// The choice for `u` in [0, 1): walk entries subtracting normalised weights.
@@ -566,18 +565,12 @@ impl Histogram {
             match (bucket, count) {
                 (Some(b), Some(c)) if c >= 0 && b <= counts.len() => counts.insert(b, c),
                 (Some(b), Some(_)) if b > counts.len() => {
-                    return Err((
-                        i + 1,
-                        format!(
-                            "bucket {b} skips ahead; buckets must be numbered 0, 1, 2, ... in order"
-                        ),
-                    ));
+                    let msg = "skips ahead; buckets must be numbered 0, 1, 2, ... in order";
+                    return Err((i + 1, format!("bucket {b} {msg}")));
                 }
                 _ => {
-                    return Err((
-                        i + 1,
-                        "expected bucket<TAB>count with whole, non-negative numbers".to_string(),
-                    ));
+                    let msg = "expected bucket<TAB>count with whole, non-negative numbers";
+                    return Err((i + 1, msg.to_string()));
                 }
             }
         }
@@ -627,50 +620,31 @@ mod tests {
         (a - b).abs() <= 1e-12 * b.abs().max(1.0)
     }
 
-    #[test]
-    fn zipf_0_999_table() {
-        let z = Zipfian::new(0, 999);
-        assert!(close(z.zetan, 7.728953217284729), "{}", z.zetan);
-        assert!(close(z.eta, 0.07480608670689805), "{}", z.eta);
-        let table = [
-            (0.0, 0),
-            (0.02, 0),
-            (0.0378, 0),
-            (0.05, 0),
-            (0.1, 0),
-            (0.25, 3),
-            (0.5, 22),
-            (0.75, 151),
-            (0.9, 471),
-            (0.99, 927),
-            (0.999999, 999),
-        ];
-        for (u, want) in table {
+    /// The draws `u` of the spec's zipfian tables.
+    const ZIPF_DRAWS: [f64; 11] = [
+        0.0, 0.02, 0.0378, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999999,
+    ];
+
+    /// Checks `Zipfian::new(min, max)`'s constants and its value for each of [`ZIPF_DRAWS`].
+    fn check_zipf_table(min: i64, max: i64, zetan: f64, eta: f64, want: [i64; 11]) {
+        let z = Zipfian::new(min, max);
+        assert!(close(z.zetan, zetan), "{}", z.zetan);
+        assert!(close(z.eta, eta), "{}", z.eta);
+        for (u, want) in ZIPF_DRAWS.into_iter().zip(want) {
             assert_eq!(z.value_for(u, z.items), want, "u={u}");
         }
     }
 
     #[test]
+    fn zipf_0_999_table() {
+        let want = [0, 0, 0, 0, 0, 3, 22, 151, 471, 927, 999];
+        check_zipf_table(0, 999, 7.728953217284729, 0.07480608670689805, want);
+    }
+
+    #[test]
     fn zipf_1_100_table() {
-        let z = Zipfian::new(1, 100);
-        assert!(close(z.zetan, 5.294568831377164), "{}", z.zetan);
-        assert!(close(z.eta, 0.05357974299304715), "{}", z.eta);
-        let table = [
-            (0.0, 1),
-            (0.02, 1),
-            (0.0378, 1),
-            (0.05, 1),
-            (0.1, 1),
-            (0.25, 2),
-            (0.5, 7),
-            (0.75, 26),
-            (0.9, 59),
-            (0.99, 95),
-            (0.999999, 100),
-        ];
-        for (u, want) in table {
-            assert_eq!(z.value_for(u, z.items), want, "u={u}");
-        }
+        let want = [1, 1, 1, 1, 1, 2, 7, 26, 59, 95, 100];
+        check_zipf_table(1, 100, 5.294568831377164, 0.05357974299304715, want);
     }
 
     #[test]
