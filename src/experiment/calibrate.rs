@@ -148,20 +148,17 @@ pub(crate) async fn calibrate(
         let secs = cfg.duration.as_secs().max(1);
         run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
         run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
-        let mut measured = None;
-        let phases = [
-            (Phase::Load, &load, "calibrate: load", None),
-            (Phase::Run, &run, "calibrate: run", Some(cfg.duration)),
-        ];
-        for (phase, props, name, length) in phases {
+        // One phase with one local client, its bar finished with the throughput.
+        let measure = async |props, phase, name, length| {
             let bar = progress.phase(name, length);
             let one = ClientLauncher::Local { count: 1 };
             let events = Some(progress.events());
             let m = run_phase(&uri, props, phase, cancel, None, events, &one).await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-            measured = Some(m);
-        }
-        anyhow::Ok(measured.expect("the run phase was measured"))
+            anyhow::Ok(m)
+        };
+        measure(&load, Phase::Load, "calibrate: load", None).await?;
+        measure(&run, Phase::Run, "calibrate: run", Some(cfg.duration)).await
     }
     .await;
     server.stop().await;
