@@ -36,8 +36,13 @@ pub(crate) fn ycsb_binding_is_async(name: &str) -> Option<bool> {
         "site.ycsb.db.AsyncMongoDbClient",
         "com.yahoo.ycsb.db.AsyncMongoDbClient",
     ];
-    let is_async = ASYNC.contains(&name);
-    (is_async || SYNC.contains(&name)).then_some(is_async)
+    if SYNC.contains(&name) {
+        Some(false)
+    } else if ASYNC.contains(&name) {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 /// One returned record: its `_id` and its binary fields (what data-integrity verification needs).

@@ -109,8 +109,8 @@ struct SlotEntry {
     first_seq: u64,
     parts: Parts,
     /// `timeseries`: the measurement's first operation (shared by clients), the series' zero;
-    /// for the other types the entry's creation, unread.
-    series_start: Instant,
+    /// set exactly when `parts.series` is.
+    series_start: Option<Instant>,
     /// When this client first recorded the measurement (the interval log's start).
     created: SystemTime,
     statuses: [u64; 9],
@@ -440,10 +440,10 @@ impl ClientSlot {
             Some(s) => format!("{op}-{s}"),
         };
         let parts = Parts::new(&shared.config);
-        let series_start = match parts.series {
-            Some(_) => shared.series_start(kind, &key),
-            None => Instant::now(),
-        };
+        let series_start = parts
+            .series
+            .as_ref()
+            .map(|_| shared.series_start(kind, &key));
         self.entries.push(SlotEntry {
             kind,
             key: key.into_boxed_str(),
@@ -479,8 +479,8 @@ impl ClientSlot {
         if let Some(b) = p.buckets.as_mut() {
             b.record(v as i64);
         }
-        if let Some(s) = p.series.as_mut() {
-            let elapsed = u64::try_from(e.series_start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let (Some(s), Some(start)) = (p.series.as_mut(), e.series_start) {
+            let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
             s.record(elapsed, shared.config.timeseries_granularity_ms, v as i64);
         }
         if let Some(r) = p.raw.as_mut() {
