@@ -542,10 +542,15 @@ impl DbClient {
             }
             many => {
                 let ids: Vec<Bson> = many.iter().map(|k| Bson::String(k.clone())).collect();
+                // `limit` with the batch size: mongod fills a first batch of n and keeps the
+                // cursor open (one more getMore per read) unless the limit closes it
+                // (`docs/mongodb-versions.md`, "Cursors").
+                let n = many.len();
                 let find = self
                     .coll
                     .find(doc! {"_id": {"$in": ids}})
-                    .batch_size(u32::try_from(many.len()).unwrap_or(u32::MAX))
+                    .limit(i64::try_from(n).unwrap_or(i64::MAX))
+                    .batch_size(u32::try_from(n).unwrap_or(u32::MAX))
                     .optional(projection(fields), |f, p| f.projection(p));
                 let found = match drain(find.await, out).await {
                     Ok(found) => found,

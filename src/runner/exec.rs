@@ -247,7 +247,7 @@ struct Reporting<'a> {
 fn report(r: Reporting<'_>) -> anyhow::Result<Executed> {
     let ended_wall = chrono::Utc::now();
     let ran = r.ran;
-    let overall = ran.window.overall(r.phase, &ran.counters);
+    let overall = ran.window.overall(r.phase);
     let run = r.measurements.finish();
     let (problems, raw_data) = super::outputs::finish(&run, &r.mcfg);
     for problem in problems {
@@ -503,6 +503,8 @@ impl Beside {
 struct Window {
     ops_done: u64,
     ops_failed: u64,
+    /// Inserts that succeeded inside the window (a load's `[OVERALL]` count).
+    inserted: u64,
     elapsed: Duration,
     started_wall: chrono::DateTime<chrono::Utc>,
     /// A warm-up was asked for and the run ended inside it.
@@ -512,11 +514,11 @@ struct Window {
 impl Window {
     /// Run time and operation count as YCSB's `[OVERALL]` gives them: a load counts the
     /// inserts that succeeded.
-    fn overall(&self, phase: Phase, counters: &[(Arc<ClientProgress>, u64)]) -> measure::Overall {
+    fn overall(&self, phase: Phase) -> measure::Overall {
         measure::Overall {
             runtime_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
             operations: match phase {
-                Phase::Load => super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p)),
+                Phase::Load => self.inserted,
                 Phase::Run => self.ops_done,
             },
         }
@@ -531,10 +533,12 @@ impl Window {
         started_wall: chrono::DateTime<chrono::Utc>,
     ) -> Window {
         let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
+        let inserted = super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p));
         match warm {
             Some(w) => Window {
                 ops_done: ops_done.saturating_sub(w.ops),
                 ops_failed: ops_failed.saturating_sub(w.failed),
+                inserted: inserted.saturating_sub(w.inserted),
                 elapsed: end.saturating_duration_since(w.at),
                 started_wall: w.wall,
                 warmup_unfinished: false,
@@ -542,6 +546,7 @@ impl Window {
             None => Window {
                 ops_done,
                 ops_failed,
+                inserted,
                 elapsed,
                 started_wall,
                 warmup_unfinished: !limits.warmup.is_zero(),

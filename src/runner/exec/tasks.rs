@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{ClientLine, Event, Sink};
 use crate::measure::{self, Measurements};
-use crate::runner::client::{ClientProgress, progress_totals};
+use crate::runner::client::{ClientProgress, progress_totals, succeeded_inserts};
 use crate::workload::prop;
 
 /// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
@@ -90,6 +90,7 @@ pub(super) fn spawn_warmup_end(
         }
         measurements.reset();
         let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+        let inserted = succeeded_inserts(progress.iter().map(|p| &**p));
         if let Ok(mut s) = slot.lock() {
             *s = Some(WarmupEnd {
                 cpu: measure::ClientCpu::now(),
@@ -97,6 +98,7 @@ pub(super) fn spawn_warmup_end(
                 wall: chrono::Utc::now(),
                 ops,
                 failed,
+                inserted,
             });
         }
     })
@@ -137,4 +139,6 @@ pub(super) struct WarmupEnd {
     pub(super) wall: chrono::DateTime<chrono::Utc>,
     pub(super) ops: u64,
     pub(super) failed: u64,
+    /// Inserts that had succeeded by the warm-up's end: a load's figure leaves them out.
+    pub(super) inserted: u64,
 }
