@@ -10,6 +10,7 @@ mod engine_cli;
 mod engine_outputs;
 mod engine_phases;
 mod measure_api;
+mod measured_window;
 
 // Experiments: compare, sweep, demo, resume; several clients.
 mod clients;
