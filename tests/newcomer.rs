@@ -22,7 +22,7 @@ fn a_misspelt_property_is_refused_naming_it_before_anything_starts() {
     let tmp = tempfile::tempdir().expect("tmp");
     let state = tmp.path().join("state");
     let out = tmp.path().join("results");
-    let cases: [&[&str]; 3] = [
+    let cases: [&[&str]; 4] = [
         &[
             "load",
             "-P",
@@ -58,14 +58,25 @@ fn a_misspelt_property_is_refused_naming_it_before_anything_starts() {
             "-p",
             "recordcout=1000",
         ],
+        // Not within two edits, but an abbreviation (NEWCOMER-2 #27: it ran zipfian silently).
+        &[
+            "run",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "requestdistrib=uniform",
+            "--uri",
+            "mongodb://localhost:1/ycsb",
+        ],
     ];
-    for (args, named) in cases
-        .iter()
-        .zip(["recordcout", "readbachsize", "recordcout"])
+    for (args, named) in
+        cases
+            .iter()
+            .zip(["recordcout", "readbachsize", "recordcout", "requestdistrib"])
     {
         let mut cmd = microshard(&state);
         cmd.args(*args);
-        if args[0] != "load" {
+        if !matches!(args[0], "load" | "run") {
             cmd.arg("--out").arg(&out);
         }
         let o = cmd.output().expect("run");
@@ -378,4 +389,54 @@ fn down_with_a_misspelt_name_suggests_the_running_cluster() {
         String::from_utf8_lossy(&down.stderr)
     );
     assert_nothing_left(&state);
+}
+
+#[test]
+fn a_run_says_when_recordcount_is_not_what_the_collection_holds_and_unread_names_are_kept_as_unused()
+ {
+    // NEWCOMER-2 #28: a run that forgot recordcount read a hot fifth of the data in silence.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let server = StandinProcess::start(&tmp.path().join("db"));
+    let load = microshard(tmp.path())
+        .args([
+            "load",
+            "-P",
+            "workloads/workloadc",
+            "-p",
+            "recordcount=500",
+            "--uri",
+        ])
+        .arg(server.uri())
+        .output()
+        .expect("load");
+    assert_ok(&load, "load");
+    let json = tmp.path().join("run.json");
+    let run = microshard(tmp.path())
+        .args(["run", "-P", "workloads/workloadc", "-p", "recordcount=100"])
+        .args(["-p", "operationcount=50", "-p", "mycompany.tag=x", "--uri"])
+        .arg(server.uri())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run");
+    assert_ok(&run, "run");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("holds 500 documents but this run's recordcount=100"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("property 'mycompany.tag' (-p) is read by nothing in microshard"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    let entry = |key: &str| {
+        doc["properties"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["key"] == key).cloned())
+            .unwrap_or_else(|| panic!("{key} recorded"))
+    };
+    assert_eq!(entry("mycompany.tag")["unused"], true);
+    assert!(entry("recordcount").get("unused").is_none());
 }

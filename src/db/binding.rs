@@ -272,6 +272,17 @@ impl MongoBinding {
             })
     }
 
+    /// Documents in `table`, from the collection's metadata (`count` without a query), or `None`
+    /// when the server does not say.
+    pub async fn document_count(&self, table: &str) -> Option<u64> {
+        self.inner
+            .database
+            .collection::<Document>(table)
+            .estimated_document_count()
+            .await
+            .ok()
+    }
+
     /// What the server says it is: version, role (mongod / mongos / replica-set member), and
     /// whether it is microshard's stand-in, for the result document.
     pub async fn server_facts(&self) -> crate::measure::ServerFacts {

@@ -666,6 +666,9 @@ pub(crate) async fn compare_with<L: Lab>(
         set_aside_invalid(&dir, progress)?;
     }
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
+    for w in super::scenario::unread_override_warnings(&config.command.overrides) {
+        progress.line(&format!("microshard: warning: {w}"));
+    }
     let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
     outcome.varied = vary_outcomes(&dir, &config);
     Ok((dir, outcome))

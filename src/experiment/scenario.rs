@@ -99,6 +99,16 @@ pub(crate) fn parse_overrides(overrides: &[String]) -> anyhow::Result<Vec<(Strin
         .collect()
 }
 
+/// The lines to say once per experiment for `-p` names that nothing reads
+/// (`Properties::warnings`): the cells' own runs keep them in their results as `unused`.
+pub(crate) fn unread_override_warnings(overrides: &[String]) -> Vec<String> {
+    let mut props = crate::workload::Properties::new();
+    for o in overrides {
+        let _ = props.apply_override(o);
+    }
+    props.warnings()
+}
+
 /// How an experiment scales and bounds its scenarios.
 #[derive(Debug, Clone)]
 pub(crate) struct Scaling {
@@ -199,6 +209,15 @@ mod tests {
             (name.to_string(), p)
         })
         .to_vec()
+    }
+
+    #[test]
+    fn a_p_name_nothing_reads_is_said_once() {
+        let lines = unread_override_warnings(&["foo.bar=1".into(), "recordcount=5".into()]);
+        assert_eq!(
+            lines,
+            ["property 'foo.bar' (-p) is read by nothing in microshard: it has no effect here"]
+        );
     }
 
     #[test]

@@ -170,6 +170,9 @@ pub(crate) async fn sweep_with<L: Lab>(
     dir.write_config(&config)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
+    for w in super::scenario::unread_override_warnings(&cfg.overrides) {
+        progress.line(&format!("microshard: warning: {w}"));
+    }
 
     let (deployment, handle) = reach_target(lab, cfg, &where_, cancel, progress).await?;
     let run = SweepRun {

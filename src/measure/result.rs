@@ -70,6 +70,9 @@ pub struct PropertyEntry {
     pub value: String,
     /// Where it came from (`file:line`, `-p`, `default`, ...).
     pub origin: String,
+    /// Set but read by nothing in microshard: it had no effect on this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unused: bool,
 }
 
 /// Facts about the machine the client ran on, so numbers can be compared honestly: stored in
@@ -883,6 +886,7 @@ mod tests {
             key: "recordcount".into(),
             value: "1000".into(),
             origin: "workloads/workloada:17".into(),
+            unused: false,
         });
         d.host = HostFacts {
             hostname: Some("bench-1".into()),

@@ -716,6 +716,12 @@ async fn connect(
             binding.settings().resolved.database
         ));
     }
+    if phase == Phase::Run
+        && !opts.barrier
+        && let Some(line) = super::size_notice::records_mismatch(props, &binding).await?
+    {
+        say(&line);
+    }
     let probe_targets = match &opts.probe_targets {
         Some(t) => t.clone(),
         None => binding.discover_members().await,
@@ -856,6 +862,7 @@ fn recorded_properties(
         .map(|p| measure::result::PropertyEntry {
             value: crate::redact::redact_uri(&p.value),
             origin: p.origin.to_string(),
+            unused: Properties::is_unused(&p.key),
             key: p.key,
         })
         .collect();
@@ -864,6 +871,7 @@ fn recorded_properties(
             key: prop::MONGODB_URL.name.into(),
             value: crate::redact::redact_uri(uri),
             origin: "connection string in use (--uri or the topology's entry point)".into(),
+            unused: false,
         });
     }
     out

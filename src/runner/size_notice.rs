@@ -1,6 +1,7 @@
 //! Before a `load` or `run` of millions of operations starts, one line says how many, where the
 //! number comes from and roughly how long it takes: a forgotten `-p recordcount=` (S1 loads
-//! 5,000,000 documents) must not cost a quarter of an hour in silence.
+//! 5,000,000 documents) must not cost a quarter of an hour in silence. And a run whose
+//! `recordcount` is not what the collection holds says so before it starts.
 
 use crate::runner::Phase;
 use crate::workload::{Properties, prop};
@@ -70,6 +71,32 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
         },
         props.origin_or_default(key)
     ))
+}
+
+/// A run whose `recordcount` is not what the collection holds reads a part of the data, or
+/// keys that are not there (NEWCOMER-2 #28): the warning that says so, with both numbers.
+pub(crate) async fn records_mismatch(
+    props: &Properties,
+    binding: &crate::db::MongoBinding,
+) -> anyhow::Result<Option<String>> {
+    let records = props
+        .value(&prop::RECORDCOUNT)
+        .map_err(crate::error::as_bad_input)?;
+    let records = u64::try_from(records).unwrap_or(0);
+    let table = props.get(prop::TABLE.name).unwrap_or(prop::TABLE.default);
+    let Some(held) = binding.document_count(table).await else {
+        return Ok(None);
+    };
+    let consequence = match held.cmp(&records) {
+        std::cmp::Ordering::Equal => return Ok(None),
+        std::cmp::Ordering::Greater => "it reads and updates only that many of them",
+        std::cmp::Ordering::Less => "operations on the keys not loaded will find no record",
+    };
+    Ok(Some(format!(
+        "warning: the collection {table} holds {held} documents but this run's {}={records}: {consequence} (give -p {}={held} to match the data)",
+        prop::RECORDCOUNT.name,
+        prop::RECORDCOUNT.name
+    )))
 }
 
 #[cfg(test)]
