@@ -888,6 +888,12 @@ mod tests {
             origin: "workloads/workloada:17".into(),
             unused: false,
         });
+        d.properties.push(PropertyEntry {
+            key: "mycompany.tag".into(),
+            value: "x".into(),
+            origin: "-p".into(),
+            unused: true,
+        });
         d.host = HostFacts {
             hostname: Some("bench-1".into()),
             cpu_count: 2,
