@@ -259,10 +259,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
                 "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
             )));
         }
-        let mut properties = crate::workload::Properties::new();
-        for (k, v) in props {
-            properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
-        }
+        let properties = crate::workload::Properties::from_pairs(props);
         property_bounds(&properties).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
         if let Some(t) = props.get(prop::THREADCOUNT.name) {
             let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {

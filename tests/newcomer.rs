@@ -440,3 +440,57 @@ fn a_run_says_when_recordcount_is_not_what_the_collection_holds_and_unread_names
     assert_eq!(entry("mycompany.tag")["unused"], true);
     assert!(entry("recordcount").get("unused").is_none());
 }
+
+#[test]
+fn compare_keeps_each_cells_ycsb_outputs_beside_it_and_a_sweep_refuses_them_up_front() {
+    // NEWCOMER-2 #23: every cell wrote its interval logs over the last one's, and `exportfile`
+    // was recorded as applied but never written.
+    let root = Root::new();
+    let base = free_base_port(4);
+    let out = root.output_line(&format!(
+        "compare --topologies single --scenarios S1,S2 --records 300 --duration 1s --base-port {base} \
+         -p hdrhistogram.fileoutput=true -p hdrhistogram.output.path=hdr/ -p exportfile=export.txt {}",
+        root.on_process()
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+    assert!(
+        stderr.contains("written per cell beside its cell file"),
+        "{stderr}"
+    );
+    let cells = run_dir(&root.path.join("results"))
+        .join("cells")
+        .join("single");
+    for (scenario, op) in [("S1", "INSERT"), ("S2", "READ")] {
+        let log = cells
+            .join(format!("{scenario}-r1.hdr"))
+            .join(format!("{op}.hdr"));
+        let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{log:?}: {e}"));
+        assert!(text.contains(&format!("#[Logging for: {op}]")), "{text}");
+        let export = std::fs::read_to_string(cells.join(format!("{scenario}-r1.export.txt")))
+            .expect("the cell's export file");
+        assert!(
+            export.contains("[OVERALL], Throughput(ops/sec)"),
+            "{export}"
+        );
+        assert!(export.contains(&format!("[{op}], Operations")), "{export}");
+    }
+    assert!(
+        !Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("export.txt")
+            .exists()
+    );
+
+    let results = root.path.join("sweep-results");
+    let sweep = root.output_line(&format!(
+        "sweep --standin -P workloads/S5 --topology single --threads 1,2 -p exportfile=x.txt --out {}",
+        results.display()
+    ));
+    let stderr = String::from_utf8_lossy(&sweep.stderr);
+    assert_eq!(sweep.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("exportfile: not available in a sweep"),
+        "{stderr}"
+    );
+    assert!(!results.exists(), "nothing is created");
+}

@@ -1,6 +1,5 @@
 //! `microshard load` and `microshard run`.
 
-use crate::error::as_bad_input;
 use crate::events::{Event, Events};
 use crate::measure::ExporterKind;
 use crate::output::Terminal;
@@ -115,14 +114,7 @@ pub(crate) fn print_merged(
     doc: &crate::measure::ResultDocument,
     props: &Properties,
 ) -> anyhow::Result<()> {
-    let run = doc.to_run_measurements()?;
-    let overall = crate::measure::Overall {
-        runtime_ms: doc.runtime_ms,
-        operations: doc.operations,
-    };
-    let config = crate::measure::MeasurementConfig::from_properties(props).map_err(as_bad_input)?;
-    let (exporter, _) = ExporterKind::for_class(props.text(&prop::EXPORTER));
-    let text = exporter.render(&run, &overall, &config);
+    let (text, _) = doc.ycsb_report(props)?;
     crate::output::println(text.trim_end())?;
     Ok(())
 }

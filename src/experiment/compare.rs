@@ -20,7 +20,7 @@ use crate::error::bad_input;
 use crate::measure::validity::Verdict;
 
 mod cell;
-use cell::{Cell, MeasuredCell, cell_props, measure_cell, write_cell};
+use cell::{Cell, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -391,11 +391,14 @@ async fn run_topology<L: Lab>(
             outcome.skipped.push(id.clone());
             continue;
         }
+        let mut props = cell_props(config, id, is_load, threads_override, inserted)?;
+        let cell_file = turn.dir.cell_path(id);
+        place_outputs(&mut props, (!finished).then_some(cell_file.as_path()))?;
         let cell = Cell {
             id,
             is_load,
             finished,
-            props: cell_props(config, id, is_load, threads_override, inserted)?,
+            props,
         };
         let Some(m) = measure_cell(lab, deployment, config, &cell, cancel, progress).await? else {
             return Ok(None);
@@ -452,9 +455,12 @@ async fn sweep_on_topology<L: Lab>(
     let Some(run_scenario) = cmd.scenarios.get(1) else {
         return Ok(Ok(None));
     };
-    let Some(base) = config.properties.get(run_scenario) else {
+    let Some(mut base) = config.properties.get(run_scenario).cloned() else {
         return Ok(Ok(None));
     };
+    // The cells write the YCSB outputs asked for; the points of the sweep before them do not.
+    place_outputs(&mut base, None)?;
+    let base = &base;
     let (variants, repeat) = match &cmd.vary {
         Some(vary) => (sweep::variants(base, Some(vary), cmd.repeat)?, cmd.repeat),
         None => (sweep::variants(base, None, 1)?, 1),
@@ -668,6 +674,9 @@ pub(crate) async fn compare_with<L: Lab>(
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&config.command.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
+    }
+    if let Some(line) = super::scenario::outputs_note(&config.properties) {
+        progress.line(&format!("microshard: {line}"));
     }
     let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
     outcome.varied = vary_outcomes(&dir, &config);

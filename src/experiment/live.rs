@@ -308,10 +308,7 @@ pub(crate) async fn run_phase(
     events: Option<crate::events::Sink>,
     launcher: &crate::runner::fanout::ClientLauncher,
 ) -> anyhow::Result<Measured> {
-    let mut props = crate::workload::Properties::new();
-    for (k, v) in properties {
-        props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
-    }
+    let props = crate::workload::Properties::from_pairs(properties);
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
         uri: Some(pin_write_concern(uri, properties)),

@@ -109,6 +109,35 @@ pub(crate) fn unread_override_warnings(overrides: &[String]) -> Vec<String> {
     props.warnings()
 }
 
+/// The YCSB output properties (interval logs, raw data points, `exportfile`) any scenario asks
+/// for: a run's own files, which an experiment's cells or points would each overwrite.
+pub(crate) fn outputs_asked(scenarios: &BTreeMap<String, PropertyMap>) -> Vec<&'static str> {
+    let asks = |p: &PropertyMap, key: &str| match p.get(key) {
+        Some(v) if key == prop::HDRHISTOGRAM_FILEOUTPUT.name => v.eq_ignore_ascii_case("true"),
+        found => found.is_some(),
+    };
+    [
+        prop::HDRHISTOGRAM_FILEOUTPUT.name,
+        prop::MEASUREMENT_RAW_OUTPUT_FILE.name,
+        prop::EXPORTFILE.name,
+    ]
+    .into_iter()
+    .filter(|key| scenarios.values().any(|p| asks(p, key)))
+    .collect()
+}
+
+/// Where a compare puts the YCSB outputs its scenarios ask for, said once at its start: beside
+/// each cell file, never at the path given, which every cell would overwrite.
+pub(crate) fn outputs_note(scenarios: &BTreeMap<String, PropertyMap>) -> Option<String> {
+    let asked = outputs_asked(scenarios);
+    (!asked.is_empty()).then(|| {
+        format!(
+            "{} written per cell beside its cell file (cells/TOPOLOGY/SCENARIO-rN.hdr/, .raw.txt, .export.EXT), not at the path given",
+            asked.join(", ")
+        )
+    })
+}
+
 /// How an experiment scales and bounds its scenarios.
 #[derive(Debug, Clone)]
 pub(crate) struct Scaling {
@@ -182,10 +211,7 @@ pub(crate) fn check(what: &str, props: &PropertyMap) -> anyhow::Result<()> {
 /// Checks a scenario's resolved properties the way the runner will, so that a bad `-p` or
 /// scenario file is refused before any topology is brought up.
 fn validate(scenario: &str, props: &PropertyMap) -> anyhow::Result<()> {
-    let mut properties = crate::workload::Properties::new();
-    for (k, v) in props {
-        properties.set(k.clone(), v.clone(), crate::workload::Origin::Override);
-    }
+    let properties = crate::workload::Properties::from_pairs(props);
     crate::workload::CoreWorkload::from_properties(&properties)
         .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
     crate::measure::MeasurementConfig::from_properties(&properties)

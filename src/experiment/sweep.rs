@@ -113,6 +113,13 @@ pub(crate) fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
     };
     let (props, scale_note) = scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
     let base = props.get(&name).cloned().unwrap_or_default();
+    let asked = scenario::outputs_asked(&props);
+    if !asked.is_empty() {
+        return Err(bad_input(format!(
+            "{}: not available in a sweep, whose points would each overwrite the last one's files; measure the point you need with `microshard run`, or use compare",
+            asked.join(", ")
+        )));
+    }
     // Every variant is checked before anything starts.
     let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
     Ok(Resolved {

@@ -41,6 +41,9 @@ pub enum ResultError {
     /// The documents cannot be merged.
     #[error("cannot merge result documents: {0}")]
     Merge(String),
+    /// The properties a report is rendered with do not read.
+    #[error("cannot render the report: {0}")]
+    Properties(String),
 }
 
 /// The tool that produced a document.
@@ -503,6 +506,24 @@ impl ResultDocument {
             client_cpu: ClientCpu::default(),
             measurements,
         })
+    }
+
+    /// YCSB's report of this document as the exporter `props` names renders it: a merged run's
+    /// report, a compare cell's `exportfile`. Beside it, YCSB's line for an unknown exporter.
+    pub(crate) fn ycsb_report(
+        &self,
+        props: &crate::props::properties::Properties,
+    ) -> Result<(String, Option<String>), ResultError> {
+        let run = self.to_run_measurements()?;
+        let config = super::MeasurementConfig::from_properties(props)
+            .map_err(|e| ResultError::Properties(e.to_string()))?;
+        let (exporter, warning) =
+            super::ExporterKind::for_class(props.text(&crate::props::prop::EXPORTER));
+        let overall = Overall {
+            runtime_ms: self.runtime_ms,
+            operations: self.operations,
+        };
+        Ok((exporter.render(&run, &overall, &config), warning))
     }
 
     /// The measurements with their histograms decoded, as the YCSB exporters take them (to

@@ -132,20 +132,10 @@ pub struct Properties {
 }
 
 impl Properties {
-    /// Properties set as `-p` would set them, in order (unit tests).
-    #[cfg(test)]
-    pub(crate) fn from_pairs(pairs: &[(&str, &str)]) -> Properties {
-        let mut p = Properties::new();
-        for (k, v) in pairs {
-            p.set(*k, *v, Origin::Override);
-        }
-        p
-    }
-
     /// A `name → value` lookup over `pairs`, for code that reads through one (unit tests).
     #[cfg(test)]
     pub(crate) fn lookup_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let p = Properties::from_pairs(pairs);
+        let p = Properties::from_pairs(pairs.iter().copied());
         move |k| p.get(k).map(str::to_string)
     }
 
@@ -249,6 +239,18 @@ impl Properties {
             }
             _ => Err(PropertyError::MissingEquals(arg.to_string())),
         }
+    }
+
+    /// Properties from resolved `key → value` pairs (an experiment's scenario, a unit test's
+    /// list), each with origin `-p`, in order: what a run of them is given.
+    pub(crate) fn from_pairs<K: AsRef<str>, V: AsRef<str>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut props = Properties::new();
+        for (k, v) in pairs {
+            props.set(k.as_ref(), v.as_ref(), Origin::Override);
+        }
+        props
     }
 
     /// Sets a value, replacing any earlier one (the key keeps its first position).

@@ -61,7 +61,7 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> Properties {
-        Properties::from_pairs(pairs)
+        Properties::from_pairs(pairs.iter().copied())
     }
 
     #[test]

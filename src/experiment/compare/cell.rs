@@ -1,6 +1,7 @@
 //! Measuring one cell of the matrix: its properties, the run with the server watched beside it, its server metrics, and its file written the moment it exists.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -80,6 +81,83 @@ pub(super) fn cell_props(
         props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
     }
     Ok(props)
+}
+
+/// Points the YCSB outputs a `-p` asks for (interval logs, raw data points, `exportfile`) at
+/// the cell's own files beside its cell file, so no cell overwrites another's
+/// (README, "Results you can trust"). The interval logs' directory is made here.
+/// Without a cell file (a load run again only to refill the data, a `--sweep` point) it writes
+/// none of them.
+pub(super) fn place_outputs(
+    props: &mut PropertyMap,
+    cell_file: Option<&Path>,
+) -> anyhow::Result<()> {
+    let Some(cell_file) = cell_file else {
+        props.insert(prop::HDRHISTOGRAM_FILEOUTPUT.name.into(), "false".into());
+        props.remove(prop::MEASUREMENT_RAW_OUTPUT_FILE.name);
+        props.remove(prop::EXPORTFILE.name);
+        return Ok(());
+    };
+    let on = |key: &str| {
+        props
+            .get(key)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    };
+    let asks = on(prop::HDRHISTOGRAM_FILEOUTPUT.name)
+        || props.contains_key(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
+        || props.contains_key(prop::EXPORTFILE.name);
+    if !asks {
+        return Ok(());
+    }
+    let stem = cell_file.with_extension("");
+    let beside = |suffix: &str| format!("{}{suffix}", stem.display());
+    let dir = match on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
+        true => beside(".hdr/"),
+        false => stem
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {dir} for the cell's outputs: {e}"))?;
+    if on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
+        props.insert(prop::HDRHISTOGRAM_OUTPUT_PATH.name.into(), dir);
+    }
+    if props.contains_key(prop::MEASUREMENT_RAW_OUTPUT_FILE.name) {
+        props.insert(
+            prop::MEASUREMENT_RAW_OUTPUT_FILE.name.into(),
+            beside(".raw.txt"),
+        );
+    }
+    if let Some(asked) = props.get(prop::EXPORTFILE.name) {
+        let ext = Path::new(asked)
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default();
+        props.insert(
+            prop::EXPORTFILE.name.into(),
+            beside(&format!(".export{ext}")),
+        );
+    }
+    Ok(())
+}
+
+/// Writes the cell's `exportfile` (placed by [`place_outputs`]): YCSB's report of its result
+/// with the exporter the scenario names, as `microshard run` writes it.
+fn write_export(
+    props: &PropertyMap,
+    document: &crate::measure::ResultDocument,
+) -> anyhow::Result<()> {
+    let Some(path) = props.get(prop::EXPORTFILE.name) else {
+        return Ok(());
+    };
+    let (text, _) = document.ycsb_report(&crate::workload::Properties::from_pairs(props))?;
+    std::fs::write(path, text).map_err(|e| {
+        anyhow::anyhow!(
+            "property {}: cannot write {path}: {e}",
+            prop::EXPORTFILE.name
+        )
+    })
 }
 
 /// A cell measured: the measurement, the member it found dead (if any) and the servers'
@@ -316,6 +394,7 @@ pub(super) fn write_cell(
         session: config.session(),
         default_write_concern: deployment.default_write_concern.clone(),
     };
+    write_export(props, &cell.result)?;
     dir.write_cell(&cell)?;
     dir.clear_not_run(id)?;
     if config_changed {

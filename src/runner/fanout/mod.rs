@@ -854,7 +854,7 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> Properties {
-        Properties::from_pairs(pairs)
+        Properties::from_pairs(pairs.iter().copied())
     }
 
     fn get<'a>(s: &'a Slice, key: &str) -> &'a str {
