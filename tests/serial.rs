@@ -16,5 +16,6 @@ mod topology_replsets;
 mod reliability_failfast;
 
 // Scaling under the stand-in's capacity model.
+mod experiment_ceiling;
 mod experiment_compare;
 mod experiment_sweep;

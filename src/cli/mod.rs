@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub(crate) mod ceiling_cmd;
 pub(crate) mod cluster_cmd;
 pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
@@ -54,6 +55,8 @@ pub(crate) enum Command {
     Compare(experiment_cmd::CompareArgs),
     /// Sweep thread counts to find the knee.
     Sweep(experiment_cmd::SweepArgs),
+    /// Find a topology's ceiling: the highest rate it sustains with intended latency within a bound (`--slo p99=10ms`).
+    Ceiling(ceiling_cmd::CeilingArgs),
     /// Print the comparison table of a finished (or interrupted) experiment.
     Report(experiment_cmd::ReportArgs),
     /// Compare two experiments cell by cell.
@@ -128,6 +131,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Doctor(args) => cluster_cmd::doctor(args).await,
         Command::Compare(args) => experiment_cmd::compare(args).await,
         Command::Sweep(args) => experiment_cmd::sweep(args).await,
+        Command::Ceiling(args) => ceiling_cmd::ceiling(args).await,
         Command::Report(args) => experiment_cmd::report(args).await,
         Command::Diff(args) => experiment_cmd::diff(args).await,
         Command::Rerun(args) => rerun_cmd::rerun(args).await,

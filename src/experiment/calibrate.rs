@@ -139,7 +139,7 @@ pub(crate) async fn calibrate(
     };
     let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
     let base = props.get(&name).cloned().unwrap_or_default();
-    let server = super::ceiling_server::start().await?;
+    let server = super::client_ceiling_server::start().await?;
     let uri = server.uri.clone();
     let outcome = async {
         let mut load = base.clone();

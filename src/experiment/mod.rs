@@ -4,7 +4,8 @@
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
 pub(crate) mod calibrate;
-pub(crate) mod ceiling_server;
+pub(crate) mod ceiling;
+pub(crate) mod client_ceiling_server;
 pub(crate) mod compare;
 pub(crate) mod demo;
 pub(crate) mod dry_run;

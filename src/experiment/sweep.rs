@@ -181,7 +181,7 @@ pub(crate) async fn sweep_with<L: Lab>(
         progress.line(&format!("microshard: warning: {w}"));
     }
 
-    let (deployment, handle) = reach_target(lab, cfg, &where_, cancel, progress).await?;
+    let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
     let run = SweepRun {
         cfg,
         resolved: &resolved,
@@ -266,14 +266,14 @@ fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> Experim
 
 /// The deployment a sweep runs against: a topology brought up (with the handle that tears it
 /// down), or a server that already runs at `--uri` (nothing to tear down).
-async fn reach_target<L: Lab>(
+pub(super) async fn reach_target<L: Lab>(
     lab: &mut L,
-    cfg: &SweepConfig,
+    target: &SweepTarget,
     where_: &str,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(Deployment, Option<L::Handle>)> {
-    Ok(match &cfg.target {
+    Ok(match target {
         SweepTarget::Topology(t) => {
             let bar = progress.phase(&format!("{where_}: bring-up"), None);
             let (d, h) = lab.up(t, cancel).await?;

@@ -5,6 +5,7 @@
 //! finished, interrupted or copied experiment reports the same way.
 
 pub(crate) mod capacity;
+pub(crate) mod ceiling;
 pub mod charts;
 pub(crate) mod columns;
 pub(crate) mod diff;

@@ -1,0 +1,188 @@
+//! `microshard ceiling`: arguments and dispatch of the ceiling search (`experiment::ceiling`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::error::bad_input;
+use crate::events::Events;
+use crate::experiment::ceiling::{self, Bound, CeilingConfig, Outcome};
+use crate::experiment::flags::{ServerFlags, WorkloadFlags};
+use crate::experiment::live::LiveLab;
+use crate::experiment::sweep::SweepTarget;
+use crate::output::{self, Terminal};
+use crate::preflight;
+use crate::props::flag_values::parse_duration;
+
+use super::progress::ProgressDisplay;
+
+/// Arguments of `ceiling`: the servers and the workload flags are `sweep`'s, said of its steps.
+#[derive(Debug, Args)]
+#[command(
+    mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
+    mut_arg("properties", |a| a.help("Set a workload property (repeatable)")),
+    mut_arg("warmup", |a| a.help("Leave the first DURATION of every step out of its measurement (`microshard.warmup`)")),
+    mut_arg("clients", |a| a.help("Drive every step with N client processes (`threadcount` split across them)")),
+    mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
+)]
+pub(crate) struct CeilingArgs {
+    /// Workload file (or a name in `workloads/`).
+    #[arg(short = 'P', value_name = "FILE")]
+    pub workload: String,
+    /// Bring this topology up for the search and tear it down after.
+    #[arg(long, conflicts_with = "uri")]
+    pub topology: Option<String>,
+    /// Search against a server that already runs.
+    #[arg(long)]
+    pub uri: Option<String>,
+    /// The latency bound on intended latency, e.g. `p99=10ms`; several comma-separated, all must hold.
+    #[arg(long, value_name = "pNN=DURATION,...")]
+    pub slo: String,
+    #[command(flatten)]
+    pub servers: ServerFlags,
+    #[command(flatten)]
+    pub workload_flags: WorkloadFlags,
+    /// Measured length of each step (after `--warmup`).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub step_duration: Duration,
+    /// Stop bisecting when the gap between the passing and failing rates is this share, e.g. 5%.
+    #[arg(long, default_value = "5%", value_parser = parse_percent)]
+    pub precision: f64,
+    /// Confirmations of the rate found (its spread).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
+    /// The most client threads a step may use; a rate needing more stops the search ("the client could not offer").
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_threads: u32,
+    /// Do not load: the data is already there.
+    #[arg(long)]
+    pub no_load: bool,
+    /// Where the run directory is created.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Check every input, print the plan and start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress output.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `5%` or `0.05` as a share in (0, 0.5].
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let share = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("{text:?}: expected a share such as 5% or 0.05"))?;
+    if !(share > 0.0 && share <= 0.5) {
+        return Err(format!("{text:?}: must be above 0 and at most 50%"));
+    }
+    Ok(share)
+}
+
+/// Runs a ceiling search: prints every step and the finding; exit 3 when no server ceiling could
+/// be measured (the client could not offer the rate, or Ctrl-C).
+pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
+    let cancel = crate::signals::install();
+    let progress = ProgressDisplay::auto(args.quiet);
+    let (cfg, bin_dir) = args.config()?;
+    let (name, _, scale_note) = ceiling::resolve(&cfg)?;
+    args.preflight(&cfg, bin_dir.as_deref()).await?;
+    if args.dry_run {
+        output::println(&plan(&cfg, &name, &scale_note))?;
+        return Ok(());
+    }
+    let mut lab = LiveLab::new(
+        args.servers.backend,
+        bin_dir,
+        args.servers.mongod_args.clone(),
+    );
+    lab.base_port = args.servers.base_port;
+    lab.events = progress.events();
+    lab.clients = args.workload_flags.clients();
+    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let text = crate::report::ceiling::render(&record);
+    std::fs::write(dir.path().join("ceiling.txt"), &text)?;
+    output::println(text.trim_end())?;
+    output::eprintln(&format!(
+        "microshard: steps and finding in {}",
+        dir.path().display()
+    ));
+    match record.outcome {
+        Some(Outcome::Found { .. } | Outcome::NoRateMetBound { .. }) => Ok(()),
+        _ => crate::error::verdicts_exit(vec![record.finding()], Vec::new(), false),
+    }
+}
+
+/// The dry run's plan: what is searched, how, and at most how long it measures.
+fn plan(cfg: &CeilingConfig, workload: &str, scale_note: &str) -> String {
+    let bounds: Vec<String> = cfg.bounds.iter().map(Bound::shown).collect();
+    let steps = 1 + ceiling::search::MAX_STEPS + cfg.repeat as usize;
+    format!(
+        "ceiling search: {workload} on {} at {} (intended latency)\nsizes: {scale_note}\nsteps: a closed-loop probe, then open-loop rates climbing ×1.5 from half its rate and bisected to {:.0} %, then {} confirmation(s); at most {steps} steps of {} s each, at most {} threads",
+        cfg.target.shown(),
+        bounds.join(", "),
+        cfg.precision * 100.0,
+        cfg.repeat,
+        cfg.step.as_secs(),
+        cfg.max_threads
+    )
+}
+
+impl CeilingArgs {
+    /// The search this command line asks for, and the binaries directory; each bad flag is one
+    /// line naming it (exit 2).
+    fn config(&self) -> anyhow::Result<(CeilingConfig, Option<PathBuf>)> {
+        let target = match (&self.topology, &self.uri) {
+            (Some(t), None) => SweepTarget::Topology(t.clone()),
+            (None, Some(u)) => SweepTarget::Uri(u.clone()),
+            _ => return Err(bad_input("ceiling: give --topology NAME or --uri URI")),
+        };
+        let bounds = Bound::parse_list(&self.slo).map_err(|e| bad_input(format!("--slo {e}")))?;
+        preflight::writable_dir("--out", &self.out)?;
+        let bin_dir = self.servers.bin_dir()?;
+        let cfg = CeilingConfig {
+            workload: self.workload.clone(),
+            target,
+            bounds,
+            step: self.step_duration,
+            precision: self.precision,
+            repeat: self.repeat,
+            max_threads: self.max_threads,
+            overrides: self.workload_flags.overrides(),
+            full: self.workload_flags.full,
+            records: self.workload_flags.records,
+            no_load: self.no_load,
+            results_root: self.out.clone(),
+        };
+        Ok((cfg, bin_dir))
+    }
+
+    /// Checks the servers before anything starts, as `sweep` does.
+    async fn preflight(
+        &self,
+        cfg: &CeilingConfig,
+        bin_dir: Option<&std::path::Path>,
+    ) -> anyhow::Result<()> {
+        match &cfg.target {
+            SweepTarget::Topology(t) => {
+                preflight::servers(&preflight::Servers {
+                    label: "--topology",
+                    backend: self.servers.backend,
+                    topologies: std::slice::from_ref(t),
+                    bin_dir,
+                    extra_mongod_args: &self.servers.mongod_args,
+                    base_port: self.servers.base_port,
+                    pulls: (!self.quiet).then_some(&Terminal as &dyn Events),
+                    dry_run: self.dry_run,
+                    ..Default::default()
+                })
+                .await
+            }
+            SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `ceiling` against stand-ins with a known capacity (2 workers × 1,000 µs = 2,000 ops/s per
+//! `mongod`): it finds the ceiling where the model puts it, more behind `mongos` with two
+//! shards, "no rate met the bound" when the bound is below the service time, and stops with "the
+//! client could not offer" when the client's threads are capped (README, "Glossary": ceiling).
+
+use std::process::Output;
+
+use crate::util::*;
+
+/// Runs `ceiling -P S5` on a stand-in topology with the capacity model; returns the output and
+/// the `ceiling.json` it wrote.
+fn ceiling(topology: &str, extra: &str) -> (Output, serde_json::Value) {
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
+    let port = free_base_port(8);
+    let out = microshard(&state)
+        .args([
+            "ceiling",
+            "-P",
+            "S5",
+            "--topology",
+            topology,
+            "--records",
+            "1000",
+        ])
+        .args(["--step-duration", "3s", "--backend", "process", "--bin-dir"])
+        .arg(&bin_dir)
+        .arg("--mongod-arg=--service-time-us=1000")
+        .arg("--mongod-arg=--workers=2")
+        .args(["--base-port", &port.to_string(), "-q", "--out"])
+        .arg(&results)
+        .args(extra.split_whitespace())
+        .output()
+        .expect("run ceiling");
+    assert_nothing_left(&state);
+    let record = std::fs::read_to_string(run_dir(&results).join("ceiling.json"))
+        .map(|t| serde_json::from_str(&t).expect("ceiling.json parses"))
+        .unwrap_or_else(|e| {
+            panic!(
+                "ceiling.json: {e}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    (out, record)
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn the_ceiling_is_where_the_capacity_model_puts_it_and_higher_with_two_shards() {
+    let _alone = one_at_a_time();
+    let (out, single) = ceiling("single", "--slo p99=50ms");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(single["outcome"]["kind"], "found", "{all}");
+    let found = single["outcome"]["ceiling"].as_f64().unwrap_or(0.0);
+    assert!(
+        (1_700.0..=2_050.0).contains(&found),
+        "single: {found}\n{all}"
+    );
+    // Every step is printed and kept, and the first failing one says why.
+    let steps = single["steps"].as_array().expect("steps");
+    assert!(steps.len() >= 4, "{all}");
+    assert!(
+        all.contains("Ceiling search: S5 on single at p99 ≤ 50.0 ms"),
+        "{all}"
+    );
+    let failed = steps
+        .iter()
+        .find_map(|s| s["failed"].as_str())
+        .expect("a failing step");
+    assert!(all.contains(failed), "{all}");
+    assert!(all.contains("ceiling: single sustains"), "{all}");
+
+    let (out, sharded) = ceiling("microshard-2", "--slo p99=50ms");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let two = sharded["outcome"]["ceiling"].as_f64().unwrap_or(0.0);
+    assert!(two > found, "microshard-2 {two} ≤ single {found}\n{all}");
+}
+
+#[test]
+fn a_bound_below_the_service_time_is_met_by_no_rate_and_a_capped_client_is_said() {
+    let _alone = one_at_a_time();
+    let (out, none) = ceiling("single", "--slo p99=500us");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(none["outcome"]["kind"], "no_rate_met_bound", "{all}");
+    assert!(
+        none["outcome"]["lowest"].as_f64().unwrap_or(0.0) >= 1.0,
+        "{all}"
+    );
+    assert!(
+        all.contains("no ceiling: no rate met p99 ≤ 500 µs on single"),
+        "{all}"
+    );
+    assert!(!all.contains("sustains"), "{all}");
+
+    // One thread cannot offer half the probe's rate when each operation takes 1 ms or more.
+    let (out, capped) = ceiling("single", "--slo p99=50ms --max-threads 1");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert_eq!(capped["outcome"]["kind"], "client_limited", "{all}");
+    assert!(all.contains("the client could not offer"), "{all}");
+    assert!(!all.contains("ceiling: single sustains"), "{all}");
+}
+
+#[test]
+fn bad_bounds_are_refused_naming_the_flag_before_anything_starts() {
+    let Scratch(_tmp, state, results, _bin) = Scratch::new();
+    for slo in ["p99", "p99=soon", "q99=1ms"] {
+        let out = microshard(&state)
+            .args([
+                "ceiling",
+                "-P",
+                "S5",
+                "--topology",
+                "single",
+                "--standin",
+                "--slo",
+                slo,
+            ])
+            .arg("--out")
+            .arg(&results)
+            .output()
+            .expect("run ceiling");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{slo}: {stderr}");
+        assert!(stderr.contains("--slo"), "{slo}: {stderr}");
+        assert!(!results.exists(), "{slo}: nothing is created");
+    }
+}
