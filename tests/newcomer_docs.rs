@@ -30,12 +30,32 @@ fn documents() -> Vec<PathBuf> {
     out
 }
 
-/// The absolute paths that would be this machine's: the clone and each directory above it.
+/// Directories every machine has, which a document may name in an example (`/tmp/…`): a clone
+/// under one of them does not make its examples machine paths.
+const SYSTEM_DIRS: [&str; 8] = [
+    "/tmp", "/var/tmp", "/var", "/home", "/root", "/usr", "/opt", "/mnt",
+];
+
+/// The absolute paths that would be this machine's: the clone and each directory above it, but
+/// for the system's own directories.
 fn machine_paths(root: &Path) -> Vec<String> {
     root.ancestors()
         .filter(|a| a.components().count() > 1)
+        .filter(|a| !SYSTEM_DIRS.iter().any(|d| Path::new(d) == *a))
         .map(|a| format!("{}/", a.display()))
         .collect()
+}
+
+#[test]
+fn a_clone_under_tmp_forbids_itself_not_tmp() {
+    assert_eq!(
+        machine_paths(Path::new("/tmp/x/microshard")),
+        ["/tmp/x/microshard/", "/tmp/x/"]
+    );
+    assert_eq!(
+        machine_paths(Path::new("/work/main")),
+        ["/work/main/", "/work/"]
+    );
 }
 
 #[test]
