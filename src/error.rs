@@ -57,6 +57,25 @@ impl fmt::Display for NotValid {
 
 impl std::error::Error for NotValid {}
 
+/// Ctrl-C ended the command: whatever was measured is kept, but the run is not a complete
+/// measurement (exit status 3, README "Results you can trust"). The message says what was kept
+/// and how to finish.
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub String);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted: {}", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Builds the [`Interrupted`] error (exit 3): `what` says what was kept.
+pub(crate) fn interrupted(what: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Interrupted(what.into()))
+}
+
 /// The end of a command whose results carry verdicts (`docs/result-schema.md`, "Exit status"):
 /// any invalid result, or a cell not run, is the [`NotValid`] error (exit 3) naming each; a
 /// degraded result is a caveat — listed on the last stderr line, exit 0 — unless `strict`.
@@ -109,11 +128,14 @@ pub(crate) fn is_bad_input(err: &anyhow::Error) -> bool {
 }
 
 /// The exit status for an error: 2 for bad input, 3 for a finished run whose result is not
-/// valid, 1 for everything else.
+/// valid or a run cut short by Ctrl-C, 1 for everything else.
 pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
     if is_bad_input(err) {
         2
-    } else if err.chain().any(|cause| cause.is::<NotValid>()) {
+    } else if err
+        .chain()
+        .any(|cause| cause.is::<NotValid>() || cause.is::<Interrupted>())
+    {
         3
     } else {
         1
@@ -131,6 +153,16 @@ mod tests {
         assert_eq!(
             format!("{err:#}"),
             "loading properties: workloads/S9: no such file"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_run_exits_three_and_says_so() {
+        let err = interrupted("2 cell(s) measured").context("compare");
+        assert_eq!(exit_status(&err), 3);
+        assert_eq!(
+            format!("{err:#}"),
+            "compare: interrupted: 2 cell(s) measured"
         );
     }
 

@@ -349,7 +349,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         match &opts.cancel {
             Some(token) => tokio::select! {
                 r = work => r,
-                _ = token.cancelled() => Err(anyhow::anyhow!("interrupted during bring-up of {}; everything started was torn down", plan.name)),
+                _ = token.cancelled() => Err(crate::error::interrupted(format!("during bring-up of {}; everything started was torn down", plan.name))),
             },
             None => work.await,
         }

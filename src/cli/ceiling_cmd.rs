@@ -113,6 +113,10 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     ));
     match record.outcome {
         Some(Outcome::Found { .. } | Outcome::NoRateMetBound { .. }) => Ok(()),
+        Some(Outcome::Interrupted { .. }) => Err(crate::error::interrupted(format!(
+            "the steps measured are kept in {}",
+            dir.path().display()
+        ))),
         _ => crate::error::verdicts_exit(vec![record.finding()], Vec::new(), false),
     }
 }

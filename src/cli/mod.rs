@@ -26,7 +26,7 @@ pub(crate) mod ycsb_cmd;
     version,
     about,
     propagate_version = true,
-    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid or a cell was not run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\".\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
+    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid, a cell was not run or Ctrl-C interrupted the run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\".\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -161,11 +161,12 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             let status = crate::error::exit_status(&err);
             // Exit 3 is not an error of the tool: the run finished and its verdict says why
             // its figures must not be published as normal results.
-            let what = if status == 3 { "not valid" } else { "error" };
-            crate::output::eprintln(&format!(
-                "microshard: {what}: {}",
-                message.replace('\n', " ")
-            ));
+            let what = match status {
+                3 if err.chain().any(|c| c.is::<crate::error::Interrupted>()) => "",
+                3 => "not valid: ",
+                _ => "error: ",
+            };
+            crate::output::eprintln(&format!("microshard: {what}{}", message.replace('\n', " ")));
             ExitCode::from(status)
         }
     }

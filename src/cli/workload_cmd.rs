@@ -64,7 +64,9 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         write_json(path, &doc)?;
     }
     if opts.cancel.is_cancelled() {
-        anyhow::bail!("interrupted: the report covers only the operations done before Ctrl-C");
+        return Err(crate::error::interrupted(
+            "the report covers only the operations done before Ctrl-C",
+        ));
     }
     crate::error::verdict_exit(&doc.validity, "the result", args.strict)
 }

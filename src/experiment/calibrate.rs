@@ -164,7 +164,7 @@ pub(crate) async fn calibrate(
     server.stop().await;
     let m = outcome?;
     if cancel.is_cancelled() {
-        anyhow::bail!("interrupted: calibration not stored");
+        return Err(crate::error::interrupted("calibration not stored"));
     }
     let c = Calibration {
         measured: chrono::Utc::now().to_rfc3339(),

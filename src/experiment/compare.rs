@@ -533,10 +533,10 @@ impl MatrixOutcome {
     pub(crate) fn verdicts(&self, dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
         let resume = format!("microshard compare --resume {}", dir.path().display());
         if self.interrupted {
-            anyhow::bail!(
-                "interrupted: {} cell(s) measured this time; finish with `{resume}`",
+            return Err(crate::error::interrupted(format!(
+                "{} cell(s) measured this time; finish with `{resume}`",
                 self.measured.len()
-            );
+            )));
         }
         if !self.failures.is_empty() {
             let message = format!(

@@ -149,12 +149,12 @@ pub(crate) struct Swept {
 impl Swept {
     /// The error an interrupted sweep ends with, after its reports are written.
     pub(crate) fn interrupted(&self) -> anyhow::Error {
-        anyhow::anyhow!(
-            "interrupted after {} of {} curves; what was measured is stored in {}",
+        crate::error::interrupted(format!(
+            "after {} of {} curves; what was measured is stored in {}",
             self.outcome.curves.len(),
             self.planned,
             self.dir.path().display()
-        )
+        ))
     }
 }
 

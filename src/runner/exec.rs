@@ -736,7 +736,7 @@ async fn connect(
                     anyhow::bail!("the coordinator went away before the start");
                 }
             }
-            _ = opts.cancel.cancelled() => anyhow::bail!("interrupted before the start"),
+            _ = opts.cancel.cancelled() => return Err(crate::error::interrupted("before the start")),
         }
     }
     Ok(Connected {

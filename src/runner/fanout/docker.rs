@@ -112,7 +112,7 @@ impl DockerClients {
         let salt: u16 = rand::random();
         for (index, slice) in launch.slices.iter().enumerate() {
             if launch.opts.cancel.is_cancelled() {
-                anyhow::bail!("interrupted before the clients started");
+                return Err(crate::error::interrupted("before the clients started"));
             }
             let endpoint = self
                 .engine_of(index)

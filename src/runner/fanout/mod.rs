@@ -390,7 +390,7 @@ async fn start_local(
     let host = hostname();
     for (index, slice) in slices.iter().enumerate() {
         if opts.cancel.is_cancelled() {
-            anyhow::bail!("interrupted before the clients started");
+            return Err(crate::error::interrupted("before the clients started"));
         }
         let file = dir.join(format!("client-{index}.properties"));
         std::fs::write(&file, properties_text(props, slice, &[])?)
