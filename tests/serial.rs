@@ -13,6 +13,7 @@ mod topology_process;
 mod topology_replsets;
 
 // Faults whose bounds are measured in seconds: fail fast on a dead member, stalls.
+mod reliability_busy_host;
 mod reliability_failfast;
 
 // Scaling under the stand-in's capacity model.

@@ -706,7 +706,10 @@ pub fn assert_valid_but_for_toy_size(validity: &serde_json::Value) {
         reasons
             .iter()
             .all(|r| r["message"].as_str().is_some_and(|m| {
-                m.starts_with("measured for only") || m.starts_with("client-bound:")
+                // Tests share the machine with other tests: a busy host is what they tolerate.
+                m.starts_with("measured for only")
+                    || m.starts_with("client-bound:")
+                    || m.starts_with("busy host:")
             })),
         "{validity}"
     );

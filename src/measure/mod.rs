@@ -9,6 +9,7 @@ pub(crate) mod config;
 pub(crate) mod export;
 pub mod hdr;
 pub(crate) mod hdrlog;
+pub mod host_load;
 pub(crate) mod javafmt;
 pub(crate) mod legacy;
 pub(crate) mod order;

@@ -454,6 +454,10 @@ pub struct ResultDocument {
     pub clients: Vec<ClientEntry>,
     /// CPU time the client process used during the run.
     pub client_cpu: ClientCpu,
+    /// How quiet the machine was over the window: other processes' CPU, steal, load average,
+    /// the CPU of each server member on this machine (`None`: not measured, e.g. off Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<super::host_load::HostLoad>,
     /// Per-measurement results in YCSB's export order.
     pub measurements: Vec<MeasurementResult>,
 }
@@ -504,6 +508,7 @@ impl ResultDocument {
             timeline: super::timeline::Timeline::default(),
             clients: Vec::new(),
             client_cpu: ClientCpu::default(),
+            host_load: None,
             measurements,
         })
     }
@@ -611,6 +616,7 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
             .iter()
             .flat_map(|d| d.clients.iter().cloned())
             .collect(),
+        host_load: first.host_load.clone(),
         client_cpu: docs.iter().fold(ClientCpu::default(), |acc, d| ClientCpu {
             user_us: acc.user_us + d.client_cpu.user_us,
             system_us: acc.system_us + d.client_cpu.system_us,
@@ -977,6 +983,15 @@ mod tests {
             count: 1,
             longest_s: 20.1,
             total_s: 20.1,
+        });
+        d.host_load = Some(crate::measure::host_load::HostLoad {
+            cores: 2,
+            other_cores: Some(0.1),
+            steal_cores: 0.0,
+            client_cores: 0.8,
+            server_cpu_us: [("single".to_string(), 900_000u64)].into_iter().collect(),
+            load_before: Some(0.4),
+            load_after: Some(1.2),
         });
         d.clients = vec![ClientEntry::of(0, "bench-1", &d)];
         let value = serde_json::to_value(&d).unwrap();

@@ -229,6 +229,8 @@ properties! {
     DEADSECONDS: f64 = "microshard.deadseconds", 10.0, "10";
     /// seconds at the start left out of every measurement
     WARMUP: f64 = "microshard.warmup", 0.0, "0";
+    /// other processes (or CPU steal) using more than this share of the machine's cores during a run make its result degraded ("busy host")
+    BUSYHOST: f64 = "microshard.busyhost", 0.25, "0.25";
     /// run-phase inserts of N clients: keys recordcount + k*stride + offset, so clients never collide
     INSERTSTRIDE: i64 = "microshard.insertstride", 1, "1";
     /// this client's offset among microshard.insertstride clients

@@ -176,12 +176,20 @@ struct Ran {
     /// The error-rate guard's reason, when it stopped the run.
     error_stop: Option<String>,
     cpu: measure::ClientCpu,
+    /// How quiet the machine was over the window.
+    host: Option<measure::host_load::HostLoad>,
 }
 
 /// Starts the clients and the tasks beside them, and joins them: the clients end by themselves,
 /// or are stopped; those still blocked on the server after the grace period are abandoned.
 async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
     let shared = c.shared;
+    let members: Vec<(String, String)> = c
+        .probe_targets
+        .iter()
+        .map(|t| (t.name.clone(), t.address.clone()))
+        .collect();
+    let host_before = measure::host_load::sample(&members);
     let cpu_before = measure::ClientCpu::now();
     let started_wall = chrono::Utc::now();
     let start = Instant::now();
@@ -212,6 +220,13 @@ async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
     let (watched, warm, error_stop) = beside.finish(end).await;
     // CPU over the same window as the figures: from the warm-up's end when there was one.
     let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
+    let host_start = warm
+        .as_ref()
+        .and_then(|w| w.host.as_ref())
+        .or(host_before.as_ref());
+    let host = host_start
+        .zip(measure::host_load::sample(&members))
+        .map(|(a, b)| measure::host_load::between(a, &b));
     if panicked > 0 {
         anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
     }
@@ -224,6 +239,7 @@ async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
         watched,
         error_stop,
         cpu,
+        host,
     })
 }
 
@@ -270,6 +286,7 @@ fn report(r: Reporting<'_>) -> anyhow::Result<Executed> {
         run: &run,
         ended_wall,
         cpu: ran.cpu,
+        host: ran.host,
         counters: &ran.counters,
         limits: r.limits,
         timeline: ran.watched.timeline,
@@ -433,7 +450,7 @@ impl Beside {
         for task in self.tasks {
             let _ = task.await;
         }
-        let warm = self.warm_end.lock().ok().and_then(|w| *w);
+        let warm = self.warm_end.lock().ok().and_then(|w| w.clone());
         let error_stop = self.error_stop.lock().ok().and_then(|r| r.clone());
         (watched, warm, error_stop)
     }
@@ -441,6 +458,11 @@ impl Beside {
     /// Starts the watch and the tasks beside the clients.
     fn start(mut s: BesideSetup<'_>) -> Beside {
         let l = s.limits;
+        let members: Vec<(String, String)> = s
+            .probe_targets
+            .iter()
+            .map(|t| (t.name.clone(), t.address.clone()))
+            .collect();
         let watch = Watch::start(s.watch_setup());
         let mut tasks = Vec::new();
         // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
@@ -473,6 +495,7 @@ impl Beside {
                 progress_of(s.counters),
                 s.clients_done,
                 &warm_end,
+                members,
             ));
         }
         // A client of several (`--barrier`) tells its coordinator how far it is, once a second
@@ -565,6 +588,7 @@ struct Judged<'a> {
     run: &'a measure::RunMeasurements,
     ended_wall: chrono::DateTime<chrono::Utc>,
     cpu: measure::ClientCpu,
+    host: Option<measure::host_load::HostLoad>,
     counters: &'a Counters,
     limits: &'a Limits,
     timeline: measure::timeline::Timeline,
@@ -607,6 +631,10 @@ fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
         cores: doc.host.cpu_count,
     };
     doc.validity = verdict::assess(&evidence);
+    if let Some(why) = j.host.as_ref().and_then(|h| h.busy(j.limits.busy_host)) {
+        doc.validity.degrade(why);
+    }
+    doc.host_load = j.host;
     doc.warmup_s = j.limits.warmup_s;
     doc.timeline = evidence.timeline;
     let mut server = j.server;

@@ -35,6 +35,8 @@ pub(super) struct Limits {
     pub(super) warmup: Duration,
     pub(super) stall_s: f64,
     pub(super) dead_s: f64,
+    /// `microshard.busyhost`: the share of the cores other work may take before "busy host".
+    pub(super) busy_host: f64,
 }
 
 impl Limits {
@@ -80,6 +82,13 @@ impl Limits {
                 prop::STALLSECONDS.name
             )));
         }
+        let busy_host: f64 = parse_prop(props, &prop::BUSYHOST)?;
+        if !(0.0..=1.0).contains(&busy_host) {
+            return Err(bad_input(format!(
+                "property {}={busy_host}: a share of the cores between 0 and 1 is expected",
+                prop::BUSYHOST.name
+            )));
+        }
         Ok(Limits {
             requested_threads,
             target,
@@ -93,6 +102,7 @@ impl Limits {
             warmup,
             stall_s,
             dead_s,
+            busy_host,
         })
     }
 }

@@ -79,6 +79,7 @@ pub(super) fn spawn_warmup_end(
     progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
     slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+    members: Vec<(String, String)>,
 ) -> tokio::task::JoinHandle<()> {
     let measurements = measurements.clone();
     let done = done.clone();
@@ -99,6 +100,7 @@ pub(super) fn spawn_warmup_end(
                 ops,
                 failed,
                 inserted,
+                host: measure::host_load::sample(&members),
             });
         }
     })
@@ -132,7 +134,7 @@ pub(super) fn spawn_ticks(
 }
 
 /// The moment the warm-up ended, and the clients' counters then.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct WarmupEnd {
     pub(super) cpu: measure::ClientCpu,
     pub(super) at: Instant,
@@ -141,4 +143,6 @@ pub(super) struct WarmupEnd {
     pub(super) failed: u64,
     /// Inserts that had succeeded by the warm-up's end: a load's figure leaves them out.
     pub(super) inserted: u64,
+    /// The machine at the warm-up's end, where the window of its quietness starts.
+    pub(super) host: Option<measure::host_load::HostSample>,
 }

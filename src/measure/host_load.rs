@@ -1,0 +1,282 @@
+//! How quiet the machine was while a run was measured: the CPU the client and the servers it
+//! measured used, the CPU every other process took (and the hypervisor's steal), and the load
+//! average, from `/proc` (Linux). A figure measured while other work shared the cores measures
+//! that work too, so a busy host degrades the result with the numbers (`docs/result-schema.md`,
+//! "Validity"); the servers' CPU per member is what decides, on one box, whether splitting pays.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+/// The machine and the processes that matter, at one instant.
+#[derive(Debug, Clone)]
+pub struct HostSample {
+    at: Instant,
+    /// `/proc/stat`'s `cpu` line: busy ticks (all but idle and iowait), steal ticks.
+    busy: u64,
+    steal: u64,
+    /// The client: this process and its descendants (client processes of `--clients`).
+    client: u64,
+    /// Each measured server member found on this machine, by name: its CPU ticks.
+    servers: BTreeMap<String, u64>,
+    /// Members on this machine (by address); fewer `servers` found means some run where `/proc`
+    /// cannot tell them (a container's own port), and other work cannot be told from theirs.
+    local_members: usize,
+    load_1m: Option<f64>,
+}
+
+/// What the machine did over a measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLoad {
+    /// Logical CPUs of the machine.
+    pub cores: u32,
+    /// Cores' worth of CPU used by processes other than the client and the servers measured;
+    /// `None` when a server on this machine could not be found in `/proc` (a container), so its
+    /// CPU cannot be told from other work.
+    pub other_cores: Option<f64>,
+    /// Cores' worth of CPU the hypervisor took (steal).
+    pub steal_cores: f64,
+    /// Cores' worth of CPU the client used.
+    pub client_cores: f64,
+    /// CPU µs each server member on this machine used over the window, by member name (absent:
+    /// members elsewhere, in containers, or a server that was not found).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_cpu_us: BTreeMap<String, u64>,
+    /// The 1-minute load average at the window's start.
+    pub load_before: Option<f64>,
+    /// The 1-minute load average at the window's end.
+    pub load_after: Option<f64>,
+}
+
+impl HostLoad {
+    /// `busy host: other processes used 0.9 of 2 cores …` when other work (or steal) took more
+    /// than `max_share` of the machine's cores.
+    pub fn busy(&self, max_share: f64) -> Option<String> {
+        let cores = f64::from(self.cores.max(1));
+        let limit = max_share * cores;
+        let taken = |what: &str, used: f64| {
+            (used > limit).then(|| {
+                format!(
+                    "busy host: {what} {used:.1} of {} cores during this run (more than microshard.busyhost={max_share} of them): the figure measures that work too",
+                    self.cores
+                )
+            })
+        };
+        self.other_cores
+            .and_then(|other| taken("other processes used", other))
+            .or_else(|| taken("the hypervisor took (CPU steal)", self.steal_cores))
+    }
+}
+
+/// Ticks per second of `/proc`'s CPU times.
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+/// The machine's busy and steal ticks from `/proc/stat`.
+fn machine_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal …
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let busy = at(0) + at(1) + at(2) + at(5) + at(6);
+    Some((busy, at(7)))
+}
+
+/// One process's parent, CPU ticks (user + system, its waited-for children included) and
+/// command line.
+struct Proc {
+    pid: u32,
+    parent: u32,
+    ticks: u64,
+    argv: Vec<String>,
+}
+
+fn processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The fields after the command name, which may hold spaces and parentheses.
+            let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let num = |i: usize| rest.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+            let argv = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default()
+                .split('\0')
+                .map(str::to_string)
+                .collect();
+            Some(Proc {
+                pid,
+                parent: u32::try_from(num(1)).unwrap_or(0),
+                ticks: num(11) + num(12) + num(13) + num(14),
+                argv,
+            })
+        })
+        .collect()
+}
+
+/// The member a process serves, when it is a `mongod`/`mongos` listening on one of `ports`.
+fn member_of<'a>(p: &Proc, ports: &'a [(String, String)]) -> Option<&'a str> {
+    let program = p.argv.first()?.rsplit('/').next()?;
+    let role = match program {
+        "mongod" | "mongos" => program,
+        // The stand-in started as `microshard standin mongod …`.
+        _ if p.argv.get(1).is_some_and(|a| a == "standin") => p.argv.get(2)?.as_str(),
+        _ => return None,
+    };
+    if !matches!(role, "mongod" | "mongos") {
+        return None;
+    }
+    let port = p
+        .argv
+        .windows(2)
+        .find(|w| w[0] == "--port")
+        .map(|w| w[1].as_str())?;
+    ports
+        .iter()
+        .find(|(_, p)| p == port)
+        .map(|(name, _)| name.as_str())
+}
+
+/// The oldest ancestor of `me` running the same program: a `--clients` coordinator, whose client
+/// processes are this run's, not other work.
+fn family_root(all: &[Proc], me: u32) -> u32 {
+    let exe = |pid: u32| std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let mine = exe(me);
+    let mut root = me;
+    while let Some(p) = all.iter().find(|p| p.pid == root)
+        && p.parent > 1
+        && mine.is_some()
+        && exe(p.parent) == mine
+    {
+        root = p.parent;
+    }
+    root
+}
+
+/// Samples the machine now. `members` are the measured servers as `(name, "host:port")`; those
+/// on this machine are found by their command line.
+pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
+    let (busy, steal) = machine_ticks()?;
+    let local: Vec<(String, String)> = members
+        .iter()
+        .filter_map(|(name, address)| {
+            let (host, port) = address.rsplit_once(':')?;
+            matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1")
+                .then(|| (name.clone(), port.to_string()))
+        })
+        .collect();
+    let all = processes();
+    let me = std::process::id();
+    let mut servers = BTreeMap::new();
+    let mut server_pids = Vec::new();
+    for p in &all {
+        if let Some(name) = member_of(p, &local) {
+            *servers.entry(name.to_string()).or_insert(0) += p.ticks;
+            server_pids.push(p.pid);
+        }
+    }
+    let root = family_root(&all, me);
+    let mut ours = vec![root];
+    let mut client = 0;
+    // The microshard processes of this run (a coordinator and its client processes) and their
+    // descendants, parents before children (pids grow), servers left out.
+    for p in &all {
+        if p.pid == root || (ours.contains(&p.parent) && !server_pids.contains(&p.pid)) {
+            ours.push(p.pid);
+            client += p.ticks;
+        }
+    }
+    let load_1m = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok());
+    Some(HostSample {
+        at: Instant::now(),
+        busy,
+        steal,
+        client,
+        servers,
+        local_members: local.len(),
+        load_1m,
+    })
+}
+
+/// What the machine did between two samples.
+pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
+    let hz = ticks_per_second();
+    let wall = b.at.saturating_duration_since(a.at).as_secs_f64().max(1e-3);
+    let cores_of = |ticks: u64| ticks as f64 / hz / wall;
+    let servers: BTreeMap<String, u64> = b
+        .servers
+        .iter()
+        .filter_map(|(n, t)| Some((n.clone(), t.saturating_sub(*a.servers.get(n)?))))
+        .collect();
+    let client = b.client.saturating_sub(a.client);
+    let server_ticks: u64 = servers.values().sum();
+    let busy = b.busy.saturating_sub(a.busy);
+    HostLoad {
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        other_cores: (servers.len() >= a.local_members.max(b.local_members))
+            .then(|| cores_of(busy.saturating_sub(client + server_ticks))),
+        steal_cores: cores_of(b.steal.saturating_sub(a.steal)),
+        client_cores: cores_of(client),
+        server_cpu_us: servers
+            .into_iter()
+            .map(|(n, t)| (n, (t as f64 / hz * 1e6) as u64))
+            .collect(),
+        load_before: a.load_1m,
+        load_after: b.load_1m,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_host_is_named_with_its_share_and_a_quiet_one_is_not() {
+        let load = HostLoad {
+            cores: 2,
+            other_cores: Some(0.9),
+            ..Default::default()
+        };
+        let why = load.busy(0.25).unwrap_or_default();
+        assert!(
+            why.starts_with("busy host: other processes used 0.9 of 2 cores"),
+            "{why}"
+        );
+        assert_eq!(load.busy(0.5), None);
+        let stolen = HostLoad {
+            cores: 4,
+            steal_cores: 1.5,
+            ..Default::default()
+        };
+        assert!(stolen.busy(0.25).unwrap_or_default().contains("CPU steal"));
+    }
+
+    #[test]
+    fn a_sample_finds_the_machine_and_this_process() {
+        let a = sample(&[]).expect("/proc is readable");
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 300 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        let b = sample(&[]).expect("/proc is readable");
+        let load = between(&a, &b);
+        assert!(load.client_cores > 0.3, "{load:?} {x}");
+        assert!(load.cores >= 1);
+        assert!(load.load_after.is_some());
+    }
+}

@@ -1,0 +1,98 @@
+//! A run measured while other work takes the machine's cores says so: a CPU hog started beside a
+//! cell makes it degraded "busy host", naming the share the hog took; the same cell alone does
+//! not (README, "Results you can trust"; `microshard.busyhost`).
+
+use std::process::{Child, Command, Stdio};
+
+use crate::util::*;
+
+/// Busy loops on every core, killed on drop.
+struct Hog(Vec<Child>);
+
+impl Hog {
+    fn start() -> Hog {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Hog((0..cores)
+            .map(|_| {
+                Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .expect("start a busy loop")
+            })
+            .collect())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn run_validity(root: &Root, uri: &str, name: &str) -> serde_json::Value {
+    let json = root.path.join(format!("{name}.json"));
+    let out = root.output_line(&format!(
+        "run --uri {uri} -p recordcount=200 -p operationcount=0 -p maxexecutiontime=2 --threads 4 --json {}",
+        json.display()
+    ));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    assert!(
+        doc["host_load"]["cores"].as_u64().unwrap_or(0) >= 1,
+        "{}",
+        doc["host_load"]
+    );
+    doc
+}
+
+#[test]
+fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
+    let _alone = one_at_a_time();
+    let root = Root::new();
+    // A capacity model keeps the server's and client's own CPU small next to the hog's.
+    let server = StandinProcess::start_with(
+        &root.path.join("db"),
+        &["--service-time-us", "2000", "--workers", "2"],
+    );
+    let uri = server.uri();
+    assert_ok(
+        &root.output_line(&format!("load --uri {uri} -p recordcount=200")),
+        "load",
+    );
+
+    let quiet = run_validity(&root, &uri, "quiet");
+    let reasons = quiet["validity"]["reasons"].to_string();
+    assert!(
+        !reasons.contains("busy host"),
+        "{reasons}\n{}",
+        quiet["host_load"]
+    );
+    // The server member on this machine is found and its CPU recorded.
+    assert!(
+        quiet["host_load"]["server_cpu_us"].is_object(),
+        "{}",
+        quiet["host_load"]
+    );
+
+    let hog = Hog::start();
+    let busy = run_validity(&root, &uri, "busy");
+    drop(hog);
+    let reasons = busy["validity"]["reasons"].to_string();
+    assert_eq!(busy["validity"]["verdict"], "degraded", "{reasons}");
+    assert!(
+        reasons.contains("busy host: other processes used"),
+        "{reasons}"
+    );
+    let other = busy["host_load"]["other_cores"].as_f64().unwrap_or(0.0);
+    assert!(other > 0.5, "{}", busy["host_load"]);
+}
