@@ -56,6 +56,8 @@ fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
         .arg(format!("--mongod-arg=--service-time-us={SERVICE_TIME_US}"))
         .arg("--mongod-arg=--workers=2")
         .args(["--records", "600", "--duration", "5s", "--threads", "16"])
+        // Other tests share the machine: a busy host is what this test tolerates.
+        .args(["-p", "microshard.busyhost=1"])
         .args(["--base-port", &port.to_string(), "-q", "--out"])
         .arg(&results)
         .output()
