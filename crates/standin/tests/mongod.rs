@@ -387,3 +387,32 @@ async fn unix_socket_under_the_given_prefix() {
     h.shutdown().await;
     assert!(!sock.exists(), "socket file removed on shutdown");
 }
+
+/// This process's resident size in kB (the in-process stand-in shares it).
+fn own_rss_kb() -> i64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn server_status_reports_resident_memory_in_mib_as_mongod_does() {
+    let (h, client) = mongod("").await;
+    let before = own_rss_kb();
+    let s = admin(&client, doc! {"serverStatus": 1}).await.unwrap();
+    let after = own_rss_kb();
+    let mem = s.get_document("mem").unwrap();
+    // mongod's `mem.resident` and `mem.virtual` are Int32 MiB (manual, serverStatus `mem`).
+    let resident = i64::from(mem.get_i32("resident").unwrap());
+    assert!(mem.get_i32("virtual").unwrap() > 0);
+    let (low, high) = (before.min(after) / 1024, before.max(after) / 1024);
+    assert!(
+        (low * 3 / 4..=high * 4 / 3 + 1).contains(&resident),
+        "resident {resident} MiB, this process {before}..{after} kB"
+    );
+    h.shutdown().await;
+}
