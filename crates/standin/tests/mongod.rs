@@ -416,3 +416,34 @@ async fn server_status_reports_resident_memory_in_mib_as_mongod_does() {
     );
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn write_concern_error_answers_applied_writes_with_wtimeout() {
+    let (h, client) = mongod("--write-concern-error").await;
+    let db = client.database("d");
+    let reply = db
+        .run_command(doc! {"insert": "c", "documents": [{"_id": 1}, {"_id": 2}]})
+        .await
+        .unwrap();
+    assert_eq!(reply.get_i32("n").unwrap(), 2);
+    let wce = reply.get_document("writeConcernError").unwrap();
+    assert_eq!(wce.get_i32("code").unwrap(), 64);
+    assert_eq!(wce.get_str("codeName").unwrap(), "WriteConcernFailed");
+    assert!(wce.get_document("errInfo").unwrap().get_bool("wtimeout").unwrap());
+    // The driver's own write paths turn it into an error; the write itself stays applied.
+    let e = db
+        .collection::<Document>("c")
+        .update_one(doc! {"_id": 1}, doc! {"$set": {"x": 1}})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e.kind.as_ref(),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(w)) if w.code == 64
+        ),
+        "{e}"
+    );
+    let got = db.collection::<Document>("c").find_one(doc! {"_id": 1}).await.unwrap();
+    assert_eq!(got.unwrap().get_i32("x").unwrap(), 1);
+    h.shutdown().await;
+}
