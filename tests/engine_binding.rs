@@ -173,7 +173,11 @@ async fn a_write_concern_error_fails_a_batched_upsert() {
         "{:?}",
         doc.server.error_classes
     );
-    assert_eq!(server.documents().await.len(), 10, "the write itself applied");
+    assert_eq!(
+        server.documents().await.len(),
+        10,
+        "the write itself applied"
+    );
     server.handle.shutdown().await;
 }
 

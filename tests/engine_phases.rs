@@ -219,7 +219,9 @@ async fn multi_id_reads_use_one_in_query() {
 
 /// `opcounters.query` and `opcounters.getmore` of `server`.
 async fn query_and_getmore(server: &Server) -> (i64, i64) {
-    let status = server.command(mongodb::bson::doc! {"serverStatus": 1}).await;
+    let status = server
+        .command(mongodb::bson::doc! {"serverStatus": 1})
+        .await;
     let op = status.get_document("opcounters").expect("opcounters");
     (
         op.get_i64("query").expect("query"),
@@ -234,9 +236,13 @@ async fn query_and_getmore(server: &Server) -> (i64, i64) {
 async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
     let server = Server::start();
     let sizes = ["recordcount=300".to_string(), "threadcount=4".to_string()];
-    execute(&props(&["Q20M"], &sizes), Phase::Load, &quiet(&server.uri()))
-        .await
-        .expect("load");
+    execute(
+        &props(&["Q20M"], &sizes),
+        Phase::Load,
+        &quiet(&server.uri()),
+    )
+    .await
+    .expect("load");
     let before = query_and_getmore(&server).await;
     let run = [
         "recordcount=300".into(),
@@ -250,7 +256,11 @@ async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
     assert_eq!(doc.operations, 40);
     let after = query_and_getmore(&server).await;
     assert_eq!(after.0 - before.0, 40, "one query per read");
-    assert_eq!(after.1 - before.1, 0, "no getMore: the limit closes the cursor");
+    assert_eq!(
+        after.1 - before.1,
+        0,
+        "no getMore: the limit closes the cursor"
+    );
     server.handle.shutdown().await;
 }
 

@@ -647,12 +647,18 @@ fn upsert_reply_error(reply: &Document) -> Option<UpsertBatchError> {
     {
         ("", first)
     } else {
-        ("write concern ", reply.get_document("writeConcernError").ok()?)
+        (
+            "write concern ",
+            reply.get_document("writeConcernError").ok()?,
+        )
     };
     Some(UpsertBatchError {
         what,
         code: failure.get_i32("code").unwrap_or(0),
-        message: failure.get_str("errmsg").unwrap_or("write error").to_string(),
+        message: failure
+            .get_str("errmsg")
+            .unwrap_or("write error")
+            .to_string(),
     })
 }
 

@@ -298,7 +298,11 @@ mod tests {
         // Documents left: open.
         assert!(no_limit.stays_open(Some(2), 2, 8));
         // A limit stage at its limit is at EOF, full batch or not.
-        assert!(!PlanEnd::limit(Some(10)).after(10).stays_open(Some(10), 10, 0));
+        assert!(
+            !PlanEnd::limit(Some(10))
+                .after(10)
+                .stays_open(Some(10), 10, 0)
+        );
         assert!(PlanEnd::limit(Some(10)).after(4).stays_open(Some(4), 4, 0));
         assert_eq!(PlanEnd::limit(Some(0)), no_limit);
     }

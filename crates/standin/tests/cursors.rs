@@ -163,7 +163,10 @@ async fn opcounters_count_as_mongod_counts() {
         .run_command(doc! {"count": "c"})
         .await
         .unwrap();
-    assert_eq!(n.get_i32("n").ok().map(i64::from).or(n.get_i64("n").ok()), Some(9));
+    assert_eq!(
+        n.get_i32("n").ok().map(i64::from).or(n.get_i64("n").ok()),
+        Some(9)
+    );
     assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 9);
     let after = opcounters(&c).await;
     let got: Vec<i64> = ["insert", "update", "delete", "query", "getmore"]

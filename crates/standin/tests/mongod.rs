@@ -429,7 +429,12 @@ async fn write_concern_error_answers_applied_writes_with_wtimeout() {
     let wce = reply.get_document("writeConcernError").unwrap();
     assert_eq!(wce.get_i32("code").unwrap(), 64);
     assert_eq!(wce.get_str("codeName").unwrap(), "WriteConcernFailed");
-    assert!(wce.get_document("errInfo").unwrap().get_bool("wtimeout").unwrap());
+    assert!(
+        wce.get_document("errInfo")
+            .unwrap()
+            .get_bool("wtimeout")
+            .unwrap()
+    );
     // The driver's own write paths turn it into an error; the write itself stays applied.
     let e = db
         .collection::<Document>("c")
@@ -443,7 +448,11 @@ async fn write_concern_error_answers_applied_writes_with_wtimeout() {
         ),
         "{e}"
     );
-    let got = db.collection::<Document>("c").find_one(doc! {"_id": 1}).await.unwrap();
+    let got = db
+        .collection::<Document>("c")
+        .find_one(doc! {"_id": 1})
+        .await
+        .unwrap();
     assert_eq!(got.unwrap().get_i32("x").unwrap(), 1);
     h.shutdown().await;
 }
