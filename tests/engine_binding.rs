@@ -145,6 +145,42 @@ async fn upsert_inserts_replace_and_batch() {
     server.handle.shutdown().await;
 }
 
+/// A batched upsert whose reply carries a `writeConcernError` (the stand-in's
+/// `--write-concern-error`: the writes applied, the write concern missed) fails its batch, as the
+/// driver's own write paths and Java YCSB's `bulkWrite` do (`docs/mongodb-versions.md`, "Conformance").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_concern_error_fails_a_batched_upsert() {
+    let server = Server::start_with(|cfg| cfg.write_concern_error = true);
+    let batched = ["mongodb.upsert=true", "batchsize=10", "threadcount=1"];
+    let doc = execute(&run_props(&server, &batched), Phase::Load, &quiet())
+        .await
+        .expect("the load reports");
+    // The first batch of 10 fails; a load thread stops at its first failed insert, as YCSB's does.
+    let insert = doc.measurement("INSERT").expect("INSERT measured");
+    let count = |status| {
+        let found = insert.statuses.iter().find(|s| s.status == status);
+        found.map_or(0, |s| s.count)
+    };
+    assert_eq!(
+        (count(Status::Error), count(Status::Ok)),
+        (1, 0),
+        "{:?}",
+        insert.statuses
+    );
+    assert_eq!(
+        doc.server.error_classes.get("server_code_64"),
+        Some(&1),
+        "{:?}",
+        doc.server.error_classes
+    );
+    assert_eq!(
+        server.documents().await.len(),
+        10,
+        "the write itself applied"
+    );
+    server.handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_and_url_come_from_threads_and_legacy_properties() {
     let server = Server::start();

@@ -217,6 +217,53 @@ async fn multi_id_reads_use_one_in_query() {
     server.handle.shutdown().await;
 }
 
+/// `opcounters.query` and `opcounters.getmore` of `server`.
+async fn query_and_getmore(server: &Server) -> (i64, i64) {
+    let status = server
+        .command(mongodb::bson::doc! {"serverStatus": 1})
+        .await;
+    let op = status.get_document("opcounters").expect("opcounters");
+    (
+        op.get_i64("query").expect("query"),
+        op.get_i64("getmore").expect("getmore"),
+    )
+}
+
+/// Seed 2's measurement: a Q20M read of 10 ids is one round trip. The stand-in keeps a cursor
+/// open after a full first batch as mongod does, so a read without its `limit` would count a
+/// `getMore` each (`crates/standin/tests/cursors.rs`; `docs/mongodb-versions.md`, "Conformance").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
+    let server = Server::start();
+    let sizes = ["recordcount=300".to_string(), "threadcount=4".to_string()];
+    execute(
+        &props(&["Q20M"], &sizes),
+        Phase::Load,
+        &quiet(&server.uri()),
+    )
+    .await
+    .expect("load");
+    let before = query_and_getmore(&server).await;
+    let run = [
+        "recordcount=300".into(),
+        "operationcount=40".into(),
+        "readbatchsize=10".into(),
+        "threadcount=2".into(),
+    ];
+    let doc = execute(&props(&["Q20M"], &run), Phase::Run, &quiet(&server.uri()))
+        .await
+        .expect("run");
+    assert_eq!(doc.operations, 40);
+    let after = query_and_getmore(&server).await;
+    assert_eq!(after.0 - before.0, 40, "one query per read");
+    assert_eq!(
+        after.1 - before.1,
+        0,
+        "no getMore: the limit closes the cursor"
+    );
+    server.handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_load_counts_only_inserts_that_succeeded() {
     let server = Server::start();

@@ -432,11 +432,17 @@ pub struct Server {
 impl Server {
     /// Starts a stand-in inside the current runtime.
     pub fn start() -> Server {
+        Server::start_with(|_| {})
+    }
+
+    /// [`Server::start`] with stand-in options set by `options` (`write_concern_error`).
+    pub fn start_with(options: impl FnOnce(&mut StandinConfig)) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = StandinConfig::new(Role::Mongod);
         cfg.dbpath = Some(dir.path().to_path_buf());
         cfg.command_log = Some(dir.path().join("commands.jsonl"));
         cfg.quiet = true;
+        options(&mut cfg);
         let handle = microshard::standin::spawn(cfg).expect("stand-in starts");
         Server { handle, dir }
     }

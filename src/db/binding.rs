@@ -514,17 +514,10 @@ impl DbClient {
             command.insert("writeConcern", wc);
         }
         let reply = self.binding.inner.database.run_command(command).await?;
-        if let Ok(errors) = reply.get_array("writeErrors")
-            && let Some(Bson::Document(first)) = errors.first()
-        {
-            let code = first.get_i32("code").unwrap_or(0);
-            let message = first.get_str("errmsg").unwrap_or("write error").to_string();
-            return Err(mongodb::error::Error::custom(UpsertBatchError {
-                code,
-                message,
-            }));
+        match upsert_reply_error(&reply) {
+            Some(e) => Err(mongodb::error::Error::custom(e)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Reads one record (`find_one`) or, with several keys, all of them with one `$in` query;
@@ -554,8 +547,9 @@ impl DbClient {
             many => {
                 let ids: Vec<Bson> = many.iter().map(|k| Bson::String(k.clone())).collect();
                 // `limit` with the batch size: mongod fills a first batch of n and keeps the
-                // cursor open (one more getMore per read) unless the limit closes it
-                // (`docs/mongodb-versions.md`, "Cursors").
+                // cursor open (one more getMore per read) unless the limit closes it; the
+                // driver then sends batchSize n + 1, so mongos too asks past the n-th document
+                // and closes (`docs/mongodb-versions.md`, "Conformance").
                 let n = many.len();
                 let find = self
                     .coll
@@ -643,18 +637,46 @@ impl DbClient {
     }
 }
 
-/// A write error reported inside a batched upsert's reply.
-#[derive(Debug, thiserror::Error)]
-#[error("batched upsert: code {code}: {message}")]
+/// A write error, or a write-concern error, reported inside a batched upsert's reply.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("batched upsert: {what}code {code}: {message}")]
 struct UpsertBatchError {
+    /// "write concern " for a `writeConcernError`, empty for a write error.
+    what: &'static str,
     code: i32,
     message: String,
+}
+
+/// The failure in a batched upsert's `update` reply, if any: its first write error, else its
+/// `writeConcernError`. `run_command` returns the reply as it is, so this is the check the
+/// driver's own write paths make: a write that missed its write concern (`w: "majority"` with
+/// `wtimeout`) is an error for the client, as Java YCSB's `bulkWrite` raises it
+/// (`docs/mongodb-versions.md`, "Conformance").
+fn upsert_reply_error(reply: &Document) -> Option<UpsertBatchError> {
+    let (what, failure) = if let Ok(errors) = reply.get_array("writeErrors")
+        && let Some(Bson::Document(first)) = errors.first()
+    {
+        ("", first)
+    } else {
+        (
+            "write concern ",
+            reply.get_document("writeConcernError").ok()?,
+        )
+    };
+    Some(UpsertBatchError {
+        what,
+        code: failure.get_i32("code").unwrap_or(0),
+        message: failure
+            .get_str("errmsg")
+            .unwrap_or("write error")
+            .to_string(),
+    })
 }
 
 /// The class of an error raised by [`DbClient::upsert_many`] (it travels as a custom driver error).
 pub(crate) fn upsert_error_class(err: &mongodb::error::Error) -> Option<ErrorClass> {
     err.get_custom::<UpsertBatchError>()
-        .map(|e| ErrorClass::ServerCode(e.code))
+        .map(|e| super::errors::classify_code(e.code))
 }
 
 #[cfg(test)]
@@ -666,6 +688,19 @@ mod tests {
             name: Arc::from(name),
             bytes: bytes.to_vec(),
         }
+    }
+
+    #[test]
+    fn a_batched_upsert_reply_fails_on_a_write_error_or_a_write_concern_error() {
+        assert_eq!(upsert_reply_error(&doc! {"n": 10, "ok": 1.0}), None);
+        let wce = doc! {"code": 64, "codeName": "WriteConcernFailed", "errmsg": "waiting for replication timed out", "errInfo": {"wtimeout": true}};
+        let e = upsert_reply_error(&doc! {"n": 10, "writeConcernError": wce.clone(), "ok": 1.0});
+        let e = e.expect("a writeConcernError fails the batch");
+        assert_eq!((e.what, e.code), ("write concern ", 64));
+        assert!(e.to_string().contains("waiting for replication timed out"));
+        let dup = doc! {"index": 3, "code": 11000, "errmsg": "E11000 duplicate key"};
+        let both = doc! {"n": 9, "writeErrors": [dup], "writeConcernError": wce, "ok": 1.0};
+        assert_eq!(upsert_reply_error(&both).map(|e| e.code), Some(11000));
     }
 
     #[test]

@@ -45,11 +45,18 @@ impl ErrorClass {
 
 /// Server codes meaning "not writable primary" or "node is recovering" (SDAM spec lists).
 const NOT_PRIMARY_CODES: &[i32] = &[10107, 13435, 10058, 11600, 11602, 13436, 189, 91];
+/// FailedToSatisfyReadPreference: mongos found no primary (or no eligible member) of a shard
+/// within `defaultFindReplicaSetHostTimeoutMS` (15 s), the server side of a client's server
+/// selection time-out (`docs/mongodb-versions.md`, "Conformance").
+const FAILED_TO_SATISFY_READ_PREFERENCE: i32 = 133;
 /// Server codes meaning a time limit expired (MaxTimeMSExpired, NetworkInterfaceExceededTimeLimit, ...).
 const TIMEOUT_CODES: &[i32] = &[50, 89, 202, 262];
 
-fn classify_code(code: i32) -> ErrorClass {
-    if NOT_PRIMARY_CODES.contains(&code) {
+/// The class of a server error code (a command's, a write error's or a write-concern error's).
+pub(crate) fn classify_code(code: i32) -> ErrorClass {
+    if code == FAILED_TO_SATISFY_READ_PREFERENCE {
+        ErrorClass::ServerSelection
+    } else if NOT_PRIMARY_CODES.contains(&code) {
         ErrorClass::NotPrimary
     } else if TIMEOUT_CODES.contains(&code) {
         ErrorClass::Timeout
@@ -173,6 +180,12 @@ mod tests {
         assert_eq!(classify_code(50), ErrorClass::Timeout);
         assert_eq!(classify_code(11000), ErrorClass::ServerCode(11000));
         assert_eq!(ErrorClass::ServerCode(11000).label(), "server_code_11000");
+    }
+
+    #[test]
+    fn mongos_finding_no_primary_is_server_selection() {
+        assert_eq!(classify_code(133), ErrorClass::ServerSelection);
+        assert_eq!(classify_code(133).label(), "server_selection");
     }
 
     #[test]

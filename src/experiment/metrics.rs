@@ -510,6 +510,16 @@ mod tests {
     }
 
     #[test]
+    fn resident_memory_is_read_as_mib() {
+        // mongod reports `mem.resident` as a whole number of MiB (an Int32), 8.0 as 7.0.
+        let reply = doc! { "opcounters": {}, "mem": { "bits": 64_i32, "resident": 1536_i32, "virtual": 4096_i32 } };
+        let s = StatusSnapshot::from_server_status(&reply);
+        assert_eq!(s.resident_bytes, Some(1536 * 1024 * 1024));
+        let absent = StatusSnapshot::from_server_status(&doc! { "opcounters": {} });
+        assert_eq!(absent.resident_bytes, None);
+    }
+
+    #[test]
     fn stand_in_without_wired_tiger_leaves_cache_unknown() {
         let s = StatusSnapshot::from_server_status(&doc! { "opcounters": { "insert": 3_i32 } });
         assert_eq!(s.insert, 3);

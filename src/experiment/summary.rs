@@ -61,7 +61,14 @@ pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
 }
 
 /// How many inserts a run attempted (every status counts: each one consumed a key number), so
-/// the next scenario on the same data knows how many documents exist.
+/// the next scenario on the same data knows where its own inserts start.
+///
+/// Not by successful inserts only (issue 31 suggests it): YCSB's insert key sequence
+/// acknowledges a key number whatever the insert's status, so a failed insert leaves a gap
+/// *inside* the range, not at its end. Growing `recordcount` by successes would not close that
+/// gap (reads still find it NOT_FOUND, and the cell that failed counts it among its errors) and
+/// would start the next cell's inserts on keys that exist, each a duplicate-key error; an insert
+/// that timed out may also have been applied.
 pub(crate) fn insert_attempts(doc: &ResultDocument) -> u64 {
     let actual = |m: &&MeasurementResult| m.kind == MapKind::Actual;
     let by_status: u64 = doc

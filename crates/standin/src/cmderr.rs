@@ -45,6 +45,7 @@ codes! {
     PATH_NOT_VIABLE = 28 => "PathNotViable",
     CURSOR_NOT_FOUND = 43 => "CursorNotFound",
     NAMESPACE_EXISTS = 48 => "NamespaceExists",
+    WRITE_CONCERN_FAILED = 64 => "WriteConcernFailed",
     INVALID_ID_FIELD = 53 => "InvalidIdField",
     COMMAND_NOT_FOUND = 59 => "CommandNotFound",
     SHARD_KEY_NOT_FOUND = 61 => "ShardKeyNotFound",

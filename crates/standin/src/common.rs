@@ -192,13 +192,19 @@ fn hello(shared: &ServerState, name: &str, body: &Document, conn_id: i64) -> Doc
     d
 }
 
-fn read_statm_mb() -> (i64, i64) {
-    let page = 4096i64;
-    let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let mut it = s.split_whitespace().map(|x| x.parse::<i64>().unwrap_or(0));
-    let virt = it.next().unwrap_or(0) * page / (1024 * 1024);
-    let res = it.next().unwrap_or(0) * page / (1024 * 1024);
-    (res, virt)
+/// This process's resident and virtual size in MiB, the unit of mongod's `mem.resident` and
+/// `mem.virtual` (manual, serverStatus `mem`), read in kB from `/proc/self/status` so the
+/// page size does not matter.
+fn process_mem_mib() -> (i64, i64) {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mib = |key: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kb| kb.parse::<i64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (mib("VmRSS:"), mib("VmSize:"))
 }
 
 fn mem_total_mb() -> i64 {
@@ -260,7 +266,7 @@ fn wired_tiger_section(shared: &ServerState) -> Document {
 
 fn server_status(shared: &ServerState) -> Document {
     let c = &shared.counters;
-    let (res, virt) = read_statm_mb();
+    let (res, virt) = process_mem_mib();
     let uptime = shared.started.elapsed();
     let mut d = doc! {
         "host": shared.me(),
@@ -284,7 +290,7 @@ fn server_status(shared: &ServerState) -> Document {
             "getmore": c.getmore.load(Ordering::Relaxed) as i64,
             "command": c.command.load(Ordering::Relaxed) as i64,
         },
-        "mem": {"bits": 64, "resident": res, "virtual": virt, "supported": true},
+        "mem": {"bits": 64, "resident": res as i32, "virtual": virt as i32, "supported": true},
     };
     if shared.cfg.role == Role::Mongod {
         d.insert("wiredTiger", wired_tiger_section(shared));

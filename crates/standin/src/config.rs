@@ -63,6 +63,11 @@ pub struct StandinConfig {
     /// while `ping`, `hello` and `serverStatus` are answered at once: a server stalling under
     /// load (a checkpoint, cache eviction) as it looks from outside (`docs/reliability.md`).
     pub stall: Option<Stall>,
+    /// Stand-in only: `--write-concern-error`, every write is applied and then answered with a
+    /// `writeConcernError` (64, WriteConcernFailed, `errInfo.wtimeout`), as a replica set that
+    /// missed `w` within `wtimeout` answers, so tests see that a client counts it as a failure
+    /// (`docs/mongodb-versions.md`, "Conformance").
+    pub write_concern_error: bool,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -125,6 +130,7 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("notablescan", true, false),
     ("wiredTigerDirectoryForIndexes", true, false),
     ("verbose", true, true),
+    ("write-concern-error", true, false),
 ];
 
 fn bad(msg: impl Into<String>) -> StandinError {
@@ -229,6 +235,7 @@ impl StandinConfig {
             election_winner: None,
             election_delay_ms: None,
             stall: None,
+            write_concern_error: false,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -296,6 +303,7 @@ impl StandinConfig {
             "configsvr" => self.configsvr = true,
             "shardsvr" => self.shardsvr = true,
             "quiet" => self.quiet = true,
+            "write-concern-error" => self.write_concern_error = true,
             "fork" => {
                 return Err(bad(format!(
                     "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"

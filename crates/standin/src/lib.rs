@@ -24,6 +24,12 @@
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.
+//! - Cursors follow mongod's rules (a first batch filled to `batchSize` keeps the cursor open even
+//!   when nothing follows; `limit`, `singleBatch` and a short batch close it; mongos keeps a full
+//!   first batch open, limit or not), but a result is computed whole when the query runs.
+//!   mongos drains its shards' cursors at once, so a shard counts the `getMore`s a draining
+//!   client would cost it when the `find` arrives, not later. mongod's IDHACK plan (a `find
+//!   {_id: v}` knows it is at its end after one document) is not imitated.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
 //! - `--stall D/P` makes it stall as a loaded server does (a checkpoint, cache eviction): no data
 //!   operation completes for D ms every P ms, while `ping`, `hello` and `serverStatus` are

@@ -33,6 +33,8 @@ pub(crate) struct Counters {
 pub(crate) struct Cursor {
     pub ns: String,
     pub docs: VecDeque<Document>,
+    /// When the plan behind it ends by itself (its limit).
+    pub end: PlanEnd,
     /// Last use; idle cursors are reaped after [`CURSOR_TIMEOUT`] like mongod's 10-minute timeout.
     pub last_used: Instant,
 }
@@ -147,11 +149,9 @@ impl ServerState {
         }
     }
 
-    /// Registers a cursor over the remaining documents and returns its id (0 when nothing remains).
-    pub(crate) fn open_cursor(&self, ns: &str, docs: VecDeque<Document>) -> i64 {
-        if docs.is_empty() {
-            return 0;
-        }
+    /// Registers a cursor over the remaining documents (none, when the last batch was full) and
+    /// returns its id.
+    pub(crate) fn open_cursor(&self, ns: &str, docs: VecDeque<Document>, end: PlanEnd) -> i64 {
         let mut id: i64 = rand::random::<i64>() & i64::MAX;
         if id == 0 {
             id = 1;
@@ -164,6 +164,7 @@ impl ServerState {
                 Cursor {
                     ns: ns.to_string(),
                     docs,
+                    end,
                     last_used: now,
                 },
             );
@@ -196,26 +197,115 @@ pub(crate) fn take_batch(docs: &mut VecDeque<Document>, n: Option<usize>) -> Vec
     out
 }
 
-/// Builds the `{cursor: {firstBatch, id, ns}, ok: 1}` reply, keeping the rest as a cursor.
+/// mongod's first batch when `find` or `aggregate` names no `batchSize`
+/// (`query_request_helper::kDefaultBatchSize`).
+pub(crate) const DEFAULT_FIRST_BATCH: usize = 101;
+
+/// What ends the plan behind a cursor by itself, besides running out of documents: its `limit`.
+///
+/// mongod keeps a cursor while its plan is not at EOF (`shouldSaveCursor`, `!exec->isEOF()`,
+/// `src/mongo/db/query/find.cpp`). A plan learns that it ran out of documents only when asked for
+/// one more, which the batch loop never does once the batch holds `batchSize` documents
+/// (`FindCommon::enoughForFirstBatch`, `src/mongo/db/commands/find_cmd.cpp`); a `limit` stage knows
+/// it is done as soon as it returned `limit` documents. mongos's merger is asked for nothing past a
+/// full batch either, and notices its own limit only on the next call (`cluster_find.cpp`), so a
+/// router's cursor has no `PlanEnd` limit (`docs/mongodb-versions.md`, "Conformance").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PlanEnd {
+    /// Documents still to return before the limit stage is at EOF (`None`: no limit).
+    pub limit_left: Option<usize>,
+}
+
+impl PlanEnd {
+    /// The plan of a command with this `limit` (`None` or 0: none).
+    pub(crate) fn limit(limit: Option<usize>) -> Self {
+        PlanEnd {
+            limit_left: limit.filter(|l| *l > 0),
+        }
+    }
+
+    /// The same plan once `taken` more documents were returned.
+    pub(crate) fn after(self, taken: usize) -> Self {
+        PlanEnd {
+            limit_left: self.limit_left.map(|l| l.saturating_sub(taken)),
+        }
+    }
+
+    /// Whether the cursor lives on after a batch of `taken` documents, `asked` being the batch
+    /// size (`None`: no count bound) and `remaining` what the plan still holds: closed at the
+    /// limit, open while documents remain, and open when the batch was filled exactly, because
+    /// the plan was not asked whether anything follows.
+    pub(crate) fn stays_open(self, asked: Option<usize>, taken: usize, remaining: usize) -> bool {
+        if self.limit_left == Some(0) {
+            return false;
+        }
+        remaining > 0 || asked == Some(taken)
+    }
+}
+
+/// How a cursor-returning command cuts its first batch and whether its cursor lives on.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FirstBatch {
+    /// The command's `batchSize`; `None` is [`DEFAULT_FIRST_BATCH`].
+    pub batch_size: Option<usize>,
+    /// `singleBatch`: the cursor is closed after the first batch whatever remains.
+    pub single_batch: bool,
+    /// What ends the plan by itself.
+    pub end: PlanEnd,
+}
+
+impl FirstBatch {
+    /// A first batch of `batch_size` documents over a plan with no limit.
+    pub(crate) fn sized(batch_size: Option<usize>) -> Self {
+        FirstBatch {
+            batch_size,
+            ..FirstBatch::default()
+        }
+    }
+}
+
+/// Builds the `{cursor: {firstBatch, id, ns}, ok: 1}` reply, keeping the rest as a cursor when
+/// mongod would keep one ([`PlanEnd::stays_open`]).
 pub(crate) fn cursor_reply(
     state: &ServerState,
     ns: &str,
     mut docs: VecDeque<Document>,
-    batch_size: Option<usize>,
-    single_batch: bool,
+    first: FirstBatch,
 ) -> Document {
-    let first = take_batch(&mut docs, Some(batch_size.unwrap_or(101)));
-    let id = if single_batch {
-        0
+    let asked = first.batch_size.unwrap_or(DEFAULT_FIRST_BATCH);
+    let batch = take_batch(&mut docs, Some(asked));
+    let end = first.end.after(batch.len());
+    let id = if !first.single_batch && end.stays_open(Some(asked), batch.len(), docs.len()) {
+        state.open_cursor(ns, docs, end)
     } else {
-        state.open_cursor(ns, docs)
+        0
     };
-    doc! {"cursor": {"firstBatch": first, "id": id, "ns": ns}, "ok": 1.0}
+    doc! {"cursor": {"firstBatch": batch, "id": id, "ns": ns}, "ok": 1.0}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_batch_keeps_the_cursor_unless_the_limit_was_reached() {
+        let no_limit = PlanEnd::limit(None);
+        // Filled to batchSize exactly: mongod did not look past it.
+        assert!(no_limit.stays_open(Some(10), 10, 0));
+        // Ran out before batchSize: the plan said EOF.
+        assert!(!no_limit.stays_open(Some(11), 10, 0));
+        assert!(!no_limit.stays_open(None, 10, 0));
+        // Documents left: open.
+        assert!(no_limit.stays_open(Some(2), 2, 8));
+        // A limit stage at its limit is at EOF, full batch or not.
+        assert!(
+            !PlanEnd::limit(Some(10))
+                .after(10)
+                .stays_open(Some(10), 10, 0)
+        );
+        assert!(PlanEnd::limit(Some(10)).after(4).stays_open(Some(4), 4, 0));
+        assert_eq!(PlanEnd::limit(Some(0)), no_limit);
+    }
 
     #[test]
     fn a_closed_pipe_drops_log_lines_without_a_panic() {

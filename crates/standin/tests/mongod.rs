@@ -387,3 +387,72 @@ async fn unix_socket_under_the_given_prefix() {
     h.shutdown().await;
     assert!(!sock.exists(), "socket file removed on shutdown");
 }
+
+/// This process's resident size in kB (the in-process stand-in shares it).
+fn own_rss_kb() -> i64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn server_status_reports_resident_memory_in_mib_as_mongod_does() {
+    let (h, client) = mongod("").await;
+    let before = own_rss_kb();
+    let s = admin(&client, doc! {"serverStatus": 1}).await.unwrap();
+    let after = own_rss_kb();
+    let mem = s.get_document("mem").unwrap();
+    // mongod's `mem.resident` and `mem.virtual` are Int32 MiB (manual, serverStatus `mem`).
+    let resident = i64::from(mem.get_i32("resident").unwrap());
+    assert!(mem.get_i32("virtual").unwrap() > 0);
+    let (low, high) = (before.min(after) / 1024, before.max(after) / 1024);
+    assert!(
+        (low * 3 / 4..=high * 4 / 3 + 1).contains(&resident),
+        "resident {resident} MiB, this process {before}..{after} kB"
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_concern_error_answers_applied_writes_with_wtimeout() {
+    let (h, client) = mongod("--write-concern-error").await;
+    let db = client.database("d");
+    let reply = db
+        .run_command(doc! {"insert": "c", "documents": [{"_id": 1}, {"_id": 2}]})
+        .await
+        .unwrap();
+    assert_eq!(reply.get_i32("n").unwrap(), 2);
+    let wce = reply.get_document("writeConcernError").unwrap();
+    assert_eq!(wce.get_i32("code").unwrap(), 64);
+    assert_eq!(wce.get_str("codeName").unwrap(), "WriteConcernFailed");
+    assert!(
+        wce.get_document("errInfo")
+            .unwrap()
+            .get_bool("wtimeout")
+            .unwrap()
+    );
+    // The driver's own write paths turn it into an error; the write itself stays applied.
+    let e = db
+        .collection::<Document>("c")
+        .update_one(doc! {"_id": 1}, doc! {"$set": {"x": 1}})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            e.kind.as_ref(),
+            mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(w)) if w.code == 64
+        ),
+        "{e}"
+    );
+    let got = db
+        .collection::<Document>("c")
+        .find_one(doc! {"_id": 1})
+        .await
+        .unwrap();
+    assert_eq!(got.unwrap().get_i32("x").unwrap(), 1);
+    h.shutdown().await;
+}

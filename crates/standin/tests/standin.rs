@@ -4,6 +4,7 @@
 
 mod util;
 
+mod cursors;
 mod mongod;
 mod replset;
 mod sharded;

@@ -4,7 +4,6 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use mongodb::bson::{Bson, Document, doc};
 
@@ -14,7 +13,7 @@ use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name};
 use crate::query::{Matcher, Projection, Sort, get_path};
 use crate::repl;
-use crate::state::{ServerState, cursor_reply};
+use crate::state::{FirstBatch, ServerState, cursor_reply};
 use crate::store::FindOptions;
 use crate::value::{as_i64, cmp_bson, truthy, type_name};
 
@@ -54,14 +53,13 @@ pub(super) async fn aggregate(shared: &Arc<ServerState>, db: &str, body: &Docume
     };
     let (docs, rest) = pipeline_source(shared, db, &coll, &pipeline)?;
     let docs = run_pipeline(docs, rest)?;
-    shared.counters.query.fetch_add(1, Ordering::Relaxed);
+    // mongod counts `aggregate` under `opcounters.command` only (the server counted it already).
     shared.occupy(1).await;
     Ok(cursor_reply(
         shared,
         &format!("{db}.{coll}"),
         VecDeque::from(docs),
-        batch_size,
-        false,
+        FirstBatch::sized(batch_size),
     ))
 }
 

@@ -11,7 +11,7 @@ use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name};
 use crate::query::Matcher;
 use crate::repl;
-use crate::state::{ServerState, cursor_reply};
+use crate::state::{FirstBatch, ServerState, cursor_reply};
 use crate::value::{as_i64, truthy};
 
 /// `$collStats`-style statistics of one collection on this server.
@@ -128,8 +128,7 @@ pub(super) fn list_collections(shared: &Arc<ServerState>, db: &str, body: &Docum
         shared,
         &format!("{db}.$cmd.listCollections"),
         out,
-        None,
-        false,
+        FirstBatch::default(),
     ))
 }
 
@@ -194,8 +193,7 @@ pub(super) fn list_indexes(shared: &ServerState, db: &str, body: &Document) -> C
         shared,
         &format!("{db}.$cmd.listIndexes.{coll}"),
         idx.into(),
-        None,
-        false,
+        FirstBatch::default(),
     ))
 }
 

@@ -12,7 +12,7 @@ use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, coll_name};
 use crate::query::{Matcher, Projection, Sort};
 use crate::repl;
-use crate::state::{ServerState, cursor_reply, take_batch};
+use crate::state::{FirstBatch, PlanEnd, ServerState, cursor_reply, take_batch};
 use crate::store::FindOptions;
 use crate::value::{as_i64, truthy};
 
@@ -64,17 +64,21 @@ pub(super) async fn find(shared: &Arc<ServerState>, db: &str, body: &Document) -
     })?;
     shared.counters.query.fetch_add(1, Ordering::Relaxed);
     shared.occupy(1).await;
-    let single = a.single_batch || a.limit.is_some_and(|l| a.batch_size.is_none_or(|b| b >= l));
+    let first = FirstBatch {
+        batch_size: a.batch_size,
+        single_batch: a.single_batch,
+        end: PlanEnd::limit(a.limit),
+    };
     Ok(cursor_reply(
         shared,
         &format!("{db}.{coll}"),
         VecDeque::from(docs),
-        a.batch_size,
-        single,
+        first,
     ))
 }
 
-/// `getMore` against the shared cursor table (both roles).
+/// `getMore` against the shared cursor table (both roles): a batch of `batchSize` (or all that is
+/// left), and the cursor kept by the same rule as the first batch's ([`PlanEnd::stays_open`]).
 pub(crate) async fn get_more(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     let f = Fields::new("getMore", body);
     let id = f.req_long("getMore")?;
@@ -103,7 +107,8 @@ pub(crate) async fn get_more(shared: &Arc<ServerState>, db: &str, body: &Documen
         }
         c.last_used = std::time::Instant::now();
         let docs = take_batch(&mut c.docs, batch);
-        let left = !c.docs.is_empty();
+        c.end = c.end.after(docs.len());
+        let left = c.end.stays_open(batch, docs.len(), c.docs.len());
         let cns = c.ns.clone();
         if !left {
             cursors.remove(&id);
@@ -157,7 +162,7 @@ pub(super) async fn count(shared: &Arc<ServerState>, db: &str, body: &Document) 
     })?;
     let n = n.saturating_sub(skip);
     let n = limit.map_or(n, |l| n.min(l));
-    shared.counters.query.fetch_add(1, Ordering::Relaxed);
+    // mongod counts `count` under `opcounters.command` only (the server counted it already).
     shared.occupy(1).await;
     Ok(doc! {"n": n as i64, "ok": 1.0})
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use mongodb::bson::{Bson, Document, doc};
 
 use super::with_store;
-use crate::cmderr::{CmdError, CmdResult, code};
+use crate::cmderr::{CmdError, CmdResult, code, code_name};
 use crate::fields::{Fields, coll_name};
 use crate::query::{Matcher, Update};
 use crate::repl;
@@ -75,7 +75,20 @@ impl WriteCommand {
     }
 }
 
-/// Counts and charges the statements attempted, then completes the reply with `writeErrors` (if any) and `ok`.
+/// The `writeConcernError` of a write that was applied but not replicated within `wtimeout`
+/// (`--write-concern-error`; manual, "Write Concern Specification", `writeConcernError`).
+fn write_concern_error() -> Document {
+    let code = code::WRITE_CONCERN_FAILED;
+    doc! {
+        "code": code,
+        "codeName": code_name(code),
+        "errmsg": "waiting for replication timed out",
+        "errInfo": {"wtimeout": true},
+    }
+}
+
+/// Counts and charges the statements attempted, then completes the reply with `writeErrors`
+/// (if any), the `writeConcernError` of `--write-concern-error`, and `ok`.
 async fn reply(
     shared: &ServerState,
     counter: &AtomicU64,
@@ -87,6 +100,9 @@ async fn reply(
     shared.occupy(attempted).await;
     if !errors.is_empty() {
         out.insert("writeErrors", errors);
+    }
+    if shared.cfg.write_concern_error {
+        out.insert("writeConcernError", write_concern_error());
     }
     out.insert("ok", 1.0);
     Ok(out)

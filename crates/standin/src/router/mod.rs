@@ -25,7 +25,7 @@ use crate::cmderr::{CmdError, CmdResult, code, command_not_found};
 use crate::fields::without_driver_fields;
 use crate::mongod;
 use crate::query::Matcher;
-use crate::state::{ServerState, cursor_reply};
+use crate::state::{FirstBatch, ServerState, cursor_reply};
 use crate::value::cmp_bson;
 use remote::{gather, run_on};
 
@@ -396,8 +396,7 @@ impl Router {
                 shared,
                 &format!("{db}.{coll}"),
                 VecDeque::from(docs),
-                None,
-                false,
+                FirstBatch::default(),
             ));
         }
         run_on(&c, db, without_driver_fields(body)).await

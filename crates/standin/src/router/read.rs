@@ -14,11 +14,14 @@ use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name, without_driver_fields};
 use crate::mongod::run_pipeline;
 use crate::query::{Matcher, Sort};
-use crate::state::{ServerState, cursor_reply};
+use crate::state::{FirstBatch, PlanEnd, ServerState, cursor_reply};
 use crate::value::{as_i64, truthy};
 
 impl Router {
     /// `find`: targeted or scatter-gathered; the router applies sort, skip and limit to the union.
+    /// Its cursor follows mongos's rule ([`PlanEnd`]: open after a full first batch, limit or
+    /// not); the shards' cursors are drained at once, so a shard counts the `getMore`s the
+    /// client's draining would have cost it (`docs/mongodb-versions.md`, "Conformance").
     pub(super) async fn find(
         &self,
         shared: &Arc<ServerState>,
@@ -37,17 +40,7 @@ impl Router {
         let single_batch = body.get("singleBatch").is_some_and(truthy);
         shared.counters.query.fetch_add(1, Ordering::Relaxed);
         let ns = format!("{db}.{coll}");
-        let mut cmd = without_driver_fields(body);
-        for k in ["skip", "limit", "batchSize", "singleBatch"] {
-            cmd.remove(k);
-        }
-        if let Some(l) = limit {
-            cmd.insert("limit", (l + skip) as i64);
-        }
-        cmd.insert(
-            "batchSize",
-            limit.map(|l| (l + skip) as i64).unwrap_or(100_000),
-        );
+        let cmd = shard_find(body, skip, limit, batch_size);
         let docs = match self.target_filter(&ns, db, &filter)? {
             Target::One(s) => gather(&s.client, db, cmd).await?,
             Target::All(shards) => {
@@ -67,8 +60,12 @@ impl Router {
             .take(limit.unwrap_or(usize::MAX))
             .collect();
         shared.occupy(1).await;
-        let single = single_batch || limit.is_some_and(|l| batch_size.is_none_or(|b| b >= l));
-        Ok(cursor_reply(shared, &ns, docs, batch_size, single))
+        let first = FirstBatch {
+            batch_size,
+            single_batch,
+            end: PlanEnd::default(),
+        };
+        Ok(cursor_reply(shared, &ns, docs, first))
     }
 
     /// `count`: the shards' counts summed, then skip and limit.
@@ -169,8 +166,7 @@ impl Router {
             shared,
             &format!("{db}.$cmd.{name}"),
             VecDeque::from(docs),
-            None,
-            false,
+            FirstBatch::default(),
         ))
     }
 
@@ -194,7 +190,7 @@ impl Router {
             Some(Bson::Document(c)) => Fields::new("aggregate", c).opt_count("batchSize")?,
             _ => None,
         };
-        shared.counters.query.fetch_add(1, Ordering::Relaxed);
+        // mongos counts `aggregate` under `opcounters.command` only (the server counted it).
         let ns = format!("{db}.{coll}");
         self.refresh_if_unknown(&ns).await;
         let first = pipeline.first();
@@ -205,8 +201,7 @@ impl Router {
                 shared,
                 &ns,
                 VecDeque::from(docs),
-                batch_size,
-                false,
+                FirstBatch::sized(batch_size),
             ));
         }
         let (filter, rest) = match first.and_then(|f| f.get_document("$match").ok()) {
@@ -215,7 +210,8 @@ impl Router {
         };
         Matcher::new(&filter)?;
         let shards = self.target_filter(&ns, db, &filter)?.into_shards();
-        let cmd = doc! {"find": coll.clone(), "filter": filter, "batchSize": 100_000};
+        // The shards run the `$match` as an aggregate, as mongos sends them (counted as commands).
+        let cmd = doc! {"aggregate": coll.clone(), "pipeline": [{"$match": filter}], "cursor": {"batchSize": 100_000}};
         let mut docs = Vec::new();
         for r in join_all(shards.iter().map(|s| gather(&s.client, db, cmd.clone()))).await {
             docs.extend(r?);
@@ -226,8 +222,7 @@ impl Router {
             shared,
             &ns,
             VecDeque::from(docs),
-            batch_size,
-            false,
+            FirstBatch::sized(batch_size),
         ))
     }
 
@@ -329,4 +324,26 @@ impl Router {
         out.insert("ok", 1.0);
         Ok(out)
     }
+}
+
+/// The `find` a shard gets for a client's `find`, as mongos rewrites it
+/// (`transformQueryForShards`, `cluster_find.cpp`): no skip, and `limit` and `batchSize` each
+/// grown by the skip, since the router skips over the union.
+fn shard_find(
+    body: &Document,
+    skip: usize,
+    limit: Option<usize>,
+    batch_size: Option<usize>,
+) -> Document {
+    let mut cmd = without_driver_fields(body);
+    for k in ["skip", "limit", "batchSize", "singleBatch"] {
+        cmd.remove(k);
+    }
+    if let Some(l) = limit {
+        cmd.insert("limit", (l + skip) as i64);
+    }
+    if let Some(b) = batch_size {
+        cmd.insert("batchSize", (b + skip) as i64);
+    }
+    cmd
 }

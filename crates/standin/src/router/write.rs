@@ -269,8 +269,13 @@ async fn send_batch(
 }
 
 /// Adds a shard's reply to a write into the total, mapping its `index`es back to the positions
-/// the statements had in the command.
+/// the statements had in the command; a shard's `writeConcernError` is passed on, as mongos does.
 fn merge_write_reply(total: &mut Document, part: &Document, index_map: &[usize]) {
+    if let Ok(wce) = part.get_document("writeConcernError")
+        && !total.contains_key("writeConcernError")
+    {
+        total.insert("writeConcernError", wce.clone());
+    }
     let n =
         part.get("n").and_then(as_i64).unwrap_or(0) + total.get("n").and_then(as_i64).unwrap_or(0);
     total.insert("n", n as i32);
