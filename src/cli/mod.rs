@@ -156,8 +156,9 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             let message = crate::redact::redact_text(&format!("{err:#}"));
             let status = crate::error::exit_status(&err);
             // Exit 3 is not an error of the tool: the run finished and its verdict says why
-            // its figures must not be published as normal results.
-            let what = if status == 3 { "not valid" } else { "error" };
+            // its figures must not be published as normal results (invalid, not run, or
+            // degraded under --strict; README, "Results you can trust").
+            let what = if status == 3 { "verdict" } else { "error" };
             crate::output::eprintln(&format!(
                 "microshard: {what}: {}",
                 message.replace('\n', " ")

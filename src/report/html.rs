@@ -22,7 +22,7 @@ pub(crate) struct Page<'a> {
     pub cells: &'a [CellFile],
     /// Thread sweeps, by label.
     pub sweeps: &'a [(String, SweepFile)],
-    /// Draw every cell's timeline, not only those of cells that are not valid.
+    /// Draw every cell's timeline, not only those of degraded or invalid cells.
     pub all_timelines: bool,
 }
 
@@ -222,11 +222,39 @@ fn validity_section(out: &mut String, r: &Report) {
         out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and errors stayed below the threshold.</p>\n");
         return;
     }
-    out.push_str("<p>These cells are not valid results; invalid ones must not be published as figures.</p>\n<ul class=\"notes validity-notes\">\n");
+    let _ = writeln!(
+        out,
+        "<p>{}</p>\n<ul class=\"notes validity-notes\">",
+        esc(&validity_words(r))
+    );
     for n in &r.validity_notes {
         let _ = writeln!(out, "<li>{}</li>", esc(n));
     }
     out.push_str("</ul>\n");
+}
+
+/// What the Validity section's cells are, in the README's words ("Results you can trust"):
+/// degraded is a figure to use with its caveat, invalid one never to publish, not run none.
+fn validity_words(r: &Report) -> String {
+    let measured = |v: Verdict| {
+        r.rows
+            .iter()
+            .any(|x| x.repeats > 0 && x.validity.verdict == v)
+    };
+    let mut words = Vec::new();
+    if measured(Verdict::Degraded) {
+        words.push("Degraded cells are figures you may use with the caveat named beside each.");
+    }
+    if measured(Verdict::Invalid) {
+        words.push("Invalid cells do not measure what they claim: never publish them as figures.");
+    }
+    if r.rows.iter().any(|x| x.not_run.is_some()) {
+        words.push("Cells not run have no figure (compare --resume DIR measures them).");
+    }
+    if words.is_empty() {
+        words.push("Each cell below is named with its verdict and why.");
+    }
+    words.join(" ")
 }
 
 /// An SVG ready to sit inline in the page: without the XML prolog, scaling with the page.
@@ -256,7 +284,7 @@ fn figure(
     }
 }
 
-/// Each cell's timeline beside its verdict: every cell that is not valid, or all of them.
+/// Each cell's timeline beside its verdict: every degraded or invalid cell, or all of them.
 fn timelines_section(out: &mut String, p: &Page) {
     let shown: Vec<&CellFile> = p
         .cells
@@ -414,6 +442,36 @@ fn facts_section(out: &mut String, p: &Page) {
     }
 }
 
+/// What failed operations make of a cell (README, "Results you can trust"): any failure
+/// degrades it, a share above `microshard.maxerrorrate` makes it invalid. The threshold is each
+/// scenario's resolved property where one set it, else the recorded default.
+fn failure_rule(c: &ExperimentConfig) -> String {
+    let default = format!("{}", c.degraded_error_fraction);
+    let mut rates: Vec<String> = c
+        .properties
+        .values()
+        .map(|p| {
+            p.get("microshard.maxerrorrate")
+                .cloned()
+                .unwrap_or_else(|| default.clone())
+        })
+        .collect();
+    rates.sort();
+    rates.dedup();
+    if rates.is_empty() {
+        rates.push(default);
+    }
+    let percent = |r: &String| match r.parse::<f64>() {
+        Ok(x) => format!("{}%", x * 100.0),
+        Err(_) => r.clone(),
+    };
+    let shown: Vec<String> = rates.iter().map(percent).collect();
+    format!(
+        "any makes a cell degraded; above {} of its operations (microshard.maxerrorrate), invalid",
+        shown.join(" or ")
+    )
+}
+
 /// The experiment's record as name/value pairs: what was asked, at which sizes, and the
 /// settings given only when they were.
 fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
@@ -436,10 +494,7 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ("backend".into(), c.command.backend.to_string()),
         ("sizes".into(), c.scale_note.clone()),
         ("full sizes".into(), c.command.full.to_string()),
-        (
-            "degraded above".into(),
-            format!("{}% errors", c.degraded_error_fraction * 100.0),
-        ),
+        ("failed operations".into(), failure_rule(c)),
     ];
     let optional = [
         (
