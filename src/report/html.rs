@@ -462,7 +462,7 @@ fn failure_rule(c: &ExperimentConfig) -> String {
         rates.push(default);
     }
     let percent = |r: &String| match r.parse::<f64>() {
-        Ok(x) => format!("{}%", x * 100.0),
+        Ok(x) => format!("{}%", (x * 100_000.0).round() / 1000.0),
         Err(_) => r.clone(),
     };
     let shown: Vec<String> = rates.iter().map(percent).collect();
@@ -736,5 +736,60 @@ mod tests {
             "nothing is fetched"
         );
         assert!(html.contains("100000 records (laptop scale)"));
+    }
+
+    /// NEWCOMER-2 #15/#16: the Validity section calls degraded cells usable with their caveat
+    /// (never "not valid"), and the facts state the failure rule as the README does.
+    #[test]
+    fn validity_and_facts_use_the_readme_words() {
+        let mut cells = vec![
+            cell("single", "S1", 1, 1000.0),
+            cell("microshard-2", "S1", 1, 1900.0),
+        ];
+        cells[0]
+            .summary
+            .validity
+            .degrade("12 of 1,000 operations failed (1.20 %)");
+        let mut cfg = config(false);
+        let report = crate::report::build_from(&cfg, &cells);
+        let words = validity_words(&report);
+        assert_eq!(
+            words,
+            "Degraded cells are figures you may use with the caveat named beside each."
+        );
+        cells[1]
+            .summary
+            .validity
+            .invalid("sh0 stopped answering at 2.0 s");
+        let report = crate::report::build_from(&cfg, &cells);
+        assert!(
+            validity_words(&report).ends_with(
+                "Invalid cells do not measure what they claim: never publish them as figures."
+            ),
+            "{}",
+            validity_words(&report)
+        );
+        let rule = "any makes a cell degraded; above 1% of its operations (microshard.maxerrorrate), invalid";
+        assert_eq!(failure_rule(&cfg), rule);
+        let page = page(&Page {
+            report: &report,
+            config: Some(&cfg),
+            cells: &cells,
+            sweeps: &[],
+            all_timelines: false,
+        });
+        assert!(
+            page.contains(rule) && !page.contains("degraded above"),
+            "the facts"
+        );
+        // A scenario that set its own threshold is shown with it.
+        let mut props = std::collections::BTreeMap::new();
+        props.insert("microshard.maxerrorrate".to_string(), "0.05".to_string());
+        cfg.properties.insert("S1".into(), props);
+        assert!(
+            failure_rule(&cfg).contains("above 5% of its operations"),
+            "{}",
+            failure_rule(&cfg)
+        );
     }
 }

@@ -123,7 +123,7 @@ pub struct Report {
     pub test: String,
     /// Rows, scenario-major in configuration order.
     pub rows: Vec<Row>,
-    /// One line per cell whose verdict is not `valid`: which cell, the verdict and why.
+    /// One line per degraded or invalid cell: which cell, the verdict and why.
     pub validity_notes: Vec<String>,
     /// Warnings collected from cells (deduplicated).
     pub warnings: Vec<String>,
