@@ -594,6 +594,14 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         }
         .into());
     }
+    if report
+        .rows
+        .iter()
+        .any(|r| r.significance.is_some_and(|c| c.n == 2))
+    {
+        // The compact table's `*` has no room for it (NEWCOMER-2 #45).
+        lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
+    }
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
         lines.extend(report.capacity.clone());
@@ -798,6 +806,17 @@ pub(crate) mod tests {
             s2.and_then(|m| m.significance)
                 .is_some_and(|s| !s.significant)
         );
+    }
+
+    /// Two repetitions are said to be fragile under every table; three are not.
+    #[test]
+    fn two_repetitions_are_called_fragile_under_the_table() {
+        let fragile = "n=2: fragile: with two repetitions";
+        let two: Vec<CellFile> = cells().into_iter().filter(|c| c.cell.repeat < 3).collect();
+        let table = render(&build_from(&config(false), &two), Format::Table);
+        assert!(table.contains(fragile), "{table}");
+        let three = render(&build_from(&config(false), &cells()), Format::Table);
+        assert!(!three.contains(fragile), "{three}");
     }
 
     #[test]
