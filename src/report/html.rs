@@ -488,7 +488,6 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
-        ("baseline".into(), p.report.baseline.clone()),
         ("scenarios".into(), c.command.scenarios.join(", ")),
         ("repetitions per cell".into(), c.command.repeat.to_string()),
         ("backend".into(), c.command.backend.to_string()),
@@ -496,7 +495,10 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ("full sizes".into(), c.command.full.to_string()),
         ("failed operations".into(), failure_rule(c)),
     ];
+    // A thread sweep alone has no baseline (NEWCOMER-2 #21).
+    let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
     let optional = [
+        ("baseline", compares.then(|| p.report.baseline.clone())),
         (
             "server binaries",
             c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
