@@ -148,4 +148,28 @@ mod tests {
             "not compared (only cells valid in both runs are): S2 on microshard-2 (invalid again)\nreproduced: all 1 valid cells within their spread"
         );
     }
+
+    /// NEWCOMER-2 #15: a degraded cell is named as degraded, on the side where it was, never
+    /// "not valid"; a cell the rerun did not measure says so.
+    #[test]
+    fn a_degraded_cell_is_named_as_degraded() {
+        let mut cells = vec![
+            cell("single", "S2", 1, 1000.0),
+            cell("microshard-2", "S2", 1, 2000.0),
+        ];
+        cells[0]
+            .summary
+            .validity
+            .degrade("client-bound: 17,000 ops/s");
+        let original = build_from(&config(true), &cells);
+        let again = build_from(&config(true), &[cell("single", "S2", 1, 1000.0)]);
+        let line = verdict(&original, &again);
+        assert_eq!(
+            line.lines().next(),
+            Some(
+                "not compared (only cells valid in both runs are): S2 on single (degraded in the original), S2 on microshard-2 (not measured again)"
+            ),
+            "{line}"
+        );
+    }
 }
