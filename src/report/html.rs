@@ -741,7 +741,7 @@ mod tests {
     }
 
     /// NEWCOMER-2 #15/#16: the Validity section calls degraded cells usable with their caveat
-    /// (never "not valid"), and the facts state the failure rule as the README does.
+    /// (never lumped with invalid ones), and the facts state the failure rule as the README does.
     #[test]
     fn validity_and_facts_use_the_readme_words() {
         let mut cells = vec![

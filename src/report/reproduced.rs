@@ -150,7 +150,7 @@ mod tests {
     }
 
     /// NEWCOMER-2 #15: a degraded cell is named as degraded, on the side where it was, never
-    /// "not valid"; a cell the rerun did not measure says so.
+    /// lumped with invalid ones; a cell the rerun did not measure says so.
     #[test]
     fn a_degraded_cell_is_named_as_degraded() {
         let mut cells = vec![
