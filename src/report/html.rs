@@ -219,7 +219,7 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
 fn validity_section(out: &mut String, r: &Report) {
     out.push_str("<h2 id=\"validity\">Validity</h2>\n");
     if r.validity_notes.is_empty() {
-        out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and errors stayed below the threshold.</p>\n");
+        out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and no operation failed.</p>\n");
         return;
     }
     let _ = writeln!(
