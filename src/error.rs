@@ -43,8 +43,8 @@ pub(crate) fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
     bad_input(err.to_string())
 }
 
-/// Marks a command that finished but whose result (or one of whose results) is not valid
-/// (exit status 3): the figures were written, with their verdict, but must not be published as
+/// Marks a command that finished but one of whose results is invalid or was not run, or degraded
+/// under `--strict` (exit status 3): the figures were written, with their verdict, but must not be published as
 /// normal results. The message says which result and why.
 #[derive(Debug)]
 pub(crate) struct NotValid(pub String);
@@ -91,16 +91,19 @@ pub(crate) fn verdicts_exit(
             degraded.join(" | ")
         ));
     }
-    let failing: Vec<String> = if strict {
-        invalid.into_iter().chain(degraded).collect()
+    let (failing, what): (Vec<String>, &str) = if strict && !degraded.is_empty() {
+        (
+            invalid.into_iter().chain(degraded).collect(),
+            "invalid, not run or degraded (--strict)",
+        )
     } else {
-        invalid
+        (invalid, "invalid or not run")
     };
     if failing.is_empty() {
         return Ok(());
     }
     Err(anyhow::Error::new(NotValid(format!(
-        "{} result(s) not valid: {}",
+        "{} result(s) {what}: {}",
         failing.len(),
         failing.join(" | ")
     ))))

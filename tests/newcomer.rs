@@ -275,7 +275,7 @@ fn compare_knows_the_client_ceiling_and_marks_a_tenth_of_a_second_cell() {
     );
     // The stand-in table says which capacity model is in force, and why significance is blank.
     assert!(
-        stdout.contains("No capacity model: these ratios measure"),
+        stdout.contains("No capacity model: these figures measure"),
         "{stdout}"
     );
     assert!(stdout.contains("run with --repeat 2 or more"), "{stdout}");

@@ -84,3 +84,57 @@ fn documents_name_no_path_outside_the_repository() {
         found.join("\n")
     );
 }
+
+/// The source files of everything that renders a verdict to a reader: reports, experiments and
+/// the command line.
+fn renderers() -> Vec<PathBuf> {
+    let root = repo();
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = ["src/report", "src/experiment", "src/cli"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// One vocabulary (README, "Results you can trust"): a result is valid, degraded, invalid, not
+/// run or interrupted. "Not valid" lumped degraded figures — usable with their caveat — with
+/// invalid ones (NEWCOMER-2 #15: the `!` legend, the page's Validity section, `rerun`, the vary
+/// legend), so neither the renderers nor the documents say it at all.
+#[test]
+fn nothing_a_reader_sees_calls_a_result_not_valid() {
+    let files: Vec<PathBuf> = renderers().into_iter().chain(documents()).collect();
+    assert!(files.len() > 60, "{files:?}");
+    let mut found = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        // Joined across line breaks, so a sentence wrapped between the two words is caught too.
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for pair in words.windows(2) {
+            let word = |w: &str| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            };
+            if word(pair[0]) == "not" && word(pair[1]) == "valid" {
+                found.push(format!("{}: {} {}", file.display(), pair[0], pair[1]));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "say degraded, invalid or not run:\n{}",
+        found.join("\n")
+    );
+}

@@ -101,7 +101,7 @@ fn run_case(v: Victim, sig: i32) {
 }
 
 /// What every fault case must show: exit 3 within `bound` of `started`, a live stderr line naming
-/// the member when it stopped answering, and a last line saying which result is not valid and why.
+/// the member when it stopped answering, and a last line saying which result is invalid and why.
 fn assert_said_and_not_valid(
     v: Victim,
     code: Option<i32>,
@@ -119,7 +119,7 @@ fn assert_said_and_not_valid(
     );
     let last = stderr.lines().last().unwrap_or_default();
     assert!(
-        last.contains("not valid") && last.contains(label),
+        last.contains("invalid") && last.contains(label),
         "{v:?}: the last line must say which result and why: {last}"
     );
 }

@@ -461,7 +461,10 @@ fn vary_chart_draws_one_line_per_value_with_its_spread() {
                     (t, lo, r.iter().sum::<f64>() / 3.0, hi)
                 })
                 .collect(),
-            not_valid: label.ends_with("=20"),
+            worst: match label.ends_with("=20") {
+                true => microshard::measure::validity::Verdict::Invalid,
+                false => microshard::measure::validity::Verdict::Valid,
+            },
         })
         .collect();
     let notes =

@@ -146,7 +146,7 @@ pub(crate) struct ReportArgs {
     #[arg(long)]
     pub write: bool,
     /// Draw every cell's timeline (operations per second, outages and stalls shaded), not only
-    /// those of cells that are not valid: beside each cell file with --write, on the page with
+    /// those of degraded or invalid cells: beside each cell file with --write, on the page with
     /// --format html.
     #[arg(long)]
     pub timelines: bool,

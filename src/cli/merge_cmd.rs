@@ -34,7 +34,8 @@ pub(crate) enum MergeFormat {
     Json,
 }
 
-/// Merges the files and prints the result; exit status 3 when the merge is not valid.
+/// Merges the files and prints the result; exit status 3 when the merge is invalid (or degraded
+/// under --strict).
 pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
     let docs = fanout::merge_input::read(&args.files).map_err(bad_input)?;
     let merged = fanout::merge_clients(

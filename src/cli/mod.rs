@@ -160,10 +160,11 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
             let message = crate::redact::redact_text(&format!("{err:#}"));
             let status = crate::error::exit_status(&err);
             // Exit 3 is not an error of the tool: the run finished and its verdict says why
-            // its figures must not be published as normal results.
+            // its figures must not be published as normal results (invalid, not run, or
+            // degraded under --strict; README, "Results you can trust"); Ctrl-C says so itself.
             let what = match status {
                 3 if err.chain().any(|c| c.is::<crate::error::Interrupted>()) => "",
-                3 => "not valid: ",
+                3 => "verdict: ",
                 _ => "error: ",
             };
             crate::output::eprintln(&format!("microshard: {what}{}", message.replace('\n', " ")));

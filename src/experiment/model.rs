@@ -168,7 +168,8 @@ pub struct ExperimentConfig {
     /// True once any server answered as the stand-in: figures are not MongoDB figures.
     #[serde(default)]
     pub standin: bool,
-    /// Errors per operation above which a cell is marked degraded (fraction, e.g. 0.01).
+    /// The share of failed operations above which a cell is invalid (`microshard.maxerrorrate`'s
+    /// default, e.g. 0.01); any failure at all degrades it. The name is the schema's, kept.
     #[serde(default = "default_degraded")]
     pub degraded_error_fraction: f64,
     /// The client's own ceiling (ops/s) from the last `calibrate` on this machine, if any.
@@ -241,8 +242,8 @@ fn one() -> usize {
     1
 }
 
-/// The share of failed operations above which a cell is degraded, unless the record says
-/// otherwise.
+/// The share of failed operations above which a cell is invalid (`microshard.maxerrorrate`'s
+/// default), unless the record says otherwise; below it failures degrade the cell.
 pub(crate) const DEFAULT_DEGRADED_FRACTION: f64 = 0.01;
 
 fn default_degraded() -> f64 {
@@ -504,7 +505,7 @@ impl SweepOutcome {
         self.property.is_none() && self.curves.len() <= 1
     }
 
-    /// Every point that is not `valid` and every point not run, one line each saying why (for
+    /// Every degraded or invalid point and every point not run, one line each saying why (for
     /// the last line on stderr and the exit status: `error::verdicts_exit`).
     pub(crate) fn verdict_lines(&self) -> VerdictLines {
         let mut lines = VerdictLines::default();
@@ -558,7 +559,7 @@ pub struct DefaultWriteConcernRecord {
     pub not_read: Option<String>,
 }
 
-/// Every stored cell that is not `valid` and every cell not run, one line each saying why (for
+/// Every degraded or invalid stored cell and every cell not run, one line each saying why (for
 /// the last line on stderr and the exit status: `error::verdicts_exit`).
 #[derive(Debug, Default)]
 pub(crate) struct VerdictLines {

@@ -30,7 +30,7 @@ pub(crate) fn sentence(extra_mongod_args: &[String], cores: u64) -> String {
             workers as f64 * 1e6 / us as f64
         ),
         None => format!(
-            "No capacity model: these ratios measure how the stand-in, its mongos and the client share this machine's {} — not sharding, and not MongoDB (`demo` and --mongod-arg=--service-time-us=N set one).",
+            "No capacity model: these figures measure how the stand-in, its mongos and the client share this machine's {} — not sharding, and not MongoDB (`demo` and --mongod-arg=--service-time-us=N set one).",
             match cores {
                 0 => "cores".to_string(),
                 1 => "1 core".to_string(),
@@ -63,7 +63,7 @@ mod tests {
     fn without_a_model_the_sentence_says_what_ratios_measure() {
         let s = sentence(&[], 2);
         assert!(
-            s.starts_with("No capacity model: these ratios measure how the stand-in"),
+            s.starts_with("No capacity model: these figures measure how the stand-in"),
             "{s}"
         );
         assert!(s.contains("2 cores"), "{s}");

@@ -456,7 +456,7 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
-/// Notes naming every row that is not valid or not measured.
+/// Notes naming every row that is degraded, invalid or not measured.
 fn row_notes(rows: &[&Row]) -> Vec<String> {
     let mut notes = Vec::new();
     for r in rows {

@@ -210,8 +210,8 @@ pub(crate) fn compact_key(report: &Report) -> String {
         "× {}: * significantly different (Welch's t-test, p < 0.05)",
         report.baseline
     ));
-    if report.rows.iter().any(|r| r.baseline_not_valid) {
-        key.push_str(", ! the baseline is not valid");
+    if let Some(words) = flagged_baseline_words(report) {
+        key.push_str(&format!(", ! the baseline is {words}"));
     }
     key.push_str(". p99 µs of the row's main operation. --wide shows every column.");
     key
@@ -316,27 +316,35 @@ fn validity_cell(row: &Row) -> String {
     }
 }
 
-/// The `significant` cell: the answer with its direction and the ratio's interval, marked when
-/// the baseline is not valid, and a dash (explained under the table) without repetitions.
+/// The `significant` cell: the baseline comparison's own words ([`super::stats::Comparison::cell`]),
+/// marked when the baseline is degraded or invalid, and a dash (explained under the table)
+/// without repetitions.
 fn significance_cell(row: &Row) -> String {
     let Some(s) = row.significance else {
         return "—".into();
     };
-    let interval = s
-        .interval
-        .map(|(lo, hi)| format!(", 95% CI {lo:.2}–{hi:.2}×"))
-        .unwrap_or_default();
     let mark = if row.baseline_not_valid {
         format!(" (baseline {})", row.baseline_verdict)
     } else {
         String::new()
     };
-    match s.significant {
-        true => format!(
-            "yes, {} (p={:.3}{interval}){mark}",
-            if s.faster { "faster" } else { "slower" },
-            s.p
-        ),
-        false => format!("no (p={:.3}{interval}){mark}", s.p),
+    format!("{}{mark}", s.cell())
+}
+
+/// `degraded`, `invalid` or `degraded or invalid`: the verdicts of the baselines that rows'
+/// ratios are marked for (README, "Results you can trust": degraded is a figure usable with its
+/// caveat, invalid one never to publish), or `None` when no ratio is marked.
+pub(crate) fn flagged_baseline_words(report: &Report) -> Option<&'static str> {
+    let flagged = |v: Verdict| {
+        report
+            .rows
+            .iter()
+            .any(|r| r.baseline_not_valid && r.baseline_verdict == v)
+    };
+    match (flagged(Verdict::Degraded), flagged(Verdict::Invalid)) {
+        (false, false) => None,
+        (true, false) => Some("degraded"),
+        (false, true) => Some("invalid"),
+        (true, true) => Some("degraded or invalid"),
     }
 }

@@ -22,8 +22,10 @@ pub(crate) struct DiffRow {
     pub p50_change: Option<f64>,
     /// Relative change of the 99th percentile, B vs A.
     pub p99_change: Option<f64>,
-    /// Welch's p-value of B's throughput against A's (both sides repeated).
+    /// Welch's p-value of B's throughput against A's (both sides repeated): the comparison's.
     pub p: Option<f64>,
+    /// B's throughput against A's ([`super::stats::compare`]), when both sides were repeated.
+    pub comparison: Option<super::stats::Comparison>,
 }
 
 /// The whole comparison.
@@ -71,6 +73,10 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
             let lat = |r: &Option<Row>, f: fn(&crate::experiment::model::Latency) -> f64| {
                 r.as_ref().and_then(|r| r.latency.as_ref()).map(f)
             };
+            let comparison = match (&ra, &rb) {
+                (Some(ra), Some(rb)) => super::stats::compare(&rb.samples, &ra.samples),
+                _ => None,
+            };
             DiffRow {
                 scenario: k.0.clone(),
                 topology: k.1.clone(),
@@ -79,13 +85,8 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
                 ratio: change(ta, tb).map(|c| c + 1.0),
                 p50_change: change(lat(&ra, |l| l.p50), lat(&rb, |l| l.p50)),
                 p99_change: change(lat(&ra, |l| l.p99), lat(&rb, |l| l.p99)),
-                p: match (&ra, &rb, ta, tb) {
-                    (Some(ra), Some(rb), Some(ta), Some(tb)) => super::diff_checks::welch_p(
-                        (ta, ra.stddev, ra.repeats),
-                        (tb, rb.stddev, rb.repeats),
-                    ),
-                    _ => None,
-                },
+                p: comparison.map(|c| c.p),
+                comparison,
             }
         })
         .collect();
@@ -107,15 +108,14 @@ pub(crate) fn diff_dirs(
     Ok(render(&d, format))
 }
 
-/// "yes, faster (p=…)" / "no (p=…)" for B against A; a dash when either side has one repetition.
+/// B against A in the comparison's own words ([`super::stats::Comparison::cell`]), or why there
+/// is none: the cell is in one experiment only, or a side was measured once.
 fn significance(r: &DiffRow) -> String {
-    match (r.p, r.ratio) {
-        (Some(p), Some(ratio)) if p < super::ALPHA => format!(
-            "yes, B {} (p={p:.3})",
-            if ratio > 1.0 { "faster" } else { "slower" }
-        ),
-        (Some(p), _) => format!("no (p={p:.3})"),
-        _ => "— (needs --repeat 2+ on both)".into(),
+    match (r.comparison, r.a, r.b) {
+        (Some(c), _, _) => c.cell(),
+        (None, None, _) => "— (not in A)".into(),
+        (None, _, None) => "— (not in B)".into(),
+        (None, Some(_), Some(_)) => "— (needs --repeat 2+ on both)".into(),
     }
 }
 
@@ -156,7 +156,7 @@ fn headers(d: &Diff) -> Vec<String> {
         "B/A".into(),
         "p50 change".into(),
         "p99 change".into(),
-        "significant".into(),
+        "significant (B vs A)".into(),
     ]
 }
 
@@ -275,5 +275,48 @@ mod tests {
         let page = render(&d, Format::Html);
         assert!(page.starts_with("<!DOCTYPE html>") && page.contains(STANDIN_MARKER));
         assert_eq!(page.matches("<tr>").count(), 1 + d.rows.len(), "{page}");
+    }
+
+    /// NEWCOMER-2 #18: a cell in one experiment only says so; "needs --repeat 2+" is kept for
+    /// cells both measured, once on a side; repeated cells carry the comparison's own words.
+    #[test]
+    fn each_missing_significance_gives_its_true_reason() {
+        let cells =
+            |tp: f64, reps: u32, scenario: &str| -> Vec<crate::experiment::model::CellFile> {
+                (1..=reps)
+                    .map(|i| cell("single", scenario, i, tp + f64::from(i)))
+                    .collect()
+            };
+        let a = super::super::build_from(
+            &config(false),
+            &[cells(1000.0, 2, "S1"), cells(1000.0, 2, "S2")].concat(),
+        );
+        let b = super::super::build_from(
+            &config(false),
+            &[
+                cells(3000.0, 2, "S1"),
+                cells(1000.0, 1, "S2"),
+                cells(1.0, 2, "S3"),
+            ]
+            .concat(),
+        );
+        let d = compare(&a, &b);
+        let said = |s: &str| {
+            d.rows
+                .iter()
+                .find(|r| r.scenario == s)
+                .map(significance)
+                .unwrap_or_default()
+        };
+        assert!(
+            said("S1").starts_with("yes, faster (95 % CI "),
+            "{}",
+            said("S1")
+        );
+        assert_eq!(said("S2"), "— (needs --repeat 2+ on both)");
+        assert_eq!(said("S3"), "— (not in A)");
+        let d = compare(&b, &a);
+        let s3 = d.rows.iter().find(|r| r.scenario == "S3").map(significance);
+        assert_eq!(s3.as_deref(), Some("— (not in B)"));
     }
 }

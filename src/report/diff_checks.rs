@@ -1,7 +1,7 @@
 //! What `diff` must say before its table: where the two experiments differ in how they were
 //! measured (backend, duration, records, repetitions, kind), since a ratio across such a
-//! difference measures the difference; and whether each row's change is significant, from the
-//! two sides' means, spreads and repetitions.
+//! difference measures the difference. (Whether each row's change is significant is the
+//! comparison of its samples, [`super::stats::compare`].)
 
 use crate::experiment::model::ExperimentConfig;
 
@@ -42,25 +42,6 @@ pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<Stri
     out
 }
 
-/// Welch's two-sided p-value from each side's mean, sample standard deviation and count;
-/// `None` with fewer than two values on either side.
-pub(crate) fn welch_p(a: (f64, Option<f64>, usize), b: (f64, Option<f64>, usize)) -> Option<f64> {
-    let ((ma, sa, na), (mb, sb, nb)) = (a, b);
-    let (sa, sb) = (sa?, sb?);
-    if na < 2 || nb < 2 {
-        return None;
-    }
-    let (na, nb) = (na as f64, nb as f64);
-    let (va, vb) = (sa * sa / na, sb * sb / nb);
-    let se2 = va + vb;
-    if se2 <= 0.0 {
-        return Some(if (ma - mb).abs() > 0.0 { 0.0 } else { 1.0 });
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    Some(super::stats::student_t_two_sided_p(t, df))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,18 +58,5 @@ mod tests {
         assert!(m.contains("differ in backend: A process, B docker"), "{m}");
         assert!(m.contains("differ in repetitions"), "{m}");
         assert!(m.contains("differ in duration per cell"), "{m}");
-    }
-
-    #[test]
-    fn welch_from_summaries_matches_the_samples() {
-        let xs = [10.0, 11.0, 12.0];
-        let ys = [20.0, 21.0, 19.0];
-        let direct = crate::report::stats::welch(&xs, &ys).map(|w| w.p);
-        let from = welch_p(
-            (11.0, crate::report::stats::stddev(&xs), 3),
-            (20.0, crate::report::stats::stddev(&ys), 3),
-        );
-        assert!(matches!((direct, from), (Some(d), Some(f)) if (d - f).abs() < 1e-9));
-        assert_eq!(welch_p((1.0, None, 1), (2.0, Some(1.0), 3)), None);
     }
 }

@@ -1,5 +1,5 @@
 //! The report files of a run directory: `report.{md,csv,json,txt,html}`, the charts as SVG with
-//! a PNG beside each, and the timeline charts of cells that are not valid.
+//! a PNG beside each, and the timeline charts of degraded and invalid cells.
 
 use super::render::{chart_links, render, render_markdown};
 use super::{Columns, Format, build_from, charts, html, png, sweep, timeline, with_not_run};
@@ -42,7 +42,7 @@ pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
         .to_string()
 }
 
-/// Draws the timeline chart (SVG and PNG) of every cell that is not valid, or of every cell
+/// Draws the timeline chart (SVG and PNG) of every degraded or invalid cell, or of every cell
 /// with `all` (`report --timelines`).
 pub(crate) fn write_timelines(
     dir: &ExperimentDir,

@@ -1,15 +1,19 @@
 //! "What this experiment found": the answer the tool was built for, in sentences made from the
-//! report — per scenario, the best topology and its ratio to the baseline with its interval and
-//! whether it is significant; where adding micro-shards stops paying; the knee of each sweep;
-//! and which cells were left out because they are not valid. Shown first on the page, at the top
-//! of the Markdown report and after the terminal table.
+//! report — per scenario, how the other topologies compare with the baseline; where adding
+//! micro-shards stops paying; the knee of each sweep; and which cells were left out because they
+//! are invalid or were not run. Shown first on the page, at the top of the Markdown report and
+//! after the terminal table.
+//!
+//! Every ratio is quoted with its comparison ([`stats::Comparison`]: interval, Welch's test,
+//! verdict), and a sentence's first words never claim more than that test: "faster" only when
+//! significantly so, "nothing beats" only when every other topology is significantly slower,
+//! "stops paying" only when the larger topology is not faster at all; anything else is "not
+//! significantly different" (NEWCOMER-2 #12).
 
+use super::stats::{self, Comparison, Difference};
 use super::{Report, Row};
 use crate::experiment::model::SweepFile;
 use crate::measure::validity::Verdict;
-
-/// Below this ratio, an untested step to the next topology is not counted as paying.
-const PAYS: f64 = 1.05;
 
 /// A row whose figure may be used (measured, not invalid).
 fn usable(r: &Row) -> bool {
@@ -25,7 +29,9 @@ pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<Stri
             scenarios.push(&r.scenario);
         }
     }
-    for s in scenarios {
+    // A thread sweep alone compares nothing: no ratio, no baseline (NEWCOMER-2 #21).
+    let compares = sweeps.is_empty() || report.rows.iter().any(|r| r.repeats > 0);
+    for s in scenarios.into_iter().filter(|_| compares) {
         let rows: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == s).collect();
         out.extend(scenario_sentences(report, s, &rows));
     }
@@ -34,10 +40,7 @@ pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<Stri
     }
     let left_out = left_out(report);
     if !left_out.is_empty() {
-        out.push(format!(
-            "Left out as not valid: {} (see Validity).",
-            left_out.join("; ")
-        ));
+        out.push(format!("Left out: {} (see Validity).", left_out.join("; ")));
     }
     if let (false, Some(c)) = (out.is_empty(), &report.capacity) {
         out.push(c.clone());
@@ -47,68 +50,118 @@ pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<Stri
 
 fn scenario_sentences(report: &Report, scenario: &str, rows: &[&Row]) -> Vec<String> {
     let base = &report.baseline;
-    let Some(baseline) = rows
-        .iter()
-        .find(|r| r.topology == *base)
-        .filter(|r| usable(r))
-    else {
-        return vec![format!(
-            "{scenario}: no valid {base} figure to compare with, so no ratio is given."
-        )];
+    let found = rows.iter().find(|r| r.topology == *base);
+    let Some(baseline) = found.filter(|r| usable(r)) else {
+        let why = match found {
+            Some(r) if r.repeats > 0 => "is invalid",
+            Some(r) if r.not_run.is_some() => "was not run",
+            _ => "was not measured",
+        };
+        return vec![format!("{scenario}: {base} {why}, so no ratio is given.")];
     };
     let others: Vec<&Row> = rows
         .iter()
         .copied()
         .filter(|r| r.topology != *base && usable(r))
         .collect();
-    let Some(best) = others.iter().copied().max_by(|a, b| {
-        a.throughput
-            .partial_cmp(&b.throughput)
-            .unwrap_or(std::cmp::Ordering::Equal)
-    }) else {
+    if others.is_empty() {
         return vec![format!(
-            "{scenario}: no other topology has a valid figure to compare with {base}."
+            "{scenario}: no other topology has a valid or degraded figure to compare with {base}."
         )];
-    };
-    let ratio = best.vs_baseline.unwrap_or(0.0);
-    let test = test_words(best);
-    let caveat = caveat_words(&[baseline, best]);
-    let tested_and_significant = best.significance.is_some_and(|s| s.significant);
-    let mut out = vec![
-        if ratio > 1.0 && (tested_and_significant || best.significance.is_none()) {
-            format!(
-                "{scenario}: {} is fastest, {ratio:.2}× {base}{test}{caveat}.",
-                best.topology
-            )
-        } else {
-            format!(
-                "{scenario}: nothing beats {base}{}: the best other topology, {}, reaches {ratio:.2}×{test}{caveat}.",
-                if ratio > 1.0 { " significantly" } else { "" },
-                best.topology
-            )
-        },
-    ];
+    }
+    let mut out = vec![headline(scenario, base, baseline, &others)];
     out.extend(stops_paying(scenario, &others));
     out
 }
 
-/// `(95 % CI 1.8–2.0×, significant, p=0.012)`, or why nothing was tested.
-fn test_words(r: &Row) -> String {
-    match r.significance {
-        Some(s) => {
-            let ci = s
-                .interval
-                .map(|(lo, hi)| format!("95 % CI {lo:.2}–{hi:.2}×, "))
-                .unwrap_or_default();
-            let verdict = if s.significant {
-                "significant"
-            } else {
-                "not significant"
+/// The row with the highest mean throughput among `rows`.
+fn best<'a>(rows: impl Iterator<Item = &'a Row>) -> Option<&'a Row> {
+    rows.max_by(|a, b| {
+        a.throughput
+            .partial_cmp(&b.throughput)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })
+}
+
+/// What the baseline comparison says of `r`, when it was tested.
+fn said(r: &Row) -> Option<Difference> {
+    r.significance.map(|c| c.difference())
+}
+
+/// The scenario's first sentence: the significantly faster topology with the highest mean; else
+/// "nothing beats" when every other one is significantly slower; else the best mean among those
+/// not significantly different, said so; else the best untested mean.
+fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> String {
+    let top = best(others.iter().copied()).unwrap_or(baseline);
+    let faster = best(
+        others
+            .iter()
+            .copied()
+            .filter(|r| said(r) == Some(Difference::Faster)),
+    );
+    let same = best(
+        others
+            .iter()
+            .copied()
+            .filter(|r| said(r) == Some(Difference::NotSignificant)),
+    );
+    let ratio = |r: &Row| r.vs_baseline.unwrap_or(0.0);
+    let (lead, text) = match (faster, same, top) {
+        (Some(f), _, t) => {
+            let also = match (t.topology != f.topology, t.significance) {
+                (true, Some(c)) => format!(
+                    "; {} reaches {:.2}× but is not significantly different ({})",
+                    t.topology,
+                    ratio(t),
+                    c.detail()
+                ),
+                (true, None) => format!("; {} reaches {:.2}× (not tested)", t.topology, ratio(t)),
+                (false, _) => String::new(),
             };
-            format!(" ({ci}{verdict}, p={:.3})", s.p)
+            let text = format!(
+                "{} is significantly faster than {base}: {:.2}× ({}){also}",
+                f.topology,
+                ratio(f),
+                words(f)
+            );
+            (f, text)
         }
-        None => " (not tested: one repetition; --repeat 2 or more tests it)".into(),
-    }
+        (None, _, t) if others.iter().all(|r| said(r) == Some(Difference::Slower)) => {
+            let text = format!(
+                "nothing beats {base}: every other topology is significantly slower; the best, {}, reaches {:.2}× ({})",
+                t.topology,
+                ratio(t),
+                words(t)
+            );
+            (t, text)
+        }
+        (None, Some(n), _) => {
+            let text = format!(
+                "{} is not significantly different from {base}: {:.2}× ({}); no topology is significantly faster",
+                n.topology,
+                ratio(n),
+                words(n)
+            );
+            (n, text)
+        }
+        (None, None, _) => {
+            let untested = others.iter().copied().filter(|r| r.significance.is_none());
+            let t = best(untested).unwrap_or(baseline);
+            let text = format!(
+                "the best other topology, {}, measured {:.2}× {base} in one repetition: not tested (--repeat 2 or more tests it)",
+                t.topology,
+                ratio(t),
+            );
+            (t, text)
+        }
+    };
+    format!("{scenario}: {text}{}.", caveat_words(&[baseline, lead]))
+}
+
+/// A tested row's comparison, for a sentence that says the test's verdict itself
+/// ([`Comparison::detail`]).
+fn words(r: &Row) -> String {
+    r.significance.map(|c| c.detail()).unwrap_or_default()
 }
 
 fn caveat_words(rows: &[&Row]) -> String {
@@ -126,27 +179,48 @@ fn caveat_words(rows: &[&Row]) -> String {
     }
 }
 
-/// The first step from one topology to the next (in table order) that does not pay.
+/// The first step from one topology to the next (in table order) that the test does not show
+/// to pay. It "stops paying" only when the larger topology is not faster at all (a ratio of 1×
+/// or less, or significantly slower); a higher mean that is not significant is said as such.
 fn stops_paying(scenario: &str, others: &[&Row]) -> Option<String> {
     others.windows(2).find_map(|w| {
         let (a, b) = (w[0], w[1]);
-        let ratio = b.throughput? / a.throughput?;
-        let test = super::stats::welch(&b.samples, &a.samples);
-        let pays = match test {
-            Some(t) => ratio > 1.0 && t.significant(super::ALPHA),
-            None => ratio >= PAYS,
-        };
-        (!pays).then(|| {
-            let words = match test {
-                Some(t) if t.significant(super::ALPHA) => format!("significant, p={:.3}", t.p),
-                Some(t) => format!("not significant, p={:.3}", t.p),
-                None => "not tested".into(),
-            };
+        let step = |c: &Comparison, how: &str| {
             format!(
-                "{scenario}: {} is not faster than {}: {ratio:.2}× ({words}); adding micro-shards stops paying there.",
-                b.topology, a.topology
+                "{scenario}: {} is {how} {}: {:.2}× ({})",
+                b.topology,
+                a.topology,
+                c.ratio,
+                c.detail()
             )
-        })
+        };
+        match stats::compare(&b.samples, &a.samples) {
+            Some(c) if c.difference() == Difference::Faster => None,
+            Some(c) if c.difference() == Difference::Slower => Some(format!(
+                "{}; adding micro-shards stops paying there.",
+                step(&c, "significantly slower than")
+            )),
+            Some(c) if c.ratio <= 1.0 => Some(format!(
+                "{}; adding micro-shards stops paying there.",
+                step(&c, "not significantly different from")
+            )),
+            Some(c) => Some(format!(
+                "{scenario}: {} over {}: {:.2}×, not significant at n={} ({}, {}); whether adding micro-shards still pays there needs more repetitions.",
+                b.topology,
+                a.topology,
+                c.ratio,
+                c.n,
+                c.interval_words(),
+                c.p_words()
+            )),
+            None => {
+                let ratio = b.throughput? / a.throughput?;
+                (ratio <= 1.0).then(|| format!(
+                    "{scenario}: {} measured {ratio:.2}× {} in one repetition (not tested); adding micro-shards stops paying there.",
+                    b.topology, a.topology
+                ))
+            }
+        }
     })
 }
 
@@ -201,26 +275,173 @@ mod tests {
         build_from(&cfg, &cells)
     }
 
+    /// Each topology's repetitions at exactly these throughputs (S3).
+    fn measured(samples: &[(&str, &[f64])]) -> Report {
+        let mut cells = Vec::new();
+        for (t, tps) in samples {
+            for (i, tp) in tps.iter().enumerate() {
+                cells.push(cell(t, "S3", i as u32 + 1, *tp));
+            }
+        }
+        let mut cfg = config(false);
+        cfg.command.topologies = samples.iter().map(|(t, _)| t.to_string()).collect();
+        cfg.command.scenarios = vec!["S3".into()];
+        cfg.command.repeat = samples
+            .iter()
+            .map(|(_, s)| s.len() as u32)
+            .max()
+            .unwrap_or(1);
+        build_from(&cfg, &cells)
+    }
+
     #[test]
     fn micro_shards_pay_until_they_stop() {
         let r = experiment(&[
             ("single", 1000.0),
             ("microshard-2", 1900.0),
             ("microshard-4", 3700.0),
-            ("microshard-8", 3720.0),
+            ("microshard-8", 3650.0),
         ]);
         let f = found(&r, &[]);
         assert!(
-            f[0].starts_with("S2: microshard-8 is fastest, 3.72× single (95 % CI"),
+            f[0].starts_with(
+                "S2: microshard-4 is significantly faster than single: 3.70× (95 % CI 3."
+            ),
             "{f:?}"
         );
-        assert!(f[0].contains("significant, p="), "{f:?}");
+        assert!(f[0].ends_with("×, p < 0.001)."), "{f:?}");
+        assert!(!f[0].contains("fragile"), "n=3 is not fragile: {f:?}");
+        assert!(
+            f[1].starts_with(
+                "S2: microshard-8 is not significantly different from microshard-4: 0.99× (95 % CI "
+            ),
+            "{f:?}"
+        );
+        assert!(
+            f[1].ends_with("; adding micro-shards stops paying there."),
+            "{f:?}"
+        );
+        // Significantly slower: said so, and it stops paying.
+        let r = experiment(&[
+            ("single", 1000.0),
+            ("microshard-2", 1900.0),
+            ("microshard-4", 1500.0),
+        ]);
+        let f = found(&r, &[]);
+        assert!(
+            f[1].starts_with("S2: microshard-4 is significantly slower than microshard-2: 0.79×"),
+            "{f:?}"
+        );
+        // A higher mean, significant: it pays, and nothing is said of the step.
+        let r = experiment(&[
+            ("single", 1000.0),
+            ("microshard-2", 1900.0),
+            ("microshard-4", 3700.0),
+        ]);
+        assert_eq!(found(&r, &[]).len(), 1, "{:?}", found(&r, &[]));
+    }
+
+    /// NEWCOMER-2 #12, under a capacity model that doubles capacity with the shards: S3's table
+    /// marks microshard-2 1.89× `*` (significant) while microshard-4's 3.26× has p ≈ 0.10, and
+    /// microshard-4 over microshard-2 is 1.73× with p ≈ 0.16 at n=2. The headline is the
+    /// significant topology; nothing "stops paying"; nothing claims "nothing beats".
+    #[test]
+    fn the_capacity_model_case_is_said_as_the_test_says() {
+        let r = measured(&[
+            ("single", &[1450.0, 1510.0]),
+            ("microshard-2", &[2760.0, 2834.0]),
+            ("microshard-4", &[4295.0, 5355.0]),
+        ]);
+        let f = found(&r, &[]);
+        let table = crate::report::render::render(&r, crate::report::Format::Table);
+        assert!(table.contains("1.89× *"), "{table}");
+        assert!(
+            f[0].starts_with(
+                "S3: microshard-2 is significantly faster than single: 1.89× (95 % CI 1."
+            ),
+            "{f:?}"
+        );
+        assert!(
+            f[0].contains(
+                "; microshard-4 reaches 3.26× but is not significantly different (95 % CI"
+            ),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with(
+                "S3: microshard-4 over microshard-2: 1.73×, not significant at n=2 (95 % CI "
+            ),
+            "{f:?}"
+        );
+        assert!(f[1].contains("needs more repetitions"), "{f:?}");
+        let all = f.join("\n");
+        for claim in ["stops paying", "nothing beats", "is not faster", "CI 0.00"] {
+            assert!(!all.contains(claim), "{claim}: {all}");
+        }
+    }
+
+    /// NEWCOMER-2 #12: a higher mean that is not significant at n=2 (1.79×, p ≈ 0.063) is "not
+    /// significant at n=2", never "is not faster … stops paying".
+    #[test]
+    fn a_step_that_is_not_significant_does_not_stop_paying() {
+        let r = measured(&[
+            ("single", &[1000.0, 1010.0]),
+            ("microshard-2", &[2388.0, 3212.0]),
+            ("microshard-4", &[4600.0, 5424.0]),
+        ]);
+        let f = found(&r, &[]);
         assert_eq!(
             f[1].split(" (").next(),
-            Some("S2: microshard-8 is not faster than microshard-4: 1.01×"),
+            Some("S3: microshard-4 over microshard-2: 1.79×, not significant at n=2"),
             "{f:?}"
         );
-        assert!(f[1].contains("not significant"), "{f:?}");
+        assert!(
+            f[1].contains(", p=0.063); whether adding micro-shards"),
+            "{f:?}"
+        );
+    }
+
+    /// NEWCOMER-2 #11/#12: a slower mean that is not significant is "not significantly
+    /// different", never "nothing beats"; one that is significant says "nothing beats" with an
+    /// interval below 1× and the fragility of n=2.
+    #[test]
+    fn nothing_beats_only_what_is_significantly_slower() {
+        let r = measured(&[
+            ("single", &[9000.0, 19000.0]),
+            ("microshard-2", &[5000.0, 9000.0]),
+        ]);
+        let f = found(&r, &[]);
+        assert!(
+            f[0].starts_with(
+                "S3: microshard-2 is not significantly different from single: 0.50× (95 % CI "
+            ),
+            "{f:?}"
+        );
+        assert!(
+            f[0].ends_with("; no topology is significantly faster."),
+            "{f:?}"
+        );
+        let r = measured(&[
+            ("single", &[13735.0, 15665.0]),
+            ("microshard-2", &[6091.0, 8021.0]),
+        ]);
+        let f = found(&r, &[]);
+        assert!(
+            f[0].starts_with("S3: nothing beats single: every other topology is significantly slower; the best, microshard-2, reaches 0.48× (95 % CI"),
+            "{f:?}"
+        );
+        assert!(f[0].ends_with("×, p=0.030; n=2: fragile)."), "{f:?}");
+        assert!(!f[0].contains("0.00"), "{f:?}");
+    }
+
+    /// One repetition: the ratio is given as measured once, never as "fastest".
+    #[test]
+    fn one_repetition_claims_nothing() {
+        let r = measured(&[("single", &[1000.0]), ("microshard-2", &[1090.0])]);
+        assert_eq!(
+            found(&r, &[])[0],
+            "S3: the best other topology, microshard-2, measured 1.09× single in one repetition: not tested (--repeat 2 or more tests it)."
+        );
     }
 
     /// One invalid cell among two topologies (no repetitions).
@@ -247,11 +468,11 @@ mod tests {
         let pays = experiment(&[("single", 1000.0), ("microshard-2", 1900.0)]);
         let loses = experiment(&[("single", 1000.0), ("microshard-2", 400.0)]);
         for (r, opening) in [
-            (pays, "S2: microshard-2 is fastest"),
+            (pays, "S2: microshard-2 is significantly faster than single"),
             (loses, "S2: nothing beats single"),
             (
                 with_an_invalid_cell(),
-                "S2: no other topology has a valid figure",
+                "S2: no other topology has a valid or degraded figure",
             ),
         ] {
             assert!(r.found[0].starts_with(opening), "{:?}", r.found);
@@ -285,7 +506,7 @@ mod tests {
         let f = found(&r, &[]);
         assert!(
             f[0].starts_with(
-                "S2: nothing beats single: the best other topology, microshard-2, reaches 0.40×"
+                "S2: nothing beats single: every other topology is significantly slower; the best, microshard-2, reaches 0.40×"
             ),
             "{f:?}"
         );
@@ -297,9 +518,35 @@ mod tests {
         assert_eq!(
             f,
             vec![
-                "S2: no other topology has a valid figure to compare with single.".to_string(),
-                "Left out as not valid: S2 on microshard-2 (invalid) (see Validity).".to_string()
+                "S2: no other topology has a valid or degraded figure to compare with single."
+                    .to_string(),
+                "Left out: S2 on microshard-2 (invalid) (see Validity).".to_string()
             ]
         );
+    }
+
+    /// NEWCOMER-2 #21: a thread sweep's findings are its knee, never a ratio or a baseline.
+    #[test]
+    fn a_thread_sweep_speaks_of_no_ratio_or_baseline() {
+        let mut cfg = config(true);
+        cfg.command.topologies = vec!["single".into()];
+        cfg.command.scenarios = vec!["Q20M".into()];
+        let report = build_from(&cfg, &[]);
+        let sweep = SweepFile {
+            label: "Q20M on single".into(),
+            max_threads: Some(16),
+            knee_threads: Some(8),
+            tolerance: 0.05,
+            ..Default::default()
+        };
+        let f = found(&report, &[("q".into(), sweep)]);
+        assert!(
+            f[0].starts_with("Q20M on single: knee at 8 threads"),
+            "{f:?}"
+        );
+        let all = f.join(" ");
+        for word in ["ratio", "baseline", "compare with", "single figure"] {
+            assert!(!all.contains(word), "{word}: {all}");
+        }
     }
 }

@@ -22,7 +22,7 @@ pub(crate) struct Page<'a> {
     pub cells: &'a [CellFile],
     /// Thread sweeps, by label.
     pub sweeps: &'a [(String, SweepFile)],
-    /// Draw every cell's timeline, not only those of cells that are not valid.
+    /// Draw every cell's timeline, not only those of degraded or invalid cells.
     pub all_timelines: bool,
 }
 
@@ -219,14 +219,42 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
 fn validity_section(out: &mut String, r: &Report) {
     out.push_str("<h2 id=\"validity\">Validity</h2>\n");
     if r.validity_notes.is_empty() {
-        out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and errors stayed below the threshold.</p>\n");
+        out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and no operation failed.</p>\n");
         return;
     }
-    out.push_str("<p>These cells are not valid results; invalid ones must not be published as figures.</p>\n<ul class=\"notes validity-notes\">\n");
+    let _ = writeln!(
+        out,
+        "<p>{}</p>\n<ul class=\"notes validity-notes\">",
+        esc(&validity_words(r))
+    );
     for n in &r.validity_notes {
         let _ = writeln!(out, "<li>{}</li>", esc(n));
     }
     out.push_str("</ul>\n");
+}
+
+/// What the Validity section's cells are, in the README's words ("Results you can trust"):
+/// degraded is a figure to use with its caveat, invalid one never to publish, not run none.
+fn validity_words(r: &Report) -> String {
+    let measured = |v: Verdict| {
+        r.rows
+            .iter()
+            .any(|x| x.repeats > 0 && x.validity.verdict == v)
+    };
+    let mut words = Vec::new();
+    if measured(Verdict::Degraded) {
+        words.push("Degraded cells are figures you may use with the caveat named beside each.");
+    }
+    if measured(Verdict::Invalid) {
+        words.push("Invalid cells do not measure what they claim: never publish them as figures.");
+    }
+    if r.rows.iter().any(|x| x.not_run.is_some()) {
+        words.push("Cells not run have no figure (compare --resume DIR measures them).");
+    }
+    if words.is_empty() {
+        words.push("Each cell below is named with its verdict and why.");
+    }
+    words.join(" ")
 }
 
 /// An SVG ready to sit inline in the page: without the XML prolog, scaling with the page.
@@ -256,7 +284,7 @@ fn figure(
     }
 }
 
-/// Each cell's timeline beside its verdict: every cell that is not valid, or all of them.
+/// Each cell's timeline beside its verdict: every degraded or invalid cell, or all of them.
 fn timelines_section(out: &mut String, p: &Page) {
     let shown: Vec<&CellFile> = p
         .cells
@@ -414,6 +442,36 @@ fn facts_section(out: &mut String, p: &Page) {
     }
 }
 
+/// What failed operations make of a cell (README, "Results you can trust"): any failure
+/// degrades it, a share above `microshard.maxerrorrate` makes it invalid. The threshold is each
+/// scenario's resolved property where one set it, else the recorded default.
+fn failure_rule(c: &ExperimentConfig) -> String {
+    let default = format!("{}", c.degraded_error_fraction);
+    let mut rates: Vec<String> = c
+        .properties
+        .values()
+        .map(|p| {
+            p.get("microshard.maxerrorrate")
+                .cloned()
+                .unwrap_or_else(|| default.clone())
+        })
+        .collect();
+    rates.sort();
+    rates.dedup();
+    if rates.is_empty() {
+        rates.push(default);
+    }
+    let percent = |r: &String| match r.parse::<f64>() {
+        Ok(x) => format!("{}%", (x * 100_000.0).round() / 1000.0),
+        Err(_) => r.clone(),
+    };
+    let shown: Vec<String> = rates.iter().map(percent).collect();
+    format!(
+        "any makes a cell degraded; above {} of its operations (microshard.maxerrorrate), invalid",
+        shown.join(" or ")
+    )
+}
+
 /// The experiment's record as name/value pairs: what was asked, at which sizes, and the
 /// settings given only when they were.
 fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
@@ -430,18 +488,17 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
-        ("baseline".into(), p.report.baseline.clone()),
         ("scenarios".into(), c.command.scenarios.join(", ")),
         ("repetitions per cell".into(), c.command.repeat.to_string()),
         ("backend".into(), c.command.backend.to_string()),
         ("sizes".into(), c.scale_note.clone()),
         ("full sizes".into(), c.command.full.to_string()),
-        (
-            "degraded above".into(),
-            format!("{}% errors", c.degraded_error_fraction * 100.0),
-        ),
+        ("failed operations".into(), failure_rule(c)),
     ];
+    // A thread sweep alone has no baseline (NEWCOMER-2 #21).
+    let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
     let optional = [
+        ("baseline", compares.then(|| p.report.baseline.clone())),
         (
             "server binaries",
             c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
@@ -681,5 +738,60 @@ mod tests {
             "nothing is fetched"
         );
         assert!(html.contains("100000 records (laptop scale)"));
+    }
+
+    /// NEWCOMER-2 #15/#16: the Validity section calls degraded cells usable with their caveat
+    /// (never lumped with invalid ones), and the facts state the failure rule as the README does.
+    #[test]
+    fn validity_and_facts_use_the_readme_words() {
+        let mut cells = vec![
+            cell("single", "S1", 1, 1000.0),
+            cell("microshard-2", "S1", 1, 1900.0),
+        ];
+        cells[0]
+            .summary
+            .validity
+            .degrade("12 of 1,000 operations failed (1.20 %)");
+        let mut cfg = config(false);
+        let report = crate::report::build_from(&cfg, &cells);
+        let words = validity_words(&report);
+        assert_eq!(
+            words,
+            "Degraded cells are figures you may use with the caveat named beside each."
+        );
+        cells[1]
+            .summary
+            .validity
+            .invalid("sh0 stopped answering at 2.0 s");
+        let report = crate::report::build_from(&cfg, &cells);
+        assert!(
+            validity_words(&report).ends_with(
+                "Invalid cells do not measure what they claim: never publish them as figures."
+            ),
+            "{}",
+            validity_words(&report)
+        );
+        let rule = "any makes a cell degraded; above 1% of its operations (microshard.maxerrorrate), invalid";
+        assert_eq!(failure_rule(&cfg), rule);
+        let page = page(&Page {
+            report: &report,
+            config: Some(&cfg),
+            cells: &cells,
+            sweeps: &[],
+            all_timelines: false,
+        });
+        assert!(
+            page.contains(rule) && !page.contains("degraded above"),
+            "the facts"
+        );
+        // A scenario that set its own threshold is shown with it.
+        let mut props = std::collections::BTreeMap::new();
+        props.insert("microshard.maxerrorrate".to_string(), "0.05".to_string());
+        cfg.properties.insert("S1".into(), props);
+        assert!(
+            failure_rule(&cfg).contains("above 5% of its operations"),
+            "{}",
+            failure_rule(&cfg)
+        );
     }
 }

@@ -37,8 +37,7 @@ pub(crate) use render::{csv_field, render_dir};
 
 pub(crate) use crate::measure::STANDIN_MARKER;
 
-/// Significance level of the comparison with the baseline (Welch's t-test, two-sided).
-pub(crate) const ALPHA: f64 = 0.05;
+pub(crate) use stats::ALPHA;
 
 /// Client CPU utilisation above which the client, not the server, is the likely bottleneck.
 pub(crate) const CLIENT_BOUND_UTILISATION: f64 = 0.85;
@@ -59,19 +58,6 @@ pub enum Format {
     Json,
     /// One self-contained HTML page: table, charts, validity notes and the run's facts.
     Html,
-}
-
-/// The result of the baseline comparison for one row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Significance {
-    /// Two-sided p-value of Welch's t-test on throughput.
-    pub p: f64,
-    /// p < [`ALPHA`].
-    pub significant: bool,
-    /// The row's mean is above the baseline's (the direction of a significant difference).
-    pub faster: bool,
-    /// The 95 % confidence interval of the ratio to the baseline.
-    pub interval: Option<(f64, f64)>,
 }
 
 /// One row: a scenario on a topology, aggregated over its repetitions.
@@ -95,8 +81,9 @@ pub struct Row {
     pub stddev: Option<f64>,
     /// Each repetition's throughput, ops/s (what the tests between topologies use).
     pub samples: Vec<f64>,
-    /// Welch's t-test against the baseline (two or more repetitions on both sides).
-    pub significance: Option<Significance>,
+    /// The comparison with the baseline ([`stats::compare`]: two or more repetitions on both
+    /// sides), which every sentence and cell about this row quotes.
+    pub significance: Option<stats::Comparison>,
     /// Operation the latency columns describe.
     pub main_op: Option<String>,
     /// Latency of the main operation over repetitions (their histograms added), µs.
@@ -105,7 +92,7 @@ pub struct Row {
     pub errors: u64,
     /// The worst verdict over the row's repetitions, with every reason.
     pub validity: Validity,
-    /// The baseline's figure for this scenario is not valid: the ratio says so.
+    /// The baseline's figure for this scenario is degraded or invalid: the ratio says so.
     pub baseline_not_valid: bool,
     /// The baseline's worst verdict for this scenario (the word the ratio's mark uses).
     pub baseline_verdict: Verdict,
@@ -137,7 +124,7 @@ pub struct Report {
     pub test: String,
     /// Rows, scenario-major in configuration order.
     pub rows: Vec<Row>,
-    /// One line per cell whose verdict is not `valid`: which cell, the verdict and why.
+    /// One line per degraded or invalid cell: which cell, the verdict and why.
     pub validity_notes: Vec<String>,
     /// Warnings collected from cells (deduplicated).
     pub warnings: Vec<String>,
@@ -290,12 +277,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             let significance = if *given == config.command.baseline {
                 None
             } else {
-                stats::welch(&tp, &base).map(|w| Significance {
-                    p: w.p,
-                    significant: w.significant(ALPHA),
-                    faster: w.t > 0.0,
-                    interval: stats::ratio_interval(&tp, &base, 1.0 - ALPHA),
-                })
+                stats::compare(&tp, &base)
             };
             let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
             let cpu_us_per_op = mean_of(group.iter().map(|c| c.summary.cpu_us_per_op()));
@@ -613,6 +595,14 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         }
         .into());
     }
+    if report
+        .rows
+        .iter()
+        .any(|r| r.significance.is_some_and(|c| c.n == 2))
+    {
+        // The compact table's `*` has no room for it (NEWCOMER-2 #45).
+        lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
+    }
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
         lines.extend(report.capacity.clone());
@@ -623,15 +613,23 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
             .iter()
             .map(|n| format!("validity: {n}")),
     );
-    if report.rows.iter().any(|r| r.baseline_not_valid) {
+    if let Some(words) = columns::flagged_baseline_words(report) {
         let mark = match columns {
             Columns::Compact => "!",
             _ => "\"baseline invalid\" or \"baseline degraded\"",
         };
-        lines.push(format!(
-            "A ratio marked {mark} divides by a {} figure that is not valid: do not publish it without that caveat.",
-            report.baseline
-        ));
+        let base = &report.baseline;
+        lines.push(match words {
+            "degraded" => format!(
+                "A ratio marked {mark} divides by a degraded {base} figure: quote it with that figure's caveat (see validity)."
+            ),
+            "invalid" => format!(
+                "A ratio marked {mark} divides by an invalid {base} figure: do not publish it."
+            ),
+            _ => format!(
+                "A ratio marked {mark} divides by a degraded or invalid {base} figure: quote one over a degraded {base} with its caveat, never one over an invalid {base} (see validity)."
+            ),
+        });
     }
     lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     lines
@@ -811,6 +809,17 @@ pub(crate) mod tests {
         );
     }
 
+    /// Two repetitions are said to be fragile under every table; three are not.
+    #[test]
+    fn two_repetitions_are_called_fragile_under_the_table() {
+        let fragile = "n=2: fragile: with two repetitions";
+        let two: Vec<CellFile> = cells().into_iter().filter(|c| c.cell.repeat < 3).collect();
+        let table = render(&build_from(&config(false), &two), Format::Table);
+        assert!(table.contains(fragile), "{table}");
+        let three = render(&build_from(&config(false), &cells()), Format::Table);
+        assert!(!three.contains(fragile), "{three}");
+    }
+
     #[test]
     fn standin_marker_in_every_format() {
         let mut cs = cells();
@@ -858,7 +867,7 @@ pub(crate) mod tests {
         );
         assert!(
             table.contains(" !")
-                && table.contains("! divides by a single figure that is not valid"),
+                && table.contains("! divides by a degraded or invalid single figure"),
             "the compact table marks and explains the ratio:\n{table}"
         );
         let wide = render_with(&r, Format::Table, &Columns::Wide);

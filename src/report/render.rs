@@ -32,7 +32,7 @@ pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) ->
 
 /// Builds and renders the report of an experiment directory. Markdown links the charts the
 /// directory holds; HTML is the whole page with the run's facts, with every cell's timeline when
-/// `all_timelines` (`report --timelines`), not only those of cells that are not valid.
+/// `all_timelines` (`report --timelines`), not only those of degraded or invalid cells.
 pub(crate) fn render_dir(
     dir: &ExperimentDir,
     format: Format,

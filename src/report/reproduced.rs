@@ -4,27 +4,40 @@
 //!
 //! A cell moved when its new mean throughput lies outside the original's spread (lowest–highest
 //! over repetitions, widened by [`MARGIN`] of the mean so that one repetition has a spread too)
-//! and, where both sides have two or more repetitions, Welch's t-test finds the difference
-//! significant (p < [`super::ALPHA`]). Cells that are not valid on either side are left out and
-//! named.
+//! and, where both sides have two or more repetitions, the comparison of the two
+//! ([`super::stats::compare`]) is significant. Only cells valid on both sides are compared; the
+//! others are named with their verdict on each side (README, "Results you can trust").
 
-use super::diff_checks::welch_p;
-use super::{ALPHA, Report, Row};
+use super::stats::{Comparison, compare};
+use super::{Report, Row};
+use crate::measure::validity::Verdict;
 
 /// How far beyond its lowest–highest a cell may land, as a fraction of its mean.
 pub(crate) const MARGIN: f64 = 0.10;
 
-/// Whether `again` lands beyond `original`'s spread (see the module doc).
-fn moved(original: &Row, again: &Row) -> Option<bool> {
+/// Whether `again` lands beyond `original`'s spread (see the module doc), with the comparison
+/// that decided it when both sides were repeated.
+fn moved(original: &Row, again: &Row) -> Option<(bool, Option<Comparison>)> {
     let (ta, tb) = (original.throughput?, again.throughput?);
     let (lo, hi) = original.spread.unwrap_or((ta, ta));
     let outside = tb < lo - MARGIN * ta || tb > hi + MARGIN * ta;
-    let significant = welch_p(
-        (ta, original.stddev, original.repeats),
-        (tb, again.stddev, again.repeats),
-    )
-    .is_none_or(|p| p < ALPHA);
-    Some(outside && significant)
+    let test = compare(&again.samples, &original.samples);
+    Some((outside && test.is_none_or(|c| c.significant), test))
+}
+
+/// Why a measured cell of the original is not compared: its verdict where it is degraded or
+/// invalid, or that it was not measured again.
+fn why_not(original: &Row, again: Option<&Row>) -> Option<String> {
+    let Some(again) = again else {
+        return Some("not measured again".into());
+    };
+    match (original.validity.verdict, again.validity.verdict) {
+        (Verdict::Valid, Verdict::Valid) => None,
+        (a, b) if a == b => Some(format!("{a} in both")),
+        (Verdict::Valid, b) => Some(format!("{b} again")),
+        (a, Verdict::Valid) => Some(format!("{a} in the original")),
+        (a, b) => Some(format!("{a} in the original, {b} again")),
+    }
 }
 
 /// The verdict line, after a line naming the cells left out (when some were).
@@ -38,29 +51,34 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
             .iter()
             .find(|b| b.repeats > 0 && b.scenario == a.scenario && b.topology == a.topology);
         let name = format!("{} on {}", a.scenario, a.topology);
-        let Some(b) = b.filter(|b| a.validity.is_valid() && b.validity.is_valid()) else {
-            left_out.push(name);
-            continue;
+        let outcome = match why_not(a, b) {
+            Some(why) => Err(why),
+            None => b
+                .and_then(|b| moved(a, b))
+                .ok_or_else(|| "no throughput".into()),
         };
-        match moved(a, b) {
-            Some(true) => beyond.push(format!(
-                "{name} {:.0} → {:.0} ops/s ({:.2}×)",
-                a.throughput.unwrap_or_default(),
-                b.throughput.unwrap_or_default(),
-                b.throughput.unwrap_or_default() / a.throughput.unwrap_or(1.0).max(f64::EPSILON)
-            )),
-            Some(false) => {}
-            None => {
-                left_out.push(name);
-                continue;
+        match outcome {
+            Err(why) => left_out.push(format!("{name} ({why})")),
+            Ok((true, test)) => {
+                let (ta, tb) = (
+                    a.throughput.unwrap_or_default(),
+                    b.and_then(|b| b.throughput),
+                );
+                let tb = tb.unwrap_or_default();
+                let words = test.map(|c| format!(", {}", c.words())).unwrap_or_default();
+                beyond.push(format!(
+                    "{name} {ta:.0} → {tb:.0} ops/s ({:.2}×{words})",
+                    tb / ta.max(f64::EPSILON)
+                ));
+                compared += 1;
             }
+            Ok((false, _)) => compared += 1,
         }
-        compared += 1;
     }
     let mut out = String::new();
     if !left_out.is_empty() {
         out.push_str(&format!(
-            "not compared (not valid in one of the runs): {}\n",
+            "not compared (only cells valid in both runs are): {}\n",
             left_out.join(", ")
         ));
     }
@@ -106,7 +124,7 @@ mod tests {
         let halved = report(&[1000.0, 1010.0], &[1000.0, 1020.0]);
         let line = verdict(&original, &halved);
         assert!(
-            line.starts_with("not reproduced: 1 of 2 valid cells moved beyond their spread: S2 on microshard-2 1990 → 1010 ops/s (0.51×)"),
+            line.starts_with("not reproduced: 1 of 2 valid cells moved beyond their spread: S2 on microshard-2 1990 → 1010 ops/s (0.51×, 95 % CI 0."),
             "{line}"
         );
         // One repetition: the margin alone decides.
@@ -116,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn cells_not_valid_are_left_out_and_named() {
+    fn cells_left_out_are_named_with_their_verdicts() {
         let original = report(&[1000.0], &[2000.0]);
         let mut cells = vec![
             cell("single", "S2", 1, 1000.0),
@@ -127,7 +145,31 @@ mod tests {
         let line = verdict(&original, &again);
         assert_eq!(
             line,
-            "not compared (not valid in one of the runs): S2 on microshard-2\nreproduced: all 1 valid cells within their spread"
+            "not compared (only cells valid in both runs are): S2 on microshard-2 (invalid again)\nreproduced: all 1 valid cells within their spread"
+        );
+    }
+
+    /// NEWCOMER-2 #15: a degraded cell is named as degraded, on the side where it was, never
+    /// lumped with invalid ones; a cell the rerun did not measure says so.
+    #[test]
+    fn a_degraded_cell_is_named_as_degraded() {
+        let mut cells = vec![
+            cell("single", "S2", 1, 1000.0),
+            cell("microshard-2", "S2", 1, 2000.0),
+        ];
+        cells[0]
+            .summary
+            .validity
+            .degrade("client-bound: 17,000 ops/s");
+        let original = build_from(&config(true), &cells);
+        let again = build_from(&config(true), &[cell("single", "S2", 1, 1000.0)]);
+        let line = verdict(&original, &again);
+        assert_eq!(
+            line.lines().next(),
+            Some(
+                "not compared (only cells valid in both runs are): S2 on single (degraded in the original), S2 on microshard-2 (not measured again)"
+            ),
+            "{line}"
         );
     }
 }

@@ -6,6 +6,7 @@ use crate::experiment::metrics::bytes;
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::STANDIN_MARKER;
+use crate::measure::validity::Verdict;
 use crate::topology::topology_label;
 
 /// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
@@ -59,7 +60,7 @@ pub(crate) fn vary_chart(
                 .filter(|(v, _)| v.value == *value)
                 .map(|(_, s)| s)
                 .collect();
-            let mut not_valid = false;
+            let mut worst = Verdict::Valid;
             let points = outcome
                 .threads
                 .iter()
@@ -69,7 +70,7 @@ pub(crate) fn vary_chart(
                         .filter_map(|c| c.points.iter().find(|p| p.threads == t))
                         .inspect(|p| {
                             if !p.summary.validity.is_valid() {
-                                not_valid = true;
+                                worst = worst.max(p.summary.validity.verdict);
                                 notes.push(format!(
                                     "{} at {t} threads is {}: {}",
                                     c_label(&outcome.property, value),
@@ -89,7 +90,7 @@ pub(crate) fn vary_chart(
             charts::VarySeries {
                 label: c_label(&outcome.property, value),
                 points,
-                not_valid,
+                worst,
             }
         })
         .collect();

@@ -24,7 +24,7 @@ impl<'r> Groups<'r> {
     }
 
     /// A legend entry per topology (`named`), then `more`, then the verdicts; the notes name
-    /// every row that is not valid after `notes`.
+    /// every degraded or invalid row after `notes`.
     fn layout(
         &self,
         (report, title): (&Report, &str),

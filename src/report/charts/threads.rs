@@ -109,7 +109,7 @@ fn sweep_line(sweep: &SweepFile, label: &str, of: impl Fn(&CellSummary) -> f64) 
                 (p.threads.max(1), v, v, v)
             })
             .collect(),
-        not_valid: false,
+        worst: Verdict::Valid,
     }
 }
 
@@ -127,7 +127,7 @@ fn mark_at(series: &VarySeries, threads: Option<u32>) -> Mark {
         .map(|p| (p.0, p.2))
 }
 
-/// The knee rule and every point that is not valid.
+/// The knee rule and every degraded or invalid point.
 fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
     let mut notes = vec![match (peak, knee) {
         (Some((p, ptp)), Some((k, _))) => format!(
@@ -142,7 +142,8 @@ fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
     notes
 }
 
-/// A line for every point that is not valid: its thread count, verdict, how it is drawn, and why.
+/// A line for every degraded or invalid point: its thread count, verdict, how it is drawn, and
+/// why.
 fn point_notes(sweep: &SweepFile) -> impl Iterator<Item = String> + '_ {
     (sweep.points.iter())
         .filter(|p| !p.summary.validity.is_valid())
@@ -366,8 +367,8 @@ pub struct VarySeries {
     pub label: String,
     /// `(threads, min, mean, max)` ops/s, in thread order.
     pub points: Vec<(u32, f64, f64, f64)>,
-    /// Some point of the curve is not valid.
-    pub not_valid: bool,
+    /// The worst verdict among the curve's points (the legend names it).
+    pub worst: Verdict,
 }
 
 /// The seed-2 chart: throughput by client threads, one line per value of the varied property
@@ -382,9 +383,9 @@ pub fn vary(
 ) -> Result<Chart, ChartError> {
     let mut legend: Vec<LegendEntry> = series
         .iter()
-        .map(|s| match s.not_valid {
-            true => format!("{} (some points not valid: see notes)", s.label),
-            false => s.label.clone(),
+        .map(|s| match s.worst {
+            Verdict::Valid => s.label.clone(),
+            worst => format!("{} (some points {worst}: see notes)", s.label),
         })
         .enumerate()
         .map(|(i, label)| entry(Swatch::Line(palette(i)), label))
