@@ -537,6 +537,7 @@ fn stalled_cell() -> CellFile {
         })
         .collect();
     c.result.warmup_s = 2.0;
+    c.summary.runtime_ms = 22_000.0;
     c.summary.validity.degrade(
         "the server stalled: no operation completed for 1.6 s from 6.0 s; every member answered its probe",
     );
@@ -565,4 +566,26 @@ fn a_stalled_cell_has_a_timeline_with_the_stall_shaded() {
         chart.svg.matches("opacity=\"0.22\"").count() >= 3,
         "spans shaded"
     );
+}
+
+/// NEWCOMER-2 #48: the 44 operations after `maxexecutiontime` at 3.0 s are not drawn as a
+/// second of 44 ops/s; the line ends level, and the chart says what was left out.
+#[test]
+fn a_timeline_ends_level_not_with_its_partial_last_second() {
+    use microshard::measure::TimelineSecond;
+    let mut c = cell("single", "S4", 2, 24_700.0, 300.0);
+    c.summary.runtime_ms = 3002.0;
+    c.result.timeline.seconds = [25_781u64, 25_463, 22_920, 44]
+        .iter()
+        .zip(0u32..)
+        .map(|(&n, second)| TimelineSecond {
+            second,
+            operations: [("SCAN".to_string(), n)].into_iter().collect(),
+            ..Default::default()
+        })
+        .collect();
+    let chart = microshard::report::timeline::timeline(&c, "single").expect("drawn");
+    keep("timeline-partial", &chart);
+    assert_layout("timeline-partial", &chart);
+    assert!(chart.svg.contains("the last 2 ms of the run is left out"));
 }

@@ -43,7 +43,7 @@ pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
 }
 
 /// Draws the timeline chart (SVG and PNG) of every cell that is not valid, or of every cell
-/// with `all` (`report --timelines`).
+/// with `all` (`report --timelines`); a cell too short for one gets none (the page says so).
 pub(crate) fn write_timelines(
     dir: &ExperimentDir,
     cells: &[CellFile],
@@ -54,6 +54,9 @@ pub(crate) fn write_timelines(
         .filter(|c| all || !c.summary.validity.is_valid())
     {
         let shown = topology_label(&cell.cell.topology, cell.topology.as_ref());
+        if timeline::too_short(cell, &shown).is_some() {
+            continue;
+        }
         let chart = timeline::timeline(cell, &shown)?;
         write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
     }

@@ -256,17 +256,17 @@ fn figure(
     }
 }
 
-/// Each cell's timeline beside its verdict: every cell that is not valid, or all of them.
+/// Each cell's timeline beside its verdict: every cell that is not valid, or all of them, in
+/// table order; a cell too short for a timeline gets one line instead of an empty chart.
 fn timelines_section(out: &mut String, p: &Page) {
-    let shown: Vec<&CellFile> = p
-        .cells
-        .iter()
+    let shown: Vec<&CellFile> = super::timeline::table_order(p.report, p.cells)
+        .into_iter()
         .filter(|c| p.all_timelines || !c.summary.validity.is_valid())
         .collect();
     if shown.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
+    out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run, in the table's order; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
     for cell in shown {
         let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
         let id = format!(
@@ -275,6 +275,14 @@ fn timelines_section(out: &mut String, p: &Page) {
             crate::experiment::results::sanitize(&cell.cell.scenario),
             cell.cell.repeat
         );
+        if let Some(line) = super::timeline::too_short(cell, &name) {
+            let _ = writeln!(
+                out,
+                "<p class=\"timeline-short\" id=\"{id}\">{}</p>",
+                esc(&line)
+            );
+            continue;
+        }
         let caption = format!(
             "{} on {name}, repeat {}: {} (also {}.svg / .png in the run directory).",
             cell.cell.scenario,
@@ -681,5 +689,42 @@ mod tests {
             "nothing is fetched"
         );
         assert!(html.contains("100000 records (laptop scale)"));
+    }
+
+    /// NEWCOMER-2 #49–#50: a sub-second cell is one line, not an empty chart; timelines come in
+    /// the table's order.
+    #[test]
+    fn timelines_in_table_order_and_a_line_for_a_short_cell() {
+        let mut cells = vec![
+            cell("microshard-2", "S2", 1, 1900.0),
+            cell("single", "S2", 1, 1000.0),
+            cell("single", "S1", 1, 14_000.0),
+        ];
+        cells[2].summary.runtime_ms = 400.0;
+        let cfg = config(false);
+        let report = crate::report::build_from(&cfg, &cells);
+        let html = page(&Page {
+            report: &report,
+            config: Some(&cfg),
+            cells: &cells,
+            sweeps: &[],
+            all_timelines: true,
+        });
+        let short = "S1 on single (repeat 1, valid) lasted 0.4 s: too short for a timeline.";
+        assert!(
+            html.contains(&format!(
+                "<p class=\"timeline-short\" id=\"timeline-single-S1-1\">{short}</p>"
+            )),
+            "{html}"
+        );
+        assert!(!html.contains("<figure id=\"timeline-single-S1-1\""));
+        let at = |id: &str| {
+            html.find(&format!("id=\"timeline-{id}\""))
+                .unwrap_or(usize::MAX)
+        };
+        assert!(at("single-S1-1") < at("single-S2-1"));
+        assert!(
+            at("single-S2-1") < at("microshard-2-S2-1") && at("microshard-2-S2-1") < usize::MAX
+        );
     }
 }
