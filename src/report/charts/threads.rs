@@ -383,7 +383,7 @@ pub fn vary(
     let mut legend: Vec<LegendEntry> = series
         .iter()
         .map(|s| match s.not_valid {
-            true => format!("{} (some points not valid: see notes)", s.label),
+            true => format!("{} (some points not valid: see the table)", s.label),
             false => s.label.clone(),
         })
         .enumerate()
