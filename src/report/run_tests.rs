@@ -351,7 +351,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
     assert_eq!(outcome.curves.len(), 9);
     let table = sweep::render_vary(&outcome, sweep::VaryFormat::Csv, &Columns::Compact);
     let header = table.lines().next().unwrap_or_default();
-    assert_eq!(header.split(',').count(), 2 + 3 * 4, "{header}");
+    assert_eq!(header.split(',').count(), 2 + 3 * (3 * 2 + 1), "{header}");
     assert!(header.contains("readbatchsize=10 #3") && header.contains("readbatchsize=20 mean"));
     assert_eq!(table.lines().count(), 4, "a row per thread count: {table}");
     for f in ["vary.md", "vary.csv", "vary.json", "vary.txt"] {
