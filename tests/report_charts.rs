@@ -242,7 +242,7 @@ fn throughput_chart_reads_like_a_publication() {
     // Which cells and why is said once on the page (Validity); the chart counts and points there.
     let words = texts.join(" ");
     assert!(
-        words.contains("3 of 15 figures are not valid (1 degraded, 2 invalid)")
+        words.contains("3 of 15 figures are not valid (1 degraded, drawn hatched in their colour; 2 invalid, drawn hatched grey)")
             && words.contains("Validity list"),
         "{texts:?}"
     );

@@ -484,13 +484,22 @@ fn row_notes(rows: &[&Row], marks: Marks) -> Vec<String> {
     let (degraded, invalid) = (count(Verdict::Degraded), count(Verdict::Invalid));
     let mut notes = Vec::new();
     if degraded + invalid > 0 {
-        let how = match marks {
-            Marks::Bars => "hatched in their colour when degraded, hatched grey when invalid",
-            Marks::Points => "a hollow ring when degraded, a grey × when invalid",
+        let (as_degraded, as_invalid) = match marks {
+            Marks::Bars => ("hatched in their colour", "hatched grey"),
+            Marks::Points => ("a hollow ring", "a grey ×"),
         };
+        let parts: Vec<String> = [
+            (degraded, "degraded", as_degraded),
+            (invalid, "invalid", as_invalid),
+        ]
+        .iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, word, how)| format!("{n} {word}, drawn {how}"))
+        .collect();
         notes.push(format!(
-            "{} of {measured} figures are not valid ({degraded} degraded, {invalid} invalid), drawn {how}; the report's Validity list (report.html, report.md) says which and why.",
-            degraded + invalid
+            "{} of {measured} figures are not valid ({}); the report's Validity list (report.html, report.md) says which and why.",
+            degraded + invalid,
+            parts.join("; ")
         ));
     }
     let missing = rows.len() - measured;
@@ -683,7 +692,7 @@ mod tests {
         // Why is said once, in the page's Validity list; the chart counts and points to it.
         assert!(!svg.contains("stopped answering"), "{svg}");
         assert!(
-            svg.contains("1 of 2 figures are not valid (0 degraded, 1 invalid)"),
+            svg.contains("1 of 2 figures are not valid (1 invalid, drawn hatched grey)"),
             "{svg}"
         );
     }

@@ -76,7 +76,7 @@ impl<'r> Groups<'r> {
         }
         verdict_legend(&self.rows, marks, &mut legend);
         let notes: Vec<String> = (notes.into_iter())
-            .chain(self.load_note(report))
+            .chain(self.load_note(report, marks))
             .chain(row_notes(&self.rows, marks))
             .collect();
         Layout {
@@ -129,14 +129,19 @@ fn is_load(report: &Report, scenario: &str) -> bool {
 }
 
 impl Groups<'_> {
-    /// What a load group is, when there is one: another measure than a run's.
-    fn load_note(&self, report: &Report) -> Option<String> {
+    /// What a load group is, when there is one: another measure than a run's (and, on the
+    /// throughput bars, one with no ceiling).
+    fn load_note(&self, report: &Report, marks: Marks) -> Option<String> {
         let names: Vec<&str> = (self.loads(report).into_iter())
             .map(|i| self.scenarios[i].as_str())
             .collect();
+        let ceiling = match marks {
+            Marks::Bars => ", and no ceiling is drawn over it",
+            Marks::Points => "",
+        };
         (!names.is_empty()).then(|| {
             format!(
-                "{} (shaded): the load phase, inserts while the data were written; not comparable with the run phases beside it, and no ceiling is drawn over it.",
+                "{} (shaded): the load phase, inserts while the data were written; not comparable with the run phases beside it{ceiling}.",
                 names.join(", ")
             )
         })
