@@ -22,6 +22,8 @@ pub(crate) struct Page<'a> {
     pub cells: &'a [CellFile],
     /// Thread sweeps, by label.
     pub sweeps: &'a [(String, SweepFile)],
+    /// The seed-2 tables and charts (`--vary`), shown before the curves they are made of.
+    pub varies: &'a [super::sweep::VaryShown],
     /// Draw every cell's timeline, not only those of cells that are not valid.
     pub all_timelines: bool,
 }
@@ -113,6 +115,7 @@ pub(crate) fn page(p: &Page) -> String {
         timelines_section(&mut out, p);
     }
     charts_section(&mut out, p);
+    vary_section(&mut out, p);
     sweeps_section(&mut out, p);
     facts_section(&mut out, p);
     let _ = writeln!(
@@ -323,6 +326,44 @@ fn charts_section(out: &mut String, p: &Page) {
         charts::latency(r),
         "Latency percentiles of the main operation (also latency.svg / latency.png).",
     );
+}
+
+/// The seed-2 tables, each with its points not valid and its chart (NEWCOMER-2 #25).
+fn vary_section(out: &mut String, p: &Page) {
+    for v in p.varies {
+        let id = format!("vary-{}", crate::experiment::results::sanitize(&v.label));
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{id}\">{}</h2>",
+            esc(&super::sweep::vary_heading(&v.outcome, &v.label))
+        );
+        let (header, rows) = super::sweep::vary_table(&v.outcome);
+        out.push_str("<div class=\"scroll\"><table class=\"vary\"><thead><tr>");
+        for h in &header {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for r in &rows {
+            let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
+            let _ = writeln!(out, "<tr>{cells}</tr>");
+        }
+        out.push_str("</tbody></table></div>\n");
+        let notes = super::sweep::vary_point_notes(&v.outcome);
+        if !notes.is_empty() {
+            out.push_str("<p>Points not valid:</p>\n<ul class=\"notes\">\n");
+            for n in &notes {
+                let _ = writeln!(out, "<li>{}</li>", esc(n));
+            }
+            out.push_str("</ul>\n");
+        }
+        let caption = format!("{} (also {}.svg / .png).", v.label, v.stem);
+        figure(
+            out,
+            &format!("chart-{id}"),
+            super::sweep::vary_chart(&v.outcome, &v.label),
+            &caption,
+        );
+    }
 }
 
 fn sweeps_section(out: &mut String, p: &Page) {
@@ -670,6 +711,7 @@ mod tests {
             config: Some(&cfg),
             cells: &cells,
             sweeps: &[],
+            varies: &[],
             all_timelines: false,
         });
         assert!(html.starts_with("<!DOCTYPE html>"));
@@ -708,6 +750,7 @@ mod tests {
             config: Some(&cfg),
             cells: &cells,
             sweeps: &[],
+            varies: &[],
             all_timelines: true,
         });
         let short = "S1 on single (repeat 1, valid) lasted 0.4 s: too short for a timeline.";

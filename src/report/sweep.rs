@@ -8,6 +8,75 @@ use crate::experiment::results::ExperimentDir;
 use crate::measure::STANDIN_MARKER;
 use crate::topology::topology_label;
 
+/// A seed-2 table and chart as the page shows them: its chart's label, its files' stem and
+/// its curves.
+#[derive(Debug, Clone)]
+pub(crate) struct VaryShown {
+    /// What the curves were measured on (`S2 on single`), as the chart's title names it.
+    pub label: String,
+    /// The file stem of its table and chart (`vary`, `vary-single`).
+    pub stem: String,
+    /// The curves.
+    pub outcome: SweepOutcome,
+}
+
+/// The seed-2 outcomes of a run directory, so the page shows the table a write-up publishes
+/// (NEWCOMER-2 #25): one per topology of a `compare --sweep --vary` (from its stored curves),
+/// or a `sweep --vary`'s own (its `vary.json`).
+pub(crate) fn vary_shown(dir: &ExperimentDir) -> Vec<VaryShown> {
+    let Ok(config) = dir.config() else {
+        return Vec::new();
+    };
+    let compared = crate::experiment::compare::vary_outcomes(dir, &config);
+    if !compared.is_empty() {
+        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
+        return (compared.into_iter())
+            .map(|outcome| {
+                let topology = outcome.topology.clone().unwrap_or_default();
+                VaryShown {
+                    label: format!("{scenario} on {}", topology_label(&topology, None)),
+                    stem: crate::experiment::compare::vary_stem(&topology),
+                    outcome,
+                }
+            })
+            .collect();
+    }
+    let stored =
+        crate::experiment::results::read_json::<SweepOutcome>(&dir.path().join("vary.json"));
+    stored
+        .ok()
+        .filter(|o| !o.is_single())
+        .map(|outcome| VaryShown {
+            label: outcome_label(&outcome),
+            stem: "vary".into(),
+            outcome,
+        })
+        .into_iter()
+        .collect()
+}
+
+/// A sweep's label from its first curve's (`S2 on single readbatchsize=1 #1` → `S2 on single`).
+fn outcome_label(outcome: &SweepOutcome) -> String {
+    let Some((_, first)) = outcome.curves.first() else {
+        return String::new();
+    };
+    let cut = match &outcome.property {
+        Some(p) => first.label.find(&format!(" {p}=")),
+        None => first.label.find(" #"),
+    };
+    first.label[..cut.unwrap_or(first.label.len())].to_string()
+}
+
+/// The compact seed-2 table as a header and rows (the page's table).
+pub(crate) fn vary_table(outcome: &SweepOutcome) -> (Vec<String>, Vec<Vec<String>>) {
+    let values = outcome.values();
+    let header = vary_header(outcome, &values, RowMode::Compact);
+    let rows = (outcome.threads.iter())
+        .map(|&t| vary_row(outcome, &values, t, RowMode::Compact))
+        .collect();
+    (header, rows)
+}
+
 /// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
 /// `.txt`, `.json`, `.svg` and, when a font is found, `.png`.
 pub(crate) fn write_vary(
@@ -460,6 +529,16 @@ fn vary_title(outcome: &SweepOutcome) -> String {
     out
 }
 
+/// The page's heading of a seed-2 table: what it shows, on what (`Throughput (ops/s) by threads
+/// and readbatchsize: S2 on single`).
+pub(crate) fn vary_heading(outcome: &SweepOutcome, label: &str) -> String {
+    let mut out = "Throughput (ops/s) by threads".to_string();
+    if let Some(p) = &outcome.property {
+        out.push_str(&format!(" and {p}"));
+    }
+    format!("{out}: {label}")
+}
+
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
 pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
     let mut b = tabled::builder::Builder::new();
@@ -577,12 +656,12 @@ pub(crate) fn under_comparison(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment::model::{CellSummary, SweepPoint, Variant};
 
     /// The seed-2 shape: three values × three repetitions at four thread counts.
-    fn seed_two() -> SweepOutcome {
+    pub(crate) fn seed_two() -> SweepOutcome {
         let threads = vec![1, 10, 50, 100];
         let mut curves = Vec::new();
         for value in ["1", "10", "20"] {
