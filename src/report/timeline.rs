@@ -81,8 +81,9 @@ struct Series {
     scaled_s: Option<f64>,
 }
 
-/// Where the timeline ends, seconds since its start: the warm-up and the measured window (both
-/// start at the watch's clock; `docs/engine.md`, "Measured window"), when the window is known.
+/// Where the timeline ends, seconds since its start: the warm-up and the measured window (the
+/// watch's clock starts with the warm-up and stops with the window; `docs/engine.md`, "Runner",
+/// `--warmup`), when the window is known.
 fn end_s(cell: &CellFile) -> Option<f64> {
     let window_ms = cell.summary.runtime_ms;
     (window_ms > 0.0).then(|| cell.result.warmup_s + window_ms / 1000.0)
