@@ -239,13 +239,18 @@ fn throughput_chart_reads_like_a_publication() {
         "server version in the title block"
     );
     assert!(texts.iter().any(|t| t.contains("No single ceiling for S4")));
+    // Which cells and why is said once on the page (Validity); the chart counts and points there.
+    let words = texts.join(" ");
     assert!(
-        texts
-            .iter()
-            .any(|t| t.contains("S3 updates on microshard-2 is INVALID")),
+        words.contains("3 of 15 figures are degraded or invalid (1 degraded, drawn hatched in their colour; 2 invalid, drawn hatched grey)")
+            && words.contains("Validity list"),
         "{texts:?}"
     );
-    assert!(texts.iter().any(|t| t.contains("DEGRADED")));
+    assert!(
+        !words.contains("stopped answering"),
+        "no per-cell notes: {words}"
+    );
+    assert!(texts.iter().any(|t| t.contains("degraded: see Validity")));
     assert!(
         texts
             .iter()
@@ -286,6 +291,93 @@ fn latency_chart_reads_like_a_publication() {
         title.starts_with("Latency percentiles") && !title.contains("(µs"),
         "{title}"
     );
+    // Points, not bars from the axis floor (NEWCOMER-2 #52): no rectangle in a topology's
+    // colour, a dot per measured cell (and a legend swatch) instead.
+    for colour in ["#1F77B4", "#FF7F0E", "#2CA02C"] {
+        assert!(
+            !chart
+                .svg
+                .lines()
+                .any(|l| l.starts_with("<rect") && l.contains(colour)),
+            "no bar in {colour}"
+        );
+        assert!(
+            chart
+                .svg
+                .lines()
+                .any(|l| l.starts_with("<circle") && l.contains(colour)),
+            "a dot in {colour}"
+        );
+    }
+    assert!(
+        texts
+            .join(" ")
+            .contains("The axis starts at the power of ten")
+    );
+}
+
+/// NEWCOMER-2 #51: a load (S1) drawn beside run phases is shaded apart, named "load", and has
+/// no baseline ceiling over it; the run scenarios keep theirs.
+#[test]
+fn a_load_is_set_apart_from_the_runs_without_a_ceiling() {
+    let cfg = config(&["single", "microshard-2"], &["S1", "S2"], 2);
+    let mut cells = Vec::new();
+    for (t, k) in [("single", 1.0), ("microshard-2", 1.7)] {
+        for r in 1..=2 {
+            let mut load = cell(t, "S1", r, 14_000.0 * k, 300.0);
+            load.summary.phase = "load".into();
+            load.summary.main_op = "INSERT".into();
+            load.summary.runtime_ms = 400.0;
+            cells.push(load);
+            cells.push(cell(t, "S2", r, 25_000.0 * k, 200.0));
+        }
+    }
+    let report = microshard::report::build_from(&cfg, &cells);
+    let chart = charts::throughput(&report).expect("drawn");
+    keep("throughput-load", &chart);
+    assert_layout("throughput-load", &chart);
+    let texts: Vec<String> = (png::text_boxes(&chart.svg).expect("laid out").into_iter())
+        .map(|b| b.text)
+        .collect();
+    let words = texts.join(" ");
+    assert!(texts.iter().any(|t| t == "S1 (load)"), "{texts:?}");
+    assert!(words.contains("load phase (shaded)"), "{words}");
+    assert!(words.contains("S1 (shaded): the load phase"), "{words}");
+    // The ceiling's dashes (8 px long) lie over S2 only, right of the shaded S1 band.
+    let band_right = chart
+        .svg
+        .lines()
+        .find(|l| l.starts_with("<rect") && l.contains("#ECECEC"))
+        .and_then(|l| {
+            let x: i32 = l.split("x=\"").nth(1)?.split('"').next()?.parse().ok()?;
+            let w: i32 = l
+                .split("width=\"")
+                .nth(1)?
+                .split('"')
+                .next()?
+                .parse()
+                .ok()?;
+            Some(x + w)
+        })
+        .expect("the load band is drawn");
+    let dashes: Vec<(i32, i32)> = (chart.svg.lines())
+        .filter(|l| l.contains("stroke=\"#000000\" stroke-width=\"2\" points="))
+        .filter_map(|l| {
+            let pts = l.split("points=\"").nth(1)?;
+            let xs: Vec<i32> = (pts.split_whitespace())
+                .filter_map(|p| p.split(',').next()?.parse().ok())
+                .collect();
+            (xs.len() == 2 && xs[1] - xs[0] == 8).then(|| (xs[0], xs[1]))
+        })
+        .collect();
+    assert!(!dashes.is_empty(), "S2 has its ceiling");
+    assert!(
+        dashes.iter().all(|&(a, _)| a > band_right),
+        "no ceiling over the load: {dashes:?}, band ends at {band_right}"
+    );
+    let latency = charts::latency(&report).expect("drawn");
+    keep("latency-load", &latency);
+    assert_layout("latency-load", &latency);
 }
 
 #[test]
@@ -540,6 +632,7 @@ fn stalled_cell() -> CellFile {
         })
         .collect();
     c.result.warmup_s = 2.0;
+    c.summary.runtime_ms = 22_000.0;
     c.summary.validity.degrade(
         "the server stalled: no operation completed for 1.6 s from 6.0 s; every member answered its probe",
     );
@@ -568,4 +661,26 @@ fn a_stalled_cell_has_a_timeline_with_the_stall_shaded() {
         chart.svg.matches("opacity=\"0.22\"").count() >= 3,
         "spans shaded"
     );
+}
+
+/// NEWCOMER-2 #48: the 44 operations after `maxexecutiontime` at 3.0 s are not drawn as a
+/// second of 44 ops/s; the line ends level, and the chart says what was left out.
+#[test]
+fn a_timeline_ends_level_not_with_its_partial_last_second() {
+    use microshard::measure::TimelineSecond;
+    let mut c = cell("single", "S4", 2, 24_700.0, 300.0);
+    c.summary.runtime_ms = 3002.0;
+    c.result.timeline.seconds = [25_781u64, 25_463, 22_920, 44]
+        .iter()
+        .zip(0u32..)
+        .map(|(&n, second)| TimelineSecond {
+            second,
+            operations: [("SCAN".to_string(), n)].into_iter().collect(),
+            ..Default::default()
+        })
+        .collect();
+    let chart = microshard::report::timeline::timeline(&c, "single").expect("drawn");
+    keep("timeline-partial", &chart);
+    assert_layout("timeline-partial", &chart);
+    assert!(chart.svg.contains("the last 2 ms of the run is left out"));
 }

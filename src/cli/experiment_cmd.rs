@@ -359,10 +359,11 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     lab.events = progress.events();
     lab.clients = cfg.clients;
     let swept = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
-    report::write_reports(&swept.dir)?;
+    // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
         report::sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;
     }
+    report::write_reports(&swept.dir)?;
     if cancel.is_cancelled() {
         return Err(swept.interrupted());
     }

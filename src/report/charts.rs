@@ -151,6 +151,8 @@ enum Swatch {
     Dashed,
     Whisker,
     Line(RGBColor),
+    /// A point drawn as its verdict says ([`point`]).
+    Point(RGBColor, Verdict),
     Circle,
     Triangle,
     Tick,
@@ -218,6 +220,7 @@ fn draw_swatch(
             vec![(x0 - 2, mid), (x1 + 4, mid)],
             c.stroke_width(3),
         ))),
+        Swatch::Point(c, v) => point(root, (cx, mid), v, c),
         Swatch::Circle => drawn(root.draw(&Circle::new((cx, mid), 4, BLACK.stroke_width(2)))),
         Swatch::Triangle => drawn(root.draw(&TriangleMarker::new((cx, mid), 5, BLACK.filled()))),
         Swatch::Tick => drawn(root.draw(&PathElement::new(
@@ -280,6 +283,19 @@ fn hatch(
         c += spacing;
     }
     Ok(())
+}
+
+/// A point drawn as its verdict says, as the thread charts draw theirs: a dot in its colour when
+/// valid, a hollow ring when degraded, a grey × when invalid (never mistaken for a result).
+fn point(root: &Root, (x, y): (i32, i32), verdict: Verdict, color: RGBColor) -> Result<(), String> {
+    match verdict {
+        Verdict::Valid => drawn(root.draw(&Circle::new((x, y), 6, color.filled()))),
+        Verdict::Degraded => {
+            drawn(root.draw(&Circle::new((x, y), 6, WHITE.filled())))?;
+            drawn(root.draw(&Circle::new((x, y), 6, color.stroke_width(3))))
+        }
+        Verdict::Invalid => drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3)))),
+    }
 }
 
 /// A min–max whisker at `x` with caps `cap` pixels to each side.
@@ -448,50 +464,68 @@ pub(crate) fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Valid => "valid",
-        Verdict::Degraded => "DEGRADED (hatched in its colour)",
-        Verdict::Invalid => "INVALID (hatched grey, not a result)",
-    }
+/// How a chart draws the figures that are degraded or invalid: bars (hatched) or points (hollow, ×).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    Bars,
+    Points,
 }
 
-/// Notes naming every row that is degraded, invalid or not measured.
-fn row_notes(rows: &[&Row]) -> Vec<String> {
+/// The one note a group chart carries about figures that are degraded or invalid: how many and how they
+/// are drawn, pointing to the page's one Validity list for which and why, so that the list is
+/// said once per page, not under every chart (NEWCOMER-2 #53).
+fn row_notes(rows: &[&Row], marks: Marks) -> Vec<String> {
+    let measured = rows.iter().filter(|r| r.repeats > 0).count();
+    let count = |v: Verdict| {
+        (rows.iter())
+            .filter(|r| r.repeats > 0 && r.validity.verdict == v)
+            .count()
+    };
+    let (degraded, invalid) = (count(Verdict::Degraded), count(Verdict::Invalid));
     let mut notes = Vec::new();
-    for r in rows {
-        if let (0, Some(why)) = (r.repeats, &r.not_run) {
-            notes.push(format!("{} on {}: {why}.", r.scenario, r.topology));
-        } else if r.repeats == 0 {
-            notes.push(format!("{} on {}: not measured.", r.scenario, r.topology));
-        } else if !r.validity.is_valid() {
-            let why = r.validity.summary();
-            notes.push(format!(
-                "{} on {} is {}{}",
-                r.scenario,
-                r.topology,
-                verdict_word(r.validity.verdict),
-                if why.is_empty() {
-                    ".".to_string()
-                } else {
-                    format!(": {why}")
-                }
-            ));
-        }
+    if degraded + invalid > 0 {
+        let (as_degraded, as_invalid) = match marks {
+            Marks::Bars => ("hatched in their colour", "hatched grey"),
+            Marks::Points => ("a hollow ring", "a grey ×"),
+        };
+        let parts: Vec<String> = [
+            (degraded, "degraded", as_degraded),
+            (invalid, "invalid", as_invalid),
+        ]
+        .iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, word, how)| format!("{n} {word}, drawn {how}"))
+        .collect();
+        notes.push(format!(
+            "{} of {measured} figures are degraded or invalid ({}); the report's Validity list (report.html, report.md) says which and why.",
+            degraded + invalid,
+            parts.join("; ")
+        ));
+    }
+    let missing = rows.len() - measured;
+    if missing > 0 {
+        notes.push(format!(
+            "{missing} scenario–topology pairs have no figure (not measured or not run); the table says why."
+        ));
     }
     notes
 }
 
-fn verdict_legend(rows: &[&Row], legend: &mut Vec<LegendEntry>) {
+fn verdict_legend(rows: &[&Row], marks: Marks, legend: &mut Vec<LegendEntry>) {
     let any = |v: Verdict| {
         rows.iter()
             .any(|r| r.repeats > 0 && r.validity.verdict == v)
     };
+    let swatch = |v: Verdict| match marks {
+        Marks::Bars if v == Verdict::Invalid => Swatch::Invalid,
+        Marks::Bars => Swatch::Degraded(GREY),
+        Marks::Points => Swatch::Point(GREY, v),
+    };
     if any(Verdict::Degraded) {
-        legend.push(entry(Swatch::Degraded(GREY), "degraded: see notes"));
+        legend.push(entry(swatch(Verdict::Degraded), "degraded: see Validity"));
     }
     if any(Verdict::Invalid) {
-        legend.push(entry(Swatch::Invalid, "invalid: not a result"));
+        legend.push(entry(swatch(Verdict::Invalid), "invalid: not a result"));
     }
 }
 
@@ -655,7 +689,12 @@ mod tests {
             "no ceiling legend"
         );
         assert!(svg.contains("No single ceiling for S1"), "{svg}");
-        assert!(svg.contains("stopped answering"));
+        // Why is said once, in the page's Validity list; the chart counts and points to it.
+        assert!(!svg.contains("stopped answering"), "{svg}");
+        assert!(
+            svg.contains("1 of 2 figures are degraded or invalid (1 invalid, drawn hatched grey)"),
+            "{svg}"
+        );
     }
 
     #[test]

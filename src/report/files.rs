@@ -4,7 +4,6 @@
 use super::render::{chart_links, render, render_markdown};
 use super::{Columns, Format, build_from, charts, html, png, sweep, timeline, with_not_run};
 use super::{sweep_topology, topology_label};
-use crate::experiment::compare;
 use crate::experiment::model::{CellFile, SweepFile};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
@@ -43,7 +42,7 @@ pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
 }
 
 /// Draws the timeline chart (SVG and PNG) of every degraded or invalid cell, or of every cell
-/// with `all` (`report --timelines`).
+/// with `all` (`report --timelines`); a cell too short for one gets none (the page says so).
 pub(crate) fn write_timelines(
     dir: &ExperimentDir,
     cells: &[CellFile],
@@ -54,6 +53,9 @@ pub(crate) fn write_timelines(
         .filter(|c| all || !c.summary.validity.is_valid())
     {
         let shown = topology_label(&cell.cell.topology, cell.topology.as_ref());
+        if timeline::too_short(cell, &shown).is_some() {
+            continue;
+        }
         let chart = timeline::timeline(cell, &shown)?;
         write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
     }
@@ -63,18 +65,11 @@ pub(crate) fn write_timelines(
 /// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
 /// into the run directory; returns the terminal table.
 pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
-    let table = write_files(dir)?;
-    let config = dir.config()?;
-    for outcome in compare::vary_outcomes(dir, &config) {
-        let topology = outcome.topology.clone().unwrap_or_default();
-        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
-        sweep::write_vary(
-            dir,
-            &outcome,
-            &format!("{scenario} on {}", topology_label(&topology, None)),
-            &compare::vary_stem(&topology),
-        )?;
+    let varies = sweep::vary_shown(dir);
+    for v in &varies {
+        sweep::write_vary(dir, &v.outcome, &v.label, &v.stem)?;
     }
+    let table = write_files(dir, &varies)?;
     let sweeps = dir.sweeps();
     if dir.cells()?.is_empty() && !sweeps.is_empty() {
         // A sweep's own run directory: its text reports are the sweep points.
@@ -92,8 +87,12 @@ pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
 }
 
 /// Writes every report of a run directory: `report.{md,csv,json,txt,html}`, the charts (SVG and
-/// PNG) and one chart per thread sweep; returns the terminal table.
-pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
+/// PNG) and one chart per thread sweep, the page with the seed-2 tables `varies`; returns the
+/// terminal table.
+pub(crate) fn write_files(
+    dir: &ExperimentDir,
+    varies: &[sweep::VaryShown],
+) -> Result<String, WriteError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
@@ -124,6 +123,7 @@ pub(crate) fn write_files(dir: &ExperimentDir) -> Result<String, WriteError> {
             config: Some(&config),
             cells: &cells,
             sweeps: &sweeps,
+            varies,
             all_timelines: false,
         }),
     )?;

@@ -22,6 +22,8 @@ pub(crate) struct Page<'a> {
     pub cells: &'a [CellFile],
     /// Thread sweeps, by label.
     pub sweeps: &'a [(String, SweepFile)],
+    /// The seed-2 tables and charts (`--vary`), shown before the curves they are made of.
+    pub varies: &'a [super::sweep::VaryShown],
     /// Draw every cell's timeline, not only those of degraded or invalid cells.
     pub all_timelines: bool,
 }
@@ -113,6 +115,7 @@ pub(crate) fn page(p: &Page) -> String {
         timelines_section(&mut out, p);
     }
     charts_section(&mut out, p);
+    vary_section(&mut out, p);
     sweeps_section(&mut out, p);
     facts_section(&mut out, p);
     let _ = writeln!(
@@ -284,17 +287,17 @@ fn figure(
     }
 }
 
-/// Each cell's timeline beside its verdict: every degraded or invalid cell, or all of them.
+/// Each cell's timeline beside its verdict: every degraded or invalid cell, or all of them, in
+/// table order; a cell too short for a timeline gets one line instead of an empty chart.
 fn timelines_section(out: &mut String, p: &Page) {
-    let shown: Vec<&CellFile> = p
-        .cells
-        .iter()
+    let shown: Vec<&CellFile> = super::timeline::table_order(p.report, p.cells)
+        .into_iter()
         .filter(|c| p.all_timelines || !c.summary.validity.is_valid())
         .collect();
     if shown.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
+    out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run, in the table's order; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
     for cell in shown {
         let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
         let id = format!(
@@ -303,6 +306,14 @@ fn timelines_section(out: &mut String, p: &Page) {
             crate::experiment::results::sanitize(&cell.cell.scenario),
             cell.cell.repeat
         );
+        if let Some(line) = super::timeline::too_short(cell, &name) {
+            let _ = writeln!(
+                out,
+                "<p class=\"timeline-short\" id=\"{id}\">{}</p>",
+                esc(&line)
+            );
+            continue;
+        }
         let caption = format!(
             "{} on {name}, repeat {}: {} (also {}.svg / .png in the run directory).",
             cell.cell.scenario,
@@ -343,6 +354,44 @@ fn charts_section(out: &mut String, p: &Page) {
         charts::latency(r),
         "Latency percentiles of the main operation (also latency.svg / latency.png).",
     );
+}
+
+/// The seed-2 tables, each with its points degraded or invalid and its chart (NEWCOMER-2 #25).
+fn vary_section(out: &mut String, p: &Page) {
+    for v in p.varies {
+        let id = format!("vary-{}", crate::experiment::results::sanitize(&v.label));
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{id}\">{}</h2>",
+            esc(&super::sweep::vary_heading(&v.outcome, &v.label))
+        );
+        let (header, rows) = super::sweep::vary_table(&v.outcome);
+        out.push_str("<div class=\"scroll\"><table class=\"vary\"><thead><tr>");
+        for h in &header {
+            let _ = write!(out, "<th>{}</th>", esc(h));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for r in &rows {
+            let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
+            let _ = writeln!(out, "<tr>{cells}</tr>");
+        }
+        out.push_str("</tbody></table></div>\n");
+        let notes = super::sweep::vary_point_notes(&v.outcome);
+        if !notes.is_empty() {
+            out.push_str("<p>Points degraded or invalid:</p>\n<ul class=\"notes\">\n");
+            for n in &notes {
+                let _ = writeln!(out, "<li>{}</li>", esc(n));
+            }
+            out.push_str("</ul>\n");
+        }
+        let caption = format!("{} (also {}.svg / .png).", v.label, v.stem);
+        figure(
+            out,
+            &format!("chart-{id}"),
+            super::sweep::vary_chart(&v.outcome, &v.label),
+            &caption,
+        );
+    }
 }
 
 fn sweeps_section(out: &mut String, p: &Page) {
@@ -719,6 +768,7 @@ mod tests {
             config: Some(&cfg),
             cells: &cells,
             sweeps: &[],
+            varies: &[],
             all_timelines: false,
         });
         assert!(html.starts_with("<!DOCTYPE html>"));
@@ -778,6 +828,7 @@ mod tests {
             config: Some(&cfg),
             cells: &cells,
             sweeps: &[],
+            varies: &[],
             all_timelines: false,
         });
         assert!(
@@ -792,6 +843,44 @@ mod tests {
             failure_rule(&cfg).contains("above 5% of its operations"),
             "{}",
             failure_rule(&cfg)
+        );
+    }
+
+    /// NEWCOMER-2 #49–#50: a sub-second cell is one line, not an empty chart; timelines come in
+    /// the table's order.
+    #[test]
+    fn timelines_in_table_order_and_a_line_for_a_short_cell() {
+        let mut cells = vec![
+            cell("microshard-2", "S2", 1, 1900.0),
+            cell("single", "S2", 1, 1000.0),
+            cell("single", "S1", 1, 14_000.0),
+        ];
+        cells[2].summary.runtime_ms = 400.0;
+        let cfg = config(false);
+        let report = crate::report::build_from(&cfg, &cells);
+        let html = page(&Page {
+            report: &report,
+            config: Some(&cfg),
+            cells: &cells,
+            sweeps: &[],
+            varies: &[],
+            all_timelines: true,
+        });
+        let short = "S1 on single (repeat 1, valid) lasted 0.4 s: too short for a timeline.";
+        assert!(
+            html.contains(&format!(
+                "<p class=\"timeline-short\" id=\"timeline-single-S1-1\">{short}</p>"
+            )),
+            "{html}"
+        );
+        assert!(!html.contains("<figure id=\"timeline-single-S1-1\""));
+        let at = |id: &str| {
+            html.find(&format!("id=\"timeline-{id}\""))
+                .unwrap_or(usize::MAX)
+        };
+        assert!(at("single-S1-1") < at("single-S2-1"));
+        assert!(
+            at("single-S2-1") < at("microshard-2-S2-1") && at("microshard-2-S2-1") < usize::MAX
         );
     }
 }

@@ -71,6 +71,9 @@ pub struct Row {
     pub repeats: usize,
     /// Client threads (of the last repetition).
     pub threads: Option<u32>,
+    /// Every repetition was a load phase (S1): its throughput is inserts per second while the
+    /// data were written, not comparable with a run phase's (NEWCOMER-2 #51).
+    pub load: bool,
     /// Mean throughput, ops/s.
     pub throughput: Option<f64>,
     /// Throughput over the baseline topology's for the same scenario.
@@ -305,6 +308,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 topology: topology.clone(),
                 repeats: group.len(),
                 threads: group.last().map(|c| c.summary.threads),
+                load: !group.is_empty() && group.iter().all(|c| c.summary.phase == "load"),
                 throughput: mean_tp,
                 vs_baseline: match (mean_tp, base_mean) {
                     (Some(t), Some(b)) if b > 0.0 => Some(t / b),

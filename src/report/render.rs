@@ -25,6 +25,7 @@ pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) ->
             config: None,
             cells: &[],
             sweeps: &[],
+            varies: &[],
             all_timelines: false,
         }),
     }
@@ -50,6 +51,7 @@ pub(crate) fn render_dir(
             config: Some(&config),
             cells: &cells,
             sweeps: &dir.sweeps(),
+            varies: &super::sweep::vary_shown(dir),
             all_timelines,
         }),
         other => render_with(&report, other, columns),

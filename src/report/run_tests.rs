@@ -37,10 +37,11 @@ async fn sweep_with(
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
     let swept = crate::experiment::sweep::sweep_with(lab, cfg, cancel, progress).await?;
-    write_reports(&swept.dir)?;
+    // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
         sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;
     }
+    write_reports(&swept.dir)?;
     Ok((swept.dir, swept.outcome))
 }
 
@@ -280,6 +281,14 @@ async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Res
         &Columns::Compact,
     );
     assert!(text.contains("readbatchsize on single"), "{text}");
+    // NEWCOMER-2 #25: each topology's seed-2 table and chart are on the page.
+    let html = std::fs::read_to_string(dir.path().join("report.html"))?;
+    for label in ["S2 on single", "S2 on microshard-2"] {
+        let heading = format!("Throughput (ops/s) by threads and readbatchsize: {label}</h2>");
+        assert!(html.contains(&heading), "{heading}");
+    }
+    assert_eq!(html.matches("<table class=\"vary\">").count(), 2);
+    assert_eq!(html.matches("<figure id=\"chart-vary-").count(), 2);
     Ok(())
 }
 
@@ -351,12 +360,21 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
     assert_eq!(outcome.curves.len(), 9);
     let table = sweep::render_vary(&outcome, sweep::VaryFormat::Csv, &Columns::Compact);
     let header = table.lines().next().unwrap_or_default();
-    assert_eq!(header.split(',').count(), 2 + 3 * 4, "{header}");
+    assert_eq!(header.split(',').count(), 2 + 3 * (3 * 2 + 1), "{header}");
     assert!(header.contains("readbatchsize=10 #3") && header.contains("readbatchsize=20 mean"));
     assert_eq!(table.lines().count(), 4, "a row per thread count: {table}");
     for f in ["vary.md", "vary.csv", "vary.json", "vary.txt"] {
         assert!(dir.path().join(f).is_file(), "{f}");
     }
+    // NEWCOMER-2 #25: the seed-2 table and chart are on the sweep's page, before its curves.
+    let html = std::fs::read_to_string(dir.path().join("report.html"))?;
+    let table = html.find("<table class=\"vary\">");
+    assert!(table.is_some(), "the seed-2 table on the page");
+    assert!(
+        html.contains("<figure id=\"chart-vary-"),
+        "its chart on the page"
+    );
+    assert!(table < html.find("id=\"sweeps\""), "before the curves");
     assert_eq!(dir.sweeps().len(), 9, "every curve stored");
     assert!(Vary::parse("readbatchsize").is_err());
     assert!(Vary::parse("readbatchsize=1,,2").is_err());

@@ -9,6 +9,75 @@ use crate::measure::STANDIN_MARKER;
 use crate::measure::validity::Verdict;
 use crate::topology::topology_label;
 
+/// A seed-2 table and chart as the page shows them: its chart's label, its files' stem and
+/// its curves.
+#[derive(Debug, Clone)]
+pub(crate) struct VaryShown {
+    /// What the curves were measured on (`S2 on single`), as the chart's title names it.
+    pub label: String,
+    /// The file stem of its table and chart (`vary`, `vary-single`).
+    pub stem: String,
+    /// The curves.
+    pub outcome: SweepOutcome,
+}
+
+/// The seed-2 outcomes of a run directory, so the page shows the table a write-up publishes
+/// (NEWCOMER-2 #25): one per topology of a `compare --sweep --vary` (from its stored curves),
+/// or a `sweep --vary`'s own (its `vary.json`).
+pub(crate) fn vary_shown(dir: &ExperimentDir) -> Vec<VaryShown> {
+    let Ok(config) = dir.config() else {
+        return Vec::new();
+    };
+    let compared = crate::experiment::compare::vary_outcomes(dir, &config);
+    if !compared.is_empty() {
+        let scenario = config.command.scenarios.get(1).cloned().unwrap_or_default();
+        return (compared.into_iter())
+            .map(|outcome| {
+                let topology = outcome.topology.clone().unwrap_or_default();
+                VaryShown {
+                    label: format!("{scenario} on {}", topology_label(&topology, None)),
+                    stem: crate::experiment::compare::vary_stem(&topology),
+                    outcome,
+                }
+            })
+            .collect();
+    }
+    let stored =
+        crate::experiment::results::read_json::<SweepOutcome>(&dir.path().join("vary.json"));
+    stored
+        .ok()
+        .filter(|o| !o.is_single())
+        .map(|outcome| VaryShown {
+            label: outcome_label(&outcome),
+            stem: "vary".into(),
+            outcome,
+        })
+        .into_iter()
+        .collect()
+}
+
+/// A sweep's label from its first curve's (`S2 on single readbatchsize=1 #1` → `S2 on single`).
+fn outcome_label(outcome: &SweepOutcome) -> String {
+    let Some((_, first)) = outcome.curves.first() else {
+        return String::new();
+    };
+    let cut = match &outcome.property {
+        Some(p) => first.label.find(&format!(" {p}=")),
+        None => first.label.find(" #"),
+    };
+    first.label[..cut.unwrap_or(first.label.len())].to_string()
+}
+
+/// The compact seed-2 table as a header and rows (the page's table).
+pub(crate) fn vary_table(outcome: &SweepOutcome) -> (Vec<String>, Vec<Vec<String>>) {
+    let values = outcome.values();
+    let header = vary_header(outcome, &values, RowMode::Compact);
+    let rows = (outcome.threads.iter())
+        .map(|&t| vary_row(outcome, &values, t, RowMode::Compact))
+        .collect();
+    (header, rows)
+}
+
 /// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
 /// `.txt`, `.json`, `.svg` and, when a font is found, `.png`.
 pub(crate) fn write_vary(
@@ -44,56 +113,24 @@ pub(crate) fn write_vary(
     Ok(())
 }
 
-/// The seed-2 chart of an outcome: one line per value, min–max over repetitions.
+/// The seed-2 chart of an outcome: one line per value, min–max over repetitions. Points that
+/// are degraded or invalid are counted under it, not listed: the list is said once, under the table
+/// ([`vary_point_notes`]; NEWCOMER-2 #53).
 pub(crate) fn vary_chart(
     outcome: &SweepOutcome,
     label: &str,
 ) -> Result<charts::Chart, charts::ChartError> {
-    let (values, repeats) = (outcome.values(), outcome.repeats());
-    let mut notes = Vec::new();
-    let series: Vec<charts::VarySeries> = values
-        .iter()
-        .map(|value| {
-            let curves: Vec<&SweepFile> = outcome
-                .curves
-                .iter()
-                .filter(|(v, _)| v.value == *value)
-                .map(|(_, s)| s)
-                .collect();
-            let mut worst = Verdict::Valid;
-            let points = outcome
-                .threads
-                .iter()
-                .filter_map(|&t| {
-                    let got: Vec<f64> = curves
-                        .iter()
-                        .filter_map(|c| c.points.iter().find(|p| p.threads == t))
-                        .inspect(|p| {
-                            if !p.summary.validity.is_valid() {
-                                worst = worst.max(p.summary.validity.verdict);
-                                notes.push(format!(
-                                    "{} at {t} threads is {}: {}",
-                                    c_label(&outcome.property, value),
-                                    p.summary.validity.verdict,
-                                    p.summary.validity.summary()
-                                ));
-                            }
-                        })
-                        .map(|p| p.summary.throughput)
-                        .collect();
-                    let mean = stats::mean(&got)?;
-                    let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    Some((t, lo, mean, hi))
-                })
-                .collect();
-            charts::VarySeries {
-                label: c_label(&outcome.property, value),
-                points,
-                worst,
-            }
-        })
+    let values = outcome.values();
+    let series: Vec<charts::VarySeries> = (values.iter())
+        .map(|value| vary_series(outcome, value))
         .collect();
+    let mut notes = Vec::new();
+    let flagged = vary_point_notes(outcome).len();
+    if flagged > 0 {
+        notes.push(format!(
+            "{flagged} measured points are degraded or invalid (their curves say so in the legend); the seed-2 table (vary.md, vary.txt) lists which and why."
+        ));
+    }
     if let Some((header, rows)) = memory_rows(outcome) {
         for r in rows {
             notes.push(format!(
@@ -113,11 +150,58 @@ pub(crate) fn vary_chart(
                 .unwrap_or_default()
         ),
         &series,
-        repeats,
+        outcome.repeats(),
         &server_words(outcome, standin),
         standin,
         &notes,
     )
+}
+
+/// One value's curve of the seed-2 chart: per thread count, the lowest, mean and highest
+/// throughput over its repetitions.
+fn vary_series(outcome: &SweepOutcome, value: &Option<String>) -> charts::VarySeries {
+    let curves: Vec<&SweepFile> = (outcome.curves.iter())
+        .filter(|(v, _)| v.value == *value)
+        .map(|(_, s)| s)
+        .collect();
+    let mut worst = Verdict::Valid;
+    let points = (outcome.threads.iter())
+        .filter_map(|&t| {
+            let got: Vec<f64> = (curves.iter())
+                .filter_map(|c| c.points.iter().find(|p| p.threads == t))
+                .inspect(|p| worst = worst.max(p.summary.validity.verdict))
+                .map(|p| p.summary.throughput)
+                .collect();
+            let mean = stats::mean(&got)?;
+            let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            Some((t, lo, mean, hi))
+        })
+        .collect();
+    charts::VarySeries {
+        label: c_label(&outcome.property, value),
+        points,
+        worst,
+    }
+}
+
+/// One line per measured point that is degraded or invalid: its value, thread count, repetition,
+/// verdict and why; said once, under the seed-2 table.
+pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (v, s) in &outcome.curves {
+        for p in s.points.iter().filter(|p| !p.summary.validity.is_valid()) {
+            notes.push(format!(
+                "{} at {} threads, repeat {}, is {}: {}",
+                c_label(&outcome.property, &v.value),
+                p.threads,
+                v.repeat,
+                p.summary.validity.verdict,
+                p.summary.validity.summary()
+            ));
+        }
+    }
+    notes
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -157,13 +241,17 @@ pub(crate) enum VaryFormat {
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
 /// repetition and their mean).
 pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
-    let wide = format == VaryFormat::Csv || *columns == Columns::Wide;
+    let mode = match (format, columns) {
+        (VaryFormat::Csv, _) => RowMode::Csv,
+        (_, Columns::Wide) => RowMode::Wide,
+        _ => RowMode::Compact,
+    };
     let values = outcome.values();
-    let header = vary_header(outcome, &values, wide);
+    let header = vary_header(outcome, &values, mode);
     let rows: Vec<Vec<String>> = outcome
         .threads
         .iter()
-        .map(|&t| vary_row(outcome, &values, t, wide))
+        .map(|&t| vary_row(outcome, &values, t, mode))
         .collect();
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     match format {
@@ -186,6 +274,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
                 out.push_str(&format!("| {} |\n", r.join(" | ")));
             }
             out.push_str(&memory_table(outcome, format));
+            out.push_str(&point_list(outcome));
             out
         }
         VaryFormat::Table => {
@@ -197,14 +286,25 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             }
             out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
             out.push_str(&memory_table(outcome, format));
+            out.push_str(&point_list(outcome));
             out
         }
     }
 }
 
+/// How a seed-2 row is laid out: per value its mean with the range (compact), one column per
+/// repetition and the mean (wide), or that with each repetition's verdict in a column of its
+/// own beside its number, so every figure column stays numeric (CSV; NEWCOMER-2 #26).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowMode {
+    Compact,
+    Wide,
+    Csv,
+}
+
 /// The seed-2 table's header: the thread count, then per value its mean with the range over
-/// repetitions, or (`wide`) one column per repetition and their mean.
-fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], wide: bool) -> Vec<String> {
+/// repetitions, or one column per repetition (and its verdict, in CSV) and their mean.
+fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode) -> Vec<String> {
     let repeats = outcome.repeats();
     let name = |value: &Option<String>| match (&outcome.property, value) {
         (Some(p), Some(v)) => format!("{p}={v}"),
@@ -212,9 +312,12 @@ fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], wide: bool) ->
     };
     let mut header = vec!["threads".to_string()];
     for value in values {
-        if wide {
+        if mode != RowMode::Compact {
             for r in 1..=repeats {
                 header.push(format!("{} #{r}", name(value)));
+                if mode == RowMode::Csv {
+                    header.push(format!("{} #{r} validity", name(value)));
+                }
             }
             header.push(format!("{} mean", name(value)));
         } else if repeats > 1 {
@@ -250,7 +353,13 @@ fn vary_csv(header: &[String], rows: &[Vec<String>], standin: bool) -> String {
 }
 
 /// One thread count's row of [`render_vary`].
-fn vary_row(outcome: &SweepOutcome, values: &[Option<String>], t: u32, wide: bool) -> Vec<String> {
+fn vary_row(
+    outcome: &SweepOutcome,
+    values: &[Option<String>],
+    t: u32,
+    mode: RowMode,
+) -> Vec<String> {
+    let wide = mode != RowMode::Compact;
     let repeats = outcome.repeats();
     let mut row = vec![t.to_string()];
     for value in values {
@@ -270,18 +379,23 @@ fn vary_row(outcome: &SweepOutcome, values: &[Option<String>], t: u32, wide: boo
                     } else {
                         format!(" ({})", p.summary.validity.verdict)
                     };
-                    if wide {
+                    if mode == RowMode::Csv {
+                        row.push(format!("{:.0}", p.summary.throughput));
+                        row.push(p.summary.validity.verdict.as_str().to_string());
+                    } else if wide {
                         row.push(format!("{:.0}{mark}", p.summary.throughput));
                     } else if !mark.is_empty() && !marks.contains(&mark) {
                         marks.push(mark);
                     }
                 }
+                None if mode == RowMode::Csv => row.extend([String::new(), "not run".into()]),
                 None if wide => row.push("—".into()),
                 None => {}
             }
         }
         let mean = stats::mean(&got);
         row.push(match mean {
+            None if mode == RowMode::Csv => String::new(),
             None => "—".into(),
             Some(m) if wide => format!("{m:.0}"),
             Some(m) => {
@@ -362,6 +476,17 @@ fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)
     Some((header, rows))
 }
 
+/// The points that are degraded or invalid, one line each under the seed-2 table (terminal or
+/// Markdown): the one place they are listed.
+fn point_list(outcome: &SweepOutcome) -> String {
+    let notes = vary_point_notes(outcome);
+    if notes.is_empty() {
+        return String::new();
+    }
+    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
+    format!("\nPoints degraded or invalid:\n\n{lines}")
+}
+
 /// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
 fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     let Some((header, rows)) = memory_rows(outcome) else {
@@ -403,6 +528,16 @@ fn vary_title(outcome: &SweepOutcome) -> String {
         out.push_str(&format!(" on {}", topology_label(t, None)));
     }
     out
+}
+
+/// The page's heading of a seed-2 table: what it shows, on what (`Throughput (ops/s) by threads
+/// and readbatchsize: S2 on single`).
+pub(crate) fn vary_heading(outcome: &SweepOutcome, label: &str) -> String {
+    let mut out = "Throughput (ops/s) by threads".to_string();
+    if let Some(p) = &outcome.property {
+        out.push_str(&format!(" and {p}"));
+    }
+    format!("{out}: {label}")
 }
 
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
@@ -522,12 +657,12 @@ pub(crate) fn under_comparison(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment::model::{CellSummary, SweepPoint, Variant};
 
     /// The seed-2 shape: three values × three repetitions at four thread counts.
-    fn seed_two() -> SweepOutcome {
+    pub(crate) fn seed_two() -> SweepOutcome {
         let threads = vec![1, 10, 50, 100];
         let mut curves = Vec::new();
         for value in ["1", "10", "20"] {
@@ -595,7 +730,62 @@ mod tests {
         let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Compact);
         assert_eq!(
             csv.lines().next().map(|h| h.split(',').count()),
-            Some(2 + 3 * 4)
+            Some(2 + 3 * (3 * 2 + 1)),
+            "per value: each repetition and its verdict, then the mean"
+        );
+    }
+
+    #[test]
+    fn vary_csv_keeps_figures_numeric_with_validity_in_its_own_column() {
+        // NEWCOMER-2 #26: `6289 (degraded)` in a numeric column.
+        let mut outcome = seed_two();
+        outcome.curves[1].1.points[2]
+            .summary
+            .validity
+            .degrade("too few operations");
+        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Wide);
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+        let mut degraded = 0;
+        for line in lines {
+            for (name, cell) in header.iter().zip(line.split(',')).skip(1) {
+                if name.ends_with(" validity") {
+                    degraded += usize::from(cell == "degraded");
+                    assert!(["valid", "degraded"].contains(&cell), "{name}: {cell}");
+                } else {
+                    assert!(cell.parse::<f64>().is_ok(), "{name}: {cell:?} in\n{csv}");
+                }
+            }
+        }
+        assert_eq!(degraded, 1, "{csv}");
+        assert!(
+            header.contains(&"readbatchsize=1 #2 validity"),
+            "{header:?}"
+        );
+    }
+
+    #[test]
+    fn points_degraded_or_invalid_are_listed_once_under_the_table_and_counted_on_the_chart() {
+        let mut outcome = seed_two();
+        for (_, s) in outcome.curves.iter_mut().take(4) {
+            s.points[0]
+                .summary
+                .validity
+                .degrade("too few operations: give more --records");
+        }
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert_eq!(md.matches("give more --records").count(), 4, "{md}");
+        assert!(md.contains("- readbatchsize=1 at 1 threads, repeat 2, is degraded: too few"));
+        let chart = vary_chart(&outcome, "S2 on single")
+            .map(|c| c.svg)
+            .unwrap_or_default();
+        assert!(
+            !chart.contains("give more --records"),
+            "no list under the chart"
+        );
+        assert!(
+            chart.contains("4 measured points are degraded or invalid"),
+            "{chart}"
         );
     }
 

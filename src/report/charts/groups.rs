@@ -1,5 +1,6 @@
 //! The scenario-group charts: throughput bars with whiskers and the baseline ceiling, and
-//! latency percentiles on a log axis.
+//! latency percentiles as points on a log axis. A load scenario (S1) is set apart in both: its
+//! group shaded and named "load", with no ceiling line (NEWCOMER-2 #51).
 
 use super::*;
 
@@ -15,29 +16,69 @@ struct Groups<'r> {
 impl<'r> Groups<'r> {
     fn of(report: &'r Report) -> Groups<'r> {
         let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
+        let shown: Vec<String> = (scenarios.iter())
+            .map(|s| match is_load(report, s) {
+                true => format!("{s} (load)"),
+                false => s.clone(),
+            })
+            .collect();
         Groups {
             rows: report.rows.iter().collect(),
             topologies: distinct(report.rows.iter().map(|r| r.topology.clone())),
-            labels: group_labels(&scenarios, approx_group_px(scenarios.len())),
+            labels: group_labels(&shown, approx_group_px(scenarios.len())),
             scenarios,
         }
     }
 
-    /// A legend entry per topology (`named`), then `more`, then the verdicts; the notes name
-    /// every degraded or invalid row after `notes`.
+    /// The groups of load scenarios, by index.
+    fn loads(&self, report: &Report) -> Vec<usize> {
+        (self.scenarios.iter().enumerate())
+            .filter(|(_, s)| is_load(report, s))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// A light band behind each load group, so a load never reads as one more run; `x(v)` is
+    /// the pixel column of group boundary `v`.
+    fn draw_load_bands(
+        &self,
+        root: &Root,
+        (report, plot): (&Report, &PixelRect),
+        x: impl Fn(f64) -> i32,
+    ) -> Result<(), String> {
+        for i in self.loads(report) {
+            let (a, b) = (x(i as f64), x(i as f64 + 1.0));
+            let band = Rectangle::new([(a, plot.y0), (b, plot.y1)], LOAD_BAND.mix(0.6).filled());
+            drawn(root.draw(&band))?;
+        }
+        Ok(())
+    }
+
+    /// A legend entry per topology (`named`, its swatch as `marks` draws figures), then `more`,
+    /// then the load band and the verdicts; after `notes`, one note on the figures degraded or invalid.
     fn layout(
         &self,
-        (report, title): (&Report, &str),
+        (report, title, marks): (&Report, &str, Marks),
         named: impl Fn(&str) -> String,
         more: Vec<LegendEntry>,
         notes: Vec<String>,
     ) -> Layout {
+        let swatch = |c: RGBColor| match marks {
+            Marks::Bars => Swatch::Fill(c),
+            Marks::Points => Swatch::Point(c, Verdict::Valid),
+        };
         let mut legend: Vec<LegendEntry> = (self.topologies.iter().enumerate())
-            .map(|(i, t)| entry(Swatch::Fill(palette(i)), named(t)))
+            .map(|(i, t)| entry(swatch(palette(i)), named(t)))
             .chain(more)
             .collect();
-        verdict_legend(&self.rows, &mut legend);
-        let notes: Vec<String> = notes.into_iter().chain(row_notes(&self.rows)).collect();
+        if !self.loads(report).is_empty() {
+            legend.push(entry(Swatch::Fill(LOAD_BAND), "load phase (shaded)"));
+        }
+        verdict_legend(&self.rows, marks, &mut legend);
+        let notes: Vec<String> = (notes.into_iter())
+            .chain(self.load_note(report, marks))
+            .chain(row_notes(&self.rows, marks))
+            .collect();
         Layout {
             header: header(title, &crate::report::where_lines(report), report.standin()),
             notes: notes_lines(&notes),
@@ -78,6 +119,35 @@ impl<'r> Groups<'r> {
     }
 }
 
+/// The band behind a load scenario's group.
+const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
+
+/// Every measured row of `scenario` is a load phase.
+fn is_load(report: &Report, scenario: &str) -> bool {
+    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
+    rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
+}
+
+impl Groups<'_> {
+    /// What a load group is, when there is one: another measure than a run's (and, on the
+    /// throughput bars, one with no ceiling).
+    fn load_note(&self, report: &Report, marks: Marks) -> Option<String> {
+        let names: Vec<&str> = (self.loads(report).into_iter())
+            .map(|i| self.scenarios[i].as_str())
+            .collect();
+        let ceiling = match marks {
+            Marks::Bars => ", and no ceiling is drawn over it",
+            Marks::Points => "",
+        };
+        (!names.is_empty()).then(|| {
+            format!(
+                "{} (shaded): the load phase, inserts while the data were written; not comparable with the run phases beside it{ceiling}.",
+                names.join(", ")
+            )
+        })
+    }
+}
+
 /// The baseline's row in `scenario`, if it was measured.
 fn baseline_row<'r>(report: &'r Report, scenario: &str) -> Option<&'r Row> {
     (report.rows.iter())
@@ -86,7 +156,8 @@ fn baseline_row<'r>(report: &'r Report, scenario: &str) -> Option<&'r Row> {
 
 /// Grouped bars: one group per scenario (named under it), one bar per topology (named in the
 /// legend), min–max whiskers over repetitions, and the baseline's throughput as a dashed line
-/// across each group (the ceiling), left out where the baseline's figure is invalid.
+/// across each run group (the ceiling), left out where the baseline's figure is invalid and
+/// over a load, which is shaded apart.
 pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
     let g = Groups::of(report);
     let measured = |r: &&Row| r.repeats > 0 && r.throughput.is_some();
@@ -99,19 +170,25 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
         .fold(0.0, f64::max)
         .max(1.0)
         * 1.12;
+    let loads = g.loads(report);
     let ceilings: Vec<(usize, f64)> = (g.scenarios.iter().enumerate())
+        .filter(|(i, _)| !loads.contains(i))
         .filter_map(|(i, s)| {
             let b = baseline_row(report, s)?;
             (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
         })
         .collect();
-    let (legend, notes) = throughput_key(report, &g.scenarios, top, !ceilings.is_empty());
+    let runs: Vec<String> = (g.scenarios.iter().enumerate())
+        .filter(|(i, _)| !loads.contains(i))
+        .map(|(_, s)| s.clone())
+        .collect();
+    let (legend, notes) = throughput_key(report, (&g.scenarios, &runs), top, !ceilings.is_empty());
     let title = "Throughput by scenario and topology (ops/s)";
     let named = |t: &str| match t == report.baseline {
         true => format!("{t} (baseline)"),
         false => t.to_string(),
     };
-    let layout = g.layout((report, title), named, legend, notes);
+    let layout = g.layout((report, title, Marks::Bars), named, legend, notes);
     compose("throughput", &layout, |root, area| {
         let chart = axes(
             area,
@@ -121,6 +198,8 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             false,
         )?;
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y));
+        let plot = rect_of(chart.plotting_area().get_pixel_range());
+        g.draw_load_bands(root, (report, &plot), |x| px(x, 0.0).0)?;
         for r in report.rows.iter().filter(measured) {
             let Some((ti, x0, x1)) = g.slot(r, 0.06) else {
                 continue;
@@ -139,16 +218,16 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             let line = DashedPathElement::new(vec![(a, py), (b, py)], 8, 5, BLACK.stroke_width(2));
             drawn(root.draw(&line))?;
         }
-        let plot = rect_of(chart.plotting_area().get_pixel_range());
         g.draw_labels(root, &plot, |x| px(x, 0.0).0)?;
         Ok(plot)
     })
 }
 
-/// The throughput chart's legend entries (after the topologies) and notes (before the rows').
+/// The throughput chart's legend entries (after the topologies) and notes (before the rows');
+/// `runs` are the scenarios that are not loads.
 fn throughput_key(
     report: &Report,
-    scenarios: &[String],
+    (scenarios, runs): (&[String], &[String]),
     top: f64,
     ceiling: bool,
 ) -> (Vec<LegendEntry>, Vec<String>) {
@@ -168,14 +247,14 @@ fn throughput_key(
             format!("{} ceiling", report.baseline),
         ));
         notes.push(format!(
-            "Dashed line: {}'s throughput in the same scenario, the ceiling the other topologies are compared with.",
+            "Dashed line: {}'s throughput in the same run scenario, the ceiling the other topologies are compared with.",
             report.baseline
         ));
     }
     if any_whisker {
         legend.push(entry(Swatch::Whisker, "min–max of repetitions"));
     }
-    for s in scenarios {
+    for s in runs {
         if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
             notes.push(format!(
                 "No {} ceiling for {s}: the baseline's figure is invalid.",
@@ -198,9 +277,11 @@ fn throughput_key(
     (legend, notes)
 }
 
-/// Latency percentiles of the main operation on a log axis: per scenario (named under its
-/// group) one slot per topology (coloured as in the throughput chart), a bar up to p50 and a
-/// stem to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked.
+/// Latency percentiles of the main operation on a log axis, as points: on a log axis a bar's
+/// length depends on where the axis happens to start, a point's place does not (NEWCOMER-2
+/// #52). Per scenario (named under its group) one slot per topology (coloured as in the
+/// throughput chart): a dot at p50, drawn as its verdict says, and a stem to p99.9 with p95
+/// (○), p99 (▲) and p99.9 (━) marked.
 pub fn latency(report: &Report) -> Result<Chart, ChartError> {
     let g = Groups::of(report);
     let with_latency: Vec<(&Row, &Latency)> = (report.rows.iter())
@@ -214,11 +295,12 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
         _ => "each row's main operation (named in the table)".to_string(),
     };
     let layout = g.layout(
-        (report, "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)"),
-        |t| format!("{t}: bar to p50"),
+        (report, "Latency percentiles of the main operation (log scale; the axis says µs, ms or s)", Marks::Points),
+        |t| format!("{t}: dot at p50"),
         vec![entry(Swatch::Circle, "p95"), entry(Swatch::Triangle, "p99"), entry(Swatch::Tick, "p99.9")],
         vec![format!(
-            "Latency of {what}, log scale: the bar reaches the median (p50), the stem the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations."
+            "Latency of {what}, log scale: the dot is the median (p50), the stem reaches the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations. {}",
+            LATENCY_FLOOR_RULE
         )],
     );
     compose("latency", &layout, |root, area| {
@@ -231,6 +313,7 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
         )?;
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(lo, hi)));
         let plot = rect_of(chart.plotting_area().get_pixel_range());
+        g.draw_load_bands(root, (report, &plot), |x| px(x, lo).0)?;
         let dense = f64::from(plot.y1 - plot.y0) / (hi / lo).log10().max(1.0) >= 70.0;
         for v in log_ticks(lo, hi, dense) {
             latency_tick(root, &plot, v, px(0.0, v).1)?;
@@ -239,23 +322,28 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
             let Some((ti, x0, x1)) = g.slot(r, 0.12) else {
                 continue;
             };
-            let (p0x, base) = px(x0, lo);
-            let (p1x, p50) = px(x1, l.p50);
-            bar(root, (p0x, p50, p1x, base), r.validity.verdict, palette(ti))?;
+            let (p0x, p50) = px(x0, l.p50);
+            let cx = (p0x + px(x1, lo).0) / 2;
             let ink = if r.validity.verdict == Verdict::Invalid {
                 GREY
             } else {
                 BLACK
             };
             let ys = [l.p95, l.p99, l.p999].map(|v| px(x0, v).1);
-            percentiles(root, ink, (p0x, p1x), p50, ys)?;
+            percentiles(root, ink, cx, p50, ys)?;
+            point(root, (cx, p50), r.validity.verdict, palette(ti))?;
         }
         g.draw_labels(root, &plot, |x| px(x, lo).0)?;
         Ok(plot)
     })
 }
 
-/// The latency axis's range: whole decades around every p50 to p99.9.
+/// The latency axis's floor, in the words under the chart: one rule on every page, so the
+/// axes of two pages differ only where their figures do.
+const LATENCY_FLOOR_RULE: &str = "The axis starts at the power of ten at or below a third of the lowest p50 and ends above the highest p99.9.";
+
+/// The latency axis's range ([`LATENCY_FLOOR_RULE`]): from the power of ten at or below a third
+/// of the lowest p50 (room under the lowest dot) to 1.6 × the highest percentile drawn.
 fn latency_range(with_latency: &[(&Row, &Latency)]) -> (f64, f64) {
     let lowest = (with_latency.iter())
         .map(|(_, l)| l.p50.max(1.0))
@@ -283,27 +371,24 @@ fn latency_tick(root: &Root, plot: &PixelRect, v: f64, y: i32) -> Result<(), Str
     drawn(root.draw_text(&human_us(v), &style, (plot.x0 - 8, y)))
 }
 
-/// A bar's stem from p50 up to p99.9 with p95 (○), p99 (▲) and p99.9 (━) marked, no wider
-/// than the bar, so crowded groups do not run together.
+/// A point's stem from p50 up to p99.9 at column `cx` with p95 (○), p99 (▲) and p99.9 (━)
+/// marked, narrow enough that crowded groups do not run together.
 fn percentiles(
     root: &Root,
     ink: RGBColor,
-    (x0, x1): (i32, i32),
+    cx: i32,
     p50: i32,
     [y95, y99, y999]: [i32; 3],
 ) -> Result<(), String> {
-    let cx = (x0 + x1) / 2;
     drawn(root.draw(&PathElement::new(
         vec![(cx, p50), (cx, y999.min(p50))],
         ink.stroke_width(2),
     )))?;
-    let r = ((x1 - x0) / 2).clamp(3, 5);
-    drawn(root.draw(&Circle::new((cx, y95), r, WHITE.filled())))?;
-    drawn(root.draw(&Circle::new((cx, y95), r, ink.stroke_width(2))))?;
-    drawn(root.draw(&TriangleMarker::new((cx, y99), r + 1, ink.filled())))?;
-    let half = ((x1 - x0) / 2).clamp(3, 10);
+    drawn(root.draw(&Circle::new((cx, y95), 4, WHITE.filled())))?;
+    drawn(root.draw(&Circle::new((cx, y95), 4, ink.stroke_width(2))))?;
+    drawn(root.draw(&TriangleMarker::new((cx, y99), 5, ink.filled())))?;
     drawn(root.draw(&PathElement::new(
-        vec![(cx - half, y999), (cx + half, y999)],
+        vec![(cx - 7, y999), (cx + 7, y999)],
         ink.stroke_width(3),
     )))
 }

@@ -385,7 +385,7 @@ pub fn vary(
         .iter()
         .map(|s| match s.worst {
             Verdict::Valid => s.label.clone(),
-            worst => format!("{} (some points {worst}: see notes)", s.label),
+            worst => format!("{} (some points {worst}: see the table)", s.label),
         })
         .enumerate()
         .map(|(i, label)| entry(Swatch::Line(palette(i)), label))

@@ -450,7 +450,7 @@ pub(crate) fn phase_command(phase: Phase) -> &'static str {
     }
 }
 
-/// Whether an exit status is a finished client (0, or 3: finished with a result not valid).
+/// Whether an exit status is a finished client (0, or 3: finished with an invalid result).
 fn finished_normally(code: Option<i64>) -> bool {
     matches!(code, Some(0) | Some(3))
 }
