@@ -120,7 +120,9 @@ fn compare_sweep_vary_writes_one_seed_table_per_topology() {
         }
         let csv = std::fs::read_to_string(dir.join(format!("vary-{t}.csv"))).expect("csv");
         let header = csv.lines().next().unwrap_or_default();
-        assert_eq!(header.split(',').count(), 2 + 2 * 2, "{header}");
+        // figures, threads, then per value: each repetition and its validity, and the mean.
+        assert_eq!(header.split(',').count(), 2 + 2 * 3, "{header}");
+        assert!(header.contains("readbatchsize=1 #1 validity"), "{header}");
         assert_eq!(csv.lines().count(), 1 + 2, "a row per thread count: {csv}");
         // The cells after the sweep ran at a swept thread count (the first value's knee).
         let cell = std::fs::read_to_string(dir.join(format!("cells/{t}/S2-r1.json"))).expect("S2");

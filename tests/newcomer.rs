@@ -497,3 +497,51 @@ fn compare_keeps_each_cells_ycsb_outputs_beside_it_and_a_sweep_refuses_them_up_f
     );
     assert!(!results.exists(), "nothing is created");
 }
+
+#[test]
+fn a_target_adds_intended_blocks_only_when_interval_is_not_given_and_says_so() {
+    // NEWCOMER-2 #35: `-p measurement.interval=op` still printed [Intended-*] blocks, which old
+    // parsers that sum every `[X], Operations` line counted twice.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let server = StandinProcess::start(&tmp.path().join("db"));
+    let load = microshard(tmp.path())
+        .args(["load", "-p", "recordcount=50", "--uri"])
+        .arg(server.uri())
+        .output()
+        .expect("load");
+    assert_ok(&load, "load");
+    let run = |extra: &[&str]| {
+        let out = microshard(tmp.path())
+            .args([
+                "run",
+                "-p",
+                "recordcount=50",
+                "-p",
+                "operationcount=200",
+                "--target",
+                "2000",
+            ])
+            .args(extra)
+            .arg("--uri")
+            .arg(server.uri())
+            .output()
+            .expect("run");
+        assert_ok(&out, "run");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = run(&["-p", "measurement.interval=op"]);
+    assert!(!stdout.contains("[Intended-"), "{stdout}");
+    assert!(
+        !stderr.contains("intended latency is reported too"),
+        "{stderr}"
+    );
+    let (stdout, stderr) = run(&[]);
+    assert!(stdout.contains("[Intended-READ]"), "{stdout}");
+    assert!(
+        stderr.contains("intended latency is reported too"),
+        "{stderr}"
+    );
+}

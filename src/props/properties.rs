@@ -129,6 +129,8 @@ fn serialize_origin<S: serde::Serializer>(origin: &Origin, s: S) -> Result<S::Ok
 pub struct Properties {
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
+    /// A flag that replaced a different `-p` value: said, since YCSB would keep the later one.
+    flag_wins: Vec<String>,
 }
 
 impl Properties {
@@ -161,6 +163,16 @@ impl Properties {
         }
         for (key, value, flag) in flags {
             if let Some(value) = value {
+                let from_p = props
+                    .index
+                    .get(*key)
+                    .map(|&i| &props.entries[i])
+                    .filter(|e| e.origin == Origin::Override && e.value != *value);
+                if let Some(given) = from_p.map(|e| e.value.clone()) {
+                    props.flag_wins.push(format!(
+                        "{flag} {value} is used, not {key}={given}: in microshard a flag always wins (YCSB would keep whichever came last)"
+                    ));
+                }
                 props.set(*key, value.clone(), Origin::Flag(flag.to_string()));
             }
         }
@@ -396,7 +408,7 @@ impl Properties {
     /// effect. YCSB keeps such names silently for other bindings; microshard has one binding, so a
     /// name it does not read is said, never dropped without a word (`docs/engine.md`).
     pub(crate) fn warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = self.flag_wins.clone();
         for entry in &self.entries {
             if prop::lookup(&entry.key).is_some() {
                 continue;
@@ -862,6 +874,22 @@ mod tests {
         );
         assert!(Properties::is_unused("mycompany.custom"));
         assert!(!Properties::is_unused("recordcount"));
+    }
+
+    #[test]
+    fn a_flag_that_replaces_a_different_p_value_is_said() {
+        // NEWCOMER-2 #36: `-threads 8 -p threadcount=16` ran 8 threads without a word.
+        let flags = [("threadcount", Some("8".to_string()), "--threads")];
+        let p = Properties::from_command_line(&[], &["threadcount=16".into()], &flags).unwrap();
+        assert_eq!(p.get("threadcount"), Some("8"));
+        assert_eq!(
+            p.warnings(),
+            [
+                "--threads 8 is used, not threadcount=16: in microshard a flag always wins (YCSB would keep whichever came last)"
+            ]
+        );
+        let same = Properties::from_command_line(&[], &["threadcount=8".into()], &flags).unwrap();
+        assert!(same.warnings().is_empty());
     }
 
     #[test]

@@ -222,10 +222,18 @@ pub(crate) fn too_short(runtime_ms: u64, operations: u64) -> Option<String> {
         } else {
             format!("{secs:.1}")
         };
+        // At the rate it ran, how many operations fill the minimum (a load's records, 20 % spare).
+        let needed = ((operations as f64 / secs.max(1e-3)) * MIN_CELL_SECONDS * 1.2)
+            .max(MIN_CELL_OPERATIONS as f64)
+            .ceil() as u64;
+        let needed = needed.div_ceil(1000) * 1000;
         format!(
             "measured for only {shown} s ({} operations; a cell needs at least {MIN_CELL_SECONDS:.0} s and \
-             {MIN_CELL_OPERATIONS} operations): its figures are mostly noise — give more --records or a longer --duration",
-            thousands(operations)
+             {MIN_CELL_OPERATIONS} operations): its figures are mostly noise — at this rate it needs about {} \
+             operations (a load: --records {}), or a longer --duration",
+            thousands(operations),
+            thousands(needed),
+            needed
         )
     })
 }
@@ -268,6 +276,12 @@ mod tests {
         let why = too_short(100, 2000).unwrap_or_default();
         assert!(
             why.starts_with("measured for only 0.1 s (2,000 operations"),
+            "{why}"
+        );
+        // 2,000 operations in 0.1 s: 1 s needs 20,000, with a fifth spare (NEWCOMER-2 #24: the
+        // advice gave no number).
+        assert!(
+            why.contains("needs about 24,000 operations (a load: --records 24000)"),
             "{why}"
         );
         assert!(too_short(5000, 100).is_some(), "too few operations");
