@@ -330,7 +330,13 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::New(command) => compare::create(
             &command,
             &NewRun {
-                client_ceiling: calibrate::machine_ceiling(&args.out, &cancel, &progress).await,
+                client_ceiling: calibrate::machine_ceiling(
+                    &args.out,
+                    command.threads.unwrap_or(calibrate::SCENARIO_THREADS),
+                    &cancel,
+                    &progress,
+                )
+                .await,
                 results_root: args.out.clone(),
                 workload_dir: None,
             },

@@ -15,6 +15,10 @@ use crate::runner::Phase;
 use crate::runner::fanout::ClientLauncher;
 use crate::workload::prop;
 
+/// The client threads S1–S5 run with (`threadcount` in `workloads/`), at which `compare`
+/// measures the client ceiling unless `--threads` says otherwise.
+pub(crate) const SCENARIO_THREADS: u32 = 32;
+
 /// File (under the results root) holding the last `calibrate` figure on this machine.
 pub(crate) const CALIBRATE_FILE: &str = ".calibrate.json";
 
@@ -69,12 +73,15 @@ impl Calibration {
     }
 }
 
-/// The client's ceiling on this machine for an experiment about to start: the one stored under
-/// `results_root` (by `calibrate` or an earlier experiment) when it was measured on a machine
-/// with as many CPUs, else measured now, quickly (one second of S2 against an in-process
-/// stand-in), and stored there. `None` when it could not be measured (said on stderr).
+/// The client's ceiling on this machine for an experiment about to start, at the thread count
+/// its cells run with: the one stored under `results_root` (by `calibrate` or an earlier
+/// experiment) when it was measured on a machine with as many CPUs at that thread count, else
+/// measured now (three seconds of S2 against a stand-in process, long enough to be stable),
+/// and stored there. `None` when it could not be measured (said on stderr). A cell that beats it
+/// later shows it stale and raises it (`compare::cell::write_cell`).
 pub(crate) async fn machine_ceiling(
     results_root: &Path,
+    threads: u32,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> Option<f64> {
@@ -83,18 +90,19 @@ pub(crate) async fn machine_ceiling(
         .unwrap_or(1);
     if let Ok(c) = read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
         && c.cpus == cpus
+        && c.threads == threads
     {
         return Some(c.ops_per_s);
     }
     let cfg = CalibrateConfig {
         workload: "S2".into(),
-        duration: Duration::from_secs(1),
-        threads: 16,
+        duration: Duration::from_secs(3),
+        threads,
         records: 2_000,
         overrides: Vec::new(),
         results_root: results_root.to_path_buf(),
     };
-    progress.line("microshard: measuring this machine's client ceiling first (about 2 s, once per results directory)");
+    progress.line(&format!("microshard: measuring this machine's client ceiling at {threads} threads first (about 4 s, once per results directory and thread count)"));
     match calibrate(&cfg, cancel, progress).await {
         Ok(c) => {
             progress.line(&format!(

@@ -142,6 +142,38 @@ pub(super) fn place_outputs(
     Ok(())
 }
 
+/// What the client ceiling says of a cell's throughput.
+enum CeilingCheck {
+    /// Well below it, or no ceiling known.
+    Clear,
+    /// Near it: the figure may measure the client (degraded).
+    Bound(String),
+    /// Above it: the ceiling was stale, and is raised to the cell's rate.
+    Stale(String),
+}
+
+/// A cell near the client ceiling is client-bound; one above it shows the ceiling stale, not a
+/// client-bound server: the cell is not degraded for it, the ceiling is raised to the rate the
+/// client just reached, and the cell says so (NEWCOMER-2 #14).
+fn client_ceiling_check(throughput: f64, config: &mut ExperimentConfig) -> CeilingCheck {
+    let Some(ceiling) = config.client_ceiling.filter(|c| *c > 0.0) else {
+        return CeilingCheck::Clear;
+    };
+    if throughput > ceiling {
+        config.client_ceiling = Some(throughput);
+        let n = |x: f64| crate::runner::verdict::thousands(x.round() as u64);
+        return CeilingCheck::Stale(format!(
+            "the client ceiling measured before ({} ops/s) was stale: this cell reached {} ops/s, so the client can drive at least that; later cells are judged against it",
+            n(ceiling),
+            n(throughput)
+        ));
+    }
+    match crate::runner::verdict::client_bound(throughput, Some(ceiling)) {
+        Some(why) => CeilingCheck::Bound(why),
+        None => CeilingCheck::Clear,
+    }
+}
+
 /// Writes the cell's `exportfile` (placed by [`place_outputs`]): YCSB's report of its result
 /// with the exporter the scenario names, as `microshard run` writes it.
 fn write_export(
@@ -354,11 +386,18 @@ pub(super) fn write_cell(
 ) -> anyhow::Result<()> {
     let mut summary = measured.summary;
     let mut document = measured.document;
-    if let Some(why) =
-        crate::runner::verdict::client_bound(summary.throughput, config.client_ceiling)
-    {
-        summary.validity.degrade(why.clone());
-        document.validity.degrade(why);
+    let mut warnings = Vec::new();
+    let mut config_changed = false;
+    match client_ceiling_check(summary.throughput, config) {
+        CeilingCheck::Clear => {}
+        CeilingCheck::Bound(why) => {
+            summary.validity.degrade(why.clone());
+            document.validity.degrade(why);
+        }
+        CeilingCheck::Stale(why) => {
+            warnings.push(why);
+            config_changed = true;
+        }
     }
     if summary.threads == 0 {
         summary.threads = props
@@ -366,7 +405,6 @@ pub(super) fn write_cell(
             .and_then(|t| t.parse().ok())
             .unwrap_or(1);
     }
-    let mut config_changed = false;
     if summary.standin && !config.standin {
         config.standin = true;
         config_changed = true;
@@ -388,7 +426,7 @@ pub(super) fn write_cell(
         summary,
         result: document,
         server,
-        warnings: Vec::new(),
+        warnings,
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
         session: config.session(),
@@ -401,4 +439,36 @@ pub(super) fn write_cell(
         dir.write_config(config)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_above_the_client_ceiling_raises_it_and_one_near_it_is_client_bound() {
+        let mut config = crate::report::tests::config(true);
+        config.client_ceiling = Some(10_000.0);
+        assert!(matches!(
+            client_ceiling_check(5_000.0, &mut config),
+            CeilingCheck::Clear
+        ));
+        assert!(matches!(
+            client_ceiling_check(9_500.0, &mut config),
+            CeilingCheck::Bound(_)
+        ));
+        match client_ceiling_check(12_000.0, &mut config) {
+            CeilingCheck::Stale(why) => assert!(
+                why.starts_with("the client ceiling measured before (10,000 ops/s) was stale: this cell reached 12,000 ops/s"),
+                "{why}"
+            ),
+            _ => panic!("a cell above the ceiling shows it stale"),
+        }
+        assert_eq!(config.client_ceiling, Some(12_000.0));
+        // Later cells are judged against the raised ceiling: 11,000 is 92 % of it.
+        assert!(matches!(
+            client_ceiling_check(11_000.0, &mut config),
+            CeilingCheck::Bound(_)
+        ));
+    }
 }
