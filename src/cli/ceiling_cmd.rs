@@ -6,12 +6,11 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::error::bad_input;
-use crate::events::Events;
 use crate::experiment::ceiling::{self, Bound, CeilingConfig, Outcome};
 use crate::experiment::flags::{ServerFlags, WorkloadFlags};
 use crate::experiment::live::LiveLab;
 use crate::experiment::sweep::SweepTarget;
-use crate::output::{self, Terminal};
+use crate::output;
 use crate::preflight;
 use crate::props::flag_values::parse_duration;
 
@@ -90,7 +89,14 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let (cfg, bin_dir) = args.config()?;
     let (name, _, scale_note) = ceiling::resolve(&cfg)?;
-    args.preflight(&cfg, bin_dir.as_deref()).await?;
+    super::experiment_cmd::target_preflight(
+        &cfg.target,
+        &args.servers,
+        bin_dir.as_deref(),
+        args.quiet,
+        args.dry_run,
+    )
+    .await?;
     if args.dry_run {
         output::println(&plan(&cfg, &name, &scale_note))?;
         return Ok(());
@@ -163,30 +169,5 @@ impl CeilingArgs {
             results_root: self.out.clone(),
         };
         Ok((cfg, bin_dir))
-    }
-
-    /// Checks the servers before anything starts, as `sweep` does.
-    async fn preflight(
-        &self,
-        cfg: &CeilingConfig,
-        bin_dir: Option<&std::path::Path>,
-    ) -> anyhow::Result<()> {
-        match &cfg.target {
-            SweepTarget::Topology(t) => {
-                preflight::servers(&preflight::Servers {
-                    label: "--topology",
-                    backend: self.servers.backend,
-                    topologies: std::slice::from_ref(t),
-                    bin_dir,
-                    extra_mongod_args: &self.servers.mongod_args,
-                    base_port: self.servers.base_port,
-                    pulls: (!self.quiet).then_some(&Terminal as &dyn Events),
-                    dry_run: self.dry_run,
-                    ..Default::default()
-                })
-                .await
-            }
-            SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
-        }
     }
 }

@@ -354,7 +354,14 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let (cfg, bin_dir) = args.config()?;
-    args.preflight(&cfg, bin_dir.as_deref()).await?;
+    target_preflight(
+        &cfg.target,
+        &args.servers,
+        bin_dir.as_deref(),
+        args.quiet,
+        args.dry_run,
+    )
+    .await?;
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
         output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
@@ -411,31 +418,33 @@ impl SweepArgs {
         };
         Ok((cfg, bin_dir))
     }
+}
 
-    /// Checks the servers before anything starts: the topology's binaries, ports and backend,
-    /// or that the server at `--uri` answers.
-    async fn preflight(
-        &self,
-        cfg: &SweepConfig,
-        bin_dir: Option<&std::path::Path>,
-    ) -> anyhow::Result<()> {
-        match &cfg.target {
-            SweepTarget::Topology(t) => {
-                preflight::servers(&preflight::Servers {
-                    label: "--topology",
-                    backend: self.servers.backend,
-                    topologies: std::slice::from_ref(t),
-                    bin_dir,
-                    extra_mongod_args: &self.servers.mongod_args,
-                    base_port: self.servers.base_port,
-                    pulls: (!self.quiet).then_some(&Terminal as &dyn Events),
-                    dry_run: self.dry_run,
-                    ..Default::default()
-                })
-                .await
-            }
-            SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
+/// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's
+/// binaries, ports and backend, or that the server at `--uri` answers.
+pub(crate) async fn target_preflight(
+    target: &SweepTarget,
+    servers: &ServerFlags,
+    bin_dir: Option<&std::path::Path>,
+    quiet: bool,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    match target {
+        SweepTarget::Topology(t) => {
+            preflight::servers(&preflight::Servers {
+                label: "--topology",
+                backend: servers.backend,
+                topologies: std::slice::from_ref(t),
+                bin_dir,
+                extra_mongod_args: &servers.mongod_args,
+                base_port: servers.base_port,
+                pulls: (!quiet).then_some(&Terminal as &dyn Events),
+                dry_run,
+                ..Default::default()
+            })
+            .await
         }
+        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
     }
 }
 

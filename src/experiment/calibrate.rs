@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use super::live::run_phase;
 use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
-use crate::error::bad_input;
 use crate::runner::Phase;
 use crate::runner::fanout::ClientLauncher;
 use crate::workload::prop;
@@ -132,21 +131,15 @@ pub(crate) async fn calibrate(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Calibration> {
-    let path = super::scenario::locate(&cfg.workload, None)
-        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| cfg.workload.clone());
-    let overrides = super::scenario::parse_overrides(&cfg.overrides)?;
     let scaling = super::scenario::Scaling {
         full: false,
         records: cfg.records,
         duration_s: None,
         threads: Some(cfg.threads),
     };
-    let (props, _) = super::scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
-    let base = props.get(&name).cloned().unwrap_or_default();
+    let one = super::scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
+    let base = one.base();
+    let name = one.name;
     let server = super::client_ceiling_server::start().await?;
     let uri = server.uri.clone();
     let outcome = async {

@@ -126,6 +126,63 @@ pub(crate) fn outputs_asked(scenarios: &BTreeMap<String, PropertyMap>) -> Vec<&'
     .collect()
 }
 
+/// Refuses the YCSB outputs a workload asks for where `in_what` (a sweep, a ceiling search) would
+/// have each of its runs overwrite the last one's files; nothing is created before.
+pub(crate) fn refuse_outputs(
+    scenarios: &BTreeMap<String, PropertyMap>,
+    in_what: &str,
+) -> anyhow::Result<()> {
+    let asked = outputs_asked(scenarios);
+    match asked.is_empty() {
+        true => Ok(()),
+        false => Err(bad_input(format!(
+            "{}: not available in {in_what}",
+            asked.join(", ")
+        ))),
+    }
+}
+
+/// One `-P` workload, as `sweep`, `ceiling` and `calibrate` take it: located (bad input naming
+/// `-P`), named by its file, resolved at `scaling` with `-p` applied.
+pub(crate) struct OneWorkload {
+    /// The file's name.
+    pub name: String,
+    /// Its resolved properties (the one scenario, under `name`).
+    pub props: BTreeMap<String, PropertyMap>,
+    /// What scale the sizes are.
+    pub scale_note: String,
+    /// The `-p` overrides, parsed.
+    pub overrides: Vec<(String, String)>,
+}
+
+impl OneWorkload {
+    /// Resolves `workload` at `scaling` with the `-p` overrides.
+    pub(crate) fn resolve(
+        workload: &str,
+        scaling: &Scaling,
+        overrides: &[String],
+    ) -> anyhow::Result<OneWorkload> {
+        let path = locate(workload, None).map_err(|e| bad_input(format!("-P {workload}: {e}")))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| workload.to_string());
+        let overrides = parse_overrides(overrides)?;
+        let (props, scale_note) = resolve(&[(name.clone(), path)], scaling, &overrides)?;
+        Ok(OneWorkload {
+            name,
+            props,
+            scale_note,
+            overrides,
+        })
+    }
+
+    /// Its properties.
+    pub(crate) fn base(&self) -> PropertyMap {
+        self.props.get(&self.name).cloned().unwrap_or_default()
+    }
+}
+
 /// Where a compare puts the YCSB outputs its scenarios ask for, said once at its start: beside
 /// each cell file, never at the path given, which every cell would overwrite.
 pub(crate) fn outputs_note(scenarios: &BTreeMap<String, PropertyMap>) -> Option<String> {

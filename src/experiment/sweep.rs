@@ -98,37 +98,27 @@ pub(crate) fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
             "--threads: give positive thread counts, e.g. 1,2,4,8",
         ));
     }
-    let path = scenario::locate(&cfg.workload, None)
-        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| cfg.workload.clone());
-    let overrides = scenario::parse_overrides(&cfg.overrides)?;
     let scaling = Scaling {
         full: cfg.full,
         records: cfg.records,
         duration_s: None,
         threads: None,
     };
-    let (props, scale_note) = scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
-    let base = props.get(&name).cloned().unwrap_or_default();
-    let asked = scenario::outputs_asked(&props);
-    if !asked.is_empty() {
-        return Err(bad_input(format!(
-            "{}: not available in a sweep, whose points would each overwrite the last one's files; measure the point you need with `microshard run`, or use compare",
-            asked.join(", ")
-        )));
-    }
+    let one = scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
+    scenario::refuse_outputs(
+        &one.props,
+        "a sweep, whose points would each overwrite the last one's files; measure the point you need with `microshard run`, or use compare",
+    )?;
+    let base = one.base();
     // Every variant is checked before anything starts.
     let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
     Ok(Resolved {
-        name,
+        name: one.name,
         base,
         variants,
-        scale_note,
-        overrides,
-        props,
+        scale_note: one.scale_note,
+        overrides: one.overrides,
+        props: one.props,
     })
 }
 

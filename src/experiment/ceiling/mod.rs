@@ -21,7 +21,6 @@ use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
 use super::scenario::{self, PropertyMap, Scaling};
 use super::sweep::{SweepTarget, reach_target};
-use crate::error::bad_input;
 use crate::measure::registry::MapKind;
 use crate::runner::Phase;
 use crate::workload::prop;
@@ -234,29 +233,19 @@ impl CeilingRecord {
 
 /// The workload at the chosen scale, with `-p` applied; bad input names the flag.
 pub(crate) fn resolve(cfg: &CeilingConfig) -> anyhow::Result<(String, PropertyMap, String)> {
-    let path = scenario::locate(&cfg.workload, None)
-        .map_err(|e| bad_input(format!("-P {}: {e}", cfg.workload)))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| cfg.workload.clone());
-    let overrides = scenario::parse_overrides(&cfg.overrides)?;
     let scaling = Scaling {
         full: cfg.full,
         records: cfg.records,
         duration_s: None,
         threads: None,
     };
-    let (props, scale_note) = scenario::resolve(&[(name.clone(), path)], &scaling, &overrides)?;
-    let asked = scenario::outputs_asked(&props);
-    if !asked.is_empty() {
-        return Err(bad_input(format!(
-            "{}: not available in a ceiling search, whose steps would each overwrite the last one's files",
-            asked.join(", ")
-        )));
-    }
-    let base = props.get(&name).cloned().unwrap_or_default();
-    Ok((name, base, scale_note))
+    let one = scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
+    scenario::refuse_outputs(
+        &one.props,
+        "a ceiling search, whose steps would each overwrite the last one's files",
+    )?;
+    let base = one.base();
+    Ok((one.name, base, one.scale_note))
 }
 
 /// What a search works with once its deployment is reached.
