@@ -135,3 +135,109 @@ fn bad_bounds_are_refused_naming_the_flag_before_anything_starts() {
         assert!(!results.exists(), "{slo}: nothing is created");
     }
 }
+
+/// `compare --ceiling`: a search per cell on single, microshard-1 and microshard-2 under the
+/// capacity model, S1's steps inserting fresh keys; the ceilings' table, the ratio taken apart,
+/// one chart per scenario and the found paragraph in every format; `rerun` says whether it
+/// reproduced.
+#[test]
+fn compare_ceiling_writes_the_table_the_ratio_taken_apart_and_the_charts() {
+    let _alone = one_at_a_time();
+    let Scratch(tmp, state, results, bin_dir) = Scratch::new();
+    let port = free_base_port(12);
+    let out = microshard(&state)
+        .args(["compare", "--ceiling", "--slo", "p99=50ms"])
+        .args(["--topologies", "single,microshard-1,microshard-2"])
+        .args(["--scenarios", "S1,S5", "--repeat", "2", "--records", "1000"])
+        .args(["--step-duration", "1s", "--backend", "process", "--bin-dir"])
+        .arg(&bin_dir)
+        .arg("--mongod-arg=--service-time-us=1000")
+        .arg("--mongod-arg=--workers=2")
+        .args(["-p", "microshard.busyhost=1"])
+        .args(["--base-port", &port.to_string(), "-q", "--out"])
+        .arg(&results)
+        .output()
+        .expect("run compare --ceiling");
+    let all = text(&out);
+    assert_ok(&out, "compare --ceiling");
+    assert_nothing_left(&state);
+    let dir = run_dir(&results);
+    assert!(all.contains("Ceilings at p99 ≤ 50.0 ms"), "{all}");
+    for part in [
+        "S5 routing tax (microshard-1 vs single)",
+        "S5 sharding gain (microshard-2 vs microshard-1)",
+        "S5 net (microshard-2 vs single)",
+    ] {
+        assert!(all.contains(part), "{part}\n{all}");
+    }
+    assert!(
+        all.contains("S5 at p99 ≤ 50.0 ms: single sustains"),
+        "{all}"
+    );
+    // Every search and its steps are kept; S1's steps inserted fresh keys S5 then counted.
+    for t in ["single", "microshard-1", "microshard-2"] {
+        for s in ["S1", "S5"] {
+            let record: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join(format!("ceilings/{t}/{s}.json")))
+                    .unwrap_or_else(|e| panic!("{t} {s}: {e}\n{all}")),
+            )
+            .expect("parses");
+            assert_eq!(record["outcome"]["kind"], "found", "{t} {s}\n{all}");
+            assert!(
+                dir.join(format!("ceilings/{t}/{s}-steps/01.json"))
+                    .is_file()
+            );
+            if s == "S1" {
+                assert!(record["inserted"].as_u64().unwrap_or(0) > 0, "{record}");
+            }
+        }
+        assert!(dir.join(format!("cells/{t}/S5-r2.json")).is_file(), "{t}");
+    }
+    let single_s5 = ceiling_of(&dir, "single", "S5");
+    let two_s5 = ceiling_of(&dir, "microshard-2", "S5");
+    assert!(
+        (1_700.0..=2_050.0).contains(&single_s5) && two_s5 > single_s5,
+        "single {single_s5}, microshard-2 {two_s5}\n{all}"
+    );
+    for (file, needle) in [
+        ("report.md", "#### Ceilings at p99"),
+        ("report.csv", "ceiling_intended_p99_us"),
+        ("report.json", "\"decomposed\""),
+        ("report.html", "id=\"chart-ceiling-S5\""),
+        ("report.txt", "routing tax"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).expect(file);
+        assert!(text.contains(needle), "{file}: {needle}");
+        assert!(
+            text.contains("S5 at p99 ≤ 50.0 ms") || file == "report.csv",
+            "{file}"
+        );
+    }
+    assert!(dir.join("ceiling-S5.svg").is_file() && dir.join("ceiling-S1.svg").is_file());
+
+    let again = tmp.path().join("again");
+    let out = microshard(&state)
+        .arg("rerun")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&again)
+        .arg("-q")
+        .output()
+        .expect("run rerun");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("reproduced: ") || stdout.contains("not reproduced: "),
+        "{}",
+        text(&out)
+    );
+    assert!(run_dir(&again).join("ceilings/single/S5.json").is_file());
+    assert_nothing_left(&state);
+}
+
+/// The ceiling found for `topology` and `scenario` in a compare's run directory.
+fn ceiling_of(dir: &std::path::Path, topology: &str, scenario: &str) -> f64 {
+    let path = dir.join(format!("ceilings/{topology}/{scenario}.json"));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("record")).expect("parses");
+    record["outcome"]["ceiling"].as_f64().unwrap_or(0.0)
+}

@@ -1,18 +1,16 @@
 //! `microshard ceiling`: arguments and dispatch of the ceiling search (`experiment::ceiling`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 
 use crate::error::bad_input;
-use crate::experiment::ceiling::{self, Bound, CeilingConfig, Outcome};
-use crate::experiment::flags::{ServerFlags, WorkloadFlags};
+use crate::experiment::ceiling::{self, CeilingConfig, Outcome};
+use crate::experiment::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use crate::experiment::live::LiveLab;
 use crate::experiment::sweep::SweepTarget;
 use crate::output;
 use crate::preflight;
-use crate::props::flag_values::parse_duration;
 
 use super::progress::ProgressDisplay;
 
@@ -35,25 +33,15 @@ pub(crate) struct CeilingArgs {
     /// Search against a server that already runs.
     #[arg(long)]
     pub uri: Option<String>,
-    /// The latency bound on intended latency, e.g. `p99=10ms`; several comma-separated, all must hold.
-    #[arg(long, value_name = "pNN=DURATION,...")]
-    pub slo: String,
+    #[command(flatten)]
+    pub search: SearchFlags,
     #[command(flatten)]
     pub servers: ServerFlags,
     #[command(flatten)]
     pub workload_flags: WorkloadFlags,
-    /// Measured length of each step (after `--warmup`).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub step_duration: Duration,
-    /// Stop bisecting when the gap between the passing and failing rates is this share, e.g. 5%.
-    #[arg(long, default_value = "5%", value_parser = parse_percent)]
-    pub precision: f64,
     /// Confirmations of the rate found (its spread).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
-    /// The most client threads a step may use; a rate needing more stops the search ("the client could not offer").
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub max_threads: u32,
     /// Do not load: the data is already there.
     #[arg(long)]
     pub no_load: bool,
@@ -66,20 +54,6 @@ pub(crate) struct CeilingArgs {
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// `5%` or `0.05` as a share in (0, 0.5].
-fn parse_percent(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let share = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("{text:?}: expected a share such as 5% or 0.05"))?;
-    if !(share > 0.0 && share <= 0.5) {
-        return Err(format!("{text:?}: must be above 0 and at most 50%"));
-    }
-    Ok(share)
 }
 
 /// Runs a ceiling search: prints every step and the finding; exit 3 when no server ceiling could
@@ -129,16 +103,15 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
 
 /// The dry run's plan: what is searched, how, and at most how long it measures.
 fn plan(cfg: &CeilingConfig, workload: &str, scale_note: &str) -> String {
-    let bounds: Vec<String> = cfg.bounds.iter().map(Bound::shown).collect();
     let steps = 1 + ceiling::search::MAX_STEPS + cfg.repeat as usize;
     format!(
         "ceiling search: {workload} on {} at {} (intended latency)\nsizes: {scale_note}\nsteps: a closed-loop probe, then open-loop rates climbing ×1.5 from half its rate and bisected to {:.0} %, then {} confirmation(s); at most {steps} steps of {} s each, at most {} threads",
         cfg.target.shown(),
-        bounds.join(", "),
-        cfg.precision * 100.0,
+        cfg.spec.bounds_shown(),
+        cfg.spec.precision * 100.0,
         cfg.repeat,
-        cfg.step.as_secs(),
-        cfg.max_threads
+        cfg.spec.step_s,
+        cfg.spec.max_threads
     )
 }
 
@@ -151,17 +124,13 @@ impl CeilingArgs {
             (None, Some(u)) => SweepTarget::Uri(u.clone()),
             _ => return Err(bad_input("ceiling: give --topology NAME or --uri URI")),
         };
-        let bounds = Bound::parse_list(&self.slo).map_err(|e| bad_input(format!("--slo {e}")))?;
         preflight::writable_dir("--out", &self.out)?;
         let bin_dir = self.servers.bin_dir()?;
         let cfg = CeilingConfig {
             workload: self.workload.clone(),
             target,
-            bounds,
-            step: self.step_duration,
-            precision: self.precision,
+            spec: self.search.spec()?,
             repeat: self.repeat,
-            max_threads: self.max_threads,
             overrides: self.workload_flags.overrides(),
             full: self.workload_flags.full,
             records: self.workload_flags.records,

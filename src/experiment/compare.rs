@@ -19,6 +19,7 @@ use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
 
+mod ceilings;
 mod cell;
 use cell::{Cell, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
 
@@ -226,7 +227,12 @@ pub(crate) async fn run_matrix<L: Lab>(
     let Some(load_scenario) = config.command.scenarios.first().cloned() else {
         return Ok(outcome);
     };
-    'repeats: for repeat in 1..=config.command.repeat {
+    // A ceiling search confirms its rate `repeat` times itself: one turn per topology.
+    let turns = match config.command.ceiling {
+        Some(_) => 1,
+        None => config.command.repeat,
+    };
+    'repeats: for repeat in 1..=turns {
         for topology in config.command.topologies.clone() {
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
@@ -253,16 +259,21 @@ pub(crate) async fn run_matrix<L: Lab>(
     Ok(outcome)
 }
 
-/// The cells of `topology` in repetition `repeat`: one per scenario, in the record's order.
+/// The cells of `topology` in repetition `repeat`: one per scenario, in the record's order;
+/// with `--ceiling`, every repetition's (the searches' confirmations).
 fn cells_of(config: &ExperimentConfig, topology: &str, repeat: u32) -> Vec<CellId> {
-    config
-        .command
-        .scenarios
-        .iter()
-        .map(|s| CellId {
-            topology: topology.to_string(),
-            scenario: s.clone(),
-            repeat,
+    let repeats = match config.command.ceiling {
+        Some(_) => 1..=config.command.repeat,
+        None => repeat..=repeat,
+    };
+    let cmd = &config.command;
+    (cmd.scenarios.iter())
+        .flat_map(|s| {
+            repeats.clone().map(|repeat| CellId {
+                topology: topology.to_string(),
+                scenario: s.clone(),
+                repeat,
+            })
         })
         .collect()
 }
@@ -295,7 +306,10 @@ async fn run_turn<L: Lab>(
 ) -> anyhow::Result<()> {
     // Shown by its name, never by the path it was given as (`docs/architecture.md`).
     let shown = crate::topology::topology_label(turn.topology, None);
-    let label = format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat);
+    let label = match config.command.ceiling {
+        Some(_) => shown.clone(),
+        None => format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat),
+    };
     let bar = progress.phase(&format!("{label}: bring-up"), None);
     let (deployment, handle) = match lab.up(turn.topology, cancel).await {
         Ok(x) => {
@@ -315,7 +329,13 @@ async fn run_turn<L: Lab>(
             return Ok(());
         }
     };
-    let result = run_topology(lab, turn, &deployment, config, cancel, progress, outcome).await;
+    let result = match config.command.ceiling {
+        Some(_) => {
+            ceilings::search_topology(lab, turn, &deployment, config, cancel, progress, outcome)
+                .await
+        }
+        None => run_topology(lab, turn, &deployment, config, cancel, progress, outcome).await,
+    };
     let result = match result {
         Ok(Some(dead)) => {
             let skipped = skip_the_rest(turn.dir, config.session(), turn.ids, &dead)?;

@@ -127,12 +127,34 @@ pub(crate) fn compare_plan(
         let _ = writeln!(out, "{}", topology_line(spec));
     }
     let run_time = scenario_lines(&mut out, cmd, scenarios);
-    let _ = writeln!(
-        out,
-        "{}, plus {} load(s), bring-up and teardown, whose time the servers decide",
-        measuring_time(cmd, &run_time, topologies.len()),
-        topologies.len() * repeat as usize
-    );
+    match &cmd.ceiling {
+        Some(spec) => {
+            let steps = 1 + super::ceiling::search::MAX_STEPS + repeat as usize;
+            let searches = cmd.scenarios.len() * topologies.len();
+            let _ = writeln!(
+                out,
+                "ceiling: every cell a search at {} (intended latency): a closed-loop probe, open-loop rates climbing ×1.5 and bisected to {:.0} %, then {repeat} confirmation(s) (the cell's repetitions); at most {steps} steps of {} s per search, {searches} searches, at most {} threads a step",
+                spec.bounds_shown(),
+                spec.precision * 100.0,
+                spec.step_s,
+                spec.max_threads
+            );
+            let _ = writeln!(
+                out,
+                "measuring: at most {} s, plus {} load(s), bring-up and teardown",
+                steps * searches * spec.step_s as usize,
+                topologies.len()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{}, plus {} load(s), bring-up and teardown, whose time the servers decide",
+                measuring_time(cmd, &run_time, topologies.len()),
+                topologies.len() * repeat as usize
+            );
+        }
+    }
     let _ = write!(
         out,
         "results: a new directory {}/<date>-{}",

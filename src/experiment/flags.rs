@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::compare::ResumeFlags;
 use super::model::{CompareCommand, Vary};
+use super::slo::{Bound, SearchSpec};
 use crate::error::bad_input;
 use crate::props::flag_values::{ThreadList, parse_duration, parse_threads, split_list};
 use crate::topology::BackendKind;
@@ -96,6 +97,54 @@ impl WorkloadFlags {
     }
 }
 
+/// How a ceiling search steps (`ceiling`, `compare --ceiling`; README, "Glossary": ceiling,
+/// bound).
+#[derive(Debug, Args)]
+pub(crate) struct SearchFlags {
+    /// The latency bound on intended latency, e.g. `p99=10ms`; several comma-separated, all must hold.
+    #[arg(long, value_name = "pNN=DURATION,...")]
+    pub slo: Option<String>,
+    /// Measured length of each step (after `--warmup`).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub step_duration: Duration,
+    /// Stop bisecting when the gap between the passing and failing rates is this share, e.g. 5%.
+    #[arg(long, default_value = "5%", value_parser = parse_percent)]
+    pub precision: f64,
+    /// The most client threads a step may use; a rate needing more stops the search ("the client could not offer").
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_threads: u32,
+}
+
+impl SearchFlags {
+    /// The search these flags ask for; `--slo` is needed (one line naming it, exit 2).
+    pub(crate) fn spec(&self) -> anyhow::Result<SearchSpec> {
+        let slo = self.slo.as_deref().ok_or_else(|| {
+            bad_input("--slo: a ceiling search needs a latency bound, e.g. --slo p99=10ms")
+        })?;
+        let bounds = Bound::parse_list(slo).map_err(|e| bad_input(format!("--slo {e}")))?;
+        Ok(SearchSpec {
+            bounds,
+            step_s: self.step_duration.as_secs().max(1),
+            precision: self.precision,
+            max_threads: self.max_threads,
+        })
+    }
+}
+
+/// `5%` or `0.05` as a share in (0, 0.5].
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let share = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("{text:?}: expected a share such as 5% or 0.05"))?;
+    if !(share > 0.0 && share <= 0.5) {
+        return Err(format!("{text:?}: must be above 0 and at most 50%"));
+    }
+    Ok(share)
+}
+
 /// The flags of `compare` that make its record (the rest say where and how to run it).
 #[derive(Debug, Args)]
 pub(crate) struct CompareFlags {
@@ -129,6 +178,12 @@ pub(crate) struct CompareFlags {
     /// Sweep thread counts on each topology first and measure at its knee.
     #[arg(long)]
     pub sweep: bool,
+    /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
+    /// `--repeat` confirms each ceiling found that many times.
+    #[arg(long, conflicts_with = "sweep")]
+    pub ceiling: bool,
+    #[command(flatten)]
+    pub search: SearchFlags,
     /// Thread counts for `--sweep`.
     #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
     pub sweep_threads: ThreadList,
@@ -184,6 +239,11 @@ impl CompareCommand {
             overrides: f.workload.overrides(),
             live_server_status: f.status,
             clients: f.workload.clients(),
+            ceiling: match (f.ceiling, &f.search.slo) {
+                (true, _) => Some(f.search.spec()?),
+                (false, Some(_)) => return Err(bad_input("--slo: only with --ceiling")),
+                (false, None) => None,
+            },
         })
     }
 }

@@ -20,6 +20,7 @@ pub mod model;
 pub(crate) mod progress;
 pub mod results;
 pub(crate) mod scenario;
+pub(crate) mod slo;
 pub(crate) mod summary;
 pub(crate) mod sweep;
 

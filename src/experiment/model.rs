@@ -92,6 +92,10 @@ pub struct CompareCommand {
     /// Client processes per cell (`--clients`), kept so `--resume` drives cells the same way.
     #[serde(default = "one")]
     pub clients: usize,
+    /// `--ceiling --slo …`: every cell is a ceiling search, its repetitions the confirmations of
+    /// the rate found (`docs/result-schema.md`, "Ceilings").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<super::slo::SearchSpec>,
 }
 
 impl Default for CompareCommand {
@@ -121,6 +125,7 @@ impl Default for CompareCommand {
             overrides: Vec::new(),
             live_server_status: false,
             clients: 1,
+            ceiling: None,
         }
     }
 }
@@ -276,6 +281,11 @@ pub struct CellSummary {
     /// Logical CPUs of the client machine.
     #[serde(default)]
     pub client_cores: Option<u32>,
+    /// CPU time (user + system) the server members used over the measured window, in seconds,
+    /// summed over the members on this machine (process backend); `None` where no member could
+    /// be measured (containers, servers elsewhere: "not reported").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_s: Option<f64>,
     /// The server identified itself as the stand-in.
     pub standin: bool,
     /// Server version string as reported.
@@ -312,6 +322,12 @@ impl CellSummary {
     /// Client CPU microseconds spent per operation.
     pub(crate) fn cpu_us_per_op(&self) -> Option<f64> {
         let cpu = self.client_cpu_s?;
+        (self.operations > 0).then(|| cpu * 1e6 / self.operations as f64)
+    }
+
+    /// Server CPU microseconds (every member measured, summed) spent per operation.
+    pub(crate) fn server_cpu_us_per_op(&self) -> Option<f64> {
+        let cpu = self.server_cpu_s?;
         (self.operations > 0).then(|| cpu * 1e6 / self.operations as f64)
     }
 

@@ -16,6 +16,9 @@ pub(crate) const CONFIG_FILE: &str = "experiment.json";
 pub(crate) const CELLS_DIR: &str = "cells";
 /// Sub-directory holding thread sweeps.
 pub(crate) const SWEEPS_DIR: &str = "sweeps";
+/// Where `compare --ceiling` keeps each cell's search: `ceilings/<topology>/<scenario>.json`
+/// and its steps in `ceilings/<topology>/<scenario>-steps/NN.json`.
+pub(crate) const CEILINGS_DIR: &str = "ceilings";
 /// The cells not run because their topology had a dead member (`docs/result-schema.md`).
 pub(crate) const NOT_RUN_FILE: &str = "not-run.json";
 /// Beside a topology's cells: earlier attempts set aside by `--resume --remeasure-invalid`.
@@ -316,6 +319,15 @@ impl ExperimentDir {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// Where the ceiling search of a `compare --ceiling` cell is kept (any repetition's id).
+    pub(crate) fn ceiling_path(&self, id: &CellId) -> PathBuf {
+        let topology = crate::topology::topology_label(&id.topology, None);
+        self.path
+            .join(CEILINGS_DIR)
+            .join(sanitize(&topology))
+            .join(format!("{}.json", sanitize(&id.scenario)))
     }
 
     /// The cells recorded as not run, in the order recorded (none when the file is absent).

@@ -53,6 +53,9 @@ pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
         errors,
         client_cpu_s: Some(doc.client_cpu.total_us() as f64 / 1e6),
         client_cores: u32::try_from(doc.host.cpu_count).ok(),
+        server_cpu_s: (doc.host_load.as_ref())
+            .filter(|h| !h.server_cpu_us.is_empty())
+            .map(|h| h.server_cpu_us.values().sum::<u64>() as f64 / 1e6),
         standin: doc.server.standin,
         server_version: doc.server.version.clone(),
         write_concern: doc.server.write_concern.clone(),

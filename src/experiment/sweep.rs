@@ -242,6 +242,7 @@ fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> Experim
             overrides: cfg.overrides.clone(),
             live_server_status: false,
             clients: cfg.clients,
+            ceiling: None,
         },
         scale_note: resolved.scale_note.clone(),
         properties: resolved.props.clone(),

@@ -19,6 +19,7 @@ use super::{Report, Row, TopologyFacts};
 use crate::experiment::model::{Latency, SweepFile};
 use crate::measure::validity::Verdict;
 
+mod ceiling;
 mod groups;
 mod text;
 mod threads;
@@ -26,6 +27,7 @@ mod threads;
 pub(crate) use text::wrap;
 use text::*;
 
+pub use ceiling::ceiling;
 pub use groups::{latency, throughput};
 pub(crate) use threads::sweep_label;
 pub use threads::{VarySeries, sweep, sweep_latency, vary};

@@ -7,7 +7,7 @@ use super::{Report, Row};
 use crate::measure::validity::Verdict;
 
 /// The names `--columns` accepts, in the order of the wide table.
-pub(crate) const NAMES: [&str; 17] = [
+pub(crate) const NAMES: [&str; 18] = [
     "scenario",
     "topology",
     "threads",
@@ -25,6 +25,7 @@ pub(crate) const NAMES: [&str; 17] = [
     "stddev",
     "significant",
     "cpu",
+    "cpuop",
 ];
 
 /// The columns of the latency-detail table under the compact Markdown table.
@@ -237,6 +238,7 @@ fn headers(report: &Report) -> Vec<String> {
         "± stddev",
         "significant",
         "client CPU",
+        "CPU µs/op: client / servers",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -262,7 +264,7 @@ fn row_cells(row: &Row) -> Vec<String> {
             Some(_) => "not run".into(),
             None => "not measured".into(),
         });
-        cells.resize(17, dash());
+        cells.resize(NAMES.len(), dash());
         if row.not_run.is_some() {
             cells[12] = "NOT RUN".into();
         }
@@ -304,7 +306,18 @@ fn row_cells(row: &Row) -> Vec<String> {
             None if row.client_bound => "CLIENT-BOUND".into(),
             None => dash(),
         },
+        cpu_per_op_cell(row),
     ]
+}
+
+/// `42 / 310`: the client's and the servers' CPU µs per operation; "not reported" for servers
+/// not measured (containers, servers elsewhere).
+fn cpu_per_op_cell(row: &Row) -> String {
+    let client = row.cpu_us_per_op.map_or("—".into(), fmt_num);
+    let servers = row
+        .server_cpu_us_per_op
+        .map_or("not reported".into(), fmt_num);
+    format!("{client} / {servers}")
 }
 
 /// The validity cell of a measured row: `valid`, or the verdict in capitals.

@@ -2,7 +2,7 @@
 //! a PNG beside each, and the timeline charts of degraded and invalid cells.
 
 use super::render::{chart_links, render, render_markdown};
-use super::{Columns, Format, build_from, charts, html, png, sweep, timeline, with_not_run};
+use super::{Columns, Format, charts, html, png, sweep, timeline};
 use super::{sweep_topology, topology_label};
 use crate::experiment::model::{CellFile, SweepFile};
 use crate::experiment::results::{ExperimentDir, ResultsError};
@@ -96,11 +96,19 @@ pub(crate) fn write_files(
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
-    let rep = with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&sweeps);
+    let rep = super::build(dir)?;
     write_timelines(dir, &cells, false)?;
     if rep.rows.iter().any(|r| r.repeats > 0) {
         write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
         write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
+    }
+    if let Some(c) = &rep.ceiling {
+        let where_ = super::where_lines(&rep);
+        for scenario in super::ceiling::scenarios(c) {
+            if let Some(chart) = charts::ceiling(c, scenario, &where_, rep.standin()) {
+                write_chart(dir, &super::ceiling::chart_stem(scenario), &chart?.svg)?;
+            }
+        }
     }
     for (label, sweep) in &sweeps {
         let facts = sweep_topology(&rep, sweep);

@@ -10,8 +10,10 @@
 //! "stops paying" only when the larger topology is not faster at all; anything else is "not
 //! significantly different" (NEWCOMER-2 #12).
 
+use super::ceiling::CeilingPart;
 use super::stats::{self, Comparison, Difference};
 use super::{Report, Row};
+use crate::experiment::ceiling::search::thousands;
 use crate::experiment::model::SweepFile;
 use crate::measure::validity::Verdict;
 
@@ -33,6 +35,9 @@ pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<Stri
     let compares = sweeps.is_empty() || report.rows.iter().any(|r| r.repeats > 0);
     for s in scenarios.into_iter().filter(|_| compares) {
         let rows: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == s).collect();
+        if let Some(c) = &report.ceiling {
+            out.extend(ceiling_sentences(c, s, &report.baseline, &rows));
+        }
         out.extend(scenario_sentences(report, s, &rows));
     }
     for (_, sweep) in sweeps {
@@ -45,6 +50,34 @@ pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<Stri
     if let (false, Some(c)) = (out.is_empty(), &report.capacity) {
         out.push(c.clone());
     }
+    out
+}
+
+/// A `compare --ceiling` scenario in ceiling terms: what each topology sustains at the bound
+/// (its ratio to the baseline's ceiling), then the ratio taken apart.
+fn ceiling_sentences(c: &CeilingPart, scenario: &str, base: &str, rows: &[&Row]) -> Vec<String> {
+    let said: Vec<String> = (c.cells.iter())
+        .filter(|x| x.scenario == scenario)
+        .map(|x| {
+            let ratio = (rows.iter())
+                .find(|r| r.topology == x.topology && x.topology != base)
+                .and_then(|r| r.vs_baseline);
+            match (x.ceiling, ratio) {
+                (Some(v), Some(r)) => format!("{} {} ({r:.2}×)", x.topology, thousands(v)),
+                (Some(v), None) => format!("{} sustains {} ops/s", x.topology, thousands(v)),
+                (None, _) => format!("{} has no ceiling ({})", x.topology, x.finding),
+            }
+        })
+        .collect();
+    if said.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!("{scenario} at {}: {}.", c.bounds, said.join("; "))];
+    out.extend(
+        (c.decomposed.iter())
+            .filter(|d| d.scenario == scenario)
+            .map(|d| format!("{}.", d.sentence())),
+    );
     out
 }
 

@@ -111,6 +111,7 @@ pub(crate) fn page(p: &Page) -> String {
     found_section(&mut out, r);
     if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
         results_section(&mut out, r);
+        ceiling_section(&mut out, r);
         validity_section(&mut out, r);
         timelines_section(&mut out, p);
     }
@@ -179,6 +180,45 @@ fn results_section(out: &mut String, r: &Report) {
     out.push_str("<details class=\"wide\"><summary>Every column</summary>\n");
     results_table(out, r, "wide", &Columns::Wide);
     out.push_str("</details>\n");
+}
+
+/// `compare --ceiling`: the ceilings' table, the ratio taken apart and one chart per scenario
+/// of intended latency against the offered rate.
+fn ceiling_section(out: &mut String, r: &Report) {
+    let Some(c) = &r.ceiling else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h2 id=\"ceilings\">Ceilings</h2>\n<p>{}</p>",
+        esc(&c.title())
+    );
+    out.push_str("<div class=\"scroll\"><table class=\"ceilings\">\n<thead><tr>");
+    for h in super::ceiling::CeilingPart::HEADERS {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for cell in &c.cells {
+        out.push_str("<tr>");
+        for f in cell.fields() {
+            let _ = write!(out, "<td>{}</td>", esc(&f));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n<ul class=\"notes\">\n");
+    for d in &c.decomposed {
+        let _ = writeln!(out, "<li>{}</li>", esc(&d.sentence()));
+    }
+    out.push_str("</ul>\n");
+    let where_ = super::where_lines(r);
+    for scenario in super::ceiling::scenarios(c) {
+        if let Some(chart) = charts::ceiling(c, scenario, &where_, r.standin()) {
+            let caption = format!(
+                "{scenario}: intended latency by offered rate, one line per topology (also ceiling-{scenario}.svg / .png)."
+            );
+            figure(out, &format!("chart-ceiling-{scenario}"), chart, &caption);
+        }
+    }
 }
 
 /// One table of the report's rows with these columns, a row class per verdict.

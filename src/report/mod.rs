@@ -103,6 +103,8 @@ pub struct Row {
     pub client_cpu: Option<f64>,
     /// Client CPU µs per operation (mean).
     pub cpu_us_per_op: Option<f64>,
+    /// Server CPU µs per operation, every member measured summed (mean); `None`: not reported.
+    pub server_cpu_us_per_op: Option<f64>,
     /// The client, not the server, was probably the bottleneck.
     pub client_bound: bool,
     /// Measured against the stand-in.
@@ -139,6 +141,12 @@ pub struct Report {
     pub capacity: Option<String>,
     /// "What this experiment found", one sentence each ([`found::found`]).
     pub found: Vec<String>,
+    /// Where the CPU went and whether client and servers shared cores ([`cpu_line`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// `compare --ceiling`: the bound, each cell's search and the ratio taken apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<ceiling::CeilingPart>,
 }
 
 /// What a reader needs to know about a topology to read its figures: the name it is shown by,
@@ -169,7 +177,13 @@ impl Report {
 pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    Ok(with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps()))
+    let mut report = with_not_run(build_from(&config, &cells), &dir.not_run());
+    report.ceiling = ceiling::CeilingPart::of(
+        &crate::experiment::ceiling::stored(dir),
+        &report.rows,
+        &report.baseline,
+    );
+    Ok(report.with_found(&dir.sweeps()))
 }
 
 /// Marks the rows of cells that were not run (a dead member; `docs/result-schema.md`, "Cells
@@ -284,6 +298,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             };
             let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
             let cpu_us_per_op = mean_of(group.iter().map(|c| c.summary.cpu_us_per_op()));
+            let server_cpu_us_per_op =
+                mean_of(group.iter().map(|c| c.summary.server_cpu_us_per_op()));
             let near_ceiling = match (config.client_ceiling, mean_tp) {
                 (Some(ceiling), Some(tp)) if ceiling > 0.0 => tp >= ceiling * CLIENT_BOUND_CEILING,
                 _ => false,
@@ -331,6 +347,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 baseline_verdict,
                 client_cpu,
                 cpu_us_per_op,
+                server_cpu_us_per_op,
                 client_bound,
                 standin,
                 not_run: None,
@@ -359,8 +376,37 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         capacity: any_standin
             .then(|| capacity::sentence(&config.command.extra_mongod_args, config.host.cpu_count)),
         found: Vec::new(),
+        cpu: cpu_line(cells, config.host.cpu_count),
+        ceiling: None,
     }
     .with_found(&[])
+}
+
+/// Whether the client and the servers shared this machine's cores, and the CPU sets a topology
+/// pinned them to: on one box that decides the comparison (README, "Results you can trust").
+/// `None` when no server member's CPU was measured here (containers, servers elsewhere).
+fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
+    if !cells.iter().any(|c| c.summary.server_cpu_s.is_some()) {
+        return None;
+    }
+    let mut pinned: Vec<String> = Vec::new();
+    for plan in cells.iter().filter_map(|c| c.topology.as_ref()) {
+        let sets: Vec<String> = (plan.members.iter())
+            .filter_map(|m| Some(format!("{} {}", m.name, m.cpuset.as_ref()?)))
+            .chain(plan.client_cpuset.iter().map(|c| format!("client {c}")))
+            .collect();
+        let line = format!("{}: {}", plan.name, sets.join(", "));
+        if !sets.is_empty() && !pinned.contains(&line) {
+            pinned.push(line);
+        }
+    }
+    let how = match pinned.is_empty() {
+        true => "no CPU sets: each took cores from the others".to_string(),
+        false => format!("CPU sets {}", pinned.join("; ")),
+    };
+    Some(format!(
+        "CPU: the client and the servers shared this machine's {cores} cores ({how}); client and server CPU µs per operation are in the wide table (--wide) and the CSV."
+    ))
 }
 
 impl Report {
@@ -607,6 +653,7 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         // The compact table's `*` has no room for it (NEWCOMER-2 #45).
         lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
     }
+    lines.extend(report.cpu.clone());
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
         lines.extend(report.capacity.clone());
@@ -719,6 +766,7 @@ pub(crate) mod tests {
                 errors: 0,
                 client_cpu_s: Some(2.0),
                 client_cores: Some(2),
+                server_cpu_s: None,
                 standin: false,
                 server_version: Some("7.0.0".into()),
                 write_concern: None,

@@ -3,7 +3,7 @@
 
 use super::columns::Columns;
 use super::html;
-use super::{Format, Report, build_from, footer, where_lines, with_not_run};
+use super::{Format, Report, footer, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// Renders a report in the requested format.
@@ -42,8 +42,7 @@ pub(crate) fn render_dir(
 ) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let report =
-        with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps());
+    let report = super::build(dir)?;
     Ok(match format {
         Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
         Format::Html => html::page(&html::Page {
@@ -83,6 +82,14 @@ pub(crate) fn chart_links(
             alt: "Latency percentiles of the main operation".into(),
         });
     }
+    if let Some(c) = &report.ceiling {
+        for scenario in super::ceiling::scenarios(c) {
+            out.push(ChartLink {
+                file: format!("{}.svg", super::ceiling::chart_stem(scenario)),
+                alt: format!("{scenario}: intended latency by offered rate"),
+            });
+        }
+    }
     for (label, s) in sweeps {
         out.push(ChartLink {
             file: format!("sweep-{label}.svg"),
@@ -111,6 +118,9 @@ fn render_table(report: &Report, columns: &Columns) -> String {
     out.push_str(&format!("Experiment {}\n", report.experiment));
     out.push_str(&table.to_string());
     out.push('\n');
+    if let Some(c) = &report.ceiling {
+        out.push_str(&c.table());
+    }
     if !report.found.is_empty() {
         out.push_str("What this experiment found:\n");
         for f in &report.found {
@@ -149,6 +159,9 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
         out.push('\n');
     }
     markdown_table(&mut out, report, columns);
+    if let Some(c) = &report.ceiling {
+        markdown_ceilings(&mut out, c);
+    }
     if *columns == Columns::Compact {
         out.push_str("#### Latency detail\n\n");
         markdown_table(&mut out, report, &Columns::latency_detail());
@@ -187,6 +200,46 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
     out.push('\n');
 }
 
+/// A row's ceiling columns: intended p99 (µs), threads, steps, and why the next step failed
+/// (or why there is no ceiling).
+fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 4] {
+    let Some(cell) =
+        (c.cells.iter()).find(|x| x.scenario == row.scenario && x.topology == row.topology)
+    else {
+        return Default::default();
+    };
+    [
+        cell.p99_us.map(|p| p.to_string()).unwrap_or_default(),
+        cell.threads.map(|t| t.to_string()).unwrap_or_default(),
+        cell.steps.to_string(),
+        match cell.ceiling {
+            Some(_) => cell.next_failure.clone().unwrap_or_default(),
+            None => cell.finding.clone(),
+        },
+    ]
+}
+
+/// The ceilings' table and the ratio taken apart (`compare --ceiling`).
+fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
+    out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
+    out.push_str(&format!(
+        "| {} |\n",
+        super::ceiling::CeilingPart::HEADERS.join(" | ")
+    ));
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+    for cell in &c.cells {
+        let fields: Vec<String> = cell.fields().iter().map(|f| md_escape(f)).collect();
+        out.push_str(&format!("| {} |\n", fields.join(" | ")));
+    }
+    out.push('\n');
+    for d in &c.decomposed {
+        out.push_str(&format!("- {}\n", md_escape(&d.sentence())));
+    }
+    if !c.decomposed.is_empty() {
+        out.push('\n');
+    }
+}
+
 pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -201,10 +254,17 @@ fn opt(v: Option<f64>) -> String {
 
 /// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
-pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound,server_cpu_us_per_op";
+
+/// The columns a `compare --ceiling` adds to the CSV (its throughput columns are the ceilings).
+const CSV_CEILING_HEADER: &str =
+    ",ceiling_intended_p99_us,ceiling_threads,ceiling_steps,ceiling_next_failure";
 
 fn render_csv(report: &Report) -> String {
     let mut out = String::from(CSV_HEADER);
+    if report.ceiling.is_some() {
+        out.push_str(CSV_CEILING_HEADER);
+    }
     out.push('\n');
     for row in &report.rows {
         let lat = row.latency.clone();
@@ -241,8 +301,12 @@ fn render_csv(report: &Report) -> String {
             opt(row.client_cpu),
             opt(row.cpu_us_per_op),
             row.client_bound.to_string(),
+            opt(row.server_cpu_us_per_op),
         ];
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        let mut line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        if let Some(c) = &report.ceiling {
+            line.extend(ceiling_csv(c, row).iter().map(|f| csv_field(f)));
+        }
         out.push_str(&line.join(","));
         out.push('\n');
     }

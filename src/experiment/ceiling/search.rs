@@ -1,8 +1,6 @@
 //! The pure half of the ceiling search: the latency bound, the judgement of one step, and which
-//! rate to offer next (README, "Glossary": ceiling, bound). The driver in `ceiling::mod` runs the
+//! rate to offer next (README, "Glossary": ceiling, bound). The driver in `ceiling::driver` runs the
 //! steps; everything here is decided from numbers, so it is tested on fixed inputs.
-
-use serde::{Deserialize, Serialize};
 
 /// An achieved rate below this share of the offered one means the server did not keep up.
 pub(crate) const ACHIEVED_SHARE: f64 = 0.95;
@@ -13,66 +11,7 @@ const GROWTH: f64 = 1.5;
 /// At most this many climbing, descending and bisecting steps (confirmations come on top).
 pub(crate) const MAX_STEPS: usize = 24;
 
-/// One latency bound: a quantile of the intended latency and its limit (`p99=10ms`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Bound {
-    /// As given, `p99`, `p99.9`.
-    pub name: String,
-    /// The quantile, 0.99.
-    pub quantile: f64,
-    /// The limit in microseconds.
-    pub limit_us: u64,
-}
-
-impl Bound {
-    /// Reads `--slo`: `p99=10ms`, several comma-separated (all must hold).
-    pub(crate) fn parse_list(text: &str) -> Result<Vec<Bound>, String> {
-        let bounds = text
-            .split(',')
-            .map(|one| Bound::parse(one.trim()))
-            .collect::<Result<Vec<_>, _>>()?;
-        if bounds.is_empty() {
-            return Err(format!("{text:?}: give a bound such as p99=10ms"));
-        }
-        Ok(bounds)
-    }
-
-    fn parse(text: &str) -> Result<Bound, String> {
-        let bad =
-            |why: &str| format!("{text:?}: {why} (expected e.g. p99=10ms, p95=5ms, p99.9=50ms)");
-        let (name, limit) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
-        let percent: f64 = name
-            .trim()
-            .strip_prefix('p')
-            .and_then(|p| p.parse().ok())
-            .filter(|p: &f64| *p > 0.0 && *p < 100.0)
-            .ok_or_else(|| bad("a percentile between p0 and p100 is expected"))?;
-        let limit = humantime::parse_duration(limit.trim()).map_err(|e| bad(&e.to_string()))?;
-        let limit_us = u64::try_from(limit.as_micros()).unwrap_or(u64::MAX);
-        if limit_us == 0 {
-            return Err(bad("the limit must be at least 1 µs"));
-        }
-        Ok(Bound {
-            name: name.trim().to_string(),
-            quantile: percent / 100.0,
-            limit_us,
-        })
-    }
-
-    /// `p99 ≤ 10 ms`.
-    pub(crate) fn shown(&self) -> String {
-        format!("{} ≤ {}", self.name, micros(self.limit_us))
-    }
-}
-
-/// A latency in the unit a reader takes in at a glance: `850 µs`, `12.4 ms`, `1.20 s`.
-pub(crate) fn micros(us: u64) -> String {
-    match us {
-        u if u < 1_000 => format!("{u} µs"),
-        u if u < 1_000_000 => format!("{:.1} ms", u as f64 / 1e3),
-        u => format!("{:.2} s", u as f64 / 1e6),
-    }
-}
+pub(crate) use crate::experiment::slo::{Bound, micros};
 
 /// What one step measured, as the judgement needs it.
 #[derive(Debug, Clone, Default)]
