@@ -193,6 +193,41 @@ fn compare_ceiling_writes_the_table_the_ratio_taken_apart_and_the_charts() {
         }
         assert!(dir.join(format!("cells/{t}/S5-r2.json")).is_file(), "{t}");
     }
+    // Server CPU: every member of microshard-2 measured, summed into the cell's figure, and
+    // per operation in the report beside the client's.
+    let cell: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("cells/microshard-2/S5-r1.json")).expect("cell"),
+    )
+    .expect("parses");
+    let members = cell["result"]["host_load"]["server_cpu_us"]
+        .as_object()
+        .expect("each member's CPU");
+    assert!(members.len() >= 4, "mongos, 2 shards, config: {members:?}");
+    let summed: u64 = members.values().filter_map(|v| v.as_u64()).sum();
+    let server_s = cell["summary"]["server_cpu_s"].as_f64().unwrap_or(0.0);
+    assert!(server_s > 0.0, "{cell}");
+    assert!(
+        (server_s - summed as f64 / 1e6).abs() < 1e-6,
+        "{server_s} vs {summed}"
+    );
+    let csv = std::fs::read_to_string(dir.join("report.csv")).expect("csv");
+    let column = csv
+        .lines()
+        .next()
+        .and_then(|h| h.split(',').position(|c| c == "server_cpu_us_per_op"))
+        .expect("a server CPU column");
+    for line in csv.lines().skip(1) {
+        let per_op: f64 = line
+            .split(',')
+            .nth(column)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        assert!(per_op > 0.0, "{line}");
+    }
+    assert!(
+        all.contains("CPU: the client and the servers shared this machine's"),
+        "{all}"
+    );
     let single_s5 = ceiling_of(&dir, "single", "S5");
     let two_s5 = ceiling_of(&dir, "microshard-2", "S5");
     assert!(

@@ -86,18 +86,21 @@ pub(crate) async fn find<L: Lab>(
         if let Some(end) = climb_and_bisect(lab, on, record, &mut state, cancel, progress).await? {
             return Ok(ended(end));
         }
+        if let Some(limited) = state.client_limited(on.spec.max_threads) {
+            return Ok(ended(limited));
+        }
         let Some(found) = state.search.pass() else {
-            let why = state.lowest_failure.map(|(_, w)| w).unwrap_or_default();
+            let why = state.lowest_failure.map(|f| f.why).unwrap_or_default();
             return Ok(ended(Outcome::NoRateMetBound {
                 lowest: state.rate,
                 why,
             }));
         };
-        let next_failure = state.lowest_failure.as_ref().map(|(_, w)| w.clone());
+        let next_failure = state.lowest_failure.as_ref().map(|f| f.why.clone());
         match confirm(lab, on, record, found, next_failure, cancel, progress).await? {
             Err(why) if state.steps_left > 0 => {
                 // Not confirmed: the rate failed after all, and the search goes on below it.
-                state.failed(found, why);
+                state.failed(found, why, threads_for(found, &on.spec.bounds));
                 if let Some(r) = state.search.next() {
                     state.rate = r;
                 }
@@ -114,25 +117,47 @@ pub(crate) async fn find<L: Lab>(
 }
 
 /// The search between its steps: where it stands, the rate to offer next, the lowest failure
-/// (and why) and how many steps it may still take.
+/// and how many steps it may still take.
 struct SearchState {
     search: Search,
     rate: f64,
-    lowest_failure: Option<(f64, String)>,
+    lowest_failure: Option<Failure>,
     steps_left: usize,
 }
 
+/// A rate that failed: why, and the client threads the rate needed at the bound.
+struct Failure {
+    rate: f64,
+    why: String,
+    wanted: u32,
+}
+
 impl SearchState {
-    fn failed(&mut self, rate: f64, why: String) {
+    fn failed(&mut self, rate: f64, why: String, wanted: u32) {
         self.search.record(rate, false);
-        if self.lowest_failure.as_ref().is_none_or(|(r, _)| rate <= *r) {
-            self.lowest_failure = Some((rate, why));
+        if self.lowest_failure.as_ref().is_none_or(|f| rate <= f.rate) {
+            self.lowest_failure = Some(Failure { rate, why, wanted });
         }
+    }
+
+    /// When the search has converged on a failure whose rate needed more threads than `cap`, it
+    /// cannot tell the server's limit from the client's: the client could not offer that rate,
+    /// and what passed below it is only a lower bound. A capped step that failed above a lower
+    /// failure says nothing of the client: the server failed first.
+    fn client_limited(&self, cap: u32) -> Option<Outcome> {
+        let f = self.lowest_failure.as_ref().filter(|f| f.wanted > cap)?;
+        Some(Outcome::ClientLimited {
+            rate: f.rate,
+            lower_bound: self.search.pass(),
+            why: format!(
+                "the rate needs about {} threads at the bound, --max-threads is {cap}; the step: {}",
+                f.wanted, f.why
+            ),
+        })
     }
 }
 
-/// Offers rates until the search has converged (`None`), or ends it: Ctrl-C, or a rate the
-/// client could not offer.
+/// Offers rates until the search has converged (`None`), or ends it on Ctrl-C.
 async fn climb_and_bisect<L: Lab>(
     lab: &mut L,
     on: &SearchOn<'_>,
@@ -158,16 +183,7 @@ async fn climb_and_bisect<L: Lab>(
         let kind = (StepKind::Search, Some(rate), wanted.min(cap));
         let (s, _) = step(lab, on, record, kind, cancel, progress).await?;
         match s.failed {
-            Some(why) if wanted > cap => {
-                return Ok(Some(Outcome::ClientLimited {
-                    rate,
-                    lower_bound: state.search.pass(),
-                    why: format!(
-                        "the rate needs about {wanted} threads at the bound, --max-threads is {cap}; the step: {why}"
-                    ),
-                }));
-            }
-            Some(why) => state.failed(rate, why),
+            Some(why) => state.failed(rate, why, wanted),
             None => state.search.record(rate, true),
         }
         match state.search.next() {

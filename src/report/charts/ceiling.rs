@@ -18,10 +18,11 @@ pub fn ceiling(
     if cells.is_empty() {
         return None;
     }
-    let limit = part.drawn.as_ref().map(|b| b.limit_us as f64);
+    // Milliseconds: the unit bounds are given in.
+    let limit = part.drawn.as_ref().map(|b| ms(b.limit_us));
     let points = || cells.iter().flat_map(|c| c.points.iter());
     let xmax = points().map(|p| p.0).fold(1.0, f64::max) * 1.08;
-    let ys = points().map(|p| p.1.max(1) as f64).chain(limit);
+    let ys = points().map(|p| ms(p.1)).chain(limit);
     let (ylo, yhi) = ys.fold((f64::MAX, 1.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (ylo, yhi) = (ylo / 1.5, yhi * 1.5);
     let mut legend: Vec<LegendEntry> = (cells.iter().enumerate())
@@ -30,7 +31,10 @@ pub fn ceiling(
     if let Some(b) = &part.drawn {
         legend.push(entry(Swatch::Dashed, format!("the bound: {}", b.shown())));
     }
-    legend.push(entry(Swatch::Knee, "the ceiling found"));
+    legend.push(entry(
+        Swatch::Circle,
+        "the ceiling (ringed): achieved rate and intended p99 of its confirmations",
+    ));
     let notes = vec![format!(
         "Each point is one step of the search: a rate offered for {:.0} s (open loop) and the intended latency at the bound's percentile, measured from each operation's planned start (coordinated omission corrected). Filled: the step sustained its rate within the bound; hollow: it did not (why is in the ceiling table).",
         part.step_s
@@ -43,12 +47,12 @@ pub fn ceiling(
         x_label_h: 12 + line_height(TICK_SIZE) + line_height(LABEL_SIZE) + 8,
     };
     let quantile = part.drawn.as_ref().map_or("p99", |b| b.name.as_str());
-    let y_name = format!("intended {quantile} (log scale)");
+    let y_name = format!("intended {quantile}, ms (log scale)");
     Some(compose("ceiling", &layout, |root, area| {
         let ranges = (0f64..xmax, (ylo..yhi).log_scale());
         let chart = axes(area, layout.x_label_h, ranges, &y_name, false)?;
         let plot = rect_of(chart.plotting_area().get_pixel_range());
-        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.max(1.0)));
+        let px = |x: f64, y: f64| chart.backend_coord(&(x, y.max(ylo)));
         if let Some(l) = limit {
             let (_, y) = px(0.0, l);
             let rule = DashedPathElement::new(
@@ -83,10 +87,20 @@ fn cell_line(
     px: &dyn Fn(f64, f64) -> (i32, i32),
 ) -> Result<(), String> {
     let mut steps = c.points.clone();
-    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let line: Vec<(i32, i32)> = steps.iter().map(|p| px(p.0, p.1 as f64)).collect();
-    drawn(root.draw(&PathElement::new(line.clone(), color.stroke_width(2))))?;
-    for (p, &xy) in steps.iter().zip(&line) {
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // The line goes through the worst latency at each rate (a rate measured again, a
+    // confirmation, is one point of the curve); every step is drawn.
+    let mut line: Vec<(f64, u64)> = Vec::new();
+    for p in &steps {
+        match line.last_mut() {
+            Some(last) if last.0 == p.0 => last.1 = last.1.max(p.1),
+            _ => line.push((p.0, p.1)),
+        }
+    }
+    let line: Vec<(i32, i32)> = line.iter().map(|p| px(p.0, ms(p.1))).collect();
+    drawn(root.draw(&PathElement::new(line, color.stroke_width(2))))?;
+    for p in &steps {
+        let xy = px(p.0, ms(p.1));
         if p.2 {
             drawn(root.draw(&Circle::new(xy, 5, color.filled())))?;
         } else {
@@ -94,17 +108,16 @@ fn cell_line(
             drawn(root.draw(&Circle::new(xy, 5, color.stroke_width(2))))?;
         }
     }
-    let at_ceiling = c.ceiling.and_then(|_| {
-        steps
-            .iter()
-            .filter(|p| p.2)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-    });
-    if let Some(p) = at_ceiling {
-        let xy = px(p.0, p.1 as f64);
-        drawn(root.draw(&Circle::new(xy, 10, palette(2).stroke_width(3))))?;
+    if let (Some(rate), Some(p99)) = (c.ceiling, c.p99_us) {
+        let xy = px(rate, ms(p99));
+        drawn(root.draw(&Circle::new(xy, 10, BLACK.stroke_width(2))))?;
     }
     Ok(())
+}
+
+/// Microseconds as milliseconds.
+fn ms(us: u64) -> f64 {
+    us.max(1) as f64 / 1e3
 }
 
 /// The offered-rate axis: five round ticks from 0, labelled in human numbers.
