@@ -95,6 +95,10 @@ pub struct Row {
     pub errors: u64,
     /// The worst verdict over the row's repetitions, with every reason.
     pub validity: Validity,
+    /// The row's one word, as every format says it: `valid`, `degraded`, `invalid`, or, with no
+    /// repetition measured, `not run` (a reason in `not_run`) or `not measured` (README,
+    /// "Glossary").
+    pub verdict: String,
     /// The baseline's figure for this scenario is degraded or invalid: the ratio says so.
     pub baseline_not_valid: bool,
     /// The baseline's worst verdict for this scenario (the word the ratio's mark uses).
@@ -201,6 +205,9 @@ pub(crate) fn with_not_run(mut report: Report, not_run: &[NotRun]) -> Report {
             .find(|r| r.scenario == n.cell.scenario && r.topology == topology)
         {
             row.not_run = Some(n.reason.clone());
+            if row.repeats == 0 {
+                row.verdict = "not run".into();
+            }
         }
         if !report.validity_notes.contains(&note) {
             report.validity_notes.push(note);
@@ -342,6 +349,10 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 main_op: group.last().map(|c| c.summary.main_op.clone()),
                 latency: merged_latency(&group),
                 errors,
+                verdict: match group.is_empty() {
+                    true => "not measured".into(),
+                    false => validity.verdict.to_string(),
+                },
                 validity,
                 baseline_not_valid: baseline_not_valid && *given != config.command.baseline,
                 baseline_verdict,

@@ -287,10 +287,7 @@ fn render_csv(report: &Report) -> String {
             opt(lat.as_ref().map(|l| l.p99)),
             opt(lat.as_ref().map(|l| l.p999)),
             row.errors.to_string(),
-            match (&row.not_run, row.repeats) {
-                (Some(_), 0) => "not run".to_string(),
-                _ => row.validity.verdict.to_string(),
-            },
+            row.verdict.clone(),
             opt(row.spread.map(|s| s.0)),
             opt(row.spread.map(|s| s.1)),
             opt(row.stddev),
