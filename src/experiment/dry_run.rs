@@ -189,6 +189,21 @@ fn scenario_lines(
             continue;
         };
         let threads = number(props, prop::THREADCOUNT.name, prop::THREADCOUNT.default);
+        if cmd.ceiling.is_some() {
+            // A search sets each step's rate, threads and length itself.
+            let what = match i {
+                0 => format!(
+                    "loads {} first, then its steps insert fresh keys",
+                    data_set(props)
+                ),
+                _ => "a run mix on the data loaded".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "scenario {name}: searched: {what}; the probe at {threads} thread(s)"
+            );
+            continue;
+        }
         if i == 0 {
             let _ = writeln!(
                 out,

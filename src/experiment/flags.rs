@@ -224,7 +224,8 @@ impl CompareCommand {
             extra_mongod_args: f.servers.mongod_args.clone(),
             image: f.image.clone(),
             base_port: f.servers.base_port,
-            duration_s: Some(f.duration.as_secs().max(1)),
+            // A search sets each step's length itself (`--step-duration`).
+            duration_s: (!f.ceiling).then(|| f.duration.as_secs().max(1)),
             threads: f.threads,
             sweep: f.sweep,
             sweep_threads: if f.sweep {
