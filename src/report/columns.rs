@@ -132,10 +132,11 @@ fn compact_headers(report: &Report) -> Vec<String> {
     [
         "scenario".to_string(),
         "topology".to_string(),
-        if report.repeat > 1 {
-            "ops/s (min–max)".to_string()
-        } else {
-            "ops/s".to_string()
+        match (report.ceiling.is_some(), report.repeat > 1) {
+            (true, true) => "ceiling ops/s (min–max)".to_string(),
+            (true, false) => "ceiling ops/s".to_string(),
+            (false, true) => "ops/s (min–max)".to_string(),
+            (false, false) => "ops/s".to_string(),
         },
         format!("× {}", report.baseline),
         "p99 µs".to_string(),
@@ -202,10 +203,10 @@ fn compact_cells(row: &Row) -> Vec<String> {
 
 /// What the compact table's marks mean (a line under it).
 pub(crate) fn compact_key(report: &Report) -> String {
-    let mut key = if report.repeat > 1 {
-        "ops/s: mean, (lowest–highest) over repetitions. ".to_string()
-    } else {
-        String::new()
+    let mut key = match (report.ceiling.is_some(), report.repeat > 1) {
+        (true, _) => "ceiling ops/s: each cell's ceiling, the mean achieved rate of its confirmations (lowest–highest); p99 µs: the main operation's latency in them. ".to_string(),
+        (false, true) => "ops/s: mean, (lowest–highest) over repetitions. ".to_string(),
+        (false, false) => String::new(),
     };
     key.push_str(&format!(
         "× {}: * significantly different (Welch's t-test, p < 0.05)",
