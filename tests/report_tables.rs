@@ -90,6 +90,7 @@ fn wide_shows_every_column_and_columns_picks_some() {
         "± stddev",
         "significant",
         "client CPU",
+        "CPU µs/op: client / servers",
     ];
     for format in ["table", "markdown"] {
         let text = stdout_of(dir.path(), &["--format", format, "--wide"]);
