@@ -62,6 +62,8 @@ fn a_dead_shard_skips_its_topology_and_resume_measures_what_is_missing() {
         .args(["--scenarios", "S1,S3,S5,S2", "--duration", "20s"])
         // 600 records at 400 ops/s: a load of 1.5 s, long enough not to be degraded as too short.
         .args(["--threads", "4", "--records", "600", "-p", "target=400"])
+        // The machine is shared: a busy host would degrade the cells this test wants valid.
+        .args(["-p", "microshard.busyhost=1"])
         .args(["--backend", "process", "--bin-dir", &root.bin_dir()])
         .arg("--out")
         .arg(&results);

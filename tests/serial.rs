@@ -12,8 +12,9 @@ mod reliability_docker_signals;
 mod topology_process;
 mod topology_replsets;
 
-// Faults whose bounds are measured in seconds: fail fast on a dead member, stalls.
+// Faults whose bounds are measured in seconds: fail fast on a dead member, stalls, elections.
 mod reliability_busy_host;
+mod reliability_election;
 mod reliability_failfast;
 
 // Scaling under the stand-in's capacity model.

@@ -201,9 +201,10 @@ impl MongoBinding {
         use super::probe::ProbeTarget;
         let admin = self.inner.client.database("admin");
         let mut out: Vec<ProbeTarget> = Vec::new();
-        let mut push = |name: String, address: String| {
+        let mut push = |name: String, address: String, set: Option<&str>| {
             if !out.iter().any(|t| t.address == address) {
-                out.push(ProbeTarget { name, address });
+                let set = set.map(String::from);
+                out.push(ProbeTarget { name, address, set });
             }
         };
         let hello = admin.run_command(doc! {"hello": 1}).await.ok();
@@ -223,14 +224,15 @@ impl MongoBinding {
             } else {
                 role.to_string()
             };
-            push(name, host.to_string());
+            let set = hello.as_ref().and_then(|h| h.get_str("setName").ok());
+            push(name, host.to_string(), set);
         }
         if let Some(h) = &hello
             && !is_mongos
             && let (Ok(set), Ok(hosts)) = (h.get_str("setName"), h.get_array("hosts"))
         {
             for (i, host) in hosts.iter().filter_map(|b| b.as_str()).enumerate() {
-                push(format!("{set}[{i}]"), host.to_string());
+                push(format!("{set}[{i}]"), host.to_string(), Some(set));
             }
         }
         if is_mongos
@@ -248,7 +250,8 @@ impl MongoBinding {
                     } else {
                         id.to_string()
                     };
-                    push(name, host.to_string());
+                    // The shard's name stands for its set: the reasons name the shard.
+                    push(name, host.to_string(), Some(id));
                 }
             }
         }

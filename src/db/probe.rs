@@ -1,8 +1,10 @@
 //! Liveness probes: every member of the topology (each shard member, config server, mongos, the
-//! single mongod) gets a `ping` on a connection of its own four times a second while a run goes
+//! single mongod) gets a `hello` on a connection of its own four times a second while a run goes
 //! on, one outstanding at a time, waited for until it would count as dead. A member that stops
 //! answering is what turns a normal-looking figure into an invalid one (`docs/reliability.md`,
-//! "Results that went wrong say so").
+//! "Results that went wrong say so"). `hello` costs what `ping` does (no lock, no storage
+//! ticket) and also says whether the member is its set's writable primary, so a set with no
+//! primary (an election) is told apart from a server that stalls while its primary stands.
 //!
 //! The probes run on a thread and runtime of their own, so a client saturating the benchmark
 //! runtime cannot delay them into false alarms.
@@ -21,6 +23,10 @@ pub struct ProbeTarget {
     pub name: String,
     /// `host:port` the probe connects to.
     pub address: String,
+    /// The replica set (shard) it is a member of, when it belongs to one: members of one set
+    /// are watched together for a primary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
 }
 
 impl ProbeTarget {
@@ -41,6 +47,10 @@ pub(crate) struct ProbeResult {
     pub done: Instant,
     /// Whether the member answered.
     pub answered: bool,
+    /// Whether its answer said it is a writable primary (`hello.isWritablePrimary`: a
+    /// primary, a mongos or a standalone; false for a secondary or a member of a set with no
+    /// primary).
+    pub writable: bool,
 }
 
 impl ProbeResult {
@@ -160,7 +170,7 @@ fn probe_thread(
     rt.shutdown_timeout(Duration::from_millis(500));
 }
 
-/// Pings `member` at `address` every `period`, each ping waited for up to `patience`.
+/// Sends `member` at `address` a `hello` every `period`, each waited for up to `patience`.
 async fn probe_member(
     member: usize,
     address: String,
@@ -187,18 +197,21 @@ async fn probe_member(
     loop {
         let sent = Instant::now();
         set_pending(Some(sent));
-        let ping = async {
+        let hello = async {
             match &client {
                 Some(c) => {
                     let admin = c.database("admin");
-                    let ping = admin.run_command(doc! {"ping": 1});
-                    matches!(tokio::time::timeout(patience, ping).await, Ok(Ok(_)))
+                    let hello = admin.run_command(doc! {"hello": 1});
+                    match tokio::time::timeout(patience, hello).await {
+                        Ok(Ok(reply)) => Some(reply.get_bool("isWritablePrimary").unwrap_or(false)),
+                        _ => None,
+                    }
                 }
-                None => false,
+                None => None,
             }
         };
-        let answered = tokio::select! {
-            a = ping => a,
+        let answer = tokio::select! {
+            a = hello => a,
             _ = stop.cancelled() => return,
         };
         let done = Instant::now();
@@ -207,7 +220,8 @@ async fn probe_member(
                 member,
                 sent,
                 done,
-                answered,
+                answered: answer.is_some(),
+                writable: answer == Some(true),
             });
             if let Some(p) = l.pending.get_mut(member) {
                 *p = None;
@@ -289,6 +303,7 @@ mod tests {
             sent,
             done,
             answered,
+            writable: answered,
         }
     }
 

@@ -109,6 +109,24 @@ pub(crate) fn watched_now(
         .collect()
 }
 
+/// The shard members a cell does not watch at its start (the secondaries). Their counters are
+/// read before the cell too, so a shard that fails over during it is read at its new primary
+/// from the start to the end of the cell (FIDELITY-3 N13), never as one member's counters
+/// before and another's after.
+pub(crate) fn standby_members(deployment: &Deployment, watched: &[Watched]) -> Vec<Watched> {
+    let Some(plan) = deployment.plan.as_ref() else {
+        return Vec::new();
+    };
+    plan.members_with(MemberRole::Shard)
+        .filter(|m| !watched.iter().any(|w| w.name == m.name))
+        .map(|m| Watched {
+            name: m.name.clone(),
+            role: "shard".into(),
+            uri: crate::cluster::direct_uri(&plan.dial_address(m)),
+        })
+        .collect()
+}
+
 /// What a cell starts with: the servers to watch and each shard's primary.
 pub(crate) async fn at_cell_start(
     deployment: &Deployment,

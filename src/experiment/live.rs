@@ -186,6 +186,12 @@ fn probe_targets(cluster: &crate::backend::RunningCluster) -> Vec<crate::db::pro
         .map(|m| crate::db::probe::ProbeTarget {
             name: m.name.clone(),
             address: m.address.clone(),
+            set: cluster
+                .plan
+                .members
+                .iter()
+                .find(|p| p.name == m.name)
+                .and_then(|p| p.replica_set.clone()),
         })
         .collect()
 }

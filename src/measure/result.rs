@@ -978,6 +978,13 @@ mod tests {
             member_outages: vec![outage.clone()],
             stalls: vec![outage.clone()],
             dead_member: Some(outage),
+            no_primary: vec![crate::measure::timeline::NoPrimary {
+                set: "sh0".into(),
+                from_s: 12.1,
+                duration_s: 10.8,
+                ongoing: false,
+                new_primary: Some("sh0-1 (localhost:41111)".into()),
+            }],
         };
         d.validity.server_stalls = Some(crate::measure::timeline::StallCount {
             count: 1,

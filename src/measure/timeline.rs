@@ -42,6 +42,30 @@ pub struct Outage {
     pub ongoing: bool,
 }
 
+/// A span in which a replica set (a shard) had no writable primary: an election, told by its
+/// members' `hello` answers (`docs/reliability.md`, "A set that failed over").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoPrimary {
+    /// The set (`sh0`).
+    pub set: String,
+    /// When it started, seconds into the run.
+    pub from_s: f64,
+    /// How long it lasted, seconds.
+    pub duration_s: f64,
+    /// Still without a primary when the run ended.
+    pub ongoing: bool,
+    /// The member primary after it (`name (host:port)`), when one was elected in the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_primary: Option<String>,
+}
+
+impl NoPrimary {
+    /// Whether it overlaps `o`.
+    fn overlaps(&self, o: &Outage) -> bool {
+        self.from_s < o.from_s + o.duration_s && o.from_s < self.from_s + self.duration_s
+    }
+}
+
 /// Everything watched while the run went on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
@@ -59,17 +83,21 @@ pub struct Timeline {
     /// The member whose silence of `microshard.deadseconds` ended the run early, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_member: Option<Outage>,
+    /// Spans in which a replica set had no primary (elections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_primary: Vec<NoPrimary>,
 }
 
 impl Timeline {
-    /// The stalls during which no probed member was silent: the server stalled while it kept
-    /// answering (a finding, not a broken measurement).
+    /// The stalls during which no probed member was silent and every set had a primary: the
+    /// server stalled while it kept answering (a finding, not a broken measurement).
     pub(crate) fn server_stalls(&self) -> impl Iterator<Item = &Outage> {
         self.stalls.iter().filter(|s| {
             !self
                 .member_outages
                 .iter()
                 .any(|o| o.from_s < s.from_s + s.duration_s && s.from_s < o.from_s + o.duration_s)
+                && !self.no_primary.iter().any(|n| n.overlaps(s))
         })
     }
 
@@ -94,6 +122,17 @@ impl Timeline {
         self.stalls.extend(other.stalls.iter().cloned());
         if self.dead_member.is_none() {
             self.dead_member = other.dead_member.clone();
+        }
+        // Every client watches the same sets: one election is kept once.
+        for n in &other.no_primary {
+            let seen = self.no_primary.iter().any(|m| {
+                m.set == n.set
+                    && m.from_s < n.from_s + n.duration_s + 1.0
+                    && n.from_s < m.from_s + m.duration_s + 1.0
+            });
+            if !seen {
+                self.no_primary.push(n.clone());
+            }
         }
         for p in &other.probed {
             if !self.probed.contains(p) {

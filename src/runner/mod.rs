@@ -17,6 +17,7 @@ pub enum Phase {
 pub(crate) mod affinity;
 mod client;
 pub(crate) mod command_line;
+mod election;
 mod exec;
 pub(crate) mod fanout;
 pub(crate) mod fdlimit;

@@ -95,6 +95,7 @@ fn stall_findings(e: &Evidence, v: &mut Validity) {
 pub(crate) fn assess(e: &Evidence) -> Validity {
     let mut v = Validity::valid();
     outage_findings(e, &mut v);
+    election_findings(e, &mut v);
     stall_findings(e, &mut v);
     let load_into_existing = duplicate_key_finding(e, &mut v);
     for reason in &e.stopped {
@@ -135,6 +136,28 @@ fn outage_findings(e: &Evidence, v: &mut Validity) {
                 seconds(o.duration_s)
             ));
         }
+    }
+}
+
+/// A set that had no primary (an election) makes the run invalid: the topology changed under it,
+/// and its operations waited or failed over to another member (`docs/reliability.md`, "A set
+/// that failed over"). A stall at the same time is the election's, not the server's.
+fn election_findings(e: &Evidence, v: &mut Validity) {
+    for n in &e.timeline.no_primary {
+        let span = if n.ongoing {
+            format!(
+                "from {} until the run ended {} later",
+                seconds(n.from_s),
+                seconds(n.duration_s)
+            )
+        } else {
+            format!("from {} for {}", seconds(n.from_s), seconds(n.duration_s))
+        };
+        let after = match &n.new_primary {
+            Some(p) => format!("; then {p} was its primary"),
+            None => String::new(),
+        };
+        v.invalid(format!("{} had no primary {span}: election{after}", n.set));
     }
 }
 
@@ -440,6 +463,37 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Invalid);
         assert_eq!(v.reasons.len(), 1, "{v:?}");
         assert!(v.server_stalls.is_none());
+    }
+
+    #[test]
+    fn a_set_without_a_primary_is_an_election_not_a_server_stall() {
+        let mut e = healthy();
+        e.timeline.probed = vec!["sh0 (localhost:1)".into(), "sh0-1 (localhost:2)".into()];
+        e.timeline.stalls = vec![stall(12.3, 10.4), stall(40.0, 2.5)];
+        e.timeline
+            .no_primary
+            .push(crate::measure::timeline::NoPrimary {
+                set: "sh0".into(),
+                from_s: 12.1,
+                duration_s: 10.8,
+                ongoing: false,
+                new_primary: Some("sh0-1 (localhost:2)".into()),
+            });
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Invalid);
+        assert_eq!(
+            v.reasons[0].message,
+            "sh0 had no primary from 12.1 s for 10.8 s: election; then sh0-1 (localhost:2) was its primary"
+        );
+        // The stall during the election is the election's; the later one, with a primary, is
+        // the server's (a checkpoint).
+        let stalls = v.server_stalls.expect("the later stall is counted");
+        assert_eq!((stalls.count, stalls.longest_s), (1, 2.5));
+        assert!(
+            v.summary().contains("the server stalled"),
+            "{}",
+            v.summary()
+        );
     }
 
     #[test]

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ClientProgress, TIMELINE_OPS};
+use super::election::{dead_member_note, no_primary_spans};
 use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
 use crate::events::{Event, Sink};
-use crate::measure::timeline::{Outage, Timeline, TimelineSecond, seconds};
+use crate::measure::timeline::{NoPrimary, Outage, Timeline, TimelineSecond, seconds};
 
 /// How often the watch looks at the counters and probes.
 const TICK: Duration = Duration::from_millis(250);
@@ -106,6 +107,7 @@ impl Watch {
             member_outages: Vec::new(),
             stalls: log.stalls,
             dead_member: log.dead,
+            no_primary: elections(&targets, &probes, self.start, end),
         };
         annotate_members(&mut timeline, &targets, &probes, self.start);
         for s in silences(&probes, end, self.stall_after) {
@@ -125,6 +127,28 @@ impl Watch {
             aborted: log.aborted,
         }
     }
+}
+
+/// The spans in which a probed set had no primary, in seconds into the run.
+fn elections(
+    targets: &[ProbeTarget],
+    probes: &ProbeLog,
+    start: Instant,
+    end: Instant,
+) -> Vec<NoPrimary> {
+    no_primary_spans(targets, probes)
+        .into_iter()
+        .map(|s| {
+            let until = s.until.unwrap_or(end);
+            NoPrimary {
+                set: s.set,
+                from_s: s.from.saturating_duration_since(start).as_secs_f64(),
+                duration_s: until.saturating_duration_since(s.from).as_secs_f64(),
+                ongoing: s.until.is_none(),
+                new_primary: s.after.and_then(|i| targets.get(i)).map(ProbeTarget::label),
+            }
+        })
+        .collect()
 }
 
 /// The probed members and the prober's shared log, as the watch task reads them.
@@ -182,6 +206,7 @@ async fn watch_loop(
         prev: ([0; TIMELINE_OPS.len()], [0; TIMELINE_OPS.len()]),
         current_second: 0,
         announced: vec![false; members],
+        without_primary: BTreeMap::new(),
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -196,6 +221,7 @@ async fn watch_loop(
         if let Some((targets, log)) = &probes {
             let snapshot = log.lock().map(|l| l.clone()).unwrap_or_default();
             state.watch_members(&setup, targets, &snapshot, now);
+            state.watch_primaries(&setup, targets, &snapshot);
         }
         if finished {
             break;
@@ -221,6 +247,8 @@ struct WatchState {
     prev: ([u64; TIMELINE_OPS.len()], [u64; TIMELINE_OPS.len()]),
     current_second: u32,
     announced: Vec<bool>,
+    /// Sets said to have no primary, with when that began.
+    without_primary: BTreeMap<String, Instant>,
 }
 
 impl WatchState {
@@ -331,7 +359,8 @@ impl WatchState {
                 continue;
             };
             if self.log.dead.is_none() {
-                self.declare_dead(setup, t, s.from, now);
+                let note = dead_member_note(targets, probes, i, s.from);
+                self.declare_dead(setup, t, s.from, now, note);
             }
         }
         // Stopped (its bound, Ctrl-C) while a member is silent: the clients waiting on it will
@@ -341,7 +370,43 @@ impl WatchState {
         }
     }
 
-    fn declare_dead(&mut self, setup: &WatchSetup, t: &ProbeTarget, from: Instant, now: Instant) {
+    /// Sets that lost their primary (an election) or have one again, said once each way.
+    fn watch_primaries(&mut self, setup: &WatchSetup, targets: &[ProbeTarget], probes: &ProbeLog) {
+        let at = |t: Instant| seconds(t.saturating_duration_since(setup.start).as_secs_f64());
+        for span in no_primary_spans(targets, probes) {
+            let said = self.without_primary.get(&span.set) == Some(&span.from);
+            match (span.until, said) {
+                (None, false) => {
+                    setup.events.event(Event::Finding(format!(
+                        "microshard: {} has no primary since {} (an election): the result will be invalid",
+                        span.set,
+                        at(span.from)
+                    )));
+                    self.without_primary.insert(span.set, span.from);
+                }
+                (Some(until), true) => {
+                    let who = span.after.and_then(|i| targets.get(i));
+                    setup.events.event(Event::Finding(format!(
+                        "microshard: {} has a primary again at {}: {}",
+                        span.set,
+                        at(until),
+                        who.map(ProbeTarget::label).unwrap_or_default()
+                    )));
+                    self.without_primary.remove(&span.set);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn declare_dead(
+        &mut self,
+        setup: &WatchSetup,
+        t: &ProbeTarget,
+        from: Instant,
+        now: Instant,
+        note: Option<String>,
+    ) {
         let silent_for = now.saturating_duration_since(from).as_secs_f64();
         let from_s = from.saturating_duration_since(setup.start).as_secs_f64();
         setup.events.event(Event::Finding(format!(
@@ -355,9 +420,10 @@ impl WatchState {
             duration_s: silent_for,
             ongoing: true,
         });
+        let note = note.map(|n| format!("; {n}")).unwrap_or_default();
         self.log.aborted.get_or_insert_with(|| {
             format!(
-                "ended early: {} was dead (silent for {} from {})",
+                "ended early: {} was dead (silent for {} from {}){note}",
                 t.label(),
                 seconds(silent_for),
                 seconds(from_s)

@@ -9,6 +9,8 @@ pub(crate) struct CmdError {
     pub code: i32,
     /// The human-readable message.
     pub msg: String,
+    /// `errorLabels` of the reply (`RetryableWriteError`, ...).
+    pub labels: Vec<&'static str>,
 }
 
 /// Declares the error codes once: each line gives the constant in [`code`], its number and
@@ -87,7 +89,13 @@ impl CmdError {
         CmdError {
             code,
             msg: msg.into(),
+            labels: Vec::new(),
         }
+    }
+    /// The same error carrying `label` in its reply's `errorLabels`.
+    pub(crate) fn labelled(mut self, label: &'static str) -> Self {
+        self.labels.push(label);
+        self
     }
     /// BadValue (2).
     pub(crate) fn bad_value(msg: impl Into<String>) -> Self {
@@ -119,12 +127,16 @@ impl CmdError {
     }
     /// The reply document for this error.
     pub(crate) fn to_doc(&self) -> Document {
-        doc! {
+        let mut d = doc! {
             "ok": 0.0,
             "errmsg": self.msg.clone(),
             "code": self.code,
             "codeName": code_name(self.code),
+        };
+        if !self.labels.is_empty() {
+            d.insert("errorLabels", self.labels.clone());
         }
+        d
     }
 }
 

@@ -68,6 +68,11 @@ pub struct StandinConfig {
     /// missed `w` within `wtimeout` answers, so tests see that a client counts it as a failure
     /// (`docs/mongodb-versions.md`, "Conformance").
     pub write_concern_error: bool,
+    /// Stand-in only: `--step-down [SET:]T/D` (milliseconds): T ms after the set's primary
+    /// answers its first query on a user database (so it falls in a run, however long bring-up
+    /// and load took), the primary steps down and the set has no primary for D ms; then another
+    /// member is primary. A failover as it looks from outside (`docs/reliability.md`).
+    pub step_down: Option<StepDown>,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -111,6 +116,7 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("election-winner", true, false),
     ("election-delay-ms", true, false),
     ("stall", true, true),
+    ("step-down", true, false),
 ];
 
 /// Flags without a value, by role.
@@ -236,6 +242,7 @@ impl StandinConfig {
             election_delay_ms: None,
             stall: None,
             write_concern_error: false,
+            step_down: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -353,6 +360,7 @@ impl StandinConfig {
             }
             "command-log" => self.command_log = Some(PathBuf::from(value)),
             "stall" => self.stall = Some(Stall::parse(&value)?),
+            "step-down" => self.step_down = Some(StepDown::parse(&value)?),
             _ => self.set_standin_value(name, &value, given)?,
         }
         Ok(())
@@ -519,6 +527,49 @@ impl Stall {
     }
 }
 
+/// A failover of a replica set (`--step-down [SET:]T/D`): its primary steps down `after_ms`
+/// after it answered its first query on a user database, and the set has no primary for
+/// `for_ms`; then the next member in the configuration is primary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepDown {
+    /// The set it applies to (`None`: the set of whichever node is given the flag), so one
+    /// `mongod_args` for every member of a topology can pick one shard.
+    pub set: Option<String>,
+    /// From the primary's first query to the step-down, ms.
+    pub after_ms: u64,
+    /// How long the set has no primary, ms.
+    pub for_ms: u64,
+}
+
+impl StepDown {
+    /// `[SET:]T/D` in milliseconds, `D > 0`.
+    fn parse(value: &str) -> Result<StepDown, StandinError> {
+        let (set, times) = match value.split_once(':') {
+            Some((s, t)) => (Some(s.to_string()).filter(|s| !s.is_empty()), t),
+            None => (None, value),
+        };
+        let parsed = times
+            .split_once('/')
+            .and_then(|(t, d)| Some((t.parse().ok()?, d.parse().ok()?)))
+            .filter(|&(_, d): &(u64, u64)| d > 0);
+        let (after_ms, for_ms) = parsed.ok_or_else(|| {
+            bad(format!(
+                "--step-down: '{value}' must be [SET:]T/D in milliseconds with D > 0 (the primary steps down T ms after its first query, for D ms)"
+            ))
+        })?;
+        Ok(StepDown {
+            set,
+            after_ms,
+            for_ms,
+        })
+    }
+
+    /// Whether it applies to replica set `set`.
+    pub(crate) fn applies_to(&self, set: &str) -> bool {
+        self.set.as_deref().is_none_or(|s| s == set)
+    }
+}
+
 /// Splits `rs/host:port,host:port` into the set name and hosts; real mongos requires the set name.
 pub(crate) fn parse_configdb(s: &str) -> Result<(String, Vec<String>), StandinError> {
     let Some((set, hosts)) = s.split_once('/') else {
@@ -592,5 +643,30 @@ mod tests {
         assert_eq!(c.set_parameters, vec![("a".to_string(), "b".to_string())]);
         assert_eq!(c.ceiling_ops_per_sec(), Some(16000.0));
         assert_eq!(c.argv[0], "mongod");
+    }
+
+    #[test]
+    fn step_down_names_its_set_or_takes_any() {
+        let c = StandinConfig::from_args(
+            Role::Mongod,
+            &args("--shardsvr --replSet sh0 --step-down sh0:8000/10000"),
+        )
+        .unwrap();
+        let s = c.step_down.unwrap();
+        assert_eq!((s.after_ms, s.for_ms), (8000, 10000));
+        assert!(s.applies_to("sh0") && !s.applies_to("cfg"));
+        let c = StandinConfig::from_args(Role::Mongod, &args("--step-down 0/500")).unwrap();
+        assert!(c.step_down.unwrap().applies_to("rs0"));
+        for bad in ["sh0:1/0", "1000", "a/b", "sh0:"] {
+            let line = format!("--step-down {bad}");
+            assert!(
+                StandinConfig::from_args(Role::Mongod, &args(&line)).is_err(),
+                "{bad} accepted"
+            );
+        }
+        assert!(
+            StandinConfig::from_args(Role::Mongos, &args("--configdb cfg/h:1 --step-down 1/1"))
+                .is_err()
+        );
     }
 }

@@ -17,10 +17,16 @@
 //!   MongoDB does at once. In a set of several members the initiating member tells the others the
 //!   configuration and the outcome of the first election, which takes `--election-delay-ms`
 //!   (default 1–2 s) and is won by `--election-winner N` or a random member other than member 0;
-//!   the others answer as SECONDARY with no data. There are no elections after that.
+//!   the others answer as SECONDARY with no data. The only later election is `--step-down
+//!   [SET:]T/D`'s: T ms after the primary's first query on a user database it steps down, the
+//!   set has no primary for D ms (`hello` names none, writes fail with NotWritablePrimary,
+//!   labelled `RetryableWriteError` for retryable writes), then the next member is primary.
 //! - mongos routes by its own 64-bit hash (not MongoDB's MD5-based one); hashed collections start
 //!   with 2 chunks per shard (7.0 behaviour, or `numInitialChunks`); nothing is ever split or migrated.
-//!   A command waits up to 2 s for the config server before failing with 133.
+//!   A command waits up to 2 s for the config server before failing with 133. Shards are
+//!   reached as replica sets (one member or several): an operation waits for a shard's primary
+//!   up to `defaultFindReplicaSetHostTimeoutMS` (15 s, or `--setParameter`), then fails with 133,
+//!   and is sent again (up to 3 times) when a member answers that it is no longer primary.
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.
@@ -93,7 +99,7 @@ mod wire;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-pub use config::{MAX_SERVICE_TIME_US, Stall, StandinConfig};
+pub use config::{MAX_SERVICE_TIME_US, Stall, StandinConfig, StepDown};
 
 /// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -279,3 +279,76 @@ async fn initiate_refuses_members_that_are_not_up_or_taken() {
         h.shutdown().await;
     }
 }
+
+/// The primary's `electionId`, waiting until `c`'s member is primary.
+async fn election_id(c: &Client) -> mongodb::bson::oid::ObjectId {
+    wait_primary(c).await.get_object_id("electionId").unwrap()
+}
+
+/// `--step-down T/D`: T after the primary's first query on a user database, no member is
+/// primary for D (`hello` names none; writes fail with NotWritablePrimary, labelled
+/// `RetryableWriteError` when retryable); then the next member is primary with a newer
+/// election id, which every member names and a replica-set driver writes to.
+#[tokio::test]
+async fn a_step_down_leaves_the_set_without_a_primary_then_elects_the_next_member() {
+    let flags = "--replSet fo --election-winner 0 --election-delay-ms 100 --step-down fo:300/1500";
+    let (a, ca) = member(flags).await;
+    let (b, cb) = member(flags).await;
+    let (c, cc) = member(flags).await;
+    let hosts = [a.host(), b.host(), c.host()];
+    initiate(&ca, "fo", &hosts).await.unwrap();
+    let first = election_id(&ca).await;
+    // Queries on the cluster's own databases do not start the clock; one on a user database does.
+    let coll = ca.database("d").collection::<Document>("c");
+    admin(&ca, doc! {"find": "system.version"}).await.ok();
+    coll.find_one(doc! {}).await.unwrap();
+    let started = Instant::now();
+    for cl in [&ca, &cb, &cc] {
+        let h = hello_until(cl, "the set never lost its primary", |h| {
+            !h.get_bool("isWritablePrimary").unwrap_or(true) && h.get("primary").is_none()
+        })
+        .await;
+        assert!(h.get_bool("secondary").unwrap(), "{h}");
+    }
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    let insert = doc! {"insert": "c", "documents": [{"_id": 1}], "txnNumber": 1_i64};
+    let e = ca.database("d").run_command(insert).await.unwrap_err();
+    assert_eq!(code_of(&e), Some(10107), "{e}");
+    assert!(e.contains_label("RetryableWriteError"), "{e}");
+    let plain = doc! {"insert": "c", "documents": [{"_id": 1}]};
+    let e = ca.database("d").run_command(plain).await.unwrap_err();
+    assert!(!e.contains_label("RetryableWriteError"), "{e}");
+    // Then member 1 is primary, with a newer term's election id, and the others say so.
+    let second = election_id(&cb).await;
+    assert!(second > first, "{second} after {first}");
+    for cl in [&ca, &cc] {
+        let h = hello_until(cl, "the new primary is not named", |h| {
+            h.get_str("primary").is_ok()
+        })
+        .await;
+        assert_eq!(h.get_str("primary").unwrap(), hosts[1]);
+        assert!(!h.get_bool("isWritablePrimary").unwrap());
+    }
+    let rs = Client::with_uri_str(format!(
+        "mongodb://{}/?replicaSet=fo&serverSelectionTimeoutMS=5000",
+        hosts[0]
+    ))
+    .await
+    .unwrap();
+    rs.database("d")
+        .collection::<Document>("c")
+        .insert_one(doc! {"_id": 2})
+        .await
+        .unwrap();
+    assert_eq!(
+        cb.database("d")
+            .collection::<Document>("c")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+    for h in [a, b, c] {
+        h.shutdown().await;
+    }
+}

@@ -5,6 +5,7 @@ use futures::TryStreamExt;
 use microshard_standin::Role;
 use mongodb::Client;
 use mongodb::bson::{Bson, Document, doc};
+use std::time::{Duration, Instant};
 
 async fn per_shard_counts(c: &Cluster) -> Vec<u64> {
     let mut out = Vec::new();
@@ -335,5 +336,36 @@ async fn default_rw_concern_is_refused_where_mongodb_refuses_it() {
             .unwrap();
         assert!(d.get_document("defaultWriteConcern").is_ok(), "{d}");
     }
+    c.shutdown().await;
+}
+
+/// While a shard has no primary (`--step-down`), mongos holds an operation for
+/// `defaultFindReplicaSetHostTimeoutMS` and then answers FailedToSatisfyReadPreference (133), as
+/// real mongos does; once the set has a primary again the same write goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mongos_holds_operations_while_a_shard_has_no_primary_then_answers_133() {
+    let c = Cluster::start(
+        1,
+        "--step-down 200/2500",
+        "--setParameter defaultFindReplicaSetHostTimeoutMS=800",
+    )
+    .await;
+    let db = c.client.database("ycsb");
+    // The shard's first query starts its clock.
+    db.collection::<Document>("usertable")
+        .find_one(doc! {})
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let insert = doc! {"insert": "usertable", "documents": [{"_id": "user1"}]};
+    let asked = Instant::now();
+    let e = db.run_command(insert.clone()).await.unwrap_err();
+    assert_eq!(code_of(&e), Some(133), "{e}");
+    assert!(
+        asked.elapsed() >= Duration::from_millis(700),
+        "held {:?}",
+        asked.elapsed()
+    );
+    wait_until(|| async { db.run_command(insert.clone()).await.is_ok() }).await;
     c.shutdown().await;
 }

@@ -274,6 +274,9 @@ pub(super) struct CellWatch {
     pub(super) primaries: BTreeMap<String, String>,
     /// Their counters before the cell.
     pub(super) before: Vec<Option<metrics::StatusSnapshot>>,
+    /// The other shard members (secondaries) with their counters before the cell: a shard
+    /// that fails over during the cell is read at its new primary.
+    pub(super) standby: Vec<(metrics::Watched, Option<metrics::StatusSnapshot>)>,
     /// Samples their counters while the cell runs.
     pub(super) sampler: Option<metrics::Sampler>,
 }
@@ -282,13 +285,48 @@ impl CellWatch {
     /// Finds who to watch and reads their counters before the cell.
     pub(super) async fn begin(deployment: &Deployment) -> Self {
         let (watched, primaries) = facts::at_cell_start(deployment).await;
-        let before = metrics::snapshot_all(&watched).await;
+        let standby = facts::standby_members(deployment, &watched);
+        let (before, standby_before) = futures::join!(
+            metrics::snapshot_all(&watched),
+            metrics::snapshot_all(&standby)
+        );
         Self {
             watched,
             primaries,
             before,
+            standby: standby.into_iter().zip(standby_before).collect(),
             sampler: None,
         }
+    }
+
+    /// The members to read after the cell, with their counters before it: each shard at its
+    /// primary of now, which an election during the cell may have moved to a member read
+    /// before the cell as a secondary.
+    async fn followed(
+        &mut self,
+        deployment: &Deployment,
+    ) -> (Vec<metrics::Watched>, Vec<Option<metrics::StatusSnapshot>>) {
+        let (now, _) = facts::at_cell_start(deployment).await;
+        let before = std::mem::take(&mut self.before);
+        let mut watched = Vec::new();
+        let mut kept = Vec::new();
+        for ((then, b), current) in self.watched.iter().zip(before).zip(now) {
+            let moved = self
+                .standby
+                .iter()
+                .find(|(w, _)| w.name == current.name && current.name != then.name);
+            match moved {
+                Some((w, standby_before)) => {
+                    watched.push(w.clone());
+                    kept.push(standby_before.clone());
+                }
+                None => {
+                    watched.push(then.clone());
+                    kept.push(b);
+                }
+            }
+        }
+        (watched, kept)
     }
 
     /// Starts sampling the watched members while the cell runs.
@@ -307,13 +345,14 @@ impl CellWatch {
 
     /// Reads the counters after the cell and puts the cell's server metrics together.
     pub(super) async fn end(
-        self,
+        mut self,
         deployment: &Deployment,
         samples: Vec<Vec<(f64, f64)>>,
         props: &PropertyMap,
     ) -> ServerMetrics {
-        let after = metrics::snapshot_all(&self.watched).await;
-        let mut m = server_metrics(deployment, &self.watched, self.before, after, props).await;
+        let (watched, before) = self.followed(deployment).await;
+        let after = metrics::snapshot_all(&watched).await;
+        let mut m = server_metrics(deployment, &watched, before, after, props).await;
         m.primaries = self.primaries;
         for (member, samples) in m.members.iter_mut().zip(samples) {
             member.samples = samples;

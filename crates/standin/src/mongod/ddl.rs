@@ -14,7 +14,7 @@ use crate::state::ServerState;
 pub(super) fn create_indexes(shared: &Arc<ServerState>, db: &str, body: &Document) -> CmdResult {
     let coll = coll_name("createIndexes", db, body)?;
     let specs = Fields::new("createIndexes", body).doc_array("indexes")?;
-    repl::check_writable(shared)?;
+    repl::check_writable(shared, body)?;
     with_store(shared, |s| {
         let (c, created) = s.coll_mut(db, &coll);
         let before = c.indexes.len() as i32;
@@ -63,7 +63,7 @@ pub(super) fn create_indexes(shared: &Arc<ServerState>, db: &str, body: &Documen
 
 /// `create`: an explicit collection with the options given (NamespaceExists when present).
 pub(super) fn create(shared: &ServerState, db: &str, body: &Document) -> CmdResult {
-    repl::check_writable(shared)?;
+    repl::check_writable(shared, body)?;
     let coll = coll_name("create", db, body)?;
     let mut opts = without_driver_fields(body);
     opts.remove("create");
@@ -74,7 +74,7 @@ pub(super) fn create(shared: &ServerState, db: &str, body: &Document) -> CmdResu
 
 /// `drop`: `nIndexesWas` when the collection existed.
 pub(super) fn drop(shared: &ServerState, db: &str, body: &Document) -> CmdResult {
-    repl::check_writable(shared)?;
+    repl::check_writable(shared, body)?;
     let coll = coll_name("drop", db, body)?;
     let n = with_store(shared, |s| {
         let n = s.coll(db, &coll).map(|c| c.indexes.len() as i32);
@@ -89,7 +89,7 @@ pub(super) fn drop(shared: &ServerState, db: &str, body: &Document) -> CmdResult
 
 /// `dropDatabase`.
 pub(super) fn drop_database(shared: &ServerState, db: &str) -> CmdResult {
-    repl::check_writable(shared)?;
+    repl::check_writable(shared, &Document::new())?;
     check_db_name(db)?;
     with_store(shared, |s| Ok(s.drop_db(db)))?;
     Ok(doc! {"dropped": db, "ok": 1.0})

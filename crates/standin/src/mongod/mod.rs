@@ -43,6 +43,7 @@ const COMMANDS: &[(&str, Cmd)] = &[
     ("replSetInitiate", Cmd::ReplSetInitiate),
     ("replSetGetStatus", Cmd::ReplSetGetStatus),
     ("_standinReplSetJoin", Cmd::StandinReplSetJoin),
+    ("_standinReplSetFailover", Cmd::StandinReplSetFailover),
     ("replSetGetConfig", Cmd::ReplSetGetConfig),
     ("flushRouterConfig", Cmd::FlushRouterConfig),
 ];
@@ -70,6 +71,7 @@ enum Cmd {
     ReplSetInitiate,
     ReplSetGetStatus,
     StandinReplSetJoin,
+    StandinReplSetFailover,
     ReplSetGetConfig,
     FlushRouterConfig,
 }
@@ -116,6 +118,7 @@ pub(crate) async fn command(
         }
         Cmd::ReplSetGetStatus => repl::get_status(shared),
         Cmd::StandinReplSetJoin => repl::join(shared, body),
+        Cmd::StandinReplSetFailover => repl::failover(shared, body),
         Cmd::ReplSetGetConfig => repl::get_config(shared),
         Cmd::FlushRouterConfig => Ok(doc! {"ok": 1.0}),
     }

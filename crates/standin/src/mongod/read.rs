@@ -52,6 +52,7 @@ pub(super) async fn find(shared: &Arc<ServerState>, db: &str, body: &Document) -
     let coll = coll_name("find", db, body)?;
     let a = find_args(body)?;
     repl::check_readable(shared)?;
+    repl::note_query(shared, db);
     let m = Matcher::new(&a.filter)?;
     let docs = with_store(shared, |s| {
         let opts = FindOptions {

@@ -65,7 +65,7 @@ impl WriteCommand {
     ) -> CmdResult<Self> {
         let coll = coll_name(cmd, db, body)?;
         let statements = Fields::new(cmd, body).doc_array(field)?;
-        repl::check_writable(shared)?;
+        repl::check_writable(shared, body)?;
         Ok(WriteCommand {
             ns: format!("{db}.{coll}"),
             coll,

@@ -425,3 +425,22 @@ async fn tell_member(host: &str, join: Join) -> bool {
     }
     false
 }
+
+/// Sends a stand-in internal command to member `host`, retrying while it cannot be reached
+/// (for up to about 5 s); whether it accepted it.
+pub(super) async fn send_internal(host: &str, cmd: Document) -> bool {
+    let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=1000");
+    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+        return false;
+    };
+    for _ in 0..10 {
+        match client.database("admin").run_command(cmd.clone()).await {
+            Ok(_) => return true,
+            Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Command(_)) => {
+                return false;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+    false
+}

@@ -6,6 +6,7 @@
 //! other than member 0: in MongoDB randomized election timeouts decide, so a tool that waits for
 //! member 0 to become primary hangs some of the time; here it fails every time, where a test sees it.
 
+mod failover;
 mod initiate;
 pub(crate) mod member;
 
@@ -16,6 +17,7 @@ use mongodb::bson::{Bson, DateTime, Document, Timestamp, doc};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::state::ServerState;
 use crate::value::as_i64;
+pub(crate) use failover::{failover, note_query};
 pub(crate) use initiate::initiate;
 use member::ReplState;
 
@@ -81,7 +83,7 @@ pub(crate) fn hello_fields(shared: &ServerState) -> (bool, Document) {
     }
     d.insert("me", st.me.clone());
     if primary {
-        if let Some(e) = st.election_id {
+        if let Some(e) = st.current_election_id() {
             d.insert("electionId", e);
         }
         let now = DateTime::now();
@@ -105,14 +107,25 @@ pub(crate) fn hello_fields(shared: &ServerState) -> (bool, Document) {
     (primary, d)
 }
 
-/// Refuses writes unless this node may take them (standalone, or an initiated primary).
-pub(crate) fn check_writable(shared: &ServerState) -> CmdResult<()> {
+/// Refuses writes unless this node may take them (standalone, or an initiated primary):
+/// NotWritablePrimary (10107), labelled `RetryableWriteError` when the write is a retryable one
+/// (it carries a `txnNumber`), as mongod 4.4+ labels it (`getErrorLabels`,
+/// `mongodb/mongo:src/mongo/db/handle_request_response.cpp`), so a driver retries it once on
+/// the new primary.
+pub(crate) fn check_writable(shared: &ServerState, body: &Document) -> CmdResult<()> {
     if shared.cfg.repl_set.is_none() {
         return Ok(());
     }
     match lock(shared) {
         Some(st) if st.is_primary() => Ok(()),
-        _ => Err(CmdError::new(code::NOT_WRITABLE_PRIMARY, "not primary")),
+        _ => {
+            let e = CmdError::new(code::NOT_WRITABLE_PRIMARY, "not primary");
+            Err(if body.contains_key("txnNumber") {
+                e.labelled("RetryableWriteError")
+            } else {
+                e
+            })
+        }
     }
 }
 
@@ -269,7 +282,7 @@ pub(crate) fn get_status(shared: &ServerState) -> CmdResult {
         if is_me {
             m.insert("self", true);
             if primary {
-                if let Some(e) = st.election_id {
+                if let Some(e) = st.current_election_id() {
                     m.insert("electionId", e);
                 }
                 if let Some(d) = st.election_date {

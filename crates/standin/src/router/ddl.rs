@@ -349,7 +349,7 @@ impl Router {
         let host = format!("{set}/{all_hosts}");
         self.config_write(doc! {"insert": "shards", "documents": [{"_id": shard_name.clone(), "host": host.clone(), "state": 1, "topologyTime": timestamp_now(DateTime::now())}]}).await?;
         let hlist: Vec<String> = all_hosts.split(',').map(String::from).collect();
-        let client = client_for(&hlist, Some(&set), 5000).await?;
+        let client = client_for(&hlist, Some(&set), self.shard_primary_wait_ms).await?;
         if let Ok(mut st) = self.state.write() {
             st.shards.push(ShardConn {
                 id: shard_name.clone(),

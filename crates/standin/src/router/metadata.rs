@@ -10,7 +10,7 @@ use std::time::Duration;
 use mongodb::Client;
 use mongodb::bson::{Bson, DateTime, Document, Timestamp, doc};
 
-use super::remote::{client_for, gather, run_on};
+use super::remote::{SHARD_PRIMARY_WAIT_MS, client_for, gather, run_on};
 use super::{Chunk, CollMeta, Router, RouterState, ShardConn, no_shards, not_ready};
 use crate::StandinError;
 use crate::cmderr::{CmdError, CmdResult, code};
@@ -30,6 +30,7 @@ impl Router {
             ddl: tokio::sync::Mutex::new(()),
             balancer_rounds: AtomicI64::new(0),
             misses: std::sync::Mutex::new(HashMap::new()),
+            shard_primary_wait_ms: shard_primary_wait_ms(cfg),
         })
     }
 
@@ -119,7 +120,7 @@ impl Router {
         let shards = self.config_find("shards", doc! {}).await?;
         let dbs = self.config_find("databases", doc! {}).await?;
         let colls = self.config_find("collections", doc! {}).await?;
-        let conns = shard_conns(&shards).await?;
+        let conns = shard_conns(&shards, self.shard_primary_wait_ms).await?;
         let mut metas = HashMap::new();
         for c in &colls {
             if let Some((ns, meta)) = self.collection_meta(c).await? {
@@ -288,8 +289,20 @@ impl Router {
     }
 }
 
-/// A connection to every shard in `config.shards` (`set/host,host` or a single host).
-async fn shard_conns(shards: &[Document]) -> CmdResult<Vec<ShardConn>> {
+/// How long this mongos waits for a shard's primary: `--setParameter
+/// defaultFindReplicaSetHostTimeoutMS=N`, as real mongos takes it, else its default.
+fn shard_primary_wait_ms(cfg: &StandinConfig) -> u64 {
+    cfg.set_parameters
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "defaultFindReplicaSetHostTimeoutMS")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(SHARD_PRIMARY_WAIT_MS)
+}
+
+/// A connection to every shard in `config.shards` (`set/host,host` or a single host), each
+/// waiting up to `wait_ms` for its primary.
+async fn shard_conns(shards: &[Document], wait_ms: u64) -> CmdResult<Vec<ShardConn>> {
     let mut conns = Vec::new();
     for s in shards {
         let (Ok(id), Ok(host)) = (s.get_str("_id"), s.get_str("host")) else {
@@ -302,7 +315,7 @@ async fn shard_conns(shards: &[Document]) -> CmdResult<Vec<ShardConn>> {
             ),
             None => (None, vec![host.to_string()]),
         };
-        let client = client_for(&hosts, set.as_deref(), 5000).await?;
+        let client = client_for(&hosts, set.as_deref(), wait_ms).await?;
         conns.push(ShardConn {
             id: id.to_string(),
             host: host.to_string(),

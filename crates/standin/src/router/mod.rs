@@ -77,6 +77,8 @@ pub(crate) struct Router {
     balancer_rounds: AtomicI64,
     /// Namespaces not known as sharded, with when the config server was last asked about them.
     misses: std::sync::Mutex<HashMap<String, std::time::Instant>>,
+    /// How long an operation waits for a shard's primary before it fails with 133 (ms).
+    shard_primary_wait_ms: u64,
 }
 
 /// The hash used for hashed shard keys: FNV-1a over the value's BSON encoding, then a 64-bit mixer.

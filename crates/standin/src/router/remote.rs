@@ -6,24 +6,31 @@ use mongodb::{Client, error::ErrorKind};
 
 use crate::cmderr::{CmdError, CmdResult, code};
 
-/// A driver client for `hosts`: a replica-set connection when `set` is given and there are several, else direct.
+/// How long mongos waits for a shard's primary before it fails an operation with 133:
+/// `defaultFindReplicaSetHostTimeoutMS`, 15000 by default
+/// (`mongodb/mongo:src/mongo/client/replica_set_monitor_server_parameters.idl`).
+pub(super) const SHARD_PRIMARY_WAIT_MS: u64 = 15_000;
+
+/// How often mongos sends a command again after a shard answered that it is not (or no longer)
+/// primary: `Shard::kOnErrorNumRetries` (`mongodb/mongo:src/mongo/s/client/shard.h`); each
+/// retry selects the primary anew, waiting for an election.
+const NOT_PRIMARY_RETRIES: usize = 3;
+
+/// The codes of a member that is not primary (any more): NotWritablePrimary,
+/// NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary, PrimarySteppedDown, InterruptedDueToReplStateChange.
+const NOT_PRIMARY: &[i32] = &[10107, 13435, 13436, 189, 11602];
+
+/// A driver client for `hosts`: a replica-set connection when `set` is given (one member or
+/// several: like mongos's replica set monitor, it waits for the set's primary), else direct.
 pub(super) async fn client_for(
     hosts: &[String],
     set: Option<&str>,
     timeout_ms: u64,
 ) -> CmdResult<Client> {
-    let opts = match (hosts.len(), set) {
-        (1, _) | (_, None) => format!(
-            "directConnection=true&serverSelectionTimeoutMS={timeout_ms}&connectTimeoutMS={timeout_ms}"
-        ),
-        (_, Some(s)) => format!(
-            "replicaSet={s}&serverSelectionTimeoutMS={timeout_ms}&connectTimeoutMS={timeout_ms}"
-        ),
-    };
-    let hosts = if set.is_none() || hosts.len() == 1 {
-        &hosts[..1]
-    } else {
-        hosts
+    let timeouts = format!("serverSelectionTimeoutMS={timeout_ms}&connectTimeoutMS={timeout_ms}");
+    let (opts, hosts) = match set {
+        Some(s) => (format!("replicaSet={s}&{timeouts}"), hosts),
+        None => (format!("directConnection=true&{timeouts}"), &hosts[..1]),
     };
     let uri = format!("mongodb://{}/?{opts}&maxPoolSize=64", hosts.join(","));
     let o = mongodb::options::ClientOptions::parse(uri.as_str())
@@ -41,21 +48,32 @@ pub(super) async fn client_for(
 fn driver_error(e: mongodb::error::Error) -> CmdError {
     match e.kind.as_ref() {
         ErrorKind::Command(c) => CmdError::new(c.code, c.message.clone()),
-        ErrorKind::ServerSelection { message, .. } => {
-            CmdError::new(code::HOST_UNREACHABLE, message.clone())
-        }
+        // No primary within the wait: mongos's FailedToSatisfyReadPreference (133).
+        ErrorKind::ServerSelection { message, .. } => CmdError::new(
+            code::FAILED_TO_SATISFY_READ_PREFERENCE,
+            format!(
+                "Could not find host matching read preference {{ mode: \"primary\" }}: {message}"
+            ),
+        ),
         ErrorKind::Io(io) => CmdError::new(code::HOST_UNREACHABLE, io.to_string()),
         _ => CmdError::new(code::OPERATION_FAILED, e.to_string()),
     }
 }
 
-/// Runs one command, with the driver's error turned into mongos's.
+/// Runs one command, with the driver's error turned into mongos's. A member that answers it is
+/// not primary (an election) gets the command again, up to [`NOT_PRIMARY_RETRIES`] times: the
+/// driver has marked it unknown, so the next attempt waits for the set's new primary.
 pub(super) async fn run_on(client: &Client, db: &str, cmd: Document) -> CmdResult {
-    client
-        .database(db)
-        .run_command(cmd)
-        .await
-        .map_err(driver_error)
+    let mut retries = 0;
+    loop {
+        let answer = client.database(db).run_command(cmd.clone()).await;
+        match answer.map_err(driver_error) {
+            Err(e) if NOT_PRIMARY.contains(&e.code) && retries < NOT_PRIMARY_RETRIES => {
+                retries += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Runs a cursor-returning command and drains the cursor.
