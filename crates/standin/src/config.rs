@@ -68,6 +68,10 @@ pub struct StandinConfig {
     /// missed `w` within `wtimeout` answers, so tests see that a client counts it as a failure
     /// (`docs/mongodb-versions.md`, "Conformance").
     pub write_concern_error: bool,
+    /// Stand-in only: `--zero-counters`, `serverStatus` reports every `opcounters` field as 0
+    /// whatever was served, as a wire-compatible server that is not MongoDB answered a user
+    /// (issue #31), so tests see that microshard says its figures are not used.
+    pub zero_counters: bool,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -131,6 +135,7 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("wiredTigerDirectoryForIndexes", true, false),
     ("verbose", true, true),
     ("write-concern-error", true, false),
+    ("zero-counters", true, true),
 ];
 
 fn bad(msg: impl Into<String>) -> StandinError {
@@ -236,6 +241,7 @@ impl StandinConfig {
             election_delay_ms: None,
             stall: None,
             write_concern_error: false,
+            zero_counters: false,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -304,6 +310,7 @@ impl StandinConfig {
             "shardsvr" => self.shardsvr = true,
             "quiet" => self.quiet = true,
             "write-concern-error" => self.write_concern_error = true,
+            "zero-counters" => self.zero_counters = true,
             "fork" => {
                 return Err(bad(format!(
                     "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
