@@ -109,6 +109,25 @@ pub(crate) fn watched_now(
         .collect()
 }
 
+/// The servers whose memory a curve's end sums: the watched ones (entry points, each shard's
+/// primary) and every config server, which hold memory as much as the rest (FIDELITY-3 N16).
+pub(crate) fn memory_members(deployment: &Deployment) -> Vec<Watched> {
+    let mut members = deployment.watched.clone();
+    let Some(plan) = deployment.plan.as_ref() else {
+        return members;
+    };
+    members.extend(
+        (plan.members.iter())
+            .filter(|m| m.role == MemberRole::Config)
+            .map(|m| Watched {
+                name: m.name.clone(),
+                role: "config".into(),
+                uri: crate::cluster::direct_uri(&plan.dial_address(m)),
+            }),
+    );
+    members
+}
+
 /// What a cell starts with: the servers to watch and each shard's primary.
 pub(crate) async fn at_cell_start(
     deployment: &Deployment,

@@ -453,10 +453,10 @@ pub(crate) async fn measure_curves<L: Lab>(
                 .unwrap_or_else(|| prop::TABLE.default.into());
             sweep.memory = Some(
                 super::metrics::memory_at_end(
-                    &deployment.watched,
+                    &super::facts::memory_members(deployment),
                     &deployment.entry_uri,
-                    crate::cluster::YCSB_DB,
-                    &table,
+                    (crate::cluster::YCSB_DB, &table),
+                    super::metrics::machine_bytes(&deployment.entry_uri),
                 )
                 .await,
             );
