@@ -1049,6 +1049,7 @@ pub fn standin_cell(
         result: read_document([100]),
         server: None,
         warnings: vec![],
+        crosscheck: None,
         topology: None,
         server_versions: Default::default(),
         session: 1,
