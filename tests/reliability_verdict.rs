@@ -517,6 +517,20 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
         3,
         "a row per value:\n{stdout}"
     );
+    // The index on disk is labelled as such, beside what it holds in the cache (the stand-in
+    // has no cache), and each row names the members it summed (FIDELITY-3 N16).
+    for header in [
+        "index (on disk, compressed)",
+        "index in cache",
+        "members summed",
+    ] {
+        assert!(memory.contains(header), "{header} missing:\n{memory}");
+    }
+    assert_eq!(
+        memory.lines().filter(|l| l.contains("│ entry ")).count(),
+        3,
+        "{memory}"
+    );
     let dir = sweeps_dir(&root.path.join("results"));
     for f in ["vary.md", "vary.csv", "vary.json", "vary.svg"] {
         assert!(dir.join(f).is_file(), "{f} not written");
