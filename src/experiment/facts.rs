@@ -187,4 +187,39 @@ mod tests {
             moved[1].uri
         );
     }
+
+    #[test]
+    fn memory_is_summed_over_the_watched_members_and_every_config_server() {
+        let plan = plan();
+        let entry = Watched {
+            name: "entry".into(),
+            role: "entry".into(),
+            uri: "mongodb://x/".into(),
+        };
+        let d = Deployment {
+            watched: vec![entry.clone()],
+            plan: Some(plan.clone()),
+            ..Default::default()
+        };
+        let members = memory_members(&d);
+        let configs: Vec<&str> = (plan.members.iter())
+            .filter(|m| m.role == MemberRole::Config)
+            .map(|m| m.name.as_str())
+            .collect();
+        assert!(!configs.is_empty());
+        let names: Vec<&str> = members.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names[0], "entry");
+        assert_eq!(&names[1..], &configs[..]);
+        assert!(
+            members[1..]
+                .iter()
+                .all(|w| w.role == "config" && w.uri.contains("directConnection=true"))
+        );
+        // Without a plan (a URI), the watched members alone.
+        let bare = Deployment {
+            watched: vec![entry],
+            ..Default::default()
+        };
+        assert_eq!(memory_members(&bare).len(), 1);
+    }
 }
