@@ -193,7 +193,14 @@ fn a_server_that_counts_nothing_is_said_so_in_the_cells_and_the_report() {
     };
     let said = "the server reports no operation counts: its figures are not used";
     let zero = root.path.join("zero");
-    let stderr = run(&zero, &["--mongod-arg=--zero-counters"]);
+    // 60,000,000 MiB: 57 TiB of resident memory, more than any machine this test runs on.
+    let stderr = run(
+        &zero,
+        &[
+            "--mongod-arg=--zero-counters",
+            "--mongod-arg=--resident-mib=60000000",
+        ],
+    );
     let cells = crate::util::cells_under(&zero);
     assert_eq!(cells.len(), 2, "{stderr}");
     for c in &cells {
@@ -210,6 +217,17 @@ fn a_server_that_counts_nothing_is_said_so_in_the_cells_and_the_report() {
     let report =
         std::fs::read_to_string(crate::util::run_dir(&zero).join("report.md")).expect("report.md");
     assert!(report.contains(said), "{report}");
+    let implausible = "reports a resident memory of 57.2 TiB, above this machine's";
+    assert!(report.contains(implausible), "{report}");
+    for c in &cells {
+        for m in c["server"]["members"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(m["after"].get("resident_bytes").is_none(), "{m}");
+        }
+    }
 
     let counted = root.path.join("counted");
     let stderr = run(&counted, &[]);

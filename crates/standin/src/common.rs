@@ -283,6 +283,7 @@ fn opcounters(shared: &ServerState) -> Document {
 
 fn server_status(shared: &ServerState) -> Document {
     let (res, virt) = process_mem_mib();
+    let res = shared.cfg.resident_mib.map_or(res, i64::from);
     let uptime = shared.started.elapsed();
     let mut d = doc! {
         "host": shared.me(),

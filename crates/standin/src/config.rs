@@ -72,6 +72,10 @@ pub struct StandinConfig {
     /// whatever was served, as a wire-compatible server that is not MongoDB answered a user
     /// (issue #31), so tests see that microshard says its figures are not used.
     pub zero_counters: bool,
+    /// Stand-in only: `--resident-mib MIB`, `serverStatus.mem.resident` reports MIB instead of
+    /// this process's resident memory, so tests can show a figure no machine has (the 56 TB a
+    /// wire-compatible server that is not MongoDB reported, issue #31).
+    pub resident_mib: Option<u32>,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -115,6 +119,7 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("election-winner", true, false),
     ("election-delay-ms", true, false),
     ("stall", true, true),
+    ("resident-mib", true, true),
 ];
 
 /// Flags without a value, by role.
@@ -242,6 +247,7 @@ impl StandinConfig {
             stall: None,
             write_concern_error: false,
             zero_counters: false,
+            resident_mib: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -409,6 +415,13 @@ impl StandinConfig {
                 self.election_winner = Some(value.parse().map_err(|_| {
                     bad(format!(
                         "--election-winner: '{value}' is not a member index (0, 1, ...)"
+                    ))
+                })?);
+            }
+            "resident-mib" => {
+                self.resident_mib = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--resident-mib: '{value}' is not a whole number of MiB"
                     ))
                 })?);
             }
