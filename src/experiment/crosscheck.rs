@@ -6,8 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{ServerMetrics, StatusSnapshot};
+use super::metrics::{ServerMetrics, StatusSnapshot, Watched, snapshot_all};
+use super::scenario::PropertyMap;
 use crate::measure::ResultDocument;
+use crate::workload::prop;
 
 /// How far the server's count per client operation may stray from 1 (10 %) before the cell says
 /// so: retries, a failed operation that never reached the server and the probes' own traffic
@@ -150,6 +152,43 @@ pub(crate) fn check_cell(
         server.forget_op_counts();
     }
     Some(check)
+}
+
+/// Whether inserts go out as upserts (`mongodb.upsert`), which the server counts as updates.
+pub(crate) fn upsert(props: &PropertyMap) -> bool {
+    props
+        .get(prop::MONGODB_UPSERT.name)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The entry points' counters before a sweep point, to cross-check the point with once it ran.
+pub(crate) struct PointWatch {
+    /// The entry points (the single mongod, or every mongos).
+    entries: Vec<Watched>,
+    /// Their counters before the point.
+    before: Vec<Option<StatusSnapshot>>,
+}
+
+impl PointWatch {
+    /// Reads the entry points' counters now.
+    pub(crate) async fn begin(watched: &[Watched]) -> PointWatch {
+        let entries: Vec<Watched> = (watched.iter())
+            .filter(|w| w.role == "entry")
+            .cloned()
+            .collect();
+        let before = snapshot_all(&entries).await;
+        PointWatch { entries, before }
+    }
+
+    /// Reads them again and compares the point's client with them; `None` when no entry point
+    /// answered both times.
+    pub(crate) async fn end(self, doc: &ResultDocument, upsert: bool) -> Option<CrossCheck> {
+        let after = snapshot_all(&self.entries).await;
+        let pairs: Vec<(&StatusSnapshot, &StatusSnapshot)> = (self.before.iter().zip(&after))
+            .filter_map(|(b, a)| Some((b.as_ref()?, a.as_ref()?)))
+            .collect();
+        (!pairs.is_empty()).then(|| cross_check(doc, &entry_delta(pairs.into_iter()), upsert))
+    }
 }
 
 /// The sentence for a row beyond [`TOLERANCE`], if it is. With a warm-up the server also

@@ -374,6 +374,10 @@ pub struct SweepPoint {
     pub threads: u32,
     /// The measurement at that count.
     pub summary: CellSummary,
+    /// The client's operations against the server's counters over the point, when the servers
+    /// were watched (`docs/result-schema.md`, "Client against server").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<super::crosscheck::CrossCheck>,
 }
 
 /// A thread sweep: the curve, its maximum and its knee.

@@ -204,6 +204,33 @@ pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
     notes
 }
 
+/// Each point whose client and server disagree (its cross-check's warnings: an extra `getMore`
+/// per multi-id read, a server that counts nothing), one line each; said beside the figures,
+/// not folded into a verdict.
+fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (v, s) in &outcome.curves {
+        for p in &s.points {
+            for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
+                let label = c_label(&outcome.property, &v.value);
+                let note = format!("{label} at {} threads, repeat {}: {w}", p.threads, v.repeat);
+                notes.push(note);
+            }
+        }
+    }
+    notes
+}
+
+/// [`crosscheck_notes`] as a list under the seed-2 table (terminal or Markdown).
+fn crosscheck_list(outcome: &SweepOutcome) -> String {
+    let notes = crosscheck_notes(outcome);
+    if notes.is_empty() {
+        return String::new();
+    }
+    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
+    format!("\nClient and server disagree:\n\n{lines}")
+}
+
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
 /// …", or that its version is unknown.
 fn server_words(outcome: &SweepOutcome, standin: bool) -> String {
@@ -275,6 +302,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             }
             out.push_str(&memory_table(outcome, format));
             out.push_str(&point_list(outcome));
+            out.push_str(&crosscheck_list(outcome));
             out
         }
         VaryFormat::Table => {
@@ -287,6 +315,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
             out.push_str(&memory_table(outcome, format));
             out.push_str(&point_list(outcome));
+            out.push_str(&crosscheck_list(outcome));
             out
         }
     }
@@ -626,17 +655,26 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
         out.push_str(&caveat);
         out.push('\n');
     }
-    for p in sweep
-        .points
-        .iter()
-        .filter(|p| !p.summary.validity.is_valid())
-    {
+    out.push_str(&point_lines(sweep));
+    out
+}
+
+/// One line per point not valid (its verdict and why), then one per disagreement between the
+/// point's client and server (its cross-check's warnings).
+fn point_lines(sweep: &SweepFile) -> String {
+    let mut out = String::new();
+    for p in (sweep.points.iter()).filter(|p| !p.summary.validity.is_valid()) {
         out.push_str(&format!(
             "validity: {} threads is {}: {}\n",
             p.threads,
             p.summary.validity.verdict,
             p.summary.validity.summary()
         ));
+    }
+    for p in &sweep.points {
+        for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
+            out.push_str(&format!("warning: {} threads: {w}\n", p.threads));
+        }
     }
     out
 }
@@ -710,6 +748,7 @@ pub(crate) mod tests {
                 let points = threads
                     .iter()
                     .map(|&t| SweepPoint {
+                        crosscheck: None,
                         threads: t,
                         summary: CellSummary {
                             throughput: 12_345.0 * f64::from(t) + f64::from(repeat) * 100.0,
@@ -826,6 +865,34 @@ pub(crate) mod tests {
         assert!(
             chart.contains("4 measured points are degraded or invalid"),
             "{chart}"
+        );
+    }
+
+    #[test]
+    fn points_whose_client_and_server_disagree_are_listed_under_the_tables() {
+        use crate::experiment::crosscheck::CrossCheck;
+        let mut outcome = seed_two();
+        let said = "the server counted 2.0 commands per READ: an extra getMore each";
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert!(!md.contains("Client and server disagree"), "{md}");
+        let (v, s) = &mut outcome.curves[4];
+        let value = v.value.clone().unwrap_or_default();
+        let repeat = v.repeat;
+        s.points[1].crosscheck = Some(CrossCheck {
+            warnings: vec![said.into()],
+            ..CrossCheck::default()
+        });
+        let threads = s.points[1].threads;
+        let line = format!("- readbatchsize={value} at {threads} threads, repeat {repeat}: {said}");
+        for format in [VaryFormat::Markdown, VaryFormat::Table] {
+            let text = render_vary(&outcome, format, &Columns::Compact);
+            assert!(text.contains("Client and server disagree:"), "{text}");
+            assert!(text.contains(&line), "{line}\n{text}");
+        }
+        let sweep = render_sweep(&outcome.curves[4].1);
+        assert!(
+            sweep.contains(&format!("warning: {threads} threads: {said}")),
+            "{sweep}"
         );
     }
 

@@ -384,9 +384,7 @@ fn cross_check(
     props: &PropertyMap,
     deployment: &Deployment,
 ) -> (Option<crosscheck::CrossCheck>, Vec<String>) {
-    let upsert = props
-        .get(prop::MONGODB_UPSERT.name)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let upsert = crosscheck::upsert(props);
     let machine = metrics::machine_bytes(&deployment.entry_uri);
     let check = server.and_then(|s| crosscheck::check_cell(s, document, upsert, machine));
     let warnings = check.iter().flat_map(|c| c.warnings.clone()).collect();
