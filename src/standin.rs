@@ -68,13 +68,14 @@ pub(crate) fn help_text(role: Role) -> &'static str {
              Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
              --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet\n\
              Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS,\n\
-             --stall D/P, --write-concern-error, --step-down [SET:]T/D"
+             --stall D/P, --write-concern-error, --step-down [SET:]T/D, --zero-counters,\n\
+             --resident-mib MIB"
         }
         Role::Mongos => {
             "microshard stand-in mongos (a MongoDB-wire-protocol test server, not MongoDB)\n\
              Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
              --logappend, --unixSocketPrefix, --setParameter, --quiet\n\
-             Stand-in only: --service-time-us T, --workers W, --command-log FILE"
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB"
         }
     }
 }

@@ -4,6 +4,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::util::{Server, command_name, on_usertable, workload};
+use microshard::experiment::crosscheck::cross_check;
+use microshard::experiment::metrics::StatusSnapshot;
 use microshard::runner::{ExecuteOptions, Phase, execute};
 use microshard::workload::{Properties, build_key_name};
 use mongodb::bson::RawBsonRef;
@@ -261,7 +263,58 @@ async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
         0,
         "no getMore: the limit closes the cursor"
     );
+    // The cross-check agrees with the client: one query per READ, no getMore.
+    let check = cross_check(&doc, &counters(before, after), false);
+    assert!(check.warnings.is_empty(), "{check:?}");
+    // The same 40 reads without `limit`: the stand-in keeps each full first batch's cursor
+    // open as mongod does, the driver sends a getMore each, and the cross-check says so.
+    let before = query_and_getmore(&server).await;
+    unlimited_reads(&server, 40, 10).await;
+    let after = query_and_getmore(&server).await;
+    let check = cross_check(&doc, &counters(before, after), false);
+    assert_eq!(
+        check.warnings,
+        vec!["the server counted 2.0 commands per READ: an extra getMore each"],
+        "{check:?}"
+    );
     server.handle.shutdown().await;
+}
+
+/// The server's counter deltas between two [`query_and_getmore`] readings.
+fn counters(before: (i64, i64), after: (i64, i64)) -> StatusSnapshot {
+    let d = |a: i64, b: i64| u64::try_from(a - b).unwrap_or(0);
+    StatusSnapshot {
+        query: d(after.0, before.0),
+        getmore: d(after.1, before.1),
+        ..StatusSnapshot::default()
+    }
+}
+
+/// `reads` reads of `n` existing ids each as microshard sent them before it set `limit`:
+/// `find {_id: {$in: ids}}` with `batchSize n` and no limit, each drained to its end.
+async fn unlimited_reads(server: &Server, reads: usize, n: usize) {
+    use futures::TryStreamExt;
+    use mongodb::bson::{Bson, Document, doc};
+    let client = mongodb::Client::with_uri_str(server.uri())
+        .await
+        .expect("client");
+    let coll = client.database("ycsb").collection::<Document>("usertable");
+    let first: Vec<Document> = coll
+        .find(doc! {})
+        .limit(n as i64)
+        .await
+        .expect("find")
+        .try_collect()
+        .await
+        .expect("ids");
+    let ids: Vec<Bson> = first.iter().filter_map(|d| d.get("_id").cloned()).collect();
+    for _ in 0..reads {
+        let find = coll
+            .find(doc! {"_id": {"$in": ids.clone()}})
+            .batch_size(n as u32);
+        let got: Vec<Document> = find.await.expect("find").try_collect().await.expect("read");
+        assert_eq!(got.len(), n);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

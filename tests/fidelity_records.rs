@@ -155,3 +155,96 @@ fn a_member_refusing_a_flag_the_user_gave_is_quoted_and_bad_input() {
     }
     root.assert_nothing_left();
 }
+
+/// Issue #31: a server that speaks the protocol and counts nothing (the stand-in's
+/// `--zero-counters`, as a wire-compatible server that is not MongoDB answered) is not taken at
+/// its word: each cell records the client against the server and says the server's figures are
+/// not used, and so does the report; a server that counts (the next run) agrees, ratio 1.
+#[test]
+fn a_server_that_counts_nothing_is_said_so_in_the_cells_and_the_report() {
+    let root = Root::new();
+    let (single, _) = root.topology(false);
+    let run = |results: &std::path::Path, extra: &[&str]| {
+        let results = results.display().to_string();
+        let mut args = vec![
+            "compare",
+            "--out",
+            &results,
+            "--standin",
+            "--topologies",
+            &single,
+            "--scenarios",
+            "S1,S2",
+            "--duration",
+            "1s",
+            "--records",
+            "300",
+            "--threads",
+            "2",
+            "-p",
+            "microshard.busyhost=1",
+            "-q",
+        ];
+        args.extend(extra);
+        let out = root.output(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(matches!(out.status.code(), Some(0) | Some(3)), "{stderr}");
+        stderr
+    };
+    let said = "the server reports no operation counts: its figures are not used";
+    let zero = root.path.join("zero");
+    // 60,000,000 MiB: 57 TiB of resident memory, more than any machine this test runs on.
+    let stderr = run(
+        &zero,
+        &[
+            "--mongod-arg=--zero-counters",
+            "--mongod-arg=--resident-mib=60000000",
+        ],
+    );
+    let cells = crate::util::cells_under(&zero);
+    assert_eq!(cells.len(), 2, "{stderr}");
+    for c in &cells {
+        let at = format!("{}", c["cell"]["scenario"]);
+        assert_eq!(c["crosscheck"]["server_counts_used"], false, "{at}: {c}");
+        assert!(
+            c["warnings"]
+                .as_array()
+                .is_some_and(|w| w.iter().any(|w| w == said)),
+            "{at}: {}",
+            c["warnings"]
+        );
+    }
+    let report =
+        std::fs::read_to_string(crate::util::run_dir(&zero).join("report.md")).expect("report.md");
+    assert!(report.contains(said), "{report}");
+    let implausible = "reports a resident memory of 57.2 TiB, above this machine's";
+    assert!(report.contains(implausible), "{report}");
+    for c in &cells {
+        for m in c["server"]["members"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            assert!(m["after"].get("resident_bytes").is_none(), "{m}");
+        }
+    }
+
+    let counted = root.path.join("counted");
+    let stderr = run(&counted, &[]);
+    for c in crate::util::cells_under(&counted) {
+        let check = &c["crosscheck"];
+        assert_eq!(check["server_counts_used"], true, "{stderr}\n{check}");
+        assert!(check.get("warnings").is_none(), "{check}");
+        let rows = check["rows"].as_array().cloned().unwrap_or_default();
+        let main = match c["summary"]["phase"].as_str() {
+            Some("load") => "insert",
+            _ => "update",
+        };
+        let row = rows
+            .iter()
+            .find(|r| r["counter"] == main)
+            .unwrap_or_else(|| panic!("no {main} row: {check}"));
+        let ratio = row["ratio"].as_f64().unwrap_or(0.0);
+        assert!((ratio - 1.0).abs() <= 0.1, "{check}");
+    }
+}

@@ -257,6 +257,16 @@ fn write_fixtures(dir: &Path) {
         "unknown-key.toml",
         "name = \"uk\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_per_host = 3\n",
     );
+    // A name this machine resolves to loopback (127.0.1.1, as Debian maps its own name), given
+    // through a test-local hosts file (`MICROSHARD_HOSTS_FILE`) rather than /etc/hosts.
+    w(
+        "hosts",
+        "127.0.1.1 ctl.microshard.test ctl\n10.0.0.2 db2.microshard.test\n",
+    );
+    t(
+        "loopback-name.toml",
+        "name = \"lo\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"ctl.microshard.test\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"db2.microshard.test\"\ndocker = \"tcp://db2.microshard.test:2375\"\npublish_address = \"0.0.0.0\"\n",
+    );
     t(
         "dup-host.toml",
         "name = \"dup\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"10.0.0.1\"\n[[hosts]]\naddress = \"10.0.0.1\"\n",

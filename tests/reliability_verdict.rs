@@ -517,7 +517,50 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
         3,
         "a row per value:\n{stdout}"
     );
+    // The index on disk is labelled as such, beside what it holds in the cache (the stand-in
+    // has no cache), and each row names the members it summed (FIDELITY-3 N16).
+    for header in [
+        "index (on disk, compressed)",
+        "index in cache",
+        "members summed",
+    ] {
+        assert!(memory.contains(header), "{header} missing:\n{memory}");
+    }
+    assert_eq!(
+        memory.lines().filter(|l| l.contains("│ entry ")).count(),
+        3,
+        "{memory}"
+    );
     let dir = sweeps_dir(&root.path.join("results"));
+    // Every point cross-checks the client against the server: one query per multi-id READ and
+    // no getMore (the reads carry their limit), so no point says they disagree.
+    let mut checked = 0;
+    for f in std::fs::read_dir(dir.join("sweeps"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+        let Ok(sweep) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        for p in sweep["points"].as_array().cloned().unwrap_or_default() {
+            let check = &p["crosscheck"];
+            assert_eq!(check["server_counts_used"], true, "{check}");
+            assert!(check.get("warnings").is_none(), "{check}");
+            let getmore = check["rows"]
+                .as_array()
+                .and_then(|r| r.iter().find(|r| r["counter"] == "getmore").cloned());
+            assert_eq!(
+                getmore.map(|g| g["server"].clone()),
+                Some(0.into()),
+                "{check}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 27, "3 values x 3 repetitions x 3 thread counts");
+    assert!(!stdout.contains("Client and server disagree"), "{stdout}");
     for f in ["vary.md", "vary.csv", "vary.json", "vary.svg"] {
         assert!(dir.join(f).is_file(), "{f} not written");
     }

@@ -425,6 +425,7 @@ fn dense_sweep_staggers_labels_instead_of_overlapping() {
     s.points = [1u32, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128]
         .iter()
         .map(|&threads| SweepPoint {
+            crosscheck: None,
             threads,
             summary: CellSummary {
                 throughput: 100.0 * f64::from(threads).sqrt(),

@@ -1006,6 +1006,7 @@ pub fn experiment_config(command: CompareCommand, standin: bool) -> ExperimentCo
 /// A sweep point of the stand-in: `tp` READs per second at `threads` client threads.
 pub fn sweep_point(threads: u32, tp: f64) -> SweepPoint {
     SweepPoint {
+        crosscheck: None,
         threads,
         summary: CellSummary {
             throughput: tp,
@@ -1049,6 +1050,7 @@ pub fn standin_cell(
         result: read_document([100]),
         server: None,
         warnings: vec![],
+        crosscheck: None,
         topology: None,
         server_versions: Default::default(),
         session: 1,

@@ -4,11 +4,13 @@
 //! `/etc/hosts`: a lab that names its machines only there would get "No host … maps to this
 //! node" at `replSetInitiate` while microshard's own connections work (FIDELITY-2 N3).
 
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::IpAddr;
 
 /// `name:ip` for every host address of `plan` that is a name `resolve` knows, in host order,
 /// each name once. IPs need no entry; a name `resolve` does not know is left to the
-/// container's DNS (it may know it, and the error then comes from the member itself).
+/// container's DNS (it may know it, and the error then comes from the member itself); a name
+/// it maps to loopback is left out too (the plan refuses it: `topology::resolve`), since in a
+/// member's `/etc/hosts` it would name the member's own container.
 pub(crate) fn extra_hosts(
     addresses: &[&str],
     resolve: impl Fn(&str) -> Option<IpAddr>,
@@ -18,7 +20,10 @@ pub(crate) fn extra_hosts(
         if a.parse::<IpAddr>().is_ok() || a.eq_ignore_ascii_case("localhost") {
             continue;
         }
-        let Some(ip) = resolve(a) else { continue };
+        let Some(ip) = resolve(a).filter(|ip| !crate::topology::resolve::is_loopback_ip(*ip))
+        else {
+            continue;
+        };
         let entry = format!("{a}:{ip}");
         if !out.contains(&entry) {
             out.push(entry);
@@ -27,15 +32,9 @@ pub(crate) fn extra_hosts(
     out
 }
 
-/// The control machine's resolver (`/etc/hosts` first, as glibc's `files dns` order does),
-/// preferring an IPv4 address, which every engine's bridge network carries.
+/// This machine's resolver ([`crate::topology::resolve::resolve_here`]).
 pub(crate) fn resolve_here(name: &str) -> Option<IpAddr> {
-    let addrs: Vec<IpAddr> = (name, 0).to_socket_addrs().ok()?.map(|s| s.ip()).collect();
-    addrs
-        .iter()
-        .find(|ip| ip.is_ipv4())
-        .or_else(|| addrs.first())
-        .copied()
+    crate::topology::resolve::resolve_here(name)
 }
 
 #[cfg(test)]
@@ -47,6 +46,7 @@ mod tests {
         let resolve = |n: &str| match n {
             "db1.lab" => Some("10.0.0.1".parse().unwrap()),
             "db2.lab" => Some("10.0.0.2".parse().unwrap()),
+            "ctl.lab" => Some("127.0.1.1".parse().unwrap()),
             _ => None,
         };
         assert_eq!(
@@ -57,6 +57,7 @@ mod tests {
                     "db2.lab",
                     "db1.lab",
                     "nowhere",
+                    "ctl.lab",
                     "localhost"
                 ],
                 resolve

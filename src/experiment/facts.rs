@@ -127,6 +127,25 @@ pub(crate) fn standby_members(deployment: &Deployment, watched: &[Watched]) -> V
         .collect()
 }
 
+/// The servers whose memory a curve's end sums: the watched ones (entry points, each shard's
+/// primary) and every config server, which hold memory as much as the rest (FIDELITY-3 N16).
+pub(crate) fn memory_members(deployment: &Deployment) -> Vec<Watched> {
+    let mut members = deployment.watched.clone();
+    let Some(plan) = deployment.plan.as_ref() else {
+        return members;
+    };
+    members.extend(
+        (plan.members.iter())
+            .filter(|m| m.role == MemberRole::Config)
+            .map(|m| Watched {
+                name: m.name.clone(),
+                role: "config".into(),
+                uri: crate::cluster::direct_uri(&plan.dial_address(m)),
+            }),
+    );
+    members
+}
+
 /// What a cell starts with: the servers to watch and each shard's primary.
 pub(crate) async fn at_cell_start(
     deployment: &Deployment,
@@ -185,5 +204,40 @@ mod tests {
             "{}",
             moved[1].uri
         );
+    }
+
+    #[test]
+    fn memory_is_summed_over_the_watched_members_and_every_config_server() {
+        let plan = plan();
+        let entry = Watched {
+            name: "entry".into(),
+            role: "entry".into(),
+            uri: "mongodb://x/".into(),
+        };
+        let d = Deployment {
+            watched: vec![entry.clone()],
+            plan: Some(plan.clone()),
+            ..Default::default()
+        };
+        let members = memory_members(&d);
+        let configs: Vec<&str> = (plan.members.iter())
+            .filter(|m| m.role == MemberRole::Config)
+            .map(|m| m.name.as_str())
+            .collect();
+        assert!(!configs.is_empty());
+        let names: Vec<&str> = members.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names[0], "entry");
+        assert_eq!(&names[1..], &configs[..]);
+        assert!(
+            members[1..]
+                .iter()
+                .all(|w| w.role == "config" && w.uri.contains("directConnection=true"))
+        );
+        // Without a plan (a URI), the watched members alone.
+        let bare = Deployment {
+            watched: vec![entry],
+            ..Default::default()
+        };
+        assert_eq!(memory_members(&bare).len(), 1);
     }
 }

@@ -72,6 +72,7 @@ mod tests {
             points: points
                 .iter()
                 .map(|&(threads, t)| SweepPoint {
+                    crosscheck: None,
                     threads,
                     summary: crate::experiment::model::CellSummary {
                         throughput: t,

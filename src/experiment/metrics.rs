@@ -135,6 +135,36 @@ impl StatusSnapshot {
         }
     }
 
+    /// Drops the memory figures no real server can have, each with the sentence saying so:
+    /// resident memory above `machine_bytes` (the memory of the machine it runs on, when known),
+    /// cache in use above the cache's configured maximum. A wire-compatible server that is not
+    /// MongoDB reported a resident memory of 56 TB (issue #31): such a figure is "not reported",
+    /// never a number.
+    pub(crate) fn drop_implausible(&mut self, machine_bytes: Option<u64>) -> Vec<String> {
+        let mut said = Vec::new();
+        if let (Some(r), Some(m)) = (self.resident_bytes, machine_bytes.filter(|m| *m > 0))
+            && r > m
+        {
+            said.push(format!(
+                "reports a resident memory of {}, above this machine's {}: not used",
+                bytes(r),
+                bytes(m)
+            ));
+            self.resident_bytes = None;
+        }
+        if let (Some(c), Some(max)) = (self.cache_bytes, self.cache_max_bytes)
+            && c > max
+        {
+            said.push(format!(
+                "reports {} in its cache, above the cache's maximum of {}: not used",
+                bytes(c),
+                bytes(max)
+            ));
+            self.cache_bytes = None;
+        }
+        said
+    }
+
     /// Data operations counted (insert + query + update + delete + getmore), without commands.
     pub(crate) fn data_ops(&self) -> u64 {
         self.insert + self.query + self.update + self.delete + self.getmore
@@ -184,8 +214,13 @@ pub struct ShardShare {
     pub documents: u64,
     /// Data bytes (uncompressed `size`).
     pub data_bytes: u64,
-    /// Total index bytes.
+    /// Total index bytes (`totalIndexSize`: on disk, prefix-compressed on WiredTiger, so less
+    /// than the index takes in the cache).
     pub index_bytes: u64,
+    /// The collection's index bytes in the cache: `indexDetails.<index>.cache["bytes currently
+    /// in the cache"]` summed over its indexes; `None` where the server does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_cache_bytes: Option<u64>,
     /// Fraction of all documents on this shard.
     pub document_share: f64,
     /// Fraction of all data operations during the cell served by this shard.
@@ -274,6 +309,32 @@ impl ServerMetrics {
     }
 }
 
+impl ServerMetrics {
+    /// The server's operation counts are not used (it reported none): the shards' shares of
+    /// operations and the sampled ops/s go, rather than stand as zeros.
+    pub(crate) fn forget_op_counts(&mut self) {
+        for share in &mut self.shards {
+            share.ops_share = None;
+        }
+        for m in &mut self.members {
+            m.samples.clear();
+        }
+    }
+
+    /// Drops every member's implausible memory figures ([`StatusSnapshot::drop_implausible`])
+    /// and says so among the warnings, once per member and sentence.
+    pub(crate) fn drop_implausible(&mut self, machine_bytes: Option<u64>) {
+        for m in &mut self.members {
+            let early = m.before.as_mut().map(|s| s.drop_implausible(machine_bytes));
+            let late = m.after.as_mut().map(|s| s.drop_implausible(machine_bytes));
+            // The figures at the end, else those at the start: one sentence per member.
+            let said = late.filter(|l| !l.is_empty()).or(early).unwrap_or_default();
+            self.warnings
+                .extend(said.into_iter().map(|said| format!("{} {said}", m.name)));
+        }
+    }
+}
+
 /// Human-readable bytes (binary units).
 pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -328,7 +389,7 @@ async fn direct_client(uri: &str) -> Option<mongodb::Client> {
 /// over the members that report each figure; `None` where none does.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemoryAtEnd {
-    /// `mem.resident`, bytes.
+    /// `mem.resident`, bytes, summed over [`Self::members`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resident_bytes: Option<u64>,
     /// WiredTiger bytes in the cache; `None` where no member has WiredTiger (the stand-in).
@@ -337,21 +398,45 @@ pub struct MemoryAtEnd {
     /// WiredTiger's configured cache, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_max_bytes: Option<u64>,
-    /// The collection's index bytes (`$collStats` `totalIndexSize`, all shards).
+    /// The collection's index bytes on disk (`$collStats` `totalIndexSize`, all shards):
+    /// prefix-compressed on WiredTiger, so less than the index needs in the cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_bytes: Option<u64>,
+    /// The collection's index bytes in the cache now (`$collStats` `storageStats.indexDetails`,
+    /// all shards), where the server reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_cache_bytes: Option<u64>,
+    /// The members whose figures were summed (entry points, shard primaries, config servers),
+    /// by name; empty in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    /// Figures left out as implausible, one sentence each (`sh0 reports a resident memory of
+    /// 56.0 TiB, above this machine's 16.0 GiB: not used`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flagged: Vec<String>,
 }
 
-/// Reads [`MemoryAtEnd`] now: `serverStatus` of every watched member and `$collStats` of
-/// `db.coll` through the entry point.
+/// Reads [`MemoryAtEnd`] now: `serverStatus` of every member in `watched` and `$collStats` of
+/// `db.coll` through the entry point. `machine_bytes` bounds a plausible resident memory (the
+/// memory of the machine the servers run on, when known).
 pub(crate) async fn memory_at_end(
     watched: &[Watched],
     entry_uri: &str,
-    db: &str,
-    coll: &str,
+    (db, coll): (&str, &str),
+    machine_bytes: Option<u64>,
 ) -> MemoryAtEnd {
-    let snapshots: Vec<StatusSnapshot> =
-        snapshot_all(watched).await.into_iter().flatten().collect();
+    let mut flagged = Vec::new();
+    let mut members = Vec::new();
+    let mut snapshots = Vec::new();
+    for (w, s) in watched.iter().zip(snapshot_all(watched).await) {
+        let Some(mut s) = s else { continue };
+        flagged.extend(
+            (s.drop_implausible(machine_bytes).into_iter())
+                .map(|said| format!("{} {said}", w.name)),
+        );
+        members.push(w.name.clone());
+        snapshots.push(s);
+    }
     let sum = |f: &dyn Fn(&StatusSnapshot) -> Option<u64>| -> Option<u64> {
         snapshots.iter().filter_map(f).reduce(|a, b| a + b)
     };
@@ -364,7 +449,21 @@ pub(crate) async fn memory_at_end(
         cache_bytes: wired_tiger(|s| s.cache_bytes),
         cache_max_bytes: wired_tiger(|s| s.cache_max_bytes),
         index_bytes: (!shards.is_empty()).then(|| shards.iter().map(|s| s.index_bytes).sum()),
+        index_cache_bytes: shards
+            .iter()
+            .filter_map(|s| s.index_cache_bytes)
+            .reduce(|a, b| a + b),
+        members,
+        flagged,
     }
+}
+
+/// The memory of the machine the servers of `entry_uri` run on, when that is this machine
+/// (every host of the URI is loopback); `None` when they run elsewhere and it is not known.
+pub(crate) fn machine_bytes(entry_uri: &str) -> Option<u64> {
+    crate::topology::uri_is_loopback(entry_uri)
+        .then(crate::measure::total_memory_bytes)
+        .flatten()
 }
 
 /// Snapshots every watched server (concurrently).
@@ -397,11 +496,26 @@ pub async fn shard_shares(entry_uri: &str, db: &str, coll: &str) -> Vec<ShardSha
                 documents: n("count"),
                 data_bytes: n("size"),
                 index_bytes: n("totalIndexSize"),
+                index_cache_bytes: stats.and_then(index_cache_bytes),
                 document_share: 0.0,
                 ops_share: None,
             }
         })
         .collect()
+}
+
+/// `storageStats.indexDetails`: each index's WiredTiger statistics, whose
+/// `cache["bytes currently in the cache"]` is what the index holds in the cache now, summed;
+/// `None` when no index reports it (the stand-in, servers without WiredTiger).
+fn index_cache_bytes(storage_stats: &Document) -> Option<u64> {
+    let details = storage_stats.get_document("indexDetails").ok()?;
+    details
+        .values()
+        .filter_map(|d| {
+            let cache = d.as_document()?.get_document("cache").ok()?;
+            number(cache.get("bytes currently in the cache"))
+        })
+        .reduce(|a, b| a + b)
 }
 
 /// Samples every watched server's data operations per second while a cell runs (what mongostat
@@ -567,6 +681,77 @@ mod tests {
         assert_eq!(s.tcmalloc_per_cpu_caches, Some(true));
         let s = StatusSnapshot::from_server_status(&status(1, 1, 1, 1));
         assert_eq!(s.tcmalloc_per_cpu_caches, None);
+    }
+
+    #[test]
+    fn index_bytes_in_cache_are_summed_over_the_indexes_where_reported() {
+        let cache = |n: i64| doc! {"cache": {"bytes currently in the cache": n}, "type": "file"};
+        let stats = doc! {
+            "totalIndexSize": 100_i64,
+            "indexDetails": {"_id_": cache(300), "field0_1": cache(50)},
+        };
+        assert_eq!(index_cache_bytes(&stats), Some(350));
+        // The stand-in and servers without WiredTiger give no indexDetails, or no cache in them.
+        assert_eq!(index_cache_bytes(&doc! {"totalIndexSize": 100_i64}), None);
+        let bare = doc! {"indexDetails": {"_id_": {"type": "file"}}};
+        assert_eq!(index_cache_bytes(&bare), None);
+    }
+
+    #[test]
+    fn implausible_memory_is_dropped_and_said_once_per_member() {
+        const GIB: u64 = 1 << 30;
+        let mut s = StatusSnapshot {
+            resident_bytes: Some(56 << 40),
+            cache_bytes: Some(3 * GIB),
+            cache_max_bytes: Some(2 * GIB),
+            ..StatusSnapshot::default()
+        };
+        let said = s.drop_implausible(Some(16 * GIB));
+        assert_eq!(
+            said,
+            vec![
+                "reports a resident memory of 56.0 TiB, above this machine's 16.0 GiB: not used",
+                "reports 3.0 GiB in its cache, above the cache's maximum of 2.0 GiB: not used",
+            ]
+        );
+        assert_eq!((s.resident_bytes, s.cache_bytes), (None, None));
+        // Plausible figures, or no machine to compare with, stay.
+        let mut fine = StatusSnapshot {
+            resident_bytes: Some(GIB),
+            ..StatusSnapshot::default()
+        };
+        assert!(fine.drop_implausible(Some(16 * GIB)).is_empty());
+        let mut far = StatusSnapshot {
+            resident_bytes: Some(56 << 40),
+            ..StatusSnapshot::default()
+        };
+        assert!(far.drop_implausible(None).is_empty());
+        assert_eq!(far.resident_bytes, Some(56 << 40));
+        let huge = || {
+            Some(StatusSnapshot {
+                resident_bytes: Some(56 << 40),
+                ..StatusSnapshot::default()
+            })
+        };
+        let mut m = ServerMetrics {
+            members: vec![MemberMetrics {
+                name: "entry".into(),
+                role: "entry".into(),
+                before: huge(),
+                after: huge(),
+                samples: vec![],
+            }],
+            ..Default::default()
+        };
+        m.drop_implausible(Some(16 * GIB));
+        assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+        assert!(m.warnings[0].starts_with("entry reports a resident memory of 56.0 TiB"));
+        assert!(
+            m.members[0]
+                .before
+                .as_ref()
+                .is_some_and(|b| b.resident_bytes.is_none())
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub(crate) mod calibrate;
 pub(crate) mod ceiling;
 pub(crate) mod client_ceiling_server;
 pub(crate) mod compare;
+pub mod crosscheck;
 pub(crate) mod demo;
 pub(crate) mod dry_run;
 pub mod facts;

@@ -355,9 +355,15 @@ pub struct CellFile {
     /// Server-side metrics around the cell, when they could be collected.
     #[serde(default)]
     pub server: Option<ServerMetrics>,
-    /// Warnings found while measuring (client bottleneck, indexes beyond cache, ...).
+    /// Warnings found while measuring (client bottleneck, indexes beyond cache, the client and
+    /// the server disagreeing, ...).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The client's operations per type against the server's counters over the cell
+    /// (`docs/result-schema.md`, "Client against server"); `None` when the server's counters
+    /// were not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<super::crosscheck::CrossCheck>,
     /// The topology as it was brought up: every member's command line, cache size, memory limit
     /// and cpuset (credentials redacted). `None` when the lab has no plan (tests, `--uri`).
     #[serde(default)]
@@ -384,6 +390,10 @@ pub struct SweepPoint {
     pub threads: u32,
     /// The measurement at that count.
     pub summary: CellSummary,
+    /// The client's operations against the server's counters over the point, when the servers
+    /// were watched (`docs/result-schema.md`, "Client against server").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<super::crosscheck::CrossCheck>,
 }
 
 /// A thread sweep: the curve, its maximum and its knee.

@@ -454,10 +454,10 @@ pub(crate) async fn measure_curves<L: Lab>(
                 .unwrap_or_else(|| prop::TABLE.default.into());
             sweep.memory = Some(
                 super::metrics::memory_at_end(
-                    &deployment.watched,
+                    &super::facts::memory_members(deployment),
                     &deployment.entry_uri,
-                    crate::cluster::YCSB_DB,
-                    &table,
+                    (crate::cluster::YCSB_DB, &table),
+                    super::metrics::machine_bytes(&deployment.entry_uri),
                 )
                 .await,
             );
@@ -582,9 +582,12 @@ pub(crate) async fn sweep_points<L: Lab>(
             &format!("{}: sweep {n} threads", plan.label),
             Some(Duration::from_secs(plan.secs)),
         );
-        let measured = lab
-            .run(deployment, &plan.point_props(n), Phase::Run, cancel)
-            .await;
+        let props = plan.point_props(n);
+        let watch = match lab.collects_server_metrics() {
+            true => Some(super::crosscheck::PointWatch::begin(&deployment.watched).await),
+            false => None,
+        };
+        let measured = lab.run(deployment, &props, Phase::Run, cancel).await;
         if cancel.is_cancelled() {
             bar.finish("interrupted");
             break;
@@ -596,9 +599,16 @@ pub(crate) async fn sweep_points<L: Lab>(
             None => format!("{:.0} ops/s", m.summary.throughput),
         });
         m.summary.threads = n;
+        let crosscheck = match watch {
+            Some(w) if died.is_none() => {
+                w.end(&m.document, super::crosscheck::upsert(&props)).await
+            }
+            _ => None,
+        };
         points.push(SweepPoint {
             threads: n,
             summary: m.summary,
+            crosscheck,
         });
         // The dead point itself is kept (invalid); the points after it are not run.
         dead = died.map(|d| d.reason);

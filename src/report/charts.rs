@@ -728,6 +728,7 @@ mod tests {
         let points = [(1, 100.0), (2, 190.0), (4, 300.0), (8, 310.0)]
             .iter()
             .map(|&(t, tp)| SweepPoint {
+                crosscheck: None,
                 threads: t,
                 summary: CellSummary {
                     throughput: tp,
@@ -768,6 +769,7 @@ mod tests {
     #[test]
     fn sweep_latency_chart_draws_p50_and_p99_in_a_readable_unit_with_the_knee() {
         let point = |t: u32, p99_us: f64| SweepPoint {
+            crosscheck: None,
             threads: t,
             summary: CellSummary {
                 runtime_ms: 12_000.0,

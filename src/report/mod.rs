@@ -786,6 +786,7 @@ pub(crate) mod tests {
             result: document("READ", 1),
             server: None,
             warnings: vec![],
+            crosscheck: None,
             topology: None,
             server_versions: Default::default(),
             session: 1,

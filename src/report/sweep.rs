@@ -2,7 +2,7 @@
 //! CSV and the SVG/PNG chart, from the stored curves.
 
 use super::{Columns, charts, stats};
-use crate::experiment::metrics::bytes;
+use crate::experiment::metrics::{MemoryAtEnd, bytes};
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::STANDIN_MARKER;
@@ -134,8 +134,8 @@ pub(crate) fn vary_chart(
     if let Some((header, rows)) = memory_rows(outcome) {
         for r in rows {
             notes.push(format!(
-                "{}={} at the end: {} {}, {} {}, index {}",
-                header[0], r[0], header[1], r[1], header[2], r[2], r[3]
+                "{}={} at the end: {} {}, {} {}, index {} on disk, {} in cache",
+                header[0], r[0], header[1], r[1], header[2], r[2], r[3], r[4]
             ));
         }
     }
@@ -202,6 +202,33 @@ pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
         }
     }
     notes
+}
+
+/// Each point whose client and server disagree (its cross-check's warnings: an extra `getMore`
+/// per multi-id read, a server that counts nothing), one line each; said beside the figures,
+/// not folded into a verdict.
+fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (v, s) in &outcome.curves {
+        for p in &s.points {
+            for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
+                let label = c_label(&outcome.property, &v.value);
+                let note = format!("{label} at {} threads, repeat {}: {w}", p.threads, v.repeat);
+                notes.push(note);
+            }
+        }
+    }
+    notes
+}
+
+/// [`crosscheck_notes`] as a list under the seed-2 table (terminal or Markdown).
+fn crosscheck_list(outcome: &SweepOutcome) -> String {
+    let notes = crosscheck_notes(outcome);
+    if notes.is_empty() {
+        return String::new();
+    }
+    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
+    format!("\nClient and server disagree:\n\n{lines}")
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -275,6 +302,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             }
             out.push_str(&memory_table(outcome, format));
             out.push_str(&point_list(outcome));
+            out.push_str(&crosscheck_list(outcome));
             out
         }
         VaryFormat::Table => {
@@ -287,6 +315,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
             out.push_str(&memory_table(outcome, format));
             out.push_str(&point_list(outcome));
+            out.push_str(&crosscheck_list(outcome));
             out
         }
     }
@@ -415,65 +444,83 @@ fn vary_row(
 
 /// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
 /// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
-/// recorded it. Figures the server does not report are said so, never shown as 0.
+/// recorded it. Figures the server does not report, or reported beyond belief, are said so,
+/// never shown as numbers; the index is on disk (prefix-compressed) beside what it holds in the
+/// cache, and the members summed are named (FIDELITY-3 N16).
 fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
-    let last = |value: &Option<String>| {
-        outcome
-            .curves
-            .iter()
-            .rev()
-            .filter(|(v, _)| v.value == *value)
-            .find_map(|(_, s)| s.memory.clone())
-    };
     let values = outcome.values();
-    if values.iter().all(|v| last(v).is_none()) {
+    if values.iter().all(|v| last_memory(outcome, v).is_none()) {
         return None;
     }
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    let none = || {
-        if standin {
-            "not reported (stand-in: no WiredTiger)".to_string()
-        } else {
-            "not reported".to_string()
-        }
-    };
     let header = vec![
         outcome.property.clone().unwrap_or_else(|| "curve".into()),
         "resident".into(),
         "WiredTiger cache in use".into(),
-        "index size vs cache".into(),
+        "index (on disk, compressed)".into(),
+        "index in cache".into(),
+        "members summed".into(),
     ];
     let rows = values
         .iter()
         .map(|value| {
-            let m = last(value).unwrap_or_default();
-            let cache = match (m.cache_bytes, m.cache_max_bytes) {
-                (Some(c), Some(max)) => format!("{} of {}", bytes(c), bytes(max)),
-                (Some(c), None) => bytes(c),
-                (None, _) => none(),
-            };
-            let index = match (m.index_bytes, m.cache_max_bytes) {
-                (Some(i), Some(max)) if max > 0 => {
-                    format!(
-                        "{} ({:.0}% of the cache)",
-                        bytes(i),
-                        i as f64 / max as f64 * 100.0
-                    )
-                }
-                (Some(i), _) => format!("{} (no cache reported)", bytes(i)),
-                (None, _) => "not reported".into(),
-            };
-            vec![
-                value.clone().unwrap_or_else(|| "—".into()),
-                m.resident_bytes
-                    .map(bytes)
-                    .unwrap_or_else(|| "not reported".into()),
-                cache,
-                index,
-            ]
+            let mut row = vec![value.clone().unwrap_or_else(|| "—".into())];
+            row.extend(memory_cells(
+                &last_memory(outcome, value).unwrap_or_default(),
+                standin,
+            ));
+            row
         })
         .collect();
     Some((header, rows))
+}
+
+/// The memory recorded when the last curve of `value` ended.
+fn last_memory(outcome: &SweepOutcome, value: &Option<String>) -> Option<MemoryAtEnd> {
+    (outcome.curves.iter().rev())
+        .filter(|(v, _)| v.value == *value)
+        .find_map(|(_, s)| s.memory.clone())
+}
+
+/// One value's memory cells after its name: resident, cache, index on disk against the cache,
+/// index in cache, members summed.
+fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
+    let none = || match standin {
+        true => "not reported (stand-in: no WiredTiger)".to_string(),
+        false => "not reported".to_string(),
+    };
+    let resident = match m.resident_bytes {
+        Some(r) => bytes(r),
+        None if m.flagged.iter().any(|f| f.contains("resident")) => "implausible: not used".into(),
+        None => "not reported".into(),
+    };
+    let cache = match (m.cache_bytes, m.cache_max_bytes) {
+        (Some(c), Some(max)) => format!("{} of {}", bytes(c), bytes(max)),
+        (Some(c), None) => bytes(c),
+        (None, _) => none(),
+    };
+    let index = match (m.index_bytes, m.cache_max_bytes) {
+        (Some(i), Some(max)) if max > 0 => {
+            format!(
+                "{} ({:.0}% of the cache)",
+                bytes(i),
+                i as f64 / max as f64 * 100.0
+            )
+        }
+        (Some(i), _) => format!("{} (no cache reported)", bytes(i)),
+        (None, _) => "not reported".into(),
+    };
+    let members = match m.members.is_empty() {
+        true => "not recorded".into(),
+        false => m.members.join(", "),
+    };
+    vec![
+        resident,
+        cache,
+        index,
+        m.index_cache_bytes.map(bytes).unwrap_or_else(none),
+        members,
+    ]
 }
 
 /// The points that are degraded or invalid, one line each under the seed-2 table (terminal or
@@ -493,17 +540,39 @@ fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
         return String::new();
     };
     let title = "Server memory when each value's last curve ended";
+    let flagged: String = (outcome.curves.iter())
+        .filter_map(|(_, s)| s.memory.as_ref())
+        .flat_map(|m| m.flagged.iter())
+        .fold(Vec::<&String>::new(), |mut seen, f| {
+            if !seen.contains(&f) {
+                seen.push(f);
+            }
+            seen
+        })
+        .iter()
+        .map(|f| format!("- {f}\n"))
+        .collect();
     if format == VaryFormat::Markdown {
-        let mut out = format!(
-            "\n{title}:\n\n| {} |\n|---|---:|---:|---:|\n",
-            header.join(" | ")
-        );
+        let align = vec!["---:"; header.len() - 1].join("|");
+        let mut out = format!("\n{title}:\n\n| {} |\n|---|{align}|\n", header.join(" | "));
         for r in rows {
             out.push_str(&format!("| {} |\n", r.join(" | ")));
         }
-        return out;
+        return format!("{out}{}", flagged_list(&flagged));
     }
-    format!("{title}:\n{}\n", rounded(header, rows))
+    format!(
+        "{title}:\n{}\n{}",
+        rounded(header, rows),
+        flagged_list(&flagged)
+    )
+}
+
+/// The implausible figures left out of the memory table, one line each, under it.
+fn flagged_list(lines: &str) -> String {
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!("\nLeft out as implausible:\n{lines}"),
+    }
 }
 
 /// A terminal table with rounded corners.
@@ -586,17 +655,26 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
         out.push_str(&caveat);
         out.push('\n');
     }
-    for p in sweep
-        .points
-        .iter()
-        .filter(|p| !p.summary.validity.is_valid())
-    {
+    out.push_str(&point_lines(sweep));
+    out
+}
+
+/// One line per point not valid (its verdict and why), then one per disagreement between the
+/// point's client and server (its cross-check's warnings).
+fn point_lines(sweep: &SweepFile) -> String {
+    let mut out = String::new();
+    for p in (sweep.points.iter()).filter(|p| !p.summary.validity.is_valid()) {
         out.push_str(&format!(
             "validity: {} threads is {}: {}\n",
             p.threads,
             p.summary.validity.verdict,
             p.summary.validity.summary()
         ));
+    }
+    for p in &sweep.points {
+        for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
+            out.push_str(&format!("warning: {} threads: {w}\n", p.threads));
+        }
     }
     out
 }
@@ -670,6 +748,7 @@ pub(crate) mod tests {
                 let points = threads
                     .iter()
                     .map(|&t| SweepPoint {
+                        crosscheck: None,
                         threads: t,
                         summary: CellSummary {
                             throughput: 12_345.0 * f64::from(t) + f64::from(repeat) * 100.0,
@@ -790,8 +869,35 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn points_whose_client_and_server_disagree_are_listed_under_the_tables() {
+        use crate::experiment::crosscheck::CrossCheck;
+        let mut outcome = seed_two();
+        let said = "the server counted 2.0 commands per READ: an extra getMore each";
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert!(!md.contains("Client and server disagree"), "{md}");
+        let (v, s) = &mut outcome.curves[4];
+        let value = v.value.clone().unwrap_or_default();
+        let repeat = v.repeat;
+        s.points[1].crosscheck = Some(CrossCheck {
+            warnings: vec![said.into()],
+            ..CrossCheck::default()
+        });
+        let threads = s.points[1].threads;
+        let line = format!("- readbatchsize={value} at {threads} threads, repeat {repeat}: {said}");
+        for format in [VaryFormat::Markdown, VaryFormat::Table] {
+            let text = render_vary(&outcome, format, &Columns::Compact);
+            assert!(text.contains("Client and server disagree:"), "{text}");
+            assert!(text.contains(&line), "{line}\n{text}");
+        }
+        let sweep = render_sweep(&outcome.curves[4].1);
+        assert!(
+            sweep.contains(&format!("warning: {threads} threads: {said}")),
+            "{sweep}"
+        );
+    }
+
+    #[test]
     fn the_vary_table_shows_memory_per_value_and_says_what_is_not_reported() {
-        use crate::experiment::metrics::MemoryAtEnd;
         let mut outcome = seed_two();
         let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
         assert!(
@@ -800,18 +906,26 @@ pub(crate) mod tests {
         );
         for (i, (v, s)) in outcome.curves.iter_mut().enumerate() {
             s.standin = false;
+            let twenty = v.value.as_deref() == Some("20");
             s.memory = Some(MemoryAtEnd {
                 resident_bytes: Some((1 + i as u64) << 30),
-                cache_bytes: (v.value.as_deref() != Some("20")).then_some(512 << 20),
+                cache_bytes: (!twenty).then_some(512 << 20),
                 cache_max_bytes: Some(2 << 30),
                 index_bytes: Some(1 << 30),
+                index_cache_bytes: (!twenty).then_some(3 << 29),
+                members: vec!["mongos0".into(), "sh0".into(), "cfg0".into()],
+                flagged: Vec::new(),
             });
         }
         let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        assert!(
+            text.contains("index (on disk, compressed)") && text.contains("index in cache"),
+            "{text}"
+        );
         // The last repetition of each value: curves 3, 6 and 9.
         for line in [
-            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache) │",
-            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache) │",
+            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache)  │ 1.5 GiB        │ mongos0, sh0, cfg0 │",
+            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache)  │ not reported   │ mongos0, sh0, cfg0 │",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }
@@ -832,5 +946,19 @@ pub(crate) mod tests {
             chart.svg.contains("resident 9.0 GiB"),
             "the chart says it too"
         );
+        // A resident memory no machine has is not a number in the table, and is said under it.
+        for (_, s) in &mut outcome.curves {
+            if let Some(m) = s.memory.as_mut() {
+                m.resident_bytes = None;
+                m.flagged = vec!["entry reports a resident memory of 56.0 TiB, above this machine's 8.0 GiB: not used".into()];
+            }
+        }
+        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        assert!(md.contains("| 20 | implausible: not used |"), "{md}");
+        assert!(
+            md.contains("Left out as implausible:\n- entry reports a resident memory of 56.0 TiB"),
+            "{md}"
+        );
+        assert!(!md.contains("56.0 TiB |"), "{md}");
     }
 }

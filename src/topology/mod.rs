@@ -9,12 +9,14 @@ pub(crate) mod flags;
 mod label;
 mod plan;
 mod reach;
+pub(crate) mod resolve;
 mod spec;
 
 pub(crate) use flags::check_mongod_args;
 pub(crate) use label::topology_label;
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
 pub(crate) use plan::{find_program, format_gb};
+pub(crate) use reach::uri_is_loopback;
 pub use spec::{
     Baseline, ClientHostSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec,
     total_memory_gb,

@@ -676,6 +676,7 @@ fn placement(spec: &TopologySpec, opts: &PlanOptions) -> Result<bool, TopologyEr
         )));
     }
     if opts.backend == BackendKind::Docker && multi_host {
+        super::resolve::check_no_loopback_names(spec, super::resolve::resolve_here)?;
         // Members on other hosts reach each other through published ports, which means
         // publishing beyond loopback: microshard does that only when the file says so.
         if let Some((i, _)) = spec

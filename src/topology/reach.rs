@@ -32,6 +32,13 @@ fn uri_hosts(uri: &str) -> Vec<&str> {
     hosts.split(',').map(host_of).collect()
 }
 
+/// Whether every host a `mongodb://` URI names is this machine's loopback: its servers run here,
+/// so this machine's memory bounds what they can hold (`false` for `mongodb+srv://`).
+pub(crate) fn uri_is_loopback(uri: &str) -> bool {
+    let hosts = uri_hosts(uri);
+    !hosts.is_empty() && hosts.iter().all(|h| is_loopback_host(h))
+}
+
 /// The engine a Docker endpoint names, as the engine client resolves it (`None` = `DOCKER_HOST`
 /// or the local socket).
 fn engine_label(endpoint: Option<&str>) -> String {
@@ -126,5 +133,8 @@ mod tests {
             vec!["a", "[::1]", "b"]
         );
         assert!(uri_hosts("mongodb+srv://c.example/").is_empty());
+        assert!(uri_is_loopback("mongodb://localhost:1,127.0.0.1:2/?w=1"));
+        assert!(!uri_is_loopback("mongodb://localhost:1,db1.example:2"));
+        assert!(!uri_is_loopback("mongodb+srv://c.example/"));
     }
 }

@@ -54,6 +54,10 @@ pub enum Baseline {
 pub struct HostSpec {
     /// How clients and other members reach this host (`localhost` for this machine).
     pub address: String,
+    /// The line of the file `address` is given on (0 when the file names no host), for
+    /// refusals found after loading (a name resolving to loopback here).
+    #[serde(skip)]
+    pub address_line: usize,
     /// Docker endpoint (`unix:///var/run/docker.sock`, `tcp://h:2375`); `None` = the local default.
     pub docker: Option<String>,
     /// Memory (GB) that all `mongod` caches on this host share; default 50% of (RAM − 1 GB).

@@ -264,9 +264,26 @@ fn wired_tiger_section(shared: &ServerState) -> Document {
     }
 }
 
-fn server_status(shared: &ServerState) -> Document {
+/// `serverStatus.opcounters`; all zero with `--zero-counters`.
+fn opcounters(shared: &ServerState) -> Document {
     let c = &shared.counters;
+    let n = |a: &std::sync::atomic::AtomicU64| match shared.cfg.zero_counters {
+        true => 0_i64,
+        false => a.load(Ordering::Relaxed) as i64,
+    };
+    doc! {
+        "insert": n(&c.insert),
+        "query": n(&c.query),
+        "update": n(&c.update),
+        "delete": n(&c.delete),
+        "getmore": n(&c.getmore),
+        "command": n(&c.command),
+    }
+}
+
+fn server_status(shared: &ServerState) -> Document {
     let (res, virt) = process_mem_mib();
+    let res = shared.cfg.resident_mib.map_or(res, i64::from);
     let uptime = shared.started.elapsed();
     let mut d = doc! {
         "host": shared.me(),
@@ -282,14 +299,7 @@ fn server_status(shared: &ServerState) -> Document {
             "available": 838_860 - shared.current_conns.load(Ordering::Relaxed) as i32,
             "totalCreated": shared.total_conns.load(Ordering::Relaxed) as i32,
         },
-        "opcounters": {
-            "insert": c.insert.load(Ordering::Relaxed) as i64,
-            "query": c.query.load(Ordering::Relaxed) as i64,
-            "update": c.update.load(Ordering::Relaxed) as i64,
-            "delete": c.delete.load(Ordering::Relaxed) as i64,
-            "getmore": c.getmore.load(Ordering::Relaxed) as i64,
-            "command": c.command.load(Ordering::Relaxed) as i64,
-        },
+        "opcounters": opcounters(shared),
         "mem": {"bits": 64, "resident": res as i32, "virtual": virt as i32, "supported": true},
     };
     if shared.cfg.role == Role::Mongod {

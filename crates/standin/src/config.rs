@@ -73,6 +73,14 @@ pub struct StandinConfig {
     /// and load took), the primary steps down and the set has no primary for D ms; then another
     /// member is primary. A failover as it looks from outside (`docs/reliability.md`).
     pub step_down: Option<StepDown>,
+    /// Stand-in only: `--zero-counters`, `serverStatus` reports every `opcounters` field as 0
+    /// whatever was served, as a wire-compatible server that is not MongoDB answered a user
+    /// (issue #31), so tests see that microshard says its figures are not used.
+    pub zero_counters: bool,
+    /// Stand-in only: `--resident-mib MIB`, `serverStatus.mem.resident` reports MIB instead of
+    /// this process's resident memory, so tests can show a figure no machine has (the 56 TB a
+    /// wire-compatible server that is not MongoDB reported, issue #31).
+    pub resident_mib: Option<u32>,
     /// The flags exactly as given (`getCmdLineOpts.argv`).
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -117,6 +125,7 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("election-delay-ms", true, false),
     ("stall", true, true),
     ("step-down", true, false),
+    ("resident-mib", true, true),
 ];
 
 /// Flags without a value, by role.
@@ -137,6 +146,7 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("wiredTigerDirectoryForIndexes", true, false),
     ("verbose", true, true),
     ("write-concern-error", true, false),
+    ("zero-counters", true, true),
 ];
 
 fn bad(msg: impl Into<String>) -> StandinError {
@@ -243,6 +253,8 @@ impl StandinConfig {
             stall: None,
             write_concern_error: false,
             step_down: None,
+            zero_counters: false,
+            resident_mib: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -311,6 +323,7 @@ impl StandinConfig {
             "shardsvr" => self.shardsvr = true,
             "quiet" => self.quiet = true,
             "write-concern-error" => self.write_concern_error = true,
+            "zero-counters" => self.zero_counters = true,
             "fork" => {
                 return Err(bad(format!(
                     "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
@@ -410,6 +423,13 @@ impl StandinConfig {
                 self.election_winner = Some(value.parse().map_err(|_| {
                     bad(format!(
                         "--election-winner: '{value}' is not a member index (0, 1, ...)"
+                    ))
+                })?);
+            }
+            "resident-mib" => {
+                self.resident_mib = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--resident-mib: '{value}' is not a whole number of MiB"
                     ))
                 })?);
             }

@@ -177,3 +177,23 @@ async fn opcounters_count_as_mongod_counts() {
     assert!(delta(&before, &after, "command") >= 2);
     h.shutdown().await;
 }
+
+/// `--zero-counters`: the work is done, and `serverStatus` counts none of it (a wire-compatible
+/// server that is not MongoDB, as microshard must be able to tell: issue #31).
+#[tokio::test]
+async fn zero_counters_serve_everything_and_count_nothing() {
+    let h = start(Role::Mongod, "--zero-counters");
+    let c = direct(&h).await;
+    ten_docs(&c).await;
+    let coll = c.database("d").collection::<Document>("c");
+    let ids: Vec<Bson> = (0..10).map(Bson::Int32).collect();
+    let find = coll.find(doc! {"_id": {"$in": ids}}).batch_size(10);
+    let got: Vec<Document> = find.await.unwrap().try_collect().await.unwrap();
+    assert_eq!(got.len(), 10, "a getMore after the full batch, served");
+    assert_eq!(coll.count_documents(doc! {}).await.unwrap(), 10);
+    let counted = opcounters(&c).await;
+    for k in ["insert", "update", "delete", "query", "getmore", "command"] {
+        assert_eq!(counted.get_i64(k).unwrap(), 0, "{k}");
+    }
+    h.shutdown().await;
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::experiment::crosscheck;
 use crate::experiment::facts;
 use crate::experiment::lab::{Dead, Deployment, Lab, Measured};
 use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
@@ -414,18 +415,33 @@ pub(super) async fn server_metrics(
     m
 }
 
+/// The cell's client against its server ([`crosscheck::check_cell`]): the check, and its
+/// disagreements as the cell's first warnings.
+fn cross_check(
+    server: Option<&mut ServerMetrics>,
+    document: &crate::measure::ResultDocument,
+    props: &PropertyMap,
+    deployment: &Deployment,
+) -> (Option<crosscheck::CrossCheck>, Vec<String>) {
+    let upsert = crosscheck::upsert(props);
+    let machine = metrics::machine_bytes(&deployment.entry_uri);
+    let check = server.and_then(|s| crosscheck::check_cell(s, document, upsert, machine));
+    let warnings = check.iter().flat_map(|c| c.warnings.clone()).collect();
+    (check, warnings)
+}
+
 pub(super) fn write_cell(
     dir: &ExperimentDir,
     config: &mut ExperimentConfig,
     id: &CellId,
     props: &PropertyMap,
     measured: Measured,
-    server: Option<ServerMetrics>,
+    mut server: Option<ServerMetrics>,
     deployment: &Deployment,
 ) -> anyhow::Result<()> {
     let mut summary = measured.summary;
     let mut document = measured.document;
-    let mut warnings = Vec::new();
+    let (crosscheck, mut warnings) = cross_check(server.as_mut(), &document, props, deployment);
     let mut config_changed = false;
     match client_ceiling_check(summary.throughput, config) {
         CeilingCheck::Clear => {}
@@ -466,6 +482,7 @@ pub(super) fn write_cell(
         result: document,
         server,
         warnings,
+        crosscheck,
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
         session: config.session(),

@@ -19,6 +19,7 @@ pub(super) fn hosts(
     if hosts.is_empty() {
         hosts.push(HostSpec {
             address: "localhost".into(),
+            address_line: 0,
             docker: None,
             memory_budget_gb: None,
             shard_cpusets: Vec::new(),
@@ -82,6 +83,7 @@ fn host(
     };
     Ok(HostSpec {
         address,
+        address_line: ctx.line(&h.address.span()),
         docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
         memory_budget_gb: budget,
         shard_cpusets: h.shard_cpusets.get_ref().clone(),
