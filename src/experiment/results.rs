@@ -323,6 +323,33 @@ impl ExperimentDir {
         read_json(&self.path.join(NOT_RUN_FILE)).unwrap_or_default()
     }
 
+    /// The cells of the matrix never run: no file (parsing or not) and not recorded as not run,
+    /// so the experiment stopped before them (Ctrl-C, a failure; NEWCOMER-2 #17). None in a
+    /// sweep's directory, which has no cells.
+    pub(crate) fn never_run(&self, config: &ExperimentConfig) -> Vec<CellId> {
+        if self.is_sweep() {
+            return Vec::new();
+        }
+        let not_run = self.not_run();
+        let cmd = &config.command;
+        let mut out = Vec::new();
+        for repeat in 1..=cmd.repeat {
+            for topology in &cmd.topologies {
+                for scenario in &cmd.scenarios {
+                    let id = CellId {
+                        topology: topology.clone(),
+                        scenario: scenario.clone(),
+                        repeat,
+                    };
+                    if !self.cell_path(&id).exists() && !not_run.iter().any(|n| n.cell == id) {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Records cells as not run (replacing an earlier record of the same cell).
     pub(crate) fn record_not_run(&self, cells: &[NotRun]) -> Result<(), ResultsError> {
         let mut all: Vec<NotRun> = self
@@ -369,7 +396,7 @@ impl ExperimentDir {
 
 /// A property's value as it may be written to disk: passwords hidden, credentials in URIs
 /// redacted.
-fn redact_property(key: &str, value: &str) -> String {
+pub(crate) fn redact_property(key: &str, value: &str) -> String {
     if key.to_ascii_lowercase().contains("password") {
         "****".to_string()
     } else {

@@ -3,7 +3,7 @@
 
 use super::columns::Columns;
 use super::html;
-use super::{Format, Report, build_from, footer, where_lines, with_not_run};
+use super::{Format, Report, footer, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// Renders a report in the requested format.
@@ -42,8 +42,7 @@ pub(crate) fn render_dir(
 ) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let report =
-        with_not_run(build_from(&config, &cells), &dir.not_run()).with_found(&dir.sweeps());
+    let report = super::build_with(dir, &config, &cells);
     Ok(match format {
         Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
         Format::Html => html::page(&html::Page {
@@ -100,13 +99,16 @@ fn render_table(report: &Report, columns: &Columns) -> String {
     let mut builder = tabled::builder::Builder::new();
     builder.push_record(columns.headers(report));
     for row in &report.rows {
-        builder.push_record(columns.cells(row));
+        builder.push_record(columns.cells(report, row));
     }
     let mut table = builder.build();
     table.with(tabled::settings::Style::rounded());
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("{marker}\n"));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("{}\n", i.sentence()));
     }
     out.push_str(&format!("Experiment {}\n", report.experiment));
     out.push_str(&table.to_string());
@@ -132,6 +134,9 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("**{}**\n\n", md_escape(&i.sentence())));
     }
     out.push_str(&format!(
         "### Experiment {}\n\n",
@@ -181,7 +186,11 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
         .collect();
     out.push_str(&format!("| {} |\n", aligns.join(" | ")));
     for row in &report.rows {
-        let cells: Vec<String> = columns.cells(row).iter().map(|c| md_escape(c)).collect();
+        let cells: Vec<String> = columns
+            .cells(report, row)
+            .iter()
+            .map(|c| md_escape(c))
+            .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out.push('\n');
@@ -201,7 +210,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
-pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound";
+pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound,interrupted,sessions";
 
 fn render_csv(report: &Report) -> String {
     let mut out = String::from(CSV_HEADER);
@@ -229,6 +238,7 @@ fn render_csv(report: &Report) -> String {
             row.errors.to_string(),
             match (&row.not_run, row.repeats) {
                 (Some(_), 0) => "not run".to_string(),
+                (None, 0) if row.interrupted => "interrupted".to_string(),
                 _ => row.validity.verdict.to_string(),
             },
             opt(row.spread.map(|s| s.0)),
@@ -241,6 +251,12 @@ fn render_csv(report: &Report) -> String {
             opt(row.client_cpu),
             opt(row.cpu_us_per_op),
             row.client_bound.to_string(),
+            row.interrupted.to_string(),
+            row.sessions
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(";"),
         ];
         let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
         out.push_str(&line.join(","));
