@@ -572,7 +572,8 @@ fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
         .collect()
 }
 
-/// The lines under a sweep's table: the maximum and knee, their caveats, each point not valid.
+/// The lines under a sweep's table: the maximum and knee, their caveats, each degraded or
+/// invalid point.
 fn sweep_lines(sweep: &SweepFile) -> Vec<String> {
     let mut out = vec![match (sweep.max_threads, sweep.knee_threads) {
         (Some(m), Some(k)) => format!(
