@@ -420,6 +420,16 @@ mod tests {
                 "{text}"
             );
         }
+        // Markdown aligns the validity words left, the figures right (NEWCOMER-2 #46).
+        let md = render(&report, Format::Markdown);
+        let rule = md
+            .lines()
+            .find(|l| l.starts_with("| ---"))
+            .unwrap_or_default();
+        assert_eq!(
+            rule, "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+            "{md}"
+        );
         // One thread count for every row: no column.
         cells[1].summary.threads = 8;
         let same = build_from(&c, &cells);

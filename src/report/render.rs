@@ -182,7 +182,11 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
             .join(" | ")
     ));
     let aligns: Vec<&str> = (0..h.len())
-        .map(|i| if columns.is_text(i) { "---" } else { "---:" })
+        // Words left-aligned, figures right-aligned (the validity column is words: #46).
+        .map(|i| match columns.is_text(i) || h[i] == "validity" {
+            true => "---",
+            false => "---:",
+        })
         .collect();
     out.push_str(&format!("| {} |\n", aligns.join(" | ")));
     for row in &report.rows {
