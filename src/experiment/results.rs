@@ -314,7 +314,8 @@ impl ExperimentDir {
                 Some((label, sweep))
             })
             .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        // Numbers in labels in numeric order: readbatchsize=1, 10, 20, not 10, 1, 20 (#25).
+        out.sort_by(|a, b| natural_order(&a.0, &b.0));
         out
     }
 
@@ -464,6 +465,36 @@ fn experiment_name(dir: &Path) -> String {
 }
 
 /// Keeps a name to characters every file system accepts (cell and chart file names).
+/// Compares two labels with their runs of digits as numbers (`x_2` before `x_10`).
+pub(crate) fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn runs(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ra, rb) = (runs(a), runs(b));
+    for (x, y) in ra.iter().zip(rb.iter()) {
+        let order = match (x, y) {
+            ((true, dx), (true, dy)) => {
+                let (tx, ty) = (dx.trim_start_matches('0'), dy.trim_start_matches('0'));
+                tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
+            }
+            ((_, sx), (_, sy)) => sx.cmp(sy),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    ra.len().cmp(&rb.len()).then_with(|| a.cmp(b))
+}
+
 pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -517,6 +548,29 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweeps_are_listed_with_their_numbers_in_numeric_order() {
+        // NEWCOMER-2 #25: a vary sweep's curves read 1, 10, 20, not 10, 1, 20.
+        let mut labels = vec![
+            "single_readbatchsize_20",
+            "single_readbatchsize_10",
+            "single_readbatchsize_1",
+            "microshard-2_x",
+            "single_readbatchsize_1__2",
+        ];
+        labels.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            labels,
+            [
+                "microshard-2_x",
+                "single_readbatchsize_1",
+                "single_readbatchsize_1__2",
+                "single_readbatchsize_10",
+                "single_readbatchsize_20",
+            ]
+        );
+    }
 
     #[test]
     fn cells_are_filed_under_the_topology_name_and_older_runs_are_still_found()

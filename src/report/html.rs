@@ -419,7 +419,7 @@ fn sweeps_section(out: &mut String, p: &Page) {
         for pt in &s.points {
             let mut mark = Vec::new();
             if Some(pt.threads) == s.max_threads {
-                mark.push("peak");
+                mark.push("max");
             }
             if Some(pt.threads) == s.knee_threads {
                 mark.push("knee");
