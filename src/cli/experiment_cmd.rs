@@ -366,18 +366,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, resumed) = match &args.resume {
-        Some(path) => {
-            let (dir, cfg) = super::resume_cmd::reopen_sweep(
-                path,
-                &args.servers,
-                args.uri.clone(),
-                args.workload_flags.overrides(),
-            )?;
-            (cfg, Some(dir))
-        }
-        None => (args.config()?, None),
-    };
+    let (cfg, resumed) = args.request()?;
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
@@ -427,6 +416,21 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 }
 
 impl SweepArgs {
+    /// The sweep to measure: the command line's, or with `--resume` the stored one (and its
+    /// directory).
+    fn request(&self) -> anyhow::Result<(SweepConfig, Option<ExperimentDir>)> {
+        let Some(path) = &self.resume else {
+            return Ok((self.config()?, None));
+        };
+        let (dir, cfg) = super::resume_cmd::reopen_sweep(
+            path,
+            &self.servers,
+            self.uri.clone(),
+            self.workload_flags.overrides(),
+        )?;
+        Ok((cfg, Some(dir)))
+    }
+
     /// The sweep this command line asks for, with the binaries directory (`--bin-dir` made
     /// absolute, or `--standin`'s links); each bad flag is one line naming it (exit 2).
     fn config(&self) -> anyhow::Result<SweepConfig> {
