@@ -21,6 +21,8 @@ use crate::props::flag_values::MAX_DURATION;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
 use crate::workload::prop;
 
+mod ports;
+
 // ----- output paths ---------------------------------------------------------------------------
 
 /// Creates and removes a probe file in `dir`: the only proof that a write there will work
@@ -176,9 +178,9 @@ pub(crate) fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
     known_schema(&dir).map_err(|e| bad_input(format!("--resume: {e}")))?;
     if dir.is_sweep() {
         return Err(bad_input(format!(
-            "--resume {}: this is a sweep, not a compare experiment; nothing to resume \
-             (nothing was touched; run the sweep again to measure it)",
-            path.display()
+            "--resume {shown}: this is a sweep, not a compare experiment (nothing was touched); \
+             resume it with `microshard sweep --resume {shown}`",
+            shown = path.display()
         )));
     }
     let damaged = damaged_cells(&dir);
@@ -562,7 +564,8 @@ pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> anyhow::Result<()> {
                 c.name, c.run_id, c.name
             ),
             None => format!(
-                "{culprit}: port {port} is in use by another program; choose another --base-port"
+                "{culprit}: port {port} {}; choose another --base-port",
+                ports::why_taken(port)
             ),
         }));
     }

@@ -98,7 +98,7 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         && let Some(running) = state::matching(&spec.name).first()
     {
         return Err(crate::error::bad_input(format!(
-            "topology {} is already running (run {}); `microshard down {}` first",
+            "topology {} is already running (run {}); `microshard down {}` first, or bring up a copy of its file with another `name =` and --base-port to keep both (one cluster per topology name; compare and sweep run beside it)",
             spec.name, running.run_id, spec.name
         )));
     }

@@ -87,8 +87,13 @@ impl ColumnArgs {
 )]
 pub(crate) struct SweepArgs {
     /// Workload file (or a name in `workloads/`).
-    #[arg(short = 'P', value_name = "FILE")]
-    pub workload: String,
+    #[arg(short = 'P', value_name = "FILE", required_unless_present = "resume")]
+    pub workload: Option<String>,
+    /// Finish a sweep cut short (Ctrl-C, a dead member): its stored request is measured again
+    /// without the curves and points it has (give --standin/--bin-dir, --base-port, --uri or -p
+    /// again to change those).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "topology", "vary"])]
+    pub resume: Option<PathBuf>,
     /// Thread counts, comma-separated.
     #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
     pub threads: ThreadList,
@@ -293,7 +298,15 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
     let start = match &args.resume {
         Some(path) => {
-            preflight::resumable(path)?;
+            let dir = preflight::resumable(path)?;
+            if super::resume_cmd::nothing_to_resume(&dir, args.remeasure_invalid)? {
+                return super::resume_cmd::finished_compare(
+                    &dir,
+                    args.format,
+                    &columns,
+                    args.strict,
+                );
+            }
             let flags = args.asked.resume_flags(args.remeasure_invalid)?;
             Start::Resumed(compare::resume(path, &flags)?)
         }
@@ -348,16 +361,22 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }
 
-/// Runs a thread sweep.
+/// Runs a thread sweep, or finishes one (`--resume`).
 pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, bin_dir) = args.config()?;
+    let (cfg, resumed) = args.request()?;
+    if let Some(dir) = resumed.as_ref()
+        && sweep::remaining_curves(dir, &cfg)? == 0
+    {
+        return super::resume_cmd::finished_sweep(dir, &cfg, &columns, args.strict);
+    }
+    let servers = super::resume_cmd::server_flags(&cfg);
     target_preflight(
         &cfg.target,
-        &args.servers,
-        bin_dir.as_deref(),
+        &servers,
+        cfg.servers.bin_dir.as_deref(),
         args.quiet,
         args.dry_run,
     )
@@ -367,11 +386,18 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(args.servers.backend, bin_dir, args.servers.mongod_args);
-    lab.base_port = args.servers.base_port;
+    let mut lab = LiveLab::new(
+        cfg.backend,
+        cfg.servers.bin_dir.clone(),
+        servers.mongod_args,
+    );
+    lab.base_port = cfg.servers.base_port;
     lab.events = progress.events();
     lab.clients = cfg.clients;
-    let swept = sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let swept = match resumed {
+        Some(dir) => sweep::resume_with(&mut lab, &cfg, dir, &cancel, &progress).await?,
+        None => sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?,
+    };
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
         report::sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;
@@ -380,7 +406,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if cancel.is_cancelled() {
         return Err(swept.interrupted());
     }
-    print_sweep(&swept.outcome, &columns)?;
+    super::resume_cmd::print_sweep(&swept.outcome, &columns)?;
     output::eprintln(&format!(
         "microshard: sweep and chart in {}",
         swept.dir.path().display()
@@ -390,9 +416,24 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 }
 
 impl SweepArgs {
-    /// The sweep this command line asks for, and the binaries directory (`--bin-dir` made
+    /// The sweep to measure: the command line's, or with `--resume` the stored one (and its
+    /// directory).
+    fn request(&self) -> anyhow::Result<(SweepConfig, Option<ExperimentDir>)> {
+        let Some(path) = &self.resume else {
+            return Ok((self.config()?, None));
+        };
+        let (dir, cfg) = super::resume_cmd::reopen_sweep(
+            path,
+            &self.servers,
+            self.uri.clone(),
+            self.workload_flags.overrides(),
+        )?;
+        Ok((cfg, Some(dir)))
+    }
+
+    /// The sweep this command line asks for, with the binaries directory (`--bin-dir` made
     /// absolute, or `--standin`'s links); each bad flag is one line naming it (exit 2).
-    fn config(&self) -> anyhow::Result<(SweepConfig, Option<PathBuf>)> {
+    fn config(&self) -> anyhow::Result<SweepConfig> {
         let target = match (&self.topology, &self.uri) {
             (Some(t), None) => SweepTarget::Topology(t.clone()),
             (None, Some(u)) => SweepTarget::Uri(u.clone()),
@@ -402,7 +443,7 @@ impl SweepArgs {
         preflight::writable_dir("--out", &self.out)?;
         let bin_dir = self.servers.bin_dir()?;
         let cfg = SweepConfig {
-            workload: self.workload.clone(),
+            workload: self.workload.clone().unwrap_or_default(),
             threads: self.threads.0.clone(),
             target,
             duration: self.duration,
@@ -415,8 +456,13 @@ impl SweepArgs {
             vary,
             repeat: self.repeat,
             clients: self.workload_flags.clients(),
+            servers: sweep::SweepServers {
+                bin_dir,
+                mongod_args: self.servers.mongod_args.clone(),
+                base_port: self.servers.base_port,
+            },
         };
-        Ok((cfg, bin_dir))
+        Ok(cfg)
     }
 }
 
@@ -448,22 +494,6 @@ pub(crate) async fn target_preflight(
     }
 }
 
-/// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
-fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
-    if outcome.is_single() {
-        for (_, curve) in &outcome.curves {
-            output::println(&report::sweep::render_sweep(curve))?;
-        }
-        return Ok(());
-    }
-    output::println(&report::sweep::render_vary(
-        outcome,
-        report::sweep::VaryFormat::Table,
-        columns,
-    ))?;
-    Ok(())
-}
-
 /// Prints an experiment's table.
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
@@ -483,15 +513,13 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     let sweeps = dir.sweeps();
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
-    if sweep_only && !matches!(args.format, Format::Json | Format::Html) {
-        for (_, s) in &sweeps {
-            output::println(&report::sweep::render_sweep(s))?;
-        }
-        return Ok(());
-    }
-    if sweep_only && args.format == Format::Json {
-        let all: Vec<_> = sweeps.into_iter().map(|(_, s)| s).collect();
-        output::println(&serde_json::to_string_pretty(&all)?)?;
+    if sweep_only && args.format != Format::Html {
+        // In the format asked for; a --vary sweep as its seed-2 table (NEWCOMER-2 #25).
+        output::println(&report::sweep::render_sweep_dir(
+            &dir,
+            args.format,
+            &columns,
+        )?)?;
         return Ok(());
     }
     output::println(&report::render_dir(

@@ -14,6 +14,7 @@ pub(crate) mod experiment_cmd;
 pub(crate) mod merge_cmd;
 pub(crate) mod progress;
 pub(crate) mod rerun_cmd;
+pub(crate) mod resume_cmd;
 pub(crate) mod standin_cmd;
 pub(crate) mod workload_cmd;
 pub(crate) mod ycsb_cmd;

@@ -26,12 +26,46 @@ pub(crate) fn caveats(sweep: &SweepFile) -> Vec<String> {
         && sweep.points.len() > 1
         && max == last.threads
     {
-        out.push(format!(
-            "still rising at {max} threads: the maximum is the last point tried, so the curve may \
-             not have peaked; extend --threads"
-        ));
+        out.push(match flat_since(sweep) {
+            Some(knee) => format!(
+                "flat from {knee} threads on: every count from there is within {:.0}% of the \
+                 maximum, which is at the last point tried ({max} threads)",
+                sweep.tolerance * 100.0
+            ),
+            None => format!(
+                "still rising at {max} threads: the maximum is the last point tried, so the curve \
+                 may not have peaked; extend --threads"
+            ),
+        });
     }
     out
+}
+
+/// The knee, when it lies before the last point and every point from it on is within the
+/// tolerance of the maximum: the curve is flat there, not rising (NEWCOMER-2 #22).
+pub(crate) fn flat_since(sweep: &SweepFile) -> Option<u32> {
+    let knee = sweep.knee_threads?;
+    let last = sweep.points.last()?;
+    let top = sweep
+        .points
+        .iter()
+        .map(|p| p.summary.throughput)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let floor = top * (1.0 - sweep.tolerance);
+    let flat = sweep
+        .points
+        .iter()
+        .filter(|p| p.threads >= knee)
+        .all(|p| p.summary.throughput >= floor);
+    (knee < last.threads && flat).then_some(knee)
+}
+
+/// Whether anything was measured past the knee (what a latency chart's "past the knee" needs).
+pub(crate) fn measured_past_knee(sweep: &SweepFile) -> bool {
+    match (sweep.knee_threads, sweep.points.last()) {
+        (Some(k), Some(last)) => last.threads > k,
+        _ => false,
+    }
 }
 
 /// Under a `compare --sweep` table: the thread count each topology's cells ran at (its knee),
@@ -111,6 +145,30 @@ mod tests {
                 && line.contains("differ"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_curve_flat_since_its_knee_is_not_still_rising() {
+        // NEWCOMER-2 #22: 1,000 ops/s from 8 threads on, the maximum (by noise) at 32.
+        let s = sweep(&[(2, 250.0), (8, 990.0), (32, 1000.0)], &[2, 8, 32]);
+        let c = caveats(&s);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(c[0].starts_with("flat from 8 threads on"), "{c:?}");
+        assert!(!c.iter().any(|x| x.contains("still rising")), "{c:?}");
+        assert!(measured_past_knee(&s));
+        // Rising within the tolerance and then above it again: still rising.
+        let s = sweep(
+            &[(2, 250.0), (8, 960.0), (16, 900.0), (32, 1000.0)],
+            &[2, 8, 16, 32],
+        );
+        assert!(
+            caveats(&s)[0].starts_with("still rising at 32"),
+            "{:?}",
+            caveats(&s)
+        );
+        // A knee at the last point: nothing past it.
+        let s = sweep(&[(1, 100.0), (4, 300.0), (16, 900.0)], &[1, 4, 16]);
+        assert!(!measured_past_knee(&s));
     }
 
     #[test]

@@ -317,7 +317,8 @@ impl ExperimentDir {
                 Some((label, sweep))
             })
             .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        // Numbers in labels in numeric order: readbatchsize=1, 10, 20, not 10, 1, 20 (#25).
+        out.sort_by(|a, b| natural_order(&a.0, &b.0));
         out
     }
 
@@ -333,6 +334,33 @@ impl ExperimentDir {
     /// The cells recorded as not run, in the order recorded (none when the file is absent).
     pub(crate) fn not_run(&self) -> Vec<NotRun> {
         read_json(&self.path.join(NOT_RUN_FILE)).unwrap_or_default()
+    }
+
+    /// The cells of the matrix never run: no file (parsing or not) and not recorded as not run,
+    /// so the experiment stopped before them (Ctrl-C, a failure; NEWCOMER-2 #17). None in a
+    /// sweep's directory, which has no cells.
+    pub(crate) fn never_run(&self, config: &ExperimentConfig) -> Vec<CellId> {
+        if self.is_sweep() {
+            return Vec::new();
+        }
+        let not_run = self.not_run();
+        let cmd = &config.command;
+        let mut out = Vec::new();
+        for repeat in 1..=cmd.repeat {
+            for topology in &cmd.topologies {
+                for scenario in &cmd.scenarios {
+                    let id = CellId {
+                        topology: topology.clone(),
+                        scenario: scenario.clone(),
+                        repeat,
+                    };
+                    if !self.cell_path(&id).exists() && !not_run.iter().any(|n| n.cell == id) {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Records cells as not run (replacing an earlier record of the same cell).
@@ -381,7 +409,7 @@ impl ExperimentDir {
 
 /// A property's value as it may be written to disk: passwords hidden, credentials in URIs
 /// redacted.
-fn redact_property(key: &str, value: &str) -> String {
+pub(crate) fn redact_property(key: &str, value: &str) -> String {
     if key.to_ascii_lowercase().contains("password") {
         "****".to_string()
     } else {
@@ -449,6 +477,36 @@ fn experiment_name(dir: &Path) -> String {
 }
 
 /// Keeps a name to characters every file system accepts (cell and chart file names).
+/// Compares two labels with their runs of digits as numbers (`x_2` before `x_10`).
+pub(crate) fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn runs(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ra, rb) = (runs(a), runs(b));
+    for (x, y) in ra.iter().zip(rb.iter()) {
+        let order = match (x, y) {
+            ((true, dx), (true, dy)) => {
+                let (tx, ty) = (dx.trim_start_matches('0'), dy.trim_start_matches('0'));
+                tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
+            }
+            ((_, sx), (_, sy)) => sx.cmp(sy),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    ra.len().cmp(&rb.len()).then_with(|| a.cmp(b))
+}
+
 pub(crate) fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -502,6 +560,29 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweeps_are_listed_with_their_numbers_in_numeric_order() {
+        // NEWCOMER-2 #25: a vary sweep's curves read 1, 10, 20, not 10, 1, 20.
+        let mut labels = vec![
+            "single_readbatchsize_20",
+            "single_readbatchsize_10",
+            "single_readbatchsize_1",
+            "microshard-2_x",
+            "single_readbatchsize_1__2",
+        ];
+        labels.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            labels,
+            [
+                "microshard-2_x",
+                "single_readbatchsize_1",
+                "single_readbatchsize_1__2",
+                "single_readbatchsize_10",
+                "single_readbatchsize_20",
+            ]
+        );
+    }
 
     #[test]
     fn cells_are_filed_under_the_topology_name_and_older_runs_are_still_found()

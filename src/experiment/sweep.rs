@@ -23,8 +23,12 @@ use crate::error::bad_input;
 use crate::runner::Phase;
 use crate::workload::prop;
 
+mod resume;
+pub(crate) use resume::{Again, remaining_curves, reopen, resume_with, stored_outcome};
+
 /// What to sweep against.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum SweepTarget {
     /// Bring this topology up, sweep, tear it down.
     Topology(String),
@@ -42,8 +46,9 @@ impl SweepTarget {
     }
 }
 
-/// Everything `sweep` is asked to do.
-#[derive(Debug, Clone)]
+/// Everything `sweep` is asked to do; stored in its directory (`sweep-request.json`, secrets
+/// redacted) so `sweep --resume` measures the same sweep.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SweepConfig {
     /// Workload file (`-P`).
     pub workload: String,
@@ -71,6 +76,21 @@ pub(crate) struct SweepConfig {
     pub repeat: u32,
     /// Client processes per point (`--clients`), recorded with the sweep.
     pub clients: usize,
+    /// The servers' binaries, arguments and ports, kept so `--resume` brings the same up.
+    #[serde(default)]
+    pub servers: SweepServers,
+}
+
+/// What brings a sweep's topology up besides its name: `--bin-dir` (or `--standin`'s links),
+/// `--mongod-arg` and `--base-port`.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SweepServers {
+    /// The binaries directory, absolute.
+    pub bin_dir: Option<PathBuf>,
+    /// Extra arguments of every mongod.
+    pub mongod_args: Vec<String>,
+    /// First port of the topology.
+    pub base_port: Option<u16>,
 }
 
 /// What a sweep resolves before anything starts: the workload's name and properties at the
@@ -137,13 +157,19 @@ pub(crate) struct Swept {
 }
 
 impl Swept {
-    /// The error an interrupted sweep ends with, after its reports are written.
+    /// The error an interrupted sweep ends with, after its reports are written: how far it got
+    /// and the command that finishes it, keeping what was measured (NEWCOMER-2 #31).
     pub(crate) fn interrupted(&self) -> anyhow::Error {
+        let complete = self
+            .outcome
+            .curves
+            .iter()
+            .filter(|(_, s)| s.points.len() == self.outcome.threads.len())
+            .count();
         crate::error::interrupted(format!(
-            "after {} of {} curves; what was measured is stored in {}",
-            self.outcome.curves.len(),
+            "after {complete} of {} curves; what was measured is stored in {dir}; finish with `microshard sweep --resume {dir}`",
             self.planned,
-            self.dir.path().display()
+            dir = self.dir.path().display()
         ))
     }
 }
@@ -156,29 +182,65 @@ pub(crate) async fn sweep_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let resolved = resolve(cfg)?;
-    // A topology is shown (and its files named) by its name, never by the path it was given as.
-    let where_ = match &cfg.target {
-        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
-        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-    };
-    let label = format!("{} on {where_}", resolved.name);
-    let config = sweep_record(cfg, &resolved, &where_);
+    let where_ = where_of(&cfg.target);
+    let mut config = sweep_record(cfg, &resolved, &where_);
+    config.begin_session(false, false);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
+    resume::store_request(&dir, cfg)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
+    let start = Start {
+        dir,
+        config,
+        load: !cfg.no_load,
+    };
+    run_sweep(lab, cfg, &resolved, start, cancel, progress).await
+}
+
+/// Where a sweep runs, as its labels and files name it: a topology by its name (never by the
+/// path it was given as), a URI with its password hidden.
+fn where_of(target: &SweepTarget) -> String {
+    match target {
+        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
+        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+    }
+}
+
+/// A sweep's directory and record, new or read back by `--resume`, and whether it loads.
+struct Start {
+    /// The run directory.
+    dir: ExperimentDir,
+    /// Its record.
+    config: ExperimentConfig,
+    /// Load the data before the curves.
+    load: bool,
+}
+
+/// Reaches the target, loads, measures every curve not stored yet and tears the target down.
+async fn run_sweep<L: Lab>(
+    lab: &mut L,
+    cfg: &SweepConfig,
+    resolved: &Resolved,
+    start: Start,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Swept> {
+    let Start { dir, config, load } = start;
+    let where_ = where_of(&cfg.target);
+    let label = format!("{} on {where_}", resolved.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
     }
-
     let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
     let run = SweepRun {
         cfg,
-        resolved: &resolved,
+        resolved,
         dir: &dir,
         deployment: &deployment,
         label: &label,
         where_: &where_,
+        load,
     };
     let result = load_and_measure(lab, &run, cancel, progress).await;
     if let Some(h) = handle {
@@ -187,14 +249,13 @@ pub(crate) async fn sweep_with<L: Lab>(
         bar.finish(if down.is_ok() { "down" } else { "failed" });
         down?;
     }
-    let curves = result?;
     let outcome = SweepOutcome {
         property: cfg.vary.as_ref().map(|v| v.property.clone()),
         threads: cfg.threads.clone(),
-        curves,
+        curves: result?,
         topology: None,
     };
-    if outcome.curves.iter().any(|(_, s)| s.standin) {
+    if outcome.curves.iter().any(|(_, s)| s.standin) && !config.standin {
         let mut c = config;
         c.standin = true;
         dir.write_config(&c)?;
@@ -305,6 +366,8 @@ struct SweepRun<'a> {
     label: &'a str,
     /// The topology's name or the redacted URI.
     where_: &'a str,
+    /// Load the data first (not with `--no-load`, nor when a resume finds it in place).
+    load: bool,
 }
 
 /// Loads the data (unless `--no-load`) and measures every curve.
@@ -315,7 +378,7 @@ async fn load_and_measure<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
     let (cfg, where_) = (run.cfg, run.where_);
-    if !cfg.no_load {
+    if run.load {
         let bar = progress.phase(&format!("{where_}: load"), None);
         let m = lab
             .run(run.deployment, &run.resolved.base, Phase::Load, cancel)
@@ -421,10 +484,8 @@ pub(crate) async fn measure_curves<L: Lab>(
         }
         let name = variant_label(c.file_base, c.vary, variant, c.repeat);
         let file = (c.file_label)(&name);
-        if let Some(stored) = dir
-            .read_sweep(&file)
-            .filter(|s| s.points.len() == c.threads.len())
-        {
+        let stored = dir.read_sweep(&file);
+        if let Some(stored) = stored.clone().filter(|s| s.points.len() == c.threads.len()) {
             progress.line(&format!(
                 "microshard: {name}: using the stored sweep (knee {} threads)",
                 stored
@@ -435,33 +496,26 @@ pub(crate) async fn measure_curves<L: Lab>(
             curves.push((variant.clone(), stored));
             continue;
         }
-        let what = variant_label(c.label, c.vary, variant, c.repeat);
-        let plan = PointPlan {
-            base: props,
-            threads: c.threads,
-            secs: c.secs,
-            count_bounded: c.count_bounded,
-            label: &what,
+        // `sweep --resume`: a curve Ctrl-C cut short keeps the points it measured.
+        let kept = match (c.keep_partial, stored) {
+            (true, Some(s)) if !s.points.is_empty() => s.points,
+            _ => Vec::new(),
         };
-        let mut sweep = sweep_points(lab, deployment, &plan, cancel, progress).await?;
-        if cancel.is_cancelled() && !c.keep_partial {
+        if !kept.is_empty() {
+            progress.line(&format!(
+                "microshard: {name}: keeping the {} point(s) measured earlier",
+                kept.len()
+            ));
+        }
+        let what = variant_label(c.label, c.vary, variant, c.repeat);
+        let one = OneCurve {
+            props,
+            label: &what,
+            kept,
+        };
+        let Some(sweep) = measure_curve(lab, deployment, c, one, cancel, progress).await? else {
             break;
-        }
-        if lab.collects_server_metrics() && !cancel.is_cancelled() {
-            let table = props
-                .get(prop::TABLE.name)
-                .cloned()
-                .unwrap_or_else(|| prop::TABLE.default.into());
-            sweep.memory = Some(
-                super::metrics::memory_at_end(
-                    &super::facts::memory_members(deployment),
-                    &deployment.entry_uri,
-                    (crate::cluster::YCSB_DB, &table),
-                    super::metrics::machine_bytes(&deployment.entry_uri),
-                )
-                .await,
-            );
-        }
+        };
         dir.write_sweep(&file, &sweep)?;
         let dead = sweep.dead.clone();
         curves.push((variant.clone(), sweep));
@@ -471,6 +525,71 @@ pub(crate) async fn measure_curves<L: Lab>(
         }
     }
     Ok(curves)
+}
+
+/// One curve to measure: its properties, what it is called and the points kept from an earlier
+/// invocation (`sweep --resume`).
+struct OneCurve<'a> {
+    /// The curve's properties.
+    props: &'a PropertyMap,
+    /// What progress lines and the sweep file call it.
+    label: &'a str,
+    /// Points measured earlier, not measured again.
+    kept: Vec<SweepPoint>,
+}
+
+/// Measures a curve's thread counts that have no kept point and adds the server's memory at
+/// its end; `None` when Ctrl-C cut it short and partial curves are not kept.
+async fn measure_curve<L: Lab>(
+    lab: &mut L,
+    deployment: &Deployment,
+    c: &Curves<'_>,
+    one: OneCurve<'_>,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Option<SweepFile>> {
+    let threads: Vec<u32> = c
+        .threads
+        .iter()
+        .copied()
+        .filter(|t| !one.kept.iter().any(|p| p.threads == *t))
+        .collect();
+    let plan = PointPlan {
+        base: one.props,
+        threads: &threads,
+        secs: c.secs,
+        count_bounded: c.count_bounded,
+        label: one.label,
+    };
+    let measured = sweep_points(lab, deployment, &plan, cancel, progress).await?;
+    if cancel.is_cancelled() && !c.keep_partial {
+        return Ok(None);
+    }
+    let mut points = one.kept;
+    points.extend(measured.points);
+    points.sort_by_key(|p| c.threads.iter().position(|t| *t == p.threads));
+    let all = PointPlan {
+        threads: c.threads,
+        ..plan
+    };
+    let mut sweep = swept_curve(&all, points, measured.not_run, measured.dead);
+    if lab.collects_server_metrics() && !cancel.is_cancelled() {
+        let table = one
+            .props
+            .get(prop::TABLE.name)
+            .cloned()
+            .unwrap_or_else(|| prop::TABLE.default.into());
+        sweep.memory = Some(
+            super::metrics::memory_at_end(
+                &super::facts::memory_members(deployment),
+                &deployment.entry_uri,
+                (crate::cluster::YCSB_DB, &table),
+                super::metrics::machine_bytes(&deployment.entry_uri),
+            )
+            .await,
+        );
+    }
+    Ok(Some(sweep))
 }
 
 /// Records every curve after the `done` first as not run (a member died), each as a stored

@@ -756,8 +756,12 @@ mod tests {
         let said = "Data: 2000 records (laptop scale); each point measured for 3.0 s.";
         assert!(svg.contains(said), "{svg}");
         assert!(svg.contains("knee: 4 threads"), "{svg}");
-        assert!(svg.contains("peak: 8 threads"), "{svg}");
-        assert!(svg.contains("within 5% of the peak"), "{svg}");
+        // The maximum is the last point tried: no "peak", and the chart says the curve is flat
+        // from its knee on rather than still rising (NEWCOMER-2 #22).
+        assert!(svg.contains("maximum (last point tried): 8"), "{svg}");
+        assert!(!svg.contains("peak: 8 threads"), "{svg}");
+        assert!(svg.contains("Flat from 4 threads on"), "{svg}");
+        assert!(svg.contains("within 5% of the maximum"), "{svg}");
         for t in ["1", "2", "4", "8"] {
             assert!(
                 svg.contains(&format!(">\n{t}\n</text>")),

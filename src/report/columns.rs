@@ -93,10 +93,17 @@ impl Columns {
         }
     }
 
-    /// One row's cells.
-    pub(crate) fn cells(&self, row: &Row) -> Vec<String> {
+    /// One row's cells (of `report`'s table).
+    pub(crate) fn cells(&self, report: &Report, row: &Row) -> Vec<String> {
         match self {
-            Columns::Compact => compact_cells(row),
+            Columns::Compact => {
+                let mut cells = compact_cells(row);
+                if threads_differ(report) {
+                    let threads = row.threads.filter(|_| row.repeats > 0);
+                    cells.insert(2, threads.map_or_else(|| "—".into(), |t| t.to_string()));
+                }
+                cells
+            }
             Columns::Wide => row_cells(row),
             Columns::Pick(ix) => pick(&row_cells(row), ix),
         }
@@ -128,7 +135,28 @@ fn pick(all: &[String], ix: &[usize]) -> Vec<String> {
     ix.iter().filter_map(|&i| all.get(i).cloned()).collect()
 }
 
+/// Whether the measured rows ran at different client thread counts (`compare --sweep` runs
+/// each topology at its own knee): the compact table then shows a threads column, so latencies
+/// measured at different concurrency are not read side by side unawares (NEWCOMER-2 #22).
+pub(crate) fn threads_differ(report: &Report) -> bool {
+    let mut seen = report
+        .rows
+        .iter()
+        .filter(|r| r.repeats > 0)
+        .filter_map(|r| r.threads);
+    let first = seen.next();
+    seen.any(|t| Some(t) != first)
+}
+
 fn compact_headers(report: &Report) -> Vec<String> {
+    let mut headers = compact_named(report);
+    if threads_differ(report) {
+        headers.insert(2, "threads".into());
+    }
+    headers
+}
+
+fn compact_named(report: &Report) -> Vec<String> {
     [
         "scenario".to_string(),
         "topology".to_string(),
@@ -150,6 +178,7 @@ fn compact_cells(row: &Row) -> Vec<String> {
     if row.repeats == 0 {
         let what = match row.not_run {
             Some(_) => "not run",
+            None if row.interrupted => "interrupted",
             None => "not measured",
         };
         let validity = if row.not_run.is_some() {
@@ -215,7 +244,11 @@ pub(crate) fn compact_key(report: &Report) -> String {
     if let Some(words) = flagged_baseline_words(report) {
         key.push_str(&format!(", ! the baseline is {words}"));
     }
-    key.push_str(". p99 µs of the row's main operation. --wide shows every column.");
+    key.push_str(". p99 µs of the row's main operation.");
+    if threads_differ(report) {
+        key.push_str(" threads: the rows ran at different client thread counts, so their latencies are not measured at the same concurrency.");
+    }
+    key.push_str(" --wide shows every column.");
     key
 }
 
@@ -263,6 +296,7 @@ fn row_cells(row: &Row) -> Vec<String> {
         cells.push(dash());
         cells.push(match row.not_run {
             Some(_) => "not run".into(),
+            None if row.interrupted => "interrupted".into(),
             None => "not measured".into(),
         });
         cells.resize(NAMES.len(), dash());
@@ -360,5 +394,60 @@ pub(crate) fn flagged_baseline_words(report: &Report) -> Option<&'static str> {
         (true, false) => Some("degraded"),
         (false, true) => Some("invalid"),
         (true, true) => Some("degraded or invalid"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{cell, config};
+    use crate::report::{Format, build_from, render::render};
+
+    #[test]
+    fn the_compact_table_shows_threads_when_rows_ran_at_different_counts() {
+        // `compare --sweep`: single's cells at its knee (8 threads), microshard-2's at 32.
+        let c = config(false);
+        let mut cells = vec![
+            cell("single", "S2", 1, 1000.0),
+            cell("microshard-2", "S2", 1, 3000.0),
+        ];
+        cells[1].summary.threads = 32;
+        let report = build_from(&c, &cells);
+        assert!(threads_differ(&report));
+        let headers = Columns::Compact.headers(&report);
+        assert_eq!(headers[2], "threads");
+        let row = |t: &str| {
+            let r = report
+                .rows
+                .iter()
+                .find(|r| r.topology == t && r.scenario == "S2");
+            Columns::Compact.cells(&report, r.unwrap_or_else(|| panic!("{t}")))
+        };
+        assert_eq!(
+            (row("single")[2].as_str(), row("microshard-2")[2].as_str()),
+            ("8", "32")
+        );
+        for format in [Format::Table, Format::Markdown] {
+            let text = render(&report, format);
+            assert!(
+                text.contains("ran at different client thread counts"),
+                "{text}"
+            );
+        }
+        // Markdown aligns the validity words left, the figures right (NEWCOMER-2 #46).
+        let md = render(&report, Format::Markdown);
+        let rule = md
+            .lines()
+            .find(|l| l.starts_with("| ---"))
+            .unwrap_or_default();
+        assert_eq!(
+            rule, "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+            "{md}"
+        );
+        // One thread count for every row: no column.
+        cells[1].summary.threads = 8;
+        let same = build_from(&c, &cells);
+        assert!(!threads_differ(&same));
+        assert_eq!(Columns::Compact.headers(&same).len(), 6);
     }
 }

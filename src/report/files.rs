@@ -4,7 +4,7 @@
 use super::render::{chart_links, render, render_markdown};
 use super::{Columns, Format, charts, html, png, sweep, timeline};
 use super::{sweep_topology, topology_label};
-use crate::experiment::model::{CellFile, SweepFile};
+use crate::experiment::model::CellFile;
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// A report that could not be written.
@@ -72,15 +72,17 @@ pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
     let table = write_files(dir, &varies)?;
     let sweeps = dir.sweeps();
     if dir.cells()?.is_empty() && !sweeps.is_empty() {
-        // A sweep's own run directory: its text reports are the sweep points.
-        let text: Vec<String> = sweeps.iter().map(|(_, s)| sweep::render_sweep(s)).collect();
-        let text = text.join("\n");
+        // A sweep's own run directory: its reports are the sweep's, each in its format.
+        let columns = Columns::Compact;
+        let text = sweep::render_sweep_dir(dir, Format::Table, &columns)?;
         dir.write_text("report.txt", &text)?;
-        dir.write_text("report.md", &format!("```\n{text}```\n"))?;
-        let csv: Vec<String> = sweeps.iter().map(|(_, s)| sweep::sweep_csv(s)).collect();
-        dir.write_text("report.csv", &csv.join(""))?;
-        let all: Vec<&SweepFile> = sweeps.iter().map(|(_, s)| s).collect();
-        dir.write_text("report.json", &serde_json::to_string_pretty(&all)?)?;
+        for (file, format) in [
+            ("report.md", Format::Markdown),
+            ("report.csv", Format::Csv),
+            ("report.json", Format::Json),
+        ] {
+            dir.write_text(file, &sweep::render_sweep_dir(dir, format, &columns)?)?;
+        }
         return Ok(text);
     }
     Ok(table)
@@ -96,7 +98,7 @@ pub(crate) fn write_files(
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();
-    let rep = super::build(dir)?;
+    let rep = super::build_with(dir, &config, &cells);
     write_timelines(dir, &cells, false)?;
     if rep.rows.iter().any(|r| r.repeats > 0) {
         write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;

@@ -88,6 +88,7 @@ fn scenario_sentences(report: &Report, scenario: &str, rows: &[&Row]) -> Vec<Str
         let why = match found {
             Some(r) if r.repeats > 0 => "is invalid",
             Some(r) if r.not_run.is_some() => "was not run",
+            Some(r) if r.interrupted => "was never run: the experiment was interrupted before it",
             _ => "was not measured",
         };
         return vec![format!("{scenario}: {base} {why}, so no ratio is given.")];
@@ -97,6 +98,11 @@ fn scenario_sentences(report: &Report, scenario: &str, rows: &[&Row]) -> Vec<Str
         .copied()
         .filter(|r| r.topology != *base && usable(r))
         .collect();
+    if others.is_empty() && rows.iter().any(|r| r.topology != *base && r.interrupted) {
+        return vec![format!(
+            "{scenario}: no other topology has a figure to compare with {base} yet: the experiment was interrupted before them."
+        )];
+    }
     if others.is_empty() {
         return vec![format!(
             "{scenario}: no other topology has a valid or degraded figure to compare with {base}."

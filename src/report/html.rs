@@ -105,6 +105,13 @@ pub(crate) fn page(p: &Page) -> String {
             esc(r.capacity.as_deref().unwrap_or(""))
         );
     }
+    if let Some(i) = &r.interrupted {
+        let _ = writeln!(
+            out,
+            "<div class=\"standin\" id=\"interrupted\">{}</div>",
+            esc(&i.sentence())
+        );
+    }
     let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));
     out.push_str(&meta_line(p));
     // A sweep-only run has no comparison: its tables are the sweeps'.
@@ -244,7 +251,7 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
             verdict_class(row.validity.verdict)
         };
         let _ = write!(out, "<tr class=\"{class}\">");
-        for (i, cell) in columns.cells(row).iter().enumerate() {
+        for (i, cell) in columns.cells(r, row).iter().enumerate() {
             let class = if columns.is_text(i) {
                 " class=\"text\""
             } else if h[i] == "validity" {
@@ -293,6 +300,9 @@ fn validity_words(r: &Report) -> String {
     }
     if r.rows.iter().any(|x| x.not_run.is_some()) {
         words.push("Cells not run have no figure (compare --resume DIR measures them).");
+    }
+    if r.interrupted.is_some() {
+        words.push("Cells marked interrupted were never run: the experiment stopped before them (the banner above says how to finish it).");
     }
     if words.is_empty() {
         words.push("Each cell below is named with its verdict and why.");
@@ -449,7 +459,7 @@ fn sweeps_section(out: &mut String, p: &Page) {
         for pt in &s.points {
             let mut mark = Vec::new();
             if Some(pt.threads) == s.max_threads {
-                mark.push("peak");
+                mark.push("max");
             }
             if Some(pt.threads) == s.knee_threads {
                 mark.push("knee");
@@ -638,6 +648,12 @@ fn host_facts(out: &mut String, c: &ExperimentConfig) {
         &serde_json::to_value(&c.host).unwrap_or_default(),
         &mut host,
     );
+    // Byte counts read as sizes too (NEWCOMER-2 #54: "memory_bytes 25276071936").
+    for (k, v) in host.iter_mut() {
+        if let (true, Ok(n)) = (k.ends_with("_bytes"), v.parse::<u64>()) {
+            *v = format!("{n} ({})", crate::experiment::metrics::bytes(n));
+        }
+    }
     if host.is_empty() {
         out.push_str("<p>Not recorded.</p>\n");
     } else {
@@ -801,7 +817,8 @@ mod tests {
             .summary
             .validity
             .invalid("sh0 stopped answering at 2.0 s");
-        let cfg = config(false);
+        let mut cfg = config(false);
+        cfg.host.memory_bytes = Some(25_276_071_936);
         let report = crate::report::build_from(&cfg, &cells);
         let html = page(&Page {
             report: &report,
@@ -812,6 +829,8 @@ mod tests {
             all_timelines: false,
         });
         assert!(html.starts_with("<!DOCTYPE html>"));
+        // NEWCOMER-2 #54: a byte count reads as a size.
+        assert!(html.contains("25276071936 (23.5 GiB)"), "{html}");
         assert!(
             html.contains("id=\"timelines\"") && html.contains("id=\"timeline-"),
             "the invalid cell's timeline is on the page"

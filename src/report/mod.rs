@@ -12,6 +12,7 @@ pub(crate) mod diff;
 pub(crate) mod diff_checks;
 mod files;
 pub(crate) mod found;
+pub(crate) mod history;
 pub(crate) mod html;
 pub mod png;
 mod render;
@@ -116,6 +117,13 @@ pub struct Row {
     /// Why a repetition of this cell was not run (a dead member of its topology), if one was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
+    /// A repetition of this cell never ran: the experiment was interrupted before it
+    /// ([`history`], NEWCOMER-2 #17).
+    pub interrupted: bool,
+    /// The invocations that measured this row's cells, when the experiment was resumed (empty
+    /// when one invocation measured every cell).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<u32>,
 }
 
 /// A whole comparison report.
@@ -151,6 +159,12 @@ pub struct Report {
     /// `compare --ceiling`: the bound, each cell's search and the ratio taken apart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<ceiling::CeilingPart>,
+    /// The experiment stopped before measuring every cell ([`history`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<history::Interrupted>,
+    /// Which invocation measured which cells, when more than one did (a resumed experiment).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<history::SessionCells>,
 }
 
 /// What a reader needs to know about a topology to read its figures: the name it is shown by,
@@ -177,17 +191,36 @@ impl Report {
     }
 }
 
-/// Builds the report of an experiment directory: its cells, and the cells it did not run.
+/// Builds the report of an experiment directory: its cells, the cells it did not run, and
+/// whether it was interrupted or resumed.
 pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let mut report = with_not_run(build_from(&config, &cells), &dir.not_run());
+    Ok(build_with(dir, &config, &cells))
+}
+
+/// [`build`] from the directory's configuration and cells, already read.
+pub(crate) fn build_with(
+    dir: &ExperimentDir,
+    config: &ExperimentConfig,
+    cells: &[CellFile],
+) -> Report {
+    let mut report = with_not_run(build_from(config, cells), &dir.not_run());
     report.ceiling = ceiling::CeilingPart::of(
         &crate::experiment::ceiling::stored(dir),
         &report.rows,
         &report.baseline,
     );
-    Ok(report.with_found(&dir.sweeps()))
+    let report = history::with_history(
+        report,
+        config,
+        &history::Holdings {
+            cells,
+            missing: &dir.never_run(config),
+            resume: format!("microshard compare --resume {}", dir.path().display()),
+        },
+    );
+    report.with_found(&dir.sweeps())
 }
 
 /// Marks the rows of cells that were not run (a dead member; `docs/result-schema.md`, "Cells
@@ -362,6 +395,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 client_bound,
                 standin,
                 not_run: None,
+                interrupted: false,
+                sessions: Vec::new(),
             });
         }
     }
@@ -389,6 +424,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         found: Vec::new(),
         cpu: cpu_line(cells, config.host.cpu_count),
         ceiling: None,
+        interrupted: None,
+        sessions: Vec::new(),
     }
     .with_found(&[])
 }
@@ -530,7 +567,20 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
     let mut parts = Vec::new();
     let standalone = count(MemberRole::Standalone);
     if standalone > 0 {
-        parts.push(plural(standalone, "mongod", "mongods"));
+        // The seed's baseline was a plain mongod; microshard's runs as a 1-member replica set
+        // unless the topology says `baseline = "standalone"`: the words say which (#20).
+        let as_set = plan
+            .members
+            .iter()
+            .any(|m| m.role == MemberRole::Standalone && m.replica_set.is_some());
+        parts.push(format!(
+            "{}{}",
+            plural(standalone, "mongod", "mongods"),
+            match as_set {
+                true => " (a 1-member replica set)",
+                false => " (plain, no replica set)",
+            }
+        ));
     }
     let shard_members = count(MemberRole::Shard);
     if shard_members > 0 {
@@ -667,7 +717,13 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
     lines.extend(report.cpu.clone());
     if report.standin() {
         lines.push("Measured against microshard's stand-in server, not MongoDB.".into());
-        lines.extend(report.capacity.clone());
+        // Said once per table: the findings end with it when there are any (#19).
+        lines.extend(
+            report
+                .capacity
+                .clone()
+                .filter(|c| !report.found.contains(c)),
+        );
     }
     lines.extend(
         report
@@ -694,6 +750,7 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         });
     }
     lines.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    lines.extend(report.sessions.iter().map(|s| s.sentence()));
     lines
 }
 
@@ -1049,6 +1106,15 @@ pub(crate) mod tests {
         let words = plan_size(&plan);
         assert!(
             words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
+            "{words}"
+        );
+        // NEWCOMER-2 #20: the baseline says whether it is a replica set.
+        let spec = crate::topology::TopologySpec::load("single").unwrap_or_else(|e| panic!("{e}"));
+        let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
+        let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let words = plan_size(&plan);
+        assert!(
+            words.starts_with("1 mongod (a 1-member replica set)"),
             "{words}"
         );
     }

@@ -42,7 +42,7 @@ pub(crate) fn render_dir(
 ) -> Result<String, ResultsError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
-    let report = super::build(dir)?;
+    let report = super::build_with(dir, &config, &cells);
     Ok(match format {
         Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
         Format::Html => html::page(&html::Page {
@@ -107,13 +107,16 @@ fn render_table(report: &Report, columns: &Columns) -> String {
     let mut builder = tabled::builder::Builder::new();
     builder.push_record(columns.headers(report));
     for row in &report.rows {
-        builder.push_record(columns.cells(row));
+        builder.push_record(columns.cells(report, row));
     }
     let mut table = builder.build();
     table.with(tabled::settings::Style::rounded());
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("{marker}\n"));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("{}\n", i.sentence()));
     }
     out.push_str(&format!("Experiment {}\n", report.experiment));
     out.push_str(&table.to_string());
@@ -142,6 +145,9 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
+    }
+    if let Some(i) = &report.interrupted {
+        out.push_str(&format!("**{}**\n\n", md_escape(&i.sentence())));
     }
     out.push_str(&format!(
         "### Experiment {}\n\n",
@@ -190,11 +196,19 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
             .join(" | ")
     ));
     let aligns: Vec<&str> = (0..h.len())
-        .map(|i| if columns.is_text(i) { "---" } else { "---:" })
+        // Words left-aligned, figures right-aligned (the validity column is words: #46).
+        .map(|i| match columns.is_text(i) || h[i] == "validity" {
+            true => "---",
+            false => "---:",
+        })
         .collect();
     out.push_str(&format!("| {} |\n", aligns.join(" | ")));
     for row in &report.rows {
-        let cells: Vec<String> = columns.cells(row).iter().map(|c| md_escape(c)).collect();
+        let cells: Vec<String> = columns
+            .cells(report, row)
+            .iter()
+            .map(|c| md_escape(c))
+            .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out.push('\n');
@@ -254,7 +268,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// CSV header; machine-friendly names, one figure per column, and a `figures` column carrying
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
-pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound,server_cpu_us_per_op";
+pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound,server_cpu_us_per_op,interrupted,sessions";
 
 /// The columns a `compare --ceiling` adds to the CSV (its throughput columns are the ceilings).
 const CSV_CEILING_HEADER: &str =
@@ -299,6 +313,12 @@ fn render_csv(report: &Report) -> String {
             opt(row.cpu_us_per_op),
             row.client_bound.to_string(),
             opt(row.server_cpu_us_per_op),
+            row.interrupted.to_string(),
+            row.sessions
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(";"),
         ];
         let mut line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
         if let Some(c) = &report.ceiling {

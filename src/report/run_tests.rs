@@ -329,6 +329,7 @@ async fn loads_once_and_finds_knee() -> anyhow::Result<()> {
         vary: None,
         repeat: 1,
         clients: 1,
+        servers: Default::default(),
     };
     let mut lab = Curve { loads: 0, downs: 0 };
     let cancel = CancellationToken::new();
@@ -365,6 +366,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
         vary: Some(Vary::parse("readbatchsize=1,10,20")?),
         repeat: 3,
         clients: 1,
+        servers: Default::default(),
     };
     let mut lab = Curve { loads: 0, downs: 0 };
     let (dir, outcome) = sweep_with(

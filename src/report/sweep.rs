@@ -609,32 +609,75 @@ pub(crate) fn vary_heading(outcome: &SweepOutcome, label: &str) -> String {
     format!("{out}: {label}")
 }
 
+/// The header of a sweep's table.
+const SWEEP_HEADER: [&str; 9] = [
+    "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
+];
+
+/// A sweep's table rows: threads, throughput, latency, and the maximum and knee marked.
+fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
+    (sweep.points.iter())
+        .map(|p| {
+            let mut mark = Vec::new();
+            if Some(p.threads) == sweep.max_threads {
+                mark.push("max");
+            }
+            if Some(p.threads) == sweep.knee_threads {
+                mark.push("knee");
+            }
+            let s = &p.summary;
+            [
+                p.threads.to_string(),
+                format!("{:.0}", s.throughput),
+                s.main_op.clone(),
+                format!("{:.0}", s.latency.avg),
+                format!("{:.0}", s.latency.p95),
+                format!("{:.0}", s.latency.p99),
+                s.errors.to_string(),
+                s.validity.verdict.to_string(),
+                mark.join(", "),
+            ]
+        })
+        .collect()
+}
+
+/// The lines under a sweep's table: the maximum and knee, their caveats, each degraded or
+/// invalid point.
+fn sweep_lines(sweep: &SweepFile) -> Vec<String> {
+    let mut out = vec![match (sweep.max_threads, sweep.knee_threads) {
+        (Some(m), Some(k)) => format!(
+            "Maximum at {m} threads; knee (smallest count within {:.0}% of the maximum) at {k} threads.",
+            sweep.tolerance * 100.0
+        ),
+        _ => "No usable points: no maximum or knee.".into(),
+    }];
+    out.extend(crate::experiment::knee_caveats::caveats(sweep));
+    out.extend(
+        (sweep.points.iter())
+            .filter(|p| !p.summary.validity.is_valid())
+            .map(|p| {
+                format!(
+                    "validity: {} threads is {}: {}",
+                    p.threads,
+                    p.summary.validity.verdict,
+                    p.summary.validity.summary()
+                )
+            }),
+    );
+    // Where the point's client and server disagree (its cross-check's warnings).
+    for p in &sweep.points {
+        let warnings = p.crosscheck.iter().flat_map(|c| c.warnings.iter());
+        out.extend(warnings.map(|w| format!("warning: {} threads: {w}", p.threads)));
+    }
+    out
+}
+
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
 pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
     let mut b = tabled::builder::Builder::new();
-    b.push_record([
-        "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
-    ]);
-    for p in &sweep.points {
-        let mut mark = Vec::new();
-        if Some(p.threads) == sweep.max_threads {
-            mark.push("max");
-        }
-        if Some(p.threads) == sweep.knee_threads {
-            mark.push("knee");
-        }
-        let s = &p.summary;
-        b.push_record([
-            p.threads.to_string(),
-            format!("{:.0}", s.throughput),
-            s.main_op.clone(),
-            format!("{:.0}", s.latency.avg),
-            format!("{:.0}", s.latency.p95),
-            format!("{:.0}", s.latency.p99),
-            s.errors.to_string(),
-            s.validity.verdict.to_string(),
-            mark.join(", "),
-        ]);
+    b.push_record(SWEEP_HEADER);
+    for row in sweep_rows(sweep) {
+        b.push_record(row);
     }
     let mut t = b.build();
     t.with(tabled::settings::Style::rounded());
@@ -644,39 +687,70 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
         out.push('\n');
     }
     out.push_str(&format!("Thread sweep: {}\n{t}\n", sweep.label));
-    match (sweep.max_threads, sweep.knee_threads) {
-        (Some(m), Some(k)) => out.push_str(&format!(
-            "Maximum at {m} threads; knee (smallest count within {:.0}% of the maximum) at {k} threads.\n",
-            sweep.tolerance * 100.0
-        )),
-        _ => out.push_str("No usable points: no maximum or knee.\n"),
-    }
-    for caveat in crate::experiment::knee_caveats::caveats(sweep) {
-        out.push_str(&caveat);
+    for line in sweep_lines(sweep) {
+        out.push_str(&line);
         out.push('\n');
     }
-    out.push_str(&point_lines(sweep));
     out
 }
 
-/// One line per point not valid (its verdict and why), then one per disagreement between the
-/// point's client and server (its cross-check's warnings).
-fn point_lines(sweep: &SweepFile) -> String {
+/// A sweep as Markdown: the same table and lines as [`render_sweep`] (NEWCOMER-2 #25).
+pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
     let mut out = String::new();
-    for p in (sweep.points.iter()).filter(|p| !p.summary.validity.is_valid()) {
-        out.push_str(&format!(
-            "validity: {} threads is {}: {}\n",
-            p.threads,
-            p.summary.validity.verdict,
-            p.summary.validity.summary()
-        ));
+    if sweep.standin {
+        out.push_str(&format!("**{STANDIN_MARKER}**\n\n"));
     }
-    for p in &sweep.points {
-        for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
-            out.push_str(&format!("warning: {} threads: {w}\n", p.threads));
-        }
+    out.push_str(&format!(
+        "### Thread sweep: {}\n\n",
+        sweep.label.replace('|', "\\|")
+    ));
+    out.push_str(
+        "| threads | ops/s | op | avg µs | p95 µs | p99 µs | errors | validity | max, knee |\n",
+    );
+    out.push_str("| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n");
+    for row in sweep_rows(sweep) {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out.push('\n');
+    for line in sweep_lines(sweep) {
+        out.push_str(&format!("- {}\n", line.replace('|', "\\|")));
     }
     out
+}
+
+/// A sweep's own run directory in a report format (NEWCOMER-2 #25): a `--vary` or `--repeat`
+/// sweep as its seed-2 table (values in the order given, as `sweep` printed it), one curve as its
+/// table; JSON is every curve, in that order. HTML is the page (`html::page`).
+pub(crate) fn render_sweep_dir(
+    dir: &ExperimentDir,
+    format: super::Format,
+    columns: &Columns,
+) -> anyhow::Result<String> {
+    use super::Format;
+    let varied = vary_shown(dir).into_iter().next();
+    let curves: Vec<SweepFile> = match &varied {
+        Some(v) => v.outcome.curves.iter().map(|(_, s)| s.clone()).collect(),
+        None => dir.sweeps().into_iter().map(|(_, s)| s).collect(),
+    };
+    if format == Format::Json {
+        return Ok(serde_json::to_string_pretty(&curves)?);
+    }
+    if let Some(v) = varied {
+        return Ok(match format {
+            Format::Markdown => render_vary(&v.outcome, VaryFormat::Markdown, columns),
+            Format::Csv => render_vary(&v.outcome, VaryFormat::Csv, &Columns::Wide),
+            _ => render_vary(&v.outcome, VaryFormat::Table, columns),
+        });
+    }
+    let each: Vec<String> = curves
+        .iter()
+        .map(|s| match format {
+            Format::Markdown => sweep_markdown(s),
+            Format::Csv => sweep_csv(s),
+            _ => render_sweep(s),
+        })
+        .collect();
+    Ok(each.join(if format == Format::Csv { "" } else { "\n" }))
 }
 
 /// A sweep as CSV: one row per point, for spreadsheets.

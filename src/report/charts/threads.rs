@@ -21,9 +21,14 @@ pub fn sweep(
     );
     let mut legend = vec![entry(Swatch::Line(palette(0)), series.label.clone())];
     if let Some((t, tp)) = peak {
+        // A maximum at the last point tried is no peak: the curve may rise past it.
+        let word = match sweep.points.last().is_some_and(|p| p.threads == t) {
+            true => "maximum (last point tried)",
+            false => "peak",
+        };
         legend.push(entry(
             Swatch::Peak,
-            format!("peak: {t} threads, {} ops/s", human(tp)),
+            format!("{word}: {t} threads, {} ops/s", human(tp)),
         ));
     }
     if let Some((t, tp)) = knee {
@@ -75,8 +80,14 @@ pub fn sweep_latency(
         legend.push(entry(Swatch::Knee, format!("knee: {t} threads")));
     }
     legend.extend(invalid_entry(&verdicts));
+    let past = match crate::experiment::knee_caveats::measured_past_knee(sweep) {
+        true => {
+            "Past the knee, added threads mostly add waiting: latency climbs while throughput stays flat."
+        }
+        false => "Nothing was measured past the knee (it is the last point tried).",
+    };
     let mut notes = vec![format!(
-        "Lines: the main operation's latency at each thread count, in {unit}. Past the knee, added threads mostly add waiting: latency climbs while throughput stays flat."
+        "Lines: the main operation's latency at each thread count, in {unit}. {past}"
     )];
     notes.extend(point_notes(sweep));
     let title = format!("Latency by client threads: {}", sweep_label(sweep, facts));
@@ -131,13 +142,25 @@ fn mark_at(series: &VarySeries, threads: Option<u32>) -> Mark {
 fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
     let mut notes = vec![match (peak, knee) {
         (Some((p, ptp)), Some((k, _))) => format!(
-            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the peak ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
+            "Knee rule: the knee is the smallest thread count whose throughput is within {:.0}% of the maximum ({} ops/s at {p} threads), i.e. at least {} ops/s; here {k} threads.",
             sweep.tolerance * 100.0,
             human(ptp),
             human(ptp * (1.0 - sweep.tolerance))
         ),
         _ => "No usable points: no peak and no knee.".to_string(),
     }];
+    // "still rising", "flat from", "interrupted": what the peak and knee cannot tell (#22).
+    notes.extend(
+        crate::experiment::knee_caveats::caveats(sweep)
+            .into_iter()
+            .map(|c| {
+                let mut letters = c.chars();
+                letters
+                    .next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + letters.as_str())
+                    .unwrap_or_default()
+            }),
+    );
     notes.extend(point_notes(sweep));
     notes
 }

@@ -1,0 +1,125 @@
+//! `--resume` of `compare` and `sweep`, where it is not the measuring itself: reading a sweep's
+//! request back with the flags given again, and the answer when nothing is left to measure
+//! (NEWCOMER-2 #31, #32).
+
+use std::path::Path;
+
+use crate::experiment::flags::ServerFlags;
+use crate::experiment::results::ExperimentDir;
+use crate::experiment::sweep::{self, Again, SweepConfig};
+use crate::measure::validity::Verdict;
+use crate::output;
+use crate::preflight;
+use crate::report::{self, Columns, Format};
+
+/// `sweep --resume DIR`: the directory and its stored request, with the servers' binaries and
+/// ports, a URI and `-p` given again applied.
+pub(crate) fn reopen_sweep(
+    path: &Path,
+    servers: &ServerFlags,
+    uri: Option<String>,
+    overrides: Vec<String>,
+) -> anyhow::Result<(ExperimentDir, SweepConfig)> {
+    if let Ok(dir) = ExperimentDir::open(path) {
+        preflight::known_schema(&dir)
+            .map_err(|e| crate::error::bad_input(format!("--resume: {e}")))?;
+    }
+    let given_bin_dir = servers.standin || servers.bin_dir.is_some();
+    let again = Again {
+        bin_dir: match given_bin_dir {
+            true => servers.bin_dir()?,
+            false => None,
+        },
+        base_port: servers.base_port,
+        uri,
+        overrides,
+    };
+    let (dir, cfg) = sweep::reopen(path, again)?;
+    preflight::writable_dir("--resume", dir.path())?;
+    if let Some(gone) = cfg.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
+        return Err(crate::error::bad_input(format!(
+            "--resume: the sweep's binaries directory {} is gone; give --bin-dir or --standin",
+            gone.display()
+        )));
+    }
+    Ok((dir, cfg))
+}
+
+/// The server flags a sweep's request stands for (what the pre-flight checks and the lab use).
+pub(crate) fn server_flags(cfg: &SweepConfig) -> ServerFlags {
+    ServerFlags {
+        backend: cfg.backend,
+        bin_dir: cfg.servers.bin_dir.clone(),
+        standin: false,
+        mongod_args: cfg.servers.mongod_args.clone(),
+        base_port: cfg.servers.base_port,
+    }
+}
+
+/// `sweep --resume` of a sweep with every curve measured: says so, prints it and ends by its
+/// verdicts; nothing is written (no session is added).
+pub(crate) fn finished_sweep(
+    dir: &ExperimentDir,
+    cfg: &SweepConfig,
+    columns: &Columns,
+    strict: bool,
+) -> anyhow::Result<()> {
+    output::eprintln(&format!(
+        "microshard: nothing to resume: every curve of {} is measured (nothing was touched)",
+        dir.path().display()
+    ));
+    let outcome = sweep::stored_outcome(dir, cfg)?;
+    print_sweep(&outcome, columns)?;
+    let verdicts = outcome.verdict_lines();
+    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+}
+
+/// Whether a `compare --resume` has nothing left to measure: every cell has a file, none was
+/// recorded as not run, and `--remeasure-invalid` finds no invalid cell.
+pub(crate) fn nothing_to_resume(
+    dir: &ExperimentDir,
+    remeasure_invalid: bool,
+) -> anyhow::Result<bool> {
+    let config = dir.config()?;
+    if !dir.never_run(&config).is_empty() || !dir.not_run().is_empty() {
+        return Ok(false);
+    }
+    let invalid = dir
+        .cells()?
+        .iter()
+        .any(|c| c.summary.validity.verdict == Verdict::Invalid);
+    Ok(!(remeasure_invalid && invalid))
+}
+
+/// `compare --resume` of a finished experiment: says so, prints its report and ends by its
+/// cells' verdicts; nothing is written (no session is added).
+pub(crate) fn finished_compare(
+    dir: &ExperimentDir,
+    format: Format,
+    columns: &Columns,
+    strict: bool,
+) -> anyhow::Result<()> {
+    output::eprintln(&format!(
+        "microshard: nothing to resume: every cell of {} is measured (nothing was touched; --remeasure-invalid measures invalid cells again)",
+        dir.path().display()
+    ));
+    output::println(&report::render_dir(dir, format, false, columns)?)?;
+    let verdicts = crate::experiment::compare::verdict_lines(dir)?;
+    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+}
+
+/// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
+pub(crate) fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
+    if outcome.is_single() {
+        for (_, curve) in &outcome.curves {
+            output::println(&report::sweep::render_sweep(curve))?;
+        }
+        return Ok(());
+    }
+    output::println(&report::sweep::render_vary(
+        outcome,
+        report::sweep::VaryFormat::Table,
+        columns,
+    ))?;
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! `sweep --resume DIR`: a sweep cut short (Ctrl-C, a dead member) measures what it has not
+//! measured yet — the curves not stored, and the thread counts a curve cut short did not reach —
+//! keeping every point it has (NEWCOMER-2 #31). The request is stored with the sweep
+//! (`sweep-request.json`, secrets redacted); the stored request wins over the flags given again,
+//! except the servers' binaries and ports, a URI and `-p` (to restore a redacted secret).
+
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ExperimentDir, Lab, Progress, Resolved, Start, SweepConfig, SweepTarget, Swept, resolve,
+    run_sweep, sweep_label, variant_label, where_of,
+};
+use crate::error::bad_input;
+use crate::experiment::results::{read_json, redact_property, write_json_atomic};
+
+/// The file holding what a sweep was asked to do.
+pub(crate) const REQUEST_FILE: &str = "sweep-request.json";
+
+/// Stores the request in a new sweep's directory: the workload file's absolute path (so a
+/// resume from another directory finds it), secrets in `-p` values and the URI redacted.
+pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow::Result<()> {
+    let mut stored = cfg.clone();
+    let given = std::path::Path::new(&cfg.workload);
+    if given.is_file()
+        && let Ok(abs) = std::path::absolute(given)
+    {
+        stored.workload = abs.display().to_string();
+    }
+    if let SweepTarget::Uri(u) = &mut stored.target {
+        *u = crate::redact::redact_uri(u);
+    }
+    for o in stored.overrides.iter_mut() {
+        if let Some((k, v)) = o.split_once('=') {
+            *o = format!("{k}={}", redact_property(k, v));
+        }
+    }
+    write_json_atomic(&dir.path().join(REQUEST_FILE), &stored)?;
+    Ok(())
+}
+
+/// What `sweep --resume` may give again over the stored request.
+#[derive(Debug, Default)]
+pub(crate) struct Again {
+    /// `--bin-dir` (absolute) or `--standin`'s links.
+    pub bin_dir: Option<std::path::PathBuf>,
+    /// `--base-port`.
+    pub base_port: Option<u16>,
+    /// `--uri` (its password is not stored).
+    pub uri: Option<String>,
+    /// `-p KEY=VALUE`, replacing the stored value of KEY.
+    pub overrides: Vec<String>,
+}
+
+/// Reads a sweep's directory back for `--resume` (its schema and writability checked by the
+/// caller): the directory and its request with the flags given again applied. A compare experiment, or a sweep an older microshard wrote without its
+/// request, is refused with what to do instead.
+pub(crate) fn reopen(
+    path: &std::path::Path,
+    again: Again,
+) -> anyhow::Result<(ExperimentDir, SweepConfig)> {
+    let shown = path.display();
+    let dir = ExperimentDir::open(path).map_err(|e| bad_input(format!("--resume {shown}: {e}")))?;
+    if !dir.is_sweep() {
+        return Err(bad_input(format!(
+            "--resume {shown}: this is a compare experiment, not a sweep; resume it with `microshard compare --resume {shown}`"
+        )));
+    }
+    let mut cfg: SweepConfig = read_json(&dir.path().join(REQUEST_FILE)).map_err(|_| {
+        bad_input(format!(
+            "--resume {shown}: this sweep was written by a microshard that did not store its request; run the sweep again"
+        ))
+    })?;
+    cfg.servers.bin_dir = again.bin_dir.or(cfg.servers.bin_dir);
+    cfg.servers.base_port = again.base_port.or(cfg.servers.base_port);
+    if let Some(uri) = again.uri {
+        cfg.target = SweepTarget::Uri(uri);
+    }
+    for o in again.overrides {
+        let key = o.split_once('=').map(|(k, _)| k.to_string());
+        cfg.overrides
+            .retain(|x| x.split_once('=').map(|(k, _)| k.to_string()) != key);
+        cfg.overrides.push(o);
+    }
+    Ok((dir, cfg))
+}
+
+/// The curves of a stored sweep still to measure: not stored, or stored without every thread
+/// count. 0 means there is nothing to resume.
+pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow::Result<usize> {
+    let resolved = resolve(cfg)?;
+    Ok(unfinished(dir, cfg, &resolved))
+}
+
+fn unfinished(dir: &ExperimentDir, cfg: &SweepConfig, resolved: &Resolved) -> usize {
+    let where_ = where_of(&cfg.target);
+    resolved
+        .variants
+        .iter()
+        .filter(|(v, _)| {
+            let file = sweep_label(&variant_label(&where_, cfg.vary.as_ref(), v, cfg.repeat));
+            dir.read_sweep(&file)
+                .is_none_or(|s| s.points.len() != cfg.threads.len())
+        })
+        .count()
+}
+
+/// Resumes a sweep read back by [`reopen`]: one more session in its record, the data loaded
+/// again on a topology brought up again (a server at `--uri` keeps what the first invocation
+/// loaded once a curve was stored), then every curve not finished.
+pub(crate) async fn resume_with<L: Lab>(
+    lab: &mut L,
+    cfg: &SweepConfig,
+    dir: ExperimentDir,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<Swept> {
+    let resolved = resolve(cfg)?;
+    let mut config = dir.config()?;
+    if config.sessions.is_empty() {
+        config.begin_session(false, false);
+    }
+    let session = config.begin_session(true, false);
+    dir.write_config(&config)?;
+    progress.line(&format!(
+        "microshard: resuming {} as session {session}: {} of {} curve(s) to measure (its stored request wins over other flags)",
+        dir.path().display(),
+        unfinished(&dir, cfg, &resolved),
+        resolved.variants.len()
+    ));
+    let any_stored = !dir.sweeps().is_empty();
+    let load = match &cfg.target {
+        SweepTarget::Topology(_) => !cfg.no_load,
+        SweepTarget::Uri(_) => !cfg.no_load && !any_stored,
+    };
+    if !load && !cfg.no_load {
+        progress.line("microshard: not loading again: the server at --uri holds what the first invocation loaded");
+    }
+    let start = Start { dir, config, load };
+    run_sweep(lab, cfg, &resolved, start, cancel, progress).await
+}
+
+/// A stored sweep's curves as its outcome (what `sweep` prints), for a sweep with nothing left
+/// to resume.
+pub(crate) fn stored_outcome(
+    dir: &ExperimentDir,
+    cfg: &SweepConfig,
+) -> anyhow::Result<super::SweepOutcome> {
+    let resolved = resolve(cfg)?;
+    let variants: Vec<super::Variant> = resolved.variants.into_iter().map(|(v, _)| v).collect();
+    Ok(super::SweepOutcome {
+        property: cfg.vary.as_ref().map(|v| v.property.clone()),
+        threads: cfg.threads.clone(),
+        curves: super::stored_curves(
+            dir,
+            &variants,
+            cfg.vary.as_ref(),
+            cfg.repeat,
+            &where_of(&cfg.target),
+            sweep_label,
+        ),
+        topology: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::Curve;
+    use super::*;
+    use crate::experiment::lab::{Deployment, Measured};
+    use crate::experiment::scenario::PropertyMap;
+    use crate::runner::Phase;
+    use std::time::Duration;
+
+    /// [`Curve`], with Ctrl-C pressed while the run phase numbered `cut_at` (1-based) runs.
+    struct Cutting {
+        curve: Curve,
+        runs: usize,
+        cut_at: usize,
+        cancel: CancellationToken,
+    }
+
+    impl Lab for Cutting {
+        type Handle = ();
+        async fn up(&mut self, t: &str, c: &CancellationToken) -> anyhow::Result<(Deployment, ())> {
+            self.curve.up(t, c).await
+        }
+        async fn run(
+            &mut self,
+            d: &Deployment,
+            props: &PropertyMap,
+            phase: Phase,
+            c: &CancellationToken,
+        ) -> anyhow::Result<Measured> {
+            if phase == Phase::Run {
+                self.runs += 1;
+                if self.runs == self.cut_at {
+                    self.cancel.cancel();
+                }
+            }
+            self.curve.run(d, props, phase, c).await
+        }
+        async fn down(&mut self, h: ()) -> anyhow::Result<()> {
+            self.curve.down(h).await
+        }
+        fn collects_server_metrics(&self) -> bool {
+            false
+        }
+    }
+
+    fn lab(cut_at: usize, cancel: &CancellationToken) -> Cutting {
+        Cutting {
+            curve: Curve { loads: 0, downs: 0 },
+            runs: 0,
+            cut_at,
+            cancel: cancel.clone(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sweep_cut_short_resumes_keeping_every_point_it_measured() -> anyhow::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let wl = tmp.path().join("W");
+        std::fs::write(&wl, "recordcount=10\n")?;
+        let cfg = SweepConfig {
+            workload: wl.display().to_string(),
+            threads: vec![1, 2, 4, 8],
+            target: SweepTarget::Topology("single".into()),
+            duration: Duration::from_secs(1),
+            overrides: vec!["mongodb.url=mongodb://alice:s3cret@localhost:1/ycsb".into()],
+            full: false,
+            records: 10,
+            no_load: false,
+            results_root: tmp.path().join("results"),
+            backend: crate::topology::BackendKind::Process,
+            vary: None,
+            repeat: 1,
+            clients: 1,
+            servers: Default::default(),
+        };
+        // Ctrl-C during the third point: the first two are kept, the third is not.
+        let cancel = CancellationToken::new();
+        let mut first = lab(3, &cancel);
+        let swept =
+            super::super::sweep_with(&mut first, &cfg, &cancel, &Progress::silent()).await?;
+        assert_eq!(swept.outcome.curves[0].1.points.len(), 2);
+        let said = swept.interrupted().to_string();
+        assert!(
+            said.contains("after 0 of 1 curves")
+                && said.contains(&format!(
+                    "microshard sweep --resume {}",
+                    swept.dir.path().display()
+                )),
+            "{said}"
+        );
+        let stored = std::fs::read_to_string(swept.dir.path().join(REQUEST_FILE))?;
+        assert!(!stored.contains("s3cret"), "{stored}");
+
+        // The resume measures the two thread counts left, on data loaded again.
+        let (dir, again) = reopen(swept.dir.path(), Again::default())?;
+        assert_eq!(remaining_curves(&dir, &again)?, 1);
+        let cancel = CancellationToken::new();
+        let mut second = lab(0, &cancel);
+        let resumed = resume_with(&mut second, &again, dir, &cancel, &Progress::silent()).await?;
+        assert_eq!(
+            (second.runs, second.curve.loads, second.curve.downs),
+            (2, 1, 1)
+        );
+        let curve = &resumed.outcome.curves[0].1;
+        let threads: Vec<u32> = curve.points.iter().map(|p| p.threads).collect();
+        assert_eq!(threads, [1, 2, 4, 8]);
+        assert_eq!(curve.max_threads, Some(8));
+        assert_eq!(
+            remaining_curves(&resumed.dir, &again)?,
+            0,
+            "nothing left to resume"
+        );
+        let sessions = resumed.dir.config()?.sessions;
+        assert_eq!(sessions.len(), 2);
+        assert!(sessions[1].resumed);
+
+        // A compare experiment is not resumed as a sweep.
+        let mut compare = resumed.dir.config()?;
+        compare.command.name = "compare".into();
+        resumed.dir.write_config(&compare)?;
+        let refused = reopen(resumed.dir.path(), Again::default())
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("microshard compare --resume"), "{refused}");
+        Ok(())
+    }
+}
