@@ -37,7 +37,12 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
     let topo = root.path.join("fault.toml");
     std::fs::write(
         &topo,
-        format!("name = \"fault\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\n"),
+        // mongos holds an operation for a shard with no primary up to
+        // defaultFindReplicaSetHostTimeoutMS (15 s) before it fails: 2 s here, so the operations
+        // routed to the dead shard fail within the run.
+        format!(
+            "name = \"fault\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = {port}\nmongos_args = [\"--setParameter\", \"defaultFindReplicaSetHostTimeoutMS=2000\"]\n"
+        ),
     )
     .expect("write topology");
     let bin_dir = root.bin_dir();
@@ -73,9 +78,8 @@ fn killing_a_shard_mid_run_is_counted_and_teardown_still_cleans() {
         .args(["run", "--uri", entry.as_str(), "--threads", "4", "--json"])
         .arg(&json)
         .args("-p recordcount=400 -p operationcount=100000000".split_whitespace())
-        // Long enough for the mongos's 5 s server-selection wait on the dead shard to end in
-        // errors: when its driver's monitor sees the death before an operation does, every
-        // operation routed there waits that long before it fails.
+        // Long enough for the mongos's 2 s wait for the dead shard's primary to end in errors:
+        // every operation routed there waits that long before it fails.
         .args(["-p", "maxexecutiontime=12"])
         .args("-p readproportion=0.5 -p updateproportion=0.5".split_whitespace())
         .stdout(Stdio::piped())

@@ -150,6 +150,10 @@ pub(crate) struct ReportArgs {
     /// Also (re)write the report files and charts into the directory.
     #[arg(long)]
     pub write: bool,
+    /// Replace this machine's details in the printed report (host name, member, binary, run and
+    /// home directories) by placeholders, to publish it.
+    #[arg(long)]
+    pub redact_paths: bool,
     /// Draw every cell's timeline (operations per second, outages and stalls shaded), not only
     /// those of degraded or invalid cells: beside each cell file with --write, on the page with
     /// --format html.
@@ -522,12 +526,13 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
         )?)?;
         return Ok(());
     }
-    output::println(&report::render_dir(
-        &dir,
-        args.format,
-        args.timelines,
-        &columns,
-    )?)?;
+    let text = report::render_dir(&dir, args.format, args.timelines, &columns)?;
+    let text = match args.redact_paths {
+        true => report::redact_paths::Redaction::of(dir.path(), &dir.config()?, &dir.cells()?)
+            .apply(&text),
+        false => text,
+    };
+    output::println(&text)?;
     if args.format == Format::Table {
         for (_, s) in &sweeps {
             output::println(&report::sweep::render_sweep(s))?;

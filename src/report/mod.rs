@@ -15,6 +15,7 @@ pub(crate) mod found;
 pub(crate) mod history;
 pub(crate) mod html;
 pub mod png;
+pub(crate) mod redact_paths;
 mod render;
 pub(crate) mod reproduced;
 #[cfg(test)]
