@@ -81,24 +81,7 @@ async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() 
     assert!(table.contains("dead since S2"), "{table}");
     let csv = render_dir(&dir, Format::Csv, false, &Columns::Compact)?;
     assert!(csv.contains("not run"), "{csv}");
-    // Every format says the cell's verdict in the same words: "not run", never "valid".
-    let json: serde_json::Value =
-        serde_json::from_str(&render_dir(&dir, Format::Json, false, &Columns::Compact)?)?;
-    let row = (json["rows"].as_array().into_iter().flatten())
-        .find(|r| r["topology"] == "microshard-2" && r["scenario"] == "S3")
-        .expect("the row not run");
-    assert_eq!(row["verdict"], "not run", "{row}");
-    let csv_row = (csv.lines())
-        .find(|l| l.contains(",S3,microshard-2,"))
-        .expect("its CSV row");
-    assert!(csv_row.contains(",not run,"), "{csv_row}");
-    let md = render_dir(&dir, Format::Markdown, false, &Columns::Compact)?;
-    assert!(md.contains("| S3 | microshard-2 | not run |"), "{md}");
-    let page = render_dir(&dir, Format::Html, false, &Columns::Compact)?;
-    assert!(
-        page.contains("<td class=\"validity\">NOT RUN</td>"),
-        "the page"
-    );
+    not_run_said_in_every_format(&dir, &csv)?;
 
     // Resume: the cell not run is measured; with --remeasure-invalid the invalid S2 too,
     // its first attempt kept under earlier/.
@@ -405,5 +388,27 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
         "{typo}"
     );
     assert!(Vary::parse("mycompany.knob=1,2").is_err());
+    Ok(())
+}
+
+/// Every format says a cell not run in the same words: "not run", never "valid".
+fn not_run_said_in_every_format(dir: &ExperimentDir, csv: &str) -> anyhow::Result<()> {
+    let json: serde_json::Value =
+        serde_json::from_str(&render_dir(dir, Format::Json, false, &Columns::Compact)?)?;
+    let row = (json["rows"].as_array().into_iter().flatten())
+        .find(|r| r["topology"] == "microshard-2" && r["scenario"] == "S3")
+        .expect("the row not run");
+    assert_eq!(row["verdict"], "not run", "{row}");
+    let csv_row = (csv.lines())
+        .find(|l| l.contains(",S3,microshard-2,"))
+        .expect("its CSV row");
+    assert!(csv_row.contains(",not run,"), "{csv_row}");
+    let md = render_dir(dir, Format::Markdown, false, &Columns::Compact)?;
+    assert!(md.contains("| S3 | microshard-2 | not run |"), "{md}");
+    let page = render_dir(dir, Format::Html, false, &Columns::Compact)?;
+    assert!(
+        page.contains("<td class=\"validity\">NOT RUN</td>"),
+        "the page"
+    );
     Ok(())
 }
