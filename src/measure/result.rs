@@ -467,6 +467,10 @@ fn rfc3339(t: &DateTime<Utc>) -> String {
 }
 
 fn throughput_of(operations: u64, runtime_ms: u64) -> Option<f64> {
+    if operations == 0 {
+        // Nothing done is 0 ops/s, even over a window too short to measure (never NaN).
+        return Some(0.0);
+    }
     let t = Overall {
         runtime_ms,
         operations,

@@ -34,9 +34,14 @@ where
 {
     let interval = input.elapsed_ms as f64;
     let throughput = 1000.0 * (input.total_ops as f64 / interval);
-    let cur = 1000.0
-        * ((input.total_ops as f64 - input.prev_ops as f64)
-            / (input.elapsed_ms as f64 - input.prev_elapsed_ms as f64));
+    // YCSB divides by the milliseconds since the last line; operations done within the first
+    // millisecond would make the current rate ∞ (Java's `DecimalFormat` prints "∞"), which no
+    // parser of status lines reads: that interval is at least 1 ms here.
+    let since = input
+        .elapsed_ms
+        .saturating_sub(input.prev_elapsed_ms)
+        .max(1) as f64;
+    let cur = 1000.0 * ((input.total_ops as f64 - input.prev_ops as f64) / since);
     // Java `(long) Math.ceil(...)`: NaN → 0, ∞ → Long.MAX_VALUE (Rust's `as` saturates the same).
     let est_remaining = (input.todo_ops as f64 / throughput).ceil() as i64;
 
@@ -179,6 +184,12 @@ mod tests {
         assert_eq!(
             line(10_000, 0, (0, 0), 100, &s),
             "2020-01-10 16:21:40:213 10 sec: 0 operations; est completion in 106751991167300 days 15 hours "
+        );
+        // An operation within the first millisecond: a rate over 1 ms, never "∞".
+        let first = line(0, 1, (0, 0), 0, &s);
+        assert!(
+            first.contains("1 operations; 1000 current ops/sec; "),
+            "{first}"
         );
     }
 
