@@ -18,6 +18,9 @@ use crate::workload::prop;
 /// Inserts a closed-loop load probe may make: its step's time bound ends it long before.
 const PROBE_INSERTS: u64 = 50_000_000;
 
+/// Seconds each step that inserts nothing leaves out at its start when `--warmup` is not given.
+const STEP_WARMUP_S: f64 = 1.0;
+
 /// One search: how it steps, the workload and phase it steps with, where it runs and where its
 /// steps are kept.
 pub(crate) struct SearchOn<'a> {
@@ -299,9 +302,21 @@ fn step_props(on: &SearchOn<'_>, inserted: u64, offered: Option<f64>, threads: u
         .get(prop::RECORDCOUNT.name)
         .and_then(|r| r.parse().ok())
         .unwrap_or(0);
+    // Each step leaves its start out (`--warmup`, else a second): the connections its threads
+    // open and the rate's first operations are not the rate sustained. Not a step that inserts:
+    // the keys its warm-up took would not be counted, and the next step would take them again.
+    let inserts = on.phase == Phase::Load
+        || (props.get(prop::INSERTPROPORTION.name))
+            .and_then(|p| p.parse::<f64>().ok())
+            .is_some_and(|p| p > 0.0);
+    let warmup_s: f64 = (props.get(prop::WARMUP.name))
+        .and_then(|w| w.parse().ok())
+        .filter(|w: &f64| *w > 0.0)
+        .unwrap_or(if inserts { 0.0 } else { STEP_WARMUP_S });
     let mut set = |k: &str, v: String| props.insert(k.to_string(), v);
     set(prop::THREADCOUNT.name, threads.to_string());
     set(prop::MAXEXECUTIONTIME.name, step_s.to_string());
+    set(prop::WARMUP.name, warmup_s.to_string());
     if let Some(rate) = offered {
         set(
             prop::TARGET.name,
@@ -312,11 +327,6 @@ fn step_props(on: &SearchOn<'_>, inserted: u64, offered: Option<f64>, threads: u
     match on.phase {
         Phase::Load => {
             // Enough keys for the whole step, warm-up included: its time bound ends it.
-            let warmup_s: f64 = on
-                .base
-                .get(prop::WARMUP.name)
-                .and_then(|w| w.parse().ok())
-                .unwrap_or(0.0);
             let count = offered.map_or(PROBE_INSERTS, |r| {
                 (r * (step_s as f64 + warmup_s) * 1.25).ceil() as u64 + 100
             });
