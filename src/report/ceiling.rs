@@ -235,14 +235,8 @@ pub(crate) fn chart_stem(scenario: &str) -> String {
 }
 
 /// The scenarios searched, in table order.
-pub(crate) fn scenarios(part: &CeilingPart) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for c in &part.cells {
-        if !out.contains(&c.scenario.as_str()) {
-            out.push(&c.scenario);
-        }
-    }
-    out
+pub(crate) fn scenarios(part: &CeilingPart) -> Vec<String> {
+    super::charts::distinct(part.cells.iter().map(|c| c.scenario.clone()))
 }
 
 /// A search as one cell of the report.
@@ -291,13 +285,8 @@ fn cell(r: &CeilingRecord) -> CeilingCell {
 /// baseline). Only rows with a ceiling take part.
 fn decompose(rows: &[Row], baseline: &str) -> Vec<Decomposed> {
     let mut out = Vec::new();
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in rows {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
-    for s in scenarios {
+    for s in super::charts::distinct(rows.iter().map(|r| r.scenario.clone())) {
+        let s = s.as_str();
         let found = |t: &str| {
             (rows.iter()).find(|r| r.scenario == s && r.topology == t && !r.samples.is_empty())
         };

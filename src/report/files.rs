@@ -106,7 +106,7 @@ pub(crate) fn write_files(
     }
     if let Some(c) = &rep.ceiling {
         let where_ = super::where_lines(&rep);
-        for scenario in super::ceiling::scenarios(c) {
+        for scenario in &super::ceiling::scenarios(c) {
             if let Some(chart) = charts::ceiling(c, scenario, &where_, rep.standin()) {
                 write_chart(dir, &super::ceiling::chart_stem(scenario), &chart?.svg)?;
             }

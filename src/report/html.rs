@@ -218,7 +218,7 @@ fn ceiling_section(out: &mut String, r: &Report) {
     }
     out.push_str("</ul>\n");
     let where_ = super::where_lines(r);
-    for scenario in super::ceiling::scenarios(c) {
+    for scenario in &super::ceiling::scenarios(c) {
         if let Some(chart) = charts::ceiling(c, scenario, &where_, r.standin()) {
             let caption = format!(
                 "{scenario}: intended latency by offered rate, one line per topology (also ceiling-{scenario}.svg / .png)."

@@ -83,7 +83,7 @@ pub(crate) fn chart_links(
         });
     }
     if let Some(c) = &report.ceiling {
-        for scenario in super::ceiling::scenarios(c) {
+        for scenario in &super::ceiling::scenarios(c) {
             out.push(ChartLink {
                 file: format!("{}.svg", super::ceiling::chart_stem(scenario)),
                 alt: format!("{scenario}: intended latency by offered rate"),
