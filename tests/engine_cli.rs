@@ -60,6 +60,11 @@ async fn load_prints_ycsb_status_lines_and_report() {
     for l in &status_lines {
         assert!(status.is_match(l), "status line shape: {l:?}");
     }
+    // YCSB's first line, taken before its clients start, always says 0 operations.
+    assert!(
+        status_lines[0].contains(" 0 sec: 0 operations;"),
+        "{stderr}"
+    );
     let last = status_lines.last().unwrap();
     assert!(last.contains(" 1000 operations;"), "{last}");
     assert!(last.contains("[INSERT: Count="), "{last}");

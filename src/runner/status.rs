@@ -27,11 +27,18 @@ pub(crate) struct StatusPrinter {
 }
 
 impl StatusPrinter {
-    fn totals(&self) -> (u64, u64) {
+    /// Operations done and still to do; at the start line, none done: YCSB starts its status
+    /// thread before its clients, so its first line always says 0 operations, and ours would
+    /// otherwise count what the clients (spawned a moment earlier) finished meanwhile.
+    fn totals(&self, at_start: bool) -> (u64, u64) {
         let mut done = 0u64;
         let mut todo = 0u64;
         for (c, n) in &self.counters {
-            let d = c.done.load(Ordering::Relaxed);
+            let d = if at_start {
+                0
+            } else {
+                c.done.load(Ordering::Relaxed)
+            };
             done += d;
             if *n > 0 {
                 todo += n.saturating_sub(d);
@@ -45,11 +52,18 @@ impl StatusPrinter {
         let mut prev_ops = 0u64;
         let mut prev_ms = 0u64;
         let mut next = self.start;
+        let mut at_start = true;
         loop {
             let finished = done.is_cancelled();
             let now = Instant::now();
-            let (ops, todo) = self.totals();
-            let summaries = self.measurements.take_interval();
+            let (ops, todo) = self.totals(at_start && !finished);
+            // The start line's operations (none, as said) are left to the next interval.
+            let summaries = if at_start && !finished {
+                crate::measure::IntervalSummaries::default()
+            } else {
+                self.measurements.take_interval()
+            };
+            at_start = false;
             let elapsed_ms = u64::try_from(now.saturating_duration_since(self.start).as_millis())
                 .unwrap_or(u64::MAX);
             let line = crate::measure::status_line(&crate::measure::StatusInput {
