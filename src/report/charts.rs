@@ -676,6 +676,29 @@ mod tests {
     }
 
     #[test]
+    fn a_significant_difference_is_marked_on_its_bar_as_in_the_table() {
+        fn cells(topology: &str, tps: [f64; 3]) -> Vec<crate::experiment::model::CellFile> {
+            (1..=3)
+                .map(|i| cell(topology, "S2", i, tps[i as usize - 1]))
+                .collect()
+        }
+        let mut all = cells("single", [1000.0, 1010.0, 990.0]);
+        all.extend(cells("microshard-2", [1900.0, 1910.0, 1890.0]));
+        all.extend(cells("microshard-4", [1005.0, 990.0, 1015.0]));
+        let r = crate::report::build_from(&config(false), &all);
+        let svg = throughput(&r).map(|c| c.svg).unwrap_or_default();
+        // One star: microshard-2 differs, microshard-4 does not, the baseline is the reference.
+        assert_eq!(svg.matches(">\n*\n</text>").count(), 1, "{svg}");
+        assert!(svg.contains("significantly different from single"), "{svg}");
+        let mut flat = cells("single", [1000.0, 1010.0, 990.0]);
+        flat.extend(cells("microshard-4", [1005.0, 990.0, 1015.0]));
+        let svg = throughput(&crate::report::build_from(&config(false), &flat))
+            .map(|c| c.svg)
+            .unwrap_or_default();
+        assert!(!svg.contains(">\n*\n</text>") && !svg.contains("significantly"));
+    }
+
+    #[test]
     fn invalid_baseline_draws_no_ceiling_and_says_why() {
         let mut base = cell("single", "S1", 1, 1000.0);
         base.summary

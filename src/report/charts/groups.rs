@@ -148,6 +148,11 @@ impl Groups<'_> {
     }
 }
 
+/// The row differs significantly from the baseline (the table's `*`).
+fn significant(r: &Row) -> bool {
+    r.significance.is_some_and(|s| s.significant)
+}
+
 /// The baseline's row in `scenario`, if it was measured.
 fn baseline_row<'r>(report: &'r Report, scenario: &str) -> Option<&'r Row> {
     (report.rows.iter())
@@ -207,9 +212,15 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             let (p0x, p0y) = px(x0, 0.0);
             let (p1x, p1y) = px(x1, r.throughput.unwrap_or(0.0));
             bar(root, (p0x, p1y, p1x, p0y), r.validity.verdict, palette(ti))?;
+            let x = (p0x + p1x) / 2;
+            let mut top_y = p1y;
             if let Some((lo, hi)) = r.spread.filter(|_| r.repeats >= 2) {
-                let x = (p0x + p1x) / 2;
                 whisker(root, (x, 6), (px(x0, lo).1, px(x0, hi).1), BLACK)?;
+                top_y = top_y.min(px(x0, hi).1);
+            }
+            // The table's `*`, on the bar it belongs to (NEWCOMER-2 #47).
+            if significant(r) {
+                text(root, "*", LABEL_SIZE + 6, (x, top_y - 24), HPos::Center)?;
             }
         }
         for (si, y) in &ceilings {
@@ -253,6 +264,12 @@ fn throughput_key(
     }
     if any_whisker {
         legend.push(entry(Swatch::Whisker, "min–max of repetitions"));
+    }
+    if report.rows.iter().any(significant) {
+        notes.push(format!(
+            "*: significantly different from {} in the same scenario (Welch's t-test, p < 0.05), as in the table.",
+            report.baseline
+        ));
     }
     for s in runs {
         if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
