@@ -332,11 +332,11 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     }
                 }
             }
-            let significance = if *given == config.command.baseline {
-                None
-            } else {
-                stats::compare(&tp, &base)
-            };
+            // An invalid figure is not a result: nothing is tested on it, or against it.
+            let tested = *given != config.command.baseline
+                && validity.verdict != Verdict::Invalid
+                && baseline_verdict != Verdict::Invalid;
+            let significance = tested.then(|| stats::compare(&tp, &base)).flatten();
             let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
             let cpu_us_per_op = mean_of(group.iter().map(|c| c.summary.cpu_us_per_op()));
             let server_cpu_us_per_op =
@@ -929,6 +929,24 @@ pub(crate) mod tests {
             s2.and_then(|m| m.significance)
                 .is_some_and(|s| !s.significant)
         );
+    }
+
+    /// An invalid figure is not a result: no `*` on it, nor on a figure compared with it.
+    #[test]
+    fn nothing_is_tested_on_or_against_an_invalid_figure() {
+        let tested = |invalid: &str| {
+            let mut all = cells();
+            for c in all.iter_mut().filter(|c| c.cell.topology == invalid) {
+                c.summary.validity.invalid("sh0 stopped answering at 1.0 s");
+            }
+            let r = build_from(&config(false), &all);
+            (r.rows.iter())
+                .find(|x| x.scenario == "S1" && x.topology == "microshard-2")
+                .is_some_and(|m| m.significance.is_some())
+        };
+        assert!(tested("nobody"));
+        assert!(!tested("microshard-2"));
+        assert!(!tested("single"));
     }
 
     /// Two repetitions are said to be fragile under every table; three are not.

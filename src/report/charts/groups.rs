@@ -220,7 +220,7 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
             }
             // The table's `*`, on the bar it belongs to (NEWCOMER-2 #47).
             if significant(r) {
-                text(root, "*", LABEL_SIZE + 6, (x, top_y - 24), HPos::Center)?;
+                text(root, "*", LABEL_SIZE + 2, (x, top_y - 20), HPos::Center)?;
             }
         }
         for (si, y) in &ceilings {
