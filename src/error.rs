@@ -78,18 +78,31 @@ pub(crate) fn interrupted(what: impl Into<String>) -> anyhow::Error {
 
 /// The end of a command whose results carry verdicts (`docs/result-schema.md`, "Exit status"):
 /// any invalid result, or a cell not run, is the [`NotValid`] error (exit 3) naming each; a
-/// degraded result is a caveat — listed on the last stderr line, exit 0 — unless `strict`.
+/// degraded result is a caveat, exit 0, unless `strict`: one is said on the last stderr line;
+/// several each get their own `microshard: degraded:` line above a last line that counts them
+/// (a vary sweep's 27 on one line were 8 KB: NEWCOMER-2 #34).
 pub(crate) fn verdicts_exit(
     invalid: Vec<String>,
     degraded: Vec<String>,
     strict: bool,
 ) -> anyhow::Result<()> {
-    if !degraded.is_empty() && !strict {
-        crate::output::eprintln(&format!(
-            "microshard: {} degraded result(s), usable with their caveat (--strict makes this exit 3): {}",
-            degraded.len(),
-            degraded.join(" | ")
-        ));
+    const CAVEAT: &str = "usable with their caveat (--strict makes this exit 3)";
+    match degraded.as_slice() {
+        _ if strict => {}
+        [] => {}
+        [one] => crate::output::eprintln(&format!(
+            "microshard: 1 degraded result(s), {CAVEAT}: {one}"
+        )),
+        several => {
+            for d in several {
+                let d = d.replacen(" is degraded: ", ": ", 1);
+                crate::output::eprintln(&format!("microshard: degraded: {d}"));
+            }
+            crate::output::eprintln(&format!(
+                "microshard: {} degraded result(s), {CAVEAT}: each on a 'microshard: degraded:' line above",
+                several.len()
+            ));
+        }
     }
     let (failing, what): (Vec<String>, &str) = if strict && !degraded.is_empty() {
         (

@@ -91,17 +91,21 @@ fn caveats_above(text: &str, line: usize) -> Vec<String> {
     out
 }
 
-/// The degraded results a command listed on its last stderr line (`error::verdicts_exit`).
+/// The degraded results a command listed (`error::verdicts_exit`): several on their own
+/// `microshard: degraded:` lines, one on the last line.
 fn degraded_results(output: &str) -> Vec<String> {
-    let Some(line) = output
-        .lines()
-        .rev()
-        .find(|l| l.contains("degraded result(s), usable with their caveat"))
-    else {
-        return Vec::new();
-    };
-    let list = line.split_once("exit 3): ").map_or("", |(_, l)| l);
-    list.split(" | ").map(str::to_string).collect()
+    let several: Vec<String> = (output.lines())
+        .filter_map(|l| l.strip_prefix("microshard: degraded: "))
+        .map(str::to_string)
+        .collect();
+    if !several.is_empty() {
+        return several;
+    }
+    (output.lines().rev())
+        .find(|l| l.starts_with("microshard: 1 degraded result(s), usable with their caveat"))
+        .and_then(|l| l.split_once("exit 3): "))
+        .map(|(_, one)| vec![one.to_string()])
+        .unwrap_or_default()
 }
 
 /// Why a command's degraded results are not all accounted for: each must carry one of the
@@ -214,9 +218,14 @@ fn a_degraded_readme_example_needs_its_caveat_above_it() {
     let text = "```sh\n# toy size: degraded, \"measured for only\" under 1 s\nmicroshard a\nmicroshard b\n```\n";
     assert_eq!(caveats_above(text, 3), ["measured for only"]);
     assert!(caveats_above(text, 4).is_empty());
-    let output = "x\nmicroshard: 2 degraded result(s), usable with their caveat (--strict makes this exit 3): S1 single #1 is degraded: measured for only 0.2 s | S2 single #1 is degraded: busy host: other processes used 0.9 of 2 cores\n";
+    let output = "x\nmicroshard: degraded: S1 single #1: measured for only 0.2 s\nmicroshard: degraded: S2 single #1: busy host: other processes used 0.9 of 2 cores\nmicroshard: 2 degraded result(s), usable with their caveat (--strict makes this exit 3): each on a 'microshard: degraded:' line above\n";
     let degraded = degraded_results(output);
     assert_eq!(degraded.len(), 2);
+    let one = "microshard: 1 degraded result(s), usable with their caveat (--strict makes this exit 3): S1 single #1 is degraded: measured for only 0.2 s\n";
+    assert_eq!(
+        degraded_results(one),
+        ["S1 single #1 is degraded: measured for only 0.2 s"]
+    );
     assert!(unexplained(&degraded, &caveats_above(text, 3)).is_empty());
     assert_eq!(
         unexplained(&degraded, &[]).len(),
@@ -293,7 +302,22 @@ fn every_readme_command_runs_as_written() {
             "readme: README.md:{line}: exit {status:?} in {:.1} s: {command}",
             started.elapsed().as_secs_f64()
         );
-        let unexplained = unexplained(&degraded_results(&output), &caveats_above(&text, *line));
+        let degraded = degraded_results(&output);
+        let unexplained = unexplained(&degraded, &caveats_above(&text, *line));
+        // The count line and the list read here must agree, or this check could never fail.
+        let counted = (output.lines())
+            .find_map(|l| {
+                l.strip_prefix("microshard: ")?
+                    .split_once(" degraded result(s)")
+            })
+            .and_then(|(n, _)| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        if counted != degraded.len() {
+            failures.push(format!(
+                "README.md:{line}: {counted} degraded result(s) counted, {} read: {command}",
+                degraded.len()
+            ));
+        }
         if status != Some(0) {
             failures.push(format!(
                 "README.md:{line}: exit {status:?}: {command}\n{}",

@@ -27,7 +27,7 @@ pub(crate) mod ycsb_cmd;
     version,
     about,
     propagate_version = true,
-    after_help = "Exit status: 0 done, every result valid or degraded (the last stderr line lists degraded results and why); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid, a cell was not run or Ctrl-C interrupted the run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\".\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
+    after_help = "Exit status: 0 done, every result valid or degraded (stderr lists degraded results and why: one on the last line, several each on a 'microshard: degraded:' line above it); 1 could not run; 2 bad input (one line names the file, line, property, flag or host); 3 a result is invalid, a cell was not run or Ctrl-C interrupted the run (the last stderr line says which and why). --strict makes a degraded result exit 3 too. Verdicts: docs/result-schema.md, \"Validity\".\n\nTerms (cell, verdict, valid/degraded/invalid, knee, laptop scale, client CPU %, client ceiling, capacity model): README.md, section \"Glossary\"."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
