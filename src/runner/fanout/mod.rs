@@ -110,9 +110,6 @@ pub(crate) fn slices(
     Ok(out)
 }
 
-/// How often a client of several reports its operation count to the coordinator.
-pub(crate) const TICK_PERIOD: Duration = Duration::from_secs(1);
-
 /// Where the clients of one phase run: the seam between what is the same for every client (the
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
 /// one client.
