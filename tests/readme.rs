@@ -91,7 +91,7 @@ fn caveats_above(text: &str, line: usize) -> Vec<String> {
     out
 }
 
-/// The degraded results a command listed on its last stderr line (`error::verdicts_exit`).
+/// The degraded results a command listed on its last stderr line (`cli::verdicts::verdicts_exit`).
 fn degraded_results(output: &str) -> Vec<String> {
     let Some(line) = output
         .lines()
