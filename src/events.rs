@@ -2,8 +2,8 @@
 //!
 //! The runner, the client fan-out, the backends, the bring-up, the database binding's error log
 //! and the experiments emit [`Event`]s into the [`Events`] sink their caller passes. The CLI's
-//! printers write them (`cli::printer` for a benchmark or a bring-up, `cli::progress` for the bars
-//! of an experiment); tests record them ([`Recorder`]). The engine itself never prints
+//! printers write them (`output::Terminal` for a benchmark or a bring-up, `cli::progress` for the
+//! bars of an experiment); tests record them ([`Recorder`]). The engine itself never prints
 //! (`docs/architecture.md`, "Output").
 
 use std::sync::{Arc, Mutex};

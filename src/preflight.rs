@@ -730,7 +730,7 @@ mod tests {
         let file = tmp.path().join("plain");
         std::fs::write(&file, "x").unwrap();
         let e = writable_dir("--out", &file.join("results")).unwrap_err();
-        assert!(crate::error::is_bad_input(&e));
+        assert!(crate::exit::is_bad_input(&e));
         let msg = format!("{e:#}");
         assert!(
             msg.contains("--out") && msg.contains("not a directory"),

@@ -1,6 +1,7 @@
-//! `docs/architecture.md` matches the code: every module path it names exists, every arrow of its
-//! flow diagram joins two modules that import one another, and its table of imports between
-//! top-level modules is the import graph of `src/` as it is (production code, tests left out).
+//! `docs/architecture.md` matches the code: every module path it names exists (in brace lists
+//! too), every arrow of its flow diagram joins two modules that import one another, its table of
+//! imports between top-level modules is the import graph of `src/` as it is (production code,
+//! tests left out), and the engines it says return typed errors never mention `anyhow`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -79,6 +80,19 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
         .collect()
 }
 
+/// Whether the module path `segments` exists: a module, or an item (`fn`, `struct`, `mod`, …) of
+/// the module before it.
+fn path_exists(segments: &[&str]) -> bool {
+    module_file(segments).is_some()
+        || module_file(&segments[..segments.len() - 1]).is_some_and(|file| {
+            let item = segments[segments.len() - 1];
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let def =
+                format!(r"\b(fn|struct|enum|trait|type|const|static|mod|use)\b[^;{{]*\b{item}\b");
+            regex::Regex::new(&def).unwrap().is_match(&text)
+        })
+}
+
 #[test]
 fn every_module_path_the_architecture_page_names_exists() {
     let modules = top_modules();
@@ -89,17 +103,7 @@ fn every_module_path_the_architecture_page_names_exists() {
         if !modules.contains(segments[0]) || segments.len() > 3 {
             continue; // a crate, a field, a relative path or an item deep in a module
         }
-        // The path is a module, or an item (`fn`, `struct`, `mod`, …) of the module before it.
-        let found = module_file(&segments).is_some()
-            || module_file(&segments[..segments.len() - 1]).is_some_and(|file| {
-                let item = segments[segments.len() - 1];
-                let text = std::fs::read_to_string(&file).unwrap_or_default();
-                let def = format!(
-                    r"\b(fn|struct|enum|trait|type|const|static|mod|use)\b[^;{{]*\b{item}\b"
-                );
-                regex::Regex::new(&def).unwrap().is_match(&text)
-            });
-        if !found {
+        if !path_exists(&segments) {
             missing.push(c[1].to_string());
         }
     }
@@ -108,6 +112,76 @@ fn every_module_path_the_architecture_page_names_exists() {
     assert!(
         missing.is_empty(),
         "named in docs/architecture.md, not in src/: {missing:?}"
+    );
+}
+
+#[test]
+fn every_module_path_in_a_brace_list_exists() {
+    let modules = top_modules();
+    let list = regex::Regex::new(r"`((?:[a-z_]+::)*[a-z_]+)::\{([^}`]*)\}`").unwrap();
+    let item = regex::Regex::new(r"^[a-z_]+(?:::[a-z_]+)*$").unwrap();
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for c in list.captures_iter(&doc()) {
+        if !modules.contains(c[1].split("::").next().unwrap_or_default()) {
+            continue;
+        }
+        for name in c[2].split(',').map(str::trim) {
+            // A module or a function; a type's variants (`Event::{Note, …}`) are not paths.
+            let name = name.split('(').next().unwrap_or_default().trim();
+            if !item.is_match(name) {
+                continue;
+            }
+            let full = format!("{}::{name}", &c[1]);
+            let segments: Vec<&str> = full.split("::").collect();
+            checked += 1;
+            if !path_exists(&segments) {
+                missing.push(full);
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} brace-list paths found");
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "named in a brace list of docs/architecture.md, not in src/: {missing:?}"
+    );
+}
+
+/// The engines, which return their own typed errors (`src/error.rs`, `docs/architecture.md`
+/// "Conventions"): `anyhow` is for `cli` and `experiment`.
+const TYPED_ERROR_MODULES: [&str; 5] = ["runner", "backend", "cluster", "db", "report"];
+
+#[test]
+fn the_engines_never_mention_anyhow() {
+    let mut found = Vec::new();
+    for module in TYPED_ERROR_MODULES {
+        let mut files: Vec<PathBuf> = module_file(&[module]).into_iter().collect();
+        files.extend(
+            walkdir::WalkDir::new(repo().join("src").join(module))
+                .into_iter()
+                .flatten()
+                .map(walkdir::DirEntry::into_path)
+                .filter(|p| p.extension().is_some_and(|x| x == "rs")),
+        );
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("source");
+            if text.contains("anyhow") {
+                found.push(
+                    file.strip_prefix(repo())
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    assert!(
+        found.is_empty(),
+        "anyhow in an engine, which returns its own typed errors: {found:?}"
     );
 }
 

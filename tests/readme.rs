@@ -91,7 +91,7 @@ fn caveats_above(text: &str, line: usize) -> Vec<String> {
     out
 }
 
-/// The degraded results a command listed (`error::verdicts_exit`): several on their own
+/// The degraded results a command listed (`cli::verdicts::verdicts_exit`): several on their own
 /// `microshard: degraded:` lines, one on the last line.
 fn degraded_results(output: &str) -> Vec<String> {
     let several: Vec<String> = (output.lines())

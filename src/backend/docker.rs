@@ -20,8 +20,8 @@ use bollard::query_parameters::{
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use super::{InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
-use crate::cluster::Launcher;
+use super::{BackendError, InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
+use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, MemberRole, Plan};
 
@@ -288,7 +288,7 @@ impl DockerLauncher {
         record: Arc<Mutex<RunningCluster>>,
         opts: &UpOptions,
         in_flight: InFlight,
-    ) -> anyhow::Result<DockerLauncher> {
+    ) -> Result<DockerLauncher, BackendError> {
         let mut clients = HashMap::new();
         let endpoints: Vec<Option<String>> = {
             let mut v: Vec<Option<String>> = Vec::new();
@@ -314,7 +314,7 @@ impl DockerLauncher {
                     && let Err(e) = std::net::TcpListener::bind((ip, port))
                     && e.kind() == std::io::ErrorKind::AddrInUse
                 {
-                    return Err(crate::error::bad_input(format!(
+                    return Err(BackendError::BadInput(format!(
                         "port {port} (to publish {}) is already in use on {ip}; give --base-port PORT (the topology file's base_port) or stop what listens there",
                         m.name
                     )));
@@ -348,7 +348,7 @@ impl DockerLauncher {
             // A remote engine's bind-mount sources are on its machine: Docker creates them there.
             if let Some(d) = m.dir.as_ref().filter(|_| !plan.on_remote_engine(m)) {
                 std::fs::create_dir_all(d)
-                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;
+                    .map_err(|e| BackendError::io(format!("cannot create {}", d.display()), e))?;
                 lock(&record).created_dirs.push(d.clone());
             }
         }
@@ -364,10 +364,10 @@ impl DockerLauncher {
         })
     }
 
-    fn client(&self, member: &Member) -> anyhow::Result<&Docker> {
+    fn client(&self, member: &Member) -> Result<&Docker, BackendError> {
         self.clients
             .get(&member.docker_endpoint)
-            .ok_or_else(|| anyhow::anyhow!("internal: no Docker client for {}", member.name))
+            .ok_or_else(|| BackendError::Internal(format!("no Docker client for {}", member.name)))
     }
 
     /// The member's container: its command line, resources (CPU set, memory without swap,
@@ -421,12 +421,11 @@ impl DockerLauncher {
         }
     }
 
-    async fn run_container(&self, member: &Member) -> anyhow::Result<()> {
+    async fn run_container(&self, member: &Member) -> Result<(), BackendError> {
         let docker = self.client(member)?;
-        let name = member
-            .container
-            .clone()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no container name", member.name))?;
+        let name = member.container.clone().ok_or_else(|| {
+            BackendError::Internal(format!("{} has no container name", member.name))
+        })?;
         let body = self.container_body(member);
         // Create and start run to completion even if Ctrl-C abandons this bring-up meanwhile:
         // teardown then finds the container (see `InFlight`).
@@ -476,8 +475,8 @@ pub(crate) async fn plan_extra_hosts(plan: &Plan) -> Vec<String> {
 }
 
 impl Launcher for DockerLauncher {
-    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
-        Box::pin(self.run_container(member))
+    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Result<(), LaunchError>> {
+        Box::pin(async move { self.run_container(member).await.map_err(LaunchError::from) })
     }
 
     fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>> {
@@ -529,7 +528,7 @@ pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
 pub(crate) async fn teardown(
     cluster: &RunningCluster,
     stop_timeout: Duration,
-) -> anyhow::Result<()> {
+) -> Result<(), BackendError> {
     // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
     for m in &cluster.members {
@@ -599,7 +598,7 @@ pub(crate) async fn teardown(
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(anyhow::anyhow!("{}", errors.join("; ")))
+        Err(BackendError::Teardown(errors.join("; ")))
     }
 }
 

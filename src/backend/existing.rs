@@ -3,17 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use super::{RunningCluster, UpOptions, state};
+use super::{BackendError, RunningCluster, UpOptions, state};
 use crate::cluster::{self, DetectedRole};
 use crate::topology::{Kind, Plan};
 
 /// Detects the role of the server behind the plan's URI and prepares `ycsb` on it.
-pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
+pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendError> {
     let uri = plan.uri.clone().ok_or_else(|| {
-        anyhow::anyhow!(
+        BackendError::Existing(format!(
             "{}: the existing backend needs `uri`",
             plan.source.display()
-        )
+        ))
     })?;
     let shown = crate::redact::redact_uri(&uri);
     let (role, _) = cluster::detect_role(&uri).await.map_err(|e| {
@@ -22,25 +22,9 @@ pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningC
         } else {
             "; if the URI names one replica-set member whose advertised host names do not resolve from here, add ?directConnection=true"
         };
-        anyhow::anyhow!("{e}{hint}")
+        BackendError::Existing(format!("{e}{hint}"))
     })?;
-    match (&role, plan.kind) {
-        (DetectedRole::Uninitiated, _) => anyhow::bail!(
-            "{shown} is a replica-set member that was never initiated; microshard does not initiate, reconfigure or shut down servers it did not start"
-        ),
-        (DetectedRole::Secondary { set }, _) => anyhow::bail!(
-            "{shown} is a secondary of replica set {set}; point uri at the primary (or the whole set)"
-        ),
-        (DetectedRole::Mongos, Kind::Standalone) => anyhow::bail!(
-            "{}: kind = \"standalone\" but {shown} is a mongos; set kind = \"sharded\"",
-            plan.source.display()
-        ),
-        (DetectedRole::Primary { .. } | DetectedRole::Standalone, Kind::Sharded) => anyhow::bail!(
-            "{}: kind = \"sharded\" but {shown} is a mongod; set kind = \"standalone\" or point uri at a mongos",
-            plan.source.display()
-        ),
-        _ => {}
-    }
+    check_role(&role, plan, &shown)?;
     let info = cluster::server_info(&uri).await?;
     cluster::check_privileges(&uri, role == DetectedRole::Mongos).await?;
     cluster::drop_ycsb(&uri).await?;
@@ -80,6 +64,29 @@ pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningC
     };
     state::write(&cluster)?;
     Ok(cluster)
+}
+
+/// Refuses a server the existing backend cannot use as the topology says: one never initiated, a
+/// secondary, or another kind than the topology's.
+fn check_role(role: &DetectedRole, plan: &Plan, shown: &str) -> Result<(), BackendError> {
+    let why = match (role, plan.kind) {
+        (DetectedRole::Uninitiated, _) => format!(
+            "{shown} is a replica-set member that was never initiated; microshard does not initiate, reconfigure or shut down servers it did not start"
+        ),
+        (DetectedRole::Secondary { set }, _) => format!(
+            "{shown} is a secondary of replica set {set}; point uri at the primary (or the whole set)"
+        ),
+        (DetectedRole::Mongos, Kind::Standalone) => format!(
+            "{}: kind = \"standalone\" but {shown} is a mongos; set kind = \"sharded\"",
+            plan.source.display()
+        ),
+        (DetectedRole::Primary { .. } | DetectedRole::Standalone, Kind::Sharded) => format!(
+            "{}: kind = \"sharded\" but {shown} is a mongod; set kind = \"standalone\" or point uri at a mongos",
+            plan.source.display()
+        ),
+        _ => return Ok(()),
+    };
+    Err(BackendError::Existing(why))
 }
 
 #[cfg(test)]

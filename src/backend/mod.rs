@@ -8,6 +8,7 @@
 
 pub mod docker;
 pub(crate) mod doctor;
+mod error;
 pub(crate) mod existing;
 mod extra_hosts;
 pub mod process;
@@ -20,6 +21,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+
+pub use error::BackendError;
 
 use crate::cluster::{AssemblyOptions, ServerInfo};
 use crate::events::{Discard, Event, Events, Sink};
@@ -317,7 +320,7 @@ impl InFlight {
     pub(crate) async fn run<T: Send + 'static>(
         &self,
         call: impl std::future::Future<Output = T> + Send + 'static,
-    ) -> anyhow::Result<T> {
+    ) -> Result<T, BackendError> {
         let running = self.0.clone().read_owned().await;
         let task = tokio::spawn(async move {
             let out = call.await;
@@ -325,7 +328,7 @@ impl InFlight {
             out
         });
         task.await
-            .map_err(|e| anyhow::anyhow!("internal: an engine call did not finish: {e}"))
+            .map_err(|e| BackendError::Internal(format!("an engine call did not finish: {e}")))
     }
 
     /// Waits, at most `bound`, until every call started through [`InFlight::run`] has returned
@@ -337,7 +340,7 @@ impl InFlight {
 
 /// Brings the plan up: starts members, assembles the cluster, records the state file. On any
 /// failure or cancellation everything started so far is torn down before the error returns.
-pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster> {
+pub async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendError> {
     if plan.backend == BackendKind::Existing {
         return existing::up(plan, opts).await;
     }
@@ -349,7 +352,7 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
         match &opts.cancel {
             Some(token) => tokio::select! {
                 r = work => r,
-                _ = token.cancelled() => Err(crate::error::interrupted(format!("during bring-up of {}; everything started was torn down", plan.name))),
+                _ = token.cancelled() => Err(crate::error::Interrupted(format!("during bring-up of {}; everything started was torn down", plan.name)).into()),
             },
             None => work.await,
         }
@@ -369,7 +372,10 @@ pub async fn up(plan: &Plan, opts: &UpOptions) -> anyhow::Result<RunningCluster>
                 opts.stop_timeout.min(ABORTED_STOP_TIMEOUT)
             };
             if let Err(td) = down_with(&snapshot, stop_timeout, &*opts.events).await {
-                return Err(err.context(format!("teardown after the failure also failed: {td:#}")));
+                return Err(BackendError::Context {
+                    context: format!("teardown after the failure also failed: {td:#}"),
+                    source: Box::new(err),
+                });
             }
             Err(err)
         }
@@ -381,22 +387,26 @@ async fn bring_up(
     opts: &UpOptions,
     record: Arc<Mutex<RunningCluster>>,
     in_flight: InFlight,
-) -> anyhow::Result<()> {
+) -> Result<(), BackendError> {
     let assembly = match plan.backend {
         BackendKind::Process => {
             let launcher = process::ProcessLauncher::prepare(plan, record.clone()).await?;
             crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
                 .await
-                .map_err(refused_flag_is_bad_input)?
+                .map_err(BackendError::from_assembly)?
         }
         BackendKind::Docker => {
             let launcher =
                 docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?;
             crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
                 .await
-                .map_err(refused_flag_is_bad_input)?
+                .map_err(BackendError::from_assembly)?
         }
-        BackendKind::Existing => anyhow::bail!("internal: existing backend has no launcher"),
+        BackendKind::Existing => {
+            return Err(BackendError::Internal(
+                "existing backend has no launcher".into(),
+            ));
+        }
     };
     let mut c = lock(&record);
     for m in &mut c.members {
@@ -410,26 +420,12 @@ async fn bring_up(
     Ok(())
 }
 
-/// A member that refused a flag the user gave (`mongod_args`, `--mongod-arg`) is bad input
-/// (exit 2), said in the server's own words; any other bring-up failure is as it was.
-fn refused_flag_is_bad_input(err: anyhow::Error) -> anyhow::Error {
-    let flag = match err.downcast_ref::<crate::cluster::ClusterError>() {
-        Some(crate::cluster::ClusterError::Exited {
-            user_flag: Some(f), ..
-        }) => f.clone(),
-        _ => return err,
-    };
-    crate::error::bad_input(format!(
-        "{err}; {flag} comes from the topology's mongod_args or --mongod-arg"
-    ))
-}
-
 /// Where clients connect: every mongos (drivers spread operations over all routers in the seed
 /// list, so a second mongos is used rather than idle), or the standalone directly.
-pub(crate) fn entry_uri(plan: &Plan) -> anyhow::Result<String> {
+pub(crate) fn entry_uri(plan: &Plan) -> Result<String, BackendError> {
     let entry = plan
         .entry()
-        .ok_or_else(|| anyhow::anyhow!("plan {} has no entry member", plan.name))?;
+        .ok_or_else(|| BackendError::Internal(format!("plan {} has no entry member", plan.name)))?;
     if entry.role == MemberRole::Mongos {
         let routers: Vec<String> = plan
             .members_with(MemberRole::Mongos)
@@ -458,7 +454,7 @@ fn snapshot(record: &Arc<Mutex<RunningCluster>>) -> RunningCluster {
     lock(record).clone()
 }
 
-pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> anyhow::Result<()> {
+pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> Result<(), BackendError> {
     state::write(&snapshot(record))
 }
 
@@ -466,7 +462,7 @@ pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> anyhow::Res
 /// stop/remove) as fallback, networks and anonymous volumes removed, directories removed unless
 /// `keep`, state file removed. Never touches a cluster it did not start (existing). What it must
 /// say (a member that did not go quietly, directories left on another machine) goes to `events`.
-pub async fn down(cluster: &RunningCluster, events: &dyn Events) -> anyhow::Result<()> {
+pub async fn down(cluster: &RunningCluster, events: &dyn Events) -> Result<(), BackendError> {
     down_with(cluster, Duration::from_secs(15), events).await
 }
 
@@ -474,7 +470,7 @@ async fn down_with(
     cluster: &RunningCluster,
     stop_timeout: Duration,
     events: &dyn Events,
-) -> anyhow::Result<()> {
+) -> Result<(), BackendError> {
     let result = match cluster.backend {
         BackendKind::Process => process::teardown(cluster, stop_timeout, events).await,
         BackendKind::Docker => docker::teardown(cluster, stop_timeout).await,
@@ -491,11 +487,11 @@ async fn down_with(
         }
         state::remove(&cluster.state_file);
         if !left.is_empty() {
-            return Err(anyhow::anyhow!(
+            return Err(BackendError::Teardown(format!(
                 "{} stopped, but could not remove {}",
                 cluster.name,
                 left.join("; ")
-            ));
+            )));
         }
     }
     result
@@ -559,7 +555,7 @@ pub(crate) fn remote_dirs(plan: &Plan) -> Vec<String> {
 pub(crate) async fn default_backend(
     spec: &TopologySpec,
     bin_dir: Option<&Path>,
-) -> anyhow::Result<BackendKind> {
+) -> Result<BackendKind, BackendError> {
     if spec.uri.is_some() {
         return Ok(BackendKind::Existing);
     }
@@ -570,7 +566,7 @@ pub(crate) async fn default_backend(
     let endpoint = spec.hosts.first().and_then(|h| h.docker.clone());
     match docker::connect(endpoint.as_deref()).await {
         Ok(_) => Ok(BackendKind::Docker),
-        Err(derr) => Err(crate::error::bad_input(format!(
+        Err(derr) => Err(BackendError::BadInput(format!(
             "no backend usable here: {} and {derr:#}; run `microshard doctor`",
             mongod.err().map(|e| e.to_string()).unwrap_or_default()
         ))),
@@ -590,7 +586,10 @@ pub struct DownAll {
 /// Tears down every run recorded in this user's state directory and every Docker object on the
 /// local engine labelled with this user's owner id ([`docker::owner_id`]); with `any_owner`,
 /// every microshard-labelled object on the engine, whoever made it.
-pub(crate) async fn down_all(any_owner: bool, events: &dyn Events) -> anyhow::Result<DownAll> {
+pub(crate) async fn down_all(
+    any_owner: bool,
+    events: &dyn Events,
+) -> Result<DownAll, BackendError> {
     let mut report = DownAll::default();
     let mut errors = Vec::new();
     down_state_files(|_| true, &mut report.done, &mut errors, events).await;
@@ -606,7 +605,7 @@ pub(crate) async fn down_all(any_owner: bool, events: &dyn Events) -> anyhow::Re
     if errors.is_empty() {
         Ok(report)
     } else {
-        Err(anyhow::anyhow!("{}", errors.join("; ")))
+        Err(BackendError::Teardown(errors.join("; ")))
     }
 }
 
@@ -638,7 +637,7 @@ async fn down_state_files(
 pub async fn down_all_where(
     keep: impl Fn(&str) -> bool,
     events: &dyn Events,
-) -> anyhow::Result<Vec<String>> {
+) -> Result<Vec<String>, BackendError> {
     let mut done = Vec::new();
     let mut errors = Vec::new();
     down_state_files(&keep, &mut done, &mut errors, events).await;
@@ -650,7 +649,7 @@ pub async fn down_all_where(
     if errors.is_empty() {
         Ok(done)
     } else {
-        Err(anyhow::anyhow!("{}", errors.join("; ")))
+        Err(BackendError::Teardown(errors.join("; ")))
     }
 }
 

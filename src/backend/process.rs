@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
-use super::{MemberState, RunningCluster, lock, snapshot_write};
-use crate::cluster::Launcher;
+use super::{BackendError, MemberState, RunningCluster, lock, snapshot_write};
+use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events};
 use crate::topology::{Member, MemberRole, Plan, parse_cpuset};
 
@@ -26,7 +26,7 @@ impl ProcessLauncher {
     pub(crate) async fn prepare(
         plan: &Plan,
         record: Arc<Mutex<RunningCluster>>,
-    ) -> anyhow::Result<ProcessLauncher> {
+    ) -> Result<ProcessLauncher, BackendError> {
         for m in &plan.members {
             check_port_free(m)?;
         }
@@ -43,7 +43,7 @@ impl ProcessLauncher {
         if let Some(v) = versions.get("mongod") {
             for m in plan.members.iter().filter(|m| m.role != MemberRole::Mongos) {
                 crate::topology::check_mongod_args(&m.argv, Some(v)).map_err(|e| {
-                    crate::error::bad_input(format!("{}: {e}", plan.source.display()))
+                    BackendError::BadInput(format!("{}: {e}", plan.source.display()))
                 })?;
             }
         }
@@ -62,9 +62,9 @@ impl ProcessLauncher {
             }
         }
         std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create run directory {}: {e}",
-                plan.run_dir.display()
+            BackendError::io(
+                format!("cannot create run directory {}", plan.run_dir.display()),
+                e,
             )
         })?;
         snapshot_write(&record)?;
@@ -110,7 +110,7 @@ pub(crate) fn server_env(
 }
 
 /// First line of `PROGRAM --version` (the stand-in answers it too).
-pub(crate) async fn binary_version(program: &str) -> anyhow::Result<String> {
+pub(crate) async fn binary_version(program: &str) -> Result<String, BackendError> {
     let out = tokio::time::timeout(
         Duration::from_secs(20),
         tokio::process::Command::new(program)
@@ -119,8 +119,8 @@ pub(crate) async fn binary_version(program: &str) -> anyhow::Result<String> {
             .output(),
     )
     .await
-    .map_err(|_| anyhow::anyhow!("{program} --version did not answer within 20 s"))?
-    .map_err(|e| anyhow::anyhow!("cannot run {program}: {e}"))?;
+    .map_err(|_| BackendError::Program(format!("{program} --version did not answer within 20 s")))?
+    .map_err(|e| BackendError::io(format!("cannot run {program}"), e))?;
     let text = String::from_utf8_lossy(&out.stdout);
     let first = text
         .lines()
@@ -136,16 +136,16 @@ pub(crate) async fn binary_version(program: &str) -> anyhow::Result<String> {
             } else {
                 ""
             };
-        anyhow::bail!(
+        return Err(BackendError::Program(format!(
             "{program} --version failed ({}){hint}: {}",
             out.status,
             err.lines().next().unwrap_or("no output")
-        );
+        )));
     }
     Ok(first.to_string())
 }
 
-fn check_port_free(m: &Member) -> anyhow::Result<()> {
+fn check_port_free(m: &Member) -> Result<(), BackendError> {
     let host = m
         .member_host
         .rsplit_once(':')
@@ -162,22 +162,21 @@ fn check_port_free(m: &Member) -> anyhow::Result<()> {
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            Err(crate::error::bad_input(format!(
+            Err(BackendError::BadInput(format!(
                 "port {} (for {}) is already in use on {ip}; stop what listens there or give --base-port PORT (the topology file's base_port)",
                 m.port, m.name
             )))
         }
-        Err(e) => Err(anyhow::anyhow!(
-            "cannot check port {} for {}: {e}",
-            m.port,
-            m.name
+        Err(e) => Err(BackendError::io(
+            format!("cannot check port {} for {}", m.port, m.name),
+            e,
         )),
     }
 }
 
 impl Launcher for ProcessLauncher {
-    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
-        Box::pin(async move { self.spawn(member) })
+    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Result<(), LaunchError>> {
+        Box::pin(async move { self.spawn(member).map_err(LaunchError::from) })
     }
 
     fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>> {
@@ -203,15 +202,17 @@ impl Launcher for ProcessLauncher {
 impl ProcessLauncher {
     /// Starts one member: its directories and output file, its command line, and its process
     /// in its own process group (pinned to its CPUs), recorded in the state file.
-    fn spawn(&self, member: &Member) -> anyhow::Result<()> {
+    fn spawn(&self, member: &Member) -> Result<(), BackendError> {
         let dir = self.create_dirs(member)?;
         let (out, err) = output_files(dir)?;
-        let (program, args) = member
-            .argv
-            .split_first()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no command line", member.name))?;
+        let (program, args) = member.argv.split_first().ok_or_else(|| {
+            BackendError::Internal(format!("{} has no command line", member.name))
+        })?;
         let cpus = match &member.cpuset {
-            Some(c) => Some(parse_cpuset(c).map_err(|e| anyhow::anyhow!("{}: {e}", member.name))?),
+            Some(c) => Some(
+                parse_cpuset(c)
+                    .map_err(|e| BackendError::Program(format!("{}: {e}", member.name)))?,
+            ),
             None => None,
         };
         let mut cmd = Command::new(program);
@@ -224,9 +225,9 @@ impl ProcessLauncher {
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
         own_group_and_limits(&mut cmd, cpus);
-        let child = cmd
-            .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot start {} ({program}): {e}", member.name))?;
+        let child = cmd.spawn().map_err(|e| {
+            BackendError::io(format!("cannot start {} ({program})", member.name), e)
+        })?;
         let pid = child.id();
         // The Child handle is dropped without waiting: teardown reaps by pid (waitpid), and a
         // detached `up` leaves the process to init.
@@ -237,24 +238,25 @@ impl ProcessLauncher {
     /// Creates the member's directory, its data directory and its log's directory; those
     /// outside the member directory are recorded so teardown removes them. Returns the member
     /// directory.
-    fn create_dirs<'m>(&self, member: &'m Member) -> anyhow::Result<&'m Path> {
+    fn create_dirs<'m>(&self, member: &'m Member) -> Result<&'m Path, BackendError> {
         let dir = member
             .dir
             .as_ref()
-            .ok_or_else(|| anyhow::anyhow!("internal: {} has no directory", member.name))?;
+            .ok_or_else(|| BackendError::Internal(format!("{} has no directory", member.name)))?;
         std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| BackendError::io(format!("cannot create {}", dir.display()), e))?;
         if let Some(db) = &member.dbpath {
             if !db.starts_with(dir) {
                 lock(&self.record).created_dirs.push(db.clone());
             }
             std::fs::create_dir_all(db)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", db.display()))?;
+                .map_err(|e| BackendError::io(format!("cannot create {}", db.display()), e))?;
         }
         if let Some(log) = &member.log_path {
             if let Some(parent) = log.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    BackendError::io(format!("cannot create {}", parent.display()), e)
+                })?;
             }
             if !log.starts_with(dir) {
                 lock(&self.record).created_dirs.push(log.clone());
@@ -265,7 +267,7 @@ impl ProcessLauncher {
 
     /// Records the started member's pid, address and open-files limit, and writes the state
     /// file.
-    fn record_started(&self, member: &Member, pid: u32) -> anyhow::Result<()> {
+    fn record_started(&self, member: &Member, pid: u32) -> Result<(), BackendError> {
         {
             let mut c = lock(&self.record);
             if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
@@ -282,13 +284,13 @@ impl ProcessLauncher {
 }
 
 /// The member's `stdout.log` in its directory, opened twice: its stdout and its stderr.
-fn output_files(dir: &Path) -> anyhow::Result<(std::fs::File, std::fs::File)> {
+fn output_files(dir: &Path) -> Result<(std::fs::File, std::fs::File), BackendError> {
     let out_path = dir.join("stdout.log");
     let out = std::fs::File::create(&out_path)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot create {}", out_path.display()), e))?;
     let err = out
         .try_clone()
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out_path.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot create {}", out_path.display()), e))?;
     Ok((out, err))
 }
 
@@ -408,7 +410,7 @@ pub(crate) async fn teardown(
     cluster: &RunningCluster,
     stop_timeout: Duration,
     events: &dyn Events,
-) -> anyhow::Result<()> {
+) -> Result<(), BackendError> {
     let groups: [&[MemberRole]; 3] = [
         &[MemberRole::Mongos],
         &[MemberRole::Shard, MemberRole::Standalone],
@@ -434,11 +436,11 @@ pub(crate) async fn teardown(
     if survivors.is_empty() {
         Ok(())
     } else {
-        Err(anyhow::anyhow!(
+        Err(BackendError::Teardown(format!(
             "could not stop {}; the state file {} is kept so `microshard down --all` can retry",
             survivors.join(", "),
             cluster.state_file.display()
-        ))
+        )))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::RunningCluster;
+use super::{BackendError, RunningCluster};
 
 /// The directory holding state files: `$MICROSHARD_STATE_DIR`, else `$XDG_STATE_HOME/microshard`,
 /// else `~/.local/state/microshard`.
@@ -27,37 +27,43 @@ pub fn state_path(run_id: &str) -> PathBuf {
 }
 
 /// Writes the record atomically (temp file + rename).
-pub(crate) fn write(cluster: &RunningCluster) -> anyhow::Result<()> {
+pub(crate) fn write(cluster: &RunningCluster) -> Result<(), BackendError> {
     let path = &cluster.state_file;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create state directory {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BackendError::io(
+                format!("cannot create state directory {}", dir.display()),
+                e,
+            )
+        })?;
     }
     let tmp = path.with_extension("json.tmp");
     // Stored URIs never carry a password.
     let mut stored = cluster.clone();
     stored.entry_uri = crate::redact::redact_uri(&stored.entry_uri);
     stored.plan.uri = stored.plan.uri.as_deref().map(crate::redact::redact_uri);
-    let text = serde_json::to_string_pretty(&stored)?;
+    let text =
+        serde_json::to_string_pretty(&stored).map_err(|e| BackendError::State(e.to_string()))?;
     std::fs::write(&tmp, text)
-        .map_err(|e| anyhow::anyhow!("cannot write state file {}: {e}", tmp.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot write state file {}", tmp.display()), e))?;
     std::fs::rename(&tmp, path)
-        .map_err(|e| anyhow::anyhow!("cannot write state file {}: {e}", path.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot write state file {}", path.display()), e))?;
     Ok(())
 }
 
 /// Reads one state file.
-pub(crate) fn read(path: &Path) -> anyhow::Result<RunningCluster> {
+pub(crate) fn read(path: &Path) -> Result<RunningCluster, BackendError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read state file {}: {e}", path.display()))?;
-    let mut c: RunningCluster = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("state file {} is damaged: {e}", path.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot read state file {}", path.display()), e))?;
+    let mut c: RunningCluster = serde_json::from_str(&text).map_err(|e| {
+        BackendError::State(format!("state file {} is damaged: {e}", path.display()))
+    })?;
     c.state_file = path.to_path_buf();
     Ok(c)
 }
 
 /// Every state file in the state directory, oldest first; unreadable ones are reported, not skipped silently.
-pub(crate) fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
+pub(crate) fn list() -> Vec<(PathBuf, Result<RunningCluster, BackendError>)> {
     let dir = state_dir();
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -78,7 +84,7 @@ pub(crate) fn list() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
 
 /// Every state record as [`list`] reads it, each member's state checked now: a process that is
 /// gone is `stopped`, whatever the record says.
-pub(crate) fn list_checked() -> Vec<(PathBuf, anyhow::Result<RunningCluster>)> {
+pub(crate) fn list_checked() -> Vec<(PathBuf, Result<RunningCluster, BackendError>)> {
     let mut all = list();
     for c in all.iter_mut().filter_map(|(_, r)| r.as_mut().ok()) {
         for m in &mut c.members {

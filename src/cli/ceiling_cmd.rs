@@ -97,7 +97,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
             "the steps measured are kept in {}",
             dir.path().display()
         ))),
-        _ => crate::error::verdicts_exit(vec![record.finding()], Vec::new(), false),
+        _ => crate::cli::verdicts::verdicts_exit(vec![record.finding()], Vec::new(), false),
     }
 }
 

@@ -282,7 +282,7 @@ pub(crate) fn matrix_exit(
     ));
     let verdicts = outcome.verdicts(dir)?;
     printed?;
-    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
 /// How a `compare` begins: a record read back by `--resume`, or a new one from the flags.
@@ -416,7 +416,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         swept.dir.path().display()
     ));
     let verdicts = swept.outcome.verdict_lines();
-    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
+    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
 }
 
 impl SweepArgs {

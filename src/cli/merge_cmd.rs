@@ -61,5 +61,5 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
             super::workload_cmd::print_merged(&merged, &props)?;
         }
     }
-    crate::error::verdict_exit(&merged.validity, "the merged result", args.strict)
+    crate::cli::verdicts::verdict_exit(&merged.validity, "the merged result", args.strict)
 }

@@ -1,8 +1,9 @@
-//! The command line: argument definitions and dispatch only.
+//! The command line: the subcommands, their dispatch and how each ends (exit status).
 //!
-//! Each group of subcommands lives in its own file and calls into the library; no
+//! Each group of subcommands lives in its own file and calls into the library; the flags of
+//! `load`/`run` are `runner::command_line`'s and those of `compare`/`sweep` `experiment::flags`'. No
 //! benchmark, topology or server logic lives here. `main` maps errors to exit statuses
-//! (see [`crate::error`]).
+//! (see [`crate::exit`]).
 
 use std::process::ExitCode;
 
@@ -16,6 +17,7 @@ pub(crate) mod progress;
 pub(crate) mod rerun_cmd;
 pub(crate) mod resume_cmd;
 pub(crate) mod standin_cmd;
+pub(crate) mod verdicts;
 pub(crate) mod workload_cmd;
 pub(crate) mod ycsb_cmd;
 
@@ -159,12 +161,12 @@ fn finish(outcome: anyhow::Result<()>) -> ExitCode {
         Err(err) if crate::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = crate::redact::redact_text(&format!("{err:#}"));
-            let status = crate::error::exit_status(&err);
+            let status = crate::exit::status(&err);
             // Exit 3 is not an error of the tool: the run finished and its verdict says why
             // its figures must not be published as normal results (invalid, not run, or
             // degraded under --strict; README, "Results you can trust"); Ctrl-C says so itself.
             let what = match status {
-                3 if err.chain().any(|c| c.is::<crate::error::Interrupted>()) => "",
+                3 if crate::exit::is_interrupted(&err) => "",
                 3 => "verdict: ",
                 _ => "error: ",
             };

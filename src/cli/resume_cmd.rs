@@ -71,7 +71,7 @@ pub(crate) fn finished_sweep(
     let outcome = sweep::stored_outcome(dir, cfg)?;
     print_sweep(&outcome, columns)?;
     let verdicts = outcome.verdict_lines();
-    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
 /// Whether a `compare --resume` has nothing left to measure: every cell has a file, none was
@@ -105,7 +105,7 @@ pub(crate) fn finished_compare(
     ));
     output::println(&report::render_dir(dir, format, false, columns)?)?;
     let verdicts = crate::experiment::compare::verdict_lines(dir)?;
-    crate::error::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
 }
 
 /// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).

@@ -68,7 +68,7 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
             "the report covers only the operations done before Ctrl-C",
         ));
     }
-    crate::error::verdict_exit(&doc.validity, "the result", args.strict)
+    crate::cli::verdicts::verdict_exit(&doc.validity, "the result", args.strict)
 }
 
 /// YCSB's report of a run as the exporter the properties name renders it, after the raw data

@@ -44,7 +44,7 @@ pub(crate) async fn assemble(
     launcher: &dyn Launcher,
     opts: &AssemblyOptions,
     events: &dyn Events,
-) -> anyhow::Result<Assembly> {
+) -> Result<Assembly, ClusterError> {
     let run = Assembler {
         plan,
         launcher,
@@ -87,7 +87,10 @@ impl<'a> Assembler<'a> {
     }
 
     /// 2-3: the data-bearing mongods, all started before any is waited for.
-    async fn start_mongods(&self, assembly: &mut Assembly) -> anyhow::Result<Vec<&'a Member>> {
+    async fn start_mongods(
+        &self,
+        assembly: &mut Assembly,
+    ) -> Result<Vec<&'a Member>, ClusterError> {
         let mongods: Vec<&Member> = self
             .plan
             .start_order()
@@ -96,7 +99,7 @@ impl<'a> Assembler<'a> {
             .collect();
         for m in &mongods {
             self.say(format!("starting {} ({})", m.name, m.role));
-            self.launcher.start(m).await?;
+            self.launcher.start(m).await.map_err(ClusterError::Start)?;
         }
         for m in &mongods {
             wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
@@ -111,7 +114,7 @@ impl<'a> Assembler<'a> {
         &self,
         mongods: &[&Member],
         assembly: &mut Assembly,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), ClusterError> {
         let mut sets: BTreeMap<String, Vec<&Member>> = BTreeMap::new();
         for m in mongods {
             if let Some(rs) = &m.replica_set {
@@ -129,7 +132,10 @@ impl<'a> Assembler<'a> {
                 configsvr,
             )
             .await
-            .map_err(|e| anyhow::anyhow!("{e}{}", initiate_hint(self.plan, &e)))?;
+            .map_err(|e| ClusterError::Initiate {
+                hint: initiate_hint(self.plan, &e),
+                error: Box::new(e),
+            })?;
         }
         for (set, members) in &sets {
             let primary =
@@ -141,11 +147,11 @@ impl<'a> Assembler<'a> {
     }
 
     /// 6: the routers, each checked to be a mongos; returns the entry router.
-    async fn start_routers(&self, assembly: &mut Assembly) -> anyhow::Result<&'a Member> {
+    async fn start_routers(&self, assembly: &mut Assembly) -> Result<&'a Member, ClusterError> {
         let routers: Vec<&Member> = self.plan.members_with(MemberRole::Mongos).collect();
         for m in &routers {
             self.say(format!("starting {} (mongos)", m.name));
-            self.launcher.start(m).await?;
+            self.launcher.start(m).await.map_err(ClusterError::Start)?;
         }
         for m in &routers {
             wait_ready(self.launcher, m, self.opts.ready_timeout).await?;
@@ -155,21 +161,26 @@ impl<'a> Assembler<'a> {
                 return Err(ClusterError::Check(format!(
                     "{} ({address}) answers but is not a mongos (hello says {role:?})",
                     m.name
-                ))
-                .into());
+                )));
             }
             let info = server_info(&address).await?;
             assembly.servers.insert(m.name.clone(), info);
         }
         let Some(entry) = routers.first() else {
-            anyhow::bail!("plan {} has no mongos", self.plan.name);
+            return Err(ClusterError::Check(format!(
+                "plan {} has no mongos",
+                self.plan.name
+            )));
         };
         Ok(entry)
     }
 
     /// 7: the shards, each named after its replica set with every member in the seed list, and
     /// checked listed; returns them.
-    async fn add_shards(&self, mongos: &str) -> anyhow::Result<Vec<(String, Vec<&'a Member>)>> {
+    async fn add_shards(
+        &self,
+        mongos: &str,
+    ) -> Result<Vec<(String, Vec<&'a Member>)>, ClusterError> {
         let shards = self.plan.shard_sets();
         for (name, members) in &shards {
             let conn = Plan::shard_connection_string(members);
@@ -182,8 +193,7 @@ impl<'a> Assembler<'a> {
                 return Err(ClusterError::Check(format!(
                     "listShards on {mongos} does not list shard {name} after addShard (lists: {})",
                     listed.join(", ")
-                ))
-                .into());
+                )));
             }
         }
         Ok(shards)
@@ -195,7 +205,7 @@ impl<'a> Assembler<'a> {
         mongos: &str,
         version: &str,
         shards: &[(String, Vec<&Member>)],
-    ) -> anyhow::Result<BTreeMap<String, u64>> {
+    ) -> Result<BTreeMap<String, u64>, ClusterError> {
         self.say(format!("shardCollection {YCSB_NS} {{_id: \"hashed\"}}"));
         shard_ycsb(
             mongos,
@@ -212,8 +222,7 @@ impl<'a> Assembler<'a> {
             return Err(ClusterError::Check(format!(
                 "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
                 empty.join(", ")
-            ))
-            .into());
+            )));
         }
         Ok(chunks)
     }

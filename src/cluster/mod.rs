@@ -89,9 +89,34 @@ pub enum ClusterError {
     /// A check after a step found the cluster not as it must be.
     #[error("{0}")]
     Check(String),
+    /// The backend could not start a member ([`Launcher::start`]); its own error, as it said it.
+    #[error(transparent)]
+    Start(LaunchError),
+    /// `replSetInitiate` was refused; `hint` says what to check (empty when there is nothing to add).
+    #[error("{error}{hint}")]
+    Initiate {
+        /// The refusal.
+        error: Box<ClusterError>,
+        /// What to add ([`assemble::initiate_hint`]).
+        hint: &'static str,
+    },
 }
 
+/// A backend's own error for a member it could not start (its type is the backend's, which
+/// `cluster` does not know).
+pub(crate) type LaunchError = Box<dyn std::error::Error + Send + Sync>;
+
 impl ClusterError {
+    /// True when the user's input is wrong: a member refused a flag the user gave (`mongod_args`,
+    /// `--mongod-arg`). A member's start failure ([`ClusterError::Start`]) is its backend's to say.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            ClusterError::Exited { user_flag, .. } => user_flag.is_some(),
+            ClusterError::Initiate { error, .. } => error.is_bad_input(),
+            _ => false,
+        }
+    }
+
     /// `member` (named `label`) exited; `tail` is the end of its log.
     fn exited(label: String, member: &Member, tail: &str) -> ClusterError {
         let why = exited::reason(tail);
@@ -177,7 +202,7 @@ async fn run(
 /// What a backend provides so the shared sequence can start members and watch them.
 pub(crate) trait Launcher: Send + Sync {
     /// Starts `member` (process or container); returns once it was started, not once it answers.
-    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>>;
+    fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Result<(), LaunchError>>;
     /// `Some(last log lines)` once the member has exited, `None` while it runs.
     fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>>;
     /// The `host:port` microshard uses to reach the member directly.
@@ -732,7 +757,7 @@ mod tests {
     }
 
     impl Launcher for StandinLauncher {
-        fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, anyhow::Result<()>> {
+        fn start<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Result<(), LaunchError>> {
             Box::pin(async move {
                 let mut cfg = crate::standin::StandinConfig::new(crate::standin::Role::Mongod);
                 cfg.dbpath = Some(self.dir.path().to_path_buf());

@@ -1,7 +1,7 @@
 //! The MongoDB binding: turns workload operations into driver calls and YCSB statuses.
 //!
 //! Behaviour follows YCSB's synchronous MongoDB binding (`site.ycsb.db.MongoDbClient`),
-//! with these deliberate differences, all documented in the user guide:
+//! with these deliberate differences, all documented in `docs/engine.md` ("Binding"):
 //! - the last partial insert batch is flushed at the end of the phase (YCSB drops it);
 //! - the pool is sized to the thread count unless the URL sets `maxPoolSize` (the pool must never
 //!   be what limits a benchmark), and the server-selection timeout is 5 s unless the URL sets one;

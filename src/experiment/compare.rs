@@ -322,7 +322,7 @@ async fn run_turn<L: Lab>(
                 outcome.interrupted = true;
                 return Ok(());
             }
-            outcome.bad_input |= crate::error::is_bad_input(&e);
+            outcome.bad_input |= crate::exit::is_bad_input(&e);
             outcome
                 .failures
                 .push(format!("{shown}: bring-up failed: {e:#}"));
@@ -915,7 +915,7 @@ pub(crate) mod tests {
         };
         cmd.baseline = "nope".into();
         let e = create(&cmd, &at).err();
-        assert!(e.is_some_and(|e| crate::error::is_bad_input(&e)));
+        assert!(e.is_some_and(|e| crate::exit::is_bad_input(&e)));
         assert!(!at.results_root.exists(), "nothing created for bad input");
     }
 

@@ -292,7 +292,7 @@ impl Lab for LiveLab {
 
     async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
         match handle.0 {
-            Some(cluster) => crate::backend::down(&cluster, &*self.events).await,
+            Some(cluster) => Ok(crate::backend::down(&cluster, &*self.events).await?),
             None => Ok(()),
         }
     }

@@ -363,14 +363,14 @@ mod tests {
     #[test]
     fn bad_override_is_bad_input() {
         let e = parse_overrides(&["nokey".into()]).err();
-        assert!(e.is_some_and(|e| crate::error::is_bad_input(&e)));
+        assert!(e.is_some_and(|e| crate::exit::is_bad_input(&e)));
     }
 
     #[test]
     fn missing_scenario_is_bad_input() {
         let e = locate("S-does-not-exist", None).err();
         assert!(e.is_some_and(
-            |e| crate::error::is_bad_input(&e) && format!("{e}").contains("S-does-not-exist")
+            |e| crate::exit::is_bad_input(&e) && format!("{e}").contains("S-does-not-exist")
         ));
         let e = locate("s1", None).map(|_| ()).unwrap_err().to_string();
         assert!(

@@ -9,13 +9,16 @@ use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// A report that could not be written.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum WriteError {
+pub(crate) enum ReportError {
     /// The results directory could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
     /// A chart could not be drawn.
     #[error(transparent)]
     Chart(#[from] charts::ChartError),
+    /// A table or a sweep could not be rendered as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
 /// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
@@ -47,7 +50,7 @@ pub(crate) fn write_timelines(
     dir: &ExperimentDir,
     cells: &[CellFile],
     all: bool,
-) -> Result<(), WriteError> {
+) -> Result<(), ReportError> {
     for cell in cells
         .iter()
         .filter(|c| all || !c.summary.validity.is_valid())
@@ -64,7 +67,7 @@ pub(crate) fn write_timelines(
 
 /// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
 /// into the run directory; returns the terminal table.
-pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
+pub(crate) fn write_reports(dir: &ExperimentDir) -> Result<String, ReportError> {
     let varies = sweep::vary_shown(dir);
     for v in &varies {
         sweep::write_vary(dir, &v.outcome, &v.label, &v.stem)?;
@@ -94,7 +97,7 @@ pub(crate) fn write_reports(dir: &ExperimentDir) -> anyhow::Result<String> {
 pub(crate) fn write_files(
     dir: &ExperimentDir,
     varies: &[sweep::VaryShown],
-) -> Result<String, WriteError> {
+) -> Result<String, ReportError> {
     let config = dir.config()?;
     let cells = dir.cells()?;
     let sweeps = dir.sweeps();

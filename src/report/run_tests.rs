@@ -16,13 +16,16 @@ use crate::experiment::sweep::tests::Curve;
 use crate::experiment::sweep::{SweepConfig, SweepTarget};
 use crate::runner::Phase;
 
+/// A test's outcome: any error fails it, with its message.
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
 /// `compare` as the CLI runs it: measure, then write the reports.
 async fn compare_with(
     lab: &mut FakeLab,
     prepared: Prepared,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
+) -> TestResult<(ExperimentDir, MatrixOutcome)> {
     let (dir, outcome) =
         crate::experiment::compare::compare_with(lab, prepared, cancel, progress).await?;
     write_reports(&dir)?;
@@ -35,7 +38,7 @@ async fn sweep_with(
     cfg: &SweepConfig,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, SweepOutcome)> {
+) -> TestResult<(ExperimentDir, SweepOutcome)> {
     let swept = crate::experiment::sweep::sweep_with(lab, cfg, cancel, progress).await?;
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
@@ -46,8 +49,7 @@ async fn sweep_with(
 }
 
 #[tokio::test]
-async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() -> anyhow::Result<()>
-{
+async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() -> TestResult {
     let Some((_tmp, mut cmd, at)) = setup() else {
         return Ok(());
     };
@@ -114,7 +116,7 @@ async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() 
 }
 
 #[tokio::test]
-async fn measures_every_cell_and_tears_down() -> anyhow::Result<()> {
+async fn measures_every_cell_and_tears_down() -> TestResult {
     let Some((_tmp, cmd, at)) = setup() else {
         return Ok(());
     };
@@ -154,7 +156,7 @@ async fn measures_every_cell_and_tears_down() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn resume_skips_finished_cells_but_reloads_data() -> anyhow::Result<()> {
+async fn resume_skips_finished_cells_but_reloads_data() -> TestResult {
     let Some((_tmp, cmd, at)) = setup() else {
         return Ok(());
     };
@@ -207,7 +209,7 @@ async fn resume_skips_finished_cells_but_reloads_data() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn sweep_picks_knee_threads_for_cells() -> anyhow::Result<()> {
+async fn sweep_picks_knee_threads_for_cells() -> TestResult {
     let Some((_tmp, mut cmd, at)) = setup() else {
         return Ok(());
     };
@@ -235,7 +237,7 @@ async fn sweep_picks_knee_threads_for_cells() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Result<()> {
+async fn sweep_vary_measures_every_value_on_every_topology_once() -> TestResult {
     let Some((_tmp, mut cmd, at)) = setup() else {
         return Ok(());
     };
@@ -294,7 +296,7 @@ async fn sweep_vary_measures_every_value_on_every_topology_once() -> anyhow::Res
 }
 
 #[tokio::test]
-async fn loads_once_and_finds_knee() -> anyhow::Result<()> {
+async fn loads_once_and_finds_knee() -> TestResult {
     let tmp = tempfile::tempdir()?;
     let wl = tmp.path().join("W");
     std::fs::write(&wl, "recordcount=10\n")?;
@@ -330,8 +332,8 @@ async fn loads_once_and_finds_knee() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_table()
--> anyhow::Result<()> {
+async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_table() -> TestResult
+{
     let tmp = tempfile::tempdir()?;
     let wl = tmp.path().join("W");
     std::fs::write(&wl, "recordcount=10\n")?;
@@ -392,7 +394,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
 }
 
 /// Every format says a cell not run in the same words: "not run", never "valid".
-fn not_run_said_in_every_format(dir: &ExperimentDir, csv: &str) -> anyhow::Result<()> {
+fn not_run_said_in_every_format(dir: &ExperimentDir, csv: &str) -> TestResult {
     let json: serde_json::Value =
         serde_json::from_str(&render_dir(dir, Format::Json, false, &Columns::Compact)?)?;
     let row = (json["rows"].as_array().into_iter().flatten())

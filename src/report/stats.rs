@@ -2,8 +2,8 @@
 //! comparison every sentence and cell of a report quotes ([`compare`]).
 //!
 //! Welch's test (unequal variances) is the honest default for throughput samples from
-//! different topologies; the p-value uses Student's t distribution. The ratio's interval is
-//! Fieller's, at Welch's degrees of freedom and with Welch's variances, so that it excludes 1×
+//! different topologies; the p-value comes from Student's t distribution (`statrs::StudentsT`).
+//! The ratio's interval is Fieller's, at Welch's degrees of freedom and with Welch's variances, so that it excludes 1×
 //! exactly when the test is significant: a report never says "significant" beside an interval
 //! that contains 1× (NEWCOMER-2 #11).
 

@@ -85,7 +85,7 @@ pub(crate) fn write_vary(
     outcome: &SweepOutcome,
     label: &str,
     stem: &str,
-) -> anyhow::Result<()> {
+) -> Result<(), super::ReportError> {
     dir.write_text(
         &format!("{stem}.md"),
         &render_vary(outcome, VaryFormat::Markdown, &Columns::Compact),
@@ -725,7 +725,7 @@ pub(crate) fn render_sweep_dir(
     dir: &ExperimentDir,
     format: super::Format,
     columns: &Columns,
-) -> anyhow::Result<String> {
+) -> Result<String, serde_json::Error> {
     use super::Format;
     let varied = vary_shown(dir).into_iter().next();
     let curves: Vec<SweepFile> = match &varied {
@@ -733,7 +733,7 @@ pub(crate) fn render_sweep_dir(
         None => dir.sweeps().into_iter().map(|(_, s)| s).collect(),
     };
     if format == Format::Json {
-        return Ok(serde_json::to_string_pretty(&curves)?);
+        return serde_json::to_string_pretty(&curves);
     }
     if let Some(v) = varied {
         return Ok(match format {

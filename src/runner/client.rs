@@ -37,6 +37,9 @@ pub(crate) struct RunShared {
     pub events: crate::events::Sink,
 }
 
+/// How often a client of several reports its [`ClientProgress`] counts to the coordinator.
+pub(crate) const TICK_PERIOD: Duration = Duration::from_secs(1);
+
 /// One client's running counts, read by the status line and the error-rate guard. Each client
 /// writes only its own, on a cache line of its own, so counting an operation never contends with
 /// another client (a shared counter is a cache line bounced between cores on every operation).

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Phase;
-use crate::error::{as_bad_input, bad_input};
+use crate::runner::RunError;
 use crate::workload::{Properties, prop};
 
 /// Arguments shared by `load` and `run` (and produced by `microshard ycsb`).
@@ -88,7 +88,7 @@ impl LoadArgs {
 
 /// Builds the run's properties with YCSB's precedence: every `-P` file in order, then every `-p`,
 /// then the flags (which name themselves as the origin in error messages).
-pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
+pub(crate) fn build_properties(args: &PhaseArgs) -> Result<Properties, RunError> {
     let flags = [
         (
             prop::THREADCOUNT.name,
@@ -119,7 +119,7 @@ pub(crate) fn build_properties(args: &PhaseArgs) -> anyhow::Result<Properties> {
         ),
     ];
     Properties::from_command_line(&args.property_files, &args.properties, &flags)
-        .map_err(as_bad_input)
+        .map_err(RunError::as_bad_input)
 }
 
 /// A YCSB command line translated into microshard's terms.
@@ -135,7 +135,7 @@ pub(crate) struct Translated {
 
 /// Accepts YCSB's MongoDB bindings (a note for the asynchronous one, run as the synchronous
 /// one); any other database is bad input naming it.
-fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> anyhow::Result<()> {
+fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> Result<(), RunError> {
     match crate::db::ycsb_binding_is_async(name) {
         Some(false) => Ok(()),
         Some(true) => {
@@ -144,7 +144,7 @@ fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> anyhow::Res
             ));
             Ok(())
         }
-        None => Err(bad_input(format!(
+        None => Err(RunError::bad_input(format!(
             "{what} {name:?}: microshard only drives MongoDB (use `mongodb`)"
         ))),
     }
@@ -153,19 +153,19 @@ fn check_binding(name: &str, what: &str, notes: &mut Vec<String>) -> anyhow::Res
 fn value_of<'a>(
     it: &mut impl Iterator<Item = &'a String>,
     flag: &str,
-) -> anyhow::Result<&'a String> {
+) -> Result<&'a String, RunError> {
     it.next()
-        .ok_or_else(|| bad_input(format!("YCSB option {flag} needs a value")))
+        .ok_or_else(|| RunError::bad_input(format!("YCSB option {flag} needs a value")))
 }
 
-fn parse_int<T: std::str::FromStr>(flag: &str, value: &str) -> anyhow::Result<T> {
+fn parse_int<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, RunError> {
     value
         .parse::<T>()
-        .map_err(|_| bad_input(format!("YCSB option {flag} {value:?}: not an integer")))
+        .map_err(|_| RunError::bad_input(format!("YCSB option {flag} {value:?}: not an integer")))
 }
 
 /// Translates `load|run <binding> [YCSB options]` (what follows `bin/ycsb`).
-pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
+pub(crate) fn translate(args: &[String]) -> Result<Translated, RunError> {
     let mut it = args.iter();
     let mut out = Translated {
         phase: leading_phase(it.next())?,
@@ -175,11 +175,15 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
     match it.next() {
         Some(b) if !b.starts_with('-') => check_binding(b, "binding", &mut out.notes)?,
         Some(b) => {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "ycsb: expected the binding name (`mongodb`) after the phase, got {b:?}"
             )));
         }
-        None => return Err(bad_input("ycsb: expected the binding name (`mongodb`)")),
+        None => {
+            return Err(RunError::bad_input(
+                "ycsb: expected the binding name (`mongodb`)",
+            ));
+        }
     }
     let mut phase_flag: Option<(&str, Phase)> = None;
     while let Some(arg) = it.next() {
@@ -192,14 +196,14 @@ pub(crate) fn translate(args: &[String]) -> anyhow::Result<Translated> {
 }
 
 /// The phase YCSB's first word names (`load` or `run`).
-fn leading_phase(word: Option<&String>) -> anyhow::Result<Phase> {
+fn leading_phase(word: Option<&String>) -> Result<Phase, RunError> {
     match word.map(String::as_str) {
         Some("load") => Ok(Phase::Load),
         Some("run") => Ok(Phase::Run),
-        Some(other) => Err(bad_input(format!(
+        Some(other) => Err(RunError::bad_input(format!(
             "ycsb: expected `load` or `run`, got {other:?}"
         ))),
-        None => Err(bad_input(
+        None => Err(RunError::bad_input(
             "ycsb: expected `load` or `run`, then `mongodb`, then YCSB options",
         )),
     }
@@ -211,7 +215,7 @@ impl Translated {
         &mut self,
         arg: &'a str,
         earlier: &mut Option<(&'a str, Phase)>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         let p = if arg == "-load" {
             Phase::Load
         } else {
@@ -220,7 +224,7 @@ impl Translated {
         if let Some((prev, prev_phase)) = *earlier
             && prev_phase != p
         {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "YCSB options {prev} and {arg} contradict each other"
             )));
         }
@@ -234,14 +238,14 @@ impl Translated {
         &mut self,
         arg: &str,
         it: &mut impl Iterator<Item = &'a String>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         let out = &mut self.args;
         match arg {
             "-P" => out.property_files.push(value_of(it, "-P")?.clone().into()),
             "-p" => {
                 let kv = value_of(it, "-p")?;
                 if !kv.contains('=') {
-                    return Err(bad_input(format!(
+                    return Err(RunError::bad_input(format!(
                         "YCSB option -p {kv:?}: expected name=value"
                     )));
                 }
@@ -262,7 +266,7 @@ impl Translated {
                 ));
             }
             other => {
-                return Err(bad_input(format!(
+                return Err(RunError::bad_input(format!(
                     "YCSB option {other:?} is not supported (known: -P -p -threads -target -s -l -db -load -t; -jvm-args is ignored)"
                 )));
             }
@@ -275,7 +279,7 @@ impl Translated {
 mod tests {
     use super::*;
 
-    fn t(line: &str) -> anyhow::Result<Translated> {
+    fn t(line: &str) -> Result<Translated, RunError> {
         let args: Vec<String> = line.split_whitespace().map(String::from).collect();
         translate(&args)
     }
@@ -343,7 +347,7 @@ mod tests {
         ];
         for (line, culprit) in cases {
             let err = t(line).unwrap_err();
-            assert!(crate::error::is_bad_input(&err), "{line}");
+            assert!(err.is_bad_input(), "{line}");
             assert!(err.to_string().contains(culprit), "{line}: {err}");
         }
     }

@@ -13,9 +13,9 @@ use super::verdict::{self, Evidence};
 use super::watch::{Watch, WatchSetup};
 use crate::db::probe::ProbeTarget;
 use crate::db::{BindingSettings, ErrorClass, MongoBinding};
-use crate::error::{as_bad_input, bad_input};
 use crate::events::{ClientLine, Discard, Event, Sink};
 use crate::measure::{self, MeasurementConfig, Measurements};
+use crate::runner::RunError;
 use crate::workload::prop;
 use crate::workload::{CoreWorkload, Properties};
 use limits::{Limits, lookup, parse_prop};
@@ -75,12 +75,12 @@ pub struct Executed {
 
 /// Runs one phase and returns its result document.
 ///
-/// Bad input (properties, URL, an unreachable server) comes back as [`crate::error::BadInput`].
+/// Bad input (properties, URL, an unreachable server) comes back as [`RunError::BadInput`].
 pub async fn execute(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-) -> anyhow::Result<measure::ResultDocument> {
+) -> Result<measure::ResultDocument, RunError> {
     Ok(execute_with_report(props, phase, opts).await?.document)
 }
 
@@ -92,7 +92,7 @@ pub async fn execute_with_report(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-) -> anyhow::Result<Executed> {
+) -> Result<Executed, RunError> {
     let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
     // Read the limits, build the workload and prove the outputs writable.
     let Prepared {
@@ -182,7 +182,7 @@ struct Ran {
 
 /// Starts the clients and the tasks beside them, and joins them: the clients end by themselves,
 /// or are stopped; those still blocked on the server after the grace period are abandoned.
-async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
+async fn run_clients(c: ClientsRun<'_>) -> Result<Ran, RunError> {
     let shared = c.shared;
     let members: Vec<(String, String)> = c
         .probe_targets
@@ -228,7 +228,9 @@ async fn run_clients(c: ClientsRun<'_>) -> anyhow::Result<Ran> {
         .zip(measure::host_load::sample(&members))
         .map(|(a, b)| measure::host_load::between(a, &b));
     if panicked > 0 {
-        anyhow::bail!("{panicked} client task(s) failed unexpectedly; results discarded");
+        return Err(RunError::Clients(format!(
+            "{panicked} client task(s) failed unexpectedly; results discarded"
+        )));
     }
     let window = Window::of(&counters, warm, c.limits, end, elapsed, started_wall);
     Ok(Ran {
@@ -260,7 +262,7 @@ struct Reporting<'a> {
 
 /// Finishes the measurements (and their files), says why the run stopped early and judges the
 /// result document.
-fn report(r: Reporting<'_>) -> anyhow::Result<Executed> {
+fn report(r: Reporting<'_>) -> Result<Executed, RunError> {
     let ended_wall = chrono::Utc::now();
     let ran = r.ran;
     let overall = ran.window.overall(r.phase);
@@ -323,30 +325,33 @@ fn prepare(
     phase: Phase,
     opts: &ExecuteOptions,
     events: &Sink,
-) -> anyhow::Result<Prepared> {
+) -> Result<Prepared, RunError> {
     let say = |line: &str| events.event(Event::Note(line.to_string()));
     for w in props.warnings() {
         say(&format!("warning: {w}"));
     }
-    for note in crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)? {
+    for note in crate::workload::java_only::notes(props, phase == Phase::Load)
+        .map_err(RunError::bad_input)?
+    {
         say(&note);
     }
     let limits = Limits::read(props, opts)?;
-    let workload = Arc::new(CoreWorkload::from_properties(props).map_err(as_bad_input)?);
+    let workload = Arc::new(CoreWorkload::from_properties(props).map_err(RunError::as_bad_input)?);
     let total_ops = match phase {
         Phase::Load => crate::workload::load_operation_count(props),
         Phase::Run => crate::workload::run_operation_count(props),
     }
-    .map_err(as_bad_input)?;
+    .map_err(RunError::as_bad_input)?;
     let threads_usize = usize::try_from(limits.requested_threads).unwrap_or(usize::MAX);
     let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
     if let Some(w) = split_warning {
         say(&w);
     }
     let threads = split.len().max(1);
-    super::fdlimit::ensure(threads).map_err(bad_input)?;
+    super::fdlimit::ensure(threads).map_err(RunError::bad_input)?;
 
-    let mut mcfg = MeasurementConfig::from_lookup(&lookup(props)).map_err(as_bad_input)?;
+    let mut mcfg =
+        MeasurementConfig::from_lookup(&lookup(props)).map_err(RunError::as_bad_input)?;
     for w in &mcfg.warnings {
         say(w);
     }
@@ -610,7 +615,7 @@ struct Judged<'a> {
 }
 
 /// The result document with its verdict (`runner::verdict`) and the server's facts.
-fn judge(j: Judged<'_>) -> anyhow::Result<measure::ResultDocument> {
+fn judge(j: Judged<'_>) -> Result<measure::ResultDocument, RunError> {
     let mut doc = measure::ResultDocument::new(
         match j.phase {
             Phase::Load => "load",
@@ -717,16 +722,16 @@ async fn connect(
     opts: &ExecuteOptions,
     threads: usize,
     events: &Sink,
-) -> anyhow::Result<Connected> {
+) -> Result<Connected, RunError> {
     let say = |line: &str| events.event(Event::Note(line.to_string()));
     let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
-        .map_err(as_bad_input)?;
+        .map_err(RunError::as_bad_input)?;
     for w in &settings.resolved.warnings {
         say(&format!("warning: {w}"));
     }
     let binding = MongoBinding::connect_with(settings, events.clone())
         .await
-        .map_err(as_bad_input)?;
+        .map_err(RunError::as_bad_input)?;
     // YCSB's banner, once everything has been checked and the server answered (so that bad
     // input still gets its one line): the command line, the version, `Loading workload...`,
     // `Starting test.` and the binding's connection line (`docs/engine.md`).
@@ -744,10 +749,7 @@ async fn connect(
         say("NOTE: measured against the microshard stand-in, not MongoDB");
     }
     if opts.drop_database && phase == Phase::Load {
-        binding
-            .drop_database()
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
+        binding.drop_database().await.map_err(RunError::Db)?;
         say(&format!(
             "dropped database {} before loading (--drop)",
             binding.settings().resolved.database
@@ -770,10 +772,12 @@ async fn connect(
         tokio::select! {
             r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
                 if !matches!(r, Ok(n) if n > 0) {
-                    anyhow::bail!("the coordinator went away before the start");
+                    return Err(RunError::Clients(
+                        "the coordinator went away before the start".into(),
+                    ));
                 }
             }
-            _ = opts.cancel.cancelled() => return Err(crate::error::interrupted("before the start")),
+            _ = opts.cancel.cancelled() => return Err(crate::error::Interrupted("before the start".into()).into()),
         }
     }
     Ok(Connected {

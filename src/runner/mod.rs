@@ -18,6 +18,7 @@ pub(crate) mod affinity;
 mod client;
 pub(crate) mod command_line;
 mod election;
+mod error;
 mod exec;
 pub(crate) mod fanout;
 pub(crate) mod fdlimit;
@@ -44,4 +45,5 @@ pub(crate) fn ycsb_banner(argv: &[String]) -> Vec<String> {
     ]
 }
 
+pub use error::RunError;
 pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};

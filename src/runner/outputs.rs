@@ -4,16 +4,16 @@
 
 use std::io::Write;
 
-use crate::error::bad_input;
 use crate::measure::{MeasurementConfig, RunMeasurements};
+use crate::runner::RunError;
 use crate::workload::prop;
 
 /// Refuses, with one line naming the property, an interval-log prefix or raw output file that
 /// cannot be written; nothing is created.
-pub(crate) fn check(config: &MeasurementConfig) -> anyhow::Result<()> {
+pub(crate) fn check(config: &MeasurementConfig) -> Result<(), RunError> {
     if let Some(prefix) = &config.hdr_log_prefix {
         crate::measure::hdrlog::check_prefix(prefix).map_err(|why| {
-            bad_input(format!(
+            RunError::bad_input(format!(
                 "property {}={prefix}: {why}",
                 prop::HDRHISTOGRAM_OUTPUT_PATH.name
             ))
@@ -27,7 +27,7 @@ pub(crate) fn check(config: &MeasurementConfig) -> anyhow::Result<()> {
             .create(true)
             .open(file)
             .map_err(|e| {
-                bad_input(format!(
+                RunError::bad_input(format!(
                     "property {}={}: cannot write: {e}",
                     prop::MEASUREMENT_RAW_OUTPUT_FILE.name,
                     file.display()
@@ -103,11 +103,11 @@ pub(crate) fn for_clients(
     overrides: Vec<&mut Vec<(String, String)>>,
     status_on: bool,
     in_containers: bool,
-) -> anyhow::Result<Option<ClientLogs>> {
-    let config = MeasurementConfig::from_properties(props).map_err(crate::error::as_bad_input)?;
+) -> Result<Option<ClientLogs>, RunError> {
+    let config = MeasurementConfig::from_properties(props).map_err(RunError::as_bad_input)?;
     let t = config.measurement_type;
     if t.is_combined() || t.has_raw() || t == crate::measure::MeasurementType::TimeSeries {
-        return Err(bad_input(format!(
+        return Err(RunError::bad_input(format!(
             "property {}={}: not available with several clients (the merged report is built from their histograms)",
             prop::MEASUREMENTTYPE.name,
             t.name()
@@ -118,7 +118,7 @@ pub(crate) fn for_clients(
     };
     check(&config)?;
     if in_containers {
-        return Err(bad_input(format!(
+        return Err(RunError::bad_input(format!(
             "property {}: not available with client containers (their files stay in the containers)",
             prop::HDRHISTOGRAM_FILEOUTPUT.name
         )));
@@ -127,7 +127,7 @@ pub(crate) fn for_clients(
     for (i, over) in overrides.into_iter().enumerate() {
         let dir = format!("{prefix}client-{i}/");
         std::fs::create_dir_all(&dir).map_err(|e| {
-            bad_input(format!(
+            RunError::bad_input(format!(
                 "property {}={prefix}: cannot create {dir}: {e}",
                 prop::HDRHISTOGRAM_OUTPUT_PATH.name
             ))

@@ -3,7 +3,7 @@
 //! 5,000,000 documents) must not cost a quarter of an hour in silence. And a run whose
 //! `recordcount` is not what the collection holds says so before it starts.
 
-use crate::runner::Phase;
+use crate::runner::{Phase, RunError};
 use crate::workload::{Properties, prop};
 
 /// From this many operations on, the phase is announced.
@@ -78,10 +78,10 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
 pub(crate) async fn records_mismatch(
     props: &Properties,
     binding: &crate::db::MongoBinding,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, RunError> {
     let records = props
         .value(&prop::RECORDCOUNT)
-        .map_err(crate::error::as_bad_input)?;
+        .map_err(RunError::as_bad_input)?;
     let records = u64::try_from(records).unwrap_or(0);
     let table = props.get(prop::TABLE.name).unwrap_or(prop::TABLE.default);
     let Some(held) = binding.document_count(table).await else {

@@ -7,14 +7,19 @@ use bollard::Docker;
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use futures::StreamExt;
 
-use super::one_line;
+use super::{DockerError, one_line};
+use crate::backend::BackendError;
 
 /// Builds `tag` from scratch with the `microshard` binary at `binary` playing `mongod` and
 /// `mongos` (symlinks), plus the shared libraries `ldd` lists — no registry involved.
 ///
 /// Rebuilding a tag leaves its previous image without a name; that image is removed once the new
 /// one exists (unless a container still uses it), so repeated builds do not pile up on disk.
-pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> anyhow::Result<()> {
+pub async fn build_standin_image(
+    docker: &Docker,
+    binary: &Path,
+    tag: &str,
+) -> Result<(), BackendError> {
     let previous = image_id(docker, tag).await;
     let context = standin_context(binary)?;
     let opts = BuildImageOptionsBuilder::default()
@@ -26,19 +31,22 @@ pub async fn build_standin_image(docker: &Docker, binary: &Path, tag: &str) -> a
     let mut stream = docker.build_image(opts, None, Some(bollard::body_full(context.into())));
     let mut last = Vec::new();
     while let Some(item) = stream.next().await {
-        let info = item.map_err(|e| anyhow::anyhow!("building {tag} failed: {}", one_line(e)))?;
+        let info =
+            item.map_err(|e| DockerError::Api(format!("building {tag} failed: {}", one_line(e))))?;
         if let Some(err) = info.error_detail.and_then(|d| d.message) {
-            anyhow::bail!("building {tag} failed: {}", one_line(err));
+            let failed = format!("building {tag} failed: {}", one_line(err));
+            return Err(DockerError::Api(failed).into());
         }
         if let Some(s) = info.stream {
             last.push(s.trim().to_string());
         }
     }
     let Some(built) = image_id(docker, tag).await else {
-        anyhow::bail!(
+        let failed = format!(
             "building {tag} finished without an image: {}",
             last.join(" | ")
         );
+        return Err(DockerError::Api(failed).into());
     };
     if let Some(old) = previous.filter(|old| *old != built) {
         // Not forced: an image a container still runs stays.
@@ -59,9 +67,9 @@ async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
 }
 
 /// The tar build context of the stand-in image (Dockerfile + root file system).
-pub(crate) fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn standin_context(binary: &Path) -> Result<Vec<u8>, BackendError> {
     let bin = std::fs::read(binary)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", binary.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot read {}", binary.display()), e))?;
     let libs = shared_libraries(binary)?;
     let mut builder = tar::Builder::new(Vec::new());
     let dockerfile = "FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin\nWORKDIR /data/db\n";
@@ -92,17 +100,17 @@ pub(crate) fn standin_context(binary: &Path) -> anyhow::Result<Vec<u8>> {
         h.set_mode(0o777);
         builder
             .append_link(&mut h, format!("rootfs/usr/local/bin/{name}"), "microshard")
-            .map_err(|e| anyhow::anyhow!("building the image context: {e}"))?;
+            .map_err(|e| BackendError::io("building the image context", e))?;
     }
     for lib in libs {
         let data = std::fs::read(&lib)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", lib.display()))?;
+            .map_err(|e| BackendError::io(format!("cannot read {}", lib.display()), e))?;
         let rel = format!("rootfs{}", lib.display());
         append_file(&mut builder, &rel, &data, 0o755)?;
     }
     builder
         .into_inner()
-        .map_err(|e| anyhow::anyhow!("building the image context: {e}"))
+        .map_err(|e| BackendError::io("building the image context", e))
 }
 
 fn append_file(
@@ -110,30 +118,30 @@ fn append_file(
     path: &str,
     data: &[u8],
     mode: u32,
-) -> anyhow::Result<()> {
+) -> Result<(), BackendError> {
     let mut h = tar::Header::new_gnu();
     h.set_size(data.len() as u64);
     h.set_mode(mode);
     h.set_entry_type(tar::EntryType::Regular);
     b.append_data(&mut h, path, data)
-        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+        .map_err(|e| BackendError::io(format!("building the image context ({path})"), e))
 }
 
-fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> anyhow::Result<()> {
+fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> Result<(), BackendError> {
     let mut h = tar::Header::new_gnu();
     h.set_size(0);
     h.set_mode(mode);
     h.set_entry_type(tar::EntryType::Directory);
     b.append_data(&mut h, path, std::io::empty())
-        .map_err(|e| anyhow::anyhow!("building the image context ({path}): {e}"))
+        .map_err(|e| BackendError::io(format!("building the image context ({path})"), e))
 }
 
 /// The absolute paths `ldd` lists for `binary` (libc, libm, libgcc_s, the loader, ...).
-pub(crate) fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+pub(crate) fn shared_libraries(binary: &Path) -> Result<Vec<std::path::PathBuf>, BackendError> {
     let out = std::process::Command::new("ldd")
         .arg(binary)
         .output()
-        .map_err(|e| anyhow::anyhow!("cannot run ldd on {}: {e}", binary.display()))?;
+        .map_err(|e| BackendError::io(format!("cannot run ldd on {}", binary.display()), e))?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         // A statically linked binary needs nothing.
@@ -142,7 +150,11 @@ pub(crate) fn shared_libraries(binary: &Path) -> anyhow::Result<Vec<std::path::P
         {
             return Ok(Vec::new());
         }
-        anyhow::bail!("ldd {} failed: {}", binary.display(), text.trim());
+        return Err(BackendError::Program(format!(
+            "ldd {} failed: {}",
+            binary.display(),
+            text.trim()
+        )));
     }
     Ok(parse_ldd(&text))
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::ExecuteOptions;
-use crate::error::{as_bad_input, bad_input};
+use crate::runner::RunError;
 use crate::workload::Properties;
 use crate::workload::prop::{self, Prop};
 
@@ -15,8 +15,8 @@ pub(super) fn lookup(props: &Properties) -> impl Fn(&str) -> Option<String> + '_
 pub(super) fn parse_prop<T: crate::workload::PropertyValue + Copy>(
     props: &Properties,
     prop: &Prop<T>,
-) -> anyhow::Result<T> {
-    props.value(prop).map_err(as_bad_input)
+) -> Result<T, RunError> {
+    props.value(prop).map_err(RunError::as_bad_input)
 }
 
 /// The properties that bound and watch a run, read and checked before anything connects.
@@ -40,10 +40,10 @@ pub(super) struct Limits {
 }
 
 impl Limits {
-    pub(super) fn read(props: &Properties, opts: &ExecuteOptions) -> anyhow::Result<Limits> {
+    pub(super) fn read(props: &Properties, opts: &ExecuteOptions) -> Result<Limits, RunError> {
         let requested_threads: u64 = props
             .value_in(&prop::THREADCOUNT, 1..)
-            .map_err(as_bad_input)?;
+            .map_err(RunError::as_bad_input)?;
         let target: f64 = parse_prop(props, &prop::TARGET)? as f64;
         let max_execution_s: u64 = parse_prop(props, &prop::MAXEXECUTIONTIME)?;
         let status_interval_s: u64 = parse_prop(props, &prop::STATUS_INTERVAL)?;
@@ -52,7 +52,7 @@ impl Limits {
         // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
         let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
         if !(0.0..=1.0).contains(&error_rate_limit) {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
                 prop::MAXERRORRATE.name
             )));
@@ -61,7 +61,7 @@ impl Limits {
             props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
         let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
         if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "property {}={warmup_s}: seconds between 0 and 86400 are expected",
                 prop::WARMUP.name
             )));
@@ -69,14 +69,14 @@ impl Limits {
         let warmup = Duration::from_secs_f64(warmup_s);
         let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
         if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
                 prop::STALLSECONDS.name
             )));
         }
         let dead_s: f64 = parse_prop(props, &prop::DEADSECONDS)?;
         if !(dead_s.is_finite() && (stall_s..=86_400.0).contains(&dead_s)) {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "property {}={dead_s}: seconds between {}={stall_s} and 86400 are expected",
                 prop::DEADSECONDS.name,
                 prop::STALLSECONDS.name
@@ -84,7 +84,7 @@ impl Limits {
         }
         let busy_host: f64 = parse_prop(props, &prop::BUSYHOST)?;
         if !(0.0..=1.0).contains(&busy_host) {
-            return Err(bad_input(format!(
+            return Err(RunError::bad_input(format!(
                 "property {}={busy_host}: a share of the cores between 0 and 1 is expected",
                 prop::BUSYHOST.name
             )));

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{ClientLine, Event, Sink};
 use crate::measure::{self, Measurements};
-use crate::runner::client::{ClientProgress, progress_totals, succeeded_inserts};
+use crate::runner::client::{ClientProgress, TICK_PERIOD, progress_totals, succeeded_inserts};
 use crate::workload::prop;
 
 /// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
@@ -117,7 +117,7 @@ pub(super) fn spawn_ticks(
     let done = done.clone();
     let events = events.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(crate::runner::fanout::TICK_PERIOD);
+        let mut tick = tokio::time::interval(TICK_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let finished = tokio::select! {

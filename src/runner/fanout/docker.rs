@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use anyhow::Context;
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
@@ -18,7 +17,7 @@ use futures::StreamExt;
 
 use super::{Client, ClientSignal, Handle, Launch};
 use crate::backend::docker::{endpoint_label, labels, one_line};
-use crate::runner::Phase;
+use crate::runner::{Phase, RunError};
 use crate::topology::ClientHostSpec;
 
 /// Where a client container finds its properties (uploaded before it starts).
@@ -107,23 +106,23 @@ impl DockerClients {
         &self,
         launch: &Launch<'_>,
         running: &mut Vec<Client>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         let mut engines: Vec<(String, Docker)> = Vec::new();
         let salt: u16 = rand::random();
         for (index, slice) in launch.slices.iter().enumerate() {
             if launch.opts.cancel.is_cancelled() {
-                return Err(crate::error::interrupted("before the clients started"));
+                return Err(crate::error::Interrupted("before the clients started".into()).into());
             }
             let endpoint = self
                 .engine_of(index)
-                .ok_or_else(|| anyhow::anyhow!("internal: no engine for client {index}"))?
+                .ok_or_else(|| RunError::Internal(format!("no engine for client {index}")))?
                 .to_string();
             let docker = match engines.iter().find(|(e, _)| *e == endpoint) {
                 Some((_, d)) => d.clone(),
                 None => {
                     let d = crate::backend::docker::connect(Some(&endpoint))
                         .await
-                        .map_err(|e| anyhow::anyhow!("client {index}: {e}"))?;
+                        .map_err(|e| RunError::Clients(format!("client {index}: {e}")))?;
                     engines.push((endpoint.clone(), d.clone()));
                     d
                 }
@@ -173,7 +172,7 @@ impl DockerClients {
         member: &str,
         phase: Phase,
         network_mode: String,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         let body = ContainerCreateBody {
             image: Some(self.image.clone()),
             cmd: Some(vec![
@@ -205,14 +204,14 @@ impl DockerClients {
             .create_container(Some(opts_create), body)
             .await
             .map_err(|e| {
-                anyhow::anyhow!(
+                RunError::Clients(format!(
                     "client {} on {}: cannot create container {} from {}: {}",
                     one.index,
                     one.endpoint,
                     one.name,
                     self.image,
                     one_line(e)
-                )
+                ))
             })?;
         Ok(())
     }
@@ -228,17 +227,17 @@ struct OneClient {
 
 impl OneClient {
     /// "client I on ENGINE: what: why".
-    fn failed(&self, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-        anyhow::anyhow!(
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> RunError {
+        RunError::Clients(format!(
             "client {} on {}: {what}: {}",
             self.index,
             self.endpoint,
             one_line(e)
-        )
+        ))
     }
 
     /// Copies the client's properties file into its container.
-    async fn upload(&self, text: &[u8]) -> anyhow::Result<()> {
+    async fn upload(&self, text: &[u8]) -> Result<(), RunError> {
         let tar = properties_tar(text)?;
         let upload = UploadToContainerOptionsBuilder::default()
             .path(PROPERTIES_DIR)
@@ -254,7 +253,7 @@ impl OneClient {
     async fn attach(
         &self,
         launch: &Launch<'_>,
-    ) -> anyhow::Result<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>> {
+    ) -> Result<std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>, RunError> {
         let attach = AttachContainerOptionsBuilder::default()
             .stdin(true)
             .stdout(true)
@@ -300,7 +299,7 @@ impl OneClient {
     async fn start(
         &self,
         signals: &tokio::sync::mpsc::UnboundedSender<ClientSignal>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         self.docker
             .start_container(
                 &self.name,
@@ -364,7 +363,7 @@ async fn exit_code(docker: &Docker, name: &str) -> Option<i64> {
 }
 
 /// A tar archive holding the client's properties file, for the engine's archive upload.
-fn properties_tar(text: &[u8]) -> anyhow::Result<Vec<u8>> {
+fn properties_tar(text: &[u8]) -> Result<Vec<u8>, RunError> {
     let mut builder = tar::Builder::new(Vec::new());
     let mut h = tar::Header::new_gnu();
     h.set_size(text.len() as u64);
@@ -372,10 +371,10 @@ fn properties_tar(text: &[u8]) -> anyhow::Result<Vec<u8>> {
     h.set_entry_type(tar::EntryType::Regular);
     builder
         .append_data(&mut h, PROPERTIES_FILE, text)
-        .context("packing a client's properties")?;
+        .map_err(|e| RunError::io("packing a client's properties", e))?;
     builder
         .into_inner()
-        .context("packing a client's properties")
+        .map_err(|e| RunError::io("packing a client's properties", e))
 }
 
 impl Running {

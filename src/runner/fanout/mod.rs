@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::Context;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
@@ -22,9 +21,9 @@ use crate::runner::{ExecuteOptions, Phase};
 
 pub(crate) mod docker;
 pub(crate) mod merge_input;
-use crate::error::bad_input;
 use crate::events::{ClientLine, Event};
 use crate::measure::{ClientEntry, ResultDocument};
+use crate::runner::RunError;
 use crate::workload::{Properties, prop};
 
 /// How long every client gets to connect and reach the start barrier.
@@ -50,14 +49,14 @@ pub(crate) fn slices(
     props: &Properties,
     phase: Phase,
     clients: usize,
-) -> anyhow::Result<Vec<Slice>> {
+) -> Result<Vec<Slice>, RunError> {
     let n = clients as u64;
     let threads: u64 = props
         .value(&prop::THREADCOUNT)
-        .map_err(crate::error::as_bad_input)?;
-    crate::error::flag_at_least("--clients", n, 1)?;
+        .map_err(RunError::as_bad_input)?;
+    crate::error::BadInput::unless_at_least("--clients", n, 1)?;
     if n > threads {
-        return Err(bad_input(format!(
+        return Err(RunError::bad_input(format!(
             "--clients {n}: more clients than threads (threadcount={threads} is the total, split across clients)"
         )));
     }
@@ -72,9 +71,9 @@ pub(crate) fn slices(
         Phase::Load => {
             let start: u64 = props
                 .parse_or(prop::INSERTSTART.name, prop::INSERTSTART.default as u64)
-                .map_err(crate::error::as_bad_input)?;
+                .map_err(RunError::as_bad_input)?;
             let count =
-                crate::workload::load_operation_count(props).map_err(crate::error::as_bad_input)?;
+                crate::workload::load_operation_count(props).map_err(RunError::as_bad_input)?;
             let mut next = start;
             for (slice, c) in out.iter_mut().zip(split(count, n)) {
                 slice
@@ -88,7 +87,7 @@ pub(crate) fn slices(
         }
         Phase::Run => {
             let ops =
-                crate::workload::run_operation_count(props).map_err(crate::error::as_bad_input)?;
+                crate::workload::run_operation_count(props).map_err(RunError::as_bad_input)?;
             let ops_split = if ops == 0 {
                 vec![0; out.len()]
             } else {
@@ -109,9 +108,6 @@ pub(crate) fn slices(
     }
     Ok(out)
 }
-
-/// How often a client of several reports its operation count to the coordinator.
-pub(crate) const TICK_PERIOD: Duration = Duration::from_secs(1);
 
 /// Where the clients of one phase run: the seam between what is the same for every client (the
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
@@ -226,7 +222,7 @@ pub(crate) fn properties_text(
     props: &Properties,
     slice: &Slice,
     extra: &[(String, String)],
-) -> anyhow::Result<Vec<u8>> {
+) -> Result<Vec<u8>, RunError> {
     let mut map: std::collections::HashMap<String, String> = props
         .iter()
         .filter(|(k, _, _)| ![prop::EXPORTFILE.name, prop::STATUS.name].contains(k))
@@ -237,7 +233,7 @@ pub(crate) fn properties_text(
     }
     let mut out = Vec::new();
     java_properties::write(&mut out, &map)
-        .map_err(|e| anyhow::anyhow!("cannot write a client's properties: {e}"))?;
+        .map_err(|e| RunError::Clients(format!("cannot write a client's properties: {e}")))?;
     Ok(out)
 }
 
@@ -247,7 +243,7 @@ pub(crate) async fn execute_clients(
     phase: Phase,
     opts: &ExecuteOptions,
     clients: usize,
-) -> anyhow::Result<ResultDocument> {
+) -> Result<ResultDocument, RunError> {
     execute_with(
         props,
         phase,
@@ -264,7 +260,7 @@ pub(crate) async fn execute_with(
     phase: Phase,
     opts: &ExecuteOptions,
     launcher: &ClientLauncher,
-) -> anyhow::Result<ResultDocument> {
+) -> Result<ResultDocument, RunError> {
     let mut slices = slices(props, phase, launcher.count())?;
     let status_on = opts.status_lines
         || props
@@ -278,12 +274,12 @@ pub(crate) async fn execute_with(
         in_containers,
     )?;
     // The clients' own notes are not shown (only their warnings are), so the coordinator says them.
-    let notes =
-        crate::workload::java_only::notes(props, phase == Phase::Load).map_err(bad_input)?;
+    let notes = crate::workload::java_only::notes(props, phase == Phase::Load)
+        .map_err(RunError::bad_input)?;
     let dir = tempfile::Builder::new()
         .prefix("microshard-clients-")
         .tempdir()
-        .context("cannot create a directory for the clients' results")?;
+        .map_err(|e| RunError::io("cannot create a directory for the clients' results", e))?;
     let sink = opts
         .events
         .clone()
@@ -325,9 +321,12 @@ pub(crate) async fn execute_with(
     }
     match outcome {
         Ok(doc) if cleanup.is_empty() => Ok(doc),
-        Ok(_) => Err(anyhow::anyhow!("{}", cleanup.join("; "))),
+        Ok(_) => Err(RunError::Clients(cleanup.join("; "))),
         Err(e) if cleanup.is_empty() => Err(e),
-        Err(e) => Err(e.context(cleanup.join("; "))),
+        Err(e) => Err(RunError::Context {
+            context: cleanup.join("; "),
+            source: Box::new(e),
+        }),
     }
 }
 
@@ -337,12 +336,12 @@ async fn drop_database(
     props: &Properties,
     opts: &ExecuteOptions,
     sink: &crate::events::Sink,
-) -> anyhow::Result<()> {
+) -> Result<(), RunError> {
     let settings = crate::db::BindingSettings::from_properties(props, 1, opts.uri.as_deref())
-        .map_err(crate::error::as_bad_input)?;
+        .map_err(RunError::as_bad_input)?;
     let binding = crate::db::MongoBinding::connect_with(settings, sink.clone())
         .await
-        .map_err(crate::error::as_bad_input)?;
+        .map_err(RunError::as_bad_input)?;
     binding.drop_database().await?;
     Ok(())
 }
@@ -377,7 +376,7 @@ async fn start_local(
     launch: &Launch<'_>,
     dir: &Path,
     running: &mut Vec<Client>,
-) -> anyhow::Result<()> {
+) -> Result<(), RunError> {
     let Launch {
         props,
         phase,
@@ -386,15 +385,16 @@ async fn start_local(
         signals: events,
         sink,
     } = *launch;
-    let exe = std::env::current_exe().context("cannot find the microshard binary")?;
+    let exe = std::env::current_exe()
+        .map_err(|e| RunError::io("cannot find the microshard binary", e))?;
     let host = hostname();
     for (index, slice) in slices.iter().enumerate() {
         if opts.cancel.is_cancelled() {
-            return Err(crate::error::interrupted("before the clients started"));
+            return Err(crate::error::Interrupted("before the clients started".into()).into());
         }
         let file = dir.join(format!("client-{index}.properties"));
         std::fs::write(&file, properties_text(props, slice, &[])?)
-            .with_context(|| format!("cannot write {}", file.display()))?;
+            .map_err(|e| RunError::io(format!("cannot write {}", file.display()), e))?;
         let json = dir.join(format!("client-{index}.json"));
         let mut cmd = Command::new(&exe);
         cmd.arg(phase_command(phase))
@@ -412,7 +412,7 @@ async fn start_local(
         }
         let mut child = cmd
             .spawn()
-            .with_context(|| format!("cannot start client {index}"))?;
+            .map_err(|e| RunError::io(format!("cannot start client {index}"), e))?;
         if let Some(stderr) = child.stderr.take() {
             let (tx, sink, host) = (events.clone(), sink.clone(), host.clone());
             tokio::spawn(async move {
@@ -470,7 +470,7 @@ async fn drive(
     sink: &crate::events::Sink,
     running: &mut [Client],
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) -> anyhow::Result<ResultDocument> {
+) -> Result<ResultDocument, RunError> {
     let n = running.len();
     let mut exited: Vec<Option<Option<i64>>> = vec![None; n];
     start_barrier(opts, running, &mut exited, rx).await?;
@@ -488,7 +488,7 @@ async fn start_barrier(
     running: &mut [Client],
     exited: &mut [Option<Option<i64>>],
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) -> anyhow::Result<()> {
+) -> Result<(), RunError> {
     let n = running.len();
     let mut ready = vec![false; n];
     let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
@@ -524,7 +524,9 @@ async fn start_barrier(
         };
         let host = running[missing].host.clone();
         stop_remaining(running, exited, rx).await;
-        anyhow::bail!("client {missing} on {host} {why}; every client was stopped");
+        return Err(RunError::Clients(format!(
+            "client {missing} on {host} {why}; every client was stopped"
+        )));
     }
     for c in running.iter_mut() {
         if let Some(stdin) = c.stdin.as_mut().map(tokio::sync::Mutex::get_mut) {
@@ -613,7 +615,7 @@ async fn merge_results(
     exited: &[Option<Option<i64>>],
     mut failures: Vec<String>,
     opts: &ExecuteOptions,
-) -> anyhow::Result<ResultDocument> {
+) -> Result<ResultDocument, RunError> {
     let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     for c in running.iter() {
@@ -630,7 +632,8 @@ async fn merge_results(
         }
     }
     if docs.is_empty() {
-        anyhow::bail!("no client finished: {}", failures.join("; "));
+        let failed = format!("no client finished: {}", failures.join("; "));
+        return Err(RunError::Clients(failed));
     }
     let mut merged = merge_clients(docs)?;
     // Where each client ran: this machine, or the Docker engine of its container.
@@ -712,7 +715,9 @@ impl MergedStatus {
 /// Merges the documents of clients that ran at the same time into one: histograms and counts
 /// added, timelines added second by second, verdicts folded (each reason naming its client), and
 /// a `clients` entry per client.
-pub(crate) fn merge_clients(docs: Vec<(usize, ResultDocument)>) -> anyhow::Result<ResultDocument> {
+pub(crate) fn merge_clients(
+    docs: Vec<(usize, ResultDocument)>,
+) -> Result<ResultDocument, RunError> {
     let host = hostname();
     let entries: Vec<ClientEntry> = docs
         .iter()
@@ -948,6 +953,6 @@ mod tests {
     fn more_clients_than_threads_is_bad_input() {
         let p = props(&[("threadcount", "2")]);
         let e = slices(&p, Phase::Run, 3).err();
-        assert!(e.is_some_and(|e| crate::error::is_bad_input(&e)));
+        assert!(e.is_some_and(|e| e.is_bad_input()));
     }
 }
