@@ -283,7 +283,7 @@ fn headers(report: &Report) -> Vec<String> {
 /// them (`13,986 (13,158–14,815)`, NEWCOMER-2 #46); the CSV keeps plain numbers.
 fn fmt_num(v: f64) -> String {
     if v >= 1000.0 {
-        crate::runner::verdict::thousands(v.round() as u64)
+        crate::experiment::ceiling::search::thousands(v)
     } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
