@@ -510,6 +510,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     if args.write {
         preflight::writable_dir("report --write", dir.path())?;
+        report::check_replaceable(&dir).map_err(|e| bad_input(format!("report --write {e}")))?;
         report::write_reports(&dir)?;
         if args.timelines {
             report::write_timelines(&dir, &dir.cells()?, true)?;
