@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::backend::docker::{check_reference, check_spec_images};
 use crate::error::bad_input;
 use crate::events::{Discard, Event, Events};
 use crate::experiment::model::CompareCommand;
@@ -394,6 +395,9 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     if s.image.is_some_and(|i| i.trim().is_empty()) {
         return Err(bad_input("--image: must not be empty"));
     }
+    if let Some(image) = s.image {
+        check_reference(image).map_err(|e| bad_input(format!("--image {image}: {e}")))?;
+    }
 
     let mut specs = Vec::new();
     for name in s.topologies {
@@ -414,6 +418,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
         if let Some(image) = s.image {
             spec.image = image.to_string();
         }
+        check_spec_images(&spec).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         specs.push((name.as_str(), spec));
     }
     let mut names = BTreeSet::new();
