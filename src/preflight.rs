@@ -321,6 +321,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
+    crate::experiment::live::link_if_standin(kind, s.bin_dir)?;
 
     if kind == BackendKind::Process && !s.binaries_linked_later {
         // Once, not once per topology.
@@ -386,6 +387,10 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     if let Some(dir) = s.bin_dir
         && !dir.is_dir()
         && !s.binaries_linked_later
+        && crate::experiment::live::standin_dir(s.backend)
+            .ok()
+            .as_deref()
+            != Some(dir)
     {
         return Err(bad_input(format!(
             "--bin-dir {}: no such directory",
