@@ -637,6 +637,32 @@ fn every_command_refuses_bad_input_leaving_everything_byte_identical() {
     assert_all_refused(tmp.path(), &work, &cases);
 }
 
+/// The before/after comparison sees a file whose bytes changed (same length), a link pointed
+/// elsewhere, and a path created or removed.
+#[test]
+fn the_tree_comparison_catches_changed_bytes_not_only_new_paths() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    std::fs::write(root.join("cell.json"), "{\"a\": 1}").expect("write");
+    std::os::unix::fs::symlink("cell.json", root.join("latest")).expect("symlink");
+    std::fs::write(root.join("gone"), "").expect("write");
+    let before = tree(root);
+    std::fs::write(root.join("cell.json"), "{\"a\": 2}").expect("write");
+    std::fs::remove_file(root.join("latest")).expect("rm");
+    std::os::unix::fs::symlink("elsewhere", root.join("latest")).expect("symlink");
+    std::fs::remove_file(root.join("gone")).expect("rm");
+    std::fs::create_dir(root.join("new")).expect("mkdir");
+    assert_eq!(
+        changes(&before, &tree(root)),
+        [
+            "changed cell.json",
+            "changed latest",
+            "created new",
+            "removed gone"
+        ]
+    );
+}
+
 /// The command a case runs, as the catalogue counts it: `standin image` and `compare --ceiling`
 /// apart from `standin` and `compare`.
 fn command_of(c: &Case) -> String {
