@@ -280,6 +280,16 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
             }
         }
     }
+    // The first scenario is the load phase: each client loads its own part of the keys.
+    let load = cmd
+        .scenarios
+        .first()
+        .and_then(|s| resolved.get_key_value(s));
+    if let (Some((name, props)), Some(n)) = (load, clients.iter().map(|c| c.1).max()) {
+        let properties = crate::workload::Properties::from_pairs(props);
+        crate::runner::fanout::slices(&properties, crate::runner::Phase::Load, n as usize)
+            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+    }
     Ok(())
 }
 
