@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::backend::docker::{check_reference, check_spec_images};
 use crate::error::bad_input;
 use crate::events::{Discard, Event, Events};
 use crate::experiment::model::CompareCommand;
@@ -279,6 +280,16 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
             }
         }
     }
+    // The first scenario is the load phase: each client loads its own part of the keys.
+    let load = cmd
+        .scenarios
+        .first()
+        .and_then(|s| resolved.get_key_value(s));
+    if let (Some((name, props)), Some(n)) = (load, clients.iter().map(|c| c.1).max()) {
+        let properties = crate::workload::Properties::from_pairs(props);
+        crate::runner::fanout::slices(&properties, crate::runner::Phase::Load, n as usize)
+            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+    }
     Ok(())
 }
 
@@ -320,6 +331,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
+    crate::experiment::live::link_if_standin(kind, s.bin_dir)?;
 
     if kind == BackendKind::Process && !s.binaries_linked_later {
         // Once, not once per topology.
@@ -385,6 +397,10 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     if let Some(dir) = s.bin_dir
         && !dir.is_dir()
         && !s.binaries_linked_later
+        && crate::experiment::live::standin_dir(s.backend)
+            .ok()
+            .as_deref()
+            != Some(dir)
     {
         return Err(bad_input(format!(
             "--bin-dir {}: no such directory",
@@ -393,6 +409,9 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     }
     if s.image.is_some_and(|i| i.trim().is_empty()) {
         return Err(bad_input("--image: must not be empty"));
+    }
+    if let Some(image) = s.image {
+        check_reference(image).map_err(|e| bad_input(format!("--image {image}: {e}")))?;
     }
 
     let mut specs = Vec::new();
@@ -414,6 +433,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
         if let Some(image) = s.image {
             spec.image = image.to_string();
         }
+        check_spec_images(&spec).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         specs.push((name.as_str(), spec));
     }
     let mut names = BTreeSet::new();

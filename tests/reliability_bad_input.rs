@@ -11,7 +11,7 @@
 use crate::util::bin;
 use crate::util::processes_referring_to;
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,15 +24,128 @@ fn closed_port() -> u16 {
     port
 }
 
-/// Every path under `root`, relative, to compare before and after a case (symbolic links not
-/// followed: the loop fixture points at itself).
-fn tree(root: &Path) -> BTreeSet<PathBuf> {
+/// What a path holds, to compare before and after a case: a file's bytes, a symbolic link's
+/// target (not followed: the loop fixture points at itself), or a directory.
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    File(Vec<u8>),
+    Link(PathBuf),
+    Dir,
+    /// A file this user cannot read (mode 000 when not root): its length and modification time.
+    Unreadable(u64, Option<std::time::SystemTime>),
+}
+
+/// Every path under `root`, relative, with what it holds: a case must leave the tree
+/// byte-identical (nothing created, removed or changed).
+fn tree(root: &Path) -> BTreeMap<PathBuf, Entry> {
     walkdir::WalkDir::new(root)
         .min_depth(1)
         .into_iter()
         .flatten()
-        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_path_buf()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
+            let kind = e.file_type();
+            let entry = if kind.is_symlink() {
+                Entry::Link(std::fs::read_link(e.path()).unwrap_or_default())
+            } else if kind.is_dir() {
+                Entry::Dir
+            } else {
+                std::fs::read(e.path())
+                    .map(Entry::File)
+                    .unwrap_or_else(|_| {
+                        let m = e.metadata().ok();
+                        Entry::Unreadable(
+                            m.as_ref().map_or(0, |m| m.len()),
+                            m.and_then(|m| m.modified().ok()),
+                        )
+                    })
+            };
+            Some((rel, entry))
+        })
         .collect()
+}
+
+/// What changed from `before` to `after`: paths created, removed or modified.
+fn changes(before: &BTreeMap<PathBuf, Entry>, after: &BTreeMap<PathBuf, Entry>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, entry) in after {
+        match before.get(path) {
+            None => out.push(format!("created {}", path.display())),
+            Some(old) if old != entry => out.push(format!("changed {}", path.display())),
+            Some(_) => {}
+        }
+    }
+    for path in before.keys().filter(|p| !after.contains_key(*p)) {
+        out.push(format!("removed {}", path.display()));
+    }
+    out
+}
+
+/// The Docker objects a case could have made, when the `docker` CLI answers (`None` without
+/// Docker, and the comparison is skipped): the containers and networks labelled with the owner
+/// id of the case's state directory (as every object microshard creates is), and the images the
+/// case names (`--tag`, `--image`) that the engine holds. Scoped so, tests running beside it
+/// that use Docker do not count.
+fn docker_objects(root: &Path, c: &Case) -> Option<Vec<String>> {
+    static ANSWERS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let answers = *ANSWERS.get_or_init(|| {
+        Command::new("docker")
+            .args(["info", "--format", "{{.ID}}"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !answers {
+        return None;
+    }
+    let owner = format!(
+        "label={}={}",
+        microshard::backend::docker::LABEL_OWNER,
+        microshard::backend::docker::owner_id_for(&root.join("state"))
+    );
+    let mut ids = Vec::new();
+    for (what, args) in [
+        ("container", vec!["ps", "-aq", "--no-trunc"]),
+        ("network", vec!["network", "ls", "-q", "--no-trunc"]),
+    ] {
+        let out = Command::new("docker")
+            .args(args)
+            .args(["--filter", &owner])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        ids.extend(text.split_whitespace().map(|id| format!("{what} {id}")));
+    }
+    let named = c
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a.split_once('=') {
+            Some(("--tag" | "--image", image)) => Some(image.to_string()),
+            _ if a == "--tag" || a == "--image" => c.args.get(i + 1).cloned(),
+            _ => None,
+        });
+    for image in named {
+        let held = Command::new("docker")
+            .args(["image", "inspect", "--format", "{{.Id}}", &image])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if held {
+            ids.push(format!("image {image}"));
+        }
+    }
+    Some(ids)
+}
+
+/// Whether a case can reach a Docker engine (a Docker backend, an image, `standin image`).
+fn reaches_docker(c: &Case) -> bool {
+    c.args
+        .iter()
+        .any(|a| a.contains("docker") || a.starts_with("--image"))
+        || c.args.first().is_some_and(|a| a == "standin")
 }
 
 /// One kind of bad input.
@@ -43,6 +156,8 @@ struct Case {
     args: Vec<String>,
     /// Strings the single stderr line must contain (the culprit).
     culprits: Vec<String>,
+    /// Strings it must not contain (a wrong reason).
+    absent: Vec<String>,
     /// Environment variables set for this case only (`{dir}` replaced too).
     env: Vec<(String, String)>,
 }
@@ -53,6 +168,7 @@ fn case(what: &str, line: &str, culprits: &[&str]) -> Case {
         what: what.to_string(),
         args: line.split_whitespace().map(str::to_string).collect(),
         culprits: culprits.iter().map(|s| s.to_string()).collect(),
+        absent: Vec::new(),
         env: Vec::new(),
     }
 }
@@ -106,6 +222,8 @@ fn catalogue(section: &str, dir: &Path, closed: u16) -> Vec<Case> {
         for line in lines {
             if let Some(culprit) = line.strip_prefix("=> ") {
                 c.culprits.push(fill(culprit));
+            } else if let Some(wrong) = line.strip_prefix("not ") {
+                c.absent.push(fill(wrong));
             } else if let Some((k, v)) = line.strip_prefix("env ").and_then(|e| e.split_once('=')) {
                 c = c.with_env(k, &fill(v));
             } else if line == "unless root" {
@@ -205,6 +323,48 @@ fn write_experiments(dir: &Path) {
         json(cell("S1", "microshard.cell/99")),
     );
     write("exp-cells-file", "cells", "not a directory\n".into());
+    // A report file `report --write` would replace is a directory.
+    write(
+        "exp-report-blocked",
+        "experiment.json",
+        json(experiment_config(&bin, "microshard.experiment/1")),
+    );
+    write(
+        "exp-report-blocked",
+        "cells/single/S1-r1.json",
+        json(cell("S1", microshard::experiment::model::CELL_SCHEMA)),
+    );
+    write("exp-report-blocked", "report.html/kept", String::new());
+}
+
+/// A result document as `--json` writes it: one client's load of `operations` keys, in the same
+/// one-second window as the others.
+fn result_document(operations: u64) -> serde_json::Value {
+    let mut doc = serde_json::to_value(microshard::measure::ResultDocument::default())
+        .expect("a result document serialises");
+    // The layout this version writes (`measure::SCHEMA_VERSION`).
+    doc["schema_version"] = 2.into();
+    doc["phase"] = "load".into();
+    doc["started"] = "2026-01-01T00:00:00.000Z".into();
+    doc["ended"] = "2026-01-01T00:00:01.000Z".into();
+    doc["runtime_ms"] = 1000.into();
+    doc["operations"] = operations.into();
+    doc["throughput"] = (operations as f64).into();
+    doc
+}
+
+/// Results for `merge`: `r1.json`, a copy of it under another name (re-formatted: the same
+/// result), and `r2.json`, another client of the same run.
+fn write_results(dir: &Path) {
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).expect("mkdir");
+    let r1 = result_document(10);
+    let write = |name: &str, text: String| {
+        std::fs::write(results.join(name), text).expect("write result fixture");
+    };
+    write("r1.json", serde_json::to_string_pretty(&r1).expect("json"));
+    write("r1-copy.json", r1.to_string());
+    write("r2.json", result_document(12).to_string());
 }
 
 /// Writes the fixture files every case can refer to.
@@ -236,6 +396,7 @@ fn write_fixtures(dir: &Path) {
     )
     .expect("write fixture");
     write_experiments(dir);
+    write_results(dir);
     std::fs::create_dir_all(dir.join("a-directory.properties")).expect("mkdir");
     // A symlink pointing at itself: open(2) fails with ELOOP even for root.
     let _ = std::os::unix::fs::symlink("loop.properties", dir.join("loop.properties"));
@@ -286,6 +447,14 @@ fn write_fixtures(dir: &Path) {
     t(
         "budget.toml",
         "name = \"bud\"\nkind = \"sharded\"\nshards_per_host = 8\n[[hosts]]\naddress = \"localhost\"\nmemory_budget_gb = 1.0\n",
+    );
+    t(
+        "bad-image.toml",
+        "name = \"bi\"\nkind = \"standalone\"\nimage = \"Mongo:8.0\"\n",
+    );
+    t(
+        "bad-client-image.toml",
+        "name = \"bci\"\nkind = \"standalone\"\nclient_image = \"microshard-standin:\"\nclients = [{ docker = \"unix:///var/run/docker.sock\", count = 1 }]\n",
     );
     t("bad-kind.toml", "name = \"bk\"\nkind = \"clustered\"\n");
     t(
@@ -351,6 +520,7 @@ fn microshard(root: &Path, work: &Path) -> Command {
 /// Runs one case; returns what is wrong with the outcome, if anything.
 fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
     let before = tree(root);
+    let docker_before = reaches_docker(c).then(|| docker_objects(root, c)).flatten();
     let started = Instant::now();
     let out = microshard(root, work)
         .args(&c.args)
@@ -383,13 +553,21 @@ fn check(c: &Case, root: &Path, work: &Path) -> Option<String> {
             problems.push(format!("stderr does not name {culprit:?}"));
         }
     }
+    for wrong in &c.absent {
+        if stderr.contains(wrong.as_str()) {
+            problems.push(format!("stderr says {wrong:?}"));
+        }
+    }
     if started.elapsed() > Duration::from_secs(20) {
         problems.push(format!("took {:?}", started.elapsed()));
     }
-    let after = tree(root);
-    let new: Vec<_> = after.difference(&before).collect();
-    if !new.is_empty() {
-        problems.push(format!("created {new:?}"));
+    problems.extend(changes(&before, &tree(root)));
+    if let Some(before) = docker_before {
+        let after = docker_objects(root, c).unwrap_or_default();
+        let new: Vec<&String> = after.iter().filter(|id| !before.contains(id)).collect();
+        if !new.is_empty() {
+            problems.push(format!("new Docker objects: {new:?}"));
+        }
     }
     let left = processes_referring_to(root);
     if !left.is_empty() {
@@ -446,6 +624,86 @@ fn every_kind_of_bad_input_exits_2_with_one_line_naming_the_culprit() {
     let cases = catalogue("catalogue", &work, closed_port());
     assert!(cases.len() >= 30, "the catalogue has {} cases", cases.len());
     assert_all_refused(root, &work, &cases);
+}
+
+/// Each command on the surfaces issue #32 names (a port range past 65535, an image reference
+/// that is none, an output that cannot be written, a result merged with itself, more clients
+/// than keys) refuses before anything exists: the fixture tree, state directory and temporary
+/// directory are byte-identical afterwards, and no Docker object appeared.
+#[test]
+fn every_command_refuses_bad_input_leaving_everything_byte_identical() {
+    let (tmp, work) = fixture_root();
+    let cases = catalogue("commands", &work, closed_port());
+    assert_all_refused(tmp.path(), &work, &cases);
+}
+
+/// The before/after comparison sees a file whose bytes changed (same length), a link pointed
+/// elsewhere, and a path created or removed.
+#[test]
+fn the_tree_comparison_catches_changed_bytes_not_only_new_paths() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    std::fs::write(root.join("cell.json"), "{\"a\": 1}").expect("write");
+    std::os::unix::fs::symlink("cell.json", root.join("latest")).expect("symlink");
+    std::fs::write(root.join("gone"), "").expect("write");
+    let before = tree(root);
+    std::fs::write(root.join("cell.json"), "{\"a\": 2}").expect("write");
+    std::fs::remove_file(root.join("latest")).expect("rm");
+    std::os::unix::fs::symlink("elsewhere", root.join("latest")).expect("symlink");
+    std::fs::remove_file(root.join("gone")).expect("rm");
+    std::fs::create_dir(root.join("new")).expect("mkdir");
+    assert_eq!(
+        changes(&before, &tree(root)),
+        [
+            "changed cell.json",
+            "changed latest",
+            "created new",
+            "removed gone"
+        ]
+    );
+}
+
+/// The command a case runs, as the catalogue counts it: `standin image` and `compare --ceiling`
+/// apart from `standin` and `compare`.
+fn command_of(c: &Case) -> String {
+    let first = c.args.first().map(String::as_str).unwrap_or_default();
+    match first {
+        "standin" if c.args.get(1).is_some_and(|a| a == "image") => "standin image".into(),
+        "compare" if c.args.iter().any(|a| a == "--ceiling") => "compare --ceiling".into(),
+        other => other.into(),
+    }
+}
+
+/// The catalogue holds at least three bad inputs for every command that takes input.
+#[test]
+fn every_command_has_at_least_three_bad_inputs() {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for section in ["catalogue", "compare", "commands"] {
+        for c in catalogue(section, Path::new("/fixture"), 1) {
+            *count.entry(command_of(&c)).or_default() += 1;
+        }
+    }
+    let commands = [
+        "load",
+        "run",
+        "ycsb",
+        "up",
+        "compare",
+        "sweep",
+        "report",
+        "diff",
+        "rerun",
+        "merge",
+        "standin image",
+        "ceiling",
+        "compare --ceiling",
+    ];
+    let few: Vec<String> = commands
+        .iter()
+        .filter(|c| count.get(**c).copied().unwrap_or(0) < 3)
+        .map(|c| format!("{c}: {}", count.get(*c).copied().unwrap_or(0)))
+        .collect();
+    assert!(few.is_empty(), "fewer than three bad inputs: {few:?}");
 }
 
 /// Every `compare` input (backend, binaries, topologies, CPU sets, threads, `-p`, results root,

@@ -25,8 +25,10 @@ use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, MemberRole, Plan};
 
+mod reference;
 mod standin_image;
 
+pub use reference::{check_reference, check_spec_images};
 pub use standin_image::build_standin_image;
 
 /// Label naming the topology on every container, network and volume.

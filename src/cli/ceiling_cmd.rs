@@ -125,7 +125,7 @@ impl CeilingArgs {
             _ => return Err(bad_input("ceiling: give --topology NAME or --uri URI")),
         };
         preflight::writable_dir("--out", &self.out)?;
-        let bin_dir = self.servers.bin_dir()?;
+        let bin_dir = self.servers.bin_dir_to_check()?;
         let cfg = CeilingConfig {
             workload: self.workload.clone(),
             target,

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::backend::docker::{check_reference, check_spec_images};
 use crate::backend::{self, UpOptions, state};
 use crate::cluster::AssemblyOptions;
-use crate::error::as_bad_input;
+use crate::error::{as_bad_input, bad_input};
 use crate::output;
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
@@ -26,7 +27,7 @@ pub(crate) struct UpArgs {
     #[arg(long)]
     pub standin: bool,
     /// First port of the topology (default: the topology file's `base_port`).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub base_port: Option<u16>,
     /// Print the plan (members, ports, directories, command lines) and start nothing.
     #[arg(long)]
@@ -84,9 +85,10 @@ pub(crate) struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
+    // The topology and flags first: the stand-in's links are made only for a run that can go.
+    let spec = args.spec()?;
     args.take_standin()?;
     args.bin_dir = crate::experiment::flags::absolute_bin_dir(args.bin_dir)?;
-    let spec = args.spec()?;
     let backend = match args.backend {
         Some(b) => b,
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
@@ -152,11 +154,14 @@ impl UpArgs {
     fn spec(&self) -> anyhow::Result<TopologySpec> {
         let mut spec = TopologySpec::load(&self.topology).map_err(as_bad_input)?;
         if let Some(port) = self.base_port {
-            spec.base_port = port;
+            spec.set_base_port(port)
+                .map_err(|e| bad_input(format!("--base-port {port}: {e}")))?;
         }
         if let Some(image) = &self.image {
+            check_reference(image).map_err(|e| bad_input(format!("--image {image}: {e}")))?;
             spec.image = image.clone();
         }
+        check_spec_images(&spec).map_err(|e| bad_input(format!("{}: {e}", self.topology)))?;
         Ok(spec)
     }
 

@@ -239,7 +239,7 @@ pub(crate) struct DemoArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// First port of every topology (default: a free range below the kernel's ephemeral ports).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub base_port: Option<u16>,
     /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0).
     #[arg(long)]
@@ -445,7 +445,7 @@ impl SweepArgs {
         };
         let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
         preflight::writable_dir("--out", &self.out)?;
-        let bin_dir = self.servers.bin_dir()?;
+        let bin_dir = self.servers.bin_dir_to_check()?;
         let cfg = SweepConfig {
             workload: self.workload.clone().unwrap_or_default(),
             threads: self.threads.0.clone(),
@@ -510,6 +510,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     if args.write {
         preflight::writable_dir("report --write", dir.path())?;
+        report::check_replaceable(&dir).map_err(|e| bad_input(format!("report --write {e}")))?;
         report::write_reports(&dir)?;
         if args.timelines {
             report::write_timelines(&dir, &dir.cells()?, true)?;

@@ -37,6 +37,9 @@ pub(crate) enum MergeFormat {
 /// Merges the files and prints the result; exit status 3 when the merge is invalid (or degraded
 /// under --strict).
 pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        crate::preflight::writable_file("--json", path)?;
+    }
     let docs = fanout::merge_input::read(&args.files).map_err(bad_input)?;
     let merged = fanout::merge_clients(
         docs.into_iter()

@@ -103,6 +103,8 @@ async fn image(args: &[String]) -> anyhow::Result<()> {
             },
         }
     }
+    crate::backend::docker::check_reference(&tag)
+        .map_err(|e| crate::error::bad_input(format!("--tag {tag}: {e}")))?;
     // `DOCKER_HOST` names the engine, as for the docker CLI (the hint for a remote client engine).
     let host = std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty());
     let docker = crate::backend::docker::connect(host.as_deref())

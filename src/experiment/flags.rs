@@ -34,7 +34,7 @@ pub(crate) struct ServerFlags {
     #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub mongod_args: Vec<String>,
     /// First port of every topology (default: the topology file's `base_port`).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub base_port: Option<u16>,
 }
 
@@ -43,6 +43,17 @@ impl ServerFlags {
     pub(crate) fn bin_dir(&self) -> anyhow::Result<Option<PathBuf>> {
         if self.standin {
             Ok(Some(super::live::standin_bin_dir(self.backend)?))
+        } else {
+            absolute_bin_dir(self.bin_dir.clone())
+        }
+    }
+
+    /// The binaries directory as [`Self::bin_dir`] names it, `--standin`'s links not made yet:
+    /// the servers check makes them once everything else it checks is right
+    /// (`preflight::servers`).
+    pub(crate) fn bin_dir_to_check(&self) -> anyhow::Result<Option<PathBuf>> {
+        if self.standin {
+            Ok(Some(super::live::standin_dir(self.backend)?))
         } else {
             absolute_bin_dir(self.bin_dir.clone())
         }
@@ -206,7 +217,7 @@ pub(crate) struct CompareFlags {
 impl CompareCommand {
     /// The one record a `compare` command line asks for (a new experiment; `--resume` reads its
     /// record from the run directory instead). Flags are checked here, each failure one line
-    /// naming the flag (exit status 2); nothing is created but `--standin`'s links.
+    /// naming the flag (exit status 2); nothing is created.
     pub(crate) fn from_flags(f: &CompareFlags) -> anyhow::Result<CompareCommand> {
         let topologies = split_list(&f.topologies);
         Ok(CompareCommand {
@@ -220,7 +231,7 @@ impl CompareCommand {
             scenarios: split_list(&f.scenarios),
             repeat: f.repeat,
             backend: f.servers.backend,
-            bin_dir: f.servers.bin_dir()?,
+            bin_dir: f.servers.bin_dir_to_check()?,
             extra_mongod_args: f.servers.mongod_args.clone(),
             image: f.image.clone(),
             base_port: f.servers.base_port,

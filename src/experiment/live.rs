@@ -1,7 +1,7 @@
 //! The live [`Lab`]: real topologies through `topology`/`backend`, real runs through `runner`
 //! (`calibrate` and `demo` use it from their own modules).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
@@ -31,19 +31,38 @@ pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
 /// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
 /// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
 pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
+    let dir = standin_dir(backend)?;
+    link_standin(&dir)?;
+    Ok(dir)
+}
+
+/// Where `--standin`'s links go, without making them (they are made by [`link_if_standin`] once
+/// the command's input is checked); the stand-in needs the process backend.
+pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
     if backend != BackendKind::Process {
         return Err(bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"
         )));
     }
-    let dir = crate::backend::state::state_dir().join("standin-bin");
-    crate::standin::link_binaries(&dir).map_err(|e| {
+    Ok(crate::backend::state::state_dir().join("standin-bin"))
+}
+
+/// Makes `--standin`'s links when `bin_dir` is their directory: called by the servers check
+/// once the flags and topologies are checked, before the programs are looked for.
+pub(crate) fn link_if_standin(backend: BackendKind, bin_dir: Option<&Path>) -> anyhow::Result<()> {
+    match (standin_dir(backend), bin_dir) {
+        (Ok(dir), Some(given)) if dir == given => link_standin(&dir),
+        _ => Ok(()),
+    }
+}
+
+fn link_standin(dir: &Path) -> anyhow::Result<()> {
+    crate::standin::link_binaries(dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot link the stand-in binaries in {}: {e}",
             dir.display()
         )
-    })?;
-    Ok(dir)
+    })
 }
 
 /// The live lab: brings topologies up with a backend and runs phases with the runner.

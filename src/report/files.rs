@@ -65,6 +65,36 @@ pub(crate) fn write_timelines(
     Ok(())
 }
 
+/// The files [`write_reports`] replaces whatever the experiment holds (charts of sweeps, ceilings
+/// and timelines come and go with the cells).
+const REPORT_FILES: [&str; 9] = [
+    "report.md",
+    "report.csv",
+    "report.json",
+    "report.html",
+    "report.txt",
+    "throughput.svg",
+    "throughput.png",
+    "latency.svg",
+    "latency.png",
+];
+
+/// Proves, before any report is written, that none of the report files is in the way: each is
+/// written to a temporary file then renamed over the old one, which only a directory of that
+/// name stops. (That the directory takes new files is `preflight::writable_dir`'s proof.)
+pub(crate) fn check_replaceable(dir: &ExperimentDir) -> Result<(), String> {
+    for name in REPORT_FILES {
+        let path = dir.path().join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return Err(format!(
+                "{}: a directory is where the report file {name} goes",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the report files (Markdown, CSV, JSON, text, the HTML page) and charts (SVG and PNG)
 /// into the run directory; returns the terminal table.
 pub(crate) fn write_reports(dir: &ExperimentDir) -> Result<String, ReportError> {

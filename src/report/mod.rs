@@ -35,7 +35,7 @@ use crate::measure::validity::{Validity, Verdict};
 pub(crate) use crate::topology::topology_label;
 pub use columns::Columns;
 pub(crate) use files::ReportError;
-pub(crate) use files::{write_reports, write_timelines};
+pub(crate) use files::{check_replaceable, write_reports, write_timelines};
 pub(crate) use render::{csv_field, render_dir};
 
 pub(crate) use crate::measure::STANDIN_MARKER;

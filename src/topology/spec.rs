@@ -339,6 +339,22 @@ impl TopologySpec {
     }
 }
 
+impl TopologySpec {
+    /// Moves the topology to the ports from `port` (`--base-port`); refused, saying how many
+    /// ports it needs, when they would run past 65535.
+    pub(crate) fn set_base_port(&mut self, port: u16) -> Result<(), String> {
+        let count = self.port_count().max(1);
+        if port == 0 || u32::from(port) + count - 1 > 65535 {
+            return Err(format!(
+                "{} needs {count} port(s) from {port}, past 65535",
+                self.name
+            ));
+        }
+        self.base_port = port;
+        Ok(())
+    }
+}
+
 /// The dotted key a schema error is about (`hosts.0.shard_cpusets`), when the parser knows it.
 ///
 /// `toml` keeps the key path private and prints it only when it has no source text to quote, so

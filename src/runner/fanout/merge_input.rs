@@ -25,9 +25,28 @@ pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, ResultDocument)>, S
         }
         docs.push((name, doc));
     }
+    check_distinct(&docs)?;
     super::check_mergeable(&docs)?;
     check_overlap(&docs)?;
     Ok(docs)
+}
+
+/// Refuses a result given twice, under its own name or another (a copy): merging it with itself
+/// would double its operations and throughput. A result's identity is its whole content: the
+/// clients that really ran together never record the same window, host, operations and
+/// latency histograms to the byte, while a copy of one result (re-formatted or not) does.
+fn check_distinct(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+    let identity = |d: &ResultDocument| serde_json::to_value(d).ok();
+    for (i, (name, doc)) in docs.iter().enumerate() {
+        let me = identity(doc);
+        if let Some((earlier, _)) = docs[..i].iter().find(|(_, e)| identity(e) == me) {
+            return Err(format!(
+                "{name} is the same result as {earlier} (same run, window and measurements): \
+                 merge adds different clients' results, each once"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How much of the shorter of two windows the other must cover for a merge (a half).
@@ -148,5 +167,20 @@ mod tests {
                 .unwrap_err()
                 .contains("overlap by 25 %")
         );
+    }
+
+    #[test]
+    fn the_same_result_twice_is_refused_whatever_its_file_names() {
+        let a = doc("2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z");
+        let mut b = a.clone();
+        b.operations = 7;
+        let twice = vec![
+            ("a.json".to_string(), a.clone()),
+            ("copy.json".to_string(), a.clone()),
+        ];
+        let e = check_distinct(&twice).unwrap_err();
+        assert!(e.contains("copy.json is the same result as a.json"), "{e}");
+        let distinct = vec![("a.json".to_string(), a), ("b.json".to_string(), b)];
+        assert_eq!(check_distinct(&distinct), Ok(()));
     }
 }

@@ -44,6 +44,18 @@ fn split(total: u64, n: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Each client of a load inserts its own part of the key range: a client left without a key
+/// would refuse its empty range inside its own process, after the others started. Refused up
+/// front instead.
+fn check_keys_per_client(keys: u64, clients: u64) -> Result<(), RunError> {
+    if clients > 1 && keys < clients {
+        return Err(RunError::bad_input(format!(
+            "--clients {clients}: more clients than keys to load ({keys}: insertcount, else recordcount - insertstart, split across clients)"
+        )));
+    }
+    Ok(())
+}
+
 /// The slices of `clients` clients for a phase with these properties.
 pub(crate) fn slices(
     props: &Properties,
@@ -74,6 +86,7 @@ pub(crate) fn slices(
                 .map_err(RunError::as_bad_input)?;
             let count =
                 crate::workload::load_operation_count(props).map_err(RunError::as_bad_input)?;
+            check_keys_per_client(count, n)?;
             let mut next = start;
             for (slice, c) in out.iter_mut().zip(split(count, n)) {
                 slice
@@ -886,6 +899,18 @@ mod tests {
         assert_eq!(ranges, vec![(0, 1001), (1001, 1000), (2001, 1000)]);
         let threads: Vec<&str> = s.iter().map(|s| get(s, "threadcount")).collect();
         assert_eq!(threads, vec!["3", "3", "2"]);
+    }
+
+    #[test]
+    fn a_load_with_more_clients_than_keys_is_refused() {
+        let p = props(&[("recordcount", "2"), ("threadcount", "3")]);
+        let e = slices(&p, Phase::Load, 3).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("--clients 3: more clients than keys to load (2")),
+            "{e:?}"
+        );
+        assert!(slices(&p, Phase::Load, 2).is_ok());
     }
 
     #[test]
