@@ -246,10 +246,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
         .collect();
     for (name, props) in &resolved {
         // A thread count that does not parse is refused just below, naming its origin.
-        let threads = match props.get("threadcount") {
-            Some(t) => t.trim().parse::<u64>().ok().filter(|n| *n >= 1),
-            None => Some(1),
-        };
+        let threads = props.value(&prop::THREADCOUNT).ok().filter(|n| *n >= 1);
         if let Some(threads) = threads
             && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
         {
@@ -261,8 +258,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
                 "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
             )));
         }
-        let properties = crate::workload::Properties::from_pairs(props);
-        property_bounds(&properties).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+        property_bounds(props).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
         if let Some(t) = props.get(prop::THREADCOUNT.name) {
             let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {
                 "-p threadcount"

@@ -12,7 +12,7 @@ use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
 use crate::runner::Phase;
 use crate::runner::fanout::ClientLauncher;
-use crate::workload::prop;
+use crate::workload::{Origin, prop};
 
 /// The client threads S1–S5 run with (`threadcount` in `workloads/`), at which `compare`
 /// measures the client ceiling unless `--threads` says otherwise.
@@ -144,11 +144,15 @@ pub(crate) async fn calibrate(
     let uri = server.uri.clone();
     let outcome = async {
         let mut load = base.clone();
-        load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
+        load.set(
+            prop::INSERTCOUNT.name,
+            cfg.records.to_string(),
+            Origin::Experiment,
+        );
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
-        run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
-        run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
+        run.set_value(&prop::MAXEXECUTIONTIME, secs, Origin::Experiment);
+        run.set_value(&prop::OPERATIONCOUNT, 1_000_000_000u64, Origin::Experiment);
         // One phase with one local client, its bar finished with the throughput.
         let measure = async |props, phase, name, length| {
             let bar = progress.phase(name, length);

@@ -14,7 +14,7 @@ use super::model::{
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, PropertyMap, Scaling};
+use super::scenario::{self, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
@@ -94,7 +94,7 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
 pub(crate) fn resolve(
     cmd: &CompareCommand,
     workload_dir: Option<&std::path::Path>,
-) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
+) -> anyhow::Result<(BTreeMap<String, crate::workload::Properties>, String)> {
     check_shape(cmd)?;
     check_topology_names(&cmd.topologies, &cmd.baseline)?;
     let files = cmd
@@ -185,7 +185,7 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
     // Secrets were redacted on disk: `-p` given again on resume restores them.
     for (k, v) in scenario::parse_overrides(&again.overrides)? {
         for props in config.properties.values_mut() {
-            props.insert(k.clone(), v.clone());
+            props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
         }
     }
     Ok(Prepared {
@@ -764,11 +764,11 @@ pub(crate) mod tests {
         async fn run(
             &mut self,
             d: &Deployment,
-            props: &PropertyMap,
+            props: &crate::workload::Properties,
             phase: Phase,
             _cancel: &CancellationToken,
         ) -> anyhow::Result<Measured> {
-            let scenario = props.get("scenario").cloned().unwrap_or_default();
+            let scenario = props.get("scenario").unwrap_or_default().to_string();
             self.runs
                 .push((d.topology.clone(), scenario.clone(), phase));
             self.recordcounts.push(

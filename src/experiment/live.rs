@@ -7,7 +7,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
-use super::scenario::PropertyMap;
 use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
@@ -240,7 +239,7 @@ impl Lab for LiveLab {
     async fn run(
         &mut self,
         deployment: &Deployment,
-        properties: &PropertyMap,
+        properties: &crate::workload::Properties,
         phase: Phase,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Measured> {
@@ -307,14 +306,13 @@ impl Lab for LiveLab {
 /// things on different versions (`docs/mongodb-versions.md`).
 pub(crate) async fn run_phase(
     uri: &str,
-    properties: &PropertyMap,
+    properties: &crate::workload::Properties,
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
     events: Option<crate::events::Sink>,
     launcher: &crate::runner::fanout::ClientLauncher,
 ) -> anyhow::Result<Measured> {
-    let props = crate::workload::Properties::from_pairs(properties);
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
         uri: Some(pin_write_concern(uri, properties)),
@@ -328,9 +326,9 @@ pub(crate) async fn run_phase(
         crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
     );
     let mut document = if several {
-        crate::runner::fanout::execute_with(&props, phase, &opts, launcher).await?
+        crate::runner::fanout::execute_with(properties, phase, &opts, launcher).await?
     } else {
-        crate::runner::execute(&props, phase, &opts).await?
+        crate::runner::execute(properties, phase, &opts).await?
     };
     if let Some(why) = crate::runner::verdict::too_short(document.runtime_ms, document.operations) {
         document.validity.degrade(why);
@@ -346,12 +344,9 @@ pub(crate) async fn run_phase(
 /// shard (`docs/mongodb-versions.md`, R8).
 async fn shard_scenario_table(
     deployment: &Deployment,
-    properties: &PropertyMap,
+    properties: &crate::workload::Properties,
 ) -> anyhow::Result<()> {
-    let table = properties
-        .get(prop::TABLE.name)
-        .map(String::as_str)
-        .unwrap_or(prop::TABLE.default);
+    let table = properties.text(&prop::TABLE);
     let Some(plan) = &deployment.plan else {
         return Ok(());
     };
@@ -378,7 +373,7 @@ async fn shard_scenario_table(
 }
 
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
-pub(crate) fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
+pub(crate) fn pin_write_concern(uri: &str, properties: &crate::workload::Properties) -> String {
     // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
     let scenario_sets_w = properties
         .get(prop::MONGODB_WRITE_CONCERN.name)
@@ -468,9 +463,9 @@ mod tests {
             ("mongodb://h:1/", Some("journaled"), "mongodb://h:1/?w=1"),
         ];
         for (uri, concern, expected) in cases {
-            let mut props = PropertyMap::new();
+            let mut props = crate::workload::Properties::new();
             if let Some(c) = concern {
-                props.insert("mongodb.writeConcern".into(), c.into());
+                props.set("mongodb.writeConcern", c, crate::workload::Origin::Override);
             }
             assert_eq!(
                 pin_write_concern(uri, &props),

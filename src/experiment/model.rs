@@ -163,7 +163,7 @@ pub struct ExperimentConfig {
     /// A sentence saying which sizes were used, shown under every table.
     pub scale_note: String,
     /// The resolved properties of every scenario (after scaling and `-p`).
-    pub properties: BTreeMap<String, BTreeMap<String, String>>,
+    pub properties: BTreeMap<String, crate::workload::Properties>,
     /// Facts about the client machine.
     #[serde(default)]
     pub host: crate::measure::HostFacts,

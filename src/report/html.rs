@@ -551,8 +551,7 @@ fn failure_rule(c: &ExperimentConfig) -> String {
         .values()
         .map(|p| {
             p.get("microshard.maxerrorrate")
-                .cloned()
-                .unwrap_or_else(|| default.clone())
+                .map_or_else(|| default.clone(), str::to_string)
         })
         .collect();
     rates.sort();
@@ -665,6 +664,7 @@ fn host_facts(out: &mut String, c: &ExperimentConfig) {
 fn scenario_properties(out: &mut String, c: &ExperimentConfig) {
     out.push_str("<h3>Scenarios and their resolved properties</h3>\n");
     for (name, props) in &c.properties {
+        let props = props.by_name();
         let _ = writeln!(
             out,
             "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<div class=\"scroll\"><table><tbody>",
@@ -895,8 +895,7 @@ mod tests {
             "the facts"
         );
         // A scenario that set its own threshold is shown with it.
-        let mut props = std::collections::BTreeMap::new();
-        props.insert("microshard.maxerrorrate".to_string(), "0.05".to_string());
+        let props = crate::workload::Properties::from_pairs([("microshard.maxerrorrate", "0.05")]);
         cfg.properties.insert("S1".into(), props);
         assert!(
             failure_rule(&cfg).contains("above 5% of its operations"),
