@@ -228,7 +228,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
-    let overrides = scenario::parse_overrides(&cmd.overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
     let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
     // does not load is named by the servers check.)
@@ -239,7 +239,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
             let spec = TopologySpec::load(t).ok()?;
             let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
             Some(match containers {
-                0 => (t.clone(), cmd.clients as u64, false),
+                0 => (t.clone(), cmd.workload.clients, false),
                 n => (t.clone(), n, true),
             })
         })

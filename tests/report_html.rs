@@ -63,7 +63,10 @@ pub(crate) fn run_dir_with(
         baseline: single.clone(),
         scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
         repeat: 2,
-        backend: BackendKind::Docker,
+        servers: microshard::experiment::flags::ServerFlags {
+            backend: BackendKind::Docker,
+            ..Default::default()
+        },
         duration_s: Some(30),
         threads: Some(16),
         sweep: true,

@@ -142,7 +142,7 @@ impl UpArgs {
             ));
         }
         self.backend = Some(BackendKind::Process);
-        self.bin_dir = Some(crate::experiment::live::standin_bin_dir(
+        self.bin_dir = Some(crate::experiment::flags::standin_bin_dir(
             BackendKind::Process,
         )?);
         Ok(())

@@ -100,7 +100,7 @@ pub(crate) fn compare_plan(
         cmd.scenarios.len(),
         topologies.len(),
         if topologies.len() == 1 { "y" } else { "ies" },
-        cmd.backend
+        cmd.servers.backend
     );
     let _ = writeln!(out, "sizes: {scale_note}");
     for spec in topologies {

@@ -27,24 +27,6 @@ pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
     Ok(bin)
 }
 
-/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
-/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    if backend != BackendKind::Process {
-        return Err(bad_input(format!(
-            "--standin: the stand-in runs with the process backend, not --backend {backend}"
-        )));
-    }
-    let dir = crate::backend::state::state_dir().join("standin-bin");
-    crate::standin::link_binaries(&dir).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot link the stand-in binaries in {}: {e}",
-            dir.display()
-        )
-    })?;
-    Ok(dir)
-}
-
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
 #[derive(Debug)]
 pub(crate) struct LiveLab {
@@ -91,12 +73,16 @@ impl LiveLab {
             let links = demo_links()?;
             (Some(links.path().to_path_buf()), Some(links))
         } else {
-            (cmd.bin_dir.clone(), None)
+            (cmd.servers.bin_dir.clone(), None)
         };
-        let mut lab = LiveLab::new(cmd.backend, bin_dir, cmd.extra_mongod_args.clone());
-        lab.base_port = cmd.base_port;
+        let mut lab = LiveLab::new(
+            cmd.servers.backend,
+            bin_dir,
+            cmd.servers.mongod_args.clone(),
+        );
+        lab.base_port = cmd.servers.base_port;
         lab.image = cmd.image.clone();
-        lab.clients = cmd.clients;
+        lab.clients = cmd.workload.clients();
         if links.is_some() && lab.base_port.is_none() {
             lab.base_port = free_port_range(DEMO_PORTS);
         }

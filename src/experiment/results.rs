@@ -190,7 +190,7 @@ impl ExperimentDir {
                 props.iter().map(|(k, v, _)| (k, redact_property(k, v))),
             );
         }
-        for given in stored.command.overrides.iter_mut() {
+        for given in stored.command.workload.overrides.iter_mut() {
             if let Some((k, v)) = given.split_once('=') {
                 *given = format!("{k}={}", redact_property(k, v));
             }

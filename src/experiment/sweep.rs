@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use anyhow::Context;
 
+use super::flags::{ServerFlags, WorkloadFlags};
 use super::knee;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
@@ -286,24 +287,22 @@ fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> Experim
             topologies: vec![where_.to_string()],
             baseline: where_.to_string(),
             scenarios: vec![resolved.name.clone()],
-            repeat: 1,
-            backend: cfg.backend,
-            bin_dir: None,
-            extra_mongod_args: Vec::new(),
-            image: None,
-            base_port: None,
+            servers: ServerFlags {
+                backend: cfg.backend,
+                ..Default::default()
+            },
             duration_s: Some(secs),
-            threads: None,
             sweep: true,
             sweep_threads: cfg.threads.clone(),
             sweep_duration_s: Some(secs),
-            vary: None,
-            full: cfg.full,
-            records: (!cfg.full).then_some(cfg.records),
-            overrides: cfg.overrides.clone(),
-            live_server_status: false,
-            clients: cfg.clients,
-            ceiling: None,
+            workload: WorkloadFlags {
+                overrides: cfg.overrides.clone(),
+                clients: cfg.clients as u64,
+                full: cfg.full,
+                records: (!cfg.full).then_some(cfg.records),
+                warmup: None,
+            },
+            ..CompareCommand::default()
         },
         scale_note: resolved.scale_note.clone(),
         properties: resolved.props.clone(),

@@ -145,7 +145,7 @@ fn meta_line(p: &Page) -> String {
         items.push(super::when::experiment_times(&c.created, &finished));
         items.push(format!(
             "microshard {}, {} backend",
-            c.tool_version, c.command.backend
+            c.tool_version, c.command.servers.backend
         ));
     }
     items.push(p.report.scale_note.clone());
@@ -588,9 +588,9 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ),
         ("scenarios".into(), c.command.scenarios.join(", ")),
         ("repetitions per cell".into(), c.command.repeat.to_string()),
-        ("backend".into(), c.command.backend.to_string()),
+        ("backend".into(), c.command.servers.backend.to_string()),
         ("sizes".into(), c.scale_note.clone()),
-        ("full sizes".into(), c.command.full.to_string()),
+        ("full sizes".into(), c.command.workload.full.to_string()),
         ("failed operations".into(), failure_rule(c)),
     ];
     // A thread sweep alone has no baseline (NEWCOMER-2 #21).
@@ -599,7 +599,11 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ("baseline", compares.then(|| p.report.baseline.clone())),
         (
             "server binaries",
-            c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
+            c.command
+                .servers
+                .bin_dir
+                .as_ref()
+                .map(|d| d.display().to_string()),
         ),
         ("image", c.command.image.clone()),
         (
@@ -628,10 +632,10 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
                 .join(", "),
         ));
     }
-    if !c.command.extra_mongod_args.is_empty() {
+    if !c.command.servers.mongod_args.is_empty() {
         items.push((
             "extra mongod arguments".into(),
-            c.command.extra_mongod_args.join(" "),
+            c.command.servers.mongod_args.join(" "),
         ));
     }
     items.push(("stand-in".into(), p.report.standin().to_string()));
