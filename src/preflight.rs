@@ -308,11 +308,11 @@ pub(crate) struct Servers<'a> {
     pub dry_run: bool,
 }
 
-/// Checks everything about the servers before anything starts: the backend, every topology
-/// (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
+/// Checks everything about the servers before anything starts and returns every topology as
+/// loaded: the backend, every topology (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
 /// and what the backend needs (a Docker engine with the image, or an existing cluster that
 /// accepts the credentials).
-pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
+pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
@@ -361,7 +361,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     for (name, _, plan) in &plans {
         ports_free(&format!("{label} {name}"), plan)?;
     }
-    Ok(())
+    Ok(specs.into_iter().map(|(_, spec)| spec).collect())
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then

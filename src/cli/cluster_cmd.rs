@@ -196,6 +196,7 @@ impl UpArgs {
             ..Default::default()
         })
         .await
+        .map(drop)
     }
 
     /// How the bring-up waits (`--timeout` for each wait) and whether it keeps the members'

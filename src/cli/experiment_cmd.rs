@@ -74,7 +74,7 @@ pub(crate) struct ColumnArgs {
 impl ColumnArgs {
     /// The columns asked for; an unknown name is bad input (exit 2), before anything starts.
     pub(crate) fn resolve(&self) -> anyhow::Result<Columns> {
-        Columns::from_flags(self.wide, self.columns.as_deref()).map_err(bad_input)
+        Columns::chosen(self.wide, self.columns.as_deref()).map_err(bad_input)
     }
 }
 
@@ -320,7 +320,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
     };
-    preflight::servers(&preflight::Servers {
+    let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: command.servers.backend,
         topologies: &command.topologies,
@@ -334,7 +334,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
-        output::println(&dry_run::new_compare_plan(command, &args.out)?)?;
+        output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
     }
     let prepared = match start {
@@ -475,20 +475,19 @@ pub(crate) async fn target_preflight(
     dry_run: bool,
 ) -> anyhow::Result<()> {
     match target {
-        SweepTarget::Topology(t) => {
-            preflight::servers(&preflight::Servers {
-                label: "--topology",
-                backend: servers.backend,
-                topologies: std::slice::from_ref(t),
-                bin_dir,
-                extra_mongod_args: &servers.mongod_args,
-                base_port: servers.base_port,
-                pulls: (!quiet).then_some(&Terminal as &dyn Events),
-                dry_run,
-                ..Default::default()
-            })
-            .await
-        }
+        SweepTarget::Topology(t) => preflight::servers(&preflight::Servers {
+            label: "--topology",
+            backend: servers.backend,
+            topologies: std::slice::from_ref(t),
+            bin_dir,
+            extra_mongod_args: &servers.mongod_args,
+            base_port: servers.base_port,
+            pulls: (!quiet).then_some(&Terminal as &dyn Events),
+            dry_run,
+            ..Default::default()
+        })
+        .await
+        .map(drop),
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
     }
 }

@@ -60,23 +60,19 @@ fn topology_line(spec: &TopologySpec) -> String {
     }
 }
 
-/// The plan of the new `compare` `cmd` asks for, its scenarios resolved and its topologies
-/// loaded as the run would (bad input names the flag or file at fault).
+/// The plan of the new `compare` `cmd` asks for, its scenarios resolved as the run would (bad
+/// input names the flag or file at fault), its topologies as the server checks loaded them.
 pub(crate) fn new_compare_plan(
     cmd: &CompareCommand,
+    topologies: &[TopologySpec],
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
     let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
-    let topologies = cmd
-        .topologies
-        .iter()
-        .map(|t| TopologySpec::load(t).map_err(crate::error::as_bad_input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(compare_plan(
         cmd,
         &scenarios,
         &scale_note,
-        &topologies,
+        topologies,
         results_root,
     ))
 }
