@@ -21,7 +21,7 @@ use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::output::{self, Terminal};
 use crate::preflight;
-use crate::props::flag_values::{ThreadList, list_item, parse_duration, parse_threads};
+use crate::props::flag_values::{list_item, parse_duration, parse_threads};
 use crate::report::{self, Columns, Format};
 
 /// Arguments of `compare`.
@@ -98,7 +98,7 @@ pub(crate) struct SweepArgs {
     pub resume: Option<PathBuf>,
     /// Thread counts, comma-separated.
     #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
-    pub threads: ThreadList,
+    pub threads: ::std::vec::Vec<u32>,
     /// Bring this topology up for the sweep and tear it down after.
     #[arg(long, conflicts_with = "uri")]
     pub topology: Option<String>,
@@ -443,7 +443,7 @@ impl SweepArgs {
         let bin_dir = self.servers.clone().checked()?.link_standin()?;
         let cfg = SweepConfig {
             workload: self.workload.clone().unwrap_or_default(),
-            threads: self.threads.0.clone(),
+            threads: self.threads.clone(),
             target,
             duration: self.duration,
             overrides: self.workload_flags.overrides(),

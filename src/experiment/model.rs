@@ -93,7 +93,7 @@ pub struct CompareCommand {
     #[serde(skip)]
     pub search: SearchFlags,
     /// Thread counts for `--sweep`.
-    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = thread_counts)]
+    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
     #[serde(default)]
     pub sweep_threads: ::std::vec::Vec<u32>,
     /// Length of each sweep point.
@@ -127,11 +127,6 @@ pub struct CompareCommand {
 /// A duration flag as the whole seconds a record keeps (at least one).
 fn seconds(text: &str) -> Result<u64, String> {
     parse_duration(text).map(|d| d.as_secs().max(1))
-}
-
-/// A comma-separated list of thread counts, sorted, each once.
-fn thread_counts(text: &str) -> Result<Vec<u32>, String> {
-    parse_threads(text).map(|list| list.0)
 }
 
 impl Default for CompareCommand {
