@@ -229,7 +229,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
-    let overrides = scenario::parse_overrides(&cmd.overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
     let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
     // does not load is named by the servers check.)
@@ -240,17 +240,14 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
             let spec = TopologySpec::load(t).ok()?;
             let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
             Some(match containers {
-                0 => (t.clone(), cmd.clients as u64, false),
+                0 => (t.clone(), cmd.workload.clients, false),
                 n => (t.clone(), n, true),
             })
         })
         .collect();
     for (name, props) in &resolved {
         // A thread count that does not parse is refused just below, naming its origin.
-        let threads = match props.get("threadcount") {
-            Some(t) => t.trim().parse::<u64>().ok().filter(|n| *n >= 1),
-            None => Some(1),
-        };
+        let threads = props.value(&prop::THREADCOUNT).ok().filter(|n| *n >= 1);
         if let Some(threads) = threads
             && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
         {
@@ -262,8 +259,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
                 "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
             )));
         }
-        let properties = crate::workload::Properties::from_pairs(props);
-        property_bounds(&properties).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+        property_bounds(props).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
         if let Some(t) = props.get(prop::THREADCOUNT.name) {
             let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {
                 "-p threadcount"
@@ -286,8 +282,7 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
         .first()
         .and_then(|s| resolved.get_key_value(s));
     if let (Some((name, props)), Some(n)) = (load, clients.iter().map(|c| c.1).max()) {
-        let properties = crate::workload::Properties::from_pairs(props);
-        crate::runner::fanout::slices(&properties, crate::runner::Phase::Load, n as usize)
+        crate::runner::fanout::slices(props, crate::runner::Phase::Load, n as usize)
             .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
     }
     Ok(())
@@ -323,15 +318,15 @@ pub(crate) struct Servers<'a> {
     pub dry_run: bool,
 }
 
-/// Checks everything about the servers before anything starts: the backend, every topology
-/// (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
+/// Checks everything about the servers before anything starts and returns every topology as
+/// loaded: the backend, every topology (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
 /// and what the backend needs (a Docker engine with the image, or an existing cluster that
 /// accepts the credentials).
-pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
+pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
-    crate::experiment::live::link_if_standin(kind, s.bin_dir)?;
+    crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
 
     if kind == BackendKind::Process && !s.binaries_linked_later {
         // Once, not once per topology.
@@ -377,7 +372,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<()> {
     for (name, _, plan) in &plans {
         ports_free(&format!("{label} {name}"), plan)?;
     }
-    Ok(())
+    Ok(specs.into_iter().map(|(_, spec)| spec).collect())
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
@@ -397,7 +392,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     if let Some(dir) = s.bin_dir
         && !dir.is_dir()
         && !s.binaries_linked_later
-        && crate::experiment::live::standin_dir(s.backend)
+        && crate::experiment::flags::standin_dir(s.backend)
             .ok()
             .as_deref()
             != Some(dir)

@@ -47,13 +47,14 @@ pub(crate) fn run_dir_with(
     topologies.extend(others.iter().map(|t| t.to_string()));
     let mut properties = std::collections::BTreeMap::new();
     for &s in scenarios {
-        let mut p = std::collections::BTreeMap::new();
-        p.insert("recordcount".to_string(), "100000".to_string());
-        p.insert("readproportion".to_string(), "0.95".to_string());
-        p.insert(
-            "workload".to_string(),
-            "site.ycsb.workloads.CoreWorkload".to_string(),
-        );
+        let mut p = microshard::workload::Properties::new();
+        for (k, v) in [
+            ("recordcount", "100000"),
+            ("readproportion", "0.95"),
+            ("workload", "site.ycsb.workloads.CoreWorkload"),
+        ] {
+            p.set(k, v, microshard::workload::Origin::Override);
+        }
         properties.insert(s.to_string(), p);
     }
     let command = CompareCommand {
@@ -62,7 +63,10 @@ pub(crate) fn run_dir_with(
         baseline: single.clone(),
         scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
         repeat: 2,
-        backend: BackendKind::Docker,
+        servers: microshard::experiment::flags::ServerFlags {
+            backend: BackendKind::Docker,
+            ..Default::default()
+        },
         duration_s: Some(30),
         threads: Some(16),
         sweep: true,

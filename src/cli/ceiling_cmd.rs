@@ -18,7 +18,7 @@ use super::progress::ProgressDisplay;
 #[derive(Debug, Args)]
 #[command(
     mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
-    mut_arg("properties", |a| a.help("Set a workload property (repeatable)")),
+    mut_arg("overrides", |a| a.help("Set a workload property (repeatable)")),
     mut_arg("warmup", |a| a.help("Leave the first DURATION of every step out of its measurement (`microshard.warmup`)")),
     mut_arg("clients", |a| a.help("Drive every step with N client processes (`threadcount` split across them)")),
     mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
@@ -125,7 +125,7 @@ impl CeilingArgs {
             _ => return Err(bad_input("ceiling: give --topology NAME or --uri URI")),
         };
         preflight::writable_dir("--out", &self.out)?;
-        let bin_dir = self.servers.bin_dir_to_check()?;
+        let bin_dir = self.servers.clone().checked()?.standin_to_link()?;
         let cfg = CeilingConfig {
             workload: self.workload.clone(),
             target,
@@ -133,7 +133,7 @@ impl CeilingArgs {
             repeat: self.repeat,
             overrides: self.workload_flags.overrides(),
             full: self.workload_flags.full,
-            records: self.workload_flags.records,
+            records: self.workload_flags.laptop_records(),
             no_load: self.no_load,
             results_root: self.out.clone(),
         };

@@ -144,7 +144,7 @@ impl UpArgs {
             ));
         }
         self.backend = Some(BackendKind::Process);
-        self.bin_dir = Some(crate::experiment::live::standin_bin_dir(
+        self.bin_dir = Some(crate::experiment::flags::standin_bin_dir(
             BackendKind::Process,
         )?);
         Ok(())
@@ -201,6 +201,7 @@ impl UpArgs {
             ..Default::default()
         })
         .await
+        .map(drop)
     }
 
     /// How the bring-up waits (`--timeout` for each wait) and whether it keeps the members'

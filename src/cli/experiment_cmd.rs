@@ -8,25 +8,27 @@ use clap::Args;
 use super::progress::ProgressDisplay;
 use crate::error::bad_input;
 use crate::events::Events;
-use crate::experiment::calibrate::{self, CalibrateConfig};
+use crate::experiment::calibrate;
 use crate::experiment::compare::{self, MatrixOutcome, NewRun};
-use crate::experiment::demo::{self, DemoConfig};
+use crate::experiment::demo;
 use crate::experiment::dry_run;
-use crate::experiment::flags::{CompareFlags, ServerFlags, WorkloadFlags};
+use crate::experiment::flags::{ServerFlags, WorkloadFlags};
 use crate::experiment::live::LiveLab;
-use crate::experiment::model::CompareCommand;
+use crate::experiment::model::{
+    CompareCommand, DEFAULT_SCENARIOS, DEFAULT_SWEEP_THREADS, DEFAULT_TOPOLOGIES,
+};
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
 use crate::output::{self, Terminal};
 use crate::preflight;
-use crate::props::flag_values::{ThreadList, parse_duration, parse_threads, split_list};
+use crate::props::flag_values::{list_item, parse_duration, parse_threads};
 use crate::report::{self, Columns, Format};
 
 /// Arguments of `compare`.
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
     #[command(flatten)]
-    pub asked: CompareFlags,
+    pub asked: CompareCommand,
     /// Where run directories are created.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -72,7 +74,7 @@ pub(crate) struct ColumnArgs {
 impl ColumnArgs {
     /// The columns asked for; an unknown name is bad input (exit 2), before anything starts.
     pub(crate) fn resolve(&self) -> anyhow::Result<Columns> {
-        Columns::from_flags(self.wide, self.columns.as_deref()).map_err(bad_input)
+        Columns::chosen(self.wide, self.columns.as_deref()).map_err(bad_input)
     }
 }
 
@@ -80,7 +82,7 @@ impl ColumnArgs {
 #[derive(Debug, Args)]
 #[command(
     mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
-    mut_arg("properties", |a| a.help("Set a workload property (repeatable)")),
+    mut_arg("overrides", |a| a.help("Set a workload property (repeatable)")),
     mut_arg("warmup", |a| a.help("Leave the first DURATION of every point out of its measurement (`microshard.warmup`)")),
     mut_arg("clients", |a| a.help("Drive every point with N client processes (`threadcount` split across them)")),
     mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
@@ -95,8 +97,8 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "topology", "vary"])]
     pub resume: Option<PathBuf>,
     /// Thread counts, comma-separated.
-    #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
-    pub threads: ThreadList,
+    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
+    pub threads: ::std::vec::Vec<u32>,
     /// Bring this topology up for the sweep and tear it down after.
     #[arg(long, conflicts_with = "uri")]
     pub topology: Option<String>,
@@ -178,24 +180,8 @@ pub(crate) struct DiffArgs {
 /// Arguments of `calibrate`.
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
-    /// Workload file (default: S2, scaled down).
-    #[arg(short = 'P', value_name = "FILE", default_value = "S2")]
-    pub workload: String,
-    /// Length of the measured run.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Client threads.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
-    /// Records loaded before the run.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub records: u64,
-    /// Set a workload property (repeatable).
-    #[arg(short = 'p', value_name = "KEY=VALUE")]
-    pub properties: Vec<String>,
-    /// Where the figure is stored for later experiments' client-bottleneck warnings.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub asked: calibrate::CalibrateCommand,
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
@@ -225,11 +211,11 @@ pub(crate) struct DemoArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Topologies, comma-separated.
-    #[arg(long, default_value = "single,microshard-2,microshard-4")]
-    pub topologies: String,
+    #[arg(long, value_delimiter = ',', value_parser = list_item, default_value = DEFAULT_TOPOLOGIES)]
+    pub topologies: Vec<String>,
     /// Scenarios, comma-separated.
-    #[arg(long, default_value = "S1,S2,S3,S4,S5")]
-    pub scenarios: String,
+    #[arg(long, value_delimiter = ',', value_parser = list_item, default_value = DEFAULT_SCENARIOS)]
+    pub scenarios: Vec<String>,
     /// Report format printed at the end.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -300,6 +286,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
+    let asked = args.asked.checked()?;
     let start = match &args.resume {
         Some(path) => {
             let dir = preflight::resumable(path)?;
@@ -311,13 +298,21 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                     args.strict,
                 );
             }
-            let flags = args.asked.resume_flags(args.remeasure_invalid)?;
+            let mut servers = asked.servers.clone();
+            let flags = compare::ResumeFlags {
+                bin_dir: servers.link_standin()?,
+                image: asked.image.clone(),
+                base_port: servers.base_port,
+                overrides: asked.workload.overrides.clone(),
+                remeasure_invalid: args.remeasure_invalid,
+            };
             Start::Resumed(compare::resume(path, &flags)?)
         }
         None => {
-            let command = CompareCommand::from_flags(&args.asked)?;
             preflight::writable_dir("--out", &args.out)?;
-            preflight::scenarios(&command)?;
+            preflight::scenarios(&asked)?;
+            let mut command = asked;
+            command.servers.standin_to_link()?;
             Start::New(command)
         }
     };
@@ -325,21 +320,21 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
     };
-    preflight::servers(&preflight::Servers {
+    let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: command.backend,
+        backend: command.servers.backend,
         topologies: &command.topologies,
-        bin_dir: command.bin_dir.as_deref().filter(|_| !relink),
-        extra_mongod_args: &command.extra_mongod_args,
+        bin_dir: command.servers.bin_dir.as_deref().filter(|_| !relink),
+        extra_mongod_args: &command.servers.mongod_args,
         image: command.image.as_deref(),
-        base_port: command.base_port,
+        base_port: command.servers.base_port,
         binaries_linked_later: relink,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
-        output::println(&dry_run::new_compare_plan(command, &args.out)?)?;
+        output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
     }
     let prepared = match start {
@@ -445,15 +440,15 @@ impl SweepArgs {
         };
         let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
         preflight::writable_dir("--out", &self.out)?;
-        let bin_dir = self.servers.bin_dir_to_check()?;
+        let bin_dir = self.servers.clone().checked()?.standin_to_link()?;
         let cfg = SweepConfig {
             workload: self.workload.clone().unwrap_or_default(),
-            threads: self.threads.0.clone(),
+            threads: self.threads.clone(),
             target,
             duration: self.duration,
             overrides: self.workload_flags.overrides(),
             full: self.workload_flags.full,
-            records: self.workload_flags.records,
+            records: self.workload_flags.laptop_records(),
             no_load: self.no_load,
             results_root: self.out.clone(),
             backend: self.servers.backend,
@@ -480,20 +475,19 @@ pub(crate) async fn target_preflight(
     dry_run: bool,
 ) -> anyhow::Result<()> {
     match target {
-        SweepTarget::Topology(t) => {
-            preflight::servers(&preflight::Servers {
-                label: "--topology",
-                backend: servers.backend,
-                topologies: std::slice::from_ref(t),
-                bin_dir,
-                extra_mongod_args: &servers.mongod_args,
-                base_port: servers.base_port,
-                pulls: (!quiet).then_some(&Terminal as &dyn Events),
-                dry_run,
-                ..Default::default()
-            })
-            .await
-        }
+        SweepTarget::Topology(t) => preflight::servers(&preflight::Servers {
+            label: "--topology",
+            backend: servers.backend,
+            topologies: std::slice::from_ref(t),
+            bin_dir,
+            extra_mongod_args: &servers.mongod_args,
+            base_port: servers.base_port,
+            pulls: (!quiet).then_some(&Terminal as &dyn Events),
+            dry_run,
+            ..Default::default()
+        })
+        .await
+        .map(drop),
         SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
     }
 }
@@ -566,18 +560,44 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    preflight::writable_dir("--out", &args.out)?;
-    let cfg = CalibrateConfig {
-        workload: args.workload,
-        duration: args.duration,
-        threads: args.threads,
-        records: args.records,
-        overrides: args.properties,
-        results_root: args.out,
-    };
-    let outcome = calibrate::calibrate(&cfg, &cancel, &progress).await?;
+    preflight::writable_dir("--out", &args.asked.results_root)?;
+    let outcome = calibrate::calibrate(&args.asked, &cancel, &progress).await?;
     output::println(&outcome.render())?;
     Ok(())
+}
+
+impl DemoArgs {
+    /// The `compare` record the demo runs: `compare`'s defaults with the demo's names, sizes,
+    /// stand-in capacity model and ports (checked, nothing created).
+    fn command(&self) -> anyhow::Result<CompareCommand> {
+        if self.service_time_us > crate::standin::MAX_SERVICE_TIME_US {
+            return Err(bad_input(format!(
+                "--service-time-us {}: at most {} (10 s per operation)",
+                self.service_time_us,
+                crate::standin::MAX_SERVICE_TIME_US
+            )));
+        }
+        let defaults = CompareCommand::default();
+        let command = CompareCommand {
+            name: "demo".into(),
+            topologies: self.topologies.clone(),
+            scenarios: self.scenarios.clone(),
+            baseline: String::new(),
+            duration_s: Some(self.duration.as_secs().max(1)),
+            threads: Some(self.threads),
+            workload: WorkloadFlags {
+                records: Some(self.records),
+                ..defaults.workload.clone()
+            },
+            servers: ServerFlags {
+                mongod_args: demo::capacity_args(self.service_time_us, self.workers),
+                base_port: self.base_port,
+                ..defaults.servers.clone()
+            },
+            ..defaults
+        };
+        command.checked()
+    }
 }
 
 /// Runs the stand-in demo.
@@ -585,35 +605,24 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let cfg = DemoConfig {
-        results_root: args.out,
-        duration: args.duration,
-        records: args.records,
-        service_time_us: args.service_time_us,
-        workers: args.workers,
-        threads: args.threads,
-        topologies: split_list(&args.topologies),
-        scenarios: split_list(&args.scenarios),
-        base_port: args.base_port,
-    };
-    if cfg.service_time_us > crate::standin::MAX_SERVICE_TIME_US {
-        return Err(bad_input(format!(
-            "--service-time-us {}: at most {} (10 s per operation)",
-            cfg.service_time_us,
-            crate::standin::MAX_SERVICE_TIME_US
-        )));
-    }
-    preflight::writable_dir("--out", &cfg.results_root)?;
-    preflight::scenarios(&demo::demo_command(&cfg))?;
+    let command = args.command()?;
+    preflight::writable_dir("--out", &args.out)?;
+    preflight::scenarios(&command)?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: crate::topology::BackendKind::Process,
-        topologies: &cfg.topologies,
+        topologies: &command.topologies,
         binaries_linked_later: true,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         ..Default::default()
     })
     .await?;
-    let (dir, outcome) = demo::demo(&cfg, &cancel, &progress).await?;
+    progress.line(&format!(
+        "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
+        args.workers,
+        args.service_time_us,
+        f64::from(args.workers) * 1e6 / args.service_time_us.max(1) as f64
+    ));
+    let (dir, outcome) = demo::demo(&command, &args.out, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }

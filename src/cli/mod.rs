@@ -55,7 +55,7 @@ pub(crate) enum Command {
     /// Tell which backends (process, docker, existing) are usable here, and why not.
     Doctor(cluster_cmd::DoctorArgs),
     /// Run scenarios against topologies and compare them with the single-node ceiling.
-    Compare(experiment_cmd::CompareArgs),
+    Compare(Box<experiment_cmd::CompareArgs>),
     /// Sweep thread counts to find the knee.
     Sweep(experiment_cmd::SweepArgs),
     /// Find a topology's ceiling: the highest rate it sustains with intended latency within a bound (`--slo p99=10ms`).
@@ -132,7 +132,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Down(args) => cluster_cmd::down(args).await,
         Command::Status(args) => cluster_cmd::status(args).await,
         Command::Doctor(args) => cluster_cmd::doctor(args).await,
-        Command::Compare(args) => experiment_cmd::compare(args).await,
+        Command::Compare(args) => experiment_cmd::compare(*args).await,
         Command::Sweep(args) => experiment_cmd::sweep(args).await,
         Command::Ceiling(args) => ceiling_cmd::ceiling(args).await,
         Command::Report(args) => experiment_cmd::report(args).await,

@@ -67,14 +67,14 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     let mut command = record.command.clone();
     // Stand-in figures were measured through links to this binary: make them again if they
     // are gone (a demo's temporary links), as `compare --standin` does.
-    if let Some(gone) = command.bin_dir.as_ref().filter(|d| !d.is_dir()) {
-        if !(record.standin && command.backend == BackendKind::Process) {
+    if let Some(gone) = command.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
+        if !(record.standin && command.servers.backend == BackendKind::Process) {
             return Err(bad_input(format!(
                 "rerun: the experiment's binaries directory {} is gone",
                 gone.display()
             )));
         }
-        command.bin_dir = Some(crate::experiment::live::standin_bin_dir(
+        command.servers.bin_dir = Some(crate::experiment::flags::standin_bin_dir(
             BackendKind::Process,
         )?);
     }
@@ -90,12 +90,12 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     preflight::scenarios(&command)?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",
-        backend: command.backend,
+        backend: command.servers.backend,
         topologies: &command.topologies,
-        bin_dir: command.bin_dir.as_deref(),
-        extra_mongod_args: &command.extra_mongod_args,
+        bin_dir: command.servers.bin_dir.as_deref(),
+        extra_mongod_args: &command.servers.mongod_args,
         image: command.image.as_deref(),
-        base_port: command.base_port,
+        base_port: command.servers.base_port,
         binaries_linked_later: false,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: false,

@@ -27,7 +27,7 @@ pub(crate) fn reopen_sweep(
     let given_bin_dir = servers.standin || servers.bin_dir.is_some();
     let again = Again {
         bin_dir: match given_bin_dir {
-            true => servers.bin_dir()?,
+            true => servers.clone().checked()?.link_standin()?,
             false => None,
         },
         base_port: servers.base_port,

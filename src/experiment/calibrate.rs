@@ -12,7 +12,7 @@ use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
 use crate::runner::Phase;
 use crate::runner::fanout::ClientLauncher;
-use crate::workload::prop;
+use crate::workload::{Origin, prop};
 
 /// The client threads S1–S5 run with (`threadcount` in `workloads/`), at which `compare`
 /// measures the client ceiling unless `--threads` says otherwise.
@@ -21,20 +21,27 @@ pub(crate) const SCENARIO_THREADS: u32 = 32;
 /// File (under the results root) holding the last `calibrate` figure on this machine.
 pub(crate) const CALIBRATE_FILE: &str = ".calibrate.json";
 
-/// What `calibrate` is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct CalibrateConfig {
-    /// Workload (default S2).
+/// What `calibrate` is asked to do: its command line, and what `compare` asks of it when no
+/// figure is stored ([`machine_ceiling`]).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CalibrateCommand {
+    /// Workload file (default: S2, scaled down).
+    #[arg(short = 'P', value_name = "FILE", default_value = "S2")]
     pub workload: String,
     /// Length of the measured run.
+    #[arg(long, default_value = "10s", value_parser = crate::props::flag_values::parse_duration)]
     pub duration: Duration,
     /// Client threads.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
-    /// Records loaded first.
+    /// Records loaded before the run.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub records: u64,
-    /// `-p` overrides.
+    /// Set a workload property (repeatable).
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Where the figure is stored.
+    /// Where the figure is stored for later experiments' client-bottleneck warnings.
+    #[arg(long = "out", value_name = "OUT", default_value = "results")]
     pub results_root: PathBuf,
 }
 
@@ -93,7 +100,7 @@ pub(crate) async fn machine_ceiling(
     {
         return Some(c.ops_per_s);
     }
-    let cfg = CalibrateConfig {
+    let cfg = CalibrateCommand {
         workload: "S2".into(),
         duration: Duration::from_secs(3),
         threads,
@@ -127,7 +134,7 @@ pub(crate) fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow:
 
 /// Measures the client's own ceiling against an in-process stand-in.
 pub(crate) async fn calibrate(
-    cfg: &CalibrateConfig,
+    cfg: &CalibrateCommand,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Calibration> {
@@ -144,11 +151,15 @@ pub(crate) async fn calibrate(
     let uri = server.uri.clone();
     let outcome = async {
         let mut load = base.clone();
-        load.insert(prop::INSERTCOUNT.name.into(), cfg.records.to_string());
+        load.set(
+            prop::INSERTCOUNT.name,
+            cfg.records.to_string(),
+            Origin::Experiment,
+        );
         let mut run = base.clone();
         let secs = cfg.duration.as_secs().max(1);
-        run.insert(prop::MAXEXECUTIONTIME.name.into(), secs.to_string());
-        run.insert(prop::OPERATIONCOUNT.name.into(), "1000000000".into());
+        run.set_value(&prop::MAXEXECUTIONTIME, secs, Origin::Experiment);
+        run.set_value(&prop::OPERATIONCOUNT, 1_000_000_000u64, Origin::Experiment);
         // One phase with one local client, its bar finished with the throughput.
         let measure = async |props, phase, name, length| {
             let bar = progress.phase(name, length);

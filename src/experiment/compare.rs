@@ -14,7 +14,7 @@ use super::model::{
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, PropertyMap, Scaling};
+use super::scenario::{self, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
@@ -68,10 +68,7 @@ impl Prepared {
     pub(crate) fn relinks_standin(&self) -> bool {
         self.resumed
             && self.config.command.name == "demo"
-            && self
-                .config
-                .command
-                .bin_dir
+            && (self.config.command.servers.bin_dir)
                 .as_ref()
                 .is_some_and(|d| !d.is_dir())
     }
@@ -94,7 +91,7 @@ fn check_shape(cmd: &CompareCommand) -> anyhow::Result<()> {
 pub(crate) fn resolve(
     cmd: &CompareCommand,
     workload_dir: Option<&std::path::Path>,
-) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
+) -> anyhow::Result<(BTreeMap<String, crate::workload::Properties>, String)> {
     check_shape(cmd)?;
     check_topology_names(&cmd.topologies, &cmd.baseline)?;
     let files = cmd
@@ -106,10 +103,10 @@ pub(crate) fn resolve(
             Ok((s.clone(), path))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let overrides = scenario::parse_overrides(&cmd.overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
     let scaling = Scaling {
-        full: cmd.full,
-        records: cmd.records.unwrap_or(scenario::LAPTOP_RECORDS),
+        full: cmd.workload.full,
+        records: cmd.workload.records.unwrap_or(scenario::LAPTOP_RECORDS),
         duration_s: cmd.duration_s,
         threads: cmd.threads,
     };
@@ -170,11 +167,11 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
         .config()
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     let cmd = &mut config.command;
-    cmd.bin_dir = again.bin_dir.clone().or(cmd.bin_dir.take());
+    cmd.servers.bin_dir = again.bin_dir.clone().or(cmd.servers.bin_dir.take());
     cmd.image = again.image.clone().or(cmd.image.take());
-    cmd.base_port = again.base_port.or(cmd.base_port);
+    cmd.servers.base_port = again.base_port.or(cmd.servers.base_port);
     if let (Some(gone), false) = (
-        cmd.bin_dir.as_ref().filter(|d| !d.is_dir()),
+        cmd.servers.bin_dir.as_ref().filter(|d| !d.is_dir()),
         cmd.name == "demo",
     ) {
         return Err(bad_input(format!(
@@ -185,7 +182,7 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
     // Secrets were redacted on disk: `-p` given again on resume restores them.
     for (k, v) in scenario::parse_overrides(&again.overrides)? {
         for props in config.properties.values_mut() {
-            props.insert(k.clone(), v.clone());
+            props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
         }
     }
     Ok(Prepared {
@@ -692,7 +689,7 @@ pub(crate) async fn compare_with<L: Lab>(
         set_aside_invalid(&dir, progress)?;
     }
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
-    for w in super::scenario::unread_override_warnings(&config.command.overrides) {
+    for w in super::scenario::unread_override_warnings(&config.command.workload.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
     }
     if let Some(line) = super::scenario::outputs_note(&config.properties) {
@@ -764,11 +761,11 @@ pub(crate) mod tests {
         async fn run(
             &mut self,
             d: &Deployment,
-            props: &PropertyMap,
+            props: &crate::workload::Properties,
             phase: Phase,
             _cancel: &CancellationToken,
         ) -> anyhow::Result<Measured> {
-            let scenario = props.get("scenario").cloned().unwrap_or_default();
+            let scenario = props.get("scenario").unwrap_or_default().to_string();
             self.runs
                 .push((d.topology.clone(), scenario.clone(), phase));
             self.recordcounts.push(
@@ -925,11 +922,11 @@ pub(crate) mod tests {
         let Some((_tmp, mut cmd, at)) = setup() else {
             return Ok(());
         };
-        cmd.base_port = Some(23_456);
+        cmd.servers.base_port = Some(23_456);
         cmd.image = Some("microshard-standin:test".into());
-        cmd.clients = 2;
-        cmd.extra_mongod_args = vec!["--workers=2".into()];
-        cmd.overrides = vec!["mongodb.url=mongodb://u:secret@h:1/ycsb".into()];
+        cmd.workload.clients = 2;
+        cmd.servers.mongod_args = vec!["--workers=2".into()];
+        cmd.workload.overrides = vec!["mongodb.url=mongodb://u:secret@h:1/ycsb".into()];
         let prepared = create(&cmd, &at)?;
         // Through JSON and back: the same record.
         let text = serde_json::to_string(&prepared.config)?;
@@ -938,7 +935,7 @@ pub(crate) mod tests {
         // On disk, the secret in `-p` is redacted; everything else is as asked.
         let stored = prepared.dir.config()?;
         assert!(!serde_json::to_string(&stored)?.contains("secret"));
-        assert_eq!(stored.command.base_port, Some(23_456));
+        assert_eq!(stored.command.servers.base_port, Some(23_456));
         assert_eq!(stored.command.baseline, "single");
 
         // Interrupted after the first cell, resumed with no flag given again.
@@ -956,10 +953,10 @@ pub(crate) mod tests {
             ..Default::default()
         };
         let resumed = resume(dir.path(), &again)?;
-        expected.base_port = Some(24_000);
+        expected.servers.base_port = Some(24_000);
         assert_eq!(resumed.config.command, expected);
         assert_eq!(
-            dir.config()?.command.base_port,
+            dir.config()?.command.servers.base_port,
             Some(23_456),
             "not before it runs"
         );
@@ -988,9 +985,18 @@ pub(crate) mod tests {
             "server_versions":{},"standin":true,"degraded_error_fraction":0.01,
             "client_ceiling":null,"live_server_status":false,"clients":1}"#;
         let c: ExperimentConfig = serde_json::from_str(text)?;
-        assert_eq!(c.command.backend, crate::topology::BackendKind::Process);
-        assert_eq!(c.command.bin_dir, Some(PathBuf::from("/opt/mongo/bin")));
-        assert_eq!((c.command.base_port, c.command.records), (None, None));
+        assert_eq!(
+            c.command.servers.backend,
+            crate::topology::BackendKind::Process
+        );
+        assert_eq!(
+            c.command.servers.bin_dir,
+            Some(PathBuf::from("/opt/mongo/bin"))
+        );
+        assert_eq!(
+            (c.command.servers.base_port, c.command.workload.records),
+            (None, None)
+        );
         assert_eq!(c.command.threads, Some(8));
         Ok(())
     }

@@ -7,7 +7,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::metrics::{ServerMetrics, StatusSnapshot, Watched, snapshot_all};
-use super::scenario::PropertyMap;
 use crate::measure::ResultDocument;
 use crate::workload::prop;
 
@@ -155,10 +154,8 @@ pub(crate) fn check_cell(
 }
 
 /// Whether inserts go out as upserts (`mongodb.upsert`), which the server counts as updates.
-pub(crate) fn upsert(props: &PropertyMap) -> bool {
-    props
-        .get(prop::MONGODB_UPSERT.name)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+pub(crate) fn upsert(props: &crate::workload::Properties) -> bool {
+    props.value(&prop::MONGODB_UPSERT).unwrap_or(false)
 }
 
 /// The entry points' counters before a sweep point, to cross-check the point with once it ran.

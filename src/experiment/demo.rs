@@ -1,9 +1,6 @@
 //! `demo`: the whole compare pipeline on stand-in topologies, whose capacity model (workers ×
 //! service time) decides the figures, not this machine's CPU.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use tokio_util::sync::CancellationToken;
 
 use super::compare::{MatrixOutcome, NewRun};
@@ -24,73 +21,35 @@ pub(crate) const DEMO_RECORDS: u64 = 2000;
 /// Client threads in `demo`: enough in flight to saturate four shards' workers.
 pub(crate) const DEMO_THREADS: u32 = 64;
 
-/// What `demo` is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct DemoConfig {
-    /// Where the run directory is created.
-    pub results_root: PathBuf,
-    /// Length of each run cell.
-    pub duration: Duration,
-    /// Records per topology.
-    pub records: u64,
-    /// Stand-in service time, µs.
-    pub service_time_us: u64,
-    /// Stand-in workers per mongod.
-    pub workers: u32,
-    /// Client threads.
-    pub threads: u32,
-    /// Topologies.
-    pub topologies: Vec<String>,
-    /// Scenarios.
-    pub scenarios: Vec<String>,
-    /// First port of every topology (`--base-port`); a free range below the ephemeral ports when
-    /// `None`.
-    pub base_port: Option<u16>,
+/// The stand-in's capacity model as every mongod's arguments: `workers` × 10⁶ / `service_time_us`
+/// operations per second.
+pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
+    vec![
+        format!("--service-time-us={service_time_us}"),
+        format!("--workers={workers}"),
+    ]
 }
 
-/// The compare record the demo runs (exposed so preflight checks the same thing).
-pub(crate) fn demo_command(cfg: &DemoConfig) -> CompareCommand {
-    CompareCommand {
-        name: "demo".into(),
-        baseline: cfg.topologies.first().cloned().unwrap_or_default(),
-        topologies: cfg.topologies.clone(),
-        scenarios: cfg.scenarios.clone(),
-        backend: BackendKind::Process,
-        duration_s: Some(cfg.duration.as_secs().max(1)),
-        records: Some(cfg.records),
-        threads: Some(cfg.threads),
-        extra_mongod_args: vec![
-            format!("--service-time-us={}", cfg.service_time_us),
-            format!("--workers={}", cfg.workers),
-        ],
-        ..Default::default()
-    }
-}
-
-/// The whole compare pipeline on stand-in topologies.
+/// The whole compare pipeline on stand-in topologies: `command` is a `compare` record (named
+/// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
-    cfg: &DemoConfig,
+    command: &CompareCommand,
+    results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
     let bin = demo_links()?;
-    let mut command = demo_command(cfg);
-    command.bin_dir = Some(bin.path().to_path_buf());
+    let mut command = command.clone();
+    command.servers.bin_dir = Some(bin.path().to_path_buf());
     let mut lab = LiveLab::new(
         BackendKind::Process,
-        command.bin_dir.clone(),
-        command.extra_mongod_args.clone(),
+        command.servers.bin_dir.clone(),
+        command.servers.mongod_args.clone(),
     );
-    lab.base_port = cfg.base_port.or_else(|| free_port_range(DEMO_PORTS));
+    lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();
-    progress.line(&format!(
-        "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
-        cfg.workers,
-        cfg.service_time_us,
-        f64::from(cfg.workers) * 1e6 / cfg.service_time_us.max(1) as f64
-    ));
     let at = NewRun {
-        results_root: cfg.results_root.clone(),
+        results_root: results_root.to_path_buf(),
         ..Default::default()
     };
     let prepared = super::compare::create(&command, &at)?;

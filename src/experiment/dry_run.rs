@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::model::CompareCommand;
-use super::scenario::PropertyMap;
 use super::sweep::{Resolved, SweepConfig};
 use crate::runner::verdict::thousands;
 use crate::topology::{Kind, TopologySpec};
-use crate::workload::prop;
+use crate::workload::{Properties, prop};
 
 /// The first line of every plan.
 pub(crate) const HEADER: &str =
@@ -29,27 +28,11 @@ fn span(seconds: u64) -> String {
     }
 }
 
-/// A whole-number property as the plan reads it: its value, else `default`.
-fn number(props: &PropertyMap, key: &str, default: u64) -> u64 {
-    props
-        .get(key)
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
 /// `N records of F × L B fields (about S of values)`.
-fn data_set(props: &PropertyMap) -> String {
-    let records = number(props, prop::RECORDCOUNT.name, 0);
-    let fields = number(
-        props,
-        prop::FIELDCOUNT.name,
-        prop::FIELDCOUNT.default.unsigned_abs(),
-    );
-    let length = number(
-        props,
-        prop::FIELDLENGTH.name,
-        prop::FIELDLENGTH.default.unsigned_abs(),
-    );
+fn data_set(props: &Properties) -> String {
+    let count = |p: &prop::Prop<i64>| props.value(p).map_or(0, i64::unsigned_abs);
+    let records = count(&prop::RECORDCOUNT);
+    let (fields, length) = (count(&prop::FIELDCOUNT), count(&prop::FIELDLENGTH));
     format!(
         "{} records of {fields} × {length} B fields (about {} of values)",
         thousands(records),
@@ -58,12 +41,9 @@ fn data_set(props: &PropertyMap) -> String {
 }
 
 /// A run phase's bounds: operation count and `maxexecutiontime`.
-fn run_bounds(props: &PropertyMap) -> (u64, Option<u64>) {
-    let ops = number(props, prop::OPERATIONCOUNT.name, 0);
-    let seconds = props
-        .get(prop::MAXEXECUTIONTIME.name)
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|s| *s > 0);
+fn run_bounds(props: &Properties) -> (u64, Option<u64>) {
+    let ops = props.value(&prop::OPERATIONCOUNT).unwrap_or(0);
+    let seconds = props.value(&prop::MAXEXECUTIONTIME).ok().filter(|s| *s > 0);
     (ops, seconds)
 }
 
@@ -80,23 +60,19 @@ fn topology_line(spec: &TopologySpec) -> String {
     }
 }
 
-/// The plan of the new `compare` `cmd` asks for, its scenarios resolved and its topologies
-/// loaded as the run would (bad input names the flag or file at fault).
+/// The plan of the new `compare` `cmd` asks for, its scenarios resolved as the run would (bad
+/// input names the flag or file at fault), its topologies as the server checks loaded them.
 pub(crate) fn new_compare_plan(
     cmd: &CompareCommand,
+    topologies: &[TopologySpec],
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
     let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
-    let topologies = cmd
-        .topologies
-        .iter()
-        .map(|t| TopologySpec::load(t).map_err(crate::error::as_bad_input))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(compare_plan(
         cmd,
         &scenarios,
         &scale_note,
-        &topologies,
+        topologies,
         results_root,
     ))
 }
@@ -105,7 +81,7 @@ pub(crate) fn new_compare_plan(
 /// bound on the time spent measuring (loads excepted: their time is the server's to tell).
 pub(crate) fn compare_plan(
     cmd: &CompareCommand,
-    scenarios: &BTreeMap<String, PropertyMap>,
+    scenarios: &BTreeMap<String, Properties>,
     scale_note: &str,
     topologies: &[TopologySpec],
     results_root: &std::path::Path,
@@ -120,7 +96,7 @@ pub(crate) fn compare_plan(
         cmd.scenarios.len(),
         topologies.len(),
         if topologies.len() == 1 { "y" } else { "ies" },
-        cmd.backend
+        cmd.servers.backend
     );
     let _ = writeln!(out, "sizes: {scale_note}");
     for spec in topologies {
@@ -178,7 +154,7 @@ struct RunTime {
 fn scenario_lines(
     out: &mut String,
     cmd: &CompareCommand,
-    scenarios: &BTreeMap<String, PropertyMap>,
+    scenarios: &BTreeMap<String, Properties>,
 ) -> RunTime {
     let mut time = RunTime {
         bounded_s: 0,
@@ -188,7 +164,9 @@ fn scenario_lines(
         let Some(props) = scenarios.get(name) else {
             continue;
         };
-        let threads = number(props, prop::THREADCOUNT.name, prop::THREADCOUNT.default);
+        let threads = props
+            .value(&prop::THREADCOUNT)
+            .unwrap_or(prop::THREADCOUNT.default);
         if cmd.ceiling.is_some() {
             // A search sets each step's rate, threads and length itself.
             let what = match i {
@@ -289,7 +267,7 @@ pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -
         let _ = writeln!(out, "load: {}", data_set(&resolved.base));
     }
     let seconds = cfg.duration.as_secs().max(1);
-    let ops = number(&resolved.base, prop::OPERATIONCOUNT.name, 0);
+    let ops = resolved.base.value(&prop::OPERATIONCOUNT).unwrap_or(0);
     let count_bounded = resolved
         .overrides
         .iter()
@@ -351,14 +329,11 @@ mod tests {
 
     #[test]
     fn a_load_names_its_data_set_size() {
-        let props: PropertyMap = [
+        let props = Properties::from_pairs([
             ("recordcount", "5000000"),
             ("fieldcount", "10"),
             ("fieldlength", "200"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         assert_eq!(
             data_set(&props),
             "5,000,000 records of 10 × 200 B fields (about 9.3 GiB of values)"

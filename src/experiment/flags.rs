@@ -1,63 +1,136 @@
 //! The flags that say what an experiment measures, declared once as clap groups the commands
-//! flatten into their arguments (`compare` and `sweep` share [`ServerFlags`] and
-//! [`WorkloadFlags`]), and the one record a `compare` command line makes of them
-//! ([`CompareCommand::from_flags`]), which every later step reads and `experiment.json` stores.
+//! flatten into their records (`compare`'s [`CompareCommand`](super::model::CompareCommand),
+//! `sweep` and `ceiling` share [`ServerFlags`] and [`WorkloadFlags`]); the groups a record
+//! stores are serde too, so the command line and `experiment.json` are one shape.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-use super::compare::ResumeFlags;
-use super::model::{CompareCommand, Vary};
 use super::slo::{Bound, SearchSpec};
 use crate::error::bad_input;
-use crate::props::flag_values::{ThreadList, parse_duration, parse_threads, split_list};
+use crate::props::flag_values::parse_duration;
 use crate::topology::BackendKind;
 use crate::workload::prop;
 
 /// Where the servers come from: the backend, their binaries (or the stand-in), their arguments
-/// and ports.
-#[derive(Debug, Args)]
-pub(crate) struct ServerFlags {
+/// and ports. Stored in `experiment.json` under the record's names (`extra_mongod_args`).
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct ServerFlags {
     /// Backend bringing the topologies up: process, docker or existing.
     #[arg(long, value_enum, ignore_case = true, default_value = "process")]
+    #[serde(deserialize_with = "backend_any_case")]
     pub backend: BackendKind,
     /// Directory holding `mongod` and `mongos` (process backend).
     #[arg(long, conflicts_with = "standin")]
+    #[serde(default)]
     pub bin_dir: Option<PathBuf>,
     /// Run every topology on microshard's stand-in server (process backend; no MongoDB needed,
     /// figures labelled as stand-in figures).
     #[arg(long)]
+    #[serde(skip)]
     pub standin: bool,
     /// Extra argument for every mongod (repeatable; e.g. the stand-in's `--service-time-us=500`).
     #[arg(long = "mongod-arg", value_name = "ARG", allow_hyphen_values = true)]
+    #[serde(default, rename = "extra_mongod_args")]
     pub mongod_args: Vec<String>,
     /// First port of every topology (default: the topology file's `base_port`).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_port: Option<u16>,
 }
 
-impl ServerFlags {
-    /// The binaries directory: `--bin-dir` made absolute, or `--standin`'s links (made now).
-    pub(crate) fn bin_dir(&self) -> anyhow::Result<Option<PathBuf>> {
-        if self.standin {
-            Ok(Some(super::live::standin_bin_dir(self.backend)?))
-        } else {
-            absolute_bin_dir(self.bin_dir.clone())
+impl Default for ServerFlags {
+    fn default() -> ServerFlags {
+        ServerFlags {
+            backend: BackendKind::Process,
+            bin_dir: None,
+            standin: false,
+            mongod_args: Vec::new(),
+            base_port: None,
         }
+    }
+}
+
+impl ServerFlags {
+    /// `--bin-dir` made absolute; `--standin` is kept as asked, its links made by
+    /// [`ServerFlags::link_standin`] once every input is checked.
+    pub(crate) fn checked(mut self) -> anyhow::Result<ServerFlags> {
+        self.bin_dir = absolute_bin_dir(self.bin_dir)?;
+        Ok(self)
     }
 
-    /// The binaries directory as [`Self::bin_dir`] names it, `--standin`'s links not made yet:
-    /// the servers check makes them once everything else it checks is right
-    /// (`preflight::servers`).
-    pub(crate) fn bin_dir_to_check(&self) -> anyhow::Result<Option<PathBuf>> {
-        if self.standin {
-            Ok(Some(super::live::standin_dir(self.backend)?))
-        } else {
-            absolute_bin_dir(self.bin_dir.clone())
+    /// The binaries directory the servers start from: `--standin`'s links, made now, else
+    /// `--bin-dir` (a resume, which checks its stored record, not these flags).
+    pub(crate) fn link_standin(&mut self) -> anyhow::Result<Option<PathBuf>> {
+        if std::mem::take(&mut self.standin) {
+            self.bin_dir = Some(standin_bin_dir(self.backend)?);
         }
+        Ok(self.bin_dir.clone())
     }
+
+    /// The binaries directory the servers start from, `--standin`'s links not made yet: the
+    /// servers check makes them ([`link_if_standin`]) once everything it checks is right, so a
+    /// bad port range or topology leaves the state directory as it was.
+    pub(crate) fn standin_to_link(&mut self) -> anyhow::Result<Option<PathBuf>> {
+        if std::mem::take(&mut self.standin) {
+            self.bin_dir = Some(standin_dir(self.backend)?);
+        }
+        Ok(self.bin_dir.clone())
+    }
+}
+
+/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
+/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
+pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
+    let dir = standin_dir(backend)?;
+    link_standin(&dir)?;
+    Ok(dir)
+}
+
+/// Where `--standin`'s links go, without making them; the stand-in needs the process backend.
+pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
+    if backend != BackendKind::Process {
+        return Err(bad_input(format!(
+            "--standin: the stand-in runs with the process backend, not --backend {backend}"
+        )));
+    }
+    Ok(crate::backend::state::state_dir().join("standin-bin"))
+}
+
+/// Makes `--standin`'s links when `bin_dir` is their directory: called by the servers check
+/// once the flags and topologies are checked, before the programs are looked for.
+pub(crate) fn link_if_standin(
+    backend: BackendKind,
+    bin_dir: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    match (standin_dir(backend), bin_dir) {
+        (Ok(dir), Some(given)) if dir == given => link_standin(&dir),
+        _ => Ok(()),
+    }
+}
+
+fn link_standin(dir: &std::path::Path) -> anyhow::Result<()> {
+    crate::standin::link_binaries(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot link the stand-in binaries in {}: {e}",
+            dir.display()
+        )
+    })
+}
+
+/// Runs written before the backend was typed stored it as typed on the command line
+/// (`--backend Docker` is accepted in any case).
+fn backend_any_case<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BackendKind, D::Error> {
+    use clap::ValueEnum;
+    let text = String::deserialize(d)?;
+    BackendKind::from_str(&text, true).map_err(|_| {
+        serde::de::Error::custom(format!(
+            "backend {text:?}: expected process, docker or existing"
+        ))
+    })
 }
 
 /// Makes `--bin-dir` absolute (without touching the file system): members are started from
@@ -70,36 +143,71 @@ pub(crate) fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<Pa
 }
 
 /// What every measurement runs with: `-p`, the warm-up, the client processes and the scale.
-#[derive(Debug, Args)]
-pub(crate) struct WorkloadFlags {
+/// Stored with `--warmup` folded into `overrides` and no `records` at `--full`.
+#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+pub struct WorkloadFlags {
     /// Set a workload property for every scenario (repeatable), applied last.
     #[arg(short = 'p', value_name = "KEY=VALUE")]
-    pub properties: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// Leave the first DURATION of every cell out of its measurement (`microshard.warmup`,
     /// recorded in each result); the cell then runs warm-up + `--duration`.
     #[arg(long, value_parser = parse_duration)]
+    #[serde(skip)]
     pub warmup: Option<Duration>,
     /// Drive every cell with N client processes (`threadcount` split across them; results
     /// merged exactly).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[serde(default = "one")]
     pub clients: u64,
     /// Use the scenario files' full sizes (the seed's 5 million records) instead of the laptop scale.
     #[arg(long)]
     pub full: bool,
     /// Records at laptop scale (not with --full, which uses the scenario files' sizes).
-    #[arg(long, default_value_t = super::scenario::LAPTOP_RECORDS,
+    #[arg(long, default_value = "100000",
           value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "full")]
-    pub records: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Default for WorkloadFlags {
+    fn default() -> WorkloadFlags {
+        WorkloadFlags {
+            overrides: Vec::new(),
+            warmup: None,
+            clients: 1,
+            full: false,
+            records: Some(super::scenario::LAPTOP_RECORDS),
+        }
+    }
 }
 
 impl WorkloadFlags {
+    /// The flags as a record keeps them: `--warmup` folded into `-p` as `microshard.warmup`,
+    /// no laptop record count at `--full`.
+    pub(crate) fn checked(mut self) -> WorkloadFlags {
+        self.overrides = self.overrides();
+        self.warmup = None;
+        self.records = self.records.filter(|_| !self.full);
+        self
+    }
+
     /// `-p` as given, then `--warmup` as `microshard.warmup`.
     pub(crate) fn overrides(&self) -> Vec<String> {
-        let mut out = self.properties.clone();
+        let mut out = self.overrides.clone();
         if let Some(w) = self.warmup {
             out.push(format!("{}={}", prop::WARMUP.name, w.as_secs_f64()));
         }
         out
+    }
+
+    /// Records at laptop scale.
+    pub(crate) fn laptop_records(&self) -> u64 {
+        self.records.unwrap_or(super::scenario::LAPTOP_RECORDS)
     }
 
     /// `--clients` as a count of processes.
@@ -110,8 +218,8 @@ impl WorkloadFlags {
 
 /// How a ceiling search steps (`ceiling`, `compare --ceiling`; README, "Glossary": ceiling,
 /// bound).
-#[derive(Debug, Args)]
-pub(crate) struct SearchFlags {
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct SearchFlags {
     /// The latency bound on intended latency, e.g. `p99=10ms`; several comma-separated, all must hold.
     #[arg(long, value_name = "pNN=DURATION,...")]
     pub slo: Option<String>,
@@ -156,126 +264,20 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     Ok(share)
 }
 
-/// The flags of `compare` that make its record (the rest say where and how to run it).
-#[derive(Debug, Args)]
-pub(crate) struct CompareFlags {
-    /// Topologies (names in `topologies/` or TOML files), comma-separated; the first is the baseline.
-    #[arg(long, default_value = "single,microshard-2,microshard-4")]
-    pub topologies: String,
-    /// Scenarios (names in `workloads/` or files), comma-separated; the first is the load phase.
-    #[arg(long, default_value = "S1,S2,S3,S4,S5")]
-    pub scenarios: String,
-    #[command(flatten)]
-    pub servers: ServerFlags,
-    /// Docker image for every member, instead of each topology's (e.g. microshard-standin:test);
-    /// `--resume` reuses the experiment's unless given again.
-    #[arg(long)]
-    pub image: Option<String>,
-    /// Bound of each run-phase cell (`maxexecutiontime`).
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub duration: Duration,
-    #[command(flatten)]
-    pub workload: WorkloadFlags,
-    /// Measure every cell N times (spread and significance need 2 or more); with --vary, also
-    /// the sweep curves per value.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
-    /// Client threads for every cell (default: each scenario file's threadcount).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: Option<u32>,
-    /// Topology every other one is compared with (default: the first).
-    #[arg(long)]
-    pub baseline: Option<String>,
-    /// Sweep thread counts on each topology first and measure at its knee.
-    #[arg(long)]
-    pub sweep: bool,
-    /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
-    /// `--repeat` confirms each ceiling found that many times.
-    #[arg(long, conflicts_with = "sweep")]
-    pub ceiling: bool,
-    #[command(flatten)]
-    pub search: SearchFlags,
-    /// Thread counts for `--sweep`.
-    #[arg(long, default_value = "1,2,4,8,16,32,64,128", value_parser = parse_threads)]
-    pub sweep_threads: ThreadList,
-    /// Length of each sweep point.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub sweep_duration: Duration,
-    /// With --sweep: one sweep curve per value of a property on every topology, --repeat times
-    /// each (e.g. `readbatchsize=1,10,20`); prints and writes one seed-2 table and chart per
-    /// topology (`vary-TOPOLOGY.*`); the cells run at the knee of the first value's curve.
-    #[arg(long, value_name = "PROPERTY=V1,V2,...", requires = "sweep")]
-    pub vary: Option<String>,
-    /// Experiment name (the run directory's suffix).
-    #[arg(long, default_value = "compare")]
-    pub name: String,
-    /// Print every server's ops/s while cells run (like mongostat beside YCSB).
-    #[arg(short = 's', long = "status")]
-    pub status: bool,
-}
-
-impl CompareCommand {
-    /// The one record a `compare` command line asks for (a new experiment; `--resume` reads its
-    /// record from the run directory instead). Flags are checked here, each failure one line
-    /// naming the flag (exit status 2); nothing is created.
-    pub(crate) fn from_flags(f: &CompareFlags) -> anyhow::Result<CompareCommand> {
-        let topologies = split_list(&f.topologies);
-        Ok(CompareCommand {
-            name: f.name.clone(),
-            baseline: f
-                .baseline
-                .clone()
-                .or_else(|| topologies.first().cloned())
-                .unwrap_or_default(),
-            topologies,
-            scenarios: split_list(&f.scenarios),
-            repeat: f.repeat,
-            backend: f.servers.backend,
-            bin_dir: f.servers.bin_dir_to_check()?,
-            extra_mongod_args: f.servers.mongod_args.clone(),
-            image: f.image.clone(),
-            base_port: f.servers.base_port,
-            // A search sets each step's length itself (`--step-duration`).
-            duration_s: (!f.ceiling).then(|| f.duration.as_secs().max(1)),
-            threads: f.threads,
-            sweep: f.sweep,
-            sweep_threads: if f.sweep {
-                f.sweep_threads.0.clone()
-            } else {
-                Vec::new()
-            },
-            sweep_duration_s: Some(f.sweep_duration.as_secs().max(1)),
-            vary: f.vary.as_deref().map(Vary::parse).transpose()?,
-            full: f.workload.full,
-            records: (!f.workload.full).then_some(f.workload.records),
-            overrides: f.workload.overrides(),
-            live_server_status: f.status,
-            clients: f.workload.clients(),
-            ceiling: match (f.ceiling, &f.search.slo) {
-                (true, _) => Some(f.search.spec()?),
-                (false, Some(_)) => return Err(bad_input("--slo: only with --ceiling")),
-                (false, None) => None,
-            },
-        })
-    }
-}
-
-impl CompareFlags {
-    /// The flags `--resume` takes again over the stored record.
-    pub(crate) fn resume_flags(&self, remeasure_invalid: bool) -> anyhow::Result<ResumeFlags> {
-        Ok(ResumeFlags {
-            bin_dir: self.servers.bin_dir()?,
-            image: self.image.clone(),
-            base_port: self.servers.base_port,
-            overrides: self.workload.overrides(),
-            remeasure_invalid,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_laptop_scale_is_the_records_flag_default() {
+        let record = crate::experiment::model::CompareCommand::default();
+        assert_eq!(
+            record.workload.records,
+            Some(super::super::scenario::LAPTOP_RECORDS)
+        );
+        assert_eq!(record.baseline, "single");
+        assert_eq!(record.sweep_duration_s, Some(10));
+    }
 
     #[test]
     fn a_relative_bin_dir_becomes_absolute() {

@@ -9,7 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::metrics::Watched;
 use super::model::CellSummary;
-use super::scenario::PropertyMap;
 use crate::runner::Phase;
 
 /// A topology that is up, as the experiment sees it.
@@ -58,7 +57,7 @@ pub(crate) trait Lab {
     fn run(
         &mut self,
         deployment: &Deployment,
-        properties: &PropertyMap,
+        properties: &crate::workload::Properties,
         phase: Phase,
         cancel: &CancellationToken,
     ) -> impl Future<Output = anyhow::Result<Measured>> + Send;

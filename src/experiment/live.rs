@@ -1,13 +1,12 @@
 //! The live [`Lab`]: real topologies through `topology`/`backend`, real runs through `runner`
 //! (`calibrate` and `demo` use it from their own modules).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
-use super::scenario::PropertyMap;
 use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
@@ -26,43 +25,6 @@ pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
     crate::standin::link_binaries(bin.path())
         .map_err(|e| anyhow::anyhow!("cannot link the stand-in binaries: {e}"))?;
     Ok(bin)
-}
-
-/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
-/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    let dir = standin_dir(backend)?;
-    link_standin(&dir)?;
-    Ok(dir)
-}
-
-/// Where `--standin`'s links go, without making them (they are made by [`link_if_standin`] once
-/// the command's input is checked); the stand-in needs the process backend.
-pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    if backend != BackendKind::Process {
-        return Err(bad_input(format!(
-            "--standin: the stand-in runs with the process backend, not --backend {backend}"
-        )));
-    }
-    Ok(crate::backend::state::state_dir().join("standin-bin"))
-}
-
-/// Makes `--standin`'s links when `bin_dir` is their directory: called by the servers check
-/// once the flags and topologies are checked, before the programs are looked for.
-pub(crate) fn link_if_standin(backend: BackendKind, bin_dir: Option<&Path>) -> anyhow::Result<()> {
-    match (standin_dir(backend), bin_dir) {
-        (Ok(dir), Some(given)) if dir == given => link_standin(&dir),
-        _ => Ok(()),
-    }
-}
-
-fn link_standin(dir: &Path) -> anyhow::Result<()> {
-    crate::standin::link_binaries(dir).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot link the stand-in binaries in {}: {e}",
-            dir.display()
-        )
-    })
 }
 
 /// The live lab: brings topologies up with a backend and runs phases with the runner.
@@ -111,12 +73,16 @@ impl LiveLab {
             let links = demo_links()?;
             (Some(links.path().to_path_buf()), Some(links))
         } else {
-            (cmd.bin_dir.clone(), None)
+            (cmd.servers.bin_dir.clone(), None)
         };
-        let mut lab = LiveLab::new(cmd.backend, bin_dir, cmd.extra_mongod_args.clone());
-        lab.base_port = cmd.base_port;
+        let mut lab = LiveLab::new(
+            cmd.servers.backend,
+            bin_dir,
+            cmd.servers.mongod_args.clone(),
+        );
+        lab.base_port = cmd.servers.base_port;
         lab.image = cmd.image.clone();
-        lab.clients = cmd.clients;
+        lab.clients = cmd.workload.clients();
         if links.is_some() && lab.base_port.is_none() {
             lab.base_port = free_port_range(DEMO_PORTS);
         }
@@ -259,7 +225,7 @@ impl Lab for LiveLab {
     async fn run(
         &mut self,
         deployment: &Deployment,
-        properties: &PropertyMap,
+        properties: &crate::workload::Properties,
         phase: Phase,
         cancel: &CancellationToken,
     ) -> anyhow::Result<Measured> {
@@ -326,14 +292,13 @@ impl Lab for LiveLab {
 /// things on different versions (`docs/mongodb-versions.md`).
 pub(crate) async fn run_phase(
     uri: &str,
-    properties: &PropertyMap,
+    properties: &crate::workload::Properties,
     phase: Phase,
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
     events: Option<crate::events::Sink>,
     launcher: &crate::runner::fanout::ClientLauncher,
 ) -> anyhow::Result<Measured> {
-    let props = crate::workload::Properties::from_pairs(properties);
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
         uri: Some(pin_write_concern(uri, properties)),
@@ -347,9 +312,9 @@ pub(crate) async fn run_phase(
         crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
     );
     let mut document = if several {
-        crate::runner::fanout::execute_with(&props, phase, &opts, launcher).await?
+        crate::runner::fanout::execute_with(properties, phase, &opts, launcher).await?
     } else {
-        crate::runner::execute(&props, phase, &opts).await?
+        crate::runner::execute(properties, phase, &opts).await?
     };
     if let Some(why) = crate::runner::verdict::too_short(document.runtime_ms, document.operations) {
         document.validity.degrade(why);
@@ -365,12 +330,9 @@ pub(crate) async fn run_phase(
 /// shard (`docs/mongodb-versions.md`, R8).
 async fn shard_scenario_table(
     deployment: &Deployment,
-    properties: &PropertyMap,
+    properties: &crate::workload::Properties,
 ) -> anyhow::Result<()> {
-    let table = properties
-        .get(prop::TABLE.name)
-        .map(String::as_str)
-        .unwrap_or(prop::TABLE.default);
+    let table = properties.text(&prop::TABLE);
     let Some(plan) = &deployment.plan else {
         return Ok(());
     };
@@ -397,7 +359,7 @@ async fn shard_scenario_table(
 }
 
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
-pub(crate) fn pin_write_concern(uri: &str, properties: &PropertyMap) -> String {
+pub(crate) fn pin_write_concern(uri: &str, properties: &crate::workload::Properties) -> String {
     // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
     let scenario_sets_w = properties
         .get(prop::MONGODB_WRITE_CONCERN.name)
@@ -487,9 +449,9 @@ mod tests {
             ("mongodb://h:1/", Some("journaled"), "mongodb://h:1/?w=1"),
         ];
         for (uri, concern, expected) in cases {
-            let mut props = PropertyMap::new();
+            let mut props = crate::workload::Properties::new();
             if let Some(c) = concern {
-                props.insert("mongodb.writeConcern".into(), c.into());
+                props.set("mongodb.writeConcern", c, crate::workload::Origin::Override);
             }
             assert_eq!(
                 pin_write_concern(uri, &props),

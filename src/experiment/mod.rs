@@ -11,7 +11,7 @@ pub mod crosscheck;
 pub(crate) mod demo;
 pub(crate) mod dry_run;
 pub mod facts;
-pub(crate) mod flags;
+pub mod flags;
 pub(crate) mod knee;
 pub(crate) mod knee_caveats;
 pub(crate) mod lab;

@@ -4,12 +4,13 @@
 //! (new fields carry `#[serde(default)]`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use super::metrics::ServerMetrics;
-use crate::topology::BackendKind;
+use crate::error::bad_input;
+use crate::props::flag_values::{list_item, parse_duration, parse_threads};
 
 /// Schema tag written into every cell file.
 pub const CELL_SCHEMA: &str = "microshard.cell/2";
@@ -27,113 +28,153 @@ pub struct CellId {
     pub repeat: u32,
 }
 
-/// What `compare` (and `demo`) was asked to do, checked: the one record of the command, like
-/// latte's `RunCommand`. The command line is turned into it once (`experiment::flags`), it is
-/// stored in `experiment.json` (flattened into [`ExperimentConfig`], so the file keeps its
-/// layout), and `--resume` reads it back as its only source (`docs/result-schema.md`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Seconds each `compare --sweep` point runs unless `--sweep-duration` says otherwise.
+pub(crate) const DEFAULT_SWEEP_POINT_S: u64 = 10;
+
+/// `compare`'s default topologies, the first the baseline (`compare`, `demo`).
+pub(crate) const DEFAULT_TOPOLOGIES: &str = "single,microshard-2,microshard-4";
+/// `compare`'s default scenarios, the first the load phase (`compare`, `demo`).
+pub(crate) const DEFAULT_SCENARIOS: &str = "S1,S2,S3,S4,S5";
+/// The thread counts a sweep tries unless told (`compare --sweep-threads`, `sweep --threads`).
+pub(crate) const DEFAULT_SWEEP_THREADS: &str = "1,2,4,8,16,32,64,128";
+
+/// What `compare` (and `demo`) is asked to do: the one record of the command, like latte's
+/// `RunCommand`. clap parses it, [`CompareCommand::checked`] settles what the flags imply
+/// (creating nothing), it is stored in `experiment.json` (flattened into [`ExperimentConfig`],
+/// so the file keeps its layout), and `--resume` reads it back as its only source
+/// (`docs/result-schema.md`). Fields marked `serde(skip)` are the command line's only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct CompareCommand {
-    /// Experiment name (also the directory suffix).
-    pub name: String,
-    /// Topologies, in table order.
+    /// Topologies (names in `topologies/` or TOML files), comma-separated; the first is the baseline.
+    #[arg(long, value_delimiter = ',', value_parser = list_item, default_value = DEFAULT_TOPOLOGIES)]
     pub topologies: Vec<String>,
-    /// The topology every other one is compared with (as given in `topologies`).
-    pub baseline: String,
-    /// Scenarios in order; the first is the load phase.
+    /// Scenarios (names in `workloads/` or files), comma-separated; the first is the load phase.
+    #[arg(long, value_delimiter = ',', value_parser = list_item, default_value = DEFAULT_SCENARIOS)]
     pub scenarios: Vec<String>,
-    /// Measurements per cell (and, with `vary`, curves per value).
-    pub repeat: u32,
-    /// Backend used to bring topologies up.
-    #[serde(deserialize_with = "backend_any_case")]
-    pub backend: BackendKind,
-    /// Directory of the server binaries, when one was given.
-    #[serde(default)]
-    pub bin_dir: Option<PathBuf>,
-    /// Extra arguments given to every mongod (the stand-in's capacity model in `demo`).
-    #[serde(default)]
-    pub extra_mongod_args: Vec<String>,
-    /// Docker image given with `--image` for every member, kept so `--resume` brings the same
-    /// servers up.
+    /// Where the servers come from.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub servers: ServerFlags,
+    /// Docker image for every member, instead of each topology's (e.g. microshard-standin:test);
+    /// `--resume` reuses the experiment's unless given again.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
-    /// First port of every topology (`--base-port`), kept so `--resume` uses the same ports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_port: Option<u16>,
-    /// Run-phase bound per cell, in seconds (`maxexecutiontime`).
+    /// Bound of each run-phase cell (`maxexecutiontime`).
+    #[arg(long = "duration", value_name = "DURATION", default_value = "60s", value_parser = seconds)]
     #[serde(default)]
     pub duration_s: Option<u64>,
-    /// Client threads, when fixed on the command line.
+    /// What every cell runs with.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub workload: WorkloadFlags,
+    /// Measure every cell N times (spread and significance need 2 or more); with --vary, also
+    /// the sweep curves per value.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Client threads for every cell (default: each scenario file's threadcount).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     #[serde(default)]
     pub threads: Option<u32>,
-    /// Whether each topology's thread count comes from a sweep.
+    /// Topology every other one is compared with (default: the first).
+    #[arg(long, default_value_t = String::new(), hide_default_value = true)]
+    pub baseline: String,
+    /// Sweep thread counts on each topology first and measure at its knee.
+    #[arg(long)]
     #[serde(default)]
     pub sweep: bool,
-    /// Thread counts a sweep tries.
+    /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
+    /// `--repeat` confirms each ceiling found that many times.
+    #[arg(long = "ceiling", conflicts_with = "sweep")]
+    #[serde(skip)]
+    pub search_ceiling: bool,
+    /// How a `--ceiling` search steps.
+    #[command(flatten)]
+    #[serde(skip)]
+    pub search: SearchFlags,
+    /// Thread counts for `--sweep`.
+    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
     #[serde(default)]
-    pub sweep_threads: Vec<u32>,
-    /// Seconds per sweep point.
+    pub sweep_threads: ::std::vec::Vec<u32>,
+    /// Length of each sweep point.
+    #[arg(long = "sweep-duration", value_name = "SWEEP_DURATION", default_value = "10s", value_parser = seconds)]
     #[serde(default)]
     pub sweep_duration_s: Option<u64>,
-    /// `--sweep --vary PROPERTY=V1,...`: one sweep curve per value (× `repeat`) on every topology.
+    /// With --sweep: one sweep curve per value of a property on every topology, --repeat times
+    /// each (e.g. `readbatchsize=1,10,20`); prints and writes one seed-2 table and chart per
+    /// topology (`vary-TOPOLOGY.*`); the cells run at the knee of the first value's curve.
+    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...", requires = "sweep")]
+    #[serde(skip)]
+    pub vary_given: Option<String>,
+    /// `--vary` parsed: one sweep curve per value (× `repeat`) on every topology.
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vary: Option<Vary>,
-    /// Whether the seed's full sizes were used (otherwise the laptop scale).
-    pub full: bool,
-    /// Records at laptop scale (`None` with `full`, or in runs written before it was recorded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub records: Option<u64>,
-    /// `-p KEY=VALUE` as given (with `--warmup` as `microshard.warmup`), applied last; their
-    /// result is in the resolved `properties`. Values are redacted on disk.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub overrides: Vec<String>,
-    /// Print per-server ops/s while cells run (`compare -s`).
+    /// Experiment name (the run directory's suffix).
+    #[arg(long, default_value = "compare")]
+    pub name: String,
+    /// Print every server's ops/s while cells run (like mongostat beside YCSB).
+    #[arg(short = 's', long = "status")]
     #[serde(default)]
     pub live_server_status: bool,
-    /// Client processes per cell (`--clients`), kept so `--resume` drives cells the same way.
-    #[serde(default = "one")]
-    pub clients: usize,
     /// `--ceiling --slo …`: every cell is a ceiling search, its repetitions the confirmations of
     /// the rate found (`docs/result-schema.md`, "Ceilings").
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::slo::SearchSpec>,
+}
+
+/// A duration flag as the whole seconds a record keeps (at least one).
+fn seconds(text: &str) -> Result<u64, String> {
+    parse_duration(text).map(|d| d.as_secs().max(1))
 }
 
 impl Default for CompareCommand {
     /// `microshard compare` with no flags: S1–S5 on three topologies, 60 s cells, laptop scale.
     fn default() -> CompareCommand {
-        CompareCommand {
-            name: "compare".into(),
-            topologies: ["single", "microshard-2", "microshard-4"]
-                .map(String::from)
-                .to_vec(),
-            baseline: "single".into(),
-            scenarios: ["S1", "S2", "S3", "S4", "S5"].map(String::from).to_vec(),
-            repeat: 1,
-            backend: BackendKind::Process,
-            bin_dir: None,
-            extra_mongod_args: Vec::new(),
-            image: None,
-            base_port: None,
-            duration_s: Some(60),
-            threads: None,
-            sweep: false,
-            sweep_threads: Vec::new(),
-            sweep_duration_s: Some(DEFAULT_SWEEP_POINT_S),
-            vary: None,
-            full: false,
-            records: Some(super::scenario::LAPTOP_RECORDS),
-            overrides: Vec::new(),
-            live_server_status: false,
-            clients: 1,
-            ceiling: None,
-        }
+        use clap::FromArgMatches;
+        let matches = <CompareCommand as clap::Args>::augment_args(clap::Command::new("compare"))
+            .get_matches_from(["compare"]);
+        let parsed = CompareCommand::from_arg_matches(&matches)
+            .unwrap_or_else(|e| unreachable!("compare's defaults parse: {e}"));
+        parsed
+            .checked()
+            .unwrap_or_else(|e| unreachable!("compare's defaults check: {e}"))
     }
 }
 
-/// Seconds each `compare --sweep` point runs unless `--sweep-duration` says otherwise.
-pub(crate) const DEFAULT_SWEEP_POINT_S: u64 = 10;
-
 impl CompareCommand {
+    /// The record the flags ask for, settled: the baseline named, `--duration` dropped for a
+    /// `--ceiling` search (each step's length is `--step-duration`), the sweep's thread counts
+    /// only with `--sweep`, `--vary` and `--slo` parsed, `--warmup` folded into `-p`, `--bin-dir`
+    /// made absolute. Each bad flag is one line naming it (exit status 2); nothing is created
+    /// (`--standin`'s links are made once every input is checked).
+    pub(crate) fn checked(mut self) -> anyhow::Result<CompareCommand> {
+        self.topologies.retain(|t| !t.is_empty());
+        self.scenarios.retain(|s| !s.is_empty());
+        if self.baseline.is_empty() {
+            self.baseline = self.topologies.first().cloned().unwrap_or_default();
+        }
+        if self.search_ceiling {
+            self.duration_s = None;
+        }
+        if !self.sweep {
+            self.sweep_threads.clear();
+        }
+        if let Some(text) = self.vary_given.take() {
+            self.vary = Some(Vary::parse(&text)?);
+        }
+        self.ceiling = match (std::mem::take(&mut self.search_ceiling), &self.search.slo) {
+            (true, _) => Some(self.search.spec()?),
+            (false, Some(_)) => return Err(bad_input("--slo: only with --ceiling")),
+            (false, None) => self.ceiling.take(),
+        };
+        self.search = SearchFlags::default();
+        self.servers = self.servers.checked()?;
+        self.workload = self.workload.checked();
+        Ok(self)
+    }
+
     /// Seconds each `--sweep` point runs (the default when a record has none).
     pub(crate) fn sweep_point_seconds(&self) -> u64 {
         self.sweep_duration_s.unwrap_or(DEFAULT_SWEEP_POINT_S)
@@ -163,7 +204,7 @@ pub struct ExperimentConfig {
     /// A sentence saying which sizes were used, shown under every table.
     pub scale_note: String,
     /// The resolved properties of every scenario (after scaling and `-p`).
-    pub properties: BTreeMap<String, BTreeMap<String, String>>,
+    pub properties: BTreeMap<String, crate::workload::Properties>,
     /// Facts about the client machine.
     #[serde(default)]
     pub host: crate::measure::HostFacts,
@@ -229,22 +270,6 @@ pub struct NotRun {
     pub reason: String,
     /// The session that skipped it.
     pub session: u32,
-}
-
-/// Runs written before the backend was typed stored it as typed on the command line
-/// (`--backend Docker` is accepted in any case).
-fn backend_any_case<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BackendKind, D::Error> {
-    use clap::ValueEnum;
-    let text = String::deserialize(d)?;
-    BackendKind::from_str(&text, true).map_err(|_| {
-        serde::de::Error::custom(format!(
-            "backend {text:?}: expected process, docker or existing"
-        ))
-    })
-}
-
-fn one() -> usize {
-    1
 }
 
 /// The share of failed operations above which a cell is invalid (`microshard.maxerrorrate`'s

@@ -186,11 +186,11 @@ impl ExperimentDir {
     pub fn write_config(&self, config: &ExperimentConfig) -> Result<(), ResultsError> {
         let mut stored = config.clone();
         for props in stored.properties.values_mut() {
-            for (k, v) in props.iter_mut() {
-                *v = redact_property(k, v);
-            }
+            *props = crate::workload::Properties::from_pairs(
+                props.iter().map(|(k, v, _)| (k, redact_property(k, v))),
+            );
         }
-        for given in stored.command.overrides.iter_mut() {
+        for given in stored.command.workload.overrides.iter_mut() {
             if let Some((k, v)) = given.split_once('=') {
                 *given = format!("{k}={}", redact_property(k, v));
             }

@@ -5,13 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{as_bad_input, bad_input};
-use crate::workload::prop;
+use crate::workload::{Origin, Properties, prop};
 
 /// Record count used when `--full` is not given (fits a laptop; stated in every report).
 pub(crate) const LAPTOP_RECORDS: u64 = 100_000;
-
-/// A property set in order of keys; what the experiment stores and hands to the runner.
-pub(crate) type PropertyMap = BTreeMap<String, String>;
 
 /// Finds a scenario file: a path as given, else `<dir>/<name>` for `workloads/` beside the
 /// current directory or beside the sources.
@@ -71,15 +68,12 @@ fn known_workloads(dirs: &[PathBuf]) -> Vec<String> {
     out
 }
 
-/// Reads a Java properties file into a map (later keys win, as in YCSB), with the same parser
-/// and the same `file:line` errors as `microshard run -P`.
-pub(crate) fn read_properties(path: &Path) -> anyhow::Result<PropertyMap> {
-    let mut props = crate::workload::Properties::new();
+/// Reads a Java properties file, each value remembering its `FILE:LINE`, with the same parser
+/// and the same errors as `microshard run -P`.
+pub(crate) fn read_properties(path: &Path) -> anyhow::Result<Properties> {
+    let mut props = Properties::new();
     props.load_file(path).map_err(as_bad_input)?;
-    Ok(props
-        .iter()
-        .map(|(k, v, _)| (k.to_string(), v.to_string()))
-        .collect())
+    Ok(props)
 }
 
 /// Splits `-p key=value` overrides, naming the flag on error.
@@ -111,8 +105,8 @@ pub(crate) fn unread_override_warnings(overrides: &[String]) -> Vec<String> {
 
 /// The YCSB output properties (interval logs, raw data points, `exportfile`) any scenario asks
 /// for: a run's own files, which an experiment's cells or points would each overwrite.
-pub(crate) fn outputs_asked(scenarios: &BTreeMap<String, PropertyMap>) -> Vec<&'static str> {
-    let asks = |p: &PropertyMap, key: &str| match p.get(key) {
+pub(crate) fn outputs_asked(scenarios: &BTreeMap<String, Properties>) -> Vec<&'static str> {
+    let asks = |p: &Properties, key: &str| match p.get(key) {
         Some(v) if key == prop::HDRHISTOGRAM_FILEOUTPUT.name => v.eq_ignore_ascii_case("true"),
         found => found.is_some(),
     };
@@ -129,7 +123,7 @@ pub(crate) fn outputs_asked(scenarios: &BTreeMap<String, PropertyMap>) -> Vec<&'
 /// Refuses the YCSB outputs a workload asks for where `in_what` (a sweep, a ceiling search) would
 /// have each of its runs overwrite the last one's files; nothing is created before.
 pub(crate) fn refuse_outputs(
-    scenarios: &BTreeMap<String, PropertyMap>,
+    scenarios: &BTreeMap<String, Properties>,
     in_what: &str,
 ) -> anyhow::Result<()> {
     let asked = outputs_asked(scenarios);
@@ -148,7 +142,7 @@ pub(crate) struct OneWorkload {
     /// The file's name.
     pub name: String,
     /// Its resolved properties (the one scenario, under `name`).
-    pub props: BTreeMap<String, PropertyMap>,
+    pub props: BTreeMap<String, Properties>,
     /// What scale the sizes are.
     pub scale_note: String,
     /// The `-p` overrides, parsed.
@@ -178,14 +172,14 @@ impl OneWorkload {
     }
 
     /// Its properties.
-    pub(crate) fn base(&self) -> PropertyMap {
+    pub(crate) fn base(&self) -> Properties {
         self.props.get(&self.name).cloned().unwrap_or_default()
     }
 }
 
 /// Where a compare puts the YCSB outputs its scenarios ask for, said once at its start: beside
 /// each cell file, never at the path given, which every cell would overwrite.
-pub(crate) fn outputs_note(scenarios: &BTreeMap<String, PropertyMap>) -> Option<String> {
+pub(crate) fn outputs_note(scenarios: &BTreeMap<String, Properties>) -> Option<String> {
     let asked = outputs_asked(scenarios);
     (!asked.is_empty()).then(|| {
         format!(
@@ -214,38 +208,41 @@ pub(crate) fn resolve(
     files: &[(String, PathBuf)],
     scaling: &Scaling,
     overrides: &[(String, String)],
-) -> anyhow::Result<(BTreeMap<String, PropertyMap>, String)> {
+) -> anyhow::Result<(BTreeMap<String, Properties>, String)> {
     let mut out = BTreeMap::new();
-    let mut load_records: Option<String> = None;
+    let mut load_records: Option<(String, Origin)> = None;
     for (i, (name, path)) in files.iter().enumerate() {
         let mut props = read_properties(path)?;
         if !scaling.full {
             // The load inserts `recordcount` documents (YCSB's load count when `insertcount`
             // is not set), so a `-p recordcount=N` below means exactly N documents loaded and
             // N keys read by every run phase; an explicit `-p insertcount` still wins.
-            props.insert(prop::RECORDCOUNT.name.into(), scaling.records.to_string());
+            props.set_value(&prop::RECORDCOUNT, scaling.records, flag("--records"));
             props.remove(prop::INSERTCOUNT.name);
         }
         if let (true, Some(d)) = (i > 0, scaling.duration_s) {
-            props.insert(prop::MAXEXECUTIONTIME.name.into(), d.to_string());
+            props.set_value(&prop::MAXEXECUTIONTIME, d, flag("--duration"));
         }
         if let Some(t) = scaling.threads {
-            props.insert(prop::THREADCOUNT.name.into(), t.to_string());
+            props.set_value(&prop::THREADCOUNT, t, flag("--threads"));
         }
         for (k, v) in overrides {
-            props.insert(k.clone(), v.clone());
+            props.set(k.clone(), v.clone(), Origin::Override);
         }
         match (&load_records, props.get(prop::RECORDCOUNT.name)) {
-            (None, Some(r)) => load_records = Some(r.clone()),
-            (Some(r), _) => {
-                props.insert(prop::RECORDCOUNT.name.into(), r.clone());
+            (None, Some(r)) => {
+                load_records = Some((
+                    r.to_string(),
+                    props.origin_or_default(prop::RECORDCOUNT.name),
+                ))
             }
+            (Some((r, origin)), _) => props.set(prop::RECORDCOUNT.name, r.clone(), origin.clone()),
             _ => {}
         }
         validate(name, &props)?;
         out.insert(name.clone(), props);
     }
-    let records = load_records.unwrap_or_else(|| "?".into());
+    let records = load_records.map_or_else(|| "?".into(), |(r, _)| r);
     let note = if scaling.full {
         format!("full size: {records} records per the scenario files (the seed's sizes)")
     } else {
@@ -260,18 +257,22 @@ pub(crate) fn resolve(
     Ok((out, note))
 }
 
+/// The origin of a value an experiment flag sets.
+fn flag(name: &str) -> Origin {
+    Origin::Flag(name.into())
+}
+
 /// Checks properties the way the runner will, naming `what` in the error (a `--vary` value).
-pub(crate) fn check(what: &str, props: &PropertyMap) -> anyhow::Result<()> {
+pub(crate) fn check(what: &str, props: &Properties) -> anyhow::Result<()> {
     validate(what, props)
 }
 
 /// Checks a scenario's resolved properties the way the runner will, so that a bad `-p` or
 /// scenario file is refused before any topology is brought up.
-fn validate(scenario: &str, props: &PropertyMap) -> anyhow::Result<()> {
-    let properties = crate::workload::Properties::from_pairs(props);
-    crate::workload::CoreWorkload::from_properties(&properties)
+fn validate(scenario: &str, props: &Properties) -> anyhow::Result<()> {
+    crate::workload::CoreWorkload::from_properties(props)
         .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
-    crate::measure::MeasurementConfig::from_properties(&properties)
+    crate::measure::MeasurementConfig::from_properties(props)
         .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
     Ok(())
 }
@@ -320,22 +321,22 @@ mod tests {
         let ov = parse_overrides(&["readproportion=0.5".into()]).unwrap_or_default();
         let (props, note) = resolve(&files, &scaling, &ov).unwrap_or_default();
         let s1 = &props["S1"];
-        assert_eq!(s1["recordcount"], "1000");
-        assert!(!s1.contains_key("insertcount"));
-        assert!(!s1.contains_key("maxexecutiontime"));
+        assert_eq!(s1.get("recordcount"), Some("1000"));
+        assert!(!s1.contains("insertcount"));
+        assert!(!s1.contains("maxexecutiontime"));
         let s2 = &props["S2"];
-        assert_eq!(s2["recordcount"], "1000");
-        assert_eq!(s2["maxexecutiontime"], "7");
-        assert_eq!(s2["threadcount"], "4");
-        assert_eq!(s2["readproportion"], "0.5");
-        assert_eq!(s2["operationcount"], "100000000");
+        assert_eq!(s2.get("recordcount"), Some("1000"));
+        assert_eq!(s2.get("maxexecutiontime"), Some("7"));
+        assert_eq!(s2.get("threadcount"), Some("4"));
+        assert_eq!(s2.get("readproportion"), Some("0.5"));
+        assert_eq!(s2.get("operationcount"), Some("100000000"));
         assert!(note.contains("1000 records"), "{note}");
         let full = Scaling {
             full: true,
             ..scaling
         };
         let (props, note) = resolve(&files, &full, &[]).unwrap_or_default();
-        assert_eq!(props["S2"]["recordcount"], "5000000");
+        assert_eq!(props["S2"].get("recordcount"), Some("5000000"));
         assert!(note.contains("full size"));
     }
 
@@ -352,12 +353,11 @@ mod tests {
         };
         let ov = parse_overrides(&["recordcount=200".into()]).unwrap_or_default();
         let (props, _) = resolve(&files, &scaling, &ov).unwrap_or_else(|e| panic!("{e:#}"));
-        let mut load = crate::workload::Properties::new();
-        for (k, v) in &props["S1"] {
-            load.set(k.clone(), v.clone(), crate::workload::Origin::Override);
-        }
-        assert_eq!(crate::workload::load_operation_count(&load).ok(), Some(200));
-        assert_eq!(props["S2"]["recordcount"], "200");
+        assert_eq!(
+            crate::workload::load_operation_count(&props["S1"]).ok(),
+            Some(200)
+        );
+        assert_eq!(props["S2"].get("recordcount"), Some("200"));
     }
 
     #[test]

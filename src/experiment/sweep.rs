@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use anyhow::Context;
 
+use super::flags::{ServerFlags, WorkloadFlags};
 use super::knee;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
@@ -18,10 +19,10 @@ use super::model::{
 pub(crate) use super::model::{SweepOutcome, Variant, Vary};
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, PropertyMap, Scaling};
+use super::scenario::{self, Scaling};
 use crate::error::bad_input;
 use crate::runner::Phase;
-use crate::workload::prop;
+use crate::workload::{Origin, Properties, prop};
 
 mod resume;
 pub(crate) use resume::{Again, remaining_curves, reopen, resume_with, stored_outcome};
@@ -100,15 +101,15 @@ pub(crate) struct Resolved {
     /// The workload file's name.
     pub name: String,
     /// Its properties at the chosen scale, with `-p` applied.
-    pub base: PropertyMap,
+    pub base: Properties,
     /// Every curve, in order, with its properties.
-    pub variants: Vec<(Variant, PropertyMap)>,
+    pub variants: Vec<(Variant, Properties)>,
     /// What scale the sizes are (`--full`, laptop scale).
     pub scale_note: String,
     /// The `-p` overrides, parsed.
     pub overrides: Vec<(String, String)>,
     /// Every resolved scenario (the one workload), as the experiment record stores them.
-    pub props: std::collections::BTreeMap<String, PropertyMap>,
+    pub props: std::collections::BTreeMap<String, Properties>,
 }
 
 /// Resolves `cfg` (see [`Resolved`]); bad input names the flag.
@@ -286,24 +287,22 @@ fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> Experim
             topologies: vec![where_.to_string()],
             baseline: where_.to_string(),
             scenarios: vec![resolved.name.clone()],
-            repeat: 1,
-            backend: cfg.backend,
-            bin_dir: None,
-            extra_mongod_args: Vec::new(),
-            image: None,
-            base_port: None,
+            servers: ServerFlags {
+                backend: cfg.backend,
+                ..Default::default()
+            },
             duration_s: Some(secs),
-            threads: None,
             sweep: true,
             sweep_threads: cfg.threads.clone(),
             sweep_duration_s: Some(secs),
-            vary: None,
-            full: cfg.full,
-            records: (!cfg.full).then_some(cfg.records),
-            overrides: cfg.overrides.clone(),
-            live_server_status: false,
-            clients: cfg.clients,
-            ceiling: None,
+            workload: WorkloadFlags {
+                overrides: cfg.overrides.clone(),
+                clients: cfg.clients as u64,
+                full: cfg.full,
+                records: (!cfg.full).then_some(cfg.records),
+                warmup: None,
+            },
+            ..CompareCommand::default()
         },
         scale_note: resolved.scale_note.clone(),
         properties: resolved.props.clone(),
@@ -410,10 +409,10 @@ async fn load_and_measure<L: Lab>(
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
 /// as it is) × `repeat`. Each value is checked against `base` here, before anything starts.
 pub(crate) fn variants(
-    base: &PropertyMap,
+    base: &Properties,
     vary: Option<&Vary>,
     repeat: u32,
-) -> anyhow::Result<Vec<(Variant, PropertyMap)>> {
+) -> anyhow::Result<Vec<(Variant, Properties)>> {
     crate::error::flag_at_least("--repeat", u64::from(repeat), 1)?;
     let values: Vec<Option<String>> = match vary {
         Some(v) => v.values.iter().cloned().map(Some).collect(),
@@ -423,7 +422,11 @@ pub(crate) fn variants(
     for value in values {
         let mut p = base.clone();
         if let (Some(vary), Some(value)) = (vary, &value) {
-            p.insert(vary.property.clone(), value.clone());
+            p.set(
+                vary.property.clone(),
+                value.clone(),
+                Origin::Flag("--vary".into()),
+            );
             scenario::check(&format!("--vary {}={value}", vary.property), &p)?;
         }
         for repeat in 1..=repeat {
@@ -444,7 +447,7 @@ pub(crate) fn variants(
 #[derive(Debug)]
 pub(crate) struct Curves<'a> {
     /// The curves, from [`variants`].
-    pub variants: &'a [(Variant, PropertyMap)],
+    pub variants: &'a [(Variant, Properties)],
     /// The varied property, if any.
     pub vary: Option<&'a Vary>,
     /// Curves per value.
@@ -531,7 +534,7 @@ pub(crate) async fn measure_curves<L: Lab>(
 /// invocation (`sweep --resume`).
 struct OneCurve<'a> {
     /// The curve's properties.
-    props: &'a PropertyMap,
+    props: &'a Properties,
     /// What progress lines and the sweep file call it.
     label: &'a str,
     /// Points measured earlier, not measured again.
@@ -574,16 +577,12 @@ async fn measure_curve<L: Lab>(
     };
     let mut sweep = swept_curve(&all, points, measured.not_run, measured.dead);
     if lab.collects_server_metrics() && !cancel.is_cancelled() {
-        let table = one
-            .props
-            .get(prop::TABLE.name)
-            .cloned()
-            .unwrap_or_else(|| prop::TABLE.default.into());
+        let table = one.props.text(&prop::TABLE);
         sweep.memory = Some(
             super::metrics::memory_at_end(
                 &super::facts::memory_members(deployment),
                 &deployment.entry_uri,
-                (crate::cluster::YCSB_DB, &table),
+                (crate::cluster::YCSB_DB, table),
                 super::metrics::machine_bytes(&deployment.entry_uri),
             )
             .await,
@@ -649,7 +648,7 @@ pub(crate) fn stored_curves(
 /// One curve's points to measure: the workload, the thread counts and how long each point runs.
 pub(crate) struct PointPlan<'a> {
     /// The workload's properties (one curve's).
-    pub base: &'a PropertyMap,
+    pub base: &'a Properties,
     /// Thread counts, one point each.
     pub threads: &'a [u32],
     /// Seconds per point.
@@ -662,14 +661,14 @@ pub(crate) struct PointPlan<'a> {
 
 impl PointPlan<'_> {
     /// The workload's properties for the point at `n` threads.
-    fn point_props(&self, n: u32) -> PropertyMap {
+    fn point_props(&self, n: u32) -> Properties {
         let mut props = self.base.clone();
-        props.insert(prop::THREADCOUNT.name.into(), n.to_string());
+        props.set_value(&prop::THREADCOUNT, n, Origin::Experiment);
         if !self.count_bounded {
             // Bounded by time alone: every point runs its full duration (`operationcount=0`).
-            props.insert(prop::OPERATIONCOUNT.name.into(), "0".into());
+            props.set_value(&prop::OPERATIONCOUNT, 0, Origin::Experiment);
         }
-        props.insert(prop::MAXEXECUTIONTIME.name.into(), self.secs.to_string());
+        props.set_value(&prop::MAXEXECUTIONTIME, self.secs, Origin::Experiment);
         props
     }
 }
@@ -794,7 +793,6 @@ pub(crate) mod tests {
     use super::*;
     use crate::experiment::lab::Measured;
     use crate::experiment::model::CellSummary;
-    use crate::experiment::scenario::PropertyMap;
 
     /// Throughput grows 100 ops/s per thread up to a ceiling, then falls off slowly.
     pub(crate) struct Curve {
@@ -822,7 +820,7 @@ pub(crate) mod tests {
         async fn run(
             &mut self,
             _d: &Deployment,
-            props: &PropertyMap,
+            props: &Properties,
             phase: Phase,
             _c: &CancellationToken,
         ) -> anyhow::Result<Measured> {

@@ -33,12 +33,9 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// A comma-separated list of thread counts, sorted and without duplicates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ThreadList(pub Vec<u32>);
-
-/// Parses a comma-separated list of thread counts.
-pub(crate) fn parse_threads(text: &str) -> Result<ThreadList, String> {
+/// Parses a comma-separated list of thread counts, sorted and without duplicates (clap takes
+/// it as one value where a field is written `::std::vec::Vec<u32>`).
+pub(crate) fn parse_threads(text: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let n: u32 = part
@@ -54,17 +51,13 @@ pub(crate) fn parse_threads(text: &str) -> Result<ThreadList, String> {
     }
     out.sort_unstable();
     out.dedup();
-    Ok(ThreadList(out))
+    Ok(out)
 }
 
-/// The items of a comma-separated list (`--topologies`, `--scenarios`), trimmed, empty ones
-/// left out.
-pub(crate) fn split_list(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
+/// One item of a comma-separated list (`--topologies`, `--scenarios`), without the spaces
+/// around it (the record leaves empty items out).
+pub(crate) fn list_item(text: &str) -> Result<String, String> {
+    Ok(text.trim().to_string())
 }
 
 #[cfg(test)]
@@ -95,7 +88,7 @@ mod tests {
 
     #[test]
     fn thread_lists() {
-        assert_eq!(parse_threads("8, 1,4,4"), Ok(ThreadList(vec![1, 4, 8])));
+        assert_eq!(parse_threads("8, 1,4,4"), Ok(vec![1, 4, 8]));
         assert!(parse_threads("1,0").is_err());
         assert!(parse_threads("a").is_err());
     }

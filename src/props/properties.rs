@@ -32,6 +32,9 @@ pub enum Origin {
     Flag(String),
     /// Not set anywhere: the built-in default.
     Default,
+    /// Set by an experiment (a cell's threads or record count, a sweep point), or read back from
+    /// its record (`experiment.json`), where the properties are stored as resolved text.
+    Experiment,
 }
 
 impl fmt::Display for Origin {
@@ -41,6 +44,7 @@ impl fmt::Display for Origin {
             Origin::Override => f.write_str("-p"),
             Origin::Flag(flag) => f.write_str(flag),
             Origin::Default => f.write_str("default"),
+            Origin::Experiment => f.write_str("experiment"),
         }
     }
 }
@@ -281,6 +285,26 @@ impl Properties {
         }
     }
 
+    /// A declared property set to `value` (an experiment's scale, a sweep point's threads).
+    pub(crate) fn set_value<T>(
+        &mut self,
+        prop: &Prop<T>,
+        value: impl fmt::Display,
+        origin: Origin,
+    ) {
+        self.set(prop.name, value.to_string(), origin);
+    }
+
+    /// Unsets a value (it takes its default again).
+    pub(crate) fn remove(&mut self, key: &str) {
+        if let Some(i) = self.index.remove(key) {
+            self.entries.remove(i);
+            for at in self.index.values_mut().filter(|at| **at > i) {
+                *at -= 1;
+            }
+        }
+    }
+
     /// The raw value, if set (YCSB's `getProperty(key)`).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.index.get(key).map(|&i| self.entries[i].value.as_str())
@@ -311,6 +335,11 @@ impl Properties {
         self.entries
             .iter()
             .map(|e| (e.key.as_str(), e.value.as_str(), &e.origin))
+    }
+
+    /// The set properties by name: the text an experiment stores and shows.
+    pub(crate) fn by_name(&self) -> std::collections::BTreeMap<&str, &str> {
+        self.iter().map(|(k, v, _)| (k, v)).collect()
     }
 
     /// Parses the value with Java's strict rules, or returns `default` when unset.
@@ -430,6 +459,26 @@ impl Properties {
     /// Whether `key` is set but read by nothing in microshard (recorded as `unused` in results).
     pub(crate) fn is_unused(key: &str) -> bool {
         prop::lookup(key).is_none()
+    }
+}
+
+/// At the file boundary (`experiment.json`) the properties are YCSB's text: a map of name to
+/// value in name order, without origins.
+impl serde::Serialize for Properties {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.by_name().serialize(s)
+    }
+}
+
+/// Reads the text map back, every value from [`Origin::Experiment`].
+impl<'de> serde::Deserialize<'de> for Properties {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = std::collections::BTreeMap::<String, String>::deserialize(d)?;
+        let mut props = Properties::new();
+        for (k, v) in map {
+            props.set(k, v, Origin::Experiment);
+        }
+        Ok(props)
     }
 }
 

@@ -46,8 +46,9 @@ pub enum Columns {
 }
 
 impl Columns {
-    /// `--wide` / `--columns LIST`; an unknown name is bad input naming the flag and the names.
-    pub fn from_flags(wide: bool, list: Option<&str>) -> Result<Columns, String> {
+    /// The columns `--wide` / `--columns LIST` choose; an unknown name is bad input naming the flag
+    /// and the names.
+    pub fn chosen(wide: bool, list: Option<&str>) -> Result<Columns, String> {
         let Some(list) = list else {
             return Ok(if wide {
                 Columns::Wide

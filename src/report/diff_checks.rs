@@ -14,7 +14,10 @@ pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<Stri
         false => "compare",
     };
     let secs = |d: Option<u64>| d.map_or("unbounded".to_string(), |s| format!("{s} s"));
-    let records = |c: &crate::experiment::model::CompareCommand| match (c.full, c.records) {
+    let records = |c: &crate::experiment::model::CompareCommand| match (
+        c.workload.full,
+        c.workload.records,
+    ) {
         (true, _) => "the files' full sizes".to_string(),
         (false, Some(n)) => format!("{n} records"),
         (false, None) => "the default records".to_string(),
@@ -26,7 +29,11 @@ pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<Stri
         }
     };
     differs("kind", kind(a).into(), kind(b).into());
-    differs("backend", ca.backend.to_string(), cb.backend.to_string());
+    differs(
+        "backend",
+        ca.servers.backend.to_string(),
+        cb.servers.backend.to_string(),
+    );
     differs(
         "duration per cell",
         secs(ca.duration_s),
@@ -53,7 +60,7 @@ mod tests {
         assert!(mismatches(&a, &b).is_empty());
         b.command.duration_s = Some(2);
         b.command.repeat = a.command.repeat + 1;
-        b.command.backend = crate::topology::BackendKind::Docker;
+        b.command.servers.backend = crate::topology::BackendKind::Docker;
         let m = mismatches(&a, &b).join("\n");
         assert!(m.contains("differ in backend: A process, B docker"), "{m}");
         assert!(m.contains("differ in repetitions"), "{m}");

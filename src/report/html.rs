@@ -145,7 +145,7 @@ fn meta_line(p: &Page) -> String {
         items.push(super::when::experiment_times(&c.created, &finished));
         items.push(format!(
             "microshard {}, {} backend",
-            c.tool_version, c.command.backend
+            c.tool_version, c.command.servers.backend
         ));
     }
     items.push(p.report.scale_note.clone());
@@ -551,8 +551,7 @@ fn failure_rule(c: &ExperimentConfig) -> String {
         .values()
         .map(|p| {
             p.get("microshard.maxerrorrate")
-                .cloned()
-                .unwrap_or_else(|| default.clone())
+                .map_or_else(|| default.clone(), str::to_string)
         })
         .collect();
     rates.sort();
@@ -589,9 +588,9 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ),
         ("scenarios".into(), c.command.scenarios.join(", ")),
         ("repetitions per cell".into(), c.command.repeat.to_string()),
-        ("backend".into(), c.command.backend.to_string()),
+        ("backend".into(), c.command.servers.backend.to_string()),
         ("sizes".into(), c.scale_note.clone()),
-        ("full sizes".into(), c.command.full.to_string()),
+        ("full sizes".into(), c.command.workload.full.to_string()),
         ("failed operations".into(), failure_rule(c)),
     ];
     // A thread sweep alone has no baseline (NEWCOMER-2 #21).
@@ -600,7 +599,11 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ("baseline", compares.then(|| p.report.baseline.clone())),
         (
             "server binaries",
-            c.command.bin_dir.as_ref().map(|d| d.display().to_string()),
+            c.command
+                .servers
+                .bin_dir
+                .as_ref()
+                .map(|d| d.display().to_string()),
         ),
         ("image", c.command.image.clone()),
         (
@@ -629,10 +632,10 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
                 .join(", "),
         ));
     }
-    if !c.command.extra_mongod_args.is_empty() {
+    if !c.command.servers.mongod_args.is_empty() {
         items.push((
             "extra mongod arguments".into(),
-            c.command.extra_mongod_args.join(" "),
+            c.command.servers.mongod_args.join(" "),
         ));
     }
     items.push(("stand-in".into(), p.report.standin().to_string()));
@@ -665,6 +668,7 @@ fn host_facts(out: &mut String, c: &ExperimentConfig) {
 fn scenario_properties(out: &mut String, c: &ExperimentConfig) {
     out.push_str("<h3>Scenarios and their resolved properties</h3>\n");
     for (name, props) in &c.properties {
+        let props = props.by_name();
         let _ = writeln!(
             out,
             "<details class=\"scenario\"><summary>{} ({} properties)</summary>\n<div class=\"scroll\"><table><tbody>",
@@ -895,8 +899,7 @@ mod tests {
             "the facts"
         );
         // A scenario that set its own threshold is shown with it.
-        let mut props = std::collections::BTreeMap::new();
-        props.insert("microshard.maxerrorrate".to_string(), "0.05".to_string());
+        let props = crate::workload::Properties::from_pairs([("microshard.maxerrorrate", "0.05")]);
         cfg.properties.insert("S1".into(), props);
         assert!(
             failure_rule(&cfg).contains("above 5% of its operations"),

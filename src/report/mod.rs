@@ -421,8 +421,9 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         warnings,
         repeat: config.command.repeat,
         topologies: facts,
-        capacity: any_standin
-            .then(|| capacity::sentence(&config.command.extra_mongod_args, config.host.cpu_count)),
+        capacity: any_standin.then(|| {
+            capacity::sentence(&config.command.servers.mongod_args, config.host.cpu_count)
+        }),
         found: Vec::new(),
         cpu: cpu_line(cells, config.host.cpu_count),
         ceiling: None,

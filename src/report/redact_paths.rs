@@ -30,7 +30,7 @@ impl Redaction {
         for plan in cells.iter().filter_map(|c| c.topology.as_ref()) {
             add(plan.run_dir.display().to_string(), "{member-dir}");
         }
-        if let Some(bin) = &config.command.bin_dir {
+        if let Some(bin) = &config.command.servers.bin_dir {
             add(bin.display().to_string(), "{bin-dir}");
         }
         if let Ok(abs) = std::path::absolute(run_dir) {
@@ -85,7 +85,7 @@ mod tests {
     fn host_name_and_paths_are_replaced_longest_first() {
         let mut cfg = config(true);
         cfg.host.hostname = Some("lab-box-7".into());
-        cfg.command.bin_dir = Some("/opt/mongo/bin".into());
+        cfg.command.servers.bin_dir = Some("/opt/mongo/bin".into());
         let c = cell("single", "S1", 1, 100.0);
         let r = Redaction::of(
             std::path::Path::new("/srv/results/2026-compare"),

@@ -10,10 +10,9 @@ use super::search::{self, MAX_STEPS, Search, judge, micros, thousands};
 use super::{CeilingRecord, Outcome, SearchSpec, Step, StepKind, write_json_atomic};
 use crate::experiment::lab::{Deployment, Lab, Measured};
 use crate::experiment::progress::Progress;
-use crate::experiment::scenario::PropertyMap;
 use crate::measure::registry::MapKind;
 use crate::runner::Phase;
-use crate::workload::prop;
+use crate::workload::{Origin, Properties, prop};
 
 /// Inserts a closed-loop load probe may make: its step's time bound ends it long before.
 const PROBE_INSERTS: u64 = 50_000_000;
@@ -29,7 +28,7 @@ pub(crate) struct SearchOn<'a> {
     /// Confirmations of the rate found.
     pub repeat: u32,
     /// The workload's properties (before each step's rate and threads).
-    pub base: &'a PropertyMap,
+    pub base: &'a Properties,
     /// `Load`: every step inserts fresh keys after the ones there; `Run`: the scenario's mix.
     pub phase: Phase,
     /// The servers, up and loaded.
@@ -295,25 +294,19 @@ async fn step<L: Lab>(
 /// A step's properties: the workload's, open loop at `offered` (intended latency recorded) or
 /// closed loop for the probe, with `threads` threads for one step's length. The keys the steps
 /// before it inserted count as records; a load step inserts the next fresh keys after them.
-fn step_props(on: &SearchOn<'_>, inserted: u64, offered: Option<f64>, threads: u32) -> PropertyMap {
+fn step_props(on: &SearchOn<'_>, inserted: u64, offered: Option<f64>, threads: u32) -> Properties {
     let mut props = on.base.clone();
     let step_s = on.spec.step_s.max(1);
-    let records: u64 = props
-        .get(prop::RECORDCOUNT.name)
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(0);
+    let records = u64::try_from(props.value(&prop::RECORDCOUNT).unwrap_or(0)).unwrap_or(0);
     // Each step leaves its start out (`--warmup`, else a second): the connections its threads
     // open and the rate's first operations are not the rate sustained. Not a step that inserts:
     // the keys its warm-up took would not be counted, and the next step would take them again.
-    let inserts = on.phase == Phase::Load
-        || (props.get(prop::INSERTPROPORTION.name))
-            .and_then(|p| p.parse::<f64>().ok())
-            .is_some_and(|p| p > 0.0);
-    let warmup_s: f64 = (props.get(prop::WARMUP.name))
-        .and_then(|w| w.parse().ok())
-        .filter(|w: &f64| *w > 0.0)
+    let inserts =
+        on.phase == Phase::Load || props.value(&prop::INSERTPROPORTION).is_ok_and(|p| p > 0.0);
+    let warmup_s = (props.value(&prop::WARMUP).ok())
+        .filter(|w| *w > 0.0)
         .unwrap_or(if inserts { 0.0 } else { STEP_WARMUP_S });
-    let mut set = |k: &str, v: String| props.insert(k.to_string(), v);
+    let mut set = |k: &str, v: String| props.set(k, v, Origin::Experiment);
     set(prop::THREADCOUNT.name, threads.to_string());
     set(prop::MAXEXECUTIONTIME.name, step_s.to_string());
     set(prop::WARMUP.name, warmup_s.to_string());
@@ -350,7 +343,7 @@ fn judged(
     m: &Measured,
     (kind, offered, threads): (StepKind, Option<f64>, u32),
     bounds: &[search::Bound],
-    props: &PropertyMap,
+    props: &Properties,
 ) -> Step {
     let doc = &m.document;
     let intended = intended_histogram(doc);
@@ -368,8 +361,7 @@ fn judged(
                 stalled: validity.server_stalls.is_some(),
                 error_share: m.summary.errors as f64 / doc.operations.max(1) as f64,
                 max_error_share: props
-                    .get(prop::MAXERRORRATE.name)
-                    .and_then(|v| v.parse().ok())
+                    .value(&prop::MAXERRORRATE)
                     .unwrap_or(prop::MAXERRORRATE.default),
             },
             bounds,

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::lab::Lab;
 use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
-use super::scenario::{self, PropertyMap, Scaling};
+use super::scenario::{self, Scaling};
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
@@ -144,7 +144,7 @@ pub(crate) struct CeilingRecord {
     /// `--precision` as a share.
     pub precision: f64,
     /// The workload's resolved properties (before each step's rate and threads).
-    pub properties: PropertyMap,
+    pub properties: crate::workload::Properties,
     /// The client machine.
     pub host: crate::measure::HostFacts,
     /// Measured against microshard's stand-in, not MongoDB.
@@ -229,7 +229,9 @@ impl CeilingRecord {
 }
 
 /// The workload at the chosen scale, with `-p` applied; bad input names the flag.
-pub(crate) fn resolve(cfg: &CeilingConfig) -> anyhow::Result<(String, PropertyMap, String)> {
+pub(crate) fn resolve(
+    cfg: &CeilingConfig,
+) -> anyhow::Result<(String, crate::workload::Properties, String)> {
     let scaling = Scaling {
         full: cfg.full,
         records: cfg.records,
@@ -292,7 +294,7 @@ impl CeilingRecord {
         workload: String,
         topology: String,
         spec: &SearchSpec,
-        properties: PropertyMap,
+        properties: crate::workload::Properties,
     ) -> CeilingRecord {
         CeilingRecord {
             schema: CEILING_SCHEMA.into(),

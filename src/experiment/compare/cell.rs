@@ -13,9 +13,8 @@ use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
-use crate::experiment::scenario::PropertyMap;
 use crate::runner::Phase;
-use crate::workload::prop;
+use crate::workload::{Origin, Properties, prop};
 
 /// One cell about to be measured: which, whether it is the load, whether it is already
 /// stored (a load measured again only to refill the data), and its properties.
@@ -27,7 +26,7 @@ pub(super) struct Cell<'a> {
     /// Already stored: measured only to reload the data, not written again.
     pub(super) finished: bool,
     /// Its properties, as run.
-    pub(super) props: PropertyMap,
+    pub(super) props: Properties,
 }
 
 impl Cell<'_> {
@@ -65,21 +64,22 @@ pub(super) fn cell_props(
     is_load: bool,
     threads_override: Option<u32>,
     inserted: u64,
-) -> anyhow::Result<PropertyMap> {
+) -> anyhow::Result<Properties> {
     let mut props = config
         .properties
         .get(&id.scenario)
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("{}: no resolved properties", id.scenario))?;
     if let (false, Some(t)) = (is_load, threads_override) {
-        props.insert(prop::THREADCOUNT.name.into(), t.to_string());
+        props.set_value(&prop::THREADCOUNT, t, Origin::Experiment);
     }
     if !is_load && inserted > 0 {
-        let base: u64 = props
-            .get(prop::RECORDCOUNT.name)
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(0);
-        props.insert(prop::RECORDCOUNT.name.into(), (base + inserted).to_string());
+        let base = props.value(&prop::RECORDCOUNT).unwrap_or(0);
+        props.set_value(
+            &prop::RECORDCOUNT,
+            base + inserted as i64,
+            Origin::Experiment,
+        );
     }
     Ok(props)
 }
@@ -90,11 +90,11 @@ pub(super) fn cell_props(
 /// Without a cell file (a load run again only to refill the data, a `--sweep` point) it writes
 /// none of them.
 pub(super) fn place_outputs(
-    props: &mut PropertyMap,
+    props: &mut Properties,
     cell_file: Option<&Path>,
 ) -> anyhow::Result<()> {
     let Some(cell_file) = cell_file else {
-        props.insert(prop::HDRHISTOGRAM_FILEOUTPUT.name.into(), "false".into());
+        props.set_value(&prop::HDRHISTOGRAM_FILEOUTPUT, false, Origin::Experiment);
         props.remove(prop::MEASUREMENT_RAW_OUTPUT_FILE.name);
         props.remove(prop::EXPORTFILE.name);
         return Ok(());
@@ -105,8 +105,8 @@ pub(super) fn place_outputs(
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     };
     let asks = on(prop::HDRHISTOGRAM_FILEOUTPUT.name)
-        || props.contains_key(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
-        || props.contains_key(prop::EXPORTFILE.name);
+        || props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
+        || props.contains(prop::EXPORTFILE.name);
     if !asks {
         return Ok(());
     }
@@ -122,12 +122,14 @@ pub(super) fn place_outputs(
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {dir} for the cell's outputs: {e}"))?;
     if on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
-        props.insert(prop::HDRHISTOGRAM_OUTPUT_PATH.name.into(), dir);
+        props.set(prop::HDRHISTOGRAM_OUTPUT_PATH.name, dir, Origin::Experiment);
     }
-    if props.contains_key(prop::MEASUREMENT_RAW_OUTPUT_FILE.name) {
-        props.insert(
-            prop::MEASUREMENT_RAW_OUTPUT_FILE.name.into(),
-            beside(".raw.txt"),
+    if props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name) {
+        let raw = beside(".raw.txt");
+        props.set(
+            prop::MEASUREMENT_RAW_OUTPUT_FILE.name,
+            raw,
+            Origin::Experiment,
         );
     }
     if let Some(asked) = props.get(prop::EXPORTFILE.name) {
@@ -135,10 +137,8 @@ pub(super) fn place_outputs(
             .extension()
             .map(|e| format!(".{}", e.to_string_lossy()))
             .unwrap_or_default();
-        props.insert(
-            prop::EXPORTFILE.name.into(),
-            beside(&format!(".export{ext}")),
-        );
+        let export = beside(&format!(".export{ext}"));
+        props.set(prop::EXPORTFILE.name, export, Origin::Experiment);
     }
     Ok(())
 }
@@ -178,13 +178,13 @@ fn client_ceiling_check(throughput: f64, config: &mut ExperimentConfig) -> Ceili
 /// Writes the cell's `exportfile` (placed by [`place_outputs`]): YCSB's report of its result
 /// with the exporter the scenario names, as `microshard run` writes it.
 fn write_export(
-    props: &PropertyMap,
+    props: &Properties,
     document: &crate::measure::ResultDocument,
 ) -> anyhow::Result<()> {
     let Some(path) = props.get(prop::EXPORTFILE.name) else {
         return Ok(());
     };
-    let (text, _) = document.ycsb_report(&crate::workload::Properties::from_pairs(props))?;
+    let (text, _) = document.ycsb_report(props)?;
     std::fs::write(path, text).map_err(|e| {
         anyhow::anyhow!(
             "property {}: cannot write {path}: {e}",
@@ -333,7 +333,7 @@ impl CellWatch {
     /// Starts sampling the watched members while the cell runs.
     pub(super) fn start_sampler(
         &mut self,
-        props: &PropertyMap,
+        props: &Properties,
         config: &ExperimentConfig,
         progress: &Progress,
     ) {
@@ -349,7 +349,7 @@ impl CellWatch {
         mut self,
         deployment: &Deployment,
         samples: Vec<Vec<(f64, f64)>>,
-        props: &PropertyMap,
+        props: &Properties,
     ) -> ServerMetrics {
         let (watched, before) = self.followed(deployment).await;
         let after = metrics::snapshot_all(&watched).await;
@@ -364,10 +364,9 @@ impl CellWatch {
 
 /// How often servers are sampled during a cell: `status.interval` (YCSB's, default 10 s), but
 /// at least four samples in a short cell.
-pub(super) fn sample_interval(props: &PropertyMap, duration_s: Option<u64>) -> Duration {
-    let status: u64 = props
-        .get(prop::STATUS_INTERVAL.name)
-        .and_then(|v| v.parse().ok())
+pub(super) fn sample_interval(props: &Properties, duration_s: Option<u64>) -> Duration {
+    let status = props
+        .value(&prop::STATUS_INTERVAL)
         .unwrap_or(prop::STATUS_INTERVAL.default);
     let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
     Duration::from_secs(status.min(cap).max(1))
@@ -386,7 +385,7 @@ pub(super) async fn server_metrics(
     watched: &[metrics::Watched],
     before: Vec<Option<metrics::StatusSnapshot>>,
     after: Vec<Option<metrics::StatusSnapshot>>,
-    props: &PropertyMap,
+    props: &Properties,
 ) -> ServerMetrics {
     let members = watched
         .iter()
@@ -400,15 +399,12 @@ pub(super) async fn server_metrics(
             samples: Vec::new(),
         })
         .collect();
-    let table = props
-        .get(prop::TABLE.name)
-        .cloned()
-        .unwrap_or_else(|| prop::TABLE.default.into());
+    let table = props.text(&prop::TABLE);
     // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
     // `mongodb.url` says (FIDELITY-2 N6).
     let mut m = ServerMetrics {
         members,
-        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, &table).await,
+        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table).await,
         ..Default::default()
     };
     m.finish();
@@ -420,7 +416,7 @@ pub(super) async fn server_metrics(
 fn cross_check(
     server: Option<&mut ServerMetrics>,
     document: &crate::measure::ResultDocument,
-    props: &PropertyMap,
+    props: &Properties,
     deployment: &Deployment,
 ) -> (Option<crosscheck::CrossCheck>, Vec<String>) {
     let upsert = crosscheck::upsert(props);
@@ -434,7 +430,7 @@ pub(super) fn write_cell(
     dir: &ExperimentDir,
     config: &mut ExperimentConfig,
     id: &CellId,
-    props: &PropertyMap,
+    props: &Properties,
     measured: Measured,
     mut server: Option<ServerMetrics>,
     deployment: &Deployment,
@@ -455,9 +451,8 @@ pub(super) fn write_cell(
         }
     }
     if summary.threads == 0 {
-        summary.threads = props
-            .get(prop::THREADCOUNT.name)
-            .and_then(|t| t.parse().ok())
+        summary.threads = (props.value(&prop::THREADCOUNT).ok())
+            .and_then(|t| u32::try_from(t).ok())
             .unwrap_or(1);
     }
     if summary.standin && !config.standin {

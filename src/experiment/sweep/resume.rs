@@ -167,8 +167,8 @@ mod tests {
     use super::super::tests::Curve;
     use super::*;
     use crate::experiment::lab::{Deployment, Measured};
-    use crate::experiment::scenario::PropertyMap;
     use crate::runner::Phase;
+    use crate::workload::Properties;
     use std::time::Duration;
 
     /// [`Curve`], with Ctrl-C pressed while the run phase numbered `cut_at` (1-based) runs.
@@ -187,7 +187,7 @@ mod tests {
         async fn run(
             &mut self,
             d: &Deployment,
-            props: &PropertyMap,
+            props: &Properties,
             phase: Phase,
             c: &CancellationToken,
         ) -> anyhow::Result<Measured> {
