@@ -318,10 +318,11 @@ pub(crate) struct Servers<'a> {
     pub dry_run: bool,
 }
 
-/// Checks everything about the servers before anything starts and returns every topology as
-/// loaded: the backend, every topology (loaded and planned as it will be brought up), `--mongod-arg`, the binaries, CPU sets, ports,
-/// and what the backend needs (a Docker engine with the image, or an existing cluster that
-/// accepts the credentials).
+/// Checks everything about the servers before anything starts, and returns every topology as
+/// loaded: the backend, every topology (loaded and planned as it will be brought up),
+/// `--mongod-arg`, the binaries (making `--standin`'s links), CPU sets, ports, and what the
+/// backend needs (a Docker engine with the image, or an existing cluster that accepts the
+/// credentials).
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
     let label = s.label;
     let kind = s.backend;
@@ -416,14 +417,11 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
         if let Some(port) = s.base_port {
             // The file's own base_port was checked when it loaded; the flag replaces it.
-            let last = u32::from(port) + spec.port_count().max(1) - 1;
-            if port == 0 || last > 65535 {
-                return Err(bad_input(format!(
-                    "--base-port {port}: {label} {name} needs {} port(s) from there, past 65535",
-                    spec.port_count()
-                )));
-            }
-            spec.base_port = port;
+            spec.set_base_port(port).map_err(|needed| {
+                bad_input(format!(
+                    "--base-port {port}: {label} {name} needs {needed} port(s) from there, past 65535"
+                ))
+            })?;
         }
         if let Some(image) = s.image {
             spec.image = image.to_string();

@@ -154,8 +154,12 @@ impl UpArgs {
     fn spec(&self) -> anyhow::Result<TopologySpec> {
         let mut spec = TopologySpec::load(&self.topology).map_err(as_bad_input)?;
         if let Some(port) = self.base_port {
-            spec.set_base_port(port)
-                .map_err(|e| bad_input(format!("--base-port {port}: {e}")))?;
+            spec.set_base_port(port).map_err(|needed| {
+                bad_input(format!(
+                    "--base-port {port}: {} needs {needed} port(s) from {port}, past 65535",
+                    spec.name
+                ))
+            })?;
         }
         if let Some(image) = &self.image {
             check_reference(image).map_err(|e| bad_input(format!("--image {image}: {e}")))?;

@@ -55,8 +55,9 @@ impl Default for ServerFlags {
 }
 
 impl ServerFlags {
-    /// `--bin-dir` made absolute; `--standin` is kept as asked, its links made by
-    /// [`ServerFlags::link_standin`] once every input is checked.
+    /// `--bin-dir` made absolute; `--standin` is kept as asked, for
+    /// [`ServerFlags::standin_to_link`] (a new run: the servers check links) or
+    /// [`ServerFlags::link_standin`] (a resume: linked at once).
     pub(crate) fn checked(mut self) -> anyhow::Result<ServerFlags> {
         self.bin_dir = absolute_bin_dir(self.bin_dir)?;
         Ok(self)
@@ -86,7 +87,7 @@ impl ServerFlags {
 /// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
 pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
     let dir = standin_dir(backend)?;
-    link_standin(&dir)?;
+    make_links(&dir)?;
     Ok(dir)
 }
 
@@ -107,12 +108,13 @@ pub(crate) fn link_if_standin(
     bin_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     match (standin_dir(backend), bin_dir) {
-        (Ok(dir), Some(given)) if dir == given => link_standin(&dir),
+        (Ok(dir), Some(given)) if dir == given => make_links(&dir),
         _ => Ok(()),
     }
 }
 
-fn link_standin(dir: &std::path::Path) -> anyhow::Result<()> {
+/// Links this binary as `mongod` and `mongos` in `dir`.
+fn make_links(dir: &std::path::Path) -> anyhow::Result<()> {
     crate::standin::link_binaries(dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot link the stand-in binaries in {}: {e}",

@@ -557,7 +557,7 @@ impl SweepOutcome {
     }
 
     /// Every degraded or invalid point and every point not run, one line each saying why (for
-    /// the last line on stderr and the exit status: `cli::verdicts::verdicts_exit`).
+    /// the stderr lines and the exit status: `cli::verdicts::verdicts_exit`).
     pub(crate) fn verdict_lines(&self) -> VerdictLines {
         let mut lines = VerdictLines::default();
         for (_, c) in &self.curves {
@@ -611,7 +611,7 @@ pub struct DefaultWriteConcernRecord {
 }
 
 /// Every degraded or invalid stored cell and every cell not run, one line each saying why (for
-/// the last line on stderr and the exit status: `cli::verdicts::verdicts_exit`).
+/// the stderr lines and the exit status: `cli::verdicts::verdicts_exit`).
 #[derive(Debug, Default)]
 pub(crate) struct VerdictLines {
     /// Invalid cells and cells not run (exit 3).

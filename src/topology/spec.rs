@@ -340,15 +340,12 @@ impl TopologySpec {
 }
 
 impl TopologySpec {
-    /// Moves the topology to the ports from `port` (`--base-port`); refused, saying how many
-    /// ports it needs, when they would run past 65535.
-    pub(crate) fn set_base_port(&mut self, port: u16) -> Result<(), String> {
-        let count = self.port_count().max(1);
-        if port == 0 || u32::from(port) + count - 1 > 65535 {
-            return Err(format!(
-                "{} needs {count} port(s) from {port}, past 65535",
-                self.name
-            ));
+    /// Moves the topology to the ports from `port` (`--base-port`); refused with the number of
+    /// ports it needs when they would run past 65535 (each caller names its flag).
+    pub(crate) fn set_base_port(&mut self, port: u16) -> Result<(), u32> {
+        let needed = self.port_count().max(1);
+        if port == 0 || u32::from(port) + needed - 1 > 65535 {
+            return Err(needed);
         }
         self.base_port = port;
         Ok(())

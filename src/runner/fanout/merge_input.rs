@@ -36,10 +36,12 @@ pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, ResultDocument)>, S
 /// clients that really ran together never record the same window, host, operations and
 /// latency histograms to the byte, while a copy of one result (re-formatted or not) does.
 fn check_distinct(docs: &[(String, ResultDocument)]) -> Result<(), String> {
-    let identity = |d: &ResultDocument| serde_json::to_value(d).ok();
-    for (i, (name, doc)) in docs.iter().enumerate() {
-        let me = identity(doc);
-        if let Some((earlier, _)) = docs[..i].iter().find(|(_, e)| identity(e) == me) {
+    let identities: Vec<_> = (docs.iter())
+        .map(|(_, d)| serde_json::to_value(d).ok())
+        .collect();
+    for (i, (name, _)) in docs.iter().enumerate() {
+        if let Some(j) = identities[..i].iter().position(|e| *e == identities[i]) {
+            let earlier = &docs[j].0;
             return Err(format!(
                 "{name} is the same result as {earlier} (same run, window and measurements): \
                  merge adds different clients' results, each once"
