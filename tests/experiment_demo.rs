@@ -75,6 +75,8 @@ fn calibrate_stores_a_labelled_client_ceiling() {
             "--threads",
             "4",
             "-q",
+            "-p",
+            "microshard.busyhost=1",
         ])
         .arg("--out")
         .arg(&results)
@@ -94,4 +96,36 @@ fn calibrate_stores_a_labelled_client_ceiling() {
         stored["ops_per_s"].as_f64().is_some_and(|x| x > 0.0),
         "{stored}"
     );
+}
+
+/// A ceiling measured while other work takes the cores is too low (every later cell near it
+/// would be called client-bound), so it is neither stored nor used.
+#[test]
+fn a_client_ceiling_measured_on_a_busy_host_is_not_stored() {
+    let Scratch(_tmp, state, results, _) = Scratch::new();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    let out = microshard(&state)
+        .args(["calibrate", "--duration", "2s", "--records", "200", "-q"])
+        .args(["--threads", "4", "-p", "microshard.busyhost=0.05"])
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .expect("run calibrate");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("busy host: other processes used") && stderr.contains("not stored"),
+        "{stderr}"
+    );
+    assert!(!results.join(".calibrate.json").exists());
 }

@@ -66,7 +66,7 @@ pub(crate) enum Command {
     Diff(experiment_cmd::DiffArgs),
     /// Measure an experiment again from its own record and say whether it reproduced.
     Rerun(rerun_cmd::RerunArgs),
-    /// Measure this client's own ceiling against an in-process stand-in server.
+    /// Measure this client's own ceiling against a stand-in server on this machine (not kept when measured on a busy host).
     Calibrate(experiment_cmd::CalibrateArgs),
     /// The whole compare pipeline on stand-in servers (no MongoDB needed); figures are stand-in figures.
     Demo(experiment_cmd::DemoArgs),

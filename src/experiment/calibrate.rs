@@ -178,6 +178,12 @@ pub(crate) async fn calibrate(
     if cancel.is_cancelled() {
         return Err(crate::error::interrupted("calibration not stored"));
     }
+    // A ceiling measured while other work took the cores is too low, and every later cell near
+    // it would be called client-bound: it is neither stored nor used.
+    let busy = base.value(&prop::BUSYHOST)?;
+    if let Some(why) = m.document.host_load.as_ref().and_then(|h| h.busy(busy)) {
+        anyhow::bail!("{why}; a ceiling so measured is too low, so it is not stored");
+    }
     let c = Calibration {
         measured: chrono::Utc::now().to_rfc3339(),
         ops_per_s: m.summary.throughput,
