@@ -33,3 +33,4 @@ pub mod standin;
 pub(crate) mod suggest;
 pub mod topology;
 pub mod workload;
+pub(crate) mod writable;

@@ -25,6 +25,7 @@ use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, MemberRole, Plan};
 
+pub(crate) mod ready;
 mod reference;
 mod standin_image;
 

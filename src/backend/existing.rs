@@ -89,6 +89,40 @@ fn check_role(role: &DetectedRole, plan: &Plan, shown: &str) -> Result<(), Backe
     Err(BackendError::Existing(why))
 }
 
+/// An existing cluster (or `--uri` server) answers and accepts the credentials: a `ping` over
+/// a connection the driver has authenticated, within a few seconds.
+pub(crate) async fn cluster_answers(culprit: &str, uri: &str) -> Result<(), BackendError> {
+    let shown = crate::redact::redact_uri(uri);
+    let refuse = |why: String| BackendError::BadInput(format!("{culprit}: {shown}: {why}"));
+    let mut opts = mongodb::options::ClientOptions::parse(uri)
+        .await
+        .map_err(|e| refuse(short(&e)))?;
+    opts.server_selection_timeout = Some(std::time::Duration::from_secs(5));
+    opts.connect_timeout = Some(std::time::Duration::from_secs(5));
+    opts.app_name = Some("microshard-preflight".into());
+    let client = mongodb::Client::with_options(opts).map_err(|e| refuse(short(&e)))?;
+    let admin = client.database("admin");
+    let ping = admin.run_command(mongodb::bson::doc! {"ping": 1});
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(15), ping).await;
+    client.shutdown().await;
+    match outcome {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(refuse(short(&e))),
+        Err(_) => Err(refuse("no answer within 15 s".into())),
+    }
+}
+
+/// One short line for a driver error: the refusal itself for authentication, the first
+/// server's error for an unreachable cluster (`db::errors::describe`).
+fn short(e: &mongodb::error::Error) -> String {
+    match e.kind.as_ref() {
+        mongodb::error::ErrorKind::Authentication { message, .. } => {
+            format!("the server refuses the credentials ({message})")
+        }
+        _ => crate::db::errors::describe(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ pub(crate) mod doctor;
 mod error;
 pub(crate) mod existing;
 mod extra_hosts;
+pub(crate) mod ports;
 pub mod process;
 pub mod state;
 

@@ -10,7 +10,6 @@ use crate::experiment::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use crate::experiment::live::LiveLab;
 use crate::experiment::sweep::SweepTarget;
 use crate::output;
-use crate::preflight;
 
 use super::progress::ProgressDisplay;
 
@@ -124,7 +123,7 @@ impl CeilingArgs {
             (None, Some(u)) => SweepTarget::Uri(u.clone()),
             _ => return Err(bad_input("ceiling: give --topology NAME or --uri URI")),
         };
-        preflight::writable_dir("--out", &self.out)?;
+        crate::writable::dir("--out", &self.out)?;
         let bin_dir = self.servers.clone().checked()?.standin_to_link()?;
         let cfg = CeilingConfig {
             workload: self.workload.clone(),

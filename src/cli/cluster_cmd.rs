@@ -191,7 +191,7 @@ impl UpArgs {
     /// before anything starts (`docs/reliability.md` §1), for a dry run too.
     async fn preflight(&self, backend: BackendKind) -> anyhow::Result<()> {
         if let Some(dir) = &self.run_dir {
-            crate::preflight::writable_dir("--run-dir", dir)?;
+            crate::writable::dir("--run-dir", dir)?;
         }
         crate::preflight::servers(&crate::preflight::Servers {
             label: "topology",

@@ -289,7 +289,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let asked = args.asked.checked()?;
     let start = match &args.resume {
         Some(path) => {
-            let dir = preflight::resumable(path)?;
+            let dir = crate::experiment::results::resumable(path)?;
             if super::resume_cmd::nothing_to_resume(&dir, args.remeasure_invalid)? {
                 return super::resume_cmd::finished_compare(
                     &dir,
@@ -309,7 +309,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             Start::Resumed(compare::resume(path, &flags)?)
         }
         None => {
-            preflight::writable_dir("--out", &args.out)?;
+            crate::writable::dir("--out", &args.out)?;
             preflight::scenarios(&asked)?;
             let mut command = asked;
             command.servers.standin_to_link()?;
@@ -439,7 +439,7 @@ impl SweepArgs {
             _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
         };
         let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
-        preflight::writable_dir("--out", &self.out)?;
+        crate::writable::dir("--out", &self.out)?;
         let bin_dir = self.servers.clone().checked()?.standin_to_link()?;
         let cfg = SweepConfig {
             workload: self.workload.clone().unwrap_or_default(),
@@ -488,7 +488,9 @@ pub(crate) async fn target_preflight(
         })
         .await
         .map(drop),
-        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
+        SweepTarget::Uri(uri) => crate::backend::existing::cluster_answers("--uri", uri)
+            .await
+            .map_err(Into::into),
     }
 }
 
@@ -496,14 +498,14 @@ pub(crate) async fn target_preflight(
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let dir = ExperimentDir::find(&args.dir).map_err(crate::error::as_bad_input)?;
-    preflight::known_schema(&dir)?;
-    for damaged in preflight::damaged_cells(&dir) {
+    crate::experiment::results::known_schema(&dir)?;
+    for damaged in crate::experiment::results::damaged_cells(&dir) {
         output::eprintln(&format!(
             "microshard: warning: {damaged}; its cell is shown as not measured"
         ));
     }
     if args.write {
-        preflight::writable_dir("report --write", dir.path())?;
+        crate::writable::dir("report --write", dir.path())?;
         report::check_replaceable(&dir).map_err(|e| bad_input(format!("report --write {e}")))?;
         report::write_reports(&dir)?;
         if args.timelines {
@@ -543,8 +545,8 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
 pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let a = ExperimentDir::find(&args.a).map_err(crate::error::as_bad_input)?;
     let b = ExperimentDir::find(&args.b).map_err(crate::error::as_bad_input)?;
-    preflight::known_schema(&a)?;
-    preflight::known_schema(&b)?;
+    crate::experiment::results::known_schema(&a)?;
+    crate::experiment::results::known_schema(&b)?;
     if let (Ok(ca), Ok(cb)) = (a.config(), b.config()) {
         for m in report::diff_checks::mismatches(&ca, &cb) {
             output::eprintln(&format!(
@@ -560,7 +562,7 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
 pub(crate) async fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    preflight::writable_dir("--out", &args.asked.results_root)?;
+    crate::writable::dir("--out", &args.asked.results_root)?;
     let outcome = calibrate::calibrate(&args.asked, &cancel, &progress).await?;
     output::println(&outcome.render())?;
     Ok(())
@@ -606,7 +608,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let command = args.command()?;
-    preflight::writable_dir("--out", &args.out)?;
+    crate::writable::dir("--out", &args.out)?;
     preflight::scenarios(&command)?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",

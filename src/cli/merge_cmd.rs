@@ -38,7 +38,7 @@ pub(crate) enum MergeFormat {
 /// under --strict).
 pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
-        crate::preflight::writable_file("--json", path)?;
+        crate::writable::file("--json", path)?;
     }
     let docs = fanout::merge_input::read(&args.files).map_err(bad_input)?;
     let merged = fanout::merge_clients(

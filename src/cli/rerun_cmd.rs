@@ -47,7 +47,8 @@ fn original(args: &RerunArgs) -> anyhow::Result<ExperimentDir> {
     let path =
         std::fs::canonicalize(named.path()).map_err(|e| bad_input(format!("{}: {e}", at())))?;
     let dir = ExperimentDir::open(&path).map_err(|e| bad_input(format!("{}: {e}", at())))?;
-    preflight::known_schema(&dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    crate::experiment::results::known_schema(&dir)
+        .map_err(|e| bad_input(format!("{}: {e}", at())))?;
     if dir.is_sweep() {
         return Err(bad_input(format!(
             "{}: this is a sweep, not a compare experiment; rerun measures compare experiments \
@@ -86,7 +87,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("results")),
     };
-    preflight::writable_dir("--out", &out)?;
+    crate::writable::dir("--out", &out)?;
     preflight::scenarios(&command)?;
     preflight::servers(&preflight::Servers {
         label: "--topologies",

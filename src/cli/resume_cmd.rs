@@ -9,7 +9,6 @@ use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, Again, SweepConfig};
 use crate::measure::validity::Verdict;
 use crate::output;
-use crate::preflight;
 use crate::report::{self, Columns, Format};
 
 /// `sweep --resume DIR`: the directory and its stored request, with the servers' binaries and
@@ -21,7 +20,7 @@ pub(crate) fn reopen_sweep(
     overrides: Vec<String>,
 ) -> anyhow::Result<(ExperimentDir, SweepConfig)> {
     if let Ok(dir) = ExperimentDir::open(path) {
-        preflight::known_schema(&dir)
+        crate::experiment::results::known_schema(&dir)
             .map_err(|e| crate::error::bad_input(format!("--resume: {e}")))?;
     }
     let given_bin_dir = servers.standin || servers.bin_dir.is_some();
@@ -35,7 +34,7 @@ pub(crate) fn reopen_sweep(
         overrides,
     };
     let (dir, cfg) = sweep::reopen(path, again)?;
-    preflight::writable_dir("--resume", dir.path())?;
+    crate::writable::dir("--resume", dir.path())?;
     if let Some(gone) = cfg.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
         return Err(crate::error::bad_input(format!(
             "--resume: the sweep's binaries directory {} is gone; give --bin-dir or --standin",

@@ -18,11 +18,11 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
     crate::preflight::property_bounds(&props)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
     if let Some(path) = &args.json {
-        crate::preflight::writable_file("--json", path)?;
+        crate::writable::file("--json", path)?;
     }
     if let Some(path) = props.get(prop::EXPORTFILE.name) {
         let origin = props.origin_or_default(prop::EXPORTFILE.name);
-        crate::preflight::writable_file(
+        crate::writable::file(
             &format!("{origin}: {}", prop::EXPORTFILE.name),
             std::path::Path::new(path),
         )?;

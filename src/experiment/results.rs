@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::model::{CellFile, CellId, ExperimentConfig, NotRun, SweepFile};
+use super::model::{
+    CELL_SCHEMA, CONFIG_SCHEMA, CellFile, CellId, ExperimentConfig, NotRun, SweepFile,
+};
+use crate::error::bad_input;
 
 /// File name of the experiment's configuration inside its directory.
 pub(crate) const CONFIG_FILE: &str = "experiment.json";
@@ -555,6 +558,97 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+// ----- checks before a command reads or resumes a directory ------------------------------
+
+/// Cell files of an experiment that `report` and `--resume` cannot use: unparsable, or written
+/// with a schema this version does not know. One line each, naming the file.
+pub(crate) fn damaged_cells(dir: &ExperimentDir) -> Vec<String> {
+    let mut out = Vec::new();
+    let root = dir.path().join(CELLS_DIR);
+    let Ok(topologies) = std::fs::read_dir(&root) else {
+        return out;
+    };
+    let mut files: Vec<PathBuf> = topologies
+        .flatten()
+        .map(|t| t.path())
+        .filter(|t| t.is_dir())
+        .filter_map(|t| std::fs::read_dir(t).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|f| f.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for file in files {
+        if let Err(why) = check_cell(&file) {
+            out.push(format!("{}: {why}", file.display()));
+        }
+    }
+    out
+}
+
+fn check_cell(file: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not JSON ({e})"))?;
+    let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+    if schema != CELL_SCHEMA {
+        return Err(format!(
+            "unknown schema {schema:?} (this microshard reads {CELL_SCHEMA})"
+        ));
+    }
+    serde_json::from_value::<CellFile>(value)
+        .map(drop)
+        .map_err(|e| format!("not a cell file this microshard can read ({e})"))
+}
+
+/// Refuses an experiment whose configuration has a schema this version does not know.
+pub(crate) fn known_schema(dir: &ExperimentDir) -> anyhow::Result<()> {
+    let path = dir.path().join(CONFIG_FILE);
+    let value: serde_json::Value = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("not JSON ({e})")))
+        .map_err(|why| bad_input(format!("{}: {why}", path.display())))?;
+    let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+    if schema != CONFIG_SCHEMA {
+        return Err(bad_input(format!(
+            "{}: unknown schema {schema:?} (this microshard reads {CONFIG_SCHEMA})",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Everything `compare --resume DIR` needs of its directory: an experiment of a known schema,
+/// every existing cell readable (a damaged one would be measured again and overwrite what the
+/// user may want to keep), and the directory writable.
+pub(crate) fn resumable(path: &Path) -> anyhow::Result<ExperimentDir> {
+    let dir = ExperimentDir::open(path)
+        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+    known_schema(&dir).map_err(|e| bad_input(format!("--resume: {e}")))?;
+    if dir.is_sweep() {
+        return Err(bad_input(format!(
+            "--resume {shown}: this is a sweep, not a compare experiment (nothing was touched); \
+             resume it with `microshard sweep --resume {shown}`",
+            shown = path.display()
+        )));
+    }
+    let damaged = damaged_cells(&dir);
+    if let Some(first) = damaged.first() {
+        return Err(bad_input(format!(
+            "--resume: {first}{}; move it away to measure that cell again",
+            match damaged.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            }
+        )));
+    }
+    crate::writable::dir("--resume", path)?;
+    let cells = path.join(CELLS_DIR);
+    if cells.exists() {
+        crate::writable::dir("--resume", &cells)?;
+    }
+    Ok(dir)
 }
 
 #[cfg(test)]

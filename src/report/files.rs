@@ -81,7 +81,7 @@ const REPORT_FILES: [&str; 9] = [
 
 /// Proves, before any report is written, that none of the report files is in the way: each is
 /// written to a temporary file then renamed over the old one, which only a directory of that
-/// name stops. (That the directory takes new files is `preflight::writable_dir`'s proof.)
+/// name stops. (That the directory takes new files is `writable::dir`'s proof.)
 pub(crate) fn check_replaceable(dir: &ExperimentDir) -> Result<(), String> {
     for name in REPORT_FILES {
         let path = dir.path().join(name);

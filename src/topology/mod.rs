@@ -5,6 +5,7 @@
 //! backends execute the plan and nothing else, so `microshard up --dry-run` shows exactly what
 //! will run.
 
+mod cpusets;
 pub(crate) mod flags;
 mod label;
 mod plan;
@@ -12,6 +13,7 @@ mod reach;
 pub(crate) mod resolve;
 mod spec;
 
+pub(crate) use cpusets::{check_cpusets, local_engine};
 pub(crate) use flags::check_mongod_args;
 pub(crate) use label::topology_label;
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};

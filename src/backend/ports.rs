@@ -1,7 +1,53 @@
-//! Why a local TCP port cannot be bound, in true words (NEWCOMER-2 #29): a program listening on
+//! Ports a plan needs on this machine, checked free before anything starts; and why a local TCP
+//! port cannot be bound, in true words (NEWCOMER-2 #29): a program listening on
 //! it, or only the local end of a connection — often microshard's own, closed a moment ago and
 //! waiting out TIME-WAIT — since ports above the kernel's ephemeral floor are handed to outgoing
 //! connections too. Read from `/proc/net/tcp` and `/proc/net/tcp6` (Linux).
+
+use super::BackendError;
+use crate::topology::{BackendKind, Plan};
+
+/// Refuses a plan whose ports are taken on this machine, naming the leftover cluster (from the
+/// state files) and the command that clears it when microshard itself holds the port. Plans for
+/// other machines or an existing cluster have nothing to check here.
+pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> Result<(), BackendError> {
+    let local = match plan.backend {
+        BackendKind::Process => true,
+        BackendKind::Docker => plan
+            .docker_endpoints
+            .iter()
+            .all(|e| crate::topology::local_engine(e.as_deref())),
+        BackendKind::Existing => false,
+    };
+    if !local {
+        return Ok(());
+    }
+    for port in plan.local_ports() {
+        if std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).is_ok() {
+            continue;
+        }
+        let holder = super::state::list()
+            .into_iter()
+            .filter_map(|(_, r)| r.ok())
+            .find(|c| {
+                c.members.iter().any(|m| {
+                    m.port == port
+                        || m.address.rsplit_once(':').map(|(_, p)| p) == Some(&port.to_string())
+                })
+            });
+        return Err(BackendError::BadInput(match holder {
+            Some(c) => format!(
+                "{culprit}: port {port} is in use by cluster {} (run {}) left running; `microshard down {}` clears it",
+                c.name, c.run_id, c.name
+            ),
+            None => format!(
+                "{culprit}: port {port} {}; choose another --base-port",
+                why_taken(port)
+            ),
+        }));
+    }
+    Ok(())
+}
 
 /// What holds a local port, as the kernel's socket tables show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,112 @@
+//! Docker readiness, checked before anything starts (`docs/reliability.md` §1): every engine a
+//! topology names answers and has (or can pull) the images it needs; a dry run pulls nothing
+//! and says what the run would pull.
+
+use std::collections::BTreeSet;
+
+use crate::backend::BackendError;
+use crate::events::{Discard, Event, Events};
+use crate::topology::TopologySpec;
+
+/// The Docker engine(s) answer and have (or can pull) every image the topologies use; a dry run
+/// only says which it would pull.
+pub(crate) async fn ready(
+    specs: &[(&str, TopologySpec)],
+    image_flag: bool,
+    pulls: Option<&dyn Events>,
+    dry_run: bool,
+) -> Result<(), BackendError> {
+    let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
+    for (_, spec) in specs {
+        for h in &spec.hosts {
+            wanted.insert((h.docker.clone(), spec.image.clone()));
+        }
+    }
+    let mut engines = std::collections::BTreeMap::new();
+    for (endpoint, image) in wanted {
+        let docker = match engines.get(&endpoint) {
+            Some(d) => d,
+            None => {
+                let d = super::connect(endpoint.as_deref())
+                    .await
+                    .map_err(|e| BackendError::BadInput(format!("--backend docker: {e}")))?;
+                engines.entry(endpoint.clone()).or_insert(d)
+            }
+        };
+        if dry_run {
+            would_pull(
+                docker,
+                endpoint.as_deref(),
+                &image,
+                pulls.unwrap_or(&Discard),
+            )
+            .await;
+            continue;
+        }
+        let events = pulls.unwrap_or(&Discard);
+        super::ensure_image(docker, endpoint.as_deref(), &image, events)
+            .await
+            .map_err(|e| match image_flag {
+                // The error names the image; say which flag chose it.
+                true => BackendError::BadInput(format!("--image: {e}")),
+                false => BackendError::BadInput(e.to_string()),
+            })?;
+    }
+    Ok(())
+}
+
+/// Every client engine a topology names (`clients`) answers and has the client image (pulled
+/// when a registry has it), so no cell starts clients that cannot run.
+pub(crate) async fn client_engines_ready(
+    culprit: &str,
+    spec: &TopologySpec,
+    dry_run: bool,
+    notes: Option<&dyn Events>,
+) -> Result<(), BackendError> {
+    for (i, c) in spec.clients.iter().enumerate() {
+        let key = format!("{culprit}: clients[{i}].docker = {:?}", c.docker);
+        let docker = super::connect(Some(&c.docker))
+            .await
+            .map_err(|e| BackendError::BadInput(format!("{key}: {e}")))?;
+        if dry_run {
+            would_pull(
+                &docker,
+                Some(&c.docker),
+                &spec.client_image,
+                notes.unwrap_or(&Discard),
+            )
+            .await;
+            continue;
+        }
+        super::ensure_image(
+            &docker,
+            Some(&c.docker),
+            &spec.client_image,
+            &Discard,
+        )
+            .await
+            .map_err(|e| {
+                BackendError::BadInput(format!(
+                    "{key}: client_image: {e}; build it on that engine with `DOCKER_HOST={} microshard standin image --tag {}`",
+                    c.docker, spec.client_image
+                ))
+            })?;
+    }
+    Ok(())
+}
+
+/// A dry run's note for an image the engine lacks: the real run pulls it (and refuses when no
+/// registry has it).
+async fn would_pull(
+    docker: &bollard::Docker,
+    endpoint: Option<&str>,
+    image: &str,
+    events: &dyn Events,
+) {
+    if !super::image_present(docker, image).await {
+        events.event(Event::Note(format!(
+            "microshard: note: image {image} is not on {}; the run would pull it",
+            super::endpoint_label(endpoint)
+        )));
+    }
+}
