@@ -137,16 +137,18 @@ pub(crate) struct Servers<'a> {
 
 /// Checks everything about the servers before anything starts, and returns every topology as
 /// loaded: the backend, every topology (loaded and planned as it will be brought up),
-/// `--mongod-arg`, the binaries (making `--standin`'s links), CPU sets, ports, and what the
-/// backend needs (a Docker engine with the image, or an existing cluster that accepts the
-/// credentials).
+/// `--mongod-arg`, the binaries, CPU sets, ports, and what the backend needs (a Docker engine
+/// with the image, or an existing cluster that accepts the credentials); last, `--standin`'s
+/// links, so a refusal leaves the state directory as it was.
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
-    crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
+    // `--standin`'s links are made last, once everything else has passed: until then the
+    // programs are taken as there (they are this binary).
+    let links_pending = crate::experiment::flags::is_standin_dir(kind, s.bin_dir);
 
-    if kind == BackendKind::Process && !s.binaries_linked_later {
+    if kind == BackendKind::Process && !s.binaries_linked_later && !links_pending {
         // Once, not once per topology.
         let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
         for program in ["mongod", "mongos"] {
@@ -166,6 +168,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
         }
         let mut opts = PlanOptions::new(spec, kind);
         opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
+        opts.links_pending = links_pending;
         let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         plans.push((*name, spec, plan));
     }
@@ -199,6 +202,9 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
     // Last: a port taken now is the most likely to be free again a moment later.
     for (name, _, plan) in &plans {
         crate::backend::ports::ports_free(&format!("{label} {name}"), plan)?;
+    }
+    if links_pending {
+        crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
     }
     Ok(specs.into_iter().map(|(_, spec)| spec).collect())
 }

@@ -30,6 +30,7 @@ fn exercise(text: &str) {
         Ok(spec) => {
             for backend in [BackendKind::Docker, BackendKind::Existing] {
                 let opts = PlanOptions {
+                    links_pending: false,
                     backend,
                     run_id: "fuzz-run".into(),
                     run_dir: PathBuf::from("/nonexistent/microshard-fuzz"),
@@ -309,6 +310,7 @@ fn shipped_topologies_publish_on_loopback_only() {
             continue;
         }
         let opts = PlanOptions {
+            links_pending: false,
             backend: BackendKind::Docker,
             run_id: "loopback".into(),
             run_dir: PathBuf::from("/nonexistent/microshard-loopback"),

@@ -879,6 +879,7 @@ pub fn process_plan(path: &Path, root: &Path, bin: &Path) -> microshard::topolog
     let spec = TopologySpec::load(path.to_str().expect("utf-8 path")).expect("topology loads");
     let run_id = microshard::topology::new_run_id(&spec.name);
     let opts = PlanOptions {
+        links_pending: false,
         backend: BackendKind::Process,
         run_dir: root.join("runs").join(&run_id),
         run_id,

@@ -135,6 +135,7 @@ mod tests {
         )
         .unwrap();
         let opts = PlanOptions {
+            links_pending: false,
             backend: BackendKind::Existing,
             run_id: "e-1".into(),
             run_dir: "/tmp/ms/e-1".into(),

@@ -666,6 +666,7 @@ mod tests {
         )
         .unwrap();
         let opts = crate::topology::PlanOptions {
+            links_pending: false,
             backend: BackendKind::Docker,
             run_id: "t-1".into(),
             run_dir: PathBuf::from("/tmp/ms/t-1"),
@@ -696,6 +697,7 @@ mod tests {
         )
         .unwrap();
         let opts = crate::topology::PlanOptions {
+            links_pending: false,
             backend: BackendKind::Docker,
             run_id: "r-1".into(),
             run_dir: PathBuf::from("/tmp/ms/r-1"),
@@ -727,6 +729,7 @@ mod tests {
             TopologySpec::parse("name = \"s\"\nkind = \"standalone\"\n", Path::new("t.toml"))
                 .unwrap();
         let opts = crate::topology::PlanOptions {
+            links_pending: false,
             backend: BackendKind::Docker,
             run_id: "t-1".into(),
             run_dir: root.path().join("run"),

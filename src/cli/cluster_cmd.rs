@@ -85,7 +85,7 @@ pub(crate) struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    // The topology and flags first: the stand-in's links are made only for a run that can go.
+    // The topology and flags first: the stand-in's links are made last, by the servers check.
     let spec = args.spec()?;
     args.take_standin()?;
     args.bin_dir = crate::experiment::flags::absolute_bin_dir(args.bin_dir)?;
@@ -144,9 +144,8 @@ impl UpArgs {
             ));
         }
         self.backend = Some(BackendKind::Process);
-        self.bin_dir = Some(crate::experiment::flags::standin_bin_dir(
-            BackendKind::Process,
-        )?);
+        // Linked by the servers check once everything else has passed.
+        self.bin_dir = Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
         Ok(())
     }
 
@@ -178,6 +177,10 @@ impl UpArgs {
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("microshard").join(&run_id));
         let opts = PlanOptions {
+            links_pending: crate::experiment::flags::is_standin_dir(
+                backend,
+                self.bin_dir.as_deref(),
+            ),
             backend,
             run_id,
             run_dir,

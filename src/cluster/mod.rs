@@ -975,6 +975,7 @@ mod tests {
         )
         .unwrap();
         let opts = crate::topology::PlanOptions {
+            links_pending: false,
             backend: crate::topology::BackendKind::Docker,
             run_id: "t-1".into(),
             run_dir: "/tmp/ms/t-1".into(),

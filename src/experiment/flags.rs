@@ -101,15 +101,20 @@ pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
     Ok(crate::backend::state::state_dir().join("standin-bin"))
 }
 
+/// True when `bin_dir` is `--standin`'s links directory.
+pub(crate) fn is_standin_dir(backend: BackendKind, bin_dir: Option<&std::path::Path>) -> bool {
+    standin_dir(backend).is_ok_and(|dir| bin_dir == Some(dir.as_path()))
+}
+
 /// Makes `--standin`'s links when `bin_dir` is their directory: called by the servers check
-/// once the flags and topologies are checked, before the programs are looked for.
+/// once every other check has passed.
 pub(crate) fn link_if_standin(
     backend: BackendKind,
     bin_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    match (standin_dir(backend), bin_dir) {
-        (Ok(dir), Some(given)) if dir == given => make_links(&dir),
-        _ => Ok(()),
+    match is_standin_dir(backend, bin_dir) {
+        true => make_links(&standin_dir(backend)?),
+        false => Ok(()),
     }
 }
 

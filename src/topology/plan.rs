@@ -72,6 +72,9 @@ pub struct PlanOptions {
     pub run_dir: PathBuf,
     /// Where `mongod`/`mongos` live (process backend); `None` = search PATH.
     pub bin_dir: Option<PathBuf>,
+    /// `bin_dir` is `--standin`'s, whose links are made once every check has passed: the
+    /// programs are taken as there, not looked for.
+    pub links_pending: bool,
     /// Override of this machine's RAM in GB (tests); `None` = read /proc/meminfo.
     pub total_memory_gb: Option<f64>,
 }
@@ -85,6 +88,7 @@ impl PlanOptions {
             run_dir: std::env::temp_dir().join("microshard").join(&run_id),
             run_id,
             bin_dir: None,
+            links_pending: false,
             total_memory_gb: None,
         }
     }
@@ -361,7 +365,7 @@ impl Plan {
             check_image(spec, multi_host, &mut notes)?;
         }
         let programs = match opts.backend {
-            BackendKind::Process => Some(resolve_binaries(spec.kind, opts.bin_dir.as_deref())?),
+            BackendKind::Process => Some(resolve_binaries(spec.kind, opts)?),
             _ => None,
         };
         let sizing = Sizing::of(spec, opts, &mut notes)?;
@@ -573,10 +577,14 @@ struct Programs {
     mongos: Option<PathBuf>,
 }
 
-fn resolve_binaries(kind: Kind, bin_dir: Option<&Path>) -> Result<Programs, TopologyError> {
-    let mongod = find_program("mongod", bin_dir)?;
+fn resolve_binaries(kind: Kind, opts: &PlanOptions) -> Result<Programs, TopologyError> {
+    let find = |name: &str| match (&opts.bin_dir, opts.links_pending) {
+        (Some(dir), true) => Ok(dir.join(name)),
+        (dir, _) => find_program(name, dir.as_deref()),
+    };
+    let mongod = find("mongod")?;
     let mongos = match kind {
-        Kind::Sharded => Some(find_program("mongos", bin_dir)?),
+        Kind::Sharded => Some(find("mongos")?),
         Kind::Standalone => None,
     };
     Ok(Programs { mongod, mongos })
@@ -898,6 +906,7 @@ mod tests {
 
     fn opts(backend: BackendKind) -> PlanOptions {
         PlanOptions {
+            links_pending: false,
             backend,
             run_id: "t-1".into(),
             run_dir: PathBuf::from("/tmp/ms/t-1"),
