@@ -45,38 +45,42 @@ pub fn check_spec_images(spec: &crate::topology::TopologySpec) -> Result<(), Str
     Ok(())
 }
 
+/// One part of the grammar, compiled once.
+fn grammar(pattern: &'static str) -> regex::Regex {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static COMPILED: LazyLock<Mutex<HashMap<&str, regex::Regex>>> = LazyLock::new(Default::default);
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    let regex = compiled.entry(pattern).or_insert_with(|| {
+        regex::Regex::new(pattern).unwrap_or_else(|e| unreachable!("{pattern}: {e}"))
+    });
+    regex.clone()
+}
+
+fn matches(pattern: &'static str, text: &str) -> bool {
+    grammar(pattern).is_match(text)
+}
+
 /// `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
 fn check_tag(tag: &str) -> Result<(), String> {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let ok = tag.len() <= 128
-        && tag.chars().next().is_some_and(word)
-        && tag.chars().all(|c| word(c) || c == '.' || c == '-');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    match matches(r"^\w[\w.-]{0,127}$", tag) {
+        true => Ok(()),
+        false => Err(format!(
             "tag {tag:?}: must be 1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
-        ))
+        )),
     }
 }
 
 /// `algorithm:hex`, sha256 with exactly 64 lower-case hex digits.
 fn check_digest(digest: &str) -> Result<(), String> {
     let bad = |why: &str| Err(format!("digest {digest:?}: {why}"));
-    let Some((algorithm, hex)) = digest.split_once(':') else {
-        return bad("must be algorithm:hex (sha256:<64 hex digits>)");
-    };
-    let algorithm_ok = algorithm.starts_with(|c: char| c.is_ascii_alphabetic())
-        && algorithm
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+.-_".contains(c));
-    if !algorithm_ok {
-        return bad("the algorithm must be letters and digits (sha256)");
+    if !matches(
+        r"^[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$",
+        digest,
+    ) {
+        return bad("must be algorithm:hex, at least 32 hex digits (sha256:<64 hex digits>)");
     }
-    if !hex.chars().all(|c| c.is_ascii_hexdigit()) || hex.len() < 32 {
-        return bad("must end in at least 32 hex digits");
-    }
-    if algorithm == "sha256" && (hex.len() != 64 || hex.chars().any(|c| c.is_ascii_uppercase())) {
+    if digest.starts_with("sha256:") && !matches(r"^sha256:[0-9a-f]{64}$", digest) {
         return bad("sha256 takes exactly 64 lower-case hex digits");
     }
     Ok(())
@@ -105,75 +109,31 @@ fn check_name(name: &str) -> Result<(), String> {
 
 /// `[a-z0-9]+` joined by `.`, `_`, `__` or runs of `-`.
 fn check_path_component(component: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("repository name component {component:?}: {why}"));
-    if component.is_empty() {
-        return bad("must not be empty");
+    if matches(r"^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$", component) {
+        return Ok(());
     }
-    if component.chars().any(|c| c.is_ascii_uppercase()) {
-        return bad("must be lower-case");
-    }
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let mut separator = String::new();
-    for (i, c) in component.chars().enumerate() {
-        if alnum(c) {
-            let ok = matches!(separator.as_str(), "" | "." | "_" | "__")
-                || separator.chars().all(|s| s == '-');
-            if !ok || (i == separator.len() && !separator.is_empty()) {
-                return bad("separators ('.', '_', '__', '-') go between letters or digits");
-            }
-            separator.clear();
-        } else if "._-".contains(c) {
-            separator.push(c);
-        } else {
-            return bad("may hold only a-z, 0-9, '.', '_' and '-'");
-        }
-    }
-    if !separator.is_empty() || !component.starts_with(alnum) {
-        return bad("must start and end with a letter or digit");
-    }
-    Ok(())
+    let why = match component {
+        "" => "must not be empty",
+        c if c.chars().any(|c| c.is_ascii_uppercase()) => "must be lower-case",
+        _ => "must be a-z and 0-9, joined by '.', '_', '__' or '-' (none at either end)",
+    };
+    Err(format!("repository name component {component:?}: {why}"))
 }
 
 /// A registry: `host[:port]`, the host a DNS name (components of letters, digits and inner `-`),
 /// an IPv4 address or a bracketed IPv6 address.
 fn check_domain(domain: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("registry {domain:?}: {why}"));
-    let (host, port) = match domain.strip_prefix('[') {
-        Some(v6) => {
-            let Some((addr, rest)) = v6.split_once(']') else {
-                return bad("a bracketed address must end in ']'");
-            };
-            if addr.parse::<std::net::Ipv6Addr>().is_err() {
-                return bad("a bracketed address must be an IPv6 address");
-            }
-            match rest.strip_prefix(':') {
-                Some(port) => (None, Some(port)),
-                None if rest.is_empty() => (None, None),
-                None => return bad("only :port may follow a bracketed address"),
-            }
-        }
-        None => match domain.split_once(':') {
-            Some((host, port)) => (Some(host), Some(port)),
-            None => (Some(domain), None),
-        },
-    };
-    if let Some(port) = port
-        && (port.is_empty() || !port.chars().all(|c| c.is_ascii_digit()))
-    {
-        return bad("the port must be digits");
+    let host = r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[([0-9A-Fa-f:.]+)\])(?::[0-9]+)?$";
+    let ok = grammar(host).captures(domain).is_some_and(|c| {
+        c.get(1)
+            .is_none_or(|v6| v6.as_str().parse::<std::net::Ipv6Addr>().is_ok())
+    });
+    match ok {
+        true => Ok(()),
+        false => Err(format!(
+            "registry {domain:?}: a host name (letters, digits and inner '-', joined by '.'), an IPv4 address or a bracketed IPv6 address, then :port in digits"
+        )),
     }
-    let component_ok = |c: &str| {
-        !c.is_empty()
-            && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
-            && !c.starts_with('-')
-            && !c.ends_with('-')
-    };
-    if let Some(host) = host
-        && !host.split('.').all(component_ok)
-    {
-        return bad("host names are letters, digits and inner '-', joined by '.'");
-    }
-    Ok(())
 }
 
 #[cfg(test)]
