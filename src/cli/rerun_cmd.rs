@@ -66,8 +66,8 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         .config()
         .map_err(|e| bad_input(format!("rerun {}: {e}", args.dir.display())))?;
     let mut command = record.command.clone();
-    // Stand-in figures were measured through links to this binary: make them again if they
-    // are gone (a demo's temporary links), as `compare --standin` does.
+    // Stand-in figures were measured through links to this binary: the servers check makes
+    // them again if they are gone (a demo's temporary links), as for `compare --standin`.
     if let Some(gone) = command.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
         if !(record.standin && command.servers.backend == BackendKind::Process) {
             return Err(bad_input(format!(
@@ -75,9 +75,8 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
                 gone.display()
             )));
         }
-        command.servers.bin_dir = Some(crate::experiment::flags::standin_bin_dir(
-            BackendKind::Process,
-        )?);
+        command.servers.bin_dir =
+            Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
     }
     let out = match &args.out {
         Some(out) => out.clone(),
