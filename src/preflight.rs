@@ -15,30 +15,10 @@ use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::model::CompareCommand;
 use crate::experiment::scenario;
-use crate::props::flag_values::MAX_DURATION;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
 use crate::workload::prop;
 
 // ----- counts -----------------------------------------------------------------------------------
-
-/// Properties holding seconds that become a timer period: bounded like the duration flags, since
-/// a period of `u64::MAX` seconds overflows the clock arithmetic of the status task.
-const SECONDS_PROPERTIES: &[&str] = &[prop::STATUS_INTERVAL.name];
-
-/// Refuses a seconds property above 30 days (`status.interval`), naming it and its origin.
-pub(crate) fn property_bounds(props: &crate::workload::Properties) -> anyhow::Result<()> {
-    let max = MAX_DURATION.as_secs();
-    for key in SECONDS_PROPERTIES {
-        if let Ok(Some(v)) = props.parse::<u64>(key)
-            && v > max
-        {
-            return Err(crate::error::as_bad_input(
-                props.invalid(key, format!("{v} seconds is more than 30 days")),
-            ));
-        }
-    }
-    Ok(())
-}
 
 /// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
 /// and refuses what the runner would only refuse once a topology is up: a thread count of zero.
@@ -76,7 +56,9 @@ pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
                 "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
             )));
         }
-        property_bounds(props).map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+        props
+            .periods_bounded()
+            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
         if let Some(t) = props.get(prop::THREADCOUNT.name) {
             let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {
                 "-p threadcount"

@@ -15,7 +15,9 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         ));
     }
     let props = build_properties(&args)?;
-    crate::preflight::property_bounds(&props)?;
+    props
+        .periods_bounded()
+        .map_err(crate::error::as_bad_input)?;
     // Output paths are proven before connecting: a run must not end by losing its result.
     if let Some(path) = &args.json {
         crate::writable::file("--json", path)?;

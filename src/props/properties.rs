@@ -395,6 +395,19 @@ impl Properties {
         }
     }
 
+    /// Refuses a seconds property that becomes a timer period (`status.interval`) above 30 days,
+    /// as the duration flags are bounded: `u64::MAX` seconds overflows the status task's clock.
+    pub(crate) fn periods_bounded(&self) -> Result<(), PropertyError> {
+        let max = super::flag_values::MAX_DURATION.as_secs();
+        let key = super::prop::STATUS_INTERVAL.name;
+        match self.parse::<u64>(key) {
+            Ok(Some(v)) if v > max => {
+                Err(self.invalid(key, format!("{v} seconds is more than 30 days")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Builds an error about `key` carrying its origin (for checks that involve more than parsing).
     pub(crate) fn invalid(&self, key: &str, message: impl Into<String>) -> PropertyError {
         PropertyError::Invalid {
