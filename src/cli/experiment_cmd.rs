@@ -345,6 +345,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 client_ceiling: calibrate::machine_ceiling(
                     &args.out,
                     command.threads.unwrap_or(calibrate::SCENARIO_THREADS),
+                    &command.workload.overrides,
                     &cancel,
                     &progress,
                 )

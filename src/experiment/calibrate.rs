@@ -84,10 +84,12 @@ impl Calibration {
 /// experiment) when it was measured on a machine with as many CPUs at that thread count, else
 /// measured now (three seconds of S2 against a stand-in process, long enough to be stable),
 /// and stored there. `None` when it could not be measured (said on stderr). A cell that beats it
-/// later shows it stale and raises it (`compare::cell::write_cell`).
+/// later shows it stale and raises it (`compare::cell::write_cell`). Of the experiment's `-p`
+/// overrides only `microshard.busyhost` applies: how busy a host it tolerates.
 pub(crate) async fn machine_ceiling(
     results_root: &Path,
     threads: u32,
+    overrides: &[String],
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> Option<f64> {
@@ -105,7 +107,14 @@ pub(crate) async fn machine_ceiling(
         duration: Duration::from_secs(3),
         threads,
         records: 2_000,
-        overrides: Vec::new(),
+        overrides: overrides
+            .iter()
+            .filter(|o| {
+                o.split_once('=')
+                    .is_some_and(|(k, _)| k.trim() == prop::BUSYHOST.name)
+            })
+            .cloned()
+            .collect(),
         results_root: results_root.to_path_buf(),
     };
     progress.line(&format!("microshard: measuring this machine's client ceiling at {threads} threads first (about 4 s, once per results directory and thread count)"));
