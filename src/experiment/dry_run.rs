@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::model::CompareCommand;
-use super::sweep::{Resolved, SweepConfig};
+use super::sweep::{Resolved, SweepCommand};
 use crate::runner::verdict::thousands;
 use crate::topology::{Kind, TopologySpec};
 use crate::workload::{Properties, prop};
@@ -240,7 +240,7 @@ fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
 /// measuring.
-pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
+pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let curves = resolved.variants.len();
