@@ -249,7 +249,7 @@ pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved, where_: &str) 
     let _ = writeln!(
         out,
         "sweep: {} on {where_}, {curves} curve(s) × {} thread count(s) ({}) = {points} point(s)",
-        resolved.name,
+        resolved.one.name,
         cfg.threads.len(),
         threads.join(", ")
     );
@@ -262,17 +262,13 @@ pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved, where_: &str) 
             cfg.repeat
         );
     }
-    let _ = writeln!(out, "sizes: {}", resolved.scale_note);
+    let _ = writeln!(out, "sizes: {}", resolved.one.scale_note);
     if !cfg.no_load {
         let _ = writeln!(out, "load: {}", data_set(&resolved.base));
     }
     let seconds = cfg.duration.as_secs().max(1);
     let ops = resolved.base.value(&prop::OPERATIONCOUNT).unwrap_or(0);
-    let count_bounded = resolved
-        .overrides
-        .iter()
-        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
-    let each = if count_bounded {
+    let each = if resolved.count_bounded() {
         format!("{} operation(s), at most {}", thousands(ops), span(seconds))
     } else {
         span(seconds)

@@ -19,7 +19,7 @@ use super::model::{
 pub(crate) use super::model::{SweepOutcome, Variant, Vary};
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, Scaling};
+use super::scenario;
 use crate::error::bad_input;
 use crate::props::flag_values::{parse_duration, parse_threads};
 use crate::runner::Phase;
@@ -148,22 +148,28 @@ impl SweepCommand {
     }
 }
 
-/// What a sweep resolves before anything starts: the workload's name and properties at the
-/// chosen scale, every curve it will measure (each `--vary` value checked) and the scale note.
-/// `sweep` and its `--dry-run` both start here.
+/// What a sweep resolves before anything starts: the workload at the chosen scale and every
+/// curve it will measure (each `--vary` value checked). `sweep` and its `--dry-run` both start
+/// here.
 pub(crate) struct Resolved {
-    /// The workload file's name.
-    pub name: String,
+    /// The workload file: its name, properties as the experiment record stores them, scale
+    /// note and `-p` parsed.
+    pub one: scenario::OneWorkload,
     /// Its properties at the chosen scale, with `-p` applied.
     pub base: Properties,
     /// Every curve, in order, with its properties.
     pub variants: Vec<(Variant, Properties)>,
-    /// What scale the sizes are (`--full`, laptop scale).
-    pub scale_note: String,
-    /// The `-p` overrides, parsed.
-    pub overrides: Vec<(String, String)>,
-    /// Every resolved scenario (the one workload), as the experiment record stores them.
-    pub props: std::collections::BTreeMap<String, Properties>,
+}
+
+impl Resolved {
+    /// `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
+    /// each still bounded by --duration; otherwise every point runs its whole duration.
+    pub(crate) fn count_bounded(&self) -> bool {
+        let overrides = &self.one.overrides;
+        overrides
+            .iter()
+            .any(|(k, _)| k == prop::OPERATIONCOUNT.name)
+    }
 }
 
 /// Resolves `cfg` (see [`Resolved`]); bad input names the flag.
@@ -173,28 +179,17 @@ pub(crate) fn resolve(cfg: &SweepCommand) -> anyhow::Result<Resolved> {
             "--threads: give positive thread counts, e.g. 1,2,4,8",
         ));
     }
-    let scaling = Scaling {
-        full: cfg.workload_flags.full,
-        records: cfg.workload_flags.laptop_records(),
-        duration_s: None,
-        threads: None,
-    };
-    let overrides = &cfg.workload_flags.overrides;
-    let one = scenario::OneWorkload::resolve(cfg.workload(), &scaling, overrides)?;
-    scenario::refuse_outputs(
-        &one.props,
+    let one = cfg.workload_flags.one_workload(
+        cfg.workload(),
         "a sweep, whose points would each overwrite the last one's files; measure the point you need with `microshard run`, or use compare",
     )?;
     let base = one.base();
     // Every variant is checked before anything starts.
     let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
     Ok(Resolved {
-        name: one.name,
+        one,
         base,
         variants,
-        scale_note: one.scale_note,
-        overrides: one.overrides,
-        props: one.props,
     })
 }
 
@@ -283,7 +278,7 @@ async fn run_sweep<L: Lab>(
 ) -> anyhow::Result<Swept> {
     let Start { dir, config, load } = start;
     let where_ = where_of(&cfg.target);
-    let label = format!("{} on {where_}", resolved.name);
+    let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.workload_flags.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
@@ -338,10 +333,10 @@ fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> Experi
         created: chrono::Utc::now().to_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         command: CompareCommand {
-            name: format!("sweep-{}", resolved.name),
+            name: format!("sweep-{}", resolved.one.name),
             topologies: vec![where_.to_string()],
             baseline: where_.to_string(),
-            scenarios: vec![resolved.name.clone()],
+            scenarios: vec![resolved.one.name.clone()],
             servers: ServerFlags {
                 backend: cfg.servers.backend,
                 ..Default::default()
@@ -353,8 +348,8 @@ fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> Experi
             workload: cfg.workload_flags.clone(),
             ..CompareCommand::default()
         },
-        scale_note: resolved.scale_note.clone(),
-        properties: resolved.props.clone(),
+        scale_note: resolved.one.scale_note.clone(),
+        properties: resolved.one.props.clone(),
         host: crate::measure::HostFacts::collect(),
         server_versions: Default::default(),
         standin: false,
@@ -433,20 +428,13 @@ async fn load_and_measure<L: Lab>(
             .await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
     }
-    // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
-    // each still bounded by --duration; otherwise every point runs its whole duration.
-    let count_bounded = run
-        .resolved
-        .overrides
-        .iter()
-        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
     let curves = Curves {
         variants: &run.resolved.variants,
         vary: cfg.vary.as_ref(),
         repeat: cfg.repeat,
         threads: &cfg.threads,
         secs: point_secs(cfg),
-        count_bounded,
+        count_bounded: run.resolved.count_bounded(),
         label: run.label,
         file_base: where_,
         file_label: sweep_label,

@@ -20,7 +20,6 @@ use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use super::lab::Lab;
 use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
-use super::scenario::{self, Scaling};
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
@@ -269,16 +268,8 @@ impl CeilingRecord {
 pub(crate) fn resolve(
     cfg: &CeilingCommand,
 ) -> anyhow::Result<(String, crate::workload::Properties, String)> {
-    let scaling = Scaling {
-        full: cfg.workload_flags.full,
-        records: cfg.workload_flags.laptop_records(),
-        duration_s: None,
-        threads: None,
-    };
-    let overrides = &cfg.workload_flags.overrides;
-    let one = scenario::OneWorkload::resolve(&cfg.workload, &scaling, overrides)?;
-    scenario::refuse_outputs(
-        &one.props,
+    let one = cfg.workload_flags.one_workload(
+        &cfg.workload,
         "a ceiling search, whose steps would each overwrite the last one's files",
     )?;
     let base = one.base();
