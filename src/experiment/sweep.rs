@@ -284,16 +284,20 @@ async fn run_sweep<L: Lab>(
         progress.line(&format!("microshard: warning: {w}"));
     }
     let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
-    let run = SweepRun {
-        cfg,
-        resolved,
-        dir: &dir,
-        deployment: &deployment,
+    let curves = Curves {
+        variants: &resolved.variants,
+        vary: cfg.vary.as_ref(),
+        repeat: cfg.repeat,
+        threads: &cfg.threads,
+        secs: point_secs(cfg),
+        count_bounded: resolved.count_bounded(),
         label: &label,
-        where_: &where_,
-        load,
+        file_base: &where_,
+        file_label: sweep_label,
+        keep_partial: true,
     };
-    let result = load_and_measure(lab, &run, cancel, progress).await;
+    let load = load.then_some(&resolved.base);
+    let result = load_and_measure(lab, &dir, &deployment, load, &curves, cancel, progress).await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -394,53 +398,23 @@ pub(super) async fn reach_target<L: Lab>(
     })
 }
 
-/// What a sweep works with once its deployment is reached: the request, what it resolved to,
-/// where it stores its curves and what it calls them.
-struct SweepRun<'a> {
-    /// The request.
-    cfg: &'a SweepCommand,
-    /// The workload and its curves, resolved.
-    resolved: &'a Resolved,
-    /// The run directory.
-    dir: &'a ExperimentDir,
-    /// The deployment measured.
-    deployment: &'a Deployment,
-    /// "WORKLOAD on TOPOLOGY".
-    label: &'a str,
-    /// The topology's name or the redacted URI.
-    where_: &'a str,
-    /// Load the data first (not with `--no-load`, nor when a resume finds it in place).
-    load: bool,
-}
-
-/// Loads the data (unless `--no-load`) and measures every curve.
+/// Loads the data (`load`: not with `--no-load`, nor when a resume finds it in place), then
+/// measures every curve.
 async fn load_and_measure<L: Lab>(
     lab: &mut L,
-    run: &SweepRun<'_>,
+    dir: &ExperimentDir,
+    deployment: &Deployment,
+    load: Option<&Properties>,
+    curves: &Curves<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
-    let (cfg, where_) = (run.cfg, run.where_);
-    if run.load {
-        let bar = progress.phase(&format!("{where_}: load"), None);
-        let m = lab
-            .run(run.deployment, &run.resolved.base, Phase::Load, cancel)
-            .await?;
+    if let Some(base) = load {
+        let bar = progress.phase(&format!("{}: load", curves.file_base), None);
+        let m = lab.run(deployment, base, Phase::Load, cancel).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
     }
-    let curves = Curves {
-        variants: &run.resolved.variants,
-        vary: cfg.vary.as_ref(),
-        repeat: cfg.repeat,
-        threads: &cfg.threads,
-        secs: point_secs(cfg),
-        count_bounded: run.resolved.count_bounded(),
-        label: run.label,
-        file_base: where_,
-        file_label: sweep_label,
-        keep_partial: true,
-    };
-    measure_curves(lab, run.dir, run.deployment, &curves, cancel, progress).await
+    measure_curves(lab, dir, deployment, curves, cancel, progress).await
 }
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
