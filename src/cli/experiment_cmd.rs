@@ -326,7 +326,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
-        output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
+        output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
     }
     let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients());

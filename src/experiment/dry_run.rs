@@ -240,7 +240,8 @@ fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
 /// measuring.
-pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> String {
+pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved) -> String {
+    let where_ = cfg.target.shown();
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let curves = resolved.variants.len();
