@@ -1,7 +1,7 @@
 //! The sequence of checks a command makes of its whole input before it creates or starts
 //! anything (`docs/reliability.md` §1): scenarios, flags, topologies, server binaries, then the
 //! checks their owners keep — CPU sets (`topology`), Docker engines and images, the existing
-//! cluster and ports (`backend`); output paths are `crate::writable`'s.
+//! cluster and ports (`backend`); output paths are the `writable` module's.
 //!
 //! Each failure is one [`crate::error::BadInput`] line naming the culprit (exit status 2). Nothing
 //! here leaves anything behind: plans are computed but not executed, and the only thing fetched

@@ -14,14 +14,12 @@ use crate::experiment::demo;
 use crate::experiment::dry_run;
 use crate::experiment::flags::{ServerFlags, WorkloadFlags};
 use crate::experiment::live::LiveLab;
-use crate::experiment::model::{
-    CompareCommand, DEFAULT_SCENARIOS, DEFAULT_SWEEP_THREADS, DEFAULT_TOPOLOGIES,
-};
+use crate::experiment::model::{CompareCommand, DEFAULT_SCENARIOS, DEFAULT_TOPOLOGIES};
 use crate::experiment::results::ExperimentDir;
-use crate::experiment::sweep::{self, SweepConfig, SweepTarget};
+use crate::experiment::sweep::{self, SweepCommand, SweepTarget};
 use crate::output::{self, Terminal};
 use crate::preflight;
-use crate::props::flag_values::{list_item, parse_duration, parse_threads};
+use crate::props::flag_values::{list_item, parse_duration};
 use crate::report::{self, Columns, Format};
 
 /// Arguments of `compare`.
@@ -78,54 +76,14 @@ impl ColumnArgs {
     }
 }
 
-/// Arguments of `sweep`: the servers and the workload flags are `compare`'s, said of its points.
+/// Arguments of `sweep`: its record (the servers and the workload flags are `compare`'s, said
+/// of its points), and how the command line shows it.
 #[derive(Debug, Args)]
-#[command(
-    mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
-    mut_arg("overrides", |a| a.help("Set a workload property (repeatable)")),
-    mut_arg("warmup", |a| a.help("Leave the first DURATION of every point out of its measurement (`microshard.warmup`)")),
-    mut_arg("clients", |a| a.help("Drive every point with N client processes (`threadcount` split across them)")),
-    mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
-)]
 pub(crate) struct SweepArgs {
-    /// Workload file (or a name in `workloads/`).
-    #[arg(short = 'P', value_name = "FILE", required_unless_present = "resume")]
-    pub workload: Option<String>,
-    /// Finish a sweep cut short (Ctrl-C, a dead member): its stored request is measured again
-    /// without the curves and points it has (give --standin/--bin-dir, --base-port, --uri or -p
-    /// again to change those).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "topology", "vary"])]
-    pub resume: Option<PathBuf>,
-    /// Thread counts, comma-separated.
-    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
-    pub threads: ::std::vec::Vec<u32>,
-    /// Bring this topology up for the sweep and tear it down after.
-    #[arg(long, conflicts_with = "uri")]
-    pub topology: Option<String>,
-    /// Sweep against a server that already runs.
-    #[arg(long)]
-    pub uri: Option<String>,
     #[command(flatten)]
-    pub servers: ServerFlags,
-    /// Length of each thread count's run.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
-    pub duration: Duration,
-    #[command(flatten)]
-    pub workload_flags: WorkloadFlags,
-    /// Do not load: the data is already there.
-    #[arg(long)]
-    pub no_load: bool,
-    /// One curve per value of a property, e.g. `readbatchsize=1,10,20` (ids per query).
-    #[arg(long, value_name = "PROPERTY=V1,V2,...")]
-    pub vary: Option<String>,
-    /// Curves per value, to show the spread (the seed measured three).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub repeat: u32,
-    /// Where the run directory is created.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
+    pub asked: SweepCommand,
     /// Check every input, print the plan (curves, points, sizes, how long it measures) and start nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
     /// Exit 3 for a degraded point too (by default a degraded result is a caveat, exit 0).
     #[arg(long)]
@@ -298,15 +256,9 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                     args.strict,
                 );
             }
-            let mut servers = asked.servers.clone();
-            let flags = compare::ResumeFlags {
-                bin_dir: servers.link_standin()?,
-                image: asked.image.clone(),
-                base_port: servers.base_port,
-                overrides: asked.workload.overrides.clone(),
-                remeasure_invalid: args.remeasure_invalid,
-            };
-            Start::Resumed(compare::resume(path, &flags)?)
+            let mut given = asked;
+            given.servers.link_standin()?;
+            Start::Resumed(compare::resume(path, &given, args.remeasure_invalid)?)
         }
         None => {
             crate::writable::dir("--out", &args.out)?;
@@ -366,34 +318,20 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, resumed) = args.request()?;
+    let (cfg, resumed) = sweep_request(args.asked)?;
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
         return super::resume_cmd::finished_sweep(dir, &cfg, &columns, args.strict);
     }
-    let servers = super::resume_cmd::server_flags(&cfg);
-    target_preflight(
-        &cfg.target,
-        &servers,
-        cfg.servers.bin_dir.as_deref(),
-        args.quiet,
-        args.dry_run,
-    )
-    .await?;
+    target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
-        output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
+        output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(
-        cfg.backend,
-        cfg.servers.bin_dir.clone(),
-        servers.mongod_args,
-    );
-    lab.base_port = cfg.servers.base_port;
+    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients());
     lab.events = progress.events();
-    lab.clients = cfg.clients;
     let swept = match resumed {
         Some(dir) => sweep::resume_with(&mut lab, &cfg, dir, &cancel, &progress).await?,
         None => sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?,
@@ -415,55 +353,17 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
 }
 
-impl SweepArgs {
-    /// The sweep to measure: the command line's, or with `--resume` the stored one (and its
-    /// directory).
-    fn request(&self) -> anyhow::Result<(SweepConfig, Option<ExperimentDir>)> {
-        let Some(path) = &self.resume else {
-            return Ok((self.config()?, None));
-        };
-        let (dir, cfg) = super::resume_cmd::reopen_sweep(
-            path,
-            &self.servers,
-            self.uri.clone(),
-            self.workload_flags.overrides(),
-        )?;
-        Ok((cfg, Some(dir)))
+/// The sweep to measure: the command line's, checked, with the binaries directory to start
+/// from; or with `--resume` the stored one (and its directory).
+fn sweep_request(asked: SweepCommand) -> anyhow::Result<(SweepCommand, Option<ExperimentDir>)> {
+    if let Some(path) = asked.resume.clone() {
+        let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, asked)?;
+        return Ok((cfg, Some(dir)));
     }
-
-    /// The sweep this command line asks for, with the binaries directory (`--bin-dir` made
-    /// absolute, or `--standin`'s links); each bad flag is one line naming it (exit 2).
-    fn config(&self) -> anyhow::Result<SweepConfig> {
-        let target = match (&self.topology, &self.uri) {
-            (Some(t), None) => SweepTarget::Topology(t.clone()),
-            (None, Some(u)) => SweepTarget::Uri(u.clone()),
-            _ => return Err(bad_input("sweep: give --topology NAME or --uri URI")),
-        };
-        let vary = self.vary.as_deref().map(sweep::Vary::parse).transpose()?;
-        crate::writable::dir("--out", &self.out)?;
-        let bin_dir = self.servers.clone().checked()?.standin_to_link()?;
-        let cfg = SweepConfig {
-            workload: self.workload.clone().unwrap_or_default(),
-            threads: self.threads.clone(),
-            target,
-            duration: self.duration,
-            overrides: self.workload_flags.overrides(),
-            full: self.workload_flags.full,
-            records: self.workload_flags.laptop_records(),
-            no_load: self.no_load,
-            results_root: self.out.clone(),
-            backend: self.servers.backend,
-            vary,
-            repeat: self.repeat,
-            clients: self.workload_flags.clients(),
-            servers: sweep::SweepServers {
-                bin_dir,
-                mongod_args: self.servers.mongod_args.clone(),
-                base_port: self.servers.base_port,
-            },
-        };
-        Ok(cfg)
-    }
+    let mut cfg = asked.checked()?;
+    crate::writable::dir("--out", &cfg.results_root)?;
+    cfg.servers.standin_to_link()?;
+    Ok((cfg, None))
 }
 
 /// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's
@@ -471,7 +371,6 @@ impl SweepArgs {
 pub(crate) async fn target_preflight(
     target: &SweepTarget,
     servers: &ServerFlags,
-    bin_dir: Option<&std::path::Path>,
     quiet: bool,
     dry_run: bool,
 ) -> anyhow::Result<()> {
@@ -480,7 +379,7 @@ pub(crate) async fn target_preflight(
             label: "--topology",
             backend: servers.backend,
             topologies: std::slice::from_ref(t),
-            bin_dir,
+            bin_dir: servers.bin_dir.as_deref(),
             extra_mongod_args: &servers.mongod_args,
             base_port: servers.base_port,
             pulls: (!quiet).then_some(&Terminal as &dyn Events),

@@ -4,9 +4,8 @@
 
 use std::path::Path;
 
-use crate::experiment::flags::ServerFlags;
 use crate::experiment::results::ExperimentDir;
-use crate::experiment::sweep::{self, Again, SweepConfig};
+use crate::experiment::sweep::{self, SweepCommand};
 use crate::measure::validity::Verdict;
 use crate::output;
 use crate::report::{self, Columns, Format};
@@ -15,25 +14,15 @@ use crate::report::{self, Columns, Format};
 /// ports, a URI and `-p` given again applied.
 pub(crate) fn reopen_sweep(
     path: &Path,
-    servers: &ServerFlags,
-    uri: Option<String>,
-    overrides: Vec<String>,
-) -> anyhow::Result<(ExperimentDir, SweepConfig)> {
+    mut given: SweepCommand,
+) -> anyhow::Result<(ExperimentDir, SweepCommand)> {
     if let Ok(dir) = ExperimentDir::open(path) {
         crate::experiment::results::known_schema(&dir)
             .map_err(|e| crate::error::bad_input(format!("--resume: {e}")))?;
     }
-    let given_bin_dir = servers.standin || servers.bin_dir.is_some();
-    let again = Again {
-        bin_dir: match given_bin_dir {
-            true => servers.clone().checked()?.link_standin()?,
-            false => None,
-        },
-        base_port: servers.base_port,
-        uri,
-        overrides,
-    };
-    let (dir, cfg) = sweep::reopen(path, again)?;
+    given.servers = given.servers.checked()?;
+    given.servers.link_standin()?;
+    let (dir, cfg) = sweep::reopen(path, &given)?;
     crate::writable::dir("--resume", dir.path())?;
     if let Some(gone) = cfg.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
         return Err(crate::error::bad_input(format!(
@@ -44,22 +33,11 @@ pub(crate) fn reopen_sweep(
     Ok((dir, cfg))
 }
 
-/// The server flags a sweep's request stands for (what the pre-flight checks and the lab use).
-pub(crate) fn server_flags(cfg: &SweepConfig) -> ServerFlags {
-    ServerFlags {
-        backend: cfg.backend,
-        bin_dir: cfg.servers.bin_dir.clone(),
-        standin: false,
-        mongod_args: cfg.servers.mongod_args.clone(),
-        base_port: cfg.servers.base_port,
-    }
-}
-
 /// `sweep --resume` of a sweep with every curve measured: says so, prints it and ends by its
 /// verdicts; nothing is written (no session is added).
 pub(crate) fn finished_sweep(
     dir: &ExperimentDir,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
     columns: &Columns,
     strict: bool,
 ) -> anyhow::Result<()> {

@@ -34,22 +34,6 @@ pub(crate) struct NewRun {
     pub client_ceiling: Option<f64>,
 }
 
-/// The flags `--resume` takes again over the stored record (`docs/reliability.md`): binaries
-/// that moved, another image, other ports, and `-p` to restore secrets redacted on disk.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ResumeFlags {
-    /// `--bin-dir` (or `--standin`'s links).
-    pub bin_dir: Option<PathBuf>,
-    /// `--image`.
-    pub image: Option<String>,
-    /// `--base-port`.
-    pub base_port: Option<u16>,
-    /// `-p KEY=VALUE`, applied to every scenario's resolved properties.
-    pub overrides: Vec<String>,
-    /// `--remeasure-invalid`: invalid cells are measured again, the earlier attempt kept.
-    pub remeasure_invalid: bool,
-}
-
 /// An experiment ready to measure: its run directory and its record, new or read back.
 #[derive(Debug)]
 pub(crate) struct Prepared {
@@ -156,20 +140,26 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
 }
 
 /// Reopens an interrupted experiment: its stored record decides everything but the flags
-/// `--resume` takes again ([`ResumeFlags`]), recorded for the next resume once measuring starts
+/// `--resume` takes again from `given` (`docs/reliability.md`): binaries that moved (`--bin-dir`,
+/// or `--standin`'s links made by the caller), another image, other ports, and `-p` to restore
+/// secrets redacted on disk; they are recorded for the next resume once measuring starts
 /// ([`compare_with`]). A binaries
 /// directory that is gone is refused here, before anything starts, except for a `demo`, whose
 /// temporary stand-in links are made again ([`Prepared::relinks_standin`]).
-pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Result<Prepared> {
+pub(crate) fn resume(
+    path: &std::path::Path,
+    given: &CompareCommand,
+    remeasure_invalid: bool,
+) -> anyhow::Result<Prepared> {
     let dir = ExperimentDir::open(path)
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     let mut config = dir
         .config()
         .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
     let cmd = &mut config.command;
-    cmd.servers.bin_dir = again.bin_dir.clone().or(cmd.servers.bin_dir.take());
-    cmd.image = again.image.clone().or(cmd.image.take());
-    cmd.servers.base_port = again.base_port.or(cmd.servers.base_port);
+    cmd.servers.bin_dir = (given.servers.bin_dir.clone()).or(cmd.servers.bin_dir.take());
+    cmd.image = given.image.clone().or(cmd.image.take());
+    cmd.servers.base_port = given.servers.base_port.or(cmd.servers.base_port);
     if let (Some(gone), false) = (
         cmd.servers.bin_dir.as_ref().filter(|d| !d.is_dir()),
         cmd.name == "demo",
@@ -180,7 +170,7 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
         )));
     }
     // Secrets were redacted on disk: `-p` given again on resume restores them.
-    for (k, v) in scenario::parse_overrides(&again.overrides)? {
+    for (k, v) in scenario::parse_overrides(&given.workload.overrides)? {
         for props in config.properties.values_mut() {
             props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
         }
@@ -189,7 +179,7 @@ pub(crate) fn resume(path: &std::path::Path, again: &ResumeFlags) -> anyhow::Res
         dir,
         config,
         resumed: true,
-        remeasure_invalid: again.remeasure_invalid,
+        remeasure_invalid,
     })
 }
 
@@ -943,16 +933,14 @@ pub(crate) mod tests {
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
         let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::silent()).await?;
-        let resumed = resume(dir.path(), &ResumeFlags::default())?;
+        let resumed = resume(dir.path(), &CompareCommand::default(), false)?;
         assert!(resumed.resumed);
         let mut expected = stored.command.clone();
         assert_eq!(resumed.config.command, expected);
         // A flag given again wins, and is recorded for the next resume.
-        let again = ResumeFlags {
-            base_port: Some(24_000),
-            ..Default::default()
-        };
-        let resumed = resume(dir.path(), &again)?;
+        let mut again = CompareCommand::default();
+        again.servers.base_port = Some(24_000);
+        let resumed = resume(dir.path(), &again, false)?;
         expected.servers.base_port = Some(24_000);
         assert_eq!(resumed.config.command, expected);
         assert_eq!(

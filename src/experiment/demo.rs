@@ -8,7 +8,6 @@ use super::live::{DEMO_PORTS, LiveLab, demo_links, free_port_range};
 use super::model::CompareCommand;
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use crate::topology::BackendKind;
 
 /// Stand-in service time per operation in `demo`, µs (2 workers → 200 ops/s per mongod, 800 for
 /// four shards: below what the client, mongos and shards push on 2 busy cores, so the capacity
@@ -41,12 +40,8 @@ pub(crate) async fn demo(
     let bin = demo_links()?;
     let mut command = command.clone();
     command.servers.bin_dir = Some(bin.path().to_path_buf());
-    let mut lab = LiveLab::new(
-        BackendKind::Process,
-        command.servers.bin_dir.clone(),
-        command.servers.mongod_args.clone(),
-    );
-    lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
+    let mut lab = LiveLab::new(&command.servers, 1);
+    lab.base_port = lab.base_port.or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();
     let at = NewRun {
         results_root: results_root.to_path_buf(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::model::CompareCommand;
-use super::sweep::{Resolved, SweepConfig};
+use super::sweep::{Resolved, SweepCommand};
 use crate::runner::verdict::thousands;
 use crate::topology::{Kind, TopologySpec};
 use crate::workload::{Properties, prop};
@@ -240,7 +240,8 @@ fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -
 
 /// The plan of a `sweep`: its curves and points, the data set and a bound on the time spent
 /// measuring.
-pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> String {
+pub(crate) fn sweep_plan(cfg: &SweepCommand, resolved: &Resolved) -> String {
+    let where_ = cfg.target.shown();
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let curves = resolved.variants.len();
@@ -249,7 +250,7 @@ pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -
     let _ = writeln!(
         out,
         "sweep: {} on {where_}, {curves} curve(s) × {} thread count(s) ({}) = {points} point(s)",
-        resolved.name,
+        resolved.one.name,
         cfg.threads.len(),
         threads.join(", ")
     );
@@ -262,17 +263,13 @@ pub(crate) fn sweep_plan(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -
             cfg.repeat
         );
     }
-    let _ = writeln!(out, "sizes: {}", resolved.scale_note);
+    let _ = writeln!(out, "sizes: {}", resolved.one.scale_note);
     if !cfg.no_load {
         let _ = writeln!(out, "load: {}", data_set(&resolved.base));
     }
     let seconds = cfg.duration.as_secs().max(1);
     let ops = resolved.base.value(&prop::OPERATIONCOUNT).unwrap_or(0);
-    let count_bounded = resolved
-        .overrides
-        .iter()
-        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
-    let each = if count_bounded {
+    let each = if resolved.count_bounded() {
         format!("{} operation(s), at most {}", thousands(ops), span(seconds))
     } else {
         span(seconds)

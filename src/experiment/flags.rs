@@ -217,6 +217,24 @@ impl WorkloadFlags {
         self.records.unwrap_or(super::scenario::LAPTOP_RECORDS)
     }
 
+    /// The one workload file `-P` names, at the scale these flags ask for, with `-p` applied;
+    /// output files it asks for are refused, `in_what` saying why (bad input names the flag).
+    pub(crate) fn one_workload(
+        &self,
+        workload: &str,
+        in_what: &str,
+    ) -> anyhow::Result<super::scenario::OneWorkload> {
+        let scaling = super::scenario::Scaling {
+            full: self.full,
+            records: self.laptop_records(),
+            duration_s: None,
+            threads: None,
+        };
+        let one = super::scenario::OneWorkload::resolve(workload, &scaling, &self.overrides)?;
+        super::scenario::refuse_outputs(&one.props, in_what)?;
+        Ok(one)
+    }
+
     /// `--clients` as a count of processes.
     pub(crate) fn clients(&self) -> usize {
         usize::try_from(self.clients).unwrap_or(1)

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
+use super::flags::ServerFlags;
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
 use super::summary::summarize;
@@ -45,20 +46,17 @@ pub(crate) struct LiveLab {
 }
 
 impl LiveLab {
-    /// A lab for `backend`.
-    pub(crate) fn new(
-        backend: BackendKind,
-        bin_dir: Option<PathBuf>,
-        extra_mongod_args: Vec<String>,
-    ) -> LiveLab {
+    /// A lab bringing topologies up as `servers` say (backend, binaries, mongod arguments,
+    /// ports), driving each run with `clients` processes.
+    pub(crate) fn new(servers: &ServerFlags, clients: usize) -> LiveLab {
         LiveLab {
-            backend,
-            bin_dir,
-            extra_mongod_args,
-            base_port: None,
+            backend: servers.backend,
+            bin_dir: servers.bin_dir.clone(),
+            extra_mongod_args: servers.mongod_args.clone(),
+            base_port: servers.base_port,
             image: None,
             events: crate::events::Discard::sink(),
-            clients: 1,
+            clients,
         }
     }
 
@@ -69,24 +67,15 @@ impl LiveLab {
         prepared: &super::compare::Prepared,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
-        let (bin_dir, links) = if prepared.relinks_standin() {
-            let links = demo_links()?;
-            (Some(links.path().to_path_buf()), Some(links))
-        } else {
-            (cmd.servers.bin_dir.clone(), None)
-        };
-        let mut lab = LiveLab::new(
-            cmd.servers.backend,
-            bin_dir,
-            cmd.servers.mongod_args.clone(),
-        );
-        lab.base_port = cmd.servers.base_port;
+        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients());
         lab.image = cmd.image.clone();
-        lab.clients = cmd.workload.clients();
-        if links.is_some() && lab.base_port.is_none() {
-            lab.base_port = free_port_range(DEMO_PORTS);
+        if !prepared.relinks_standin() {
+            return Ok((lab, None));
         }
-        Ok((lab, links))
+        let links = demo_links()?;
+        lab.bin_dir = Some(links.path().to_path_buf());
+        lab.base_port = lab.base_port.or_else(|| free_port_range(DEMO_PORTS));
+        Ok((lab, Some(links)))
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) fn micros(us: u64) -> String {
 
 /// How a search steps and judges, as `ceiling` and `compare --ceiling` are asked (and as a
 /// compare's record keeps it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SearchSpec {
     /// The latency bounds; all must hold.
     pub bounds: Vec<Bound>,

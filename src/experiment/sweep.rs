@@ -13,19 +13,20 @@ use super::knee;
 use super::lab::{Deployment, Lab};
 use super::metrics::Watched;
 use super::model::{
-    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig, NotRunPoint,
-    SweepFile, SweepPoint,
+    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, DEFAULT_SWEEP_THREADS,
+    ExperimentConfig, NotRunPoint, SweepFile, SweepPoint,
 };
 pub(crate) use super::model::{SweepOutcome, Variant, Vary};
 use super::progress::Progress;
 use super::results::ExperimentDir;
-use super::scenario::{self, Scaling};
+use super::scenario;
 use crate::error::bad_input;
+use crate::props::flag_values::{parse_duration, parse_threads};
 use crate::runner::Phase;
 use crate::workload::{Origin, Properties, prop};
 
 mod resume;
-pub(crate) use resume::{Again, remaining_curves, reopen, resume_with, stored_outcome};
+pub(crate) use resume::{remaining_curves, reopen, resume_with, stored_outcome};
 
 /// What to sweep against.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -38,6 +39,21 @@ pub(crate) enum SweepTarget {
 }
 
 impl SweepTarget {
+    /// `--topology` or `--uri`, exactly one; the error names `command`.
+    pub(crate) fn given(
+        command: &str,
+        topology: Option<String>,
+        uri: Option<String>,
+    ) -> anyhow::Result<SweepTarget> {
+        match (topology, uri) {
+            (Some(t), None) => Ok(SweepTarget::Topology(t)),
+            (None, Some(u)) => Ok(SweepTarget::Uri(u)),
+            _ => Err(bad_input(format!(
+                "{command}: give --topology NAME or --uri URI"
+            ))),
+        }
+    }
+
     /// Where the sweep runs, as a plan shows it (a URI's password hidden).
     pub(crate) fn shown(&self) -> String {
         match self {
@@ -47,99 +63,133 @@ impl SweepTarget {
     }
 }
 
-/// Everything `sweep` is asked to do; stored in its directory (`sweep-request.json`, secrets
-/// redacted) so `sweep --resume` measures the same sweep.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct SweepConfig {
-    /// Workload file (`-P`).
-    pub workload: String,
-    /// Thread counts, ascending.
-    pub threads: Vec<u32>,
-    /// Where to run.
+/// What `sweep` is asked to do: the one record of the command. clap parses it,
+/// [`SweepCommand::checked`] settles it (creating nothing), and it is stored in its directory
+/// (`sweep-request.json`, secrets redacted) so `sweep --resume` measures the same sweep. Fields
+/// marked `serde(skip)` are the command line's only.
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
+#[command(
+    mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
+    mut_arg("overrides", |a| a.help("Set a workload property (repeatable)")),
+    mut_arg("warmup", |a| a.help("Leave the first DURATION of every point out of its measurement (`microshard.warmup`)")),
+    mut_arg("clients", |a| a.help("Drive every point with N client processes (`threadcount` split across them)")),
+    mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
+)]
+pub(crate) struct SweepCommand {
+    /// Workload file (or a name in `workloads/`).
+    #[arg(short = 'P', value_name = "FILE", required_unless_present = "resume")]
+    pub workload: Option<String>,
+    /// Finish a sweep cut short (Ctrl-C, a dead member): its stored request is measured again
+    /// without the curves and points it has (give --standin/--bin-dir, --base-port, --uri or -p
+    /// again to change those).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "vary_given"])]
+    #[serde(skip)]
+    pub resume: Option<PathBuf>,
+    /// Thread counts, comma-separated.
+    #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
+    pub threads: ::std::vec::Vec<u32>,
+    /// Bring this topology up for the sweep and tear it down after.
+    #[arg(long, conflicts_with = "uri")]
+    #[serde(skip)]
+    pub topology: Option<String>,
+    /// Sweep against a server that already runs.
+    #[arg(long)]
+    #[serde(skip)]
+    pub uri: Option<String>,
+    /// `--topology` or `--uri`, settled.
+    #[arg(skip = SweepTarget::Topology(String::new()))]
     pub target: SweepTarget,
-    /// Seconds per thread count.
+    /// The servers' backend, binaries, arguments and ports, kept so `--resume` brings the same up.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub servers: ServerFlags,
+    /// Length of each thread count's run.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub duration: Duration,
-    /// `-p` overrides.
-    pub overrides: Vec<String>,
-    /// Use the file's record count instead of the laptop scale.
-    pub full: bool,
-    /// Records at laptop scale.
-    pub records: u64,
-    /// Skip the load (the data is already there).
+    /// What every point runs with.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub workload_flags: WorkloadFlags,
+    /// Do not load: the data is already there.
+    #[arg(long)]
     pub no_load: bool,
-    /// Where the run directory is created.
-    pub results_root: PathBuf,
-    /// Backend, for the configuration record.
-    pub backend: crate::topology::BackendKind,
-    /// `--vary PROPERTY=V1,V2,...`: one curve per value (seed 2: ids per query).
+    /// One curve per value of a property, e.g. `readbatchsize=1,10,20` (ids per query).
+    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...")]
+    #[serde(skip)]
+    pub vary_given: Option<String>,
+    /// `--vary` parsed (seed 2: ids per query).
+    #[arg(skip)]
     pub vary: Option<Vary>,
-    /// Curves per value (`--repeat`), to show the spread.
+    /// Curves per value, to show the spread (the seed measured three).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
-    /// Client processes per point (`--clients`), recorded with the sweep.
-    pub clients: usize,
-    /// The servers' binaries, arguments and ports, kept so `--resume` brings the same up.
-    #[serde(default)]
-    pub servers: SweepServers,
+    /// Where the run directory is created.
+    #[arg(long = "out", value_name = "OUT", default_value = "results")]
+    pub results_root: PathBuf,
 }
 
-/// What brings a sweep's topology up besides its name: `--bin-dir` (or `--standin`'s links),
-/// `--mongod-arg` and `--base-port`.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct SweepServers {
-    /// The binaries directory, absolute.
-    pub bin_dir: Option<PathBuf>,
-    /// Extra arguments of every mongod.
-    pub mongod_args: Vec<String>,
-    /// First port of the topology.
-    pub base_port: Option<u16>,
+impl SweepCommand {
+    /// The record the flags ask for, settled: the target named, `--vary` parsed, `--warmup`
+    /// folded into `-p`, `--bin-dir` made absolute. Each bad flag is one line naming it (exit
+    /// status 2); nothing is created (`--standin`'s links are made by the servers check).
+    pub(crate) fn checked(mut self) -> anyhow::Result<SweepCommand> {
+        self.target = SweepTarget::given("sweep", self.topology.take(), self.uri.take())?;
+        if let Some(text) = self.vary_given.take() {
+            self.vary = Some(Vary::parse(&text)?);
+        }
+        self.servers = self.servers.checked()?;
+        self.workload_flags = self.workload_flags.checked();
+        Ok(self)
+    }
+
+    /// The workload file (`-P`, or the stored request's).
+    fn workload(&self) -> &str {
+        self.workload.as_deref().unwrap_or_default()
+    }
 }
 
-/// What a sweep resolves before anything starts: the workload's name and properties at the
-/// chosen scale, every curve it will measure (each `--vary` value checked) and the scale note.
-/// `sweep` and its `--dry-run` both start here.
+/// What a sweep resolves before anything starts: the workload at the chosen scale and every
+/// curve it will measure (each `--vary` value checked). `sweep` and its `--dry-run` both start
+/// here.
 pub(crate) struct Resolved {
-    /// The workload file's name.
-    pub name: String,
+    /// The workload file: its name, properties as the experiment record stores them, scale
+    /// note and `-p` parsed.
+    pub one: scenario::OneWorkload,
     /// Its properties at the chosen scale, with `-p` applied.
     pub base: Properties,
     /// Every curve, in order, with its properties.
     pub variants: Vec<(Variant, Properties)>,
-    /// What scale the sizes are (`--full`, laptop scale).
-    pub scale_note: String,
-    /// The `-p` overrides, parsed.
-    pub overrides: Vec<(String, String)>,
-    /// Every resolved scenario (the one workload), as the experiment record stores them.
-    pub props: std::collections::BTreeMap<String, Properties>,
+}
+
+impl Resolved {
+    /// `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
+    /// each still bounded by --duration; otherwise every point runs its whole duration.
+    pub(crate) fn count_bounded(&self) -> bool {
+        let overrides = &self.one.overrides;
+        overrides
+            .iter()
+            .any(|(k, _)| k == prop::OPERATIONCOUNT.name)
+    }
 }
 
 /// Resolves `cfg` (see [`Resolved`]); bad input names the flag.
-pub(crate) fn resolve(cfg: &SweepConfig) -> anyhow::Result<Resolved> {
+pub(crate) fn resolve(cfg: &SweepCommand) -> anyhow::Result<Resolved> {
     if cfg.threads.is_empty() || cfg.threads.contains(&0) {
         return Err(bad_input(
             "--threads: give positive thread counts, e.g. 1,2,4,8",
         ));
     }
-    let scaling = Scaling {
-        full: cfg.full,
-        records: cfg.records,
-        duration_s: None,
-        threads: None,
-    };
-    let one = scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
-    scenario::refuse_outputs(
-        &one.props,
+    let one = cfg.workload_flags.one_workload(
+        cfg.workload(),
         "a sweep, whose points would each overwrite the last one's files; measure the point you need with `microshard run`, or use compare",
     )?;
     let base = one.base();
     // Every variant is checked before anything starts.
     let variants = variants(&base, cfg.vary.as_ref(), cfg.repeat)?;
     Ok(Resolved {
-        name: one.name,
+        one,
         base,
         variants,
-        scale_note: one.scale_note,
-        overrides: one.overrides,
-        props: one.props,
     })
 }
 
@@ -178,7 +228,7 @@ impl Swept {
 /// Runs a sweep and stores its configuration and curves in a new run directory.
 pub(crate) async fn sweep_with<L: Lab>(
     lab: &mut L,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
@@ -200,7 +250,7 @@ pub(crate) async fn sweep_with<L: Lab>(
 
 /// Where a sweep runs, as its labels and files name it: a topology by its name (never by the
 /// path it was given as), a URI with its password hidden.
-fn where_of(target: &SweepTarget) -> String {
+pub(super) fn where_of(target: &SweepTarget) -> String {
     match target {
         SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
         SweepTarget::Uri(u) => crate::redact::redact_uri(u),
@@ -220,7 +270,7 @@ struct Start {
 /// Reaches the target, loads, measures every curve not stored yet and tears the target down.
 async fn run_sweep<L: Lab>(
     lab: &mut L,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
     resolved: &Resolved,
     start: Start,
     cancel: &CancellationToken,
@@ -228,22 +278,26 @@ async fn run_sweep<L: Lab>(
 ) -> anyhow::Result<Swept> {
     let Start { dir, config, load } = start;
     let where_ = where_of(&cfg.target);
-    let label = format!("{} on {where_}", resolved.name);
+    let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
-    for w in super::scenario::unread_override_warnings(&cfg.overrides) {
+    for w in super::scenario::unread_override_warnings(&cfg.workload_flags.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
     }
     let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
-    let run = SweepRun {
-        cfg,
-        resolved,
-        dir: &dir,
-        deployment: &deployment,
+    let curves = Curves {
+        variants: &resolved.variants,
+        vary: cfg.vary.as_ref(),
+        repeat: cfg.repeat,
+        threads: &cfg.threads,
+        secs: point_secs(cfg),
+        count_bounded: resolved.count_bounded(),
         label: &label,
-        where_: &where_,
-        load,
+        file_base: &where_,
+        file_label: sweep_label,
+        keep_partial: true,
     };
-    let result = load_and_measure(lab, &run, cancel, progress).await;
+    let load = load.then_some(&resolved.base);
+    let result = load_and_measure(lab, &dir, &deployment, load, &curves, cancel, progress).await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -270,42 +324,36 @@ async fn run_sweep<L: Lab>(
 }
 
 /// Seconds per sweep point: `--duration`, at least one.
-fn point_secs(cfg: &SweepConfig) -> u64 {
+fn point_secs(cfg: &SweepCommand) -> u64 {
     cfg.duration.as_secs().max(1)
 }
 
 /// The configuration record a sweep stores. `report` reads a sweep's directory as a one-cell
 /// experiment, so the record has compare's shape.
-fn sweep_record(cfg: &SweepConfig, resolved: &Resolved, where_: &str) -> ExperimentConfig {
+fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> ExperimentConfig {
     let secs = point_secs(cfg);
     ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
         created: chrono::Utc::now().to_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         command: CompareCommand {
-            name: format!("sweep-{}", resolved.name),
+            name: format!("sweep-{}", resolved.one.name),
             topologies: vec![where_.to_string()],
             baseline: where_.to_string(),
-            scenarios: vec![resolved.name.clone()],
+            scenarios: vec![resolved.one.name.clone()],
             servers: ServerFlags {
-                backend: cfg.backend,
+                backend: cfg.servers.backend,
                 ..Default::default()
             },
             duration_s: Some(secs),
             sweep: true,
             sweep_threads: cfg.threads.clone(),
             sweep_duration_s: Some(secs),
-            workload: WorkloadFlags {
-                overrides: cfg.overrides.clone(),
-                clients: cfg.clients as u64,
-                full: cfg.full,
-                records: (!cfg.full).then_some(cfg.records),
-                warmup: None,
-            },
+            workload: cfg.workload_flags.clone(),
             ..CompareCommand::default()
         },
-        scale_note: resolved.scale_note.clone(),
-        properties: resolved.props.clone(),
+        scale_note: resolved.one.scale_note.clone(),
+        properties: resolved.one.props.clone(),
         host: crate::measure::HostFacts::collect(),
         server_versions: Default::default(),
         standin: false,
@@ -350,60 +398,23 @@ pub(super) async fn reach_target<L: Lab>(
     })
 }
 
-/// What a sweep works with once its deployment is reached: the request, what it resolved to,
-/// where it stores its curves and what it calls them.
-struct SweepRun<'a> {
-    /// The request.
-    cfg: &'a SweepConfig,
-    /// The workload and its curves, resolved.
-    resolved: &'a Resolved,
-    /// The run directory.
-    dir: &'a ExperimentDir,
-    /// The deployment measured.
-    deployment: &'a Deployment,
-    /// "WORKLOAD on TOPOLOGY".
-    label: &'a str,
-    /// The topology's name or the redacted URI.
-    where_: &'a str,
-    /// Load the data first (not with `--no-load`, nor when a resume finds it in place).
-    load: bool,
-}
-
-/// Loads the data (unless `--no-load`) and measures every curve.
+/// Loads the data (`load`: not with `--no-load`, nor when a resume finds it in place), then
+/// measures every curve.
 async fn load_and_measure<L: Lab>(
     lab: &mut L,
-    run: &SweepRun<'_>,
+    dir: &ExperimentDir,
+    deployment: &Deployment,
+    load: Option<&Properties>,
+    curves: &Curves<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
-    let (cfg, where_) = (run.cfg, run.where_);
-    if run.load {
-        let bar = progress.phase(&format!("{where_}: load"), None);
-        let m = lab
-            .run(run.deployment, &run.resolved.base, Phase::Load, cancel)
-            .await?;
+    if let Some(base) = load {
+        let bar = progress.phase(&format!("{}: load", curves.file_base), None);
+        let m = lab.run(deployment, base, Phase::Load, cancel).await?;
         bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
     }
-    // `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
-    // each still bounded by --duration; otherwise every point runs its whole duration.
-    let count_bounded = run
-        .resolved
-        .overrides
-        .iter()
-        .any(|(k, _)| k == prop::OPERATIONCOUNT.name);
-    let curves = Curves {
-        variants: &run.resolved.variants,
-        vary: cfg.vary.as_ref(),
-        repeat: cfg.repeat,
-        threads: &cfg.threads,
-        secs: point_secs(cfg),
-        count_bounded,
-        label: run.label,
-        file_base: where_,
-        file_label: sweep_label,
-        keep_partial: true,
-    };
-    measure_curves(lab, run.dir, run.deployment, &curves, cancel, progress).await
+    measure_curves(lab, dir, deployment, curves, cancel, progress).await
 }
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
@@ -793,6 +804,14 @@ pub(crate) mod tests {
     use super::*;
     use crate::experiment::lab::Measured;
     use crate::experiment::model::CellSummary;
+
+    /// `microshard sweep ARGS` as clap parses it (not checked).
+    pub(crate) fn command(args: &[&str]) -> SweepCommand {
+        use clap::FromArgMatches;
+        let cli = <SweepCommand as clap::Args>::augment_args(clap::Command::new("sweep"));
+        let matches = cli.get_matches_from(std::iter::once("sweep").chain(args.iter().copied()));
+        SweepCommand::from_arg_matches(&matches).expect("the test's flags parse")
+    }
 
     /// Throughput grows 100 ops/s per thread up to a ceiling, then falls off slowly.
     pub(crate) struct Curve {

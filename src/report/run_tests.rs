@@ -1,19 +1,16 @@
 //! The reports of whole (fake) experiments and sweeps: `experiment` measures and stores, then
 //! [`write_reports`] writes the files, as the CLI does.
 
-use std::time::Duration;
-
 use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::experiment::compare::tests::{FakeLab, cancel_never, new_lab, setup};
-use crate::experiment::compare::{
-    MatrixOutcome, Prepared, ResumeFlags, create, resume, verdict_lines,
-};
-use crate::experiment::model::{CellId, SweepOutcome, Vary};
+use crate::experiment::compare::{MatrixOutcome, Prepared, create, resume, verdict_lines};
+use crate::experiment::model::{CellId, CompareCommand, SweepOutcome, Vary};
 use crate::experiment::progress::Progress;
+use crate::experiment::sweep::SweepCommand;
 use crate::experiment::sweep::tests::Curve;
-use crate::experiment::sweep::{SweepConfig, SweepTarget};
+use crate::experiment::sweep::tests::command;
 use crate::runner::Phase;
 
 /// A test's outcome: any error fails it, with its message.
@@ -35,7 +32,7 @@ async fn compare_with(
 /// `sweep` as the CLI runs it: measure, then write the reports and the seed-2 table.
 async fn sweep_with(
     lab: &mut Curve,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> TestResult<(ExperimentDir, SweepOutcome)> {
@@ -87,14 +84,10 @@ async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() 
 
     // Resume: the cell not run is measured; with --remeasure-invalid the invalid S2 too,
     // its first attempt kept under earlier/.
-    let again = ResumeFlags {
-        remeasure_invalid: true,
-        ..Default::default()
-    };
     let mut lab = new_lab();
     let (dir, outcome) = compare_with(
         &mut lab,
-        resume(dir.path(), &again)?,
+        resume(dir.path(), &CompareCommand::default(), true)?,
         &cancel,
         &Progress::silent(),
     )
@@ -185,7 +178,7 @@ async fn resume_skips_finished_cells_but_reloads_data() -> TestResult {
 
     let mut lab2 = new_lab();
     let cancel = CancellationToken::new();
-    let resumed = resume(dir.path(), &ResumeFlags::default())?;
+    let resumed = resume(dir.path(), &CompareCommand::default(), false)?;
     let (dir2, outcome) = compare_with(&mut lab2, resumed, &cancel, &Progress::silent()).await?;
     assert_eq!(dir2.path(), dir.path());
     assert_eq!(outcome.measured.len(), 5);
@@ -300,22 +293,14 @@ async fn loads_once_and_finds_knee() -> TestResult {
     let tmp = tempfile::tempdir()?;
     let wl = tmp.path().join("W");
     std::fs::write(&wl, "recordcount=10\n")?;
-    let cfg = SweepConfig {
-        workload: wl.display().to_string(),
-        threads: vec![1, 2, 4, 8, 16, 32, 64, 128],
-        target: SweepTarget::Topology("single".into()),
-        duration: Duration::from_secs(1),
-        overrides: vec![],
-        full: false,
-        records: 10,
-        no_load: false,
-        results_root: tmp.path().join("results"),
-        backend: crate::topology::BackendKind::Process,
-        vary: None,
-        repeat: 1,
-        clients: 1,
-        servers: Default::default(),
-    };
+    let cfg = command(&[
+        &format!("-P{}", wl.display()),
+        "--topology=single",
+        "--duration=1s",
+        "--records=10",
+        &format!("--out={}", tmp.path().join("results").display()),
+    ])
+    .checked()?;
     let mut lab = Curve { loads: 0, downs: 0 };
     let cancel = CancellationToken::new();
     let (dir, outcome) = sweep_with(&mut lab, &cfg, &cancel, &Progress::silent()).await?;
@@ -337,22 +322,17 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
     let tmp = tempfile::tempdir()?;
     let wl = tmp.path().join("W");
     std::fs::write(&wl, "recordcount=10\n")?;
-    let cfg = SweepConfig {
-        workload: wl.display().to_string(),
-        threads: vec![1, 5, 10],
-        target: SweepTarget::Topology("single".into()),
-        duration: Duration::from_secs(1),
-        overrides: vec![],
-        full: false,
-        records: 100,
-        no_load: false,
-        results_root: tmp.path().join("results"),
-        backend: crate::topology::BackendKind::Process,
-        vary: Some(Vary::parse("readbatchsize=1,10,20")?),
-        repeat: 3,
-        clients: 1,
-        servers: Default::default(),
-    };
+    let cfg = command(&[
+        &format!("-P{}", wl.display()),
+        "--threads=1,5,10",
+        "--topology=single",
+        "--duration=1s",
+        "--records=100",
+        "--vary=readbatchsize=1,10,20",
+        "--repeat=3",
+        &format!("--out={}", tmp.path().join("results").display()),
+    ])
+    .checked()?;
     let mut lab = Curve { loads: 0, downs: 0 };
     let (dir, outcome) = sweep_with(
         &mut lab,

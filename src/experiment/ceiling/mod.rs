@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use super::lab::Lab;
 use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
-use super::scenario::{self, Scaling};
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
@@ -29,27 +29,63 @@ use search::{micros, thousands};
 /// The schema of `ceiling.json`.
 pub(crate) const CEILING_SCHEMA: &str = "microshard-ceiling/1";
 
-/// Everything `ceiling` is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct CeilingConfig {
-    /// Workload file (`-P`).
+/// What `ceiling` is asked to do: the one record of the command. clap parses it,
+/// [`CeilingCommand::checked`] settles it (creating nothing) and the search runs from it.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    mut_arg("backend", |a| a.help("Backend for `--topology`: process, docker or existing")),
+    mut_arg("overrides", |a| a.help("Set a workload property (repeatable)")),
+    mut_arg("warmup", |a| a.help("Leave the first DURATION of every step out of its measurement (`microshard.warmup`)")),
+    mut_arg("clients", |a| a.help("Drive every step with N client processes (`threadcount` split across them)")),
+    mut_arg("full", |a| a.help("Use the file's record count instead of the laptop scale")),
+)]
+pub(crate) struct CeilingCommand {
+    /// Workload file (or a name in `workloads/`).
+    #[arg(short = 'P', value_name = "FILE")]
     pub workload: String,
-    /// Where to run.
+    /// Bring this topology up for the search and tear it down after.
+    #[arg(long, conflicts_with = "uri")]
+    pub topology: Option<String>,
+    /// Search against a server that already runs.
+    #[arg(long)]
+    pub uri: Option<String>,
+    /// `--topology` or `--uri`, settled.
+    #[arg(skip = SweepTarget::Topology(String::new()))]
     pub target: SweepTarget,
-    /// How the search steps and judges.
+    /// How the search steps.
+    #[command(flatten)]
+    pub search: SearchFlags,
+    /// `search` settled: how the search steps and judges.
+    #[arg(skip)]
     pub spec: SearchSpec,
-    /// Confirmations of the rate found.
+    /// Where the servers come from.
+    #[command(flatten)]
+    pub servers: ServerFlags,
+    /// What every step runs with.
+    #[command(flatten)]
+    pub workload_flags: WorkloadFlags,
+    /// Confirmations of the rate found (its spread).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
-    /// `-p` overrides (with `--warmup`).
-    pub overrides: Vec<String>,
-    /// The file's sizes instead of the laptop scale.
-    pub full: bool,
-    /// Records at laptop scale.
-    pub records: u64,
-    /// Skip the load (the data is already there).
+    /// Do not load: the data is already there.
+    #[arg(long)]
     pub no_load: bool,
     /// Where the run directory is created.
+    #[arg(long = "out", value_name = "OUT", default_value = "results")]
     pub results_root: PathBuf,
+}
+
+impl CeilingCommand {
+    /// The record the flags ask for, settled: the target named, `--slo` and the steps parsed,
+    /// `--warmup` folded into `-p`, `--bin-dir` made absolute. Each bad flag is one line naming
+    /// it (exit status 2); nothing is created.
+    pub(crate) fn checked(mut self) -> anyhow::Result<CeilingCommand> {
+        self.target = SweepTarget::given("ceiling", self.topology.take(), self.uri.take())?;
+        self.servers = self.servers.checked()?;
+        self.spec = self.search.spec()?;
+        self.workload_flags = self.workload_flags.checked();
+        Ok(self)
+    }
 }
 
 /// What a step was for.
@@ -230,17 +266,10 @@ impl CeilingRecord {
 
 /// The workload at the chosen scale, with `-p` applied; bad input names the flag.
 pub(crate) fn resolve(
-    cfg: &CeilingConfig,
+    cfg: &CeilingCommand,
 ) -> anyhow::Result<(String, crate::workload::Properties, String)> {
-    let scaling = Scaling {
-        full: cfg.full,
-        records: cfg.records,
-        duration_s: None,
-        threads: None,
-    };
-    let one = scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
-    scenario::refuse_outputs(
-        &one.props,
+    let one = cfg.workload_flags.one_workload(
+        &cfg.workload,
         "a ceiling search, whose steps would each overwrite the last one's files",
     )?;
     let base = one.base();
@@ -251,15 +280,12 @@ pub(crate) fn resolve(
 /// record (its outcome set).
 pub(crate) async fn ceiling_with<L: Lab>(
     lab: &mut L,
-    cfg: &CeilingConfig,
+    cfg: &CeilingCommand,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
     let (name, base, scale_note) = resolve(cfg)?;
-    let where_ = match &cfg.target {
-        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
-        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-    };
+    let where_ = super::sweep::where_of(&cfg.target);
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
     let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
     write_json_atomic(&dir.path().join("ceiling.json"), &record)?;

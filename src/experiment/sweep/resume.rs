@@ -7,7 +7,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ExperimentDir, Lab, Progress, Resolved, Start, SweepConfig, SweepTarget, Swept, resolve,
+    ExperimentDir, Lab, Progress, Resolved, Start, SweepCommand, SweepTarget, Swept, resolve,
     run_sweep, sweep_label, variant_label, where_of,
 };
 use crate::error::bad_input;
@@ -18,18 +18,18 @@ pub(crate) const REQUEST_FILE: &str = "sweep-request.json";
 
 /// Stores the request in a new sweep's directory: the workload file's absolute path (so a
 /// resume from another directory finds it), secrets in `-p` values and the URI redacted.
-pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow::Result<()> {
+pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepCommand) -> anyhow::Result<()> {
     let mut stored = cfg.clone();
-    let given = std::path::Path::new(&cfg.workload);
+    let given = std::path::Path::new(cfg.workload());
     if given.is_file()
         && let Ok(abs) = std::path::absolute(given)
     {
-        stored.workload = abs.display().to_string();
+        stored.workload = Some(abs.display().to_string());
     }
     if let SweepTarget::Uri(u) = &mut stored.target {
         *u = crate::redact::redact_uri(u);
     }
-    for o in stored.overrides.iter_mut() {
+    for o in stored.workload_flags.overrides.iter_mut() {
         if let Some((k, v)) = o.split_once('=') {
             *o = format!("{k}={}", redact_property(k, v));
         }
@@ -38,26 +38,15 @@ pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow::R
     Ok(())
 }
 
-/// What `sweep --resume` may give again over the stored request.
-#[derive(Debug, Default)]
-pub(crate) struct Again {
-    /// `--bin-dir` (absolute) or `--standin`'s links.
-    pub bin_dir: Option<std::path::PathBuf>,
-    /// `--base-port`.
-    pub base_port: Option<u16>,
-    /// `--uri` (its password is not stored).
-    pub uri: Option<String>,
-    /// `-p KEY=VALUE`, replacing the stored value of KEY.
-    pub overrides: Vec<String>,
-}
-
 /// Reads a sweep's directory back for `--resume` (its schema and writability checked by the
-/// caller): the directory and its request with the flags given again applied. A compare experiment, or a sweep an older microshard wrote without its
-/// request, is refused with what to do instead.
+/// caller): the directory and its request with the flags `given` again applied (the servers'
+/// binaries, settled by the caller, and ports, `--uri`, `-p` replacing the stored value of its
+/// key). A compare experiment, or a sweep an older microshard wrote without its request, is
+/// refused with what to do instead.
 pub(crate) fn reopen(
     path: &std::path::Path,
-    again: Again,
-) -> anyhow::Result<(ExperimentDir, SweepConfig)> {
+    given: &SweepCommand,
+) -> anyhow::Result<(ExperimentDir, SweepCommand)> {
     let shown = path.display();
     let dir = ExperimentDir::open(path).map_err(|e| bad_input(format!("--resume {shown}: {e}")))?;
     if !dir.is_sweep() {
@@ -65,33 +54,47 @@ pub(crate) fn reopen(
             "--resume {shown}: this is a compare experiment, not a sweep; resume it with `microshard compare --resume {shown}`"
         )));
     }
-    let mut cfg: SweepConfig = read_json(&dir.path().join(REQUEST_FILE)).map_err(|_| {
+    let mut cfg = read_request(&dir).map_err(|_| {
         bad_input(format!(
             "--resume {shown}: this sweep was written by a microshard that did not store its request; run the sweep again"
         ))
     })?;
-    cfg.servers.bin_dir = again.bin_dir.or(cfg.servers.bin_dir);
-    cfg.servers.base_port = again.base_port.or(cfg.servers.base_port);
-    if let Some(uri) = again.uri {
-        cfg.target = SweepTarget::Uri(uri);
+    let servers = &mut cfg.servers;
+    servers.bin_dir = given.servers.bin_dir.clone().or(servers.bin_dir.take());
+    servers.base_port = given.servers.base_port.or(servers.base_port);
+    if let Some(uri) = &given.uri {
+        cfg.target = SweepTarget::Uri(uri.clone());
     }
-    for o in again.overrides {
+    let overrides = &mut cfg.workload_flags.overrides;
+    for o in given.workload_flags.overrides() {
         let key = o.split_once('=').map(|(k, _)| k.to_string());
-        cfg.overrides
-            .retain(|x| x.split_once('=').map(|(k, _)| k.to_string()) != key);
-        cfg.overrides.push(o);
+        overrides.retain(|x| x.split_once('=').map(|(k, _)| k.to_string()) != key);
+        overrides.push(o);
     }
     Ok((dir, cfg))
 }
 
+/// A sweep's stored request. Those written before the request was `sweep`'s command line kept
+/// the servers' binaries, arguments and port apart, under `servers`: read as the flat record.
+fn read_request(dir: &ExperimentDir) -> anyhow::Result<SweepCommand> {
+    let mut stored: serde_json::Value = read_json(&dir.path().join(REQUEST_FILE))?;
+    let earlier = stored.as_object_mut().and_then(|o| o.remove("servers"));
+    if let Some(serde_json::Value::Object(servers)) = earlier {
+        for (key, value) in servers {
+            stored[key.replace("mongod_args", "extra_mongod_args")] = value;
+        }
+    }
+    Ok(serde_json::from_value(stored)?)
+}
+
 /// The curves of a stored sweep still to measure: not stored, or stored without every thread
 /// count. 0 means there is nothing to resume.
-pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow::Result<usize> {
+pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepCommand) -> anyhow::Result<usize> {
     let resolved = resolve(cfg)?;
     Ok(unfinished(dir, cfg, &resolved))
 }
 
-fn unfinished(dir: &ExperimentDir, cfg: &SweepConfig, resolved: &Resolved) -> usize {
+fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> usize {
     let where_ = where_of(&cfg.target);
     resolved
         .variants
@@ -109,7 +112,7 @@ fn unfinished(dir: &ExperimentDir, cfg: &SweepConfig, resolved: &Resolved) -> us
 /// loaded once a curve was stored), then every curve not finished.
 pub(crate) async fn resume_with<L: Lab>(
     lab: &mut L,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
     dir: ExperimentDir,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -143,7 +146,7 @@ pub(crate) async fn resume_with<L: Lab>(
 /// to resume.
 pub(crate) fn stored_outcome(
     dir: &ExperimentDir,
-    cfg: &SweepConfig,
+    cfg: &SweepCommand,
 ) -> anyhow::Result<super::SweepOutcome> {
     let resolved = resolve(cfg)?;
     let variants: Vec<super::Variant> = resolved.variants.into_iter().map(|(v, _)| v).collect();
@@ -169,7 +172,6 @@ mod tests {
     use crate::experiment::lab::{Deployment, Measured};
     use crate::runner::Phase;
     use crate::workload::Properties;
-    use std::time::Duration;
 
     /// [`Curve`], with Ctrl-C pressed while the run phase numbered `cut_at` (1-based) runs.
     struct Cutting {
@@ -221,22 +223,17 @@ mod tests {
         let tmp = tempfile::tempdir()?;
         let wl = tmp.path().join("W");
         std::fs::write(&wl, "recordcount=10\n")?;
-        let cfg = SweepConfig {
-            workload: wl.display().to_string(),
-            threads: vec![1, 2, 4, 8],
-            target: SweepTarget::Topology("single".into()),
-            duration: Duration::from_secs(1),
-            overrides: vec!["mongodb.url=mongodb://alice:s3cret@localhost:1/ycsb".into()],
-            full: false,
-            records: 10,
-            no_load: false,
-            results_root: tmp.path().join("results"),
-            backend: crate::topology::BackendKind::Process,
-            vary: None,
-            repeat: 1,
-            clients: 1,
-            servers: Default::default(),
-        };
+        let results = tmp.path().join("results");
+        let cfg = super::super::tests::command(&[
+            &format!("-P{}", wl.display()),
+            "--threads=1,2,4,8",
+            "--topology=single",
+            "--duration=1s",
+            "-pmongodb.url=mongodb://alice:s3cret@localhost:1/ycsb",
+            "--records=10",
+            &format!("--out={}", results.display()),
+        ])
+        .checked()?;
         // Ctrl-C during the third point: the first two are kept, the third is not.
         let cancel = CancellationToken::new();
         let mut first = lab(3, &cancel);
@@ -256,7 +253,8 @@ mod tests {
         assert!(!stored.contains("s3cret"), "{stored}");
 
         // The resume measures the two thread counts left, on data loaded again.
-        let (dir, again) = reopen(swept.dir.path(), Again::default())?;
+        let given = super::super::tests::command(&["--resume=x"]);
+        let (dir, again) = reopen(swept.dir.path(), &given)?;
         assert_eq!(remaining_curves(&dir, &again)?, 1);
         let cancel = CancellationToken::new();
         let mut second = lab(0, &cancel);
@@ -282,10 +280,35 @@ mod tests {
         let mut compare = resumed.dir.config()?;
         compare.command.name = "compare".into();
         resumed.dir.write_config(&compare)?;
-        let refused = reopen(resumed.dir.path(), Again::default())
-            .unwrap_err()
-            .to_string();
+        let refused = reopen(resumed.dir.path(), &given).unwrap_err().to_string();
         assert!(refused.contains("microshard compare --resume"), "{refused}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_request_stored_before_it_was_the_command_line_still_reads() -> anyhow::Result<()> {
+        // `sweep-request.json` as microshard wrote it before `SweepCommand`: the servers apart.
+        let tmp = tempfile::tempdir()?;
+        let dir = ExperimentDir::create(tmp.path(), "sweep-S5")?;
+        let text = include_str!("../../../tests/data/sweep-request-servers-apart.json");
+        std::fs::write(dir.path().join(REQUEST_FILE), text)?;
+        let cfg = read_request(&dir)?;
+        assert!(matches!(&cfg.target, SweepTarget::Topology(t) if t == "single"));
+        assert_eq!(cfg.threads, [1, 2]);
+        assert_eq!(cfg.duration, std::time::Duration::from_secs(1));
+        assert_eq!(cfg.workload_flags.laptop_records(), 200);
+        assert_eq!(cfg.workload_flags.clients(), 1);
+        let bin_dir = cfg
+            .servers
+            .bin_dir
+            .as_ref()
+            .map(|d| d.ends_with("standin-bin"));
+        assert_eq!(bin_dir, Some(true));
+        assert_eq!(cfg.servers.backend, crate::topology::BackendKind::Process);
+        assert_eq!(cfg.servers.mongod_args, ["--workers=2"]);
+        assert_eq!(cfg.servers.base_port, Some(31_000));
+        assert_eq!(cfg.workload_flags.overrides, ["recordcount=200"]);
+        assert_eq!(cfg.results_root, std::path::Path::new("/tmp/sw-old2"));
         Ok(())
     }
 }
