@@ -14,6 +14,16 @@ pub enum Phase {
     Run,
 }
 
+impl Phase {
+    /// Its name: the subcommand that runs it, and the result document's `phase`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Run => "run",
+        }
+    }
+}
+
 pub(crate) mod affinity;
 mod client;
 pub(crate) mod command_line;
@@ -46,4 +56,6 @@ pub(crate) fn ycsb_banner(argv: &[String]) -> Vec<String> {
 }
 
 pub use error::RunError;
-pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
+pub use exec::{ExecuteOptions, Executed, YcsbReport, execute};
+pub use fanout::ClientLauncher;
+pub use fanout::docker::DockerClients;

@@ -126,7 +126,7 @@ pub(crate) fn slices(
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
 /// one client.
 #[derive(Debug, Clone)]
-pub(crate) enum ClientLauncher {
+pub enum ClientLauncher {
     /// `count` child processes of this binary on this machine (`--clients N`).
     Local {
         /// How many.
@@ -136,6 +136,13 @@ pub(crate) enum ClientLauncher {
     Docker(docker::DockerClients),
 }
 
+impl Default for ClientLauncher {
+    /// One client, in this process.
+    fn default() -> ClientLauncher {
+        ClientLauncher::Local { count: 1 }
+    }
+}
+
 impl ClientLauncher {
     /// How many clients the phase runs.
     pub(crate) fn count(&self) -> usize {
@@ -143,6 +150,11 @@ impl ClientLauncher {
             ClientLauncher::Local { count } => *count,
             ClientLauncher::Docker(d) => d.count(),
         }
+    }
+
+    /// Whether the phase runs in client processes or containers (else in this process).
+    pub(crate) fn several(&self) -> bool {
+        !matches!(self, ClientLauncher::Local { count: 0 | 1 })
     }
 }
 
@@ -250,30 +262,14 @@ pub(crate) fn properties_text(
     Ok(out)
 }
 
-/// Runs the phase with `clients` client processes on this machine and returns the merged result.
-pub(crate) async fn execute_clients(
+/// Runs the phase with the clients `opts.clients` starts and returns the merged result:
+/// everything it started is stopped and removed whatever happens.
+pub(crate) async fn execute(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-    clients: usize,
 ) -> Result<ResultDocument, RunError> {
-    execute_with(
-        props,
-        phase,
-        opts,
-        &ClientLauncher::Local { count: clients },
-    )
-    .await
-}
-
-/// Runs the phase with the clients `launcher` starts and returns the merged result: everything
-/// it started is stopped and removed whatever happens.
-pub(crate) async fn execute_with(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    launcher: &ClientLauncher,
-) -> Result<ResultDocument, RunError> {
+    let launcher = &opts.clients;
     let mut slices = slices(props, phase, launcher.count())?;
     let status_on = opts.status_lines
         || props
@@ -410,7 +406,7 @@ async fn start_local(
             .map_err(|e| RunError::io(format!("cannot write {}", file.display()), e))?;
         let json = dir.join(format!("client-{index}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.arg(phase_command(phase))
+        cmd.arg(phase.name())
             .arg("-P")
             .arg(&file)
             .arg("--json")
@@ -453,14 +449,6 @@ async fn start_local(
         });
     }
     Ok(())
-}
-
-/// `load` or `run`: the subcommand a client runs.
-pub(crate) fn phase_command(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Run => "run",
-    }
 }
 
 /// Whether an exit status is a finished client (0, or 3: finished with an invalid result).
