@@ -495,10 +495,10 @@ fn members(targets: &[ProbeTarget]) -> Vec<(String, String)> {
 struct Beside {
     watch: Watch,
     tasks: Vec<tokio::task::JoinHandle<()>>,
-    /// The error-rate guard's reason, when it stopped the run.
-    error_stop: Arc<std::sync::Mutex<Option<String>>>,
-    /// Where the timed window starts, once the warm-up ended.
-    warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+    /// The error-rate guard, whose output is its reason when it stopped the run.
+    error_guard: Option<tokio::task::JoinHandle<Option<String>>>,
+    /// The warm-up's end, whose output is where the timed window starts.
+    warm_end: Option<tokio::task::JoinHandle<Option<WarmupEnd>>>,
     /// Cancelled once the clients are joined: the tasks end.
     clients_done: CancellationToken,
     /// Cancelled when a member is dead: clients still waiting on it are abandoned at once.
@@ -517,8 +517,14 @@ impl Beside {
         for task in self.tasks {
             let _ = task.await;
         }
-        let warm = self.warm_end.lock().ok().and_then(|w| w.clone());
-        let error_stop = self.error_stop.lock().ok().and_then(|r| r.clone());
+        let error_stop = match self.error_guard {
+            Some(task) => task.await.ok().flatten(),
+            None => None,
+        };
+        let warm = match self.warm_end {
+            Some(task) => task.await.ok().flatten(),
+            None => None,
+        };
         (watched, warm, error_stop)
     }
 
@@ -546,29 +552,20 @@ impl Beside {
             ));
         }
         // The error-rate guard samples once a second after a minimum number of ops.
-        let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-        if let Some(rate) = l.max_error_rate {
-            let progress = progress_of(counters);
-            tasks.push(spawn_error_guard(
-                rate,
-                stop,
-                progress,
-                &clients_done,
-                &error_stop,
-            ));
-        }
+        let error_guard = l
+            .max_error_rate
+            .map(|rate| spawn_error_guard(rate, stop, progress_of(counters), &clients_done));
         // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
-        let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
-        if !l.warmup.is_zero() {
-            tasks.push(spawn_warmup_end(
+        let warm_end = (!l.warmup.is_zero()).then(|| {
+            let progress = progress_of(counters);
+            spawn_warmup_end(
                 l.warmup,
                 &run.measurements,
-                progress_of(counters),
+                progress,
                 &clients_done,
-                &warm_end,
                 members,
-            ));
-        }
+            )
+        });
         // A client of several (`--barrier`) tells its coordinator how far it is, once a second
         // and once at the end, so the coordinator can print one merged status line
         // (`docs/engine.md`, "Several clients").
@@ -582,7 +579,7 @@ impl Beside {
         Beside {
             watch,
             tasks,
-            error_stop,
+            error_guard,
             warm_end,
             clients_done,
             abandon,

@@ -89,12 +89,10 @@ pub(crate) fn slices(
             check_keys_per_client(count, n)?;
             let mut next = start;
             for (slice, c) in out.iter_mut().zip(split(count, n)) {
-                slice
-                    .overrides
-                    .push((prop::INSERTSTART.name.into(), next.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTCOUNT.name.into(), c.to_string()));
+                slice.overrides.extend([
+                    (prop::INSERTSTART.name.into(), next.to_string()),
+                    (prop::INSERTCOUNT.name.into(), c.to_string()),
+                ]);
                 next += c;
             }
         }
@@ -107,15 +105,11 @@ pub(crate) fn slices(
                 split(ops, n)
             };
             for (i, (slice, o)) in out.iter_mut().zip(ops_split).enumerate() {
-                slice
-                    .overrides
-                    .push((prop::OPERATIONCOUNT.name.into(), o.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTSTRIDE.name.into(), n.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTOFFSET.name.into(), i.to_string()));
+                slice.overrides.extend([
+                    (prop::OPERATIONCOUNT.name.into(), o.to_string()),
+                    (prop::INSERTSTRIDE.name.into(), n.to_string()),
+                    (prop::INSERTOFFSET.name.into(), i.to_string()),
+                ]);
             }
         }
     }
@@ -383,18 +377,11 @@ async fn start_local(
     dir: &Path,
     running: &mut Vec<Client>,
 ) -> Result<(), RunError> {
-    let Launch {
-        props,
-        phase,
-        opts,
-        slices,
-        signals: events,
-        sink,
-    } = *launch;
+    let (props, opts, sink, events) = (launch.props, launch.opts, launch.sink, launch.signals);
     let exe = std::env::current_exe()
         .map_err(|e| RunError::io("cannot find the microshard binary", e))?;
     let host = hostname();
-    for (index, slice) in slices.iter().enumerate() {
+    for (index, slice) in launch.slices.iter().enumerate() {
         if opts.cancel.is_cancelled() {
             return Err(crate::error::Interrupted("before the clients started".into()).into());
         }
@@ -403,7 +390,7 @@ async fn start_local(
             .map_err(|e| RunError::io(format!("cannot write {}", file.display()), e))?;
         let json = dir.join(format!("client-{index}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.arg(phase.name())
+        cmd.arg(launch.phase.name())
             .arg("-P")
             .arg(&file)
             .arg("--json")
