@@ -39,7 +39,8 @@ pub struct ExecuteOptions {
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
     /// Members to probe for liveness while the run goes on (`None`: discovered from the
-    /// connection string: its hosts, their replica set, and a mongos's shards).
+    /// connection string: its hosts, their replica set, and a mongos's shards). Several
+    /// clients each discover and probe on their own.
     pub probe_targets: Option<Vec<ProbeTarget>>,
     /// Where the run's events go; `None` discards them.
     pub events: Option<Sink>,
