@@ -154,7 +154,8 @@ async fn a_write_concern_error_fails_a_batched_upsert() {
     let batched = ["mongodb.upsert=true", "batchsize=10", "threadcount=1"];
     let doc = execute(&run_props(&server, &batched), Phase::Load, &quiet())
         .await
-        .expect("the load reports");
+        .expect("the load reports")
+        .document;
     // The first batch of 10 fails; a load thread stops at its first failed insert, as YCSB's does.
     let insert = doc.measurement("INSERT").expect("INSERT measured");
     let count = |status| {
@@ -222,7 +223,10 @@ async fn unlimited_run_stops_at_maxexecutiontime() {
         .await
         .expect("load");
     let p = run_props(&server, &["operationcount=0", "maxexecutiontime=1"]);
-    let doc = execute(&p, Phase::Run, &quiet()).await.expect("run");
+    let doc = execute(&p, Phase::Run, &quiet())
+        .await
+        .expect("run")
+        .document;
     assert!(doc.operations > 0);
     assert!(doc.runtime_ms >= 1000, "{}", doc.runtime_ms);
     assert!(
@@ -241,7 +245,10 @@ async fn target_paces_clients_and_records_intended_latency() {
         .expect("load");
     // 40 ops at 100 ops/s over 2 clients: the schedule alone takes ~0.4 s.
     let p = run_props(&server, &["operationcount=40", "target=100"]);
-    let doc = execute(&p, Phase::Run, &quiet()).await.expect("run");
+    let doc = execute(&p, Phase::Run, &quiet())
+        .await
+        .expect("run")
+        .document;
     assert_eq!(doc.operations, 40);
     assert!(doc.runtime_ms >= 350, "paced: {} ms", doc.runtime_ms);
     assert!(
@@ -268,7 +275,10 @@ async fn max_error_rate_stops_a_failing_run() {
         ],
     );
     let started = std::time::Instant::now();
-    let doc = execute(&p, Phase::Run, &quiet()).await.expect("a result");
+    let doc = execute(&p, Phase::Run, &quiet())
+        .await
+        .expect("a result")
+        .document;
     assert_eq!(
         doc.validity.verdict,
         microshard::measure::validity::Verdict::Invalid
@@ -305,7 +315,8 @@ async fn dataintegrity_verifies_every_read() {
     extra.extend(integrity);
     let doc = execute(&run_props(&server, &extra), Phase::Run, &quiet())
         .await
-        .expect("run");
+        .expect("run")
+        .document;
     let verify = doc.measurement("VERIFY").expect("VERIFY measured");
     assert_eq!(verify.count, 60);
     let ok = verify
@@ -331,7 +342,8 @@ async fn dataintegrity_verifies_every_read() {
         .await;
     let doc = execute(&run_props(&server, &extra), Phase::Run, &quiet())
         .await
-        .expect("run");
+        .expect("run")
+        .document;
     let verify = doc.measurement("VERIFY").expect("VERIFY measured");
     assert!(
         verify.statuses.iter().any(|s| s.status != Status::Ok),

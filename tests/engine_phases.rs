@@ -137,7 +137,8 @@ async fn run_mix(file: &str, records: u64, ops: u64) -> (HashMap<String, usize>,
     );
     let doc = execute(&p, Phase::Run, &quiet(&server.uri()))
         .await
-        .expect("run succeeds");
+        .expect("run succeeds")
+        .document;
     let _ = doc;
     let cmds = server.commands();
     (mix(&cmds[before..]), server)
@@ -205,7 +206,8 @@ async fn multi_id_reads_use_one_in_query() {
     );
     let doc = execute(&p, Phase::Run, &quiet(&server.uri()))
         .await
-        .expect("run");
+        .expect("run")
+        .document;
     let _ = doc;
     let cmds = server.commands();
     let finds = on_usertable(&cmds[before..], "find");
@@ -254,7 +256,8 @@ async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
     ];
     let doc = execute(&props(&["Q20M"], &run), Phase::Run, &quiet(&server.uri()))
         .await
-        .expect("run");
+        .expect("run")
+        .document;
     assert_eq!(doc.operations, 40);
     let after = query_and_getmore(&server).await;
     assert_eq!(after.0 - before.0, 40, "one query per read");
@@ -325,7 +328,8 @@ async fn a_load_counts_only_inserts_that_succeeded() {
     let p = props(&["S1"], &["recordcount=50".into(), "threadcount=2".into()]);
     let doc = execute(&p, Phase::Load, &quiet(&server.uri()))
         .await
-        .expect("a duplicate load still reports");
+        .expect("a duplicate load still reports")
+        .document;
     assert_eq!(doc.operations, 0, "failed inserts are not operations");
     assert_eq!(doc.throughput, Some(0.0), "never Infinity");
     let first = execute(
@@ -341,6 +345,7 @@ async fn a_load_counts_only_inserts_that_succeeded() {
         &quiet(&server.uri()),
     )
     .await
-    .expect("a load of new keys");
+    .expect("a load of new keys")
+    .document;
     assert_eq!(first.operations, 50);
 }

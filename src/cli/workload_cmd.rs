@@ -4,7 +4,7 @@ use crate::events::{Event, Events};
 use crate::measure::ExporterKind;
 use crate::output::Terminal;
 use crate::runner::command_line::{PhaseArgs, build_properties};
-use crate::runner::{ExecuteOptions, Phase};
+use crate::runner::{ClientLauncher, ExecuteOptions, Phase, YcsbReport};
 use crate::workload::{Properties, prop};
 
 /// Runs one phase of the workload: status lines on stderr with `-s`, YCSB's report on stdout.
@@ -45,23 +45,17 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
         drop_database: args.drop,
         banner: crate::runner::ycsb_banner(&argv),
         barrier: args.barrier,
+        clients: ClientLauncher::Local {
+            count: usize::try_from(args.clients).unwrap_or(usize::MAX),
+        },
         ..Default::default()
     };
-    let doc = if args.clients > 1 {
-        let doc = crate::runner::fanout::execute_clients(
-            &props,
-            phase,
-            &opts,
-            usize::try_from(args.clients).unwrap_or(usize::MAX),
-        )
-        .await?;
-        print_merged(&doc, &props)?;
-        doc
-    } else {
-        let executed = crate::runner::execute_with_report(&props, phase, &opts).await?;
-        write_report(&render_report(&executed, &props), &props)?;
-        executed.document
-    };
+    let executed = crate::runner::execute(&props, phase, &opts).await?;
+    match &executed.report {
+        Some(report) => write_report(&render_report(report, &props), &props)?,
+        None => print_merged(&executed.document, &props)?,
+    }
+    let doc = executed.document;
     if let Some(path) = &args.json {
         write_json(path, &doc)?;
     }
@@ -75,8 +69,8 @@ pub(crate) async fn run(phase: Phase, args: PhaseArgs) -> anyhow::Result<()> {
 
 /// YCSB's report of a run as the exporter the properties name renders it, after the raw data
 /// points when they go to stdout (YCSB prints them first).
-fn render_report(executed: &crate::runner::Executed, props: &Properties) -> String {
-    if let Some(raw) = &executed.raw_data
+fn render_report(report: &YcsbReport, props: &Properties) -> String {
+    if let Some(raw) = &report.raw_data
         && let Err(e) = crate::output::print(raw)
     {
         Terminal.event(Event::Warning(format!(
@@ -87,7 +81,7 @@ fn render_report(executed: &crate::runner::Executed, props: &Properties) -> Stri
     if let Some(w) = warning {
         Terminal.event(Event::Note(w));
     }
-    exporter.render(&executed.run, &executed.overall, &executed.config)
+    exporter.render(&report.run, &report.overall, &report.config)
 }
 
 /// Writes YCSB's report where YCSB writes it: to `exportfile` when set, else to stdout.

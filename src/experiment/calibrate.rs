@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::live::run_phase;
 use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
+use crate::runner::ClientLauncher;
 use crate::runner::Phase;
-use crate::runner::fanout::ClientLauncher;
 use crate::workload::{Origin, prop};
 
 /// The client threads S1–S5 run with (`threadcount` in `workloads/`), at which `compare`
@@ -172,9 +172,17 @@ pub(crate) async fn calibrate(
         // One phase with one local client, its bar finished with the throughput.
         let measure = async |props, phase, name, length| {
             let bar = progress.phase(name, length);
-            let one = ClientLauncher::Local { count: 1 };
             let events = Some(progress.events());
-            let m = run_phase(&uri, props, phase, cancel, None, events, &one).await?;
+            let m = run_phase(
+                &uri,
+                props,
+                phase,
+                cancel,
+                None,
+                events,
+                ClientLauncher::default(),
+            )
+            .await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
             anyhow::Ok(m)
         };

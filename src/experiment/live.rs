@@ -246,9 +246,9 @@ impl Lab for LiveLab {
                 if let Some(n) = d.network.as_mut() {
                     n.uri = pin_write_concern(&n.uri, properties);
                 }
-                crate::runner::fanout::ClientLauncher::Docker(d)
+                crate::runner::ClientLauncher::Docker(d)
             }
-            None => crate::runner::fanout::ClientLauncher::Local {
+            None => crate::runner::ClientLauncher::Local {
                 count: self.clients,
             },
         };
@@ -259,7 +259,7 @@ impl Lab for LiveLab {
             cancel,
             targets,
             Some(self.events.clone()),
-            &launcher,
+            launcher,
         )
         .await
     }
@@ -272,8 +272,8 @@ impl Lab for LiveLab {
     }
 }
 
-/// Runs one phase with the runner against `uri`, its clients started by `launcher`
-/// (processes here, or containers), and summarises its result document.
+/// Runs one phase with the runner against `uri`, its clients where `clients` says
+/// (this process, client processes, or containers), and summarises its result document.
 ///
 /// The write concern is pinned: when neither the entry URI nor the scenario sets one, `w=1` is
 /// added (YCSB's default URL carries it), because from MongoDB 5.0 on replica sets and sharded
@@ -286,25 +286,19 @@ pub(crate) async fn run_phase(
     cancel: &CancellationToken,
     probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
     events: Option<crate::events::Sink>,
-    launcher: &crate::runner::fanout::ClientLauncher,
+    clients: crate::runner::ClientLauncher,
 ) -> anyhow::Result<Measured> {
     let opts = crate::runner::ExecuteOptions {
         cancel: cancel.clone(),
         uri: Some(pin_write_concern(uri, properties)),
         probe_targets,
         events,
+        clients,
         ..Default::default()
     };
-    // Several client processes (`--clients`) probe on their own; their results merge into one.
-    let several = !matches!(
-        launcher,
-        crate::runner::fanout::ClientLauncher::Local { count: 0 | 1 }
-    );
-    let mut document = if several {
-        crate::runner::fanout::execute_with(properties, phase, &opts, launcher).await?
-    } else {
-        crate::runner::execute(properties, phase, &opts).await?
-    };
+    let mut document = crate::runner::execute(properties, phase, &opts)
+        .await?
+        .document;
     if let Some(why) = crate::runner::verdict::too_short(document.runtime_ms, document.operations) {
         document.validity.degrade(why);
     }

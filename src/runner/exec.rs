@@ -1,4 +1,6 @@
-//! `execute`: one YCSB phase from properties to a result document.
+//! `execute`: one YCSB phase from properties to a result document: in this process (a
+//! [`PhaseRun`]: prepare, connect, run the clients, report), or with several client processes or
+//! containers (`fanout`), their results merged.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Phase;
 use super::client::{ClientProgress, ClientReport, RunShared, progress_totals, run_client};
+use super::fanout::ClientLauncher;
 use super::pacing;
 use super::verdict::{self, Evidence};
 use super::watch::{Watch, WatchSetup};
@@ -36,7 +39,8 @@ pub struct ExecuteOptions {
     /// Use this connection string instead of `mongodb.url` (experiments pass the topology's entry point).
     pub uri: Option<String>,
     /// Members to probe for liveness while the run goes on (`None`: discovered from the
-    /// connection string: its hosts, their replica set, and a mongos's shards).
+    /// connection string: its hosts, their replica set, and a mongos's shards). Several
+    /// clients each discover and probe on their own.
     pub probe_targets: Option<Vec<ProbeTarget>>,
     /// Where the run's events go; `None` discards them.
     pub events: Option<Sink>,
@@ -47,6 +51,9 @@ pub struct ExecuteOptions {
     /// Wait at a start barrier once connected: say [`ClientLine::Ready`] and start
     /// when a line arrives on stdin (a client of `--clients`).
     pub barrier: bool,
+    /// Where the clients run: in this process (the default), or in several client processes
+    /// or containers whose results are merged (`--clients`, a topology's `clients`).
+    pub clients: ClientLauncher,
 }
 
 /// How long clients still waiting on the server get after the run's stop before they are
@@ -56,12 +63,20 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// it finish their operation, the others are abandoned.
 const DEAD_GRACE: Duration = Duration::from_secs(1);
 
-/// What [`execute_with_report`] returns: the result document and the measurements YCSB's
-/// report is rendered from (the caller picks the exporter and writes it: the engine never prints).
+/// What [`execute`] returns: the result document and, for a phase run in this process, what
+/// YCSB's report is rendered from (the caller picks the exporter and writes it: the engine never
+/// prints).
 #[derive(Debug)]
 pub struct Executed {
     /// The phase's result document.
     pub document: measure::ResultDocument,
+    /// `None` when several clients ran: their merged document is what the report is made of.
+    pub report: Option<YcsbReport>,
+}
+
+/// What YCSB's report of a phase run in this process is rendered from.
+#[derive(Debug)]
+pub struct YcsbReport {
     /// The run's measurements.
     pub run: measure::RunMeasurements,
     /// Run time and operation count, as YCSB's `[OVERALL]` section gives them.
@@ -73,103 +88,50 @@ pub struct Executed {
     pub raw_data: Option<String>,
 }
 
-/// Runs one phase and returns its result document.
+/// Runs one phase: in this process, or with the several clients `opts.clients` starts, their
+/// results merged. The callers never choose.
 ///
 /// Bad input (properties, URL, an unreachable server) comes back as [`RunError::BadInput`].
 pub async fn execute(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-) -> Result<measure::ResultDocument, RunError> {
-    Ok(execute_with_report(props, phase, opts).await?.document)
-}
-
-/// [`execute`], with the measurements YCSB's report is rendered from.
-/// The phase's steps follow in order: prepare (the limits, the workload, the outputs), connect
-/// and wait at the barrier, run the clients and the tasks beside them ([`Beside`]) until they
-/// are joined ([`run_clients`]), then report and judge ([`report`]).
-pub async fn execute_with_report(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
 ) -> Result<Executed, RunError> {
-    let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
-    // Read the limits, build the workload and prove the outputs writable.
-    let Prepared {
-        limits,
-        workload,
-        split,
-        mcfg,
-        tick_ns,
-    } = prepare(props, phase, opts, &events)?;
-    let threads = split.len().max(1);
-    let measurements = Measurements::new(mcfg.clone());
-
-    // Connect (and wait at the barrier).
-    let Connected {
-        binding,
-        server,
-        probe_targets,
-    } = connect(props, phase, opts, threads, &events).await?;
-    let shared = Arc::new(RunShared {
-        phase,
-        table: workload.table().to_string(),
-        verify: workload.data_integrity(),
-        workload,
-        binding: binding.clone(),
-        measurements: measurements.clone(),
-        stop: opts.cancel.child_token(),
-        tick_ns,
-        spin_sleep: parse_prop(props, &prop::SPIN_SLEEP)?,
-        initial_delay: pacing::wants_initial_delay(limits.target, threads),
-        events: events.clone(),
-    });
-
-    // The clients, and the tasks beside them.
-    let ran = run_clients(ClientsRun {
-        shared: &shared,
-        split: &split,
-        limits: &limits,
-        opts,
-        probe_targets,
-        timeseries: mcfg.measurement_type == measure::MeasurementType::TimeSeries,
-    })
-    .await?;
-
-    // Report and judge.
-    report(Reporting {
-        props,
-        opts,
-        phase,
-        limits: &limits,
-        mcfg,
-        measurements: &measurements,
-        events: &events,
-        threads,
-        server,
-        ran,
-    })
+    if opts.clients.several() {
+        let document = super::fanout::execute(props, phase, opts).await?;
+        return Ok(Executed {
+            document,
+            report: None,
+        });
+    }
+    let run = PhaseRun::prepare(props, phase, opts)?;
+    let (binding, server, probe_targets) = run.connect().await?;
+    let shared = run.shared(binding)?;
+    let ran = run.run_clients(&shared, probe_targets).await?;
+    run.report(server, ran)
 }
 
-/// What the clients are run with: what they share, the operations per client, the limits and
-/// the members the watch probes.
-struct ClientsRun<'a> {
-    shared: &'a Arc<RunShared>,
-    /// Operations per client.
-    split: &'a [u64],
-    limits: &'a Limits,
+/// One phase in this process: what it was asked, and what it knows before it connects (its
+/// limits, the workload, the operations per client, how it is measured and its pace).
+struct PhaseRun<'a> {
+    props: &'a Properties,
+    phase: Phase,
     opts: &'a ExecuteOptions,
-    probe_targets: Vec<ProbeTarget>,
-    /// `measurementtype=timeseries`: YCSB prints the status line on stdout too.
-    timeseries: bool,
+    events: Sink,
+    limits: Limits,
+    workload: Arc<CoreWorkload>,
+    /// Operations per client.
+    split: Vec<u64>,
+    threads: usize,
+    mcfg: MeasurementConfig,
+    tick_ns: Option<u64>,
+    measurements: Arc<Measurements>,
 }
 
 /// The clients' run once joined: their reports and counters, the timed window, what the tasks
 /// beside them saw and the client's CPU over the window.
 struct Ran {
-    reports: Vec<ClientReport>,
-    /// Clients abandoned while blocked on the server.
-    abandoned: usize,
+    joined: Joined,
     counters: Counters,
     window: Window,
     watched: super::watch::Watched,
@@ -180,189 +142,333 @@ struct Ran {
     host: Option<measure::host_load::HostLoad>,
 }
 
-/// Starts the clients and the tasks beside them, and joins them: the clients end by themselves,
-/// or are stopped; those still blocked on the server after the grace period are abandoned.
-async fn run_clients(c: ClientsRun<'_>) -> Result<Ran, RunError> {
-    let shared = c.shared;
-    let members: Vec<(String, String)> = c
-        .probe_targets
-        .iter()
-        .map(|t| (t.name.clone(), t.address.clone()))
-        .collect();
-    let host_before = measure::host_load::sample(&members);
-    let cpu_before = measure::ClientCpu::now();
-    let started_wall = chrono::Utc::now();
-    let start = Instant::now();
-    let (handles, counters) = spawn_clients(shared, c.split);
-    let clients_done = CancellationToken::new();
-    let abandon = CancellationToken::new();
-    let beside = Beside::start(BesideSetup {
-        limits: c.limits,
-        opts: c.opts,
-        events: &shared.events,
-        measurements: &shared.measurements,
-        counters: &counters,
-        probe_targets: c.probe_targets,
-        stop: &shared.stop,
-        abandon: &abandon,
-        clients_done: &clients_done,
-        start,
-        timeseries: c.timeseries,
-    });
-    let Joined {
-        reports,
-        panicked,
-        abandoned,
-    } = join_clients(handles, &shared.stop, &abandon, &shared.events).await;
-    let elapsed = start.elapsed();
-    let end = Instant::now();
-    clients_done.cancel();
-    let (watched, warm, error_stop) = beside.finish(end).await;
-    // CPU over the same window as the figures: from the warm-up's end when there was one.
-    let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
-    let host_start = warm
-        .as_ref()
-        .and_then(|w| w.host.as_ref())
-        .or(host_before.as_ref());
-    let host = host_start
-        .zip(measure::host_load::sample(&members))
-        .map(|(a, b)| measure::host_load::between(a, &b));
-    if panicked > 0 {
-        return Err(RunError::Clients(format!(
-            "{panicked} client task(s) failed unexpectedly; results discarded"
-        )));
+impl<'a> PhaseRun<'a> {
+    /// Says the properties' warnings and notes, reads the limits, builds the workload, splits the
+    /// operations over the clients and proves the measurement files writable, before anything
+    /// connects.
+    fn prepare(
+        props: &'a Properties,
+        phase: Phase,
+        opts: &'a ExecuteOptions,
+    ) -> Result<PhaseRun<'a>, RunError> {
+        let events: Sink = opts.events.clone().unwrap_or_else(Discard::sink);
+        let say = |line: &str| events.event(Event::Note(line.to_string()));
+        for w in props.warnings() {
+            say(&format!("warning: {w}"));
+        }
+        for note in crate::workload::java_only::notes(props, phase == Phase::Load)
+            .map_err(RunError::bad_input)?
+        {
+            say(&note);
+        }
+        let limits = Limits::read(props, opts)?;
+        let workload =
+            Arc::new(CoreWorkload::from_properties(props).map_err(RunError::as_bad_input)?);
+        let total_ops = match phase {
+            Phase::Load => crate::workload::load_operation_count(props),
+            Phase::Run => crate::workload::run_operation_count(props),
+        }
+        .map_err(RunError::as_bad_input)?;
+        let threads_usize = usize::try_from(limits.requested_threads).unwrap_or(usize::MAX);
+        let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
+        if let Some(w) = split_warning {
+            say(&w);
+        }
+        let threads = split.len().max(1);
+        super::fdlimit::ensure(threads).map_err(RunError::bad_input)?;
+        let tick_ns = pacing::tick_ns(limits.target, threads);
+        let mcfg = measurement_config(props, tick_ns.is_some(), &say)?;
+        Ok(PhaseRun {
+            props,
+            phase,
+            opts,
+            limits,
+            workload,
+            split,
+            threads,
+            measurements: Measurements::new(mcfg.clone()),
+            mcfg,
+            tick_ns,
+            events,
+        })
     }
-    let window = Window::of(&counters, warm, c.limits, end, elapsed, started_wall);
-    Ok(Ran {
-        reports,
-        abandoned,
-        counters,
-        window,
-        watched,
-        error_stop,
-        cpu,
-        host,
-    })
-}
 
-/// What a joined phase reports from: the request, its limits and measurement settings, the
-/// measurements, the server's facts and the clients' run.
-struct Reporting<'a> {
-    props: &'a Properties,
-    opts: &'a ExecuteOptions,
-    phase: Phase,
-    limits: &'a Limits,
-    mcfg: MeasurementConfig,
-    measurements: &'a Arc<Measurements>,
-    events: &'a Sink,
-    threads: usize,
-    server: measure::ServerFacts,
-    ran: Ran,
-}
-
-/// Finishes the measurements (and their files), says why the run stopped early and judges the
-/// result document.
-fn report(r: Reporting<'_>) -> Result<Executed, RunError> {
-    let ended_wall = chrono::Utc::now();
-    let ran = r.ran;
-    let overall = ran.window.overall(r.phase);
-    let run = r.measurements.finish();
-    let (problems, raw_data) = super::outputs::finish(&run, &r.mcfg);
-    for problem in problems {
-        r.events
-            .event(Event::Warning(format!("warning: {problem}")));
+    /// What every client shares, once connected.
+    fn shared(&self, binding: MongoBinding) -> Result<Arc<RunShared>, RunError> {
+        Ok(Arc::new(RunShared {
+            phase: self.phase,
+            table: self.workload.table().to_string(),
+            verify: self.workload.data_integrity(),
+            workload: self.workload.clone(),
+            binding,
+            measurements: self.measurements.clone(),
+            stop: self.opts.cancel.child_token(),
+            tick_ns: self.tick_ns,
+            spin_sleep: parse_prop(self.props, &prop::SPIN_SLEEP)?,
+            initial_delay: pacing::wants_initial_delay(self.limits.target, self.threads),
+            events: self.events.clone(),
+        }))
     }
-    let stopped = stop_reasons(StopFacts {
-        warmup_unfinished: ran.window.warmup_unfinished.then_some(r.limits.warmup_s),
-        error_stop: ran.error_stop,
-        watch_aborted: ran.watched.aborted.clone(),
-        reports: &ran.reports,
-        interrupted: r.opts.cancel.is_cancelled(),
-    });
-    let doc = judge(Judged {
-        props: r.props,
-        opts: r.opts,
-        phase: r.phase,
-        window: &ran.window,
-        overall: &overall,
-        run: &run,
-        ended_wall,
-        cpu: ran.cpu,
-        host: ran.host,
-        counters: &ran.counters,
-        limits: r.limits,
-        timeline: ran.watched.timeline,
-        stopped,
-        abandoned: ran.abandoned,
-        threads: r.threads,
-        server: r.server,
-    })?;
-    Ok(Executed {
-        document: doc,
-        run,
-        overall,
-        config: r.mcfg,
-        raw_data,
-    })
+
+    /// Starts the clients and the tasks beside them, and joins them: the clients end by
+    /// themselves, or are stopped; those still blocked on the server after the grace period are
+    /// abandoned.
+    async fn run_clients(
+        &self,
+        shared: &Arc<RunShared>,
+        probe_targets: Vec<ProbeTarget>,
+    ) -> Result<Ran, RunError> {
+        let members = members(&probe_targets);
+        let host_before = measure::host_load::sample(&members);
+        let cpu_before = measure::ClientCpu::now();
+        let started_wall = chrono::Utc::now();
+        let start = Instant::now();
+        let (handles, counters) = spawn_clients(shared, &self.split);
+        let beside = Beside::start(self, &shared.stop, &counters, probe_targets, start);
+        let joined = join_clients(handles, &shared.stop, &beside.abandon, &self.events).await;
+        let elapsed = start.elapsed();
+        let end = Instant::now();
+        let (watched, warm, error_stop) = beside.finish(end).await;
+        // CPU over the same window as the figures: from the warm-up's end when there was one.
+        let cpu = measure::ClientCpu::now().since(warm.as_ref().map_or(&cpu_before, |w| &w.cpu));
+        let host_start = warm
+            .as_ref()
+            .and_then(|w| w.host.as_ref())
+            .or(host_before.as_ref());
+        let host = host_start
+            .zip(measure::host_load::sample(&members))
+            .map(|(a, b)| measure::host_load::between(a, &b));
+        if joined.panicked > 0 {
+            return Err(RunError::Clients(format!(
+                "{} client task(s) failed unexpectedly; results discarded",
+                joined.panicked
+            )));
+        }
+        let window = Window::of(&counters, warm, &self.limits, end, elapsed, started_wall);
+        Ok(Ran {
+            joined,
+            counters,
+            window,
+            watched,
+            error_stop,
+            cpu,
+            host,
+        })
+    }
+
+    /// Finishes the measurements (and their files), says why the run stopped early and judges
+    /// the result document.
+    fn report(self, server: measure::ServerFacts, ran: Ran) -> Result<Executed, RunError> {
+        let ended_wall = chrono::Utc::now();
+        let overall = ran.window.overall(self.phase);
+        let run = self.measurements.finish();
+        let (problems, raw_data) = super::outputs::finish(&run, &self.mcfg);
+        for problem in problems {
+            self.events
+                .event(Event::Warning(format!("warning: {problem}")));
+        }
+        let mut document = measure::ResultDocument::new(
+            self.phase.name(),
+            ran.window.started_wall,
+            ended_wall,
+            &overall,
+            &run,
+        )?;
+        self.judge(&mut document, server, ran);
+        Ok(Executed {
+            document,
+            report: Some(YcsbReport {
+                run,
+                overall,
+                config: self.mcfg,
+                raw_data,
+            }),
+        })
+    }
+
+    /// Completes the result document: the properties, the verdict (`runner::verdict`), why the
+    /// run stopped early, and the server's facts.
+    fn judge(&self, doc: &mut measure::ResultDocument, mut server: measure::ServerFacts, ran: Ran) {
+        let stopped = ran.stop_reasons(&self.limits, self.opts.cancel.is_cancelled());
+        doc.properties = recorded_properties(self.props, self.opts.uri.as_deref());
+        doc.client_cpu = ran.cpu;
+        let error_classes = error_classes(&ran.counters);
+        let evidence = Evidence {
+            load: self.phase == Phase::Load,
+            operations: ran.window.ops_done,
+            failed: ran.window.ops_failed,
+            not_found: not_found(doc),
+            max_error_rate: self.limits.error_rate_limit,
+            failed_time_share: failed_time_share(doc, self.threads, ran.window.elapsed),
+            error_classes: error_classes.clone(),
+            timeline: ran.watched.timeline,
+            stopped: stopped.clone(),
+            abandoned_clients: ran.joined.abandoned,
+            client_cpu_s: ran.cpu.total_us() as f64 / 1e6,
+            wall_s: ran.window.elapsed.as_secs_f64(),
+            cores: doc.host.cpu_count,
+        };
+        doc.validity = verdict::assess(&evidence);
+        if let Some(why) = ran
+            .host
+            .as_ref()
+            .and_then(|h| h.busy(self.limits.busy_host))
+        {
+            doc.validity.degrade(why);
+        }
+        doc.host_load = ran.host;
+        doc.warmup_s = self.limits.warmup_s;
+        doc.timeline = evidence.timeline;
+        server.error_classes = error_classes;
+        if server.standin {
+            server.note = Some("measured against the microshard stand-in, not MongoDB".into());
+        }
+        server.run_stopped = (!stopped.is_empty()).then(|| stopped.join("; "));
+        server.threads = Some(self.threads as u64);
+        doc.server = server;
+        doc.clients = vec![measure::ClientEntry::of(0, "localhost", doc)];
+    }
+
+    /// Connects the binding, says YCSB's banner, records the server's facts, drops the database
+    /// for `load --drop`, finds the members to probe and, for a client of several, waits at the
+    /// start barrier.
+    async fn connect(
+        &self,
+    ) -> Result<(MongoBinding, measure::ServerFacts, Vec<ProbeTarget>), RunError> {
+        let (props, opts) = (self.props, self.opts);
+        let say = |line: &str| self.events.event(Event::Note(line.to_string()));
+        let settings = BindingSettings::from_properties(props, self.threads, opts.uri.as_deref())
+            .map_err(RunError::as_bad_input)?;
+        for w in &settings.resolved.warnings {
+            say(&format!("warning: {w}"));
+        }
+        let binding = MongoBinding::connect_with(settings, self.events.clone())
+            .await
+            .map_err(RunError::as_bad_input)?;
+        // YCSB's banner, once everything has been checked and the server answered (so that bad
+        // input still gets its one line): the command line, the version, `Loading workload...`,
+        // `Starting test.` and the binding's connection line (`docs/engine.md`).
+        for line in &opts.banner {
+            say(line);
+        }
+        say("Loading workload...");
+        say("Starting test.");
+        say(&format!(
+            "mongo client connection created with {}",
+            crate::redact::redact_uri(&binding.settings().resolved.url)
+        ));
+        let server = binding.server_facts().await;
+        if server.standin {
+            say("NOTE: measured against the microshard stand-in, not MongoDB");
+        }
+        if opts.drop_database && self.phase == Phase::Load {
+            binding.drop_database().await.map_err(RunError::Db)?;
+            say(&format!(
+                "dropped database {} before loading (--drop)",
+                binding.settings().resolved.database
+            ));
+        }
+        if self.phase == Phase::Run
+            && !opts.barrier
+            && let Some(line) = super::size_notice::records_mismatch(props, &binding).await?
+        {
+            say(&line);
+        }
+        let probe_targets = match &opts.probe_targets {
+            Some(t) => t.clone(),
+            None => binding.discover_members().await,
+        };
+        if opts.barrier {
+            self.wait_at_barrier().await?;
+        }
+        Ok((binding, server, probe_targets))
+    }
+
+    /// A client of several: says it is ready and starts when a line arrives on stdin.
+    async fn wait_at_barrier(&self) -> Result<(), RunError> {
+        self.events.event(Event::Protocol(ClientLine::Ready));
+        let mut line = String::new();
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        tokio::select! {
+            r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    return Err(RunError::Clients(
+                        "the coordinator went away before the start".into(),
+                    ));
+                }
+            }
+            _ = self.opts.cancel.cancelled() => return Err(crate::error::Interrupted("before the start".into()).into()),
+        }
+        Ok(())
+    }
+
+    /// The watch's settings: the members to probe, when a run counts as stalled (a run throttled
+    /// below one operation per stall period must not look stalled) and when a member is dead.
+    fn watch_setup(
+        &self,
+        start: Instant,
+        counters: &Counters,
+        targets: Vec<ProbeTarget>,
+        stop: &CancellationToken,
+        abandon: &CancellationToken,
+    ) -> WatchSetup {
+        let l = &self.limits;
+        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
+            l.stall_s.max(3.0 / l.target)
+        } else {
+            l.stall_s
+        });
+        WatchSetup {
+            start,
+            stall_after,
+            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
+            dead_after: Duration::from_secs_f64(l.dead_s),
+            progress: progress_of(counters),
+            targets,
+            stop: stop.clone(),
+            abandon: abandon.clone(),
+            events: self.events.clone(),
+        }
+    }
+
+    /// The status line's printer (`-s`, `status.interval`).
+    fn status_printer(&self, counters: &Counters, start: Instant) -> super::status::StatusPrinter {
+        let l = &self.limits;
+        super::status::StatusPrinter {
+            measurements: self.measurements.clone(),
+            counters: counters.to_vec(),
+            label: l.label.clone(),
+            interval: Duration::from_secs(l.status_interval_s.max(1)),
+            start,
+            events: self.events.clone(),
+            // A client of several only snapshots its intervals (for its interval logs): the
+            // coordinator prints the merged line.
+            print: !self.opts.barrier,
+            // YCSB also prints the status line on stdout with measurementtype=timeseries.
+            stdout: self.mcfg.measurement_type == measure::MeasurementType::TimeSeries,
+        }
+    }
 }
 
-/// What a phase knows before it connects: its limits, the workload, the operations per client,
-/// how it is measured and its pace.
-struct Prepared {
-    limits: Limits,
-    workload: Arc<CoreWorkload>,
-    /// Operations per client.
-    split: Vec<u64>,
-    mcfg: MeasurementConfig,
-    tick_ns: Option<u64>,
-}
-
-/// Says the properties' warnings and notes, reads the limits, builds the workload, splits the
-/// operations over the clients and proves the measurement files writable, before anything
-/// connects.
-fn prepare(
+/// How the run is measured, as the properties say, with its warnings said. Unlike YCSB: with a
+/// target and no `measurement.interval` given, intended latency is recorded too (`Intended-OP`),
+/// so coordinated omission is visible; said once, and an explicit `op` keeps YCSB's output
+/// (`docs/engine.md`, "Runner"). The measurement files are proven writable before anything is
+/// started.
+fn measurement_config(
     props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    events: &Sink,
-) -> Result<Prepared, RunError> {
-    let say = |line: &str| events.event(Event::Note(line.to_string()));
-    for w in props.warnings() {
-        say(&format!("warning: {w}"));
-    }
-    for note in crate::workload::java_only::notes(props, phase == Phase::Load)
-        .map_err(RunError::bad_input)?
-    {
-        say(&note);
-    }
-    let limits = Limits::read(props, opts)?;
-    let workload = Arc::new(CoreWorkload::from_properties(props).map_err(RunError::as_bad_input)?);
-    let total_ops = match phase {
-        Phase::Load => crate::workload::load_operation_count(props),
-        Phase::Run => crate::workload::run_operation_count(props),
-    }
-    .map_err(RunError::as_bad_input)?;
-    let threads_usize = usize::try_from(limits.requested_threads).unwrap_or(usize::MAX);
-    let (split, split_warning) = crate::workload::split_operations(total_ops, threads_usize);
-    if let Some(w) = split_warning {
-        say(&w);
-    }
-    let threads = split.len().max(1);
-    super::fdlimit::ensure(threads).map_err(RunError::bad_input)?;
-
+    paced: bool,
+    say: &dyn Fn(&str),
+) -> Result<MeasurementConfig, RunError> {
     let mut mcfg =
         MeasurementConfig::from_lookup(&lookup(props)).map_err(RunError::as_bad_input)?;
     for w in &mcfg.warnings {
         say(w);
     }
-    let tick_ns = pacing::tick_ns(limits.target, threads);
-    if tick_ns.is_some()
+    if paced
         && mcfg.interval == measure::IntervalMode::Op
         && props.get(prop::MEASUREMENT_INTERVAL.name).is_none()
     {
-        // Unlike YCSB: with a target and no measurement.interval given, intended latency is
-        // recorded too (`Intended-OP`), so coordinated omission is visible; said once, and an
-        // explicit `op` keeps YCSB's output (`docs/engine.md`, "Runner").
         mcfg.interval = measure::IntervalMode::Both;
         say(&format!(
             "note: with a target, intended latency is reported too ([Intended-OP] blocks, {}=both); give -p {}=op for YCSB's output alone",
@@ -370,76 +476,19 @@ fn prepare(
             prop::MEASUREMENT_INTERVAL.name
         ));
     }
-    // The measurement files are proven writable before anything is started.
     super::outputs::check(&mcfg)?;
     if let Some(note) = super::outputs::raw_notice(&mcfg) {
         say(&note);
     }
-    Ok(Prepared {
-        limits,
-        workload,
-        split,
-        mcfg,
-        tick_ns,
-    })
+    Ok(mcfg)
 }
 
-/// What the tasks beside the clients are given.
-struct BesideSetup<'a> {
-    limits: &'a Limits,
-    opts: &'a ExecuteOptions,
-    events: &'a Sink,
-    measurements: &'a Arc<Measurements>,
-    counters: &'a [(Arc<ClientProgress>, u64)],
-    probe_targets: Vec<ProbeTarget>,
-    stop: &'a CancellationToken,
-    abandon: &'a CancellationToken,
-    clients_done: &'a CancellationToken,
-    start: Instant,
-    /// `measurementtype=timeseries`: YCSB prints the status line on stdout too.
-    timeseries: bool,
-}
-
-impl BesideSetup<'_> {
-    /// The watch's settings: the members to probe, when a run counts as stalled (a run throttled
-    /// below one operation per stall period must not look stalled) and when a member is dead.
-    fn watch_setup(&mut self) -> WatchSetup {
-        let l = self.limits;
-        let stall_after = Duration::from_secs_f64(if l.target > 0.0 {
-            l.stall_s.max(3.0 / l.target)
-        } else {
-            l.stall_s
-        });
-        WatchSetup {
-            start: self.start,
-            stall_after,
-            stall_abort_after: (stall_after * 10).max(Duration::from_secs(20)),
-            dead_after: Duration::from_secs_f64(l.dead_s),
-            progress: progress_of(self.counters),
-            targets: std::mem::take(&mut self.probe_targets),
-            stop: self.stop.clone(),
-            abandon: self.abandon.clone(),
-            events: self.events.clone(),
-        }
-    }
-
-    /// The status line's printer (`-s`, `status.interval`).
-    fn status_printer(&self) -> super::status::StatusPrinter {
-        let l = self.limits;
-        super::status::StatusPrinter {
-            measurements: self.measurements.clone(),
-            counters: self.counters.to_vec(),
-            label: l.label.clone(),
-            interval: Duration::from_secs(l.status_interval_s.max(1)),
-            start: self.start,
-            events: self.events.clone(),
-            // A client of several only snapshots its intervals (for its interval logs): the
-            // coordinator prints the merged line.
-            print: !self.opts.barrier,
-            // YCSB also prints the status line on stdout with measurementtype=timeseries.
-            stdout: self.timeseries,
-        }
-    }
+/// The probed members as (name, address), for the host's load samples.
+fn members(targets: &[ProbeTarget]) -> Vec<(String, String)> {
+    targets
+        .iter()
+        .map(|t| (t.name.clone(), t.address.clone()))
+        .collect()
 }
 
 /// The tasks beside the clients: the watch, the `maxexecutiontime` timer, the error-rate guard,
@@ -447,10 +496,14 @@ impl BesideSetup<'_> {
 struct Beside {
     watch: Watch,
     tasks: Vec<tokio::task::JoinHandle<()>>,
-    /// The error-rate guard's reason, when it stopped the run.
-    error_stop: Arc<std::sync::Mutex<Option<String>>>,
-    /// Where the timed window starts, once the warm-up ended.
-    warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>>,
+    /// The error-rate guard, whose output is its reason when it stopped the run.
+    error_guard: Option<tokio::task::JoinHandle<Option<String>>>,
+    /// The warm-up's end, whose output is where the timed window starts.
+    warm_end: Option<tokio::task::JoinHandle<Option<WarmupEnd>>>,
+    /// Cancelled once the clients are joined: the tasks end.
+    clients_done: CancellationToken,
+    /// Cancelled when a member is dead: clients still waiting on it are abandoned at once.
+    abandon: CancellationToken,
 }
 
 impl Beside {
@@ -460,77 +513,77 @@ impl Beside {
         self,
         end: Instant,
     ) -> (super::watch::Watched, Option<WarmupEnd>, Option<String>) {
+        self.clients_done.cancel();
         let watched = self.watch.finish(end).await;
         for task in self.tasks {
             let _ = task.await;
         }
-        let warm = self.warm_end.lock().ok().and_then(|w| w.clone());
-        let error_stop = self.error_stop.lock().ok().and_then(|r| r.clone());
+        let error_stop = match self.error_guard {
+            Some(task) => task.await.ok().flatten(),
+            None => None,
+        };
+        let warm = match self.warm_end {
+            Some(task) => task.await.ok().flatten(),
+            None => None,
+        };
         (watched, warm, error_stop)
     }
 
-    /// Starts the watch and the tasks beside the clients.
-    fn start(mut s: BesideSetup<'_>) -> Beside {
-        let l = s.limits;
-        let members: Vec<(String, String)> = s
-            .probe_targets
-            .iter()
-            .map(|t| (t.name.clone(), t.address.clone()))
-            .collect();
-        let watch = Watch::start(s.watch_setup());
+    /// Starts the watch and the tasks beside the clients of `run`.
+    fn start(
+        run: &PhaseRun<'_>,
+        stop: &CancellationToken,
+        counters: &Counters,
+        probe_targets: Vec<ProbeTarget>,
+        start: Instant,
+    ) -> Beside {
+        let (l, events) = (&run.limits, &run.events);
+        let members = members(&probe_targets);
+        let (clients_done, abandon) = (CancellationToken::new(), CancellationToken::new());
+        let watch = Watch::start(run.watch_setup(start, counters, probe_targets, stop, &abandon));
         let mut tasks = Vec::new();
         // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
         if l.max_execution_s > 0 {
             tasks.push(spawn_timer(
                 l.warmup + Duration::from_secs(l.max_execution_s),
                 l.max_execution_s,
-                s.stop,
-                s.clients_done,
-                s.events.clone(),
+                stop,
+                &clients_done,
+                events.clone(),
             ));
         }
         // The error-rate guard samples once a second after a minimum number of ops.
-        let error_stop: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-        if let Some(rate) = l.max_error_rate {
-            tasks.push(spawn_error_guard(
-                rate,
-                s.stop,
-                progress_of(s.counters),
-                s.clients_done,
-                &error_stop,
-            ));
-        }
+        let error_guard = l
+            .max_error_rate
+            .map(|rate| spawn_error_guard(rate, stop, progress_of(counters), &clients_done));
         // Warm-up: at its end everything measured so far is forgotten and the timed window starts.
-        let warm_end: Arc<std::sync::Mutex<Option<WarmupEnd>>> = Arc::default();
-        if !l.warmup.is_zero() {
-            tasks.push(spawn_warmup_end(
+        let warm_end = (!l.warmup.is_zero()).then(|| {
+            let progress = progress_of(counters);
+            spawn_warmup_end(
                 l.warmup,
-                s.measurements,
-                progress_of(s.counters),
-                s.clients_done,
-                &warm_end,
+                &run.measurements,
+                progress,
+                &clients_done,
                 members,
-            ));
-        }
+            )
+        });
         // A client of several (`--barrier`) tells its coordinator how far it is, once a second
         // and once at the end, so the coordinator can print one merged status line
         // (`docs/engine.md`, "Several clients").
-        if s.opts.barrier {
-            tasks.push(spawn_ticks(
-                progress_of(s.counters),
-                s.clients_done,
-                s.events,
-            ));
+        if run.opts.barrier {
+            tasks.push(spawn_ticks(progress_of(counters), &clients_done, events));
         }
         if l.status_enabled {
-            let status = s.status_printer();
-            tasks.push(tokio::spawn(status.run(s.clients_done.clone())));
+            let status = run.status_printer(counters, start);
+            tasks.push(tokio::spawn(status.run(clients_done.clone())));
         }
         Beside {
             watch,
             tasks,
-            error_stop,
+            error_guard,
             warm_end,
+            clients_done,
+            abandon,
         }
     }
 }
@@ -592,77 +645,6 @@ impl Window {
     }
 }
 
-/// What the result document of a joined run is made of.
-struct Judged<'a> {
-    props: &'a Properties,
-    opts: &'a ExecuteOptions,
-    phase: Phase,
-    window: &'a Window,
-    overall: &'a measure::Overall,
-    run: &'a measure::RunMeasurements,
-    ended_wall: chrono::DateTime<chrono::Utc>,
-    cpu: measure::ClientCpu,
-    host: Option<measure::host_load::HostLoad>,
-    counters: &'a Counters,
-    limits: &'a Limits,
-    timeline: measure::timeline::Timeline,
-    /// Why the run stopped before its end.
-    stopped: Vec<String>,
-    /// Clients abandoned while blocked on the server.
-    abandoned: usize,
-    threads: usize,
-    server: measure::ServerFacts,
-}
-
-/// The result document with its verdict (`runner::verdict`) and the server's facts.
-fn judge(j: Judged<'_>) -> Result<measure::ResultDocument, RunError> {
-    let mut doc = measure::ResultDocument::new(
-        match j.phase {
-            Phase::Load => "load",
-            Phase::Run => "run",
-        },
-        j.window.started_wall,
-        j.ended_wall,
-        j.overall,
-        j.run,
-    )?;
-    doc.properties = recorded_properties(j.props, j.opts.uri.as_deref());
-    doc.client_cpu = j.cpu;
-    let error_classes = error_classes(j.counters);
-    let evidence = Evidence {
-        load: j.phase == Phase::Load,
-        operations: j.window.ops_done,
-        failed: j.window.ops_failed,
-        not_found: not_found(&doc),
-        max_error_rate: j.limits.error_rate_limit,
-        failed_time_share: failed_time_share(&doc, j.threads, j.window.elapsed),
-        error_classes: error_classes.clone(),
-        timeline: j.timeline,
-        stopped: j.stopped.clone(),
-        abandoned_clients: j.abandoned,
-        client_cpu_s: j.cpu.total_us() as f64 / 1e6,
-        wall_s: j.window.elapsed.as_secs_f64(),
-        cores: doc.host.cpu_count,
-    };
-    doc.validity = verdict::assess(&evidence);
-    if let Some(why) = j.host.as_ref().and_then(|h| h.busy(j.limits.busy_host)) {
-        doc.validity.degrade(why);
-    }
-    doc.host_load = j.host;
-    doc.warmup_s = j.limits.warmup_s;
-    doc.timeline = evidence.timeline;
-    let mut server = j.server;
-    server.error_classes = error_classes;
-    if server.standin {
-        server.note = Some("measured against the microshard stand-in, not MongoDB".into());
-    }
-    server.run_stopped = (!j.stopped.is_empty()).then(|| j.stopped.join("; "));
-    server.threads = Some(j.threads as u64);
-    doc.server = server;
-    doc.clients = vec![measure::ClientEntry::of(0, "localhost", &doc)];
-    Ok(doc)
-}
-
 /// Operations that found no record, over every measurement (`Return=NOT_FOUND`).
 fn not_found(doc: &measure::ResultDocument) -> u64 {
     doc.measurements
@@ -703,88 +685,6 @@ fn error_classes(counters: &Counters) -> BTreeMap<String, u64> {
         }
     }
     classes
-}
-
-/// The server as a phase sees it once connected: the binding, its facts and the members the
-/// watch probes.
-struct Connected {
-    binding: MongoBinding,
-    server: measure::ServerFacts,
-    probe_targets: Vec<ProbeTarget>,
-}
-
-/// Connects the binding, says YCSB's banner, records the server's facts, drops the database for
-/// `load --drop`, finds the members to probe and, for a client of several, waits at the start
-/// barrier.
-async fn connect(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    threads: usize,
-    events: &Sink,
-) -> Result<Connected, RunError> {
-    let say = |line: &str| events.event(Event::Note(line.to_string()));
-    let settings = BindingSettings::from_properties(props, threads, opts.uri.as_deref())
-        .map_err(RunError::as_bad_input)?;
-    for w in &settings.resolved.warnings {
-        say(&format!("warning: {w}"));
-    }
-    let binding = MongoBinding::connect_with(settings, events.clone())
-        .await
-        .map_err(RunError::as_bad_input)?;
-    // YCSB's banner, once everything has been checked and the server answered (so that bad
-    // input still gets its one line): the command line, the version, `Loading workload...`,
-    // `Starting test.` and the binding's connection line (`docs/engine.md`).
-    for line in &opts.banner {
-        say(line);
-    }
-    say("Loading workload...");
-    say("Starting test.");
-    say(&format!(
-        "mongo client connection created with {}",
-        crate::redact::redact_uri(&binding.settings().resolved.url)
-    ));
-    let server = binding.server_facts().await;
-    if server.standin {
-        say("NOTE: measured against the microshard stand-in, not MongoDB");
-    }
-    if opts.drop_database && phase == Phase::Load {
-        binding.drop_database().await.map_err(RunError::Db)?;
-        say(&format!(
-            "dropped database {} before loading (--drop)",
-            binding.settings().resolved.database
-        ));
-    }
-    if phase == Phase::Run
-        && !opts.barrier
-        && let Some(line) = super::size_notice::records_mismatch(props, &binding).await?
-    {
-        say(&line);
-    }
-    let probe_targets = match &opts.probe_targets {
-        Some(t) => t.clone(),
-        None => binding.discover_members().await,
-    };
-    if opts.barrier {
-        events.event(Event::Protocol(ClientLine::Ready));
-        let mut line = String::new();
-        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
-        tokio::select! {
-            r = tokio::io::AsyncBufReadExt::read_line(&mut stdin, &mut line) => {
-                if !matches!(r, Ok(n) if n > 0) {
-                    return Err(RunError::Clients(
-                        "the coordinator went away before the start".into(),
-                    ));
-                }
-            }
-            _ = opts.cancel.cancelled() => return Err(crate::error::Interrupted("before the start".into()).into()),
-        }
-    }
-    Ok(Connected {
-        binding,
-        server,
-        probe_targets,
-    })
 }
 
 /// How the client tasks ended.
@@ -852,41 +752,32 @@ fn progress_of(counters: &[(Arc<ClientProgress>, u64)]) -> Vec<Arc<ClientProgres
     counters.iter().map(|(p, _)| p.clone()).collect()
 }
 
-/// What ended a run early, as [`stop_reasons`] reads it.
-struct StopFacts<'a> {
-    /// The warm-up's length, when the run ended inside it.
-    warmup_unfinished: Option<f64>,
-    /// The error-rate guard's reason.
-    error_stop: Option<String>,
-    /// The watch's reason (a stall that lasted).
-    watch_aborted: Option<String>,
-    /// The clients' own reports.
-    reports: &'a [ClientReport],
-    /// Ctrl-C.
-    interrupted: bool,
-}
-
-/// One sentence per reason the run stopped before its end (the verdict and the server facts
-/// record them).
-fn stop_reasons(facts: StopFacts<'_>) -> Vec<String> {
-    let mut stopped: Vec<String> = Vec::new();
-    if let Some(warmup_s) = facts.warmup_unfinished {
-        stopped.push(format!(
-            "ended during its {warmup_s} s warm-up: nothing was measured"
-        ));
+impl Ran {
+    /// One sentence per reason the run stopped before its end (the verdict and the server facts
+    /// record them).
+    fn stop_reasons(&self, limits: &Limits, interrupted: bool) -> Vec<String> {
+        let mut stopped: Vec<String> = Vec::new();
+        if self.window.warmup_unfinished {
+            stopped.push(format!(
+                "ended during its {} s warm-up: nothing was measured",
+                limits.warmup_s
+            ));
+        }
+        stopped.extend(self.error_stop.clone());
+        stopped.extend(self.watched.aborted.clone());
+        let reports = &self.joined.reports;
+        if let Some(fatal) = reports.iter().find_map(|r| r.fatal.clone()) {
+            stopped.push(format!("stopped: {fatal}"));
+        }
+        if reports.iter().any(|r| r.gave_up) {
+            stopped
+                .push("stopped: a client gave up after an insert failed beyond its retries".into());
+        }
+        if interrupted {
+            stopped.push("was interrupted".into());
+        }
+        stopped
     }
-    stopped.extend(facts.error_stop);
-    stopped.extend(facts.watch_aborted);
-    if let Some(fatal) = facts.reports.iter().find_map(|r| r.fatal.clone()) {
-        stopped.push(format!("stopped: {fatal}"));
-    }
-    if facts.reports.iter().any(|r| r.gave_up) {
-        stopped.push("stopped: a client gave up after an insert failed beyond its retries".into());
-    }
-    if facts.interrupted {
-        stopped.push("was interrupted".into());
-    }
-    stopped
 }
 
 /// The resolved properties as the result records them: URIs redacted, and `mongodb.url` replaced
@@ -967,7 +858,10 @@ mod tests {
             banner: vec!["Command line: load".into()],
             ..Default::default()
         };
-        let doc = execute(&props, Phase::Load, &opts).await.expect("load");
+        let doc = execute(&props, Phase::Load, &opts)
+            .await
+            .expect("load")
+            .document;
         assert_eq!(doc.operations, 20);
         let events = recorder.events();
         let notes: Vec<&str> = events

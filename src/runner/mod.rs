@@ -1,8 +1,9 @@
 //! The runner: executes a workload phase against a database — client tasks, pacing, the status
 //! line, the watch beside every run and its verdict, several client processes (`fanout`, with
 //! their Docker launcher `fanout::docker`), and what a phase is asked on the command line
-//! (`command_line`). Everything it says is an event (`crate::events`) for the sink its caller
-//! passes.
+//! (`command_line`). One entry point, [`execute`], runs a phase in this process or with the
+//! several clients its options name. Everything it says is an event (`crate::events`) for the
+//! sink its caller passes.
 
 /// Which YCSB phase to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -12,6 +13,16 @@ pub enum Phase {
     Load,
     /// Run the operation mix (`-t`).
     Run,
+}
+
+impl Phase {
+    /// Its name: the subcommand that runs it, and the result document's `phase`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Run => "run",
+        }
+    }
 }
 
 pub(crate) mod affinity;
@@ -46,4 +57,6 @@ pub(crate) fn ycsb_banner(argv: &[String]) -> Vec<String> {
 }
 
 pub use error::RunError;
-pub use exec::{ExecuteOptions, Executed, execute, execute_with_report};
+pub use exec::{ExecuteOptions, Executed, YcsbReport, execute};
+pub use fanout::ClientLauncher;
+pub use fanout::docker::DockerClients;

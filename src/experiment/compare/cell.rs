@@ -47,11 +47,7 @@ impl Cell<'_> {
                 self.id.scenario
             )
         } else {
-            format!(
-                "{topology}: {} {}",
-                self.id.scenario,
-                phase_name(self.phase())
-            )
+            format!("{topology}: {} {}", self.id.scenario, self.phase().name())
         }
     }
 }
@@ -242,7 +238,7 @@ pub(super) async fn measure_cell<L: Lab>(
         Ok(m) => m,
         Err(e) => {
             bar.finish("failed");
-            return Err(e.context(format!("{} {}", cell.id.scenario, phase_name(phase))));
+            return Err(e.context(format!("{} {}", cell.id.scenario, phase.name())));
         }
     };
     let dead = Dead::of(&measured.document, &cell.id.scenario);
@@ -370,13 +366,6 @@ pub(super) fn sample_interval(props: &Properties, duration_s: Option<u64>) -> Du
         .unwrap_or(prop::STATUS_INTERVAL.default);
     let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
     Duration::from_secs(status.min(cap).max(1))
-}
-
-pub(super) fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Run => "run",
-    }
 }
 
 /// Before/after counters, per-shard shares and warnings for one cell.

@@ -50,45 +50,22 @@ impl Limits {
         let status_enabled = opts.status_lines || parse_prop(props, &prop::STATUS)?;
         let label = props.text(&prop::LABEL).to_string();
         // The error-rate rule always applies to the verdict; set explicitly, it also stops the run.
-        let error_rate_limit: f64 = parse_prop(props, &prop::MAXERRORRATE)?;
-        if !(0.0..=1.0).contains(&error_rate_limit) {
-            return Err(RunError::bad_input(format!(
-                "property {}={error_rate_limit}: a fraction between 0 and 1 is expected",
-                prop::MAXERRORRATE.name
-            )));
-        }
+        let fraction = "a fraction between 0 and 1 is expected";
+        let error_rate_limit = bounded(props, &prop::MAXERRORRATE, 0.0..=1.0, fraction)?;
         let max_error_rate: Option<f64> =
             props.get(prop::MAXERRORRATE.name).map(|_| error_rate_limit);
-        let warmup_s: f64 = parse_prop(props, &prop::WARMUP)?;
-        if !(warmup_s.is_finite() && (0.0..=86_400.0).contains(&warmup_s)) {
-            return Err(RunError::bad_input(format!(
-                "property {}={warmup_s}: seconds between 0 and 86400 are expected",
-                prop::WARMUP.name
-            )));
-        }
+        let day = "seconds between 0 and 86400 are expected";
+        let warmup_s = bounded(props, &prop::WARMUP, 0.0..=86_400.0, day)?;
         let warmup = Duration::from_secs_f64(warmup_s);
-        let stall_s: f64 = parse_prop(props, &prop::STALLSECONDS)?;
-        if !(stall_s.is_finite() && (0.5..=3600.0).contains(&stall_s)) {
-            return Err(RunError::bad_input(format!(
-                "property {}={stall_s}: seconds between 0.5 and 3600 are expected",
-                prop::STALLSECONDS.name
-            )));
-        }
-        let dead_s: f64 = parse_prop(props, &prop::DEADSECONDS)?;
-        if !(dead_s.is_finite() && (stall_s..=86_400.0).contains(&dead_s)) {
-            return Err(RunError::bad_input(format!(
-                "property {}={dead_s}: seconds between {}={stall_s} and 86400 are expected",
-                prop::DEADSECONDS.name,
-                prop::STALLSECONDS.name
-            )));
-        }
-        let busy_host: f64 = parse_prop(props, &prop::BUSYHOST)?;
-        if !(0.0..=1.0).contains(&busy_host) {
-            return Err(RunError::bad_input(format!(
-                "property {}={busy_host}: a share of the cores between 0 and 1 is expected",
-                prop::BUSYHOST.name
-            )));
-        }
+        let stall = "seconds between 0.5 and 3600 are expected";
+        let stall_s = bounded(props, &prop::STALLSECONDS, 0.5..=3600.0, stall)?;
+        let dead = format!(
+            "seconds between {}={stall_s} and 86400 are expected",
+            prop::STALLSECONDS.name
+        );
+        let dead_s = bounded(props, &prop::DEADSECONDS, stall_s..=86_400.0, &dead)?;
+        let share = "a share of the cores between 0 and 1 is expected";
+        let busy_host = bounded(props, &prop::BUSYHOST, 0.0..=1.0, share)?;
         Ok(Limits {
             requested_threads,
             target,
@@ -104,5 +81,24 @@ impl Limits {
             dead_s,
             busy_host,
         })
+    }
+}
+
+/// A property that must lie in `range` (a NaN or an infinity never does); the error names it
+/// and says what is `expected`.
+fn bounded(
+    props: &Properties,
+    prop: &Prop<f64>,
+    range: std::ops::RangeInclusive<f64>,
+    expected: &str,
+) -> Result<f64, RunError> {
+    let value = parse_prop(props, prop)?;
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(RunError::bad_input(format!(
+            "property {}={value}: {expected}",
+            prop.name
+        )))
     }
 }

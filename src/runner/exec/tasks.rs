@@ -38,71 +38,62 @@ pub(super) fn spawn_timer(
 }
 
 /// `microshard.maxerrorrate` set explicitly: once a second, after 100 operations, stops the run
-/// when more than `rate` of them failed, leaving the reason in `reason`.
+/// when more than `rate` of them failed; the task's output is the reason, when it stopped it.
 pub(super) fn spawn_error_guard(
     rate: f64,
     stop: &CancellationToken,
     progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
-    reason: &Arc<std::sync::Mutex<Option<String>>>,
-) -> tokio::task::JoinHandle<()> {
+) -> tokio::task::JoinHandle<Option<String>> {
     let stop = stop.clone();
     let done = done.clone();
-    let reason = reason.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = done.cancelled() => return,
+                _ = done.cancelled() => return None,
             }
             let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
             if ops >= 100 && failed as f64 > rate * ops as f64 {
-                if let Ok(mut r) = reason.lock() {
-                    *r = Some(format!(
-                        "stopped: {failed} of {ops} operations failed, more than {}={rate}",
-                        prop::MAXERRORRATE.name
-                    ));
-                }
                 stop.cancel();
-                return;
+                return Some(format!(
+                    "stopped: {failed} of {ops} operations failed, more than {}={rate}",
+                    prop::MAXERRORRATE.name
+                ));
             }
         }
     })
 }
 
-/// `--warmup`: at its end forgets everything measured so far and notes where the timed window
-/// starts (CPU, instant, wall clock, counts) in `slot`.
+/// `--warmup`: at its end forgets everything measured so far; the task's output is where the
+/// timed window starts (CPU, instant, wall clock, counts), when the warm-up ended.
 pub(super) fn spawn_warmup_end(
     warmup: Duration,
     measurements: &Arc<Measurements>,
     progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
-    slot: &Arc<std::sync::Mutex<Option<WarmupEnd>>>,
     members: Vec<(String, String)>,
-) -> tokio::task::JoinHandle<()> {
+) -> tokio::task::JoinHandle<Option<WarmupEnd>> {
     let measurements = measurements.clone();
     let done = done.clone();
-    let slot = slot.clone();
     tokio::spawn(async move {
         tokio::select! {
             _ = tokio::time::sleep(warmup) => {}
-            _ = done.cancelled() => return,
+            _ = done.cancelled() => return None,
         }
         measurements.reset();
         let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
         let inserted = succeeded_inserts(progress.iter().map(|p| &**p));
-        if let Ok(mut s) = slot.lock() {
-            *s = Some(WarmupEnd {
-                cpu: measure::ClientCpu::now(),
-                at: Instant::now(),
-                wall: chrono::Utc::now(),
-                ops,
-                failed,
-                inserted,
-                host: measure::host_load::sample(&members),
-            });
-        }
+        Some(WarmupEnd {
+            cpu: measure::ClientCpu::now(),
+            at: Instant::now(),
+            wall: chrono::Utc::now(),
+            ops,
+            failed,
+            inserted,
+            host: measure::host_load::sample(&members),
+        })
     })
 }
 
@@ -134,7 +125,7 @@ pub(super) fn spawn_ticks(
 }
 
 /// The moment the warm-up ended, and the clients' counters then.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct WarmupEnd {
     pub(super) cpu: measure::ClientCpu,
     pub(super) at: Instant,

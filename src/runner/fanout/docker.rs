@@ -42,20 +42,20 @@ pub(crate) struct ClusterNetwork {
 
 /// The client containers of every phase of a cell: where, with what image, labelled for whom.
 #[derive(Debug, Clone)]
-pub(crate) struct DockerClients {
+pub struct DockerClients {
     /// Engines and how many clients each runs, in client-index order.
-    pub engines: Vec<ClientHostSpec>,
+    pub(crate) engines: Vec<ClientHostSpec>,
     /// The client image.
-    pub image: String,
+    pub(crate) image: String,
     /// The topology's name (the cluster label `down --all` selects by).
-    pub cluster: String,
+    pub(crate) cluster: String,
     /// The run id of the cluster (the run label, so the cluster's teardown finds leftovers too).
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The cluster's network, when it is on a Docker engine: clients on that engine join it.
-    pub network: Option<ClusterNetwork>,
+    pub(crate) network: Option<ClusterNetwork>,
     /// The entry point as microshard dials it: clients on any other engine use the host's
     /// network and connect there.
-    pub uri: String,
+    pub(crate) uri: String,
 }
 
 /// One client container that was created (and maybe started).
@@ -177,7 +177,7 @@ impl DockerClients {
             image: Some(self.image.clone()),
             cmd: Some(vec![
                 "microshard".into(),
-                super::phase_command(phase).into(),
+                phase.name().into(),
                 "-P".into(),
                 format!("{PROPERTIES_DIR}/{PROPERTIES_FILE}"),
                 "--json".into(),

@@ -89,12 +89,10 @@ pub(crate) fn slices(
             check_keys_per_client(count, n)?;
             let mut next = start;
             for (slice, c) in out.iter_mut().zip(split(count, n)) {
-                slice
-                    .overrides
-                    .push((prop::INSERTSTART.name.into(), next.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTCOUNT.name.into(), c.to_string()));
+                slice.overrides.extend([
+                    (prop::INSERTSTART.name.into(), next.to_string()),
+                    (prop::INSERTCOUNT.name.into(), c.to_string()),
+                ]);
                 next += c;
             }
         }
@@ -107,15 +105,11 @@ pub(crate) fn slices(
                 split(ops, n)
             };
             for (i, (slice, o)) in out.iter_mut().zip(ops_split).enumerate() {
-                slice
-                    .overrides
-                    .push((prop::OPERATIONCOUNT.name.into(), o.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTSTRIDE.name.into(), n.to_string()));
-                slice
-                    .overrides
-                    .push((prop::INSERTOFFSET.name.into(), i.to_string()));
+                slice.overrides.extend([
+                    (prop::OPERATIONCOUNT.name.into(), o.to_string()),
+                    (prop::INSERTSTRIDE.name.into(), n.to_string()),
+                    (prop::INSERTOFFSET.name.into(), i.to_string()),
+                ]);
             }
         }
     }
@@ -126,7 +120,7 @@ pub(crate) fn slices(
 /// split, the barrier, the merged status line, the merge) and what starts, signals and reads back
 /// one client.
 #[derive(Debug, Clone)]
-pub(crate) enum ClientLauncher {
+pub enum ClientLauncher {
     /// `count` child processes of this binary on this machine (`--clients N`).
     Local {
         /// How many.
@@ -136,6 +130,13 @@ pub(crate) enum ClientLauncher {
     Docker(docker::DockerClients),
 }
 
+impl Default for ClientLauncher {
+    /// One client, in this process.
+    fn default() -> ClientLauncher {
+        ClientLauncher::Local { count: 1 }
+    }
+}
+
 impl ClientLauncher {
     /// How many clients the phase runs.
     pub(crate) fn count(&self) -> usize {
@@ -143,6 +144,11 @@ impl ClientLauncher {
             ClientLauncher::Local { count } => *count,
             ClientLauncher::Docker(d) => d.count(),
         }
+    }
+
+    /// Whether the phase runs in client processes or containers (else in this process).
+    pub(crate) fn several(&self) -> bool {
+        !matches!(self, ClientLauncher::Local { count: 0 | 1 })
     }
 }
 
@@ -250,40 +256,20 @@ pub(crate) fn properties_text(
     Ok(out)
 }
 
-/// Runs the phase with `clients` client processes on this machine and returns the merged result.
-pub(crate) async fn execute_clients(
+/// Runs the phase with the clients `opts.clients` starts and returns the merged result:
+/// everything it started is stopped and removed whatever happens.
+pub(crate) async fn execute(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-    clients: usize,
 ) -> Result<ResultDocument, RunError> {
-    execute_with(
-        props,
-        phase,
-        opts,
-        &ClientLauncher::Local { count: clients },
-    )
-    .await
-}
-
-/// Runs the phase with the clients `launcher` starts and returns the merged result: everything
-/// it started is stopped and removed whatever happens.
-pub(crate) async fn execute_with(
-    props: &Properties,
-    phase: Phase,
-    opts: &ExecuteOptions,
-    launcher: &ClientLauncher,
-) -> Result<ResultDocument, RunError> {
+    let launcher = &opts.clients;
     let mut slices = slices(props, phase, launcher.count())?;
-    let status_on = opts.status_lines
-        || props
-            .get(prop::STATUS.name)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let in_containers = matches!(launcher, ClientLauncher::Docker(_));
     let logs = crate::runner::outputs::for_clients(
         props,
         slices.iter_mut().map(|s| &mut s.overrides).collect(),
-        status_on,
+        status_on(props, opts),
         in_containers,
     )?;
     // The clients' own notes are not shown (only their warnings are), so the coordinator says them.
@@ -303,7 +289,7 @@ pub(crate) async fn execute_with(
     for note in &notes {
         sink.event(Event::Note(note.clone()));
     }
-    let (events, mut rx) = tokio::sync::mpsc::unbounded_channel::<ClientSignal>();
+    let (events, rx) = tokio::sync::mpsc::unbounded_channel::<ClientSignal>();
     let mut running: Vec<Client> = Vec::new();
     let launch = Launch {
         props,
@@ -318,15 +304,16 @@ pub(crate) async fn execute_with(
         ClientLauncher::Docker(d) => d.start(&launch, &mut running).await,
     };
     drop(events);
+    let mut fleet = Fleet::new(running, rx);
     let outcome = match started {
-        Ok(()) => drive(props, &slices, opts, &sink, &mut running, &mut rx).await,
+        Ok(()) => fleet.drive(props, &slices, opts, &sink).await,
         Err(e) => {
-            stop_all(&running, &mut rx).await;
+            fleet.stop_remaining().await;
             Err(e)
         }
     };
     // Containers are removed whatever happened (processes are gone once they exited).
-    let cleanup = remove_containers(&running).await;
+    let cleanup = remove_containers(&fleet.running).await;
     if let (Ok(_), Some(logs)) = (&outcome, &logs) {
         for problem in logs.merge() {
             sink.event(Event::Warning(format!("warning: {problem}")));
@@ -390,18 +377,11 @@ async fn start_local(
     dir: &Path,
     running: &mut Vec<Client>,
 ) -> Result<(), RunError> {
-    let Launch {
-        props,
-        phase,
-        opts,
-        slices,
-        signals: events,
-        sink,
-    } = *launch;
+    let (props, opts, sink, events) = (launch.props, launch.opts, launch.sink, launch.signals);
     let exe = std::env::current_exe()
         .map_err(|e| RunError::io("cannot find the microshard binary", e))?;
     let host = hostname();
-    for (index, slice) in slices.iter().enumerate() {
+    for (index, slice) in launch.slices.iter().enumerate() {
         if opts.cancel.is_cancelled() {
             return Err(crate::error::Interrupted("before the clients started".into()).into());
         }
@@ -410,7 +390,7 @@ async fn start_local(
             .map_err(|e| RunError::io(format!("cannot write {}", file.display()), e))?;
         let json = dir.join(format!("client-{index}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.arg(phase_command(phase))
+        cmd.arg(launch.phase.name())
             .arg("-P")
             .arg(&file)
             .arg("--json")
@@ -455,14 +435,6 @@ async fn start_local(
     Ok(())
 }
 
-/// `load` or `run`: the subcommand a client runs.
-pub(crate) fn phase_command(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Load => "load",
-        Phase::Run => "run",
-    }
-}
-
 /// Whether an exit status is a finished client (0, or 3: finished with an invalid result).
 fn finished_normally(code: Option<i64>) -> bool {
     matches!(code, Some(0) | Some(3))
@@ -475,191 +447,244 @@ fn describe_exit(code: Option<i64>) -> String {
     }
 }
 
-/// The barrier, the run and the merge, once every client is started.
-async fn drive(
-    props: &Properties,
-    slices: &[Slice],
-    opts: &ExecuteOptions,
-    sink: &crate::events::Sink,
-    running: &mut [Client],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) -> Result<ResultDocument, RunError> {
-    let n = running.len();
-    let mut exited: Vec<Option<Option<i64>>> = vec![None; n];
-    start_barrier(opts, running, &mut exited, rx).await?;
-    sink.event(Event::Finding(format!(
-        "microshard: {n} clients started together"
-    )));
-    let failures = wait_all(props, slices, opts, sink, running, &mut exited, rx).await;
-    merge_results(running, &exited, failures, opts).await
+/// The started clients of one phase: which of them have exited, and what they signal.
+struct Fleet {
+    running: Vec<Client>,
+    /// Each client's exit status once it is gone (`Some(None)`: killed, or never started).
+    exited: Vec<Option<Option<i64>>>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
 }
 
-/// The start barrier: every client connected (said it is ready), or none starts: the first
-/// that exits or misses the deadline stops them all.
-async fn start_barrier(
-    opts: &ExecuteOptions,
-    running: &mut [Client],
-    exited: &mut [Option<Option<i64>>],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) -> Result<(), RunError> {
-    let n = running.len();
-    let mut ready = vec![false; n];
-    let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
-    let mut early_exit: Option<usize> = None;
-    while ready.iter().any(|r| !r) && early_exit.is_none() {
-        tokio::select! {
-            got = rx.recv() => match got {
-                Some(ClientSignal::Ready(i)) => ready[i] = true,
-                Some(ClientSignal::Exited(i, code)) => {
-                    exited[i] = Some(code);
-                    early_exit = Some(i);
-                }
-                Some(ClientSignal::Tick(..)) => {}
-                None => break,
-            },
-            _ = tokio::time::sleep_until(deadline) => break,
-            _ = opts.cancel.cancelled() => break,
+impl Fleet {
+    /// The clients `running`; one without stdin was never started (a container that failed
+    /// before its start) and counts as gone.
+    fn new(running: Vec<Client>, rx: tokio::sync::mpsc::UnboundedReceiver<ClientSignal>) -> Fleet {
+        let exited = running
+            .iter()
+            .map(|c| c.stdin.is_none().then_some(None))
+            .collect();
+        Fleet {
+            running,
+            exited,
+            rx,
         }
     }
-    if let Some(missing) = early_exit.or_else(|| ready.iter().position(|r| !r)) {
-        let why = match &exited[missing] {
-            Some(code) => format!(
-                "{} before the start barrier (it could not connect or was stopped)",
-                describe_exit(*code)
-            ),
-            None if opts.cancel.is_cancelled() => {
-                "had not reached the start barrier when the run was interrupted".to_string()
-            }
-            None => format!(
-                "did not reach the start barrier within {} s (it could not connect)",
-                BARRIER_TIMEOUT.as_secs()
-            ),
-        };
-        let host = running[missing].host.clone();
-        stop_remaining(running, exited, rx).await;
-        return Err(RunError::Clients(format!(
-            "client {missing} on {host} {why}; every client was stopped"
+
+    /// The barrier, the run and the merge, once every client is started.
+    async fn drive(
+        &mut self,
+        props: &Properties,
+        slices: &[Slice],
+        opts: &ExecuteOptions,
+        sink: &crate::events::Sink,
+    ) -> Result<ResultDocument, RunError> {
+        self.start_barrier(opts).await?;
+        sink.event(Event::Finding(format!(
+            "microshard: {} clients started together",
+            self.running.len()
         )));
+        // The merged status line (`-s` or `status=true`), from each client's progress lines.
+        let status = status_on(props, opts).then(|| MergedStatus::new(props, slices));
+        let failures = self.wait_all(opts, sink, status).await;
+        self.merge_results(failures, opts).await
     }
-    for c in running.iter_mut() {
-        if let Some(stdin) = c.stdin.as_mut().map(tokio::sync::Mutex::get_mut) {
-            let _ = stdin.write_all(b"go\n").await;
-            let _ = stdin.flush().await;
+
+    /// The start barrier: every client connected (said it is ready), or none starts: the first
+    /// that exits or misses the deadline stops them all.
+    async fn start_barrier(&mut self, opts: &ExecuteOptions) -> Result<(), RunError> {
+        let mut ready = vec![false; self.running.len()];
+        let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
+        let mut early_exit: Option<usize> = None;
+        while ready.iter().any(|r| !r) && early_exit.is_none() {
+            tokio::select! {
+                got = self.rx.recv() => match got {
+                    Some(ClientSignal::Ready(i)) => ready[i] = true,
+                    Some(ClientSignal::Exited(i, code)) => {
+                        self.exited[i] = Some(code);
+                        early_exit = Some(i);
+                    }
+                    Some(ClientSignal::Tick(..)) => {}
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = opts.cancel.cancelled() => break,
+            }
         }
+        if let Some(missing) = early_exit.or_else(|| ready.iter().position(|r| !r)) {
+            let why = match &self.exited[missing] {
+                Some(code) => format!(
+                    "{} before the start barrier (it could not connect or was stopped)",
+                    describe_exit(*code)
+                ),
+                None if opts.cancel.is_cancelled() => {
+                    "had not reached the start barrier when the run was interrupted".to_string()
+                }
+                None => format!(
+                    "did not reach the start barrier within {} s (it could not connect)",
+                    BARRIER_TIMEOUT.as_secs()
+                ),
+            };
+            let host = self.running[missing].host.clone();
+            self.stop_remaining().await;
+            return Err(RunError::Clients(format!(
+                "client {missing} on {host} {why}; every client was stopped"
+            )));
+        }
+        for c in self.running.iter_mut() {
+            if let Some(stdin) = c.stdin.as_mut().map(tokio::sync::Mutex::get_mut) {
+                let _ = stdin.write_all(b"go\n").await;
+                let _ = stdin.flush().await;
+            }
+        }
+        Ok(())
     }
-    Ok(())
-}
 
-/// Waits for every client, saying the merged status line (`-s` or `status=true`); the first one
-/// that fails stops the others. Returns the failures.
-async fn wait_all(
-    props: &Properties,
-    slices: &[Slice],
-    opts: &ExecuteOptions,
-    sink: &crate::events::Sink,
-    running: &mut [Client],
-    exited: &mut [Option<Option<i64>>],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) -> Vec<String> {
-    let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
-    // The merged status line (`-s` or `status=true`), from each client's progress lines.
-    let status_enabled = opts.status_lines || props.parse_or("status", false).unwrap_or(false);
-    let interval = Duration::from_secs(
-        props
-            .parse_or("status.interval", 10u64)
-            .unwrap_or(10)
-            .max(1),
-    );
-    let mut status = MergedStatus::new(props, slices);
-    let mut next_status = tokio::time::Instant::now() + interval;
-
-    // Wait for every client; the first one that fails stops the others.
-    let mut failures: Vec<String> = Vec::new();
-    let mut stopping: Option<tokio::time::Instant> = None;
-    while exited.iter().any(Option::is_none) {
-        let kill_at = stopping.map(|t| t + STOP_GRACE);
-        tokio::select! {
-            got = rx.recv() => match got {
-                Some(ClientSignal::Exited(i, code)) => {
-                    exited[i] = Some(code);
-                    // Once clients are being stopped, their exits are the coordinator's doing.
-                    if !finished_normally(code) && stopping.is_none() {
-                        failures.push(format!("client {i} on {} {}", running[i].host, describe_exit(code)));
-                        stopping = Some(tokio::time::Instant::now());
-                        terminate_remaining(running, exited).await;
+    /// Waits for every client, saying the merged status line when there is one; the first one
+    /// that fails stops the others. Returns the failures.
+    async fn wait_all(
+        &mut self,
+        opts: &ExecuteOptions,
+        sink: &crate::events::Sink,
+        mut status: Option<MergedStatus>,
+    ) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + BARRIER_TIMEOUT;
+        let mut next_status =
+            tokio::time::Instant::now() + status.as_ref().map_or(Duration::ZERO, |s| s.interval);
+        let mut failures: Vec<String> = Vec::new();
+        let mut stopping: Option<tokio::time::Instant> = None;
+        while self.exited.iter().any(Option::is_none) {
+            let kill_at = stopping.map(|t| t + STOP_GRACE);
+            tokio::select! {
+                got = self.rx.recv() => match got {
+                    Some(ClientSignal::Exited(i, code)) => {
+                        self.exited[i] = Some(code);
+                        // Once clients are being stopped, their exits are the coordinator's doing.
+                        if !finished_normally(code) && stopping.is_none() {
+                            failures.push(format!("client {i} on {} {}", self.running[i].host, describe_exit(code)));
+                            stopping = Some(tokio::time::Instant::now());
+                            self.terminate_remaining().await;
+                        }
+                    }
+                    Some(ClientSignal::Tick(i, ops)) => if let Some(s) = status.as_mut() { s.tick(i, ops) },
+                    Some(ClientSignal::Ready(_)) => {}
+                    // Every sender is gone: nothing more will be heard.
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(next_status), if status.is_some() => {
+                    if let Some(s) = status.as_mut() {
+                        sink.event(Event::Status { line: s.line(), also_stdout: false });
+                        next_status += s.interval;
                     }
                 }
-                Some(ClientSignal::Tick(i, ops)) => status.tick(i, ops),
-                Some(ClientSignal::Ready(_)) => {}
-                // Every sender is gone: nothing more will be heard.
-                None => break,
-            },
-            _ = tokio::time::sleep_until(next_status), if status_enabled => {
-                sink.event(Event::Status { line: status.line(), also_stdout: false });
-                next_status += interval;
-            }
-            _ = opts.cancel.cancelled(), if stopping.is_none() => {
-                stopping = Some(tokio::time::Instant::now());
-                terminate_remaining(running, exited).await;
-            }
-            _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
-                for (c, e) in running.iter().zip(exited.iter()) {
-                    if e.is_none() {
-                        c.kill().await;
-                    }
+                _ = opts.cancel.cancelled(), if stopping.is_none() => {
+                    stopping = Some(tokio::time::Instant::now());
+                    self.terminate_remaining().await;
                 }
-                stopping = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
+                _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
+                    self.kill_remaining().await;
+                    stopping = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
+                }
+            }
+        }
+        if let Some(s) = status.as_mut() {
+            sink.event(Event::Status {
+                line: s.line(),
+                also_stdout: false,
+            });
+        }
+        failures
+    }
+
+    /// Reads every client's result document back and merges them; a client that failed, or
+    /// wrote nothing, makes the merged result invalid.
+    async fn merge_results(
+        &self,
+        mut failures: Vec<String>,
+        opts: &ExecuteOptions,
+    ) -> Result<ResultDocument, RunError> {
+        let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
+        let mut hosts: Vec<String> = Vec::new();
+        for c in self.running.iter() {
+            match c.result().await {
+                Some(d) => {
+                    docs.push((c.index, d));
+                    hosts.push(c.host.clone());
+                }
+                None if self.exited[c.index].is_some_and(finished_normally) => failures.push(
+                    format!("client {} on {} wrote no result document", c.index, c.host),
+                ),
+                None => {}
+            }
+        }
+        if docs.is_empty() {
+            let failed = format!("no client finished: {}", failures.join("; "));
+            return Err(RunError::Clients(failed));
+        }
+        let mut merged = merge_clients(docs)?;
+        // Where each client ran: this machine, or the Docker engine of its container.
+        for (entry, host) in merged.clients.iter_mut().zip(hosts) {
+            entry.host = host;
+        }
+        for f in &failures {
+            merged.validity.invalid(f.clone());
+        }
+        if opts.cancel.is_cancelled() {
+            merged.validity.invalid("the run was interrupted");
+        }
+        Ok(merged)
+    }
+
+    /// The clients still running.
+    fn remaining(&self) -> impl Iterator<Item = &Client> {
+        self.running
+            .iter()
+            .zip(&self.exited)
+            .filter(|(_, e)| e.is_none())
+            .map(|(c, _)| c)
+    }
+
+    /// Asks every client still running to stop.
+    async fn terminate_remaining(&self) {
+        for c in self.remaining() {
+            c.terminate().await;
+        }
+    }
+
+    /// Stops every client still running now.
+    async fn kill_remaining(&self) {
+        for c in self.remaining() {
+            c.kill().await;
+        }
+    }
+
+    /// Stops every client that has not exited (SIGTERM, SIGKILL after a grace) and waits for them.
+    async fn stop_remaining(&mut self) {
+        self.terminate_remaining().await;
+        let mut killed = false;
+        let mut deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while self.exited.iter().any(Option::is_none) {
+            tokio::select! {
+                got = self.rx.recv() => match got {
+                    Some(ClientSignal::Exited(i, code)) => self.exited[i] = Some(code),
+                    Some(_) => {}
+                    None => return,
+                },
+                _ = tokio::time::sleep_until(deadline) => {
+                    if killed {
+                        return;
+                    }
+                    self.kill_remaining().await;
+                    killed = true;
+                    deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+                }
             }
         }
     }
-    if status_enabled {
-        sink.event(Event::Status {
-            line: status.line(),
-            also_stdout: false,
-        });
-    }
-    failures
 }
 
-/// Reads every client's result document back and merges them; a client that failed, or wrote
-/// nothing, makes the merged result invalid.
-async fn merge_results(
-    running: &[Client],
-    exited: &[Option<Option<i64>>],
-    mut failures: Vec<String>,
-    opts: &ExecuteOptions,
-) -> Result<ResultDocument, RunError> {
-    let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
-    let mut hosts: Vec<String> = Vec::new();
-    for c in running.iter() {
-        match c.result().await {
-            Some(d) => {
-                docs.push((c.index, d));
-                hosts.push(c.host.clone());
-            }
-            None if exited[c.index].is_some_and(finished_normally) => failures.push(format!(
-                "client {} on {} wrote no result document",
-                c.index, c.host
-            )),
-            None => {}
-        }
-    }
-    if docs.is_empty() {
-        let failed = format!("no client finished: {}", failures.join("; "));
-        return Err(RunError::Clients(failed));
-    }
-    let mut merged = merge_clients(docs)?;
-    // Where each client ran: this machine, or the Docker engine of its container.
-    for (entry, host) in merged.clients.iter_mut().zip(hosts) {
-        entry.host = host;
-    }
-    for f in &failures {
-        merged.validity.invalid(f.clone());
-    }
-    if opts.cancel.is_cancelled() {
-        merged.validity.invalid("the run was interrupted");
-    }
-    Ok(merged)
+/// Whether the clients' status lines are on: `-s`, or `status=true`.
+fn status_on(props: &Properties, opts: &ExecuteOptions) -> bool {
+    opts.status_lines || props.value(&prop::STATUS).unwrap_or(false)
 }
 
 /// How long stopped clients get to finish their in-flight operations and write their results
@@ -669,6 +694,8 @@ const STOP_GRACE: Duration = Duration::from_secs(15);
 /// The coordinator's merged status line: every client's last progress report added up.
 struct MergedStatus {
     label: String,
+    /// Between two lines (`status.interval`).
+    interval: Duration,
     start: std::time::Instant,
     ops: Vec<u64>,
     todo: u64,
@@ -690,7 +717,8 @@ impl MergedStatus {
             })
             .sum();
         MergedStatus {
-            label: props.get_or("label", "").to_string(),
+            label: props.text(&prop::LABEL).to_string(),
+            interval: Duration::from_secs(props.value(&prop::STATUS_INTERVAL).unwrap_or(10).max(1)),
             start: std::time::Instant::now(),
             ops: vec![0; slices.len()],
             todo,
@@ -809,56 +837,6 @@ fn signal(pid: Option<u32>, sig: i32) {
             libc::kill(pid, sig);
         }
     }
-}
-
-async fn terminate_remaining(running: &[Client], exited: &[Option<Option<i64>>]) {
-    for (c, e) in running.iter().zip(exited) {
-        if e.is_none() {
-            c.terminate().await;
-        }
-    }
-}
-
-/// Stops every client that has not exited (SIGTERM, SIGKILL after a grace) and waits for them.
-async fn stop_remaining(
-    running: &[Client],
-    exited: &mut [Option<Option<i64>>],
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>,
-) {
-    terminate_remaining(running, exited).await;
-    let mut killed = false;
-    let mut deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while exited.iter().any(Option::is_none) {
-        tokio::select! {
-            got = rx.recv() => match got {
-                Some(ClientSignal::Exited(i, code)) => exited[i] = Some(code),
-                Some(_) => {}
-                None => return,
-            },
-            _ = tokio::time::sleep_until(deadline) => {
-                if killed {
-                    return;
-                }
-                for (c, e) in running.iter().zip(exited.iter()) {
-                    if e.is_none() {
-                        c.kill().await;
-                    }
-                }
-                killed = true;
-                deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-            }
-        }
-    }
-}
-
-/// Stops every client after a failed start (see [`stop_remaining`]).
-async fn stop_all(running: &[Client], rx: &mut tokio::sync::mpsc::UnboundedReceiver<ClientSignal>) {
-    // A client without stdin was never started (a container that failed before its start).
-    let mut exited: Vec<Option<Option<i64>>> = running
-        .iter()
-        .map(|c| c.stdin.is_none().then_some(None))
-        .collect();
-    stop_remaining(running, &mut exited, rx).await;
 }
 
 pub(crate) fn hostname() -> String {
