@@ -63,7 +63,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let (cfg, bin_dir) = args.config()?;
     let (name, _, scale_note) = ceiling::resolve(&cfg)?;
-    super::experiment_cmd::target_preflight(
+    let specs = super::experiment_cmd::target_preflight(
         &cfg.target,
         &args.servers,
         bin_dir.as_deref(),
@@ -78,7 +78,8 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let mut lab = LiveLab::new(
         args.servers.backend,
         bin_dir,
-        args.servers.mongod_args.clone(),
+        cfg.target.topologies(),
+        specs,
     );
     lab.base_port = args.servers.base_port;
     lab.events = progress.events();

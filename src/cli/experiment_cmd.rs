@@ -310,7 +310,6 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         }
         None => {
             preflight::writable_dir("--out", &args.out)?;
-            preflight::scenarios(&asked)?;
             let mut command = asked;
             command.servers.standin_to_link()?;
             Start::New(command)
@@ -331,6 +330,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         binaries_linked_later: relink,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
+        scenarios: matches!(start, Start::New(_)).then_some(command),
     })
     .await?;
     if let (true, Start::New(command)) = (args.dry_run, &start) {
@@ -354,7 +354,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             },
         )?,
     };
-    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
+    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared, specs)?;
     lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
@@ -372,7 +372,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return super::resume_cmd::finished_sweep(dir, &cfg, &columns, args.strict);
     }
     let servers = super::resume_cmd::server_flags(&cfg);
-    target_preflight(
+    let specs = target_preflight(
         &cfg.target,
         &servers,
         cfg.servers.bin_dir.as_deref(),
@@ -388,7 +388,8 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let mut lab = LiveLab::new(
         cfg.backend,
         cfg.servers.bin_dir.clone(),
-        servers.mongod_args,
+        cfg.target.topologies(),
+        specs,
     );
     lab.base_port = cfg.servers.base_port;
     lab.events = progress.events();
@@ -466,29 +467,33 @@ impl SweepArgs {
 }
 
 /// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's
-/// binaries, ports and backend, or that the server at `--uri` answers.
+/// binaries, ports and backend, or that the server at `--uri` answers. Returns the topology as
+/// loaded (none for `--uri`).
 pub(crate) async fn target_preflight(
     target: &SweepTarget,
     servers: &ServerFlags,
     bin_dir: Option<&std::path::Path>,
     quiet: bool,
     dry_run: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<crate::topology::TopologySpec>> {
     match target {
-        SweepTarget::Topology(t) => preflight::servers(&preflight::Servers {
-            label: "--topology",
-            backend: servers.backend,
-            topologies: std::slice::from_ref(t),
-            bin_dir,
-            extra_mongod_args: &servers.mongod_args,
-            base_port: servers.base_port,
-            pulls: (!quiet).then_some(&Terminal as &dyn Events),
-            dry_run,
-            ..Default::default()
-        })
-        .await
-        .map(drop),
-        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri).await,
+        SweepTarget::Topology(t) => {
+            preflight::servers(&preflight::Servers {
+                label: "--topology",
+                backend: servers.backend,
+                topologies: std::slice::from_ref(t),
+                bin_dir,
+                extra_mongod_args: &servers.mongod_args,
+                base_port: servers.base_port,
+                pulls: (!quiet).then_some(&Terminal as &dyn Events),
+                dry_run,
+                ..Default::default()
+            })
+            .await
+        }
+        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri)
+            .await
+            .map(|()| vec![]),
     }
 }
 
@@ -607,13 +612,14 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let command = args.command()?;
     preflight::writable_dir("--out", &args.out)?;
-    preflight::scenarios(&command)?;
-    preflight::servers(&preflight::Servers {
+    let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: crate::topology::BackendKind::Process,
         topologies: &command.topologies,
+        extra_mongod_args: &command.servers.mongod_args,
         binaries_linked_later: true,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
+        scenarios: Some(&command),
         ..Default::default()
     })
     .await?;
@@ -623,6 +629,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         args.service_time_us,
         f64::from(args.workers) * 1e6 / args.service_time_us.max(1) as f64
     ));
-    let (dir, outcome) = demo::demo(&command, &args.out, &cancel, &progress).await?;
+    let (dir, outcome) = demo::demo(&command, specs, &args.out, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }

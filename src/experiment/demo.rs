@@ -34,6 +34,7 @@ pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
 /// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
     command: &CompareCommand,
+    specs: Vec<crate::topology::TopologySpec>,
     results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -44,7 +45,8 @@ pub(crate) async fn demo(
     let mut lab = LiveLab::new(
         BackendKind::Process,
         command.servers.bin_dir.clone(),
-        command.servers.mongod_args.clone(),
+        &command.topologies,
+        specs,
     );
     lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();

@@ -38,6 +38,14 @@ pub(crate) enum SweepTarget {
 }
 
 impl SweepTarget {
+    /// The topology to bring up, as given (none for a URI).
+    pub(crate) fn topologies(&self) -> &[String] {
+        match self {
+            SweepTarget::Topology(t) => std::slice::from_ref(t),
+            SweepTarget::Uri(_) => &[],
+        }
+    }
+
     /// Where the sweep runs, as a plan shows it (a URI's password hidden).
     pub(crate) fn shown(&self) -> String {
         match self {

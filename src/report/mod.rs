@@ -1118,8 +1118,7 @@ pub(crate) mod tests {
 
     #[test]
     fn plan_size_in_words() {
-        let spec =
-            crate::topology::TopologySpec::load("microshard-2").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::topology::TopologySpec::shipped("microshard-2");
         let mut opts =
             crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         opts.total_memory_gb = Some(16.0);
@@ -1130,7 +1129,7 @@ pub(crate) mod tests {
             "{words}"
         );
         // NEWCOMER-2 #20: the baseline says whether it is a replica set.
-        let spec = crate::topology::TopologySpec::load("single").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::topology::TopologySpec::shipped("single");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
         let words = plan_size(&plan);
