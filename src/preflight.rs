@@ -231,7 +231,9 @@ fn scenarios(cmd: &CompareCommand, specs: &[(&str, TopologySpec)]) -> anyhow::Re
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
     let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
-    let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
+    let mut cmd = cmd.clone();
+    cmd.name_topologies(specs.iter().map(|(_, s)| s));
+    let (resolved, _) = crate::experiment::compare::resolve(&cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`.
     let clients: Vec<(&str, u64, bool)> = (specs.iter())
         .map(
@@ -329,6 +331,15 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
     if let Some(cmd) = s.scenarios {
         scenarios(cmd, &specs)?;
     }
+    let mut names = BTreeSet::new();
+    for (name, spec) in &specs {
+        if !names.insert(spec.name.as_str()) {
+            return Err(bad_input(format!(
+                "{label} {name}: another entry is also the topology named {:?}",
+                spec.name
+            )));
+        }
+    }
     crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
 
     if kind == BackendKind::Process && !s.binaries_linked_later {
@@ -379,7 +390,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
-/// every topology loaded as it will be brought up: none listed twice, none named like another.
+/// every topology loaded as it will be brought up, none listed twice.
 fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
     let label = s.label;
     let mut seen = BTreeSet::new();
@@ -424,15 +435,6 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
         })?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
         specs.push((name.as_str(), spec));
-    }
-    let mut names = BTreeSet::new();
-    for (name, spec) in &specs {
-        if !names.insert(spec.name.as_str()) {
-            return Err(bad_input(format!(
-                "{label} {name}: another entry is also the topology named {:?}",
-                spec.name
-            )));
-        }
     }
     Ok(specs)
 }

@@ -61,7 +61,7 @@ pub(crate) struct CeilingArgs {
 pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, bin_dir) = args.config()?;
+    let (mut cfg, bin_dir) = args.config()?;
     let (name, _, scale_note) = ceiling::resolve(&cfg)?;
     let specs = super::experiment_cmd::target_preflight(
         &cfg.target,
@@ -71,6 +71,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         args.dry_run,
     )
     .await?;
+    cfg.topology_name = cfg.target.loaded_name(&specs);
     if args.dry_run {
         output::println(&plan(&cfg, &name, &scale_note))?;
         return Ok(());
@@ -137,6 +138,7 @@ impl CeilingArgs {
             records: self.workload_flags.laptop_records(),
             no_load: self.no_load,
             results_root: self.out.clone(),
+            topology_name: None,
         };
         Ok((cfg, bin_dir))
     }

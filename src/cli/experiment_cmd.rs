@@ -279,6 +279,17 @@ enum Start {
     New(CompareCommand),
 }
 
+impl Start {
+    /// Names the record's topologies from the specs the servers check loaded (a resumed record
+    /// keeps the names it stored).
+    fn name_topologies(&mut self, specs: &[crate::topology::TopologySpec]) {
+        match self {
+            Start::Resumed(p) => p.config.command.name_topologies(specs),
+            Start::New(command) => command.name_topologies(specs),
+        }
+    }
+}
+
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
@@ -287,7 +298,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
     let asked = args.asked.checked()?;
-    let start = match &args.resume {
+    let mut start = match &args.resume {
         Some(path) => {
             let dir = preflight::resumable(path)?;
             if super::resume_cmd::nothing_to_resume(&dir, args.remeasure_invalid)? {
@@ -333,6 +344,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         scenarios: matches!(start, Start::New(_)).then_some(command),
     })
     .await?;
+    start.name_topologies(&specs);
     if let (true, Start::New(command)) = (args.dry_run, &start) {
         output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
@@ -365,7 +377,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, resumed) = args.request()?;
+    let (mut cfg, resumed) = args.request()?;
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
@@ -380,6 +392,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         args.dry_run,
     )
     .await?;
+    cfg.topology_name = cfg.topology_name.or(cfg.target.loaded_name(&specs));
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
         output::println(&dry_run::sweep_plan(&cfg, &resolved, &cfg.target.shown()))?;
@@ -461,6 +474,7 @@ impl SweepArgs {
                 mongod_args: self.servers.mongod_args.clone(),
                 base_port: self.servers.base_port,
             },
+            topology_name: None,
         };
         Ok(cfg)
     }

@@ -101,6 +101,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         scenarios: Some(&command),
     })
     .await?;
+    command.name_topologies(&specs);
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let mut prepared = compare::create(

@@ -42,6 +42,7 @@ pub(crate) async fn demo(
     let bin = demo_links()?;
     let mut command = command.clone();
     command.servers.bin_dir = Some(bin.path().to_path_buf());
+    command.name_topologies(&specs);
     let mut lab = LiveLab::new(
         BackendKind::Process,
         command.servers.bin_dir.clone(),

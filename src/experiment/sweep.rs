@@ -38,6 +38,23 @@ pub(crate) enum SweepTarget {
 }
 
 impl SweepTarget {
+    /// Where it runs, as labels and files name it: a topology by the name stored when it loaded
+    /// (`name`; else its file stem, never its path), a URI with its password hidden.
+    pub(crate) fn shown_as(&self, name: Option<&String>) -> String {
+        match self {
+            SweepTarget::Topology(t) => {
+                (name.cloned()).unwrap_or_else(|| crate::topology::topology_label(t, None))
+            }
+            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+        }
+    }
+
+    /// The name of the topology as loaded by the servers check (none for a URI).
+    pub(crate) fn loaded_name(&self, specs: &[crate::topology::TopologySpec]) -> Option<String> {
+        let given = self.topologies().first()?;
+        Some(crate::topology::loaded_name(given, specs.first()?))
+    }
+
     /// The topology to bring up, as given (none for a URI).
     pub(crate) fn topologies(&self) -> &[String] {
         match self {
@@ -88,6 +105,9 @@ pub(crate) struct SweepConfig {
     /// The servers' binaries, arguments and ports, kept so `--resume` brings the same up.
     #[serde(default)]
     pub servers: SweepServers,
+    /// The name the topology is shown by, decided when it loaded ([`SweepTarget::shown_as`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_name: Option<String>,
 }
 
 /// What brings a sweep's topology up besides its name: `--bin-dir` (or `--standin`'s links),
@@ -191,7 +211,7 @@ pub(crate) async fn sweep_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let resolved = resolve(cfg)?;
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(cfg);
     let mut config = sweep_record(cfg, &resolved, &where_);
     config.begin_session(false, false);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
@@ -206,13 +226,9 @@ pub(crate) async fn sweep_with<L: Lab>(
     run_sweep(lab, cfg, &resolved, start, cancel, progress).await
 }
 
-/// Where a sweep runs, as its labels and files name it: a topology by its name (never by the
-/// path it was given as), a URI with its password hidden.
-fn where_of(target: &SweepTarget) -> String {
-    match target {
-        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
-        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-    }
+/// Where a sweep runs, as its labels and files name it ([`SweepTarget::shown_as`]).
+fn where_of(cfg: &SweepConfig) -> String {
+    cfg.target.shown_as(cfg.topology_name.as_ref())
 }
 
 /// A sweep's directory and record, new or read back by `--resume`, and whether it loads.
@@ -235,7 +251,7 @@ async fn run_sweep<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let Start { dir, config, load } = start;
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(cfg);
     let label = format!("{} on {where_}", resolved.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.overrides) {

@@ -315,6 +315,7 @@ async fn loads_once_and_finds_knee() -> TestResult {
         repeat: 1,
         clients: 1,
         servers: Default::default(),
+        topology_name: None,
     };
     let mut lab = Curve { loads: 0, downs: 0 };
     let cancel = CancellationToken::new();
@@ -352,6 +353,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
         repeat: 3,
         clients: 1,
         servers: Default::default(),
+        topology_name: None,
     };
     let mut lab = Curve { loads: 0, downs: 0 };
     let (dir, outcome) = sweep_with(

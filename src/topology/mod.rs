@@ -13,7 +13,7 @@ pub(crate) mod resolve;
 mod spec;
 
 pub(crate) use flags::check_mongod_args;
-pub(crate) use label::topology_label;
+pub(crate) use label::{loaded_name, topology_label};
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
 pub(crate) use plan::{find_program, format_gb};
 pub(crate) use reach::uri_is_loopback;

@@ -50,6 +50,8 @@ pub(crate) struct CeilingConfig {
     pub no_load: bool,
     /// Where the run directory is created.
     pub results_root: PathBuf,
+    /// The name the topology is shown by, decided when it loaded ([`SweepTarget::shown_as`]).
+    pub topology_name: Option<String>,
 }
 
 /// What a step was for.
@@ -256,10 +258,7 @@ pub(crate) async fn ceiling_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
     let (name, base, scale_note) = resolve(cfg)?;
-    let where_ = match &cfg.target {
-        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
-        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-    };
+    let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
     let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
     write_json_atomic(&dir.path().join("ceiling.json"), &record)?;

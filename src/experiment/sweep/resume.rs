@@ -92,7 +92,7 @@ pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepConfig) -> anyhow
 }
 
 fn unfinished(dir: &ExperimentDir, cfg: &SweepConfig, resolved: &Resolved) -> usize {
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(cfg);
     resolved
         .variants
         .iter()
@@ -155,7 +155,7 @@ pub(crate) fn stored_outcome(
             &variants,
             cfg.vary.as_ref(),
             cfg.repeat,
-            &where_of(&cfg.target),
+            &where_of(cfg),
             sweep_label,
         ),
         topology: None,
@@ -236,6 +236,7 @@ mod tests {
             repeat: 1,
             clients: 1,
             servers: Default::default(),
+            topology_name: None,
         };
         // Ctrl-C during the third point: the first two are kept, the third is not.
         let cancel = CancellationToken::new();
