@@ -430,8 +430,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
                 "--base-port {}: {label} {name} needs {needed} port(s) from there, past 65535",
                 s.base_port.unwrap_or_default()
             )),
-            Unfit::Load(e) => bad_input(format!("{label} {name}: {e}")),
-            Unfit::Image(e) => bad_input(format!("{label} {name}: {e}")),
+            Unfit::Load(e) | Unfit::Image(e) => bad_input(format!("{label} {name}: {e}")),
         })?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
         specs.push((name.as_str(), spec));
@@ -442,7 +441,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
 /// What keeps a topology from running as asked; each command words it with its own culprit.
 pub(crate) enum Unfit {
     /// The file does not load.
-    Load(crate::topology::TopologyError),
+    Load(String),
     /// `--base-port` runs the ports of the topology `name` past 65535: it needs this many.
     Ports { name: String, needed: u32 },
     /// An image reference is invalid.
@@ -457,7 +456,7 @@ pub(crate) fn topology(
     base_port: Option<u16>,
     image: Option<&str>,
 ) -> Result<TopologySpec, Unfit> {
-    let mut spec = TopologySpec::load(given).map_err(Unfit::Load)?;
+    let mut spec = TopologySpec::load(given).map_err(|e| Unfit::Load(e.to_string()))?;
     if let Some(port) = base_port {
         let name = spec.name.clone();
         spec.set_base_port(port)

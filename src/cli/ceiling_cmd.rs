@@ -82,7 +82,6 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         cfg.target.topologies(),
         specs,
     );
-    lab.base_port = args.servers.base_port;
     lab.events = progress.events();
     lab.clients = args.workload_flags.clients();
     let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, &cancel, &progress).await?;

@@ -404,7 +404,6 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         cfg.target.topologies(),
         specs,
     );
-    lab.base_port = cfg.servers.base_port;
     lab.events = progress.events();
     lab.clients = cfg.clients;
     let swept = match resumed {

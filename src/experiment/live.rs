@@ -78,28 +78,19 @@ impl LiveLab {
             (cmd.servers.bin_dir.clone(), None)
         };
         let mut lab = LiveLab::new(cmd.servers.backend, bin_dir, &cmd.topologies, specs);
-        lab.base_port = cmd.servers.base_port;
         lab.clients = cmd.workload.clients();
-        if links.is_some() && lab.base_port.is_none() {
+        if links.is_some() && cmd.servers.base_port.is_none() {
             lab.base_port = free_port_range(DEMO_PORTS);
         }
         Ok((lab, links))
     }
-}
 
-/// Handle of a running topology: the backend's record, needed by `down`.
-#[derive(Debug)]
-pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
-
-impl LiveLab {
     /// A line for the user.
     fn say(&self, line: &str) {
         self.events
             .event(crate::events::Event::Line(line.to_string()))
     }
-}
 
-impl LiveLab {
     /// The topology's plan from its checked spec, with this lab's base port and binaries.
     fn plan(&self, topology: &str) -> anyhow::Result<crate::topology::Plan> {
         let mut spec = (self.specs.get(topology).cloned()).ok_or_else(|| {
@@ -114,6 +105,10 @@ impl LiveLab {
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))
     }
 }
+
+/// Handle of a running topology: the backend's record, needed by `down`.
+#[derive(Debug)]
+pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 /// The members whose server status a cell records: the entry point(s) and each shard's
 /// primary.

@@ -554,8 +554,7 @@ pub(crate) struct SweepOutcome {
     /// The curves.
     pub curves: Vec<(Variant, SweepFile)>,
     /// The name of the topology the curves ran on, in `compare --sweep --vary` (one outcome per
-    /// topology);
-    /// `None` in `sweep`, whose run directory holds one.
+    /// topology); `None` in `sweep`, whose run directory holds one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<String>,
 }
