@@ -489,25 +489,23 @@ pub(crate) async fn target_preflight(
     quiet: bool,
     dry_run: bool,
 ) -> anyhow::Result<Vec<crate::topology::TopologySpec>> {
-    match target {
-        SweepTarget::Topology(t) => {
-            preflight::servers(&preflight::Servers {
-                label: "--topology",
-                backend: servers.backend,
-                topologies: std::slice::from_ref(t),
-                bin_dir,
-                extra_mongod_args: &servers.mongod_args,
-                base_port: servers.base_port,
-                pulls: (!quiet).then_some(&Terminal as &dyn Events),
-                dry_run,
-                ..Default::default()
-            })
+    if let SweepTarget::Uri(uri) = target {
+        return preflight::cluster_answers("--uri", uri)
             .await
-        }
-        SweepTarget::Uri(uri) => preflight::cluster_answers("--uri", uri)
-            .await
-            .map(|()| vec![]),
+            .map(|()| vec![]);
     }
+    preflight::servers(&preflight::Servers {
+        label: "--topology",
+        backend: servers.backend,
+        topologies: target.topologies(),
+        bin_dir,
+        extra_mongod_args: &servers.mongod_args,
+        base_port: servers.base_port,
+        pulls: (!quiet).then_some(&Terminal as &dyn Events),
+        dry_run,
+        ..Default::default()
+    })
+    .await
 }
 
 /// Prints an experiment's table.

@@ -223,10 +223,8 @@ impl ExperimentDir {
     /// The name a topology of this experiment is shown by and its cells are filed under: the one
     /// its record stored when the topology loaded (`CompareCommand::topology_name`).
     fn topology_name(&self, given: &str) -> String {
-        match self.config() {
-            Ok(config) => config.command.topology_name(given),
-            Err(_) => crate::topology::topology_label(given, None),
-        }
+        (self.config().map(|c| c.command.topology_name(given)))
+            .unwrap_or_else(|_| crate::topology::topology_label(given, None))
     }
 
     /// Where the file of one cell lives. Cells are filed under the topology's stored name; a
