@@ -21,26 +21,24 @@ use crate::workload::prop;
 // ----- counts -----------------------------------------------------------------------------------
 
 /// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
-/// and refuses what the runner would only refuse once a topology is up: a thread count of zero.
-pub(crate) fn scenarios(cmd: &CompareCommand) -> anyhow::Result<()> {
+/// and refuses what the runner would only refuse once a topology is up: a thread count of zero,
+/// fewer threads than clients on a loaded topology.
+fn scenarios(cmd: &CompareCommand, specs: &[(&str, TopologySpec)]) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
     let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
-    let (resolved, _) = crate::experiment::compare::resolve(cmd, None)?;
-    // Clients per cell on each topology: its client containers, or `--clients`. (A topology that
-    // does not load is named by the servers check.)
-    let clients: Vec<(String, u64, bool)> = cmd
-        .topologies
-        .iter()
-        .filter_map(|t| {
-            let spec = TopologySpec::load(t).ok()?;
-            let containers: u64 = spec.clients.iter().map(|c| u64::from(c.count)).sum();
-            Some(match containers {
-                0 => (t.clone(), cmd.workload.clients, false),
-                n => (t.clone(), n, true),
-            })
-        })
+    let mut cmd = cmd.clone();
+    cmd.name_topologies(specs.iter().map(|(_, s)| s));
+    let (resolved, _) = crate::experiment::compare::resolve(&cmd, None)?;
+    // Clients per cell on each topology: its client containers, or `--clients`.
+    let clients: Vec<(&str, u64, bool)> = (specs.iter())
+        .map(
+            |(t, spec)| match spec.clients.iter().map(|c| u64::from(c.count)).sum() {
+                0 => (*t, cmd.workload.clients, false),
+                n => (*t, n, true),
+            },
+        )
         .collect();
     for (name, props) in &resolved {
         // A thread count that does not parse is refused just below, naming its origin.
@@ -115,6 +113,9 @@ pub(crate) struct Servers<'a> {
     /// A dry run: every check is made, but an image the engine lacks is not pulled (the run
     /// would pull it; a note says so).
     pub dry_run: bool,
+    /// A new `compare`'s record: its scenarios are checked against the loaded topologies
+    /// (`None` for other commands and resumes).
+    pub scenarios: Option<&'a CompareCommand>,
 }
 
 /// Checks everything about the servers before anything starts, and returns every topology as
@@ -126,6 +127,18 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
+    if let Some(cmd) = s.scenarios {
+        scenarios(cmd, &specs)?;
+    }
+    let mut names = BTreeSet::new();
+    for (name, spec) in &specs {
+        if !names.insert(spec.name.as_str()) {
+            return Err(bad_input(format!(
+                "{label} {name}: another entry is also the topology named {:?}",
+                spec.name
+            )));
+        }
+    }
     // `--standin`'s links are made last, once everything else has passed: until then the
     // programs are taken as there (they are this binary).
     let links_pending = crate::experiment::flags::is_standin_dir(kind, s.bin_dir);
@@ -192,7 +205,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
-/// every topology loaded as it will be brought up: none listed twice, none named like another.
+/// every topology loaded as it will be brought up, none listed twice.
 fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
     let label = s.label;
     let mut seen = BTreeSet::new();
@@ -227,31 +240,46 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
 
     let mut specs = Vec::new();
     for name in s.topologies {
-        let mut spec =
-            TopologySpec::load(name).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
+        let mut spec = topology(name, s.base_port, s.image).map_err(|unfit| match unfit {
+            Unfit::Ports { needed, .. } => bad_input(format!(
+                "--base-port {}: {label} {name} needs {needed} port(s) from there, past 65535",
+                s.base_port.unwrap_or_default()
+            )),
+            Unfit::Load(e) | Unfit::Image(e) => bad_input(format!("{label} {name}: {e}")),
+        })?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
-        if let Some(port) = s.base_port {
-            // The file's own base_port was checked when it loaded; the flag replaces it.
-            spec.set_base_port(port).map_err(|needed| {
-                bad_input(format!(
-                    "--base-port {port}: {label} {name} needs {needed} port(s) from there, past 65535"
-                ))
-            })?;
-        }
-        if let Some(image) = s.image {
-            spec.image = image.to_string();
-        }
-        check_spec_images(&spec).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         specs.push((name.as_str(), spec));
     }
-    let mut names = BTreeSet::new();
-    for (name, spec) in &specs {
-        if !names.insert(spec.name.as_str()) {
-            return Err(bad_input(format!(
-                "{label} {name}: another entry is also the topology named {:?}",
-                spec.name
-            )));
-        }
-    }
     Ok(specs)
+}
+
+/// What keeps a topology from running as asked; each command words it with its own culprit.
+pub(crate) enum Unfit {
+    /// The file does not load.
+    Load(String),
+    /// `--base-port` runs the ports of the topology `name` past 65535: it needs this many.
+    Ports { name: String, needed: u32 },
+    /// An image reference is invalid.
+    Image(String),
+}
+
+/// Loads a topology as it will run: `--base-port` and `--image` in place of the file's (whose
+/// own `base_port` was checked as it loaded), its image references checked. The one place a
+/// topology file is read outside `topology`: every command runs the spec returned.
+pub(crate) fn topology(
+    given: &str,
+    base_port: Option<u16>,
+    image: Option<&str>,
+) -> Result<TopologySpec, Unfit> {
+    let mut spec = TopologySpec::load(given).map_err(|e| Unfit::Load(e.to_string()))?;
+    if let Some(port) = base_port {
+        let name = spec.name.clone();
+        spec.set_base_port(port)
+            .map_err(|needed| Unfit::Ports { name, needed })?;
+    }
+    if let Some(image) = image {
+        spec.image = image.to_string();
+    }
+    check_spec_images(&spec).map_err(Unfit::Image)?;
+    Ok(spec)
 }

@@ -107,15 +107,17 @@ pub(crate) fn matching(name: &str) -> Vec<RunningCluster> {
         .collect()
 }
 
-/// The recorded clusters `wanted` names: a cluster's name, a run id, or a topology (a name in
-/// `topologies/` or a TOML file) whose name is recorded. None is an error naming `wanted` and
-/// the closest running cluster's name.
+/// The recorded clusters `wanted` names: a cluster's name, a run id, or the topology file it was
+/// brought up from (its plan records the file, so nothing is loaded again). None is an error
+/// naming `wanted` and the closest running cluster's name.
 pub(crate) fn find(wanted: &str) -> Result<Vec<RunningCluster>, String> {
     let mut found = matching(wanted);
     if found.is_empty()
-        && let Ok(spec) = crate::topology::TopologySpec::load(wanted)
+        && let Ok(file) = Path::new(wanted).canonicalize()
     {
-        found = matching(&spec.name);
+        found = (list().into_iter().filter_map(|(_, r)| r.ok()))
+            .filter(|c| c.plan.source.canonicalize().is_ok_and(|s| s == file))
+            .collect();
     }
     if !found.is_empty() {
         return Ok(found);

@@ -31,13 +31,24 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     crate::writable::dir("--out", &cfg.results_root)?;
     cfg.servers.standin_to_link()?;
     let (name, _, scale_note) = ceiling::resolve(&cfg)?;
-    super::experiment_cmd::target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run)
-        .await?;
+    let specs = super::experiment_cmd::target_preflight(
+        &cfg.target,
+        &cfg.servers,
+        args.quiet,
+        args.dry_run,
+    )
+    .await?;
+    cfg.topology_name = cfg.target.loaded_name(&specs);
     if args.dry_run {
         output::println(&plan(&cfg, &name, &scale_note))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients());
+    let mut lab = LiveLab::new(
+        &cfg.servers,
+        cfg.workload_flags.clients(),
+        cfg.target.topologies(),
+        specs,
+    );
     lab.events = progress.events();
     let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, &cancel, &progress).await?;
     let text = crate::report::ceiling::render(&record);

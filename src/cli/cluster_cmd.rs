@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::backend::docker::{check_reference, check_spec_images};
+use crate::backend::docker::check_reference;
 use crate::backend::{self, UpOptions, state};
 use crate::cluster::AssemblyOptions;
 use crate::error::{as_bad_input, bad_input};
 use crate::output;
+use crate::preflight::Unfit;
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
 
 /// Arguments of `up`.
@@ -149,23 +150,22 @@ impl UpArgs {
         Ok(())
     }
 
-    /// The topology file with `--base-port` and `--image` applied.
+    /// The topology file with `--base-port` and `--image` applied, loaded as the servers check
+    /// loads every topology.
     fn spec(&self) -> anyhow::Result<TopologySpec> {
-        let mut spec = TopologySpec::load(&self.topology).map_err(as_bad_input)?;
-        if let Some(port) = self.base_port {
-            spec.set_base_port(port).map_err(|needed| {
-                bad_input(format!(
-                    "--base-port {port}: {} needs {needed} port(s) from {port}, past 65535",
-                    spec.name
-                ))
-            })?;
-        }
         if let Some(image) = &self.image {
             check_reference(image).map_err(|e| bad_input(format!("--image {image}: {e}")))?;
-            spec.image = image.clone();
         }
-        check_spec_images(&spec).map_err(|e| bad_input(format!("{}: {e}", self.topology)))?;
-        Ok(spec)
+        let (port, topology) = (self.base_port.unwrap_or_default(), &self.topology);
+        crate::preflight::topology(topology, self.base_port, self.image.as_deref()).map_err(|u| {
+            match u {
+                Unfit::Load(e) => as_bad_input(e),
+                Unfit::Ports { name, needed } => bad_input(format!(
+                    "--base-port {port}: {name} needs {needed} port(s) from {port}, past 65535"
+                )),
+                Unfit::Image(e) => bad_input(format!("{topology}: {e}")),
+            }
+        })
     }
 
     /// The plan of this run: a new run id, and its run directory (`--run-dir` or a new one under

@@ -237,6 +237,17 @@ enum Start {
     New(CompareCommand),
 }
 
+impl Start {
+    /// Names the record's topologies from the specs the servers check loaded (a resumed record
+    /// keeps the names it stored).
+    fn name_topologies(&mut self, specs: &[crate::topology::TopologySpec]) {
+        match self {
+            Start::Resumed(p) => p.config.command.name_topologies(specs),
+            Start::New(command) => command.name_topologies(specs),
+        }
+    }
+}
+
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
@@ -245,7 +256,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
     let asked = args.asked.checked()?;
-    let start = match &args.resume {
+    let mut start = match &args.resume {
         Some(path) => {
             let dir = crate::experiment::results::resumable(path)?;
             if super::resume_cmd::nothing_to_resume(&dir, args.remeasure_invalid)? {
@@ -262,7 +273,6 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         }
         None => {
             crate::writable::dir("--out", &args.out)?;
-            preflight::scenarios(&asked)?;
             let mut command = asked;
             command.servers.standin_to_link()?;
             Start::New(command)
@@ -283,8 +293,10 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         binaries_linked_later: relink,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
+        scenarios: matches!(start, Start::New(_)).then_some(command),
     })
     .await?;
+    start.name_topologies(&specs);
     if let (true, Start::New(command)) = (args.dry_run, &start) {
         output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
@@ -307,7 +319,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             },
         )?,
     };
-    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared)?;
+    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared, specs)?;
     lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
@@ -318,19 +330,25 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (cfg, resumed) = sweep_request(args.asked)?;
+    let (mut cfg, resumed) = sweep_request(args.asked)?;
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
         return super::resume_cmd::finished_sweep(dir, &cfg, &columns, args.strict);
     }
-    target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
+    let specs = target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
+    cfg.topology_name = cfg.topology_name.or(cfg.target.loaded_name(&specs));
     if args.dry_run {
         let resolved = sweep::resolve(&cfg)?;
         output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients());
+    let mut lab = LiveLab::new(
+        &cfg.servers,
+        cfg.workload_flags.clients(),
+        cfg.target.topologies(),
+        specs,
+    );
     lab.events = progress.events();
     let swept = match resumed {
         Some(dir) => sweep::resume_with(&mut lab, &cfg, dir, &cancel, &progress).await?,
@@ -367,31 +385,32 @@ fn sweep_request(asked: SweepCommand) -> anyhow::Result<(SweepCommand, Option<Ex
 }
 
 /// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's
-/// binaries, ports and backend, or that the server at `--uri` answers.
+/// binaries, ports and backend, or that the server at `--uri` answers. Returns the topology as
+/// loaded (none for `--uri`).
 pub(crate) async fn target_preflight(
     target: &SweepTarget,
     servers: &ServerFlags,
     quiet: bool,
     dry_run: bool,
-) -> anyhow::Result<()> {
-    match target {
-        SweepTarget::Topology(t) => preflight::servers(&preflight::Servers {
-            label: "--topology",
-            backend: servers.backend,
-            topologies: std::slice::from_ref(t),
-            bin_dir: servers.bin_dir.as_deref(),
-            extra_mongod_args: &servers.mongod_args,
-            base_port: servers.base_port,
-            pulls: (!quiet).then_some(&Terminal as &dyn Events),
-            dry_run,
-            ..Default::default()
-        })
-        .await
-        .map(drop),
-        SweepTarget::Uri(uri) => crate::backend::existing::cluster_answers("--uri", uri)
+) -> anyhow::Result<Vec<crate::topology::TopologySpec>> {
+    if let SweepTarget::Uri(uri) = target {
+        return crate::backend::existing::cluster_answers("--uri", uri)
             .await
-            .map_err(Into::into),
+            .map(|()| vec![])
+            .map_err(Into::into);
     }
+    preflight::servers(&preflight::Servers {
+        label: "--topology",
+        backend: servers.backend,
+        topologies: target.topologies(),
+        bin_dir: servers.bin_dir.as_deref(),
+        extra_mongod_args: &servers.mongod_args,
+        base_port: servers.base_port,
+        pulls: (!quiet).then_some(&Terminal as &dyn Events),
+        dry_run,
+        ..Default::default()
+    })
+    .await
 }
 
 /// Prints an experiment's table.
@@ -509,13 +528,14 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let command = args.command()?;
     crate::writable::dir("--out", &args.out)?;
-    preflight::scenarios(&command)?;
-    preflight::servers(&preflight::Servers {
+    let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: crate::topology::BackendKind::Process,
         topologies: &command.topologies,
+        extra_mongod_args: &command.servers.mongod_args,
         binaries_linked_later: true,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
+        scenarios: Some(&command),
         ..Default::default()
     })
     .await?;
@@ -525,6 +545,6 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         args.service_time_us,
         f64::from(args.workers) * 1e6 / args.service_time_us.max(1) as f64
     ));
-    let (dir, outcome) = demo::demo(&command, &args.out, &cancel, &progress).await?;
+    let (dir, outcome) = demo::demo(&command, specs, &args.out, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }

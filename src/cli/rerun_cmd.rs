@@ -87,8 +87,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| PathBuf::from("results")),
     };
     crate::writable::dir("--out", &out)?;
-    preflight::scenarios(&command)?;
-    preflight::servers(&preflight::Servers {
+    let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
         backend: command.servers.backend,
         topologies: &command.topologies,
@@ -99,8 +98,10 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         binaries_linked_later: false,
         pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: false,
+        scenarios: Some(&command),
     })
     .await?;
+    command.name_topologies(&specs);
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let mut prepared = compare::create(
@@ -119,7 +120,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         "microshard: measuring {} again from its record",
         original.path().display()
     ));
-    let (mut lab, _links) = LiveLab::for_compare(&prepared)?;
+    let (mut lab, _links) = LiveLab::for_compare(&prepared, specs)?;
     lab.events = progress.events();
     let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
     report::write_reports(&dir)?;

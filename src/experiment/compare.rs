@@ -77,7 +77,7 @@ pub(crate) fn resolve(
     workload_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(BTreeMap<String, crate::workload::Properties>, String)> {
     check_shape(cmd)?;
-    check_topology_names(&cmd.topologies, &cmd.baseline)?;
+    check_topology_names(cmd)?;
     let files = cmd
         .scenarios
         .iter()
@@ -108,7 +108,7 @@ pub(crate) fn resolve(
 pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
     check_shape(cmd)?;
     let mut cmd = cmd.clone();
-    cmd.baseline = check_topology_names(&cmd.topologies, &cmd.baseline)?;
+    cmd.baseline = check_topology_names(&cmd)?;
     let (properties, scale_note) = resolve(&cmd, at.workload_dir.as_deref())?;
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
@@ -292,7 +292,7 @@ async fn run_turn<L: Lab>(
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<()> {
     // Shown by its name, never by the path it was given as (`docs/architecture.md`).
-    let shown = crate::topology::topology_label(turn.topology, None);
+    let shown = config.command.topology_name(turn.topology);
     let label = match config.command.ceiling {
         Some(_) => shown.clone(),
         None => format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat),
@@ -519,18 +519,16 @@ pub(crate) fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> V
             property: Some(vary.property.clone()),
             threads: cmd.sweep_threads.clone(),
             curves: sweep::stored_curves(dir, &variants, Some(vary), cmd.repeat, t, str::to_owned),
-            topology: Some(t.clone()),
+            topology: Some(cmd.topology_name(t)),
         })
         .filter(|o| !o.curves.is_empty())
         .collect()
 }
 
-/// The file stem of a topology's seed-2 table and chart in `compare --sweep --vary`.
-pub(crate) fn vary_stem(topology: &str) -> String {
-    format!(
-        "vary-{}",
-        sweep::sweep_label(&crate::topology::topology_label(topology, None))
-    )
+/// The file stem of a topology's seed-2 table and chart in `compare --sweep --vary`, from the
+/// name it is shown by.
+pub(crate) fn vary_stem(name: &str) -> String {
+    format!("vary-{}", sweep::sweep_label(name))
 }
 
 impl MatrixOutcome {
@@ -569,11 +567,12 @@ impl MatrixOutcome {
 /// The [`VerdictLines`] of an experiment directory.
 pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
     let mut lines = VerdictLines::default();
+    let cmd = dir.config()?.command;
     for c in dir.cells()? {
         let v = &c.summary.validity;
         let line = format!(
             "{} {} #{} is {}: {}",
-            crate::topology::topology_label(&c.cell.topology, None),
+            cmd.topology_name(&c.cell.topology),
             c.cell.scenario,
             c.cell.repeat,
             v.verdict,
@@ -588,7 +587,7 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     for n in dir.not_run() {
         lines.invalid.push(format!(
             "{} {} #{} {}",
-            crate::topology::topology_label(&n.cell.topology, None),
+            cmd.topology_name(&n.cell.topology),
             n.cell.scenario,
             n.cell.repeat,
             n.reason
@@ -597,33 +596,32 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     Ok(lines)
 }
 
-/// Reports show topologies by name (`topology::topology_label`), so two topologies with one name
-/// are refused; `--baseline` may give the name of a topology given as a file. Returns the
+/// Reports show topologies by name (`CompareCommand::topology_name`), so two topologies with one
+/// name are refused; `--baseline` may give the name of a topology given as a file. Returns the
 /// baseline as given in `--topologies`.
-fn check_topology_names(topologies: &[String], baseline: &str) -> anyhow::Result<String> {
+fn check_topology_names(cmd: &CompareCommand) -> anyhow::Result<String> {
+    let (topologies, baseline) = (&cmd.topologies, &cmd.baseline);
     let mut seen: BTreeMap<String, &String> = BTreeMap::new();
     for t in topologies {
-        let name = crate::topology::topology_label(t, None);
+        let name = cmd.topology_name(t);
+        // (One listed twice was refused by the servers check, which runs first.)
         if let Some(first) = seen.insert(name.clone(), t) {
-            if first == t {
-                return Err(bad_input(format!(
-                    "--topologies: {t} is listed twice (its rows would be measured twice)"
-                )));
-            }
             return Err(bad_input(format!(
                 "--topologies: {first} and {t} are both named {name}; give one of them another name"
             )));
         }
     }
-    if topologies.iter().any(|t| t == baseline) {
+    if topologies.contains(baseline) {
         return Ok(baseline.to_string());
     }
-    seen.get(baseline).map(|t| t.to_string()).ok_or_else(|| {
-        bad_input(format!(
-            "--baseline {baseline}: not one of --topologies ({})",
-            topologies.join(",")
-        ))
-    })
+    seen.get(baseline.as_str())
+        .map(|t| t.to_string())
+        .ok_or_else(|| {
+            bad_input(format!(
+                "--baseline {baseline}: not one of --topologies ({})",
+                topologies.join(",")
+            ))
+        })
 }
 
 /// `--remeasure-invalid`: every invalid cell's file moves to `earlier/` beside it, so the cell is
@@ -821,18 +819,27 @@ pub(crate) mod tests {
 
     #[test]
     fn one_name_twice_is_refused_and_the_baseline_may_be_named() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let file = tmp.path().join("single.toml");
-        std::fs::write(&file, "name = \"single\"\n").unwrap_or_else(|e| panic!("{e}"));
-        let file = file.display().to_string();
-        let twice = check_topology_names(&[file.clone(), "single".into()], "single");
+        let file = "/gone/my-file.toml".to_string();
+        let check = |topologies: [&str; 2], baseline: &str| {
+            let mut cmd = CompareCommand {
+                topologies: topologies.map(String::from).to_vec(),
+                baseline: baseline.into(),
+                ..CompareCommand::default()
+            };
+            // The name stored when it loaded: the file is not read.
+            cmd.topology_names.insert(file.clone(), "single".into());
+            check_topology_names(&cmd)
+        };
+        let twice = check([&file, "single"], "single");
         let message = twice
             .map(|_| String::new())
             .unwrap_or_else(|e| e.to_string());
         assert!(message.contains("both named single"), "{message}");
-        let given = check_topology_names(&[file.clone(), "microshard-2".into()], "single");
-        assert_eq!(given.ok(), Some(file));
-        assert!(check_topology_names(&["single".into()], "nope").is_err());
+        assert_eq!(
+            check([&file, "microshard-2"], "single").ok(),
+            Some(file.clone())
+        );
+        assert!(check(["single", "microshard-2"], "nope").is_err());
     }
 
     pub(crate) fn setup() -> Option<(tempfile::TempDir, CompareCommand, NewRun)> {

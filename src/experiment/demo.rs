@@ -33,6 +33,7 @@ pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
 /// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
     command: &CompareCommand,
+    specs: Vec<crate::topology::TopologySpec>,
     results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -40,8 +41,9 @@ pub(crate) async fn demo(
     let bin = demo_links()?;
     let mut command = command.clone();
     command.servers.bin_dir = Some(bin.path().to_path_buf());
-    let mut lab = LiveLab::new(&command.servers, 1);
-    lab.base_port = lab.base_port.or_else(|| free_port_range(DEMO_PORTS));
+    command.name_topologies(&specs);
+    let mut lab = LiveLab::new(&command.servers, 1, &command.topologies, specs);
+    lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();
     let at = NewRun {
         results_root: results_root.to_path_buf(),

@@ -1,6 +1,7 @@
 //! The live [`Lab`]: real topologies through `topology`/`backend`, real runs through `runner`
 //! (`calibrate` and `demo` use it from their own modules).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
@@ -11,7 +12,7 @@ use super::metrics::Watched;
 use super::summary::summarize;
 use crate::error::bad_input;
 use crate::runner::Phase;
-use crate::topology::BackendKind;
+use crate::topology::{BackendKind, TopologySpec};
 use crate::workload::prop;
 
 /// Consecutive ports reserved for a demo topology (microshard-4 needs 6).
@@ -33,11 +34,11 @@ pub(crate) fn demo_links() -> anyhow::Result<tempfile::TempDir> {
 pub(crate) struct LiveLab {
     backend: BackendKind,
     bin_dir: Option<PathBuf>,
-    extra_mongod_args: Vec<String>,
-    /// First port of every topology brought up (`None` = the topology file's).
+    /// Every topology it may bring up, by the name or file it was given as, as the servers
+    /// check loaded it (`--mongod-arg`, `--image` and `--base-port` applied): never loaded again.
+    specs: BTreeMap<String, TopologySpec>,
+    /// First port of every topology brought up, over the checked one (a demo's free range).
     pub base_port: Option<u16>,
-    /// Docker image for every member (`None` = the topology file's).
-    pub image: Option<String>,
     /// Where the runs and bring-ups say what they find (a member stopped answering); the CLI
     /// passes its progress display.
     pub events: crate::events::Sink,
@@ -46,64 +47,57 @@ pub(crate) struct LiveLab {
 }
 
 impl LiveLab {
-    /// A lab bringing topologies up as `servers` say (backend, binaries, mongod arguments,
-    /// ports), driving each run with `clients` processes.
-    pub(crate) fn new(servers: &ServerFlags, clients: usize) -> LiveLab {
+    /// A lab bringing `topologies` (as given) up from their checked `specs`, with the backend
+    /// and binaries `servers` say, driving each run with `clients` processes.
+    pub(crate) fn new(
+        servers: &ServerFlags,
+        clients: usize,
+        topologies: &[String],
+        specs: Vec<TopologySpec>,
+    ) -> LiveLab {
         LiveLab {
             backend: servers.backend,
             bin_dir: servers.bin_dir.clone(),
-            extra_mongod_args: servers.mongod_args.clone(),
-            base_port: servers.base_port,
-            image: None,
+            specs: topologies.iter().cloned().zip(specs).collect(),
+            base_port: None,
             events: crate::events::Discard::sink(),
             clients,
         }
     }
 
-    /// The lab a `compare` record asks for: its backend, binaries, mongod arguments, image, ports
-    /// and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with no
-    /// `--base-port`, a free port range), held by the returned directory for the lab's life.
+    /// The lab a `compare` record asks for, from its checked `specs`: its backend, binaries,
+    /// ports and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with
+    /// no `--base-port`, a free port range), held by the returned directory for the lab's life.
     pub(crate) fn for_compare(
         prepared: &super::compare::Prepared,
+        specs: Vec<TopologySpec>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
-        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients());
-        lab.image = cmd.image.clone();
+        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients(), &cmd.topologies, specs);
         if !prepared.relinks_standin() {
             return Ok((lab, None));
         }
         let links = demo_links()?;
         lab.bin_dir = Some(links.path().to_path_buf());
-        lab.base_port = lab.base_port.or_else(|| free_port_range(DEMO_PORTS));
+        if cmd.servers.base_port.is_none() {
+            lab.base_port = free_port_range(DEMO_PORTS);
+        }
         Ok((lab, Some(links)))
     }
-}
 
-/// Handle of a running topology: the backend's record, needed by `down`.
-#[derive(Debug)]
-pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
-
-impl LiveLab {
     /// A line for the user.
     fn say(&self, line: &str) {
         self.events
             .event(crate::events::Event::Line(line.to_string()))
     }
-}
 
-impl LiveLab {
-    /// The topology's plan with this lab's settings: extra mongod arguments, base port, image
-    /// and binaries.
+    /// The topology's plan from its checked spec, with this lab's base port and binaries.
     fn plan(&self, topology: &str) -> anyhow::Result<crate::topology::Plan> {
-        let mut spec = crate::topology::TopologySpec::load(topology)
-            .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))?;
-        spec.mongod_args
-            .extend(self.extra_mongod_args.iter().cloned());
+        let mut spec = (self.specs.get(topology).cloned()).ok_or_else(|| {
+            anyhow::anyhow!("--topologies {topology}: not among the checked topologies")
+        })?;
         if let Some(port) = self.base_port {
             spec.base_port = port;
-        }
-        if let Some(image) = &self.image {
-            spec.image = image.clone();
         }
         let mut opts = crate::topology::PlanOptions::new(&spec, self.backend);
         opts.bin_dir = self.bin_dir.clone();
@@ -111,6 +105,10 @@ impl LiveLab {
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))
     }
 }
+
+/// Handle of a running topology: the backend's record, needed by `down`.
+#[derive(Debug)]
+pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 
 /// The members whose server status a cell records: the entry point(s) and each shard's
 /// primary.

@@ -122,6 +122,12 @@ pub struct CompareCommand {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::slo::SearchSpec>,
+    /// The name each topology is shown by and its cells are filed under (as given → name),
+    /// decided when the servers check loaded it ([`CompareCommand::name_topologies`]); never
+    /// read from the file again, so a renamed or deleted file changes nothing.
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub topology_names: BTreeMap<String, String>,
 }
 
 /// A duration flag as the whole seconds a record keeps (at least one).
@@ -173,6 +179,25 @@ impl CompareCommand {
         self.servers = self.servers.checked()?;
         self.workload = self.workload.checked();
         Ok(self)
+    }
+
+    /// Records the name of each topology not named yet, from the specs the servers check loaded
+    /// (in `topologies`' order); a name stored earlier (`--resume`, `rerun`) is kept.
+    pub(crate) fn name_topologies<'a>(
+        &mut self,
+        specs: impl IntoIterator<Item = &'a crate::topology::TopologySpec>,
+    ) {
+        for (given, spec) in self.topologies.iter().zip(specs) {
+            (self.topology_names.entry(given.clone()))
+                .or_insert_with(|| crate::topology::loaded_name(given, spec));
+        }
+    }
+
+    /// The name `given` is shown by: the one stored when it loaded, else (an experiment
+    /// recorded before names were stored) its file stem or what was given.
+    pub(crate) fn topology_name(&self, given: &str) -> String {
+        (self.topology_names.get(given).cloned())
+            .unwrap_or_else(|| crate::topology::topology_label(given, None))
     }
 
     /// Seconds each `--sweep` point runs (the default when a record has none).
@@ -528,8 +553,8 @@ pub(crate) struct SweepOutcome {
     pub threads: Vec<u32>,
     /// The curves.
     pub curves: Vec<(Variant, SweepFile)>,
-    /// The topology the curves ran on, in `compare --sweep --vary` (one outcome per topology);
-    /// `None` in `sweep`, whose run directory holds one.
+    /// The name of the topology the curves ran on, in `compare --sweep --vary` (one outcome per
+    /// topology); `None` in `sweep`, whose run directory holds one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<String>,
 }

@@ -223,18 +223,20 @@ impl ExperimentDir {
         read_json(&self.path.join(CONFIG_FILE))
     }
 
-    /// Where the file of one cell lives. Cells are filed under the topology's name (a topology given as a file is named by its
-    /// `name`, else its stem); a cell an earlier version filed under the path as given is still
-    /// found there, so `--resume` and `report` read older runs.
+    /// The name a topology of this experiment is shown by and its cells are filed under: the one
+    /// its record stored when the topology loaded (`CompareCommand::topology_name`).
+    fn topology_name(&self, given: &str) -> String {
+        (self.config().map(|c| c.command.topology_name(given)))
+            .unwrap_or_else(|_| crate::topology::topology_label(given, None))
+    }
+
+    /// Where the file of one cell lives. Cells are filed under the topology's stored name; a
+    /// cell an earlier version filed under the path as given is still found there, so
+    /// `--resume` and `report` read older runs.
     pub(crate) fn cell_path(&self, id: &CellId) -> PathBuf {
         let file = format!("{}-r{}.json", sanitize(&id.scenario), id.repeat);
         let cells = self.path.join(CELLS_DIR);
-        let named = cells
-            .join(sanitize(&crate::topology::topology_label(
-                &id.topology,
-                None,
-            )))
-            .join(&file);
+        let named = (cells.join(sanitize(&self.topology_name(&id.topology)))).join(&file);
         let as_given = cells.join(sanitize(&id.topology)).join(&file);
         if !named.exists() && as_given.exists() {
             return as_given;
@@ -327,10 +329,9 @@ impl ExperimentDir {
 
     /// Where the ceiling search of a `compare --ceiling` cell is kept (any repetition's id).
     pub(crate) fn ceiling_path(&self, id: &CellId) -> PathBuf {
-        let topology = crate::topology::topology_label(&id.topology, None);
         self.path
             .join(CEILINGS_DIR)
-            .join(sanitize(&topology))
+            .join(sanitize(&self.topology_name(&id.topology)))
             .join(format!("{}.json", sanitize(&id.scenario)))
     }
 
@@ -678,26 +679,42 @@ mod tests {
         );
     }
 
+    /// Cells are filed under the name stored when the topology loaded: the file, renamed or
+    /// deleted since, is not read, so a resume finds (and names) its cells as they were.
     #[test]
-    fn cells_are_filed_under_the_topology_name_and_older_runs_are_still_found()
+    fn cells_are_filed_under_the_stored_topology_name_and_older_runs_are_still_found()
     -> Result<(), ResultsError> {
         let root = tempfile::tempdir().map_err(io_err(Path::new("tempdir")))?;
-        let file = root.path().join("my-lab.toml");
-        fs::write(&file, "name = \"big-box\"\nkind = \"standalone\"\n").map_err(io_err(&file))?;
+        let file = root.path().join("my-lab.toml").display().to_string();
         let dir = ExperimentDir::create(&root.path().join("results"), "compare")?;
+        let mut config = crate::report::tests::config(false);
+        config.command.topologies = vec![file.clone()];
+        config.command.scenarios = vec!["S1".into()];
+        config.command.repeat = 1;
+        (config.command.topology_names).insert(file.clone(), "big-box".into());
+        dir.write_config(&config)?;
         let id = CellId {
-            topology: file.display().to_string(),
+            topology: file,
             scenario: "S1".into(),
             repeat: 1,
         };
+        let named = dir
+            .path()
+            .join(CELLS_DIR)
+            .join("big-box")
+            .join("S1-r1.json");
+        assert_eq!(dir.cell_path(&id), named);
         assert_eq!(
-            dir.cell_path(&id),
-            dir.path()
-                .join(CELLS_DIR)
-                .join("big-box")
-                .join("S1-r1.json")
+            dir.ceiling_path(&id),
+            dir.path().join("ceilings/big-box/S1.json")
         );
+        assert_eq!(dir.never_run(&config), vec![id.clone()]);
+        let mut cell = crate::report::tests::cell(&id.topology, "S1", 1, 1000.0);
+        cell.topology = None;
+        dir.write_cell(&cell)?;
+        assert!(named.is_file() && dir.never_run(&config).is_empty());
         // A cell an earlier version filed under the path as given is found where it is.
+        fs::remove_file(&named).map_err(io_err(&named))?;
         let old = dir
             .path()
             .join(CELLS_DIR)

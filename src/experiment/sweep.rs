@@ -54,6 +54,31 @@ impl SweepTarget {
         }
     }
 
+    /// Where it runs, as labels and files name it: a topology by the name stored when it loaded
+    /// (`name`; else its file stem, never its path), a URI with its password hidden.
+    pub(crate) fn shown_as(&self, name: Option<&String>) -> String {
+        match self {
+            SweepTarget::Topology(t) => {
+                (name.cloned()).unwrap_or_else(|| crate::topology::topology_label(t, None))
+            }
+            SweepTarget::Uri(u) => crate::redact::redact_uri(u),
+        }
+    }
+
+    /// The name of the topology as loaded by the servers check (none for a URI).
+    pub(crate) fn loaded_name(&self, specs: &[crate::topology::TopologySpec]) -> Option<String> {
+        let given = self.topologies().first()?;
+        Some(crate::topology::loaded_name(given, specs.first()?))
+    }
+
+    /// The topology to bring up, as given (none for a URI).
+    pub(crate) fn topologies(&self) -> &[String] {
+        match self {
+            SweepTarget::Topology(t) => std::slice::from_ref(t),
+            SweepTarget::Uri(_) => &[],
+        }
+    }
+
     /// Where the sweep runs, as a plan shows it (a URI's password hidden).
     pub(crate) fn shown(&self) -> String {
         match self {
@@ -126,6 +151,10 @@ pub(crate) struct SweepCommand {
     /// Where the run directory is created.
     #[arg(long = "out", value_name = "OUT", default_value = "results")]
     pub results_root: PathBuf,
+    /// The name the topology is shown by, decided when it loaded ([`SweepTarget::shown_as`]).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_name: Option<String>,
 }
 
 impl SweepCommand {
@@ -233,7 +262,7 @@ pub(crate) async fn sweep_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let resolved = resolve(cfg)?;
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
     let mut config = sweep_record(cfg, &resolved, &where_);
     config.begin_session(false, false);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
@@ -248,13 +277,10 @@ pub(crate) async fn sweep_with<L: Lab>(
     run_sweep(lab, cfg, &resolved, start, cancel, progress).await
 }
 
-/// Where a sweep runs, as its labels and files name it: a topology by its name (never by the
-/// path it was given as), a URI with its password hidden.
-pub(super) fn where_of(target: &SweepTarget) -> String {
-    match target {
-        SweepTarget::Topology(t) => crate::topology::topology_label(t, None),
-        SweepTarget::Uri(u) => crate::redact::redact_uri(u),
-    }
+/// Where a sweep runs, as its labels and files name it ([`SweepTarget::shown_as`]): a topology
+/// by the name stored when it loaded, a URI with its password hidden.
+pub(super) fn where_of(target: &SweepTarget, name: Option<&String>) -> String {
+    target.shown_as(name)
 }
 
 /// A sweep's directory and record, new or read back by `--resume`, and whether it loads.
@@ -277,7 +303,7 @@ async fn run_sweep<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let Start { dir, config, load } = start;
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
     let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.workload_flags.overrides) {

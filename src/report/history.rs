@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Report, topology_label};
+use super::Report;
 use crate::experiment::model::{CellFile, CellId, ExperimentConfig};
 
 /// An experiment that stopped (Ctrl-C, a failure) before measuring every cell of its matrix.
@@ -73,13 +73,9 @@ impl SessionCells {
 }
 
 /// A cell as reports name it: `S2/single #1`.
-fn cell_name(id: &CellId) -> String {
-    format!(
-        "{}/{} #{}",
-        id.scenario,
-        topology_label(&id.topology, None),
-        id.repeat
-    )
+fn cell_name(config: &ExperimentConfig, id: &CellId) -> String {
+    let topology = config.command.topology_name(&id.topology);
+    format!("{}/{topology} #{}", id.scenario, id.repeat)
 }
 
 /// What the directory holds beyond the cells: the cells of the matrix never run
@@ -115,7 +111,7 @@ fn sessions(config: &ExperimentConfig, cells: &[CellFile]) -> Vec<SessionCells> 
                 number,
                 started: recorded.map(|s| s.started.clone()),
                 resumed: recorded.is_some_and(|s| s.resumed),
-                cells: ids.into_iter().map(cell_name).collect(),
+                cells: ids.into_iter().map(|id| cell_name(config, id)).collect(),
             }
         })
         .collect()
@@ -137,7 +133,8 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
     let missing = h.missing;
     for row in &mut report.rows {
         row.interrupted = missing.iter().any(|id| {
-            id.scenario == row.scenario && topology_label(&id.topology, None) == row.topology
+            id.scenario == row.scenario
+                && config.command.topology_name(&id.topology) == row.topology
         });
         if row.interrupted && row.repeats == 0 && row.not_run.is_none() {
             row.verdict = "interrupted".into();
@@ -151,7 +148,7 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
                 .iter()
                 .filter(|c| {
                     c.cell.scenario == row.scenario
-                        && topology_label(&c.cell.topology, None) == row.topology
+                        && config.command.topology_name(&c.cell.topology) == row.topology
                 })
                 .map(|c| c.session)
                 .collect();
@@ -167,7 +164,7 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
         report.interrupted = Some(Interrupted {
             measured: h.cells.len().min(planned),
             planned,
-            missing: missing.iter().map(cell_name).collect(),
+            missing: missing.iter().map(|id| cell_name(config, id)).collect(),
             resume: h.resume.clone(),
         });
     }

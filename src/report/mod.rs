@@ -29,7 +29,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::experiment::model::{CellFile, ExperimentConfig, Latency, NotRun, SweepFile};
+use crate::experiment::model::{
+    CellFile, CompareCommand, ExperimentConfig, Latency, NotRun, SweepFile,
+};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 use crate::measure::validity::{Validity, Verdict};
 pub(crate) use crate::topology::topology_label;
@@ -207,7 +209,7 @@ pub(crate) fn build_with(
     config: &ExperimentConfig,
     cells: &[CellFile],
 ) -> Report {
-    let mut report = with_not_run(build_from(config, cells), &dir.not_run());
+    let mut report = with_not_run(build_from(config, cells), config, &dir.not_run());
     report.ceiling = ceiling::CeilingPart::of(
         &crate::experiment::ceiling::stored(dir),
         &report.rows,
@@ -227,9 +229,13 @@ pub(crate) fn build_with(
 
 /// Marks the rows of cells that were not run (a dead member; `docs/result-schema.md`, "Cells
 /// not run") and says why in the validity notes.
-pub(crate) fn with_not_run(mut report: Report, not_run: &[NotRun]) -> Report {
+pub(crate) fn with_not_run(
+    mut report: Report,
+    config: &ExperimentConfig,
+    not_run: &[NotRun],
+) -> Report {
     for n in not_run {
-        let topology = topology_label(&n.cell.topology, None);
+        let topology = config.command.topology_name(&n.cell.topology);
         let note = format!(
             "{}/{topology} #{} {}",
             n.cell.scenario, n.cell.repeat, n.reason
@@ -273,7 +279,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             topologies.push(t.clone());
         }
     }
-    let labels = topology_labels(&topologies, cells);
+    let labels = topology_labels(&config.command, &topologies, cells);
     let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
     let throughputs = |s: &str, t: &str| -> Vec<f64> {
         groups
@@ -509,9 +515,14 @@ pub(crate) fn where_lines(report: &Report) -> Vec<String> {
     out
 }
 
-/// Labels for every topology; two topologies that would share a label keep what was given, so
-/// no two columns or bars ever carry the same name.
-fn topology_labels(topologies: &[String], cells: &[CellFile]) -> BTreeMap<String, String> {
+/// Labels for every topology: the name stored as it loaded, else its cells' plan's; two
+/// topologies that would share a label keep what was given, so no two columns or bars ever
+/// carry the same name.
+fn topology_labels(
+    cmd: &CompareCommand,
+    topologies: &[String],
+    cells: &[CellFile],
+) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = topologies
         .iter()
         .map(|given| {
@@ -519,7 +530,11 @@ fn topology_labels(topologies: &[String], cells: &[CellFile]) -> BTreeMap<String
                 .iter()
                 .filter(|c| c.cell.topology == *given)
                 .find_map(|c| c.topology.as_ref());
-            (given.clone(), topology_label(given, plan))
+            let stored = cmd.topology_names.get(given).cloned();
+            (
+                given.clone(),
+                stored.unwrap_or_else(|| topology_label(given, plan)),
+            )
         })
         .collect();
     let clashing: Vec<String> = labels
@@ -1058,25 +1073,22 @@ pub(crate) mod tests {
         );
     }
 
+    /// The name stored as the topology loaded labels it, never the file: this one was deleted
+    /// (or renamed) after the experiment ran; without a stored name, the file stem.
     #[test]
-    fn topologies_given_as_files_are_labelled_by_name() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let named = tmp.path().join("my-file.toml");
-        std::fs::write(&named, "name = \"four-shards\"\nkind = \"sharded\"\n")
-            .unwrap_or_else(|e| panic!("{e}"));
-        let named = named.display().to_string();
+    fn topologies_given_as_files_are_labelled_by_their_stored_name() {
+        let named = "/gone/my-file.toml".to_string();
         assert_eq!(
             topology_label(&named, None),
-            "four-shards",
-            "the file's name"
+            "my-file",
+            "else the file stem"
         );
-        let missing = tmp.path().join("gone.toml").display().to_string();
-        assert_eq!(topology_label(&missing, None), "gone", "else the file stem");
         assert_eq!(topology_label("single", None), "single");
 
         let mut c = config(false);
         c.command.topologies = vec![named.clone(), "microshard-2".into()];
         c.command.baseline = named.clone();
+        (c.command.topology_names).insert(named.clone(), "four-shards".into());
         let cells = vec![
             cell(&named, "S1", 1, 1000.0),
             cell("microshard-2", "S1", 1, 1500.0),
@@ -1094,11 +1106,8 @@ pub(crate) mod tests {
 
     #[test]
     fn two_topologies_with_one_name_keep_what_was_given() {
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let a = tmp.path().join("a").join("single.toml");
-        std::fs::create_dir_all(a.parent().unwrap_or(tmp.path())).unwrap_or_else(|e| panic!("{e}"));
-        let a = a.display().to_string();
-        let labels = topology_labels(&[a.clone(), "single".into()], &[]);
+        let a = "/somewhere/a/single.toml".to_string();
+        let labels = topology_labels(&config(false).command, &[a.clone(), "single".into()], &[]);
         assert_eq!(labels.get(&a), Some(&a));
         assert_eq!(labels.get("single").map(String::as_str), Some("single"));
     }
@@ -1118,8 +1127,7 @@ pub(crate) mod tests {
 
     #[test]
     fn plan_size_in_words() {
-        let spec =
-            crate::topology::TopologySpec::load("microshard-2").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::topology::TopologySpec::shipped("microshard-2");
         let mut opts =
             crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         opts.total_memory_gb = Some(16.0);
@@ -1130,7 +1138,7 @@ pub(crate) mod tests {
             "{words}"
         );
         // NEWCOMER-2 #20: the baseline says whether it is a replica set.
-        let spec = crate::topology::TopologySpec::load("single").unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::topology::TopologySpec::shipped("single");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
         let words = plan_size(&plan);

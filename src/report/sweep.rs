@@ -7,7 +7,6 @@ use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::STANDIN_MARKER;
 use crate::measure::validity::Verdict;
-use crate::topology::topology_label;
 
 /// A seed-2 table and chart as the page shows them: its chart's label, its files' stem and
 /// its curves.
@@ -35,7 +34,7 @@ pub(crate) fn vary_shown(dir: &ExperimentDir) -> Vec<VaryShown> {
             .map(|outcome| {
                 let topology = outcome.topology.clone().unwrap_or_default();
                 VaryShown {
-                    label: format!("{scenario} on {}", topology_label(&topology, None)),
+                    label: format!("{scenario} on {topology}"),
                     stem: crate::experiment::compare::vary_stem(&topology),
                     outcome,
                 }
@@ -594,7 +593,7 @@ fn vary_title(outcome: &SweepOutcome) -> String {
         out.push_str(&format!(" and {p}"));
     }
     if let Some(t) = &outcome.topology {
-        out.push_str(&format!(" on {}", topology_label(t, None)));
+        out.push_str(&format!(" on {t}"));
     }
     out
 }

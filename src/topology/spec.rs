@@ -284,6 +284,12 @@ impl TopologySpec {
         Self::parse(&text, &path)
     }
 
+    /// A shipped topology, for other modules' tests (their code receives loaded specs).
+    #[cfg(test)]
+    pub(crate) fn shipped(name: &str) -> TopologySpec {
+        TopologySpec::load(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Parses and validates the text of a topology file; `source` is used in messages only.
     pub fn parse(text: &str, source: &Path) -> Result<TopologySpec, TopologyError> {
         let ctx = Ctx {

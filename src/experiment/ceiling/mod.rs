@@ -73,6 +73,9 @@ pub(crate) struct CeilingCommand {
     /// Where the run directory is created.
     #[arg(long = "out", value_name = "OUT", default_value = "results")]
     pub results_root: PathBuf,
+    /// The name the topology is shown by, decided when it loaded ([`SweepTarget::shown_as`]).
+    #[arg(skip)]
+    pub topology_name: Option<String>,
 }
 
 impl CeilingCommand {
@@ -285,7 +288,7 @@ pub(crate) async fn ceiling_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
     let (name, base, scale_note) = resolve(cfg)?;
-    let where_ = super::sweep::where_of(&cfg.target);
+    let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
     let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
     write_json_atomic(&dir.path().join("ceiling.json"), &record)?;

@@ -25,7 +25,7 @@ pub(super) async fn search_topology<L: Lab>(
     progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<Dead>> {
-    let shown = crate::topology::topology_label(turn.topology, None);
+    let shown = config.command.topology_name(turn.topology);
     let mut props = cell_props(config, &first_of(turn, turn.load_scenario), true, None, 0)?;
     place_outputs(&mut props, None)?;
     let bar = progress.phase(&format!("{shown}: loading the data"), None);
@@ -92,7 +92,7 @@ async fn search_cell<L: Lab>(
     let mut base = cell_props(config, &first, false, None, one.inserted)?;
     place_outputs(&mut base, None)?;
     let path = turn.dir.ceiling_path(&first);
-    let shown = crate::topology::topology_label(turn.topology, None);
+    let shown = config.command.topology_name(turn.topology);
     let where_ = format!("{shown} {scenario}");
     let on = SearchOn {
         spec: &spec,

@@ -210,7 +210,7 @@ pub(super) async fn measure_cell<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Option<MeasuredCell>> {
-    let topology = crate::topology::topology_label(&deployment.topology, None);
+    let topology = &deployment.topology;
     let phase = cell.phase();
     let expected = match cell.is_load {
         true => None,
@@ -220,7 +220,7 @@ pub(super) async fn measure_cell<L: Lab>(
         true => Some(CellWatch::begin(deployment).await),
         false => None,
     };
-    let bar = progress.phase(&cell.caption(&topology), expected);
+    let bar = progress.phase(&cell.caption(topology), expected);
     if let Some(w) = &mut watch {
         w.start_sampler(&cell.props, config, progress);
     }

@@ -95,7 +95,7 @@ pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepCommand) -> anyho
 }
 
 fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> usize {
-    let where_ = where_of(&cfg.target);
+    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
     resolved
         .variants
         .iter()
@@ -158,7 +158,7 @@ pub(crate) fn stored_outcome(
             &variants,
             cfg.vary.as_ref(),
             cfg.repeat,
-            &where_of(&cfg.target),
+            &where_of(&cfg.target, cfg.topology_name.as_ref()),
             sweep_label,
         ),
         topology: None,
