@@ -1,7 +1,8 @@
 //! The sequence of checks a command makes of its whole input before it creates or starts
-//! anything (`docs/reliability.md` §1): scenarios, flags, topologies, server binaries, then the
-//! checks their owners keep — CPU sets (`topology`), Docker engines and images, the existing
-//! cluster and ports (`backend`); output paths are the `writable` module's.
+//! anything (`docs/reliability.md` §1): flags, topologies (each loaded here, once), server
+//! binaries, then the checks their owners keep — a compare's scenarios (`experiment::compare`),
+//! CPU sets (`topology`), Docker engines and images, the existing cluster and ports (`backend`);
+//! output paths are the `writable` module's.
 //!
 //! Each failure is one [`crate::error::BadInput`] line naming the culprit (exit status 2). Nothing
 //! here leaves anything behind: plans are computed but not executed, and the only thing fetched
@@ -14,76 +15,7 @@ use crate::backend::docker::{check_reference, check_spec_images};
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::model::CompareCommand;
-use crate::experiment::scenario;
 use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
-use crate::workload::prop;
-
-// ----- counts -----------------------------------------------------------------------------------
-
-/// Resolves every scenario of a new experiment as `compare` will (files, scale, `-p`, `--vary`)
-/// and refuses what the runner would only refuse once a topology is up: a thread count of zero,
-/// fewer threads than clients on a loaded topology.
-fn scenarios(cmd: &CompareCommand, specs: &[(&str, TopologySpec)]) -> anyhow::Result<()> {
-    if let Some(t) = cmd.threads {
-        crate::error::flag_at_least("--threads", u64::from(t), 1)?;
-    }
-    let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
-    let mut cmd = cmd.clone();
-    cmd.name_topologies(specs.iter().map(|(_, s)| s));
-    let (resolved, _) = crate::experiment::compare::resolve(&cmd, None)?;
-    // Clients per cell on each topology: its client containers, or `--clients`.
-    let clients: Vec<(&str, u64, bool)> = (specs.iter())
-        .map(
-            |(t, spec)| match spec.clients.iter().map(|c| u64::from(c.count)).sum() {
-                0 => (*t, cmd.workload.clients, false),
-                n => (*t, n, true),
-            },
-        )
-        .collect();
-    for (name, props) in &resolved {
-        // A thread count that does not parse is refused just below, naming its origin.
-        let threads = props.value(&prop::THREADCOUNT).ok().filter(|n| *n >= 1);
-        if let Some(threads) = threads
-            && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
-        {
-            let who = match containers {
-                true => format!("--topologies {t}: clients: {n} client containers"),
-                false => format!("--clients {n}"),
-            };
-            return Err(bad_input(format!(
-                "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
-            )));
-        }
-        props
-            .periods_bounded()
-            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
-        if let Some(t) = props.get(prop::THREADCOUNT.name) {
-            let origin = if overrides.iter().any(|(k, _)| k == prop::THREADCOUNT.name) {
-                "-p threadcount"
-            } else {
-                "property threadcount"
-            };
-            match t.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => {}
-                _ => {
-                    return Err(bad_input(format!(
-                        "scenario {name}: {origin}={t}: must be a whole number of at least 1"
-                    )));
-                }
-            }
-        }
-    }
-    // The first scenario is the load phase: each client loads its own part of the keys.
-    let load = cmd
-        .scenarios
-        .first()
-        .and_then(|s| resolved.get_key_value(s));
-    if let (Some((name, props)), Some(n)) = (load, clients.iter().map(|c| c.1).max()) {
-        crate::runner::fanout::slices(props, crate::runner::Phase::Load, n as usize)
-            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
-    }
-    Ok(())
-}
 
 // ----- servers ----------------------------------------------------------------------------------
 
@@ -127,8 +59,21 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
     let label = s.label;
     let kind = s.backend;
     let specs = load_specs(s)?;
+    // `--standin`'s links are made last, once everything else has passed: until then the
+    // programs are taken as there (they are this binary).
+    let links_pending = crate::experiment::flags::is_standin_dir(kind, s.bin_dir);
+    if let Some(dir) = s.bin_dir
+        && !dir.is_dir()
+        && !s.binaries_linked_later
+        && !links_pending
+    {
+        return Err(bad_input(format!(
+            "--bin-dir {}: no such directory",
+            dir.display()
+        )));
+    }
     if let Some(cmd) = s.scenarios {
-        scenarios(cmd, &specs)?;
+        crate::experiment::compare::check_scenarios(cmd, &specs)?;
     }
     let mut names = BTreeSet::new();
     for (name, spec) in &specs {
@@ -139,9 +84,6 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
             )));
         }
     }
-    // `--standin`'s links are made last, once everything else has passed: until then the
-    // programs are taken as there (they are this binary).
-    let links_pending = crate::experiment::flags::is_standin_dir(kind, s.bin_dir);
 
     if kind == BackendKind::Process && !s.binaries_linked_later && !links_pending {
         // Once, not once per topology.
@@ -218,19 +160,6 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
     }
     crate::topology::check_managed_args(s.extra_mongod_args)
         .map_err(|m| bad_input(format!("--mongod-arg: {m}")))?;
-    if let Some(dir) = s.bin_dir
-        && !dir.is_dir()
-        && !s.binaries_linked_later
-        && crate::experiment::flags::standin_dir(s.backend)
-            .ok()
-            .as_deref()
-            != Some(dir)
-    {
-        return Err(bad_input(format!(
-            "--bin-dir {}: no such directory",
-            dir.display()
-        )));
-    }
     if s.image.is_some_and(|i| i.trim().is_empty()) {
         return Err(bad_input("--image: must not be empty"));
     }

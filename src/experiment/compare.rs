@@ -688,6 +688,80 @@ pub(crate) async fn compare_with<L: Lab>(
     Ok((dir, outcome))
 }
 
+/// Resolves every scenario of a new experiment as it will run (files, scale, `-p`, `--vary`),
+/// called by the servers check once the topologies are loaded, and refuses what the runner would only refuse once a topology is up: a thread count of zero,
+/// fewer threads than clients on a loaded topology.
+pub(crate) fn check_scenarios(
+    cmd: &CompareCommand,
+    specs: &[(&str, crate::topology::TopologySpec)],
+) -> anyhow::Result<()> {
+    if let Some(t) = cmd.threads {
+        crate::error::flag_at_least("--threads", u64::from(t), 1)?;
+    }
+    let overrides = super::scenario::parse_overrides(&cmd.workload.overrides)?;
+    let mut cmd = cmd.clone();
+    cmd.name_topologies(specs.iter().map(|(_, s)| s));
+    let (resolved, _) = resolve(&cmd, None)?;
+    // Clients per cell on each topology: its client containers, or `--clients`.
+    let clients: Vec<(&str, u64, bool)> = (specs.iter())
+        .map(
+            |(t, spec)| match spec.clients.iter().map(|c| u64::from(c.count)).sum() {
+                0 => (*t, cmd.workload.clients, false),
+                n => (*t, n, true),
+            },
+        )
+        .collect();
+    for (name, props) in &resolved {
+        // A thread count that does not parse is refused just below, naming its origin.
+        let threads = props
+            .value(&crate::workload::prop::THREADCOUNT)
+            .ok()
+            .filter(|n| *n >= 1);
+        if let Some(threads) = threads
+            && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
+        {
+            let who = match containers {
+                true => format!("--topologies {t}: clients: {n} client containers"),
+                false => format!("--clients {n}"),
+            };
+            return Err(bad_input(format!(
+                "scenario {name}: {who} but threadcount={threads} (the total, split across clients); give --threads {n} or more"
+            )));
+        }
+        props
+            .periods_bounded()
+            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+        if let Some(t) = props.get(crate::workload::prop::THREADCOUNT.name) {
+            let origin = if overrides
+                .iter()
+                .any(|(k, _)| k == crate::workload::prop::THREADCOUNT.name)
+            {
+                "-p threadcount"
+            } else {
+                "property threadcount"
+            };
+            match t.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => {}
+                _ => {
+                    return Err(bad_input(format!(
+                        "scenario {name}: {origin}={t}: must be a whole number of at least 1"
+                    )));
+                }
+            }
+        }
+    }
+    // The first scenario is the load phase: each client loads its own part of the keys.
+    let load = cmd
+        .scenarios
+        .first()
+        .and_then(|s| resolved.get_key_value(s));
+    if let (Some((name, props)), Some(n)) = (load, clients.iter().map(|c| c.1).max()) {
+        crate::runner::fanout::slices(props, crate::runner::Phase::Load, n as usize)
+            .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
