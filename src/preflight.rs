@@ -67,36 +67,30 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
         && !s.binaries_linked_later
         && !links_pending
     {
-        return Err(bad_input(format!(
-            "--bin-dir {}: no such directory",
-            dir.display()
-        )));
+        let shown = dir.display();
+        return Err(bad_input(format!("--bin-dir {shown}: no such directory")));
     }
     if let Some(cmd) = s.scenarios {
         crate::experiment::compare::check_scenarios(cmd, &specs)?;
     }
     let mut names = BTreeSet::new();
-    for (name, spec) in &specs {
-        if !names.insert(spec.name.as_str()) {
-            return Err(bad_input(format!(
-                "{label} {name}: another entry is also the topology named {:?}",
-                spec.name
-            )));
-        }
+    if let Some((name, spec)) = specs.iter().find(|(_, s)| !names.insert(s.name.as_str())) {
+        let named = &spec.name;
+        return Err(bad_input(format!(
+            "{label} {name}: another entry is also the topology named {named:?}"
+        )));
     }
-
     if kind == BackendKind::Process && !s.binaries_linked_later && !links_pending {
         // Once, not once per topology.
         let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
-        for program in ["mongod", "mongos"] {
-            if program == "mongos" && !sharded {
-                continue;
-            }
+        for program in ["mongod", "mongos"]
+            .into_iter()
+            .take(1 + usize::from(sharded))
+        {
             crate::topology::find_program(program, s.bin_dir)
                 .map_err(crate::error::as_bad_input)?;
         }
     }
-
     let mut plans = Vec::new();
     for (name, spec) in &specs {
         crate::topology::check_cpusets(name, spec, kind).map_err(bad_input)?;
@@ -109,33 +103,11 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
         let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         plans.push((*name, spec, plan));
     }
-    // After the plans: a plan refuses clients that could not reach the cluster (N1) before any
-    // of their engines is asked.
-    for (name, spec) in &specs {
-        crate::backend::docker::ready::client_engines_ready(
-            &format!("{label} {name}"),
-            spec,
-            s.dry_run,
-            s.pulls,
-        )
-        .await?;
-    }
-
-    match kind {
-        BackendKind::Docker => {
-            crate::backend::docker::ready::ready(&specs, s.image.is_some(), s.pulls, s.dry_run)
-                .await?
-        }
-        BackendKind::Existing => {
-            for (name, _, plan) in &plans {
-                if let Some(uri) = &plan.uri {
-                    crate::backend::existing::cluster_answers(&format!("{label} {name}"), uri)
-                        .await?;
-                }
-            }
-        }
-        BackendKind::Process => {}
-    }
+    let image_flag = s.image.is_some();
+    crate::backend::docker::ready::servers_ready(
+        label, kind, &specs, &plans, image_flag, s.pulls, s.dry_run,
+    )
+    .await?;
     // Last: a port taken now is the most likely to be free again a moment later.
     for (name, _, plan) in &plans {
         crate::backend::ports::ports_free(&format!("{label} {name}"), plan)?;
