@@ -54,11 +54,13 @@ impl StatusPrinter {
         let mut next = self.start;
         let mut at_start = true;
         loop {
-            let finished = done.is_cancelled();
+            // The start line is said even when the clients finished before this task first ran
+            // (YCSB's status thread starts before its clients): the end line follows it.
+            let finished = !at_start && done.is_cancelled();
             let now = Instant::now();
-            let (ops, todo) = self.totals(at_start && !finished);
+            let (ops, todo) = self.totals(at_start);
             // The start line's operations (none, as said) are left to the next interval.
-            let summaries = if at_start && !finished {
+            let summaries = if at_start {
                 crate::measure::IntervalSummaries::default()
             } else {
                 self.measurements.take_interval()
