@@ -12,16 +12,18 @@ pub(crate) fn install() -> CancellationToken {
     static TOKEN: OnceLock<CancellationToken> = OnceLock::new();
     TOKEN
         .get_or_init(|| {
+            use tokio::signal::unix::{SignalKind, signal};
             let token = CancellationToken::new();
             let trigger = token.clone();
+            // Registered here, not in the task: a signal that comes before the task first runs
+            // is caught, not the default action's death.
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                return token;
+            };
             tokio::spawn(async move {
-                use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut int), Ok(mut term)) = (
-                    signal(SignalKind::interrupt()),
-                    signal(SignalKind::terminate()),
-                ) else {
-                    return;
-                };
                 tokio::select! {
                     _ = int.recv() => {},
                     _ = term.recv() => {},

@@ -56,8 +56,9 @@ pub(crate) async fn run_as(role: Role, flags: Vec<String>) -> anyhow::Result<()>
         return Ok(());
     }
     let cfg = crate::standin::StandinConfig::from_args(role, &flags).map_err(to_anyhow)?;
-    // The signal handlers are installed when the stand-in is up, as the shutdown future is first polled.
-    let signal = async { crate::signals::install().cancelled_owned().await };
+    // The signal handlers are installed before the stand-in listens: a SIGTERM as soon as it
+    // says "Waiting for connections" is a clean shutdown, never the default action's death.
+    let signal = crate::signals::install().cancelled_owned();
     crate::standin::run_foreground(cfg, signal)
         .await
         .map_err(to_anyhow)
