@@ -71,9 +71,7 @@ impl HostLoad {
 
 /// Ticks per second of `/proc`'s CPU times.
 fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    rustix::param::clock_ticks_per_second() as f64
 }
 
 /// The machine's busy and steal ticks from `/proc/stat`.

@@ -3,32 +3,24 @@
 //! "Fidelity review": R13). The previous affinity comes back when the guard is dropped, so servers
 //! started afterwards do not inherit the client's cores.
 
+use rustix::thread::{CpuSet, Pid, sched_getaffinity, sched_setaffinity};
+
 /// Restores every thread's previous CPU affinity when dropped.
 #[derive(Debug)]
 pub(crate) struct Pinned {
-    previous: libc::cpu_set_t,
+    previous: CpuSet,
 }
 
-fn threads() -> Vec<libc::pid_t> {
-    std::fs::read_dir("/proc/self/task")
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn set_all(set: &libc::cpu_set_t) -> std::io::Result<()> {
-    for tid in threads() {
-        // SAFETY: sched_setaffinity reads the set we pass; a thread that just ended gives ESRCH.
-        let rc =
-            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), set) };
-        if rc != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::ESRCH) {
-                return Err(err);
-            }
+/// Sets `set` on every thread of this process; a thread that just ended is skipped.
+fn set_all(set: &CpuSet) -> std::io::Result<()> {
+    let tasks = std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten();
+    for tid in tasks.filter_map(|e| e.file_name().to_str()?.parse().ok()) {
+        match sched_setaffinity(Pid::from_raw(tid), set) {
+            Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
@@ -36,18 +28,10 @@ fn set_all(set: &libc::cpu_set_t) -> std::io::Result<()> {
 
 /// Pins every thread of this process (and so every thread it starts later) to `cpus`.
 pub(crate) fn pin_process(cpus: &[usize]) -> std::io::Result<Pinned> {
-    // SAFETY: zeroed cpu_set_t is the empty set; sched_getaffinity writes into it.
-    let mut previous: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut previous)
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: as above; CPU_SET only writes inside the set for indices below CPU_SETSIZE.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-        unsafe { libc::CPU_SET(c, &mut set) };
+    let previous = sched_getaffinity(None)?;
+    let mut set = CpuSet::new();
+    for &c in cpus.iter().filter(|&&c| c < CpuSet::MAX_CPU) {
+        set.set(c);
     }
     set_all(&set)?;
     Ok(Pinned { previous })
@@ -64,12 +48,8 @@ mod tests {
     use super::*;
 
     fn allowed() -> Vec<usize> {
-        // SAFETY: as in pin_process.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect()
+        let set = sched_getaffinity(None).unwrap_or_else(|e| panic!("{e}"));
+        (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect()
     }
 
     #[test]

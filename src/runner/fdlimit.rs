@@ -14,46 +14,33 @@ pub(crate) fn needed(threads: usize) -> u64 {
 /// Makes sure the process may open `needed(threads)` descriptors, raising the soft limit up to the
 /// hard limit if necessary. The error names `threadcount` and says how to raise the limit.
 pub(crate) fn ensure(threads: usize) -> Result<(), String> {
-    let want = needed(threads);
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own; no other memory is touched.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Ok(()); // Unknown limit: let the run try.
-    }
-    check(want, limit.rlim_cur, limit.rlim_max, |new_soft| {
-        let raised = libc::rlimit {
-            rlim_cur: new_soft,
-            rlim_max: limit.rlim_max,
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    check(needed(threads), limit.current, limit.maximum, |soft| {
+        let raised = rustix::process::Rlimit {
+            current: Some(soft),
+            ..limit
         };
-        // SAFETY: setrlimit only reads the struct we pass.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 }
+        setrlimit(Resource::Nofile, raised).is_ok()
     })
 }
 
-/// The decision, apart from the system calls (so it can be tested).
+/// The decision, apart from the system calls (so it can be tested); `None` is unlimited.
 fn check(
     want: u64,
-    soft: libc::rlim_t,
-    hard: libc::rlim_t,
-    raise: impl FnOnce(libc::rlim_t) -> bool,
+    soft: Option<u64>,
+    hard: Option<u64>,
+    raise: impl FnOnce(u64) -> bool,
 ) -> Result<(), String> {
-    if soft == libc::RLIM_INFINITY || soft >= want {
-        return Ok(());
-    }
-    if (hard == libc::RLIM_INFINITY || hard >= want) && raise(want) {
+    let enough = |limit: Option<u64>| limit.is_none_or(|l| l >= want);
+    if enough(soft) || (enough(hard) && raise(want)) {
         return Ok(());
     }
     Err(format!(
-        "property threadcount: {} clients need about {want} open files, but the limit is {soft} (hard {}); raise it with `ulimit -n {want}` or use fewer threads",
+        "property threadcount: {} clients need about {want} open files, but the limit is {} (hard {}); raise it with `ulimit -n {want}` or use fewer threads",
         want - RESERVED,
-        if hard == libc::RLIM_INFINITY {
-            "unlimited".to_string()
-        } else {
-            hard.to_string()
-        }
+        soft.unwrap_or_default(),
+        hard.map_or("unlimited".to_string(), |h| h.to_string())
     ))
 }
 
@@ -63,14 +50,14 @@ mod tests {
 
     #[test]
     fn enough_soft_limit_needs_nothing() {
-        assert!(check(100, 1024, 4096, |_| panic!("must not raise")).is_ok());
+        assert!(check(100, Some(1024), Some(4096), |_| panic!("must not raise")).is_ok());
     }
 
     #[test]
     fn raises_soft_limit_within_hard() {
         let mut asked = None;
         assert!(
-            check(2000, 1024, 4096, |n| {
+            check(2000, Some(1024), Some(4096), |n| {
                 asked = Some(n);
                 true
             })
@@ -81,7 +68,7 @@ mod tests {
 
     #[test]
     fn refuses_beyond_hard_limit_naming_threadcount() {
-        let err = check(needed(5000), 1024, 4096, |_| true).unwrap_err();
+        let err = check(needed(5000), Some(1024), Some(4096), |_| true).unwrap_err();
         assert!(
             err.starts_with("property threadcount: 5000 clients"),
             "{err}"
@@ -91,7 +78,7 @@ mod tests {
 
     #[test]
     fn failed_raise_is_refused() {
-        assert!(check(2000, 1024, 4096, |_| false).is_err());
+        assert!(check(2000, Some(1024), Some(4096), |_| false).is_err());
     }
 
     #[test]

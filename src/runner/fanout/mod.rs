@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
@@ -195,7 +196,7 @@ impl Client {
     /// Asks it to stop: it finishes its in-flight operations and writes its result.
     async fn terminate(&self) {
         match &self.handle {
-            Handle::Process { pid, .. } => signal(*pid, libc::SIGTERM),
+            Handle::Process { pid, .. } => signal(*pid, Signal::TERM),
             Handle::Container(c) => c.signal("SIGTERM").await,
         }
     }
@@ -203,7 +204,7 @@ impl Client {
     /// Stops it now.
     async fn kill(&self) {
         match &self.handle {
-            Handle::Process { pid, .. } => signal(*pid, libc::SIGKILL),
+            Handle::Process { pid, .. } => signal(*pid, Signal::KILL),
             Handle::Container(c) => c.signal("SIGKILL").await,
         }
     }
@@ -830,12 +831,10 @@ pub(crate) fn check_mergeable(docs: &[(String, ResultDocument)]) -> Result<(), S
     Ok(())
 }
 
-fn signal(pid: Option<u32>, sig: i32) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // SAFETY: kill(2) on a client process this coordinator started and has not seen exit.
-        unsafe {
-            libc::kill(pid, sig);
-        }
+/// Signals a client process this coordinator started and has not seen exit.
+fn signal(pid: Option<u32>, sig: Signal) {
+    if let Some(pid) = pid.and_then(|p| Pid::from_raw(i32::try_from(p).ok()?)) {
+        let _ = rustix::process::kill_process(pid, sig);
     }
 }
 
