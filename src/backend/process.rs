@@ -33,7 +33,7 @@ impl ProcessLauncher {
         let mut versions = std::collections::BTreeMap::new();
         for m in &plan.members {
             let program = m.argv.first().cloned().unwrap_or_default();
-            let key = program_key(m.role);
+            let key = m.role.program();
             if versions.contains_key(key) {
                 continue;
             }
@@ -58,7 +58,7 @@ impl ProcessLauncher {
             c.binary_versions = versions;
             c.created_dirs.push(plan.run_dir.clone());
             for m in c.members.iter_mut() {
-                m.env = env.get(program_key(m.role)).cloned().unwrap_or_default();
+                m.env = env.get(m.role.program()).cloned().unwrap_or_default();
             }
         }
         std::fs::create_dir_all(plan.run_dir.join("sockets")).map_err(|e| {
@@ -69,15 +69,6 @@ impl ProcessLauncher {
         })?;
         snapshot_write(&record)?;
         Ok(ProcessLauncher { record, env })
-    }
-}
-
-/// `mongos` for routers, `mongod` for everything else (the keys of `binary_versions`).
-fn program_key(role: MemberRole) -> &'static str {
-    if role == MemberRole::Mongos {
-        "mongos"
-    } else {
-        "mongod"
     }
 }
 
@@ -216,7 +207,7 @@ impl ProcessLauncher {
             None => None,
         };
         let mut cmd = Command::new(program);
-        if let Some(env) = self.env.get(program_key(member.role)) {
+        if let Some(env) = self.env.get(member.role.program()) {
             cmd.envs(env);
         }
         cmd.args(args)

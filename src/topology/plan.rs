@@ -37,10 +37,11 @@ impl std::fmt::Display for BackendKind {
 }
 
 /// What a member does in the cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemberRole {
     /// The single-node baseline.
+    #[default]
     Standalone,
     /// A config-server replica-set member.
     Config,
@@ -48,6 +49,16 @@ pub enum MemberRole {
     Shard,
     /// A router.
     Mongos,
+}
+
+impl MemberRole {
+    /// The program a member of this role runs: `mongos` for routers, `mongod` for the rest.
+    pub(crate) fn program(self) -> &'static str {
+        match self {
+            MemberRole::Mongos => "mongos",
+            _ => "mongod",
+        }
+    }
 }
 
 impl std::fmt::Display for MemberRole {
@@ -102,7 +113,7 @@ pub fn new_run_id(name: &str) -> String {
 }
 
 /// One process or container of the cluster, fully resolved.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct Member {
     /// Short unique name (`mongos0`, `sh2`, `cfg0`, `single`).
     pub name: String,
@@ -284,10 +295,7 @@ pub(crate) fn container_name(run_id: &str, member: &str) -> String {
 
 /// A host name (or `host:port`) whose labels all fit DNS: the error names the longest label.
 fn check_dns_name(host_port: &str, what: &str) -> Result<(), TopologyError> {
-    let host = host_port
-        .rsplit_once(':')
-        .map(|(h, _)| h)
-        .unwrap_or(host_port);
+    let host = host_port.rsplit_once(':').map_or(host_port, |(h, _)| h);
     if host.parse::<std::net::IpAddr>().is_ok() {
         return Ok(());
     }
@@ -609,13 +617,12 @@ pub(crate) fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf
             )))
         };
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        for d in std::env::split_paths(&path) {
-            let p = d.join(name);
-            if executable(&p) {
-                return Ok(p);
-            }
-        }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if let Some(p) = std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| executable(p))
+    {
+        return Ok(p);
     }
     Err(TopologyError::Plan(format!(
         "no {name} on PATH: add --standin to use microshard's stand-in server (its figures are not MongoDB's), or pass --bin-dir DIR, or use --backend docker --image microshard-standin:latest (after `microshard standin image`; run `microshard doctor`)"
@@ -751,20 +758,16 @@ impl Sizing {
         let ram = opts.total_memory_gb.or_else(total_memory_gb);
         let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
         // Inside a container the cache must fit the container's limit, not the host's RAM.
-        let limit = match opts.backend {
-            BackendKind::Docker => spec.memory_limit_gb,
-            _ => None,
-        };
+        let limit = spec
+            .memory_limit_gb
+            .filter(|_| opts.backend == BackendKind::Docker);
         let cap = limit.map(cache_cap_for_limit);
         if let (Some(limit), Some(cap)) = (limit, cap) {
-            let mut asked = vec![("cache_gb", spec.cache_gb)];
-            if spec.kind == Kind::Sharded {
-                asked.push((
-                    "config_servers.cache_gb",
-                    Some(spec.config_servers.cache_gb),
-                ));
-            }
-            for (key, gb) in asked {
+            let config = (spec.kind == Kind::Sharded).then_some(spec.config_servers.cache_gb);
+            for (key, gb) in [
+                ("cache_gb", spec.cache_gb),
+                ("config_servers.cache_gb", config),
+            ] {
                 if let Some(gb) = gb
                     && gb > cap + 1e-9
                 {
@@ -790,10 +793,7 @@ impl Sizing {
 
     /// `gb` within the container's cap.
     fn capped(&self, gb: f64) -> f64 {
-        match self.cap {
-            Some(c) => gb.min(c),
-            None => gb,
-        }
+        self.cap.map_or(gb, |c| gb.min(c))
     }
 
     /// A host's memory budget.
@@ -875,24 +875,6 @@ impl PlanRow {
                 .or_else(|| m.dir.as_ref().map(|d| d.display().to_string()))
                 .unwrap_or_else(|| "-".into()),
         }
-    }
-}
-
-/// Ports handed out in order from the topology's base port.
-struct Ports(u32);
-
-impl From<u16> for Ports {
-    fn from(base: u16) -> Self {
-        Ports(u32::from(base))
-    }
-}
-
-impl Ports {
-    /// The next port.
-    fn take(&mut self) -> u16 {
-        let p = self.0 as u16;
-        self.0 += 1;
-        p
     }
 }
 

@@ -1,6 +1,5 @@
 //! The topology file schema (see `topologies/README.md`), its defaults and its validation.
 
-use std::collections::HashSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -50,7 +49,7 @@ pub enum Baseline {
 }
 
 /// One machine that runs members.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct HostSpec {
     /// How clients and other members reach this host (`localhost` for this machine).
     pub address: String,
@@ -214,7 +213,7 @@ fn default_address() -> Spanned<String> {
     Spanned::new(0..0, "localhost".to_string())
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     members: Option<Spanned<u32>>,
@@ -222,7 +221,7 @@ struct RawConfig {
     cpuset: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMongos {
     count: Option<Spanned<u32>>,
@@ -343,9 +342,7 @@ impl TopologySpec {
             }
         }
     }
-}
 
-impl TopologySpec {
     /// Moves the topology to the ports from `port` (`--base-port`); refused with the number of
     /// ports it needs when they would run past 65535 (each caller names its flag).
     pub(crate) fn set_base_port(&mut self, port: u16) -> Result<(), u32> {
@@ -375,15 +372,12 @@ fn error_key(e: &toml::de::Error) -> Option<String> {
 
 fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
     let name = check_name(&raw.name, ctx)?;
-    let shape = Shape::read(&raw, ctx)?;
+    let (kind, baseline, shards_per_host, shard_members) = shape(&raw, ctx)?;
     let config_servers = config_servers(raw.config_servers.as_ref(), ctx)?;
     let mongos = mongos(raw.mongos.as_ref(), ctx)?;
-    let per_host_dirs = match shape.kind {
-        Kind::Sharded => shape.shards_per_host,
-        Kind::Standalone => 1,
-    };
-    let hosts = hosts(&raw.hosts, ctx, per_host_dirs)?;
-    let server = Server::read(&raw, ctx)?;
+    // A standalone's shards_per_host is 1: one data directory and CPU set per host.
+    let hosts = hosts(&raw.hosts, ctx, shards_per_host)?;
+    let (version, image, cache_gb, memory_limit_gb, client_cpuset) = server(&raw, ctx)?;
     let base_port = match &raw.base_port {
         Some(p) => ctx.within(p, "base_port", 1..=65535)? as u16,
         None => DEFAULT_BASE_PORT,
@@ -421,18 +415,18 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
     let spec = TopologySpec {
         source: source.to_path_buf(),
         name,
-        kind: shape.kind,
-        baseline: shape.baseline,
-        shards_per_host: shape.shards_per_host,
-        shard_members: shape.shard_members,
+        kind,
+        baseline,
+        shards_per_host,
+        shard_members,
         hosts,
         config_servers,
         mongos,
-        version: server.version,
-        image: server.image,
-        cache_gb: server.cache_gb,
-        memory_limit_gb: server.memory_limit_gb,
-        client_cpuset: server.client_cpuset,
+        version,
+        image,
+        cache_gb,
+        memory_limit_gb,
+        client_cpuset,
         mongod_args: raw.mongod_args.get_ref().clone(),
         mongos_args: raw.mongos_args.get_ref().clone(),
         base_port,
@@ -466,78 +460,64 @@ fn check_name(raw: &Spanned<String>, ctx: &Ctx<'_>) -> Result<String, TopologyEr
     Ok(name)
 }
 
-/// What kind of topology, and how many mongods per host: the keys that apply to one kind only
-/// are refused on the other.
-struct Shape {
-    kind: Kind,
-    baseline: Baseline,
-    shards_per_host: u32,
-    shard_members: u32,
-}
-
-impl Shape {
-    fn read(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Shape, TopologyError> {
-        let kind = *raw.kind.get_ref();
-        let is_sharded = kind == Kind::Sharded;
-        let sharded_only = "applies only to kind = \"sharded\"";
-        let baseline = match &raw.baseline {
-            Some(b) if is_sharded => {
-                return Err(ctx.err(
-                    &b.span(),
-                    "baseline",
-                    "applies only to kind = \"standalone\"",
-                ));
-            }
-            Some(b) => *b.get_ref(),
-            None => Baseline::ReplicaSet,
-        };
-        let shards_per_host = match &raw.shards_per_host {
-            Some(s) if !is_sharded && *s.get_ref() != 1 => {
-                return Err(ctx.err(
-                    &s.span(),
-                    "shards_per_host",
-                    "a standalone topology has exactly one mongod; use kind = \"sharded\"",
-                ));
-            }
-            Some(s) => ctx.within(s, "shards_per_host", 1..=64)?,
-            None if is_sharded => {
-                return Err(ctx.err(
-                    &raw.kind.span(),
-                    "shards_per_host",
-                    "is required for kind = \"sharded\"",
-                ));
-            }
-            None => 1,
-        };
-        let shard_members = match &raw.shard_members {
-            Some(s) if !is_sharded => {
-                return Err(ctx.err(&s.span(), "shard_members", sharded_only));
-            }
-            Some(s) => ctx.within(s, "shard_members", 1..=7)?,
-            None => 1,
-        };
-        if !is_sharded {
-            if let Some(c) = &raw.config_servers {
-                return Err(ctx.err(&c.span(), "config_servers", sharded_only));
-            }
-            if let Some(m) = &raw.mongos {
-                return Err(ctx.err(&m.span(), "mongos", sharded_only));
-            }
-            if raw.hosts.len() > 1 {
-                return Err(ctx.err(
-                    &raw.hosts[1].span(),
-                    "hosts",
-                    "a standalone topology runs on one host",
-                ));
-            }
+/// What kind of topology, and how many mongods per host (`kind`, `baseline`, `shards_per_host`,
+/// `shard_members`): the keys that apply to one kind only are refused on the other.
+fn shape(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(Kind, Baseline, u32, u32), TopologyError> {
+    let kind = *raw.kind.get_ref();
+    let is_sharded = kind == Kind::Sharded;
+    let sharded_only = "applies only to kind = \"sharded\"";
+    let baseline = match &raw.baseline {
+        Some(b) if is_sharded => {
+            return Err(ctx.err(
+                &b.span(),
+                "baseline",
+                "applies only to kind = \"standalone\"",
+            ));
         }
-        Ok(Shape {
-            kind,
-            baseline,
-            shards_per_host,
-            shard_members,
-        })
+        Some(b) => *b.get_ref(),
+        None => Baseline::ReplicaSet,
+    };
+    let shards_per_host = match &raw.shards_per_host {
+        Some(s) if !is_sharded && *s.get_ref() != 1 => {
+            return Err(ctx.err(
+                &s.span(),
+                "shards_per_host",
+                "a standalone topology has exactly one mongod; use kind = \"sharded\"",
+            ));
+        }
+        Some(s) => ctx.within(s, "shards_per_host", 1..=64)?,
+        None if is_sharded => {
+            return Err(ctx.err(
+                &raw.kind.span(),
+                "shards_per_host",
+                "is required for kind = \"sharded\"",
+            ));
+        }
+        None => 1,
+    };
+    let shard_members = match &raw.shard_members {
+        Some(s) if !is_sharded => {
+            return Err(ctx.err(&s.span(), "shard_members", sharded_only));
+        }
+        Some(s) => ctx.within(s, "shard_members", 1..=7)?,
+        None => 1,
+    };
+    if !is_sharded {
+        if let Some(c) = &raw.config_servers {
+            return Err(ctx.err(&c.span(), "config_servers", sharded_only));
+        }
+        if let Some(m) = &raw.mongos {
+            return Err(ctx.err(&m.span(), "mongos", sharded_only));
+        }
+        if raw.hosts.len() > 1 {
+            return Err(ctx.err(
+                &raw.hosts[1].span(),
+                "hosts",
+                "a standalone topology runs on one host",
+            ));
+        }
     }
+    Ok((kind, baseline, shards_per_host, shard_members))
 }
 
 /// `[config_servers]`, or its defaults.
@@ -545,14 +525,8 @@ fn config_servers(
     raw: Option<&Spanned<RawConfig>>,
     ctx: &Ctx<'_>,
 ) -> Result<ConfigServersSpec, TopologyError> {
-    let Some(c) = raw else {
-        return Ok(ConfigServersSpec {
-            members: 1,
-            cache_gb: MIN_CACHE_GB,
-            cpuset: None,
-        });
-    };
-    let c = c.get_ref();
+    let none = RawConfig::default();
+    let c = raw.map_or(&none, Spanned::get_ref);
     Ok(ConfigServersSpec {
         members: match &c.members {
             Some(m) => ctx.within(m, "config_servers.members", 1..=7)?,
@@ -568,13 +542,8 @@ fn config_servers(
 
 /// `[mongos]`, or its defaults.
 fn mongos(raw: Option<&Spanned<RawMongos>>, ctx: &Ctx<'_>) -> Result<MongosSpec, TopologyError> {
-    let Some(m) = raw else {
-        return Ok(MongosSpec {
-            count: 1,
-            cpuset: None,
-        });
-    };
-    let m = m.get_ref();
+    let none = RawMongos::default();
+    let m = raw.map_or(&none, Spanned::get_ref);
     Ok(MongosSpec {
         count: match &m.count {
             Some(c) => ctx.within(c, "mongos.count", 1..=16)?,
@@ -584,84 +553,72 @@ fn mongos(raw: Option<&Spanned<RawMongos>>, ctx: &Ctx<'_>) -> Result<MongosSpec,
     })
 }
 
-/// The server itself: version and image, cache and memory, the client's CPU set, and the
-/// extra arguments (checked against the flags microshard sets and the version chosen).
-struct Server {
-    version: Option<String>,
-    image: String,
-    cache_gb: Option<f64>,
-    memory_limit_gb: Option<f64>,
-    client_cpuset: Option<String>,
-}
+/// The server itself: `version`, `image`, `cache_gb`, `memory_limit_gb` and the
+/// `client_cpuset`, and the extra arguments (checked against the flags microshard sets and the
+/// version chosen).
+type Server = (
+    Option<String>,
+    String,
+    Option<f64>,
+    Option<f64>,
+    Option<String>,
+);
 
-impl Server {
-    fn read(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
-        let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
-        if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
-            let ok = v
-                .split('.')
-                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-            if !ok {
-                return Err(ctx.err(&span, "version", "must look like \"7.0\" or \"8.0.4\""));
-            }
+fn server(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
+    let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
+    if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
+        let ok = v
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+        if !ok {
+            return Err(ctx.err(&span, "version", "must look like \"7.0\" or \"8.0.4\""));
         }
-        let image = match (&raw.image, &version) {
-            (Some(i), _) if i.get_ref().trim().is_empty() => {
-                return Err(ctx.err(&i.span(), "image", "must not be empty"));
-            }
-            (Some(i), _) => i.get_ref().trim().to_string(),
-            (None, Some(v)) => format!("mongo:{v}"),
-            (None, None) => DEFAULT_IMAGE.to_string(),
-        };
-        let cache_gb = match &raw.cache_gb {
-            Some(g) => Some(check_cache(ctx, g, "cache_gb")?),
-            None => None,
-        };
-        let memory_limit_gb = match &raw.memory_limit_gb {
-            Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
-                return Err(ctx.err(
-                    &g.span(),
-                    "memory_limit_gb",
-                    format!("{} GB", crate::props::at_least(0.25)),
-                ));
-            }
-            Some(g) => Some(*g.get_ref()),
-            None => None,
-        };
-        if let (Some(limit), Some(cache)) = (memory_limit_gb, cache_gb)
-            && cache >= limit
-        {
-            let span = raw.cache_gb.as_ref().map(|g| g.span()).unwrap_or(0..0);
+    }
+    let image = match (&raw.image, &version) {
+        (Some(i), _) if i.get_ref().trim().is_empty() => {
+            return Err(ctx.err(&i.span(), "image", "must not be empty"));
+        }
+        (Some(i), _) => i.get_ref().trim().to_string(),
+        (None, Some(v)) => format!("mongo:{v}"),
+        (None, None) => DEFAULT_IMAGE.to_string(),
+    };
+    let cache_gb = (raw.cache_gb.as_ref())
+        .map(|g| check_cache(ctx, g, "cache_gb"))
+        .transpose()?;
+    let memory_limit_gb = match &raw.memory_limit_gb {
+        Some(g) if !(g.get_ref().is_finite() && *g.get_ref() >= 0.25) => {
             return Err(ctx.err(
-                &span,
-                "cache_gb",
-                format!("{cache} GB cache does not fit in memory_limit_gb = {limit}"),
+                &g.span(),
+                "memory_limit_gb",
+                format!("{} GB", crate::props::at_least(0.25)),
             ));
         }
-        let client_cpuset = check_cpuset_opt(ctx, raw.client_cpuset.as_ref(), "client_cpuset")?;
-        check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
-        check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
-        check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
-        // Flags the chosen version no longer has; the default image does not count as a choice
-        // (the process backend checks against its binary's version instead).
-        let explicit_image = raw.image.as_ref().map(|i| i.get_ref().trim().to_string());
-        let chosen = super::flags::wanted_version(
-            version.as_deref(),
-            explicit_image.as_deref().unwrap_or(""),
-        );
-        if let Err(e) =
-            super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref())
-        {
-            return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
-        }
-        Ok(Server {
-            version,
-            image,
-            cache_gb,
-            memory_limit_gb,
-            client_cpuset,
-        })
+        Some(g) => Some(*g.get_ref()),
+        None => None,
+    };
+    if let (Some(limit), Some(cache)) = (memory_limit_gb, cache_gb)
+        && cache >= limit
+    {
+        let span = raw.cache_gb.as_ref().map(|g| g.span()).unwrap_or(0..0);
+        return Err(ctx.err(
+            &span,
+            "cache_gb",
+            format!("{cache} GB cache does not fit in memory_limit_gb = {limit}"),
+        ));
     }
+    let client_cpuset = check_cpuset_opt(ctx, raw.client_cpuset.as_ref(), "client_cpuset")?;
+    check_args(ctx, &raw.mongod_args, "mongod_args", MANAGED_FLAGS)?;
+    check_args(ctx, &raw.mongos_args, "mongos_args", MANAGED_FLAGS)?;
+    check_args(ctx, &raw.mongos_args, "mongos_args", MONGOS_REFUSES)?;
+    // Flags the chosen version no longer has; the default image does not count as a choice
+    // (the process backend checks against its binary's version instead).
+    let explicit_image = raw.image.as_ref().map(|i| i.get_ref().trim().to_string());
+    let chosen =
+        super::flags::wanted_version(version.as_deref(), explicit_image.as_deref().unwrap_or(""));
+    if let Err(e) = super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref()) {
+        return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
+    }
+    Ok((version, image, cache_gb, memory_limit_gb, client_cpuset))
 }
 
 /// `clients = [{ docker, count }]`: the engines that run client containers.
@@ -717,7 +674,7 @@ fn check_fits(spec: &TopologySpec, raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(), T
     for (i, h) in spec.hosts.iter().enumerate() {
         if let Some(budget) = h.memory_budget_gb {
             let n = spec.mongods_on_host(i);
-            let needed = needed_cache(spec, i, n);
+            let needed = needed_cache(spec, i);
             if needed > budget + 1e-9 {
                 let span = raw
                     .hosts
@@ -757,30 +714,14 @@ fn check_client_engine(endpoint: &str) -> Result<(), String> {
 }
 
 /// Smallest budget that gives every mongod on host `i` its cache (explicit or the 0.25 GB floor).
-fn needed_cache(spec: &TopologySpec, i: usize, _n: u32) -> f64 {
-    let data_mongods = match spec.kind {
-        Kind::Standalone => u32::from(i == 0),
-        Kind::Sharded => spec.shards_per_host * spec.shard_members,
+fn needed_cache(spec: &TopologySpec, i: usize) -> f64 {
+    let configs = match (spec.kind, i) {
+        (Kind::Sharded, 0) => spec.config_servers.members,
+        _ => 0,
     };
+    let data_mongods = spec.mongods_on_host(i) - configs;
     let per = spec.cache_gb.unwrap_or(MIN_CACHE_GB);
-    let cfg = if spec.kind == Kind::Sharded && i == 0 {
-        spec.config_servers.cache_gb * f64::from(spec.config_servers.members)
-    } else {
-        0.0
-    };
-    per * f64::from(data_mongods) + cfg
-}
-
-#[derive(Default)]
-struct HostSetChecker {
-    seen: HashSet<(String, String)>,
-}
-
-impl HostSetChecker {
-    fn insert(&mut self, address: &str, docker: Option<&str>) -> bool {
-        self.seen
-            .insert((address.to_string(), docker.unwrap_or("").to_string()))
-    }
+    per * f64::from(data_mongods) + spec.config_servers.cache_gb * f64::from(configs)
 }
 
 fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, TopologyError> {
@@ -809,37 +750,16 @@ fn resolve(name_or_path: &str) -> Result<PathBuf, TopologyError> {
         return Ok(direct);
     }
     let looks_like_path = name_or_path.contains('/') || name_or_path.ends_with(".toml");
-    let file = if name_or_path.ends_with(".toml") {
-        name_or_path.to_string()
-    } else {
-        format!("{name_or_path}.toml")
-    };
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        dirs.push(cwd.join("topologies"));
+    let file = format!("{name_or_path}.toml"); // looked for only when not a path
+    let cwd = std::env::current_dir().ok().map(|d| d.join("topologies"));
+    let dirs: Vec<PathBuf> = cwd.into_iter().chain(repo_topologies_dir()).collect();
+    if !looks_like_path && let Some(p) = dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
+        return Ok(p);
     }
-    if let Some(repo) = repo_topologies_dir() {
-        dirs.push(repo);
-    }
-    if !looks_like_path {
-        for d in &dirs {
-            let p = d.join(&file);
-            if p.is_file() {
-                return Ok(p);
-            }
-        }
-    }
-    let mut known: Vec<String> = Vec::new();
-    for d in &dirs {
-        if let Ok(rd) = std::fs::read_dir(d) {
-            for e in rd.flatten() {
-                let n = e.file_name().to_string_lossy().into_owned();
-                if let Some(stem) = n.strip_suffix(".toml") {
-                    known.push(stem.to_string());
-                }
-            }
-        }
-    }
+    let known: Vec<String> = (dirs.iter().filter_map(|d| std::fs::read_dir(d).ok()))
+        .flat_map(|rd| rd.flatten())
+        .filter_map(|e| (e.file_name().to_string_lossy().strip_suffix(".toml")).map(String::from))
+        .collect();
     let hint = known
         .iter()
         .map(|k| (strsim::jaro_winkler(k, name_or_path), k))

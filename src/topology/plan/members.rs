@@ -3,21 +3,10 @@
 use std::path::PathBuf;
 
 use super::{
-    BackendKind, MAX_UNIX_SOCKET_PATH, Member, MemberRole, PlanOptions, Ports, Programs, Sizing,
+    BackendKind, MAX_UNIX_SOCKET_PATH, Member, MemberRole, PlanOptions, Programs, Sizing,
     container_name, expand, floor2, format_gb,
 };
 use crate::topology::spec::{Baseline, HostSpec, MIN_CACHE_GB, TopologySpec};
-
-/// Where one shard's replica set sits: its name, its host and its slot on that host (which
-/// CPU set and data directory it takes), and each member's cache.
-pub(super) struct ShardSeats<'a> {
-    pub(super) set: &'a str,
-    pub(super) host_index: usize,
-    pub(super) host: &'a HostSpec,
-    /// The shard's place among its host's shards.
-    pub(super) slot: usize,
-    pub(super) cache_gb: f64,
-}
 
 /// Where one member sits in the topology: what [`MemberCtx::member`] makes a member of.
 pub(super) struct Seat {
@@ -60,38 +49,56 @@ impl MemberCtx<'_> {
     }
 
     /// The members of a sharded topology, in plan order (mongos, shards, config servers); the
-    /// ports are given mongos first, then shards host by host, then config servers.
+    /// ports are given mongos first, then shards host by host (each set's members on the next
+    /// ports), then config servers.
     pub(super) fn sharded(&self, sizing: &Sizing, config_set: &str) -> Vec<Member> {
         let spec = self.spec;
-        let mut ports = Ports::from(spec.base_port);
-        let mongos_ports: Vec<u16> = (0..spec.mongos.count).map(|_| ports.take()).collect();
+        // Counted in u32: the last port may be 65535.
+        let mut ports = (u32::from(spec.base_port)..).map(|p| p as u16);
+        let mongos_ports: Vec<u16> = ports.by_ref().take(spec.mongos.count as usize).collect();
         let mut shards = Vec::new();
-        let mut shard_sets = 0usize;
         for (h, host) in spec.hosts.iter().enumerate() {
-            let per = self.shard_cache_gb(sizing, h, host);
-            for s in 0..spec.shards_per_host as usize {
-                let set = format!("sh{shard_sets}");
-                shard_sets += 1;
-                let seats = ShardSeats {
-                    set: &set,
-                    host_index: h,
-                    host,
-                    slot: s,
-                    cache_gb: per,
-                };
-                shards.extend(self.shard_members(&seats, &mut ports));
+            let cache_gb = Some(self.shard_cache_gb(sizing, h, host));
+            for slot in 0..spec.shards_per_host as usize {
+                let set = format!("sh{}", h * spec.shards_per_host as usize + slot);
+                let set_ports = ports.by_ref().take(spec.shard_members as usize);
+                for (k, port) in set_ports.enumerate() {
+                    // Member 0 keeps the set's name, so one-member shards read as before.
+                    let name = if k == 0 {
+                        set.clone()
+                    } else {
+                        format!("{set}-{k}")
+                    };
+                    shards.push(self.member(Seat {
+                        name,
+                        role: MemberRole::Shard,
+                        host_index: h,
+                        replica_set: Some(set.clone()),
+                        port,
+                        cache_gb,
+                        cpuset: host.shard_cpusets.get(slot).cloned(),
+                        data_dir: host.data_dirs.get(slot).cloned(),
+                    }));
+                }
             }
         }
-        let configs = self.config_servers(config_set, &mut ports);
-        let configdb = format!(
-            "{config_set}/{}",
-            configs
-                .iter()
-                .map(|c| c.member_host.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-        let mut members = self.routers(mongos_ports, &configdb);
+        let configs: Vec<Member> = (0..spec.config_servers.members)
+            .zip(ports)
+            .map(|(i, port)| {
+                self.member(Seat {
+                    name: format!("cfg{i}"),
+                    role: MemberRole::Config,
+                    host_index: 0,
+                    replica_set: Some(config_set.to_string()),
+                    port,
+                    cache_gb: Some(spec.config_servers.cache_gb),
+                    cpuset: spec.config_servers.cpuset.clone(),
+                    data_dir: None,
+                })
+            })
+            .collect();
+        let hosts: Vec<&str> = configs.iter().map(|c| c.member_host.as_str()).collect();
+        let mut members = self.routers(mongos_ports, &format!("{config_set}/{}", hosts.join(",")));
         members.extend(shards);
         members.extend(configs);
         members
@@ -112,49 +119,6 @@ impl MemberCtx<'_> {
         })
     }
 
-    /// The members of one shard's replica set, each on the next port.
-    pub(super) fn shard_members(&self, seats: &ShardSeats<'_>, ports: &mut Ports) -> Vec<Member> {
-        (0..self.spec.shard_members)
-            .map(|k| {
-                // Member 0 keeps the set's name, so one-member shards read as before.
-                let name = if k == 0 {
-                    seats.set.to_string()
-                } else {
-                    format!("{}-{k}", seats.set)
-                };
-                self.member(Seat {
-                    name,
-                    role: MemberRole::Shard,
-                    host_index: seats.host_index,
-                    replica_set: Some(seats.set.to_string()),
-                    port: ports.take(),
-                    cache_gb: Some(seats.cache_gb),
-                    cpuset: seats.host.shard_cpusets.get(seats.slot).cloned(),
-                    data_dir: seats.host.data_dirs.get(seats.slot).cloned(),
-                })
-            })
-            .collect()
-    }
-
-    /// The config servers' replica set, on the first host, each on the next port.
-    pub(super) fn config_servers(&self, config_set: &str, ports: &mut Ports) -> Vec<Member> {
-        let spec = self.spec;
-        (0..spec.config_servers.members)
-            .map(|i| {
-                self.member(Seat {
-                    name: format!("cfg{i}"),
-                    role: MemberRole::Config,
-                    host_index: 0,
-                    replica_set: Some(config_set.to_string()),
-                    port: ports.take(),
-                    cache_gb: Some(spec.config_servers.cache_gb),
-                    cpuset: spec.config_servers.cpuset.clone(),
-                    data_dir: None,
-                })
-            })
-            .collect()
-    }
-
     /// The routers, one per port, each pointed at the config servers (`--configdb`).
     pub(super) fn routers(&self, ports: Vec<u16>, configdb: &str) -> Vec<Member> {
         let spec = self.spec;
@@ -172,8 +136,7 @@ impl MemberCtx<'_> {
                     cpuset: spec.mongos.cpuset.clone(),
                     data_dir: None,
                 });
-                m.argv.push("--configdb".into());
-                m.argv.push(configdb.to_string());
+                m.argv.extend(["--configdb".into(), configdb.to_string()]);
                 let extra: Vec<String> = spec.mongos_args.iter().map(|a| expand(a, &m)).collect();
                 m.argv.extend(extra);
                 m
@@ -184,30 +147,21 @@ impl MemberCtx<'_> {
     /// One member: where it listens and is reached, its directories or container, and its
     /// command line for the backend.
     pub(super) fn member(&self, seat: Seat) -> Member {
-        let is_mongos = seat.role == MemberRole::Mongos;
         let mut m = Member {
             name: seat.name.clone(),
             role: seat.role,
             host_index: seat.host_index,
             replica_set: seat.replica_set.clone(),
             port: seat.port,
-            member_host: String::new(),
-            published: None,
-            dir: None,
-            dbpath: None,
-            log_path: None,
-            container: None,
-            docker_endpoint: None,
-            argv: Vec::new(),
-            cache_gb: if is_mongos { None } else { seat.cache_gb },
+            cache_gb: seat.cache_gb,
             cpuset: seat.cpuset.clone(),
-            memory_limit_gb: None,
+            ..Member::default()
         };
         match self.opts.backend {
             BackendKind::Process | BackendKind::Existing => self.as_process(&mut m, &seat),
             BackendKind::Docker => self.in_container(&mut m, &seat),
         }
-        if !is_mongos {
+        if seat.role != MemberRole::Mongos {
             self.server_flags(&mut m);
         }
         m
@@ -225,10 +179,7 @@ impl MemberCtx<'_> {
         };
         let log = match &host.log_dir {
             Some(d) => d.join(format!("{run_id}-{name}.log")),
-            None => dir.join(format!(
-                "{}.log",
-                if is_mongos { "mongos" } else { "mongod" }
-            )),
+            None => dir.join(format!("{}.log", seat.role.program())),
         };
         m.member_host = format!("{}:{port}", host.address);
         let bind = if host.address == "localhost" {
@@ -237,16 +188,16 @@ impl MemberCtx<'_> {
             host.address.as_str()
         };
         m.published = Some(format!("{}:{port}", host.address));
-        let program = self
-            .programs
-            .map(|p| {
-                if is_mongos {
-                    p.mongos.clone().unwrap_or_else(|| "mongos".into())
-                } else {
-                    p.mongod.clone()
-                }
-            })
-            .unwrap_or_else(|| PathBuf::from(if is_mongos { "mongos" } else { "mongod" }));
+        let program = match (self.programs, is_mongos) {
+            (Some(p), false) => p.mongod.clone(),
+            (
+                Some(Programs {
+                    mongos: Some(p), ..
+                }),
+                true,
+            ) => p.clone(),
+            _ => PathBuf::from(seat.role.program()),
+        };
         m.argv = vec![
             program.display().to_string(),
             "--port".into(),
@@ -262,14 +213,14 @@ impl MemberCtx<'_> {
         let sockets = self.opts.run_dir.join("sockets");
         let socket = sockets.join(format!("mongodb-{port}.sock"));
         if socket.as_os_str().len() <= MAX_UNIX_SOCKET_PATH {
-            m.argv.push("--unixSocketPrefix".into());
-            m.argv.push(sockets.display().to_string());
+            m.argv
+                .extend(["--unixSocketPrefix".into(), sockets.display().to_string()]);
         } else {
             m.argv.push("--nounixsocket".into());
         }
         if !is_mongos {
-            m.argv.push("--dbpath".into());
-            m.argv.push(dbpath.display().to_string());
+            m.argv
+                .extend(["--dbpath".into(), dbpath.display().to_string()]);
             m.dbpath = Some(dbpath);
         }
         m.dir = Some(dir);
@@ -291,21 +242,17 @@ impl MemberCtx<'_> {
             // (not Docker Desktop, not rootless).
             format!("{container}:{port}")
         };
-        let bind = host
-            .publish_address
-            .clone()
-            .unwrap_or_else(|| "127.0.0.1".into());
+        let bind = host.publish_address.as_deref().unwrap_or("127.0.0.1");
         m.published = Some(format!("{bind}:{port}"));
         m.argv = vec![
-            if is_mongos { "mongos" } else { "mongod" }.into(),
+            seat.role.program().into(),
             "--port".into(),
             port.to_string(),
             "--bind_ip_all".into(),
         ];
         if !is_mongos {
             // Explicit, so a --configsvr member does not fall back to /data/configdb.
-            m.argv.push("--dbpath".into());
-            m.argv.push("/data/db".into());
+            m.argv.extend(["--dbpath".into(), "/data/db".into()]);
             m.dbpath = Some(PathBuf::from("/data/db"));
         }
         m.container = Some(container);
@@ -326,12 +273,11 @@ impl MemberCtx<'_> {
             _ => {}
         }
         if let Some(rs) = m.replica_set.clone() {
-            m.argv.push("--replSet".into());
-            m.argv.push(rs);
+            m.argv.extend(["--replSet".into(), rs]);
         }
         if let Some(g) = m.cache_gb {
-            m.argv.push("--wiredTigerCacheSizeGB".into());
-            m.argv.push(format_gb(g));
+            m.argv
+                .extend(["--wiredTigerCacheSizeGB".into(), format_gb(g)]);
         }
         let extra: Vec<String> = self.spec.mongod_args.iter().map(|a| expand(a, m)).collect();
         m.argv.extend(extra);

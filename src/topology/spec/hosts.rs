@@ -1,8 +1,12 @@
 //! The `[[hosts]]` entries of a topology file: each host's address, Docker engine, CPU sets and memory budget, and the checks across hosts.
 
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::Path;
+
 use toml::Spanned;
 
-use super::{Ctx, HostSetChecker, HostSpec, RawHost, parse_cpuset};
+use super::{Ctx, HostSpec, RawHost, parse_cpuset};
 use crate::topology::TopologyError;
 
 /// Every `[[hosts]]` entry, or this machine alone when there is none.
@@ -12,20 +16,14 @@ pub(super) fn hosts(
     per_host_dirs: u32,
 ) -> Result<Vec<HostSpec>, TopologyError> {
     let mut hosts = Vec::new();
-    let mut seen = HostSetChecker::default();
+    let mut seen = HashSet::new();
     for (i, h) in raw.iter().enumerate() {
         hosts.push(host(i, h, ctx, per_host_dirs, &mut seen)?);
     }
     if hosts.is_empty() {
         hosts.push(HostSpec {
             address: "localhost".into(),
-            address_line: 0,
-            docker: None,
-            memory_budget_gb: None,
-            shard_cpusets: Vec::new(),
-            data_dirs: Vec::new(),
-            log_dir: None,
-            publish_address: None,
+            ..HostSpec::default()
         });
     }
     Ok(hosts)
@@ -37,7 +35,7 @@ fn host(
     raw: &Spanned<RawHost>,
     ctx: &Ctx<'_>,
     per_host_dirs: u32,
-    seen: &mut HostSetChecker,
+    seen: &mut HashSet<(String, Option<String>)>,
 ) -> Result<HostSpec, TopologyError> {
     let span = raw.span();
     let h = raw.get_ref();
@@ -50,7 +48,8 @@ fn host(
             "must be a host name or IP address without port",
         ));
     }
-    if !seen.insert(&address, h.docker.as_ref().map(|d| d.get_ref().as_str())) {
+    let docker = h.docker.as_ref().map(|d| d.get_ref().clone());
+    if !seen.insert((address.clone(), docker.clone())) {
         return Err(ctx.err(
             &span,
             &format!("{key}.address"),
@@ -61,14 +60,7 @@ fn host(
     let budget = memory_budget(h, &key, ctx)?;
     check_host_lists(h, &key, ctx, per_host_dirs)?;
     if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
-        return Err(ctx.err(
-            &span,
-            &format!("{key}.log_dir"),
-            format!(
-                "{:?} is relative; give an absolute path",
-                d.display().to_string()
-            ),
-        ));
+        return Err(relative(ctx, &span, &format!("{key}.log_dir"), d));
     }
     let publish = match &h.publish_address {
         Some(p) if p.get_ref().parse::<std::net::IpAddr>().is_err() => {
@@ -84,7 +76,7 @@ fn host(
     Ok(HostSpec {
         address,
         address_line: ctx.line(&h.address.span()),
-        docker: h.docker.as_ref().map(|d| d.get_ref().clone()),
+        docker,
         memory_budget_gb: budget,
         shard_cpusets: h.shard_cpusets.get_ref().clone(),
         data_dirs: h.data_dirs.get_ref().clone(),
@@ -95,20 +87,15 @@ fn host(
 
 /// A host's `docker` endpoint, when given: a unix socket or a plain TCP/HTTP URL.
 fn check_docker_endpoint(h: &RawHost, key: &str, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
-    if let Some(d) = &h.docker {
-        let endpoint = d.get_ref();
-        if !(endpoint.starts_with("unix://")
-            || endpoint.starts_with("tcp://")
-            || endpoint.starts_with("http://"))
-        {
-            return Err(ctx.err(
-                &d.span(),
-                &format!("{key}.docker"),
-                "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
-            ));
-        }
+    let schemes = ["unix://", "tcp://", "http://"];
+    match &h.docker {
+        Some(d) if !schemes.iter().any(|s| d.get_ref().starts_with(s)) => Err(ctx.err(
+            &d.span(),
+            &format!("{key}.docker"),
+            "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// A host's `memory_budget_gb`, when given: a positive number of GB.
@@ -132,45 +119,52 @@ fn check_host_lists(
     ctx: &Ctx<'_>,
     per_host_dirs: u32,
 ) -> Result<(), TopologyError> {
+    let count = |list: &str, span: Range<usize>, len: usize, what: &str| {
+        if len == 0 || len == per_host_dirs as usize {
+            return Ok(());
+        }
+        Err(ctx.err(
+            &span,
+            &format!("{key}.{list}"),
+            format!("gives {len} {what} for {per_host_dirs} mongod(s) on this host"),
+        ))
+    };
     let cpusets = h.shard_cpusets.get_ref();
-    if !cpusets.is_empty() && cpusets.len() != per_host_dirs as usize {
-        return Err(ctx.err(
-            &h.shard_cpusets.span(),
-            &format!("{key}.shard_cpusets"),
-            format!(
-                "gives {} CPU sets for {} mongod(s) on this host",
-                cpusets.len(),
-                per_host_dirs
-            ),
-        ));
-    }
+    count(
+        "shard_cpusets",
+        h.shard_cpusets.span(),
+        cpusets.len(),
+        "CPU sets",
+    )?;
     for c in cpusets {
         parse_cpuset(c)
             .map_err(|m| ctx.err(&h.shard_cpusets.span(), &format!("{key}.shard_cpusets"), m))?;
     }
-    let dirs = h.data_dirs.get_ref();
-    if !dirs.is_empty() && dirs.len() != per_host_dirs as usize {
-        return Err(ctx.err(
-            &h.data_dirs.span(),
-            &format!("{key}.data_dirs"),
-            format!(
-                "gives {} directories for {} mongod(s) on this host",
-                dirs.len(),
-                per_host_dirs
-            ),
-        ));
-    }
+    count(
+        "data_dirs",
+        h.data_dirs.span(),
+        h.data_dirs.get_ref().len(),
+        "directories",
+    )?;
     // A relative directory would be resolved against whatever directory microshard (or
     // the Docker engine, for a bind mount) happens to run in: refuse it here.
-    if let Some(d) = dirs.iter().find(|d| !d.is_absolute()) {
-        return Err(ctx.err(
+    if let Some(d) = h.data_dirs.get_ref().iter().find(|d| !d.is_absolute()) {
+        return Err(relative(
+            ctx,
             &h.data_dirs.span(),
             &format!("{key}.data_dirs"),
-            format!(
-                "{:?} is relative; give an absolute path",
-                d.display().to_string()
-            ),
+            d,
         ));
     }
     Ok(())
+}
+
+/// The refusal of a relative directory.
+fn relative(ctx: &Ctx<'_>, span: &Range<usize>, key: &str, dir: &Path) -> TopologyError {
+    let shown = dir.display().to_string();
+    ctx.err(
+        span,
+        key,
+        format!("{shown:?} is relative; give an absolute path"),
+    )
 }
