@@ -20,10 +20,13 @@ use bollard::query_parameters::{
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use super::{BackendError, InFlight, MemberState, RunningCluster, UpOptions, lock, snapshot_write};
+use super::{
+    BackendError, InFlight, MemberState, RunningCluster, STOP_ORDER, UpOptions, create_dir, lock,
+    record_started, snapshot_write,
+};
 use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
-use crate::topology::{Member, MemberRole, Plan};
+use crate::topology::{Member, Plan};
 
 pub(crate) mod ready;
 mod reference;
@@ -175,58 +178,46 @@ pub(crate) async fn ensure_image(
         .from_image(name)
         .tag(tag)
         .build();
+    let missing = |cause: String| DockerError::ImageMissing {
+        image: image.into(),
+        endpoint: endpoint_label(endpoint),
+        cause,
+    };
     let mut stream = docker.create_image(Some(opts), None, None);
     let mut last = String::new();
     let mut announced = false;
     while let Some(item) = stream.next().await {
-        match item {
-            Ok(info) => {
-                if let Some(err) = info.error_detail.and_then(|d| d.message) {
-                    return Err(DockerError::ImageMissing {
-                        image: image.into(),
-                        endpoint: endpoint_label(endpoint),
-                        cause: one_line(err),
-                    });
-                }
-                // Said once the registry answers, so an image that cannot be pulled is one line
-                // (the error) and a long pull still shows its progress.
-                if !announced {
-                    announced = true;
-                    events.event(Event::PullStarted {
-                        image: image.to_string(),
-                        endpoint: endpoint_label(endpoint),
-                    });
-                }
-                let line = format!(
-                    "{} {}",
-                    info.id.unwrap_or_default(),
-                    info.status.unwrap_or_default()
-                );
-                if line != last {
-                    events.event(Event::Pull {
-                        image: image.to_string(),
-                        line: line.trim().to_string(),
-                    });
-                    last = line;
-                }
-            }
-            Err(e) => {
-                return Err(DockerError::ImageMissing {
-                    image: image.into(),
-                    endpoint: endpoint_label(endpoint),
-                    cause: one_line(e),
-                });
-            }
+        let info = item.map_err(|e| missing(one_line(e)))?;
+        if let Some(err) = info.error_detail.and_then(|d| d.message) {
+            return Err(missing(one_line(err)));
+        }
+        // Said once the registry answers, so an image that cannot be pulled is one line
+        // (the error) and a long pull still shows its progress.
+        if !announced {
+            announced = true;
+            events.event(Event::PullStarted {
+                image: image.to_string(),
+                endpoint: endpoint_label(endpoint),
+            });
+        }
+        let line = format!(
+            "{} {}",
+            info.id.unwrap_or_default(),
+            info.status.unwrap_or_default()
+        );
+        if line != last {
+            events.event(Event::Pull {
+                image: image.to_string(),
+                line: line.trim().to_string(),
+            });
+            last = line;
         }
     }
-    if image_present(docker, image).await {
-        Ok(())
-    } else {
-        Err(DockerError::ImageMissing {
-            image: image.into(),
-            endpoint: endpoint_label(endpoint),
-            cause: "the pull finished but the image is still absent".into(),
-        })
+    match image_present(docker, image).await {
+        true => Ok(()),
+        false => Err(missing(
+            "the pull finished but the image is still absent".into(),
+        )),
     }
 }
 
@@ -293,15 +284,12 @@ impl DockerLauncher {
         in_flight: InFlight,
     ) -> Result<DockerLauncher, BackendError> {
         let mut clients = HashMap::new();
-        let endpoints: Vec<Option<String>> = {
-            let mut v: Vec<Option<String>> = Vec::new();
-            for m in &plan.members {
-                if !v.contains(&m.docker_endpoint) {
-                    v.push(m.docker_endpoint.clone());
-                }
+        let mut endpoints: Vec<Option<String>> = Vec::new();
+        for m in &plan.members {
+            if !endpoints.contains(&m.docker_endpoint) {
+                endpoints.push(m.docker_endpoint.clone());
             }
-            v
-        };
+        }
         for ep in &endpoints {
             let docker = connect(ep.as_deref()).await?;
             ensure_image(&docker, ep.as_deref(), &plan.image, &*opts.events).await?;
@@ -350,8 +338,7 @@ impl DockerLauncher {
         for m in &plan.members {
             // A remote engine's bind-mount sources are on its machine: Docker creates them there.
             if let Some(d) = m.dir.as_ref().filter(|_| !plan.on_remote_engine(m)) {
-                std::fs::create_dir_all(d)
-                    .map_err(|e| BackendError::io(format!("cannot create {}", d.display()), e))?;
+                create_dir(d)?;
                 lock(&record).created_dirs.push(d.clone());
             }
         }
@@ -443,17 +430,11 @@ impl DockerLauncher {
         // Always the published port (or the host address across hosts), never the container's
         // own IP: that is routable from here only with rootful Docker on this Linux machine.
         let address = lock(&self.record).plan.dial_address(member);
-        {
-            let mut c = lock(&self.record);
-            if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
-                m.state = MemberState::Started;
-                m.address = address.clone();
-                m.direct_uri = crate::cluster::direct_uri(&address);
-                m.nofile = nofile.map(|n| n as u64);
-            }
-        }
-        snapshot_write(&self.record)?;
-        Ok(())
+        record_started(&self.record, &member.name, |m| {
+            m.direct_uri = crate::cluster::direct_uri(&address);
+            m.address = address;
+            m.nofile = nofile.map(|n| n as u64);
+        })
     }
 }
 
@@ -534,12 +515,14 @@ pub(crate) async fn teardown(
 ) -> Result<(), BackendError> {
     // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
-    for m in &cluster.members {
-        if m.state != MemberState::Planned && !endpoints.contains(&m.endpoint) {
-            endpoints.push(m.endpoint.clone());
-        }
-    }
-    for (ep, _) in &cluster.networks {
+    let started = cluster
+        .members
+        .iter()
+        .filter(|m| m.state != MemberState::Planned);
+    for ep in started
+        .map(|m| &m.endpoint)
+        .chain(cluster.networks.iter().map(|(ep, _)| ep))
+    {
         if !endpoints.contains(ep) {
             endpoints.push(ep.clone());
         }
@@ -555,12 +538,7 @@ pub(crate) async fn teardown(
         }
     }
     let t = stop_timeout.as_secs().max(1) as i32;
-    let groups: [&[MemberRole]; 3] = [
-        &[MemberRole::Mongos],
-        &[MemberRole::Shard, MemberRole::Standalone],
-        &[MemberRole::Config],
-    ];
-    for roles in groups {
+    for roles in STOP_ORDER {
         let stops = cluster
             .members
             .iter()
@@ -692,121 +670,55 @@ pub async fn remove_labelled_matching(
     };
     let mut filters: HashMap<&str, Vec<String>> = HashMap::new();
     filters.insert("label", vec![filter_value]);
-    let mut removal = Removal {
-        docker: &docker,
-        filters: &filters,
-        selected,
-        removed: Vec::new(),
-        errors: Vec::new(),
+    let listing = |what: &str, e| DockerError::Api(format!("cannot list {what}: {}", one_line(e)));
+    let (mut removed, mut errors) = (Vec::new(), Vec::new());
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters);
+    let containers = docker.list_containers(Some(options.build())).await;
+    for c in containers.map_err(|e| listing("containers", e))? {
+        if !selected(c.labels.as_ref()) {
+            continue;
+        }
+        let Some(id) = c.id else { continue };
+        let name = c
+            .names
+            .and_then(|n| n.first().cloned())
+            .unwrap_or(id.clone());
+        match remove_container(&docker, &id).await {
+            Ok(()) => removed.push(format!("container {}", name.trim_start_matches('/'))),
+            Err(e) => errors.push(e),
+        }
+    }
+    // A network or volume already gone is not an error: someone else removed it.
+    let mut settle = |what: &str, name: &str, outcome| match outcome {
+        Ok(()) => removed.push(format!("{what} {name}")),
+        Err(e) if is_not_found(&e) => {}
+        Err(e) => errors.push(format!("cannot remove {what} {name}: {}", one_line(e))),
     };
-    removal.containers().await?;
-    removal.networks().await?;
-    removal.volumes().await?;
-    if removal.errors.is_empty() {
-        Ok(removal.removed)
-    } else {
-        Err(DockerError::Api(removal.errors.join("; ")))
-    }
-}
-
-/// A labelled clean-up under way: which objects it lists (`filters`) and removes (`selected`),
-/// what it removed and why what it could not remove stayed.
-struct Removal<'a, F> {
-    docker: &'a Docker,
-    /// The label filter objects are listed by.
-    filters: &'a HashMap<&'a str, Vec<String>>,
-    /// Whether an object with these labels is removed.
-    selected: F,
-    /// "container NAME", "network NAME", "volume NAME", in removal order.
-    removed: Vec<String>,
-    errors: Vec<String>,
-}
-
-impl<F: Fn(Option<&HashMap<String, String>>) -> bool> Removal<'_, F> {
-    /// Removes the selected containers, running or not.
-    async fn containers(&mut self) -> Result<(), DockerError> {
-        let containers = self
-            .docker
-            .list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(self.filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| DockerError::Api(format!("cannot list containers: {}", one_line(e))))?;
-        for c in containers {
-            if !(self.selected)(c.labels.as_ref()) {
-                continue;
-            }
-            let Some(id) = c.id else { continue };
-            let name = c
-                .names
-                .and_then(|n| n.first().cloned())
-                .unwrap_or_else(|| id.clone());
-            match remove_container(self.docker, &id).await {
-                Ok(()) => self
-                    .removed
-                    .push(format!("container {}", name.trim_start_matches('/'))),
-                Err(e) => self.errors.push(e),
-            }
+    let options = ListNetworksOptionsBuilder::default().filters(&filters);
+    let networks = docker.list_networks(Some(options.build())).await;
+    for n in networks.map_err(|e| listing("networks", e))? {
+        if let Some(name) = n.name.filter(|_| selected(n.labels.as_ref())) {
+            settle("network", &name, docker.remove_network(&name).await);
         }
-        Ok(())
     }
-
-    /// Removes the selected networks (one already gone is not an error).
-    async fn networks(&mut self) -> Result<(), DockerError> {
-        let networks = self
-            .docker
-            .list_networks(Some(
-                ListNetworksOptionsBuilder::default()
-                    .filters(self.filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| DockerError::Api(format!("cannot list networks: {}", one_line(e))))?;
-        for n in networks {
-            if !(self.selected)(n.labels.as_ref()) {
-                continue;
-            }
-            let Some(name) = n.name else { continue };
-            match self.docker.remove_network(&name).await {
-                Ok(()) => self.removed.push(format!("network {name}")),
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => self
-                    .errors
-                    .push(format!("cannot remove network {name}: {}", one_line(e))),
-            }
-        }
-        Ok(())
-    }
-
-    /// Removes the selected volumes (one already gone is not an error).
-    async fn volumes(&mut self) -> Result<(), DockerError> {
-        let volumes = self
-            .docker
-            .list_volumes(Some(
-                ListVolumesOptionsBuilder::default()
-                    .filters(self.filters)
-                    .build(),
-            ))
-            .await
-            .map_err(|e| DockerError::Api(format!("cannot list volumes: {}", one_line(e))))?;
-        for v in volumes.volumes.unwrap_or_default() {
-            if !(self.selected)(Some(&v.labels)) {
-                continue;
-            }
+    let options = ListVolumesOptionsBuilder::default().filters(&filters);
+    let volumes = docker.list_volumes(Some(options.build())).await;
+    for v in (volumes.map_err(|e| listing("volumes", e))?.volumes).unwrap_or_default() {
+        if selected(Some(&v.labels)) {
             let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
-            match self.docker.remove_volume(&v.name, Some(opts)).await {
-                Ok(()) => self.removed.push(format!("volume {}", v.name)),
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => {
-                    self.errors
-                        .push(format!("cannot remove volume {}: {}", v.name, one_line(e)))
-                }
-            }
+            settle(
+                "volume",
+                &v.name,
+                docker.remove_volume(&v.name, Some(opts)).await,
+            );
         }
-        Ok(())
+    }
+    if errors.is_empty() {
+        Ok(removed)
+    } else {
+        Err(DockerError::Api(errors.join("; ")))
     }
 }
 

@@ -40,28 +40,12 @@ pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, 
             cluster::balancer_stop(&uri).await?;
         }
     }
-    let mut servers = BTreeMap::new();
-    servers.insert("entry".to_string(), info.clone());
-    let cluster = RunningCluster {
-        name: plan.name.clone(),
-        run_id: plan.run_id.clone(),
-        backend: plan.backend,
-        kind: plan.kind,
-        entry_uri: uri,
-        members: Vec::new(),
-        servers,
-        standin: info.standin,
-        binary_versions: BTreeMap::new(),
-        chunks,
-        primaries: BTreeMap::new(),
-        networks: Vec::new(),
-        created_dirs: Vec::new(),
-        keep: opts.keep,
-        plan: plan.clone(),
-        state_file: state::state_path(&plan.run_id),
-        owner_pid: std::process::id(),
-        started_at: chrono::Utc::now().to_rfc3339(),
-    };
+    // The existing backend's plan has no members.
+    let mut cluster = RunningCluster::from_plan(plan, opts.keep);
+    cluster.entry_uri = uri;
+    cluster.standin = info.standin;
+    cluster.servers.insert("entry".to_string(), info);
+    cluster.chunks = chunks;
     state::write(&cluster)?;
     Ok(cluster)
 }

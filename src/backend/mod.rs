@@ -15,7 +15,7 @@ pub(crate) mod ports;
 pub mod process;
 pub mod state;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -389,19 +389,12 @@ async fn bring_up(
     record: Arc<Mutex<RunningCluster>>,
     in_flight: InFlight,
 ) -> Result<(), BackendError> {
-    let assembly = match plan.backend {
+    let launcher: Box<dyn crate::cluster::Launcher> = match plan.backend {
         BackendKind::Process => {
-            let launcher = process::ProcessLauncher::prepare(plan, record.clone()).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
-                .await
-                .map_err(BackendError::from_assembly)?
+            Box::new(process::ProcessLauncher::prepare(plan, record.clone()).await?)
         }
         BackendKind::Docker => {
-            let launcher =
-                docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?;
-            crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
-                .await
-                .map_err(BackendError::from_assembly)?
+            Box::new(docker::DockerLauncher::prepare(plan, record.clone(), opts, in_flight).await?)
         }
         BackendKind::Existing => {
             return Err(BackendError::Internal(
@@ -409,6 +402,9 @@ async fn bring_up(
             ));
         }
     };
+    let assembly = crate::cluster::assemble(plan, &*launcher, &opts.assembly, &*opts.events)
+        .await
+        .map_err(BackendError::from_assembly)?;
     let mut c = lock(&record);
     for m in &mut c.members {
         m.state = MemberState::Ready;
@@ -442,22 +438,45 @@ pub(crate) fn entry_uri(plan: &Plan) -> Result<String, BackendError> {
     })
 }
 
-pub(crate) fn lock(
-    record: &Arc<Mutex<RunningCluster>>,
-) -> std::sync::MutexGuard<'_, RunningCluster> {
-    match record.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
+pub(crate) fn lock(record: &Mutex<RunningCluster>) -> std::sync::MutexGuard<'_, RunningCluster> {
+    record
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn snapshot(record: &Arc<Mutex<RunningCluster>>) -> RunningCluster {
+fn snapshot(record: &Mutex<RunningCluster>) -> RunningCluster {
     lock(record).clone()
 }
 
-pub(crate) fn snapshot_write(record: &Arc<Mutex<RunningCluster>>) -> Result<(), BackendError> {
+pub(crate) fn snapshot_write(record: &Mutex<RunningCluster>) -> Result<(), BackendError> {
     state::write(&snapshot(record))
 }
+
+/// Records that `member` started (`update` sets its pid, address, ...) and writes the state file.
+pub(crate) fn record_started(
+    record: &Mutex<RunningCluster>,
+    member: &str,
+    update: impl FnOnce(&mut RunningMember),
+) -> Result<(), BackendError> {
+    if let Some(m) = lock(record).members.iter_mut().find(|m| m.name == member) {
+        m.state = MemberState::Started;
+        update(m);
+    }
+    snapshot_write(record)
+}
+
+/// `std::fs::create_dir_all`, its error naming the directory.
+pub(crate) fn create_dir(dir: &Path) -> Result<(), BackendError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| BackendError::io(format!("cannot create {}", dir.display()), e))
+}
+
+/// The order members stop in: routers, then the data-bearing mongods, then config servers.
+pub(crate) const STOP_ORDER: [&[MemberRole]; 3] = [
+    &[MemberRole::Mongos],
+    &[MemberRole::Shard, MemberRole::Standalone],
+    &[MemberRole::Config],
+];
 
 /// Tears the cluster down: `shutdown` mongos → shards → config, SIGTERM/SIGKILL (or container
 /// stop/remove) as fallback, networks and anonymous volumes removed, directories removed unless
@@ -591,46 +610,14 @@ pub(crate) async fn down_all(
     any_owner: bool,
     events: &dyn Events,
 ) -> Result<DownAll, BackendError> {
-    let mut report = DownAll::default();
-    let mut errors = Vec::new();
-    down_state_files(|_| true, &mut report.done, &mut errors, events).await;
     let owner = docker::owner_id();
-    let mine = |l: &std::collections::HashMap<String, String>| {
-        any_owner || l.get(docker::LABEL_OWNER) == Some(&owner)
-    };
-    match docker::remove_labelled_matching(None, None, mine).await {
-        Ok(removed) => report.done.extend(removed),
-        Err(docker::DockerError::Unreachable(why)) => report.docker_unreachable = Some(why),
-        Err(e) => errors.push(format!("docker: {e}")),
-    }
-    if errors.is_empty() {
-        Ok(report)
-    } else {
-        Err(BackendError::Teardown(errors.join("; ")))
-    }
-}
-
-/// Tears down the clusters recorded in the state directory whose name passes `keep`.
-async fn down_state_files(
-    keep: impl Fn(&str) -> bool,
-    done: &mut Vec<String>,
-    errors: &mut Vec<String>,
-    events: &dyn Events,
-) {
-    for (path, rec) in state::list() {
-        if let Ok(c) = &rec
-            && !keep(&c.name)
-        {
-            continue;
-        }
-        match rec {
-            Ok(c) => match down(&c, events).await {
-                Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
-                Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
-            },
-            Err(e) => errors.push(format!("{}: {e:#}", path.display())),
-        }
-    }
+    let mine =
+        |l: &HashMap<String, String>| any_owner || l.get(docker::LABEL_OWNER) == Some(&owner);
+    let (done, docker_unreachable) = down_matching(|_| true, mine, events).await?;
+    Ok(DownAll {
+        done,
+        docker_unreachable,
+    })
 }
 
 /// Every state file and every microshard-labelled Docker object (any owner) whose topology name
@@ -639,16 +626,39 @@ pub async fn down_all_where(
     keep: impl Fn(&str) -> bool,
     events: &dyn Events,
 ) -> Result<Vec<String>, BackendError> {
+    let labelled =
+        |l: &HashMap<String, String>| l.get(docker::LABEL_CLUSTER).is_some_and(|c| keep(c));
+    Ok(down_matching(&keep, labelled, events).await?.0)
+}
+
+/// Tears down the clusters recorded in the state directory whose name passes `keep`, then the
+/// local engine's microshard objects whose labels pass `labelled`: one line per cluster or
+/// object, and why Docker was not searched when the engine did not answer.
+async fn down_matching(
+    keep: impl Fn(&str) -> bool,
+    labelled: impl Fn(&HashMap<String, String>) -> bool,
+    events: &dyn Events,
+) -> Result<(Vec<String>, Option<String>), BackendError> {
     let mut done = Vec::new();
     let mut errors = Vec::new();
-    down_state_files(&keep, &mut done, &mut errors, events).await;
-    match docker::remove_labelled_where(None, None, &keep).await {
+    for (path, rec) in state::list() {
+        match rec {
+            Ok(c) if !keep(&c.name) => {}
+            Ok(c) => match down(&c, events).await {
+                Ok(()) => done.push(format!("{} (run {}, {})", c.name, c.run_id, c.backend)),
+                Err(e) => errors.push(format!("{}: {e:#}", c.run_id)),
+            },
+            Err(e) => errors.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    let mut unreachable = None;
+    match docker::remove_labelled_matching(None, None, labelled).await {
         Ok(removed) => done.extend(removed),
-        Err(docker::DockerError::Unreachable(_)) => {}
+        Err(docker::DockerError::Unreachable(why)) => unreachable = Some(why),
         Err(e) => errors.push(format!("docker: {e}")),
     }
     if errors.is_empty() {
-        Ok(done)
+        Ok((done, unreachable))
     } else {
         Err(BackendError::Teardown(errors.join("; ")))
     }

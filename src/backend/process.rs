@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
-use super::{BackendError, MemberState, RunningCluster, lock, snapshot_write};
+use super::{
+    BackendError, RunningCluster, STOP_ORDER, create_dir, lock, record_started, snapshot_write,
+};
 use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events};
 use crate::topology::{Member, MemberRole, Plan, parse_cpuset};
@@ -223,7 +225,12 @@ impl ProcessLauncher {
         // The Child handle is dropped without waiting: teardown reaps by pid (waitpid), and a
         // detached `up` leaves the process to init.
         drop(child);
-        self.record_started(member, pid)
+        record_started(&self.record, &member.name, |m| {
+            m.pid = Some(pid);
+            m.address = member.member_host.clone();
+            m.direct_uri = crate::cluster::direct_uri(&member.member_host);
+            m.nofile = soft_nofile(pid);
+        })
     }
 
     /// Creates the member's directory, its data directory and its log's directory; those
@@ -234,43 +241,22 @@ impl ProcessLauncher {
             .dir
             .as_ref()
             .ok_or_else(|| BackendError::Internal(format!("{} has no directory", member.name)))?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| BackendError::io(format!("cannot create {}", dir.display()), e))?;
+        create_dir(dir)?;
         if let Some(db) = &member.dbpath {
             if !db.starts_with(dir) {
                 lock(&self.record).created_dirs.push(db.clone());
             }
-            std::fs::create_dir_all(db)
-                .map_err(|e| BackendError::io(format!("cannot create {}", db.display()), e))?;
+            create_dir(db)?;
         }
         if let Some(log) = &member.log_path {
             if let Some(parent) = log.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    BackendError::io(format!("cannot create {}", parent.display()), e)
-                })?;
+                create_dir(parent)?;
             }
             if !log.starts_with(dir) {
                 lock(&self.record).created_dirs.push(log.clone());
             }
         }
         Ok(dir)
-    }
-
-    /// Records the started member's pid, address and open-files limit, and writes the state
-    /// file.
-    fn record_started(&self, member: &Member, pid: u32) -> Result<(), BackendError> {
-        {
-            let mut c = lock(&self.record);
-            if let Some(m) = c.members.iter_mut().find(|m| m.name == member.name) {
-                m.pid = Some(pid);
-                m.state = MemberState::Started;
-                m.address = member.member_host.clone();
-                m.direct_uri = crate::cluster::direct_uri(&member.member_host);
-                m.nofile = soft_nofile(pid);
-            }
-        }
-        snapshot_write(&self.record)?;
-        Ok(())
     }
 }
 
@@ -338,13 +324,7 @@ pub fn pid_alive(pid: u32, port: u16) -> bool {
     unsafe {
         libc::waitpid(pid_i, std::ptr::null_mut(), libc::WNOHANG);
     }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    if matches!(state, Some('Z') | Some('X') | None) {
+    if matches!(process_state(pid), Some('Z' | 'X') | None) {
         return false;
     }
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -402,13 +382,8 @@ pub(crate) async fn teardown(
     stop_timeout: Duration,
     events: &dyn Events,
 ) -> Result<(), BackendError> {
-    let groups: [&[MemberRole]; 3] = [
-        &[MemberRole::Mongos],
-        &[MemberRole::Shard, MemberRole::Standalone],
-        &[MemberRole::Config],
-    ];
     let mut survivors = Vec::new();
-    for roles in groups {
+    for roles in STOP_ORDER {
         let stops = cluster
             .members
             .iter()
@@ -458,7 +433,8 @@ async fn stop_one(
             libc::kill(pid as i32, signal);
         }
     };
-    if process_stopped(pid) {
+    // A stopped process (SIGSTOP) cannot answer a command or handle SIGTERM: only SIGKILL.
+    if matches!(process_state(pid), Some('T' | 't')) {
         events.event(Event::Warning(format!(
             "microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it"
         )));
@@ -490,19 +466,10 @@ async fn stop_one(
     !pid_alive(pid, port)
 }
 
-/// True when the process is stopped (`T` in /proc/PID/stat, e.g. after SIGSTOP): it cannot
-/// answer a command or handle SIGTERM, only SIGKILL ends it.
-fn process_stopped(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let after = s.rsplit_once(')')?.1;
-            after
-                .split_whitespace()
-                .next()
-                .map(|st| st == "T" || st == "t")
-        })
-        .unwrap_or(false)
+/// The state letter of a process in /proc/PID/stat (`R`, `S`, `T` for stopped, `Z`, ...).
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {
