@@ -111,6 +111,10 @@ async fn create_and_start(
     mut body: ContainerCreateBody,
 ) -> Result<Option<i64>, DockerError> {
     loop {
+        let has_ulimits = body
+            .host_config
+            .as_ref()
+            .is_some_and(|h| h.ulimits.is_some());
         let opts = CreateContainerOptionsBuilder::default().name(&name).build();
         docker
             .create_container(Some(opts), body.clone())
@@ -125,23 +129,12 @@ async fn create_and_start(
             )
             .await;
         let err = match started {
-            Ok(()) => {
-                let nofile = body
-                    .host_config
-                    .as_ref()
-                    .and_then(|h| h.ulimits.as_ref())
-                    .map(|_| NOFILE);
-                return Ok(nofile);
-            }
+            Ok(()) => return Ok(has_ulimits.then_some(NOFILE)),
             Err(e) => one_line(e),
         };
         // An engine whose own hard limit is lower (rootless Docker, a restricted
         // daemon) refuses to raise it: run with the engine's limit rather than not
         // at all; the member's record says so (RunningMember.nofile = None).
-        let has_ulimits = body
-            .host_config
-            .as_ref()
-            .is_some_and(|h| h.ulimits.is_some());
         if has_ulimits && err.contains("rlimit") {
             remove_container(&docker, &name)
                 .await
@@ -241,23 +234,23 @@ pub fn owner_id_for(state_dir: &Path) -> String {
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     // FNV-1a: stable across Rust versions and machines (std's hasher is not).
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in state_dir.as_os_str().as_encoded_bytes() {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let hash = (state_dir.as_os_str().as_encoded_bytes().iter())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
     format!("uid{uid}-{hash:016x}")
 }
 
 pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
-    let mut l = HashMap::new();
-    l.insert(LABEL_CLUSTER.to_string(), cluster.to_string());
-    l.insert(LABEL_RUN.to_string(), run.to_string());
-    l.insert(LABEL_OWNER.to_string(), owner_id());
-    if let Some(m) = member {
-        l.insert(LABEL_MEMBER.to_string(), m.to_string());
-    }
-    l
+    let owner = owner_id();
+    let labels = [
+        (LABEL_CLUSTER, cluster),
+        (LABEL_RUN, run),
+        (LABEL_OWNER, &owner),
+    ];
+    (labels.into_iter().chain(member.map(|m| (LABEL_MEMBER, m))))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Starts and watches the containers of one plan.
@@ -384,18 +377,12 @@ impl DockerLauncher {
             ..Default::default()
         };
         let mut exposed = None;
-        if let Some(p) = &member.published
-            && let Some((ip, port)) = p.rsplit_once(':')
-        {
-            let mut map = HashMap::new();
-            map.insert(
-                port_key.clone(),
-                Some(vec![PortBinding {
-                    host_ip: Some(ip.to_string()),
-                    host_port: Some(port.to_string()),
-                }]),
-            );
-            host.port_bindings = Some(map);
+        if let Some((ip, port)) = member.published.as_deref().and_then(|p| p.rsplit_once(':')) {
+            let binding = PortBinding {
+                host_ip: Some(ip.to_string()),
+                host_port: Some(port.to_string()),
+            };
+            host.port_bindings = Some(HashMap::from([(port_key.clone(), Some(vec![binding]))]));
             exposed = Some(vec![port_key.clone()]);
         }
         if let (Some(dir), Some(db)) = (&member.dir, &member.dbpath) {
@@ -494,11 +481,9 @@ pub async fn container_log_tail(docker: &Docker, name: &str) -> String {
     let mut stream = docker.logs(name, Some(opts));
     let mut lines = Vec::new();
     while let Some(Ok(chunk)) = stream.next().await {
-        for l in chunk.to_string().lines() {
-            if !l.trim().is_empty() {
-                lines.push(l.trim().chars().take(300).collect::<String>());
-            }
-        }
+        let text = chunk.to_string();
+        let kept = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        lines.extend(kept.map(|l| l.chars().take(300).collect::<String>()));
     }
     if lines.is_empty() {
         "(no log output)".into()

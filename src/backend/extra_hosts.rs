@@ -32,10 +32,8 @@ pub(crate) fn extra_hosts(
     out
 }
 
-/// This machine's resolver ([`crate::topology::resolve::resolve_here`]).
-pub(crate) fn resolve_here(name: &str) -> Option<IpAddr> {
-    crate::topology::resolve::resolve_here(name)
-}
+/// This machine's resolver.
+pub(crate) use crate::topology::resolve::resolve_here;
 
 #[cfg(test)]
 mod tests {

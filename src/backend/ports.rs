@@ -72,27 +72,19 @@ pub(crate) fn ephemeral_low() -> u16 {
 
 /// The states (hex, as `/proc/net/tcp` writes them) of every socket whose local port is `port`.
 fn states(port: u16) -> Vec<u8> {
-    let mut out = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
+    let tables = ["/proc/net/tcp", "/proc/net/tcp6"].map(std::fs::read_to_string);
+    let lines = tables
+        .iter()
+        .flatten()
+        .flat_map(|text| text.lines().skip(1));
+    lines
+        .filter_map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let (Some(local), Some(state)) = (fields.get(1), fields.get(3)) else {
-                continue;
-            };
-            let local_port = local
-                .rsplit_once(':')
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
-            if local_port == Some(port)
-                && let Ok(st) = u8::from_str_radix(state, 16)
-            {
-                out.push(st);
-            }
-        }
-    }
-    out
+            let local = fields.get(1)?.rsplit_once(':')?.1;
+            (u16::from_str_radix(local, 16).ok()? == port)
+                .then(|| u8::from_str_radix(fields.get(3)?, 16).ok())?
+        })
+        .collect()
 }
 
 /// What holds `port` on this machine.

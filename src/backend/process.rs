@@ -139,21 +139,12 @@ pub(crate) async fn binary_version(program: &str) -> Result<String, BackendError
 }
 
 fn check_port_free(m: &Member) -> Result<(), BackendError> {
-    let host = m
-        .member_host
-        .rsplit_once(':')
-        .map(|(h, _)| h)
-        .unwrap_or("localhost");
-    let ip = if host == "localhost" {
-        "127.0.0.1"
-    } else {
-        host
+    let ip = match m.member_host.rsplit_once(':') {
+        Some(("localhost", _)) | None => "127.0.0.1",
+        Some((host, _)) => host,
     };
     match std::net::TcpListener::bind((ip, m.port)) {
-        Ok(l) => {
-            drop(l);
-            Ok(())
-        }
+        Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
             Err(BackendError::BadInput(format!(
                 "port {} (for {}) is already in use on {ip}; stop what listens there or give --base-port PORT (the topology file's base_port)",
@@ -262,12 +253,10 @@ impl ProcessLauncher {
 
 /// The member's `stdout.log` in its directory, opened twice: its stdout and its stderr.
 fn output_files(dir: &Path) -> Result<(std::fs::File, std::fs::File), BackendError> {
-    let out_path = dir.join("stdout.log");
-    let out = std::fs::File::create(&out_path)
-        .map_err(|e| BackendError::io(format!("cannot create {}", out_path.display()), e))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| BackendError::io(format!("cannot create {}", out_path.display()), e))?;
+    let path = dir.join("stdout.log");
+    let failed = |e| BackendError::io(format!("cannot create {}", path.display()), e);
+    let out = std::fs::File::create(&path).map_err(failed)?;
+    let err = out.try_clone().map_err(failed)?;
     Ok((out, err))
 }
 

@@ -9,16 +9,11 @@ use super::{BackendError, RunningCluster};
 /// The directory holding state files: `$MICROSHARD_STATE_DIR`, else `$XDG_STATE_HOME/microshard`,
 /// else `~/.local/state/microshard`.
 pub(crate) fn state_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("MICROSHARD_STATE_DIR") {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_STATE_HOME") {
-        return PathBuf::from(d).join("microshard");
-    }
-    if let Some(h) = std::env::var_os("HOME") {
-        return PathBuf::from(h).join(".local/state/microshard");
-    }
-    std::env::temp_dir().join("microshard-state")
+    let var = |name| std::env::var_os(name).map(PathBuf::from);
+    (var("MICROSHARD_STATE_DIR"))
+        .or_else(|| Some(var("XDG_STATE_HOME")?.join("microshard")))
+        .or_else(|| Some(var("HOME")?.join(".local/state/microshard")))
+        .unwrap_or_else(|| std::env::temp_dir().join("microshard-state"))
 }
 
 /// The state file of a run.
@@ -64,10 +59,8 @@ pub(crate) fn read(path: &Path) -> Result<RunningCluster, BackendError> {
 
 /// Every state file in the state directory, oldest first; unreadable ones are reported, not skipped silently.
 pub(crate) fn list() -> Vec<(PathBuf, Result<RunningCluster, BackendError>)> {
-    let dir = state_dir();
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return out;
+    let Ok(rd) = std::fs::read_dir(state_dir()) else {
+        return Vec::new();
     };
     let mut paths: Vec<PathBuf> = rd
         .flatten()
@@ -75,11 +68,7 @@ pub(crate) fn list() -> Vec<(PathBuf, Result<RunningCluster, BackendError>)> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
-    for p in paths {
-        let r = read(&p);
-        out.push((p, r));
-    }
-    out
+    paths.iter().map(|p| (p.clone(), read(p))).collect()
 }
 
 /// Every state record as [`list`] reads it, each member's state checked now: a process that is

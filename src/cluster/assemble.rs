@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use super::sharding::{list_shards, shards_without_chunks};
+use super::sharding::list_shards;
 use super::{
-    AssemblyOptions, ClusterError, DetectedRole, Launcher, ServerInfo, YCSB_NS, add_shard,
-    balancer_stop, chunks_per_shard, detect_role, initiate, server_info, shard_ycsb, wait_primary,
-    wait_ready,
+    AssemblyOptions, ClusterError, DetectedRole, Launcher, ServerInfo, YCSB_NS, YCSB_TABLE,
+    add_shard, balancer_stop, detect_role, initiate, server_info, shard_table_on_every_shard,
+    wait_primary, wait_ready,
 };
 use crate::events::{Event, Events};
 use crate::topology::{Member, MemberRole, Plan};
@@ -207,23 +207,8 @@ impl<'a> Assembler<'a> {
         shards: &[(String, Vec<&Member>)],
     ) -> Result<BTreeMap<String, u64>, ClusterError> {
         self.say(format!("shardCollection {YCSB_NS} {{_id: \"hashed\"}}"));
-        shard_ycsb(
-            mongos,
-            version,
-            self.plan
-                .initial_chunks_per_shard
-                .map(|n| n * shards.len() as u32),
-        )
-        .await?;
-        let chunks = chunks_per_shard(mongos).await?;
         let names: Vec<String> = shards.iter().map(|(n, _)| n.clone()).collect();
-        let empty = shards_without_chunks(&chunks, &names);
-        if !empty.is_empty() {
-            return Err(ClusterError::Check(format!(
-                "after shardCollection, shard(s) {} own no chunk of {YCSB_NS} (chunks: {chunks:?})",
-                empty.join(", ")
-            )));
-        }
-        Ok(chunks)
+        let per_shard = self.plan.initial_chunks_per_shard;
+        shard_table_on_every_shard(mongos, YCSB_TABLE, version, per_shard, &names).await
     }
 }

@@ -84,13 +84,10 @@ pub(crate) fn log_location(member: &Member) -> String {
     if let Some(c) = &member.container {
         return format!("docker logs {c}");
     }
-    let mut files: Vec<String> = Vec::new();
-    if let Some(dir) = &member.dir {
-        files.push(dir.join("stdout.log").display().to_string());
-    }
-    if let Some(log) = &member.log_path {
-        files.push(log.display().to_string());
-    }
+    let stdout = member.dir.as_ref().map(|d| d.join("stdout.log"));
+    let files: Vec<String> = (stdout.into_iter().chain(member.log_path.clone()))
+        .map(|f| f.display().to_string())
+        .collect();
     if files.is_empty() {
         "no log file".into()
     } else {

@@ -20,8 +20,8 @@ use crate::topology::Member;
 
 pub(crate) use assemble::assemble;
 pub(crate) use sharding::{
-    balancer_stop, chunks_per_shard, flush_router_config, major_minor, shard_table_on_every_shard,
-    shard_ycsb,
+    balancer_stop, chunks_per_shard_of, flush_router_config, major_minor, shard_table,
+    shard_table_on_every_shard,
 };
 
 /// The benchmark database and collection every topology is prepared for.
@@ -173,12 +173,7 @@ pub async fn connect_direct(host_port: &str) -> Result<mongodb::Client, ClusterE
 async fn connect_uri(uri: &str, label: &str) -> Result<mongodb::Client, ClusterError> {
     let mut opts = ClientOptions::parse(uri)
         .await
-        .map_err(|e| ClusterError::Command {
-            command: "connect".into(),
-            host: label.to_string(),
-            code: None,
-            message: one_line(&e.to_string()),
-        })?;
+        .map_err(|e| ClusterError::command("connect", label, &e))?;
     opts.server_selection_timeout = Some(Duration::from_secs(2));
     opts.connect_timeout = Some(Duration::from_secs(2));
     opts.app_name = Some("microshard-admin".into());
@@ -378,21 +373,9 @@ impl<'a> MemberWait<'a> {
         self.start.elapsed() >= self.timeout
     }
 
-    /// `Exited` (with the log tail) when the member's process or container is gone.
-    async fn alive(&self) -> Result<(), ClusterError> {
-        match self.launcher.exited(self.member).await {
-            Some(tail) => Err(ClusterError::exited(
-                format!("{} ({})", self.member.name, self.host),
-                self.member,
-                &tail,
-            )),
-            None => Ok(()),
-        }
-    }
-
     /// Before the next poll: an error if the member exited or `what` did not happen in time.
     async fn pause_or_give_up(&mut self, what: &str, last: &str) -> Result<(), ClusterError> {
-        self.alive().await?;
+        alive(self.launcher, self.member).await?;
         if self.out_of_time() {
             return Err(ClusterError::Timeout {
                 what: what.to_string(),
@@ -403,6 +386,18 @@ impl<'a> MemberWait<'a> {
         }
         self.backoff.pause().await;
         Ok(())
+    }
+}
+
+/// `Exited` (with the log tail) when `member`'s process or container is gone.
+async fn alive(launcher: &dyn Launcher, member: &Member) -> Result<(), ClusterError> {
+    match launcher.exited(member).await {
+        Some(tail) => Err(ClusterError::exited(
+            format!("{} ({})", member.name, launcher.admin_address(member)),
+            member,
+            &tail,
+        )),
+        None => Ok(()),
     }
 }
 
@@ -421,7 +416,7 @@ pub(crate) async fn wait_ready(
         .is_err()
         && !wait.out_of_time()
     {
-        wait.alive().await?;
+        alive(launcher, member).await?;
         wait.backoff.pause().await;
     }
     // On time-out the driver's ping below says what is wrong.
@@ -447,8 +442,7 @@ pub async fn initiate(
     let client = connect_direct(host).await?;
     let cmd = initiate_command(set, member_hosts, configsvr);
     match run(&client, host, cmd).await {
-        Ok(_) => Ok(()),
-        Err(ClusterError::Command { code: Some(23), .. }) => Ok(()),
+        Ok(_) | Err(ClusterError::Command { code: Some(23), .. }) => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -512,13 +506,7 @@ pub(crate) async fn wait_primary(
             last.push(format!("{}: {answer}", m.name));
         }
         for (m, _, _) in &clients[1..] {
-            if let Some(tail) = launcher.exited(m).await {
-                return Err(ClusterError::exited(
-                    format!("{} ({})", m.name, launcher.admin_address(m)),
-                    m,
-                    &tail,
-                ));
-            }
+            alive(launcher, m).await?;
         }
         if wait.out_of_time() {
             let (_, client, host) = &clients[0];

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 
-use super::{ClusterError, YCSB_DB, YCSB_TABLE, client_for, connect_direct, run, ycsb_namespace};
+use super::{ClusterError, YCSB_DB, client_for, connect_direct, run, ycsb_namespace};
 
 /// Shard names (`_id`) from `listShards`.
 pub(crate) async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
@@ -46,15 +46,6 @@ pub(crate) fn shard_namespace_command(
     cmd
 }
 
-/// `enableSharding` + `shardCollection ycsb.usertable {_id: "hashed"}`.
-pub(crate) async fn shard_ycsb(
-    mongos_uri_or_host: &str,
-    version: &str,
-    initial_chunks: Option<u32>,
-) -> Result<(), ClusterError> {
-    shard_table(mongos_uri_or_host, YCSB_TABLE, version, initial_chunks).await
-}
-
 /// `enableSharding ycsb` + `shardCollection ycsb.<table> {_id: "hashed"}`: a scenario whose
 /// `table` is not `usertable` must have that collection sharded, or all of it lives on the
 /// database's primary shard and a sharded run measures one shard (docs/mongodb-versions.md).
@@ -69,11 +60,7 @@ pub(crate) async fn shard_table(
     // enableSharding is required ≤ 5.0 and harmless later.
     run(&client, &label, doc! {"enableSharding": YCSB_DB}).await?;
     let cmd = shard_namespace_command(&ns, version, initial_chunks);
-    match run(&client, &label, cmd).await {
-        Ok(_) => Ok(()),
-        // Already sharded the same way: success; anything else is reported.
-        Err(e) => Err(e),
-    }
+    run(&client, &label, cmd).await.map(|_| ())
 }
 
 /// Shards `ycsb.<table>` as bring-up shards `usertable`: `per_shard` chunks for each of
@@ -120,15 +107,8 @@ pub(crate) async fn flush_router_config(mongos_uri_or_host: &str) -> Result<(), 
         .map(|_| ())
 }
 
-/// Chunks of `ycsb.usertable` per shard, read from `config.chunks` by `uuid` (5.0+, when the
+/// Chunks of `ycsb.<table>` per shard, read from `config.chunks` by `uuid` (5.0+, when the
 /// `config.collections` entry has a `timestamp`) or by `ns` (before).
-pub(crate) async fn chunks_per_shard(
-    mongos_uri_or_host: &str,
-) -> Result<BTreeMap<String, u64>, ClusterError> {
-    chunks_per_shard_of(mongos_uri_or_host, YCSB_TABLE).await
-}
-
-/// Chunks of `ycsb.<table>` per shard (see [`chunks_per_shard`]).
 pub(crate) async fn chunks_per_shard_of(
     mongos_uri_or_host: &str,
     table: &str,

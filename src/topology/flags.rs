@@ -130,16 +130,10 @@ pub(crate) fn wanted_version(version: Option<&str>, image: &str) -> Option<Strin
 /// `8.0.4` or a `mongod --version` line; an unparsable or absent version checks nothing. This is
 /// the one check behind `mongod_args` (topology files) and `--mongod-arg` (command line).
 pub(crate) fn check_mongod_args(args: &[String], version: Option<&str>) -> Result<(), RemovedFlag> {
-    let Some(text) = version else {
+    let Some((text, v)) = version.and_then(|t| Some((t, version_of(t)?))) else {
         return Ok(());
     };
-    let Some(v) = version_of(text) else {
-        return Ok(());
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        i += 1;
+    for (i, arg) in args.iter().enumerate() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, val)) => (f, Some(val.to_string())),
             None => (arg.as_str(), None),
@@ -150,16 +144,15 @@ pub(crate) fn check_mongod_args(args: &[String], version: Option<&str>) -> Resul
             }
             let value = inline
                 .clone()
-                .or_else(|| args.get(i).filter(|n| !n.starts_with("--")).cloned());
+                .or_else(|| args.get(i + 1).filter(|n| !n.starts_with("--")).cloned());
             let hit = values.is_empty()
                 || value
                     .as_deref()
                     .is_some_and(|x| values.iter().any(|w| w.eq_ignore_ascii_case(x)));
             if hit {
                 let shown = match (&inline, values.is_empty(), &value) {
-                    (Some(_), _, _) | (None, true, _) => arg.clone(),
                     (None, false, Some(val)) => format!("{arg} {val}"),
-                    (None, false, None) => arg.clone(),
+                    _ => arg.clone(),
                 };
                 return Err(RemovedFlag {
                     flag: shown,

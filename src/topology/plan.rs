@@ -280,10 +280,9 @@ pub(crate) fn container_name(run_id: &str, member: &str) -> String {
         } else {
             (run_id, "")
         };
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
+    let hash = (name.bytes()).fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
     let fixed = format!("-{hash:08x}{tail}-{member}");
     let mut keep = MAX_DNS_LABEL.saturating_sub(fixed.len()).min(name.len());
     while !name.is_char_boundary(keep) {

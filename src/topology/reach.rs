@@ -55,33 +55,20 @@ pub(crate) fn check_clients_reach(spec: &TopologySpec, plan: &Plan) -> Result<()
         return Ok(());
     }
     // The engine whose network the clients may join, and the address they get elsewhere.
+    let entry = plan.entry();
+    let entry_host = entry.map(|m| host_of(&plan.dial_address(m)).to_string());
     let (own_engine, dialled): (Option<String>, Vec<String>) = match plan.backend {
-        BackendKind::Existing => (
-            None,
-            uri_hosts(plan.uri.as_deref().unwrap_or_default())
-                .into_iter()
-                .map(String::from)
-                .collect(),
-        ),
-        BackendKind::Process => (
-            // Local processes: this machine's own engine shares its network with them.
-            Some(engine_label(None)),
-            plan.entry()
-                .map(|m| host_of(&plan.dial_address(m)).to_string())
-                .into_iter()
-                .collect(),
-        ),
+        BackendKind::Existing => {
+            let hosts = uri_hosts(plan.uri.as_deref().unwrap_or_default());
+            (None, hosts.into_iter().map(String::from).collect())
+        }
+        // Local processes: this machine's own engine shares its network with them.
+        BackendKind::Process => (Some(engine_label(None)), entry_host.into_iter().collect()),
         BackendKind::Docker => (
-            (!plan.multi_host)
-                .then(|| {
-                    plan.entry()
-                        .map(|m| engine_label(m.docker_endpoint.as_deref()))
-                })
-                .flatten(),
-            plan.entry()
-                .map(|m| host_of(&plan.dial_address(m)).to_string())
-                .into_iter()
-                .collect(),
+            entry
+                .filter(|_| !plan.multi_host)
+                .map(|m| engine_label(m.docker_endpoint.as_deref())),
+            entry_host.into_iter().collect(),
         ),
     };
     let Some(loopback) = dialled.iter().find(|h| is_loopback_host(h)) else {

@@ -72,67 +72,53 @@ pub(crate) fn standin_context(binary: &Path) -> Result<Vec<u8>, BackendError> {
         .map_err(|e| BackendError::io(format!("cannot read {}", binary.display()), e))?;
     let libs = shared_libraries(binary)?;
     let mut builder = tar::Builder::new(Vec::new());
+    let b = &mut builder;
+    let (file, dir) = (tar::EntryType::Regular, tar::EntryType::Directory);
     let dockerfile = "FROM scratch\nCOPY rootfs/ /\nENV PATH=/usr/local/bin\nWORKDIR /data/db\n";
-    append_file(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
-    for dir in [
-        "rootfs/data/db",
-        "rootfs/data/configdb",
-        "rootfs/tmp",
-        "rootfs/etc",
-    ] {
-        append_dir(
-            &mut builder,
-            dir,
-            if dir.ends_with("tmp") { 0o1777 } else { 0o755 },
-        )?;
+    let nsswitch = "hosts: files dns\n";
+    let entries: [(&str, _, &[u8], u32); 7] = [
+        ("Dockerfile", file, dockerfile.as_bytes(), 0o644),
+        ("rootfs/data/db", dir, &[], 0o755),
+        ("rootfs/data/configdb", dir, &[], 0o755),
+        ("rootfs/tmp", dir, &[], 0o1777),
+        ("rootfs/etc", dir, &[], 0o755),
+        ("rootfs/etc/nsswitch.conf", file, nsswitch.as_bytes(), 0o644),
+        ("rootfs/usr/local/bin/microshard", file, &bin, 0o755),
+    ];
+    for (path, kind, data, mode) in entries {
+        append(b, path, kind, data, mode)?;
     }
-    append_file(
-        &mut builder,
-        "rootfs/etc/nsswitch.conf",
-        b"hosts: files dns\n",
-        0o644,
-    )?;
-    append_file(&mut builder, "rootfs/usr/local/bin/microshard", &bin, 0o755)?;
     for name in ["mongod", "mongos"] {
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(tar::EntryType::Symlink);
         h.set_size(0);
         h.set_mode(0o777);
-        builder
-            .append_link(&mut h, format!("rootfs/usr/local/bin/{name}"), "microshard")
+        b.append_link(&mut h, format!("rootfs/usr/local/bin/{name}"), "microshard")
             .map_err(|e| BackendError::io("building the image context", e))?;
     }
     for lib in libs {
         let data = std::fs::read(&lib)
             .map_err(|e| BackendError::io(format!("cannot read {}", lib.display()), e))?;
-        let rel = format!("rootfs{}", lib.display());
-        append_file(&mut builder, &rel, &data, 0o755)?;
+        append(b, &format!("rootfs{}", lib.display()), file, &data, 0o755)?;
     }
     builder
         .into_inner()
         .map_err(|e| BackendError::io("building the image context", e))
 }
 
-fn append_file(
+/// One file or directory (`data` empty) of the build context.
+fn append(
     b: &mut tar::Builder<Vec<u8>>,
     path: &str,
+    kind: tar::EntryType,
     data: &[u8],
     mode: u32,
 ) -> Result<(), BackendError> {
     let mut h = tar::Header::new_gnu();
     h.set_size(data.len() as u64);
     h.set_mode(mode);
-    h.set_entry_type(tar::EntryType::Regular);
+    h.set_entry_type(kind);
     b.append_data(&mut h, path, data)
-        .map_err(|e| BackendError::io(format!("building the image context ({path})"), e))
-}
-
-fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32) -> Result<(), BackendError> {
-    let mut h = tar::Header::new_gnu();
-    h.set_size(0);
-    h.set_mode(mode);
-    h.set_entry_type(tar::EntryType::Directory);
-    b.append_data(&mut h, path, std::io::empty())
         .map_err(|e| BackendError::io(format!("building the image context ({path})"), e))
 }
 
@@ -160,20 +146,16 @@ pub(crate) fn shared_libraries(binary: &Path) -> Result<Vec<std::path::PathBuf>,
 }
 
 fn parse_ldd(text: &str) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let path = match line.split_once("=>") {
-            Some((_, rest)) => rest.split_whitespace().next(),
-            None => line.split_whitespace().next(),
-        };
-        if let Some(p) = path
-            && p.starts_with('/')
-        {
-            out.push(std::path::PathBuf::from(p));
-        }
-    }
-    out
+    text.lines()
+        .filter_map(|line| {
+            line.split_once("=>")
+                .map_or(line, |(_, rest)| rest)
+                .split_whitespace()
+                .next()
+        })
+        .filter(|p| p.starts_with('/'))
+        .map(std::path::PathBuf::from)
+        .collect()
 }
 
 #[cfg(test)]

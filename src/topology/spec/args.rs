@@ -30,13 +30,11 @@ pub(super) fn check_cpuset_opt(
     c: Option<&Spanned<String>>,
     key: &str,
 ) -> Result<Option<String>, TopologyError> {
-    match c {
-        Some(c) => {
-            parse_cpuset(c.get_ref()).map_err(|m| ctx.err(&c.span(), key, m))?;
-            Ok(Some(c.get_ref().clone()))
-        }
-        None => Ok(None),
-    }
+    let checked = |c: &Spanned<String>| match parse_cpuset(c.get_ref()) {
+        Ok(_) => Ok(c.get_ref().clone()),
+        Err(m) => Err(ctx.err(&c.span(), key, m)),
+    };
+    c.map(checked).transpose()
 }
 
 pub(super) fn check_args(
@@ -50,15 +48,13 @@ pub(super) fn check_args(
 
 /// Refuses the first argument whose flag (`--port=1` → `--port`) is in `refused`.
 pub(super) fn refused_args(args: &[String], refused: &[&str]) -> Result<(), String> {
-    for a in args {
-        let flag = a.split('=').next().unwrap_or(a);
-        if refused.contains(&flag) {
-            return Err(format!(
-                "{flag} is not allowed here: the plan sets it (or the server refuses it)"
-            ));
-        }
+    let mut flags = args.iter().map(|a| a.split('=').next().unwrap_or(a));
+    match flags.find(|f| refused.contains(f)) {
+        Some(flag) => Err(format!(
+            "{flag} is not allowed here: the plan sets it (or the server refuses it)"
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks extra mongod arguments given outside a topology file (`--mongod-arg`) by the same rule
