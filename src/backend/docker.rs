@@ -255,11 +255,9 @@ pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<
 
 /// Starts and watches the containers of one plan.
 pub(crate) struct DockerLauncher {
+    /// The run's record, which holds its plan.
     record: Arc<Mutex<RunningCluster>>,
     clients: HashMap<Option<String>, Docker>,
-    plan_name: String,
-    run_id: String,
-    network: String,
     in_flight: InFlight,
     /// `name:ip` of every host address, for each member's `/etc/hosts` (multi-host plans).
     extra_hosts: Vec<String>,
@@ -289,20 +287,17 @@ impl DockerLauncher {
             clients.insert(ep.clone(), docker);
         }
         // Published ports on this machine must be free (single host: every member is published).
-        let multi_host = plan.multi_host;
-        if !multi_host {
-            for m in &plan.members {
-                if let Some(p) = &m.published
-                    && let Some((ip, port)) = p.rsplit_once(':')
-                    && let Ok(port) = port.parse::<u16>()
-                    && let Err(e) = std::net::TcpListener::bind((ip, port))
-                    && e.kind() == std::io::ErrorKind::AddrInUse
-                {
-                    return Err(BackendError::BadInput(format!(
-                        "port {port} (to publish {}) is already in use on {ip}; give --base-port PORT (the topology file's base_port) or stop what listens there",
-                        m.name
-                    )));
-                }
+        for m in plan.members.iter().filter(|_| !plan.multi_host) {
+            if let Some(p) = &m.published
+                && let Some((ip, port)) = p.rsplit_once(':')
+                && let Ok(port) = port.parse::<u16>()
+                && let Err(e) = std::net::TcpListener::bind((ip, port))
+                && e.kind() == std::io::ErrorKind::AddrInUse
+            {
+                return Err(BackendError::BadInput(format!(
+                    "port {port} (to publish {}) is already in use on {ip}; give --base-port PORT (the topology file's base_port) or stop what listens there",
+                    m.name
+                )));
             }
         }
         for ep in &endpoints {
@@ -338,9 +333,6 @@ impl DockerLauncher {
         Ok(DockerLauncher {
             record,
             clients,
-            plan_name: plan.name.clone(),
-            run_id: plan.run_id.clone(),
-            network: plan.network.clone(),
             in_flight,
             extra_hosts: plan_extra_hosts(plan).await,
             events: opts.events.clone(),
@@ -356,12 +348,13 @@ impl DockerLauncher {
     /// The member's container: its command line, resources (CPU set, memory without swap,
     /// `nofile`), published port, data directory and labels.
     fn container_body(&self, member: &Member) -> ContainerCreateBody {
+        let plan = &lock(&self.record).plan;
         let port_key = format!("{}/tcp", member.port);
         let memory = member
             .memory_limit_gb
             .map(|g| (g * 1024.0 * 1024.0 * 1024.0) as i64);
         let mut host = HostConfig {
-            network_mode: Some(self.network.clone()),
+            network_mode: Some(plan.network.clone()),
             cpuset_cpus: member.cpuset.clone(),
             memory,
             // Without it a limited container may swap as much again, which distorts figures.
@@ -389,9 +382,9 @@ impl DockerLauncher {
             host.binds = Some(vec![format!("{}:{}", dir.display(), db.display())]);
         }
         ContainerCreateBody {
-            image: Some(lock(&self.record).plan.image.clone()),
+            image: Some(plan.image.clone()),
             cmd: Some(member.argv.clone()),
-            labels: Some(labels(&self.plan_name, &self.run_id, Some(&member.name))),
+            labels: Some(labels(&plan.name, &plan.run_id, Some(&member.name))),
             exposed_ports: exposed,
             host_config: Some(host),
             ..Default::default()

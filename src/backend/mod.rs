@@ -30,10 +30,11 @@ use crate::events::{Discard, Event, Events, Sink};
 use crate::topology::{BackendKind, Kind, MemberRole, Plan, TopologySpec};
 
 /// How far a member got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemberState {
     /// In the plan, not started (or its start was interrupted).
+    #[default]
     Planned,
     /// Process spawned / container started.
     Started,
@@ -55,7 +56,7 @@ impl std::fmt::Display for MemberState {
 }
 
 /// One member of a running cluster.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunningMember {
     /// Plan name (`sh0`).
     pub name: String,
@@ -179,17 +180,13 @@ impl RunningCluster {
                 role: m.role,
                 member_host: m.member_host.clone(),
                 address: plan.dial_address(m),
-                direct_uri: String::new(),
-                state: MemberState::Planned,
-                pid: None,
                 port: m.port,
                 container: m.container.clone(),
                 endpoint: m.docker_endpoint.clone(),
                 argv: m.argv.clone(),
-                env: BTreeMap::new(),
                 cache_gb: m.cache_gb,
                 memory_limit_gb: m.memory_limit_gb,
-                nofile: None,
+                ..RunningMember::default() // planned: not started, no pid yet
             })
             .collect();
         RunningCluster {

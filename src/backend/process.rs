@@ -188,7 +188,11 @@ impl ProcessLauncher {
     /// in its own process group (pinned to its CPUs), recorded in the state file.
     fn spawn(&self, member: &Member) -> Result<(), BackendError> {
         let dir = self.create_dirs(member)?;
-        let (out, err) = output_files(dir)?;
+        // The member's `stdout.log` in its directory, opened twice: its stdout and its stderr.
+        let path = dir.join("stdout.log");
+        let failed = |e| BackendError::io(format!("cannot create {}", path.display()), e);
+        let out = std::fs::File::create(&path).map_err(failed)?;
+        let err = out.try_clone().map_err(failed)?;
         let (program, args) = member.argv.split_first().ok_or_else(|| {
             BackendError::Internal(format!("{} has no command line", member.name))
         })?;
@@ -249,15 +253,6 @@ impl ProcessLauncher {
         }
         Ok(dir)
     }
-}
-
-/// The member's `stdout.log` in its directory, opened twice: its stdout and its stderr.
-fn output_files(dir: &Path) -> Result<(std::fs::File, std::fs::File), BackendError> {
-    let path = dir.join("stdout.log");
-    let failed = |e| BackendError::io(format!("cannot create {}", path.display()), e);
-    let out = std::fs::File::create(&path).map_err(failed)?;
-    let err = out.try_clone().map_err(failed)?;
-    Ok((out, err))
 }
 
 /// Makes the child, between fork and exec, the leader of its own process group, raises its

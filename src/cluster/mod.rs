@@ -117,17 +117,6 @@ impl ClusterError {
         }
     }
 
-    /// `member` (named `label`) exited; `tail` is the end of its log.
-    fn exited(label: String, member: &Member, tail: &str) -> ClusterError {
-        let why = exited::reason(tail);
-        ClusterError::Exited {
-            member: label,
-            line: why.line,
-            log: exited::log_location(member),
-            user_flag: why.user_flag,
-        }
-    }
-
     fn command(command: &str, host: &str, err: &mongodb::error::Error) -> ClusterError {
         ClusterError::Command {
             command: command.to_string(),
@@ -391,14 +380,16 @@ impl<'a> MemberWait<'a> {
 
 /// `Exited` (with the log tail) when `member`'s process or container is gone.
 async fn alive(launcher: &dyn Launcher, member: &Member) -> Result<(), ClusterError> {
-    match launcher.exited(member).await {
-        Some(tail) => Err(ClusterError::exited(
-            format!("{} ({})", member.name, launcher.admin_address(member)),
-            member,
-            &tail,
-        )),
-        None => Ok(()),
-    }
+    let Some(tail) = launcher.exited(member).await else {
+        return Ok(());
+    };
+    let why = exited::reason(&tail);
+    Err(ClusterError::Exited {
+        member: format!("{} ({})", member.name, launcher.admin_address(member)),
+        line: why.line,
+        log: exited::log_location(member),
+        user_flag: why.user_flag,
+    })
 }
 
 /// Polls `{ping: 1}` until the member answers, it exits (→ its log tail) or `timeout` passes.

@@ -11,13 +11,6 @@ pub(crate) fn local_engine(endpoint: Option<&str>) -> bool {
     endpoint.is_none_or(|e| e.starts_with("unix://"))
 }
 
-fn is_local_address(address: &str) -> bool {
-    address == "localhost"
-        || address
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 /// The CPUs this process may run on (its affinity mask), which is what `sched_setaffinity` and
 /// Docker's `cpuset_cpus` accept here. `None` when the kernel does not say.
 pub(crate) fn cpus_here() -> Option<BTreeSet<usize>> {
@@ -71,9 +64,13 @@ pub(crate) fn check_cpusets(
         return Ok(());
     };
     let runs_here = |i: usize| {
-        spec.hosts
-            .get(i)
-            .is_some_and(|h| is_local_address(&h.address) && local_engine(h.docker.as_deref()))
+        spec.hosts.get(i).is_some_and(|h| {
+            let loopback = h
+                .address
+                .parse()
+                .is_ok_and(|ip: std::net::IpAddr| ip.is_loopback());
+            (h.address == "localhost" || loopback) && local_engine(h.docker.as_deref())
+        })
     };
     let mut sets: Vec<(String, &str)> = Vec::new();
     for (i, h) in spec.hosts.iter().enumerate() {

@@ -360,7 +360,7 @@ impl Plan {
             super::reach::check_clients_reach(spec, &plan)?;
             return Ok(plan);
         }
-        let mut notes = Vec::new();
+        let notes = &mut plan.notes;
         let multi_host = placement(spec, opts)?;
         plan.multi_host = multi_host;
         if opts.backend == BackendKind::Process && spec.memory_limit_gb.is_some() {
@@ -369,13 +369,12 @@ impl Plan {
             );
         }
         if opts.backend == BackendKind::Docker {
-            check_image(spec, multi_host, &mut notes)?;
+            check_image(spec, multi_host, notes)?;
         }
-        let programs = match opts.backend {
-            BackendKind::Process => Some(resolve_binaries(spec.kind, opts)?),
-            _ => None,
-        };
-        let sizing = Sizing::of(spec, opts, &mut notes)?;
+        let programs = (opts.backend == BackendKind::Process)
+            .then(|| resolve_binaries(spec.kind, opts))
+            .transpose()?;
+        let sizing = Sizing::of(spec, opts, notes)?;
         if opts.backend == BackendKind::Docker
             && multi_host
             && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none())
@@ -392,7 +391,7 @@ impl Plan {
             Kind::Standalone => vec![ctx.standalone(&sizing)],
             Kind::Sharded => ctx.sharded(&sizing, &plan.config_set),
         };
-        plan.memory = sizing.host_memory(spec, &plan.members, &mut notes);
+        plan.memory = sizing.host_memory(spec, &plan.members, &mut plan.notes);
         for m in &plan.members {
             check_dns_name(
                 &m.member_host,
@@ -403,7 +402,6 @@ impl Plan {
             }
         }
         super::reach::check_clients_reach(spec, &plan)?;
-        plan.notes = notes;
         Ok(plan)
     }
 

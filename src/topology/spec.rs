@@ -658,23 +658,23 @@ fn clients(
 /// What only the whole topology shows: its ports run past 65535, or a host's memory budget
 /// cannot hold its mongods' caches (every cache at least 0.25 GB).
 fn check_fits(spec: &TopologySpec, raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
-    let last_port = u32::from(spec.base_port) + spec.port_count() - 1;
-    if last_port > 65535 {
+    let (count, base) = (spec.port_count(), spec.base_port);
+    if u32::from(base) + count - 1 > 65535 {
         let span = raw.base_port.as_ref().map(|p| p.span()).unwrap_or(0..0);
-        return Err(ctx.err(
-            &span,
-            "base_port",
-            format!(
-                "{} ports from {} run past 65535",
-                spec.port_count(),
-                spec.base_port
-            ),
-        ));
+        let message = format!("{count} ports from {base} run past 65535");
+        return Err(ctx.err(&span, "base_port", message));
     }
     for (i, h) in spec.hosts.iter().enumerate() {
         if let Some(budget) = h.memory_budget_gb {
+            // Every mongod on the host gets its cache (explicit or the 0.25 GB floor).
             let n = spec.mongods_on_host(i);
-            let needed = needed_cache(spec, i);
+            let configs = match (spec.kind, i) {
+                (Kind::Sharded, 0) => spec.config_servers.members,
+                _ => 0,
+            };
+            let per = spec.cache_gb.unwrap_or(MIN_CACHE_GB);
+            let needed =
+                per * f64::from(n - configs) + spec.config_servers.cache_gb * f64::from(configs);
             if needed > budget + 1e-9 {
                 let span = raw
                     .hosts
@@ -711,17 +711,6 @@ fn check_client_engine(endpoint: &str) -> Result<(), String> {
             "scheme {other}:// is not a Docker endpoint: use unix://, tcp:// or http://"
         )),
     }
-}
-
-/// Smallest budget that gives every mongod on host `i` its cache (explicit or the 0.25 GB floor).
-fn needed_cache(spec: &TopologySpec, i: usize) -> f64 {
-    let configs = match (spec.kind, i) {
-        (Kind::Sharded, 0) => spec.config_servers.members,
-        _ => 0,
-    };
-    let data_mongods = spec.mongods_on_host(i) - configs;
-    let per = spec.cache_gb.unwrap_or(MIN_CACHE_GB);
-    per * f64::from(data_mongods) + spec.config_servers.cache_gb * f64::from(configs)
 }
 
 fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, TopologyError> {
