@@ -34,12 +34,10 @@ impl ProcessLauncher {
         }
         let mut versions = std::collections::BTreeMap::new();
         for m in &plan.members {
-            let program = m.argv.first().cloned().unwrap_or_default();
-            let key = m.role.program();
-            if versions.contains_key(key) {
-                continue;
+            if !versions.contains_key(m.role.program()) {
+                let program = m.argv.first().map_or("", String::as_str);
+                versions.insert(m.role.program().to_string(), binary_version(program).await?);
             }
-            versions.insert(key.to_string(), binary_version(&program).await?);
         }
         // Flags this binary's version no longer accepts: named now, not as a start-up failure.
         if let Some(v) = versions.get("mongod") {

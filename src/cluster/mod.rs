@@ -554,13 +554,10 @@ pub async fn add_shard(
     let mut backoff = Backoff::up_to(Duration::from_millis(500));
     loop {
         let cmd = doc! {"addShard": connection, "name": name};
-        let outcome = client.database("admin").run_command(cmd).await;
-        let err = match outcome {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
+        let Err(err) = client.database("admin").run_command(cmd).await else {
+            return Ok(());
         };
-        let retry = matches!(error_code(&err), Some(133) | Some(202) | Some(6) | Some(7))
-            || is_network_like(&err);
+        let retry = matches!(error_code(&err), Some(133 | 202 | 6 | 7)) || is_network_like(&err);
         if !retry {
             return Err(ClusterError::command("addShard", mongos, &err));
         }

@@ -17,9 +17,9 @@ pub(crate) struct RemovedFlag {
     pub version: String,
 }
 
-/// `(flag, refused from (major, minor), refused only with these values (empty = any), why)`.
+/// `(flags, refused from (major, minor), refused only with these values (empty = any), why)`.
 type Removal = (
-    &'static str,
+    &'static [&'static str],
     (u32, u32),
     &'static [&'static str],
     &'static str,
@@ -27,46 +27,38 @@ type Removal = (
 
 const REMOVED: &[Removal] = &[
     (
-        "--nojournal",
+        &["--nojournal", "--journal"],
         (6, 1),
         &[],
         "journaling is always on from 6.1",
     ),
-    ("--journal", (6, 1), &[], "journaling is always on from 6.1"),
     (
-        "--enableMajorityReadConcern",
+        &["--enableMajorityReadConcern"],
         (5, 0),
         &["false", "0"],
         "majority read concern cannot be disabled from 5.0",
     ),
     (
-        "--noIndexBuildRetry",
+        &["--noIndexBuildRetry"],
         (4, 4),
         &[],
         "index builds resume on their own from 4.4",
     ),
     (
-        "--storageEngine",
+        &["--storageEngine"],
         (4, 2),
         &["mmapv1"],
         "MMAPv1 was removed in 4.2",
     ),
-    ("--smallfiles", (4, 2), &[], "an MMAPv1 option"),
+    (&["--smallfiles"], (4, 2), &[], "an MMAPv1 option"),
     (
-        "--master",
+        &["--master", "--slave"],
         (4, 0),
         &[],
         "master-slave replication was removed",
     ),
     (
-        "--slave",
-        (4, 0),
-        &[],
-        "master-slave replication was removed",
-    ),
-    ("--rest", (3, 6), &[], "the HTTP interface was removed"),
-    (
-        "--httpinterface",
+        &["--rest", "--httpinterface"],
         (3, 6),
         &[],
         "the HTTP interface was removed",
@@ -139,7 +131,7 @@ pub(crate) fn check_mongod_args(args: &[String], version: Option<&str>) -> Resul
             None => (arg.as_str(), None),
         };
         for (removed, since, values, why) in REMOVED {
-            if flag != *removed || v < *since {
+            if !removed.contains(&flag) || v < *since {
                 continue;
             }
             let value = inline

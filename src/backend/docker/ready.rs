@@ -53,27 +53,19 @@ async fn ready(
         }
     }
     let mut engines = std::collections::BTreeMap::new();
+    let events = pulls.unwrap_or(&Discard);
     for (endpoint, image) in wanted {
-        let docker = match engines.get(&endpoint) {
-            Some(d) => d,
-            None => {
-                let d = super::connect(endpoint.as_deref())
-                    .await
-                    .map_err(|e| BackendError::BadInput(format!("--backend docker: {e}")))?;
-                engines.entry(endpoint.clone()).or_insert(d)
-            }
-        };
+        if !engines.contains_key(&endpoint) {
+            let d = super::connect(endpoint.as_deref())
+                .await
+                .map_err(|e| BackendError::BadInput(format!("--backend docker: {e}")))?;
+            engines.insert(endpoint.clone(), d);
+        }
+        let docker = &engines[&endpoint];
         if dry_run {
-            would_pull(
-                docker,
-                endpoint.as_deref(),
-                &image,
-                pulls.unwrap_or(&Discard),
-            )
-            .await;
+            would_pull(docker, endpoint.as_deref(), &image, events).await;
             continue;
         }
-        let events = pulls.unwrap_or(&Discard);
         super::ensure_image(docker, endpoint.as_deref(), &image, events)
             .await
             .map_err(|e| match image_flag {
@@ -98,29 +90,18 @@ async fn client_engines_ready(
         let docker = super::connect(Some(&c.docker))
             .await
             .map_err(|e| BackendError::BadInput(format!("{key}: {e}")))?;
+        let (endpoint, image) = (Some(c.docker.as_str()), &spec.client_image);
         if dry_run {
-            would_pull(
-                &docker,
-                Some(&c.docker),
-                &spec.client_image,
-                notes.unwrap_or(&Discard),
-            )
-            .await;
+            would_pull(&docker, endpoint, image, notes.unwrap_or(&Discard)).await;
             continue;
         }
-        super::ensure_image(
-            &docker,
-            Some(&c.docker),
-            &spec.client_image,
-            &Discard,
-        )
-            .await
-            .map_err(|e| {
-                BackendError::BadInput(format!(
-                    "{key}: client_image: {e}; build it on that engine with `DOCKER_HOST={} microshard standin image --tag {}`",
-                    c.docker, spec.client_image
-                ))
-            })?;
+        let pulled = super::ensure_image(&docker, endpoint, image, &Discard).await;
+        pulled.map_err(|e| {
+            BackendError::BadInput(format!(
+                "{key}: client_image: {e}; build it on that engine with `DOCKER_HOST={} microshard standin image --tag {image}`",
+                c.docker
+            ))
+        })?;
     }
     Ok(())
 }
