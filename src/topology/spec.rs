@@ -382,11 +382,9 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         Some(p) => ctx.within(p, "base_port", 1..=65535)? as u16,
         None => DEFAULT_BASE_PORT,
     };
+    let schemes = ["mongodb://", "mongodb+srv://"];
     let uri = match &raw.uri {
-        Some(u)
-            if !(u.get_ref().starts_with("mongodb://")
-                || u.get_ref().starts_with("mongodb+srv://")) =>
-        {
+        Some(u) if !schemes.iter().any(|s| u.get_ref().starts_with(s)) => {
             return Err(ctx.err(
                 &u.span(),
                 "uri",
