@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use rustix::thread::{CpuSet, sched_getaffinity};
+
 use super::{BackendKind, TopologySpec};
 
 /// True for the local Docker engine (no endpoint, or a unix socket).
@@ -14,21 +16,8 @@ pub(crate) fn local_engine(endpoint: Option<&str>) -> bool {
 /// The CPUs this process may run on (its affinity mask), which is what `sched_setaffinity` and
 /// Docker's `cpuset_cpus` accept here. `None` when the kernel does not say.
 pub(crate) fn cpus_here() -> Option<BTreeSet<usize>> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: the kernel writes at most the size we pass into the set we own.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return None;
-    }
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: CPU_ISSET reads the set initialised above, for indices below its capacity.
-    Some(
-        (0..max)
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-            .collect(),
-    )
+    let set = sched_getaffinity(None).ok()?;
+    Some((0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
 }
 
 /// Renders a CPU set as ranges (`0-3,6`) for messages.
