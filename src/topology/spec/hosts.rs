@@ -35,7 +35,7 @@ fn host(
     raw: &Spanned<RawHost>,
     ctx: &Ctx<'_>,
     per_host_dirs: u32,
-    seen: &mut HashSet<(String, Option<String>)>,
+    seen: &mut HashSet<(String, String)>,
 ) -> Result<HostSpec, TopologyError> {
     let span = raw.span();
     let h = raw.get_ref();
@@ -49,7 +49,8 @@ fn host(
         ));
     }
     let docker = h.docker.as_ref().map(|d| d.get_ref().clone());
-    if !seen.insert((address.clone(), docker.clone())) {
+    // No `docker` and `docker = ""` name the same engine here (the endpoint is checked below).
+    if !seen.insert((address.clone(), docker.clone().unwrap_or_default())) {
         return Err(ctx.err(
             &span,
             &format!("{key}.address"),
