@@ -528,19 +528,17 @@ fn remove_dirs(cluster: &RunningCluster) -> Vec<String> {
             Ok(meta) if !meta.is_dir() => std::fs::remove_file(d),
             _ => std::fs::remove_dir_all(d),
         };
-        match removed {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                let hint = if e.kind() == std::io::ErrorKind::PermissionDenied
-                    && cluster.backend == BackendKind::Docker
-                {
-                    " (files written by the container's mongod, uid 999: remove them as root)"
-                } else {
-                    ""
-                };
-                left.push(format!("{}: {e}{hint}", d.display()));
-            }
+        if let Err(e) = removed
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied
+                && cluster.backend == BackendKind::Docker
+            {
+                " (files written by the container's mongod, uid 999: remove them as root)"
+            } else {
+                ""
+            };
+            left.push(format!("{}: {e}{hint}", d.display()));
         }
     }
     left
