@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     ExperimentDir, Lab, Progress, Resolved, Start, SweepCommand, SweepTarget, Swept, resolve,
-    run_sweep, sweep_label, variant_label, where_of,
+    run_sweep, sweep_label, variant_label,
 };
 use crate::error::bad_input;
 use crate::experiment::results::{read_json, redact_property, write_json_atomic};
@@ -95,7 +95,7 @@ pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepCommand) -> anyho
 }
 
 fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> usize {
-    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
+    let where_ = cfg.where_();
     resolved
         .variants
         .iter()
@@ -158,7 +158,7 @@ pub(crate) fn stored_outcome(
             &variants,
             cfg.vary.as_ref(),
             cfg.repeat,
-            &where_of(&cfg.target, cfg.topology_name.as_ref()),
+            &cfg.where_(),
             sweep_label,
         ),
         topology: None,
