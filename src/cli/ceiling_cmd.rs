@@ -64,7 +64,11 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
             "the steps measured are kept in {}",
             dir.path().display()
         ))),
-        _ => crate::cli::verdicts::verdicts_exit(vec![record.finding()], Vec::new(), false),
+        _ => Err(crate::error::NotValid(format!(
+            "1 result(s) invalid or not run: {}",
+            record.finding()
+        ))
+        .into()),
     }
 }
 

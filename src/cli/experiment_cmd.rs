@@ -226,7 +226,7 @@ pub(crate) fn matrix_exit(
     ));
     let verdicts = outcome.verdicts(dir)?;
     printed?;
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// How a `compare` begins: a record read back by `--resume`, or a new one from the flags.
@@ -368,7 +368,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         swept.dir.path().display()
     ));
     let verdicts = swept.outcome.verdict_lines();
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, args.strict)
 }
 
 /// The sweep to measure: the command line's, checked, with the binaries directory to start

@@ -48,7 +48,7 @@ pub(crate) fn finished_sweep(
     let outcome = sweep::stored_outcome(dir, cfg)?;
     print_sweep(&outcome, columns)?;
     let verdicts = outcome.verdict_lines();
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// Whether a `compare --resume` has nothing left to measure: every cell has a file, none was
@@ -82,7 +82,7 @@ pub(crate) fn finished_compare(
     ));
     output::println(&report::render_dir(dir, format, false, columns)?)?;
     let verdicts = crate::experiment::compare::verdict_lines(dir)?;
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).

@@ -485,7 +485,7 @@ async fn sweep_on_topology<L: Lab>(
         keep_partial: false,
     };
     let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
-    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead()) {
+    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead.as_deref()) {
         return Ok(Err(Dead {
             reason: reason.to_string(),
         }));
@@ -569,20 +569,14 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     let mut lines = VerdictLines::default();
     let cmd = dir.config()?.command;
     for c in dir.cells()? {
-        let v = &c.summary.validity;
-        let line = format!(
-            "{} {} #{} is {}: {}",
-            cmd.topology_name(&c.cell.topology),
-            c.cell.scenario,
-            c.cell.repeat,
-            v.verdict,
-            v.summary()
+        let (v, id) = (&c.summary.validity, &c.cell);
+        let cell = format!(
+            "{} {} #{}",
+            cmd.topology_name(&id.topology),
+            id.scenario,
+            id.repeat
         );
-        match v.verdict {
-            Verdict::Valid => {}
-            Verdict::Degraded => lines.degraded.push(line),
-            Verdict::Invalid => lines.invalid.push(line),
-        }
+        lines.push(v, &format!("{cell} is {}: {}", v.verdict, v.summary()));
     }
     for n in dir.not_run() {
         lines.invalid.push(format!(

@@ -486,13 +486,6 @@ pub struct NotRunPoint {
     pub reason: String,
 }
 
-impl SweepFile {
-    /// Why the rest of this curve's topology was not measured, when a member died during it.
-    pub(crate) fn dead(&self) -> Option<&str> {
-        self.dead.as_deref()
-    }
-}
-
 /// A property and the values a sweep tries it at (`--vary readbatchsize=1,10,20`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Vary {
@@ -588,18 +581,8 @@ impl SweepOutcome {
         for (_, c) in &self.curves {
             for p in &c.points {
                 let v = &p.summary.validity;
-                let line = format!(
-                    "{} at {} threads is {}: {}",
-                    c.label,
-                    p.threads,
-                    v.verdict,
-                    v.summary()
-                );
-                match v.verdict {
-                    crate::measure::validity::Verdict::Valid => {}
-                    crate::measure::validity::Verdict::Degraded => lines.degraded.push(line),
-                    crate::measure::validity::Verdict::Invalid => lines.invalid.push(line),
-                }
+                let line = format!("{} at {} threads", c.label, p.threads);
+                lines.push(v, &format!("{line} is {}: {}", v.verdict, v.summary()));
             }
             for n in &c.not_run {
                 lines.invalid.push(format!(
@@ -643,4 +626,16 @@ pub(crate) struct VerdictLines {
     pub invalid: Vec<String>,
     /// Degraded cells (a caveat: exit 0 unless `--strict`).
     pub degraded: Vec<String>,
+}
+
+impl VerdictLines {
+    /// Adds `line` to the lines of its result's verdict (none for a valid one).
+    pub(crate) fn push(&mut self, validity: &crate::measure::validity::Validity, line: &str) {
+        use crate::measure::validity::Verdict;
+        match validity.verdict {
+            Verdict::Valid => {}
+            Verdict::Degraded => self.degraded.push(line.to_string()),
+            Verdict::Invalid => self.invalid.push(line.to_string()),
+        }
+    }
 }

@@ -101,17 +101,7 @@ impl ExperimentDir {
     pub fn create(root: &Path, name: &str) -> Result<ExperimentDir, ResultsError> {
         fs::create_dir_all(root).map_err(io_err(root))?;
         let stamp = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let base = format!("{stamp}-{safe}");
+        let base = format!("{stamp}-{}", keep_chars(name, "-_"));
         for attempt in 0..1000u32 {
             let candidate = if attempt == 0 {
                 root.join(&base)
@@ -193,11 +183,7 @@ impl ExperimentDir {
                 props.iter().map(|(k, v, _)| (k, redact_property(k, v))),
             );
         }
-        for given in stored.command.workload.overrides.iter_mut() {
-            if let Some((k, v)) = given.split_once('=') {
-                *given = format!("{k}={}", redact_property(k, v));
-            }
-        }
+        redact_overrides(&mut stored.command.workload.overrides);
         write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
     }
 
@@ -421,6 +407,15 @@ pub(crate) fn redact_property(key: &str, value: &str) -> String {
     }
 }
 
+/// `-p KEY=VALUE` overrides as they may be written to disk ([`redact_property`]).
+pub(crate) fn redact_overrides(overrides: &mut [String]) {
+    for o in overrides {
+        if let Some((k, v)) = o.split_once('=') {
+            *o = format!("{k}={}", redact_property(k, v));
+        }
+    }
+}
+
 /// The name of the link under the results root that points at the newest experiment directory,
 /// so a write-up's commands can say `results/latest` instead of a dated name.
 pub(crate) const LATEST_LINK: &str = "latest";
@@ -512,17 +507,15 @@ pub(crate) fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 pub(crate) fn sanitize(name: &str) -> String {
+    keep_chars(name, "-_.").trim_start_matches('.').to_string()
+}
+
+/// `name` with every character but ASCII letters, digits and those of `keep` made `_`.
+pub(crate) fn keep_chars(name: &str, keep: &str) -> String {
+    let keep = |c: char| c.is_ascii_alphanumeric() || keep.contains(c);
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_start_matches('.')
-        .to_string()
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect()
 }
 
 /// Serialises `value` as pretty JSON to `path` through a temporary file and a rename.

@@ -775,16 +775,7 @@ pub(crate) fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repea
 
 /// A sweep curve's name as a file label: letters, digits and `-`, everything else `_`.
 pub(crate) fn sweep_label(where_: &str) -> String {
-    where_
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::results::keep_chars(where_, "-")
 }
 
 #[cfg(test)]

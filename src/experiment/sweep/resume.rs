@@ -11,7 +11,7 @@ use super::{
     run_sweep, sweep_label, variant_label,
 };
 use crate::error::bad_input;
-use crate::experiment::results::{read_json, redact_property, write_json_atomic};
+use crate::experiment::results::{read_json, redact_overrides, write_json_atomic};
 
 /// The file holding what a sweep was asked to do.
 pub(crate) const REQUEST_FILE: &str = "sweep-request.json";
@@ -29,11 +29,7 @@ pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepCommand) -> anyhow::
     if let SweepTarget::Uri(u) = &mut stored.target {
         *u = crate::redact::redact_uri(u);
     }
-    for o in stored.workload_flags.overrides.iter_mut() {
-        if let Some((k, v)) = o.split_once('=') {
-            *o = format!("{k}={}", redact_property(k, v));
-        }
-    }
+    redact_overrides(&mut stored.workload_flags.overrides);
     write_json_atomic(&dir.path().join(REQUEST_FILE), &stored)?;
     Ok(())
 }
