@@ -21,7 +21,7 @@ use crate::measure::validity::Verdict;
 
 mod ceilings;
 mod cell;
-use cell::{Cell, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
+use cell::{Cell, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -407,14 +407,10 @@ async fn run_topology<L: Lab>(
             finished,
             props,
         };
-        let Some(m) = measure_cell(lab, deployment, config, &cell, cancel, progress).await? else {
+        let measuring = measure_cell(lab, deployment, config, &cell, cancel, progress);
+        let Some((measured, dead, server)) = measuring.await? else {
             return Ok(None);
         };
-        let MeasuredCell {
-            measured,
-            dead,
-            server,
-        } = m;
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }

@@ -189,19 +189,10 @@ fn write_export(
     })
 }
 
-/// A cell measured: the measurement, the member it found dead (if any) and the servers'
-/// metrics (when they were watched and answered at the end).
-pub(super) struct MeasuredCell {
-    /// The measurement.
-    pub(super) measured: Measured,
-    /// A member found dead during the cell.
-    pub(super) dead: Option<Dead>,
-    /// The servers' metrics over the cell.
-    pub(super) server: Option<ServerMetrics>,
-}
-
 /// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
-/// stored yet. `None` when Ctrl-C cut it short (nothing is recorded for it).
+/// stored yet: the measurement, the member it found dead (if any) and the servers' metrics
+/// (when they were watched and answered at the end). `None` when Ctrl-C cut it short (nothing
+/// is recorded for it).
 pub(super) async fn measure_cell<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
@@ -209,7 +200,7 @@ pub(super) async fn measure_cell<L: Lab>(
     cell: &Cell<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Option<MeasuredCell>> {
+) -> anyhow::Result<Option<(Measured, Option<Dead>, Option<ServerMetrics>)>> {
     let topology = &deployment.topology;
     let phase = cell.phase();
     let expected = match cell.is_load {
@@ -255,11 +246,7 @@ pub(super) async fn measure_cell<L: Lab>(
         Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
         _ => None,
     };
-    Ok(Some(MeasuredCell {
-        measured,
-        dead,
-        server,
-    }))
+    Ok(Some((measured, dead, server)))
 }
 
 /// The servers watched over one cell: each shard at its primary of now (an election may have
@@ -349,11 +336,29 @@ impl CellWatch {
     ) -> ServerMetrics {
         let (watched, before) = self.followed(deployment).await;
         let after = metrics::snapshot_all(&watched).await;
-        let mut m = server_metrics(deployment, &watched, before, after, props).await;
-        m.primaries = self.primaries;
-        for (member, samples) in m.members.iter_mut().zip(samples) {
-            member.samples = samples;
-        }
+        let members = (watched.iter())
+            .zip(before.into_iter().chain(std::iter::repeat(None)))
+            .zip(after.into_iter().chain(std::iter::repeat(None)))
+            .zip(samples.into_iter().chain(std::iter::repeat_with(Vec::new)))
+            .map(|(((w, b), a), samples)| MemberMetrics {
+                name: w.name.clone(),
+                role: w.role.clone(),
+                before: b,
+                after: a,
+                samples,
+            })
+            .collect();
+        let table = props.text(&prop::TABLE);
+        // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
+        // `mongodb.url` says (FIDELITY-2 N6).
+        let mut m = ServerMetrics {
+            members,
+            shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table)
+                .await,
+            primaries: self.primaries,
+            ..Default::default()
+        };
+        m.finish();
         m
     }
 }
@@ -366,38 +371,6 @@ pub(super) fn sample_interval(props: &Properties, duration_s: Option<u64>) -> Du
         .unwrap_or(prop::STATUS_INTERVAL.default);
     let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
     Duration::from_secs(status.min(cap).max(1))
-}
-
-/// Before/after counters, per-shard shares and warnings for one cell.
-pub(super) async fn server_metrics(
-    deployment: &Deployment,
-    watched: &[metrics::Watched],
-    before: Vec<Option<metrics::StatusSnapshot>>,
-    after: Vec<Option<metrics::StatusSnapshot>>,
-    props: &Properties,
-) -> ServerMetrics {
-    let members = watched
-        .iter()
-        .zip(before.into_iter().chain(std::iter::repeat(None)))
-        .zip(after.into_iter().chain(std::iter::repeat(None)))
-        .map(|((w, b), a)| MemberMetrics {
-            name: w.name.clone(),
-            role: w.role.clone(),
-            before: b,
-            after: a,
-            samples: Vec::new(),
-        })
-        .collect();
-    let table = props.text(&prop::TABLE);
-    // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
-    // `mongodb.url` says (FIDELITY-2 N6).
-    let mut m = ServerMetrics {
-        members,
-        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table).await,
-        ..Default::default()
-    };
-    m.finish();
-    m
 }
 
 /// The cell's client against its server ([`crosscheck::check_cell`]): the check, and its
