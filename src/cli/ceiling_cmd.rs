@@ -29,7 +29,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let mut cfg = args.asked.checked()?;
     crate::writable::dir("--out", &cfg.results_root)?;
-    cfg.servers.standin_to_link()?;
+    cfg.servers.take_standin(false)?;
     let (name, _, scale_note) = ceiling::resolve(&cfg)?;
     let specs = super::experiment_cmd::target_preflight(
         &cfg.target,

@@ -268,13 +268,13 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 );
             }
             let mut given = asked;
-            given.servers.link_standin()?;
+            given.servers.take_standin(true)?;
             Start::Resumed(compare::resume(path, &given, args.remeasure_invalid)?)
         }
         None => {
             crate::writable::dir("--out", &args.out)?;
             let mut command = asked;
-            command.servers.standin_to_link()?;
+            command.servers.take_standin(false)?;
             Start::New(command)
         }
     };
@@ -380,7 +380,7 @@ fn sweep_request(asked: SweepCommand) -> anyhow::Result<(SweepCommand, Option<Ex
     }
     let mut cfg = asked.checked()?;
     crate::writable::dir("--out", &cfg.results_root)?;
-    cfg.servers.standin_to_link()?;
+    cfg.servers.take_standin(false)?;
     Ok((cfg, None))
 }
 

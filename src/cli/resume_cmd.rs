@@ -21,7 +21,7 @@ pub(crate) fn reopen_sweep(
             .map_err(|e| crate::error::bad_input(format!("--resume: {e}")))?;
     }
     given.servers = given.servers.checked()?;
-    given.servers.link_standin()?;
+    given.servers.take_standin(true)?;
     let (dir, cfg) = sweep::reopen(path, &given)?;
     crate::writable::dir("--resume", dir.path())?;
     if let Some(gone) = cfg.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
