@@ -321,8 +321,18 @@ async fn run_sweep<L: Lab>(
         file_label: sweep_label,
         keep_partial: true,
     };
-    let load = load.then_some(&resolved.base);
-    let result = load_and_measure(lab, &dir, &deployment, load, &curves, cancel, progress).await;
+    // The data is loaded first (not with `--no-load`, nor when a resume finds it in place).
+    let result = async {
+        if load {
+            let bar = progress.phase(&format!("{where_}: load"), None);
+            let m = lab
+                .run(&deployment, &resolved.base, Phase::Load, cancel)
+                .await?;
+            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        }
+        measure_curves(lab, &dir, &deployment, &curves, cancel, progress).await
+    }
+    .await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -416,25 +426,6 @@ pub(super) async fn reach_target<L: Lab>(
             None,
         ),
     })
-}
-
-/// Loads the data (`load`: not with `--no-load`, nor when a resume finds it in place), then
-/// measures every curve.
-async fn load_and_measure<L: Lab>(
-    lab: &mut L,
-    dir: &ExperimentDir,
-    deployment: &Deployment,
-    load: Option<&Properties>,
-    curves: &Curves<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
-    if let Some(base) = load {
-        let bar = progress.phase(&format!("{}: load", curves.file_base), None);
-        let m = lab.run(deployment, base, Phase::Load, cancel).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-    }
-    measure_curves(lab, dir, deployment, curves, cancel, progress).await
 }
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload

@@ -23,7 +23,7 @@ use super::results::{ExperimentDir, write_json_atomic};
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
-pub(crate) use driver::{SearchOn, Searched, find};
+pub(crate) use driver::{SearchOn, find};
 use search::{micros, thousands};
 
 /// The schema of `ceiling.json`.
@@ -305,7 +305,16 @@ pub(crate) async fn ceiling_with<L: Lab>(
         record_path: dir.path().join("ceiling.json"),
         where_: &where_,
     };
-    let searched = load_and_search(lab, &on, cfg.no_load, &mut record, cancel, progress).await;
+    // The data is loaded first, unless `--no-load`.
+    let searched = async {
+        if !cfg.no_load {
+            let bar = progress.phase(&format!("{where_}: load"), None);
+            let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
+            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        }
+        find(lab, &on, &mut record, cancel, progress).await
+    }
+    .await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -358,21 +367,4 @@ pub(crate) fn stored(dir: &ExperimentDir) -> Vec<CeilingRecord> {
     files.sort();
     let read = |f: &PathBuf| super::results::read_json(f).ok();
     files.iter().filter_map(read).collect()
-}
-
-/// Loads the data (unless `--no-load`), then searches.
-async fn load_and_search<L: Lab>(
-    lab: &mut L,
-    on: &SearchOn<'_>,
-    no_load: bool,
-    record: &mut CeilingRecord,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Searched> {
-    if !no_load {
-        let bar = progress.phase(&format!("{}: load", on.where_), None);
-        let m = lab.run(on.deployment, on.base, Phase::Load, cancel).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-    }
-    find(lab, on, record, cancel, progress).await
 }
