@@ -237,17 +237,6 @@ enum Start {
     New(CompareCommand),
 }
 
-impl Start {
-    /// Names the record's topologies from the specs the servers check loaded (a resumed record
-    /// keeps the names it stored).
-    fn name_topologies(&mut self, specs: &[crate::topology::TopologySpec]) {
-        match self {
-            Start::Resumed(p) => p.config.command.name_topologies(specs),
-            Start::New(command) => command.name_topologies(specs),
-        }
-    }
-}
-
 /// Runs an experiment.
 pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
@@ -296,7 +285,12 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         scenarios: matches!(start, Start::New(_)).then_some(command),
     })
     .await?;
-    start.name_topologies(&specs);
+    // The record's topologies named as the servers check loaded them (a resumed record keeps
+    // the names it stored).
+    match &mut start {
+        Start::Resumed(p) => p.config.command.name_topologies(&specs),
+        Start::New(command) => command.name_topologies(&specs),
+    }
     if let (true, Start::New(command)) = (args.dry_run, &start) {
         output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
@@ -330,7 +324,19 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (mut cfg, resumed) = sweep_request(args.asked)?;
+    // The command line's sweep, checked, or with `--resume` the stored one (and its directory).
+    let (mut cfg, resumed) = match args.asked.resume.clone() {
+        Some(path) => {
+            let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, args.asked)?;
+            (cfg, Some(dir))
+        }
+        None => {
+            let mut cfg = args.asked.checked()?;
+            crate::writable::dir("--out", &cfg.results_root)?;
+            cfg.servers.take_standin(false)?;
+            (cfg, None)
+        }
+    };
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
@@ -369,19 +375,6 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     ));
     let verdicts = swept.outcome.verdict_lines();
     crate::cli::verdicts::verdicts_exit(verdicts, args.strict)
-}
-
-/// The sweep to measure: the command line's, checked, with the binaries directory to start
-/// from; or with `--resume` the stored one (and its directory).
-fn sweep_request(asked: SweepCommand) -> anyhow::Result<(SweepCommand, Option<ExperimentDir>)> {
-    if let Some(path) = asked.resume.clone() {
-        let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, asked)?;
-        return Ok((cfg, Some(dir)));
-    }
-    let mut cfg = asked.checked()?;
-    crate::writable::dir("--out", &cfg.results_root)?;
-    cfg.servers.take_standin(false)?;
-    Ok((cfg, None))
 }
 
 /// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's
