@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::lab::{Dead, Deployment, Lab};
+use super::lab::{Deployment, Lab};
 use super::model::{
     CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
     NotRun, VerdictLines,
@@ -329,7 +329,7 @@ async fn run_turn<L: Lab>(
             progress.line(&format!(
                 "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
                 skipped.len(),
-                dead.reason
+                dead
             ));
             outcome.not_run.extend(skipped);
             Ok(())
@@ -358,14 +358,14 @@ fn skip_the_rest(
     dir: &ExperimentDir,
     session: u32,
     ids: &[CellId],
-    dead: &Dead,
+    dead: &str,
 ) -> anyhow::Result<Vec<NotRun>> {
     let rest: Vec<NotRun> = ids
         .iter()
         .filter(|id| !dir.is_finished(id))
         .map(|id| NotRun {
             cell: id.clone(),
-            reason: dead.reason.clone(),
+            reason: dead.to_string(),
             session,
         })
         .collect();
@@ -382,7 +382,7 @@ async fn run_topology<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
-) -> anyhow::Result<Option<Dead>> {
+) -> anyhow::Result<Option<String>> {
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
@@ -452,7 +452,7 @@ async fn sweep_on_topology<L: Lab>(
     deployment: &Deployment,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Result<Option<u32>, Dead>> {
+) -> anyhow::Result<Result<Option<u32>, String>> {
     let cmd = &config.command;
     let topology = &deployment.topology;
     let Some(run_scenario) = cmd.scenarios.get(1) else {
@@ -482,9 +482,7 @@ async fn sweep_on_topology<L: Lab>(
     };
     let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
     if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead.as_deref()) {
-        return Ok(Err(Dead {
-            reason: reason.to_string(),
-        }));
+        return Ok(Err(reason.to_string()));
     }
     if cancel.is_cancelled() {
         return Ok(Ok(None));

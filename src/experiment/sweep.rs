@@ -418,10 +418,7 @@ pub(super) async fn reach_target<L: Lab>(
                     role: "entry".into(),
                     uri: u.clone(),
                 }],
-                members: Vec::new(),
-                plan: None,
-                server_versions: Default::default(),
-                default_write_concern: None,
+                ..Default::default()
             },
             None,
         ),
@@ -700,7 +697,7 @@ async fn sweep_points<L: Lab>(
             break;
         }
         let mut m = measured.with_context(|| format!("sweep at {n} threads"))?;
-        let died = super::lab::Dead::of(&m.document, &format!("{n} threads"));
+        let died = super::lab::dead_member(&m.document, &format!("{n} threads"));
         bar.finish(&match &died {
             Some(_) => "ended early: a member is dead".to_string(),
             None => format!("{:.0} ops/s", m.summary.throughput),
@@ -718,7 +715,7 @@ async fn sweep_points<L: Lab>(
             crosscheck,
         });
         // The dead point itself is kept (invalid); the points after it are not run.
-        dead = died.map(|d| d.reason);
+        dead = died;
     }
     Ok((points, not_run, dead))
 }

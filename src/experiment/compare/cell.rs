@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::experiment::crosscheck;
 use crate::experiment::facts;
-use crate::experiment::lab::{Dead, Deployment, Lab, Measured};
+use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
 use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
@@ -200,7 +200,7 @@ pub(super) async fn measure_cell<L: Lab>(
     cell: &Cell<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Option<(Measured, Option<Dead>, Option<ServerMetrics>)>> {
+) -> anyhow::Result<Option<(Measured, Option<String>, Option<ServerMetrics>)>> {
     let topology = &deployment.topology;
     let phase = cell.phase();
     let expected = match cell.is_load {
@@ -232,7 +232,7 @@ pub(super) async fn measure_cell<L: Lab>(
             return Err(e.context(format!("{} {}", cell.id.scenario, phase.name())));
         }
     };
-    let dead = Dead::of(&measured.document, &cell.id.scenario);
+    let dead = dead_member(&measured.document, &cell.id.scenario);
     bar.finish(&match &dead {
         Some(_) => "ended early: a member is dead".to_string(),
         None => format!("{:.0} ops/s", measured.summary.throughput),
