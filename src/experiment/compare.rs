@@ -18,6 +18,7 @@ use super::scenario::{self, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
+use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
 mod cell;
@@ -701,10 +702,7 @@ pub(crate) fn check_scenarios(
         .collect();
     for (name, props) in &resolved {
         // A thread count that does not parse is refused just below, naming its origin.
-        let threads = props
-            .value(&crate::workload::prop::THREADCOUNT)
-            .ok()
-            .filter(|n| *n >= 1);
+        let threads = props.value(&THREADCOUNT).ok().filter(|n| *n >= 1);
         if let Some(threads) = threads
             && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
         {
@@ -719,23 +717,16 @@ pub(crate) fn check_scenarios(
         props
             .periods_bounded()
             .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
-        if let Some(t) = props.get(crate::workload::prop::THREADCOUNT.name) {
-            let origin = if overrides
-                .iter()
-                .any(|(k, _)| k == crate::workload::prop::THREADCOUNT.name)
-            {
-                "-p threadcount"
-            } else {
-                "property threadcount"
+        if let Some(t) = props.get(THREADCOUNT.name)
+            && !t.trim().parse::<u64>().is_ok_and(|n| n >= 1)
+        {
+            let origin = match overrides.iter().any(|(k, _)| k == THREADCOUNT.name) {
+                true => "-p threadcount",
+                false => "property threadcount",
             };
-            match t.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => {}
-                _ => {
-                    return Err(bad_input(format!(
-                        "scenario {name}: {origin}={t}: must be a whole number of at least 1"
-                    )));
-                }
-            }
+            return Err(bad_input(format!(
+                "scenario {name}: {origin}={t}: must be a whole number of at least 1"
+            )));
         }
     }
     // The first scenario is the load phase: each client loads its own part of the keys.
