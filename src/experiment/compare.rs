@@ -326,7 +326,8 @@ async fn run_turn<L: Lab>(
     };
     let result = match result {
         Ok(Some(dead)) => {
-            let skipped = skip_the_rest(turn.dir, config.session(), turn.ids, &dead)?;
+            let rest = (turn.ids.iter()).filter(|id| !turn.dir.is_finished(id));
+            let skipped = record_not_run(turn.dir, config.session(), rest, &dead)?;
             progress.line(&format!(
                 "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
                 skipped.len(),
@@ -354,19 +355,17 @@ async fn run_turn<L: Lab>(
     Ok(())
 }
 
-/// Records every cell of `ids` that is not finished as not run for `dead`'s reason.
-fn skip_the_rest(
+/// Records the cells `ids` as not run in `session` for `reason`.
+fn record_not_run<'a>(
     dir: &ExperimentDir,
     session: u32,
-    ids: &[CellId],
-    dead: &str,
+    ids: impl Iterator<Item = &'a CellId>,
+    reason: &str,
 ) -> anyhow::Result<Vec<NotRun>> {
     let rest: Vec<NotRun> = ids
-        .iter()
-        .filter(|id| !dir.is_finished(id))
         .map(|id| NotRun {
             cell: id.clone(),
-            reason: dead.to_string(),
+            reason: reason.to_string(),
             session,
         })
         .collect();
