@@ -335,22 +335,18 @@ impl ExperimentDir {
         }
         let not_run = self.not_run();
         let cmd = &config.command;
-        let mut out = Vec::new();
-        for repeat in 1..=cmd.repeat {
-            for topology in &cmd.topologies {
-                for scenario in &cmd.scenarios {
-                    let id = CellId {
-                        topology: topology.clone(),
-                        scenario: scenario.clone(),
-                        repeat,
-                    };
-                    if !self.cell_path(&id).exists() && !not_run.iter().any(|n| n.cell == id) {
-                        out.push(id);
-                    }
-                }
-            }
-        }
-        out
+        let cells = (1..=cmd.repeat).flat_map(|repeat| {
+            (cmd.topologies.iter()).flat_map(move |t| {
+                (cmd.scenarios.iter()).map(move |s| CellId {
+                    topology: t.clone(),
+                    scenario: s.clone(),
+                    repeat,
+                })
+            })
+        });
+        cells
+            .filter(|id| !self.cell_path(id).exists() && !not_run.iter().any(|n| n.cell == *id))
+            .collect()
     }
 
     /// Records cells as not run (replacing an earlier record of the same cell).
@@ -559,26 +555,23 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
 /// Cell files of an experiment that `report` and `--resume` cannot use: unparsable, or written
 /// with a schema this version does not know. One line each, naming the file.
 pub(crate) fn damaged_cells(dir: &ExperimentDir) -> Vec<String> {
-    let mut out = Vec::new();
-    let root = dir.path().join(CELLS_DIR);
-    let Ok(topologies) = std::fs::read_dir(&root) else {
-        return out;
-    };
-    let mut files: Vec<PathBuf> = topologies
-        .flatten()
-        .map(|t| t.path())
-        .filter(|t| t.is_dir())
-        .filter_map(|t| std::fs::read_dir(t).ok())
+    let files = json_files_by_topology(&dir.path().join(CELLS_DIR));
+    let damaged = files.iter().filter_map(|f| Some((f, check_cell(f).err()?)));
+    damaged
+        .map(|(f, why)| format!("{}: {why}", f.display()))
+        .collect()
+}
+
+/// The `*.json` files of every directory in `root` (`cells/<topology>/`,
+/// `ceilings/<topology>/`), sorted; what cannot be read is left out.
+pub(crate) fn json_files_by_topology(root: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = (fs::read_dir(root).into_iter().flatten().flatten())
+        .filter_map(|t| fs::read_dir(t.path()).ok())
         .flat_map(|entries| entries.flatten().map(|e| e.path()))
         .filter(|f| f.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    for file in files {
-        if let Err(why) = check_cell(&file) {
-            out.push(format!("{}: {why}", file.display()));
-        }
-    }
-    out
+    files
 }
 
 fn check_cell(file: &Path) -> Result<(), String> {

@@ -356,15 +356,9 @@ impl CeilingRecord {
 /// scenario (`docs/result-schema.md`, "Ceilings in a compare").
 pub(crate) fn stored(dir: &ExperimentDir) -> Vec<CeilingRecord> {
     let root = dir.path().join(super::results::CEILINGS_DIR);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| std::fs::read_dir(t.ok()?.path()).ok())
-        .flatten()
-        .filter_map(|f| Some(f.ok()?.path()))
-        .filter(|f| f.extension().and_then(|e| e.to_str()) == Some("json"))
-        .collect();
-    files.sort();
-    let read = |f: &PathBuf| super::results::read_json(f).ok();
-    files.iter().filter_map(read).collect()
+    let files = super::results::json_files_by_topology(&root);
+    files
+        .iter()
+        .filter_map(|f| super::results::read_json(f).ok())
+        .collect()
 }
