@@ -69,9 +69,7 @@ impl Calibration {
             "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
             crate::measure::STANDIN_MARKER,
             self.ops_per_s,
-            self.cpu_us_per_op
-                .map(|c| format!("{c:.1}"))
-                .unwrap_or_else(|| "?".into()),
+            self.cpu_us_per_op.map_or("?".into(), |c| format!("{c:.1}")),
             self.threads,
             self.cpus,
             self.workload

@@ -508,21 +508,15 @@ pub(crate) async fn measure_curves<L: Lab>(
         let file = (c.file_label)(&name);
         let stored = dir.read_sweep(&file);
         if let Some(stored) = stored.clone().filter(|s| s.points.len() == c.threads.len()) {
+            let knee = stored.knee_threads.map_or("?".into(), |k| k.to_string());
             progress.line(&format!(
-                "microshard: {name}: using the stored sweep (knee {} threads)",
-                stored
-                    .knee_threads
-                    .map(|k| k.to_string())
-                    .unwrap_or_else(|| "?".into())
+                "microshard: {name}: using the stored sweep (knee {knee} threads)"
             ));
             curves.push((variant.clone(), stored));
             continue;
         }
         // `sweep --resume`: a curve Ctrl-C cut short keeps the points it measured.
-        let kept = match (c.keep_partial, stored) {
-            (true, Some(s)) if !s.points.is_empty() => s.points,
-            _ => Vec::new(),
-        };
+        let kept = (stored.filter(|_| c.keep_partial)).map_or(Vec::new(), |s| s.points);
         if !kept.is_empty() {
             progress.line(&format!(
                 "microshard: {name}: keeping the {} point(s) measured earlier",
