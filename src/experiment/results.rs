@@ -231,10 +231,8 @@ impl ExperimentDir {
     }
 
     /// Writes one cell's result the moment it is measured.
-    pub fn write_cell(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
-        let path = self.cell_path(&cell.cell);
-        write_json_atomic(&path, cell)?;
-        Ok(path)
+    pub fn write_cell(&self, cell: &CellFile) -> Result<(), ResultsError> {
+        write_json_atomic(&self.cell_path(&cell.cell), cell)
     }
 
     /// Reads one cell; `Ok(None)` when it was never written or is unreadable (then it is measured again).
@@ -282,10 +280,8 @@ impl ExperimentDir {
     }
 
     /// Stores a thread sweep.
-    pub fn write_sweep(&self, label: &str, sweep: &SweepFile) -> Result<PathBuf, ResultsError> {
-        let path = self.sweep_path(label);
-        write_json_atomic(&path, sweep)?;
-        Ok(path)
+    pub fn write_sweep(&self, label: &str, sweep: &SweepFile) -> Result<(), ResultsError> {
+        write_json_atomic(&self.sweep_path(label), sweep)
     }
 
     /// Reads a stored thread sweep, if there is one that parses.
@@ -372,7 +368,7 @@ impl ExperimentDir {
 
     /// Moves a cell's file into `earlier/` beside it (named after the session that measured it),
     /// so the cell is measured again while the earlier attempt is kept.
-    pub(crate) fn set_aside(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
+    pub(crate) fn set_aside(&self, cell: &CellFile) -> Result<(), ResultsError> {
         let path = self.cell_path(&cell.cell);
         let earlier = path
             .parent()
@@ -381,8 +377,7 @@ impl ExperimentDir {
         fs::create_dir_all(&earlier).map_err(io_err(&earlier))?;
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("cell");
         let to = earlier.join(format!("{stem}.session{}.json", cell.session));
-        fs::rename(&path, &to).map_err(io_err(&path))?;
-        Ok(to)
+        fs::rename(&path, &to).map_err(io_err(&path))
     }
 
     /// Writes any text file (a report, a chart) atomically inside the directory.
