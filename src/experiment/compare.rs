@@ -107,10 +107,9 @@ pub(crate) fn resolve(
 
 /// Creates the run directory and writes the record of a new experiment.
 pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
-    check_shape(cmd)?;
+    let (properties, scale_note) = resolve(cmd, at.workload_dir.as_deref())?;
     let mut cmd = cmd.clone();
     cmd.baseline = check_topology_names(&cmd)?;
-    let (properties, scale_note) = resolve(&cmd, at.workload_dir.as_deref())?;
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
         created: chrono::Utc::now().to_rfc3339(),
@@ -299,13 +298,11 @@ async fn run_turn<L: Lab>(
         None => format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat),
     };
     let bar = progress.phase(&format!("{label}: bring-up"), None);
-    let (deployment, handle) = match lab.up(turn.topology, cancel).await {
-        Ok(x) => {
-            bar.finish("up");
-            x
-        }
+    let up = lab.up(turn.topology, cancel).await;
+    bar.finish(if up.is_ok() { "up" } else { "failed" });
+    let (deployment, handle) = match up {
+        Ok(x) => x,
         Err(e) => {
-            bar.finish("failed");
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
                 return Ok(());
@@ -455,19 +452,16 @@ async fn sweep_on_topology<L: Lab>(
 ) -> anyhow::Result<Result<Option<u32>, String>> {
     let cmd = &config.command;
     let topology = &deployment.topology;
-    let Some(run_scenario) = cmd.scenarios.get(1) else {
-        return Ok(Ok(None));
-    };
-    let Some(mut base) = config.properties.get(run_scenario).cloned() else {
+    let scenario = |s: &String| Some((s.clone(), config.properties.get(s)?.clone()));
+    let run = cmd.scenarios.get(1).and_then(scenario);
+    let Some((run_scenario, mut base)) = run else {
         return Ok(Ok(None));
     };
     // The cells write the YCSB outputs asked for; the points of the sweep before them do not.
     place_outputs(&mut base, None)?;
     let base = &base;
-    let (variants, repeat) = match &cmd.vary {
-        Some(vary) => (sweep::variants(base, Some(vary), cmd.repeat)?, cmd.repeat),
-        None => (sweep::variants(base, None, 1)?, 1),
-    };
+    let repeat = if cmd.vary.is_some() { cmd.repeat } else { 1 };
+    let variants = sweep::variants(base, cmd.vary.as_ref(), repeat)?;
     let curves = sweep::Curves {
         variants: &variants,
         vary: cmd.vary.as_ref(),
