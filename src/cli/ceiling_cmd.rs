@@ -30,7 +30,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let mut cfg = args.asked.checked()?;
     crate::writable::dir("--out", &cfg.results_root)?;
     cfg.servers.take_standin(false)?;
-    let (name, _, scale_note) = ceiling::resolve(&cfg)?;
+    let one = ceiling::resolve(&cfg)?;
     let specs = super::experiment_cmd::target_preflight(
         &cfg.target,
         &cfg.servers,
@@ -40,7 +40,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     .await?;
     cfg.topology_name = cfg.target.loaded_name(&specs);
     if args.dry_run {
-        output::println(&plan(&cfg, &name, &scale_note))?;
+        output::println(&plan(&cfg, &one.name, &one.scale_note))?;
         return Ok(());
     }
     let mut lab = LiveLab::new(
@@ -50,7 +50,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         specs,
     );
     lab.events = progress.events();
-    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
     let text = crate::report::ceiling::render(&record);
     std::fs::write(dir.path().join("ceiling.txt"), &text)?;
     output::println(text.trim_end())?;

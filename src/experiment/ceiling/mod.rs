@@ -20,6 +20,7 @@ use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use super::lab::Lab;
 use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
+use super::scenario::OneWorkload;
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
@@ -268,26 +269,23 @@ impl CeilingRecord {
 }
 
 /// The workload at the chosen scale, with `-p` applied; bad input names the flag.
-pub(crate) fn resolve(
-    cfg: &CeilingCommand,
-) -> anyhow::Result<(String, crate::workload::Properties, String)> {
-    let one = cfg.workload_flags.one_workload(
+pub(crate) fn resolve(cfg: &CeilingCommand) -> anyhow::Result<OneWorkload> {
+    cfg.workload_flags.one_workload(
         &cfg.workload,
         "a ceiling search, whose steps would each overwrite the last one's files",
-    )?;
-    let base = one.base();
-    Ok((one.name, base, one.scale_note))
+    )
 }
 
-/// Runs a ceiling search and keeps it in a new run directory; returns the directory and the
-/// record (its outcome set).
+/// Runs a ceiling search of the workload [`resolve`] found and keeps it in a new run
+/// directory; returns the directory and the record (its outcome set).
 pub(crate) async fn ceiling_with<L: Lab>(
     lab: &mut L,
     cfg: &CeilingCommand,
+    one: OneWorkload,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
-    let (name, base, scale_note) = resolve(cfg)?;
+    let (base, name, scale_note) = (one.base(), one.name, one.scale_note);
     let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
     let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
