@@ -297,8 +297,7 @@ pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     if args.json {
         let mut v = Vec::new();
-        for c in &records {
-            let mut c = c.clone();
+        for mut c in records {
             c.entry_uri = c.entry_uri_redacted();
             c.plan.uri = c.plan.uri.as_deref().map(crate::redact::redact_uri);
             v.push(serde_json::to_value(&c)?);

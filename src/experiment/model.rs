@@ -555,13 +555,9 @@ pub(crate) struct SweepOutcome {
 impl SweepOutcome {
     /// The varied property's values in the order measured (`[None]` without `--vary`).
     pub(crate) fn values(&self) -> Vec<Option<String>> {
-        let mut values: Vec<Option<String>> = Vec::new();
-        for (v, _) in &self.curves {
-            if !values.contains(&v.value) {
-                values.push(v.value.clone());
-            }
-        }
-        values
+        let mut seen = std::collections::BTreeSet::new();
+        let values = self.curves.iter().map(|(v, _)| &v.value);
+        values.filter(|v| seen.insert(*v)).cloned().collect()
     }
 
     /// Repetitions per value.

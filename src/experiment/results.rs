@@ -71,12 +71,10 @@ fn known_names(known: &[String], name: &str) -> String {
     let guess = crate::suggest::closest(name, known, |k| k.as_str())
         .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
-    let mut names: Vec<&str> = Vec::new();
-    for k in known {
-        if !names.contains(&k.as_str()) {
-            names.push(k);
-        }
-    }
+    let mut seen = std::collections::BTreeSet::new();
+    let names: Vec<&str> = (known.iter().map(String::as_str))
+        .filter(|k| seen.insert(*k))
+        .collect();
     format!(
         " ({guess}there: {}, or `latest`, `previous`, or a directory)",
         names.join(", ")
