@@ -95,46 +95,34 @@ pub(super) fn place_outputs(
         props.remove(prop::EXPORTFILE.name);
         return Ok(());
     };
-    let on = |key: &str| {
-        props
-            .get(key)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    };
-    let asks = on(prop::HDRHISTOGRAM_FILEOUTPUT.name)
-        || props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
-        || props.contains(prop::EXPORTFILE.name);
-    if !asks {
+    let hdr = (props.get(prop::HDRHISTOGRAM_FILEOUTPUT.name))
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let raw = props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name);
+    let export = props.get(prop::EXPORTFILE.name).map(|asked| {
+        let ext = Path::new(asked).extension();
+        ext.map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default()
+    });
+    if !hdr && !raw && export.is_none() {
         return Ok(());
     }
     let stem = cell_file.with_extension("");
     let beside = |suffix: &str| format!("{}{suffix}", stem.display());
-    let dir = match on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
+    let dir = match hdr {
         true => beside(".hdr/"),
-        false => stem
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        false => (stem.parent()).map_or(String::new(), |p| p.display().to_string()),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {dir} for the cell's outputs: {e}"))?;
-    if on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
-        props.set(prop::HDRHISTOGRAM_OUTPUT_PATH.name, dir, Origin::Experiment);
+    let mut set = |key: &str, value: String| props.set(key, value, Origin::Experiment);
+    if hdr {
+        set(prop::HDRHISTOGRAM_OUTPUT_PATH.name, dir);
     }
-    if props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name) {
-        let raw = beside(".raw.txt");
-        props.set(
-            prop::MEASUREMENT_RAW_OUTPUT_FILE.name,
-            raw,
-            Origin::Experiment,
-        );
+    if raw {
+        set(prop::MEASUREMENT_RAW_OUTPUT_FILE.name, beside(".raw.txt"));
     }
-    if let Some(asked) = props.get(prop::EXPORTFILE.name) {
-        let ext = Path::new(asked)
-            .extension()
-            .map(|e| format!(".{}", e.to_string_lossy()))
-            .unwrap_or_default();
-        let export = beside(&format!(".export{ext}"));
-        props.set(prop::EXPORTFILE.name, export, Origin::Experiment);
+    if let Some(ext) = export {
+        set(prop::EXPORTFILE.name, beside(&format!(".export{ext}")));
     }
     Ok(())
 }
