@@ -245,11 +245,10 @@ impl Swept {
     /// The error an interrupted sweep ends with, after its reports are written: how far it got
     /// and the command that finishes it, keeping what was measured (NEWCOMER-2 #31).
     pub(crate) fn interrupted(&self) -> anyhow::Error {
-        let complete = self
-            .outcome
-            .curves
+        let (curves, threads) = (&self.outcome.curves, self.outcome.threads.len());
+        let complete = curves
             .iter()
-            .filter(|(_, s)| s.points.len() == self.outcome.threads.len())
+            .filter(|(_, s)| s.points.len() == threads)
             .count();
         crate::error::interrupted(format!(
             "after {complete} of {} curves; what was measured is stored in {dir}; finish with `microshard sweep --resume {dir}`",
@@ -274,34 +273,21 @@ pub(crate) async fn sweep_with<L: Lab>(
     dir.write_config(&config)?;
     resume::store_request(&dir, cfg)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
-    let start = Start {
-        dir,
-        config,
-        load: !cfg.no_load,
-    };
+    let start = (dir, config, !cfg.no_load);
     run_sweep(lab, cfg, &resolved, start, cancel, progress).await
 }
 
-/// A sweep's directory and record, new or read back by `--resume`, and whether it loads.
-struct Start {
-    /// The run directory.
-    dir: ExperimentDir,
-    /// Its record.
-    config: ExperimentConfig,
-    /// Load the data before the curves.
-    load: bool,
-}
-
-/// Reaches the target, loads, measures every curve not stored yet and tears the target down.
+/// Reaches the target, loads (`start`: the sweep's directory and record, new or read back by
+/// `--resume`, and whether it loads), measures every curve not stored yet and tears the target
+/// down.
 async fn run_sweep<L: Lab>(
     lab: &mut L,
     cfg: &SweepCommand,
     resolved: &Resolved,
-    start: Start,
+    (dir, config, load): (ExperimentDir, ExperimentConfig, bool),
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
-    let Start { dir, config, load } = start;
     let where_ = cfg.where_();
     let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));

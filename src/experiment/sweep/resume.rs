@@ -7,8 +7,8 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ExperimentDir, Lab, Progress, Resolved, Start, SweepCommand, SweepTarget, Swept, resolve,
-    run_sweep, sweep_label, variant_label,
+    ExperimentDir, Lab, Progress, Resolved, SweepCommand, SweepTarget, Swept, resolve, run_sweep,
+    sweep_label, variant_label,
 };
 use crate::error::bad_input;
 use crate::experiment::results::{read_json, redact_overrides, write_json_atomic};
@@ -134,8 +134,7 @@ pub(crate) async fn resume_with<L: Lab>(
     if !load && !cfg.no_load {
         progress.line("microshard: not loading again: the server at --uri holds what the first invocation loaded");
     }
-    let start = Start { dir, config, load };
-    run_sweep(lab, cfg, &resolved, start, cancel, progress).await
+    run_sweep(lab, cfg, &resolved, (dir, config, load), cancel, progress).await
 }
 
 /// A stored sweep's curves as its outcome (what `sweep` prints), for a sweep with nothing left
