@@ -151,11 +151,10 @@ pub(crate) fn resume(
     given: &CompareCommand,
     remeasure_invalid: bool,
 ) -> anyhow::Result<Prepared> {
-    let dir = ExperimentDir::open(path)
-        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-    let mut config = dir
-        .config()
-        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+    let refuse =
+        |e: super::results::ResultsError| bad_input(format!("--resume {}: {e}", path.display()));
+    let dir = ExperimentDir::open(path).map_err(refuse)?;
+    let mut config = dir.config().map_err(refuse)?;
     let cmd = &mut config.command;
     cmd.servers.bin_dir = (given.servers.bin_dir.clone()).or(cmd.servers.bin_dir.take());
     cmd.image = given.image.clone().or(cmd.image.take());

@@ -142,13 +142,12 @@ impl ExperimentDir {
         if given.is_dir() {
             return Self::open(given);
         }
-        let name = given.file_name().map(|n| n.to_string_lossy().into_owned());
         let root = match given.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("results"),
         };
         let newest_first = experiments_under(&root);
-        let name = name.unwrap_or_default();
+        let name = (given.file_name()).map_or(String::new(), |n| n.to_string_lossy().into());
         let found = match name.as_str() {
             "latest" => newest_first.first(),
             "previous" => newest_first.get(1),

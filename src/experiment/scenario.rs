@@ -30,10 +30,7 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
         }
     }
     let known = known_workloads(&dirs);
-    let base = direct
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string());
+    let base = (direct.file_name()).map_or(name.into(), |f| f.to_string_lossy().into_owned());
     let hint = crate::suggest::closest(&base, &known, |k| k.as_str())
         .map(|k| format!("did you mean {k}? "))
         .unwrap_or_default();
@@ -144,10 +141,8 @@ impl OneWorkload {
         overrides: &[String],
     ) -> anyhow::Result<OneWorkload> {
         let path = locate(workload, None).map_err(|e| bad_input(format!("-P {workload}: {e}")))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| workload.to_string());
+        let name: String =
+            (path.file_name()).map_or(workload.into(), |n| n.to_string_lossy().into());
         let overrides = parse_overrides(overrides)?;
         let (props, scale_note) = resolve(&[(name.clone(), path)], scaling, &overrides)?;
         Ok(OneWorkload {

@@ -199,10 +199,7 @@ impl Resolved {
     /// `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
     /// each still bounded by --duration; otherwise every point runs its whole duration.
     pub(crate) fn count_bounded(&self) -> bool {
-        let overrides = &self.one.overrides;
-        overrides
-            .iter()
-            .any(|(k, _)| k == prop::OPERATIONCOUNT.name)
+        (self.one.overrides.iter()).any(|(k, _)| k == prop::OPERATIONCOUNT.name)
     }
 }
 
