@@ -328,10 +328,9 @@ pub(crate) fn bytes(n: u64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+    match u {
+        0 => format!("{n} B"),
+        _ => format!("{v:.1} {}", UNITS[u]),
     }
 }
 

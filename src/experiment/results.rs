@@ -101,10 +101,9 @@ impl ExperimentDir {
         let stamp = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
         let base = format!("{stamp}-{}", keep_chars(name, "-_"));
         for attempt in 0..1000u32 {
-            let candidate = if attempt == 0 {
-                root.join(&base)
-            } else {
-                root.join(format!("{base}.{attempt}"))
+            let candidate = match attempt {
+                0 => root.join(&base),
+                n => root.join(format!("{base}.{n}")),
             };
             match fs::create_dir(&candidate) {
                 Ok(()) => {

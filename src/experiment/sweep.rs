@@ -281,7 +281,7 @@ async fn run_sweep<L: Lab>(
     lab: &mut L,
     cfg: &SweepCommand,
     resolved: &Resolved,
-    (dir, config, load): (ExperimentDir, ExperimentConfig, bool),
+    (dir, mut config, load): (ExperimentDir, ExperimentConfig, bool),
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
@@ -329,9 +329,8 @@ async fn run_sweep<L: Lab>(
         topology: None,
     };
     if outcome.curves.iter().any(|(_, s)| s.standin) && !config.standin {
-        let mut c = config;
-        c.standin = true;
-        dir.write_config(&c)?;
+        config.standin = true;
+        dir.write_config(&config)?;
     }
     Ok(Swept {
         dir,
