@@ -201,11 +201,8 @@ fn finish_matrix(
     let mut text = report::render_dir(dir, format, false, columns)?;
     if format == Format::Table {
         // Other formats keep stdout one document; the tables are in the run directory.
-        text.push_str(&report::sweep::under_comparison(
-            dir,
-            &outcome.varied,
-            columns,
-        ));
+        let under = report::sweep::under_comparison(dir, &outcome.varied, columns);
+        text.push_str(&under);
     }
     matrix_exit(dir, outcome, &text, strict)
 }

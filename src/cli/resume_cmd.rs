@@ -87,16 +87,16 @@ pub(crate) fn finished_compare(
 
 /// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
 pub(crate) fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
-    if outcome.is_single() {
-        for (_, curve) in &outcome.curves {
-            output::println(&report::sweep::render_sweep(curve))?;
-        }
-        return Ok(());
+    use report::sweep::{VaryFormat, render_sweep, render_vary};
+    if !outcome.is_single() {
+        return Ok(output::println(&render_vary(
+            outcome,
+            VaryFormat::Table,
+            columns,
+        ))?);
     }
-    output::println(&report::sweep::render_vary(
-        outcome,
-        report::sweep::VaryFormat::Table,
-        columns,
-    ))?;
+    for (_, curve) in &outcome.curves {
+        output::println(&render_sweep(curve))?;
+    }
     Ok(())
 }

@@ -266,6 +266,30 @@ impl CeilingRecord {
             .filter(|s| s.kind == StepKind::Confirm)
             .count()
     }
+
+    /// The record of a search about to start.
+    pub(crate) fn new(
+        workload: String,
+        topology: String,
+        spec: &SearchSpec,
+        properties: crate::workload::Properties,
+    ) -> CeilingRecord {
+        CeilingRecord {
+            schema: CEILING_SCHEMA.into(),
+            created: chrono::Utc::now().to_rfc3339(),
+            workload,
+            topology,
+            bounds: spec.bounds.clone(),
+            step_s: spec.step().as_secs_f64(),
+            precision: spec.precision,
+            properties,
+            host: crate::measure::HostFacts::collect(),
+            standin: false,
+            inserted: 0,
+            steps: Vec::new(),
+            outcome: None,
+        }
+    }
 }
 
 /// The workload at the chosen scale, with `-p` applied; bad input names the flag.
@@ -322,32 +346,6 @@ pub(crate) async fn ceiling_with<L: Lab>(
     record.outcome = Some(searched?.outcome);
     write_json_atomic(&on.record_path, &record)?;
     Ok((dir, record))
-}
-
-impl CeilingRecord {
-    /// The record of a search about to start.
-    pub(crate) fn new(
-        workload: String,
-        topology: String,
-        spec: &SearchSpec,
-        properties: crate::workload::Properties,
-    ) -> CeilingRecord {
-        CeilingRecord {
-            schema: CEILING_SCHEMA.into(),
-            created: chrono::Utc::now().to_rfc3339(),
-            workload,
-            topology,
-            bounds: spec.bounds.clone(),
-            step_s: spec.step().as_secs_f64(),
-            precision: spec.precision,
-            properties,
-            host: crate::measure::HostFacts::collect(),
-            standin: false,
-            inserted: 0,
-            steps: Vec::new(),
-            outcome: None,
-        }
-    }
 }
 
 /// Every ceiling search a `compare --ceiling` kept in `dir` that parses, by topology then
