@@ -343,11 +343,8 @@ impl ExperimentDir {
 
     /// Records cells as not run (replacing an earlier record of the same cell).
     pub(crate) fn record_not_run(&self, cells: &[NotRun]) -> Result<(), ResultsError> {
-        let mut all: Vec<NotRun> = self
-            .not_run()
-            .into_iter()
-            .filter(|n| !cells.iter().any(|c| c.cell == n.cell))
-            .collect();
+        let mut all = self.not_run();
+        all.retain(|n| !cells.iter().any(|c| c.cell == n.cell));
         all.extend(cells.iter().cloned());
         write_json_atomic(&self.path.join(NOT_RUN_FILE), &all)
     }
@@ -433,8 +430,7 @@ fn experiments_under(root: &Path) -> Vec<PathBuf> {
         created: String,
     }
     let created = |dir: &Path| {
-        let text = fs::read_to_string(dir.join(CONFIG_FILE)).ok()?;
-        let record: Created = serde_json::from_str(&text).ok()?;
+        let record: Created = read_json(&dir.join(CONFIG_FILE)).ok()?;
         chrono::DateTime::parse_from_rfc3339(&record.created).ok()
     };
     let Ok(entries) = fs::read_dir(root) else {
