@@ -18,16 +18,9 @@ use std::fmt;
 /// Marks an error as the user's input being wrong (exit status 2).
 ///
 /// The message names the culprit: `file:line`, the property, the flag or the host.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub(crate) struct BadInput(pub String);
-
-impl fmt::Display for BadInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
 
 /// Builds an `anyhow::Error` that `main` reports with exit status 2.
 pub(crate) fn bad_input(message: impl Into<String>) -> anyhow::Error {
@@ -61,30 +54,16 @@ pub(crate) fn as_bad_input<E: fmt::Display>(err: E) -> anyhow::Error {
 /// Marks a command that finished but one of whose results is invalid or was not run, or degraded
 /// under `--strict` (exit status 3): the figures were written, with their verdict, but must not be published as
 /// normal results. The message says which result and why.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub(crate) struct NotValid(pub String);
-
-impl fmt::Display for NotValid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NotValid {}
 
 /// Ctrl-C ended the command: whatever was measured is kept, but the run is not a complete
 /// measurement (exit status 3, README "Results you can trust"). The message says what was kept
 /// and how to finish.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: {0}")]
 pub(crate) struct Interrupted(pub String);
-
-impl fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interrupted: {}", self.0)
-    }
-}
-
-impl std::error::Error for Interrupted {}
 
 /// Builds the [`Interrupted`] error (exit 3): `what` says what was kept.
 pub(crate) fn interrupted(what: impl Into<String>) -> anyhow::Error {

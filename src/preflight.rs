@@ -123,12 +123,10 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
 fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
     let label = s.label;
     let mut seen = BTreeSet::new();
-    for t in s.topologies {
-        if !seen.insert(t.as_str()) {
-            return Err(bad_input(format!(
-                "{label}: {t} is listed twice (its rows would be measured twice)"
-            )));
-        }
+    if let Some(t) = s.topologies.iter().find(|t| !seen.insert(t.as_str())) {
+        return Err(bad_input(format!(
+            "{label}: {t} is listed twice (its rows would be measured twice)"
+        )));
     }
     crate::topology::check_managed_args(s.extra_mongod_args)
         .map_err(|m| bad_input(format!("--mongod-arg: {m}")))?;

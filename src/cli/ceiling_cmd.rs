@@ -29,8 +29,8 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let mut cfg = args.asked.checked()?;
     crate::writable::dir("--out", &cfg.results_root)?;
-    cfg.servers.standin_to_link()?;
-    let (name, _, scale_note) = ceiling::resolve(&cfg)?;
+    cfg.servers.take_standin(false)?;
+    let one = ceiling::resolve(&cfg)?;
     let specs = super::experiment_cmd::target_preflight(
         &cfg.target,
         &cfg.servers,
@@ -40,7 +40,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     .await?;
     cfg.topology_name = cfg.target.loaded_name(&specs);
     if args.dry_run {
-        output::println(&plan(&cfg, &name, &scale_note))?;
+        output::println(&plan(&cfg, &one.name, &one.scale_note))?;
         return Ok(());
     }
     let mut lab = LiveLab::new(
@@ -50,7 +50,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         specs,
     );
     lab.events = progress.events();
-    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, &cancel, &progress).await?;
+    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
     let text = crate::report::ceiling::render(&record);
     std::fs::write(dir.path().join("ceiling.txt"), &text)?;
     output::println(text.trim_end())?;
@@ -64,7 +64,11 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
             "the steps measured are kept in {}",
             dir.path().display()
         ))),
-        _ => crate::cli::verdicts::verdicts_exit(vec![record.finding()], Vec::new(), false),
+        _ => Err(crate::error::NotValid(format!(
+            "1 result(s) invalid or not run: {}",
+            record.finding()
+        ))
+        .into()),
     }
 }
 

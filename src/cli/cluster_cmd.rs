@@ -11,7 +11,7 @@ use crate::cluster::AssemblyOptions;
 use crate::error::{as_bad_input, bad_input};
 use crate::output;
 use crate::preflight::Unfit;
-use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec, new_run_id};
+use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
 
 /// Arguments of `up`.
 #[derive(Debug, Args)]
@@ -171,22 +171,11 @@ impl UpArgs {
     /// The plan of this run: a new run id, and its run directory (`--run-dir` or a new one under
     /// the system temp dir).
     fn plan(&self, spec: &TopologySpec, backend: BackendKind) -> anyhow::Result<Plan> {
-        let run_id = new_run_id(&spec.name);
-        let run_dir = self
-            .run_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("microshard").join(&run_id));
-        let opts = PlanOptions {
-            links_pending: crate::experiment::flags::is_standin_dir(
-                backend,
-                self.bin_dir.as_deref(),
-            ),
-            backend,
-            run_id,
-            run_dir,
-            bin_dir: self.bin_dir.clone(),
-            total_memory_gb: None,
-        };
+        let mut opts = PlanOptions::new(spec, backend);
+        opts.run_dir = self.run_dir.clone().unwrap_or(opts.run_dir);
+        opts.bin_dir = self.bin_dir.clone();
+        opts.links_pending =
+            crate::experiment::flags::is_standin_dir(backend, self.bin_dir.as_deref());
         Plan::new(spec, &opts).map_err(as_bad_input)
     }
 
@@ -252,11 +241,7 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let Some(wanted) = args.topology else {
-        return Err(crate::error::bad_input(
-            "down: name a topology or pass --all",
-        ));
-    };
+    let wanted = (args.topology).ok_or_else(|| bad_input("down: name a topology or pass --all"))?;
     let matches = state::find(&wanted).map_err(crate::error::bad_input)?;
     let mut errors = Vec::new();
     let mut done = String::new();
@@ -297,8 +282,7 @@ pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<()> {
     }
     if args.json {
         let mut v = Vec::new();
-        for c in &records {
-            let mut c = c.clone();
+        for mut c in records {
             c.entry_uri = c.entry_uri_redacted();
             c.plan.uri = c.plan.uri.as_deref().map(crate::redact::redact_uri);
             v.push(serde_json::to_value(&c)?);

@@ -201,11 +201,8 @@ fn finish_matrix(
     let mut text = report::render_dir(dir, format, false, columns)?;
     if format == Format::Table {
         // Other formats keep stdout one document; the tables are in the run directory.
-        text.push_str(&report::sweep::under_comparison(
-            dir,
-            &outcome.varied,
-            columns,
-        ));
+        let under = report::sweep::under_comparison(dir, &outcome.varied, columns);
+        text.push_str(&under);
     }
     matrix_exit(dir, outcome, &text, strict)
 }
@@ -226,7 +223,7 @@ pub(crate) fn matrix_exit(
     ));
     let verdicts = outcome.verdicts(dir)?;
     printed?;
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// How a `compare` begins: a record read back by `--resume`, or a new one from the flags.
@@ -235,17 +232,6 @@ pub(crate) fn matrix_exit(
 enum Start {
     Resumed(compare::Prepared),
     New(CompareCommand),
-}
-
-impl Start {
-    /// Names the record's topologies from the specs the servers check loaded (a resumed record
-    /// keeps the names it stored).
-    fn name_topologies(&mut self, specs: &[crate::topology::TopologySpec]) {
-        match self {
-            Start::Resumed(p) => p.config.command.name_topologies(specs),
-            Start::New(command) => command.name_topologies(specs),
-        }
-    }
 }
 
 /// Runs an experiment.
@@ -268,13 +254,13 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 );
             }
             let mut given = asked;
-            given.servers.link_standin()?;
+            given.servers.take_standin(true)?;
             Start::Resumed(compare::resume(path, &given, args.remeasure_invalid)?)
         }
         None => {
             crate::writable::dir("--out", &args.out)?;
             let mut command = asked;
-            command.servers.standin_to_link()?;
+            command.servers.take_standin(false)?;
             Start::New(command)
         }
     };
@@ -296,7 +282,12 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
         scenarios: matches!(start, Start::New(_)).then_some(command),
     })
     .await?;
-    start.name_topologies(&specs);
+    // The record's topologies named as the servers check loaded them (a resumed record keeps
+    // the names it stored).
+    match &mut start {
+        Start::Resumed(p) => p.config.command.name_topologies(&specs),
+        Start::New(command) => command.name_topologies(&specs),
+    }
     if let (true, Start::New(command)) = (args.dry_run, &start) {
         output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
         return Ok(());
@@ -330,7 +321,19 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let (mut cfg, resumed) = sweep_request(args.asked)?;
+    // The command line's sweep, checked, or with `--resume` the stored one (and its directory).
+    let (mut cfg, resumed) = match args.asked.resume.clone() {
+        Some(path) => {
+            let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, args.asked)?;
+            (cfg, Some(dir))
+        }
+        None => {
+            let mut cfg = args.asked.checked()?;
+            crate::writable::dir("--out", &cfg.results_root)?;
+            cfg.servers.take_standin(false)?;
+            (cfg, None)
+        }
+    };
     if let Some(dir) = resumed.as_ref()
         && sweep::remaining_curves(dir, &cfg)? == 0
     {
@@ -368,20 +371,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         swept.dir.path().display()
     ));
     let verdicts = swept.outcome.verdict_lines();
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, args.strict)
-}
-
-/// The sweep to measure: the command line's, checked, with the binaries directory to start
-/// from; or with `--resume` the stored one (and its directory).
-fn sweep_request(asked: SweepCommand) -> anyhow::Result<(SweepCommand, Option<ExperimentDir>)> {
-    if let Some(path) = asked.resume.clone() {
-        let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, asked)?;
-        return Ok((cfg, Some(dir)));
-    }
-    let mut cfg = asked.checked()?;
-    crate::writable::dir("--out", &cfg.results_root)?;
-    cfg.servers.standin_to_link()?;
-    Ok((cfg, None))
+    crate::cli::verdicts::verdicts_exit(verdicts, args.strict)
 }
 
 /// Checks the servers of a `sweep` or a `ceiling` before anything starts: the topology's

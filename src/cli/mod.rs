@@ -104,18 +104,14 @@ fn usage_error(err: clap::Error) -> ExitCode {
         return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
     }
     let text = err.render().to_string();
-    let mut parts: Vec<&str> = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
-        {
-            continue;
-        }
-        parts.push(line.strip_prefix("error: ").unwrap_or(line));
-    }
-    let message = if parts.is_empty() {
-        "invalid command line".to_string()
-    } else {
-        parts.join("; ")
+    let skipped = |l: &str| l.starts_with("Usage:") || l.starts_with("For more information");
+    let parts: Vec<&str> = (text.lines().map(str::trim))
+        .filter(|l| !l.is_empty() && !skipped(l))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    let message = match parts.is_empty() {
+        true => "invalid command line".to_string(),
+        false => parts.join("; "),
     };
     crate::output::eprintln(&format!("microshard: error: {message} (see --help)"));
     ExitCode::from(2)

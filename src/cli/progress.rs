@@ -123,25 +123,20 @@ impl ProgressDisplay {
 
 /// A bar with a known length (`expected`), or a spinner.
 fn bar(label: &str, expected: Option<Duration>) -> ProgressBar {
-    let bar = match expected {
-        Some(d) => {
-            let bar = ProgressBar::new(d.as_secs().max(1));
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg:40} [{bar:30}] {pos}/{len}s")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
-            bar
-        }
-        None => {
-            let bar = ProgressBar::new_spinner();
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg:40} {elapsed}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            bar
-        }
+    let (bar, style) = match expected {
+        Some(d) => (
+            ProgressBar::new(d.as_secs().max(1)),
+            ProgressStyle::with_template("{spinner} {msg:40} [{bar:30}] {pos}/{len}s")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        ),
+        None => (
+            ProgressBar::new_spinner(),
+            ProgressStyle::with_template("{spinner} {msg:40} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ),
     };
+    bar.set_style(style);
     bar.set_message(label.to_string());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar

@@ -12,6 +12,7 @@ use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::compare::{self, NewRun};
 use crate::experiment::live::LiveLab;
+use crate::experiment::model::ExperimentConfig;
 use crate::experiment::results::ExperimentDir;
 use crate::output::Terminal;
 use crate::preflight;
@@ -38,33 +39,29 @@ pub(crate) struct RerunArgs {
     pub quiet: bool,
 }
 
-/// The original experiment, checked before anything starts: a `compare` run directory whose
-/// record this version reads (bad input otherwise, exit 2).
-fn original(args: &RerunArgs) -> anyhow::Result<ExperimentDir> {
-    let at = || format!("rerun {}", args.dir.display());
-    let named = ExperimentDir::find(&args.dir).map_err(|e| bad_input(format!("{}: {e}", at())))?;
+/// The original experiment and its record, checked before anything starts: a `compare` run
+/// directory whose record this version reads (bad input otherwise, exit 2).
+fn original(args: &RerunArgs) -> anyhow::Result<(ExperimentDir, ExperimentConfig)> {
+    let refuse =
+        |e: &dyn std::fmt::Display| bad_input(format!("rerun {}: {e}", args.dir.display()));
+    let named = ExperimentDir::find(&args.dir).map_err(|e| refuse(&e))?;
     // `results/latest` moves to the new run: hold on to the directory it names now.
-    let path =
-        std::fs::canonicalize(named.path()).map_err(|e| bad_input(format!("{}: {e}", at())))?;
-    let dir = ExperimentDir::open(&path).map_err(|e| bad_input(format!("{}: {e}", at())))?;
-    crate::experiment::results::known_schema(&dir)
-        .map_err(|e| bad_input(format!("{}: {e}", at())))?;
+    let path = std::fs::canonicalize(named.path()).map_err(|e| refuse(&e))?;
+    let dir = ExperimentDir::open(&path).map_err(|e| refuse(&e))?;
+    crate::experiment::results::known_schema(&dir).map_err(|e| refuse(&e))?;
     if dir.is_sweep() {
-        return Err(bad_input(format!(
-            "{}: this is a sweep, not a compare experiment; rerun measures compare experiments \
+        return Err(refuse(
+            &"this is a sweep, not a compare experiment; rerun measures compare experiments \
              (run the sweep's command again instead)",
-            at()
-        )));
+        ));
     }
-    Ok(dir)
+    let record = dir.config().map_err(|e| refuse(&e))?;
+    Ok((dir, record))
 }
 
 /// Measures the experiment again and says whether it reproduced.
 pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
-    let original = original(&args)?;
-    let record = original
-        .config()
-        .map_err(|e| bad_input(format!("rerun {}: {e}", args.dir.display())))?;
+    let (original, record) = original(&args)?;
     let mut command = record.command.clone();
     // Stand-in figures were measured through links to this binary: the servers check makes
     // them again if they are gone (a demo's temporary links), as for `compare --standin`.
@@ -78,14 +75,8 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         command.servers.bin_dir =
             Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
     }
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => original
-            .path()
-            .parent()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("results")),
-    };
+    let beside = || original.path().parent().map(PathBuf::from);
+    let out = (args.out.clone().or_else(beside)).unwrap_or_else(|| PathBuf::from("results"));
     crate::writable::dir("--out", &out)?;
     let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",

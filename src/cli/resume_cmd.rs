@@ -21,7 +21,7 @@ pub(crate) fn reopen_sweep(
             .map_err(|e| crate::error::bad_input(format!("--resume: {e}")))?;
     }
     given.servers = given.servers.checked()?;
-    given.servers.link_standin()?;
+    given.servers.take_standin(true)?;
     let (dir, cfg) = sweep::reopen(path, &given)?;
     crate::writable::dir("--resume", dir.path())?;
     if let Some(gone) = cfg.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
@@ -48,7 +48,7 @@ pub(crate) fn finished_sweep(
     let outcome = sweep::stored_outcome(dir, cfg)?;
     print_sweep(&outcome, columns)?;
     let verdicts = outcome.verdict_lines();
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// Whether a `compare --resume` has nothing left to measure: every cell has a file, none was
@@ -82,21 +82,21 @@ pub(crate) fn finished_compare(
     ));
     output::println(&report::render_dir(dir, format, false, columns)?)?;
     let verdicts = crate::experiment::compare::verdict_lines(dir)?;
-    crate::cli::verdicts::verdicts_exit(verdicts.invalid, verdicts.degraded, strict)
+    crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }
 
 /// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
 pub(crate) fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
-    if outcome.is_single() {
-        for (_, curve) in &outcome.curves {
-            output::println(&report::sweep::render_sweep(curve))?;
-        }
-        return Ok(());
+    use report::sweep::{VaryFormat, render_sweep, render_vary};
+    if !outcome.is_single() {
+        return Ok(output::println(&render_vary(
+            outcome,
+            VaryFormat::Table,
+            columns,
+        ))?);
     }
-    output::println(&report::sweep::render_vary(
-        outcome,
-        report::sweep::VaryFormat::Table,
-        columns,
-    ))?;
+    for (_, curve) in &outcome.curves {
+        output::println(&render_sweep(curve))?;
+    }
     Ok(())
 }

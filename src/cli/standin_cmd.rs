@@ -14,7 +14,11 @@ pub(crate) struct StandinArgs {
 
 /// Returns the role when the program was started under the name `mongod` or `mongos`.
 pub(crate) fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {
-    let name = std::path::Path::new(argv0?).file_name()?.to_str()?;
+    role(std::path::Path::new(argv0?).file_name()?.to_str()?)
+}
+
+/// The role a program name stands for: `mongod` or `mongos`.
+fn role(name: &str) -> Option<Role> {
     match name {
         "mongod" => Some(Role::Mongod),
         "mongos" => Some(Role::Mongos),
@@ -28,14 +32,12 @@ pub(crate) async fn run(args: StandinArgs) -> anyhow::Result<()> {
         return image(&args.args[1..]).await;
     }
     let mut it = args.args.into_iter();
-    let role = match it.next().as_deref() {
-        Some("mongod") => Role::Mongod,
-        Some("mongos") => Role::Mongos,
-        Some(other) => {
-            return Err(crate::error::bad_input(format!(
-                "standin: the first argument must be 'mongod', 'mongos' or 'image', not '{other}'"
-            )));
-        }
+    let role = match it.next() {
+        Some(given) => role(&given).ok_or_else(|| {
+            crate::error::bad_input(format!(
+                "standin: the first argument must be 'mongod', 'mongos' or 'image', not '{given}'"
+            ))
+        })?,
         None => {
             return Err(crate::error::bad_input(
                 "standin: give the role ('mongod' or 'mongos') then its flags",

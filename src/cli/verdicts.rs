@@ -2,18 +2,16 @@
 //! results, and the [`NotValid`] error (exit status 3) naming those invalid or not run.
 
 use crate::error::NotValid;
-use crate::measure::validity::{Validity, Verdict};
+use crate::experiment::model::VerdictLines;
+use crate::measure::validity::Validity;
 
 /// The end of a command whose results carry verdicts (`docs/result-schema.md`, "Exit status"):
 /// any invalid result, or a cell not run, is the [`NotValid`] error (exit 3) naming each; a
 /// degraded result is a caveat, exit 0, unless `strict`: one is said on the last stderr line;
 /// several each get their own `microshard: degraded:` line above a last line that counts them
 /// (a vary sweep's 27 on one line were 8 KB: NEWCOMER-2 #34).
-pub(crate) fn verdicts_exit(
-    invalid: Vec<String>,
-    degraded: Vec<String>,
-    strict: bool,
-) -> anyhow::Result<()> {
+pub(crate) fn verdicts_exit(lines: VerdictLines, strict: bool) -> anyhow::Result<()> {
+    let VerdictLines { invalid, degraded } = lines;
     const CAVEAT: &str = "usable with their caveat (--strict makes this exit 3)";
     match degraded.as_slice() {
         _ if strict => {}
@@ -52,10 +50,10 @@ pub(crate) fn verdicts_exit(
 
 /// [`verdicts_exit`] for one result named `what`.
 pub(crate) fn verdict_exit(validity: &Validity, what: &str, strict: bool) -> anyhow::Result<()> {
-    let line = format!("{what} is {}: {}", validity.verdict, validity.summary());
-    match validity.verdict {
-        Verdict::Valid => Ok(()),
-        Verdict::Degraded => verdicts_exit(Vec::new(), vec![line], strict),
-        Verdict::Invalid => verdicts_exit(vec![line], Vec::new(), strict),
-    }
+    let mut lines = VerdictLines::default();
+    lines.push(
+        validity,
+        &format!("{what} is {}: {}", validity.verdict, validity.summary()),
+    );
+    verdicts_exit(lines, strict)
 }

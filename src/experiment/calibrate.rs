@@ -69,9 +69,7 @@ impl Calibration {
             "{}\nClient ceiling on this machine (measured against a stand-in mongod process with no service time):\n  {:.0} ops/s, {} client CPU µs per operation ({} threads, {} CPUs, workload {})\nThis is the most this client can drive here; it says nothing about MongoDB.",
             crate::measure::STANDIN_MARKER,
             self.ops_per_s,
-            self.cpu_us_per_op
-                .map(|c| format!("{c:.1}"))
-                .unwrap_or_else(|| "?".into()),
+            self.cpu_us_per_op.map_or("?".into(), |c| format!("{c:.1}")),
             self.threads,
             self.cpus,
             self.workload
@@ -93,9 +91,7 @@ pub(crate) async fn machine_ceiling(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> Option<f64> {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let Ok(c) = read_json::<Calibration>(&results_root.join(CALIBRATE_FILE))
         && c.cpus == cpus
         && c.threads == threads
@@ -135,12 +131,6 @@ pub(crate) async fn machine_ceiling(
     }
 }
 
-/// Stores a calibration for later experiments.
-pub(crate) fn store_calibration(results_root: &Path, c: &Calibration) -> anyhow::Result<()> {
-    write_json_atomic(&results_root.join(CALIBRATE_FILE), c)?;
-    Ok(())
-}
-
 /// Measures the client's own ceiling against an in-process stand-in.
 pub(crate) async fn calibrate(
     cfg: &CalibrateCommand,
@@ -155,7 +145,6 @@ pub(crate) async fn calibrate(
     };
     let one = super::scenario::OneWorkload::resolve(&cfg.workload, &scaling, &cfg.overrides)?;
     let base = one.base();
-    let name = one.name;
     let server = super::client_ceiling_server::start().await?;
     let uri = server.uri.clone();
     let outcome = async {
@@ -205,12 +194,11 @@ pub(crate) async fn calibrate(
         measured: chrono::Utc::now().to_rfc3339(),
         ops_per_s: m.summary.throughput,
         cpu_us_per_op: m.summary.cpu_us_per_op(),
-        workload: name,
+        workload: one.name,
         threads: cfg.threads,
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    store_calibration(&cfg.results_root, &c)?;
+    // Stored for later experiments.
+    write_json_atomic(&cfg.results_root.join(CALIBRATE_FILE), &c)?;
     Ok(c)
 }

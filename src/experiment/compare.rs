@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use super::lab::{Dead, Deployment, Lab};
+use super::lab::{Deployment, Lab};
 use super::model::{
     CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
     NotRun, VerdictLines,
@@ -18,10 +18,11 @@ use super::scenario::{self, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
 use crate::measure::validity::Verdict;
+use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
 mod cell;
-use cell::{Cell, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
+use cell::{Cell, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -106,10 +107,9 @@ pub(crate) fn resolve(
 
 /// Creates the run directory and writes the record of a new experiment.
 pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepared> {
-    check_shape(cmd)?;
+    let (properties, scale_note) = resolve(cmd, at.workload_dir.as_deref())?;
     let mut cmd = cmd.clone();
     cmd.baseline = check_topology_names(&cmd)?;
-    let (properties, scale_note) = resolve(&cmd, at.workload_dir.as_deref())?;
     let config = ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
         created: chrono::Utc::now().to_rfc3339(),
@@ -151,11 +151,10 @@ pub(crate) fn resume(
     given: &CompareCommand,
     remeasure_invalid: bool,
 ) -> anyhow::Result<Prepared> {
-    let dir = ExperimentDir::open(path)
-        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
-    let mut config = dir
-        .config()
-        .map_err(|e| bad_input(format!("--resume {}: {e}", path.display())))?;
+    let refuse =
+        |e: super::results::ResultsError| bad_input(format!("--resume {}: {e}", path.display()));
+    let dir = ExperimentDir::open(path).map_err(refuse)?;
+    let mut config = dir.config().map_err(refuse)?;
     let cmd = &mut config.command;
     cmd.servers.bin_dir = (given.servers.bin_dir.clone()).or(cmd.servers.bin_dir.take());
     cmd.image = given.image.clone().or(cmd.image.take());
@@ -298,13 +297,11 @@ async fn run_turn<L: Lab>(
         None => format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat),
     };
     let bar = progress.phase(&format!("{label}: bring-up"), None);
-    let (deployment, handle) = match lab.up(turn.topology, cancel).await {
-        Ok(x) => {
-            bar.finish("up");
-            x
-        }
+    let up = lab.up(turn.topology, cancel).await;
+    bar.finish(if up.is_ok() { "up" } else { "failed" });
+    let (deployment, handle) = match up {
+        Ok(x) => x,
         Err(e) => {
-            bar.finish("failed");
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
                 return Ok(());
@@ -325,11 +322,12 @@ async fn run_turn<L: Lab>(
     };
     let result = match result {
         Ok(Some(dead)) => {
-            let skipped = skip_the_rest(turn.dir, config.session(), turn.ids, &dead)?;
+            let rest = (turn.ids.iter()).filter(|id| !turn.dir.is_finished(id));
+            let skipped = record_not_run(turn.dir, config.session(), rest, &dead)?;
             progress.line(&format!(
                 "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
                 skipped.len(),
-                dead.reason
+                dead
             ));
             outcome.not_run.extend(skipped);
             Ok(())
@@ -353,19 +351,17 @@ async fn run_turn<L: Lab>(
     Ok(())
 }
 
-/// Records every cell of `ids` that is not finished as not run for `dead`'s reason.
-fn skip_the_rest(
+/// Records the cells `ids` as not run in `session` for `reason`.
+fn record_not_run<'a>(
     dir: &ExperimentDir,
     session: u32,
-    ids: &[CellId],
-    dead: &Dead,
+    ids: impl Iterator<Item = &'a CellId>,
+    reason: &str,
 ) -> anyhow::Result<Vec<NotRun>> {
     let rest: Vec<NotRun> = ids
-        .iter()
-        .filter(|id| !dir.is_finished(id))
         .map(|id| NotRun {
             cell: id.clone(),
-            reason: dead.reason.clone(),
+            reason: reason.to_string(),
             session,
         })
         .collect();
@@ -382,7 +378,7 @@ async fn run_topology<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
-) -> anyhow::Result<Option<Dead>> {
+) -> anyhow::Result<Option<String>> {
     let mut threads_override: Option<u32> = None;
     // Documents inserted by earlier run phases on this data: later scenarios see them as part of
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
@@ -407,14 +403,10 @@ async fn run_topology<L: Lab>(
             finished,
             props,
         };
-        let Some(m) = measure_cell(lab, deployment, config, &cell, cancel, progress).await? else {
+        let measuring = measure_cell(lab, deployment, config, &cell, cancel, progress);
+        let Some((measured, dead, server)) = measuring.await? else {
             return Ok(None);
         };
-        let MeasuredCell {
-            measured,
-            dead,
-            server,
-        } = m;
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }
@@ -456,22 +448,19 @@ async fn sweep_on_topology<L: Lab>(
     deployment: &Deployment,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Result<Option<u32>, Dead>> {
+) -> anyhow::Result<Result<Option<u32>, String>> {
     let cmd = &config.command;
     let topology = &deployment.topology;
-    let Some(run_scenario) = cmd.scenarios.get(1) else {
-        return Ok(Ok(None));
-    };
-    let Some(mut base) = config.properties.get(run_scenario).cloned() else {
+    let scenario = |s: &String| Some((s.clone(), config.properties.get(s)?.clone()));
+    let run = cmd.scenarios.get(1).and_then(scenario);
+    let Some((run_scenario, mut base)) = run else {
         return Ok(Ok(None));
     };
     // The cells write the YCSB outputs asked for; the points of the sweep before them do not.
     place_outputs(&mut base, None)?;
     let base = &base;
-    let (variants, repeat) = match &cmd.vary {
-        Some(vary) => (sweep::variants(base, Some(vary), cmd.repeat)?, cmd.repeat),
-        None => (sweep::variants(base, None, 1)?, 1),
-    };
+    let repeat = if cmd.vary.is_some() { cmd.repeat } else { 1 };
+    let variants = sweep::variants(base, cmd.vary.as_ref(), repeat)?;
     let curves = sweep::Curves {
         variants: &variants,
         vary: cmd.vary.as_ref(),
@@ -485,10 +474,8 @@ async fn sweep_on_topology<L: Lab>(
         keep_partial: false,
     };
     let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
-    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead()) {
-        return Ok(Err(Dead {
-            reason: reason.to_string(),
-        }));
+    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead.as_deref()) {
+        return Ok(Err(reason.to_string()));
     }
     if cancel.is_cancelled() {
         return Ok(Ok(None));
@@ -569,20 +556,14 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
     let mut lines = VerdictLines::default();
     let cmd = dir.config()?.command;
     for c in dir.cells()? {
-        let v = &c.summary.validity;
-        let line = format!(
-            "{} {} #{} is {}: {}",
-            cmd.topology_name(&c.cell.topology),
-            c.cell.scenario,
-            c.cell.repeat,
-            v.verdict,
-            v.summary()
+        let (v, id) = (&c.summary.validity, &c.cell);
+        let cell = format!(
+            "{} {} #{}",
+            cmd.topology_name(&id.topology),
+            id.scenario,
+            id.repeat
         );
-        match v.verdict {
-            Verdict::Valid => {}
-            Verdict::Degraded => lines.degraded.push(line),
-            Verdict::Invalid => lines.invalid.push(line),
-        }
+        lines.push(v, &format!("{cell} is {}: {}", v.verdict, v.summary()));
     }
     for n in dir.not_run() {
         lines.invalid.push(format!(
@@ -713,10 +694,7 @@ pub(crate) fn check_scenarios(
         .collect();
     for (name, props) in &resolved {
         // A thread count that does not parse is refused just below, naming its origin.
-        let threads = props
-            .value(&crate::workload::prop::THREADCOUNT)
-            .ok()
-            .filter(|n| *n >= 1);
+        let threads = props.value(&THREADCOUNT).ok().filter(|n| *n >= 1);
         if let Some(threads) = threads
             && let Some((t, n, containers)) = clients.iter().find(|(_, n, _)| *n > threads)
         {
@@ -731,23 +709,16 @@ pub(crate) fn check_scenarios(
         props
             .periods_bounded()
             .map_err(|e| bad_input(format!("scenario {name}: {e}")))?;
-        if let Some(t) = props.get(crate::workload::prop::THREADCOUNT.name) {
-            let origin = if overrides
-                .iter()
-                .any(|(k, _)| k == crate::workload::prop::THREADCOUNT.name)
-            {
-                "-p threadcount"
-            } else {
-                "property threadcount"
+        if let Some(t) = props.get(THREADCOUNT.name)
+            && !t.trim().parse::<u64>().is_ok_and(|n| n >= 1)
+        {
+            let origin = match overrides.iter().any(|(k, _)| k == THREADCOUNT.name) {
+                true => "-p threadcount",
+                false => "property threadcount",
             };
-            match t.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => {}
-                _ => {
-                    return Err(bad_input(format!(
-                        "scenario {name}: {origin}={t}: must be a whole number of at least 1"
-                    )));
-                }
-            }
+            return Err(bad_input(format!(
+                "scenario {name}: {origin}={t}: must be a whole number of at least 1"
+            )));
         }
     }
     // The first scenario is the load phase: each client loads its own part of the keys.

@@ -40,13 +40,6 @@ fn data_set(props: &Properties) -> String {
     )
 }
 
-/// A run phase's bounds: operation count and `maxexecutiontime`.
-fn run_bounds(props: &Properties) -> (u64, Option<u64>) {
-    let ops = props.value(&prop::OPERATIONCOUNT).unwrap_or(0);
-    let seconds = props.value(&prop::MAXEXECUTIONTIME).ok().filter(|s| *s > 0);
-    (ops, seconds)
-}
-
 fn topology_line(spec: &TopologySpec) -> String {
     let hosts = spec.hosts.len().max(1);
     match spec.kind {
@@ -140,26 +133,15 @@ pub(crate) fn compare_plan(
     out
 }
 
-/// How long a topology's run phases take at most: the seconds of those bounded by
-/// `maxexecutiontime`, and the scenarios bounded by their operation count only.
-struct RunTime {
-    /// Seconds of the time-bounded run phases, one repetition.
-    bounded_s: u64,
-    /// Scenarios whose run phase has no time bound.
-    unbounded: Vec<String>,
-}
-
 /// One line per scenario (the first loads, the others run, with their bounds and threads);
-/// returns the run phases' time.
+/// returns how long a topology's run phases take at most: the seconds of those bounded by
+/// `maxexecutiontime` (one repetition), and the scenarios bounded by their operation count only.
 fn scenario_lines(
     out: &mut String,
     cmd: &CompareCommand,
     scenarios: &BTreeMap<String, Properties>,
-) -> RunTime {
-    let mut time = RunTime {
-        bounded_s: 0,
-        unbounded: Vec::new(),
-    };
+) -> (u64, Vec<String>) {
+    let (mut bounded_s, mut unbounded) = (0, Vec::new());
     for (i, name) in cmd.scenarios.iter().enumerate() {
         let Some(props) = scenarios.get(name) else {
             continue;
@@ -190,14 +172,14 @@ fn scenario_lines(
             );
             continue;
         }
-        let (ops, seconds) = run_bounds(props);
-        let bound = match seconds {
+        let ops = props.value(&prop::OPERATIONCOUNT).unwrap_or(0);
+        let bound = match props.value(&prop::MAXEXECUTIONTIME).ok().filter(|s| *s > 0) {
             Some(s) => {
-                time.bounded_s += s;
+                bounded_s += s;
                 format!("at most {}", span(s))
             }
             None => {
-                time.unbounded.push(name.clone());
+                unbounded.push(name.clone());
                 "until its operations are done".to_string()
             }
         };
@@ -207,13 +189,18 @@ fn scenario_lines(
             thousands(ops)
         );
     }
-    time
+    (bounded_s, unbounded)
 }
 
 /// "measuring: at most …": the run phases over every topology and repetition, the thread
 /// sweep's points and the scenarios bounded by operation count only.
-fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -> String {
-    let per_topology = run_time.bounded_s * u64::from(cmd.repeat.max(1));
+fn measuring_time(
+    cmd: &CompareCommand,
+    run_time: &(u64, Vec<String>),
+    topologies: usize,
+) -> String {
+    let (bounded_s, unbounded) = run_time;
+    let per_topology = bounded_s * u64::from(cmd.repeat.max(1));
     let mut time = format!(
         "measuring: at most {} of run phases ({} per topology)",
         span(per_topology * topologies as u64),
@@ -228,11 +215,11 @@ fn measuring_time(cmd: &CompareCommand, run_time: &RunTime, topologies: usize) -
             span(each)
         );
     }
-    if !run_time.unbounded.is_empty() {
+    if !unbounded.is_empty() {
         let _ = write!(
             time,
             ", plus {} bounded by operation count only",
-            run_time.unbounded.join(", ")
+            unbounded.join(", ")
         );
     }
     time

@@ -97,14 +97,7 @@ pub(crate) fn watched_now(
                 .and_then(|s| primaries.get(s))
                 .filter(|p| **p != w.name)
                 .and_then(|p| plan.members.iter().find(|m| m.name == *p));
-            match now {
-                Some(m) => Watched {
-                    name: m.name.clone(),
-                    role: w.role.clone(),
-                    uri: crate::cluster::direct_uri(&plan.dial_address(m)),
-                },
-                None => w.clone(),
-            }
+            now.map_or_else(|| w.clone(), |m| watched(plan, m, &w.role))
         })
         .collect()
 }
@@ -119,12 +112,15 @@ pub(crate) fn standby_members(deployment: &Deployment, watched: &[Watched]) -> V
     };
     plan.members_with(MemberRole::Shard)
         .filter(|m| !watched.iter().any(|w| w.name == m.name))
-        .map(|m| Watched {
-            name: m.name.clone(),
-            role: "shard".into(),
-            uri: crate::cluster::direct_uri(&plan.dial_address(m)),
-        })
+        .map(|m| self::watched(plan, m, "shard"))
         .collect()
+}
+
+/// A member of `plan` watched directly, in `role`.
+fn watched(plan: &Plan, m: &crate::topology::Member, role: &str) -> Watched {
+    let uri = crate::cluster::direct_uri(&plan.dial_address(m));
+    let (name, role) = (m.name.clone(), role.to_string());
+    Watched { name, role, uri }
 }
 
 /// The servers whose memory a curve's end sums: the watched ones (entry points, each shard's
@@ -137,11 +133,7 @@ pub(crate) fn memory_members(deployment: &Deployment) -> Vec<Watched> {
     members.extend(
         (plan.members.iter())
             .filter(|m| m.role == MemberRole::Config)
-            .map(|m| Watched {
-                name: m.name.clone(),
-                role: "config".into(),
-                uri: crate::cluster::direct_uri(&plan.dial_address(m)),
-            }),
+            .map(|m| watched(plan, m, "config")),
     );
     members
 }

@@ -17,7 +17,7 @@ use crate::workload::prop;
 
 /// Where the servers come from: the backend, their binaries (or the stand-in), their arguments
 /// and ports. Stored in `experiment.json` under the record's names (`extra_mongod_args`).
-#[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 pub struct ServerFlags {
     /// Backend bringing the topologies up: process, docker or existing.
     #[arg(long, value_enum, ignore_case = true, default_value = "process")]
@@ -42,53 +42,29 @@ pub struct ServerFlags {
     pub base_port: Option<u16>,
 }
 
-impl Default for ServerFlags {
-    fn default() -> ServerFlags {
-        ServerFlags {
-            backend: BackendKind::Process,
-            bin_dir: None,
-            standin: false,
-            mongod_args: Vec::new(),
-            base_port: None,
-        }
-    }
-}
-
 impl ServerFlags {
     /// `--bin-dir` made absolute; `--standin` is kept as asked, for
-    /// [`ServerFlags::standin_to_link`] (a new run: the servers check links) or
-    /// [`ServerFlags::link_standin`] (a resume: linked at once).
+    /// [`ServerFlags::take_standin`].
     pub(crate) fn checked(mut self) -> anyhow::Result<ServerFlags> {
         self.bin_dir = absolute_bin_dir(self.bin_dir)?;
         Ok(self)
     }
 
-    /// The binaries directory the servers start from: `--standin`'s links, made now, else
-    /// `--bin-dir` (a resume, which checks its stored record, not these flags).
-    pub(crate) fn link_standin(&mut self) -> anyhow::Result<Option<PathBuf>> {
+    /// `--standin`: the binaries directory the servers start from becomes its links' (kept
+    /// under the state directory, so `up --standin` members and `compare --resume` still find
+    /// it). A resume makes them now (`link_now`: it checks its stored record, not these flags);
+    /// otherwise the servers check makes them ([`link_if_standin`]) once everything it checks is
+    /// right, so a bad port range or topology leaves the state directory as it was.
+    pub(crate) fn take_standin(&mut self, link_now: bool) -> anyhow::Result<()> {
         if std::mem::take(&mut self.standin) {
-            self.bin_dir = Some(standin_bin_dir(self.backend)?);
+            let dir = standin_dir(self.backend)?;
+            if link_now {
+                make_links(&dir)?;
+            }
+            self.bin_dir = Some(dir);
         }
-        Ok(self.bin_dir.clone())
+        Ok(())
     }
-
-    /// The binaries directory the servers start from, `--standin`'s links not made yet: the
-    /// servers check makes them ([`link_if_standin`]) once everything it checks is right, so a
-    /// bad port range or topology leaves the state directory as it was.
-    pub(crate) fn standin_to_link(&mut self) -> anyhow::Result<Option<PathBuf>> {
-        if std::mem::take(&mut self.standin) {
-            self.bin_dir = Some(standin_dir(self.backend)?);
-        }
-        Ok(self.bin_dir.clone())
-    }
-}
-
-/// A directory of `mongod`/`mongos` links to this binary under microshard's state directory,
-/// for `--standin` (kept, so `up --standin` members and `compare --resume` still find it).
-pub(crate) fn standin_bin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    let dir = standin_dir(backend)?;
-    make_links(&dir)?;
-    Ok(dir)
 }
 
 /// Where `--standin`'s links go, without making them; the stand-in needs the process backend.

@@ -62,10 +62,7 @@ pub(crate) fn flat_since(sweep: &SweepFile) -> Option<u32> {
 
 /// Whether anything was measured past the knee (what a latency chart's "past the knee" needs).
 pub(crate) fn measured_past_knee(sweep: &SweepFile) -> bool {
-    match (sweep.knee_threads, sweep.points.last()) {
-        (Some(k), Some(last)) => last.threads > k,
-        _ => false,
-    }
+    (sweep.knee_threads.zip(sweep.points.last())).is_some_and(|(k, last)| last.threads > k)
 }
 
 /// Under a `compare --sweep` table: the thread count each topology's cells ran at (its knee),

@@ -71,24 +71,14 @@ pub(crate) trait Lab {
     }
 }
 
-/// A member found dead in a topology's cell or sweep point: the rest of the topology is not run.
-#[derive(Debug, Clone)]
-pub(crate) struct Dead {
-    /// `not run: sh0 (localhost:41110) dead since S3 at 3.0 s`.
-    pub reason: String,
-}
-
-impl Dead {
-    /// The dead member of a result, if its run ended because of one; `during` names the cell or
-    /// point (`S3`, `8 threads`).
-    pub(crate) fn of(doc: &crate::measure::ResultDocument, during: &str) -> Option<Dead> {
-        let d = doc.timeline.dead_member.as_ref()?;
-        Some(Dead {
-            reason: format!(
-                "not run: {} dead since {during} at {}",
-                d.subject,
-                crate::measure::timeline::seconds(d.from_s)
-            ),
-        })
-    }
+/// The member found dead in a topology's cell or sweep point, if its run ended because of one,
+/// as the reason the rest of the topology is not run (`not run: sh0 (localhost:41110) dead since
+/// S3 at 3.0 s`); `during` names the cell or point (`S3`, `8 threads`).
+pub(crate) fn dead_member(doc: &crate::measure::ResultDocument, during: &str) -> Option<String> {
+    let d = doc.timeline.dead_member.as_ref()?;
+    let since = crate::measure::timeline::seconds(d.from_s);
+    Some(format!(
+        "not run: {} dead since {during} at {since}",
+        d.subject
+    ))
 }

@@ -79,12 +79,13 @@ pub(crate) const APP_EVICTION_FAILURES: &str = "page evict failures by applicati
 impl StatusSnapshot {
     /// Reads the counters out of a `serverStatus` reply; absent sections stay zero/None.
     pub(crate) fn from_server_status(reply: &Document) -> StatusSnapshot {
-        let ops = reply.get_document("opcounters").ok();
-        let op = |k: &str| ops.and_then(|d| number(d.get(k))).unwrap_or(0);
-        let cache = reply
-            .get_document("wiredTiger")
-            .ok()
-            .and_then(|wt| wt.get_document("cache").ok());
+        let sub = |k: &str| reply.get_document(k).ok();
+        let op = |k: &str| {
+            sub("opcounters")
+                .and_then(|d| number(d.get(k)))
+                .unwrap_or(0)
+        };
+        let cache = sub("wiredTiger").and_then(|wt| wt.get_document("cache").ok());
         let wt = |k: &str| cache.and_then(|c| number(c.get(k)));
         let evicted = match (wt("modified pages evicted"), wt("unmodified pages evicted")) {
             (None, None) => None,
@@ -101,15 +102,10 @@ impl StatusSnapshot {
             delete: op("delete"),
             getmore: op("getmore"),
             command: op("command"),
-            connections: reply
-                .get_document("connections")
-                .ok()
+            connections: sub("connections")
                 .and_then(|c| number(c.get("current")))
                 .unwrap_or(0),
-            connections_available: reply
-                .get_document("connections")
-                .ok()
-                .and_then(|c| number(c.get("available"))),
+            connections_available: sub("connections").and_then(|c| number(c.get("available"))),
             cache_bytes: wt("bytes currently in the cache"),
             dirty_bytes: wt("tracked dirty bytes in the cache"),
             cache_max_bytes: wt("maximum bytes configured"),
@@ -118,18 +114,12 @@ impl StatusSnapshot {
             app_evictions: app_eviction.map(|(_, n)| n),
             app_eviction_counter: app_eviction.map(|(k, _)| k.to_string()),
             app_eviction_failures: wt(APP_EVICTION_FAILURES),
-            tcmalloc_per_cpu_caches: reply
-                .get_document("tcmalloc")
-                .ok()
+            tcmalloc_per_cpu_caches: sub("tcmalloc")
                 .and_then(|t| t.get_bool("usingPerCPUCaches").ok()),
-            resident_bytes: reply
-                .get_document("mem")
-                .ok()
+            resident_bytes: sub("mem")
                 .and_then(|m| number(m.get("resident")))
                 .map(|mib| mib * 1024 * 1024),
-            standin_cache: reply
-                .get_document("wiredTiger")
-                .ok()
+            standin_cache: sub("wiredTiger")
                 .and_then(|wt| wt.get_bool("microshardStandin").ok())
                 .unwrap_or(false),
         }
@@ -260,11 +250,7 @@ impl ServerMetrics {
         let total_ops: u64 = shard_ops.iter().map(|(_, o)| o).sum();
         let total_docs: u64 = self.shards.iter().map(|s| s.documents).sum();
         for share in &mut self.shards {
-            share.document_share = if total_docs > 0 {
-                share.documents as f64 / total_docs as f64
-            } else {
-                0.0
-            };
+            share.document_share = share.documents as f64 / total_docs.max(1) as f64;
             if total_ops > 0 {
                 share.ops_share = shard_ops
                     .iter()
@@ -307,9 +293,7 @@ impl ServerMetrics {
             }
         }
     }
-}
 
-impl ServerMetrics {
     /// The server's operation counts are not used (it reported none): the shards' shares of
     /// operations and the sampled ops/s go, rather than stand as zeros.
     pub(crate) fn forget_op_counts(&mut self) {
@@ -344,10 +328,9 @@ pub(crate) fn bytes(n: u64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+    match u {
+        0 => format!("{n} B"),
+        _ => format!("{v:.1} {}", UNITS[u]),
     }
 }
 
@@ -364,17 +347,18 @@ pub struct Watched {
 
 /// Takes a `serverStatus` snapshot of one server; `None` when it does not answer in time.
 pub async fn snapshot(uri: &str) -> Option<StatusSnapshot> {
-    let client = direct_client(uri).await?;
-    let reply = tokio::time::timeout(
-        std::time::Duration::from_secs(5),
-        client
-            .database("admin")
-            .run_command(doc! { "serverStatus": 1 }),
-    )
-    .await
-    .ok()?
-    .ok()?;
+    let reply = server_status(&direct_client(uri).await?, 5).await?;
     Some(StatusSnapshot::from_server_status(&reply))
+}
+
+/// `serverStatus` through `client`; `None` unless it answers within `secs` seconds.
+async fn server_status(client: &mongodb::Client, secs: u64) -> Option<Document> {
+    let admin = client.database("admin");
+    let call = admin.run_command(doc! { "serverStatus": 1 });
+    tokio::time::timeout(std::time::Duration::from_secs(secs), call)
+        .await
+        .ok()?
+        .ok()
 }
 
 async fn direct_client(uri: &str) -> Option<mongodb::Client> {
@@ -551,17 +535,12 @@ impl Sampler {
                 let mut line = Vec::new();
                 for (i, client) in clients.iter().enumerate() {
                     let Some(client) = client else { continue };
-                    let admin = client.database("admin");
-                    let call = tokio::time::timeout(
-                        std::time::Duration::from_secs(2),
-                        admin.run_command(doc! { "serverStatus": 1 }),
-                    );
                     // A member that died holds its call: the stop does not wait for it.
                     let reply = tokio::select! {
-                        r = call => r,
+                        r = server_status(client, 2) => r,
                         _ = token.cancelled() => break 'sampling,
                     };
-                    let Ok(Ok(reply)) = reply else { continue };
+                    let Some(reply) = reply else { continue };
                     let now = std::time::Instant::now();
                     let ops = StatusSnapshot::from_server_status(&reply).data_ops();
                     if let Some((t0, ops0)) = last[i] {

@@ -24,5 +24,3 @@ pub(crate) mod scenario;
 pub(crate) mod slo;
 pub(crate) mod summary;
 pub(crate) mod sweep;
-
-pub use results::ExperimentDir;

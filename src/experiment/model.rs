@@ -486,13 +486,6 @@ pub struct NotRunPoint {
     pub reason: String,
 }
 
-impl SweepFile {
-    /// Why the rest of this curve's topology was not measured, when a member died during it.
-    pub(crate) fn dead(&self) -> Option<&str> {
-        self.dead.as_deref()
-    }
-}
-
 /// A property and the values a sweep tries it at (`--vary readbatchsize=1,10,20`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Vary {
@@ -562,13 +555,9 @@ pub(crate) struct SweepOutcome {
 impl SweepOutcome {
     /// The varied property's values in the order measured (`[None]` without `--vary`).
     pub(crate) fn values(&self) -> Vec<Option<String>> {
-        let mut values: Vec<Option<String>> = Vec::new();
-        for (v, _) in &self.curves {
-            if !values.contains(&v.value) {
-                values.push(v.value.clone());
-            }
-        }
-        values
+        let mut seen = std::collections::BTreeSet::new();
+        let values = self.curves.iter().map(|(v, _)| &v.value);
+        values.filter(|v| seen.insert(*v)).cloned().collect()
     }
 
     /// Repetitions per value.
@@ -588,18 +577,8 @@ impl SweepOutcome {
         for (_, c) in &self.curves {
             for p in &c.points {
                 let v = &p.summary.validity;
-                let line = format!(
-                    "{} at {} threads is {}: {}",
-                    c.label,
-                    p.threads,
-                    v.verdict,
-                    v.summary()
-                );
-                match v.verdict {
-                    crate::measure::validity::Verdict::Valid => {}
-                    crate::measure::validity::Verdict::Degraded => lines.degraded.push(line),
-                    crate::measure::validity::Verdict::Invalid => lines.invalid.push(line),
-                }
+                let line = format!("{} at {} threads", c.label, p.threads);
+                lines.push(v, &format!("{line} is {}: {}", v.verdict, v.summary()));
             }
             for n in &c.not_run {
                 lines.invalid.push(format!(
@@ -643,4 +622,16 @@ pub(crate) struct VerdictLines {
     pub invalid: Vec<String>,
     /// Degraded cells (a caveat: exit 0 unless `--strict`).
     pub degraded: Vec<String>,
+}
+
+impl VerdictLines {
+    /// Adds `line` to the lines of its result's verdict (none for a valid one).
+    pub(crate) fn push(&mut self, validity: &crate::measure::validity::Validity, line: &str) {
+        use crate::measure::validity::Verdict;
+        match validity.verdict {
+            Verdict::Valid => {}
+            Verdict::Degraded => self.degraded.push(line.to_string()),
+            Verdict::Invalid => self.invalid.push(line.to_string()),
+        }
+    }
 }

@@ -43,38 +43,32 @@ impl Progress {
         PhaseProgress {
             label: label.to_string(),
             events: self.events.clone(),
-            ended: false,
+            outcome: None,
         }
     }
 }
 
-/// One running phase; finish it with an outcome, or drop it to abandon it.
+/// One running phase; finish it with an outcome, or drop it to abandon it (no outcome). It
+/// ends when dropped.
 #[derive(Debug)]
 pub(crate) struct PhaseProgress {
     label: String,
     events: Sink,
-    ended: bool,
+    outcome: Option<String>,
 }
 
 impl PhaseProgress {
     /// Ends the phase with a short outcome (`12,345 ops/s`, `failed: ...`).
     pub(crate) fn finish(mut self, outcome: &str) {
-        self.end(Some(outcome.to_string()));
-    }
-
-    fn end(&mut self, outcome: Option<String>) {
-        self.ended = true;
-        self.events.event(Event::PhaseEnded {
-            label: self.label.clone(),
-            outcome,
-        });
+        self.outcome = Some(outcome.to_string());
     }
 }
 
 impl Drop for PhaseProgress {
     fn drop(&mut self) {
-        if !self.ended {
-            self.end(None);
-        }
+        self.events.event(Event::PhaseEnded {
+            label: std::mem::take(&mut self.label),
+            outcome: self.outcome.take(),
+        });
     }
 }

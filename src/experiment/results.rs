@@ -71,12 +71,10 @@ fn known_names(known: &[String], name: &str) -> String {
     let guess = crate::suggest::closest(name, known, |k| k.as_str())
         .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
-    let mut names: Vec<&str> = Vec::new();
-    for k in known {
-        if !names.contains(&k.as_str()) {
-            names.push(k);
-        }
-    }
+    let mut seen = std::collections::BTreeSet::new();
+    let names: Vec<&str> = (known.iter().map(String::as_str))
+        .filter(|k| seen.insert(*k))
+        .collect();
     format!(
         " ({guess}there: {}, or `latest`, `previous`, or a directory)",
         names.join(", ")
@@ -101,22 +99,11 @@ impl ExperimentDir {
     pub fn create(root: &Path, name: &str) -> Result<ExperimentDir, ResultsError> {
         fs::create_dir_all(root).map_err(io_err(root))?;
         let stamp = chrono::Utc::now().format("%Y-%m-%d-%H%M%S");
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let base = format!("{stamp}-{safe}");
+        let base = format!("{stamp}-{}", keep_chars(name, "-_"));
         for attempt in 0..1000u32 {
-            let candidate = if attempt == 0 {
-                root.join(&base)
-            } else {
-                root.join(format!("{base}.{attempt}"))
+            let candidate = match attempt {
+                0 => root.join(&base),
+                n => root.join(format!("{base}.{n}")),
             };
             match fs::create_dir(&candidate) {
                 Ok(()) => {
@@ -154,13 +141,12 @@ impl ExperimentDir {
         if given.is_dir() {
             return Self::open(given);
         }
-        let name = given.file_name().map(|n| n.to_string_lossy().into_owned());
         let root = match given.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("results"),
         };
         let newest_first = experiments_under(&root);
-        let name = name.unwrap_or_default();
+        let name = (given.file_name()).map_or(String::new(), |n| n.to_string_lossy().into());
         let found = match name.as_str() {
             "latest" => newest_first.first(),
             "previous" => newest_first.get(1),
@@ -193,11 +179,7 @@ impl ExperimentDir {
                 props.iter().map(|(k, v, _)| (k, redact_property(k, v))),
             );
         }
-        for given in stored.command.workload.overrides.iter_mut() {
-            if let Some((k, v)) = given.split_once('=') {
-                *given = format!("{k}={}", redact_property(k, v));
-            }
-        }
+        redact_overrides(&mut stored.command.workload.overrides);
         write_json_atomic(&self.path.join(CONFIG_FILE), &stored)
     }
 
@@ -245,10 +227,8 @@ impl ExperimentDir {
     }
 
     /// Writes one cell's result the moment it is measured.
-    pub fn write_cell(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
-        let path = self.cell_path(&cell.cell);
-        write_json_atomic(&path, cell)?;
-        Ok(path)
+    pub fn write_cell(&self, cell: &CellFile) -> Result<(), ResultsError> {
+        write_json_atomic(&self.cell_path(&cell.cell), cell)
     }
 
     /// Reads one cell; `Ok(None)` when it was never written or is unreadable (then it is measured again).
@@ -296,10 +276,8 @@ impl ExperimentDir {
     }
 
     /// Stores a thread sweep.
-    pub fn write_sweep(&self, label: &str, sweep: &SweepFile) -> Result<PathBuf, ResultsError> {
-        let path = self.sweep_path(label);
-        write_json_atomic(&path, sweep)?;
-        Ok(path)
+    pub fn write_sweep(&self, label: &str, sweep: &SweepFile) -> Result<(), ResultsError> {
+        write_json_atomic(&self.sweep_path(label), sweep)
     }
 
     /// Reads a stored thread sweep, if there is one that parses.
@@ -349,31 +327,24 @@ impl ExperimentDir {
         }
         let not_run = self.not_run();
         let cmd = &config.command;
-        let mut out = Vec::new();
-        for repeat in 1..=cmd.repeat {
-            for topology in &cmd.topologies {
-                for scenario in &cmd.scenarios {
-                    let id = CellId {
-                        topology: topology.clone(),
-                        scenario: scenario.clone(),
-                        repeat,
-                    };
-                    if !self.cell_path(&id).exists() && !not_run.iter().any(|n| n.cell == id) {
-                        out.push(id);
-                    }
-                }
-            }
-        }
-        out
+        let cells = (1..=cmd.repeat).flat_map(|repeat| {
+            (cmd.topologies.iter()).flat_map(move |t| {
+                (cmd.scenarios.iter()).map(move |s| CellId {
+                    topology: t.clone(),
+                    scenario: s.clone(),
+                    repeat,
+                })
+            })
+        });
+        cells
+            .filter(|id| !self.cell_path(id).exists() && !not_run.iter().any(|n| n.cell == *id))
+            .collect()
     }
 
     /// Records cells as not run (replacing an earlier record of the same cell).
     pub(crate) fn record_not_run(&self, cells: &[NotRun]) -> Result<(), ResultsError> {
-        let mut all: Vec<NotRun> = self
-            .not_run()
-            .into_iter()
-            .filter(|n| !cells.iter().any(|c| c.cell == n.cell))
-            .collect();
+        let mut all = self.not_run();
+        all.retain(|n| !cells.iter().any(|c| c.cell == n.cell));
         all.extend(cells.iter().cloned());
         write_json_atomic(&self.path.join(NOT_RUN_FILE), &all)
     }
@@ -390,7 +361,7 @@ impl ExperimentDir {
 
     /// Moves a cell's file into `earlier/` beside it (named after the session that measured it),
     /// so the cell is measured again while the earlier attempt is kept.
-    pub(crate) fn set_aside(&self, cell: &CellFile) -> Result<PathBuf, ResultsError> {
+    pub(crate) fn set_aside(&self, cell: &CellFile) -> Result<(), ResultsError> {
         let path = self.cell_path(&cell.cell);
         let earlier = path
             .parent()
@@ -399,8 +370,7 @@ impl ExperimentDir {
         fs::create_dir_all(&earlier).map_err(io_err(&earlier))?;
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("cell");
         let to = earlier.join(format!("{stem}.session{}.json", cell.session));
-        fs::rename(&path, &to).map_err(io_err(&path))?;
-        Ok(to)
+        fs::rename(&path, &to).map_err(io_err(&path))
     }
 
     /// Writes any text file (a report, a chart) atomically inside the directory.
@@ -418,6 +388,15 @@ pub(crate) fn redact_property(key: &str, value: &str) -> String {
         "****".to_string()
     } else {
         crate::redact::redact_text(value)
+    }
+}
+
+/// `-p KEY=VALUE` overrides as they may be written to disk ([`redact_property`]).
+pub(crate) fn redact_overrides(overrides: &mut [String]) {
+    for o in overrides {
+        if let Some((k, v)) = o.split_once('=') {
+            *o = format!("{k}={}", redact_property(k, v));
+        }
     }
 }
 
@@ -451,8 +430,7 @@ fn experiments_under(root: &Path) -> Vec<PathBuf> {
         created: String,
     }
     let created = |dir: &Path| {
-        let text = fs::read_to_string(dir.join(CONFIG_FILE)).ok()?;
-        let record: Created = serde_json::from_str(&text).ok()?;
+        let record: Created = read_json(&dir.join(CONFIG_FILE)).ok()?;
         chrono::DateTime::parse_from_rfc3339(&record.created).ok()
     };
     let Ok(entries) = fs::read_dir(root) else {
@@ -512,17 +490,15 @@ pub(crate) fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 pub(crate) fn sanitize(name: &str) -> String {
+    keep_chars(name, "-_.").trim_start_matches('.').to_string()
+}
+
+/// `name` with every character but ASCII letters, digits and those of `keep` made `_`.
+pub(crate) fn keep_chars(name: &str, keep: &str) -> String {
+    let keep = |c: char| c.is_ascii_alphanumeric() || keep.contains(c);
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_start_matches('.')
-        .to_string()
+        .map(|c| if keep(c) { c } else { '_' })
+        .collect()
 }
 
 /// Serialises `value` as pretty JSON to `path` through a temporary file and a rename.
@@ -566,26 +542,23 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, 
 /// Cell files of an experiment that `report` and `--resume` cannot use: unparsable, or written
 /// with a schema this version does not know. One line each, naming the file.
 pub(crate) fn damaged_cells(dir: &ExperimentDir) -> Vec<String> {
-    let mut out = Vec::new();
-    let root = dir.path().join(CELLS_DIR);
-    let Ok(topologies) = std::fs::read_dir(&root) else {
-        return out;
-    };
-    let mut files: Vec<PathBuf> = topologies
-        .flatten()
-        .map(|t| t.path())
-        .filter(|t| t.is_dir())
-        .filter_map(|t| std::fs::read_dir(t).ok())
+    let files = json_files_by_topology(&dir.path().join(CELLS_DIR));
+    let damaged = files.iter().filter_map(|f| Some((f, check_cell(f).err()?)));
+    damaged
+        .map(|(f, why)| format!("{}: {why}", f.display()))
+        .collect()
+}
+
+/// The `*.json` files of every directory in `root` (`cells/<topology>/`,
+/// `ceilings/<topology>/`), sorted; what cannot be read is left out.
+pub(crate) fn json_files_by_topology(root: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = (fs::read_dir(root).into_iter().flatten().flatten())
+        .filter_map(|t| fs::read_dir(t.path()).ok())
         .flat_map(|entries| entries.flatten().map(|e| e.path()))
         .filter(|f| f.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    for file in files {
-        if let Err(why) = check_cell(&file) {
-            out.push(format!("{}: {why}", file.display()));
-        }
-    }
-    out
+    files
 }
 
 fn check_cell(file: &Path) -> Result<(), String> {

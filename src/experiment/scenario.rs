@@ -30,11 +30,8 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
         }
     }
     let known = known_workloads(&dirs);
-    let base = direct
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string());
-    let hint = closest(&base, &known)
+    let base = (direct.file_name()).map_or(name.into(), |f| f.to_string_lossy().into_owned());
+    let hint = crate::suggest::closest(&base, &known, |k| k.as_str())
         .map(|k| format!("did you mean {k}? "))
         .unwrap_or_default();
     Err(bad_input(format!(
@@ -45,11 +42,6 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
             .collect::<Vec<_>>()
             .join(", ")
     )))
-}
-
-/// The known name `name` most likely meant (`suggest::closest`).
-fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
-    crate::suggest::closest(name, known.iter().map(String::as_str), |k| *k)
 }
 
 /// The workload files in `dirs` (no README), sorted, each once.
@@ -66,14 +58,6 @@ fn known_workloads(dirs: &[PathBuf]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-/// Reads a Java properties file, each value remembering its `FILE:LINE`, with the same parser
-/// and the same errors as `microshard run -P`.
-pub(crate) fn read_properties(path: &Path) -> anyhow::Result<Properties> {
-    let mut props = Properties::new();
-    props.load_file(path).map_err(as_bad_input)?;
-    Ok(props)
 }
 
 /// Splits `-p key=value` overrides, naming the flag on error.
@@ -157,10 +141,8 @@ impl OneWorkload {
         overrides: &[String],
     ) -> anyhow::Result<OneWorkload> {
         let path = locate(workload, None).map_err(|e| bad_input(format!("-P {workload}: {e}")))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| workload.to_string());
+        let name: String =
+            (path.file_name()).map_or(workload.into(), |n| n.to_string_lossy().into());
         let overrides = parse_overrides(overrides)?;
         let (props, scale_note) = resolve(&[(name.clone(), path)], scaling, &overrides)?;
         Ok(OneWorkload {
@@ -212,7 +194,9 @@ pub(crate) fn resolve(
     let mut out = BTreeMap::new();
     let mut load_records: Option<(String, Origin)> = None;
     for (i, (name, path)) in files.iter().enumerate() {
-        let mut props = read_properties(path)?;
+        // Each value remembers its `FILE:LINE`, read as `microshard run -P` reads it.
+        let mut props = Properties::new();
+        props.load_file(path).map_err(as_bad_input)?;
         if !scaling.full {
             // The load inserts `recordcount` documents (YCSB's load count when `insertcount`
             // is not set), so a `-p recordcount=N` below means exactly N documents loaded and
@@ -239,7 +223,7 @@ pub(crate) fn resolve(
             (Some((r, origin)), _) => props.set(prop::RECORDCOUNT.name, r.clone(), origin.clone()),
             _ => {}
         }
-        validate(name, &props)?;
+        check(name, &props)?;
         out.insert(name.clone(), props);
     }
     let records = load_records.map_or_else(|| "?".into(), |(r, _)| r);
@@ -262,18 +246,14 @@ fn flag(name: &str) -> Origin {
     Origin::Flag(name.into())
 }
 
-/// Checks properties the way the runner will, naming `what` in the error (a `--vary` value).
+/// Checks resolved properties the way the runner will, naming the scenario `what` in the error
+/// (its name, a `--vary` value), so that a bad `-p` or file is refused before any topology is
+/// brought up.
 pub(crate) fn check(what: &str, props: &Properties) -> anyhow::Result<()> {
-    validate(what, props)
-}
-
-/// Checks a scenario's resolved properties the way the runner will, so that a bad `-p` or
-/// scenario file is refused before any topology is brought up.
-fn validate(scenario: &str, props: &Properties) -> anyhow::Result<()> {
     crate::workload::CoreWorkload::from_properties(props)
-        .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
+        .map_err(|e| bad_input(format!("scenario {what}: {e}")))?;
     crate::measure::MeasurementConfig::from_properties(props)
-        .map_err(|e| bad_input(format!("scenario {scenario}: {e}")))?;
+        .map_err(|e| bad_input(format!("scenario {what}: {e}")))?;
     Ok(())
 }
 

@@ -175,6 +175,11 @@ impl SweepCommand {
     fn workload(&self) -> &str {
         self.workload.as_deref().unwrap_or_default()
     }
+
+    /// Where the sweep runs, as its labels and files name it ([`SweepTarget::shown_as`]).
+    fn where_(&self) -> String {
+        self.target.shown_as(self.topology_name.as_ref())
+    }
 }
 
 /// What a sweep resolves before anything starts: the workload at the chosen scale and every
@@ -194,10 +199,7 @@ impl Resolved {
     /// `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
     /// each still bounded by --duration; otherwise every point runs its whole duration.
     pub(crate) fn count_bounded(&self) -> bool {
-        let overrides = &self.one.overrides;
-        overrides
-            .iter()
-            .any(|(k, _)| k == prop::OPERATIONCOUNT.name)
+        (self.one.overrides.iter()).any(|(k, _)| k == prop::OPERATIONCOUNT.name)
     }
 }
 
@@ -240,11 +242,10 @@ impl Swept {
     /// The error an interrupted sweep ends with, after its reports are written: how far it got
     /// and the command that finishes it, keeping what was measured (NEWCOMER-2 #31).
     pub(crate) fn interrupted(&self) -> anyhow::Error {
-        let complete = self
-            .outcome
-            .curves
+        let (curves, threads) = (&self.outcome.curves, self.outcome.threads.len());
+        let complete = curves
             .iter()
-            .filter(|(_, s)| s.points.len() == self.outcome.threads.len())
+            .filter(|(_, s)| s.points.len() == threads)
             .count();
         crate::error::interrupted(format!(
             "after {complete} of {} curves; what was measured is stored in {dir}; finish with `microshard sweep --resume {dir}`",
@@ -262,48 +263,29 @@ pub(crate) async fn sweep_with<L: Lab>(
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let resolved = resolve(cfg)?;
-    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
+    let where_ = cfg.where_();
     let mut config = sweep_record(cfg, &resolved, &where_);
     config.begin_session(false, false);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     resume::store_request(&dir, cfg)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
-    let start = Start {
-        dir,
-        config,
-        load: !cfg.no_load,
-    };
+    let start = (dir, config, !cfg.no_load);
     run_sweep(lab, cfg, &resolved, start, cancel, progress).await
 }
 
-/// Where a sweep runs, as its labels and files name it ([`SweepTarget::shown_as`]): a topology
-/// by the name stored when it loaded, a URI with its password hidden.
-pub(super) fn where_of(target: &SweepTarget, name: Option<&String>) -> String {
-    target.shown_as(name)
-}
-
-/// A sweep's directory and record, new or read back by `--resume`, and whether it loads.
-struct Start {
-    /// The run directory.
-    dir: ExperimentDir,
-    /// Its record.
-    config: ExperimentConfig,
-    /// Load the data before the curves.
-    load: bool,
-}
-
-/// Reaches the target, loads, measures every curve not stored yet and tears the target down.
+/// Reaches the target, loads (`start`: the sweep's directory and record, new or read back by
+/// `--resume`, and whether it loads), measures every curve not stored yet and tears the target
+/// down.
 async fn run_sweep<L: Lab>(
     lab: &mut L,
     cfg: &SweepCommand,
     resolved: &Resolved,
-    start: Start,
+    (dir, mut config, load): (ExperimentDir, ExperimentConfig, bool),
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
-    let Start { dir, config, load } = start;
-    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
+    let where_ = cfg.where_();
     let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.workload_flags.overrides) {
@@ -315,15 +297,25 @@ async fn run_sweep<L: Lab>(
         vary: cfg.vary.as_ref(),
         repeat: cfg.repeat,
         threads: &cfg.threads,
-        secs: point_secs(cfg),
+        secs: cfg.duration.as_secs().max(1),
         count_bounded: resolved.count_bounded(),
         label: &label,
         file_base: &where_,
         file_label: sweep_label,
         keep_partial: true,
     };
-    let load = load.then_some(&resolved.base);
-    let result = load_and_measure(lab, &dir, &deployment, load, &curves, cancel, progress).await;
+    // The data is loaded first (not with `--no-load`, nor when a resume finds it in place).
+    let result = async {
+        if load {
+            let bar = progress.phase(&format!("{where_}: load"), None);
+            let m = lab
+                .run(&deployment, &resolved.base, Phase::Load, cancel)
+                .await?;
+            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        }
+        measure_curves(lab, &dir, &deployment, &curves, cancel, progress).await
+    }
+    .await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
         let down = lab.down(h).await;
@@ -337,9 +329,8 @@ async fn run_sweep<L: Lab>(
         topology: None,
     };
     if outcome.curves.iter().any(|(_, s)| s.standin) && !config.standin {
-        let mut c = config;
-        c.standin = true;
-        dir.write_config(&c)?;
+        config.standin = true;
+        dir.write_config(&config)?;
     }
     Ok(Swept {
         dir,
@@ -349,15 +340,10 @@ async fn run_sweep<L: Lab>(
     })
 }
 
-/// Seconds per sweep point: `--duration`, at least one.
-fn point_secs(cfg: &SweepCommand) -> u64 {
-    cfg.duration.as_secs().max(1)
-}
-
 /// The configuration record a sweep stores. `report` reads a sweep's directory as a one-cell
 /// experiment, so the record has compare's shape.
 fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> ExperimentConfig {
-    let secs = point_secs(cfg);
+    let secs = cfg.duration.as_secs().max(1);
     ExperimentConfig {
         schema: CONFIG_SCHEMA.into(),
         created: chrono::Utc::now().to_rfc3339(),
@@ -414,33 +400,11 @@ pub(super) async fn reach_target<L: Lab>(
                     role: "entry".into(),
                     uri: u.clone(),
                 }],
-                members: Vec::new(),
-                plan: None,
-                server_versions: Default::default(),
-                default_write_concern: None,
+                ..Default::default()
             },
             None,
         ),
     })
-}
-
-/// Loads the data (`load`: not with `--no-load`, nor when a resume finds it in place), then
-/// measures every curve.
-async fn load_and_measure<L: Lab>(
-    lab: &mut L,
-    dir: &ExperimentDir,
-    deployment: &Deployment,
-    load: Option<&Properties>,
-    curves: &Curves<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
-    if let Some(base) = load {
-        let bar = progress.phase(&format!("{}: load", curves.file_base), None);
-        let m = lab.run(deployment, base, Phase::Load, cancel).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-    }
-    measure_curves(lab, dir, deployment, curves, cancel, progress).await
 }
 
 /// Every curve a sweep measures, in order: each value of the varied property (or the workload
@@ -526,21 +490,15 @@ pub(crate) async fn measure_curves<L: Lab>(
         let file = (c.file_label)(&name);
         let stored = dir.read_sweep(&file);
         if let Some(stored) = stored.clone().filter(|s| s.points.len() == c.threads.len()) {
+            let knee = stored.knee_threads.map_or("?".into(), |k| k.to_string());
             progress.line(&format!(
-                "microshard: {name}: using the stored sweep (knee {} threads)",
-                stored
-                    .knee_threads
-                    .map(|k| k.to_string())
-                    .unwrap_or_else(|| "?".into())
+                "microshard: {name}: using the stored sweep (knee {knee} threads)"
             ));
             curves.push((variant.clone(), stored));
             continue;
         }
         // `sweep --resume`: a curve Ctrl-C cut short keeps the points it measured.
-        let kept = match (c.keep_partial, stored) {
-            (true, Some(s)) if !s.points.is_empty() => s.points,
-            _ => Vec::new(),
-        };
+        let kept = (stored.filter(|_| c.keep_partial)).map_or(Vec::new(), |s| s.points);
         if !kept.is_empty() {
             progress.line(&format!(
                 "microshard: {name}: keeping the {} point(s) measured earlier",
@@ -594,25 +552,15 @@ async fn measure_curve<L: Lab>(
         .copied()
         .filter(|t| !one.kept.iter().any(|p| p.threads == *t))
         .collect();
-    let plan = PointPlan {
-        base: one.props,
-        threads: &threads,
-        secs: c.secs,
-        count_bounded: c.count_bounded,
-        label: one.label,
-    };
-    let measured = sweep_points(lab, deployment, &plan, cancel, progress).await?;
+    let (measured, not_run, dead) =
+        sweep_points(lab, deployment, c, &one, &threads, cancel, progress).await?;
     if cancel.is_cancelled() && !c.keep_partial {
         return Ok(None);
     }
     let mut points = one.kept;
-    points.extend(measured.points);
+    points.extend(measured);
     points.sort_by_key(|p| c.threads.iter().position(|t| *t == p.threads));
-    let all = PointPlan {
-        threads: c.threads,
-        ..plan
-    };
-    let mut sweep = swept_curve(&all, points, measured.not_run, measured.dead);
+    let mut sweep = swept_curve(one.label, c.threads, points, not_run, dead);
     if lab.collects_server_metrics() && !cancel.is_cancelled() {
         let table = one.props.text(&prop::TABLE);
         sweep.memory = Some(
@@ -639,25 +587,14 @@ fn not_run_curves(
 ) -> anyhow::Result<()> {
     for (variant, _) in c.variants.iter().skip(done) {
         let name = variant_label(c.file_base, c.vary, variant, c.repeat);
-        let sweep = SweepFile {
-            label: crate::redact::redact_text(&variant_label(c.label, c.vary, variant, c.repeat)),
-            points: Vec::new(),
-            max_threads: None,
-            knee_threads: None,
-            tolerance: knee::DEFAULT_TOLERANCE,
-            standin: false,
-            not_run: c
-                .threads
-                .iter()
-                .map(|&threads| NotRunPoint {
-                    threads,
-                    reason: reason.to_string(),
-                })
-                .collect(),
-            dead: Some(reason.to_string()),
-            planned_threads: c.threads.to_vec(),
-            memory: None,
-        };
+        let label = variant_label(c.label, c.vary, variant, c.repeat);
+        let not_run = (c.threads.iter())
+            .map(|&threads| NotRunPoint {
+                threads,
+                reason: reason.to_string(),
+            })
+            .collect();
+        let sweep = swept_curve(&label, c.threads, Vec::new(), not_run, Some(reason.into()));
         dir.write_sweep(&(c.file_label)(&name), &sweep)?;
         curves.push((variant.clone(), sweep));
     }
@@ -682,24 +619,10 @@ pub(crate) fn stored_curves(
         .collect()
 }
 
-/// One curve's points to measure: the workload, the thread counts and how long each point runs.
-pub(crate) struct PointPlan<'a> {
-    /// The workload's properties (one curve's).
-    pub base: &'a Properties,
-    /// Thread counts, one point each.
-    pub threads: &'a [u32],
-    /// Seconds per point.
-    pub secs: u64,
-    /// Points end at `operationcount` (still bounded by `secs`) instead of running `secs`.
-    pub count_bounded: bool,
-    /// What progress lines and the sweep file call the curve.
-    pub label: &'a str,
-}
-
-impl PointPlan<'_> {
-    /// The workload's properties for the point at `n` threads.
-    fn point_props(&self, n: u32) -> Properties {
-        let mut props = self.base.clone();
+impl Curves<'_> {
+    /// A curve's properties (`base`) for the point at `n` threads.
+    fn point_props(&self, base: &Properties, n: u32) -> Properties {
+        let mut props = base.clone();
         props.set_value(&prop::THREADCOUNT, n, Origin::Experiment);
         if !self.count_bounded {
             // Bounded by time alone: every point runs its full duration (`operationcount=0`).
@@ -710,19 +633,21 @@ impl PointPlan<'_> {
     }
 }
 
-/// Runs the plan's workload at each thread count for `secs` seconds (or, `count_bounded`, for
-/// its `operationcount` within at most `secs`) and finds the maximum and the knee.
-pub(crate) async fn sweep_points<L: Lab>(
+/// Runs the curve at each of `threads` for `secs` seconds (or, `count_bounded`, for its
+/// `operationcount` within at most `secs`): its points, those not run and why a member died.
+async fn sweep_points<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
-    plan: &PointPlan<'_>,
+    c: &Curves<'_>,
+    one: &OneCurve<'_>,
+    threads: &[u32],
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<SweepFile> {
+) -> anyhow::Result<(Vec<SweepPoint>, Vec<NotRunPoint>, Option<String>)> {
     let mut points = Vec::new();
     let mut not_run = Vec::new();
     let mut dead: Option<String> = None;
-    for &n in plan.threads {
+    for &n in threads {
         if cancel.is_cancelled() {
             break;
         }
@@ -734,10 +659,10 @@ pub(crate) async fn sweep_points<L: Lab>(
             continue;
         }
         let bar = progress.phase(
-            &format!("{}: sweep {n} threads", plan.label),
-            Some(Duration::from_secs(plan.secs)),
+            &format!("{}: sweep {n} threads", one.label),
+            Some(Duration::from_secs(c.secs)),
         );
-        let props = plan.point_props(n);
+        let props = c.point_props(one.props, n);
         let watch = match lab.collects_server_metrics() {
             true => Some(super::crosscheck::PointWatch::begin(&deployment.watched).await),
             false => None,
@@ -748,7 +673,7 @@ pub(crate) async fn sweep_points<L: Lab>(
             break;
         }
         let mut m = measured.with_context(|| format!("sweep at {n} threads"))?;
-        let died = super::lab::Dead::of(&m.document, &format!("{n} threads"));
+        let died = super::lab::dead_member(&m.document, &format!("{n} threads"));
         bar.finish(&match &died {
             Some(_) => "ended early: a member is dead".to_string(),
             None => format!("{:.0} ops/s", m.summary.throughput),
@@ -766,14 +691,15 @@ pub(crate) async fn sweep_points<L: Lab>(
             crosscheck,
         });
         // The dead point itself is kept (invalid); the points after it are not run.
-        dead = died.map(|d| d.reason);
+        dead = died;
     }
-    Ok(swept_curve(plan, points, not_run, dead))
+    Ok((points, not_run, dead))
 }
 
 /// The curve's sweep file from its measured points, with the maximum and the knee found.
 fn swept_curve(
-    plan: &PointPlan<'_>,
+    label: &str,
+    threads: &[u32],
     points: Vec<SweepPoint>,
     not_run: Vec<NotRunPoint>,
     dead: Option<String>,
@@ -786,7 +712,7 @@ fn swept_curve(
         knee::DEFAULT_TOLERANCE,
     );
     SweepFile {
-        label: crate::redact::redact_text(plan.label),
+        label: crate::redact::redact_text(label),
         standin: points.iter().any(|p| p.summary.standin),
         points,
         max_threads: k.map(|k| k.max_threads),
@@ -794,7 +720,7 @@ fn swept_curve(
         tolerance: knee::DEFAULT_TOLERANCE,
         not_run,
         dead,
-        planned_threads: plan.threads.to_vec(),
+        planned_threads: threads.to_vec(),
         memory: None,
     }
 }
@@ -813,16 +739,7 @@ pub(crate) fn variant_label(label: &str, vary: Option<&Vary>, v: &Variant, repea
 
 /// A sweep curve's name as a file label: letters, digits and `-`, everything else `_`.
 pub(crate) fn sweep_label(where_: &str) -> String {
-    where_
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::results::keep_chars(where_, "-")
 }
 
 #[cfg(test)]

@@ -50,6 +50,17 @@ pub(crate) struct Searched {
     pub confirmations: Vec<Measured>,
 }
 
+impl Searched {
+    /// A search that ended without a ceiling confirmed.
+    fn ended(outcome: Outcome) -> Searched {
+        let confirmations = Vec::new();
+        Searched {
+            outcome,
+            confirmations,
+        }
+    }
+}
+
 /// Probes, then searches and confirms until a rate is confirmed, none met the bound, the client
 /// could not offer a rate, Ctrl-C, or the steps ran out.
 pub(crate) async fn find<L: Lab>(
@@ -80,10 +91,7 @@ pub(crate) async fn find<L: Lab>(
         lowest_failure: None,
         steps_left: MAX_STEPS,
     };
-    let ended = |outcome| Searched {
-        outcome,
-        confirmations: Vec::new(),
-    };
+    let ended = Searched::ended;
     loop {
         if let Some(end) = climb_and_bisect(lab, on, record, &mut state, cancel, progress).await? {
             return Ok(ended(end));
@@ -212,12 +220,8 @@ async fn confirm<L: Lab>(
     let mut confirmations = Vec::new();
     for _ in 0..on.repeat {
         if cancel.is_cancelled() {
-            return Ok(Ok(Searched {
-                outcome: Outcome::Interrupted {
-                    lower_bound: Some(found),
-                },
-                confirmations: Vec::new(),
-            }));
+            let lower_bound = Some(found);
+            return Ok(Ok(Searched::ended(Outcome::Interrupted { lower_bound })));
         }
         let kind = (StepKind::Confirm, Some(found), threads);
         let (s, measured) = step(lab, on, record, kind, cancel, progress).await?;
@@ -384,21 +388,12 @@ fn judged(
 fn intended_histogram(
     doc: &crate::measure::ResultDocument,
 ) -> Option<hdrhistogram::Histogram<u64>> {
-    let mut all: Option<hdrhistogram::Histogram<u64>> = None;
-    for m in doc
-        .measurements
-        .iter()
+    let mut histograms = (doc.measurements.iter())
         .filter(|m| m.kind == MapKind::Intended && !m.name.contains("CLEANUP"))
-    {
-        let Ok(h) = m.decode_histogram() else {
-            continue;
-        };
-        match &mut all {
-            Some(a) => {
-                let _ = a.add(&h);
-            }
-            None => all = Some(h),
-        }
+        .filter_map(|m| m.decode_histogram().ok());
+    let mut all = histograms.next()?;
+    for h in histograms {
+        let _ = all.add(&h);
     }
-    all
+    Some(all)
 }

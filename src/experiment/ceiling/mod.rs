@@ -20,10 +20,11 @@ use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
 use super::lab::Lab;
 use super::progress::Progress;
 use super::results::{ExperimentDir, write_json_atomic};
+use super::scenario::OneWorkload;
 use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
-pub(crate) use driver::{SearchOn, Searched, find};
+pub(crate) use driver::{SearchOn, find};
 use search::{micros, thousands};
 
 /// The schema of `ceiling.json`.
@@ -265,59 +266,7 @@ impl CeilingRecord {
             .filter(|s| s.kind == StepKind::Confirm)
             .count()
     }
-}
 
-/// The workload at the chosen scale, with `-p` applied; bad input names the flag.
-pub(crate) fn resolve(
-    cfg: &CeilingCommand,
-) -> anyhow::Result<(String, crate::workload::Properties, String)> {
-    let one = cfg.workload_flags.one_workload(
-        &cfg.workload,
-        "a ceiling search, whose steps would each overwrite the last one's files",
-    )?;
-    let base = one.base();
-    Ok((one.name, base, one.scale_note))
-}
-
-/// Runs a ceiling search and keeps it in a new run directory; returns the directory and the
-/// record (its outcome set).
-pub(crate) async fn ceiling_with<L: Lab>(
-    lab: &mut L,
-    cfg: &CeilingCommand,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
-    let (name, base, scale_note) = resolve(cfg)?;
-    let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
-    let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
-    let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
-    write_json_atomic(&dir.path().join("ceiling.json"), &record)?;
-    progress.line(&format!("microshard: results in {}", dir.path().display()));
-    progress.line(&format!("microshard: sizes: {scale_note}"));
-    let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
-    let on = SearchOn {
-        spec: &cfg.spec,
-        repeat: cfg.repeat,
-        base: &base,
-        phase: Phase::Run,
-        deployment: &deployment,
-        steps_dir: dir.path().join("steps"),
-        record_path: dir.path().join("ceiling.json"),
-        where_: &where_,
-    };
-    let searched = load_and_search(lab, &on, cfg.no_load, &mut record, cancel, progress).await;
-    if let Some(h) = handle {
-        let bar = progress.phase(&format!("{where_}: teardown"), None);
-        let down = lab.down(h).await;
-        bar.finish(if down.is_ok() { "down" } else { "failed" });
-        down?;
-    }
-    record.outcome = Some(searched?.outcome);
-    write_json_atomic(&on.record_path, &record)?;
-    Ok((dir, record))
-}
-
-impl CeilingRecord {
     /// The record of a search about to start.
     pub(crate) fn new(
         workload: String,
@@ -343,36 +292,69 @@ impl CeilingRecord {
     }
 }
 
+/// The workload at the chosen scale, with `-p` applied; bad input names the flag.
+pub(crate) fn resolve(cfg: &CeilingCommand) -> anyhow::Result<OneWorkload> {
+    cfg.workload_flags.one_workload(
+        &cfg.workload,
+        "a ceiling search, whose steps would each overwrite the last one's files",
+    )
+}
+
+/// Runs a ceiling search of the workload [`resolve`] found and keeps it in a new run
+/// directory; returns the directory and the record (its outcome set).
+pub(crate) async fn ceiling_with<L: Lab>(
+    lab: &mut L,
+    cfg: &CeilingCommand,
+    one: OneWorkload,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
+    let (base, name, scale_note) = (one.base(), one.name, one.scale_note);
+    let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
+    let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
+    let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
+    write_json_atomic(&dir.path().join("ceiling.json"), &record)?;
+    progress.line(&format!("microshard: results in {}", dir.path().display()));
+    progress.line(&format!("microshard: sizes: {scale_note}"));
+    let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
+    let on = SearchOn {
+        spec: &cfg.spec,
+        repeat: cfg.repeat,
+        base: &base,
+        phase: Phase::Run,
+        deployment: &deployment,
+        steps_dir: dir.path().join("steps"),
+        record_path: dir.path().join("ceiling.json"),
+        where_: &where_,
+    };
+    // The data is loaded first, unless `--no-load`.
+    let searched = async {
+        if !cfg.no_load {
+            let bar = progress.phase(&format!("{where_}: load"), None);
+            let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
+            bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
+        }
+        find(lab, &on, &mut record, cancel, progress).await
+    }
+    .await;
+    if let Some(h) = handle {
+        let bar = progress.phase(&format!("{where_}: teardown"), None);
+        let down = lab.down(h).await;
+        bar.finish(if down.is_ok() { "down" } else { "failed" });
+        down?;
+    }
+    record.outcome = Some(searched?.outcome);
+    write_json_atomic(&on.record_path, &record)?;
+    Ok((dir, record))
+}
+
 /// Every ceiling search a `compare --ceiling` kept in `dir` that parses, by topology then
 /// scenario (`docs/result-schema.md`, "Ceilings in a compare").
 pub(crate) fn stored(dir: &ExperimentDir) -> Vec<CeilingRecord> {
     let root = dir.path().join(super::results::CEILINGS_DIR);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| std::fs::read_dir(t.ok()?.path()).ok())
-        .flatten()
-        .filter_map(|f| Some(f.ok()?.path()))
-        .filter(|f| f.extension().and_then(|e| e.to_str()) == Some("json"))
-        .collect();
-    files.sort();
-    let read = |f: &PathBuf| super::results::read_json(f).ok();
-    files.iter().filter_map(read).collect()
-}
-
-/// Loads the data (unless `--no-load`), then searches.
-async fn load_and_search<L: Lab>(
-    lab: &mut L,
-    on: &SearchOn<'_>,
-    no_load: bool,
-    record: &mut CeilingRecord,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Searched> {
-    if !no_load {
-        let bar = progress.phase(&format!("{}: load", on.where_), None);
-        let m = lab.run(on.deployment, on.base, Phase::Load, cancel).await?;
-        bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
-    }
-    find(lab, on, record, cancel, progress).await
+    let files = super::results::json_files_by_topology(&root);
+    files
+        .iter()
+        .filter_map(|f| super::results::read_json(f).ok())
+        .collect()
 }

@@ -7,10 +7,10 @@
 use tokio_util::sync::CancellationToken;
 
 use super::cell::{cell_props, place_outputs, write_cell};
-use super::{MatrixOutcome, TopologyTurn};
+use super::{MatrixOutcome, TopologyTurn, record_not_run};
 use crate::experiment::ceiling::{self, CeilingRecord, Outcome, SearchOn};
-use crate::experiment::lab::{Dead, Deployment, Lab};
-use crate::experiment::model::{CellId, ExperimentConfig, NotRun};
+use crate::experiment::lab::{Deployment, Lab, dead_member};
+use crate::experiment::model::{CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
 use crate::runner::Phase;
 
@@ -24,14 +24,14 @@ pub(super) async fn search_topology<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
-) -> anyhow::Result<Option<Dead>> {
+) -> anyhow::Result<Option<String>> {
     let shown = config.command.topology_name(turn.topology);
     let mut props = cell_props(config, &first_of(turn, turn.load_scenario), true, None, 0)?;
     place_outputs(&mut props, None)?;
     let bar = progress.phase(&format!("{shown}: loading the data"), None);
     let loaded = lab.run(deployment, &props, Phase::Load, cancel).await?;
     bar.finish(&format!("{:.0} ops/s", loaded.summary.throughput));
-    if let Some(dead) = Dead::of(&loaded.document, "the load") {
+    if let Some(dead) = dead_member(&loaded.document, "the load") {
         return Ok(Some(dead));
     }
     // Keys the searches before this one inserted: later scenarios count them as records.
@@ -121,15 +121,7 @@ async fn search_cell<L: Lab>(
         Outcome::Interrupted { .. } => outcome.interrupted = true,
         _ => {
             let reason = format!("not run: {}", record.finding());
-            let session = config.session();
-            let not_run: Vec<NotRun> = (one.ids.iter())
-                .map(|id| NotRun {
-                    cell: id.clone(),
-                    reason: reason.clone(),
-                    session,
-                })
-                .collect();
-            turn.dir.record_not_run(&not_run)?;
+            let not_run = record_not_run(turn.dir, config.session(), one.ids.iter(), &reason)?;
             outcome.not_run.extend(not_run);
         }
     }

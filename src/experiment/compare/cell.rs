@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::experiment::crosscheck;
 use crate::experiment::facts;
-use crate::experiment::lab::{Dead, Deployment, Lab, Measured};
+use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
 use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
@@ -95,46 +95,34 @@ pub(super) fn place_outputs(
         props.remove(prop::EXPORTFILE.name);
         return Ok(());
     };
-    let on = |key: &str| {
-        props
-            .get(key)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    };
-    let asks = on(prop::HDRHISTOGRAM_FILEOUTPUT.name)
-        || props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name)
-        || props.contains(prop::EXPORTFILE.name);
-    if !asks {
+    let hdr = (props.get(prop::HDRHISTOGRAM_FILEOUTPUT.name))
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let raw = props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name);
+    let export = props.get(prop::EXPORTFILE.name).map(|asked| {
+        let ext = Path::new(asked).extension();
+        ext.map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default()
+    });
+    if !hdr && !raw && export.is_none() {
         return Ok(());
     }
     let stem = cell_file.with_extension("");
     let beside = |suffix: &str| format!("{}{suffix}", stem.display());
-    let dir = match on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
+    let dir = match hdr {
         true => beside(".hdr/"),
-        false => stem
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        false => (stem.parent()).map_or(String::new(), |p| p.display().to_string()),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {dir} for the cell's outputs: {e}"))?;
-    if on(prop::HDRHISTOGRAM_FILEOUTPUT.name) {
-        props.set(prop::HDRHISTOGRAM_OUTPUT_PATH.name, dir, Origin::Experiment);
+    let mut set = |key: &str, value: String| props.set(key, value, Origin::Experiment);
+    if hdr {
+        set(prop::HDRHISTOGRAM_OUTPUT_PATH.name, dir);
     }
-    if props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name) {
-        let raw = beside(".raw.txt");
-        props.set(
-            prop::MEASUREMENT_RAW_OUTPUT_FILE.name,
-            raw,
-            Origin::Experiment,
-        );
+    if raw {
+        set(prop::MEASUREMENT_RAW_OUTPUT_FILE.name, beside(".raw.txt"));
     }
-    if let Some(asked) = props.get(prop::EXPORTFILE.name) {
-        let ext = Path::new(asked)
-            .extension()
-            .map(|e| format!(".{}", e.to_string_lossy()))
-            .unwrap_or_default();
-        let export = beside(&format!(".export{ext}"));
-        props.set(prop::EXPORTFILE.name, export, Origin::Experiment);
+    if let Some(ext) = export {
+        set(prop::EXPORTFILE.name, beside(&format!(".export{ext}")));
     }
     Ok(())
 }
@@ -189,19 +177,10 @@ fn write_export(
     })
 }
 
-/// A cell measured: the measurement, the member it found dead (if any) and the servers'
-/// metrics (when they were watched and answered at the end).
-pub(super) struct MeasuredCell {
-    /// The measurement.
-    pub(super) measured: Measured,
-    /// A member found dead during the cell.
-    pub(super) dead: Option<Dead>,
-    /// The servers' metrics over the cell.
-    pub(super) server: Option<ServerMetrics>,
-}
-
 /// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
-/// stored yet. `None` when Ctrl-C cut it short (nothing is recorded for it).
+/// stored yet: the measurement, the member it found dead (if any) and the servers' metrics
+/// (when they were watched and answered at the end). `None` when Ctrl-C cut it short (nothing
+/// is recorded for it).
 pub(super) async fn measure_cell<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
@@ -209,7 +188,7 @@ pub(super) async fn measure_cell<L: Lab>(
     cell: &Cell<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Option<MeasuredCell>> {
+) -> anyhow::Result<Option<(Measured, Option<String>, Option<ServerMetrics>)>> {
     let topology = &deployment.topology;
     let phase = cell.phase();
     let expected = match cell.is_load {
@@ -241,7 +220,7 @@ pub(super) async fn measure_cell<L: Lab>(
             return Err(e.context(format!("{} {}", cell.id.scenario, phase.name())));
         }
     };
-    let dead = Dead::of(&measured.document, &cell.id.scenario);
+    let dead = dead_member(&measured.document, &cell.id.scenario);
     bar.finish(&match &dead {
         Some(_) => "ended early: a member is dead".to_string(),
         None => format!("{:.0} ops/s", measured.summary.throughput),
@@ -255,11 +234,7 @@ pub(super) async fn measure_cell<L: Lab>(
         Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
         _ => None,
     };
-    Ok(Some(MeasuredCell {
-        measured,
-        dead,
-        server,
-    }))
+    Ok(Some((measured, dead, server)))
 }
 
 /// The servers watched over one cell: each shard at its primary of now (an election may have
@@ -349,11 +324,29 @@ impl CellWatch {
     ) -> ServerMetrics {
         let (watched, before) = self.followed(deployment).await;
         let after = metrics::snapshot_all(&watched).await;
-        let mut m = server_metrics(deployment, &watched, before, after, props).await;
-        m.primaries = self.primaries;
-        for (member, samples) in m.members.iter_mut().zip(samples) {
-            member.samples = samples;
-        }
+        let members = (watched.iter())
+            .zip(before.into_iter().chain(std::iter::repeat(None)))
+            .zip(after.into_iter().chain(std::iter::repeat(None)))
+            .zip(samples.into_iter().chain(std::iter::repeat_with(Vec::new)))
+            .map(|(((w, b), a), samples)| MemberMetrics {
+                name: w.name.clone(),
+                role: w.role.clone(),
+                before: b,
+                after: a,
+                samples,
+            })
+            .collect();
+        let table = props.text(&prop::TABLE);
+        // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
+        // `mongodb.url` says (FIDELITY-2 N6).
+        let mut m = ServerMetrics {
+            members,
+            shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table)
+                .await,
+            primaries: self.primaries,
+            ..Default::default()
+        };
+        m.finish();
         m
     }
 }
@@ -366,38 +359,6 @@ pub(super) fn sample_interval(props: &Properties, duration_s: Option<u64>) -> Du
         .unwrap_or(prop::STATUS_INTERVAL.default);
     let cap = duration_s.map(|d| (d / 4).max(1)).unwrap_or(status);
     Duration::from_secs(status.min(cap).max(1))
-}
-
-/// Before/after counters, per-shard shares and warnings for one cell.
-pub(super) async fn server_metrics(
-    deployment: &Deployment,
-    watched: &[metrics::Watched],
-    before: Vec<Option<metrics::StatusSnapshot>>,
-    after: Vec<Option<metrics::StatusSnapshot>>,
-    props: &Properties,
-) -> ServerMetrics {
-    let members = watched
-        .iter()
-        .zip(before.into_iter().chain(std::iter::repeat(None)))
-        .zip(after.into_iter().chain(std::iter::repeat(None)))
-        .map(|((w, b), a)| MemberMetrics {
-            name: w.name.clone(),
-            role: w.role.clone(),
-            before: b,
-            after: a,
-            samples: Vec::new(),
-        })
-        .collect();
-    let table = props.text(&prop::TABLE);
-    // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
-    // `mongodb.url` says (FIDELITY-2 N6).
-    let mut m = ServerMetrics {
-        members,
-        shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table).await,
-        ..Default::default()
-    };
-    m.finish();
-    m
 }
 
 /// The cell's client against its server ([`crosscheck::check_cell`]): the check, and its

@@ -7,11 +7,11 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ExperimentDir, Lab, Progress, Resolved, Start, SweepCommand, SweepTarget, Swept, resolve,
-    run_sweep, sweep_label, variant_label, where_of,
+    ExperimentDir, Lab, Progress, Resolved, SweepCommand, SweepTarget, Swept, resolve, run_sweep,
+    sweep_label, variant_label,
 };
 use crate::error::bad_input;
-use crate::experiment::results::{read_json, redact_property, write_json_atomic};
+use crate::experiment::results::{read_json, redact_overrides, write_json_atomic};
 
 /// The file holding what a sweep was asked to do.
 pub(crate) const REQUEST_FILE: &str = "sweep-request.json";
@@ -29,11 +29,7 @@ pub(super) fn store_request(dir: &ExperimentDir, cfg: &SweepCommand) -> anyhow::
     if let SweepTarget::Uri(u) = &mut stored.target {
         *u = crate::redact::redact_uri(u);
     }
-    for o in stored.workload_flags.overrides.iter_mut() {
-        if let Some((k, v)) = o.split_once('=') {
-            *o = format!("{k}={}", redact_property(k, v));
-        }
-    }
+    redact_overrides(&mut stored.workload_flags.overrides);
     write_json_atomic(&dir.path().join(REQUEST_FILE), &stored)?;
     Ok(())
 }
@@ -95,7 +91,7 @@ pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepCommand) -> anyho
 }
 
 fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> usize {
-    let where_ = where_of(&cfg.target, cfg.topology_name.as_ref());
+    let where_ = cfg.where_();
     resolved
         .variants
         .iter()
@@ -138,8 +134,7 @@ pub(crate) async fn resume_with<L: Lab>(
     if !load && !cfg.no_load {
         progress.line("microshard: not loading again: the server at --uri holds what the first invocation loaded");
     }
-    let start = Start { dir, config, load };
-    run_sweep(lab, cfg, &resolved, start, cancel, progress).await
+    run_sweep(lab, cfg, &resolved, (dir, config, load), cancel, progress).await
 }
 
 /// A stored sweep's curves as its outcome (what `sweep` prints), for a sweep with nothing left
@@ -158,7 +153,7 @@ pub(crate) fn stored_outcome(
             &variants,
             cfg.vary.as_ref(),
             cfg.repeat,
-            &where_of(&cfg.target, cfg.topology_name.as_ref()),
+            &cfg.where_(),
             sweep_label,
         ),
         topology: None,
