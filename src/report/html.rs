@@ -79,6 +79,43 @@ summary { cursor: pointer; font-weight: bold; }
 footer { margin-top: 3em; color: #666; font-size: 0.85em; }
 "#;
 
+/// The page's head, up to and with `<body>`.
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    )
+}
+
+/// A list of escaped items.
+fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoIterator<Item = S>) {
+    let _ = writeln!(out, "<ul class=\"{class}\">");
+    for item in items {
+        let _ = writeln!(out, "<li>{}</li>", esc(item.as_ref()));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// A plain table of escaped cells in a scrolling box; `open` is the markup before the first
+/// header cell and `mid` what comes between the header and the body.
+fn plain_table<S: AsRef<str>>(
+    out: &mut String,
+    (open, mid): (&str, &str),
+    headers: &[S],
+    rows: &[Vec<String>],
+) {
+    let _ = write!(out, "<div class=\"scroll\">{open}");
+    for h in headers {
+        let _ = write!(out, "<th>{}</th>", esc(h.as_ref()));
+    }
+    let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
+    for r in rows {
+        let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
+        let _ = writeln!(out, "<tr>{cells}</tr>");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
 /// The whole page.
 pub(crate) fn page(p: &Page) -> String {
     let r = p.report;
@@ -92,11 +129,7 @@ pub(crate) fn page(p: &Page) -> String {
             ""
         }
     );
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(&title)
-    );
+    out.push_str(&head(&title));
     if r.standin() {
         let _ = writeln!(
             out,
@@ -149,11 +182,8 @@ fn meta_line(p: &Page) -> String {
         ));
     }
     items.push(p.report.scale_note.clone());
-    let mut out = String::from("<ul class=\"meta\">\n");
-    for item in items {
-        let _ = writeln!(out, "<li>{}</li>", esc(&item));
-    }
-    out.push_str("</ul>\n");
+    let mut out = String::new();
+    ul(&mut out, "meta", items);
     out
 }
 
@@ -162,11 +192,8 @@ fn found_section(out: &mut String, r: &Report) {
     if r.found.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"found\">What this experiment found</h2>\n<ul class=\"found\">\n");
-    for f in &r.found {
-        let _ = writeln!(out, "<li>{}</li>", esc(f));
-    }
-    out.push_str("</ul>\n");
+    out.push_str("<h2 id=\"found\">What this experiment found</h2>\n");
+    ul(out, "found", &r.found);
 }
 
 fn verdict_class(v: Verdict) -> &'static str {
@@ -178,11 +205,8 @@ fn verdict_class(v: Verdict) -> &'static str {
 fn results_section(out: &mut String, r: &Report) {
     out.push_str("<h2 id=\"results\">Results</h2>\n");
     results_table(out, r, "results", &Columns::Compact);
-    out.push_str("<ul class=\"notes\">\n");
-    for line in footer(r, &Columns::Compact) {
-        let _ = writeln!(out, "<li>{}</li>", esc(&line));
-    }
-    out.push_str("</ul>\n<h3>Latency detail</h3>\n");
+    ul(out, "notes", footer(r, &Columns::Compact));
+    out.push_str("<h3>Latency detail</h3>\n");
     results_table(out, r, "latency", &Columns::latency_detail());
     out.push_str("<details class=\"wide\"><summary>Every column</summary>\n");
     results_table(out, r, "wide", &Columns::Wide);
@@ -200,23 +224,10 @@ fn ceiling_section(out: &mut String, r: &Report) {
         "<h2 id=\"ceilings\">Ceilings</h2>\n<p>{}</p>",
         esc(&c.title())
     );
-    out.push_str("<div class=\"scroll\"><table class=\"ceilings\">\n<thead><tr>");
-    for h in super::ceiling::CeilingPart::HEADERS {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for cell in &c.cells {
-        out.push_str("<tr>");
-        for f in cell.fields() {
-            let _ = write!(out, "<td>{}</td>", esc(&f));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n<ul class=\"notes\">\n");
-    for d in &c.decomposed {
-        let _ = writeln!(out, "<li>{}</li>", esc(&d.sentence()));
-    }
-    out.push_str("</ul>\n");
+    let rows: Vec<Vec<String>> = c.cells.iter().map(|cell| cell.fields()).collect();
+    let open = ("<table class=\"ceilings\">\n<thead><tr>", "\n");
+    plain_table(out, open, &super::ceiling::CeilingPart::HEADERS, &rows);
+    ul(out, "notes", c.decomposed.iter().map(|d| d.sentence()));
     let where_ = super::where_lines(r);
     for scenario in &super::ceiling::scenarios(c) {
         if let Some(chart) = charts::ceiling(c, scenario, &where_, r.standin()) {
@@ -272,15 +283,8 @@ fn validity_section(out: &mut String, r: &Report) {
         out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and no operation failed.</p>\n");
         return;
     }
-    let _ = writeln!(
-        out,
-        "<p>{}</p>\n<ul class=\"notes validity-notes\">",
-        esc(&validity_words(r))
-    );
-    for n in &r.validity_notes {
-        let _ = writeln!(out, "<li>{}</li>", esc(n));
-    }
-    out.push_str("</ul>\n");
+    let _ = writeln!(out, "<p>{}</p>", esc(&validity_words(r)));
+    ul(out, "notes validity-notes", &r.validity_notes);
 }
 
 /// What the Validity section's cells are, in the README's words ("Results you can trust"):
@@ -413,26 +417,19 @@ fn vary_section(out: &mut String, p: &Page) {
         let _ = writeln!(
             out,
             "<h2 id=\"{id}\">{}</h2>",
-            esc(&super::sweep::vary_heading(&v.outcome, &v.label))
+            esc(&super::sweep::vary_heading(&v.outcome, Some(&v.label)))
         );
         let (header, rows) = super::sweep::vary_table(&v.outcome);
-        out.push_str("<div class=\"scroll\"><table class=\"vary\"><thead><tr>");
-        for h in &header {
-            let _ = write!(out, "<th>{}</th>", esc(h));
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for r in &rows {
-            let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
-            let _ = writeln!(out, "<tr>{cells}</tr>");
-        }
-        out.push_str("</tbody></table></div>\n");
+        plain_table(
+            out,
+            ("<table class=\"vary\"><thead><tr>", ""),
+            &header,
+            &rows,
+        );
         let notes = super::sweep::vary_point_notes(&v.outcome);
         if !notes.is_empty() {
-            out.push_str("<p>Points degraded or invalid:</p>\n<ul class=\"notes\">\n");
-            for n in &notes {
-                let _ = writeln!(out, "<li>{}</li>", esc(n));
-            }
-            out.push_str("</ul>\n");
+            out.push_str("<p>Points degraded or invalid:</p>\n");
+            ul(out, "notes", &notes);
         }
         let caption = format!("{} (also {}.svg / .png).", v.label, v.stem);
         figure(
@@ -754,11 +751,7 @@ fn plans(out: &mut String, p: &Page) {
         }
         out.push_str("</tbody></table></div>\n");
         if !plan.notes.is_empty() {
-            out.push_str("<ul class=\"notes\">\n");
-            for n in &plan.notes {
-                let _ = writeln!(out, "<li>{}</li>", esc(n));
-            }
-            out.push_str("</ul>\n");
+            ul(out, "notes", &plan.notes);
         }
     }
 }
@@ -770,30 +763,13 @@ pub(crate) fn table_page(
     headers: &[String],
     rows: &[Vec<String>],
 ) -> String {
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(title)
-    );
+    let mut out = head(title);
     if let Some(m) = marker {
         let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(m));
     }
-    let _ = writeln!(
-        out,
-        "<h1>{}</h1>\n<div class=\"scroll\"><table><thead><tr>",
-        esc(title)
-    );
-    for h in headers {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for c in r {
-            let _ = write!(out, "<td>{}</td>", esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n</body>\n</html>\n");
+    let _ = writeln!(out, "<h1>{}</h1>", esc(title));
+    plain_table(&mut out, ("<table><thead><tr>\n", ""), headers, rows);
+    out.push_str("</body>\n</html>\n");
     out
 }
 

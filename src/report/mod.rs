@@ -38,7 +38,7 @@ pub(crate) use crate::topology::topology_label;
 pub use columns::Columns;
 pub(crate) use files::ReportError;
 pub(crate) use files::{check_replaceable, write_reports, write_timelines};
-pub(crate) use render::{csv_field, render_dir};
+pub(crate) use render::render_dir;
 
 pub(crate) use crate::measure::STANDIN_MARKER;
 
@@ -378,12 +378,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     (Some(t), Some(b)) if b > 0.0 => Some(t / b),
                     _ => None,
                 },
-                spread: (tp.len() > 1).then(|| {
-                    (
-                        tp.iter().copied().fold(f64::INFINITY, f64::min),
-                        tp.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                    )
-                }),
+                spread: (tp.len() > 1).then(|| stats::range(&tp)),
                 stddev: stats::stddev(&tp),
                 samples: tp.clone(),
                 significance,
@@ -701,6 +696,47 @@ pub(crate) fn sweep_topology<'a>(
             || sweep.label.ends_with(&on)
             || sweep.label.contains(&format!("{on} "))
     })
+}
+
+/// A terminal table with rounded corners: the header, then the rows.
+fn rounded<H, R>(header: H, rows: impl IntoIterator<Item = R>) -> tabled::Table
+where
+    H: IntoIterator<Item: Into<String>>,
+    R: IntoIterator<Item: Into<String>>,
+{
+    let mut b = tabled::builder::Builder::new();
+    b.push_record(header);
+    for r in rows {
+        b.push_record(r);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    t
+}
+
+/// One Markdown table row: `| a | b |` and a newline.
+fn md_row<S: AsRef<str>>(cells: &[S]) -> String {
+    let cells: Vec<&str> = cells.iter().map(AsRef::as_ref).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+/// One CSV line of these fields, each quoted as needed, and a newline.
+fn csv_row<S: AsRef<str>>(fields: &[S]) -> String {
+    let fields: Vec<String> = fields.iter().map(|f| csv_field(f.as_ref())).collect();
+    format!("{}\n", fields.join(","))
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV `figures` column: whose figures a row's are.
+fn figures(standin: bool) -> String {
+    if standin { "stand-in" } else { "mongodb" }.to_string()
 }
 
 /// The notes under the table: sizes, what the columns mean, significance, validity, warnings.

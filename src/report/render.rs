@@ -3,7 +3,7 @@
 
 use super::columns::Columns;
 use super::html;
-use super::{Format, Report, footer, where_lines};
+use super::{Format, Report, csv_row, figures, footer, md_row, rounded, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// Renders a report in the requested format.
@@ -104,13 +104,8 @@ pub(crate) fn chart_links(
 }
 
 fn render_table(report: &Report, columns: &Columns) -> String {
-    let mut builder = tabled::builder::Builder::new();
-    builder.push_record(columns.headers(report));
-    for row in &report.rows {
-        builder.push_record(columns.cells(report, row));
-    }
-    let mut table = builder.build();
-    table.with(tabled::settings::Style::rounded());
+    let rows = report.rows.iter().map(|row| columns.cells(report, row));
+    let table = rounded(columns.headers(report), rows);
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("{marker}\n"));
@@ -188,13 +183,8 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
 /// One Markdown table of the report's rows, and a blank line.
 fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
     let h = columns.headers(report);
-    out.push_str(&format!(
-        "| {} |\n",
-        h.iter()
-            .map(|c| md_escape(c))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    ));
+    let escaped = |cells: Vec<String>| cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>();
+    out.push_str(&md_row(&escaped(h.clone())));
     let aligns: Vec<&str> = (0..h.len())
         // Words left-aligned, figures right-aligned (the validity column is words: #46).
         .map(|i| match columns.is_text(i) || h[i] == "validity" {
@@ -202,14 +192,9 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
             false => "---:",
         })
         .collect();
-    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
+    out.push_str(&md_row(&aligns));
     for row in &report.rows {
-        let cells: Vec<String> = columns
-            .cells(report, row)
-            .iter()
-            .map(|c| md_escape(c))
-            .collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        out.push_str(&md_row(&escaped(columns.cells(report, row))));
     }
     out.push('\n');
 }
@@ -236,14 +221,11 @@ fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 4]
 /// The ceilings' table and the ratio taken apart (`compare --ceiling`).
 fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
-    out.push_str(&format!(
-        "| {} |\n",
-        super::ceiling::CeilingPart::HEADERS.join(" | ")
-    ));
+    out.push_str(&md_row(&super::ceiling::CeilingPart::HEADERS));
     out.push_str("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
     for cell in &c.cells {
         let fields: Vec<String> = cell.fields().iter().map(|f| md_escape(f)).collect();
-        out.push_str(&format!("| {} |\n", fields.join(" | ")));
+        out.push_str(&md_row(&fields));
     }
     out.push('\n');
     for d in &c.decomposed {
@@ -251,14 +233,6 @@ fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     }
     if !c.decomposed.is_empty() {
         out.push('\n');
-    }
-}
-
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -283,11 +257,7 @@ fn render_csv(report: &Report) -> String {
     for row in &report.rows {
         let lat = row.latency.clone();
         let fields = [
-            if row.standin || report.standin() {
-                "stand-in".to_string()
-            } else {
-                "mongodb".to_string()
-            },
+            figures(row.standin || report.standin()),
             row.scenario.clone(),
             row.topology.clone(),
             row.repeats.to_string(),
@@ -320,12 +290,11 @@ fn render_csv(report: &Report) -> String {
                 .collect::<Vec<_>>()
                 .join(";"),
         ];
-        let mut line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        let mut line = Vec::from(fields);
         if let Some(c) = &report.ceiling {
-            line.extend(ceiling_csv(c, row).iter().map(|f| csv_field(f)));
+            line.extend(ceiling_csv(c, row));
         }
-        out.push_str(&line.join(","));
-        out.push('\n');
+        out.push_str(&csv_row(&line));
     }
     out
 }

@@ -1,7 +1,7 @@
 //! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
 //! CSV and the SVG/PNG chart, from the stored curves.
 
-use super::{Columns, charts, stats};
+use super::{Columns, charts, csv_row, figures, md_row, rounded, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
@@ -101,14 +101,7 @@ pub(crate) fn write_vary(
         &format!("{stem}.json"),
         &serde_json::to_string_pretty(outcome)?,
     )?;
-    let chart = vary_chart(outcome, label)?;
-    dir.write_text(&format!("{stem}.svg"), &chart.svg)?;
-    if let Ok(png) = super::png::svg_to_png(&chart.svg) {
-        crate::experiment::results::write_bytes_atomic(
-            &dir.path().join(format!("{stem}.png")),
-            &png,
-        )?;
-    }
+    super::png::write_chart(dir, stem, &vary_chart(outcome, label)?.svg)?;
     Ok(())
 }
 
@@ -171,9 +164,7 @@ fn vary_series(outcome: &SweepOutcome, value: &Option<String>) -> charts::VarySe
                 .inspect(|p| worst = worst.max(p.summary.validity.verdict))
                 .map(|p| p.summary.throughput)
                 .collect();
-            let mean = stats::mean(&got)?;
-            let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let ((lo, hi), mean) = (stats::range(&got), stats::mean(&got)?);
             Some((t, lo, mean, hi))
         })
         .collect();
@@ -220,14 +211,13 @@ fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
     notes
 }
 
-/// [`crosscheck_notes`] as a list under the seed-2 table (terminal or Markdown).
-fn crosscheck_list(outcome: &SweepOutcome) -> String {
-    let notes = crosscheck_notes(outcome);
+/// Notes as a titled list under the seed-2 table (terminal or Markdown); nothing without notes.
+fn listed(title: &str, notes: &[String]) -> String {
     if notes.is_empty() {
         return String::new();
     }
     let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\nClient and server disagree:\n\n{lines}")
+    format!("\n{title}:\n\n{lines}")
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -280,8 +270,8 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
         .map(|&t| vary_row(outcome, &values, t, mode))
         .collect();
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    match format {
-        VaryFormat::Csv => vary_csv(&header, &rows, standin),
+    let mut out = match format {
+        VaryFormat::Csv => return vary_csv(&header, &rows, standin),
         VaryFormat::Markdown => {
             let mut out = String::new();
             if standin {
@@ -291,33 +281,34 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
                 // `compare` writes one table per topology: each file says which.
                 out.push_str(&format!("{}\n\n", vary_title(outcome)));
             }
-            out.push_str(&format!("| {} |\n", header.join(" | ")));
-            out.push_str(&format!(
-                "|{}\n",
-                header.iter().map(|_| "---:|").collect::<String>()
-            ));
-            for r in &rows {
-                out.push_str(&format!("| {} |\n", r.join(" | ")));
-            }
-            out.push_str(&memory_table(outcome, format));
-            out.push_str(&point_list(outcome));
-            out.push_str(&crosscheck_list(outcome));
+            out.push_str(&md_row(&header));
+            out.push_str(&format!("|{}\n", "---:|".repeat(header.len())));
+            out.extend(rows.iter().map(|r| md_row(r)));
             out
         }
         VaryFormat::Table => {
-            let t = rounded(header, rows);
-            let mut out = String::new();
-            if standin {
-                out.push_str(STANDIN_MARKER);
-                out.push('\n');
-            }
-            out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
-            out.push_str(&memory_table(outcome, format));
-            out.push_str(&point_list(outcome));
-            out.push_str(&crosscheck_list(outcome));
-            out
+            let marker = if standin {
+                format!("{STANDIN_MARKER}\n")
+            } else {
+                String::new()
+            };
+            format!(
+                "{marker}{}\n{}\n",
+                vary_title(outcome),
+                rounded(header, rows)
+            )
         }
-    }
+    };
+    out.push_str(&memory_table(outcome, format));
+    out.push_str(&listed(
+        "Points degraded or invalid",
+        &vary_point_notes(outcome),
+    ));
+    out.push_str(&listed(
+        "Client and server disagree",
+        &crosscheck_notes(outcome),
+    ));
+    out
 }
 
 /// How a seed-2 row is laid out: per value its mean with the range (compact), one column per
@@ -359,24 +350,9 @@ fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode)
 
 /// The seed-2 table as CSV, each row saying whose figures they are.
 fn vary_csv(header: &[String], rows: &[Vec<String>], standin: bool) -> String {
-    let mut out = String::new();
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .map(|c| super::csv_field(c))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let mut h = vec!["figures".to_string()];
-    h.extend(header.iter().cloned());
-    out.push_str(&line(&h));
-    out.push('\n');
-    for r in rows {
-        let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
-        cells.extend(r.iter().cloned());
-        out.push_str(&line(&cells));
-        out.push('\n');
-    }
+    let line = |first: String, cells: &[String]| csv_row(&[&[first], cells].concat());
+    let mut out = line("figures".into(), header);
+    out.extend(rows.iter().map(|r| line(figures(standin), r)));
     out
 }
 
@@ -427,8 +403,7 @@ fn vary_row(
             None => "—".into(),
             Some(m) if wide => format!("{m:.0}"),
             Some(m) => {
-                let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let (lo, hi) = stats::range(&got);
                 let spread = if repeats > 1 {
                     format!(" ({lo:.0}–{hi:.0})")
                 } else {
@@ -522,41 +497,24 @@ fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
     ]
 }
 
-/// The points that are degraded or invalid, one line each under the seed-2 table (terminal or
-/// Markdown): the one place they are listed.
-fn point_list(outcome: &SweepOutcome) -> String {
-    let notes = vary_point_notes(outcome);
-    if notes.is_empty() {
-        return String::new();
-    }
-    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\nPoints degraded or invalid:\n\n{lines}")
-}
-
 /// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
 fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     let Some((header, rows)) = memory_rows(outcome) else {
         return String::new();
     };
     let title = "Server memory when each value's last curve ended";
-    let flagged: String = (outcome.curves.iter())
-        .filter_map(|(_, s)| s.memory.as_ref())
-        .flat_map(|m| m.flagged.iter())
-        .fold(Vec::<&String>::new(), |mut seen, f| {
-            if !seen.contains(&f) {
-                seen.push(f);
-            }
-            seen
-        })
-        .iter()
-        .map(|f| format!("- {f}\n"))
-        .collect();
+    let flagged: String = charts::distinct(
+        (outcome.curves.iter())
+            .filter_map(|(_, s)| s.memory.as_ref())
+            .flat_map(|m| m.flagged.iter().cloned()),
+    )
+    .iter()
+    .map(|f| format!("- {f}\n"))
+    .collect();
     if format == VaryFormat::Markdown {
         let align = vec!["---:"; header.len() - 1].join("|");
-        let mut out = format!("\n{title}:\n\n| {} |\n|---|{align}|\n", header.join(" | "));
-        for r in rows {
-            out.push_str(&format!("| {} |\n", r.join(" | ")));
-        }
+        let mut out = format!("\n{title}:\n\n{}|---|{align}|\n", md_row(&header));
+        out.extend(rows.iter().map(|r| md_row(r)));
         return format!("{out}{}", flagged_list(&flagged));
     }
     format!(
@@ -574,38 +532,22 @@ fn flagged_list(lines: &str) -> String {
     }
 }
 
-/// A terminal table with rounded corners.
-fn rounded(header: Vec<String>, rows: Vec<Vec<String>>) -> tabled::Table {
-    let mut b = tabled::builder::Builder::new();
-    b.push_record(header);
-    for r in rows {
-        b.push_record(r);
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
-    t
-}
-
 /// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
 fn vary_title(outcome: &SweepOutcome) -> String {
-    let mut out = "Throughput (ops/s) by threads".to_string();
-    if let Some(p) = &outcome.property {
-        out.push_str(&format!(" and {p}"));
-    }
-    if let Some(t) = &outcome.topology {
-        out.push_str(&format!(" on {t}"));
-    }
-    out
+    let on = outcome.topology.as_ref().map(|t| format!(" on {t}"));
+    format!("{}{}", vary_heading(outcome, None), on.unwrap_or_default())
 }
 
 /// The page's heading of a seed-2 table: what it shows, on what (`Throughput (ops/s) by threads
 /// and readbatchsize: S2 on single`).
-pub(crate) fn vary_heading(outcome: &SweepOutcome, label: &str) -> String {
-    let mut out = "Throughput (ops/s) by threads".to_string();
-    if let Some(p) = &outcome.property {
-        out.push_str(&format!(" and {p}"));
-    }
-    format!("{out}: {label}")
+pub(crate) fn vary_heading(outcome: &SweepOutcome, label: Option<&str>) -> String {
+    let and = outcome.property.as_ref().map(|p| format!(" and {p}"));
+    let label = label.map(|l| format!(": {l}"));
+    format!(
+        "Throughput (ops/s) by threads{}{}",
+        and.unwrap_or_default(),
+        label.unwrap_or_default()
+    )
 }
 
 /// The header of a sweep's table.
@@ -673,13 +615,7 @@ fn sweep_lines(sweep: &SweepFile) -> Vec<String> {
 
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
 pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
-    let mut b = tabled::builder::Builder::new();
-    b.push_record(SWEEP_HEADER);
-    for row in sweep_rows(sweep) {
-        b.push_record(row);
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
+    let t = rounded(SWEEP_HEADER, sweep_rows(sweep));
     let mut out = String::new();
     if sweep.standin {
         out.push_str(STANDIN_MARKER);
@@ -707,9 +643,7 @@ pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
         "| threads | ops/s | op | avg µs | p95 µs | p99 µs | errors | validity | max, knee |\n",
     );
     out.push_str("| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n");
-    for row in sweep_rows(sweep) {
-        out.push_str(&format!("| {} |\n", row.join(" | ")));
-    }
+    out.extend(sweep_rows(sweep).iter().map(|r| md_row(r)));
     out.push('\n');
     for line in sweep_lines(sweep) {
         out.push_str(&format!("- {}\n", line.replace('|', "\\|")));
@@ -759,8 +693,8 @@ pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
     );
     for p in &sweep.points {
         let s = &p.summary;
-        let fields = [
-            if sweep.standin { "stand-in" } else { "mongodb" }.to_string(),
+        out.push_str(&csv_row(&[
+            figures(sweep.standin),
             sweep.label.clone(),
             p.threads.to_string(),
             format!("{:.3}", s.throughput),
@@ -773,10 +707,7 @@ pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
             s.validity.verdict.to_string(),
             (Some(p.threads) == sweep.max_threads).to_string(),
             (Some(p.threads) == sweep.knee_threads).to_string(),
-        ];
-        let line: Vec<String> = fields.iter().map(|f| super::csv_field(f)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
+        ]));
     }
     out
 }
