@@ -317,6 +317,26 @@ fn whisker(
     Ok(())
 }
 
+/// A tick under the plot at pixel column `x`, labelled in tick row `row` (0 the first).
+fn x_tick(root: &Root, plot: &PixelRect, (x, row): (i32, i32), label: &str) -> Result<(), String> {
+    let tick = PathElement::new(vec![(x, plot.y1), (x, plot.y1 + 5)], BLACK.stroke_width(1));
+    drawn(root.draw(&tick))?;
+    let y = plot.y1 + 8 + row * line_height(TICK_SIZE);
+    text(root, label, TICK_SIZE, (x, y), HPos::Center)
+}
+
+/// The x axis's name, centred under `rows` rows of tick labels.
+fn x_name(root: &Root, plot: &PixelRect, rows: i32, name: &str) -> Result<(), String> {
+    let y = plot.y1 + 12 + rows * line_height(TICK_SIZE);
+    text(
+        root,
+        name,
+        LABEL_SIZE,
+        ((plot.x0 + plot.x1) / 2, y),
+        HPos::Center,
+    )
+}
+
 /// The heading lines: title, where it was measured, and the stand-in warning.
 fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
     let mut paragraphs = vec![Line {
@@ -429,7 +449,7 @@ where
     })
 }
 
-fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> PixelRect {
+pub(crate) fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> PixelRect {
     PixelRect {
         x0: range.0.start,
         y0: range.1.start,

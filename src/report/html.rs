@@ -196,10 +196,6 @@ fn found_section(out: &mut String, r: &Report) {
     ul(out, "found", &r.found);
 }
 
-fn verdict_class(v: Verdict) -> &'static str {
-    v.as_str()
-}
-
 /// The comparison as the compact table, its latency detail, and every column folded away
 /// (each scrolls inside its own box on a narrow screen).
 fn results_section(out: &mut String, r: &Report) {
@@ -259,7 +255,7 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
         let class = if row.repeats == 0 {
             "missing"
         } else {
-            verdict_class(row.validity.verdict)
+            row.validity.verdict.as_str()
         };
         let _ = write!(out, "<tr class=\"{class}\">");
         for (i, cell) in columns.cells(r, row).iter().enumerate() {
@@ -453,29 +449,21 @@ fn sweeps_section(out: &mut String, p: &Page) {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
         out.push_str("<div class=\"scroll\"><table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
-        for pt in &s.points {
-            let mut mark = Vec::new();
-            if Some(pt.threads) == s.max_threads {
-                mark.push("max");
-            }
-            if Some(pt.threads) == s.knee_threads {
-                mark.push("knee");
-            }
-            let m = &pt.summary;
-            let _ = writeln!(
+        for (pt, row) in s.points.iter().zip(super::sweep::sweep_rows(s)) {
+            let _ = write!(
                 out,
-                "<tr class=\"{}\"><td>{}</td><td>{:.0}</td><td class=\"text\">{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td class=\"text validity\">{}</td><td class=\"text\">{}</td></tr>",
-                verdict_class(m.validity.verdict),
-                pt.threads,
-                m.throughput,
-                esc(&m.main_op),
-                m.latency.avg,
-                m.latency.p95,
-                m.latency.p99,
-                m.errors,
-                m.validity.verdict,
-                mark.join(", ")
+                "<tr class=\"{}\">",
+                pt.summary.validity.verdict.as_str()
             );
+            for (i, cell) in row.iter().enumerate() {
+                let class = match i {
+                    2 | 8 => " class=\"text\"",
+                    7 => " class=\"text validity\"",
+                    _ => "",
+                };
+                let _ = write!(out, "<td{class}>{}</td>", esc(cell));
+            }
+            out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
         let data = &p.report.scale_note;

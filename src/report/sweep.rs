@@ -556,7 +556,7 @@ const SWEEP_HEADER: [&str; 9] = [
 ];
 
 /// A sweep's table rows: threads, throughput, latency, and the maximum and knee marked.
-fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
+pub(crate) fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
     (sweep.points.iter())
         .map(|p| {
             let mut mark = Vec::new();

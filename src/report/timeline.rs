@@ -8,7 +8,7 @@
 use plotters::prelude::*;
 
 use super::Report;
-use super::charts::{Chart, ChartError, PixelRect, WIDTH, human, wrap};
+use super::charts::{Chart, ChartError, PixelRect, WIDTH, human, rect_of, wrap};
 use crate::experiment::model::CellFile;
 use crate::measure::timeline::{Outage, Timeline};
 
@@ -215,13 +215,7 @@ fn draw_plot(
             FAILED.stroke_width(2),
         ))
         .map_err(e)?;
-    let (x, y) = chart.plotting_area().get_pixel_range();
-    Ok(PixelRect {
-        x0: x.start,
-        y0: y.start,
-        x1: x.end,
-        y1: y.end,
-    })
+    Ok(rect_of(chart.plotting_area().get_pixel_range()))
 }
 
 /// The words under the chart: the legend, each span, the last partial second, and the verdict.
