@@ -339,27 +339,21 @@ fn x_name(root: &Root, plot: &PixelRect, rows: i32, name: &str) -> Result<(), St
 
 /// The heading lines: title, where it was measured, and the stand-in warning.
 fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
-    let mut paragraphs = vec![Line {
-        text: if standin {
-            format!("{title} — stand-in figures, not MongoDB")
-        } else {
-            title.to_string()
-        },
-        size: TITLE_SIZE,
+    let bold = |text: String, size: u32, color: RGBColor| Line {
         bold: true,
-        color: BLACK,
-    }];
+        color,
+        ..Line::plain(text, size)
+    };
+    let title = match standin {
+        true => format!("{title} — stand-in figures, not MongoDB"),
+        false => title.to_string(),
+    };
+    let mut paragraphs = vec![bold(title, TITLE_SIZE, BLACK)];
     paragraphs.extend(where_.iter().map(|w| Line::plain(w.clone(), SUB_SIZE)));
     if standin {
-        paragraphs.push(Line {
-            text: format!(
-                "{}. Measured against microshard's stand-in server.",
-                super::STANDIN_MARKER
-            ),
-            size: SUB_SIZE,
-            bold: true,
-            color: DARK_RED,
-        });
+        let marker = super::STANDIN_MARKER;
+        let words = format!("{marker}. Measured against microshard's stand-in server.");
+        paragraphs.push(bold(words, SUB_SIZE, DARK_RED));
     }
     lines_of(&paragraphs, WIDTH as i32 - 2 * MARGIN)
 }
@@ -476,8 +470,8 @@ fn approx_group_px(groups: usize) -> i32 {
 }
 
 /// The items in first-seen order, each once.
-pub(crate) fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+pub(crate) fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
     for i in items {
         if !out.contains(&i) {
             out.push(i);

@@ -281,31 +281,31 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     }
     let labels = topology_labels(&config.command, &topologies, cells);
     let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
-    let throughputs = |s: &str, t: &str| -> Vec<f64> {
+    let group_of = |s: &String, t: &String| -> Vec<&CellFile> {
         groups
-            .get(&(s.to_string(), t.to_string()))
-            .map(|g| g.iter().map(|c| c.summary.throughput).collect())
+            .get(&(s.clone(), t.clone()))
+            .cloned()
             .unwrap_or_default()
     };
+    let throughputs =
+        |g: &[&CellFile]| -> Vec<f64> { g.iter().map(|c| c.summary.throughput).collect() };
     let mut rows = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     let mut any_standin = config.standin;
     let mut notes: Vec<String> = Vec::new();
     for scenario in &scenarios {
-        let base = throughputs(scenario, &config.command.baseline);
+        let base_group = group_of(scenario, &config.command.baseline);
+        let base = throughputs(&base_group);
         let base_mean = stats::mean(&base);
-        let baseline_verdict = groups
-            .get(&(scenario.clone(), config.command.baseline.clone()))
-            .and_then(|g| g.iter().map(|c| c.summary.validity.verdict).max())
+        let baseline_verdict = (base_group.iter())
+            .map(|c| c.summary.validity.verdict)
+            .max()
             .unwrap_or_default();
         let baseline_not_valid = baseline_verdict != Verdict::Valid;
         for given in &topologies {
-            let group = groups
-                .get(&(scenario.clone(), given.clone()))
-                .cloned()
-                .unwrap_or_default();
+            let group = group_of(scenario, given);
             let topology = &label(given);
-            let tp: Vec<f64> = group.iter().map(|c| c.summary.throughput).collect();
+            let tp = throughputs(&group);
             let mean_tp = stats::mean(&tp);
             let standin = group.iter().any(|c| c.summary.standin);
             any_standin |= standin;
@@ -570,13 +570,8 @@ fn topology_facts(
 pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
     use crate::topology::MemberRole;
     let count = |role: MemberRole| plan.members.iter().filter(|m| m.role == role).count();
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("{n} {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut parts = Vec::new();
     let standalone = count(MemberRole::Standalone);
     if standalone > 0 {
@@ -665,17 +660,12 @@ fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
         return None;
     }
     let n = group.len() as f64;
-    let avg = |f: fn(&Latency) -> f64| group.iter().map(|c| f(&c.summary.latency)).sum::<f64>() / n;
+    let all = |f: fn(&Latency) -> f64| group.iter().map(move |c| f(&c.summary.latency));
+    let avg = |f: fn(&Latency) -> f64| all(f).sum::<f64>() / n;
     Some(Latency {
         avg: avg(|l| l.avg),
-        min: group
-            .iter()
-            .map(|c| c.summary.latency.min)
-            .fold(f64::INFINITY, f64::min),
-        max: group
-            .iter()
-            .map(|c| c.summary.latency.max)
-            .fold(0.0, f64::max),
+        min: all(|l| l.min).fold(f64::INFINITY, f64::min),
+        max: all(|l| l.max).fold(0.0, f64::max),
         p50: avg(|l| l.p50),
         p95: avg(|l| l.p95),
         p99: avg(|l| l.p99),
@@ -737,6 +727,13 @@ fn csv_field(s: &str) -> String {
 /// The CSV `figures` column: whose figures a row's are.
 fn figures(standin: bool) -> String {
     if standin { "stand-in" } else { "mongodb" }.to_string()
+}
+
+/// `s` with its first letter in capitals, to start a sentence.
+fn capitalised(s: &str) -> String {
+    let mut letters = s.chars();
+    (letters.next().map(|f| f.to_ascii_uppercase().to_string())).unwrap_or_default()
+        + letters.as_str()
 }
 
 /// The notes under the table: sizes, what the columns mean, significance, validity, warnings.

@@ -57,48 +57,39 @@ pub(crate) fn render_dir(
     })
 }
 
-/// A chart file the Markdown report links: file name and what it shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ChartLink {
-    /// File name, relative to the run directory (`throughput.svg`).
-    pub file: String,
-    /// Alternative text.
-    pub alt: String,
-}
-
-/// The charts written for a report (see [`write_files`]), in page order.
+/// The charts written for a report (see [`write_files`]), in page order: each file name,
+/// relative to the run directory (`throughput.svg`), and its alternative text.
 pub(crate) fn chart_links(
     report: &Report,
     sweeps: &[(String, crate::experiment::model::SweepFile)],
-) -> Vec<ChartLink> {
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if report.rows.iter().any(|r| r.repeats > 0) {
-        out.push(ChartLink {
-            file: "throughput.svg".into(),
-            alt: "Throughput by scenario and topology".into(),
-        });
-        out.push(ChartLink {
-            file: "latency.svg".into(),
-            alt: "Latency percentiles of the main operation".into(),
-        });
+        out.push((
+            "throughput.svg".into(),
+            "Throughput by scenario and topology".into(),
+        ));
+        out.push((
+            "latency.svg".into(),
+            "Latency percentiles of the main operation".into(),
+        ));
     }
     if let Some(c) = &report.ceiling {
         for scenario in &super::ceiling::scenarios(c) {
-            out.push(ChartLink {
-                file: format!("{}.svg", super::ceiling::chart_stem(scenario)),
-                alt: format!("{scenario}: intended latency by offered rate"),
-            });
+            let file = format!("{}.svg", super::ceiling::chart_stem(scenario));
+            out.push((
+                file,
+                format!("{scenario}: intended latency by offered rate"),
+            ));
         }
     }
     for (label, s) in sweeps {
-        out.push(ChartLink {
-            file: format!("sweep-{label}.svg"),
-            alt: format!("Thread sweep: {}", s.label),
-        });
-        out.push(ChartLink {
-            file: format!("sweep-{label}-latency.svg"),
-            alt: format!("Thread sweep's latency: {}", s.label),
-        });
+        out.push((
+            format!("sweep-{label}.svg"),
+            format!("Thread sweep: {}", s.label),
+        ));
+        let alt = format!("Thread sweep's latency: {}", s.label);
+        out.push((format!("sweep-{label}-latency.svg"), alt));
     }
     out
 }
@@ -136,7 +127,11 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &Columns) -> String {
+pub(super) fn render_markdown(
+    report: &Report,
+    charts: &[(String, String)],
+    columns: &Columns,
+) -> String {
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
@@ -172,9 +167,9 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
     }
     if !charts.is_empty() {
         out.push_str("\n#### Charts\n\n");
-        for c in charts {
+        for (file, alt) in charts {
             // Relative links: the Markdown sits beside its charts in the run directory.
-            out.push_str(&format!("![{}]({})\n\n", md_escape(&c.alt), c.file));
+            out.push_str(&format!("![{}]({file})\n\n", md_escape(alt)));
         }
     }
     out

@@ -1,7 +1,7 @@
 //! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
 //! CSV and the SVG/PNG chart, from the stored curves.
 
-use super::{Columns, charts, csv_row, figures, md_row, rounded, stats};
+use super::{Columns, Format, charts, csv_row, figures, md_row, rounded, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
@@ -85,22 +85,16 @@ pub(crate) fn write_vary(
     label: &str,
     stem: &str,
 ) -> Result<(), super::ReportError> {
-    dir.write_text(
-        &format!("{stem}.md"),
-        &render_vary(outcome, VaryFormat::Markdown, &Columns::Compact),
-    )?;
-    dir.write_text(
-        &format!("{stem}.csv"),
-        &render_vary(outcome, VaryFormat::Csv, &Columns::Wide),
-    )?;
-    dir.write_text(
-        &format!("{stem}.txt"),
-        &render_vary(outcome, VaryFormat::Table, &Columns::Compact),
-    )?;
-    dir.write_text(
-        &format!("{stem}.json"),
-        &serde_json::to_string_pretty(outcome)?,
-    )?;
+    for (ext, format) in [
+        ("md", Format::Markdown),
+        ("csv", Format::Csv),
+        ("txt", Format::Table),
+    ] {
+        let text = render_vary(outcome, format, &Columns::Compact);
+        dir.write_text(&format!("{stem}.{ext}"), &text)?;
+    }
+    let json = serde_json::to_string_pretty(outcome)?;
+    dir.write_text(&format!("{stem}.json"), &json)?;
     super::png::write_chart(dir, stem, &vary_chart(outcome, label)?.svg)?;
     Ok(())
 }
@@ -242,16 +236,8 @@ fn c_label(property: &Option<String>, value: &Option<String>) -> String {
     }
 }
 
-/// How the seed-2 table is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VaryFormat {
-    /// A terminal table.
-    Table,
-    /// A Markdown table.
-    Markdown,
-    /// CSV with a header row.
-    Csv,
-}
+/// How the seed-2 table is printed: a report format (JSON and HTML print the terminal table).
+pub(crate) use super::Format as VaryFormat;
 
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property, its
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
@@ -286,7 +272,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out.extend(rows.iter().map(|r| md_row(r)));
             out
         }
-        VaryFormat::Table => {
+        _ => {
             let marker = if standin {
                 format!("{STANDIN_MARKER}\n")
             } else {
@@ -659,7 +645,6 @@ pub(crate) fn render_sweep_dir(
     format: super::Format,
     columns: &Columns,
 ) -> Result<String, serde_json::Error> {
-    use super::Format;
     let varied = vary_shown(dir).into_iter().next();
     let curves: Vec<SweepFile> = match &varied {
         Some(v) => v.outcome.curves.iter().map(|(_, s)| s.clone()).collect(),
@@ -669,11 +654,7 @@ pub(crate) fn render_sweep_dir(
         return serde_json::to_string_pretty(&curves);
     }
     if let Some(v) = varied {
-        return Ok(match format {
-            Format::Markdown => render_vary(&v.outcome, VaryFormat::Markdown, columns),
-            Format::Csv => render_vary(&v.outcome, VaryFormat::Csv, &Columns::Wide),
-            _ => render_vary(&v.outcome, VaryFormat::Table, columns),
-        });
+        return Ok(render_vary(&v.outcome, format, columns));
     }
     let each: Vec<String> = curves
         .iter()

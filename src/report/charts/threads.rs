@@ -149,17 +149,8 @@ fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
         _ => "No usable points: no peak and no knee.".to_string(),
     }];
     // "still rising", "flat from", "interrupted": what the peak and knee cannot tell (#22).
-    notes.extend(
-        crate::experiment::knee_caveats::caveats(sweep)
-            .into_iter()
-            .map(|c| {
-                let mut letters = c.chars();
-                letters
-                    .next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + letters.as_str())
-                    .unwrap_or_default()
-            }),
-    );
+    let caveats = crate::experiment::knee_caveats::caveats(sweep);
+    notes.extend(caveats.iter().map(|c| crate::report::capitalised(c)));
     notes.extend(point_notes(sweep));
     notes
 }
