@@ -142,7 +142,7 @@ fn latency_unit(us: f64) -> (&'static str, f64) {
     }
 }
 
-type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(crate) type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// How a legend entry's sample looks.
 #[derive(Clone, Copy)]
@@ -401,40 +401,39 @@ fn compose<F>(name: &str, layout: &Layout, plot: F) -> Result<Chart, ChartError>
 where
     F: FnOnce(&Root, &Root) -> Result<PixelRect, String>,
 {
-    let height = layout.height().max(200) as u32;
-    let mut svg = String::new();
-    let plot_area = {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        let fail = |message: String| ChartError {
-            name: name.to_string(),
-            message,
-        };
-        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-        draw_lines(&root, &layout.header, MARGIN, MARGIN).map_err(fail)?;
+    canvas(name, layout.height().max(200) as u32, |root| {
+        draw_lines(root, &layout.header, MARGIN, MARGIN)?;
         let body_top = MARGIN + layout.header_h();
         let plot_w = WIDTH as i32 - LEGEND_W - MARGIN;
         let area = root.clone().shrink(
             (MARGIN, body_top),
             (plot_w as u32, (PLOT_H + layout.x_label_h) as u32),
         );
-        let plot_area = plot(&root, &area).map_err(fail)?;
-        draw_legend(
-            &root,
-            &layout.legend,
-            WIDTH as i32 - LEGEND_W + 8,
-            body_top + 4,
-        )
-        .map_err(fail)?;
-        draw_lines(
-            &root,
-            &layout.notes,
-            MARGIN,
-            body_top + layout.body_h() + 12,
-        )
-        .map_err(fail)?;
-        root.present().map_err(|e| fail(e.to_string()))?;
-        plot_area
+        let plot_area = plot(root, &area)?;
+        let legend_x = WIDTH as i32 - LEGEND_W + 8;
+        draw_legend(root, &layout.legend, legend_x, body_top + 4)?;
+        draw_lines(root, &layout.notes, MARGIN, body_top + layout.body_h() + 12)?;
+        Ok(plot_area)
+    })
+}
+
+/// A white canvas `height` pixels high that `draw` draws on; `draw` returns the data area.
+pub(crate) fn canvas(
+    name: &str,
+    height: u32,
+    draw: impl FnOnce(&Root) -> Result<PixelRect, String>,
+) -> Result<Chart, ChartError> {
+    let mut svg = String::new();
+    let drawn = {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let fill = root.fill(&WHITE).map_err(|e| e.to_string());
+        let area = fill.and_then(|()| draw(&root));
+        area.and_then(|a| root.present().map(|()| a).map_err(|e| e.to_string()))
     };
+    let plot_area = drawn.map_err(|message| ChartError {
+        name: name.to_string(),
+        message,
+    })?;
     Ok(Chart {
         svg,
         width: WIDTH,

@@ -310,12 +310,7 @@ fn validity_words(r: &Report) -> String {
     words.join(" ")
 }
 
-/// An SVG ready to sit inline in the page: without the XML prolog, scaling with the page.
-fn inline_svg(svg: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    svg[start..].to_string()
-}
-
+/// A chart and its caption, the SVG inline without its XML prolog; or why there is none.
 fn figure(
     out: &mut String,
     id: &str,
@@ -324,10 +319,10 @@ fn figure(
 ) {
     match chart {
         Ok(c) => {
+            let svg = &c.svg[c.svg.find("<svg").unwrap_or(0)..];
             let _ = writeln!(
                 out,
-                "<figure id=\"{id}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
-                inline_svg(&c.svg),
+                "<figure id=\"{id}\">\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
                 esc(caption)
             );
         }
@@ -348,14 +343,15 @@ fn timelines_section(out: &mut String, p: &Page) {
         return;
     }
     out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run, in the table's order; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
+    use crate::experiment::results::sanitize;
     for cell in shown {
         let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
-        let id = format!(
-            "timeline-{}-{}-{}",
-            crate::experiment::results::sanitize(&name),
-            crate::experiment::results::sanitize(&cell.cell.scenario),
-            cell.cell.repeat
+        let (t, s, r) = (
+            sanitize(&name),
+            sanitize(&cell.cell.scenario),
+            cell.cell.repeat,
         );
+        let id = format!("timeline-{t}-{s}-{r}");
         if let Some(line) = super::timeline::too_short(cell, &name) {
             let _ = writeln!(
                 out,
@@ -364,26 +360,13 @@ fn timelines_section(out: &mut String, p: &Page) {
             );
             continue;
         }
+        // The chart's file stem beside its cell, as `report::timeline_stem` writes it.
         let caption = format!(
-            "{} on {name}, repeat {}: {} (also {}.svg / .png in the run directory).",
-            cell.cell.scenario,
-            cell.cell.repeat,
-            cell.summary.validity.verdict,
-            cell_stem(cell)
+            "{} on {name}, repeat {r}: {} (also cells/{t}/{s}-r{r}.timeline.svg / .png in the run directory).",
+            cell.cell.scenario, cell.summary.validity.verdict,
         );
         figure(out, &id, super::timeline::timeline(cell, &name), &caption);
     }
-}
-
-/// The timeline chart's file stem beside its cell, as `report::timeline_stem` writes it.
-fn cell_stem(cell: &CellFile) -> String {
-    let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
-    format!(
-        "cells/{}/{}-r{}.timeline",
-        crate::experiment::results::sanitize(&name),
-        crate::experiment::results::sanitize(&cell.cell.scenario),
-        cell.cell.repeat
-    )
 }
 
 fn charts_section(out: &mut String, p: &Page) {
@@ -580,6 +563,8 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
     ];
     // A thread sweep alone has no baseline (NEWCOMER-2 #21).
     let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
+    let sweep_threads: Vec<String> = c.command.sweep_threads.iter().map(u32::to_string).collect();
+    let mongod_args = &c.command.servers.mongod_args;
     let optional = [
         ("baseline", compares.then(|| p.report.baseline.clone())),
         (
@@ -600,29 +585,20 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
             "calibrated client ceiling (ops/s)",
             c.client_ceiling.map(|x| format!("{x:.0}")),
         ),
+        (
+            "thread sweep",
+            c.command.sweep.then(|| sweep_threads.join(", ")),
+        ),
+        (
+            "extra mongod arguments",
+            (!mongod_args.is_empty()).then(|| mongod_args.join(" ")),
+        ),
     ];
     items.extend(
         optional
             .into_iter()
             .filter_map(|(k, v)| Some((k.to_string(), v?))),
     );
-    if c.command.sweep {
-        items.push((
-            "thread sweep".into(),
-            c.command
-                .sweep_threads
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-    }
-    if !c.command.servers.mongod_args.is_empty() {
-        items.push((
-            "extra mongod arguments".into(),
-            c.command.servers.mongod_args.join(" "),
-        ));
-    }
     items.push(("stand-in".into(), p.report.standin().to_string()));
     items
 }
@@ -675,15 +651,10 @@ fn scenario_properties(out: &mut String, c: &ExperimentConfig) {
 fn servers(out: &mut String, p: &Page) {
     out.push_str("<h3>Topologies and servers</h3>\n<div class=\"scroll\"><table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
     for t in &p.report.topologies {
-        let mut members: Vec<String> = Vec::new();
-        for c in p.cells.iter().filter(|c| c.cell.topology == t.given) {
-            for (m, v) in &c.server_versions {
-                let s = format!("{m}: {v}");
-                if !members.contains(&s) {
-                    members.push(s);
-                }
-            }
-        }
+        let members = charts::distinct(
+            (p.cells.iter().filter(|c| c.cell.topology == t.given))
+                .flat_map(|c| c.server_versions.iter().map(|(m, v)| format!("{m}: {v}"))),
+        );
         let _ = writeln!(
             out,
             "<tr><td class=\"text\">{}</td><td class=\"text\"><code>{}</code></td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>",

@@ -8,7 +8,7 @@
 use plotters::prelude::*;
 
 use super::Report;
-use super::charts::{Chart, ChartError, PixelRect, WIDTH, human, rect_of, wrap};
+use super::charts::{Chart, ChartError, PixelRect, Root, WIDTH, canvas, human, rect_of, wrap};
 use crate::experiment::model::CellFile;
 use crate::measure::timeline::{Outage, Timeline};
 
@@ -136,39 +136,23 @@ fn series(t: &Timeline, end: Option<f64>) -> Series {
 
 /// The timeline chart of one cell; `shown` is its topology's name.
 pub fn timeline(cell: &CellFile, shown: &str) -> Result<Chart, ChartError> {
-    let err = |message: String| ChartError {
-        name: "timeline".into(),
-        message,
-    };
     let t = &cell.result.timeline;
     let spans = spans(t, cell.result.warmup_s);
     let end = end_s(cell);
     let lines = series(t, end);
     let notes = notes(cell, &spans, &lines);
     let height = HEIGHT_PLOT + LINE * (notes.len() as u32 + 1);
-    let mut svg = String::new();
-    let plot_area = {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    canvas("timeline", height, |root| {
         let (top, bottom) = root.split_vertically(HEIGHT_PLOT);
-        let area = draw_plot(&top, (cell, shown), &spans, &lines, end).map_err(err)?;
-        draw_notes(&bottom, &notes).map_err(err)?;
-        root.present().map_err(|e| err(e.to_string()))?;
-        area
-    };
-    Ok(Chart {
-        svg,
-        width: WIDTH,
-        height,
-        plot_area,
+        let area = draw_plot(&top, (cell, shown), &spans, &lines, end)?;
+        draw_notes(&bottom, &notes)?;
+        Ok(area)
     })
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-
 /// The plot of a timeline: its spans shaded, its lines, up to the window's `end` when known.
 fn draw_plot(
-    area: &Area,
+    area: &Root,
     (cell, shown): (&CellFile, &str),
     spans: &[Span],
     lines: &Series,
@@ -271,7 +255,7 @@ fn partial_note(lines: &Series) -> Option<String> {
     }
 }
 
-fn draw_notes(area: &Area, notes: &[(RGBColor, String)]) -> Result<(), String> {
+fn draw_notes(area: &Root, notes: &[(RGBColor, String)]) -> Result<(), String> {
     for (i, (color, text)) in notes.iter().enumerate() {
         let style = TextStyle::from(("sans-serif", 16).into_font()).color(color);
         area.draw_text(text, &style, (96, 6 + i as i32 * LINE as i32))
