@@ -441,17 +441,14 @@ fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
     if !cells.iter().any(|c| c.summary.server_cpu_s.is_some()) {
         return None;
     }
-    let mut pinned: Vec<String> = Vec::new();
-    for plan in cells.iter().filter_map(|c| c.topology.as_ref()) {
+    let plans = cells.iter().filter_map(|c| c.topology.as_ref());
+    let pinned = charts::distinct(plans.filter_map(|plan| {
         let sets: Vec<String> = (plan.members.iter())
             .filter_map(|m| Some(format!("{} {}", m.name, m.cpuset.as_ref()?)))
             .chain(plan.client_cpuset.iter().map(|c| format!("client {c}")))
             .collect();
-        let line = format!("{}: {}", plan.name, sets.join(", "));
-        if !sets.is_empty() && !pinned.contains(&line) {
-            pinned.push(line);
-        }
-    }
+        (!sets.is_empty()).then(|| format!("{}: {}", plan.name, sets.join(", ")))
+    }));
     let how = match pinned.is_empty() {
         true => "no CPU sets: each took cores from the others".to_string(),
         false => format!("CPU sets {}", pinned.join("; ")),

@@ -69,10 +69,15 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
 
 /// The compact seed-2 table as a header and rows (the page's table).
 pub(crate) fn vary_table(outcome: &SweepOutcome) -> (Vec<String>, Vec<Vec<String>>) {
+    table_of(outcome, RowMode::Compact)
+}
+
+/// The seed-2 table's header and rows, laid out as `mode` says.
+fn table_of(outcome: &SweepOutcome, mode: RowMode) -> (Vec<String>, Vec<Vec<String>>) {
     let values = outcome.values();
-    let header = vary_header(outcome, &values, RowMode::Compact);
+    let header = vary_header(outcome, &values, mode);
     let rows = (outcome.threads.iter())
-        .map(|&t| vary_row(outcome, &values, t, RowMode::Compact))
+        .map(|&t| vary_row(outcome, &values, t, mode))
         .collect();
     (header, rows)
 }
@@ -163,7 +168,7 @@ fn vary_series(outcome: &SweepOutcome, value: &Option<String>) -> charts::VarySe
         })
         .collect();
     charts::VarySeries {
-        label: c_label(&outcome.property, value),
+        label: c_label(&outcome.property, value, "throughput"),
         points,
         worst,
     }
@@ -177,7 +182,7 @@ pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
         for p in s.points.iter().filter(|p| !p.summary.validity.is_valid()) {
             notes.push(format!(
                 "{} at {} threads, repeat {}, is {}: {}",
-                c_label(&outcome.property, &v.value),
+                c_label(&outcome.property, &v.value, "throughput"),
                 p.threads,
                 v.repeat,
                 p.summary.validity.verdict,
@@ -196,7 +201,7 @@ fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
     for (v, s) in &outcome.curves {
         for p in &s.points {
             for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
-                let label = c_label(&outcome.property, &v.value);
+                let label = c_label(&outcome.property, &v.value, "throughput");
                 let note = format!("{label} at {} threads, repeat {}: {w}", p.threads, v.repeat);
                 notes.push(note);
             }
@@ -229,10 +234,11 @@ fn server_words(outcome: &SweepOutcome, standin: bool) -> String {
     }
 }
 
-fn c_label(property: &Option<String>, value: &Option<String>) -> String {
+/// A curve's name: `property=value`, else `unvaried`.
+fn c_label(property: &Option<String>, value: &Option<String>, unvaried: &str) -> String {
     match (property, value) {
         (Some(p), Some(v)) => format!("{p}={v}"),
-        _ => "throughput".to_string(),
+        _ => unvaried.to_string(),
     }
 }
 
@@ -248,13 +254,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
         (_, Columns::Wide) => RowMode::Wide,
         _ => RowMode::Compact,
     };
-    let values = outcome.values();
-    let header = vary_header(outcome, &values, mode);
-    let rows: Vec<Vec<String>> = outcome
-        .threads
-        .iter()
-        .map(|&t| vary_row(outcome, &values, t, mode))
-        .collect();
+    let (header, rows) = table_of(outcome, mode);
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     let mut out = match format {
         VaryFormat::Csv => return vary_csv(&header, &rows, standin),
@@ -311,10 +311,7 @@ enum RowMode {
 /// repetitions, or one column per repetition (and its verdict, in CSV) and their mean.
 fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode) -> Vec<String> {
     let repeats = outcome.repeats();
-    let name = |value: &Option<String>| match (&outcome.property, value) {
-        (Some(p), Some(v)) => format!("{p}={v}"),
-        _ => "ops/s".to_string(),
-    };
+    let name = |value: &Option<String>| c_label(&outcome.property, value, "ops/s");
     let mut header = vec!["threads".to_string()];
     for value in values {
         if mode != RowMode::Compact {

@@ -190,15 +190,10 @@ fn draw_plot(
         );
         chart.draw_series(std::iter::once(shade)).map_err(e)?;
     }
-    chart
-        .draw_series(LineSeries::new(ops.iter().copied(), OPS.stroke_width(3)))
-        .map_err(e)?;
-    chart
-        .draw_series(LineSeries::new(
-            failed.iter().copied(),
-            FAILED.stroke_width(2),
-        ))
-        .map_err(e)?;
+    for (points, color, width) in [(ops, OPS, 3), (failed, FAILED, 2)] {
+        let line = LineSeries::new(points.iter().copied(), color.stroke_width(width));
+        chart.draw_series(line).map_err(e)?;
+    }
     Ok(rect_of(chart.plotting_area().get_pixel_range()))
 }
 

@@ -117,18 +117,7 @@ impl<'r> Groups<'r> {
         }
         Ok(())
     }
-}
 
-/// The band behind a load scenario's group.
-const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
-
-/// Every measured row of `scenario` is a load phase.
-fn is_load(report: &Report, scenario: &str) -> bool {
-    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
-    rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
-}
-
-impl Groups<'_> {
     /// What a load group is, when there is one: another measure than a run's (and, on the
     /// throughput bars, one with no ceiling).
     fn load_note(&self, report: &Report, marks: Marks) -> Option<String> {
@@ -146,6 +135,15 @@ impl Groups<'_> {
             )
         })
     }
+}
+
+/// The band behind a load scenario's group.
+const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
+
+/// Every measured row of `scenario` is a load phase.
+fn is_load(report: &Report, scenario: &str) -> bool {
+    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
+    rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
 }
 
 /// The row differs significantly from the baseline (the table's `*`).
