@@ -375,12 +375,8 @@ fn significance_cell(row: &Row) -> String {
     let Some(s) = row.significance else {
         return "—".into();
     };
-    let mark = if row.baseline_not_valid {
-        format!(" (baseline {})", row.baseline_verdict)
-    } else {
-        String::new()
-    };
-    format!("{}{mark}", s.cell())
+    let mark = (row.baseline_not_valid).then(|| format!(" (baseline {})", row.baseline_verdict));
+    format!("{}{}", s.cell(), mark.unwrap_or_default())
 }
 
 /// `degraded`, `invalid` or `degraded or invalid`: the verdicts of the baselines that rows'

@@ -133,8 +133,7 @@ pub(crate) fn write_files(
         }
     }
     for (label, sweep) in &sweeps {
-        let facts = sweep_topology(&rep, sweep);
-        let data = &rep.scale_note;
+        let (facts, data) = (sweep_topology(&rep, sweep), &rep.scale_note);
         let throughput = charts::sweep(sweep, facts, data)?;
         png::write_chart(dir, &format!("sweep-{label}"), &throughput.svg)?;
         let latency = charts::sweep_latency(sweep, facts, data)?;

@@ -119,17 +119,11 @@ fn plain_table<S: AsRef<str>>(
 /// The whole page.
 pub(crate) fn page(p: &Page) -> String {
     let r = p.report;
-    let mut out = String::new();
-    let title = format!(
-        "microshard report: {}{}",
-        r.experiment,
-        if r.standin() {
-            " (stand-in figures, not MongoDB)"
-        } else {
-            ""
-        }
-    );
-    out.push_str(&head(&title));
+    let standin = match r.standin() {
+        true => " (stand-in figures, not MongoDB)",
+        false => "",
+    };
+    let mut out = head(&format!("microshard report: {}{standin}", r.experiment));
     if r.standin() {
         let _ = writeln!(
             out,
@@ -242,29 +236,24 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
         "<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>"
     );
     let h = columns.headers(r);
+    let text = |i| match columns.is_text(i) {
+        true => " class=\"text\"",
+        false => "",
+    };
     for (i, name) in h.iter().enumerate() {
-        let class = if columns.is_text(i) {
-            " class=\"text\""
-        } else {
-            ""
-        };
-        let _ = write!(out, "<th{class}>{}</th>", esc(name));
+        let _ = write!(out, "<th{}>{}</th>", text(i), esc(name));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &r.rows {
-        let class = if row.repeats == 0 {
-            "missing"
-        } else {
-            row.validity.verdict.as_str()
+        let class = match row.repeats {
+            0 => "missing",
+            _ => row.validity.verdict.as_str(),
         };
         let _ = write!(out, "<tr class=\"{class}\">");
         for (i, cell) in columns.cells(r, row).iter().enumerate() {
-            let class = if columns.is_text(i) {
-                " class=\"text\""
-            } else if h[i] == "validity" {
-                " class=\"validity\""
-            } else {
-                ""
+            let class = match text(i) {
+                "" if h[i] == "validity" => " class=\"validity\"",
+                class => class,
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
@@ -427,17 +416,15 @@ fn sweeps_section(out: &mut String, p: &Page) {
     out.push_str("<h2 id=\"sweeps\">Thread sweeps</h2>\n");
     for (label, s) in p.sweeps {
         let facts = super::sweep_topology(p.report, s);
-        let _ = writeln!(out, "<h3>{}</h3>", esc(&charts::sweep_label(s, facts)));
+        let name = charts::sweep_label(s, facts);
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&name));
         if s.standin {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
         out.push_str("<div class=\"scroll\"><table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
         for (pt, row) in s.points.iter().zip(super::sweep::sweep_rows(s)) {
-            let _ = write!(
-                out,
-                "<tr class=\"{}\">",
-                pt.summary.validity.verdict.as_str()
-            );
+            let verdict = pt.summary.validity.verdict.as_str();
+            let _ = write!(out, "<tr class=\"{verdict}\">");
             for (i, cell) in row.iter().enumerate() {
                 let class = match i {
                     2 | 8 => " class=\"text\"",
@@ -450,7 +437,6 @@ fn sweeps_section(out: &mut String, p: &Page) {
         }
         out.push_str("</tbody></table></div>\n");
         let data = &p.report.scale_note;
-        let name = charts::sweep_label(s, facts);
         figure(
             out,
             &format!("chart-sweep-{}", esc(label)),

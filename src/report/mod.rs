@@ -193,6 +193,13 @@ impl Report {
     pub(crate) fn standin(&self) -> bool {
         self.marker.is_some()
     }
+
+    /// The report with its "found" sentences made again (after cells not run were marked, and
+    /// with the experiment's sweeps).
+    pub(crate) fn with_found(mut self, sweeps: &[(String, SweepFile)]) -> Report {
+        self.found = found::found(&self, sweeps);
+        self
+    }
 }
 
 /// Builds the report of an experiment directory: its cells, the cells it did not run, and
@@ -456,15 +463,6 @@ fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
     Some(format!(
         "CPU: the client and the servers shared this machine's {cores} cores ({how}); client and server CPU µs per operation are in the wide table (--wide) and the CSV."
     ))
-}
-
-impl Report {
-    /// The report with its "found" sentences made again (after cells not run were marked, and
-    /// with the experiment's sweeps).
-    pub(crate) fn with_found(mut self, sweeps: &[(String, SweepFile)]) -> Report {
-        self.found = found::found(&self, sweeps);
-        self
-    }
 }
 
 /// Where the figures were measured: the server(s), each topology's size when known, the data.

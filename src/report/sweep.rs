@@ -273,10 +273,9 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             out
         }
         _ => {
-            let marker = if standin {
-                format!("{STANDIN_MARKER}\n")
-            } else {
-                String::new()
+            let marker = match standin {
+                true => format!("{STANDIN_MARKER}\n"),
+                false => String::new(),
             };
             format!(
                 "{marker}{}\n{}\n",
@@ -361,10 +360,9 @@ fn vary_row(
             match point {
                 Some(p) => {
                     got.push(p.summary.throughput);
-                    let mark = if p.summary.validity.is_valid() {
-                        String::new()
-                    } else {
-                        format!(" ({})", p.summary.validity.verdict)
+                    let mark = match p.summary.validity.is_valid() {
+                        true => String::new(),
+                        false => format!(" ({})", p.summary.validity.verdict),
                     };
                     if mode == RowMode::Csv {
                         row.push(format!("{:.0}", p.summary.throughput));
@@ -387,12 +385,8 @@ fn vary_row(
             Some(m) if wide => format!("{m:.0}"),
             Some(m) => {
                 let (lo, hi) = stats::range(&got);
-                let spread = if repeats > 1 {
-                    format!(" ({lo:.0}–{hi:.0})")
-                } else {
-                    String::new()
-                };
-                format!("{m:.0}{spread}{}", marks.concat())
+                let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
+                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
             }
         });
     }

@@ -89,14 +89,10 @@ fn end_s(cell: &CellFile) -> Option<f64> {
     (window_ms > 0.0).then(|| cell.result.warmup_s + window_ms / 1000.0)
 }
 
-/// How long the cell's timeline lasted, seconds: its window, else its count of buckets.
-pub fn lasted_s(cell: &CellFile) -> f64 {
-    end_s(cell).unwrap_or(cell.result.timeline.seconds.len() as f64)
-}
-
-/// The line said instead of a timeline when the cell was too short for one (`None`: draw it).
+/// The line said instead of a timeline when the cell was too short for one (`None`: draw it):
+/// it lasted its window, else its count of buckets.
 pub fn too_short(cell: &CellFile, shown: &str) -> Option<String> {
-    let lasted = lasted_s(cell);
+    let lasted = end_s(cell).unwrap_or(cell.result.timeline.seconds.len() as f64);
     (lasted < MIN_TIMELINE_S).then(|| {
         format!(
             "{} on {shown} (repeat {}, {}) lasted {lasted:.1} s: too short for a timeline.",

@@ -397,10 +397,9 @@ pub fn vary(
             format!("min–max of {repeats} repetitions"),
         ));
     }
-    let whiskers = if repeats > 1 {
-        "; whiskers: the lowest and highest repetition"
-    } else {
-        ""
+    let whiskers = match repeats > 1 {
+        true => "; whiskers: the lowest and highest repetition",
+        false => "",
     };
     let mut all_notes = vec![format!(
         "Lines: mean throughput over {repeats} repetition(s) at each thread count{whiskers}."
