@@ -656,12 +656,8 @@ fn servers(out: &mut String, p: &Page) {
 
 fn plans(out: &mut String, p: &Page) {
     for t in &p.report.topologies {
-        let Some(plan) = p
-            .cells
-            .iter()
-            .filter(|c| c.cell.topology == t.given)
-            .find_map(|c| c.topology.as_ref())
-        else {
+        let mut mine = p.cells.iter().filter(|c| c.cell.topology == t.given);
+        let Some(plan) = mine.find_map(|c| c.topology.as_ref()) else {
             continue;
         };
         let _ = writeln!(
@@ -676,6 +672,7 @@ fn plans(out: &mut String, p: &Page) {
             }
         );
         out.push_str("<div class=\"scroll\"><table class=\"plan\"><thead><tr><th class=\"text\">member</th><th class=\"text\">role</th><th class=\"text\">replica set</th><th>port</th><th>cache GB</th><th class=\"text\">cpuset</th><th>memory limit GB</th><th class=\"text\">command line</th></tr></thead><tbody>\n");
+        let gb = |g: Option<f64>| g.map_or_else(|| "—".into(), crate::topology::format_gb);
         for m in &plan.members {
             let _ = writeln!(
                 out,
@@ -684,13 +681,9 @@ fn plans(out: &mut String, p: &Page) {
                 m.role,
                 esc(m.replica_set.as_deref().unwrap_or("—")),
                 m.port,
-                m.cache_gb
-                    .map(crate::topology::format_gb)
-                    .unwrap_or_else(|| "—".into()),
+                gb(m.cache_gb),
                 esc(m.cpuset.as_deref().unwrap_or("—")),
-                m.memory_limit_gb
-                    .map(crate::topology::format_gb)
-                    .unwrap_or_else(|| "—".into()),
+                gb(m.memory_limit_gb),
                 esc(&crate::redact::redact_text(&m.argv.join(" ")))
             );
         }

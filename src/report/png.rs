@@ -108,12 +108,7 @@ fn collect(group: &usvg::Group, out: &mut Vec<TextBox>) {
             usvg::Node::Group(g) => collect(g, out),
             usvg::Node::Text(t) => {
                 let b = t.abs_bounding_box();
-                let text = t
-                    .chunks()
-                    .iter()
-                    .map(|c| c.text())
-                    .collect::<Vec<_>>()
-                    .join("");
+                let text: String = t.chunks().iter().map(|c| c.text()).collect();
                 out.push(TextBox {
                     text,
                     x0: b.left(),
