@@ -167,9 +167,7 @@ impl CeilingPart {
     pub(crate) fn table(&self) -> String {
         let t = super::rounded(Self::HEADERS, self.cells.iter().map(CeilingCell::fields));
         let mut out = format!("{}\n{t}\n", self.title());
-        for d in &self.decomposed {
-            out.push_str(&format!("{}\n", d.sentence()));
-        }
+        out.extend(self.decomposed.iter().map(|d| d.sentence() + "\n"));
         out
     }
 

@@ -104,22 +104,15 @@ fn render_table(report: &Report, columns: &Columns) -> String {
     if let Some(i) = &report.interrupted {
         out.push_str(&format!("{}\n", i.sentence()));
     }
-    out.push_str(&format!("Experiment {}\n", report.experiment));
-    out.push_str(&table.to_string());
-    out.push('\n');
+    out.push_str(&format!("Experiment {}\n{table}\n", report.experiment));
     if let Some(c) = &report.ceiling {
         out.push_str(&c.table());
     }
     if !report.found.is_empty() {
         out.push_str("What this experiment found:\n");
-        for f in &report.found {
-            out.push_str(&format!("- {f}\n"));
-        }
+        out.extend(report.found.iter().map(|f| format!("- {f}\n")));
     }
-    for line in footer(report, columns) {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    out.extend(footer(report, columns).into_iter().map(|l| l + "\n"));
     out
 }
 
@@ -149,9 +142,7 @@ pub(super) fn render_markdown(
     out.push('\n');
     if !report.found.is_empty() {
         out.push_str("#### What this experiment found\n\n");
-        for f in &report.found {
-            out.push_str(&format!("- {}\n", md_escape(f)));
-        }
+        out.extend(report.found.iter().map(|f| format!("- {}\n", md_escape(f))));
         out.push('\n');
     }
     markdown_table(&mut out, report, columns);

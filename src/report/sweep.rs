@@ -599,10 +599,7 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
         out.push('\n');
     }
     out.push_str(&format!("Thread sweep: {}\n{t}\n", sweep.label));
-    for line in sweep_lines(sweep) {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    out.extend(sweep_lines(sweep).into_iter().map(|l| l + "\n"));
     out
 }
 
@@ -694,15 +691,11 @@ pub(crate) fn under_comparison(
 ) -> String {
     let mut text = String::new();
     for v in varied {
-        text.push('\n');
-        text.push_str(&render_vary(v, VaryFormat::Table, columns));
+        text.push_str(&format!("\n{}", render_vary(v, VaryFormat::Table, columns)));
     }
     let sweeps = dir.sweeps();
     if varied.is_empty() && !sweeps.is_empty() {
-        for (_, s) in &sweeps {
-            text.push('\n');
-            text.push_str(&render_sweep(s));
-        }
+        text.extend(sweeps.iter().map(|(_, s)| format!("\n{}", render_sweep(s))));
         if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
             text.push_str(&format!("{line}\n"));
         }

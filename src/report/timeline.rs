@@ -72,6 +72,7 @@ pub const MIN_TIMELINE_S: f64 = 2.0;
 const MIN_PARTIAL_S: f64 = 0.25;
 
 /// The lines of a timeline and what was left out of them.
+#[derive(Default)]
 struct Series {
     ops: Points,
     failed: Points,
@@ -105,12 +106,7 @@ pub fn too_short(cell: &CellFile, shown: &str) -> Option<String> {
 /// real length: the last one, cut by `maxexecutiontime` or the end of the work, is rarely a full
 /// second, and drawn as one it reads as a collapse (NEWCOMER-2 #48).
 fn series(t: &Timeline, end: Option<f64>) -> Series {
-    let mut out = Series {
-        ops: Vec::new(),
-        failed: Vec::new(),
-        dropped_s: None,
-        scaled_s: None,
-    };
+    let mut out = Series::default();
     for s in &t.seconds {
         let from = f64::from(s.second);
         let len = end.map_or(1.0, |e| (e - from).clamp(0.0, 1.0));

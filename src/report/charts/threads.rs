@@ -391,16 +391,12 @@ pub fn vary(
         .enumerate()
         .map(|(i, label)| entry(Swatch::Line(palette(i)), label))
         .collect();
+    let mut whiskers = "";
     if repeats > 1 {
-        legend.push(entry(
-            Swatch::Whisker,
-            format!("min–max of {repeats} repetitions"),
-        ));
+        let label = format!("min–max of {repeats} repetitions");
+        legend.push(entry(Swatch::Whisker, label));
+        whiskers = "; whiskers: the lowest and highest repetition";
     }
-    let whiskers = match repeats > 1 {
-        true => "; whiskers: the lowest and highest repetition",
-        false => "",
-    };
     let mut all_notes = vec![format!(
         "Lines: mean throughput over {repeats} repetition(s) at each thread count{whiskers}."
     )];
