@@ -12,8 +12,7 @@ use crate::measure::STANDIN_MARKER;
 
 /// The steps table and the finding, for the terminal and `ceiling.txt`.
 pub(crate) fn render(record: &CeilingRecord) -> String {
-    let mut b = tabled::builder::Builder::new();
-    b.push_record([
+    let header = [
         "step",
         "kind",
         "offered ops/s",
@@ -24,8 +23,8 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
         "p99.9 µs",
         "validity",
         "result",
-    ]);
-    for (i, s) in record.steps.iter().enumerate() {
+    ];
+    let rows = record.steps.iter().enumerate().map(|(i, s)| {
         let (kind, result) = match (s.kind, &s.failed) {
             (StepKind::Probe, _) => ("probe", "closed loop: where the search starts".to_string()),
             (StepKind::Search, None) => ("search", "sustained".to_string()),
@@ -37,7 +36,7 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
             StepKind::Probe => "—".to_string(),
             _ => us.to_string(),
         };
-        b.push_record([
+        [
             (i + 1).to_string(),
             kind.to_string(),
             s.offered.map_or("—".into(), |o| format!("{o:.0}")),
@@ -48,10 +47,9 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
             latency(s.intended_us[2]),
             s.verdict.clone(),
             result,
-        ]);
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
+        ]
+    });
+    let t = super::rounded(header, rows);
     let mut out = String::new();
     if record.standin {
         out.push_str(STANDIN_MARKER);
@@ -167,17 +165,9 @@ impl CeilingPart {
 
     /// The ceilings as a table (terminal), with the decomposition under it.
     pub(crate) fn table(&self) -> String {
-        let mut b = tabled::builder::Builder::new();
-        b.push_record(Self::HEADERS);
-        for c in &self.cells {
-            b.push_record(c.fields());
-        }
-        let mut t = b.build();
-        t.with(tabled::settings::Style::rounded());
+        let t = super::rounded(Self::HEADERS, self.cells.iter().map(CeilingCell::fields));
         let mut out = format!("{}\n{t}\n", self.title());
-        for d in &self.decomposed {
-            out.push_str(&format!("{}\n", d.sentence()));
-        }
+        out.extend(self.decomposed.iter().map(|d| d.sentence() + "\n"));
         out
     }
 

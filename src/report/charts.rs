@@ -142,7 +142,7 @@ fn latency_unit(us: f64) -> (&'static str, f64) {
     }
 }
 
-type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(crate) type Root<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// How a legend entry's sample looks.
 #[derive(Clone, Copy)]
@@ -317,29 +317,43 @@ fn whisker(
     Ok(())
 }
 
+/// A tick under the plot at pixel column `x`, labelled in tick row `row` (0 the first).
+fn x_tick(root: &Root, plot: &PixelRect, (x, row): (i32, i32), label: &str) -> Result<(), String> {
+    let tick = PathElement::new(vec![(x, plot.y1), (x, plot.y1 + 5)], BLACK.stroke_width(1));
+    drawn(root.draw(&tick))?;
+    let y = plot.y1 + 8 + row * line_height(TICK_SIZE);
+    text(root, label, TICK_SIZE, (x, y), HPos::Center)
+}
+
+/// The x axis's name, centred under `rows` rows of tick labels.
+fn x_name(root: &Root, plot: &PixelRect, rows: i32, name: &str) -> Result<(), String> {
+    let y = plot.y1 + 12 + rows * line_height(TICK_SIZE);
+    text(
+        root,
+        name,
+        LABEL_SIZE,
+        ((plot.x0 + plot.x1) / 2, y),
+        HPos::Center,
+    )
+}
+
 /// The heading lines: title, where it was measured, and the stand-in warning.
 fn header(title: &str, where_: &[String], standin: bool) -> Vec<Line> {
-    let mut paragraphs = vec![Line {
-        text: if standin {
-            format!("{title} — stand-in figures, not MongoDB")
-        } else {
-            title.to_string()
-        },
-        size: TITLE_SIZE,
+    let bold = |text: String, size: u32, color: RGBColor| Line {
         bold: true,
-        color: BLACK,
-    }];
+        color,
+        ..Line::plain(text, size)
+    };
+    let title = match standin {
+        true => format!("{title} — stand-in figures, not MongoDB"),
+        false => title.to_string(),
+    };
+    let mut paragraphs = vec![bold(title, TITLE_SIZE, BLACK)];
     paragraphs.extend(where_.iter().map(|w| Line::plain(w.clone(), SUB_SIZE)));
     if standin {
-        paragraphs.push(Line {
-            text: format!(
-                "{}. Measured against microshard's stand-in server.",
-                super::STANDIN_MARKER
-            ),
-            size: SUB_SIZE,
-            bold: true,
-            color: DARK_RED,
-        });
+        let marker = super::STANDIN_MARKER;
+        let words = format!("{marker}. Measured against microshard's stand-in server.");
+        paragraphs.push(bold(words, SUB_SIZE, DARK_RED));
     }
     lines_of(&paragraphs, WIDTH as i32 - 2 * MARGIN)
 }
@@ -387,40 +401,39 @@ fn compose<F>(name: &str, layout: &Layout, plot: F) -> Result<Chart, ChartError>
 where
     F: FnOnce(&Root, &Root) -> Result<PixelRect, String>,
 {
-    let height = layout.height().max(200) as u32;
-    let mut svg = String::new();
-    let plot_area = {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        let fail = |message: String| ChartError {
-            name: name.to_string(),
-            message,
-        };
-        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-        draw_lines(&root, &layout.header, MARGIN, MARGIN).map_err(fail)?;
+    canvas(name, layout.height().max(200) as u32, |root| {
+        draw_lines(root, &layout.header, MARGIN, MARGIN)?;
         let body_top = MARGIN + layout.header_h();
         let plot_w = WIDTH as i32 - LEGEND_W - MARGIN;
         let area = root.clone().shrink(
             (MARGIN, body_top),
             (plot_w as u32, (PLOT_H + layout.x_label_h) as u32),
         );
-        let plot_area = plot(&root, &area).map_err(fail)?;
-        draw_legend(
-            &root,
-            &layout.legend,
-            WIDTH as i32 - LEGEND_W + 8,
-            body_top + 4,
-        )
-        .map_err(fail)?;
-        draw_lines(
-            &root,
-            &layout.notes,
-            MARGIN,
-            body_top + layout.body_h() + 12,
-        )
-        .map_err(fail)?;
-        root.present().map_err(|e| fail(e.to_string()))?;
-        plot_area
+        let plot_area = plot(root, &area)?;
+        let legend_x = WIDTH as i32 - LEGEND_W + 8;
+        draw_legend(root, &layout.legend, legend_x, body_top + 4)?;
+        draw_lines(root, &layout.notes, MARGIN, body_top + layout.body_h() + 12)?;
+        Ok(plot_area)
+    })
+}
+
+/// A white canvas `height` pixels high that `draw` draws on; `draw` returns the data area.
+pub(crate) fn canvas(
+    name: &str,
+    height: u32,
+    draw: impl FnOnce(&Root) -> Result<PixelRect, String>,
+) -> Result<Chart, ChartError> {
+    let mut svg = String::new();
+    let drawn = {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let fill = root.fill(&WHITE).map_err(|e| e.to_string());
+        let area = fill.and_then(|()| draw(&root));
+        area.and_then(|a| root.present().map(|()| a).map_err(|e| e.to_string()))
     };
+    let plot_area = drawn.map_err(|message| ChartError {
+        name: name.to_string(),
+        message,
+    })?;
     Ok(Chart {
         svg,
         width: WIDTH,
@@ -429,7 +442,7 @@ where
     })
 }
 
-fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> PixelRect {
+pub(crate) fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> PixelRect {
     PixelRect {
         x0: range.0.start,
         y0: range.1.start,
@@ -456,8 +469,8 @@ fn approx_group_px(groups: usize) -> i32 {
 }
 
 /// The items in first-seen order, each once.
-pub(crate) fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+pub(crate) fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
     for i in items {
         if !out.contains(&i) {
             out.push(i);

@@ -177,11 +177,6 @@ fn compact_named(report: &Report) -> Vec<String> {
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
-        let what = match row.not_run {
-            Some(_) => "not run",
-            None if row.interrupted => "interrupted",
-            None => "not measured",
-        };
         let validity = if row.not_run.is_some() {
             "NOT RUN"
         } else {
@@ -190,7 +185,7 @@ fn compact_cells(row: &Row) -> Vec<String> {
         return vec![
             row.scenario.clone(),
             row.topology.clone(),
-            what.into(),
+            unmeasured(row).into(),
             dash(),
             dash(),
             validity.into(),
@@ -229,6 +224,15 @@ fn compact_cells(row: &Row) -> Vec<String> {
         p99,
         validity_cell(row),
     ]
+}
+
+/// What a row with no repetition measured says in place of its throughput.
+fn unmeasured(row: &Row) -> &'static str {
+    match row.not_run {
+        Some(_) => "not run",
+        None if row.interrupted => "interrupted",
+        None => "not measured",
+    }
 }
 
 /// What the compact table's marks mean (a line under it).
@@ -297,13 +301,8 @@ fn fmt_num(v: f64) -> String {
 fn row_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
-        let mut cells = vec![row.scenario.clone(), row.topology.clone()];
-        cells.push(dash());
-        cells.push(match row.not_run {
-            Some(_) => "not run".into(),
-            None if row.interrupted => "interrupted".into(),
-            None => "not measured".into(),
-        });
+        let mut cells = vec![row.scenario.clone(), row.topology.clone(), dash()];
+        cells.push(unmeasured(row).into());
         cells.resize(NAMES.len(), dash());
         if row.not_run.is_some() {
             cells[12] = "NOT RUN".into();
@@ -376,12 +375,8 @@ fn significance_cell(row: &Row) -> String {
     let Some(s) = row.significance else {
         return "—".into();
     };
-    let mark = if row.baseline_not_valid {
-        format!(" (baseline {})", row.baseline_verdict)
-    } else {
-        String::new()
-    };
-    format!("{}{mark}", s.cell())
+    let mark = (row.baseline_not_valid).then(|| format!(" (baseline {})", row.baseline_verdict));
+    format!("{}{}", s.cell(), mark.unwrap_or_default())
 }
 
 /// `degraded`, `invalid` or `degraded or invalid`: the verdicts of the baselines that rows'

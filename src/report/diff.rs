@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Format, Report, Row, STANDIN_MARKER};
+use super::{Format, Report, Row, STANDIN_MARKER, csv_row, figures, md_row, rounded};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// One scenario × topology present in either experiment.
@@ -73,10 +73,8 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
             let lat = |r: &Option<Row>, f: fn(&crate::experiment::model::Latency) -> f64| {
                 r.as_ref().and_then(|r| r.latency.as_ref()).map(f)
             };
-            let comparison = match (&ra, &rb) {
-                (Some(ra), Some(rb)) => super::stats::compare(&rb.samples, &ra.samples),
-                _ => None,
-            };
+            let comparison = (ra.as_ref().zip(rb.as_ref()))
+                .and_then(|(ra, rb)| super::stats::compare(&rb.samples, &ra.samples));
             DiffRow {
                 scenario: k.0.clone(),
                 topology: k.1.clone(),
@@ -178,25 +176,20 @@ fn cells(r: &DiffRow) -> Vec<String> {
 
 /// The diff as CSV: raw figures (four decimals), each row saying whose figures they are.
 fn render_csv(d: &Diff) -> String {
-    let mut out = String::new();
-    out.push_str("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
+    let mut out =
+        String::from("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
     let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
     for r in &d.rows {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
-            if d.marker.is_some() {
-                "stand-in"
-            } else {
-                "mongodb"
-            },
-            super::csv_field(&r.scenario),
-            super::csv_field(&r.topology),
+        out.push_str(&csv_row(&[
+            figures(d.marker.is_some()),
+            r.scenario.clone(),
+            r.topology.clone(),
             o(r.a),
             o(r.b),
             o(r.ratio),
             o(r.p50_change),
-            o(r.p99_change)
-        ));
+            o(r.p99_change),
+        ]));
     }
     out
 }
@@ -208,17 +201,12 @@ fn render_markdown(d: &Diff) -> String {
     if let Some(m) = &d.marker {
         out.push_str(&format!("**{m}**\n\n"));
     }
-    out.push_str(&format!("| {} |\n", headers.join(" | ")));
-    out.push_str(&format!(
-        "| {} |\n",
-        (0..headers.len())
-            .map(|i| if i < 2 { "---" } else { "---:" })
-            .collect::<Vec<_>>()
-            .join(" | ")
-    ));
-    for r in &d.rows {
-        out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
-    }
+    out.push_str(&md_row(&headers));
+    let aligns: Vec<&str> = (0..headers.len())
+        .map(|i| if i < 2 { "---" } else { "---:" })
+        .collect();
+    out.push_str(&md_row(&aligns));
+    out.extend(d.rows.iter().map(|r| md_row(&cells(r))));
     out
 }
 
@@ -229,16 +217,7 @@ fn render_table(d: &Diff) -> String {
         out.push_str(m);
         out.push('\n');
     }
-    let mut b = tabled::builder::Builder::new();
-    b.push_record(headers(d));
-    for r in &d.rows {
-        b.push_record(cells(r));
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
-    out.push_str(&t.to_string());
-    out.push('\n');
-    out
+    format!("{out}{}\n", rounded(headers(d), d.rows.iter().map(cells)))
 }
 
 #[cfg(test)]

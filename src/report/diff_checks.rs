@@ -7,46 +7,35 @@ use crate::experiment::model::ExperimentConfig;
 
 /// One sentence per way `b` was measured differently from `a`.
 pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<String> {
-    let (ca, cb) = (&a.command, &b.command);
-    let kind = |c: &ExperimentConfig| match c.command.name.starts_with("sweep-") && c.command.sweep
-    {
-        true => "sweep",
-        false => "compare",
-    };
-    let secs = |d: Option<u64>| d.map_or("unbounded".to_string(), |s| format!("{s} s"));
-    let records = |c: &crate::experiment::model::CompareCommand| match (
-        c.workload.full,
-        c.workload.records,
-    ) {
-        (true, _) => "the files' full sizes".to_string(),
-        (false, Some(n)) => format!("{n} records"),
-        (false, None) => "the default records".to_string(),
-    };
-    let mut out = Vec::new();
-    let mut differs = |what: &str, x: String, y: String| {
-        if x != y {
-            out.push(format!("A and B differ in {what}: A {x}, B {y}"));
-        }
-    };
-    differs("kind", kind(a).into(), kind(b).into());
-    differs(
-        "backend",
-        ca.servers.backend.to_string(),
-        cb.servers.backend.to_string(),
-    );
-    differs(
-        "duration per cell",
-        secs(ca.duration_s),
-        secs(cb.duration_s),
-    );
-    differs("records", records(ca), records(cb));
-    differs("repetitions", ca.repeat.to_string(), cb.repeat.to_string());
-    differs(
-        "server",
-        if a.standin { "stand-in" } else { "MongoDB" }.into(),
-        if b.standin { "stand-in" } else { "MongoDB" }.into(),
-    );
-    out
+    type Fact = fn(&ExperimentConfig) -> String;
+    let facts: [(&str, Fact); 6] = [
+        ("kind", |c| {
+            match c.command.name.starts_with("sweep-") && c.command.sweep {
+                true => "sweep".into(),
+                false => "compare".into(),
+            }
+        }),
+        ("backend", |c| c.command.servers.backend.to_string()),
+        ("duration per cell", |c| {
+            (c.command.duration_s).map_or("unbounded".to_string(), |s| format!("{s} s"))
+        }),
+        ("records", |c| {
+            match (c.command.workload.full, c.command.workload.records) {
+                (true, _) => "the files' full sizes".to_string(),
+                (false, Some(n)) => format!("{n} records"),
+                (false, None) => "the default records".to_string(),
+            }
+        }),
+        ("repetitions", |c| c.command.repeat.to_string()),
+        ("server", |c| {
+            if c.standin { "stand-in" } else { "MongoDB" }.to_string()
+        }),
+    ];
+    (facts.into_iter())
+        .map(|(what, fact)| (what, fact(a), fact(b)))
+        .filter(|(_, x, y)| x != y)
+        .map(|(what, x, y)| format!("A and B differ in {what}: A {x}, B {y}"))
+        .collect()
 }
 
 #[cfg(test)]

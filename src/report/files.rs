@@ -21,19 +21,6 @@ pub(crate) enum ReportError {
     Json(#[from] serde_json::Error),
 }
 
-/// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
-/// it (`name.svg`, `name.png`).
-fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), ResultsError> {
-    dir.write_text(&format!("{name}.svg"), svg)?;
-    if let Ok(png) = png::svg_to_png(svg) {
-        crate::experiment::results::write_bytes_atomic(
-            &dir.path().join(format!("{name}.png")),
-            &png,
-        )?;
-    }
-    Ok(())
-}
-
 /// The file stem of a cell's timeline chart, relative to the run directory: beside its cell
 /// file (`cells/<topology>/<scenario>-r<N>.timeline`).
 pub(crate) fn timeline_stem(dir: &ExperimentDir, cell: &CellFile) -> String {
@@ -60,7 +47,7 @@ pub(crate) fn write_timelines(
             continue;
         }
         let chart = timeline::timeline(cell, &shown)?;
-        write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
+        png::write_chart(dir, &timeline_stem(dir, cell), &chart.svg)?;
     }
     Ok(())
 }
@@ -134,24 +121,23 @@ pub(crate) fn write_files(
     let rep = super::build_with(dir, &config, &cells);
     write_timelines(dir, &cells, false)?;
     if rep.rows.iter().any(|r| r.repeats > 0) {
-        write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
-        write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
+        png::write_chart(dir, "throughput", &charts::throughput(&rep)?.svg)?;
+        png::write_chart(dir, "latency", &charts::latency(&rep)?.svg)?;
     }
     if let Some(c) = &rep.ceiling {
         let where_ = super::where_lines(&rep);
         for scenario in &super::ceiling::scenarios(c) {
             if let Some(chart) = charts::ceiling(c, scenario, &where_, rep.standin()) {
-                write_chart(dir, &super::ceiling::chart_stem(scenario), &chart?.svg)?;
+                png::write_chart(dir, &super::ceiling::chart_stem(scenario), &chart?.svg)?;
             }
         }
     }
     for (label, sweep) in &sweeps {
-        let facts = sweep_topology(&rep, sweep);
-        let data = &rep.scale_note;
+        let (facts, data) = (sweep_topology(&rep, sweep), &rep.scale_note);
         let throughput = charts::sweep(sweep, facts, data)?;
-        write_chart(dir, &format!("sweep-{label}"), &throughput.svg)?;
+        png::write_chart(dir, &format!("sweep-{label}"), &throughput.svg)?;
         let latency = charts::sweep_latency(sweep, facts, data)?;
-        write_chart(dir, &format!("sweep-{label}-latency"), &latency.svg)?;
+        png::write_chart(dir, &format!("sweep-{label}-latency"), &latency.svg)?;
     }
     dir.write_text(
         "report.md",

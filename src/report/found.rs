@@ -11,7 +11,7 @@
 //! significantly different" (NEWCOMER-2 #12).
 
 use super::ceiling::CeilingPart;
-use super::stats::{self, Comparison, Difference};
+use super::stats::{self, Difference};
 use super::{Report, Row};
 use crate::experiment::ceiling::search::thousands;
 use crate::experiment::model::SweepFile;
@@ -25,12 +25,7 @@ fn usable(r: &Row) -> bool {
 /// The sentences, in order; empty when nothing was measured.
 pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in &report.rows {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
+    let scenarios = super::charts::distinct(report.rows.iter().map(|r| r.scenario.as_str()));
     // A thread sweep alone compares nothing: no ratio, no baseline (NEWCOMER-2 #21).
     let compares = sweeps.is_empty() || report.rows.iter().any(|r| r.repeats > 0);
     for s in scenarios.into_iter().filter(|_| compares) {
@@ -132,17 +127,10 @@ fn said(r: &Row) -> Option<Difference> {
 /// not significantly different, said so; else the best untested mean.
 fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> String {
     let top = best(others.iter().copied()).unwrap_or(baseline);
-    let faster = best(
-        others
-            .iter()
-            .copied()
-            .filter(|r| said(r) == Some(Difference::Faster)),
-    );
-    let same = best(
-        others
-            .iter()
-            .copied()
-            .filter(|r| said(r) == Some(Difference::NotSignificant)),
+    let best_said = |d| best(others.iter().copied().filter(|r| said(r) == Some(d)));
+    let (faster, same) = (
+        best_said(Difference::Faster),
+        best_said(Difference::NotSignificant),
     );
     let ratio = |r: &Row| r.vs_baseline.unwrap_or(0.0);
     let (lead, text) = match (faster, same, top) {
@@ -198,7 +186,7 @@ fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> Stri
 }
 
 /// A tested row's comparison, for a sentence that says the test's verdict itself
-/// ([`Comparison::detail`]).
+/// ([`stats::Comparison::detail`]).
 fn words(r: &Row) -> String {
     r.significance.map(|c| c.detail()).unwrap_or_default()
 }
@@ -224,25 +212,21 @@ fn caveat_words(rows: &[&Row]) -> String {
 fn stops_paying(scenario: &str, others: &[&Row]) -> Option<String> {
     others.windows(2).find_map(|w| {
         let (a, b) = (w[0], w[1]);
-        let step = |c: &Comparison, how: &str| {
-            format!(
-                "{scenario}: {} is {how} {}: {:.2}× ({})",
-                b.topology,
-                a.topology,
-                c.ratio,
-                c.detail()
-            )
-        };
         match stats::compare(&b.samples, &a.samples) {
             Some(c) if c.difference() == Difference::Faster => None,
-            Some(c) if c.difference() == Difference::Slower => Some(format!(
-                "{}; adding micro-shards stops paying there.",
-                step(&c, "significantly slower than")
-            )),
-            Some(c) if c.ratio <= 1.0 => Some(format!(
-                "{}; adding micro-shards stops paying there.",
-                step(&c, "not significantly different from")
-            )),
+            Some(c) if c.difference() == Difference::Slower || c.ratio <= 1.0 => {
+                let how = match c.difference() {
+                    Difference::Slower => "significantly slower than",
+                    _ => "not significantly different from",
+                };
+                Some(format!(
+                    "{scenario}: {} is {how} {}: {:.2}× ({}); adding micro-shards stops paying there.",
+                    b.topology,
+                    a.topology,
+                    c.ratio,
+                    c.detail()
+                ))
+            }
             Some(c) => Some(format!(
                 "{scenario}: {} over {}: {:.2}×, not significant at n={} ({}, {}); whether adding micro-shards still pays there needs more repetitions.",
                 b.topology,
@@ -270,10 +254,8 @@ fn knee_sentence(s: &SweepFile) -> String {
     };
     for c in crate::experiment::knee_caveats::caveats(s) {
         // Each caveat follows a full stop: it starts a sentence.
-        let mut letters = c.chars();
         text.push(' ');
-        text.extend(letters.next().map(|f| f.to_ascii_uppercase()));
-        text.push_str(letters.as_str());
+        text.push_str(&super::capitalised(&c));
     }
     text
 }

@@ -79,24 +79,51 @@ summary { cursor: pointer; font-weight: bold; }
 footer { margin-top: 3em; color: #666; font-size: 0.85em; }
 "#;
 
+/// The page's head, up to and with `<body>`.
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    )
+}
+
+/// A list of escaped items.
+fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoIterator<Item = S>) {
+    let _ = writeln!(out, "<ul class=\"{class}\">");
+    for item in items {
+        let _ = writeln!(out, "<li>{}</li>", esc(item.as_ref()));
+    }
+    out.push_str("</ul>\n");
+}
+
+/// A plain table of escaped cells in a scrolling box; `open` is the markup before the first
+/// header cell and `mid` what comes between the header and the body.
+fn plain_table<S: AsRef<str>>(
+    out: &mut String,
+    (open, mid): (&str, &str),
+    headers: &[S],
+    rows: &[Vec<String>],
+) {
+    let _ = write!(out, "<div class=\"scroll\">{open}");
+    for h in headers {
+        let _ = write!(out, "<th>{}</th>", esc(h.as_ref()));
+    }
+    let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
+    for r in rows {
+        let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
+        let _ = writeln!(out, "<tr>{cells}</tr>");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
 /// The whole page.
 pub(crate) fn page(p: &Page) -> String {
     let r = p.report;
-    let mut out = String::new();
-    let title = format!(
-        "microshard report: {}{}",
-        r.experiment,
-        if r.standin() {
-            " (stand-in figures, not MongoDB)"
-        } else {
-            ""
-        }
-    );
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(&title)
-    );
+    let standin = match r.standin() {
+        true => " (stand-in figures, not MongoDB)",
+        false => "",
+    };
+    let mut out = head(&format!("microshard report: {}{standin}", r.experiment));
     if r.standin() {
         let _ = writeln!(
             out,
@@ -149,11 +176,8 @@ fn meta_line(p: &Page) -> String {
         ));
     }
     items.push(p.report.scale_note.clone());
-    let mut out = String::from("<ul class=\"meta\">\n");
-    for item in items {
-        let _ = writeln!(out, "<li>{}</li>", esc(&item));
-    }
-    out.push_str("</ul>\n");
+    let mut out = String::new();
+    ul(&mut out, "meta", items);
     out
 }
 
@@ -162,15 +186,8 @@ fn found_section(out: &mut String, r: &Report) {
     if r.found.is_empty() {
         return;
     }
-    out.push_str("<h2 id=\"found\">What this experiment found</h2>\n<ul class=\"found\">\n");
-    for f in &r.found {
-        let _ = writeln!(out, "<li>{}</li>", esc(f));
-    }
-    out.push_str("</ul>\n");
-}
-
-fn verdict_class(v: Verdict) -> &'static str {
-    v.as_str()
+    out.push_str("<h2 id=\"found\">What this experiment found</h2>\n");
+    ul(out, "found", &r.found);
 }
 
 /// The comparison as the compact table, its latency detail, and every column folded away
@@ -178,11 +195,8 @@ fn verdict_class(v: Verdict) -> &'static str {
 fn results_section(out: &mut String, r: &Report) {
     out.push_str("<h2 id=\"results\">Results</h2>\n");
     results_table(out, r, "results", &Columns::Compact);
-    out.push_str("<ul class=\"notes\">\n");
-    for line in footer(r, &Columns::Compact) {
-        let _ = writeln!(out, "<li>{}</li>", esc(&line));
-    }
-    out.push_str("</ul>\n<h3>Latency detail</h3>\n");
+    ul(out, "notes", footer(r, &Columns::Compact));
+    out.push_str("<h3>Latency detail</h3>\n");
     results_table(out, r, "latency", &Columns::latency_detail());
     out.push_str("<details class=\"wide\"><summary>Every column</summary>\n");
     results_table(out, r, "wide", &Columns::Wide);
@@ -200,23 +214,10 @@ fn ceiling_section(out: &mut String, r: &Report) {
         "<h2 id=\"ceilings\">Ceilings</h2>\n<p>{}</p>",
         esc(&c.title())
     );
-    out.push_str("<div class=\"scroll\"><table class=\"ceilings\">\n<thead><tr>");
-    for h in super::ceiling::CeilingPart::HEADERS {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for cell in &c.cells {
-        out.push_str("<tr>");
-        for f in cell.fields() {
-            let _ = write!(out, "<td>{}</td>", esc(&f));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n<ul class=\"notes\">\n");
-    for d in &c.decomposed {
-        let _ = writeln!(out, "<li>{}</li>", esc(&d.sentence()));
-    }
-    out.push_str("</ul>\n");
+    let rows: Vec<Vec<String>> = c.cells.iter().map(|cell| cell.fields()).collect();
+    let open = ("<table class=\"ceilings\">\n<thead><tr>", "\n");
+    plain_table(out, open, &super::ceiling::CeilingPart::HEADERS, &rows);
+    ul(out, "notes", c.decomposed.iter().map(|d| d.sentence()));
     let where_ = super::where_lines(r);
     for scenario in &super::ceiling::scenarios(c) {
         if let Some(chart) = charts::ceiling(c, scenario, &where_, r.standin()) {
@@ -235,29 +236,24 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
         "<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>"
     );
     let h = columns.headers(r);
+    let text = |i| match columns.is_text(i) {
+        true => " class=\"text\"",
+        false => "",
+    };
     for (i, name) in h.iter().enumerate() {
-        let class = if columns.is_text(i) {
-            " class=\"text\""
-        } else {
-            ""
-        };
-        let _ = write!(out, "<th{class}>{}</th>", esc(name));
+        let _ = write!(out, "<th{}>{}</th>", text(i), esc(name));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &r.rows {
-        let class = if row.repeats == 0 {
-            "missing"
-        } else {
-            verdict_class(row.validity.verdict)
+        let class = match row.repeats {
+            0 => "missing",
+            _ => row.validity.verdict.as_str(),
         };
         let _ = write!(out, "<tr class=\"{class}\">");
         for (i, cell) in columns.cells(r, row).iter().enumerate() {
-            let class = if columns.is_text(i) {
-                " class=\"text\""
-            } else if h[i] == "validity" {
-                " class=\"validity\""
-            } else {
-                ""
+            let class = match text(i) {
+                "" if h[i] == "validity" => " class=\"validity\"",
+                class => class,
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
@@ -272,15 +268,8 @@ fn validity_section(out: &mut String, r: &Report) {
         out.push_str("<p>Every measured cell is valid: no member stopped answering, the run never stalled, and no operation failed.</p>\n");
         return;
     }
-    let _ = writeln!(
-        out,
-        "<p>{}</p>\n<ul class=\"notes validity-notes\">",
-        esc(&validity_words(r))
-    );
-    for n in &r.validity_notes {
-        let _ = writeln!(out, "<li>{}</li>", esc(n));
-    }
-    out.push_str("</ul>\n");
+    let _ = writeln!(out, "<p>{}</p>", esc(&validity_words(r)));
+    ul(out, "notes validity-notes", &r.validity_notes);
 }
 
 /// What the Validity section's cells are, in the README's words ("Results you can trust"):
@@ -310,12 +299,7 @@ fn validity_words(r: &Report) -> String {
     words.join(" ")
 }
 
-/// An SVG ready to sit inline in the page: without the XML prolog, scaling with the page.
-fn inline_svg(svg: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    svg[start..].to_string()
-}
-
+/// A chart and its caption, the SVG inline without its XML prolog; or why there is none.
 fn figure(
     out: &mut String,
     id: &str,
@@ -324,10 +308,10 @@ fn figure(
 ) {
     match chart {
         Ok(c) => {
+            let svg = &c.svg[c.svg.find("<svg").unwrap_or(0)..];
             let _ = writeln!(
                 out,
-                "<figure id=\"{id}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
-                inline_svg(&c.svg),
+                "<figure id=\"{id}\">\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
                 esc(caption)
             );
         }
@@ -348,14 +332,15 @@ fn timelines_section(out: &mut String, p: &Page) {
         return;
     }
     out.push_str("<h2 id=\"timelines\">Timelines</h2>\n<p>Operations per second over each run, in the table's order; member outages, server stalls and the warm-up are shaded and named under each chart.</p>\n");
+    use crate::experiment::results::sanitize;
     for cell in shown {
         let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
-        let id = format!(
-            "timeline-{}-{}-{}",
-            crate::experiment::results::sanitize(&name),
-            crate::experiment::results::sanitize(&cell.cell.scenario),
-            cell.cell.repeat
+        let (t, s, r) = (
+            sanitize(&name),
+            sanitize(&cell.cell.scenario),
+            cell.cell.repeat,
         );
+        let id = format!("timeline-{t}-{s}-{r}");
         if let Some(line) = super::timeline::too_short(cell, &name) {
             let _ = writeln!(
                 out,
@@ -364,26 +349,13 @@ fn timelines_section(out: &mut String, p: &Page) {
             );
             continue;
         }
+        // The chart's file stem beside its cell, as `report::timeline_stem` writes it.
         let caption = format!(
-            "{} on {name}, repeat {}: {} (also {}.svg / .png in the run directory).",
-            cell.cell.scenario,
-            cell.cell.repeat,
-            cell.summary.validity.verdict,
-            cell_stem(cell)
+            "{} on {name}, repeat {r}: {} (also cells/{t}/{s}-r{r}.timeline.svg / .png in the run directory).",
+            cell.cell.scenario, cell.summary.validity.verdict,
         );
         figure(out, &id, super::timeline::timeline(cell, &name), &caption);
     }
-}
-
-/// The timeline chart's file stem beside its cell, as `report::timeline_stem` writes it.
-fn cell_stem(cell: &CellFile) -> String {
-    let name = super::topology_label(&cell.cell.topology, cell.topology.as_ref());
-    format!(
-        "cells/{}/{}-r{}.timeline",
-        crate::experiment::results::sanitize(&name),
-        crate::experiment::results::sanitize(&cell.cell.scenario),
-        cell.cell.repeat
-    )
 }
 
 fn charts_section(out: &mut String, p: &Page) {
@@ -413,26 +385,19 @@ fn vary_section(out: &mut String, p: &Page) {
         let _ = writeln!(
             out,
             "<h2 id=\"{id}\">{}</h2>",
-            esc(&super::sweep::vary_heading(&v.outcome, &v.label))
+            esc(&super::sweep::vary_heading(&v.outcome, Some(&v.label)))
         );
         let (header, rows) = super::sweep::vary_table(&v.outcome);
-        out.push_str("<div class=\"scroll\"><table class=\"vary\"><thead><tr>");
-        for h in &header {
-            let _ = write!(out, "<th>{}</th>", esc(h));
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for r in &rows {
-            let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
-            let _ = writeln!(out, "<tr>{cells}</tr>");
-        }
-        out.push_str("</tbody></table></div>\n");
+        plain_table(
+            out,
+            ("<table class=\"vary\"><thead><tr>", ""),
+            &header,
+            &rows,
+        );
         let notes = super::sweep::vary_point_notes(&v.outcome);
         if !notes.is_empty() {
-            out.push_str("<p>Points degraded or invalid:</p>\n<ul class=\"notes\">\n");
-            for n in &notes {
-                let _ = writeln!(out, "<li>{}</li>", esc(n));
-            }
-            out.push_str("</ul>\n");
+            out.push_str("<p>Points degraded or invalid:</p>\n");
+            ul(out, "notes", &notes);
         }
         let caption = format!("{} (also {}.svg / .png).", v.label, v.stem);
         figure(
@@ -451,38 +416,27 @@ fn sweeps_section(out: &mut String, p: &Page) {
     out.push_str("<h2 id=\"sweeps\">Thread sweeps</h2>\n");
     for (label, s) in p.sweeps {
         let facts = super::sweep_topology(p.report, s);
-        let _ = writeln!(out, "<h3>{}</h3>", esc(&charts::sweep_label(s, facts)));
+        let name = charts::sweep_label(s, facts);
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&name));
         if s.standin {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
         out.push_str("<div class=\"scroll\"><table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
-        for pt in &s.points {
-            let mut mark = Vec::new();
-            if Some(pt.threads) == s.max_threads {
-                mark.push("max");
+        for (pt, row) in s.points.iter().zip(super::sweep::sweep_rows(s)) {
+            let verdict = pt.summary.validity.verdict.as_str();
+            let _ = write!(out, "<tr class=\"{verdict}\">");
+            for (i, cell) in row.iter().enumerate() {
+                let class = match i {
+                    2 | 8 => " class=\"text\"",
+                    7 => " class=\"text validity\"",
+                    _ => "",
+                };
+                let _ = write!(out, "<td{class}>{}</td>", esc(cell));
             }
-            if Some(pt.threads) == s.knee_threads {
-                mark.push("knee");
-            }
-            let m = &pt.summary;
-            let _ = writeln!(
-                out,
-                "<tr class=\"{}\"><td>{}</td><td>{:.0}</td><td class=\"text\">{}</td><td>{:.0}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td class=\"text validity\">{}</td><td class=\"text\">{}</td></tr>",
-                verdict_class(m.validity.verdict),
-                pt.threads,
-                m.throughput,
-                esc(&m.main_op),
-                m.latency.avg,
-                m.latency.p95,
-                m.latency.p99,
-                m.errors,
-                m.validity.verdict,
-                mark.join(", ")
-            );
+            out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
         let data = &p.report.scale_note;
-        let name = charts::sweep_label(s, facts);
         figure(
             out,
             &format!("chart-sweep-{}", esc(label)),
@@ -595,6 +549,8 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
     ];
     // A thread sweep alone has no baseline (NEWCOMER-2 #21).
     let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
+    let sweep_threads: Vec<String> = c.command.sweep_threads.iter().map(u32::to_string).collect();
+    let mongod_args = &c.command.servers.mongod_args;
     let optional = [
         ("baseline", compares.then(|| p.report.baseline.clone())),
         (
@@ -615,29 +571,20 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
             "calibrated client ceiling (ops/s)",
             c.client_ceiling.map(|x| format!("{x:.0}")),
         ),
+        (
+            "thread sweep",
+            c.command.sweep.then(|| sweep_threads.join(", ")),
+        ),
+        (
+            "extra mongod arguments",
+            (!mongod_args.is_empty()).then(|| mongod_args.join(" ")),
+        ),
     ];
     items.extend(
         optional
             .into_iter()
             .filter_map(|(k, v)| Some((k.to_string(), v?))),
     );
-    if c.command.sweep {
-        items.push((
-            "thread sweep".into(),
-            c.command
-                .sweep_threads
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-    }
-    if !c.command.servers.mongod_args.is_empty() {
-        items.push((
-            "extra mongod arguments".into(),
-            c.command.servers.mongod_args.join(" "),
-        ));
-    }
     items.push(("stand-in".into(), p.report.standin().to_string()));
     items
 }
@@ -690,15 +637,10 @@ fn scenario_properties(out: &mut String, c: &ExperimentConfig) {
 fn servers(out: &mut String, p: &Page) {
     out.push_str("<h3>Topologies and servers</h3>\n<div class=\"scroll\"><table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
     for t in &p.report.topologies {
-        let mut members: Vec<String> = Vec::new();
-        for c in p.cells.iter().filter(|c| c.cell.topology == t.given) {
-            for (m, v) in &c.server_versions {
-                let s = format!("{m}: {v}");
-                if !members.contains(&s) {
-                    members.push(s);
-                }
-            }
-        }
+        let members = charts::distinct(
+            (p.cells.iter().filter(|c| c.cell.topology == t.given))
+                .flat_map(|c| c.server_versions.iter().map(|(m, v)| format!("{m}: {v}"))),
+        );
         let _ = writeln!(
             out,
             "<tr><td class=\"text\">{}</td><td class=\"text\"><code>{}</code></td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>",
@@ -714,12 +656,8 @@ fn servers(out: &mut String, p: &Page) {
 
 fn plans(out: &mut String, p: &Page) {
     for t in &p.report.topologies {
-        let Some(plan) = p
-            .cells
-            .iter()
-            .filter(|c| c.cell.topology == t.given)
-            .find_map(|c| c.topology.as_ref())
-        else {
+        let mut mine = p.cells.iter().filter(|c| c.cell.topology == t.given);
+        let Some(plan) = mine.find_map(|c| c.topology.as_ref()) else {
             continue;
         };
         let _ = writeln!(
@@ -734,6 +672,7 @@ fn plans(out: &mut String, p: &Page) {
             }
         );
         out.push_str("<div class=\"scroll\"><table class=\"plan\"><thead><tr><th class=\"text\">member</th><th class=\"text\">role</th><th class=\"text\">replica set</th><th>port</th><th>cache GB</th><th class=\"text\">cpuset</th><th>memory limit GB</th><th class=\"text\">command line</th></tr></thead><tbody>\n");
+        let gb = |g: Option<f64>| g.map_or_else(|| "—".into(), crate::topology::format_gb);
         for m in &plan.members {
             let _ = writeln!(
                 out,
@@ -742,23 +681,15 @@ fn plans(out: &mut String, p: &Page) {
                 m.role,
                 esc(m.replica_set.as_deref().unwrap_or("—")),
                 m.port,
-                m.cache_gb
-                    .map(crate::topology::format_gb)
-                    .unwrap_or_else(|| "—".into()),
+                gb(m.cache_gb),
                 esc(m.cpuset.as_deref().unwrap_or("—")),
-                m.memory_limit_gb
-                    .map(crate::topology::format_gb)
-                    .unwrap_or_else(|| "—".into()),
+                gb(m.memory_limit_gb),
                 esc(&crate::redact::redact_text(&m.argv.join(" ")))
             );
         }
         out.push_str("</tbody></table></div>\n");
         if !plan.notes.is_empty() {
-            out.push_str("<ul class=\"notes\">\n");
-            for n in &plan.notes {
-                let _ = writeln!(out, "<li>{}</li>", esc(n));
-            }
-            out.push_str("</ul>\n");
+            ul(out, "notes", &plan.notes);
         }
     }
 }
@@ -770,30 +701,13 @@ pub(crate) fn table_page(
     headers: &[String],
     rows: &[Vec<String>],
 ) -> String {
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(title)
-    );
+    let mut out = head(title);
     if let Some(m) = marker {
         let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(m));
     }
-    let _ = writeln!(
-        out,
-        "<h1>{}</h1>\n<div class=\"scroll\"><table><thead><tr>",
-        esc(title)
-    );
-    for h in headers {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for c in r {
-            let _ = write!(out, "<td>{}</td>", esc(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n</body>\n</html>\n");
+    let _ = writeln!(out, "<h1>{}</h1>", esc(title));
+    plain_table(&mut out, ("<table><thead><tr>\n", ""), headers, rows);
+    out.push_str("</body>\n</html>\n");
     out
 }
 

@@ -38,7 +38,7 @@ pub(crate) use crate::topology::topology_label;
 pub use columns::Columns;
 pub(crate) use files::ReportError;
 pub(crate) use files::{check_replaceable, write_reports, write_timelines};
-pub(crate) use render::{csv_field, render_dir};
+pub(crate) use render::render_dir;
 
 pub(crate) use crate::measure::STANDIN_MARKER;
 
@@ -193,6 +193,13 @@ impl Report {
     pub(crate) fn standin(&self) -> bool {
         self.marker.is_some()
     }
+
+    /// The report with its "found" sentences made again (after cells not run were marked, and
+    /// with the experiment's sweeps).
+    pub(crate) fn with_found(mut self, sweeps: &[(String, SweepFile)]) -> Report {
+        self.found = found::found(&self, sweeps);
+        self
+    }
 }
 
 /// Builds the report of an experiment directory: its cells, the cells it did not run, and
@@ -281,31 +288,31 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     }
     let labels = topology_labels(&config.command, &topologies, cells);
     let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
-    let throughputs = |s: &str, t: &str| -> Vec<f64> {
+    let group_of = |s: &String, t: &String| -> Vec<&CellFile> {
         groups
-            .get(&(s.to_string(), t.to_string()))
-            .map(|g| g.iter().map(|c| c.summary.throughput).collect())
+            .get(&(s.clone(), t.clone()))
+            .cloned()
             .unwrap_or_default()
     };
+    let throughputs =
+        |g: &[&CellFile]| -> Vec<f64> { g.iter().map(|c| c.summary.throughput).collect() };
     let mut rows = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     let mut any_standin = config.standin;
     let mut notes: Vec<String> = Vec::new();
     for scenario in &scenarios {
-        let base = throughputs(scenario, &config.command.baseline);
+        let base_group = group_of(scenario, &config.command.baseline);
+        let base = throughputs(&base_group);
         let base_mean = stats::mean(&base);
-        let baseline_verdict = groups
-            .get(&(scenario.clone(), config.command.baseline.clone()))
-            .and_then(|g| g.iter().map(|c| c.summary.validity.verdict).max())
+        let baseline_verdict = (base_group.iter())
+            .map(|c| c.summary.validity.verdict)
+            .max()
             .unwrap_or_default();
         let baseline_not_valid = baseline_verdict != Verdict::Valid;
         for given in &topologies {
-            let group = groups
-                .get(&(scenario.clone(), given.clone()))
-                .cloned()
-                .unwrap_or_default();
+            let group = group_of(scenario, given);
             let topology = &label(given);
-            let tp: Vec<f64> = group.iter().map(|c| c.summary.throughput).collect();
+            let tp = throughputs(&group);
             let mean_tp = stats::mean(&tp);
             let standin = group.iter().any(|c| c.summary.standin);
             any_standin |= standin;
@@ -378,12 +385,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     (Some(t), Some(b)) if b > 0.0 => Some(t / b),
                     _ => None,
                 },
-                spread: (tp.len() > 1).then(|| {
-                    (
-                        tp.iter().copied().fold(f64::INFINITY, f64::min),
-                        tp.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                    )
-                }),
+                spread: (tp.len() > 1).then(|| stats::range(&tp)),
                 stddev: stats::stddev(&tp),
                 samples: tp.clone(),
                 significance,
@@ -446,17 +448,14 @@ fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
     if !cells.iter().any(|c| c.summary.server_cpu_s.is_some()) {
         return None;
     }
-    let mut pinned: Vec<String> = Vec::new();
-    for plan in cells.iter().filter_map(|c| c.topology.as_ref()) {
+    let plans = cells.iter().filter_map(|c| c.topology.as_ref());
+    let pinned = charts::distinct(plans.filter_map(|plan| {
         let sets: Vec<String> = (plan.members.iter())
             .filter_map(|m| Some(format!("{} {}", m.name, m.cpuset.as_ref()?)))
             .chain(plan.client_cpuset.iter().map(|c| format!("client {c}")))
             .collect();
-        let line = format!("{}: {}", plan.name, sets.join(", "));
-        if !sets.is_empty() && !pinned.contains(&line) {
-            pinned.push(line);
-        }
-    }
+        (!sets.is_empty()).then(|| format!("{}: {}", plan.name, sets.join(", ")))
+    }));
     let how = match pinned.is_empty() {
         true => "no CPU sets: each took cores from the others".to_string(),
         false => format!("CPU sets {}", pinned.join("; ")),
@@ -464,15 +463,6 @@ fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
     Some(format!(
         "CPU: the client and the servers shared this machine's {cores} cores ({how}); client and server CPU µs per operation are in the wide table (--wide) and the CSV."
     ))
-}
-
-impl Report {
-    /// The report with its "found" sentences made again (after cells not run were marked, and
-    /// with the experiment's sweeps).
-    pub(crate) fn with_found(mut self, sweeps: &[(String, SweepFile)]) -> Report {
-        self.found = found::found(&self, sweeps);
-        self
-    }
 }
 
 /// Where the figures were measured: the server(s), each topology's size when known, the data.
@@ -575,13 +565,8 @@ fn topology_facts(
 pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
     use crate::topology::MemberRole;
     let count = |role: MemberRole| plan.members.iter().filter(|m| m.role == role).count();
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("{n} {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut parts = Vec::new();
     let standalone = count(MemberRole::Standalone);
     if standalone > 0 {
@@ -670,17 +655,12 @@ fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
         return None;
     }
     let n = group.len() as f64;
-    let avg = |f: fn(&Latency) -> f64| group.iter().map(|c| f(&c.summary.latency)).sum::<f64>() / n;
+    let all = |f: fn(&Latency) -> f64| group.iter().map(move |c| f(&c.summary.latency));
+    let avg = |f: fn(&Latency) -> f64| all(f).sum::<f64>() / n;
     Some(Latency {
         avg: avg(|l| l.avg),
-        min: group
-            .iter()
-            .map(|c| c.summary.latency.min)
-            .fold(f64::INFINITY, f64::min),
-        max: group
-            .iter()
-            .map(|c| c.summary.latency.max)
-            .fold(0.0, f64::max),
+        min: all(|l| l.min).fold(f64::INFINITY, f64::min),
+        max: all(|l| l.max).fold(0.0, f64::max),
         p50: avg(|l| l.p50),
         p95: avg(|l| l.p95),
         p99: avg(|l| l.p99),
@@ -701,6 +681,54 @@ pub(crate) fn sweep_topology<'a>(
             || sweep.label.ends_with(&on)
             || sweep.label.contains(&format!("{on} "))
     })
+}
+
+/// A terminal table with rounded corners: the header, then the rows.
+fn rounded<H, R>(header: H, rows: impl IntoIterator<Item = R>) -> tabled::Table
+where
+    H: IntoIterator<Item: Into<String>>,
+    R: IntoIterator<Item: Into<String>>,
+{
+    let mut b = tabled::builder::Builder::new();
+    b.push_record(header);
+    for r in rows {
+        b.push_record(r);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::rounded());
+    t
+}
+
+/// One Markdown table row: `| a | b |` and a newline.
+fn md_row<S: AsRef<str>>(cells: &[S]) -> String {
+    let cells: Vec<&str> = cells.iter().map(AsRef::as_ref).collect();
+    format!("| {} |\n", cells.join(" | "))
+}
+
+/// One CSV line of these fields, each quoted as needed, and a newline.
+fn csv_row<S: AsRef<str>>(fields: &[S]) -> String {
+    let fields: Vec<String> = fields.iter().map(|f| csv_field(f.as_ref())).collect();
+    format!("{}\n", fields.join(","))
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV `figures` column: whose figures a row's are.
+fn figures(standin: bool) -> String {
+    if standin { "stand-in" } else { "mongodb" }.to_string()
+}
+
+/// `s` with its first letter in capitals, to start a sentence.
+fn capitalised(s: &str) -> String {
+    let mut letters = s.chars();
+    (letters.next().map(|f| f.to_ascii_uppercase().to_string())).unwrap_or_default()
+        + letters.as_str()
 }
 
 /// The notes under the table: sizes, what the columns mean, significance, validity, warnings.

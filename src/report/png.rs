@@ -7,6 +7,8 @@ use std::sync::{Arc, OnceLock};
 use resvg::{tiny_skia, usvg};
 use thiserror::Error;
 
+use crate::experiment::results::{ExperimentDir, ResultsError, write_bytes_atomic};
+
 /// A chart that could not be turned into a PNG.
 #[derive(Debug, Error)]
 pub enum PngError {
@@ -106,12 +108,7 @@ fn collect(group: &usvg::Group, out: &mut Vec<TextBox>) {
             usvg::Node::Group(g) => collect(g, out),
             usvg::Node::Text(t) => {
                 let b = t.abs_bounding_box();
-                let text = t
-                    .chunks()
-                    .iter()
-                    .map(|c| c.text())
-                    .collect::<Vec<_>>()
-                    .join("");
+                let text: String = t.chunks().iter().map(|c| c.text()).collect();
                 out.push(TextBox {
                     text,
                     x0: b.left(),
@@ -123,4 +120,13 @@ fn collect(group: &usvg::Group, out: &mut Vec<TextBox>) {
             _ => {}
         }
     }
+}
+/// Writes a chart as SVG and, when this machine has a font to draw its text with, as PNG beside
+/// it (`name.svg`, `name.png`).
+pub(crate) fn write_chart(dir: &ExperimentDir, name: &str, svg: &str) -> Result<(), ResultsError> {
+    dir.write_text(&format!("{name}.svg"), svg)?;
+    if let Ok(png) = svg_to_png(svg) {
+        write_bytes_atomic(&dir.path().join(format!("{name}.png")), &png)?;
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use super::columns::Columns;
 use super::html;
-use super::{Format, Report, footer, where_lines};
+use super::{Format, Report, csv_row, figures, footer, md_row, rounded, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// Renders a report in the requested format.
@@ -57,60 +57,46 @@ pub(crate) fn render_dir(
     })
 }
 
-/// A chart file the Markdown report links: file name and what it shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ChartLink {
-    /// File name, relative to the run directory (`throughput.svg`).
-    pub file: String,
-    /// Alternative text.
-    pub alt: String,
-}
-
-/// The charts written for a report (see [`write_files`]), in page order.
+/// The charts written for a report (see [`write_files`]), in page order: each file name,
+/// relative to the run directory (`throughput.svg`), and its alternative text.
 pub(crate) fn chart_links(
     report: &Report,
     sweeps: &[(String, crate::experiment::model::SweepFile)],
-) -> Vec<ChartLink> {
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if report.rows.iter().any(|r| r.repeats > 0) {
-        out.push(ChartLink {
-            file: "throughput.svg".into(),
-            alt: "Throughput by scenario and topology".into(),
-        });
-        out.push(ChartLink {
-            file: "latency.svg".into(),
-            alt: "Latency percentiles of the main operation".into(),
-        });
+        out.push((
+            "throughput.svg".into(),
+            "Throughput by scenario and topology".into(),
+        ));
+        out.push((
+            "latency.svg".into(),
+            "Latency percentiles of the main operation".into(),
+        ));
     }
     if let Some(c) = &report.ceiling {
         for scenario in &super::ceiling::scenarios(c) {
-            out.push(ChartLink {
-                file: format!("{}.svg", super::ceiling::chart_stem(scenario)),
-                alt: format!("{scenario}: intended latency by offered rate"),
-            });
+            let file = format!("{}.svg", super::ceiling::chart_stem(scenario));
+            out.push((
+                file,
+                format!("{scenario}: intended latency by offered rate"),
+            ));
         }
     }
     for (label, s) in sweeps {
-        out.push(ChartLink {
-            file: format!("sweep-{label}.svg"),
-            alt: format!("Thread sweep: {}", s.label),
-        });
-        out.push(ChartLink {
-            file: format!("sweep-{label}-latency.svg"),
-            alt: format!("Thread sweep's latency: {}", s.label),
-        });
+        out.push((
+            format!("sweep-{label}.svg"),
+            format!("Thread sweep: {}", s.label),
+        ));
+        let alt = format!("Thread sweep's latency: {}", s.label);
+        out.push((format!("sweep-{label}-latency.svg"), alt));
     }
     out
 }
 
 fn render_table(report: &Report, columns: &Columns) -> String {
-    let mut builder = tabled::builder::Builder::new();
-    builder.push_record(columns.headers(report));
-    for row in &report.rows {
-        builder.push_record(columns.cells(report, row));
-    }
-    let mut table = builder.build();
-    table.with(tabled::settings::Style::rounded());
+    let rows = report.rows.iter().map(|row| columns.cells(report, row));
+    let table = rounded(columns.headers(report), rows);
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("{marker}\n"));
@@ -118,22 +104,15 @@ fn render_table(report: &Report, columns: &Columns) -> String {
     if let Some(i) = &report.interrupted {
         out.push_str(&format!("{}\n", i.sentence()));
     }
-    out.push_str(&format!("Experiment {}\n", report.experiment));
-    out.push_str(&table.to_string());
-    out.push('\n');
+    out.push_str(&format!("Experiment {}\n{table}\n", report.experiment));
     if let Some(c) = &report.ceiling {
         out.push_str(&c.table());
     }
     if !report.found.is_empty() {
         out.push_str("What this experiment found:\n");
-        for f in &report.found {
-            out.push_str(&format!("- {f}\n"));
-        }
+        out.extend(report.found.iter().map(|f| format!("- {f}\n")));
     }
-    for line in footer(report, columns) {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    out.extend(footer(report, columns).into_iter().map(|l| l + "\n"));
     out
 }
 
@@ -141,7 +120,11 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &Columns) -> String {
+pub(super) fn render_markdown(
+    report: &Report,
+    charts: &[(String, String)],
+    columns: &Columns,
+) -> String {
     let mut out = String::new();
     if let Some(marker) = &report.marker {
         out.push_str(&format!("**{marker}**\n\n"));
@@ -159,9 +142,7 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
     out.push('\n');
     if !report.found.is_empty() {
         out.push_str("#### What this experiment found\n\n");
-        for f in &report.found {
-            out.push_str(&format!("- {}\n", md_escape(f)));
-        }
+        out.extend(report.found.iter().map(|f| format!("- {}\n", md_escape(f))));
         out.push('\n');
     }
     markdown_table(&mut out, report, columns);
@@ -177,9 +158,9 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
     }
     if !charts.is_empty() {
         out.push_str("\n#### Charts\n\n");
-        for c in charts {
+        for (file, alt) in charts {
             // Relative links: the Markdown sits beside its charts in the run directory.
-            out.push_str(&format!("![{}]({})\n\n", md_escape(&c.alt), c.file));
+            out.push_str(&format!("![{}]({file})\n\n", md_escape(alt)));
         }
     }
     out
@@ -188,13 +169,8 @@ pub(super) fn render_markdown(report: &Report, charts: &[ChartLink], columns: &C
 /// One Markdown table of the report's rows, and a blank line.
 fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
     let h = columns.headers(report);
-    out.push_str(&format!(
-        "| {} |\n",
-        h.iter()
-            .map(|c| md_escape(c))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    ));
+    let escaped = |cells: Vec<String>| cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>();
+    out.push_str(&md_row(&escaped(h.clone())));
     let aligns: Vec<&str> = (0..h.len())
         // Words left-aligned, figures right-aligned (the validity column is words: #46).
         .map(|i| match columns.is_text(i) || h[i] == "validity" {
@@ -202,14 +178,9 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
             false => "---:",
         })
         .collect();
-    out.push_str(&format!("| {} |\n", aligns.join(" | ")));
+    out.push_str(&md_row(&aligns));
     for row in &report.rows {
-        let cells: Vec<String> = columns
-            .cells(report, row)
-            .iter()
-            .map(|c| md_escape(c))
-            .collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        out.push_str(&md_row(&escaped(columns.cells(report, row))));
     }
     out.push('\n');
 }
@@ -236,14 +207,11 @@ fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 4]
 /// The ceilings' table and the ratio taken apart (`compare --ceiling`).
 fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
-    out.push_str(&format!(
-        "| {} |\n",
-        super::ceiling::CeilingPart::HEADERS.join(" | ")
-    ));
+    out.push_str(&md_row(&super::ceiling::CeilingPart::HEADERS));
     out.push_str("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
     for cell in &c.cells {
         let fields: Vec<String> = cell.fields().iter().map(|f| md_escape(f)).collect();
-        out.push_str(&format!("| {} |\n", fields.join(" | ")));
+        out.push_str(&md_row(&fields));
     }
     out.push('\n');
     for d in &c.decomposed {
@@ -251,14 +219,6 @@ fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     }
     if !c.decomposed.is_empty() {
         out.push('\n');
-    }
-}
-
-pub(crate) fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -283,11 +243,7 @@ fn render_csv(report: &Report) -> String {
     for row in &report.rows {
         let lat = row.latency.clone();
         let fields = [
-            if row.standin || report.standin() {
-                "stand-in".to_string()
-            } else {
-                "mongodb".to_string()
-            },
+            figures(row.standin || report.standin()),
             row.scenario.clone(),
             row.topology.clone(),
             row.repeats.to_string(),
@@ -320,12 +276,11 @@ fn render_csv(report: &Report) -> String {
                 .collect::<Vec<_>>()
                 .join(";"),
         ];
-        let mut line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        let mut line = Vec::from(fields);
         if let Some(c) = &report.ceiling {
-            line.extend(ceiling_csv(c, row).iter().map(|f| csv_field(f)));
+            line.extend(ceiling_csv(c, row));
         }
-        out.push_str(&line.join(","));
-        out.push('\n');
+        out.push_str(&csv_row(&line));
     }
     out
 }

@@ -60,11 +60,8 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
         match outcome {
             Err(why) => left_out.push(format!("{name} ({why})")),
             Ok((true, test)) => {
-                let (ta, tb) = (
-                    a.throughput.unwrap_or_default(),
-                    b.and_then(|b| b.throughput),
-                );
-                let tb = tb.unwrap_or_default();
+                let ta = a.throughput.unwrap_or_default();
+                let tb = b.and_then(|b| b.throughput).unwrap_or_default();
                 let words = test.map(|c| format!(", {}", c.words())).unwrap_or_default();
                 beyond.push(format!(
                     "{name} {ta:.0} → {tb:.0} ops/s ({:.2}×{words})",

@@ -21,6 +21,12 @@ pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
+/// Lowest and highest sample (infinities for no samples).
+pub(crate) fn range(xs: &[f64]) -> (f64, f64) {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    (lo, xs.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+}
+
 /// Sample standard deviation (n − 1); `None` with fewer than two samples.
 pub(crate) fn stddev(xs: &[f64]) -> Option<f64> {
     if xs.len() < 2 {

@@ -1,7 +1,7 @@
 //! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
 //! CSV and the SVG/PNG chart, from the stored curves.
 
-use super::{Columns, charts, stats};
+use super::{Columns, Format, charts, csv_row, figures, md_row, rounded, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
 use crate::experiment::model::{SweepFile, SweepOutcome};
 use crate::experiment::results::ExperimentDir;
@@ -69,10 +69,15 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
 
 /// The compact seed-2 table as a header and rows (the page's table).
 pub(crate) fn vary_table(outcome: &SweepOutcome) -> (Vec<String>, Vec<Vec<String>>) {
+    table_of(outcome, RowMode::Compact)
+}
+
+/// The seed-2 table's header and rows, laid out as `mode` says.
+fn table_of(outcome: &SweepOutcome, mode: RowMode) -> (Vec<String>, Vec<Vec<String>>) {
     let values = outcome.values();
-    let header = vary_header(outcome, &values, RowMode::Compact);
+    let header = vary_header(outcome, &values, mode);
     let rows = (outcome.threads.iter())
-        .map(|&t| vary_row(outcome, &values, t, RowMode::Compact))
+        .map(|&t| vary_row(outcome, &values, t, mode))
         .collect();
     (header, rows)
 }
@@ -85,30 +90,17 @@ pub(crate) fn write_vary(
     label: &str,
     stem: &str,
 ) -> Result<(), super::ReportError> {
-    dir.write_text(
-        &format!("{stem}.md"),
-        &render_vary(outcome, VaryFormat::Markdown, &Columns::Compact),
-    )?;
-    dir.write_text(
-        &format!("{stem}.csv"),
-        &render_vary(outcome, VaryFormat::Csv, &Columns::Wide),
-    )?;
-    dir.write_text(
-        &format!("{stem}.txt"),
-        &render_vary(outcome, VaryFormat::Table, &Columns::Compact),
-    )?;
-    dir.write_text(
-        &format!("{stem}.json"),
-        &serde_json::to_string_pretty(outcome)?,
-    )?;
-    let chart = vary_chart(outcome, label)?;
-    dir.write_text(&format!("{stem}.svg"), &chart.svg)?;
-    if let Ok(png) = super::png::svg_to_png(&chart.svg) {
-        crate::experiment::results::write_bytes_atomic(
-            &dir.path().join(format!("{stem}.png")),
-            &png,
-        )?;
+    for (ext, format) in [
+        ("md", Format::Markdown),
+        ("csv", Format::Csv),
+        ("txt", Format::Table),
+    ] {
+        let text = render_vary(outcome, format, &Columns::Compact);
+        dir.write_text(&format!("{stem}.{ext}"), &text)?;
     }
+    let json = serde_json::to_string_pretty(outcome)?;
+    dir.write_text(&format!("{stem}.json"), &json)?;
+    super::png::write_chart(dir, stem, &vary_chart(outcome, label)?.svg)?;
     Ok(())
 }
 
@@ -171,14 +163,12 @@ fn vary_series(outcome: &SweepOutcome, value: &Option<String>) -> charts::VarySe
                 .inspect(|p| worst = worst.max(p.summary.validity.verdict))
                 .map(|p| p.summary.throughput)
                 .collect();
-            let mean = stats::mean(&got)?;
-            let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let ((lo, hi), mean) = (stats::range(&got), stats::mean(&got)?);
             Some((t, lo, mean, hi))
         })
         .collect();
     charts::VarySeries {
-        label: c_label(&outcome.property, value),
+        label: c_label(&outcome.property, value, "throughput"),
         points,
         worst,
     }
@@ -192,7 +182,7 @@ pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
         for p in s.points.iter().filter(|p| !p.summary.validity.is_valid()) {
             notes.push(format!(
                 "{} at {} threads, repeat {}, is {}: {}",
-                c_label(&outcome.property, &v.value),
+                c_label(&outcome.property, &v.value, "throughput"),
                 p.threads,
                 v.repeat,
                 p.summary.validity.verdict,
@@ -211,7 +201,7 @@ fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
     for (v, s) in &outcome.curves {
         for p in &s.points {
             for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
-                let label = c_label(&outcome.property, &v.value);
+                let label = c_label(&outcome.property, &v.value, "throughput");
                 let note = format!("{label} at {} threads, repeat {}: {w}", p.threads, v.repeat);
                 notes.push(note);
             }
@@ -220,14 +210,13 @@ fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
     notes
 }
 
-/// [`crosscheck_notes`] as a list under the seed-2 table (terminal or Markdown).
-fn crosscheck_list(outcome: &SweepOutcome) -> String {
-    let notes = crosscheck_notes(outcome);
+/// Notes as a titled list under the seed-2 table (terminal or Markdown); nothing without notes.
+fn listed(title: &str, notes: &[String]) -> String {
     if notes.is_empty() {
         return String::new();
     }
     let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\nClient and server disagree:\n\n{lines}")
+    format!("\n{title}:\n\n{lines}")
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -245,23 +234,16 @@ fn server_words(outcome: &SweepOutcome, standin: bool) -> String {
     }
 }
 
-fn c_label(property: &Option<String>, value: &Option<String>) -> String {
+/// A curve's name: `property=value`, else `unvaried`.
+fn c_label(property: &Option<String>, value: &Option<String>, unvaried: &str) -> String {
     match (property, value) {
         (Some(p), Some(v)) => format!("{p}={v}"),
-        _ => "throughput".to_string(),
+        _ => unvaried.to_string(),
     }
 }
 
-/// How the seed-2 table is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VaryFormat {
-    /// A terminal table.
-    Table,
-    /// A Markdown table.
-    Markdown,
-    /// CSV with a header row.
-    Csv,
-}
+/// How the seed-2 table is printed: a report format (JSON and HTML print the terminal table).
+pub(crate) use super::Format as VaryFormat;
 
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property, its
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
@@ -272,16 +254,10 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
         (_, Columns::Wide) => RowMode::Wide,
         _ => RowMode::Compact,
     };
-    let values = outcome.values();
-    let header = vary_header(outcome, &values, mode);
-    let rows: Vec<Vec<String>> = outcome
-        .threads
-        .iter()
-        .map(|&t| vary_row(outcome, &values, t, mode))
-        .collect();
+    let (header, rows) = table_of(outcome, mode);
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    match format {
-        VaryFormat::Csv => vary_csv(&header, &rows, standin),
+    let mut out = match format {
+        VaryFormat::Csv => return vary_csv(&header, &rows, standin),
         VaryFormat::Markdown => {
             let mut out = String::new();
             if standin {
@@ -291,33 +267,33 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
                 // `compare` writes one table per topology: each file says which.
                 out.push_str(&format!("{}\n\n", vary_title(outcome)));
             }
-            out.push_str(&format!("| {} |\n", header.join(" | ")));
-            out.push_str(&format!(
-                "|{}\n",
-                header.iter().map(|_| "---:|").collect::<String>()
-            ));
-            for r in &rows {
-                out.push_str(&format!("| {} |\n", r.join(" | ")));
-            }
-            out.push_str(&memory_table(outcome, format));
-            out.push_str(&point_list(outcome));
-            out.push_str(&crosscheck_list(outcome));
+            out.push_str(&md_row(&header));
+            out.push_str(&format!("|{}\n", "---:|".repeat(header.len())));
+            out.extend(rows.iter().map(|r| md_row(r)));
             out
         }
-        VaryFormat::Table => {
-            let t = rounded(header, rows);
-            let mut out = String::new();
-            if standin {
-                out.push_str(STANDIN_MARKER);
-                out.push('\n');
-            }
-            out.push_str(&format!("{}\n{t}\n", vary_title(outcome)));
-            out.push_str(&memory_table(outcome, format));
-            out.push_str(&point_list(outcome));
-            out.push_str(&crosscheck_list(outcome));
-            out
+        _ => {
+            let marker = match standin {
+                true => format!("{STANDIN_MARKER}\n"),
+                false => String::new(),
+            };
+            format!(
+                "{marker}{}\n{}\n",
+                vary_title(outcome),
+                rounded(header, rows)
+            )
         }
-    }
+    };
+    out.push_str(&memory_table(outcome, format));
+    out.push_str(&listed(
+        "Points degraded or invalid",
+        &vary_point_notes(outcome),
+    ));
+    out.push_str(&listed(
+        "Client and server disagree",
+        &crosscheck_notes(outcome),
+    ));
+    out
 }
 
 /// How a seed-2 row is laid out: per value its mean with the range (compact), one column per
@@ -334,10 +310,7 @@ enum RowMode {
 /// repetitions, or one column per repetition (and its verdict, in CSV) and their mean.
 fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode) -> Vec<String> {
     let repeats = outcome.repeats();
-    let name = |value: &Option<String>| match (&outcome.property, value) {
-        (Some(p), Some(v)) => format!("{p}={v}"),
-        _ => "ops/s".to_string(),
-    };
+    let name = |value: &Option<String>| c_label(&outcome.property, value, "ops/s");
     let mut header = vec!["threads".to_string()];
     for value in values {
         if mode != RowMode::Compact {
@@ -359,24 +332,9 @@ fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode)
 
 /// The seed-2 table as CSV, each row saying whose figures they are.
 fn vary_csv(header: &[String], rows: &[Vec<String>], standin: bool) -> String {
-    let mut out = String::new();
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .map(|c| super::csv_field(c))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let mut h = vec!["figures".to_string()];
-    h.extend(header.iter().cloned());
-    out.push_str(&line(&h));
-    out.push('\n');
-    for r in rows {
-        let mut cells = vec![if standin { "stand-in" } else { "mongodb" }.to_string()];
-        cells.extend(r.iter().cloned());
-        out.push_str(&line(&cells));
-        out.push('\n');
-    }
+    let line = |first: String, cells: &[String]| csv_row(&[&[first], cells].concat());
+    let mut out = line("figures".into(), header);
+    out.extend(rows.iter().map(|r| line(figures(standin), r)));
     out
 }
 
@@ -402,10 +360,9 @@ fn vary_row(
             match point {
                 Some(p) => {
                     got.push(p.summary.throughput);
-                    let mark = if p.summary.validity.is_valid() {
-                        String::new()
-                    } else {
-                        format!(" ({})", p.summary.validity.verdict)
+                    let mark = match p.summary.validity.is_valid() {
+                        true => String::new(),
+                        false => format!(" ({})", p.summary.validity.verdict),
                     };
                     if mode == RowMode::Csv {
                         row.push(format!("{:.0}", p.summary.throughput));
@@ -427,14 +384,9 @@ fn vary_row(
             None => "—".into(),
             Some(m) if wide => format!("{m:.0}"),
             Some(m) => {
-                let lo = got.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = got.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let spread = if repeats > 1 {
-                    format!(" ({lo:.0}–{hi:.0})")
-                } else {
-                    String::new()
-                };
-                format!("{m:.0}{spread}{}", marks.concat())
+                let (lo, hi) = stats::range(&got);
+                let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
+                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
             }
         });
     }
@@ -522,41 +474,24 @@ fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
     ]
 }
 
-/// The points that are degraded or invalid, one line each under the seed-2 table (terminal or
-/// Markdown): the one place they are listed.
-fn point_list(outcome: &SweepOutcome) -> String {
-    let notes = vary_point_notes(outcome);
-    if notes.is_empty() {
-        return String::new();
-    }
-    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\nPoints degraded or invalid:\n\n{lines}")
-}
-
 /// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
 fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     let Some((header, rows)) = memory_rows(outcome) else {
         return String::new();
     };
     let title = "Server memory when each value's last curve ended";
-    let flagged: String = (outcome.curves.iter())
-        .filter_map(|(_, s)| s.memory.as_ref())
-        .flat_map(|m| m.flagged.iter())
-        .fold(Vec::<&String>::new(), |mut seen, f| {
-            if !seen.contains(&f) {
-                seen.push(f);
-            }
-            seen
-        })
-        .iter()
-        .map(|f| format!("- {f}\n"))
-        .collect();
+    let flagged: String = charts::distinct(
+        (outcome.curves.iter())
+            .filter_map(|(_, s)| s.memory.as_ref())
+            .flat_map(|m| m.flagged.iter().cloned()),
+    )
+    .iter()
+    .map(|f| format!("- {f}\n"))
+    .collect();
     if format == VaryFormat::Markdown {
         let align = vec!["---:"; header.len() - 1].join("|");
-        let mut out = format!("\n{title}:\n\n| {} |\n|---|{align}|\n", header.join(" | "));
-        for r in rows {
-            out.push_str(&format!("| {} |\n", r.join(" | ")));
-        }
+        let mut out = format!("\n{title}:\n\n{}|---|{align}|\n", md_row(&header));
+        out.extend(rows.iter().map(|r| md_row(r)));
         return format!("{out}{}", flagged_list(&flagged));
     }
     format!(
@@ -574,38 +509,22 @@ fn flagged_list(lines: &str) -> String {
     }
 }
 
-/// A terminal table with rounded corners.
-fn rounded(header: Vec<String>, rows: Vec<Vec<String>>) -> tabled::Table {
-    let mut b = tabled::builder::Builder::new();
-    b.push_record(header);
-    for r in rows {
-        b.push_record(r);
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
-    t
-}
-
 /// "Throughput (ops/s) by threads and PROPERTY[ on TOPOLOGY]": what a seed-2 table shows.
 fn vary_title(outcome: &SweepOutcome) -> String {
-    let mut out = "Throughput (ops/s) by threads".to_string();
-    if let Some(p) = &outcome.property {
-        out.push_str(&format!(" and {p}"));
-    }
-    if let Some(t) = &outcome.topology {
-        out.push_str(&format!(" on {t}"));
-    }
-    out
+    let on = outcome.topology.as_ref().map(|t| format!(" on {t}"));
+    format!("{}{}", vary_heading(outcome, None), on.unwrap_or_default())
 }
 
 /// The page's heading of a seed-2 table: what it shows, on what (`Throughput (ops/s) by threads
 /// and readbatchsize: S2 on single`).
-pub(crate) fn vary_heading(outcome: &SweepOutcome, label: &str) -> String {
-    let mut out = "Throughput (ops/s) by threads".to_string();
-    if let Some(p) = &outcome.property {
-        out.push_str(&format!(" and {p}"));
-    }
-    format!("{out}: {label}")
+pub(crate) fn vary_heading(outcome: &SweepOutcome, label: Option<&str>) -> String {
+    let and = outcome.property.as_ref().map(|p| format!(" and {p}"));
+    let label = label.map(|l| format!(": {l}"));
+    format!(
+        "Throughput (ops/s) by threads{}{}",
+        and.unwrap_or_default(),
+        label.unwrap_or_default()
+    )
 }
 
 /// The header of a sweep's table.
@@ -614,7 +533,7 @@ const SWEEP_HEADER: [&str; 9] = [
 ];
 
 /// A sweep's table rows: threads, throughput, latency, and the maximum and knee marked.
-fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
+pub(crate) fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
     (sweep.points.iter())
         .map(|p| {
             let mut mark = Vec::new();
@@ -673,23 +592,14 @@ fn sweep_lines(sweep: &SweepFile) -> Vec<String> {
 
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
 pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
-    let mut b = tabled::builder::Builder::new();
-    b.push_record(SWEEP_HEADER);
-    for row in sweep_rows(sweep) {
-        b.push_record(row);
-    }
-    let mut t = b.build();
-    t.with(tabled::settings::Style::rounded());
+    let t = rounded(SWEEP_HEADER, sweep_rows(sweep));
     let mut out = String::new();
     if sweep.standin {
         out.push_str(STANDIN_MARKER);
         out.push('\n');
     }
     out.push_str(&format!("Thread sweep: {}\n{t}\n", sweep.label));
-    for line in sweep_lines(sweep) {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    out.extend(sweep_lines(sweep).into_iter().map(|l| l + "\n"));
     out
 }
 
@@ -707,9 +617,7 @@ pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
         "| threads | ops/s | op | avg µs | p95 µs | p99 µs | errors | validity | max, knee |\n",
     );
     out.push_str("| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n");
-    for row in sweep_rows(sweep) {
-        out.push_str(&format!("| {} |\n", row.join(" | ")));
-    }
+    out.extend(sweep_rows(sweep).iter().map(|r| md_row(r)));
     out.push('\n');
     for line in sweep_lines(sweep) {
         out.push_str(&format!("- {}\n", line.replace('|', "\\|")));
@@ -725,7 +633,6 @@ pub(crate) fn render_sweep_dir(
     format: super::Format,
     columns: &Columns,
 ) -> Result<String, serde_json::Error> {
-    use super::Format;
     let varied = vary_shown(dir).into_iter().next();
     let curves: Vec<SweepFile> = match &varied {
         Some(v) => v.outcome.curves.iter().map(|(_, s)| s.clone()).collect(),
@@ -735,11 +642,7 @@ pub(crate) fn render_sweep_dir(
         return serde_json::to_string_pretty(&curves);
     }
     if let Some(v) = varied {
-        return Ok(match format {
-            Format::Markdown => render_vary(&v.outcome, VaryFormat::Markdown, columns),
-            Format::Csv => render_vary(&v.outcome, VaryFormat::Csv, &Columns::Wide),
-            _ => render_vary(&v.outcome, VaryFormat::Table, columns),
-        });
+        return Ok(render_vary(&v.outcome, format, columns));
     }
     let each: Vec<String> = curves
         .iter()
@@ -759,8 +662,8 @@ pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
     );
     for p in &sweep.points {
         let s = &p.summary;
-        let fields = [
-            if sweep.standin { "stand-in" } else { "mongodb" }.to_string(),
+        out.push_str(&csv_row(&[
+            figures(sweep.standin),
             sweep.label.clone(),
             p.threads.to_string(),
             format!("{:.3}", s.throughput),
@@ -773,10 +676,7 @@ pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
             s.validity.verdict.to_string(),
             (Some(p.threads) == sweep.max_threads).to_string(),
             (Some(p.threads) == sweep.knee_threads).to_string(),
-        ];
-        let line: Vec<String> = fields.iter().map(|f| super::csv_field(f)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
+        ]));
     }
     out
 }
@@ -791,15 +691,11 @@ pub(crate) fn under_comparison(
 ) -> String {
     let mut text = String::new();
     for v in varied {
-        text.push('\n');
-        text.push_str(&render_vary(v, VaryFormat::Table, columns));
+        text.push_str(&format!("\n{}", render_vary(v, VaryFormat::Table, columns)));
     }
     let sweeps = dir.sweeps();
     if varied.is_empty() && !sweeps.is_empty() {
-        for (_, s) in &sweeps {
-            text.push('\n');
-            text.push_str(&render_sweep(s));
-        }
+        text.extend(sweeps.iter().map(|(_, s)| format!("\n{}", render_sweep(s))));
         if let Some(line) = crate::experiment::knee_caveats::cells_at_knees(&sweeps) {
             text.push_str(&format!("{line}\n"));
         }

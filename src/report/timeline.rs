@@ -8,7 +8,7 @@
 use plotters::prelude::*;
 
 use super::Report;
-use super::charts::{Chart, ChartError, PixelRect, WIDTH, human, wrap};
+use super::charts::{Chart, ChartError, PixelRect, Root, WIDTH, canvas, human, rect_of, wrap};
 use crate::experiment::model::CellFile;
 use crate::measure::timeline::{Outage, Timeline};
 
@@ -72,6 +72,7 @@ pub const MIN_TIMELINE_S: f64 = 2.0;
 const MIN_PARTIAL_S: f64 = 0.25;
 
 /// The lines of a timeline and what was left out of them.
+#[derive(Default)]
 struct Series {
     ops: Points,
     failed: Points,
@@ -89,14 +90,10 @@ fn end_s(cell: &CellFile) -> Option<f64> {
     (window_ms > 0.0).then(|| cell.result.warmup_s + window_ms / 1000.0)
 }
 
-/// How long the cell's timeline lasted, seconds: its window, else its count of buckets.
-pub fn lasted_s(cell: &CellFile) -> f64 {
-    end_s(cell).unwrap_or(cell.result.timeline.seconds.len() as f64)
-}
-
-/// The line said instead of a timeline when the cell was too short for one (`None`: draw it).
+/// The line said instead of a timeline when the cell was too short for one (`None`: draw it):
+/// it lasted its window, else its count of buckets.
 pub fn too_short(cell: &CellFile, shown: &str) -> Option<String> {
-    let lasted = lasted_s(cell);
+    let lasted = end_s(cell).unwrap_or(cell.result.timeline.seconds.len() as f64);
     (lasted < MIN_TIMELINE_S).then(|| {
         format!(
             "{} on {shown} (repeat {}, {}) lasted {lasted:.1} s: too short for a timeline.",
@@ -109,12 +106,7 @@ pub fn too_short(cell: &CellFile, shown: &str) -> Option<String> {
 /// real length: the last one, cut by `maxexecutiontime` or the end of the work, is rarely a full
 /// second, and drawn as one it reads as a collapse (NEWCOMER-2 #48).
 fn series(t: &Timeline, end: Option<f64>) -> Series {
-    let mut out = Series {
-        ops: Vec::new(),
-        failed: Vec::new(),
-        dropped_s: None,
-        scaled_s: None,
-    };
+    let mut out = Series::default();
     for s in &t.seconds {
         let from = f64::from(s.second);
         let len = end.map_or(1.0, |e| (e - from).clamp(0.0, 1.0));
@@ -136,39 +128,23 @@ fn series(t: &Timeline, end: Option<f64>) -> Series {
 
 /// The timeline chart of one cell; `shown` is its topology's name.
 pub fn timeline(cell: &CellFile, shown: &str) -> Result<Chart, ChartError> {
-    let err = |message: String| ChartError {
-        name: "timeline".into(),
-        message,
-    };
     let t = &cell.result.timeline;
     let spans = spans(t, cell.result.warmup_s);
     let end = end_s(cell);
     let lines = series(t, end);
     let notes = notes(cell, &spans, &lines);
     let height = HEIGHT_PLOT + LINE * (notes.len() as u32 + 1);
-    let mut svg = String::new();
-    let plot_area = {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    canvas("timeline", height, |root| {
         let (top, bottom) = root.split_vertically(HEIGHT_PLOT);
-        let area = draw_plot(&top, (cell, shown), &spans, &lines, end).map_err(err)?;
-        draw_notes(&bottom, &notes).map_err(err)?;
-        root.present().map_err(|e| err(e.to_string()))?;
-        area
-    };
-    Ok(Chart {
-        svg,
-        width: WIDTH,
-        height,
-        plot_area,
+        let area = draw_plot(&top, (cell, shown), &spans, &lines, end)?;
+        draw_notes(&bottom, &notes)?;
+        Ok(area)
     })
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-
 /// The plot of a timeline: its spans shaded, its lines, up to the window's `end` when known.
 fn draw_plot(
-    area: &Area,
+    area: &Root,
     (cell, shown): (&CellFile, &str),
     spans: &[Span],
     lines: &Series,
@@ -206,22 +182,11 @@ fn draw_plot(
         );
         chart.draw_series(std::iter::once(shade)).map_err(e)?;
     }
-    chart
-        .draw_series(LineSeries::new(ops.iter().copied(), OPS.stroke_width(3)))
-        .map_err(e)?;
-    chart
-        .draw_series(LineSeries::new(
-            failed.iter().copied(),
-            FAILED.stroke_width(2),
-        ))
-        .map_err(e)?;
-    let (x, y) = chart.plotting_area().get_pixel_range();
-    Ok(PixelRect {
-        x0: x.start,
-        y0: y.start,
-        x1: x.end,
-        y1: y.end,
-    })
+    for (points, color, width) in [(ops, OPS, 3), (failed, FAILED, 2)] {
+        let line = LineSeries::new(points.iter().copied(), color.stroke_width(width));
+        chart.draw_series(line).map_err(e)?;
+    }
+    Ok(rect_of(chart.plotting_area().get_pixel_range()))
 }
 
 /// The words under the chart: the legend, each span, the last partial second, and the verdict.
@@ -277,7 +242,7 @@ fn partial_note(lines: &Series) -> Option<String> {
     }
 }
 
-fn draw_notes(area: &Area, notes: &[(RGBColor, String)]) -> Result<(), String> {
+fn draw_notes(area: &Root, notes: &[(RGBColor, String)]) -> Result<(), String> {
     for (i, (color, text)) in notes.iter().enumerate() {
         let style = TextStyle::from(("sans-serif", 16).into_font()).color(color);
         area.draw_text(text, &style, (96, 6 + i as i32 * LINE as i32))

@@ -136,21 +136,8 @@ fn rate_axis(
         .unwrap_or(raw);
     let mut v = 0.0;
     while v <= xmax {
-        let x = x_of(v);
-        drawn(root.draw(&PathElement::new(
-            vec![(x, plot.y1), (x, plot.y1 + 5)],
-            BLACK.stroke_width(1),
-        )))?;
-        text(root, &human(v), TICK_SIZE, (x, plot.y1 + 8), HPos::Center)?;
+        x_tick(root, plot, (x_of(v), 0), &human(v))?;
         v += step;
     }
-    let y = plot.y1 + 12 + line_height(TICK_SIZE);
-    let name = "offered rate (ops/s)";
-    text(
-        root,
-        name,
-        LABEL_SIZE,
-        ((plot.x0 + plot.x1) / 2, y),
-        HPos::Center,
-    )
+    x_name(root, plot, 1, "offered rate (ops/s)")
 }

@@ -117,18 +117,7 @@ impl<'r> Groups<'r> {
         }
         Ok(())
     }
-}
 
-/// The band behind a load scenario's group.
-const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
-
-/// Every measured row of `scenario` is a load phase.
-fn is_load(report: &Report, scenario: &str) -> bool {
-    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
-    rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
-}
-
-impl Groups<'_> {
     /// What a load group is, when there is one: another measure than a run's (and, on the
     /// throughput bars, one with no ceiling).
     fn load_note(&self, report: &Report, marks: Marks) -> Option<String> {
@@ -146,6 +135,15 @@ impl Groups<'_> {
             )
         })
     }
+}
+
+/// The band behind a load scenario's group.
+const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
+
+/// Every measured row of `scenario` is a load phase.
+fn is_load(report: &Report, scenario: &str) -> bool {
+    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
+    rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
 }
 
 /// The row differs significantly from the baseline (the table's `*`).
@@ -176,16 +174,14 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
         .max(1.0)
         * 1.12;
     let loads = g.loads(report);
-    let ceilings: Vec<(usize, f64)> = (g.scenarios.iter().enumerate())
+    let runs: Vec<(usize, &String)> = (g.scenarios.iter().enumerate())
         .filter(|(i, _)| !loads.contains(i))
-        .filter_map(|(i, s)| {
+        .collect();
+    let ceilings: Vec<(usize, f64)> = (runs.iter())
+        .filter_map(|&(i, s)| {
             let b = baseline_row(report, s)?;
             (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
         })
-        .collect();
-    let runs: Vec<String> = (g.scenarios.iter().enumerate())
-        .filter(|(i, _)| !loads.contains(i))
-        .map(|(_, s)| s.clone())
         .collect();
     let (legend, notes) = throughput_key(report, (&g.scenarios, &runs), top, !ceilings.is_empty());
     let title = "Throughput by scenario and topology (ops/s)";
@@ -238,7 +234,7 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
 /// `runs` are the scenarios that are not loads.
 fn throughput_key(
     report: &Report,
-    (scenarios, runs): (&[String], &[String]),
+    (scenarios, runs): (&[String], &[(usize, &String)]),
     top: f64,
     ceiling: bool,
 ) -> (Vec<LegendEntry>, Vec<String>) {
@@ -271,7 +267,7 @@ fn throughput_key(
             report.baseline
         ));
     }
-    for s in runs {
+    for (_, s) in runs {
         if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
             notes.push(format!(
                 "No {} ceiling for {s}: the baseline's figure is invalid.",

@@ -57,31 +57,18 @@ pub(super) fn wrap_as(text: &str, max_px: i32, size: u32, bold: bool) -> Vec<Str
             lines.push(std::mem::take(&mut current));
         }
         // Too long for a line of its own: break after hyphens first, then anywhere.
-        let mut piece = String::new();
-        let parts: Vec<String> = word.split_inclusive('-').map(str::to_string).collect();
-        if parts.len() > 1 && parts.iter().all(|p| text_width(p, size) <= max_px) {
-            for part in parts {
-                let joined = format!("{piece}{part}");
-                if text_width(&joined, size) > max_px && !piece.is_empty() {
-                    lines.push(std::mem::take(&mut piece));
-                    piece = part;
-                } else {
-                    piece = joined;
-                }
-            }
-            current = piece;
-            continue;
+        let mut parts: Vec<String> = word.split_inclusive('-').map(str::to_string).collect();
+        if parts.len() < 2 || parts.iter().any(|p| text_width(p, size) > max_px) {
+            parts = word.chars().map(String::from).collect();
         }
-        for ch in word.chars() {
-            let mut next = piece.clone();
-            next.push(ch);
-            if text_width(&next, size) > max_px && !piece.is_empty() {
-                lines.push(std::mem::take(&mut piece));
-                next = ch.to_string();
+        for part in parts {
+            let joined = format!("{current}{part}");
+            if text_width(&joined, size) > max_px && !current.is_empty() {
+                lines.push(std::mem::replace(&mut current, part));
+            } else {
+                current = joined;
             }
-            piece = next;
         }
-        current = piece;
     }
     if !current.is_empty() {
         lines.push(current);

@@ -14,12 +14,11 @@ pub fn sweep(
     data: &str,
 ) -> Result<Chart, ChartError> {
     let series = sweep_line(sweep, "throughput (ops/s)", |s| s.throughput);
-    let verdicts = point_verdicts(sweep);
     let (peak, knee) = (
         mark_at(&series, sweep.max_threads),
         mark_at(&series, sweep.knee_threads),
     );
-    let mut legend = vec![entry(Swatch::Line(palette(0)), series.label.clone())];
+    let mut legend = Vec::new();
     if let Some((t, tp)) = peak {
         // A maximum at the last point tried is no peak: the curve may rise past it.
         let word = match sweep.points.last().is_some_and(|p| p.threads == t) {
@@ -37,23 +36,14 @@ pub fn sweep(
             format!("knee: {t} threads, {} ops/s", human(tp)),
         ));
     }
-    legend.extend(invalid_entry(&verdicts));
     let notes = sweep_notes(sweep, peak, knee);
-    let title = format!(
-        "Throughput by client threads: {}",
-        sweep_label(sweep, facts)
-    );
-    let header = header(&title, &sweep_where(sweep, facts, data), sweep.standin);
-    let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
-        peak_and_knee(root, plot, px, (peak, knee))
-    };
-    let layout = thread_layout(header, legend, &notes);
-    thread_chart(
-        ("sweep", "operations per second"),
-        &layout,
-        std::slice::from_ref(&series),
-        (1, &verdicts),
-        marks,
+    let what = ("sweep", "Throughput", "operations per second");
+    sweep_chart(
+        (sweep, facts, data),
+        what,
+        &[series],
+        (legend, &notes),
+        (peak, knee),
     )
 }
 
@@ -71,15 +61,9 @@ pub fn sweep_latency(
         sweep_line(sweep, "p50 (median)", |s| s.latency.p50 / per_unit),
         sweep_line(sweep, "p99", |s| s.latency.p99 / per_unit),
     ];
-    let verdicts = point_verdicts(sweep);
     let knee = mark_at(&series[1], sweep.knee_threads);
-    let mut legend: Vec<LegendEntry> = (series.iter().enumerate())
-        .map(|(i, s)| entry(Swatch::Line(palette(i)), s.label.clone()))
-        .collect();
-    if let Some((t, _)) = knee {
-        legend.push(entry(Swatch::Knee, format!("knee: {t} threads")));
-    }
-    legend.extend(invalid_entry(&verdicts));
+    let legend =
+        Vec::from_iter(knee.map(|(t, _)| entry(Swatch::Knee, format!("knee: {t} threads"))));
     let past = match crate::experiment::knee_caveats::measured_past_knee(sweep) {
         true => {
             "Past the knee, added threads mostly add waiting: latency climbs while throughput stays flat."
@@ -90,20 +74,42 @@ pub fn sweep_latency(
         "Lines: the main operation's latency at each thread count, in {unit}. {past}"
     )];
     notes.extend(point_notes(sweep));
-    let title = format!("Latency by client threads: {}", sweep_label(sweep, facts));
+    let y_name = format!("latency ({unit})");
+    let what = ("sweep-latency", "Latency", y_name.as_str());
+    sweep_chart(
+        (sweep, facts, data),
+        what,
+        &series,
+        (legend, &notes),
+        (None, knee),
+    )
+}
+
+/// A sweep chart: `series` (one colour each, in the legend before `legend`), each point marked
+/// as its verdict says, `peak` and `knee` drawn on top; `what` is the chart's name, the title's
+/// first word and the y axis's name.
+fn sweep_chart(
+    (sweep, facts, data): (&SweepFile, Option<&TopologyFacts>, &str),
+    (name, what, y_name): (&str, &str, &str),
+    series: &[VarySeries],
+    (legend, notes): (Vec<LegendEntry>, &[String]),
+    (peak, knee): (Mark, Mark),
+) -> Result<Chart, ChartError> {
+    let verdicts: Vec<Verdict> = (sweep.points.iter())
+        .map(|p| p.summary.validity.verdict)
+        .collect();
+    let mut entries: Vec<LegendEntry> = (series.iter().enumerate())
+        .map(|(i, s)| entry(Swatch::Line(palette(i)), s.label.clone()))
+        .chain(legend)
+        .collect();
+    entries.extend(invalid_entry(&verdicts));
+    let title = format!("{what} by client threads: {}", sweep_label(sweep, facts));
     let header = header(&title, &sweep_where(sweep, facts, data), sweep.standin);
     let marks = |root: &Root, plot: &PixelRect, px: &dyn Fn(u32, f64) -> (i32, i32)| {
-        peak_and_knee(root, plot, px, (None, knee))
+        peak_and_knee(root, plot, px, (peak, knee))
     };
-    let y_name = format!("latency ({unit})");
-    let layout = thread_layout(header, legend, &notes);
-    thread_chart(
-        ("sweep-latency", &y_name),
-        &layout,
-        &series,
-        (1, &verdicts),
-        marks,
-    )
+    let layout = thread_layout(header, entries, notes);
+    thread_chart((name, y_name), &layout, series, (1, &verdicts), marks)
 }
 
 /// A marked point of a sweep (peak or knee): threads and the value there.
@@ -122,13 +128,6 @@ fn sweep_line(sweep: &SweepFile, label: &str, of: impl Fn(&CellSummary) -> f64) 
             .collect(),
         worst: Verdict::Valid,
     }
-}
-
-/// Each point's verdict, in thread order (how its mark is drawn).
-fn point_verdicts(sweep: &SweepFile) -> Vec<Verdict> {
-    (sweep.points.iter())
-        .map(|p| p.summary.validity.verdict)
-        .collect()
 }
 
 /// The point of `series` at thread count `threads`, when there is one.
@@ -150,17 +149,8 @@ fn sweep_notes(sweep: &SweepFile, peak: Mark, knee: Mark) -> Vec<String> {
         _ => "No usable points: no peak and no knee.".to_string(),
     }];
     // "still rising", "flat from", "interrupted": what the peak and knee cannot tell (#22).
-    notes.extend(
-        crate::experiment::knee_caveats::caveats(sweep)
-            .into_iter()
-            .map(|c| {
-                let mut letters = c.chars();
-                letters
-                    .next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + letters.as_str())
-                    .unwrap_or_default()
-            }),
-    );
+    let caveats = crate::experiment::knee_caveats::caveats(sweep);
+    notes.extend(caveats.iter().map(|c| crate::report::capitalised(c)));
     notes.extend(point_notes(sweep));
     notes
 }
@@ -364,22 +354,10 @@ fn thread_axis(root: &Root, plot: &PixelRect, xs: &[(u32, i32)]) -> Result<(), S
             continue;
         }
         row_right[row] = x + w / 2;
-        drawn(root.draw(&PathElement::new(
-            vec![(x, plot.y1), (x, plot.y1 + 5)],
-            BLACK.stroke_width(1),
-        )))?;
-        let y = plot.y1 + 8 + row as i32 * line_height(TICK_SIZE);
-        text(root, &label, TICK_SIZE, (x, y), HPos::Center)?;
+        x_tick(root, plot, (x, row as i32), &label)?;
     }
-    let y = plot.y1 + 12 + TICK_ROWS * line_height(TICK_SIZE);
-    let axis_name = "client threads (log scale; every measured count labelled)";
-    text(
-        root,
-        axis_name,
-        LABEL_SIZE,
-        ((plot.x0 + plot.x1) / 2, y),
-        HPos::Center,
-    )
+    let name = "client threads (log scale; every measured count labelled)";
+    x_name(root, plot, TICK_ROWS, name)
 }
 
 /// One curve of a `sweep --vary` chart: a value of the varied property and, per thread count,
@@ -413,17 +391,12 @@ pub fn vary(
         .enumerate()
         .map(|(i, label)| entry(Swatch::Line(palette(i)), label))
         .collect();
+    let mut whiskers = "";
     if repeats > 1 {
-        legend.push(entry(
-            Swatch::Whisker,
-            format!("min–max of {repeats} repetitions"),
-        ));
+        let label = format!("min–max of {repeats} repetitions");
+        legend.push(entry(Swatch::Whisker, label));
+        whiskers = "; whiskers: the lowest and highest repetition";
     }
-    let whiskers = if repeats > 1 {
-        "; whiskers: the lowest and highest repetition"
-    } else {
-        ""
-    };
     let mut all_notes = vec![format!(
         "Lines: mean throughput over {repeats} repetition(s) at each thread count{whiskers}."
     )];
