@@ -275,11 +275,7 @@ fn validity_section(out: &mut String, r: &Report) {
 /// What the Validity section's cells are, in the README's words ("Results you can trust"):
 /// degraded is a figure to use with its caveat, invalid one never to publish, not run none.
 fn validity_words(r: &Report) -> String {
-    let measured = |v: Verdict| {
-        r.rows
-            .iter()
-            .any(|x| x.repeats > 0 && x.validity.verdict == v)
-    };
+    let measured = |v: Verdict| (r.rows.iter()).any(|x| x.repeats > 0 && x.validity.verdict == v);
     let mut words = Vec::new();
     if measured(Verdict::Degraded) {
         words.push("Degraded cells are figures you may use with the caveat named beside each.");

@@ -752,11 +752,7 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         }
         .into());
     }
-    if report
-        .rows
-        .iter()
-        .any(|r| r.significance.is_some_and(|c| c.n == 2))
-    {
+    if (report.rows.iter()).any(|r| r.significance.is_some_and(|c| c.n == 2)) {
         // The compact table's `*` has no room for it (NEWCOMER-2 #45).
         lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
     }

@@ -238,10 +238,7 @@ fn throughput_key(
     top: f64,
     ceiling: bool,
 ) -> (Vec<LegendEntry>, Vec<String>) {
-    let any_whisker = report
-        .rows
-        .iter()
-        .any(|r| r.repeats >= 2 && r.spread.is_some());
+    let any_whisker = (report.rows.iter()).any(|r| r.repeats >= 2 && r.spread.is_some());
     let mut legend = Vec::new();
     let mut notes = vec![if any_whisker {
         "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
