@@ -372,12 +372,23 @@ fn error_key(e: &toml::de::Error) -> Option<String> {
 
 fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
     let name = check_name(&raw.name, ctx)?;
-    let (kind, baseline, shards_per_host, shard_members) = shape(&raw, ctx)?;
+    let Shape {
+        kind,
+        baseline,
+        shards_per_host,
+        shard_members,
+    } = shape(&raw, ctx)?;
     let config_servers = config_servers(raw.config_servers.as_ref(), ctx)?;
     let mongos = mongos(raw.mongos.as_ref(), ctx)?;
     // A standalone's shards_per_host is 1: one data directory and CPU set per host.
     let hosts = hosts(&raw.hosts, ctx, shards_per_host)?;
-    let (version, image, cache_gb, memory_limit_gb, client_cpuset) = server(&raw, ctx)?;
+    let Server {
+        version,
+        image,
+        cache_gb,
+        memory_limit_gb,
+        client_cpuset,
+    } = server(&raw, ctx)?;
     let base_port = match &raw.base_port {
         Some(p) => ctx.within(p, "base_port", 1..=65535)? as u16,
         None => DEFAULT_BASE_PORT,
@@ -458,9 +469,16 @@ fn check_name(raw: &Spanned<String>, ctx: &Ctx<'_>) -> Result<String, TopologyEr
     Ok(name)
 }
 
-/// What kind of topology, and how many mongods per host (`kind`, `baseline`, `shards_per_host`,
-/// `shard_members`): the keys that apply to one kind only are refused on the other.
-fn shape(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(Kind, Baseline, u32, u32), TopologyError> {
+/// What kind of topology, and how many mongods per host.
+struct Shape {
+    kind: Kind,
+    baseline: Baseline,
+    shards_per_host: u32,
+    shard_members: u32,
+}
+
+/// The topology's [`Shape`]: the keys that apply to one kind only are refused on the other.
+fn shape(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Shape, TopologyError> {
     let kind = *raw.kind.get_ref();
     let is_sharded = kind == Kind::Sharded;
     let sharded_only = "applies only to kind = \"sharded\"";
@@ -515,7 +533,12 @@ fn shape(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(Kind, Baseline, u32, u32), Top
             ));
         }
     }
-    Ok((kind, baseline, shards_per_host, shard_members))
+    Ok(Shape {
+        kind,
+        baseline,
+        shards_per_host,
+        shard_members,
+    })
 }
 
 /// `[config_servers]`, or its defaults.
@@ -551,17 +574,17 @@ fn mongos(raw: Option<&Spanned<RawMongos>>, ctx: &Ctx<'_>) -> Result<MongosSpec,
     })
 }
 
-/// The server itself: `version`, `image`, `cache_gb`, `memory_limit_gb` and the
-/// `client_cpuset`, and the extra arguments (checked against the flags microshard sets and the
-/// version chosen).
-type Server = (
-    Option<String>,
-    String,
-    Option<f64>,
-    Option<f64>,
-    Option<String>,
-);
+/// The server itself: version and image, cache and memory, the client's CPU set.
+struct Server {
+    version: Option<String>,
+    image: String,
+    cache_gb: Option<f64>,
+    memory_limit_gb: Option<f64>,
+    client_cpuset: Option<String>,
+}
 
+/// The file's [`Server`], with the extra arguments checked against the flags microshard sets
+/// and the version chosen.
 fn server(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
     let version = raw.version.as_ref().map(|v| v.get_ref().trim().to_string());
     if let (Some(v), Some(span)) = (&version, raw.version.as_ref().map(|v| v.span())) {
@@ -616,7 +639,13 @@ fn server(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
     if let Err(e) = super::flags::check_mongod_args(raw.mongod_args.get_ref(), chosen.as_deref()) {
         return Err(ctx.err(&raw.mongod_args.span(), "mongod_args", e.to_string()));
     }
-    Ok((version, image, cache_gb, memory_limit_gb, client_cpuset))
+    Ok(Server {
+        version,
+        image,
+        cache_gb,
+        memory_limit_gb,
+        client_cpuset,
+    })
 }
 
 /// `clients = [{ docker, count }]`: the engines that run client containers.

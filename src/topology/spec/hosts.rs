@@ -57,28 +57,8 @@ fn host(
             format!("host {address:?} is listed twice"),
         ));
     }
-    if let Some(d) = &h.docker
-        && !["unix://", "tcp://", "http://"]
-            .iter()
-            .any(|s| d.get_ref().starts_with(s))
-    {
-        return Err(ctx.err(
-            &d.span(),
-            &format!("{key}.docker"),
-            "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
-        ));
-    }
-    let budget = match &h.memory_budget_gb {
-        Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
-            return Err(ctx.err(
-                &b.span(),
-                &format!("{key}.memory_budget_gb"),
-                "must be a positive number of GB",
-            ));
-        }
-        Some(b) => Some(*b.get_ref()),
-        None => None,
-    };
+    check_docker_endpoint(h, &key, ctx)?;
+    let budget = memory_budget(h, &key, ctx)?;
     check_host_lists(h, &key, ctx, per_host_dirs)?;
     if let Some(d) = h.log_dir.as_ref().filter(|d| !d.is_absolute()) {
         return Err(relative(ctx, &span, &format!("{key}.log_dir"), d));
@@ -104,6 +84,37 @@ fn host(
         log_dir: h.log_dir.clone(),
         publish_address: publish,
     })
+}
+
+/// A host's `docker` endpoint, when given: a unix socket or a plain TCP/HTTP URL.
+fn check_docker_endpoint(h: &RawHost, key: &str, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
+    match &h.docker {
+        Some(d)
+            if !["unix://", "tcp://", "http://"]
+                .iter()
+                .any(|s| d.get_ref().starts_with(s)) =>
+        {
+            Err(ctx.err(
+                &d.span(),
+                &format!("{key}.docker"),
+                "must be a unix:// socket or a tcp:// / http:// URL (TLS endpoints: tunnel them, e.g. over SSH, to a local socket)",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A host's `memory_budget_gb`, when given: a positive number of GB.
+fn memory_budget(h: &RawHost, key: &str, ctx: &Ctx<'_>) -> Result<Option<f64>, TopologyError> {
+    match &h.memory_budget_gb {
+        Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => Err(ctx.err(
+            &b.span(),
+            &format!("{key}.memory_budget_gb"),
+            "must be a positive number of GB",
+        )),
+        Some(b) => Ok(Some(*b.get_ref())),
+        None => Ok(None),
+    }
 }
 
 /// A host's `shard_cpusets` and `data_dirs`: one per mongod on it, each valid (absolute
