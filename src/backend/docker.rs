@@ -234,7 +234,10 @@ pub fn owner_id_for(state_dir: &Path) -> String {
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     // FNV-1a: stable across Rust versions and machines (std's hasher is not).
-    let hash = (state_dir.as_os_str().as_encoded_bytes().iter())
+    let hash = state_dir
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
@@ -248,7 +251,9 @@ pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<
         (LABEL_RUN, run),
         (LABEL_OWNER, &owner),
     ];
-    (labels.into_iter().chain(member.map(|m| (LABEL_MEMBER, m))))
+    labels
+        .into_iter()
+        .chain(member.map(|m| (LABEL_MEMBER, m)))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
@@ -683,7 +688,11 @@ pub async fn remove_labelled_matching(
     }
     let options = ListVolumesOptionsBuilder::default().filters(&filters);
     let volumes = docker.list_volumes(Some(options.build())).await;
-    for v in (volumes.map_err(|e| listing("volumes", e))?.volumes).unwrap_or_default() {
+    for v in volumes
+        .map_err(|e| listing("volumes", e))?
+        .volumes
+        .unwrap_or_default()
+    {
         if selected(Some(&v.labels)) {
             let opts = RemoveVolumeOptionsBuilder::default().force(true).build();
             settle(

@@ -241,7 +241,9 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let wanted = (args.topology).ok_or_else(|| bad_input("down: name a topology or pass --all"))?;
+    let wanted = args
+        .topology
+        .ok_or_else(|| bad_input("down: name a topology or pass --all"))?;
     let matches = state::find(&wanted).map_err(crate::error::bad_input)?;
     let mut errors = Vec::new();
     let mut done = String::new();

@@ -105,7 +105,9 @@ fn usage_error(err: clap::Error) -> ExitCode {
     }
     let text = err.render().to_string();
     let skipped = |l: &str| l.starts_with("Usage:") || l.starts_with("For more information");
-    let parts: Vec<&str> = (text.lines().map(str::trim))
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
         .filter(|l| !l.is_empty() && !skipped(l))
         .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .collect();

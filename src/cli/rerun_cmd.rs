@@ -76,7 +76,11 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
             Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
     }
     let beside = || original.path().parent().map(PathBuf::from);
-    let out = (args.out.clone().or_else(beside)).unwrap_or_else(|| PathBuf::from("results"));
+    let out = args
+        .out
+        .clone()
+        .or_else(beside)
+        .unwrap_or_else(|| PathBuf::from("results"));
     crate::writable::dir("--out", &out)?;
     let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",

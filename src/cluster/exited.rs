@@ -85,7 +85,9 @@ pub(crate) fn log_location(member: &Member) -> String {
         return format!("docker logs {c}");
     }
     let stdout = member.dir.as_ref().map(|d| d.join("stdout.log"));
-    let files: Vec<String> = (stdout.into_iter().chain(member.log_path.clone()))
+    let files: Vec<String> = stdout
+        .into_iter()
+        .chain(member.log_path.clone())
         .map(|f| f.display().to_string())
         .collect();
     if files.is_empty() {

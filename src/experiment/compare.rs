@@ -322,7 +322,7 @@ async fn run_turn<L: Lab>(
     };
     let result = match result {
         Ok(Some(dead)) => {
-            let rest = (turn.ids.iter()).filter(|id| !turn.dir.is_finished(id));
+            let rest = turn.ids.iter().filter(|id| !turn.dir.is_finished(id));
             let skipped = record_not_run(turn.dir, config.session(), rest, &dead)?;
             progress.line(&format!(
                 "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",

@@ -62,7 +62,10 @@ pub(crate) fn flat_since(sweep: &SweepFile) -> Option<u32> {
 
 /// Whether anything was measured past the knee (what a latency chart's "past the knee" needs).
 pub(crate) fn measured_past_knee(sweep: &SweepFile) -> bool {
-    (sweep.knee_threads.zip(sweep.points.last())).is_some_and(|(k, last)| last.threads > k)
+    sweep
+        .knee_threads
+        .zip(sweep.points.last())
+        .is_some_and(|(k, last)| last.threads > k)
 }
 
 /// Under a `compare --sweep` table: the thread count each topology's cells ran at (its knee),

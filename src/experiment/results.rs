@@ -72,7 +72,9 @@ fn known_names(known: &[String], name: &str) -> String {
         .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
     let mut seen = std::collections::BTreeSet::new();
-    let names: Vec<&str> = (known.iter().map(String::as_str))
+    let names: Vec<&str> = known
+        .iter()
+        .map(String::as_str)
         .filter(|k| seen.insert(*k))
         .collect();
     format!(
@@ -146,7 +148,9 @@ impl ExperimentDir {
             _ => PathBuf::from("results"),
         };
         let newest_first = experiments_under(&root);
-        let name = (given.file_name()).map_or(String::new(), |n| n.to_string_lossy().into());
+        let name = given
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into());
         let found = match name.as_str() {
             "latest" => newest_first.first(),
             "previous" => newest_first.get(1),
@@ -328,8 +332,8 @@ impl ExperimentDir {
         let not_run = self.not_run();
         let cmd = &config.command;
         let cells = (1..=cmd.repeat).flat_map(|repeat| {
-            (cmd.topologies.iter()).flat_map(move |t| {
-                (cmd.scenarios.iter()).map(move |s| CellId {
+            cmd.topologies.iter().flat_map(move |t| {
+                cmd.scenarios.iter().map(move |s| CellId {
                     topology: t.clone(),
                     scenario: s.clone(),
                     repeat,

@@ -30,7 +30,9 @@ pub(crate) fn locate(name: &str, workload_dir: Option<&Path>) -> anyhow::Result<
         }
     }
     let known = known_workloads(&dirs);
-    let base = (direct.file_name()).map_or(name.into(), |f| f.to_string_lossy().into_owned());
+    let base = direct
+        .file_name()
+        .map_or(name.into(), |f| f.to_string_lossy().into_owned());
     let hint = crate::suggest::closest(&base, &known, |k| k.as_str())
         .map(|k| format!("did you mean {k}? "))
         .unwrap_or_default();
@@ -141,8 +143,9 @@ impl OneWorkload {
         overrides: &[String],
     ) -> anyhow::Result<OneWorkload> {
         let path = locate(workload, None).map_err(|e| bad_input(format!("-P {workload}: {e}")))?;
-        let name: String =
-            (path.file_name()).map_or(workload.into(), |n| n.to_string_lossy().into());
+        let name: String = path
+            .file_name()
+            .map_or(workload.into(), |n| n.to_string_lossy().into());
         let overrides = parse_overrides(overrides)?;
         let (props, scale_note) = resolve(&[(name.clone(), path)], scaling, &overrides)?;
         Ok(OneWorkload {

@@ -199,7 +199,10 @@ impl Resolved {
     /// `-p operationcount=N` keeps count-bounded points (the seed's 10,000 queries per run),
     /// each still bounded by --duration; otherwise every point runs its whole duration.
     pub(crate) fn count_bounded(&self) -> bool {
-        (self.one.overrides.iter()).any(|(k, _)| k == prop::OPERATIONCOUNT.name)
+        self.one
+            .overrides
+            .iter()
+            .any(|(k, _)| k == prop::OPERATIONCOUNT.name)
     }
 }
 
@@ -498,7 +501,9 @@ pub(crate) async fn measure_curves<L: Lab>(
             continue;
         }
         // `sweep --resume`: a curve Ctrl-C cut short keeps the points it measured.
-        let kept = (stored.filter(|_| c.keep_partial)).map_or(Vec::new(), |s| s.points);
+        let kept = stored
+            .filter(|_| c.keep_partial)
+            .map_or(Vec::new(), |s| s.points);
         if !kept.is_empty() {
             progress.line(&format!(
                 "microshard: {name}: keeping the {} point(s) measured earlier",
@@ -588,7 +593,9 @@ fn not_run_curves(
     for (variant, _) in c.variants.iter().skip(done) {
         let name = variant_label(c.file_base, c.vary, variant, c.repeat);
         let label = variant_label(c.label, c.vary, variant, c.repeat);
-        let not_run = (c.threads.iter())
+        let not_run = c
+            .threads
+            .iter()
             .map(|&threads| NotRunPoint {
                 threads,
                 reason: reason.to_string(),

@@ -140,7 +140,9 @@ fn pick(all: &[String], ix: &[usize]) -> Vec<String> {
 /// each topology at its own knee): the compact table then shows a threads column, so latencies
 /// measured at different concurrency are not read side by side unawares (NEWCOMER-2 #22).
 pub(crate) fn threads_differ(report: &Report) -> bool {
-    let mut seen = (report.rows.iter())
+    let mut seen = report
+        .rows
+        .iter()
         .filter(|r| r.repeats > 0)
         .filter_map(|r| r.threads);
     let first = seen.next();
@@ -373,7 +375,9 @@ fn significance_cell(row: &Row) -> String {
     let Some(s) = row.significance else {
         return "—".into();
     };
-    let mark = (row.baseline_not_valid).then(|| format!(" (baseline {})", row.baseline_verdict));
+    let mark = row
+        .baseline_not_valid
+        .then(|| format!(" (baseline {})", row.baseline_verdict));
     format!("{}{}", s.cell(), mark.unwrap_or_default())
 }
 
@@ -381,8 +385,12 @@ fn significance_cell(row: &Row) -> String {
 /// ratios are marked for (README, "Results you can trust": degraded is a figure usable with its
 /// caveat, invalid one never to publish), or `None` when no ratio is marked.
 pub(crate) fn flagged_baseline_words(report: &Report) -> Option<&'static str> {
-    let flagged =
-        |v: Verdict| (report.rows.iter()).any(|r| r.baseline_not_valid && r.baseline_verdict == v);
+    let flagged = |v: Verdict| {
+        report
+            .rows
+            .iter()
+            .any(|r| r.baseline_not_valid && r.baseline_verdict == v)
+    };
     match (flagged(Verdict::Degraded), flagged(Verdict::Invalid)) {
         (false, false) => None,
         (true, false) => Some("degraded"),

@@ -73,7 +73,9 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
             let lat = |r: &Option<Row>, f: fn(&crate::experiment::model::Latency) -> f64| {
                 r.as_ref().and_then(|r| r.latency.as_ref()).map(f)
             };
-            let comparison = (ra.as_ref().zip(rb.as_ref()))
+            let comparison = ra
+                .as_ref()
+                .zip(rb.as_ref())
                 .and_then(|(ra, rb)| super::stats::compare(&rb.samples, &ra.samples));
             DiffRow {
                 scenario: k.0.clone(),

@@ -17,7 +17,9 @@ pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<Stri
         }),
         ("backend", |c| c.command.servers.backend.to_string()),
         ("duration per cell", |c| {
-            (c.command.duration_s).map_or("unbounded".to_string(), |s| format!("{s} s"))
+            c.command
+                .duration_s
+                .map_or("unbounded".to_string(), |s| format!("{s} s"))
         }),
         ("records", |c| {
             match (c.command.workload.full, c.command.workload.records) {
@@ -31,7 +33,8 @@ pub(crate) fn mismatches(a: &ExperimentConfig, b: &ExperimentConfig) -> Vec<Stri
             if c.standin { "stand-in" } else { "MongoDB" }.to_string()
         }),
     ];
-    (facts.into_iter())
+    facts
+        .into_iter()
         .map(|(what, fact)| (what, fact(a), fact(b)))
         .filter(|(_, x, y)| x != y)
         .map(|(what, x, y)| format!("A and B differ in {what}: A {x}, B {y}"))

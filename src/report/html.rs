@@ -275,7 +275,11 @@ fn validity_section(out: &mut String, r: &Report) {
 /// What the Validity section's cells are, in the README's words ("Results you can trust"):
 /// degraded is a figure to use with its caveat, invalid one never to publish, not run none.
 fn validity_words(r: &Report) -> String {
-    let measured = |v: Verdict| (r.rows.iter()).any(|x| x.repeats > 0 && x.validity.verdict == v);
+    let measured = |v: Verdict| {
+        r.rows
+            .iter()
+            .any(|x| x.repeats > 0 && x.validity.verdict == v)
+    };
     let mut words = Vec::new();
     if measured(Verdict::Degraded) {
         words.push("Degraded cells are figures you may use with the caveat named beside each.");
@@ -634,7 +638,9 @@ fn servers(out: &mut String, p: &Page) {
     out.push_str("<h3>Topologies and servers</h3>\n<div class=\"scroll\"><table class=\"servers\"><thead><tr><th class=\"text\">topology</th><th class=\"text\">given as</th><th class=\"text\">size</th><th class=\"text\">server</th><th class=\"text\">members' versions</th></tr></thead><tbody>\n");
     for t in &p.report.topologies {
         let members = charts::distinct(
-            (p.cells.iter().filter(|c| c.cell.topology == t.given))
+            p.cells
+                .iter()
+                .filter(|c| c.cell.topology == t.given)
                 .flat_map(|c| c.server_versions.iter().map(|(m, v)| format!("{m}: {v}"))),
         );
         let _ = writeln!(

@@ -304,7 +304,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         let base_group = group_of(scenario, &config.command.baseline);
         let base = throughputs(&base_group);
         let base_mean = stats::mean(&base);
-        let baseline_verdict = (base_group.iter())
+        let baseline_verdict = base_group
+            .iter()
             .map(|c| c.summary.validity.verdict)
             .max()
             .unwrap_or_default();
@@ -727,7 +728,10 @@ fn figures(standin: bool) -> String {
 /// `s` with its first letter in capitals, to start a sentence.
 fn capitalised(s: &str) -> String {
     let mut letters = s.chars();
-    (letters.next().map(|f| f.to_ascii_uppercase().to_string())).unwrap_or_default()
+    letters
+        .next()
+        .map(|f| f.to_ascii_uppercase().to_string())
+        .unwrap_or_default()
         + letters.as_str()
 }
 
@@ -752,7 +756,11 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         }
         .into());
     }
-    if (report.rows.iter()).any(|r| r.significance.is_some_and(|c| c.n == 2)) {
+    if report
+        .rows
+        .iter()
+        .any(|r| r.significance.is_some_and(|c| c.n == 2))
+    {
         // The compact table's `*` has no room for it (NEWCOMER-2 #45).
         lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
     }

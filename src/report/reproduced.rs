@@ -46,7 +46,9 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
     let mut beyond = Vec::new();
     let mut left_out = Vec::new();
     for a in original.rows.iter().filter(|r| r.repeats > 0) {
-        let b = (again.rows.iter())
+        let b = again
+            .rows
+            .iter()
             .find(|b| b.repeats > 0 && b.scenario == a.scenario && b.topology == a.topology);
         let name = format!("{} on {}", a.scenario, a.topology);
         let outcome = match why_not(a, b) {

@@ -481,7 +481,9 @@ fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     };
     let title = "Server memory when each value's last curve ended";
     let flagged: String = charts::distinct(
-        (outcome.curves.iter())
+        outcome
+            .curves
+            .iter()
             .filter_map(|(_, s)| s.memory.as_ref())
             .flat_map(|m| m.flagged.iter().cloned()),
     )

@@ -280,7 +280,7 @@ pub(crate) fn container_name(run_id: &str, member: &str) -> String {
         } else {
             (run_id, "")
         };
-    let hash = (name.bytes()).fold(0x811c_9dc5_u32, |h, b| {
+    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     });
     let fixed = format!("-{hash:08x}{tail}-{member}");

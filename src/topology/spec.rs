@@ -603,7 +603,9 @@ fn server(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
         (None, Some(v)) => format!("mongo:{v}"),
         (None, None) => DEFAULT_IMAGE.to_string(),
     };
-    let cache_gb = (raw.cache_gb.as_ref())
+    let cache_gb = raw
+        .cache_gb
+        .as_ref()
         .map(|g| check_cache(ctx, g, "cache_gb"))
         .transpose()?;
     let memory_limit_gb = match &raw.memory_limit_gb {
@@ -772,9 +774,16 @@ fn resolve(name_or_path: &str) -> Result<PathBuf, TopologyError> {
     if !looks_like_path && let Some(p) = dirs.iter().map(|d| d.join(&file)).find(|p| p.is_file()) {
         return Ok(p);
     }
-    let known: Vec<String> = (dirs.iter().filter_map(|d| std::fs::read_dir(d).ok()))
+    let known: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
         .flat_map(|rd| rd.flatten())
-        .filter_map(|e| (e.file_name().to_string_lossy().strip_suffix(".toml")).map(String::from))
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_suffix(".toml")
+                .map(String::from)
+        })
         .collect();
     let hint = known
         .iter()

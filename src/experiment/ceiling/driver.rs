@@ -388,7 +388,9 @@ fn judged(
 fn intended_histogram(
     doc: &crate::measure::ResultDocument,
 ) -> Option<hdrhistogram::Histogram<u64>> {
-    let mut histograms = (doc.measurements.iter())
+    let mut histograms = doc
+        .measurements
+        .iter()
         .filter(|m| m.kind == MapKind::Intended && !m.name.contains("CLEANUP"))
         .filter_map(|m| m.decode_histogram().ok());
     let mut all = histograms.next()?;

@@ -95,7 +95,8 @@ pub(super) fn place_outputs(
         props.remove(prop::EXPORTFILE.name);
         return Ok(());
     };
-    let hdr = (props.get(prop::HDRHISTOGRAM_FILEOUTPUT.name))
+    let hdr = props
+        .get(prop::HDRHISTOGRAM_FILEOUTPUT.name)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let raw = props.contains(prop::MEASUREMENT_RAW_OUTPUT_FILE.name);
     let export = props.get(prop::EXPORTFILE.name).map(|asked| {
@@ -110,7 +111,9 @@ pub(super) fn place_outputs(
     let beside = |suffix: &str| format!("{}{suffix}", stem.display());
     let dir = match hdr {
         true => beside(".hdr/"),
-        false => (stem.parent()).map_or(String::new(), |p| p.display().to_string()),
+        false => stem
+            .parent()
+            .map_or(String::new(), |p| p.display().to_string()),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create {dir} for the cell's outputs: {e}"))?;
@@ -324,7 +327,8 @@ impl CellWatch {
     ) -> ServerMetrics {
         let (watched, before) = self.followed(deployment).await;
         let after = metrics::snapshot_all(&watched).await;
-        let members = (watched.iter())
+        let members = watched
+            .iter()
             .zip(before.into_iter().chain(std::iter::repeat(None)))
             .zip(after.into_iter().chain(std::iter::repeat(None)))
             .zip(samples.into_iter().chain(std::iter::repeat_with(Vec::new)))

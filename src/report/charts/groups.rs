@@ -142,7 +142,10 @@ const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
 
 /// Every measured row of `scenario` is a load phase.
 fn is_load(report: &Report, scenario: &str) -> bool {
-    let mut rows = (report.rows.iter()).filter(|r| r.scenario == scenario && r.repeats > 0);
+    let mut rows = report
+        .rows
+        .iter()
+        .filter(|r| r.scenario == scenario && r.repeats > 0);
     rows.next().is_some_and(|r| r.load) && rows.all(|r| r.load)
 }
 
@@ -174,10 +177,14 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
         .max(1.0)
         * 1.12;
     let loads = g.loads(report);
-    let runs: Vec<(usize, &String)> = (g.scenarios.iter().enumerate())
+    let runs: Vec<(usize, &String)> = g
+        .scenarios
+        .iter()
+        .enumerate()
         .filter(|(i, _)| !loads.contains(i))
         .collect();
-    let ceilings: Vec<(usize, f64)> = (runs.iter())
+    let ceilings: Vec<(usize, f64)> = runs
+        .iter()
         .filter_map(|&(i, s)| {
             let b = baseline_row(report, s)?;
             (b.validity.verdict != Verdict::Invalid).then_some((i, b.throughput?))
@@ -238,7 +245,10 @@ fn throughput_key(
     top: f64,
     ceiling: bool,
 ) -> (Vec<LegendEntry>, Vec<String>) {
-    let any_whisker = (report.rows.iter()).any(|r| r.repeats >= 2 && r.spread.is_some());
+    let any_whisker = report
+        .rows
+        .iter()
+        .any(|r| r.repeats >= 2 && r.spread.is_some());
     let mut legend = Vec::new();
     let mut notes = vec![if any_whisker {
         "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()

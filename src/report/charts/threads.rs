@@ -95,10 +95,14 @@ fn sweep_chart(
     (legend, notes): (Vec<LegendEntry>, &[String]),
     (peak, knee): (Mark, Mark),
 ) -> Result<Chart, ChartError> {
-    let verdicts: Vec<Verdict> = (sweep.points.iter())
+    let verdicts: Vec<Verdict> = sweep
+        .points
+        .iter()
         .map(|p| p.summary.validity.verdict)
         .collect();
-    let mut entries: Vec<LegendEntry> = (series.iter().enumerate())
+    let mut entries: Vec<LegendEntry> = series
+        .iter()
+        .enumerate()
         .map(|(i, s)| entry(Swatch::Line(palette(i)), s.label.clone()))
         .chain(legend)
         .collect();
