@@ -70,13 +70,21 @@ fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
         "load",
     );
 
-    let quiet = run_validity(&root, &uri, "quiet");
-    let reasons = quiet["validity"]["reasons"].to_string();
-    assert!(
-        !reasons.contains("busy host"),
-        "{reasons}\n{}",
-        quiet["host_load"]
-    );
+    // The cell alone is not "busy host". Work this test does not control (the Docker engine
+    // still removing what the test before left, the CI runner) can take the cores for a few
+    // seconds, and then the verdict is rightly "busy host": the run is tried again, up to five
+    // times, and one of them must be quiet.
+    let mut tries = Vec::new();
+    let quiet = loop {
+        let doc = run_validity(&root, &uri, &format!("quiet{}", tries.len()));
+        let reasons = doc["validity"]["reasons"].to_string();
+        if !reasons.contains("busy host") {
+            break doc;
+        }
+        tries.push(format!("{reasons} {}", doc["host_load"]));
+        assert!(tries.len() < 5, "never quiet:\n{}", tries.join("\n"));
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    };
     // The server member on this machine is found and its CPU recorded.
     assert!(
         quiet["host_load"]["server_cpu_us"].is_object(),
