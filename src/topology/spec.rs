@@ -266,7 +266,8 @@ impl Ctx<'_> {
             file: self.file.clone(),
             line: self.line(span),
             key: key.to_string(),
-            message: message.into(),
+            // One line even when it quotes a value holding TOML's "\n" or "\r" escape.
+            message: message.into().replace('\n', "\\n").replace('\r', "\\r"),
         }
     }
 }
@@ -1023,6 +1024,12 @@ mod tests {
         let e = err("clients = [{ docker = \"ssh://h\", count = 1 }]");
         assert!(
             e.starts_with("t.toml:3: clients[0].docker: scheme ssh://"),
+            "{e}"
+        );
+        // A value quoted in the refusal keeps it one line (the topology fuzz test found this).
+        let e = err("clients = [{ docker = \"u\\nix://h\", count = 1 }]");
+        assert!(
+            e.starts_with("t.toml:3: clients[0].docker: scheme u\\nix://"),
             "{e}"
         );
         let e = err("clients = [{ docker = \"loadgen-2:2375\", count = 1 }]");
