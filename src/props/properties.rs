@@ -184,32 +184,38 @@ impl Properties {
         Ok(props)
     }
 
-    /// Merges one `-P` file (Java syntax); its values override earlier ones.
-    ///
-    /// The file must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
-    /// ends are fine). A binary file given by mistake is refused naming it, instead of being read
-    /// as a handful of odd properties. Bytes are then decoded as windows-1252 (the crate's choice;
-    /// Java uses ISO-8859-1), so, like Java, non-ASCII characters read as two or more characters.
+    /// Merges one `-P` file (Java syntax); its values override earlier ones (see
+    /// [`Properties::load_reader`]).
     pub fn load_file(&mut self, path: &Path) -> Result<(), PropertyError> {
-        let io = |source| PropertyError::Io {
+        let file = File::open(path).map_err(|source| PropertyError::Io {
             path: path.to_path_buf(),
             source,
-        };
-        let mut bytes = Vec::new();
-        File::open(path)
-            .and_then(|f| BufReader::new(f).read_to_end(&mut bytes))
-            .map_err(io)?;
-        check_text(&bytes, path)?;
-        self.load_reader(bytes.as_slice(), path)
+        })?;
+        self.load_reader(BufReader::new(file), path)
     }
 
-    /// Merges properties text read from `reader`, attributing lines to `path` (used by `load_file` and tests).
-    pub fn load_reader<R: std::io::Read>(
+    /// Merges properties text read from `reader`, attributing lines to `path`.
+    ///
+    /// The text must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
+    /// ends are fine). A binary file given by mistake is refused naming it, instead of being read
+    /// as a handful of odd properties, and bytes the parser's decoder would panic on (a UTF-16
+    /// byte-order mark, found by `tests/fuzz_properties.rs`) never reach it. Bytes are then
+    /// decoded as windows-1252 (the crate's choice; Java uses ISO-8859-1), so, like Java,
+    /// non-ASCII characters read as two or more characters.
+    pub fn load_reader<R: Read>(
         &mut self,
-        reader: R,
+        mut reader: R,
         path: &Path,
     ) -> Result<(), PropertyError> {
-        for line in PropertiesIter::new(reader) {
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|source| PropertyError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        check_text(&bytes, path)?;
+        for line in PropertiesIter::new(bytes.as_slice()) {
             let line = line.map_err(|err| {
                 let line = err.line_number().unwrap_or(0);
                 // The crate's Display appends "(line_number = N)"; we print the line ourselves.
@@ -218,16 +224,11 @@ impl Properties {
                     Some(cut) => text[..cut].to_string(),
                     None => text,
                 };
-                match err_io_kind(&err) {
-                    Some(source) => PropertyError::Io {
-                        path: path.to_path_buf(),
-                        source,
-                    },
-                    None => PropertyError::Syntax {
-                        path: path.to_path_buf(),
-                        line,
-                        message,
-                    },
+                // The bytes are in memory: the parser's only errors are the text's.
+                PropertyError::Syntax {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
                 }
             })?;
             let number = line.line_number();
@@ -568,14 +569,6 @@ fn check_text(bytes: &[u8], path: &Path) -> Result<(), PropertyError> {
     Ok(())
 }
 
-/// The crate reports read failures as a `PropertiesError` wrapping an `io::Error`; recover it.
-fn err_io_kind(err: &java_properties::PropertiesError) -> Option<std::io::Error> {
-    use std::error::Error;
-    err.source()
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .map(|io| std::io::Error::new(io.kind(), io.to_string()))
-}
-
 /// A type a property can be parsed into, with Java's parsing rules; the error is the message after the property name.
 pub trait PropertyValue: Sized {
     /// Parses `text` or explains (without naming the property) why it is not acceptable.
@@ -914,6 +907,10 @@ mod tests {
             .to_string();
         assert!(e.contains(&format!("{}:2", f.path().display())), "{e}");
         assert!(e.contains("not a text file"), "{e}");
+        // A UTF-16 byte-order mark made the parser's decoder panic when read unchecked.
+        let bom = Properties::new().load_reader(&b"\xfe\xff"[..], Path::new("u16.properties"));
+        let e = bom.unwrap_err().to_string();
+        assert!(e.starts_with("u16.properties:1: not a text file"), "{e}");
         let ok = file_with("# caf\u{e9}\nrecordcount=10\r\n\tfieldcount = 2\n");
         let mut p = Properties::new();
         p.load_file(ok.path()).unwrap();
