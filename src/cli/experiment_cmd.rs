@@ -334,15 +334,17 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             (cfg, None)
         }
     };
+    // The workload and every curve, checked before the servers' check links anything.
+    let resolved = sweep::resolve(&cfg)?;
     if let Some(dir) = resumed.as_ref()
-        && sweep::remaining_curves(dir, &cfg)? == 0
+        && sweep::remaining_curves(dir, &cfg, &resolved) == 0
     {
-        return super::resume_cmd::finished_sweep(dir, &cfg, &columns, args.strict);
+        let outcome = sweep::stored_outcome(dir, &cfg, &resolved);
+        return super::resume_cmd::finished_sweep(dir, &outcome, &columns, args.strict);
     }
     let specs = target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
     cfg.topology_name = cfg.topology_name.or(cfg.target.loaded_name(&specs));
     if args.dry_run {
-        let resolved = sweep::resolve(&cfg)?;
         output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
     }
@@ -354,8 +356,8 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     );
     lab.events = progress.events();
     let swept = match resumed {
-        Some(dir) => sweep::resume_with(&mut lab, &cfg, dir, &cancel, &progress).await?,
-        None => sweep::sweep_with(&mut lab, &cfg, &cancel, &progress).await?,
+        Some(dir) => sweep::resume_with(&mut lab, &cfg, &resolved, dir, &cancel, &progress).await?,
+        None => sweep::sweep_with(&mut lab, &cfg, &resolved, &cancel, &progress).await?,
     };
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {

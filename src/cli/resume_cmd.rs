@@ -37,7 +37,7 @@ pub(crate) fn reopen_sweep(
 /// verdicts; nothing is written (no session is added).
 pub(crate) fn finished_sweep(
     dir: &ExperimentDir,
-    cfg: &SweepCommand,
+    outcome: &sweep::SweepOutcome,
     columns: &Columns,
     strict: bool,
 ) -> anyhow::Result<()> {
@@ -45,8 +45,7 @@ pub(crate) fn finished_sweep(
         "microshard: nothing to resume: every curve of {} is measured (nothing was touched)",
         dir.path().display()
     ));
-    let outcome = sweep::stored_outcome(dir, cfg)?;
-    print_sweep(&outcome, columns)?;
+    print_sweep(outcome, columns)?;
     let verdicts = outcome.verdict_lines();
     crate::cli::verdicts::verdicts_exit(verdicts, strict)
 }

@@ -183,8 +183,8 @@ impl SweepCommand {
 }
 
 /// What a sweep resolves before anything starts: the workload at the chosen scale and every
-/// curve it will measure (each `--vary` value checked). `sweep` and its `--dry-run` both start
-/// here.
+/// curve it will measure (each `--vary` value checked). `sweep` resolves it once, before the
+/// servers' check links anything, and hands it to its dry run, [`sweep_with`] or [`resume_with`].
 pub(crate) struct Resolved {
     /// The workload file: its name, properties as the experiment record stores them, scale
     /// note and `-p` parsed.
@@ -262,19 +262,19 @@ impl Swept {
 pub(crate) async fn sweep_with<L: Lab>(
     lab: &mut L,
     cfg: &SweepCommand,
+    resolved: &Resolved,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
-    let resolved = resolve(cfg)?;
     let where_ = cfg.where_();
-    let mut config = sweep_record(cfg, &resolved, &where_);
+    let mut config = sweep_record(cfg, resolved, &where_);
     config.begin_session(false, false);
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     resume::store_request(&dir, cfg)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     let start = (dir, config, !cfg.no_load);
-    run_sweep(lab, cfg, &resolved, start, cancel, progress).await
+    run_sweep(lab, cfg, resolved, start, cancel, progress).await
 }
 
 /// Reaches the target, loads (`start`: the sweep's directory and record, new or read back by

@@ -36,7 +36,8 @@ async fn sweep_with(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> TestResult<(ExperimentDir, SweepOutcome)> {
-    let swept = crate::experiment::sweep::sweep_with(lab, cfg, cancel, progress).await?;
+    let resolved = crate::experiment::sweep::resolve(cfg)?;
+    let swept = crate::experiment::sweep::sweep_with(lab, cfg, &resolved, cancel, progress).await?;
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
         sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;

@@ -7,7 +7,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ExperimentDir, Lab, Progress, Resolved, SweepCommand, SweepTarget, Swept, resolve, run_sweep,
+    ExperimentDir, Lab, Progress, Resolved, SweepCommand, SweepTarget, Swept, run_sweep,
     sweep_label, variant_label,
 };
 use crate::error::bad_input;
@@ -85,12 +85,11 @@ fn read_request(dir: &ExperimentDir) -> anyhow::Result<SweepCommand> {
 
 /// The curves of a stored sweep still to measure: not stored, or stored without every thread
 /// count. 0 means there is nothing to resume.
-pub(crate) fn remaining_curves(dir: &ExperimentDir, cfg: &SweepCommand) -> anyhow::Result<usize> {
-    let resolved = resolve(cfg)?;
-    Ok(unfinished(dir, cfg, &resolved))
-}
-
-fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> usize {
+pub(crate) fn remaining_curves(
+    dir: &ExperimentDir,
+    cfg: &SweepCommand,
+    resolved: &Resolved,
+) -> usize {
     let where_ = cfg.where_();
     resolved
         .variants
@@ -109,11 +108,11 @@ fn unfinished(dir: &ExperimentDir, cfg: &SweepCommand, resolved: &Resolved) -> u
 pub(crate) async fn resume_with<L: Lab>(
     lab: &mut L,
     cfg: &SweepCommand,
+    resolved: &Resolved,
     dir: ExperimentDir,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Swept> {
-    let resolved = resolve(cfg)?;
     let mut config = dir.config()?;
     if config.sessions.is_empty() {
         config.begin_session(false, false);
@@ -123,7 +122,7 @@ pub(crate) async fn resume_with<L: Lab>(
     progress.line(&format!(
         "microshard: resuming {} as session {session}: {} of {} curve(s) to measure (its stored request wins over other flags)",
         dir.path().display(),
-        unfinished(&dir, cfg, &resolved),
+        remaining_curves(&dir, cfg, resolved),
         resolved.variants.len()
     ));
     let any_stored = !dir.sweeps().is_empty();
@@ -134,7 +133,7 @@ pub(crate) async fn resume_with<L: Lab>(
     if !load && !cfg.no_load {
         progress.line("microshard: not loading again: the server at --uri holds what the first invocation loaded");
     }
-    run_sweep(lab, cfg, &resolved, (dir, config, load), cancel, progress).await
+    run_sweep(lab, cfg, resolved, (dir, config, load), cancel, progress).await
 }
 
 /// A stored sweep's curves as its outcome (what `sweep` prints), for a sweep with nothing left
@@ -142,10 +141,10 @@ pub(crate) async fn resume_with<L: Lab>(
 pub(crate) fn stored_outcome(
     dir: &ExperimentDir,
     cfg: &SweepCommand,
-) -> anyhow::Result<super::SweepOutcome> {
-    let resolved = resolve(cfg)?;
-    let variants: Vec<super::Variant> = resolved.variants.into_iter().map(|(v, _)| v).collect();
-    Ok(super::SweepOutcome {
+    resolved: &Resolved,
+) -> super::SweepOutcome {
+    let variants: Vec<super::Variant> = resolved.variants.iter().map(|(v, _)| v.clone()).collect();
+    super::SweepOutcome {
         property: cfg.vary.as_ref().map(|v| v.property.clone()),
         threads: cfg.threads.clone(),
         curves: super::stored_curves(
@@ -157,7 +156,7 @@ pub(crate) fn stored_outcome(
             sweep_label,
         ),
         topology: None,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -232,8 +231,9 @@ mod tests {
         // Ctrl-C during the third point: the first two are kept, the third is not.
         let cancel = CancellationToken::new();
         let mut first = lab(3, &cancel);
-        let swept =
-            super::super::sweep_with(&mut first, &cfg, &cancel, &Progress::silent()).await?;
+        let resolved = super::super::resolve(&cfg)?;
+        let silent = Progress::silent();
+        let swept = super::super::sweep_with(&mut first, &cfg, &resolved, &cancel, &silent).await?;
         assert_eq!(swept.outcome.curves[0].1.points.len(), 2);
         let said = swept.interrupted().to_string();
         assert!(
@@ -250,10 +250,11 @@ mod tests {
         // The resume measures the two thread counts left, on data loaded again.
         let given = super::super::tests::command(&["--resume=x"]);
         let (dir, again) = reopen(swept.dir.path(), &given)?;
-        assert_eq!(remaining_curves(&dir, &again)?, 1);
+        let resolved = super::super::resolve(&again)?;
+        assert_eq!(remaining_curves(&dir, &again, &resolved), 1);
         let cancel = CancellationToken::new();
         let mut second = lab(0, &cancel);
-        let resumed = resume_with(&mut second, &again, dir, &cancel, &Progress::silent()).await?;
+        let resumed = resume_with(&mut second, &again, &resolved, dir, &cancel, &silent).await?;
         assert_eq!(
             (second.runs, second.curve.loads, second.curve.downs),
             (2, 1, 1)
@@ -263,7 +264,7 @@ mod tests {
         assert_eq!(threads, [1, 2, 4, 8]);
         assert_eq!(curve.max_threads, Some(8));
         assert_eq!(
-            remaining_curves(&resumed.dir, &again)?,
+            remaining_curves(&resumed.dir, &again, &resolved),
             0,
             "nothing left to resume"
         );
