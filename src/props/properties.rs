@@ -196,7 +196,7 @@ impl Properties {
 
     /// Merges properties text read from `reader`, attributing lines to `path`.
     ///
-    /// The text must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
+    /// The bytes must be text: UTF-8 without NUL or other control bytes (tabs, form feeds and line
     /// ends are fine). A binary file given by mistake is refused naming it, instead of being read
     /// as a handful of odd properties, and bytes the parser's decoder would panic on (a UTF-16
     /// byte-order mark, found by `tests/fuzz_properties.rs`) never reach it. Bytes are then
