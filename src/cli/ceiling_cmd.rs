@@ -50,38 +50,60 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         specs,
     );
     lab.events = progress.events();
-    let (dir, record) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
-    let text = crate::report::ceiling::render(&record);
+    let (dir, records) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
+    let text = crate::report::ceiling::render_all(&records);
     std::fs::write(dir.path().join("ceiling.txt"), &text)?;
     output::println(text.trim_end())?;
     output::eprintln(&format!(
         "microshard: steps and finding in {}",
         dir.path().display()
     ));
-    match record.outcome {
-        Some(Outcome::Found { .. } | Outcome::NoRateMetBound { .. }) => Ok(()),
-        Some(Outcome::Interrupted { .. }) => Err(crate::error::interrupted(format!(
+    if records
+        .iter()
+        .any(|r| matches!(r.outcome, Some(Outcome::Interrupted { .. }) | None))
+    {
+        return Err(crate::error::interrupted(format!(
             "the steps measured are kept in {}",
             dir.path().display()
-        ))),
-        _ => Err(crate::error::NotValid(format!(
-            "1 result(s) invalid or not run: {}",
-            record.finding()
-        ))
-        .into()),
+        )));
     }
+    super::verdicts::verdicts_exit(verdict_lines(&records), false)
+}
+
+/// Each search's caveat: a ceiling found on degraded steps or near the noise, or a lower bound
+/// the client set, is a figure to quote with it (exit 0, said on stderr).
+fn verdict_lines(records: &[ceiling::CeilingRecord]) -> crate::experiment::model::VerdictLines {
+    let mut lines = crate::experiment::model::VerdictLines::default();
+    for r in records {
+        let caveat = match &r.outcome {
+            Some(Outcome::Found { caveats, .. }) if !caveats.is_empty() => caveats.join("; "),
+            Some(Outcome::ClientLimited { .. }) => r.finding(),
+            _ => continue,
+        };
+        let mut v = crate::measure::validity::Validity::valid();
+        v.degrade(caveat.clone());
+        let what = ceiling::shown_repeat(
+            &format!("the ceiling of {} on {}", r.workload, r.topology),
+            r.repeat,
+            records.len() as u32,
+        );
+        let caveat = caveat.strip_prefix("degraded: ").unwrap_or(&caveat);
+        lines.push(&v, &format!("{what} is degraded: {caveat}"));
+    }
+    lines
 }
 
 /// The dry run's plan: what is searched, how, and at most how long it measures.
 fn plan(cfg: &CeilingCommand, workload: &str, scale_note: &str) -> String {
-    let steps = 1 + ceiling::search::MAX_STEPS + cfg.repeat as usize;
+    let steps = 1 + ceiling::search::MAX_STEPS;
     format!(
-        "ceiling search: {workload} on {} at {} (intended latency)\nsizes: {scale_note}\nsteps: a closed-loop probe, then open-loop rates climbing ×1.5 from half its rate and bisected to {:.0} %, then {} confirmation(s); at most {steps} steps of {} s each, at most {} threads",
+        "ceiling search: {workload} on {} at {} (intended latency)\nsizes: {scale_note}\nsteps: a closed-loop probe, then open-loop rates climbing ×1.5 from half its rate, a failing rate tried again before it counts, bisected to {} with each step longer than the last (up to 4×); {} whole search(es); at most {steps} steps per search of {} s to {} s each after a warm-up, at most {} threads",
         cfg.target.shown(),
         cfg.spec.bounds_shown(),
-        cfg.spec.precision * 100.0,
+        cfg.spec.precision_shown(),
         cfg.repeat,
         cfg.spec.step_s,
+        cfg.spec.step_s * 4,
         cfg.spec.max_threads
     )
 }

@@ -168,6 +168,16 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value_t = demo::DEMO_THREADS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
+    /// Search every cell's ceiling under `--slo` (the main job's figure) instead of measuring
+    /// it at `--threads`.
+    #[arg(long)]
+    pub ceiling: bool,
+    /// How a `--ceiling` search steps.
+    #[command(flatten)]
+    pub search: crate::experiment::flags::SearchFlags,
+    /// Whole searches or repetitions per cell.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
     /// Topologies, comma-separated.
     #[arg(long, value_delimiter = ',', value_parser = list_item, default_value = DEFAULT_TOPOLOGIES)]
     pub topologies: Vec<String>,
@@ -498,6 +508,9 @@ impl DemoArgs {
             baseline: String::new(),
             duration_s: Some(self.duration.as_secs().max(1)),
             threads: Some(self.threads),
+            repeat: self.repeat,
+            search_ceiling: self.ceiling,
+            search: self.search.clone(),
             workload: WorkloadFlags {
                 records: Some(self.records),
                 ..defaults.workload.clone()

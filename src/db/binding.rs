@@ -634,6 +634,19 @@ impl DbClient {
         }
     }
 
+    /// `delete_many({_id: {$in: keys}})`: removes documents a run inserted (they need not all
+    /// exist); the number deleted.
+    pub async fn delete_keys(&mut self, keys: &[String]) -> Result<u64, DbError> {
+        let filter = doc! {"_id": {"$in": keys}};
+        match self.coll.delete_many(filter).await {
+            Ok(r) => Ok(r.deleted_count),
+            Err(e) => Err(DbError::Failed {
+                what: format!("deleting {} inserted keys", keys.len()),
+                message: describe(&e),
+            }),
+        }
+    }
+
     /// End of this client's phase: flushes the last partial insert batch (YCSB forgets it).
     pub async fn cleanup(&mut self) -> DbOutcome {
         self.flush().await

@@ -115,4 +115,12 @@ pub enum DbError {
         /// The driver's reason, redacted.
         message: String,
     },
+    /// A command microshard sends around the measurement failed.
+    #[error("{what}: {message}")]
+    Failed {
+        /// What was sent.
+        what: String,
+        /// The driver's reason, redacted.
+        message: String,
+    },
 }

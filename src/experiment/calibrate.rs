@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use super::live::run_phase;
 use super::progress::Progress;
 use super::results::{read_json, write_json_atomic};
-use crate::runner::ClientLauncher;
 use crate::runner::Phase;
 use crate::workload::{Origin, prop};
 
@@ -162,16 +161,13 @@ pub(crate) async fn calibrate(
         let measure = async |props, phase, name, length| {
             let bar = progress.phase(name, length);
             let events = Some(progress.events());
-            let m = run_phase(
-                &uri,
-                props,
-                phase,
-                cancel,
-                None,
+            let opts = crate::runner::ExecuteOptions {
+                cancel: cancel.clone(),
+                uri: Some(uri.clone()),
                 events,
-                ClientLauncher::default(),
-            )
-            .await?;
+                ..Default::default()
+            };
+            let m = run_phase(props, phase, opts).await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
             anyhow::Ok(m)
         };

@@ -213,12 +213,9 @@ pub(crate) async fn run_matrix<L: Lab>(
     let Some(load_scenario) = config.command.scenarios.first().cloned() else {
         return Ok(outcome);
     };
-    // A ceiling search confirms its rate `repeat` times itself: one turn per topology.
-    let turns = match config.command.ceiling {
-        Some(_) => 1,
-        None => config.command.repeat,
-    };
-    'repeats: for repeat in 1..=turns {
+    // Topologies take turns, one repetition at a time (A B A B), so drift lands in the spread
+    // of every topology alike, not in their ratio; a ceiling search runs whole in each turn.
+    'repeats: for repeat in 1..=config.command.repeat {
         for topology in config.command.topologies.clone() {
             if cancel.is_cancelled() {
                 outcome.interrupted = true;
@@ -245,21 +242,13 @@ pub(crate) async fn run_matrix<L: Lab>(
     Ok(outcome)
 }
 
-/// The cells of `topology` in repetition `repeat`: one per scenario, in the record's order;
-/// with `--ceiling`, every repetition's (the searches' confirmations).
+/// The cells of `topology` in repetition `repeat`: one per scenario, in the record's order.
 fn cells_of(config: &ExperimentConfig, topology: &str, repeat: u32) -> Vec<CellId> {
-    let repeats = match config.command.ceiling {
-        Some(_) => 1..=config.command.repeat,
-        None => repeat..=repeat,
-    };
-    let cmd = &config.command;
-    (cmd.scenarios.iter())
-        .flat_map(|s| {
-            repeats.clone().map(|repeat| CellId {
-                topology: topology.to_string(),
-                scenario: s.clone(),
-                repeat,
-            })
+    (config.command.scenarios.iter())
+        .map(|s| CellId {
+            topology: topology.to_string(),
+            scenario: s.clone(),
+            repeat,
         })
         .collect()
 }
@@ -292,10 +281,7 @@ async fn run_turn<L: Lab>(
 ) -> anyhow::Result<()> {
     // Shown by its name, never by the path it was given as (`docs/architecture.md`).
     let shown = config.command.topology_name(turn.topology);
-    let label = match config.command.ceiling {
-        Some(_) => shown.clone(),
-        None => format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat),
-    };
+    let label = format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat);
     let bar = progress.phase(&format!("{label}: bring-up"), None);
     let up = lab.up(turn.topology, cancel).await;
     bar.finish(if up.is_ok() { "up" } else { "failed" });

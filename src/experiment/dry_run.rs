@@ -98,21 +98,23 @@ pub(crate) fn compare_plan(
     let run_time = scenario_lines(&mut out, cmd, scenarios);
     match &cmd.ceiling {
         Some(spec) => {
-            let steps = 1 + super::ceiling::search::MAX_STEPS + repeat as usize;
-            let searches = cmd.scenarios.len() * topologies.len();
+            let steps = 1 + super::ceiling::search::MAX_STEPS;
+            let searches = cmd.scenarios.len() * topologies.len() * repeat as usize;
             let _ = writeln!(
                 out,
-                "ceiling: every cell a search at {} (intended latency): a closed-loop probe, open-loop rates climbing ×1.5 and bisected to {:.0} %, then {repeat} confirmation(s) (the cell's repetitions); at most {steps} steps of {} s per search, {searches} searches, at most {} threads a step",
+                "ceiling: every cell a search at {} (intended latency): a closed-loop probe, open-loop rates climbing ×1.5, a failing rate tried again before it counts, bisected to {} with steps lengthening up to 4×; {repeat} whole search(es) per cell, the topologies taking turns; {searches} searches of at most {steps} steps of {} s to {} s after a warm-up, at most {} threads a step",
                 spec.bounds_shown(),
-                spec.precision * 100.0,
+                spec.precision_shown(),
                 spec.step_s,
+                spec.step_s * 4,
                 spec.max_threads
             );
             let _ = writeln!(
                 out,
-                "measuring: at most {} s, plus {} load(s), bring-up and teardown",
-                steps * searches * spec.step_s as usize,
-                topologies.len()
+                "measuring: typically about {} s (some 15 steps a search), at most {} s, plus {} load(s), bring-up and teardown",
+                searches as u64 * 15 * (2 * spec.step_s + 1),
+                searches as u64 * steps as u64 * (4 * spec.step_s + 1),
+                topologies.len() * repeat as usize
             );
         }
         None => {

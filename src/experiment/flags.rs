@@ -224,27 +224,40 @@ pub struct SearchFlags {
     /// The latency bound on intended latency, e.g. `p99=10ms`; several comma-separated, all must hold.
     #[arg(long, value_name = "pNN=DURATION,...")]
     pub slo: Option<String>,
-    /// Measured length of each step (after `--warmup`).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub step_duration: Duration,
+    /// Measured length of the first steps (after the warm-up; bisecting steps grow up to 4×); default 10s, or 65s with --full, so that every step spans one of WiredTiger's 60 s checkpoints.
+    #[arg(long, value_parser = parse_duration)]
+    pub step_duration: Option<Duration>,
     /// Stop bisecting when the gap between the passing and failing rates is this share, e.g. 5%.
     #[arg(long, default_value = "5%", value_parser = parse_percent)]
     pub precision: f64,
-    /// The most client threads a step may use; a rate needing more stops the search ("the client could not offer").
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// The most client threads (one connection each) a step may use; threads follow the latency measured, more when all were busy; at this cap with all busy, the client is the limit.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_threads: u32,
 }
 
+/// A step's length when `--step-duration` is not given.
+const STEP_S: u64 = 10;
+
+/// The same with `--full`: a real `mongod` checkpoints every 60 s (WiredTiger's default), and a
+/// step that holds one and a step that does not measure different servers; 65 s steps each
+/// hold one (`docs/ceiling.md`, "Steps").
+const FULL_STEP_S: u64 = 65;
+
 impl SearchFlags {
-    /// The search these flags ask for; `--slo` is needed (one line naming it, exit 2).
-    pub(crate) fn spec(&self) -> anyhow::Result<SearchSpec> {
+    /// The search these flags ask for, at the seed's sizes when `full`; `--slo` is needed (one
+    /// line naming it, exit 2).
+    pub(crate) fn spec(&self, full: bool) -> anyhow::Result<SearchSpec> {
         let slo = self.slo.as_deref().ok_or_else(|| {
             bad_input("--slo: a ceiling search needs a latency bound, e.g. --slo p99=10ms")
         })?;
         let bounds = Bound::parse_list(slo).map_err(|e| bad_input(format!("--slo {e}")))?;
         Ok(SearchSpec {
             bounds,
-            step_s: self.step_duration.as_secs().max(1),
+            step_s: match (self.step_duration, full) {
+                (Some(d), _) => d.as_secs().max(1),
+                (None, false) => STEP_S,
+                (None, true) => FULL_STEP_S,
+            },
             precision: self.precision,
             max_threads: self.max_threads,
         })
@@ -259,6 +272,11 @@ fn parse_percent(text: &str) -> Result<f64, String> {
         None => t.parse::<f64>(),
     }
     .map_err(|_| format!("{text:?}: expected a share such as 5% or 0.05"))?;
+    if !t.ends_with('%') && share > 0.5 && share <= 50.0 {
+        return Err(format!(
+            "{text:?}: did you mean {t}%? (a bare number is a share: 0.05 is 5%)"
+        ));
+    }
     if !(share > 0.0 && share <= 0.5) {
         return Err(format!("{text:?}: must be above 0 and at most 50%"));
     }

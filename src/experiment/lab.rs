@@ -62,6 +62,17 @@ pub(crate) trait Lab {
         cancel: &CancellationToken,
     ) -> impl Future<Output = anyhow::Result<Measured>> + Send;
 
+    /// Deletes the documents of the keys a phase with these properties inserted, so the next
+    /// phase starts from the same data; returns how many were deleted. Fakes keep no data.
+    fn remove_inserted(
+        &mut self,
+        _deployment: &Deployment,
+        _properties: &crate::workload::Properties,
+        _keys: crate::measure::KeySpan,
+    ) -> impl Future<Output = anyhow::Result<u64>> + Send {
+        async { Ok(0) }
+    }
+
     /// Tears down what `up` started; must not leak even after errors.
     fn down(&mut self, handle: Self::Handle) -> impl Future<Output = anyhow::Result<()>> + Send;
 

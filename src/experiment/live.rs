@@ -44,6 +44,9 @@ pub(crate) struct LiveLab {
     pub events: crate::events::Sink,
     /// Client processes per cell (`--clients`); 1 runs the cell in this process.
     pub clients: usize,
+    /// The client last connected, kept for the next phase asking for the same connection: a
+    /// ceiling search's steps share one pool (`docs/ceiling.md`, "Steps").
+    connections: crate::runner::Reuse,
 }
 
 impl LiveLab {
@@ -62,6 +65,7 @@ impl LiveLab {
             base_port: None,
             events: crate::events::Discard::sink(),
             clients,
+            connections: Default::default(),
         }
     }
 
@@ -250,19 +254,31 @@ impl Lab for LiveLab {
                 count: self.clients,
             },
         };
-        run_phase(
-            &deployment.entry_uri,
-            properties,
-            phase,
-            cancel,
-            targets,
-            Some(self.events.clone()),
-            launcher,
-        )
-        .await
+        let opts = crate::runner::ExecuteOptions {
+            cancel: cancel.clone(),
+            uri: Some(deployment.entry_uri.clone()),
+            probe_targets: targets,
+            events: Some(self.events.clone()),
+            clients: launcher,
+            reuse: Some(self.connections.clone()),
+            ..Default::default()
+        };
+        run_phase(properties, phase, opts).await
+    }
+
+    async fn remove_inserted(
+        &mut self,
+        deployment: &Deployment,
+        properties: &crate::workload::Properties,
+        keys: crate::measure::KeySpan,
+    ) -> anyhow::Result<u64> {
+        let uri = pin_write_concern(&deployment.entry_uri, properties);
+        Ok(crate::runner::remove_inserted(properties, &uri, keys, &self.connections).await?)
     }
 
     async fn down(&mut self, handle: LiveHandle) -> anyhow::Result<()> {
+        // The kept client would go on monitoring servers that are gone.
+        self.connections = Default::default();
         match handle.0 {
             Some(cluster) => Ok(crate::backend::down(&cluster, &*self.events).await?),
             None => Ok(()),
@@ -270,30 +286,19 @@ impl Lab for LiveLab {
     }
 }
 
-/// Runs one phase with the runner against `uri`, its clients where `clients` says
-/// (this process, client processes, or containers), and summarises its result document.
+/// Runs one phase with the runner as `opts` say (against `opts.uri`, its clients in this
+/// process, client processes or containers), and summarises its result document.
 ///
 /// The write concern is pinned: when neither the entry URI nor the scenario sets one, `w=1` is
 /// added (YCSB's default URL carries it), because from MongoDB 5.0 on replica sets and sharded
 /// clusters default to `w:"majority"` and the same scenario would otherwise measure different
 /// things on different versions (`docs/mongodb-versions.md`).
 pub(crate) async fn run_phase(
-    uri: &str,
     properties: &crate::workload::Properties,
     phase: Phase,
-    cancel: &CancellationToken,
-    probe_targets: Option<Vec<crate::db::probe::ProbeTarget>>,
-    events: Option<crate::events::Sink>,
-    clients: crate::runner::ClientLauncher,
+    mut opts: crate::runner::ExecuteOptions,
 ) -> anyhow::Result<Measured> {
-    let opts = crate::runner::ExecuteOptions {
-        cancel: cancel.clone(),
-        uri: Some(pin_write_concern(uri, properties)),
-        probe_targets,
-        events,
-        clients,
-        ..Default::default()
-    };
+    opts.uri = opts.uri.map(|u| pin_write_concern(&u, properties));
     let mut document = crate::runner::execute(properties, phase, &opts)
         .await?
         .document;

@@ -84,7 +84,7 @@ pub struct CompareCommand {
     #[serde(default)]
     pub sweep: bool,
     /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
-    /// `--repeat` confirms each ceiling found that many times.
+    /// `--repeat` repeats every whole search, the topologies taking turns.
     #[arg(long = "ceiling", conflicts_with = "sweep")]
     #[serde(skip)]
     pub search_ceiling: bool,
@@ -117,8 +117,8 @@ pub struct CompareCommand {
     #[arg(short = 's', long = "status")]
     #[serde(default)]
     pub live_server_status: bool,
-    /// `--ceiling --slo …`: every cell is a ceiling search, its repetitions the confirmations of
-    /// the rate found (`docs/result-schema.md`, "Ceilings").
+    /// `--ceiling --slo …`: every cell is a ceiling search, each repetition a whole search
+    /// (`docs/ceiling.md`).
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::slo::SearchSpec>,
@@ -171,7 +171,7 @@ impl CompareCommand {
             self.vary = Some(Vary::parse(&text)?);
         }
         self.ceiling = match (std::mem::take(&mut self.search_ceiling), &self.search.slo) {
-            (true, _) => Some(self.search.spec()?),
+            (true, _) => Some(self.search.spec(self.workload.full)?),
             (false, Some(_)) => return Err(bad_input("--slo: only with --ceiling")),
             (false, None) => self.ceiling.take(),
         };

@@ -309,12 +309,12 @@ impl ExperimentDir {
         out
     }
 
-    /// Where the ceiling search of a `compare --ceiling` cell is kept (any repetition's id).
+    /// Where the ceiling search of a `compare --ceiling` cell is kept: one per repetition.
     pub(crate) fn ceiling_path(&self, id: &CellId) -> PathBuf {
         self.path
             .join(CEILINGS_DIR)
             .join(sanitize(&self.topology_name(&id.topology)))
-            .join(format!("{}.json", sanitize(&id.scenario)))
+            .join(format!("{}-r{}.json", sanitize(&id.scenario), id.repeat))
     }
 
     /// The cells recorded as not run, in the order recorded (none when the file is absent).
@@ -683,7 +683,7 @@ mod tests {
         assert_eq!(dir.cell_path(&id), named);
         assert_eq!(
             dir.ceiling_path(&id),
-            dir.path().join("ceilings/big-box/S1.json")
+            dir.path().join("ceilings/big-box/S1-r1.json")
         );
         assert_eq!(dir.never_run(&config), vec![id.clone()]);
         let mut cell = crate::report::tests::cell(&id.topology, "S1", 1, 1000.0);

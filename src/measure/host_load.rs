@@ -39,6 +39,9 @@ pub struct HostLoad {
     pub steal_cores: f64,
     /// Cores' worth of CPU the client used.
     pub client_cores: f64,
+    /// Cores' worth of CPU every process used (the client, the servers and the rest).
+    #[serde(default)]
+    pub busy_cores: f64,
     /// CPU µs each server member on this machine used over the window, by member name (absent:
     /// members elsewhere, in containers, or a server that was not found).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -229,6 +232,7 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
             .then(|| cores_of(busy.saturating_sub(client + server_ticks))),
         steal_cores: cores_of(b.steal.saturating_sub(a.steal)),
         client_cores: cores_of(client),
+        busy_cores: cores_of(busy),
         server_cpu_us: servers
             .into_iter()
             .map(|(n, t)| (n, (t as f64 / hz * 1e6) as u64))

@@ -29,8 +29,8 @@ pub use registry::{
     RunMeasurements, SummaryStats,
 };
 pub use result::{
-    ClientCpu, ClientEntry, HostFacts, MeasurementResult, PropertyEntry, ResultDocument,
-    ResultError, ServerFacts, StatusCount, ToolInfo,
+    ClientCpu, ClientEntry, HostFacts, KeySpan, MeasurementResult, PropertyEntry, ResultDocument,
+    ResultError, Schedule, ServerFacts, StatusCount, ToolInfo,
 };
 pub(crate) use result::{SCHEMA_VERSION, STANDIN_MARKER, total_memory_bytes};
 pub use status::Status;

@@ -564,6 +564,18 @@ impl ClientRecorder {
     }
 }
 
+impl ClientRecorder {
+    /// Records an operation the schedule planned before the run's end that was never sent, at
+    /// its intended latency so far, under `UNSENT` (intended only: it has no service latency).
+    /// HdrHistogram's expected-interval correction counts such operations the same way.
+    pub fn record_unsent(&self, intended_us: u64) {
+        let shared = &*self.shared;
+        if shared.config.interval.records_intended() {
+            lock(&self.slot).measure(shared, MapKind::Intended, "UNSENT", None, intended_us);
+        }
+    }
+}
+
 impl Measurements {
     /// A registry for one run.
     pub fn new(config: MeasurementConfig) -> Arc<Measurements> {

@@ -458,8 +458,63 @@ pub struct ResultDocument {
     /// the CPU of each server member on this machine (`None`: not measured, e.g. off Linux).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_load: Option<super::host_load::HostLoad>,
+    /// How well the clients kept a `target` rate's schedule; `None` for an unthrottled run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+    /// The key numbers the run handed out to inserts, warm-up included; `None` when it
+    /// inserted nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inserted_keys: Option<KeySpan>,
     /// Per-measurement results in YCSB's export order.
     pub measurements: Vec<MeasurementResult>,
+}
+
+/// How far a throttled run's clients fell behind their schedule: the client's side of an
+/// open-loop step, measured rather than predicted (`docs/engine.md`, "Keeping the schedule").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Schedule {
+    /// Operations that started more than [`Schedule::LATE_US`] after their intended start.
+    pub late: u64,
+    /// Operations whose intended start fell before the run's end but that were never sent
+    /// (every thread was still busy); each is recorded as intended latency under `UNSENT`.
+    pub unsent: u64,
+}
+
+impl Schedule {
+    /// An operation starting later than this after its intended start is late: more than the
+    /// timer's own jitter (`docs/engine.md`, "Keeping the schedule").
+    pub const LATE_US: u64 = 2_000;
+}
+
+impl std::ops::Add for Schedule {
+    type Output = Schedule;
+
+    /// Both counts added (clients of one run).
+    fn add(self, other: Schedule) -> Schedule {
+        Schedule {
+            late: self.late + other.late,
+            unsent: self.unsent + other.unsent,
+        }
+    }
+}
+
+/// Key numbers `[first, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeySpan {
+    /// The lowest key number.
+    pub first: i64,
+    /// One past the highest.
+    pub end: i64,
+}
+
+impl KeySpan {
+    /// The smallest span holding both (clients of one run took interleaved keys).
+    pub fn hull(self, other: KeySpan) -> KeySpan {
+        KeySpan {
+            first: self.first.min(other.first),
+            end: self.end.max(other.end),
+        }
+    }
 }
 
 fn rfc3339(t: &DateTime<Utc>) -> String {
@@ -513,6 +568,8 @@ impl ResultDocument {
             clients: Vec::new(),
             client_cpu: ClientCpu::default(),
             host_load: None,
+            schedule: None,
+            inserted_keys: None,
             measurements,
         })
     }
@@ -625,6 +682,11 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
             user_us: acc.user_us + d.client_cpu.user_us,
             system_us: acc.system_us + d.client_cpu.system_us,
         }),
+        schedule: docs.iter().filter_map(|d| d.schedule).reduce(|a, b| a + b),
+        inserted_keys: docs
+            .iter()
+            .filter_map(|d| d.inserted_keys)
+            .reduce(KeySpan::hull),
         measurements,
     })
 }
@@ -1000,9 +1062,18 @@ mod tests {
             other_cores: Some(0.1),
             steal_cores: 0.0,
             client_cores: 0.8,
+            busy_cores: 1.8,
             server_cpu_us: [("single".to_string(), 900_000u64)].into_iter().collect(),
             load_before: Some(0.4),
             load_after: Some(1.2),
+        });
+        d.schedule = Some(Schedule {
+            late: 12,
+            unsent: 3,
+        });
+        d.inserted_keys = Some(KeySpan {
+            first: 1_000,
+            end: 1_900,
         });
         d.clients = vec![ClientEntry::of(0, "bench-1", &d)];
         let value = serde_json::to_value(&d).unwrap();

@@ -22,6 +22,31 @@ pub(crate) fn model(extra_mongod_args: &[String]) -> Option<(u64, u64)> {
     Some((value("workers").unwrap_or(1).max(1), service))
 }
 
+/// Each topology's capacity under the stand-in's model: a mongod's rate times the shards that
+/// serve the data (one for a single mongod), from the plan its cells recorded.
+pub(crate) fn per_topology(
+    extra_mongod_args: &[String],
+    cells: &[crate::experiment::model::CellFile],
+    shown: impl Fn(&str) -> String,
+) -> Vec<(String, f64)> {
+    let Some((workers, us)) = model(extra_mongod_args) else {
+        return Vec::new();
+    };
+    let per_mongod = workers as f64 * 1e6 / us as f64;
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for c in cells {
+        let (Some(plan), true) = (&c.topology, c.summary.standin) else {
+            continue;
+        };
+        let name = shown(&c.cell.topology);
+        if out.iter().all(|(t, _)| *t != name) {
+            let shards = plan.shard_sets().len().max(1);
+            out.push((name, per_mongod * shards as f64));
+        }
+    }
+    out
+}
+
 /// One sentence saying which capacity model the stand-in figures were measured under.
 pub(crate) fn sentence(extra_mongod_args: &[String], cores: u64) -> String {
     match model(extra_mongod_args) {

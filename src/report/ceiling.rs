@@ -1,54 +1,37 @@
-//! A ceiling search as a reader sees it: every step (offered and achieved rate, threads, intended
-//! latency, why it failed) and the finding under it; and a `compare --ceiling`'s ceilings, the
-//! ratio taken apart and their table (README, "Glossary": ceiling, bound, routing tax).
+//! A ceiling search as a reader sees it: every step (offered and achieved rate, threads,
+//! intended and actual latency at the bound, why it failed) and the finding under it; and a
+//! `compare --ceiling`'s ceilings, each over its searches, with the ratio taken apart (README,
+//! "Glossary": ceiling, bound, routing tax; `docs/ceiling.md`).
 
 use serde::Serialize;
 
 use super::Row;
-use super::stats::{self, Comparison};
-use crate::experiment::ceiling::search::{micros, thousands};
-use crate::experiment::ceiling::{Bound, CeilingRecord, Outcome, StepKind};
+use super::searches::{self, Searched};
+use super::stats::Comparison;
+use crate::experiment::ceiling::search::{Rule, micros, thousands};
+use crate::experiment::ceiling::{Bound, CeilingRecord, Outcome, Step, StepKind};
 use crate::measure::STANDIN_MARKER;
 
-/// The steps table and the finding, for the terminal and `ceiling.txt`.
+/// The steps table of one search and its finding, for the terminal and `ceiling.txt`.
 pub(crate) fn render(record: &CeilingRecord) -> String {
+    let first = record.bounds.first();
+    let name = first.map_or("p99", |b| b.name.as_str());
+    let intended = format!("intended {name}");
+    let actual = format!("actual {name}");
     let header = [
         "step",
         "kind",
         "offered ops/s",
         "achieved ops/s",
         "threads",
-        "intended p50 µs",
-        "p99 µs",
-        "p99.9 µs",
+        "s",
+        intended.as_str(),
+        actual.as_str(),
+        "unsent",
         "validity",
         "result",
     ];
-    let rows = record.steps.iter().enumerate().map(|(i, s)| {
-        let (kind, result) = match (s.kind, &s.failed) {
-            (StepKind::Probe, _) => ("probe", "closed loop: where the search starts".to_string()),
-            (StepKind::Search, None) => ("search", "sustained".to_string()),
-            (StepKind::Confirm, None) => ("confirm", "sustained".to_string()),
-            (StepKind::Search, Some(w)) => ("search", format!("failed: {w}")),
-            (StepKind::Confirm, Some(w)) => ("confirm", format!("failed: {w}")),
-        };
-        let latency = |us: u64| match s.kind {
-            StepKind::Probe => "—".to_string(),
-            _ => us.to_string(),
-        };
-        [
-            (i + 1).to_string(),
-            kind.to_string(),
-            s.offered.map_or("—".into(), |o| format!("{o:.0}")),
-            format!("{:.0}", s.achieved),
-            s.threads.to_string(),
-            latency(s.intended_us[0]),
-            latency(s.intended_us[1]),
-            latency(s.intended_us[2]),
-            s.verdict.clone(),
-            result,
-        ]
-    });
+    let rows = (record.steps.iter().enumerate()).map(|(i, s)| step_fields(i, s));
     let t = super::rounded(header, rows);
     let mut out = String::new();
     if record.standin {
@@ -57,55 +40,213 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
     }
     let bounds: Vec<String> = record.bounds.iter().map(|b| b.shown()).collect();
     out.push_str(&format!(
-        "Ceiling search: {} on {} at {} (intended latency, {:.0} s per step)\n{t}\n{}\n",
+        "Ceiling search: {} on {} at {} (intended latency; steps of {:.0} s and longer once bracketed, each after a warm-up)\n{t}\n",
         record.workload,
         record.topology,
         bounds.join(", "),
         record.step_s,
-        record.finding()
     ));
+    out.extend(verdict_notes(&record.steps).into_iter().map(|l| l + "\n"));
+    out.push_str(&record.finding());
+    out.push('\n');
     out
 }
 
+/// One row of the steps table.
+fn step_fields(i: usize, s: &Step) -> [String; 11] {
+    let (kind, result) = match (s.kind, &s.failed, s.counted) {
+        (StepKind::Probe, _, _) => ("probe", "closed loop: where the search starts".to_string()),
+        (_, None, _) => ("search", "sustained".to_string()),
+        (_, Some(w), false) => ("search", format!("not counted, more threads next: {w}")),
+        (_, Some(w), true) => ("search", format!("failed: {w}")),
+    };
+    let latency = |at: Option<&u64>| match (s.kind, at) {
+        (StepKind::Probe, _) | (_, None) => "—".to_string(),
+        (_, Some(us)) => micros(*us),
+    };
+    [
+        (i + 1).to_string(),
+        kind.to_string(),
+        s.offered.map_or("—".into(), thousands),
+        thousands(s.achieved),
+        s.threads.to_string(),
+        format!("{:.0}", s.step_s),
+        latency(s.at_bounds_us.first()),
+        latency(s.actual_at_bounds_us.first()),
+        s.schedule.unsent.to_string(),
+        s.verdict.clone(),
+        result,
+    ]
+}
+
+/// `degraded (steps 3, 5): busy host: …`: why steps whose result is degraded or invalid are so, one
+/// line per kind of reason (the words before its first colon), quoting its first instance.
+fn verdict_notes(steps: &[Step]) -> Vec<String> {
+    let mut notes: Vec<(String, String, Vec<usize>)> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        for r in &s.verdict_reasons {
+            let kind = format!("{} {}", s.verdict, r.split(':').next().unwrap_or(r));
+            match notes.iter_mut().find(|(k, _, _)| *k == kind) {
+                Some((_, _, at)) => at.push(i + 1),
+                None => notes.push((kind, format!("{}: {r}", s.verdict), vec![i + 1])),
+            }
+        }
+    }
+    (notes.into_iter())
+        .map(|(_, line, at)| {
+            let at: Vec<String> = at.iter().map(usize::to_string).collect();
+            let (verdict, why) = line.split_once(": ").unwrap_or((&line, ""));
+            let more = if at.len() > 1 {
+                ", the first of them"
+            } else {
+                ""
+            };
+            format!("{verdict} (step {}{more}): {why}", at.join(", "))
+        })
+        .collect()
+}
+
+/// Several searches of one topology (`ceiling --repeat`): each one's table and finding, then
+/// what they found together.
+pub(crate) fn render_all(records: &[CeilingRecord]) -> String {
+    let mut out: String = records.iter().map(render).collect::<Vec<_>>().join("\n");
+    if let Some(summary) = summary(records) {
+        out.push_str(&summary);
+        out.push('\n');
+    }
+    out
+}
+
+/// `over 3 searches: single sustains 1,470 S5 ops/s (1,455–1,490 over the searches; their
+/// brackets 1,440–1,545)`; `None` for one search or none found.
+fn summary(records: &[CeilingRecord]) -> Option<String> {
+    let first = records.first().filter(|_| records.len() > 1)?;
+    let found: Vec<Searched> = records.iter().filter_map(searched).collect();
+    let geo = geometric_mean(found.iter().map(|s| s.passed))?;
+    let (lo, hi) = extent(found.iter().map(|s| s.passed));
+    let top = found
+        .iter()
+        .filter_map(|s| s.failed)
+        .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))));
+    let brackets = match top {
+        Some(t) => format!("; their brackets {}–{}", thousands(lo), thousands(t)),
+        None => String::new(),
+    };
+    Some(format!(
+        "over {} searches ({} with a ceiling): {} sustains {} {} ops/s at {} ({}–{} over the searches{brackets})",
+        records.len(),
+        found.len(),
+        first.topology,
+        thousands(geo),
+        first.workload,
+        bounds_shown(&first.bounds),
+        thousands(lo),
+        thousands(hi),
+    ))
+}
+
+fn bounds_shown(bounds: &[Bound]) -> String {
+    bounds
+        .iter()
+        .map(Bound::shown)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A search's ceiling for the ratios: a found ceiling with its bracket, or a client-limited
+/// search's lower bound; `None` otherwise.
+pub(crate) fn searched(r: &CeilingRecord) -> Option<Searched> {
+    let (passed, failed) = r.outcome.as_ref()?.bounds()?;
+    Some(Searched { passed, failed })
+}
+
+fn geometric_mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
+    (n > 0).then(|| (sum / n as f64).exp())
+}
+
+fn extent(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+    xs.fold((f64::INFINITY, 0.0), |(lo, hi), x| (lo.min(x), hi.max(x)))
+}
+
 /// The ceilings of a `compare --ceiling`, as every report format carries them: the bound, each
-/// cell's search and the ratio taken apart (README, "Glossary": ceiling, routing tax).
+/// cell over its searches, and the ratio taken apart (README, "Glossary": ceiling, routing tax).
 #[derive(Debug, Clone, Serialize)]
 pub struct CeilingPart {
     /// `p99 ≤ 50 ms` (all must hold, on intended latency).
     pub bounds: String,
     /// The first bound: the one the chart draws and its points are measured at.
     pub drawn: Option<Bound>,
-    /// Measured seconds per step.
+    /// Measured seconds of the first steps (later ones lengthen).
     pub step_s: f64,
     /// One per scenario × topology searched, in the table's order.
     pub cells: Vec<CeilingCell>,
     /// Routing tax, sharding gain and net, per scenario, when the experiment holds them.
     pub decomposed: Vec<Decomposed>,
+    /// Each topology's ceiling against the baseline's, per scenario: what the rows quote.
+    #[serde(skip)]
+    pub vs_baseline: Vec<(String, String, Comparison)>,
+    /// The stand-in's capacity model per topology (ops/s), when one was in force.
+    pub model: Vec<(String, f64)>,
 }
 
-/// One cell's search as the report shows it.
+/// One step of a search as a chart draws it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// Offered rate, ops/s.
+    pub offered: f64,
+    /// Achieved rate, ops/s.
+    pub achieved: f64,
+    /// Intended latency at the first bound, µs.
+    pub at_bound_us: u64,
+    /// The rule it broke; `None` when it passed.
+    pub rule: Option<Rule>,
+    /// Its result was degraded.
+    pub degraded: bool,
+    /// Which search it belongs to.
+    pub repeat: u32,
+}
+
+/// One cell (a scenario on a topology) over its searches, as the report shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CeilingCell {
     /// Scenario.
     pub scenario: String,
     /// Topology, as shown.
     pub topology: String,
-    /// The ceiling (mean achieved over the confirmations), ops/s; `None` when none was found.
+    /// `load` when every step inserted fresh keys (an insert-only scenario), else `run`.
+    pub phase: String,
+    /// The ceiling: the geometric mean over the searches that found one (a client-limited
+    /// search's lower bound counts, marked), ops/s; `None` when none did.
     pub ceiling: Option<f64>,
-    /// Lowest and highest confirmation.
+    /// Lowest and highest search.
     pub spread: Option<(f64, f64)>,
-    /// Intended p99 at the ceiling (the worst confirmation), µs.
-    pub p99_us: Option<u64>,
-    /// Client threads at the ceiling.
+    /// The brackets: the lowest rate that passed and the highest that failed, over searches.
+    pub bracket: Option<(f64, Option<f64>)>,
+    /// Searches, and how many found a ceiling.
+    pub searches: usize,
+    pub found: usize,
+    /// Some search was limited by the client: the ceiling is a lower bound.
+    pub client_limited: bool,
+    /// How the last search ended (`found`, `no ceiling`, `client-limited`, `interrupted`).
+    pub outcome: String,
+    /// Intended latency at the first bound at the ceiling (the worst search), µs.
+    pub at_bound_us: Option<u64>,
+    /// Client threads at the ceiling (the most any search used there).
     pub threads: Option<u32>,
-    /// Steps the search took.
+    /// Steps over all searches.
     pub steps: usize,
-    /// Why the lowest failing rate failed (or why there is no ceiling).
+    /// Why the next rate failed (the last search's).
     pub next_failure: Option<String>,
-    /// The search's one-line finding.
+    /// The searches' one-line findings.
     pub finding: String,
-    /// Each open-loop step: offered ops/s, intended latency at the first bound (µs), passed.
-    pub points: Vec<(f64, u64, bool)>,
+    /// Each open-loop step of every search.
+    pub points: Vec<Point>,
+    /// Each search's ceiling as the chart rings it: the offered rate that passed and the
+    /// intended latency at the bound there.
+    pub rings: Vec<(f64, u64)>,
+    /// What a reader must know before quoting it.
+    pub caveats: Vec<String>,
 }
 
 /// One part of the micro-shard ratio taken apart, for one scenario.
@@ -121,27 +262,34 @@ pub struct Decomposed {
     pub against: String,
     /// Ceiling over ceiling.
     pub ratio: f64,
-    /// The test, with two or more confirmations on both sides.
+    /// The interval (the brackets, and the spread between searches) and the test.
     pub significance: Option<Comparison>,
+    /// A side's figure is degraded or a lower bound: the caveat every line quoting it carries.
+    pub caveat: Option<String>,
 }
 
 impl Decomposed {
     /// `S5 routing tax (microshard-1 vs single): 0.95× (95 % CI …, significant, p=…)`.
     pub(crate) fn sentence(&self) -> String {
-        let test = match &self.significance {
-            Some(c) => c.words(),
-            None => "one confirmation: not tested".into(),
-        };
+        let test = self
+            .significance
+            .as_ref()
+            .map_or("not tested".into(), Comparison::words);
+        let caveat = self
+            .caveat
+            .as_ref()
+            .map(|c| format!("; {c}"))
+            .unwrap_or_default();
         format!(
-            "{} {} ({} vs {}): {:.2}× ({test})",
+            "{} {} ({} vs {}): {:.2}× ({test}{caveat})",
             self.scenario, self.part, self.of, self.against, self.ratio
         )
     }
 }
 
 impl CeilingPart {
-    /// The part of a report: `records` are the experiment's searches, `rows` its table (whose
-    /// samples are the confirmations), `baseline` its baseline topology as shown.
+    /// The part of a report: `records` are the experiment's searches (every repetition), `rows`
+    /// its table, `baseline` its baseline topology as shown.
     pub(crate) fn of(records: &[CeilingRecord], rows: &[Row], baseline: &str) -> Option<Self> {
         let first = records.first()?;
         let order = |c: &CeilingCell| {
@@ -149,23 +297,42 @@ impl CeilingPart {
                 .position(|r| r.scenario == c.scenario && r.topology == c.topology)
                 .unwrap_or(usize::MAX)
         };
-        let mut cells: Vec<CeilingCell> = records.iter().map(cell).collect();
+        let mut cells: Vec<CeilingCell> = group(records).into_iter().map(cell).collect();
         cells.sort_by_key(order);
+        let by_cell = |s: &str, t: &str| -> Vec<Searched> {
+            (records.iter())
+                .filter(|r| r.workload == s && r.topology == t)
+                .filter_map(searched)
+                .collect()
+        };
         Some(CeilingPart {
-            bounds: (first.bounds.iter())
-                .map(|b| b.shown())
-                .collect::<Vec<_>>()
-                .join(", "),
+            bounds: bounds_shown(&first.bounds),
             drawn: first.bounds.first().cloned(),
             step_s: first.step_s,
-            decomposed: decompose(rows, baseline),
+            decomposed: decompose(&cells, baseline, &by_cell, rows),
+            vs_baseline: against_baseline(&cells, baseline, &by_cell),
             cells,
+            model: Vec::new(),
         })
+    }
+
+    /// Every row of a ceiling compare quotes its ceiling's comparison with the baseline's (the
+    /// brackets and the spread between searches), not the repetitions' throughputs alone.
+    pub(crate) fn quote_in(&self, rows: &mut [Row]) {
+        for (s, t, c) in &self.vs_baseline {
+            if let Some(r) = rows
+                .iter_mut()
+                .find(|r| r.scenario == *s && r.topology == *t)
+            {
+                r.vs_baseline = Some(c.ratio);
+                r.significance = Some(*c);
+            }
+        }
     }
 
     /// The ceilings as a table (terminal), with the decomposition under it.
     pub(crate) fn table(&self) -> String {
-        let t = super::rounded(Self::HEADERS, self.cells.iter().map(CeilingCell::fields));
+        let t = super::rounded(self.headers(), self.cells.iter().map(CeilingCell::fields));
         let mut out = format!("{}\n{t}\n", self.title());
         out.extend(self.decomposed.iter().map(|d| d.sentence() + "\n"));
         out
@@ -174,38 +341,53 @@ impl CeilingPart {
     /// The table's title: what a ceiling is here.
     pub(crate) fn title(&self) -> String {
         format!(
-            "Ceilings at {} (intended latency; {:.0} s steps; the highest offered rate sustained, mean of its confirmations):",
+            "Ceilings at {} (intended latency; steps of {:.0} s and longer once bracketed; the highest rate sustained below every rate that failed, mean over searches; bracket: what passed – what failed):",
             self.bounds, self.step_s
         )
     }
 
     /// The table's columns.
-    pub(crate) const HEADERS: [&'static str; 7] = [
-        "scenario",
-        "topology",
-        "ceiling ops/s",
-        "intended p99",
-        "threads",
-        "steps",
-        "the next step",
-    ];
+    pub(crate) fn headers(&self) -> [String; 8] {
+        let name = self.drawn.as_ref().map_or("p99", |b| b.name.as_str());
+        [
+            "scenario".into(),
+            "topology".into(),
+            "ceiling ops/s".into(),
+            "bracket ops/s".into(),
+            format!("intended {name}"),
+            "threads".into(),
+            "steps".into(),
+            "the next rate".into(),
+        ]
+    }
 }
 
 impl CeilingCell {
-    /// The table's fields, in [`CeilingPart::HEADERS`]' order.
+    /// The table's fields, in [`CeilingPart::headers`]' order.
     pub(crate) fn fields(&self) -> Vec<String> {
         let ceiling = match (self.ceiling, self.spread) {
             (Some(c), Some((lo, hi))) if lo < hi => {
                 format!("{} ({}–{})", thousands(c), thousands(lo), thousands(hi))
             }
             (Some(c), _) => thousands(c),
-            (None, _) => "no ceiling".into(),
+            (None, _) => self.outcome.clone(),
+        };
+        let ceiling = match (self.client_limited, self.phase.as_str()) {
+            (true, _) => format!("≥ {ceiling} client-limited"),
+            (false, "load") => format!("{ceiling} (load)"),
+            _ => ceiling,
+        };
+        let bracket = match self.bracket {
+            Some((lo, Some(hi))) => format!("{}–{}", thousands(lo), thousands(hi)),
+            Some((lo, None)) => format!("≥ {}", thousands(lo)),
+            None => "—".into(),
         };
         vec![
             self.scenario.clone(),
             self.topology.clone(),
             ceiling,
-            self.p99_us.map(micros).unwrap_or_else(|| "—".into()),
+            bracket,
+            self.at_bound_us.map(micros).unwrap_or_else(|| "—".into()),
             self.threads
                 .map(|t| t.to_string())
                 .unwrap_or_else(|| "—".into()),
@@ -229,93 +411,224 @@ pub(crate) fn scenarios(part: &CeilingPart) -> Vec<String> {
     super::charts::distinct(part.cells.iter().map(|c| c.scenario.clone()))
 }
 
-/// A search as one cell of the report.
-fn cell(r: &CeilingRecord) -> CeilingCell {
-    let points = (r.steps.iter())
-        .filter_map(|s| {
-            let p = s.at_bounds_us.first().copied().unwrap_or(s.intended_us[1]);
-            Some((s.offered?, p, s.failed.is_none()))
-        })
-        .collect();
-    let base = CeilingCell {
-        scenario: r.workload.clone(),
-        topology: r.topology.clone(),
-        ceiling: None,
-        spread: None,
-        p99_us: None,
-        threads: None,
-        steps: r.steps.len(),
-        next_failure: None,
-        finding: r.finding(),
-        points,
-    };
-    match &r.outcome {
+/// The records by cell (scenario, topology), each cell's searches in repetition order.
+fn group(records: &[CeilingRecord]) -> Vec<Vec<&CeilingRecord>> {
+    let mut groups: Vec<Vec<&CeilingRecord>> = Vec::new();
+    for r in records {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].workload == r.workload && g[0].topology == r.topology)
+        {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    for g in &mut groups {
+        g.sort_by_key(|r| r.repeat);
+    }
+    groups
+}
+
+/// A cell's searches as one cell of the report.
+fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
+    let first = searches[0];
+    let found: Vec<Searched> = searches.iter().filter_map(|r| searched(r)).collect();
+    let ceiling = geometric_mean(found.iter().map(|s| s.passed));
+    let failed: Option<Vec<f64>> = found.iter().map(|s| s.failed).collect();
+    let last_found = searches.iter().rev().find_map(|r| match &r.outcome {
         Some(Outcome::Found {
-            ceiling,
-            low,
-            high,
-            p99_us,
+            at_bounds_us,
             threads,
             next_failure,
-        }) => CeilingCell {
-            ceiling: Some(*ceiling),
-            spread: Some((*low, *high)),
-            p99_us: Some(*p99_us),
-            threads: Some(*threads),
-            next_failure: next_failure.clone(),
-            ..base
-        },
-        _ => base,
+            caveats,
+            ..
+        }) => Some((at_bounds_us, *threads, next_failure, caveats)),
+        _ => None,
+    });
+    let findings: Vec<String> = searches.iter().map(|r| r.finding()).collect();
+    CeilingCell {
+        scenario: first.workload.clone(),
+        topology: first.topology.clone(),
+        phase: first.phase.clone(),
+        spread: ceiling.map(|_| extent(found.iter().map(|s| s.passed))),
+        ceiling,
+        bracket: ceiling.map(|_| {
+            let lo = extent(found.iter().map(|s| s.passed)).0;
+            (lo, failed.map(|f| extent(f.into_iter()).1))
+        }),
+        searches: searches.len(),
+        found: found.len(),
+        client_limited: (searches.iter())
+            .any(|r| matches!(r.outcome, Some(Outcome::ClientLimited { .. }))),
+        outcome: (searches.iter().rev())
+            .find_map(|r| r.outcome.as_ref().map(|o| o.word().to_string()))
+            .unwrap_or_else(|| "not ended".into()),
+        at_bound_us: last_found.and_then(|f| f.0.first().copied()),
+        threads: last_found.map(|f| f.1),
+        steps: searches.iter().map(|r| r.steps.len()).sum(),
+        next_failure: last_found.and_then(|f| f.2.clone()),
+        finding: findings.join(" | "),
+        points: searches.iter().flat_map(|r| points(r)).collect(),
+        rings: searches.iter().filter_map(|r| ring(r)).collect(),
+        caveats: last_found.map(|f| f.3.clone()).unwrap_or_default(),
     }
+}
+
+/// Each open-loop step of a search as a chart point.
+fn points(r: &CeilingRecord) -> Vec<Point> {
+    (r.steps.iter())
+        .filter(|s| s.counted)
+        .filter_map(|s| {
+            Some(Point {
+                offered: s.offered?,
+                achieved: s.achieved,
+                at_bound_us: s.at_bounds_us.first().copied().unwrap_or(s.intended_us[1]),
+                rule: s.failed.as_ref().map(|_| s.rule.unwrap_or(Rule::Latency)),
+                degraded: s.verdict == "degraded",
+                repeat: r.repeat,
+            })
+        })
+        .collect()
+}
+
+/// Where a chart rings a search's ceiling: the offered rate that passed, at the intended
+/// latency at the bound there.
+fn ring(r: &CeilingRecord) -> Option<(f64, u64)> {
+    match &r.outcome {
+        Some(Outcome::Found {
+            bracket: Some(b),
+            at_bounds_us,
+            ..
+        }) => Some((b.passed, at_bounds_us.first().copied().unwrap_or(0))),
+        _ => None,
+    }
+}
+
+/// Each topology's ceiling against the baseline's, per scenario.
+fn against_baseline(
+    cells: &[CeilingCell],
+    baseline: &str,
+    by_cell: &dyn Fn(&str, &str) -> Vec<Searched>,
+) -> Vec<(String, String, Comparison)> {
+    (cells.iter())
+        .filter(|c| c.topology != baseline)
+        .filter_map(|c| {
+            let vs = searches::compare(
+                &by_cell(&c.scenario, &c.topology),
+                &by_cell(&c.scenario, baseline),
+            )?;
+            Some((c.scenario.clone(), c.topology.clone(), vs))
+        })
+        .collect()
 }
 
 /// The micro-shard ratio taken apart, per scenario, when the experiment holds the baseline
 /// (`single`), `microshard-1` and larger micro-shard topologies: routing tax (microshard-1 vs the
 /// baseline), sharding gain (each larger one vs microshard-1) and net (each larger one vs the
-/// baseline). Only rows with a ceiling take part.
-fn decompose(rows: &[Row], baseline: &str) -> Vec<Decomposed> {
+/// baseline). Only cells with a ceiling take part; a degraded or lower-bound side is said.
+fn decompose(
+    cells: &[CeilingCell],
+    baseline: &str,
+    by_cell: &dyn Fn(&str, &str) -> Vec<Searched>,
+    rows: &[Row],
+) -> Vec<Decomposed> {
     let mut out = Vec::new();
-    for s in super::charts::distinct(rows.iter().map(|r| r.scenario.clone())) {
+    for s in super::charts::distinct(cells.iter().map(|c| c.scenario.clone())) {
         let s = s.as_str();
-        let found = |t: &str| {
-            (rows.iter()).find(|r| r.scenario == s && r.topology == t && !r.samples.is_empty())
-        };
-        let (Some(base), Some(one)) = (found(baseline), found("microshard-1")) else {
+        let has = |t: &str| !by_cell(s, t).is_empty();
+        if !has(baseline) || !has("microshard-1") {
             continue;
-        };
-        let larger = (rows.iter()).filter(|r| {
-            r.scenario == s
-                && !r.samples.is_empty()
-                && r.topology.starts_with("microshard-")
-                && r.topology != "microshard-1"
+        }
+        let larger = (cells.iter()).filter(|c| {
+            c.scenario == s
+                && c.ceiling.is_some()
+                && c.topology.starts_with("microshard-")
+                && c.topology != "microshard-1"
         });
-        let part = |name: &str, of: &Row, against: &Row| Decomposed {
-            scenario: s.to_string(),
-            part: name.to_string(),
-            of: of.topology.clone(),
-            against: against.topology.clone(),
-            ratio: stats::mean(&of.samples).unwrap_or(0.0)
-                / stats::mean(&against.samples).unwrap_or(f64::NAN),
-            significance: stats::compare(&of.samples, &against.samples),
+        let part = |name: &str, of: &str, against: &str| {
+            let c = searches::compare(&by_cell(s, of), &by_cell(s, against));
+            Decomposed {
+                scenario: s.to_string(),
+                part: name.to_string(),
+                of: of.to_string(),
+                against: against.to_string(),
+                ratio: c.map_or(f64::NAN, |c| c.ratio),
+                significance: c,
+                caveat: caveat(cells, rows, s, [of, against]),
+            }
         };
-        out.push(part("routing tax", one, base));
+        out.push(part("routing tax", "microshard-1", baseline));
         for n in larger {
-            out.push(part("sharding gain", n, one));
-            out.push(part("net", n, base));
+            out.push(part("sharding gain", &n.topology, "microshard-1"));
+            out.push(part("net", &n.topology, baseline));
         }
     }
     out
 }
 
+/// `degraded: single; microshard-2 a lower bound (client-limited)`: what a line quoting these
+/// two cells must carry.
+fn caveat(cells: &[CeilingCell], rows: &[Row], scenario: &str, pair: [&str; 2]) -> Option<String> {
+    let degraded: Vec<&str> = (pair.iter().copied())
+        .filter(|t| {
+            (rows.iter()).any(|r| {
+                r.scenario == scenario
+                    && r.topology == *t
+                    && r.validity.verdict == crate::measure::validity::Verdict::Degraded
+            })
+        })
+        .collect();
+    let limited: Vec<&str> = (pair.iter().copied())
+        .filter(|t| {
+            (cells.iter()).any(|c| c.scenario == scenario && c.topology == *t && c.client_limited)
+        })
+        .collect();
+    let mut parts = Vec::new();
+    if !degraded.is_empty() {
+        parts.push(format!("degraded: {}", degraded.join(", ")));
+    }
+    if !limited.is_empty() {
+        parts.push(format!(
+            "{} only a lower bound (client-limited)",
+            limited.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::ceiling::{SearchSpec, Step};
+    use crate::experiment::ceiling::search::Tally;
+    use crate::experiment::ceiling::{Bracket, SearchSpec, Step};
     use crate::report::build_from;
     use crate::report::tests::{cell, config};
 
-    /// A search of S5 on `topology` that found `ceiling`, its last passing step at `p99_us`.
-    fn found(topology: &str, ceiling: f64) -> CeilingRecord {
+    /// A step of a search at `offered`, passing or failing for `failed`.
+    fn step(offered: f64, failed: Option<&str>) -> Step {
+        Step {
+            kind: StepKind::Search,
+            offered: Some(offered),
+            achieved: offered,
+            threads: 100,
+            step_s: 2.0,
+            operations: (offered * 2.0) as u64,
+            intended_us: [1_000, 20_000, 30_000],
+            at_bounds_us: vec![20_000],
+            actual_at_bounds_us: vec![15_000],
+            actual_mean_us: 5_000.0,
+            schedule: Default::default(),
+            client_cores: 0.5,
+            verdict: "valid".into(),
+            verdict_reasons: Vec::new(),
+            failed: failed.map(str::to_string),
+            rule: failed.map(|_| Rule::Latency),
+            counted: true,
+        }
+    }
+
+    /// Search `repeat` of S5 on `topology` that found `ceiling`, the next rate 5 % above failing.
+    fn found(topology: &str, ceiling: f64, repeat: u32) -> CeilingRecord {
         let spec = SearchSpec {
             bounds: Bound::parse_list("p99=50ms").expect("a bound"),
             step_s: 2,
@@ -323,83 +636,108 @@ mod tests {
             max_threads: 512,
         };
         let mut r = CeilingRecord::new("S5".into(), topology.into(), &spec, Default::default());
-        let step = |offered: f64, failed: Option<&str>| Step {
-            kind: StepKind::Search,
-            offered: Some(offered),
-            achieved: offered,
-            threads: 100,
-            intended_us: [1_000, 20_000, 30_000],
-            at_bounds_us: vec![20_000],
-            verdict: "valid".into(),
-            failed: failed.map(str::to_string),
-        };
-        r.steps = vec![
-            step(ceiling, None),
-            step(ceiling * 1.1, Some("p99 80 ms > 50 ms")),
-        ];
+        r.repeat = repeat;
+        let fail = ceiling * 1.05;
+        r.steps = vec![step(ceiling, None), step(fail, Some("p99 80 ms > 50 ms"))];
         r.outcome = Some(Outcome::Found {
             ceiling,
-            low: ceiling * 0.99,
-            high: ceiling * 1.01,
-            p99_us: 20_000,
+            low: ceiling,
+            high: ceiling,
+            at_bounds_us: vec![20_000],
             threads: 100,
             next_failure: Some("p99 80 ms > 50 ms".into()),
+            bracket: Some(Bracket {
+                passed: ceiling,
+                passed_tally: Tally {
+                    passed: 1,
+                    failed: 0,
+                },
+                failed: Some(fail),
+                failed_tally: Some(Tally {
+                    passed: 0,
+                    failed: 2,
+                }),
+            }),
+            caveats: Vec::new(),
         });
         r
     }
 
     #[test]
-    fn the_ratio_comes_apart_into_routing_tax_sharding_gain_and_net() {
+    fn the_ratio_comes_apart_into_routing_tax_sharding_gain_and_net_over_whole_searches() {
         let tps = [
             ("single", 2_000.0),
-            ("microshard-1", 1_800.0),
+            ("microshard-1", 1_700.0),
             ("microshard-2", 3_600.0),
         ];
-        let mut cells = Vec::new();
+        let (mut cells, mut records) = (Vec::new(), Vec::new());
         for (t, tp) in tps {
             for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
                 cells.push(cell(t, "S5", i as u32 + 1, tp * jitter));
+                records.push(found(t, tp * jitter, i as u32 + 1));
             }
         }
         let mut cfg = config(false);
         cfg.command.topologies = tps.iter().map(|(t, _)| t.to_string()).collect();
         cfg.command.scenarios = vec!["S5".into()];
         cfg.command.repeat = 3;
-        let report = build_from(&cfg, &cells);
-        let records: Vec<CeilingRecord> = tps.iter().map(|(t, tp)| found(t, *tp)).collect();
+        let mut report = build_from(&cfg, &cells);
         let part = CeilingPart::of(&records, &report.rows, "single").expect("a part");
         let said: Vec<(String, f64, bool)> = (part.decomposed.iter())
             .map(|d| {
-                (
-                    d.part.clone(),
-                    d.ratio,
-                    d.significance.is_some_and(|c| c.significant),
-                )
+                let significant = d.significance.is_some_and(|c| c.significant);
+                (d.part.clone(), d.ratio, significant)
             })
             .collect();
         assert_eq!(said.len(), 3, "{said:?}");
         assert_eq!((said[0].0.as_str(), said[0].2), ("routing tax", true));
-        assert!((said[0].1 - 0.9).abs() < 0.01, "{said:?}");
+        assert!((said[0].1 - 0.85).abs() < 0.01, "{said:?}");
         assert_eq!(said[1].0, "sharding gain");
-        assert!((said[1].1 - 2.0).abs() < 0.01, "{said:?}");
-        assert_eq!(said[2].0, "net");
-        assert!((said[2].1 - 1.8).abs() < 0.01, "{said:?}");
         assert!(
-            part.decomposed[0]
-                .sentence()
-                .starts_with("S5 routing tax (microshard-1 vs single): 0.90× (95 % CI"),
-            "{}",
-            part.decomposed[0].sentence()
+            (said[1].1 * said[0].1 - said[2].1).abs() < 1e-9,
+            "tax × gain = net"
         );
-        // The table: the ceiling with its spread, p99 at it, and why the next step failed.
+        let sentence = part.decomposed[0].sentence();
+        assert!(
+            sentence.starts_with("S5 routing tax (microshard-1 vs single): 0.85× (95 % CI")
+                && sentence.contains("incl. the brackets, significant"),
+            "{sentence}"
+        );
+        // The rows quote the searches' comparison, not the repetitions' throughputs alone.
+        part.quote_in(&mut report.rows);
+        let one = (report.rows.iter()).find(|r| r.topology == "microshard-1");
+        let basis = one.and_then(|r| r.significance).map(|c| c.basis);
+        assert_eq!(basis, Some(crate::report::stats::Basis::Searches));
+        // The table: the ceiling over its searches, the brackets, the next rate's failure.
         let table = part.table();
         assert!(table.contains("Ceilings at p99 ≤ 50.0 ms"), "{table}");
         assert!(table.contains("2,000 (1,980–2,020)"), "{table}");
+        assert!(table.contains("1,980–2,121"), "{table}");
         assert!(table.contains("failed: p99 80 ms > 50 ms"), "{table}");
-        // Each open-loop step is a point of the chart, passing or not.
+        // Each counted open-loop step of every search is a point of the chart.
+        assert_eq!(part.cells[0].points.len(), 6);
+        assert_eq!(part.cells[0].points[1].rule, Some(Rule::Latency));
+    }
+
+    #[test]
+    fn one_search_each_gives_the_brackets_and_no_significance() {
+        let mut cfg = config(false);
+        cfg.command.topologies = vec!["single".into(), "microshard-1".into()];
+        cfg.command.scenarios = vec!["S5".into()];
+        let cells = vec![
+            cell("single", "S5", 1, 2_000.0),
+            cell("microshard-1", "S5", 1, 1_940.0),
+        ];
+        let report = build_from(&cfg, &cells);
+        let records = [
+            found("single", 2_000.0, 1),
+            found("microshard-1", 1_940.0, 1),
+        ];
+        let part = CeilingPart::of(&records, &report.rows, "single").expect("a part");
+        let sentence = part.decomposed[0].sentence();
         assert_eq!(
-            part.cells[0].points,
-            vec![(2_000.0, 20_000, true), (2_200.0, 20_000, false)]
+            sentence,
+            "S5 routing tax (microshard-1 vs single): 0.97× (bracket 0.92–1.02×, one search each: not tested)"
         );
     }
 
@@ -410,19 +748,41 @@ mod tests {
         cfg.command.scenarios = vec!["S5".into()];
         let cells = vec![cell("single", "S5", 1, 2_000.0)];
         let report = build_from(&cfg, &cells);
-        let mut none = found("microshard-2", 0.0);
+        let mut none = found("microshard-2", 1.0, 1);
         none.outcome = Some(Outcome::NoRateMetBound {
             lowest: 10.0,
             why: "p99 2.0 s > 50.0 ms".into(),
         });
-        let part = CeilingPart::of(&[found("single", 2_000.0), none], &report.rows, "single")
+        let part = CeilingPart::of(&[found("single", 2_000.0, 1), none], &report.rows, "single")
             .expect("a part");
         assert!(part.decomposed.is_empty());
         let fields = part.cells[1].fields();
         assert_eq!(fields[2], "no ceiling");
         assert!(
-            fields[6].contains("no rate met p99 ≤ 50.0 ms"),
+            fields[7].contains("no rate met p99 ≤ 50.0 ms"),
             "{fields:?}"
+        );
+    }
+
+    #[test]
+    fn a_step_table_names_each_rule_and_groups_the_reasons_for_a_verdict() {
+        let mut r = found("single", 2_000.0, 1);
+        for s in &mut r.steps {
+            s.verdict = "degraded".into();
+            s.verdict_reasons = vec![format!(
+                "busy host: other processes used {} of 2 cores",
+                s.threads
+            )];
+        }
+        let text = render(&r);
+        assert!(text.contains("degraded (step 1, 2, the first of them): busy host: other processes used 100 of 2 cores"), "{text}");
+        assert!(
+            text.contains("intended p99") && text.contains("actual p99"),
+            "{text}"
+        );
+        assert!(
+            text.contains("bracket: 2,000 passed (1 of 1 passed) – 2,100 failed (0 of 2 passed)"),
+            "{text}"
         );
     }
 }

@@ -160,6 +160,12 @@ enum Swatch {
     Tick,
     Peak,
     Knee,
+    /// A ceiling step's mark: passed, or the rule it failed ([`ceiling::mark`]).
+    Rule(Option<crate::experiment::ceiling::search::Rule>),
+    /// The grey halo of a degraded ceiling step.
+    Halo,
+    /// A dotted line (a capacity model).
+    Dotted,
 }
 
 struct LegendEntry {
@@ -234,6 +240,16 @@ fn draw_swatch(
             DARK_RED.stroke_width(3),
         ))),
         Swatch::Knee => drawn(root.draw(&Circle::new((cx, mid), 6, palette(2).stroke_width(3)))),
+        Swatch::Rule(r) => ceiling::mark(root, (cx, mid), r, BLACK),
+        Swatch::Halo => {
+            drawn(root.draw(&Circle::new((cx, mid), 8, RGBColor(200, 200, 200).filled())))
+        }
+        Swatch::Dotted => drawn(root.draw(&DashedPathElement::new(
+            vec![(x0 - 2, mid), (x1 + 4, mid)],
+            2,
+            4,
+            BLACK.stroke_width(2),
+        ))),
     }
 }
 

@@ -216,7 +216,7 @@ fn ceiling_section(out: &mut String, r: &Report) {
     );
     let rows: Vec<Vec<String>> = c.cells.iter().map(|cell| cell.fields()).collect();
     let open = ("<table class=\"ceilings\">\n<thead><tr>", "\n");
-    plain_table(out, open, &super::ceiling::CeilingPart::HEADERS, &rows);
+    plain_table(out, open, &c.headers(), &rows);
     ul(out, "notes", c.decomposed.iter().map(|d| d.sentence()));
     let where_ = super::where_lines(r);
     for scenario in &super::ceiling::scenarios(c) {

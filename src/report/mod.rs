@@ -20,6 +20,7 @@ mod render;
 pub(crate) mod reproduced;
 #[cfg(test)]
 mod run_tests;
+pub(crate) mod searches;
 pub(crate) mod stats;
 pub(crate) mod sweep;
 pub mod timeline;
@@ -217,11 +218,14 @@ pub(crate) fn build_with(
     cells: &[CellFile],
 ) -> Report {
     let mut report = with_not_run(build_from(config, cells), config, &dir.not_run());
-    report.ceiling = ceiling::CeilingPart::of(
-        &crate::experiment::ceiling::stored(dir),
-        &report.rows,
-        &report.baseline,
-    );
+    let searched = crate::experiment::ceiling::stored(dir);
+    let mut part = ceiling::CeilingPart::of(&searched, &report.rows, &report.baseline);
+    if let Some(part) = &mut part {
+        part.quote_in(&mut report.rows);
+        let args = &config.command.servers.mongod_args;
+        part.model = capacity::per_topology(args, cells, |t| config.command.topology_name(t));
+    }
+    report.ceiling = part;
     let report = history::with_history(
         report,
         config,

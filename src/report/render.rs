@@ -185,16 +185,19 @@ fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
     out.push('\n');
 }
 
-/// A row's ceiling columns: intended p99 (µs), threads, steps, and why the next step failed
-/// (or why there is no ceiling).
-fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 4] {
+/// A row's ceiling columns: the bracket's two ends (ops/s), intended latency at the bound
+/// (µs), threads, steps, and why the next rate failed (or why there is no ceiling).
+fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 6] {
     let Some(cell) =
         (c.cells.iter()).find(|x| x.scenario == row.scenario && x.topology == row.topology)
     else {
         return Default::default();
     };
+    let (passed, failed) = cell.bracket.map_or((None, None), |(p, f)| (Some(p), f));
     [
-        cell.p99_us.map(|p| p.to_string()).unwrap_or_default(),
+        opt(passed),
+        opt(failed),
+        cell.at_bound_us.map(|p| p.to_string()).unwrap_or_default(),
         cell.threads.map(|t| t.to_string()).unwrap_or_default(),
         cell.steps.to_string(),
         match cell.ceiling {
@@ -207,8 +210,8 @@ fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 4]
 /// The ceilings' table and the ratio taken apart (`compare --ceiling`).
 fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
-    out.push_str(&md_row(&super::ceiling::CeilingPart::HEADERS));
-    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+    out.push_str(&md_row(&c.headers()));
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for cell in &c.cells {
         let fields: Vec<String> = cell.fields().iter().map(|f| md_escape(f)).collect();
         out.push_str(&md_row(&fields));
@@ -230,14 +233,19 @@ fn opt(v: Option<f64>) -> String {
 /// `stand-in` or `mongodb` on every row so the marker survives any spreadsheet.
 pub(crate) const CSV_HEADER: &str = "figures,scenario,topology,repeats,threads,throughput_ops_s,vs_baseline,main_op,avg_us,p50_us,p95_us,p99_us,p999_us,errors,validity,min_ops_s,max_ops_s,stddev_ops_s,p_value,significant,client_cpu_fraction,cpu_us_per_op,client_bound,server_cpu_us_per_op,interrupted,sessions";
 
-/// The columns a `compare --ceiling` adds to the CSV (its throughput columns are the ceilings).
-const CSV_CEILING_HEADER: &str =
-    ",ceiling_intended_p99_us,ceiling_threads,ceiling_steps,ceiling_next_failure";
+/// The columns a `compare --ceiling` adds to the CSV (its throughput columns are the ceilings),
+/// the intended latency's named by the bound's percentile.
+fn csv_ceiling_header(c: &super::ceiling::CeilingPart) -> String {
+    let name = c.drawn.as_ref().map_or("p99", |b| b.name.as_str());
+    format!(
+        ",ceiling_bracket_passed_ops_s,ceiling_bracket_failed_ops_s,ceiling_intended_{name}_us,ceiling_threads,ceiling_steps,ceiling_next_failure"
+    )
+}
 
 fn render_csv(report: &Report) -> String {
     let mut out = String::from(CSV_HEADER);
-    if report.ceiling.is_some() {
-        out.push_str(CSV_CEILING_HEADER);
+    if let Some(c) = &report.ceiling {
+        out.push_str(&csv_ceiling_header(c));
     }
     out.push('\n');
     for row in &report.rows {

@@ -97,8 +97,25 @@ pub enum Interval {
         /// Upper end.
         hi: f64,
     },
+    /// Unbounded above: only its lower end says something (a ceiling known only from below).
+    From {
+        /// Lower end.
+        lo: f64,
+    },
     /// Unbounded: the reference's mean is not known well enough to divide by.
     Wide,
+}
+
+/// What a comparison's interval and test are made of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Repeated measurements of each side (Welch's test, Fieller's interval).
+    #[default]
+    Repetitions,
+    /// Whole ceiling searches of each side: the interval holds every search's bracket and the
+    /// spread between searches (`report::searches`).
+    Searches,
 }
 
 /// What Welch's test says of a comparison.
@@ -132,6 +149,8 @@ pub struct Comparison {
     pub interval: Interval,
     /// Repetitions on the smaller side.
     pub n: usize,
+    /// What the interval and the test are made of.
+    pub basis: Basis,
 }
 
 /// Compares samples `a` with the reference samples `b`; `None` when either has fewer than two
@@ -153,6 +172,7 @@ pub(crate) fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
         faster: w.t > 0.0,
         interval: fieller((ma, va), (mb, vb), w.df),
         n: a.len().min(b.len()),
+        basis: Basis::Repetitions,
     })
 }
 
@@ -195,28 +215,48 @@ impl Comparison {
         }
     }
 
-    /// `p=0.032`, or `p < 0.001` (never `p=0.000`).
+    /// `p=0.032`, or `p < 0.001` (never `p=0.000`); `one search each: not tested` without a
+    /// test.
     pub(crate) fn p_words(&self) -> String {
-        if self.p < 0.001 {
+        if !self.tested() {
+            "one search each: not tested".into()
+        } else if self.p < 0.001 {
             "p < 0.001".into()
         } else {
             format!("p={:.3}", self.p)
         }
     }
 
-    /// `95 % CI 1.80–2.00×`, `95 % CI up to 0.90×`, or `95 % CI wide: n=2`.
+    /// `95 % CI 1.80–2.00×`, `95 % CI up to 0.90×`, or `95 % CI wide: n=2`; of ceiling
+    /// searches, `bracket 0.91–1.10×` (one search each) or `95 % CI 0.89–1.12× incl. the
+    /// brackets`.
     pub(crate) fn interval_words(&self) -> String {
+        let name = match (self.basis, self.tested()) {
+            (Basis::Searches, false) => "bracket",
+            _ => "95 % CI",
+        };
+        let brackets = match (self.basis, self.tested()) {
+            (Basis::Searches, true) => " incl. the brackets",
+            _ => "",
+        };
         match self.interval {
-            Interval::Bounded { lo, hi } => format!("95 % CI {lo:.2}–{hi:.2}×"),
-            Interval::UpTo { hi } => format!("95 % CI up to {hi:.2}×"),
-            Interval::Wide => format!("95 % CI wide: n={}", self.n),
+            Interval::Bounded { lo, hi } => format!("{name} {lo:.2}–{hi:.2}×{brackets}"),
+            Interval::UpTo { hi } => format!("{name} up to {hi:.2}×{brackets}"),
+            Interval::From { lo } => format!("{name} from {lo:.2}×{brackets}"),
+            Interval::Wide => format!("{name} wide: n={}", self.n),
         }
+    }
+
+    /// Whether a test was made: two or more repetitions or searches on each side.
+    pub(crate) fn tested(&self) -> bool {
+        self.basis == Basis::Repetitions || self.n >= 2
     }
 
     /// `; n=2: fragile` when too few repetitions make the verdict easy to turn over (and the
     /// interval's words do not already name n).
     pub(crate) fn fragile_words(&self) -> String {
         match (self.n < STURDY_N, self.interval) {
+            _ if !self.tested() => String::new(),
             (true, Interval::Wide) | (false, _) => String::new(),
             (true, _) => format!("; n={}: fragile", self.n),
         }
@@ -236,6 +276,9 @@ impl Comparison {
     /// `95 % CI 1.80–2.00×, significant, p=0.012` (and `; n=2: fragile`): [`Comparison::detail`]
     /// with the test's verdict, for a sentence that does not say it.
     pub(crate) fn words(&self) -> String {
+        if !self.tested() {
+            return self.detail();
+        }
         format!(
             "{}, {}, {}{}",
             self.interval_words(),
@@ -253,6 +296,7 @@ impl Comparison {
     /// `no (…)`, the answer with [`Comparison::detail`].
     pub(crate) fn cell(&self) -> String {
         let answer = match self.difference() {
+            _ if !self.tested() => "not tested",
             Difference::Faster => "yes, faster",
             Difference::Slower => "yes, slower",
             Difference::NotSignificant => "no",
@@ -320,6 +364,7 @@ mod tests {
             let excludes_one = match c.interval {
                 Interval::Bounded { lo, hi } => !(lo..=hi).contains(&1.0),
                 Interval::UpTo { hi } => hi < 1.0,
+                Interval::From { lo } => lo > 1.0,
                 Interval::Wide => {
                     wide += 1;
                     continue;
@@ -349,7 +394,7 @@ mod tests {
         );
         match c.interval {
             Interval::Bounded { hi, .. } | Interval::UpTo { hi } => assert!(hi < 1.0, "{c:?}"),
-            Interval::Wide => panic!("{c:?}"),
+            Interval::From { .. } | Interval::Wide => panic!("{c:?}"),
         }
     }
 

@@ -31,6 +31,9 @@ pub(crate) struct RunShared {
     pub spin_sleep: bool,
     /// Sleep a random part of one tick before the first op (low per-client rates).
     pub initial_delay: bool,
+    /// How long the run may last from the clients' start (warm-up plus `maxexecutiontime`):
+    /// the end against which planned but unsent operations are counted.
+    pub time_bound: Option<Duration>,
     /// `dataintegrity`: verify every read.
     pub verify: bool,
     /// Where YCSB's retry and cleanup messages go.
@@ -57,6 +60,10 @@ pub(crate) struct ClientProgress {
     /// Failures by class. Kept here, not in the client's report, so a client abandoned while
     /// blocked on a dead member still has its earlier errors counted (only errors take the lock).
     pub error_classes: std::sync::Mutex<BTreeMap<ErrorClass, u64>>,
+    /// Throttled operations started late and planned operations never sent
+    /// ([`crate::measure::Schedule`]).
+    pub late: AtomicU64,
+    pub unsent: AtomicU64,
 }
 
 /// The operations the per-second timeline counts, in YCSB's names.
@@ -367,10 +374,14 @@ pub(crate) async fn run_client(
             _ = shared.stop.cancelled() => {}
         }
     }
+    let began = Instant::now();
     let mut pacer = shared.tick_ns.map(|t| Pacer::new(t, Instant::now()));
     let mut done = 0u64;
     while (opcount == 0 || done < opcount) && !shared.stop.is_cancelled() {
         let intended = pacer.as_ref().map(Pacer::intended_start);
+        if intended.is_some_and(|i| micros(i.elapsed()) > crate::measure::Schedule::LATE_US) {
+            progress.late.fetch_add(1, Ordering::Relaxed);
+        }
         let op = match shared.phase {
             Phase::Load => shared.workload.next_load_op(&mut state),
             Phase::Run => shared.workload.next_transaction_op(&mut state),
@@ -396,6 +407,12 @@ pub(crate) async fn run_client(
             }
         }
     }
+    if let (Some(p), true) = (&pacer, shared.stop.is_cancelled()) {
+        let end = shared
+            .time_bound
+            .map_or(Instant::now(), |b| (began + b).min(Instant::now()));
+        count_unsent(p, end, &ctx.rec, &progress);
+    }
     // CLEANUP: flushes the last partial insert batch (YCSB never sends it).
     let pending = ctx.db.pending_inserts();
     let start = Instant::now();
@@ -415,6 +432,25 @@ pub(crate) async fn run_client(
     ctx.report
 }
 
+/// Records every operation the schedule planned before `end` that this client never sent (its
+/// threads were busy), each at its intended latency at `end`: without them a client that fell
+/// behind would leave its worst latencies out of its own figures.
+fn count_unsent(pacer: &Pacer, end: Instant, rec: &ClientRecorder, progress: &ClientProgress) {
+    /// More than this many are counted but not each recorded: the figure is already lost.
+    const MAX_RECORDED: u64 = 1_000_000;
+    let first = pacer.intended_start();
+    let Some(behind) = end.checked_duration_since(first).filter(|d| !d.is_zero()) else {
+        return;
+    };
+    let tick = pacer.tick_ns().max(1);
+    let unsent = u64::try_from(behind.as_nanos() / u128::from(tick)).unwrap_or(u64::MAX) + 1;
+    for k in 0..unsent.min(MAX_RECORDED) {
+        let intended = first + Duration::from_nanos(k.saturating_mul(tick));
+        rec.record_unsent(micros(end.saturating_duration_since(intended)));
+    }
+    progress.unsent.fetch_add(unsent, Ordering::Relaxed);
+}
+
 /// `spin.sleep=true`: YCSB busy-waits for the deadline instead of parking the thread, for
 /// deadlines finer than the timer's. Here the task yields in a loop (the timer only covers
 /// all but the last millisecond), so other tasks on the worker still run; it costs CPU, as in YCSB.
@@ -428,5 +464,46 @@ async fn spin_until(deadline: Instant, stop: &tokio_util::sync::CancellationToke
     }
     while Instant::now() < deadline && !stop.is_cancelled() {
         tokio::task::yield_now().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{IntervalMode, MapKind, MeasurementConfig};
+
+    #[test]
+    fn operations_planned_before_the_end_but_never_sent_are_counted_at_their_lateness() {
+        let config = MeasurementConfig {
+            interval: IntervalMode::Both,
+            ..MeasurementConfig::default()
+        };
+        let measurements = Measurements::new(config);
+        let rec = measurements.client();
+        let progress = ClientProgress::default();
+        let start = Instant::now();
+        // One op every 10 ms; the client did 2 and the run ended at 55 ms: 3, 4 and 5 (at
+        // 20, 30, 40 and 50 ms) were planned and never sent.
+        let mut pacer = Pacer::new(10_000_000, start);
+        pacer.op_done();
+        pacer.op_done();
+        count_unsent(&pacer, start + Duration::from_millis(55), &rec, &progress);
+        assert_eq!(progress.unsent.load(Ordering::Relaxed), 4);
+        drop(rec);
+        let run = measurements.finish();
+        let unsent = (run.measurements.iter())
+            .find(|m| m.name.ends_with("UNSENT") && m.kind == MapKind::Intended)
+            .expect("an UNSENT measurement");
+        assert_eq!(unsent.histogram.len(), 4);
+        let worst = unsent.histogram.max();
+        assert!(
+            (35_000..35_100).contains(&worst),
+            "the first unsent was 35 ms late: {worst}"
+        );
+        // On schedule: nothing unsent.
+        let fresh = Pacer::new(10_000_000, start);
+        let progress = ClientProgress::default();
+        count_unsent(&fresh, start, &measurements.client(), &progress);
+        assert_eq!(progress.unsent.load(Ordering::Relaxed), 0);
     }
 }

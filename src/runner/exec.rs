@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -54,6 +55,9 @@ pub struct ExecuteOptions {
     /// Where the clients run: in this process (the default), or in several client processes
     /// or containers whose results are merged (`--clients`, a topology's `clients`).
     pub clients: ClientLauncher,
+    /// Keep the client this phase connects for the next phase with the same connection, and use
+    /// one kept by an earlier phase (in this process only).
+    pub reuse: Option<super::Reuse>,
 }
 
 /// How long clients still waiting on the server get after the run's stop before they are
@@ -206,6 +210,8 @@ impl<'a> PhaseRun<'a> {
             tick_ns: self.tick_ns,
             spin_sleep: parse_prop(self.props, &prop::SPIN_SLEEP)?,
             initial_delay: pacing::wants_initial_delay(self.limits.target, self.threads),
+            time_bound: (self.limits.max_execution_s > 0)
+                .then(|| self.limits.warmup + Duration::from_secs(self.limits.max_execution_s)),
             events: self.events.clone(),
         }))
     }
@@ -317,6 +323,13 @@ impl<'a> PhaseRun<'a> {
             doc.validity.degrade(why);
         }
         doc.host_load = ran.host;
+        doc.schedule = self.tick_ns.map(|_| measure::Schedule {
+            late: ran.window.late,
+            unsent: (ran.counters.iter())
+                .map(|(p, _)| p.unsent.load(Ordering::Relaxed))
+                .sum(),
+        });
+        doc.inserted_keys = self.workload.inserted_keys(self.phase == Phase::Load);
         doc.warmup_s = self.limits.warmup_s;
         doc.timeline = evidence.timeline;
         server.error_classes = error_classes;
@@ -342,9 +355,11 @@ impl<'a> PhaseRun<'a> {
         for w in &settings.resolved.warnings {
             say(&format!("warning: {w}"));
         }
-        let binding = MongoBinding::connect_with(settings, self.events.clone())
-            .await
-            .map_err(RunError::as_bad_input)?;
+        let binding = match &opts.reuse {
+            Some(reuse) => reuse.connect(settings, self.events.clone()).await,
+            None => MongoBinding::connect_with(settings, self.events.clone()).await,
+        }
+        .map_err(RunError::as_bad_input)?;
         // YCSB's banner, once everything has been checked and the server answered (so that bad
         // input still gets its one line): the command line, the version, `Loading workload...`,
         // `Starting test.` and the binding's connection line (`docs/engine.md`).
@@ -595,6 +610,8 @@ struct Window {
     ops_failed: u64,
     /// Inserts that succeeded inside the window (a load's `[OVERALL]` count).
     inserted: u64,
+    /// Throttled operations started late inside the window.
+    late: u64,
     elapsed: Duration,
     started_wall: chrono::DateTime<chrono::Utc>,
     /// A warm-up was asked for and the run ended inside it.
@@ -624,11 +641,16 @@ impl Window {
     ) -> Window {
         let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
         let inserted = super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p));
+        let late = counters
+            .iter()
+            .map(|(p, _)| p.late.load(Ordering::Relaxed))
+            .sum::<u64>();
         match warm {
             Some(w) => Window {
                 ops_done: ops_done.saturating_sub(w.ops),
                 ops_failed: ops_failed.saturating_sub(w.failed),
                 inserted: inserted.saturating_sub(w.inserted),
+                late: late.saturating_sub(w.late),
                 elapsed: end.saturating_duration_since(w.at),
                 started_wall: w.wall,
                 warmup_unfinished: false,
@@ -637,6 +659,7 @@ impl Window {
                 ops_done,
                 ops_failed,
                 inserted,
+                late,
                 elapsed,
                 started_wall,
                 warmup_unfinished: !limits.warmup.is_zero(),

@@ -48,6 +48,11 @@ impl Pacer {
         }
     }
 
+    /// Nanoseconds between two ops.
+    pub(crate) fn tick_ns(&self) -> u64 {
+        self.tick_ns
+    }
+
     /// The intended start time of the next op.
     pub(crate) fn intended_start(&self) -> Instant {
         self.next_intended

@@ -277,6 +277,21 @@ impl CoreWorkload {
             .saturating_add(self.insert_offset)
     }
 
+    /// The key numbers this workload handed out to inserts so far: a load's from `insertstart`
+    /// on, a run's from `recordcount` on (spread as [`Self::spread`] places them). A key counts
+    /// once taken, whether its insert succeeded, failed or fell in the warm-up, so whoever
+    /// removes a run's inserts afterwards misses none (`docs/engine.md`, "Inserted keys").
+    pub(crate) fn inserted_keys(&self, phase_is_load: bool) -> Option<crate::measure::KeySpan> {
+        let (first, next) = match phase_is_load {
+            true => (self.insertstart, self.load_keys.peek()),
+            false => (self.recordcount, self.insert_keys.peek()),
+        };
+        (next > first).then(|| crate::measure::KeySpan {
+            first: self.spread(first),
+            end: self.spread(next - 1).saturating_add(1),
+        })
+    }
+
     /// The next load-phase insert: key number from the counter shared by all clients (truncated to int, as YCSB).
     pub fn next_load_op(&self, state: &mut ClientState) -> Operation {
         let keynum = java_int(self.load_keys.next());

@@ -373,6 +373,11 @@ impl Counter {
     pub(crate) fn next(&self) -> i64 {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// The value `next` would hand out now, without taking it.
+    pub(crate) fn peek(&self) -> i64 {
+        self.next.load(Ordering::Relaxed)
+    }
 }
 
 /// Window of YCSB's `AcknowledgedCounterGenerator`: at most this many run-phase inserts may be unacknowledged.
@@ -414,6 +419,11 @@ impl AcknowledgedCounter {
     #[inline]
     pub(crate) fn next(&self) -> i64 {
         self.counter.next()
+    }
+
+    /// The key number `next` would hand out now, without taking it.
+    pub(crate) fn peek(&self) -> i64 {
+        self.counter.peek()
     }
 
     /// YCSB's `lastValue()`: the highest key number below which every insert has been acknowledged.

@@ -80,6 +80,32 @@ fn load_ops_use_shared_counter_hashed_keys_and_hashmap_order() {
 }
 
 #[test]
+fn the_keys_handed_out_to_inserts_are_known_whatever_became_of_them() {
+    let w = workload(&["recordcount=100", "insertstart=50", "insertcount=50"]);
+    assert_eq!(w.inserted_keys(true), None, "nothing taken yet");
+    let mut st = w.client_state(0);
+    for _ in 0..3 {
+        let _ = w.next_load_op(&mut st);
+    }
+    let span = w.inserted_keys(true).map(|k| (k.first, k.end));
+    assert_eq!(span, Some((50, 53)));
+    // A run's inserts from recordcount on, spread as this client's stride places them.
+    let w = workload(&[
+        "recordcount=100",
+        "insertproportion=1",
+        "readproportion=0",
+        "microshard.insertstride=3",
+        "microshard.insertoffset=2",
+    ]);
+    let mut st = w.client_state(0);
+    for _ in 0..4 {
+        let _ = w.next_transaction_op(&mut st);
+    }
+    let span = w.inserted_keys(false).map(|k| (k.first, k.end));
+    assert_eq!(span, Some((102, 112)), "keys 102, 105, 108, 111");
+}
+
+#[test]
 fn load_starts_at_insertstart_and_ordered_keys_pad() {
     let w = workload(&[
         "recordcount=100",

@@ -1,35 +1,32 @@
-//! The search's driver: the steps it runs on a deployment that is up and loaded (the probe, the
-//! climb, the bisection, the confirmations), each kept as it ends. `ceiling` runs one search;
-//! `compare --ceiling` runs one per cell (README, "Glossary": ceiling, bound).
+//! The search's driver: the steps it runs on a deployment that is up and loaded (the probe, then
+//! trials of rates until the bracket is within the precision), each kept as it ends. `ceiling`
+//! runs one search per `--repeat`; `compare --ceiling` runs one per cell and repetition
+//! (README, "Glossary": ceiling, bound; `docs/ceiling.md`).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use super::search::{self, MAX_STEPS, Search, judge, micros, thousands};
-use super::{CeilingRecord, Outcome, SearchSpec, Step, StepKind, write_json_atomic};
+use super::search::{self, MAX_STEPS, Rule, Search, micros, rate_key, thousands};
+use super::{Bracket, CeilingRecord, Outcome, SearchSpec, Step, StepKind, write_json_atomic};
 use crate::experiment::lab::{Deployment, Lab, Measured};
 use crate::experiment::progress::Progress;
-use crate::measure::registry::MapKind;
 use crate::runner::Phase;
-use crate::workload::{Origin, Properties, prop};
+use crate::workload::Properties;
 
-/// Inserts a closed-loop load probe may make: its step's time bound ends it long before.
-const PROBE_INSERTS: u64 = 50_000_000;
-
-/// Seconds each step that inserts nothing leaves out at its start when `--warmup` is not given.
-const STEP_WARMUP_S: f64 = 1.0;
+mod evidence;
+mod props;
+use evidence::{caveats, judged};
 
 /// One search: how it steps, the workload and phase it steps with, where it runs and where its
 /// steps are kept.
 pub(crate) struct SearchOn<'a> {
     /// Bounds, step length, precision, thread cap.
     pub spec: &'a SearchSpec,
-    /// Confirmations of the rate found.
-    pub repeat: u32,
     /// The workload's properties (before each step's rate and threads).
     pub base: &'a Properties,
-    /// `Load`: every step inserts fresh keys after the ones there; `Run`: the scenario's mix.
+    /// `Load`: every step inserts fresh keys after the data; `Run`: the scenario's mix.
     pub phase: Phase,
     /// The servers, up and loaded.
     pub deployment: &'a Deployment,
@@ -41,28 +38,17 @@ pub(crate) struct SearchOn<'a> {
     pub where_: &'a str,
 }
 
-/// How a search ended, with the confirmations' measurements when it found a ceiling (a
-/// `compare --ceiling` keeps them as the cell's repetitions).
+/// How a search ended, with the measurement of the rate it found (a `compare --ceiling` keeps
+/// it as the cell's repetition).
 pub(crate) struct Searched {
     /// How it ended.
     pub outcome: Outcome,
-    /// The confirmations, in order; empty unless a ceiling was found.
-    pub confirmations: Vec<Measured>,
+    /// The last passing trial of the rate found; `None` without a ceiling.
+    pub best: Option<Measured>,
 }
 
-impl Searched {
-    /// A search that ended without a ceiling confirmed.
-    fn ended(outcome: Outcome) -> Searched {
-        let confirmations = Vec::new();
-        Searched {
-            outcome,
-            confirmations,
-        }
-    }
-}
-
-/// Probes, then searches and confirms until a rate is confirmed, none met the bound, the client
-/// could not offer a rate, Ctrl-C, or the steps ran out.
+/// Probes, then tries rates until the bracket is within the precision, no rate met the bound,
+/// Ctrl-C, or the steps ran out.
 pub(crate) async fn find<L: Lab>(
     lab: &mut L,
     on: &SearchOn<'_>,
@@ -70,332 +56,262 @@ pub(crate) async fn find<L: Lab>(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<Searched> {
-    let threads = on
+    record.phase = on.phase.name().into();
+    record.uri = crate::redact::redact_uri(&on.deployment.entry_uri);
+    let threads = (on
         .base
-        .get(prop::THREADCOUNT.name)
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(1u32)
-        .min(on.spec.max_threads);
-    let (probe, _) = step(
-        lab,
-        on,
-        record,
-        (StepKind::Probe, None, threads),
-        cancel,
-        progress,
-    )
-    .await?;
-    let mut state = SearchState {
+        .value(&crate::workload::prop::THREADCOUNT)
+        .unwrap_or(1) as u32)
+        .clamp(1, on.spec.max_threads);
+    let (probe, _) = step(lab, on, record, Trial::probe(threads), cancel, progress).await?;
+    let mut state = State {
         search: Search::new(on.spec.precision, (probe.achieved / 64.0).max(1.0)),
         rate: (probe.achieved / 2.0).max(1.0),
-        lowest_failure: None,
-        steps_left: MAX_STEPS,
+        probe_mean_us: probe.actual_mean_us.max(1.0),
+        passes: BTreeMap::new(),
+        misses: BTreeMap::new(),
+        threads_per_rate: 0.0,
+        best: None,
     };
-    let ended = Searched::ended;
-    loop {
-        if let Some(end) = climb_and_bisect(lab, on, record, &mut state, cancel, progress).await? {
-            return Ok(ended(end));
-        }
-        if let Some(limited) = state.client_limited(on.spec.max_threads) {
-            return Ok(ended(limited));
-        }
-        let Some(found) = state.search.pass() else {
-            let why = state.lowest_failure.map(|f| f.why).unwrap_or_default();
-            return Ok(ended(Outcome::NoRateMetBound {
-                lowest: state.rate,
-                why,
-            }));
-        };
-        let next_failure = state.lowest_failure.as_ref().map(|f| f.why.clone());
-        match confirm(lab, on, record, found, next_failure, cancel, progress).await? {
-            Err(why) if state.steps_left > 0 => {
-                // Not confirmed: the rate failed after all, and the search goes on below it.
-                state.failed(found, why, threads_for(found, &on.spec.bounds));
-                if let Some(r) = state.search.next() {
-                    state.rate = r;
-                }
-            }
-            Err(_) => {
-                return Ok(ended(Outcome::NoRateMetBound {
-                    lowest: found,
-                    why: "no rate was confirmed within the steps allowed".into(),
-                }));
-            }
-            Ok(searched) => return Ok(searched),
-        }
-    }
-}
-
-/// The search between its steps: where it stands, the rate to offer next, the lowest failure
-/// and how many steps it may still take.
-struct SearchState {
-    search: Search,
-    rate: f64,
-    lowest_failure: Option<Failure>,
-    steps_left: usize,
-}
-
-/// A rate that failed: why, and the client threads the rate needed at the bound.
-struct Failure {
-    rate: f64,
-    why: String,
-    wanted: u32,
-}
-
-impl SearchState {
-    fn failed(&mut self, rate: f64, why: String, wanted: u32) {
-        self.search.record(rate, false);
-        if self.lowest_failure.as_ref().is_none_or(|f| rate <= f.rate) {
-            self.lowest_failure = Some(Failure { rate, why, wanted });
-        }
-    }
-
-    /// When the search has converged on a failure whose rate needed more threads than `cap`, it
-    /// cannot tell the server's limit from the client's: the client could not offer that rate,
-    /// and what passed below it is only a lower bound. A capped step that failed above a lower
-    /// failure says nothing of the client: the server failed first.
-    fn client_limited(&self, cap: u32) -> Option<Outcome> {
-        let f = self.lowest_failure.as_ref().filter(|f| f.wanted > cap)?;
-        Some(Outcome::ClientLimited {
-            rate: f.rate,
-            lower_bound: self.search.pass(),
-            why: format!(
-                "the rate needs about {} threads at the bound, --max-threads is {cap}; the step: {}",
-                f.wanted, f.why
-            ),
-        })
-    }
-}
-
-/// Offers rates until the search has converged (`None`), or ends it on Ctrl-C.
-async fn climb_and_bisect<L: Lab>(
-    lab: &mut L,
-    on: &SearchOn<'_>,
-    record: &mut CeilingRecord,
-    state: &mut SearchState,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Option<Outcome>> {
-    let started = state.search.pass().is_some() || state.search.fail.is_some();
-    if started && state.search.next().is_none() {
-        return Ok(None);
-    }
-    let cap = on.spec.max_threads;
-    while state.steps_left > 0 {
+    for _ in 0..MAX_STEPS {
         if cancel.is_cancelled() {
-            return Ok(Some(Outcome::Interrupted {
-                lower_bound: state.search.pass(),
-            }));
+            let lower_bound = state.best_achieved();
+            let outcome = Outcome::Interrupted { lower_bound };
+            return Ok(Searched {
+                outcome,
+                best: None,
+            });
         }
-        state.steps_left -= 1;
-        let rate = state.rate;
-        let wanted = threads_for(rate, &on.spec.bounds);
-        let kind = (StepKind::Search, Some(rate), wanted.min(cap));
-        let (s, _) = step(lab, on, record, kind, cancel, progress).await?;
-        match s.failed {
-            Some(why) => state.failed(rate, why, wanted),
-            None => state.search.record(rate, true),
+        let trial = state.trial(on.spec);
+        let (s, measured) = step(lab, on, record, trial, cancel, progress).await?;
+        if !state.note(trial, s, measured, on.spec) {
+            continue;
         }
         match state.search.next() {
             Some(r) => state.rate = r,
             None => break,
         }
     }
-    Ok(None)
+    Ok(state.conclude(&on.spec.bounds))
 }
 
-/// Measures the rate found `repeat` times: the ceiling is their mean achieved rate. A
-/// confirmation that fails is `Err(why)`: the rate is not the ceiling after all.
-async fn confirm<L: Lab>(
-    lab: &mut L,
-    on: &SearchOn<'_>,
-    record: &mut CeilingRecord,
-    found: f64,
-    next_failure: Option<String>,
-    cancel: &CancellationToken,
-    progress: &Progress,
-) -> anyhow::Result<Result<Searched, String>> {
-    let threads = threads_for(found, &on.spec.bounds).min(on.spec.max_threads);
-    let mut steps = Vec::new();
-    let mut confirmations = Vec::new();
-    for _ in 0..on.repeat {
-        if cancel.is_cancelled() {
-            let lower_bound = Some(found);
-            return Ok(Ok(Searched::ended(Outcome::Interrupted { lower_bound })));
+/// One step to run: what it is for, its rate, threads and how many times the first step's
+/// length it lasts.
+#[derive(Debug, Clone, Copy)]
+struct Trial {
+    kind: StepKind,
+    offered: Option<f64>,
+    threads: u32,
+    lengthening: f64,
+    /// More threads could be given to this rate.
+    can_grow: bool,
+    /// `--max-threads` holds the threads below what the rate may need.
+    capped: bool,
+}
+
+impl Trial {
+    fn probe(threads: u32) -> Trial {
+        Trial {
+            kind: StepKind::Probe,
+            offered: None,
+            threads,
+            lengthening: 1.0,
+            can_grow: false,
+            capped: false,
         }
-        let kind = (StepKind::Confirm, Some(found), threads);
-        let (s, measured) = step(lab, on, record, kind, cancel, progress).await?;
-        if let Some(why) = s.failed {
-            return Ok(Err(why));
-        }
-        steps.push(s);
-        confirmations.push(measured);
     }
-    let achieved: Vec<f64> = steps.iter().map(|s| s.achieved).collect();
-    let outcome = Outcome::Found {
-        ceiling: achieved.iter().sum::<f64>() / achieved.len().max(1) as f64,
-        low: achieved.iter().copied().fold(f64::INFINITY, f64::min),
-        high: achieved.iter().copied().fold(0.0, f64::max),
-        p99_us: steps.iter().map(|s| s.intended_us[1]).max().unwrap_or(0),
-        threads,
-        next_failure,
-    };
-    Ok(Ok(Searched {
-        outcome,
-        confirmations,
-    }))
 }
 
-/// Client threads for an open-loop rate: by Little's law, the rate times the largest bound,
-/// twice over, so the threads are not what holds the rate back while latency stays in bounds.
-fn threads_for(rate: f64, bounds: &[search::Bound]) -> u32 {
-    let limit_s = bounds.iter().map(|b| b.limit_us).max().unwrap_or(1) as f64 / 1e6;
-    let wanted = (rate * limit_s * 2.0).ceil();
-    (wanted as u32).max(4)
+/// The search between its steps: the rates and their trials, the rate to offer next, what each
+/// rate measured, and the measurement of the best pass.
+struct State {
+    search: Search,
+    rate: f64,
+    /// The probe's mean latency: Little's law's start before any rate passed.
+    probe_mean_us: f64,
+    /// Each passing rate's trials: achieved, intended at the bounds, mean latency, threads.
+    passes: BTreeMap<u64, Vec<Step>>,
+    /// Each failing rate's last failing step.
+    misses: BTreeMap<u64, Step>,
+    /// Threads per ops/s that a rate whose threads were all busy was given again: higher
+    /// rates get at least as many per ops/s.
+    threads_per_rate: f64,
+    /// The last passing trial of the highest rate that passed, with its measurement.
+    best: Option<(f64, Measured)>,
 }
 
-/// Runs one step, keeps its result document under the steps directory and its record; returns
-/// both the step and what it measured.
+impl State {
+    /// The next trial: its rate, threads by Little's law at the mean latency of the nearest
+    /// passing rate below it (the probe's before any), or more when its last trial ran out.
+    fn trial(&self, spec: &SearchSpec) -> Trial {
+        let rate = self.rate;
+        let mean_us = (self.passes.range(..=rate_key(rate)).next_back())
+            .and_then(|(_, steps)| steps.last())
+            .map_or(self.probe_mean_us, |s| s.actual_mean_us);
+        let cap = spec.max_threads;
+        let enough = search::enough_threads(rate, &spec.bounds, cap);
+        let grown = (rate * self.threads_per_rate).ceil() as u32;
+        let threads = search::threads_for(rate, mean_us, &spec.bounds, cap).max(grown.min(enough));
+        Trial {
+            kind: StepKind::Search,
+            offered: Some(rate),
+            threads,
+            lengthening: self.search.lengthening(),
+            can_grow: threads < enough,
+            capped: threads >= cap && cap < search::enough_threads(rate, &spec.bounds, u32::MAX),
+        }
+    }
+
+    /// Takes one step's outcome into the search: a step whose threads could grow is not
+    /// counted, and its rate is tried again with threads enough for any passing step (false);
+    /// any other counts as a trial of its rate (true).
+    fn note(&mut self, trial: Trial, s: Step, measured: Measured, spec: &SearchSpec) -> bool {
+        let Some(rate) = trial.offered else {
+            return true;
+        };
+        let key = rate_key(rate);
+        if !s.counted {
+            let (bounds, cap) = (&spec.bounds, spec.max_threads);
+            let grown = search::grown_threads(rate, trial.threads, s.actual_mean_us, bounds, cap);
+            self.threads_per_rate = self.threads_per_rate.max(f64::from(grown) / rate);
+            return false;
+        }
+        let passed = s.failed.is_none();
+        self.search.record(rate, passed);
+        if !passed {
+            self.misses.insert(key, s);
+            return true;
+        }
+        if self.best.as_ref().is_none_or(|(r, _)| *r <= rate) {
+            self.best = Some((rate, measured));
+        }
+        self.passes.entry(key).or_default().push(s);
+        true
+    }
+
+    /// The mean achieved rate of the highest passing rate's passing trials.
+    fn best_achieved(&self) -> Option<f64> {
+        let steps = self.passes.get(&rate_key(self.search.pass()?))?;
+        Some(steps.iter().map(|s| s.achieved).sum::<f64>() / steps.len().max(1) as f64)
+    }
+
+    /// How the search ended, from the rates it decided.
+    fn conclude(self, bounds: &[search::Bound]) -> Searched {
+        let fail = self.search.fail();
+        let missed = fail.and_then(|f| self.misses.get(&rate_key(f)));
+        let client_miss = missed.filter(|m| m.rule.is_some_and(Rule::is_client));
+        let why = || missed.and_then(|m| m.failed.clone()).unwrap_or_default();
+        let Some(pass) = self.search.pass() else {
+            let outcome = match client_miss {
+                Some(_) => Outcome::ClientLimited {
+                    rate: fail.unwrap_or(self.rate),
+                    lower_bound: None,
+                    why: why(),
+                },
+                None => Outcome::NoRateMetBound {
+                    lowest: fail.unwrap_or(self.rate),
+                    why: why(),
+                },
+            };
+            return Searched {
+                outcome,
+                best: None,
+            };
+        };
+        if let (Some(rate), Some(_)) = (fail, client_miss) {
+            let lower_bound = self.best_achieved();
+            let outcome = Outcome::ClientLimited {
+                rate,
+                lower_bound,
+                why: why(),
+            };
+            return Searched {
+                outcome,
+                best: self.best.map(|(_, m)| m),
+            };
+        }
+        self.found(pass, fail, bounds)
+    }
+
+    /// The ceiling at `pass`: its passing trials, the bracket and the caveats.
+    fn found(self, pass: f64, fail: Option<f64>, bounds: &[search::Bound]) -> Searched {
+        let steps = self
+            .passes
+            .get(&rate_key(pass))
+            .cloned()
+            .unwrap_or_default();
+        let achieved: Vec<f64> = steps.iter().map(|s| s.achieved).collect();
+        let worst = |i: usize| {
+            steps
+                .iter()
+                .map(move |s| s.at_bounds_us.get(i).copied().unwrap_or(0))
+        };
+        let missed = fail.and_then(|f| self.misses.get(&rate_key(f)));
+        let lowest_pass = self.passes.values().next().and_then(|s| s.last());
+        let outcome = Outcome::Found {
+            ceiling: achieved.iter().sum::<f64>() / achieved.len().max(1) as f64,
+            low: achieved.iter().copied().fold(f64::INFINITY, f64::min),
+            high: achieved.iter().copied().fold(0.0, f64::max),
+            at_bounds_us: (0..bounds.len())
+                .map(|i| worst(i).max().unwrap_or(0))
+                .collect(),
+            threads: steps.last().map_or(0, |s| s.threads),
+            next_failure: missed.and_then(|m| m.failed.clone()),
+            bracket: Some(Bracket {
+                passed: pass,
+                passed_tally: self.search.tally(pass),
+                failed: fail,
+                failed_tally: fail.map(|f| self.search.tally(f)),
+            }),
+            caveats: caveats(bounds, &steps, missed, lowest_pass),
+        };
+        Searched {
+            outcome,
+            best: self.best.map(|(_, m)| m),
+        }
+    }
+}
+
+/// Runs one step, deletes the keys it inserted, keeps its result document under the steps
+/// directory and its record; returns both the step and what it measured.
 async fn step<L: Lab>(
     lab: &mut L,
     on: &SearchOn<'_>,
     record: &mut CeilingRecord,
-    (kind, offered, threads): (StepKind, Option<f64>, u32),
+    trial: Trial,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(Step, Measured)> {
     let n = record.steps.len() + 1;
-    let what = match offered {
+    let props = props::step_props(on, trial);
+    let measured_s = props::measured_seconds(&props);
+    let what = match trial.offered {
         Some(r) => format!("{} ops/s offered", thousands(r)),
         None => "saturation probe".into(),
     };
-    let caption = format!("{}: step {n}: {what}, {threads} threads", on.where_);
-    let bar = progress.phase(&caption, Some(on.spec.step()));
-    let props = step_props(on, record.inserted, offered, threads);
+    let caption = format!("{}: step {n}: {what}, {} threads", on.where_, trial.threads);
+    let bar = progress.phase(&caption, Some(std::time::Duration::from_secs(measured_s)));
     let measured = lab.run(on.deployment, &props, on.phase, cancel).await?;
-    let s = judged(&measured, (kind, offered, threads), &on.spec.bounds, &props);
-    bar.finish(&match (&s.failed, kind) {
+    let s = judged(&measured, trial, &on.spec.bounds, &props);
+    bar.finish(&match (&s.failed, trial.kind) {
         (_, StepKind::Probe) => format!("{} ops/s", thousands(s.achieved)),
         (None, _) => format!(
-            "sustained ({} ops/s, intended p99 {})",
+            "sustained ({} ops/s, intended {} {})",
             thousands(s.achieved),
-            micros(s.intended_us[1])
+            on.spec.bounds.first().map_or("p99", |b| b.name.as_str()),
+            micros(s.at_bounds_us.first().copied().unwrap_or(0))
         ),
+        (Some(why), _) if !s.counted => format!("not counted, more threads next: {why}"),
         (Some(why), _) => format!("failed: {why}"),
     });
+    if let Some(keys) = measured.document.inserted_keys {
+        record.removed += lab.remove_inserted(on.deployment, &props, keys).await?;
+    }
     record.standin |= measured.summary.standin;
-    record.inserted += crate::experiment::summary::insert_attempts(&measured.document);
     std::fs::create_dir_all(&on.steps_dir)?;
-    write_json_atomic(
-        &on.steps_dir.join(format!("{n:02}.json")),
-        &measured.document,
-    )?;
+    let file = on.steps_dir.join(format!("{n:02}.json"));
+    write_json_atomic(&file, &measured.document)?;
     record.steps.push(s.clone());
     write_json_atomic(&on.record_path, record)?;
     Ok((s, measured))
-}
-
-/// A step's properties: the workload's, open loop at `offered` (intended latency recorded) or
-/// closed loop for the probe, with `threads` threads for one step's length. The keys the steps
-/// before it inserted count as records; a load step inserts the next fresh keys after them.
-fn step_props(on: &SearchOn<'_>, inserted: u64, offered: Option<f64>, threads: u32) -> Properties {
-    let mut props = on.base.clone();
-    let step_s = on.spec.step_s.max(1);
-    let records = u64::try_from(props.value(&prop::RECORDCOUNT).unwrap_or(0)).unwrap_or(0);
-    // Each step leaves its start out (`--warmup`, else a second): the connections its threads
-    // open and the rate's first operations are not the rate sustained. Not a step that inserts:
-    // the keys its warm-up took would not be counted, and the next step would take them again.
-    let inserts =
-        on.phase == Phase::Load || props.value(&prop::INSERTPROPORTION).is_ok_and(|p| p > 0.0);
-    let warmup_s = (props.value(&prop::WARMUP).ok())
-        .filter(|w| *w > 0.0)
-        .unwrap_or(if inserts { 0.0 } else { STEP_WARMUP_S });
-    let mut set = |k: &str, v: String| props.set(k, v, Origin::Experiment);
-    set(prop::THREADCOUNT.name, threads.to_string());
-    set(prop::MAXEXECUTIONTIME.name, step_s.to_string());
-    set(prop::WARMUP.name, warmup_s.to_string());
-    if let Some(rate) = offered {
-        set(
-            prop::TARGET.name,
-            (rate.round().max(1.0) as u64).to_string(),
-        );
-        set(prop::MEASUREMENT_INTERVAL.name, "both".into());
-    }
-    match on.phase {
-        Phase::Load => {
-            // Enough keys for the whole step, warm-up included: its time bound ends it.
-            let count = offered.map_or(PROBE_INSERTS, |r| {
-                (r * (step_s as f64 + warmup_s) * 1.25).ceil() as u64 + 100
-            });
-            let start = records + inserted;
-            set(prop::INSERTSTART.name, start.to_string());
-            set(prop::INSERTCOUNT.name, count.to_string());
-            set(prop::RECORDCOUNT.name, (start + count).to_string());
-        }
-        Phase::Run => {
-            set(prop::OPERATIONCOUNT.name, "0".into());
-            if inserted > 0 {
-                set(prop::RECORDCOUNT.name, (records + inserted).to_string());
-            }
-        }
-    }
-    props
-}
-
-/// The step record of one measurement: its intended latencies and the judgement.
-fn judged(
-    m: &Measured,
-    (kind, offered, threads): (StepKind, Option<f64>, u32),
-    bounds: &[search::Bound],
-    props: &Properties,
-) -> Step {
-    let doc = &m.document;
-    let intended = intended_histogram(doc);
-    let at = |q: f64| intended.as_ref().map_or(0, |h| h.value_at_quantile(q));
-    let at_bounds_us: Vec<u64> = bounds.iter().map(|b| at(b.quantile)).collect();
-    let validity = &doc.validity;
-    let failed = offered.and_then(|offered| {
-        judge(
-            &search::Measured {
-                offered,
-                achieved: m.summary.throughput,
-                at_bounds_us: at_bounds_us.clone(),
-                invalid: (validity.verdict == crate::measure::validity::Verdict::Invalid)
-                    .then(|| validity.summary()),
-                stalled: validity.server_stalls.is_some(),
-                error_share: m.summary.errors as f64 / doc.operations.max(1) as f64,
-                max_error_share: props
-                    .value(&prop::MAXERRORRATE)
-                    .unwrap_or(prop::MAXERRORRATE.default),
-            },
-            bounds,
-        )
-    });
-    Step {
-        kind,
-        offered,
-        achieved: m.summary.throughput,
-        threads,
-        intended_us: [at(0.5), at(0.99), at(0.999)],
-        at_bounds_us,
-        verdict: validity.verdict.to_string(),
-        failed,
-    }
-}
-
-/// Every operation's intended latencies in one histogram (the cleanup left out): the bound is on
-/// the workload as a whole. `None` without intended measurements (the closed-loop probe).
-fn intended_histogram(
-    doc: &crate::measure::ResultDocument,
-) -> Option<hdrhistogram::Histogram<u64>> {
-    let mut histograms = doc
-        .measurements
-        .iter()
-        .filter(|m| m.kind == MapKind::Intended && !m.name.contains("CLEANUP"))
-        .filter_map(|m| m.decode_histogram().ok());
-    let mut all = histograms.next()?;
-    for h in histograms {
-        let _ = all.add(&h);
-    }
-    Some(all)
 }

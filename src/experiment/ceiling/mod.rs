@@ -1,12 +1,15 @@
 //! `ceiling`: the highest rate a topology sustains for one scenario while its **intended**
-//! latency stays within a bound (README, "Glossary": ceiling, bound). Open-loop steps (`target`)
-//! after a short closed-loop saturation probe: climb geometrically, bisect between the last
-//! passing and the first failing rate to `--precision`, then confirm the rate found. A step
-//! passes when it achieved ≥ 95 % of the offered rate, every bound held on intended latency
-//! (coordinated omission corrected), its result is not invalid, errors stayed under
-//! `microshard.maxerrorrate` and the server did not stall. When the client cannot be given
-//! enough threads for a rate, the search stops there and says so: never a server ceiling that
-//! is the client's. Every step is kept in the run directory (`ceiling.json`, `steps/`).
+//! latency stays within a bound (README, "Glossary": ceiling, bound; `docs/ceiling.md`).
+//! Open-loop steps (`target`) after a short closed-loop probe: climb geometrically, halve below a
+//! failure, bisect between the highest passing and the lowest failing rate to `--precision`,
+//! each step longer than the last once the bracket has closed. A step passes when it achieved
+//! ≥ 95 % of the offered rate, every bound held on intended latency (coordinated omission
+//! corrected, planned but unsent operations included), its result is not invalid, errors stayed
+//! under `microshard.maxerrorrate` and the server did not stall. A failure is tried again before
+//! it counts. Threads follow the latency measured (Little's law), more when every thread was
+//! busy; the client is named as the limit only on measured evidence. Every step starts from the
+//! same data (the keys a step inserted are deleted after it), warms up first, and is kept in the
+//! run directory (`ceiling.json`, `steps/`); `--repeat N` repeats the whole search.
 
 mod driver;
 pub(crate) mod search;
@@ -25,10 +28,10 @@ use super::sweep::{SweepTarget, reach_target};
 pub(crate) use crate::experiment::slo::{Bound, SearchSpec};
 use crate::runner::Phase;
 pub(crate) use driver::{SearchOn, find};
-use search::{micros, thousands};
+use search::{Rule, Tally, micros, thousands};
 
 /// The schema of `ceiling.json`.
-pub(crate) const CEILING_SCHEMA: &str = "microshard-ceiling/1";
+pub(crate) const CEILING_SCHEMA: &str = "microshard-ceiling/2";
 
 /// What `ceiling` is asked to do: the one record of the command. clap parses it,
 /// [`CeilingCommand::checked`] settles it (creating nothing) and the search runs from it.
@@ -86,7 +89,7 @@ impl CeilingCommand {
     pub(crate) fn checked(mut self) -> anyhow::Result<CeilingCommand> {
         self.target = SweepTarget::given("ceiling", self.topology.take(), self.uri.take())?;
         self.servers = self.servers.checked()?;
-        self.spec = self.search.spec()?;
+        self.spec = self.search.spec(self.workload_flags.full)?;
         self.workload_flags = self.workload_flags.checked();
         Ok(self)
     }
@@ -98,9 +101,9 @@ impl CeilingCommand {
 pub(crate) enum StepKind {
     /// Closed loop at the scenario's threads: where the search starts.
     Probe,
-    /// A rate the search tried.
+    /// A trial of a rate the search tried.
     Search,
-    /// The rate found, measured again.
+    /// The rate found, measured again (searches before trials replaced confirmations).
     Confirm,
 }
 
@@ -113,35 +116,108 @@ pub(crate) struct Step {
     pub offered: Option<f64>,
     /// Achieved rate (ops/s).
     pub achieved: f64,
-    /// Client threads.
+    /// Client threads (each with its own connection of the search's one pool).
     pub threads: u32,
+    /// Seconds measured (steps lengthen as the bracket narrows).
+    #[serde(default)]
+    pub step_s: f64,
+    /// Operations measured.
+    #[serde(default)]
+    pub operations: u64,
     /// Intended latency percentiles (µs): p50, p99, p99.9.
     pub intended_us: [u64; 3],
     /// The intended latency at each bound's quantile (µs), in the bounds' order.
     pub at_bounds_us: Vec<u64>,
+    /// The actual (service) latency at each bound's quantile (µs): where it is far below the
+    /// intended one, the queue was in the client.
+    #[serde(default)]
+    pub actual_at_bounds_us: Vec<u64>,
+    /// Mean actual latency (µs).
+    #[serde(default)]
+    pub actual_mean_us: f64,
+    /// How far the client fell behind its schedule.
+    #[serde(default)]
+    pub schedule: crate::measure::Schedule,
+    /// Cores the client used over the step.
+    #[serde(default)]
+    pub client_cores: f64,
     /// The step's result verdict (`valid`, `degraded`, `invalid`).
     pub verdict: String,
+    /// Why the verdict is degraded or invalid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdict_reasons: Vec<String>,
     /// Why the step did not sustain its rate; `None` when it did (or for the probe).
     pub failed: Option<String>,
+    /// The rule it broke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// Whether it counts as a trial of its rate: a step whose threads were all busy is run
+    /// again with more, not counted.
+    #[serde(default = "yes")]
+    pub counted: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn first_repeat() -> u32 {
+    1
+}
+
+/// The two rates a search ended between: the highest that passed and the lowest that failed,
+/// each with its trials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Bracket {
+    /// The highest offered rate that passed (ops/s).
+    pub passed: f64,
+    /// Its trials.
+    pub passed_tally: Tally,
+    /// The lowest offered rate that failed (ops/s); `None` when none failed within the steps.
+    pub failed: Option<f64>,
+    /// Its trials.
+    pub failed_tally: Option<Tally>,
+}
+
+impl Bracket {
+    /// `1,530 passed (2 of 3 passed) – 1,600 failed (0 of 2 passed)`.
+    pub(crate) fn words(&self) -> String {
+        let fail = match (self.failed, &self.failed_tally) {
+            (Some(f), Some(t)) => format!("{} failed ({})", thousands(f), t.words()),
+            _ => "no rate above it failed".into(),
+        };
+        format!(
+            "{} passed ({}) – {fail}",
+            thousands(self.passed),
+            self.passed_tally.words()
+        )
+    }
 }
 
 /// How the search ended.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum Outcome {
-    /// The ceiling: the rate that passed, with its confirmations' achieved rates.
+    /// The ceiling: the highest rate that passed below every failure.
     Found {
-        /// Mean achieved rate over the confirmations (ops/s).
+        /// Mean achieved rate over its passing trials (ops/s).
         ceiling: f64,
-        /// Lowest and highest confirmation.
+        /// Lowest and highest of those trials.
         low: f64,
         high: f64,
-        /// Intended p99 at it (µs, the worst confirmation).
-        p99_us: u64,
+        /// Intended latency at each bound there (µs, the worst passing trial).
+        #[serde(default)]
+        at_bounds_us: Vec<u64>,
         /// Client threads at it.
         threads: u32,
         /// Why the lowest failing rate failed.
         next_failure: Option<String>,
+        /// The rates it ended between.
+        #[serde(default)]
+        bracket: Option<Bracket>,
+        /// What a reader must know before quoting it (a stall, noise).
+        #[serde(default)]
+        caveats: Vec<String>,
     },
     /// Not even the lowest rate tried met the bound.
     NoRateMetBound {
@@ -150,13 +226,13 @@ pub(crate) enum Outcome {
         /// Why it failed.
         why: String,
     },
-    /// The client could not offer a rate: no server ceiling was measured past it.
+    /// The client, measured, was the limit: the server's ceiling lies above what it could offer.
     ClientLimited {
         /// The rate it could not offer.
         rate: f64,
-        /// The highest rate that passed before it (a lower bound of the ceiling).
+        /// The highest achieved rate that passed before it (a lower bound of the ceiling).
         lower_bound: Option<f64>,
-        /// What limited the client.
+        /// What limited the client, with the measured shortfall.
         why: String,
     },
     /// Ctrl-C: the steps so far are kept.
@@ -164,6 +240,33 @@ pub(crate) enum Outcome {
         /// The highest rate that passed (a lower bound of the ceiling).
         lower_bound: Option<f64>,
     },
+}
+
+impl Outcome {
+    /// What the search established about the ceiling, as a lower and an upper bound (ops/s):
+    /// the achieved rate that passed and the offered rate that failed (`None`: unbounded).
+    pub(crate) fn bounds(&self) -> Option<(f64, Option<f64>)> {
+        match self {
+            Outcome::Found {
+                ceiling, bracket, ..
+            } => Some((*ceiling, bracket.as_ref().and_then(|b| b.failed))),
+            Outcome::ClientLimited {
+                lower_bound: Some(l),
+                ..
+            } => Some((*l, None)),
+            _ => None,
+        }
+    }
+
+    /// The word a table gives the outcome: a search that ran is never "not run".
+    pub(crate) fn word(&self) -> &'static str {
+        match self {
+            Outcome::Found { .. } => "found",
+            Outcome::NoRateMetBound { .. } => "no ceiling",
+            Outcome::ClientLimited { .. } => "client-limited",
+            Outcome::Interrupted { .. } => "interrupted",
+        }
+    }
 }
 
 /// `ceiling.json`: the request, every step and how the search ended.
@@ -177,9 +280,18 @@ pub(crate) struct CeilingRecord {
     pub workload: String,
     /// The topology's name or the redacted URI.
     pub topology: String,
+    /// Which search of `--repeat` this is (1-based).
+    #[serde(default = "first_repeat")]
+    pub repeat: u32,
+    /// `load` (every step inserts fresh keys) or `run` (the scenario's mix).
+    #[serde(default)]
+    pub phase: String,
+    /// The server's address the steps used, credentials redacted.
+    #[serde(default)]
+    pub uri: String,
     /// The bounds; all must hold.
     pub bounds: Vec<Bound>,
-    /// Seconds each step measured.
+    /// Seconds the first steps measured; later steps lengthen ([`Step::step_s`]).
     pub step_s: f64,
     /// `--precision` as a share.
     pub precision: f64,
@@ -189,10 +301,10 @@ pub(crate) struct CeilingRecord {
     pub host: crate::measure::HostFacts,
     /// Measured against microshard's stand-in, not MongoDB.
     pub standin: bool,
-    /// Keys the steps inserted after the data (a load's steps insert fresh keys; a run's
-    /// inserts count too): later steps and scenarios see them as records.
+    /// Documents the steps inserted and deleted again after each step: every step starts from
+    /// the same data.
     #[serde(default)]
-    pub inserted: u64,
+    pub removed: u64,
     /// Every step, in order.
     pub steps: Vec<Step>,
     /// How it ended (`None` while it runs).
@@ -208,28 +320,21 @@ impl CeilingRecord {
         match &self.outcome {
             Some(Outcome::Found {
                 ceiling,
-                low,
-                high,
-                p99_us,
+                at_bounds_us,
                 threads,
-                next_failure,
+                bracket,
+                caveats,
+                ..
             }) => {
-                let spread = match (self.repeat(), low < high) {
-                    (n, true) if n > 1 => format!(
-                        " ({} – {} over {n} confirmations)",
-                        thousands(*low),
-                        thousands(*high)
-                    ),
-                    _ => String::new(),
-                };
-                let next = next_failure
+                let at = self.at_bounds_words(at_bounds_us);
+                let bracket = bracket
                     .as_ref()
-                    .map(|f| format!("; the next step failed: {f}"))
+                    .map(|b| format!(" (bracket: {})", b.words()))
                     .unwrap_or_default();
+                let caveats: String = caveats.iter().map(|c| format!("; {c}")).collect();
                 format!(
-                    "ceiling: {t} sustains {} {w} ops/s at {bounds}{spread}: intended p99 {} there, {threads} threads{next}",
+                    "ceiling: {t} sustains {} {w} ops/s at {bounds}{bracket}: intended {at} there, {threads} threads{caveats}",
                     thousands(*ceiling),
-                    micros(*p99_us)
                 )
             }
             Some(Outcome::NoRateMetBound { lowest, why }) => format!(
@@ -241,11 +346,11 @@ impl CeilingRecord {
                 lower_bound,
                 why,
             }) => format!(
-                "no server ceiling measured: the client could not offer {} ops/s ({why}){}",
+                "client-limited: the client could not offer {} ops/s ({why}){}",
                 thousands(*rate),
                 lower_bound
                     .map(|l| format!(
-                        "; {t} sustained {} ops/s at {bounds}, a lower bound",
+                        "; {t} sustained {} ops/s at {bounds}, a lower bound of its ceiling",
                         thousands(l)
                     ))
                     .unwrap_or_default()
@@ -260,11 +365,12 @@ impl CeilingRecord {
         }
     }
 
-    fn repeat(&self) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| s.kind == StepKind::Confirm)
-            .count()
+    /// `p99 9.3 ms, p99.9 21.0 ms`: the intended latency at each bound's quantile.
+    fn at_bounds_words(&self, at: &[u64]) -> String {
+        let parts: Vec<String> = (self.bounds.iter().zip(at))
+            .map(|(b, us)| format!("{} {}", b.name, micros(*us)))
+            .collect();
+        parts.join(", ")
     }
 
     /// The record of a search about to start.
@@ -279,13 +385,16 @@ impl CeilingRecord {
             created: chrono::Utc::now().to_rfc3339(),
             workload,
             topology,
+            repeat: 1,
+            phase: "run".into(),
+            uri: String::new(),
             bounds: spec.bounds.clone(),
             step_s: spec.step().as_secs_f64(),
             precision: spec.precision,
             properties,
             host: crate::measure::HostFacts::collect(),
             standin: false,
-            inserted: 0,
+            removed: 0,
             steps: Vec::new(),
             outcome: None,
         }
@@ -300,41 +409,52 @@ pub(crate) fn resolve(cfg: &CeilingCommand) -> anyhow::Result<OneWorkload> {
     )
 }
 
-/// Runs a ceiling search of the workload [`resolve`] found and keeps it in a new run
-/// directory; returns the directory and the record (its outcome set).
+/// Runs `--repeat` ceiling searches of the workload [`resolve`] found, each kept in the new run
+/// directory as it ends (`ceiling.json`, then `ceiling-r2.json`, …); returns the directory and
+/// the records (their outcomes set).
 pub(crate) async fn ceiling_with<L: Lab>(
     lab: &mut L,
     cfg: &CeilingCommand,
     one: OneWorkload,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<(ExperimentDir, CeilingRecord)> {
+) -> anyhow::Result<(ExperimentDir, Vec<CeilingRecord>)> {
     let (base, name, scale_note) = (one.base(), one.name, one.scale_note);
     let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
-    let mut record = CeilingRecord::new(name, where_.clone(), &cfg.spec, base.clone());
-    write_json_atomic(&dir.path().join("ceiling.json"), &record)?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     progress.line(&format!("microshard: sizes: {scale_note}"));
     let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
-    let on = SearchOn {
-        spec: &cfg.spec,
-        repeat: cfg.repeat,
-        base: &base,
-        phase: Phase::Run,
-        deployment: &deployment,
-        steps_dir: dir.path().join("steps"),
-        record_path: dir.path().join("ceiling.json"),
-        where_: &where_,
-    };
-    // The data is loaded first, unless `--no-load`.
     let searched = async {
         if !cfg.no_load {
             let bar = progress.phase(&format!("{where_}: load"), None);
             let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
-        find(lab, &on, &mut record, cancel, progress).await
+        let mut records = Vec::new();
+        for repeat in 1..=cfg.repeat {
+            if cancel.is_cancelled() && !records.is_empty() {
+                break;
+            }
+            let (file, steps) = paths_of(repeat);
+            let on = SearchOn {
+                spec: &cfg.spec,
+                base: &base,
+                phase: searched_phase(&base),
+                deployment: &deployment,
+                steps_dir: dir.path().join(steps),
+                record_path: dir.path().join(file),
+                where_: &shown_repeat(&where_, repeat, cfg.repeat),
+            };
+            let mut record =
+                CeilingRecord::new(name.clone(), where_.clone(), &cfg.spec, base.clone());
+            record.repeat = repeat;
+            let searched = find(lab, &on, &mut record, cancel, progress).await?;
+            record.outcome = Some(searched.outcome);
+            write_json_atomic(&on.record_path, &record)?;
+            records.push(record);
+        }
+        anyhow::Ok(records)
     }
     .await;
     if let Some(h) = handle {
@@ -343,9 +463,41 @@ pub(crate) async fn ceiling_with<L: Lab>(
         bar.finish(if down.is_ok() { "down" } else { "failed" });
         down?;
     }
-    record.outcome = Some(searched?.outcome);
-    write_json_atomic(&on.record_path, &record)?;
-    Ok((dir, record))
+    Ok((dir, searched?))
+}
+
+/// Where search `repeat` of a standalone `ceiling` is kept: its record and its steps.
+fn paths_of(repeat: u32) -> (String, String) {
+    match repeat {
+        1 => ("ceiling.json".into(), "steps".into()),
+        r => (format!("ceiling-r{r}.json"), format!("steps-r{r}")),
+    }
+}
+
+/// `single (search 2/3)`: the topology as the progress lines name one of several searches.
+pub(crate) fn shown_repeat(where_: &str, repeat: u32, of: u32) -> String {
+    match of {
+        1 => where_.to_string(),
+        n => format!("{where_} (search {repeat}/{n})"),
+    }
+}
+
+/// How a scenario is searched: as a load when every operation of its mix is an insert (its
+/// steps insert fresh keys, as YCSB's load does), else with its own mix. A read scenario is
+/// never searched as a load (`docs/ceiling.md`, "What is searched").
+pub(crate) fn searched_phase(props: &crate::workload::Properties) -> Phase {
+    use crate::workload::prop;
+    let share = |p: &crate::props::prop::Prop<f64>| props.value(p).unwrap_or(0.0);
+    let others = [
+        &prop::READPROPORTION,
+        &prop::UPDATEPROPORTION,
+        &prop::SCANPROPORTION,
+        &prop::READMODIFYWRITEPROPORTION,
+    ];
+    match share(&prop::INSERTPROPORTION) > 0.0 && others.iter().all(|p| share(p) == 0.0) {
+        true => Phase::Load,
+        false => Phase::Run,
+    }
 }
 
 /// Every ceiling search a `compare --ceiling` kept in `dir` that parses, by topology then

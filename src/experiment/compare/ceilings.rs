@@ -1,21 +1,23 @@
-//! `compare --ceiling`: on each topology, the data loaded once, then one ceiling search per
-//! scenario (README, "Glossary": ceiling). A search's confirmations are its cell's repetitions
-//! (`cells/<topology>/<scenario>-rN.json`), so the table, the ratios and their significance are a
-//! compare's; the search itself, every step, is kept in `ceilings/` (`docs/result-schema.md`,
-//! "Ceilings"). A search that found no ceiling leaves its cell not run, with the reason.
+//! `compare --ceiling`: on each topology's turn (one per repetition, topologies interleaved),
+//! the data loaded, then one ceiling search per scenario (README, "Glossary": ceiling;
+//! `docs/ceiling.md`). A search's best passing trial is its cell's repetition
+//! (`cells/<topology>/<scenario>-rN.json`), so the table is a compare's; the search itself,
+//! every step, is kept in `ceilings/` (`docs/result-schema.md`, "Ceilings"). Every search starts
+//! from the same documents: the load, and nothing its steps inserted (each step's keys are
+//! deleted after it). A search that found no ceiling leaves its cell not run, with the reason.
 
 use tokio_util::sync::CancellationToken;
 
 use super::cell::{cell_props, place_outputs, write_cell};
 use super::{MatrixOutcome, TopologyTurn, record_not_run};
 use crate::experiment::ceiling::{self, CeilingRecord, Outcome, SearchOn};
-use crate::experiment::lab::{Deployment, Lab, dead_member};
+use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
 use crate::experiment::model::{CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
 use crate::runner::Phase;
 
-/// Loads the topology's data, then searches each scenario's ceiling in order; a member found
-/// dead during the load ends the turn (`Some(Dead)`).
+/// Loads the topology's data, then searches the ceiling of each scenario of this turn not yet
+/// measured, in order; a member found dead during the load ends the turn (`Some(Dead)`).
 pub(super) async fn search_topology<L: Lab>(
     lab: &mut L,
     turn: &TopologyTurn<'_>,
@@ -26,7 +28,8 @@ pub(super) async fn search_topology<L: Lab>(
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<String>> {
     let shown = config.command.topology_name(turn.topology);
-    let mut props = cell_props(config, &first_of(turn, turn.load_scenario), true, None, 0)?;
+    let load_id = id_of(turn, turn.load_scenario);
+    let mut props = cell_props(config, &load_id, true, None, 0)?;
     place_outputs(&mut props, None)?;
     let bar = progress.phase(&format!("{shown}: loading the data"), None);
     let loaded = lab.run(deployment, &props, Phase::Load, cancel).await?;
@@ -34,30 +37,24 @@ pub(super) async fn search_topology<L: Lab>(
     if let Some(dead) = dead_member(&loaded.document, "the load") {
         return Ok(Some(dead));
     }
-    // Keys the searches before this one inserted: later scenarios count them as records.
-    let mut inserted = 0;
-    for scenario in &config.command.scenarios.clone() {
+    for id in turn.ids {
         if cancel.is_cancelled() {
             outcome.interrupted = true;
             return Ok(None);
         }
-        let ids = repeats_of(turn, scenario);
-        if ids.iter().all(|id| turn.dir.is_finished(id)) {
-            let path = turn.dir.ceiling_path(&first_of(turn, scenario));
-            let kept: Option<CeilingRecord> = crate::experiment::results::read_json(&path).ok();
-            inserted += kept.map_or(0, |r| r.inserted);
-            outcome.skipped.extend(ids);
+        if turn.dir.is_finished(id) {
+            outcome.skipped.push(id.clone());
             continue;
         }
-        let one = OneSearch {
-            turn,
-            deployment,
-            scenario,
-            ids: &ids,
-            inserted,
-        };
-        let record = search_cell(lab, &one, config, cancel, progress, outcome).await?;
-        inserted += record.inserted;
+        search_cell(
+            lab,
+            (turn, id, deployment),
+            config,
+            cancel,
+            progress,
+            outcome,
+        )
+        .await?;
         if outcome.interrupted {
             return Ok(None);
         }
@@ -65,82 +62,74 @@ pub(super) async fn search_topology<L: Lab>(
     Ok(None)
 }
 
-/// One scenario's search on a topology: where, its cells, and the keys inserted before it.
-struct OneSearch<'a> {
-    turn: &'a TopologyTurn<'a>,
-    deployment: &'a Deployment,
-    scenario: &'a str,
-    ids: &'a [CellId],
-    inserted: u64,
-}
-
-/// Searches one scenario's ceiling, keeps the search and writes its confirmations as the cell's
-/// repetitions, or records the cell not run with the search's finding; returns the record.
+/// Searches one cell's ceiling, keeps the search, and writes its best passing trial as the
+/// cell (marked when the client was the limit: a lower bound), or records the cell not run
+/// with the search's finding.
 async fn search_cell<L: Lab>(
     lab: &mut L,
-    one: &OneSearch<'_>,
+    (turn, id, deployment): (&TopologyTurn<'_>, &CellId, &Deployment),
     config: &mut ExperimentConfig,
     cancel: &CancellationToken,
     progress: &Progress,
     outcome: &mut MatrixOutcome,
-) -> anyhow::Result<CeilingRecord> {
+) -> anyhow::Result<()> {
     let Some(spec) = config.command.ceiling.clone() else {
         anyhow::bail!("compare --ceiling: the record holds no search");
     };
-    let (turn, scenario) = (one.turn, one.scenario);
-    let first = first_of(turn, scenario);
-    let mut base = cell_props(config, &first, false, None, one.inserted)?;
+    let mut base = cell_props(config, id, false, None, 0)?;
     place_outputs(&mut base, None)?;
-    let path = turn.dir.ceiling_path(&first);
+    let path = turn.dir.ceiling_path(id);
     let shown = config.command.topology_name(turn.topology);
-    let where_ = format!("{shown} {scenario}");
+    let of = config.command.repeat;
+    let where_ = ceiling::shown_repeat(&format!("{shown} {}", id.scenario), id.repeat, of);
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     let on = SearchOn {
         spec: &spec,
-        repeat: config.command.repeat,
         base: &base,
-        phase: match scenario == turn.load_scenario {
-            true => Phase::Load,
-            false => Phase::Run,
-        },
-        deployment: one.deployment,
-        steps_dir: path.with_file_name(format!("{}-steps", first.scenario)),
+        phase: ceiling::searched_phase(&base),
+        deployment,
+        steps_dir: path.with_file_name(format!("{}-steps", stem.unwrap_or_default())),
         record_path: path.clone(),
         where_: &where_,
     };
-    let mut record = CeilingRecord::new(scenario.into(), shown, &spec, base.clone());
+    let mut record = CeilingRecord::new(id.scenario.clone(), shown, &spec, base.clone());
+    record.repeat = id.repeat;
     let searched = ceiling::find(lab, &on, &mut record, cancel, progress).await?;
     record.outcome = Some(searched.outcome.clone());
     crate::experiment::results::write_json_atomic(&path, &record)?;
-    match searched.outcome {
-        Outcome::Found { .. } => {
-            for (id, measured) in one.ids.iter().zip(searched.confirmations) {
-                write_cell(turn.dir, config, id, &base, measured, None, one.deployment)?;
-                outcome.measured.push(id.clone());
-            }
+    match (searched.outcome, searched.best) {
+        (Outcome::Interrupted { .. }, _) => outcome.interrupted = true,
+        (Outcome::Found { .. }, Some(best)) => {
+            write_cell(turn.dir, config, id, &base, best, None, deployment)?;
+            outcome.measured.push(id.clone());
         }
-        Outcome::Interrupted { .. } => outcome.interrupted = true,
+        (Outcome::ClientLimited { .. }, Some(best)) => {
+            let best = lower_bound(best, &record.finding());
+            write_cell(turn.dir, config, id, &base, best, None, deployment)?;
+            outcome.measured.push(id.clone());
+        }
         _ => {
             let reason = format!("not run: {}", record.finding());
-            let not_run = record_not_run(turn.dir, config.session(), one.ids.iter(), &reason)?;
+            let not_run = record_not_run(turn.dir, config.session(), std::iter::once(id), &reason)?;
             outcome.not_run.extend(not_run);
         }
     }
-    Ok(record)
+    Ok(())
 }
 
-/// The cell ids of one scenario of the turn's topology, one per confirmation.
-fn repeats_of(turn: &TopologyTurn<'_>, scenario: &str) -> Vec<CellId> {
-    (turn.ids.iter())
-        .filter(|id| id.scenario == scenario)
-        .cloned()
-        .collect()
+/// A client-limited search's best trial as its cell: degraded, saying the ceiling lies above.
+fn lower_bound(mut best: Measured, finding: &str) -> Measured {
+    let why = format!("a lower bound of the ceiling, not the ceiling: {finding}");
+    best.document.validity.degrade(why.clone());
+    best.summary.validity.degrade(why);
+    best
 }
 
-/// The first repetition's id of a scenario: the one its search is kept under.
-fn first_of(turn: &TopologyTurn<'_>, scenario: &str) -> CellId {
+/// The cell id of `scenario` in this turn's repetition.
+fn id_of(turn: &TopologyTurn<'_>, scenario: &str) -> CellId {
     CellId {
         topology: turn.topology.to_string(),
         scenario: scenario.to_string(),
-        repeat: 1,
+        repeat: turn.repeat,
     }
 }

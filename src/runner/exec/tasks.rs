@@ -1,6 +1,7 @@
 //! The run's background tasks: the `maxexecutiontime` timer, the error-rate guard, the warm-up's end and the progress ticks a client of several sends its coordinator.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -85,6 +86,10 @@ pub(super) fn spawn_warmup_end(
         measurements.reset();
         let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
         let inserted = succeeded_inserts(progress.iter().map(|p| &**p));
+        let late = progress
+            .iter()
+            .map(|p| p.late.load(Ordering::Relaxed))
+            .sum();
         Some(WarmupEnd {
             cpu: measure::ClientCpu::now(),
             at: Instant::now(),
@@ -92,6 +97,7 @@ pub(super) fn spawn_warmup_end(
             ops,
             failed,
             inserted,
+            late,
             host: measure::host_load::sample(&members),
         })
     })
@@ -134,6 +140,8 @@ pub(super) struct WarmupEnd {
     pub(super) failed: u64,
     /// Inserts that had succeeded by the warm-up's end: a load's figure leaves them out.
     pub(super) inserted: u64,
+    /// Operations started late by the warm-up's end ([`measure::Schedule`]).
+    pub(super) late: u64,
     /// The machine at the warm-up's end, where the window of its quietness starts.
     pub(super) host: Option<measure::host_load::HostSample>,
 }

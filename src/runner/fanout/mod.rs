@@ -73,11 +73,19 @@ pub(crate) fn slices(
             "--clients {n}: more clients than threads (threadcount={threads} is the total, split across clients)"
         )));
     }
-    let thread_split = split(threads, n);
-    let mut out: Vec<Slice> = thread_split
+    let target: i64 = props.value(&prop::TARGET).map_err(RunError::as_bad_input)?;
+    // Under a `target`, the clients together offer the rate asked for, not N times it: each
+    // takes its share as it takes its threads (`docs/engine.md`, "Several clients").
+    let rates = (target > 0).then(|| split(target as u64, n));
+    let mut out: Vec<Slice> = split(threads, n)
         .iter()
-        .map(|t| Slice {
-            overrides: vec![(prop::THREADCOUNT.name.into(), t.to_string())],
+        .enumerate()
+        .map(|(i, t)| {
+            let mut overrides = vec![(prop::THREADCOUNT.name.into(), t.to_string())];
+            if let Some(rates) = &rates {
+                overrides.push((prop::TARGET.name.into(), rates[i].to_string()));
+            }
+            Slice { overrides }
         })
         .collect();
     match phase {
@@ -780,6 +788,7 @@ pub(crate) fn merge_clients(
 /// Properties each client of one run may set differently (its slice, its connection).
 const PER_CLIENT: &[&str] = &[
     prop::THREADCOUNT.name,
+    prop::TARGET.name,
     prop::INSERTSTART.name,
     prop::INSERTCOUNT.name,
     prop::OPERATIONCOUNT.name,
@@ -876,6 +885,21 @@ mod tests {
         assert_eq!(ranges, vec![(0, 1001), (1001, 1000), (2001, 1000)]);
         let threads: Vec<&str> = s.iter().map(|s| get(s, "threadcount")).collect();
         assert_eq!(threads, vec!["3", "3", "2"]);
+    }
+
+    #[test]
+    fn a_target_rate_is_shared_so_the_clients_offer_it_together() {
+        let p = props(&[
+            ("recordcount", "100"),
+            ("threadcount", "5"),
+            ("target", "1001"),
+        ]);
+        let s = slices(&p, Phase::Run, 2).unwrap_or_default();
+        let rates: Vec<&str> = s.iter().map(|s| get(s, "target")).collect();
+        assert_eq!(rates, vec!["501", "500"]);
+        let unthrottled = props(&[("recordcount", "100"), ("threadcount", "4")]);
+        let s = slices(&unthrottled, Phase::Load, 2).unwrap_or_default();
+        assert!(s.iter().all(|s| get(s, "target").is_empty()));
     }
 
     #[test]
