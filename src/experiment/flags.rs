@@ -67,14 +67,20 @@ impl ServerFlags {
     }
 }
 
-/// Where `--standin`'s links go, without making them; the stand-in needs the process backend.
+/// Where `--standin`'s links go, without making them; the stand-in needs a backend that runs
+/// this machine's binaries (the process backend).
 pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    if backend != BackendKind::Process {
+    if !crate::backend::of(backend).runs_binaries() {
         return Err(bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"
         )));
     }
-    Ok(crate::backend::state::state_dir().join("standin-bin"))
+    Ok(standin_links_dir())
+}
+
+/// The directory of `--standin`'s links, kept under the state directory.
+pub(crate) fn standin_links_dir() -> PathBuf {
+    crate::backend::state::state_dir().join("standin-bin")
 }
 
 /// True when `bin_dir` is `--standin`'s links directory.
