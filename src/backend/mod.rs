@@ -14,6 +14,7 @@ pub(crate) mod doctor;
 mod error;
 pub(crate) mod existing;
 mod extra_hosts;
+pub mod kubernetes;
 pub(crate) mod labels;
 pub(crate) mod ports;
 pub mod process;
@@ -132,10 +133,11 @@ pub(crate) trait Backend: Sync {
 }
 
 /// Every backend, in the order `down --all` searches them.
-const ALL: [BackendKind; 3] = [
+const ALL: [BackendKind; 4] = [
     BackendKind::Process,
     BackendKind::Docker,
     BackendKind::Existing,
+    BackendKind::Kubernetes,
 ];
 
 /// The backend of `kind`.
@@ -144,6 +146,7 @@ pub(crate) fn of(kind: BackendKind) -> &'static dyn Backend {
         BackendKind::Process => &process::ProcessBackend,
         BackendKind::Docker => &docker::DockerBackend,
         BackendKind::Existing => &existing::ExistingBackend,
+        BackendKind::Kubernetes => &kubernetes::KubernetesBackend,
     }
 }
 

@@ -18,7 +18,7 @@ use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
 pub(crate) struct UpArgs {
     /// Topology name (`microshard-4` → topologies/microshard-4.toml) or path to a TOML file.
     pub topology: String,
-    /// process | docker | existing (default: process when mongod is found, else docker when an engine answers).
+    /// process | docker | existing | kubernetes (default: process when mongod is found, else docker when an engine answers; kubernetes only with --emit-manifests for now).
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// Directory holding mongod and mongos (process backend; default: PATH).
@@ -33,6 +33,10 @@ pub(crate) struct UpArgs {
     /// Print the plan (members, ports, directories, command lines) and start nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --backend kubernetes: print the topology's manifests (YAML) to apply yourself, and
+    /// start nothing; needs no cluster.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub emit_manifests: bool,
     /// Keep member directories (data, logs) when the cluster is torn down.
     #[arg(long)]
     pub keep: bool,
@@ -86,6 +90,11 @@ pub(crate) struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
+    if args.emit_manifests && args.backend != Some(BackendKind::Kubernetes) {
+        return Err(bad_input(
+            "--emit-manifests: only with --backend kubernetes",
+        ));
+    }
     // The topology and flags first: the stand-in's links are made last, by the servers check.
     let spec = args.spec()?;
     args.take_standin()?;
@@ -95,6 +104,9 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
     let backend = chosen.kind;
+    if args.emit_manifests {
+        return emit_manifests(&spec);
+    }
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
     if backend::of(backend).starts_servers()
         && let Some(running) = state::matching(&spec.name).first()
@@ -125,6 +137,20 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         ));
     }
     output::print(&text)?;
+    Ok(())
+}
+
+/// Prints the topology's Kubernetes manifests: its plan with the topology's name as run id, so
+/// the same topology always gives the same text (`docs/kubernetes.md`).
+fn emit_manifests(spec: &TopologySpec) -> anyhow::Result<()> {
+    let mut opts = PlanOptions::new(spec, BackendKind::Kubernetes);
+    opts.run_id = spec.name.clone();
+    let plan = backend::plan(spec, &opts).map_err(as_bad_input)?;
+    let yaml = backend::kubernetes::manifests(&plan)?;
+    for n in &plan.notes {
+        output::eprintln(&format!("microshard: note: {n}"));
+    }
+    output::print(&yaml)?;
     Ok(())
 }
 

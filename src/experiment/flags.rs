@@ -19,7 +19,7 @@ use crate::workload::prop;
 /// and ports. Stored in `experiment.json` under the record's names (`extra_mongod_args`).
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 pub struct ServerFlags {
-    /// Backend bringing the topologies up: process, docker or existing.
+    /// Backend bringing the topologies up: process, docker or existing (kubernetes: manifests only, `up --emit-manifests`).
     #[arg(long, value_enum, ignore_case = true, default_value = "process")]
     #[serde(deserialize_with = "backend_any_case")]
     pub backend: BackendKind,
@@ -117,7 +117,7 @@ fn backend_any_case<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BackendKin
     let text = String::deserialize(d)?;
     BackendKind::from_str(&text, true).map_err(|_| {
         serde::de::Error::custom(format!(
-            "backend {text:?}: expected process, docker or existing"
+            "backend {text:?}: expected process, docker, existing or kubernetes"
         ))
     })
 }

@@ -26,6 +26,8 @@ pub enum BackendKind {
     Docker,
     /// A cluster that already runs (the topology's `uri`).
     Existing,
+    /// Pods on a Kubernetes cluster (for now, `up --emit-manifests` only).
+    Kubernetes,
 }
 
 impl std::fmt::Display for BackendKind {
@@ -147,6 +149,9 @@ pub struct Member {
     pub cpuset: Option<String>,
     /// Container memory limit (GB).
     pub memory_limit_gb: Option<f64>,
+    /// The Kubernetes node it is placed on (`kubernetes.io/hostname`); `None`: any node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// Every member and every name, computed before anything starts; the backends execute only this.
@@ -318,6 +323,9 @@ pub(crate) struct Layout<'a> {
     pub(crate) memory_limit_gb: Option<f64>,
     /// What the backend had to say so far (a setting it ignores, an image near its end of life).
     pub(crate) notes: Vec<String>,
+    /// Whether this machine's RAM sizes the caches of hosts without `memory_budget_gb` (not
+    /// for members on machines whose RAM is unknown here: then a 1 GB budget, said in a note).
+    pub(crate) machine_ram: bool,
     /// How each member is placed.
     pub(crate) placement: &'a dyn Placement,
 }
@@ -334,9 +342,16 @@ impl Plan {
         plan.multi_host = layout.multi_host;
         plan.notes = layout.notes;
         let notes = &mut plan.notes;
-        let sizing = Sizing::of(spec, opts, layout.memory_limit_gb, notes)?;
-        if layout.multi_host && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none()) {
-            notes.push("hosts without memory_budget_gb are sized from this machine's RAM".into());
+        let ram = (opts.total_memory_gb.or_else(total_memory_gb)).filter(|_| layout.machine_ram);
+        let sizing = Sizing::of(spec, ram, layout.memory_limit_gb, notes)?;
+        if spec.hosts.iter().any(|h| h.memory_budget_gb.is_none()) {
+            if !layout.machine_ram {
+                notes.push("hosts without memory_budget_gb have a 1 GB cache budget: their machines' RAM is unknown here".into());
+            } else if layout.multi_host {
+                notes.push(
+                    "hosts without memory_budget_gb are sized from this machine's RAM".into(),
+                );
+            }
         }
         let ctx = MemberCtx {
             spec,
@@ -607,11 +622,10 @@ struct Sizing {
 impl Sizing {
     fn of(
         spec: &TopologySpec,
-        opts: &PlanOptions,
+        ram: Option<f64>,
         limit: Option<f64>,
         notes: &mut Vec<String>,
     ) -> Result<Sizing, TopologyError> {
-        let ram = opts.total_memory_gb.or_else(total_memory_gb);
         let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
         // Inside a container the cache must fit the container's limit, not the host's RAM.
         let cap = limit.map(cache_cap_for_limit);

@@ -25,6 +25,7 @@ pub(crate) fn plan(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, Topo
         multi_host,
         memory_limit_gb: spec.memory_limit_gb,
         notes,
+        machine_ram: true,
         placement: &placement,
     };
     let plan = Plan::new(spec, opts, layout)?;

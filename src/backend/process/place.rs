@@ -32,6 +32,7 @@ pub(crate) fn plan(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, Topo
         multi_host: false,
         memory_limit_gb: None,
         notes,
+        machine_ram: true,
         placement: &placement,
     };
     let plan = Plan::new(spec, opts, layout)?;
