@@ -123,6 +123,14 @@ pub(crate) trait Backend: Sync {
         ""
     }
 
+    /// `up --emit-manifests`: the topology as manifests to apply by hand, and the plan's notes;
+    /// refused by a backend that has none.
+    fn manifests(&self, _spec: &TopologySpec) -> Result<(String, Vec<String>), BackendError> {
+        Err(BackendError::BadInput(
+            "--emit-manifests: only with --backend kubernetes".into(),
+        ))
+    }
+
     /// `down --all`: removes every object it labelled whose labels pass `keep`; one line each.
     fn remove_labelled<'a>(
         &'a self,

@@ -90,23 +90,18 @@ pub(crate) struct DoctorArgs {
 /// Brings a topology up and leaves it running (detached) until `microshard down`.
 pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
-    if args.emit_manifests && args.backend != Some(BackendKind::Kubernetes) {
-        return Err(bad_input(
-            "--emit-manifests: only with --backend kubernetes",
-        ));
-    }
     // The topology and flags first: the stand-in's links are made last, by the servers check.
     let spec = args.spec()?;
     args.take_standin()?;
     args.bin_dir = crate::experiment::flags::absolute_bin_dir(args.bin_dir)?;
+    if args.emit_manifests {
+        return emit_manifests(args.backend.unwrap_or_default(), &spec);
+    }
     let chosen = match args.backend {
         Some(kind) => backend::Chosen { kind, note: None },
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
     let backend = chosen.kind;
-    if args.emit_manifests {
-        return emit_manifests(&spec);
-    }
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
     if backend::of(backend).starts_servers()
         && let Some(running) = state::matching(&spec.name).first()
@@ -140,14 +135,10 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints the topology's Kubernetes manifests: its plan with the topology's name as run id, so
-/// the same topology always gives the same text (`docs/kubernetes.md`).
-fn emit_manifests(spec: &TopologySpec) -> anyhow::Result<()> {
-    let mut opts = PlanOptions::new(spec, BackendKind::Kubernetes);
-    opts.run_id = spec.name.clone();
-    let plan = backend::plan(spec, &opts).map_err(as_bad_input)?;
-    let yaml = backend::kubernetes::manifests(&plan)?;
-    for n in &plan.notes {
+/// Prints the topology's manifests, for a backend that has them (`docs/kubernetes.md`).
+fn emit_manifests(kind: BackendKind, spec: &TopologySpec) -> anyhow::Result<()> {
+    let (yaml, notes) = backend::of(kind).manifests(spec)?;
+    for n in &notes {
         output::eprintln(&format!("microshard: note: {n}"));
     }
     output::print(&yaml)?;

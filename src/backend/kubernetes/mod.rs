@@ -6,7 +6,7 @@
 use futures::future::BoxFuture;
 
 use super::{Backend, BackendError, Readiness, RunningCluster, UpOptions};
-use crate::topology::{Plan, PlanOptions, TopologyError, TopologySpec};
+use crate::topology::{BackendKind, Plan, PlanOptions, TopologyError, TopologySpec};
 
 mod manifests;
 mod place;
@@ -23,6 +23,15 @@ pub(crate) struct KubernetesBackend;
 impl Backend for KubernetesBackend {
     fn plan(&self, spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
         place::plan(spec, opts)
+    }
+
+    /// The plan with the topology's name as run id, so the same topology always gives the
+    /// same text.
+    fn manifests(&self, spec: &TopologySpec) -> Result<(String, Vec<String>), BackendError> {
+        let mut opts = PlanOptions::new(spec, BackendKind::Kubernetes);
+        opts.run_id = spec.name.clone();
+        let plan = place::plan(spec, &opts).map_err(|e| BackendError::BadInput(e.to_string()))?;
+        Ok((manifests(&plan)?, plan.notes))
     }
 
     fn ready<'a>(&'a self, _check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
