@@ -15,7 +15,7 @@ use crate::backend::docker::{check_reference, check_spec_images};
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::model::CompareCommand;
-use crate::topology::{BackendKind, Kind, Plan, PlanOptions, TopologySpec};
+use crate::topology::{BackendKind, Kind, PlanOptions, TopologySpec};
 
 // ----- servers ----------------------------------------------------------------------------------
 
@@ -58,6 +58,7 @@ pub(crate) struct Servers<'a> {
 pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
     let label = s.label;
     let kind = s.backend;
+    let backend = crate::backend::of(kind);
     let specs = load_specs(s)?;
     // `--standin`'s links are made last, once everything else has passed: until then the
     // programs are taken as there (they are this binary).
@@ -80,34 +81,37 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
             "{label} {name}: another entry is also the topology named {named:?}"
         )));
     }
-    if kind == BackendKind::Process && !s.binaries_linked_later && !links_pending {
-        // Once, not once per topology.
+    // Planning finds the programs too; first, once, not once per topology.
+    let linked_later = backend.runs_binaries() && s.binaries_linked_later;
+    if !linked_later && !links_pending {
         let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
-        for program in ["mongod", "mongos"]
-            .into_iter()
-            .take(1 + usize::from(sharded))
-        {
-            crate::topology::find_program(program, s.bin_dir)
-                .map_err(crate::error::as_bad_input)?;
-        }
+        backend.programs_found(s.bin_dir, sharded)?;
     }
     let mut plans = Vec::new();
     for (name, spec) in &specs {
-        crate::topology::check_cpusets(name, spec, kind).map_err(bad_input)?;
-        if kind == BackendKind::Process && s.binaries_linked_later {
+        if backend.starts_servers() {
+            crate::topology::check_cpusets(name, spec).map_err(bad_input)?;
+        }
+        if linked_later {
             continue;
         }
         let mut opts = PlanOptions::new(spec, kind);
         opts.bin_dir = s.bin_dir.map(Path::to_path_buf);
         opts.links_pending = links_pending;
-        let plan = Plan::new(spec, &opts).map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
+        let plan = backend
+            .plan(spec, &opts)
+            .map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
         plans.push((*name, spec, plan));
     }
-    let image_flag = s.image.is_some();
-    crate::backend::docker::ready::servers_ready(
-        label, kind, &specs, &plans, image_flag, s.pulls, s.dry_run,
-    )
-    .await?;
+    let readiness = crate::backend::Readiness {
+        label,
+        specs: &specs,
+        plans: &plans,
+        image_flag: s.image.is_some(),
+        pulls: s.pulls,
+        dry_run: s.dry_run,
+    };
+    crate::backend::ready(kind, &readiness).await?;
     // Last: a port taken now is the most likely to be free again a moment later.
     for (name, _, plan) in &plans {
         crate::backend::ports::ports_free(&format!("{label} {name}"), plan)?;

@@ -50,7 +50,12 @@ fn sources(module: &str) -> Vec<String> {
         })
         .map(|p| {
             let text = std::fs::read_to_string(p).expect("source");
-            match text.find("#[cfg(test)]\nmod tests") {
+            // A test module, private or shared with its siblings' tests.
+            let tests = [
+                "#[cfg(test)]\nmod tests",
+                "#[cfg(test)]\npub(crate) mod tests",
+            ];
+            match tests.iter().find_map(|m| text.find(m)) {
                 Some(at) => text[..at].to_string(),
                 None => text,
             }

@@ -33,7 +33,7 @@ fn plan(root: &Path, text: &str) -> Plan {
     let mut opts = PlanOptions::new(&spec, BackendKind::Docker);
     opts.run_dir = root.join("run");
     opts.total_memory_gb = Some(5.0);
-    Plan::new(&spec, &opts).unwrap()
+    microshard::backend::plan(&spec, &opts).unwrap()
 }
 
 fn up_opts() -> UpOptions {
@@ -162,12 +162,12 @@ fn docker_backend_end_to_end() {
                 let planned = p.members.iter().find(|x| x.name == m.name).unwrap();
                 assert_eq!(planned.published.as_deref(), Some(published.as_str()));
                 // Replica-set configs and --configdb keep the container name.
-                assert!(m.member_host.starts_with(m.container.as_deref().unwrap()), "{}", m.member_host);
+                assert!(m.member_host.starts_with(m.handle.container().unwrap()), "{}", m.member_host);
             }
             // What the engine really bound: each member's port on 127.0.0.1 only (the topology
             // names no publish_address); plus nofile ulimits and, with a limit, no extra swap.
             for m in &cluster.members {
-                let name = m.container.as_deref().expect("a Docker member names its container");
+                let name = m.handle.container().expect("a Docker member names its container");
                 let info = d
                     .inspect_container(name, None::<bollard::query_parameters::InspectContainerOptions>)
                     .await

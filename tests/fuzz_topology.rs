@@ -37,7 +37,7 @@ fn exercise(text: &str) {
                     bin_dir: None,
                     total_memory_gb: Some(8.0),
                 };
-                match Plan::new(&spec, &opts) {
+                match microshard::backend::plan(&spec, &opts) {
                     Ok(plan) => {
                         let _ = plan.render();
                         if backend == BackendKind::Docker {
@@ -317,7 +317,8 @@ fn shipped_topologies_publish_on_loopback_only() {
             bin_dir: None,
             total_memory_gb: Some(16.0),
         };
-        let plan = Plan::new(&spec, &opts).expect("shipped topology plans for Docker");
+        let plan =
+            microshard::backend::plan(&spec, &opts).expect("shipped topology plans for Docker");
         assert_loopback_only(&spec, &plan);
         assert!(
             plan.members.iter().any(|m| m.published.is_some()),

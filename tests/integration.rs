@@ -26,6 +26,7 @@ mod report_tables;
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
 mod backend_down_all;
 mod fidelity_records;
+mod kubernetes;
 mod reliability_bad_input;
 mod reliability_faults;
 mod reliability_network;

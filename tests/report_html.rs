@@ -17,7 +17,7 @@ fn plan(given: &str) -> Plan {
     let spec = TopologySpec::load(given).expect("shipped topology");
     let mut opts = PlanOptions::new(&spec, BackendKind::Docker);
     opts.total_memory_gb = Some(16.0);
-    Plan::new(&spec, &opts).expect("plan")
+    microshard::backend::plan(&spec, &opts).expect("plan")
 }
 
 fn single_path() -> String {

@@ -70,7 +70,7 @@ fn port_free(port: u16) -> bool {
 
 fn assert_nothing_left(cluster: &RunningCluster) {
     for m in &cluster.members {
-        if let Some(pid) = m.pid {
+        if let Some(pid) = m.handle.pid() {
             assert!(
                 !backend::process::pid_alive(pid, m.port),
                 "{} (pid {pid}) still runs after down",
@@ -261,7 +261,7 @@ async fn existing_cases(cluster: &RunningCluster, root: &Path) {
     let spec = TopologySpec::load(path.to_str().unwrap()).unwrap();
     let mut opts = PlanOptions::new(&spec, BackendKind::Existing);
     opts.run_dir = root.join("existing-run");
-    let plan = Plan::new(&spec, &opts).unwrap();
+    let plan = microshard::backend::plan(&spec, &opts).unwrap();
     let found = backend::up(&plan, &up_options(30, 30)).await.unwrap();
     assert!(found.standin);
     assert_eq!(found.chunks.len(), 2, "{:?}", found.chunks);

@@ -105,7 +105,7 @@ async fn member_0_loses_every_election(root: &Path, bin: &Path) {
     assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
     // Every member was started with enough descriptors for its connections.
     for m in &cluster.members {
-        let (soft, hard) = nofile(m.pid.unwrap());
+        let (soft, hard) = nofile(m.handle.pid().unwrap());
         assert!(
             soft >= backend::process::MEMBER_NOFILE.min(hard),
             "{}: soft nofile {soft} (hard {hard})",

@@ -875,7 +875,7 @@ pub fn write_topology(dir: &Path, name: &str, body: &str) -> PathBuf {
 /// The plan of the topology file `path` on the process backend, with the stand-ins of `bin` and
 /// its run directory under `root/runs`.
 pub fn process_plan(path: &Path, root: &Path, bin: &Path) -> microshard::topology::Plan {
-    use microshard::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
+    use microshard::topology::{BackendKind, PlanOptions, TopologySpec};
     let spec = TopologySpec::load(path.to_str().expect("utf-8 path")).expect("topology loads");
     let run_id = microshard::topology::new_run_id(&spec.name);
     let opts = PlanOptions {
@@ -886,7 +886,7 @@ pub fn process_plan(path: &Path, root: &Path, bin: &Path) -> microshard::topolog
         bin_dir: Some(bin.to_path_buf()),
         total_memory_gb: Some(9.0),
     };
-    Plan::new(&spec, &opts).expect("plan")
+    microshard::backend::plan(&spec, &opts).expect("plan")
 }
 
 /// What `backend::up` may wait: `wait` seconds for members to answer and shards to join,

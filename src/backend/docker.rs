@@ -4,7 +4,6 @@
 //! there, never at its container IP. Also builds the stand-in test image from scratch.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,13 +20,15 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 
 use super::{
-    BackendError, InFlight, MemberState, RunningCluster, STOP_ORDER, UpOptions, create_dir, lock,
+    Backend, BackendError, Handle, InFlight, LabelSearch, Labels, MemberState, NotSearched,
+    Readiness, RunningCluster, RunningMember, STOP_ORDER, UpOptions, create_dir, lock,
     record_started, snapshot_write,
 };
 use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
-use crate::topology::{Member, Plan};
+use crate::topology::{Member, Plan, PlanOptions, TopologyError, TopologySpec};
 
+mod place;
 pub(crate) mod ready;
 mod reference;
 mod standin_image;
@@ -35,17 +36,12 @@ mod standin_image;
 pub use reference::{check_reference, check_spec_images};
 pub use standin_image::build_standin_image;
 
-/// Label naming the topology on every container, network and volume.
-pub const LABEL_CLUSTER: &str = "microshard.cluster";
-/// Label naming the run on every container, network and volume.
-pub const LABEL_RUN: &str = "microshard.run";
-/// Label naming the member on every container.
-pub const LABEL_MEMBER: &str = "microshard.member";
+pub(crate) use super::labels::labels;
+/// The labels every container, network and volume carries (named here too, where the client
+/// containers and the tests look for them).
+pub use super::labels::{LABEL_CLUSTER, LABEL_MEMBER, LABEL_OWNER, LABEL_RUN, owner_id_for};
 /// The `nofile` limit every member container gets (soft and hard), as MongoDB's packages set.
 pub const NOFILE: i64 = 64000;
-/// Label naming who made an object ([`owner_id`]): `down --all` removes only the caller's own
-/// leftovers unless asked for every owner's (`--any-owner`).
-pub const LABEL_OWNER: &str = "microshard.owner";
 /// Tag of the locally built stand-in image used by tests and `demo`.
 pub const STANDIN_IMAGE: &str = "microshard-standin:test";
 
@@ -222,40 +218,81 @@ fn split_image(image: &str) -> (&str, &str) {
     }
 }
 
-/// Who makes the objects of this process: the user id and a hash of the state directory. Two
-/// users of one engine, or one user with two state directories (tests), never share an owner, so
-/// neither's `down --all` removes the other's running experiment.
-pub(crate) fn owner_id() -> String {
-    owner_id_for(&super::state::state_dir())
-}
+/// The Docker backend: one container per member on the engine of its host.
+pub(crate) struct DockerBackend;
 
-/// The owner id of this user with state directory `state_dir` (see [`owner_id`]).
-pub fn owner_id_for(state_dir: &Path) -> String {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    // FNV-1a: stable across Rust versions and machines (std's hasher is not).
-    let hash = state_dir
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    format!("uid{uid}-{hash:016x}")
-}
+impl Backend for DockerBackend {
+    fn plan(&self, spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
+        place::plan(spec, opts)
+    }
 
-pub(crate) fn labels(cluster: &str, run: &str, member: Option<&str>) -> HashMap<String, String> {
-    let owner = owner_id();
-    let labels = [
-        (LABEL_CLUSTER, cluster),
-        (LABEL_RUN, run),
-        (LABEL_OWNER, &owner),
-    ];
-    labels
-        .into_iter()
-        .chain(member.map(|m| (LABEL_MEMBER, m)))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    fn ready<'a>(&'a self, check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(ready::images(check))
+    }
+
+    /// Every published port, when every engine is this machine's (single host: every member is
+    /// published here).
+    fn local_ports(&self, plan: &Plan) -> Vec<u16> {
+        let local =
+            (plan.docker_endpoints.iter()).all(|e| crate::topology::local_engine(e.as_deref()));
+        let published = plan.members.iter().filter_map(|m| m.published.as_deref());
+        let ports = published.filter_map(|p| p.rsplit_once(':').and_then(|(_, p)| p.parse().ok()));
+        ports.filter(|_| local).collect()
+    }
+
+    fn up<'a>(
+        &'a self,
+        plan: &'a Plan,
+        opts: &'a UpOptions,
+    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
+        Box::pin(super::start_members(self, plan, opts))
+    }
+
+    fn launcher<'a>(
+        &'a self,
+        plan: &'a Plan,
+        record: Arc<Mutex<RunningCluster>>,
+        opts: &'a UpOptions,
+        in_flight: InFlight,
+    ) -> BoxFuture<'a, Result<Box<dyn Launcher>, BackendError>> {
+        Box::pin(async move {
+            let launcher = DockerLauncher::prepare(plan, record, opts, in_flight).await?;
+            Ok(Box::new(launcher) as Box<dyn Launcher>)
+        })
+    }
+
+    fn teardown<'a>(
+        &'a self,
+        cluster: &'a RunningCluster,
+        stop_timeout: Duration,
+        _events: &'a dyn Events,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(teardown(cluster, stop_timeout))
+    }
+
+    fn left_elsewhere(&self, plan: &Plan) -> Vec<String> {
+        place::remote_dirs(plan)
+    }
+
+    fn undeletable_hint(&self) -> &'static str {
+        " (files written by the container's mongod, uid 999: remove them as root)"
+    }
+
+    /// The local engine's containers, networks and volumes.
+    fn remove_labelled<'a>(
+        &'a self,
+        keep: &'a (dyn Fn(&Labels) -> bool + Sync),
+    ) -> BoxFuture<'a, Result<Vec<String>, LabelSearch>> {
+        Box::pin(async move {
+            remove_labelled_matching(None, None, keep).await.map_err(|e| match e {
+                DockerError::Unreachable(why) => LabelSearch::Unreachable(NotSearched {
+                    name: "Docker",
+                    note: format!("Docker engine unreachable ({why}): its containers, networks and volumes were not searched"),
+                }),
+                e => LabelSearch::Failed(format!("docker: {e}")),
+            })
+        })
+    }
 }
 
 /// Starts and watches the containers of one plan.
@@ -330,7 +367,7 @@ impl DockerLauncher {
         }
         for m in &plan.members {
             // A remote engine's bind-mount sources are on its machine: Docker creates them there.
-            if let Some(d) = m.dir.as_ref().filter(|_| !plan.on_remote_engine(m)) {
+            if let Some(d) = m.dir.as_ref().filter(|_| !place::on_remote_engine(m)) {
                 create_dir(d)?;
                 lock(&record).created_dirs.push(d.clone());
             }
@@ -498,12 +535,9 @@ pub(crate) async fn teardown(
 ) -> Result<(), BackendError> {
     // Only endpoints where something may exist: a network is created before any container.
     let mut endpoints: Vec<Option<String>> = Vec::new();
-    let started = cluster
-        .members
-        .iter()
-        .filter(|m| m.state != MemberState::Planned);
+    let started = containers(cluster).filter(|(m, _, _)| m.state != MemberState::Planned);
     for ep in started
-        .map(|m| &m.endpoint)
+        .map(|(_, _, ep)| ep)
         .chain(cluster.networks.iter().map(|(ep, _)| ep))
     {
         if !endpoints.contains(ep) {
@@ -522,22 +556,19 @@ pub(crate) async fn teardown(
     }
     let t = stop_timeout.as_secs().max(1) as i32;
     for roles in STOP_ORDER {
-        let stops = cluster
-            .members
-            .iter()
-            .filter(|m| roles.contains(&m.role))
-            .filter_map(|m| {
-                let docker = clients.get(&m.endpoint)?;
-                let name = m.container.clone()?;
+        let stops = containers(cluster)
+            .filter(|(m, _, _)| roles.contains(&m.role))
+            .filter_map(|(_, name, ep)| {
+                let docker = clients.get(ep)?;
                 Some(async move {
                     let opts = StopContainerOptionsBuilder::default().t(t).build();
-                    let _ = docker.stop_container(&name, Some(opts)).await;
+                    let _ = docker.stop_container(name, Some(opts)).await;
                 })
             });
         futures::future::join_all(stops).await;
     }
-    for m in &cluster.members {
-        let (Some(docker), Some(name)) = (clients.get(&m.endpoint), m.container.as_deref()) else {
+    for (_, name, ep) in containers(cluster) {
+        let Some(docker) = clients.get(ep) else {
             continue;
         };
         if let Err(e) = remove_container(docker, name).await {
@@ -564,6 +595,19 @@ pub(crate) async fn teardown(
     } else {
         Err(BackendError::Teardown(errors.join("; ")))
     }
+}
+
+/// The members of `cluster` that are containers, each with its name and engine.
+fn containers(
+    cluster: &RunningCluster,
+) -> impl Iterator<Item = (&RunningMember, &str, &Option<String>)> {
+    cluster.members.iter().filter_map(|m| match &m.handle {
+        Handle::Container {
+            container,
+            endpoint,
+        } => Some((m, container.as_str(), endpoint)),
+        Handle::Process { .. } => None,
+    })
 }
 
 fn is_not_found(e: &bollard::errors::Error) -> bool {

@@ -3,12 +3,57 @@
 
 use std::collections::BTreeMap;
 
-use super::{BackendError, RunningCluster, UpOptions, state};
+use futures::future::BoxFuture;
+
+use super::{Backend, BackendError, Readiness, RunningCluster, UpOptions, state};
 use crate::cluster::{self, DetectedRole};
-use crate::topology::{Kind, Plan};
+use crate::topology::{Kind, Plan, PlanOptions, TopologyError, TopologySpec};
+
+/// The existing backend: a cluster that already runs, at the topology's `uri`.
+pub(crate) struct ExistingBackend;
+
+impl Backend for ExistingBackend {
+    /// No members of microshard's own: the topology's `uri`.
+    fn plan(&self, spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
+        let Some(uri) = &spec.uri else {
+            return Err(TopologyError::Plan(format!(
+                "{}: the existing backend needs `uri = \"mongodb://...\"` in the topology file",
+                spec.source.display()
+            )));
+        };
+        let plan = Plan::attached(spec, opts, uri);
+        let fix = "give the uri an address they reach";
+        crate::topology::check_clients_reach(spec, &plan, None, fix)?;
+        Ok(plan)
+    }
+
+    fn starts_servers(&self) -> bool {
+        false
+    }
+
+    /// The cluster answers `ping` with the credentials.
+    fn ready<'a>(&'a self, check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            for (name, _, plan) in check.plans {
+                if let Some(uri) = &plan.uri {
+                    cluster_answers(&format!("{} {name}", check.label), uri).await?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn up<'a>(
+        &'a self,
+        plan: &'a Plan,
+        opts: &'a UpOptions,
+    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
+        Box::pin(up(plan, opts))
+    }
+}
 
 /// Detects the role of the server behind the plan's URI and prepares `ycsb` on it.
-pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendError> {
+async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendError> {
     let uri = plan.uri.clone().ok_or_else(|| {
         BackendError::Existing(format!(
             "{}: the existing backend needs `uri`",
@@ -126,7 +171,7 @@ mod tests {
             bin_dir: None,
             total_memory_gb: Some(9.0),
         };
-        Plan::new(&spec, &opts).unwrap()
+        ExistingBackend.plan(&spec, &opts).unwrap()
     }
 
     /// A server that cannot be selected: the error suggests `directConnection=true`, unless the

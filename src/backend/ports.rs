@@ -5,24 +5,13 @@
 //! connections too. Read from `/proc/net/tcp` and `/proc/net/tcp6` (Linux).
 
 use super::BackendError;
-use crate::topology::{BackendKind, Plan};
+use crate::topology::Plan;
 
 /// Refuses a plan whose ports are taken on this machine, naming the leftover cluster (from the
 /// state files) and the command that clears it when microshard itself holds the port. Plans for
-/// other machines or an existing cluster have nothing to check here.
+/// other machines or an existing cluster have no ports here ([`super::Backend::local_ports`]).
 pub(crate) fn ports_free(culprit: &str, plan: &Plan) -> Result<(), BackendError> {
-    let local = match plan.backend {
-        BackendKind::Process => true,
-        BackendKind::Docker => plan
-            .docker_endpoints
-            .iter()
-            .all(|e| crate::topology::local_engine(e.as_deref())),
-        BackendKind::Existing => false,
-    };
-    if !local {
-        return Ok(());
-    }
-    for port in plan.local_ports() {
+    for port in super::of(plan.backend).local_ports(plan) {
         if std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).is_ok() {
             continue;
         }

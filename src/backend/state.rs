@@ -77,8 +77,8 @@ pub(crate) fn list_checked() -> Vec<(PathBuf, Result<RunningCluster, BackendErro
     let mut all = list();
     for c in all.iter_mut().filter_map(|(_, r)| r.as_mut().ok()) {
         for m in &mut c.members {
-            if let Some(pid) = m.pid
-                && !super::process::pid_alive(pid, m.port)
+            if let Some(pid) = m.handle.pid()
+                && !super::process::stop::pid_alive(pid, m.port)
             {
                 m.state = super::MemberState::Stopped;
             }
@@ -131,7 +131,7 @@ pub(crate) fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
+    use crate::topology::{BackendKind, PlanOptions, TopologySpec};
 
     #[test]
     fn stored_state_never_holds_a_password_and_reads_back() {
@@ -142,7 +142,7 @@ mod tests {
         )
         .unwrap();
         let opts = PlanOptions::new(&spec, BackendKind::Existing);
-        let plan = Plan::new(&spec, &opts).unwrap();
+        let plan = crate::backend::plan(&spec, &opts).unwrap();
         let mut c = RunningCluster::from_plan(&plan, false);
         c.entry_uri = "mongodb://u:hunter2@localhost:1/".into();
         c.state_file = dir.path().join("e.json");

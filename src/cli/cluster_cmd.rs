@@ -18,7 +18,7 @@ use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
 pub(crate) struct UpArgs {
     /// Topology name (`microshard-4` → topologies/microshard-4.toml) or path to a TOML file.
     pub topology: String,
-    /// process | docker | existing (default: process when mongod is found, else docker when an engine answers).
+    /// process | docker | existing | kubernetes (default: process when mongod is found, else docker when an engine answers; kubernetes only with --emit-manifests for now).
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// Directory holding mongod and mongos (process backend; default: PATH).
@@ -33,6 +33,10 @@ pub(crate) struct UpArgs {
     /// Print the plan (members, ports, directories, command lines) and start nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --backend kubernetes: print the topology's manifests (YAML) to apply yourself, and
+    /// start nothing; needs no cluster.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub emit_manifests: bool,
     /// Keep member directories (data, logs) when the cluster is torn down.
     #[arg(long)]
     pub keep: bool,
@@ -90,14 +94,16 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
     let spec = args.spec()?;
     args.take_standin()?;
     args.bin_dir = crate::experiment::flags::absolute_bin_dir(args.bin_dir)?;
-    let backend = match args.backend {
-        Some(b) => b,
+    if args.emit_manifests {
+        return emit_manifests(args.backend.unwrap_or_default(), &spec);
+    }
+    let chosen = match args.backend {
+        Some(kind) => backend::Chosen { kind, note: None },
         None => backend::default_backend(&spec, args.bin_dir.as_deref()).await?,
     };
-    // Docker chosen because no mongod was found is said, never silent (NEWCOMER §1).
-    let docker_by_default = args.backend.is_none() && backend == BackendKind::Docker;
+    let backend = chosen.kind;
     // A dry run refuses what the real run refuses (docs/reliability.md §1).
-    if backend != BackendKind::Existing
+    if backend::of(backend).starts_servers()
         && let Some(running) = state::matching(&spec.name).first()
     {
         return Err(crate::error::bad_input(format!(
@@ -111,24 +117,31 @@ pub(crate) async fn up(mut args: UpArgs) -> anyhow::Result<()> {
         output::print(&plan.render())?;
         return Ok(());
     }
-    if docker_by_default {
-        output::eprintln(&format!(
-            "microshard: note: no mongod on PATH: bringing {} up on Docker (image {}); add --standin for microshard's stand-in server, or --bin-dir DIR",
-            spec.name, spec.image
-        ));
+    if let Some(note) = &chosen.note {
+        output::eprintln(&format!("microshard: note: {note}"));
     }
     for n in &plan.notes {
         output::eprintln(&format!("microshard: note: {n}"));
     }
     let cluster = backend::up(&plan, &args.up_options(cancel)).await?;
     let mut text = cluster.render();
-    if cluster.backend != BackendKind::Existing {
+    if backend::of(cluster.backend).starts_servers() {
         text.push_str(&format!(
             "left running; stop it with: microshard down {}\n",
             cluster.name
         ));
     }
     output::print(&text)?;
+    Ok(())
+}
+
+/// Prints the topology's manifests, for a backend that has them (`docs/kubernetes.md`).
+fn emit_manifests(kind: BackendKind, spec: &TopologySpec) -> anyhow::Result<()> {
+    let (yaml, notes) = backend::of(kind).manifests(spec)?;
+    for n in &notes {
+        output::eprintln(&format!("microshard: note: {n}"));
+    }
+    output::print(&yaml)?;
     Ok(())
 }
 
@@ -139,14 +152,17 @@ impl UpArgs {
         if !self.standin {
             return Ok(());
         }
-        if self.backend.is_some_and(|b| b != BackendKind::Process) {
+        if self
+            .backend
+            .is_some_and(|b| !backend::of(b).runs_binaries())
+        {
             return Err(crate::error::bad_input(
                 "--standin: the stand-in runs with the process backend (drop --backend)",
             ));
         }
         self.backend = Some(BackendKind::Process);
         // Linked by the servers check once everything else has passed.
-        self.bin_dir = Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
+        self.bin_dir = Some(crate::experiment::flags::standin_links_dir());
         Ok(())
     }
 
@@ -176,7 +192,7 @@ impl UpArgs {
         opts.bin_dir = self.bin_dir.clone();
         opts.links_pending =
             crate::experiment::flags::is_standin_dir(backend, self.bin_dir.as_deref());
-        Plan::new(spec, &opts).map_err(as_bad_input)
+        backend::plan(spec, &opts).map_err(as_bad_input)
     }
 
     /// Binaries, CPU sets, ports, the run directory and the backend's engine or cluster, checked
@@ -222,18 +238,18 @@ impl UpArgs {
 pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     if args.all {
         let report = backend::down_all(args.any_owner, &crate::output::Terminal).await?;
-        if let Some(why) = &report.docker_unreachable {
-            output::eprintln(&format!(
-                "microshard: note: Docker engine unreachable ({why}): its containers, networks and volumes were not searched"
-            ));
+        for n in &report.not_searched {
+            output::eprintln(&format!("microshard: note: {}", n.note));
         }
         if report.done.is_empty() {
-            output::println(&match report.docker_unreachable {
-                Some(_) => format!(
-                    "nothing to tear down in {} (Docker not searched)",
-                    state::state_dir().display()
+            let names: Vec<&str> = report.not_searched.iter().map(|n| n.name).collect();
+            output::println(&match names.is_empty() {
+                false => format!(
+                    "nothing to tear down in {} ({} not searched)",
+                    state::state_dir().display(),
+                    names.join(", ")
                 ),
-                None => "nothing to tear down".to_string(),
+                true => "nothing to tear down".to_string(),
             })?;
         }
         for d in report.done {

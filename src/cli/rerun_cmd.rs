@@ -17,7 +17,6 @@ use crate::experiment::results::ExperimentDir;
 use crate::output::Terminal;
 use crate::preflight;
 use crate::report::{self, Format};
-use crate::topology::BackendKind;
 
 /// Arguments of `rerun`.
 #[derive(Debug, Args)]
@@ -66,14 +65,14 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     // Stand-in figures were measured through links to this binary: the servers check makes
     // them again if they are gone (a demo's temporary links), as for `compare --standin`.
     if let Some(gone) = command.servers.bin_dir.as_ref().filter(|d| !d.is_dir()) {
-        if !(record.standin && command.servers.backend == BackendKind::Process) {
+        let runs_binaries = crate::backend::of(command.servers.backend).runs_binaries();
+        if !(record.standin && runs_binaries) {
             return Err(bad_input(format!(
                 "rerun: the experiment's binaries directory {} is gone",
                 gone.display()
             )));
         }
-        command.servers.bin_dir =
-            Some(crate::experiment::flags::standin_dir(BackendKind::Process)?);
+        command.servers.bin_dir = Some(crate::experiment::flags::standin_links_dir());
     }
     let beside = || original.path().parent().map(PathBuf::from);
     let out = args

@@ -19,7 +19,7 @@ use crate::topology::{Member, MemberRole, Plan};
 /// userland proxy (docs/mongodb-versions.md, "Docker addressing").
 pub(crate) fn initiate_hint(plan: &Plan, err: &ClusterError) -> &'static str {
     let refused = matches!(err, ClusterError::Command { code: Some(93), message, .. } if message.contains("maps to this node"));
-    if refused && plan.multi_host && plan.backend == crate::topology::BackendKind::Docker {
+    if refused && plan.multi_host && plan.runs_image() {
         "; with several Docker hosts each member must resolve and reach its own host's address and published port from inside its container: the address must resolve there (microshard passes each host's address as this machine resolves it; a name this machine cannot resolve is left to the containers' DNS, which does not read the host's /etc/hosts), and hairpin NAT or the userland proxy must be on: check with a container on that host"
     } else {
         ""

@@ -720,7 +720,6 @@ mod tests {
     use std::collections::BTreeMap;
 
     use crate::events::Event;
-    use crate::topology::Plan;
 
     use super::assemble::initiate_hint;
     use super::sharding::*;
@@ -765,7 +764,7 @@ mod tests {
         )
         .expect("spec");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
-        let plan = Plan::new(&spec, &opts).expect("plan");
+        let plan = crate::backend::plan(&spec, &opts).expect("plan");
         let launcher = StandinLauncher {
             dir: tempfile::tempdir().expect("tempdir"),
             running: std::sync::Mutex::default(),
@@ -958,7 +957,7 @@ mod tests {
             bin_dir: None,
             total_memory_gb: Some(9.0),
         };
-        let plan = Plan::new(&spec, &opts).unwrap();
+        let plan = crate::backend::plan(&spec, &opts).unwrap();
         let refusal = ClusterError::Command {
             command: "replSetInitiate".into(),
             host: "10.0.0.2:27019".into(),

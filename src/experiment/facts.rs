@@ -160,7 +160,7 @@ mod tests {
             crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         opts.run_id = "p-1".into();
         opts.total_memory_gb = Some(9.0);
-        Plan::new(&spec, &opts).unwrap()
+        crate::backend::plan(&spec, &opts).unwrap()
     }
 
     #[test]

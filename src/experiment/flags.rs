@@ -19,7 +19,7 @@ use crate::workload::prop;
 /// and ports. Stored in `experiment.json` under the record's names (`extra_mongod_args`).
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 pub struct ServerFlags {
-    /// Backend bringing the topologies up: process, docker or existing.
+    /// Backend bringing the topologies up: process, docker or existing (kubernetes: manifests only, `up --emit-manifests`).
     #[arg(long, value_enum, ignore_case = true, default_value = "process")]
     #[serde(deserialize_with = "backend_any_case")]
     pub backend: BackendKind,
@@ -67,14 +67,20 @@ impl ServerFlags {
     }
 }
 
-/// Where `--standin`'s links go, without making them; the stand-in needs the process backend.
+/// Where `--standin`'s links go, without making them; the stand-in needs a backend that runs
+/// this machine's binaries (the process backend).
 pub(crate) fn standin_dir(backend: BackendKind) -> anyhow::Result<PathBuf> {
-    if backend != BackendKind::Process {
+    if !crate::backend::of(backend).runs_binaries() {
         return Err(bad_input(format!(
             "--standin: the stand-in runs with the process backend, not --backend {backend}"
         )));
     }
-    Ok(crate::backend::state::state_dir().join("standin-bin"))
+    Ok(standin_links_dir())
+}
+
+/// The directory of `--standin`'s links, kept under the state directory.
+pub(crate) fn standin_links_dir() -> PathBuf {
+    crate::backend::state::state_dir().join("standin-bin")
 }
 
 /// True when `bin_dir` is `--standin`'s links directory.
@@ -111,7 +117,7 @@ fn backend_any_case<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BackendKin
     let text = String::deserialize(d)?;
     BackendKind::from_str(&text, true).map_err(|_| {
         serde::de::Error::custom(format!(
-            "backend {text:?}: expected process, docker or existing"
+            "backend {text:?}: expected process, docker, existing or kubernetes"
         ))
     })
 }

@@ -105,7 +105,7 @@ impl LiveLab {
         }
         let mut opts = crate::topology::PlanOptions::new(&spec, self.backend);
         opts.bin_dir = self.bin_dir.clone();
-        crate::topology::Plan::new(&spec, &opts)
+        crate::backend::plan(&spec, &opts)
             .map_err(|e| bad_input(format!("--topologies {topology}: {e}")))
     }
 }

@@ -667,10 +667,10 @@ fn plans(out: &mut String, p: &Page) {
             "<h3>Plan of {} ({} backend{})</h3>",
             esc(&plan.name),
             plan.backend,
-            if plan.image.is_empty() || plan.backend != crate::topology::BackendKind::Docker {
-                String::new()
-            } else {
+            if plan.runs_image() {
                 format!(", image {}", esc(&plan.image))
+            } else {
+                String::new()
             }
         );
         out.push_str("<div class=\"scroll\"><table class=\"plan\"><thead><tr><th class=\"text\">member</th><th class=\"text\">role</th><th class=\"text\">replica set</th><th>port</th><th>cache GB</th><th class=\"text\">cpuset</th><th>memory limit GB</th><th class=\"text\">command line</th></tr></thead><tbody>\n");

@@ -1167,7 +1167,7 @@ pub(crate) mod tests {
         let mut opts =
             crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         opts.total_memory_gb = Some(16.0);
-        let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
         let words = plan_size(&plan);
         assert!(
             words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
@@ -1176,7 +1176,7 @@ pub(crate) mod tests {
         // NEWCOMER-2 #20: the baseline says whether it is a replica set.
         let spec = crate::topology::TopologySpec::shipped("single");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
-        let plan = crate::topology::Plan::new(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
         let words = plan_size(&plan);
         assert!(
             words.starts_with("1 mongod (a 1-member replica set)"),

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use rustix::thread::{CpuSet, sched_getaffinity};
 
-use super::{BackendKind, TopologySpec};
+use super::TopologySpec;
 
 /// True for the local Docker engine (no endpoint, or a unix socket).
 pub(crate) fn local_engine(endpoint: Option<&str>) -> bool {
@@ -40,15 +40,9 @@ fn cpu_ranges(cpus: &BTreeSet<usize>) -> String {
 }
 
 /// Refuses CPU sets naming CPUs this machine does not offer, for members that run here (the
-/// kernel would refuse them only when the member starts).
-pub(crate) fn check_cpusets(
-    name: &str,
-    spec: &TopologySpec,
-    kind: BackendKind,
-) -> Result<(), String> {
-    if kind == BackendKind::Existing {
-        return Ok(());
-    }
+/// kernel would refuse them only when the member starts). Only for a backend that starts its
+/// servers: an existing cluster's CPU sets are not microshard's.
+pub(crate) fn check_cpusets(name: &str, spec: &TopologySpec) -> Result<(), String> {
     let Some(here) = cpus_here() else {
         return Ok(());
     };
@@ -114,15 +108,14 @@ mod tests {
             "name = \"cs\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"localhost\"\nshard_cpusets = [\"{beyond}\"]\n"
         );
         let spec = TopologySpec::parse(&text, Path::new("cs.toml")).unwrap();
-        let e = check_cpusets("cs", &spec, BackendKind::Process).unwrap_err();
+        let e = check_cpusets("cs", &spec).unwrap_err();
         let msg = format!("{e:#}");
         assert!(
             msg.contains("cs.toml") && msg.contains("hosts[0].shard_cpusets"),
             "{msg}"
         );
-        assert!(check_cpusets("cs", &spec, BackendKind::Existing).is_ok());
         let fine = text.replace(&format!("\"{beyond}\""), &format!("\"{}\"", beyond - 1));
         let spec = TopologySpec::parse(&fine, Path::new("cs.toml")).unwrap();
-        check_cpusets("cs", &spec, BackendKind::Process).unwrap();
+        check_cpusets("cs", &spec).unwrap();
     }
 }

@@ -17,8 +17,11 @@ pub(crate) use cpusets::{check_cpusets, local_engine};
 pub(crate) use flags::check_mongod_args;
 pub(crate) use label::{loaded_name, topology_label};
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
-pub(crate) use plan::{find_program, format_gb};
-pub(crate) use reach::uri_is_loopback;
+pub(crate) use plan::{
+    Layout, MAX_UNIX_SOCKET_PATH, Placement, Seat, container_name, find_program, format_gb,
+    is_local,
+};
+pub(crate) use reach::{check_clients_reach, engine_label, is_loopback_host, uri_is_loopback};
 pub use spec::{
     Baseline, ClientHostSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec,
     total_memory_gb,

@@ -10,8 +10,10 @@ use super::spec::{Kind, MIN_CACHE_GB, TopologySpec, total_memory_gb};
 
 mod members;
 use members::MemberCtx;
+pub(crate) use members::Seat;
 
-/// Which backend executes a plan.
+/// Which backend executes a plan: recorded in the plan, the state file and the results. What
+/// each backend does is its module's in `backend/` (`backend::Backend`), chosen by `backend::of`.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
 )]
@@ -24,15 +26,15 @@ pub enum BackendKind {
     Docker,
     /// A cluster that already runs (the topology's `uri`).
     Existing,
+    /// Pods on a Kubernetes cluster (for now, `up --emit-manifests` only).
+    Kubernetes,
 }
 
 impl std::fmt::Display for BackendKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BackendKind::Process => "process",
-            BackendKind::Docker => "docker",
-            BackendKind::Existing => "existing",
-        })
+        use clap::ValueEnum;
+        let name = self.to_possible_value().map(|v| v.get_name().to_string());
+        f.write_str(&name.unwrap_or_default())
     }
 }
 
@@ -147,6 +149,9 @@ pub struct Member {
     pub cpuset: Option<String>,
     /// Container memory limit (GB).
     pub memory_limit_gb: Option<f64>,
+    /// The Kubernetes node it is placed on (`kubernetes.io/hostname`); `None`: any node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// Every member and every name, computed before anything starts; the backends execute only this.
@@ -226,38 +231,13 @@ pub(crate) fn format_gb(gb: f64) -> String {
     s.to_string()
 }
 
-fn floor2(x: f64) -> f64 {
+pub(crate) fn floor2(x: f64) -> f64 {
     (x * 100.0).floor() / 100.0
 }
 
-fn is_local(address: &str) -> bool {
+/// Whether a host address names this machine.
+pub(crate) fn is_local(address: &str) -> bool {
     address == "localhost" || address.starts_with("127.") || address == "::1"
-}
-
-/// A Docker endpoint on another machine (`tcp://`, `http://` to anything but this machine's
-/// loopback): its containers' addresses and published ports belong to that machine, so it is
-/// planned as a multi-host topology.
-fn is_remote_endpoint(endpoint: Option<&str>) -> bool {
-    endpoint.is_some_and(|e| {
-        let authority = e
-            .split_once("://")
-            .map_or(e, |(_, rest)| rest)
-            .split('/')
-            .next()
-            .unwrap_or_default();
-        let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
-        !e.starts_with("unix://") && !super::reach::is_loopback_host(host)
-    })
-}
-
-/// The endpoint a host's containers run on, when it is on another machine: the host's `docker`
-/// key, or else `DOCKER_HOST` (which the engine client falls back to), named for messages.
-fn remote_endpoint(docker: Option<&str>, docker_host: Option<&str>) -> Option<String> {
-    match docker {
-        Some(d) => is_remote_endpoint(Some(d)).then(|| d.to_string()),
-        None => is_remote_endpoint(docker_host)
-            .then(|| format!("DOCKER_HOST ({})", docker_host.unwrap_or_default())),
-    }
 }
 
 /// DNS allows at most 63 octets per label (RFC 1035 §2.3.4) and glibc's resolver refuses longer
@@ -314,7 +294,7 @@ fn check_dns_name(host_port: &str, what: &str) -> Result<(), TopologyError> {
 }
 
 /// Longest unix socket path the kernel accepts (`sun_path` is 108 bytes with its final NUL).
-const MAX_UNIX_SOCKET_PATH: usize = 107;
+pub(crate) const MAX_UNIX_SOCKET_PATH: usize = 107;
 
 /// The largest WiredTiger cache (GB) a member may have inside a container limited to `limit_gb`:
 /// mongod's own default rule applied to the container (50 % of (limit − 1 GB), at least 0.25 GB),
@@ -324,10 +304,86 @@ pub(crate) fn cache_cap_for_limit(limit_gb: f64) -> f64 {
     floor2(0.5 * (limit_gb - 1.0)).max(MIN_CACHE_GB)
 }
 
+/// Where a plan's members run, which the backend that executes the plan decides (each
+/// backend's own, in `backend/`): a member's addresses, its directories or container, and the
+/// start of its command line.
+pub(crate) trait Placement {
+    /// Fills in where member `m` (its seat already copied in: name, role, host, set, port,
+    /// cache, CPUs) listens and is reached, its directories or container, and its command line
+    /// up to the server's own flags.
+    fn place(&self, m: &mut Member, seat: &Seat);
+}
+
+/// What a backend settled about a topology before its members are placed.
+pub(crate) struct Layout<'a> {
+    /// Members on several machines: they reach each other, and microshard reaches them, at host
+    /// address and port.
+    pub(crate) multi_host: bool,
+    /// The container memory limit (GB) each member's cache must fit in; `None`: no limit.
+    pub(crate) memory_limit_gb: Option<f64>,
+    /// What the backend had to say so far (a setting it ignores, an image near its end of life).
+    pub(crate) notes: Vec<String>,
+    /// Whether this machine's RAM sizes the caches of hosts without `memory_budget_gb` (not
+    /// for members on machines whose RAM is unknown here: then a 1 GB budget, said in a note).
+    pub(crate) machine_ram: bool,
+    /// How each member is placed.
+    pub(crate) placement: &'a dyn Placement,
+}
+
 impl Plan {
-    /// Resolves every member of `spec` for `opts.backend`: roles, ports, names, directories, argv.
-    pub fn new(spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
-        let mut plan = Plan {
+    /// Every member of `spec` as `layout` places it: roles, ports, names, caches, command lines
+    /// (the backends call it: `backend::plan`).
+    pub(crate) fn new(
+        spec: &TopologySpec,
+        opts: &PlanOptions,
+        layout: Layout<'_>,
+    ) -> Result<Plan, TopologyError> {
+        let mut plan = Plan::empty(spec, opts);
+        plan.multi_host = layout.multi_host;
+        plan.notes = layout.notes;
+        let notes = &mut plan.notes;
+        let ram = (opts.total_memory_gb.or_else(total_memory_gb)).filter(|_| layout.machine_ram);
+        let sizing = Sizing::of(spec, ram, layout.memory_limit_gb, notes)?;
+        if spec.hosts.iter().any(|h| h.memory_budget_gb.is_none()) {
+            if !layout.machine_ram {
+                notes.push("hosts without memory_budget_gb have a 1 GB cache budget: their machines' RAM is unknown here".into());
+            } else if layout.multi_host {
+                notes.push(
+                    "hosts without memory_budget_gb are sized from this machine's RAM".into(),
+                );
+            }
+        }
+        let ctx = MemberCtx {
+            spec,
+            placement: layout.placement,
+        };
+        plan.members = match spec.kind {
+            Kind::Standalone => vec![ctx.standalone(&sizing)],
+            Kind::Sharded => ctx.sharded(&sizing, &plan.config_set),
+        };
+        plan.memory = sizing.host_memory(spec, &plan.members, &mut plan.notes);
+        for m in &plan.members {
+            check_dns_name(
+                &m.member_host,
+                &format!("{} of topology {}", m.name, spec.name),
+            )?;
+            if let Some(c) = &m.container {
+                check_dns_name(c, &format!("container of {}", m.name))?;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The plan of a cluster that already runs at `uri`: no members of microshard's own.
+    pub(crate) fn attached(spec: &TopologySpec, opts: &PlanOptions, uri: &str) -> Plan {
+        let mut plan = Plan::empty(spec, opts);
+        plan.uri = Some(uri.to_string());
+        plan
+    }
+
+    /// The plan's settings from `spec` and `opts`, no member placed yet.
+    fn empty(spec: &TopologySpec, opts: &PlanOptions) -> Plan {
+        Plan {
             name: spec.name.clone(),
             source: spec.source.clone(),
             kind: spec.kind,
@@ -348,61 +404,7 @@ impl Plan {
             notes: Vec::new(),
             docker_endpoints: spec.hosts.iter().map(|h| h.docker.clone()).collect(),
             memory: Vec::new(),
-        };
-        if opts.backend == BackendKind::Existing {
-            let Some(uri) = &spec.uri else {
-                return Err(TopologyError::Plan(format!(
-                    "{}: the existing backend needs `uri = \"mongodb://...\"` in the topology file",
-                    spec.source.display()
-                )));
-            };
-            plan.uri = Some(uri.clone());
-            super::reach::check_clients_reach(spec, &plan)?;
-            return Ok(plan);
         }
-        let notes = &mut plan.notes;
-        let multi_host = placement(spec, opts)?;
-        plan.multi_host = multi_host;
-        if opts.backend == BackendKind::Process && spec.memory_limit_gb.is_some() {
-            notes.push(
-                "memory_limit_gb applies to containers only; the process backend ignores it".into(),
-            );
-        }
-        if opts.backend == BackendKind::Docker {
-            check_image(spec, multi_host, notes)?;
-        }
-        let programs = (opts.backend == BackendKind::Process)
-            .then(|| resolve_binaries(spec.kind, opts))
-            .transpose()?;
-        let sizing = Sizing::of(spec, opts, notes)?;
-        if opts.backend == BackendKind::Docker
-            && multi_host
-            && spec.hosts.iter().any(|h| h.memory_budget_gb.is_none())
-        {
-            notes.push("hosts without memory_budget_gb are sized from this machine's RAM".into());
-        }
-        let ctx = MemberCtx {
-            spec,
-            opts,
-            multi_host,
-            programs: programs.as_ref(),
-        };
-        plan.members = match spec.kind {
-            Kind::Standalone => vec![ctx.standalone(&sizing)],
-            Kind::Sharded => ctx.sharded(&sizing, &plan.config_set),
-        };
-        plan.memory = sizing.host_memory(spec, &plan.members, &mut plan.notes);
-        for m in &plan.members {
-            check_dns_name(
-                &m.member_host,
-                &format!("{} of topology {}", m.name, spec.name),
-            )?;
-            if let Some(c) = &m.container {
-                check_dns_name(c, &format!("container of {}", m.name))?;
-            }
-        }
-        super::reach::check_clients_reach(spec, &plan)?;
-        Ok(plan)
     }
 
     /// The member clients connect to: the first mongos, or the standalone.
@@ -413,11 +415,11 @@ impl Plan {
     }
 
     /// The `host:port` microshard itself dials for `m` (admin commands, probes, metrics, the
-    /// entry URI): the published port on this machine's loopback for single-host Docker (a
-    /// `0.0.0.0` publish is dialled at 127.0.0.1), the host address for several hosts, and the
-    /// member host for local processes.
+    /// entry URI): for a container of a single-host plan the published port on this machine's
+    /// loopback (a `0.0.0.0` publish is dialled at 127.0.0.1), else its member host (the host
+    /// address across hosts, the address of a local process).
     pub(crate) fn dial_address(&self, m: &Member) -> String {
-        if self.backend != BackendKind::Docker || self.multi_host {
+        if m.container.is_none() || self.multi_host {
             return m.member_host.clone();
         }
         match m.published.as_deref().and_then(|p| p.rsplit_once(':')) {
@@ -431,12 +433,10 @@ impl Plan {
         }
     }
 
-    /// Whether `m` runs on a Docker engine on another machine: its bind-mount directories are
-    /// that machine's, which Docker creates there and microshard cannot create or remove here.
-    pub(crate) fn on_remote_engine(&self, m: &Member) -> bool {
-        let docker_host = std::env::var("DOCKER_HOST").ok();
-        self.backend == BackendKind::Docker
-            && remote_endpoint(m.docker_endpoint.as_deref(), docker_host.as_deref()).is_some()
+    /// Whether the members run from [`Plan::image`] (containers), which is then part of what the
+    /// plan says.
+    pub(crate) fn runs_image(&self) -> bool {
+        !self.image.is_empty() && self.members.iter().any(|m| m.container.is_some())
     }
 
     /// Members with role `role`, in plan order.
@@ -465,19 +465,6 @@ impl Plan {
             }
         }
         out
-    }
-
-    /// Ports this machine must have free (process backend) or publish (Docker).
-    pub(crate) fn local_ports(&self) -> Vec<u16> {
-        match self.backend {
-            BackendKind::Process => self.members.iter().map(|m| m.port).collect(),
-            _ => self
-                .members
-                .iter()
-                .filter_map(|m| m.published.as_deref())
-                .filter_map(|p| p.rsplit_once(':').and_then(|(_, port)| port.parse().ok()))
-                .collect(),
-        }
     }
 
     /// The table and command lines `up --dry-run` prints.
@@ -522,7 +509,7 @@ impl Plan {
         if let Some(uri) = &self.uri {
             let _ = writeln!(out, "existing cluster: {}", crate::redact::redact_uri(uri));
         }
-        if self.backend == BackendKind::Docker {
+        if self.runs_image() {
             let _ = writeln!(out, "image {}, network {}", self.image, self.network);
         }
     }
@@ -577,24 +564,6 @@ pub(crate) fn shell_join(argv: &[String]) -> String {
         .join(" ")
 }
 
-struct Programs {
-    mongod: PathBuf,
-    mongos: Option<PathBuf>,
-}
-
-fn resolve_binaries(kind: Kind, opts: &PlanOptions) -> Result<Programs, TopologyError> {
-    let find = |name: &str| match (&opts.bin_dir, opts.links_pending) {
-        (Some(dir), true) => Ok(dir.join(name)),
-        (dir, _) => find_program(name, dir.as_deref()),
-    };
-    let mongod = find("mongod")?;
-    let mongos = match kind {
-        Kind::Sharded => Some(find("mongos")?),
-        Kind::Standalone => None,
-    };
-    Ok(Programs { mongod, mongos })
-}
-
 /// Finds `name` in `bin_dir` (when given) or on PATH; the error says where it looked.
 pub(crate) fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<PathBuf, TopologyError> {
     use std::os::unix::fs::PermissionsExt;
@@ -640,107 +609,11 @@ fn expand(arg: &str, m: &Member) -> String {
         .replace("{dir}", &dir)
 }
 
-/// Whether the plan spans machines, and the refusals that follow from where its hosts are: the
-/// process backend runs here only; a Docker engine elsewhere needs its machine's address and a
-/// publish address.
-fn placement(spec: &TopologySpec, opts: &PlanOptions) -> Result<bool, TopologyError> {
-    let docker_host = std::env::var("DOCKER_HOST").ok();
-    let remote = |h: &super::HostSpec| {
-        if opts.backend == BackendKind::Docker {
-            remote_endpoint(h.docker.as_deref(), docker_host.as_deref())
-        } else {
-            None
-        }
-    };
-    let multi_host = spec.hosts.len() > 1
-        || spec.hosts.iter().any(|h| !is_local(&h.address))
-        || spec.hosts.iter().any(|h| remote(h).is_some());
-    if opts.backend == BackendKind::Process && multi_host {
-        return Err(TopologyError::Plan(format!(
-            "{}: the process backend runs on this machine only; hosts other than localhost need --backend docker",
-            spec.source.display()
-        )));
-    }
-    if let Some((i, endpoint)) = spec
-        .hosts
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| is_local(&h.address))
-        .find_map(|(i, h)| remote(h).map(|e| (i, e)))
-    {
-        let key = if spec.hosts[i].docker.is_some() {
-            format!("hosts[{i}].docker")
-        } else {
-            endpoint
-        };
-        return Err(TopologyError::Plan(format!(
-            "{}: {key} is an engine on another machine; set hosts[{i}].address to that machine's address and hosts[{i}].publish_address (its members are reached through ports published there)",
-            spec.source.display()
-        )));
-    }
-    if opts.backend == BackendKind::Docker
-        && multi_host
-        && spec.hosts.iter().any(|h| is_local(&h.address))
-    {
-        return Err(TopologyError::Plan(format!(
-            "{}: with several Docker hosts every host needs an address the others can reach (not localhost)",
-            spec.source.display()
-        )));
-    }
-    if opts.backend == BackendKind::Docker && multi_host {
-        super::resolve::check_no_loopback_names(spec, super::resolve::resolve_here)?;
-        // Members on other hosts reach each other through published ports, which means
-        // publishing beyond loopback: microshard does that only when the file says so.
-        if let Some((i, _)) = spec
-            .hosts
-            .iter()
-            .enumerate()
-            .find(|(_, h)| h.publish_address.is_none())
-        {
-            return Err(TopologyError::Plan(format!(
-                "{}: hosts[{i}].publish_address: a multi-host Docker topology publishes every member's port; say on which address (e.g. \"0.0.0.0\" or the host's IP)",
-                spec.source.display()
-            )));
-        }
-    }
-    Ok(multi_host)
-}
-
-/// The Docker image's version against the topology: flags it no longer has, its end of life,
-/// and a CPU it cannot run on (the process backend checks its binary's version when it starts;
-/// the file's own `version`/`image` were checked when it loaded).
-fn check_image(
-    spec: &TopologySpec,
-    multi_host: bool,
-    notes: &mut Vec<String>,
-) -> Result<(), TopologyError> {
-    let version = super::flags::wanted_version(spec.version.as_deref(), &spec.image);
-    super::flags::check_mongod_args(&spec.mongod_args, version.as_deref())
-        .map_err(|e| TopologyError::Plan(format!("{}: mongod_args: {e}", spec.source.display())))?;
-    notes.extend(super::flags::end_of_life(version.as_deref()));
-    // The members' CPU is this machine's only on a local engine with every member here.
-    let local_engine = std::env::var("DOCKER_HOST")
-        .map(|h| h.is_empty() || h.starts_with("unix://"))
-        .unwrap_or(true);
-    if local_engine && !multi_host {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        if let Some(why) =
-            super::flags::missing_avx(version.as_deref(), std::env::consts::ARCH, &cpuinfo)
-        {
-            return Err(TopologyError::Plan(format!(
-                "{}: {why}",
-                spec.source.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// How the caches are sized: each host's budget (its `memory_budget_gb`, else half this
 /// machine's RAM less 1 GB), and inside a container the cap its memory limit sets.
 struct Sizing {
     default_budget: Option<f64>,
-    /// `memory_limit_gb` (Docker only).
+    /// The container memory limit (`memory_limit_gb`, where members run in containers).
     limit: Option<f64>,
     /// The largest cache that leaves mongod room within `limit`.
     cap: Option<f64>,
@@ -749,15 +622,12 @@ struct Sizing {
 impl Sizing {
     fn of(
         spec: &TopologySpec,
-        opts: &PlanOptions,
+        ram: Option<f64>,
+        limit: Option<f64>,
         notes: &mut Vec<String>,
     ) -> Result<Sizing, TopologyError> {
-        let ram = opts.total_memory_gb.or_else(total_memory_gb);
         let default_budget = ram.map(|r| (0.5 * (r - 1.0)).max(MIN_CACHE_GB));
         // Inside a container the cache must fit the container's limit, not the host's RAM.
-        let limit = spec
-            .memory_limit_gb
-            .filter(|_| opts.backend == BackendKind::Docker);
         let cap = limit.map(cache_cap_for_limit);
         if let (Some(limit), Some(cap)) = (limit, cap) {
             let config = (spec.kind == Kind::Sharded).then_some(spec.config_servers.cache_gb);
@@ -879,6 +749,11 @@ impl PlanRow {
 mod tests {
     use super::*;
 
+    /// The plan the backend `o` names makes (placement is the backend's).
+    fn plan_of(s: &TopologySpec, o: &PlanOptions) -> Result<Plan, TopologyError> {
+        crate::backend::plan(s, o)
+    }
+
     fn spec(text: &str) -> TopologySpec {
         TopologySpec::parse(text, Path::new("t.toml")).unwrap()
     }
@@ -926,7 +801,7 @@ mod tests {
     fn sharded_process_plan_ports_names_and_argv() {
         let (o, bin) = process_opts();
         let s = spec("name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nbase_port = 30000\n");
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         assert_eq!(
             names(&p),
             vec![
@@ -972,14 +847,17 @@ mod tests {
         assert_eq!(p.entry().unwrap().name, "mongos0");
         let order: Vec<&str> = p.start_order().iter().map(|m| m.name.as_str()).collect();
         assert_eq!(order, vec!["cfg0", "sh0", "sh1", "mongos0"]);
-        assert_eq!(p.local_ports(), vec![30000, 30001, 30002, 30003]);
+        assert_eq!(
+            crate::backend::of(p.backend).local_ports(&p),
+            vec![30000, 30001, 30002, 30003]
+        );
     }
 
     #[test]
     fn standalone_gets_the_whole_budget_and_rs0() {
         let (o, _bin) = process_opts();
         let s = spec("name = \"single\"\nkind = \"standalone\"\n");
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         assert_eq!(p.members.len(), 1);
         let m = &p.members[0];
         assert_eq!(m.cache_gb, Some(8.0));
@@ -989,7 +867,7 @@ mod tests {
                 .contains("--replSet rs0 --wiredTigerCacheSizeGB 8")
         );
         let s = spec("name = \"single\"\nkind = \"standalone\"\nbaseline = \"standalone\"\n");
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         assert!(!p.members[0].argv.contains(&"--replSet".to_string()));
     }
 
@@ -998,7 +876,7 @@ mod tests {
         let s = spec(
             "name = \"m2\"\nkind = \"sharded\"\nshards_per_host = 2\nmongod_args = [\"--setParameter\", \"x=1\"]\n",
         );
-        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&s, &opts(BackendKind::Docker)).unwrap();
         let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
         assert_eq!(sh0.container.as_deref(), Some("t-1-sh0"));
         assert_eq!(sh0.member_host, "t-1-sh0:27018");
@@ -1015,7 +893,10 @@ mod tests {
             mongos.argv.join(" "),
             "mongos --port 27017 --bind_ip_all --configdb cfg/t-1-cfg0:27020"
         );
-        assert_eq!(p.local_ports(), vec![27017, 27018, 27019, 27020]);
+        assert_eq!(
+            crate::backend::of(p.backend).local_ports(&p),
+            vec![27017, 27018, 27019, 27020]
+        );
         assert!(p.render().contains("t-1-cfg0"));
         assert!(!p.multi_host);
     }
@@ -1028,16 +909,16 @@ mod tests {
         let unpublished = spec(
             "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"a.example\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\n",
         );
-        let refusal = Plan::new(&unpublished, &opts(BackendKind::Docker))
+        let refusal = plan_of(&unpublished, &opts(BackendKind::Docker))
             .unwrap_err()
             .to_string();
         assert!(refusal.contains("hosts[0].publish_address"), "{refusal}");
-        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&s, &opts(BackendKind::Docker)).unwrap();
         let sh1 = p.members.iter().find(|m| m.name == "sh1").unwrap();
         assert_eq!(sh1.member_host, "b.example:27019");
         assert_eq!(sh1.docker_endpoint.as_deref(), Some("tcp://b.example:2375"));
         assert_eq!(sh1.published.as_deref(), Some("0.0.0.0:27019"));
-        let err = Plan::new(&s, &opts(BackendKind::Process))
+        let err = plan_of(&s, &opts(BackendKind::Process))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1052,18 +933,18 @@ mod tests {
         let s = spec("name = \"single\"\nkind = \"standalone\"\n");
         let mut o = opts(BackendKind::Process);
         o.bin_dir = Some(d.path().to_path_buf());
-        let err = Plan::new(&s, &o).unwrap_err().to_string();
+        let err = plan_of(&s, &o).unwrap_err().to_string();
         assert!(err.starts_with("mongod not found in --bin-dir"), "{err}");
     }
 
     #[test]
     fn existing_needs_a_uri() {
         let s = spec("name = \"e\"\nkind = \"sharded\"\nshards_per_host = 1\n");
-        assert!(Plan::new(&s, &opts(BackendKind::Existing)).is_err());
+        assert!(plan_of(&s, &opts(BackendKind::Existing)).is_err());
         let s = spec(
             "name = \"e\"\nkind = \"sharded\"\nshards_per_host = 1\nuri = \"mongodb://u:pw@localhost:27017\"\n",
         );
-        let p = Plan::new(&s, &opts(BackendKind::Existing)).unwrap();
+        let p = plan_of(&s, &opts(BackendKind::Existing)).unwrap();
         assert!(p.members.is_empty());
         assert!(!p.render().contains("pw"));
     }
@@ -1074,7 +955,7 @@ mod tests {
         let s = spec(
             "name = \"m\"\nkind = \"sharded\"\nshards_per_host = 1\nmongod_args = [\"--command-log\", \"{dir}/{name}-{port}.log\"]\nmongos_args = [\"--command-log={dir}/cmd.log\"]\n",
         );
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         let sh0 = p.members.iter().find(|m| m.name == "sh0").unwrap();
         assert!(
             sh0.argv.ends_with(&[
@@ -1103,7 +984,7 @@ mod tests {
         ));
         let mut o = opts(BackendKind::Docker);
         o.run_id = new_run_id(name);
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         let mut seen = std::collections::HashSet::new();
         for m in &p.members {
             let c = m.container.as_deref().unwrap();
@@ -1136,7 +1017,7 @@ mod tests {
         let s = spec(&format!(
             "name = \"two\"\nkind = \"sharded\"\nshards_per_host = 1\n[[hosts]]\naddress = \"{label}.example\"\npublish_address = \"0.0.0.0\"\n[[hosts]]\naddress = \"b.example\"\ndocker = \"tcp://b.example:2375\"\npublish_address = \"0.0.0.0\"\n"
         ));
-        let err = Plan::new(&s, &opts(BackendKind::Docker))
+        let err = plan_of(&s, &opts(BackendKind::Docker))
             .unwrap_err()
             .to_string();
         assert!(err.contains("DNS allows 63"), "{err}");
@@ -1148,7 +1029,7 @@ mod tests {
         let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\n");
         let mut o = opts(BackendKind::Docker);
         o.total_memory_gb = Some(64.0);
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         let m = &p.members[0];
         assert_eq!(m.cache_gb, Some(1.5), "50 % of (4 − 1) GB");
         assert_eq!(m.memory_limit_gb, Some(4.0));
@@ -1163,7 +1044,7 @@ mod tests {
         // Sharded: every shard capped, the config server keeps 0.25.
         let s =
             spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 2\nmemory_limit_gb = 2\n");
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         for m in p.members_with(MemberRole::Shard) {
             assert_eq!(m.cache_gb, Some(0.5), "{}", m.name);
         }
@@ -1173,14 +1054,14 @@ mod tests {
         po.backend = BackendKind::Process;
         po.bin_dir = Some(bin.path().to_path_buf());
         let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\n");
-        assert_eq!(Plan::new(&s, &po).unwrap().members[0].cache_gb, Some(31.5));
+        assert_eq!(plan_of(&s, &po).unwrap().members[0].cache_gb, Some(31.5));
     }
 
     #[test]
     fn cache_above_the_container_limit_is_refused_and_the_floor_warns() {
         let s =
             spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 4\ncache_gb = 2\n");
-        let err = Plan::new(&s, &opts(BackendKind::Docker))
+        let err = plan_of(&s, &opts(BackendKind::Docker))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1190,7 +1071,7 @@ mod tests {
         assert!(err.contains("at most 1.5 GB"), "{err}");
         // 1 GB containers leave no room above the 0.25 GB minimum: allowed, with a warning.
         let s = spec("name = \"single\"\nkind = \"standalone\"\nmemory_limit_gb = 1\n");
-        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&s, &opts(BackendKind::Docker)).unwrap();
         assert_eq!(p.members[0].cache_gb, Some(0.25));
         assert!(
             p.notes
@@ -1203,7 +1084,7 @@ mod tests {
         let (mut o, _bin) = process_opts();
         o.total_memory_gb = Some(2.0);
         let s = spec("name = \"m\"\nkind = \"sharded\"\nshards_per_host = 4\n");
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         assert_eq!(p.memory[0].total_cache_gb, 1.25);
         assert!(
             p.notes
@@ -1220,7 +1101,7 @@ mod tests {
         let s = spec(
             "name = \"rs\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_members = 3\nbase_port = 30000\n[config_servers]\nmembers = 3\n[mongos]\ncount = 2\n",
         );
-        let p = Plan::new(&s, &o).unwrap();
+        let p = plan_of(&s, &o).unwrap();
         assert_eq!(
             names(&p),
             vec![
@@ -1282,7 +1163,7 @@ mod tests {
     fn removed_flags_are_refused_for_the_docker_image() {
         // The default image (mongo:7.0) has no --nojournal; a --image override is checked too.
         let s = spec("name = \"single\"\nkind = \"standalone\"\nmongod_args = [\"--nojournal\"]\n");
-        let err = Plan::new(&s, &opts(BackendKind::Docker))
+        let err = plan_of(&s, &opts(BackendKind::Docker))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1291,8 +1172,8 @@ mod tests {
         );
         let mut old = s.clone();
         old.image = "mongo:6.0".into();
-        assert!(Plan::new(&old, &opts(BackendKind::Docker)).is_ok());
-        let p = Plan::new(&old, &opts(BackendKind::Docker)).unwrap();
+        assert!(plan_of(&old, &opts(BackendKind::Docker)).is_ok());
+        let p = plan_of(&old, &opts(BackendKind::Docker)).unwrap();
         assert!(
             p.render()
                 .contains("memory hosts[0]: caches 8 GB of a 8 GB budget (host RAM)"),
@@ -1305,7 +1186,7 @@ mod tests {
             "{}",
             p.render()
         );
-        let current = Plan::new(&s_without_flags(&s), &opts(BackendKind::Docker)).unwrap();
+        let current = plan_of(&s_without_flags(&s), &opts(BackendKind::Docker)).unwrap();
         assert!(
             !current.render().contains("end of life"),
             "{}",
@@ -1317,38 +1198,16 @@ mod tests {
     fn unix_sockets_stay_under_the_kernel_limit() {
         let (mut o, _bin) = process_opts();
         let s = spec("name = \"single\"\nkind = \"standalone\"\n");
-        let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
+        let argv = plan_of(&s, &o).unwrap().members[0].argv.join(" ");
         assert!(
             argv.contains("--unixSocketPrefix /tmp/ms/t-1/sockets"),
             "{argv}"
         );
         // A long TMPDIR: no socket rather than a mongod that cannot start.
         o.run_dir = PathBuf::from(format!("/tmp/{}/microshard/t-1", "d".repeat(80)));
-        let argv = Plan::new(&s, &o).unwrap().members[0].argv.join(" ");
+        let argv = plan_of(&s, &o).unwrap().members[0].argv.join(" ");
         assert!(argv.contains("--nounixsocket"), "{argv}");
         assert!(!argv.contains("--unixSocketPrefix"), "{argv}");
-    }
-
-    #[test]
-    fn docker_host_pointing_elsewhere_counts_as_another_machine() {
-        assert_eq!(
-            remote_endpoint(None, Some("tcp://10.1.2.3:2375")).as_deref(),
-            Some("DOCKER_HOST (tcp://10.1.2.3:2375)")
-        );
-        assert_eq!(
-            remote_endpoint(None, Some("unix:///run/user/1000/docker.sock")),
-            None
-        );
-        assert_eq!(remote_endpoint(None, None), None);
-        // The host's own key wins over DOCKER_HOST.
-        assert_eq!(
-            remote_endpoint(Some("unix:///var/run/docker.sock"), Some("tcp://x:2375")),
-            None
-        );
-        assert_eq!(
-            remote_endpoint(Some("tcp://b:2375"), None).as_deref(),
-            Some("tcp://b:2375")
-        );
     }
 
     #[test]
@@ -1356,7 +1215,7 @@ mod tests {
         let local = spec(
             "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"localhost\"\ndocker = \"tcp://10.1.2.3:2375\"\n",
         );
-        let err = Plan::new(&local, &opts(BackendKind::Docker))
+        let err = plan_of(&local, &opts(BackendKind::Docker))
             .unwrap_err()
             .to_string();
         assert!(
@@ -1366,7 +1225,7 @@ mod tests {
         let remote = spec(
             "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"10.1.2.3\"\ndocker = \"tcp://10.1.2.3:2375\"\npublish_address = \"0.0.0.0\"\n",
         );
-        let p = Plan::new(&remote, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&remote, &opts(BackendKind::Docker)).unwrap();
         assert!(p.multi_host);
         assert_eq!(p.members[0].member_host, "10.1.2.3:27017");
         assert_eq!(p.dial_address(&p.members[0]), "10.1.2.3:27017");
@@ -1377,7 +1236,7 @@ mod tests {
         let s = spec(
             "name = \"r\"\nkind = \"standalone\"\n[[hosts]]\naddress = \"localhost\"\ndocker = \"tcp://127.0.0.1:2375\"\n",
         );
-        let p = Plan::new(&s, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&s, &opts(BackendKind::Docker)).unwrap();
         assert!(!p.multi_host);
         assert_eq!(p.dial_address(&p.members[0]), "127.0.0.1:27017");
     }
@@ -1391,7 +1250,7 @@ mod tests {
         for backend in [BackendKind::Docker, BackendKind::Process] {
             let mut o = opts(backend);
             o.bin_dir = Some(bin.path().to_path_buf());
-            let err = Plan::new(&local, &o).unwrap_err().to_string();
+            let err = plan_of(&local, &o).unwrap_err().to_string();
             assert!(
                 err.contains("clients[1].docker = \"tcp://loadgen-2.example:2375\"")
                     && (err.contains("127.0.0.1") || err.contains("localhost"))
@@ -1404,19 +1263,19 @@ mod tests {
         let any = spec(&format!(
             "name = \"c\"\nkind = \"standalone\"\n{clients}[[hosts]]\naddress = \"localhost\"\npublish_address = \"0.0.0.0\"\n"
         ));
-        assert!(Plan::new(&any, &opts(BackendKind::Docker)).is_err());
+        assert!(plan_of(&any, &opts(BackendKind::Docker)).is_err());
         // A routable host address: every client dials it.
         let routable = spec(&format!(
             "name = \"c\"\nkind = \"standalone\"\n{clients}[[hosts]]\naddress = \"192.0.2.7\"\npublish_address = \"0.0.0.0\"\n"
         ));
-        let p = Plan::new(&routable, &opts(BackendKind::Docker)).unwrap();
+        let p = plan_of(&routable, &opts(BackendKind::Docker)).unwrap();
         assert_eq!(p.dial_address(&p.members[0]), "192.0.2.7:27017");
         // Clients only on the cluster's own engine join its network: fine on loopback.
         let own = spec(
             "name = \"c\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///var/run/docker.sock\", count = 2 }]\n",
         );
         if std::env::var("DOCKER_HOST").is_err() {
-            assert!(Plan::new(&own, &opts(BackendKind::Docker)).is_ok());
+            assert!(plan_of(&own, &opts(BackendKind::Docker)).is_ok());
         }
         // An existing cluster: the URI's hosts decide.
         let existing = |uri: &str| {
@@ -1424,7 +1283,7 @@ mod tests {
                 "name = \"c\"\nkind = \"standalone\"\nuri = \"{uri}\"\n{clients}"
             ))
         };
-        let err = Plan::new(
+        let err = plan_of(
             &existing("mongodb://localhost:27017/"),
             &opts(BackendKind::Existing),
         )
@@ -1435,7 +1294,7 @@ mod tests {
             "{err}"
         );
         assert!(
-            Plan::new(
+            plan_of(
                 &existing("mongodb://db1.example:27017/"),
                 &opts(BackendKind::Existing)
             )

@@ -4,7 +4,7 @@
 //! and a `0.0.0.0` publish is dialled there too) it names the client's own machine, where no
 //! cluster listens or, worse, another `mongod` does (FIDELITY-2 N1). Such a plan is refused.
 
-use super::{BackendKind, Plan, TopologyError, TopologySpec};
+use super::{Plan, TopologyError, TopologySpec};
 
 /// Whether `host` (a host name or IP, maybe bracketed) names this machine's loopback.
 pub(crate) fn is_loopback_host(host: &str) -> bool {
@@ -41,7 +41,7 @@ pub(crate) fn uri_is_loopback(uri: &str) -> bool {
 
 /// The engine a Docker endpoint names, as the engine client resolves it (`None` = `DOCKER_HOST`
 /// or the local socket).
-fn engine_label(endpoint: Option<&str>) -> String {
+pub(crate) fn engine_label(endpoint: Option<&str>) -> String {
     endpoint
         .map(String::from)
         .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()))
@@ -49,44 +49,32 @@ fn engine_label(endpoint: Option<&str>) -> String {
 }
 
 /// Refuses a client engine that is not the cluster's own when the entry address clients would
-/// dial there is loopback; the error names the key to change.
-pub(crate) fn check_clients_reach(spec: &TopologySpec, plan: &Plan) -> Result<(), TopologyError> {
+/// dial there is loopback; the error names the key to change and says `fix`. `own_engine` is the
+/// engine whose network the cluster shares with clients on it (its backend says which, if any).
+pub(crate) fn check_clients_reach(
+    spec: &TopologySpec,
+    plan: &Plan,
+    own_engine: Option<&str>,
+    fix: &str,
+) -> Result<(), TopologyError> {
     if spec.clients.is_empty() {
         return Ok(());
     }
-    // The engine whose network the clients may join, and the address they get elsewhere.
-    let entry = plan.entry();
-    let entry_host = entry.map(|m| host_of(&plan.dial_address(m)).to_string());
-    let (own_engine, dialled): (Option<String>, Vec<String>) = match plan.backend {
-        BackendKind::Existing => {
-            let hosts = uri_hosts(plan.uri.as_deref().unwrap_or_default());
-            (None, hosts.into_iter().map(String::from).collect())
-        }
-        // Local processes: this machine's own engine shares its network with them.
-        BackendKind::Process => (Some(engine_label(None)), entry_host.into_iter().collect()),
-        BackendKind::Docker => (
-            entry
-                .filter(|_| !plan.multi_host)
-                .map(|m| engine_label(m.docker_endpoint.as_deref())),
-            entry_host.into_iter().collect(),
-        ),
+    // What clients elsewhere dial: the existing cluster's URI, or the entry microshard dials.
+    let dialled: Vec<String> = match &plan.uri {
+        Some(uri) => uri_hosts(uri).into_iter().map(String::from).collect(),
+        None => (plan.entry())
+            .map(|m| host_of(&plan.dial_address(m)).to_string())
+            .into_iter()
+            .collect(),
     };
     let Some(loopback) = dialled.iter().find(|h| is_loopback_host(h)) else {
         return Ok(());
     };
     for (i, c) in spec.clients.iter().enumerate() {
-        if own_engine.as_deref() == Some(engine_label(Some(&c.docker)).as_str()) {
+        if own_engine == Some(engine_label(Some(&c.docker)).as_str()) {
             continue;
         }
-        let fix = match plan.backend {
-            BackendKind::Existing => "give the uri an address they reach",
-            BackendKind::Process => {
-                "use --backend docker with a routable hosts[0].address and hosts[0].publish_address"
-            }
-            BackendKind::Docker => {
-                "set a routable hosts[0].address and hosts[0].publish_address (e.g. \"0.0.0.0\"), or use the cluster's engine"
-            }
-        };
         return Err(TopologyError::Plan(format!(
             "{}: clients[{i}].docker = {:?}: on another engine than the cluster's, clients would dial {loopback}, their own machine; {fix}",
             spec.source.display(),

@@ -4,50 +4,16 @@
 
 use std::collections::BTreeSet;
 
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Readiness};
 use crate::events::{Discard, Event, Events};
-use crate::topology::{BackendKind, Plan, TopologySpec};
-
-/// What the servers need, ready: every client engine a topology names (checked after the
-/// plans, which refuse clients that could not reach the cluster, N1), then the servers' Docker
-/// engines and images, or the existing cluster's `ping`.
-pub(crate) async fn servers_ready(
-    label: &str,
-    kind: BackendKind,
-    specs: &[(&str, TopologySpec)],
-    plans: &[(&str, &TopologySpec, Plan)],
-    image_flag: bool,
-    pulls: Option<&dyn Events>,
-    dry_run: bool,
-) -> Result<(), BackendError> {
-    for (name, spec) in specs {
-        client_engines_ready(&format!("{label} {name}"), spec, dry_run, pulls).await?;
-    }
-    match kind {
-        BackendKind::Docker => ready(specs, image_flag, pulls, dry_run).await,
-        BackendKind::Existing => {
-            for (name, _, plan) in plans {
-                if let Some(uri) = &plan.uri {
-                    let culprit = format!("{label} {name}");
-                    crate::backend::existing::cluster_answers(&culprit, uri).await?;
-                }
-            }
-            Ok(())
-        }
-        BackendKind::Process => Ok(()),
-    }
-}
+use crate::topology::TopologySpec;
 
 /// The Docker engine(s) answer and have (or can pull) every image the topologies use; a dry run
 /// only says which it would pull.
-async fn ready(
-    specs: &[(&str, TopologySpec)],
-    image_flag: bool,
-    pulls: Option<&dyn Events>,
-    dry_run: bool,
-) -> Result<(), BackendError> {
+pub(crate) async fn images(check: &Readiness<'_>) -> Result<(), BackendError> {
+    let (image_flag, pulls, dry_run) = (check.image_flag, check.pulls, check.dry_run);
     let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
-    for (_, spec) in specs {
+    for (_, spec) in check.specs {
         for h in &spec.hosts {
             wanted.insert((h.docker.clone(), spec.image.clone()));
         }
@@ -79,7 +45,7 @@ async fn ready(
 
 /// Every client engine a topology names (`clients`) answers and has the client image (pulled
 /// when a registry has it), so no cell starts clients that cannot run.
-async fn client_engines_ready(
+pub(crate) async fn client_engines_ready(
     culprit: &str,
     spec: &TopologySpec,
     dry_run: bool,

@@ -1,31 +1,36 @@
-//! How each member of a plan is made: its seat (set, host, slot), ports, directories, container name and command line (`MemberCtx::{standalone, sharded, member}`).
+//! How each member of a plan is made: its seat (set, host, slot), ports, cache and server flags
+//! (`MemberCtx::{standalone, sharded, member}`); where it runs is its backend's [`Placement`].
 
 use std::path::PathBuf;
 
-use super::{
-    BackendKind, MAX_UNIX_SOCKET_PATH, Member, MemberRole, PlanOptions, Programs, Sizing,
-    container_name, expand, floor2, format_gb,
-};
+use super::{Member, MemberRole, Placement, Sizing, expand, floor2, format_gb};
 use crate::topology::spec::{Baseline, HostSpec, MIN_CACHE_GB, TopologySpec};
 
-/// Where one member sits in the topology: what [`MemberCtx::member`] makes a member of.
-pub(super) struct Seat {
-    pub(super) name: String,
-    pub(super) role: MemberRole,
-    pub(super) host_index: usize,
-    pub(super) replica_set: Option<String>,
-    pub(super) port: u16,
-    pub(super) cache_gb: Option<f64>,
-    pub(super) cpuset: Option<String>,
-    pub(super) data_dir: Option<PathBuf>,
+/// Where one member sits in the topology: what [`MemberCtx::member`] makes a member of, and
+/// what a [`Placement`] places.
+pub(crate) struct Seat {
+    /// The member's name (`sh0`, `sh0-1`, `cfg0`, `mongos0`, `single`).
+    pub(crate) name: String,
+    /// What it does.
+    pub(crate) role: MemberRole,
+    /// Index into the topology's hosts.
+    pub(crate) host_index: usize,
+    /// Its replica set, if any.
+    pub(crate) replica_set: Option<String>,
+    /// The port it listens on.
+    pub(crate) port: u16,
+    /// Its WiredTiger cache (GB), mongod only.
+    pub(crate) cache_gb: Option<f64>,
+    /// The CPU set it is pinned to.
+    pub(crate) cpuset: Option<String>,
+    /// The host's data directory for it (`data_dirs`), if one is given.
+    pub(crate) data_dir: Option<PathBuf>,
 }
 
-/// What every member of one plan shares: the topology, the options and where the binaries are.
+/// What every member of one plan shares: the topology and how its backend places a member.
 pub(super) struct MemberCtx<'a> {
     pub(super) spec: &'a TopologySpec,
-    pub(super) opts: &'a PlanOptions,
-    pub(super) multi_host: bool,
-    pub(super) programs: Option<&'a Programs>,
+    pub(super) placement: &'a dyn Placement,
 }
 
 impl MemberCtx<'_> {
@@ -144,8 +149,8 @@ impl MemberCtx<'_> {
             .collect()
     }
 
-    /// One member: where it listens and is reached, its directories or container, and its
-    /// command line for the backend.
+    /// One member: its seat, placed by the backend (where it listens and is reached, its
+    /// directories or container, the start of its command line), then its server flags.
     pub(super) fn member(&self, seat: Seat) -> Member {
         let mut m = Member {
             name: seat.name.clone(),
@@ -157,112 +162,11 @@ impl MemberCtx<'_> {
             cpuset: seat.cpuset.clone(),
             ..Member::default()
         };
-        match self.opts.backend {
-            BackendKind::Process | BackendKind::Existing => self.as_process(&mut m, &seat),
-            BackendKind::Docker => self.in_container(&mut m, &seat),
-        }
+        self.placement.place(&mut m, &seat);
         if seat.role != MemberRole::Mongos {
             self.server_flags(&mut m);
         }
         m
-    }
-
-    /// A local process: its directory, data path, log and program.
-    pub(super) fn as_process(&self, m: &mut Member, seat: &Seat) {
-        let host = &self.spec.hosts[seat.host_index];
-        let is_mongos = seat.role == MemberRole::Mongos;
-        let (run_id, name, port) = (&self.opts.run_id, &seat.name, seat.port);
-        let dir = self.opts.run_dir.join(name);
-        let dbpath = match &seat.data_dir {
-            Some(d) => d.join(format!("{run_id}-{name}")),
-            None => dir.join("db"),
-        };
-        let log = match &host.log_dir {
-            Some(d) => d.join(format!("{run_id}-{name}.log")),
-            None => dir.join(format!("{}.log", seat.role.program())),
-        };
-        m.member_host = format!("{}:{port}", host.address);
-        let bind = if host.address == "localhost" {
-            "127.0.0.1"
-        } else {
-            host.address.as_str()
-        };
-        m.published = Some(format!("{}:{port}", host.address));
-        let program = match (self.programs, is_mongos) {
-            (Some(p), false) => p.mongod.clone(),
-            (
-                Some(Programs {
-                    mongos: Some(p), ..
-                }),
-                true,
-            ) => p.clone(),
-            _ => PathBuf::from(seat.role.program()),
-        };
-        m.argv = vec![
-            program.display().to_string(),
-            "--port".into(),
-            port.to_string(),
-            "--bind_ip".into(),
-            bind.into(),
-            "--logpath".into(),
-            log.display().to_string(),
-        ];
-        // mongod listens on `<prefix>/mongodb-<port>.sock`; a path longer than the
-        // kernel's limit (a long TMPDIR) makes it fail to start, so then no socket at all:
-        // microshard and its clients use TCP only.
-        let sockets = self.opts.run_dir.join("sockets");
-        let socket = sockets.join(format!("mongodb-{port}.sock"));
-        if socket.as_os_str().len() <= MAX_UNIX_SOCKET_PATH {
-            m.argv
-                .extend(["--unixSocketPrefix".into(), sockets.display().to_string()]);
-        } else {
-            m.argv.push("--nounixsocket".into());
-        }
-        if !is_mongos {
-            m.argv
-                .extend(["--dbpath".into(), dbpath.display().to_string()]);
-            m.dbpath = Some(dbpath);
-        }
-        m.dir = Some(dir);
-        m.log_path = Some(log);
-    }
-
-    /// A container: its name, how the others and microshard reach it, and its engine.
-    pub(super) fn in_container(&self, m: &mut Member, seat: &Seat) {
-        let host = &self.spec.hosts[seat.host_index];
-        let is_mongos = seat.role == MemberRole::Mongos;
-        let (run_id, port) = (&self.opts.run_id, seat.port);
-        let container = container_name(run_id, &seat.name);
-        m.member_host = if self.multi_host {
-            format!("{}:{port}", host.address)
-        } else {
-            // Other members reach it by container name on the run's network; microshard
-            // itself reaches every member through its published port, because container
-            // addresses are routable from the host only with rootful Docker on Linux
-            // (not Docker Desktop, not rootless).
-            format!("{container}:{port}")
-        };
-        let bind = host.publish_address.as_deref().unwrap_or("127.0.0.1");
-        m.published = Some(format!("{bind}:{port}"));
-        m.argv = vec![
-            seat.role.program().into(),
-            "--port".into(),
-            port.to_string(),
-            "--bind_ip_all".into(),
-        ];
-        if !is_mongos {
-            // Explicit, so a --configsvr member does not fall back to /data/configdb.
-            m.argv.extend(["--dbpath".into(), "/data/db".into()]);
-            m.dbpath = Some(PathBuf::from("/data/db"));
-        }
-        m.container = Some(container);
-        m.docker_endpoint = host.docker.clone();
-        m.memory_limit_gb = self.spec.memory_limit_gb;
-        // A data directory given for a shard is bind-mounted as its /data/db.
-        m.dir = seat
-            .data_dir
-            .as_ref()
-            .map(|d| d.join(format!("{run_id}-{}", seat.name)));
     }
 
     /// A mongod's role, replica set, cache and the topology's own `mongod_args`.

@@ -5,16 +5,81 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 
 use super::{
-    BackendError, RunningCluster, STOP_ORDER, create_dir, lock, record_started, snapshot_write,
+    Backend, BackendError, Handle, InFlight, RunningCluster, UpOptions, create_dir, lock,
+    record_started, snapshot_write,
 };
 use crate::cluster::{LaunchError, Launcher};
-use crate::events::{Event, Events};
-use crate::topology::{Member, MemberRole, Plan, parse_cpuset};
+use crate::events::Events;
+use crate::topology::{
+    Member, MemberRole, Plan, PlanOptions, TopologyError, TopologySpec, parse_cpuset,
+};
+
+mod place;
+pub(in crate::backend) mod stop;
+
+pub use stop::pid_alive;
+
+/// The process backend: local `mongod`/`mongos` programs on this machine.
+pub(crate) struct ProcessBackend;
+
+impl Backend for ProcessBackend {
+    fn plan(&self, spec: &TopologySpec, opts: &PlanOptions) -> Result<Plan, TopologyError> {
+        place::plan(spec, opts)
+    }
+
+    fn runs_binaries(&self) -> bool {
+        true
+    }
+
+    fn programs_found(&self, bin_dir: Option<&Path>, sharded: bool) -> Result<(), BackendError> {
+        let programs = ["mongod", "mongos"].into_iter();
+        for program in programs.take(1 + usize::from(sharded)) {
+            crate::topology::find_program(program, bin_dir)
+                .map_err(|e| BackendError::BadInput(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Every member's port: they all listen here.
+    fn local_ports(&self, plan: &Plan) -> Vec<u16> {
+        plan.members.iter().map(|m| m.port).collect()
+    }
+
+    fn up<'a>(
+        &'a self,
+        plan: &'a Plan,
+        opts: &'a UpOptions,
+    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
+        Box::pin(super::start_members(self, plan, opts))
+    }
+
+    fn launcher<'a>(
+        &'a self,
+        plan: &'a Plan,
+        record: Arc<Mutex<RunningCluster>>,
+        _opts: &'a UpOptions,
+        _in_flight: InFlight,
+    ) -> BoxFuture<'a, Result<Box<dyn Launcher>, BackendError>> {
+        Box::pin(async move {
+            let launcher = ProcessLauncher::prepare(plan, record).await?;
+            Ok(Box::new(launcher) as Box<dyn Launcher>)
+        })
+    }
+
+    fn teardown<'a>(
+        &'a self,
+        cluster: &'a RunningCluster,
+        stop_timeout: Duration,
+        events: &'a dyn Events,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(stop::teardown(cluster, stop_timeout, events))
+    }
+}
 
 /// Starts and watches local processes for one plan.
 pub(crate) struct ProcessLauncher {
@@ -167,7 +232,7 @@ impl Launcher for ProcessLauncher {
                 .members
                 .iter()
                 .find(|m| m.name == member.name)
-                .and_then(|m| m.pid)?;
+                .and_then(|m| m.handle.pid())?;
             if pid_alive(pid, member.port) {
                 None
             } else {
@@ -219,7 +284,7 @@ impl ProcessLauncher {
         // detached `up` leaves the process to init.
         drop(child);
         record_started(&self.record, &member.name, |m| {
-            m.pid = Some(pid);
+            m.handle = Handle::Process { pid: Some(pid) };
             m.address = member.member_host.clone();
             m.direct_uri = crate::cluster::direct_uri(&member.member_host);
             m.nofile = soft_nofile(pid);
@@ -296,28 +361,6 @@ pub(crate) fn soft_nofile(pid: u32) -> Option<u64> {
     line.split_whitespace().find_map(|w| w.parse().ok())
 }
 
-/// True while `pid` runs and is still the member listening on `port` (guards against pid reuse).
-pub fn pid_alive(pid: u32, port: u16) -> bool {
-    let Ok(pid_i) = i32::try_from(pid) else {
-        return false;
-    };
-    // Reap it if it is our child and has exited (otherwise it lingers as a zombie).
-    // SAFETY: waitpid with WNOHANG on a specific pid; no memory is shared.
-    unsafe {
-        libc::waitpid(pid_i, std::ptr::null_mut(), libc::WNOHANG);
-    }
-    if matches!(process_state(pid), Some('Z' | 'X') | None) {
-        return false;
-    }
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
-    let needle = format!("--port\0{port}\0");
-    cmdline
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
-
 /// Last lines of the member's log and of its stdout/stderr, joined with " | ".
 pub(crate) fn log_tail(member: &Member) -> String {
     let mut parts = Vec::new();
@@ -355,114 +398,6 @@ fn tail_lines(path: &Path, n: usize) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// Stops every process of the cluster: `shutdown` (force) mongos → shards → config, then
-/// SIGTERM, then SIGKILL, each bounded.
-pub(crate) async fn teardown(
-    cluster: &RunningCluster,
-    stop_timeout: Duration,
-    events: &dyn Events,
-) -> Result<(), BackendError> {
-    let mut survivors = Vec::new();
-    for roles in STOP_ORDER {
-        let stops = cluster
-            .members
-            .iter()
-            .filter(|m| roles.contains(&m.role))
-            .filter_map(|m| m.pid.map(|pid| (m, pid)))
-            .map(|(m, pid)| async move {
-                let ok = stop_one(&m.name, pid, m.port, &m.address, stop_timeout, events).await;
-                (m.name.clone(), pid, ok)
-            });
-        for (name, pid, ok) in futures::future::join_all(stops).await {
-            if !ok {
-                survivors.push(format!("{name} (pid {pid})"));
-            }
-        }
-    }
-    if survivors.is_empty() {
-        Ok(())
-    } else {
-        Err(BackendError::Teardown(format!(
-            "could not stop {}; the state file {} is kept so `microshard down --all` can retry",
-            survivors.join(", "),
-            cluster.state_file.display()
-        )))
-    }
-}
-
-/// How long a member gets to answer `shutdown` before it is signalled.
-const SHUTDOWN_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Stops one member, saying (to `events`) what it waits for whenever the member does not go
-/// quietly: a frozen (stopped) process is killed at once, a member that does not answer
-/// `shutdown` gets SIGTERM and then SIGKILL, each wait bounded by `stop_timeout`.
-async fn stop_one(
-    name: &str,
-    pid: u32,
-    port: u16,
-    address: &str,
-    stop_timeout: Duration,
-    events: &dyn Events,
-) -> bool {
-    if !pid_alive(pid, port) {
-        return true;
-    }
-    let kill = |signal| {
-        // SAFETY: kill(2) on a pid verified by `pid_alive` to be the member we started.
-        unsafe {
-            libc::kill(pid as i32, signal);
-        }
-    };
-    // A stopped process (SIGSTOP) cannot answer a command or handle SIGTERM: only SIGKILL.
-    if matches!(process_state(pid), Some('T' | 't')) {
-        events.event(Event::Warning(format!(
-            "microshard: {name} (pid {pid}) is frozen (stopped by a signal): killing it"
-        )));
-        kill(libc::SIGKILL);
-        return wait_gone(pid, port, stop_timeout).await;
-    }
-    let answered =
-        tokio::time::timeout(SHUTDOWN_COMMAND_TIMEOUT, crate::cluster::shutdown(address))
-            .await
-            .is_ok();
-    if !answered {
-        events.event(Event::Warning(format!(
-            "microshard: {name} ({address}) did not answer shutdown within {} s: sending SIGTERM, then SIGKILL after {} s",
-            SHUTDOWN_COMMAND_TIMEOUT.as_secs(),
-            stop_timeout.as_secs()
-        )));
-    } else if wait_gone(pid, port, stop_timeout).await {
-        return true;
-    }
-    for signal in [libc::SIGTERM, libc::SIGKILL] {
-        if !pid_alive(pid, port) {
-            return true;
-        }
-        kill(signal);
-        if wait_gone(pid, port, stop_timeout).await {
-            return true;
-        }
-    }
-    !pid_alive(pid, port)
-}
-
-/// The state letter of a process in /proc/PID/stat (`R`, `S`, `T` for stopped, `Z`, ...).
-fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-async fn wait_gone(pid: u32, port: u16, timeout: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < timeout {
-        if !pid_alive(pid, port) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    !pid_alive(pid, port)
 }
 
 #[cfg(test)]

@@ -1,0 +1,34 @@
+//! Readiness, checked before anything starts (`docs/reliability.md` §1): what the servers need
+//! from their backend (an engine with its images, a cluster that answers), and the client
+//! engines a topology names, which run beside any backend.
+
+use super::{BackendError, of};
+use crate::events::Events;
+use crate::topology::{BackendKind, Plan, TopologySpec};
+
+/// What the readiness checks of one command are given.
+pub(crate) struct Readiness<'a> {
+    /// How messages name a topology (`--topologies`, `topology`).
+    pub(crate) label: &'a str,
+    /// Every topology as given and as loaded.
+    pub(crate) specs: &'a [(&'a str, TopologySpec)],
+    /// Every topology's plan (none when its binaries are linked later).
+    pub(crate) plans: &'a [(&'a str, &'a TopologySpec, Plan)],
+    /// The image was chosen by `--image` (a refusal names the flag).
+    pub(crate) image_flag: bool,
+    /// Where an image pull says its progress (`None`: nowhere).
+    pub(crate) pulls: Option<&'a dyn Events>,
+    /// A dry run: nothing is pulled; a note says what the run would pull.
+    pub(crate) dry_run: bool,
+}
+
+/// What the servers need, ready: every client engine a topology names (checked after the
+/// plans, which refuse clients that could not reach the cluster), then the backend's own.
+pub(crate) async fn ready(kind: BackendKind, check: &Readiness<'_>) -> Result<(), BackendError> {
+    for (name, spec) in check.specs {
+        let culprit = format!("{} {name}", check.label);
+        super::docker::ready::client_engines_ready(&culprit, spec, check.dry_run, check.pulls)
+            .await?;
+    }
+    of(kind).ready(check).await
+}

@@ -1,0 +1,166 @@
+//! The Kubernetes backend as far as it is built (`docs/kubernetes.md`): `up --backend kubernetes
+//! --emit-manifests` prints, with no cluster, exactly the golden manifests of `single`,
+//! `microshard-2` and a two-node topology (regenerate them with `MICROSHARD_UPDATE_GOLDEN=1`);
+//! the live backend is refused in one line; and the end-to-end test applies the manifests to a
+//! real cluster when `MICROSHARD_TEST_KUBECONFIG` names one, and says it was skipped otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `microshard up TOPOLOGY --backend kubernetes --emit-manifests`, with a private state directory.
+fn emit(topology: &str) -> Output {
+    let state = tempfile::tempdir().expect("state dir");
+    crate::util::microshard(state.path())
+        .args([
+            "up",
+            topology,
+            "--backend",
+            "kubernetes",
+            "--emit-manifests",
+        ])
+        .output()
+        .expect("microshard runs")
+}
+
+const GOLDEN: [(&str, &str); 3] = [
+    ("single", "single"),
+    ("microshard-2", "microshard-2"),
+    ("tests/data/topologies/k8s-two-nodes.toml", "k8s-two-nodes"),
+];
+
+#[test]
+fn emitted_manifests_match_the_golden_files_byte_for_byte() {
+    for (topology, golden) in GOLDEN {
+        let out = emit(topology);
+        crate::util::assert_ok(&out, topology);
+        let path: PathBuf = repo().join(format!("tests/data/manifests/{golden}.yaml"));
+        if std::env::var_os("MICROSHARD_UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, &out.stdout).expect("write golden file");
+        }
+        let want =
+            std::fs::read(&path).expect("golden file (MICROSHARD_UPDATE_GOLDEN=1 writes it)");
+        assert!(
+            out.stdout == want,
+            "{topology}: the manifests differ from {} (regenerate with MICROSHARD_UPDATE_GOLDEN=1 if the change is meant):\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // The same topology, the same text: nothing depends on time, run ids or this machine.
+        assert_eq!(emit(topology).stdout, out.stdout, "{topology}");
+    }
+}
+
+#[test]
+fn the_live_backend_and_misplaced_flags_are_refused_in_one_line() {
+    let state = tempfile::tempdir().expect("state dir");
+    let run = |args: &[&str]| {
+        let out = crate::util::microshard(state.path())
+            .args(args)
+            .output()
+            .expect("runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["up", "single", "--backend", "kubernetes"],
+            "live Kubernetes backend is not built yet",
+        ),
+        (
+            &["up", "single", "--emit-manifests"],
+            "--emit-manifests: only with --backend kubernetes",
+        ),
+        (
+            &[
+                "up",
+                "single",
+                "--backend",
+                "kubernetes",
+                "--emit-manifests",
+                "--image",
+                "mongo:latest",
+            ],
+            "image mongo:latest: Kubernetes manifests need a pinned image",
+        ),
+    ];
+    for (args, said) in cases {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+    assert!(
+        crate::util::entries(state.path()).is_empty(),
+        "nothing recorded"
+    );
+}
+
+/// On a real cluster (`MICROSHARD_TEST_KUBECONFIG`): the two-shard topology's manifests, with
+/// the image `MICROSHARD_TEST_IMAGE` (default `mongo:8.0`, which has `mongosh` for the admin Job),
+/// applied to a namespace of their own; the admin Job must complete (replica sets, shards,
+/// hashed `ycsb.usertable`); the namespace is deleted after, whatever happened.
+#[test]
+fn kubernetes_end_to_end_on_a_real_cluster() {
+    let Some(kubeconfig) = std::env::var_os("MICROSHARD_TEST_KUBECONFIG") else {
+        eprintln!("kubernetes end-to-end: skipped (no cluster)");
+        return;
+    };
+    let image = std::env::var("MICROSHARD_TEST_IMAGE").unwrap_or_else(|_| "mongo:8.0".into());
+    let state = tempfile::tempdir().expect("state dir");
+    let out = crate::util::microshard(state.path())
+        .args([
+            "up",
+            "microshard-2",
+            "--backend",
+            "kubernetes",
+            "--emit-manifests",
+            "--image",
+            &image,
+        ])
+        .output()
+        .expect("microshard runs");
+    crate::util::assert_ok(&out, "emit");
+    let manifests = state.path().join("k8s.yaml");
+    std::fs::write(&manifests, &out.stdout).expect("write manifests");
+    let namespace = format!("microshard-e2e-{}", std::process::id());
+    let kubectl = |args: &[&str]| {
+        std::process::Command::new("kubectl")
+            .env("KUBECONFIG", &kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs (install it to run this test)")
+    };
+    crate::util::assert_ok(
+        &kubectl(&["create", "namespace", &namespace]),
+        "create namespace",
+    );
+    let applied = kubectl(&[
+        "apply",
+        "-n",
+        &namespace,
+        "-f",
+        &manifests.display().to_string(),
+    ]);
+    let done = kubectl(&[
+        "wait",
+        "-n",
+        &namespace,
+        "--for=condition=complete",
+        "job/microshard-2-admin",
+        "--timeout=600s",
+    ]);
+    let logs = kubectl(&["logs", "-n", &namespace, "job/microshard-2-admin"]);
+    let deleted = kubectl(&["delete", "namespace", &namespace, "--wait=true"]);
+    crate::util::assert_ok(&applied, "kubectl apply");
+    crate::util::assert_ok(
+        &done,
+        &format!("the admin Job: {}", String::from_utf8_lossy(&logs.stdout)),
+    );
+    crate::util::assert_ok(&deleted, "delete namespace");
+}
