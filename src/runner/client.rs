@@ -394,17 +394,7 @@ pub(crate) async fn run_client(
             break;
         }
         if let Some(p) = pacer.as_mut() {
-            let deadline = p.op_done();
-            if deadline > Instant::now() {
-                if shared.spin_sleep {
-                    spin_until(deadline, &shared.stop).await;
-                } else {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(deadline.into()) => {}
-                        _ = shared.stop.cancelled() => {}
-                    }
-                }
-            }
+            keep_pace(p, &shared).await;
         }
     }
     if let (Some(p), true) = (&pacer, shared.stop.is_cancelled()) {
@@ -430,6 +420,23 @@ pub(crate) async fn run_client(
     ctx.report.ops_done = done;
     drop(ctx.rec);
     ctx.report
+}
+
+/// Counts one operation done on the schedule and waits for the next one's intended start (not
+/// at all when behind: the client catches up, as YCSB's does).
+async fn keep_pace(pacer: &mut Pacer, shared: &RunShared) {
+    let deadline = pacer.op_done();
+    if deadline <= Instant::now() {
+        return;
+    }
+    if shared.spin_sleep {
+        spin_until(deadline, &shared.stop).await;
+    } else {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+            _ = shared.stop.cancelled() => {}
+        }
+    }
 }
 
 /// Records every operation the schedule planned before `end` that this client never sent (its
