@@ -18,8 +18,10 @@ pub struct HostSample {
     steal: u64,
     /// The client: this process and its descendants (client processes of `--clients`).
     client: u64,
-    /// Each measured server member found on this machine, by name: its CPU ticks.
+    /// Each measured server member found on this machine, by name: its CPU ticks, and its CPU
+    /// nanoseconds where the kernel accounts them.
     servers: BTreeMap<String, u64>,
+    servers_ns: BTreeMap<String, u64>,
     /// Members on this machine (by address); fewer `servers` found means some run where `/proc`
     /// cannot tell them (a container's own port), and other work cannot be told from theirs.
     local_members: usize,
@@ -127,6 +129,21 @@ fn processes() -> Vec<Proc> {
         .collect()
 }
 
+/// A process's CPU time in nanoseconds: the sum over its threads of `/proc/PID/task/TID/schedstat`'s
+/// first field (the scheduler's own account, where `/proc/PID/stat` counts 10 ms ticks); `None`
+/// where the kernel keeps no such account. Threads that ended since the last sample are lost
+/// with their time, which the servers' thread pools make rare.
+fn cpu_ns(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = None;
+    for t in tasks.flatten() {
+        let text = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+        let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+        total = Some(total.unwrap_or(0) + ns);
+    }
+    total
+}
+
 /// The member a process serves, when it is a `mongod`/`mongos` listening on one of `ports`.
 fn member_of<'a>(p: &Proc, ports: &'a [(String, String)]) -> Option<&'a str> {
     let program = p.argv.first()?.rsplit('/').next()?;
@@ -181,10 +198,14 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
     let all = processes();
     let me = std::process::id();
     let mut servers = BTreeMap::new();
+    let mut servers_ns = BTreeMap::new();
     let mut server_pids = Vec::new();
     for p in &all {
         if let Some(name) = member_of(p, &local) {
             *servers.entry(name.to_string()).or_insert(0) += p.ticks;
+            if let Some(ns) = cpu_ns(p.pid) {
+                *servers_ns.entry(name.to_string()).or_insert(0) += ns;
+            }
             server_pids.push(p.pid);
         }
     }
@@ -208,6 +229,7 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
         steal,
         client,
         servers,
+        servers_ns,
         local_members: local.len(),
         load_1m,
     })
@@ -235,7 +257,12 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
         busy_cores: cores_of(busy),
         server_cpu_us: servers
             .into_iter()
-            .map(|(n, t)| (n, (t as f64 / hz * 1e6) as u64))
+            .map(|(n, t)| {
+                let ns = (b.servers_ns.get(&n).zip(a.servers_ns.get(&n)))
+                    .map(|(b, a)| b.saturating_sub(*a) / 1_000);
+                let us = ns.unwrap_or((t as f64 / hz * 1e6) as u64);
+                (n, us)
+            })
             .collect(),
         load_before: a.load_1m,
         load_after: b.load_1m,

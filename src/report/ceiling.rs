@@ -49,6 +49,10 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
     out.extend(verdict_notes(&record.steps).into_iter().map(|l| l + "\n"));
     out.push_str(&record.finding());
     out.push('\n');
+    if let Some(fit) = &record.server_cpu {
+        out.push_str(&fit.words());
+        out.push('\n');
+    }
     out
 }
 
@@ -234,6 +238,8 @@ pub struct CeilingCell {
     pub at_bound_us: Option<u64>,
     /// Client threads at the ceiling (the most any search used there).
     pub threads: Option<u32>,
+    /// The servers' CPU per operation beyond their idle cost, µs (the last search's fit).
+    pub server_us_per_op: Option<f64>,
     /// Steps over all searches.
     pub steps: usize,
     /// Why the next rate failed (the last search's).
@@ -347,7 +353,7 @@ impl CeilingPart {
     }
 
     /// The table's columns.
-    pub(crate) fn headers(&self) -> [String; 8] {
+    pub(crate) fn headers(&self) -> [String; 9] {
         let name = self.drawn.as_ref().map_or("p99", |b| b.name.as_str());
         [
             "scenario".into(),
@@ -356,6 +362,7 @@ impl CeilingPart {
             "bracket ops/s".into(),
             format!("intended {name}"),
             "threads".into(),
+            "server µs/op".into(),
             "steps".into(),
             "the next rate".into(),
         ]
@@ -390,6 +397,9 @@ impl CeilingCell {
             self.at_bound_us.map(micros).unwrap_or_else(|| "—".into()),
             self.threads
                 .map(|t| t.to_string())
+                .unwrap_or_else(|| "—".into()),
+            (self.server_us_per_op)
+                .map(|u| format!("{u:.0}"))
                 .unwrap_or_else(|| "—".into()),
             self.steps.to_string(),
             match (self.ceiling, &self.next_failure) {
@@ -465,6 +475,7 @@ fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
             .unwrap_or_else(|| "not ended".into()),
         at_bound_us: last_found.and_then(|f| f.0.first().copied()),
         threads: last_found.map(|f| f.1),
+        server_us_per_op: (searches.iter().rev()).find_map(|r| r.server_cpu.map(|f| f.per_op_us)),
         steps: searches.iter().map(|r| r.steps.len()).sum(),
         next_failure: last_found.and_then(|f| f.2.clone()),
         finding: findings.join(" | "),
@@ -619,6 +630,7 @@ mod tests {
             actual_mean_us: 5_000.0,
             schedule: Default::default(),
             client_cores: 0.5,
+            server_cores: Some(0.3),
             verdict: "valid".into(),
             verdict_reasons: Vec::new(),
             failed: failed.map(str::to_string),
@@ -759,7 +771,7 @@ mod tests {
         let fields = part.cells[1].fields();
         assert_eq!(fields[2], "no ceiling");
         assert!(
-            fields[7].contains("no rate met p99 ≤ 50.0 ms"),
+            fields[8].contains("no rate met p99 ≤ 50.0 ms"),
             "{fields:?}"
         );
     }

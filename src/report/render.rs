@@ -211,7 +211,7 @@ fn ceiling_csv(c: &super::ceiling::CeilingPart, row: &super::Row) -> [String; 6]
 fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
     out.push_str(&md_row(&c.headers()));
-    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    out.push_str("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for cell in &c.cells {
         let fields: Vec<String> = cell.fields().iter().map(|f| md_escape(f)).collect();
         out.push_str(&md_row(&fields));

@@ -92,6 +92,11 @@ pub(crate) async fn find<L: Lab>(
             None => break,
         }
     }
+    let points: Vec<(f64, f64)> = (record.steps.iter())
+        .filter(|s| s.kind == StepKind::Search && s.counted)
+        .filter_map(|s| Some((s.achieved, s.server_cores?)))
+        .collect();
+    record.server_cpu = super::CpuFit::of(&points);
     Ok(state.conclude(&on.spec.bounds))
 }
 

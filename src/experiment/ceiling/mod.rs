@@ -141,6 +141,9 @@ pub(crate) struct Step {
     /// Cores the client used over the step.
     #[serde(default)]
     pub client_cores: f64,
+    /// Cores the servers on this machine used over the step; `None` where none was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cores: Option<f64>,
     /// The step's result verdict (`valid`, `degraded`, `invalid`).
     pub verdict: String,
     /// Why the verdict is degraded or invalid.
@@ -309,6 +312,53 @@ pub(crate) struct CeilingRecord {
     pub steps: Vec<Step>,
     /// How it ended (`None` while it runs).
     pub outcome: Option<Outcome>,
+    /// The servers' CPU taken apart over the steps: what the idle topology costs and what each
+    /// operation adds; `None` without three measured rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu: Option<CpuFit>,
+}
+
+/// The servers' CPU as a line through the steps' (achieved rate, server cores): its intercept,
+/// the fixed cost of the topology running, and its slope, the CPU each operation adds. Dividing
+/// one step's CPU by its operations would mix the two, favouring the topology measured at the
+/// higher rate (`docs/ceiling.md`, "Server CPU").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct CpuFit {
+    /// Cores the servers use at no load (the intercept).
+    pub fixed_cores: f64,
+    /// CPU µs each operation adds (the slope).
+    pub per_op_us: f64,
+    /// Steps the line was fitted over.
+    pub steps: usize,
+}
+
+impl CpuFit {
+    /// The least-squares line through `(ops/s, cores)`; `None` below three points or two rates.
+    pub(crate) fn of(points: &[(f64, f64)]) -> Option<CpuFit> {
+        let n = points.len() as f64;
+        let (mx, my) = points
+            .iter()
+            .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
+        let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+        if points.len() < 3 || sxx <= 0.0 {
+            return None;
+        }
+        let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let slope = sxy / sxx;
+        Some(CpuFit {
+            fixed_cores: my - slope * mx,
+            per_op_us: slope * 1e6,
+            steps: points.len(),
+        })
+    }
+
+    /// `servers: 0.12 cores idle + 85 µs per operation (fitted over 9 steps)`.
+    pub(crate) fn words(&self) -> String {
+        format!(
+            "servers: {:.2} cores idle + {:.0} µs per operation (fitted over {} steps)",
+            self.fixed_cores, self.per_op_us, self.steps
+        )
+    }
 }
 
 impl CeilingRecord {
@@ -397,6 +447,7 @@ impl CeilingRecord {
             removed: 0,
             steps: Vec::new(),
             outcome: None,
+            server_cpu: None,
         }
     }
 }

@@ -556,6 +556,25 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_cpu_comes_apart_into_a_fixed_cost_and_a_cost_per_operation() {
+        use crate::experiment::ceiling::CpuFit;
+        // 0.2 cores idle, 100 µs per operation.
+        let points = [(1_000.0, 0.3), (2_000.0, 0.4), (4_000.0, 0.6)];
+        let fit = CpuFit::of(&points).expect("a line");
+        assert!((fit.fixed_cores - 0.2).abs() < 1e-9 && (fit.per_op_us - 100.0).abs() < 1e-6);
+        assert_eq!(
+            fit.words(),
+            "servers: 0.20 cores idle + 100 µs per operation (fitted over 3 steps)"
+        );
+        assert_eq!(CpuFit::of(&points[..2]), None, "two points are not a fit");
+        assert_eq!(
+            CpuFit::of(&[(1.0, 0.1), (1.0, 0.2), (1.0, 0.3)]),
+            None,
+            "one rate"
+        );
+    }
+
+    #[test]
     fn threads_follow_the_measured_latency_not_the_bound() {
         let b = Bound::parse_list("p99=200ms").expect("a bound");
         // 2,000 ops/s at a 2 ms mean: 4 in flight, 16 with headroom; the bound alone would ask 400.

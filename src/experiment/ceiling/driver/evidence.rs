@@ -47,6 +47,9 @@ pub(super) fn judged(m: &Measured, trial: Trial, bounds: &[Bound], props: &Prope
         actual_mean_us: actual.as_ref().map_or(0.0, |h| h.mean()),
         schedule,
         client_cores: load.client_cores,
+        server_cores: (!load.server_cpu_us.is_empty() && doc.runtime_ms > 0).then(|| {
+            load.server_cpu_us.values().sum::<u64>() as f64 / (doc.runtime_ms as f64 * 1e3)
+        }),
         verdict: doc.validity.verdict.to_string(),
         verdict_reasons: (doc.validity.reasons.iter())
             .map(|r| r.message.clone())
