@@ -6,11 +6,24 @@ use crate::standin::Role;
 
 /// The stand-in's arguments: the role, then the same flags real `mongod`/`mongos` take.
 #[derive(Debug, Args)]
+#[command(after_help = CAPACITY_HELP)]
 pub(crate) struct StandinArgs {
     /// `mongod` or `mongos` followed by mongod/mongos flags (`--port`, `--replSet`, `--configdb`, ...), or `image [--tag T]` to build the stand-in Docker image.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub args: Vec<String>,
 }
+
+/// What the capacity model is, said where a user looks for it (`standin --help`).
+const CAPACITY_HELP: &str = "\
+The capacity model (stand-in only): `--workers W --service-time-us T` give a stand-in W workers,
+each CRUD operation holding one for T µs, so it serves at most W × 10^6 / T operations per second
+(2 workers × 1000 µs = 2,000 ops/s). A worker is a slot, not a thread: operations beyond W wait
+their turn, and that queue is the latency that rises at the ceiling. Without --service-time-us a
+stand-in answers as fast as the machine lets it, which measures this machine, not sharding.
+In a topology, --mongod-arg=--service-time-us=T (or `mongod_args`) gives every mongod the model,
+config servers included (off the data path, they only hold metadata); a stand-in mongos has none
+unless the topology's `mongos_args` give it one, so the routing hop costs only its own work.
+Every stand-in-only flag: `microshard standin mongod --help`.";
 
 /// Returns the role when the program was started under the name `mongod` or `mongos`.
 pub(crate) fn role_from_argv0(argv0: Option<&std::ffi::OsString>) -> Option<Role> {

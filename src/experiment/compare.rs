@@ -349,6 +349,7 @@ fn record_not_run<'a>(
             cell: id.clone(),
             reason: reason.to_string(),
             session,
+            word: None,
         })
         .collect();
     dir.record_not_run(&rest)?;

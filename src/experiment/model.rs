@@ -295,6 +295,10 @@ pub struct NotRun {
     pub reason: String,
     /// The session that skipped it.
     pub session: u32,
+    /// The word the tables give it when it is not "not run": `no ceiling` for a ceiling search
+    /// that ran and found no rate meeting the bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub word: Option<String>,
 }
 
 /// The share of failed operations above which a cell is invalid (`microshard.maxerrorrate`'s

@@ -180,18 +180,17 @@ fn compact_named(report: &Report) -> Vec<String> {
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
-        let validity = if row.not_run.is_some() {
-            "NOT RUN"
-        } else {
-            "—"
+        let validity = match row.not_run {
+            Some(_) => row.verdict.to_uppercase(),
+            None => dash(),
         };
         return vec![
             row.scenario.clone(),
             row.topology.clone(),
-            unmeasured(row).into(),
+            unmeasured(row),
             dash(),
             dash(),
-            validity.into(),
+            validity,
         ];
     }
     let ops = match (row.throughput, row.spread) {
@@ -229,12 +228,13 @@ fn compact_cells(row: &Row) -> Vec<String> {
     ]
 }
 
-/// What a row with no repetition measured says in place of its throughput.
-fn unmeasured(row: &Row) -> &'static str {
+/// What a row with no repetition measured says in place of its throughput: its verdict's
+/// word when it was not run (`not run`, `no ceiling`).
+fn unmeasured(row: &Row) -> String {
     match row.not_run {
-        Some(_) => "not run",
-        None if row.interrupted => "interrupted",
-        None => "not measured",
+        Some(_) => row.verdict.clone(),
+        None if row.interrupted => "interrupted".into(),
+        None => "not measured".into(),
     }
 }
 
@@ -308,10 +308,10 @@ fn row_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
         let mut cells = vec![row.scenario.clone(), row.topology.clone(), dash()];
-        cells.push(unmeasured(row).into());
+        cells.push(unmeasured(row));
         cells.resize(NAMES.len(), dash());
         if row.not_run.is_some() {
-            cells[12] = "NOT RUN".into();
+            cells[12] = row.verdict.to_uppercase();
         }
         return cells;
     }

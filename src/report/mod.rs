@@ -258,7 +258,7 @@ pub(crate) fn with_not_run(
         {
             row.not_run = Some(n.reason.clone());
             if row.repeats == 0 {
-                row.verdict = "not run".into();
+                row.verdict = n.word.clone().unwrap_or_else(|| "not run".into());
             }
         }
         if !report.validity_notes.contains(&note) {
@@ -551,7 +551,9 @@ fn topology_facts(
     cells: &[CellFile],
 ) -> TopologyFacts {
     let mine: Vec<&CellFile> = cells.iter().filter(|c| c.cell.topology == given).collect();
-    let size = mine.iter().find_map(|c| c.topology.as_ref()).map(plan_size);
+    let standin = mine.iter().any(|c| c.summary.standin);
+    let plan = mine.iter().find_map(|c| c.topology.as_ref());
+    let size = plan.map(|p| plan_size(p, standin));
     let server_version = mine
         .iter()
         .find_map(|c| c.summary.server_version.clone())
@@ -561,13 +563,15 @@ fn topology_facts(
         given: given.to_string(),
         size,
         server_version,
-        standin: mine.iter().any(|c| c.summary.standin),
+        standin,
     }
 }
 
 /// A plan's members in words: `1 mongod` or `2 shards × 1 member, 1 config server, 1 mongos`,
-/// with the WiredTiger cache of each data-bearing mongod when the plan set one.
-pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
+/// with the WiredTiger cache of each data-bearing mongod when the plan set one — not for the
+/// stand-in, which keeps its data in memory and has no cache to size (its capacity model is
+/// said on its own line).
+pub(crate) fn plan_size(plan: &crate::topology::Plan, standin: bool) -> String {
     use crate::topology::MemberRole;
     let count = |role: MemberRole| plan.members.iter().filter(|m| m.role == role).count();
     let plural =
@@ -621,7 +625,7 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan) -> String {
         .filter(|m| matches!(m.role, MemberRole::Standalone | MemberRole::Shard))
         .filter_map(|m| m.cache_gb)
         .collect();
-    if let Some(first) = caches.first()
+    if let Some(first) = caches.first().filter(|_| !standin)
         && caches.iter().all(|c| (c - first).abs() < 1e-9)
     {
         parts.push(format!(
@@ -1168,16 +1172,21 @@ pub(crate) mod tests {
             crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         opts.total_memory_gb = Some(16.0);
         let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
-        let words = plan_size(&plan);
+        let words = plan_size(&plan, false);
         assert!(
             words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
             "{words}"
+        );
+        // The stand-in has no cache to size: its words do not claim one.
+        assert_eq!(
+            plan_size(&plan, true),
+            "2 shards × 1 member, 1 config server, 1 mongos"
         );
         // NEWCOMER-2 #20: the baseline says whether it is a replica set.
         let spec = crate::topology::TopologySpec::shipped("single");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
-        let words = plan_size(&plan);
+        let words = plan_size(&plan, false);
         assert!(
             words.starts_with("1 mongod (a 1-member replica set)"),
             "{words}"

@@ -9,10 +9,10 @@
 use tokio_util::sync::CancellationToken;
 
 use super::cell::{cell_props, place_outputs, write_cell};
-use super::{MatrixOutcome, TopologyTurn, record_not_run};
+use super::{MatrixOutcome, TopologyTurn};
 use crate::experiment::ceiling::{self, CeilingRecord, Outcome, SearchOn};
 use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
-use crate::experiment::model::{CellId, ExperimentConfig};
+use crate::experiment::model::{CellId, ExperimentConfig, NotRun};
 use crate::experiment::progress::Progress;
 use crate::runner::Phase;
 
@@ -108,10 +108,17 @@ async fn search_cell<L: Lab>(
             write_cell(turn.dir, config, id, &base, best, None, deployment)?;
             outcome.measured.push(id.clone());
         }
-        _ => {
-            let reason = format!("not run: {}", record.finding());
-            let not_run = record_not_run(turn.dir, config.session(), std::iter::once(id), &reason)?;
-            outcome.not_run.extend(not_run);
+        (ended, _) => {
+            // A search that ran and found no rate meeting the bound is a finding, not a cell
+            // left unrun: the tables give it its own word.
+            let not_run = NotRun {
+                cell: id.clone(),
+                reason: format!("not run: {}", record.finding()),
+                session: config.session(),
+                word: matches!(ended, Outcome::NoRateMetBound { .. }).then(|| ended.word().into()),
+            };
+            turn.dir.record_not_run(std::slice::from_ref(&not_run))?;
+            outcome.not_run.push(not_run);
         }
     }
     Ok(())
