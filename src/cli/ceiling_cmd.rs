@@ -52,10 +52,10 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
     lab.events = progress.events();
     let (dir, records) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
     let text = crate::report::ceiling::render_all(&records);
-    std::fs::write(dir.path().join("ceiling.txt"), &text)?;
     output::println(text.trim_end())?;
+    crate::report::ceiling_dir::write_files(&dir, &records)?;
     output::eprintln(&format!(
-        "microshard: steps and finding in {}",
+        "microshard: steps, finding, chart and page in {}",
         dir.path().display()
     ));
     if records

@@ -415,9 +415,12 @@ pub(crate) async fn target_preflight(
     .await
 }
 
-/// Prints an experiment's table.
+/// Prints an experiment's table, or a standalone ceiling search's.
 pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
+    if report::ceiling_dir::is_ceiling_dir(&args.dir) {
+        return report_search(&args);
+    }
     let dir = ExperimentDir::find(&args.dir).map_err(crate::error::as_bad_input)?;
     crate::experiment::results::known_schema(&dir)?;
     for damaged in crate::experiment::results::damaged_cells(&dir) {
@@ -459,6 +462,19 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
             output::println(&line)?;
         }
     }
+    Ok(())
+}
+
+/// Prints a standalone ceiling search's report in the format asked for (and writes its files
+/// with `--write`).
+fn report_search(args: &ReportArgs) -> anyhow::Result<()> {
+    let records = report::ceiling_dir::read(&args.dir).map_err(crate::error::as_bad_input)?;
+    if args.write {
+        crate::writable::dir("report --write", &args.dir)?;
+        let dir = ExperimentDir::of_search(&args.dir);
+        report::ceiling_dir::write_files(&dir, &records)?;
+    }
+    output::println(report::ceiling_dir::render(&records, args.format)?.trim_end())?;
     Ok(())
 }
 

@@ -135,6 +135,14 @@ impl ExperimentDir {
         })
     }
 
+    /// A standalone search's run directory (`ceiling`: no `experiment.json`), for writing its
+    /// report files beside its records.
+    pub(crate) fn of_search(path: &Path) -> ExperimentDir {
+        ExperimentDir {
+            path: path.to_path_buf(),
+        }
+    }
+
     /// Finds the experiment a user named (`docs/result-schema.md` "Naming an experiment"): its
     /// directory; `latest` or `previous` (the newest and the one before it) under a results
     /// root; or an experiment's name (`compare`, `sweep-S2`), meaning the newest directory

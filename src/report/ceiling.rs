@@ -57,7 +57,7 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
 }
 
 /// One row of the steps table.
-fn step_fields(i: usize, s: &Step) -> [String; 11] {
+pub(crate) fn step_fields(i: usize, s: &Step) -> [String; 11] {
     let (kind, result) = match (s.kind, &s.failed, s.counted) {
         (StepKind::Probe, _, _) => ("probe", "closed loop: where the search starts".to_string()),
         (_, None, _) => ("search", "sustained".to_string()),
@@ -85,7 +85,7 @@ fn step_fields(i: usize, s: &Step) -> [String; 11] {
 
 /// `degraded (steps 3, 5): busy host: …`: why steps whose result is degraded or invalid are so, one
 /// line per kind of reason (the words before its first colon), quoting its first instance.
-fn verdict_notes(steps: &[Step]) -> Vec<String> {
+pub(crate) fn verdict_notes(steps: &[Step]) -> Vec<String> {
     let mut notes: Vec<(String, String, Vec<usize>)> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         for r in &s.verdict_reasons {
@@ -123,7 +123,7 @@ pub(crate) fn render_all(records: &[CeilingRecord]) -> String {
 
 /// `over 3 searches: single sustains 1,470 S5 ops/s (1,455–1,490 over the searches; their
 /// brackets 1,440–1,545)`; `None` for one search or none found.
-fn summary(records: &[CeilingRecord]) -> Option<String> {
+pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
     let first = records.first().filter(|_| records.len() > 1)?;
     let found: Vec<Searched> = records.iter().filter_map(searched).collect();
     let geo = geometric_mean(found.iter().map(|s| s.passed))?;

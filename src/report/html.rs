@@ -80,7 +80,7 @@ footer { margin-top: 3em; color: #666; font-size: 0.85em; }
 "#;
 
 /// The page's head, up to and with `<body>`.
-fn head(title: &str) -> String {
+pub(crate) fn head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(title)
@@ -88,7 +88,7 @@ fn head(title: &str) -> String {
 }
 
 /// A list of escaped items.
-fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoIterator<Item = S>) {
+pub(crate) fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoIterator<Item = S>) {
     let _ = writeln!(out, "<ul class=\"{class}\">");
     for item in items {
         let _ = writeln!(out, "<li>{}</li>", esc(item.as_ref()));
@@ -98,7 +98,7 @@ fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoIterator<Ite
 
 /// A plain table of escaped cells in a scrolling box; `open` is the markup before the first
 /// header cell and `mid` what comes between the header and the body.
-fn plain_table<S: AsRef<str>>(
+pub(crate) fn plain_table<S: AsRef<str>>(
     out: &mut String,
     (open, mid): (&str, &str),
     headers: &[S],
@@ -300,7 +300,7 @@ fn validity_words(r: &Report) -> String {
 }
 
 /// A chart and its caption, the SVG inline without its XML prolog; or why there is none.
-fn figure(
+pub(crate) fn figure(
     out: &mut String,
     id: &str,
     chart: Result<charts::Chart, charts::ChartError>,

@@ -6,6 +6,7 @@
 
 pub(crate) mod capacity;
 pub(crate) mod ceiling;
+pub(crate) mod ceiling_dir;
 pub mod charts;
 pub(crate) mod columns;
 pub(crate) mod diff;

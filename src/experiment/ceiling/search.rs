@@ -175,7 +175,7 @@ pub(crate) fn judge(m: &Measured, bounds: &[Bound]) -> Option<Miss> {
             format!("{cpu}; the step: {}", server.why),
         ));
     }
-    if m.threads_busy() && (m.can_grow || (m.capped && m.server_within(bounds))) {
+    if m.threads_busy() && (m.can_grow || m.capped) && m.server_within(bounds) {
         let why = format!(
             "all {} client threads busy, {} planned operations unsent, the server's own {} ({})",
             m.threads,
@@ -460,6 +460,13 @@ mod tests {
             miss.why.starts_with("all 10 client threads busy"),
             "{}",
             miss.why
+        );
+        // Busy, but the server itself over the bound: the server's failure, more threads or not.
+        let mut slow_server = busy.clone();
+        slow_server.actual_at_bounds_us = vec![40_000];
+        assert_eq!(
+            judge(&slow_server, &b).map(|m| m.rule),
+            Some(Rule::Achieved)
         );
         // At the cap, the server within the bound: the client's threads.
         busy.can_grow = false;

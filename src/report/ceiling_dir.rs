@@ -1,0 +1,233 @@
+//! A standalone ceiling search as a result like any other: its run directory (`ceiling.json`,
+//! `ceiling-rN.json` for `--repeat`) read back and rendered in every format — the steps tables,
+//! the finding, the chart, the page — and its report files written beside the records
+//! (`docs/result-schema.md`, "The ceiling search").
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::ceiling::{CeilingPart, render_all, step_fields, summary, verdict_notes};
+use super::{Format, ReportError, STANDIN_MARKER, charts, html};
+use crate::experiment::ceiling::{CeilingRecord, StepKind};
+use crate::experiment::results::{ExperimentDir, ResultsError, read_json};
+
+/// The file a standalone search keeps its first record in: what makes a directory one.
+const RECORD: &str = "ceiling.json";
+
+/// Whether `dir` holds a standalone ceiling search (and no experiment).
+pub(crate) fn is_ceiling_dir(dir: &Path) -> bool {
+    dir.join(RECORD).is_file() && !dir.join("experiment.json").exists()
+}
+
+/// Every search the directory keeps, in repetition order.
+pub(crate) fn read(dir: &Path) -> Result<Vec<CeilingRecord>, ResultsError> {
+    let mut records = vec![read_json::<CeilingRecord>(&dir.join(RECORD))?];
+    for repeat in 2.. {
+        let path = dir.join(format!("ceiling-r{repeat}.json"));
+        if !path.is_file() {
+            break;
+        }
+        records.push(read_json(&path)?);
+    }
+    Ok(records)
+}
+
+/// The searches in `format`.
+pub(crate) fn render(records: &[CeilingRecord], format: Format) -> Result<String, ReportError> {
+    Ok(match format {
+        Format::Table => render_all(records),
+        Format::Markdown => markdown(records),
+        Format::Csv => csv(records),
+        Format::Json => serde_json::to_string_pretty(records)? + "\n",
+        Format::Html => page(records),
+    })
+}
+
+/// Writes the report files of a search beside its records: `ceiling.txt`, `.md`, `.csv`,
+/// `.html` and the chart `ceiling.svg`/`.png`.
+pub(crate) fn write_files(
+    dir: &ExperimentDir,
+    records: &[CeilingRecord],
+) -> Result<(), ReportError> {
+    for (ext, format) in [
+        ("txt", Format::Table),
+        ("md", Format::Markdown),
+        ("csv", Format::Csv),
+        ("html", Format::Html),
+    ] {
+        dir.write_text(&format!("ceiling.{ext}"), &render(records, format)?)?;
+    }
+    if let Some(chart) = chart(records) {
+        super::png::write_chart(dir, "ceiling", &chart?.svg)?;
+    }
+    Ok(())
+}
+
+/// The chart of every search's steps, as a compare draws one scenario's.
+fn chart(records: &[CeilingRecord]) -> Option<Result<charts::Chart, charts::ChartError>> {
+    let first = records.first()?;
+    let part = CeilingPart::of(records, &[], "")?;
+    let where_ = vec![format!("{}: {}", first.topology, first.uri)];
+    charts::ceiling(&part, &first.workload, &where_, first.standin)
+}
+
+/// The title every format opens with.
+fn title(r: &CeilingRecord) -> String {
+    let bounds: Vec<String> = r.bounds.iter().map(|b| b.shown()).collect();
+    format!(
+        "Ceiling search: {} on {} at {}",
+        r.workload,
+        r.topology,
+        bounds.join(", ")
+    )
+}
+
+/// The steps table's header, the bound's percentile named.
+fn headers(r: &CeilingRecord) -> Vec<String> {
+    let name = r.bounds.first().map_or("p99", |b| b.name.as_str());
+    [
+        "step",
+        "kind",
+        "offered ops/s",
+        "achieved ops/s",
+        "threads",
+        "s",
+        &format!("intended {name}"),
+        &format!("actual {name}"),
+        "unsent",
+        "validity",
+        "result",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn markdown(records: &[CeilingRecord]) -> String {
+    let mut out = String::new();
+    let Some(first) = records.first() else {
+        return out;
+    };
+    if first.standin {
+        let _ = writeln!(out, "**{STANDIN_MARKER}**\n");
+    }
+    let _ = writeln!(out, "### {}\n", title(first));
+    let _ = writeln!(out, "![the search's steps](ceiling.svg)\n");
+    for r in records {
+        if records.len() > 1 {
+            let _ = writeln!(out, "#### Search {}\n", r.repeat);
+        }
+        let row = |cells: &[String]| format!("| {} |\n", cells.join(" | ").replace('\n', " "));
+        out.push_str(&row(&headers(r)));
+        out.push_str(
+            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+        );
+        for (i, s) in r.steps.iter().enumerate() {
+            let cells: Vec<String> = step_fields(i, s)
+                .iter()
+                .map(|c| c.replace('|', "\\|"))
+                .collect();
+            out.push_str(&row(&cells));
+        }
+        out.push('\n');
+        for line in verdict_notes(&r.steps) {
+            let _ = writeln!(out, "- {line}");
+        }
+        let _ = writeln!(out, "\n{}\n", r.finding());
+        if let Some(fit) = &r.server_cpu {
+            let _ = writeln!(out, "{}\n", fit.words());
+        }
+    }
+    if let Some(all) = summary(records) {
+        let _ = writeln!(out, "{all}\n");
+    }
+    out
+}
+
+fn csv(records: &[CeilingRecord]) -> String {
+    let figures = match records.first().is_some_and(|r| r.standin) {
+        true => "stand-in",
+        false => "mongodb",
+    };
+    let name = (records.first())
+        .and_then(|r| r.bounds.first())
+        .map_or("p99", |b| b.name.as_str());
+    let mut out = format!(
+        "figures,search,step,kind,offered_ops_s,achieved_ops_s,threads,step_s,intended_{name}_us,actual_{name}_us,unsent,validity,rule,counted,failed\n"
+    );
+    for r in records {
+        for (i, s) in r.steps.iter().enumerate() {
+            let kind = match s.kind {
+                StepKind::Probe => "probe",
+                _ => "search",
+            };
+            let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+            let _ = writeln!(
+                out,
+                "{figures},{},{},{kind},{},{:.3},{},{:.3},{},{},{},{},{},{},{}",
+                r.repeat,
+                i + 1,
+                s.offered.map(|o| format!("{o:.3}")).unwrap_or_default(),
+                s.achieved,
+                s.threads,
+                s.step_s,
+                s.at_bounds_us
+                    .first()
+                    .map(u64::to_string)
+                    .unwrap_or_default(),
+                s.actual_at_bounds_us
+                    .first()
+                    .map(u64::to_string)
+                    .unwrap_or_default(),
+                s.schedule.unsent,
+                s.verdict,
+                s.rule.map(|r| r.word()).unwrap_or_default(),
+                s.counted,
+                quoted(s.failed.as_deref().unwrap_or_default()),
+            );
+        }
+    }
+    out
+}
+
+fn page(records: &[CeilingRecord]) -> String {
+    let Some(first) = records.first() else {
+        return String::new();
+    };
+    let mut out = html::head(&title(first));
+    if first.standin {
+        let _ = writeln!(
+            out,
+            "<div class=\"standin\">{}</div>",
+            html::esc(STANDIN_MARKER)
+        );
+    }
+    let _ = writeln!(out, "<h1>{}</h1>", html::esc(&title(first)));
+    let _ = writeln!(
+        out,
+        "<p>{}</p>",
+        html::esc(&format!("Server: {}", first.uri))
+    );
+    if let Some(chart) = chart(records) {
+        let caption = "Each point is one step: the rate offered and the intended latency at the bound's percentile there, marked by the rule it failed; each search's ceiling ringed.";
+        html::figure(&mut out, "chart-ceiling", chart, caption);
+    }
+    for r in records {
+        if records.len() > 1 {
+            let _ = writeln!(out, "<h2>Search {}</h2>", r.repeat);
+        }
+        let rows: Vec<Vec<String>> = (r.steps.iter().enumerate())
+            .map(|(i, s)| step_fields(i, s).to_vec())
+            .collect();
+        html::plain_table(&mut out, ("<table><thead><tr>\n", ""), &headers(r), &rows);
+        let mut said = verdict_notes(&r.steps);
+        said.push(r.finding());
+        said.extend(r.server_cpu.map(|f| f.words()));
+        html::ul(&mut out, "notes", said);
+    }
+    if let Some(all) = summary(records) {
+        let _ = writeln!(out, "<p>{}</p>", html::esc(&all));
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
