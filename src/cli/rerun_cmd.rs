@@ -121,10 +121,17 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     let mut text = report::diff::diff_dirs(&original, &dir, args.format)?;
     let verdict = report::reproduced::verdict(&report::build(&original)?, &report::build(&dir)?);
     if matches!(args.format, Format::Table | Format::Markdown) {
-        text.push_str(&verdict);
+        text.push_str(&verdict.text);
     } else {
         // Other formats keep stdout one document.
-        crate::output::eprintln(&verdict);
+        crate::output::eprintln(&verdict.text);
     }
-    matrix_exit(&dir, &outcome, &text, args.strict)
+    matrix_exit(&dir, &outcome, &text, args.strict)?;
+    match verdict.compared {
+        0 => Err(crate::error::NotValid(
+            "rerun: nothing compared: no cell is valid in both runs".into(),
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }

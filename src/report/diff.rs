@@ -24,8 +24,13 @@ pub(crate) struct DiffRow {
     pub p99_change: Option<f64>,
     /// Welch's p-value of B's throughput against A's (both sides repeated): the comparison's.
     pub p: Option<f64>,
-    /// B's throughput against A's ([`super::stats::compare`]), when both sides were repeated.
+    /// B's throughput against A's ([`super::stats::compare`]), when both sides were repeated
+    /// and measured the same thing.
     pub comparison: Option<super::stats::Comparison>,
+    /// Why A's and B's figures of this row measure different things, if they do (other bounds,
+    /// another capacity model, another workload or main operation): the row is not compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlike: Option<String>,
 }
 
 /// The whole comparison.
@@ -87,6 +92,7 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
                 p99_change: change(lat(&ra, |l| l.p99), lat(&rb, |l| l.p99)),
                 p: comparison.map(|c| c.p),
                 comparison,
+                unlike: None,
             }
         })
         .collect();
@@ -98,19 +104,47 @@ pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
     }
 }
 
+/// Builds the comparison of two experiment directories, each row that measured something else
+/// in B than in A said so and not compared.
+pub(crate) fn diff_of(a: &ExperimentDir, b: &ExperimentDir) -> Result<Diff, ResultsError> {
+    let (ra, rb) = (super::build(a)?, super::build(b)?);
+    let mut d = compare(&ra, &rb);
+    let (ca, cb) = (a.config()?, b.config()?);
+    let everywhere = super::diff_checks::unlike(&ca, &cb);
+    let op = |rep: &Report, r: &DiffRow| {
+        (rep.rows.iter())
+            .find(|x| x.scenario == r.scenario && x.topology == r.topology)
+            .and_then(|x| x.main_op.clone())
+    };
+    for row in &mut d.rows {
+        let ops = (op(&ra, row), op(&rb, row));
+        let ops = (ops.0.as_deref(), ops.1.as_deref());
+        let scenario = super::diff_checks::scenario_unlike((&ca, &cb), &row.scenario, ops);
+        let why: Vec<String> = everywhere.iter().cloned().chain(scenario).collect();
+        if !why.is_empty() {
+            row.unlike = Some(why.join("; "));
+            row.comparison = None;
+            row.p = None;
+        }
+    }
+    Ok(d)
+}
+
 /// Builds and renders the comparison of two experiment directories.
 pub(crate) fn diff_dirs(
     a: &ExperimentDir,
     b: &ExperimentDir,
     format: Format,
 ) -> Result<String, ResultsError> {
-    let d = compare(&super::build(a)?, &super::build(b)?);
-    Ok(render(&d, format))
+    Ok(render(&diff_of(a, b)?, format))
 }
 
 /// B against A in the comparison's own words ([`super::stats::Comparison::cell`]), or why there
 /// is none: the cell is in one experiment only, or a side was measured once.
 fn significance(r: &DiffRow) -> String {
+    if let Some(why) = &r.unlike {
+        return format!("not comparable ({why})");
+    }
     match (r.comparison, r.a, r.b) {
         (Some(c), _, _) => c.cell(),
         (None, None, _) => "— (not in A)".into(),
@@ -178,8 +212,9 @@ fn cells(r: &DiffRow) -> Vec<String> {
 
 /// The diff as CSV: raw figures (four decimals), each row saying whose figures they are.
 fn render_csv(d: &Diff) -> String {
-    let mut out =
-        String::from("figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change\n");
+    let mut out = String::from(
+        "figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change,not_comparable\n",
+    );
     let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
     for r in &d.rows {
         out.push_str(&csv_row(&[
@@ -191,6 +226,7 @@ fn render_csv(d: &Diff) -> String {
             o(r.ratio),
             o(r.p50_change),
             o(r.p99_change),
+            r.unlike.clone().unwrap_or_default(),
         ]));
     }
     out

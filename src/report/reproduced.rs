@@ -40,8 +40,17 @@ fn why_not(original: &Row, again: Option<&Row>) -> Option<String> {
     }
 }
 
-/// The verdict line, after a line naming the cells left out (when some were).
-pub(crate) fn verdict(original: &Report, again: &Report) -> String {
+/// What `rerun` found: its lines, and whether any cell was compared at all (none compared is
+/// its own outcome, never "reproduced").
+pub(crate) struct Reproduced {
+    /// The verdict line, after a line naming the cells left out (when some were).
+    pub text: String,
+    /// Cells compared.
+    pub compared: usize,
+}
+
+/// Did `again` land where `original` did, over the cells valid in both.
+pub(crate) fn verdict(original: &Report, again: &Report) -> Reproduced {
     let mut compared = 0;
     let mut beyond = Vec::new();
     let mut left_out = Vec::new();
@@ -79,7 +88,9 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
             left_out.join(", ")
         ));
     }
-    if beyond.is_empty() {
+    if compared == 0 {
+        out.push_str("nothing compared: no cell is valid in both runs, so whether it reproduced is not known (the cells and why are above)");
+    } else if beyond.is_empty() {
         out.push_str(&format!(
             "reproduced: all {compared} valid cells within their spread"
         ));
@@ -90,7 +101,10 @@ pub(crate) fn verdict(original: &Report, again: &Report) -> String {
             beyond.join("; ")
         ));
     }
-    out
+    Reproduced {
+        text: out,
+        compared,
+    }
 }
 
 #[cfg(test)]
@@ -115,19 +129,40 @@ mod tests {
         let original = report(&[1000.0, 1020.0], &[2000.0, 1980.0]);
         let again = report(&[1010.0, 1030.0], &[1990.0, 2010.0]);
         assert_eq!(
-            verdict(&original, &again),
+            verdict(&original, &again).text,
             "reproduced: all 2 valid cells within their spread"
         );
         let halved = report(&[1000.0, 1010.0], &[1000.0, 1020.0]);
-        let line = verdict(&original, &halved);
+        let line = verdict(&original, &halved).text;
         assert!(
             line.starts_with("not reproduced: 1 of 2 valid cells moved beyond their spread: S2 on microshard-2 1990 → 1010 ops/s (0.51×, 95 % CI 0."),
             "{line}"
         );
         // One repetition: the margin alone decides.
         let one = report(&[1000.0], &[2000.0]);
-        assert!(verdict(&one, &report(&[1050.0], &[2100.0])).starts_with("reproduced: all 2"));
-        assert!(verdict(&one, &report(&[1000.0], &[1500.0])).contains("S2 on microshard-2"));
+        let same = verdict(&one, &report(&[1050.0], &[2100.0]));
+        assert!(same.text.starts_with("reproduced: all 2") && same.compared == 2);
+        let moved = verdict(&one, &report(&[1000.0], &[1500.0])).text;
+        assert!(moved.contains("S2 on microshard-2"));
+    }
+
+    #[test]
+    fn nothing_compared_is_never_said_to_reproduce() {
+        let mut cells = vec![cell("single", "S2", 1, 1000.0)];
+        cells[0]
+            .summary
+            .validity
+            .degrade("busy host: other processes used 1.5 of 2 cores");
+        let degraded = build_from(&config(true), &cells);
+        let v = verdict(&degraded, &degraded);
+        assert_eq!(v.compared, 0);
+        assert!(!v.text.contains("reproduced:"), "{}", v.text);
+        assert!(
+            v.text
+                .contains("nothing compared: no cell is valid in both runs"),
+            "{}",
+            v.text
+        );
     }
 
     #[test]
@@ -139,7 +174,7 @@ mod tests {
         ];
         cells[1].summary.validity.invalid("sh0 stopped answering");
         let again = build_from(&config(true), &cells);
-        let line = verdict(&original, &again);
+        let line = verdict(&original, &again).text;
         assert_eq!(
             line,
             "not compared (only cells valid in both runs are): S2 on microshard-2 (invalid again)\nreproduced: all 1 valid cells within their spread"
@@ -160,7 +195,7 @@ mod tests {
             .degrade("client-bound: 17,000 ops/s");
         let original = build_from(&config(true), &cells);
         let again = build_from(&config(true), &[cell("single", "S2", 1, 1000.0)]);
-        let line = verdict(&original, &again);
+        let line = verdict(&original, &again).text;
         assert_eq!(
             line.lines().next(),
             Some(

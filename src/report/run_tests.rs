@@ -395,3 +395,46 @@ fn not_run_said_in_every_format(dir: &ExperimentDir, csv: &str) -> TestResult {
     );
     Ok(())
 }
+
+/// Two runs that measured different things — here a closed-loop compare and one recorded as a
+/// ceiling search at a bound — are never compared row by row: every row says why.
+#[tokio::test]
+async fn a_diff_of_unlike_runs_flags_every_row_and_compares_none() -> TestResult {
+    let Some((_tmp, cmd, at)) = setup() else {
+        return Ok(());
+    };
+    let cancel = CancellationToken::new();
+    let silent = Progress::silent();
+    let (a, _) = compare_with(&mut new_lab(), create(&cmd, &at)?, &cancel, &silent).await?;
+    let (b, _) = compare_with(&mut new_lab(), create(&cmd, &at)?, &cancel, &silent).await?;
+    assert!(
+        super::diff::diff_of(&a, &b)?
+            .rows
+            .iter()
+            .all(|r| r.unlike.is_none())
+    );
+    let mut config = b.config()?;
+    config.command.ceiling = Some(crate::experiment::slo::SearchSpec {
+        bounds: crate::experiment::slo::Bound::parse_list("p99=200ms")?,
+        step_s: 10,
+        precision: 0.05,
+        max_threads: 4096,
+    });
+    b.write_config(&config)?;
+    let d = super::diff::diff_of(&a, &b)?;
+    assert!(!d.rows.is_empty());
+    for r in &d.rows {
+        let why = r.unlike.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("search: A closed-loop throughput, B ceilings at p99 ≤ 200.0 ms"),
+            "{why}"
+        );
+        assert!(r.comparison.is_none());
+    }
+    let table = super::diff::render(&d, Format::Table);
+    assert!(
+        table.contains("not comparable (search: A closed-loop"),
+        "{table}"
+    );
+    Ok(())
+}
