@@ -239,7 +239,7 @@ fn throughput_chart_reads_like_a_publication() {
         texts.iter().any(|t| t.contains("7.0.14-standin")),
         "server version in the title block"
     );
-    assert!(texts.iter().any(|t| t.contains("No single ceiling for S4")));
+    assert!(texts.iter().any(|t| t.contains("No single line for S4")));
     // Which cells and why is said once on the page (Validity); the chart counts and points there.
     let words = texts.join(" ");
     assert!(

@@ -692,7 +692,7 @@ mod tests {
         let svg = throughput(&r).map(|c| c.svg).unwrap_or_default();
         assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
         assert!(svg.contains("stand-in"));
-        assert!(svg.contains(">\nsingle ceiling\n</text>"));
+        assert!(svg.contains(">\nsingle&apos;s throughput\n</text>"));
         let svg = latency(&r).map(|c| c.svg).unwrap_or_default();
         assert!(svg.contains("<svg") && svg.contains("p99.9"));
         let plain = crate::report::build_from(&config(false), &[cell("single", "S1", 1, 1000.0)]);
@@ -739,10 +739,10 @@ mod tests {
         );
         let svg = throughput(&r).map(|c| c.svg).unwrap_or_default();
         assert!(
-            !svg.contains(">\nsingle ceiling\n</text>"),
+            !svg.contains(">\nsingle&apos;s throughput\n</text>"),
             "no ceiling legend"
         );
-        assert!(svg.contains("No single ceiling for S1"), "{svg}");
+        assert!(svg.contains("No single line for S1"), "{svg}");
         // Why is said once, in the page's Validity list; the chart counts and points to it.
         assert!(!svg.contains("stopped answering"), "{svg}");
         assert!(

@@ -1,6 +1,7 @@
-//! The scenario-group charts: throughput bars with whiskers and the baseline ceiling, and
-//! latency percentiles as points on a log axis. A load scenario (S1) is set apart in both: its
-//! group shaded and named "load", with no ceiling line (NEWCOMER-2 #51).
+//! The scenario-group charts: throughput bars with whiskers and the baseline's figure, and
+//! latency percentiles as points on a log axis. A load scenario (S1) of a closed-loop compare is
+//! set apart in both: its group shaded and named "load", with no baseline line. In a ceiling
+//! compare every bar is a ceiling at the bound, S1's included (`docs/ceiling.md`).
 
 use super::*;
 
@@ -140,8 +141,12 @@ impl<'r> Groups<'r> {
 /// The band behind a load scenario's group.
 const LOAD_BAND: RGBColor = RGBColor(236, 236, 236);
 
-/// Every measured row of `scenario` is a load phase.
+/// Every measured row of `scenario` is a load phase whose throughput is not comparable with a
+/// run's: a closed-loop load, never a load searched for its ceiling at the bound.
 fn is_load(report: &Report, scenario: &str) -> bool {
+    if report.ceiling.is_some() {
+        return false;
+    }
     let mut rows = report
         .rows
         .iter()
@@ -191,12 +196,15 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
         })
         .collect();
     let (legend, notes) = throughput_key(report, (&g.scenarios, &runs), top, !ceilings.is_empty());
-    let title = "Throughput by scenario and topology (ops/s)";
+    let title = match &report.ceiling {
+        Some(c) => format!("Ceilings by scenario and topology at {} (ops/s)", c.bounds),
+        None => "Throughput by scenario and topology (ops/s)".to_string(),
+    };
     let named = |t: &str| match t == report.baseline {
         true => format!("{t} (baseline)"),
         false => t.to_string(),
     };
-    let layout = g.layout((report, title, Marks::Bars), named, legend, notes);
+    let layout = g.layout((report, &title, Marks::Bars), named, legend, notes);
     compose("throughput", &layout, |root, area| {
         let chart = axes(
             area,
@@ -250,23 +258,44 @@ fn throughput_key(
         .iter()
         .any(|r| r.repeats >= 2 && r.spread.is_some());
     let mut legend = Vec::new();
-    let mut notes = vec![if any_whisker {
-        "Bars: mean throughput (operations per second) over the repetitions; whiskers: the lowest and highest repetition.".to_string()
-    } else {
-        "Bars: throughput (operations per second) of each cell.".to_string()
+    let (figure, base) = match &report.ceiling {
+        Some(c) => (
+            format!(
+                "each cell's ceiling: the highest rate sustained with the intended latency within {}",
+                c.bounds
+            ),
+            "ceiling",
+        ),
+        None => (
+            "throughput (operations per second)".to_string(),
+            "throughput",
+        ),
+    };
+    let mut notes = vec![match (any_whisker, report.ceiling.is_some()) {
+        (true, true) => format!(
+            "Bars: {figure}, mean over whole searches; whiskers: the lowest and highest search."
+        ),
+        (true, false) => format!(
+            "Bars: mean {figure} over the repetitions; whiskers: the lowest and highest repetition."
+        ),
+        (false, _) => format!("Bars: {figure} of each cell."),
     }];
     if ceiling {
         legend.push(entry(
             Swatch::Dashed,
-            format!("{} ceiling", report.baseline),
+            format!("{}'s {base}", report.baseline),
         ));
         notes.push(format!(
-            "Dashed line: {}'s throughput in the same run scenario, the ceiling the other topologies are compared with.",
+            "Dashed line: {}'s {base} in the same scenario, the figure the other topologies are compared with.",
             report.baseline
         ));
     }
     if any_whisker {
-        legend.push(entry(Swatch::Whisker, "min–max of repetitions"));
+        let over = match report.ceiling.is_some() {
+            true => "min–max of searches",
+            false => "min–max of repetitions",
+        };
+        legend.push(entry(Swatch::Whisker, over));
     }
     if report.rows.iter().any(significant) {
         notes.push(format!(
@@ -277,7 +306,7 @@ fn throughput_key(
     for (_, s) in runs {
         if baseline_row(report, s).is_some_and(|b| b.validity.verdict == Verdict::Invalid) {
             notes.push(format!(
-                "No {} ceiling for {s}: the baseline's figure is invalid.",
+                "No {} line for {s}: the baseline's figure is invalid.",
                 report.baseline
             ));
         }
@@ -319,7 +348,11 @@ pub fn latency(report: &Report) -> Result<Chart, ChartError> {
         |t| format!("{t}: dot at p50"),
         vec![entry(Swatch::Circle, "p95"), entry(Swatch::Triangle, "p99"), entry(Swatch::Tick, "p99.9")],
         vec![format!(
-            "Latency of {what}, log scale: the dot is the median (p50), the stem reaches the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations. {}",
+            "{}Latency of {what}, log scale: the dot is the median (p50), the stem reaches the 99.9th percentile; repetitions' histograms are added, so each percentile is that of all their operations. {}",
+            match report.ceiling.is_some() {
+                true => "Service latency at each cell's ceiling (from each operation's start); the bound holds on the intended latency, drawn in the ceiling charts. ",
+                false => "",
+            },
             LATENCY_FLOOR_RULE
         )],
     );
