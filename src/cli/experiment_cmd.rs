@@ -35,9 +35,13 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
     /// With --resume: also measure the invalid cells again, keeping each earlier attempt's file
-    /// beside the new one (`cells/<topology>/earlier/`).
+    /// beside the new one (`cells/<topology>/earlier/`); the same as `--remeasure invalid`.
     #[arg(long, requires = "resume")]
     pub remeasure_invalid: bool,
+    /// With --resume: also measure these cells again (`invalid`; `degraded`: those degraded by a
+    /// busy host), keeping each earlier attempt's file beside the new one; comma-separated.
+    #[arg(long, requires = "resume", value_enum, value_delimiter = ',')]
+    pub remeasure: Vec<RemeasureWhat>,
     /// Exit 3 for a degraded result too (by default a degraded result is a caveat, exit 0, listed
     /// on the last stderr line).
     #[arg(long)]
@@ -143,6 +147,25 @@ pub(crate) struct CalibrateArgs {
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// What `--remeasure` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RemeasureWhat {
+    /// Invalid cells.
+    Invalid,
+    /// Cells degraded by a busy host.
+    Degraded,
+}
+
+impl CompareArgs {
+    /// `--remeasure` and `--remeasure-invalid` as one value.
+    fn remeasure(&self) -> crate::experiment::model::Remeasure {
+        crate::experiment::model::Remeasure {
+            invalid: self.remeasure_invalid || self.remeasure.contains(&RemeasureWhat::Invalid),
+            degraded: self.remeasure.contains(&RemeasureWhat::Degraded),
+        }
+    }
 }
 
 /// Arguments of `demo`.
@@ -251,11 +274,12 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     // Everything is checked before the run directory is made or a topology started
     // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
+    let remeasure = args.remeasure();
     let asked = args.asked.checked()?;
     let mut start = match &args.resume {
         Some(path) => {
             let dir = crate::experiment::results::resumable(path)?;
-            if super::resume_cmd::nothing_to_resume(&dir, args.remeasure_invalid)? {
+            if super::resume_cmd::nothing_to_resume(&dir, remeasure)? {
                 return super::resume_cmd::finished_compare(
                     &dir,
                     args.format,
@@ -265,7 +289,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             }
             let mut given = asked;
             given.servers.take_standin(true)?;
-            Start::Resumed(compare::resume(path, &given, args.remeasure_invalid)?)
+            Start::Resumed(compare::resume(path, &given, remeasure)?)
         }
         None => {
             crate::writable::dir("--out", &args.out)?;

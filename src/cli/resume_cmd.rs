@@ -6,7 +6,6 @@ use std::path::Path;
 
 use crate::experiment::results::ExperimentDir;
 use crate::experiment::sweep::{self, SweepCommand};
-use crate::measure::validity::Verdict;
 use crate::output;
 use crate::report::{self, Columns, Format};
 
@@ -51,20 +50,16 @@ pub(crate) fn finished_sweep(
 }
 
 /// Whether a `compare --resume` has nothing left to measure: every cell has a file, none was
-/// recorded as not run, and `--remeasure-invalid` finds no invalid cell.
+/// recorded as not run, and `--remeasure` finds no cell to measure again.
 pub(crate) fn nothing_to_resume(
     dir: &ExperimentDir,
-    remeasure_invalid: bool,
+    remeasure: crate::experiment::model::Remeasure,
 ) -> anyhow::Result<bool> {
     let config = dir.config()?;
     if !dir.never_run(&config).is_empty() || !dir.not_run().is_empty() {
         return Ok(false);
     }
-    let invalid = dir
-        .cells()?
-        .iter()
-        .any(|c| c.summary.validity.verdict == Verdict::Invalid);
-    Ok(!(remeasure_invalid && invalid))
+    Ok(!dir.cells()?.iter().any(|c| remeasure.takes(c)))
 }
 
 /// `compare --resume` of a finished experiment: says so, prints its report and ends by its
@@ -76,7 +71,7 @@ pub(crate) fn finished_compare(
     strict: bool,
 ) -> anyhow::Result<()> {
     output::eprintln(&format!(
-        "microshard: nothing to resume: every cell of {} is measured (nothing was touched; --remeasure-invalid measures invalid cells again)",
+        "microshard: nothing to resume: every cell of {} is measured (nothing was touched; --remeasure invalid,degraded measures invalid cells and cells degraded by a busy host again)",
         dir.path().display()
     ));
     output::println(&report::render_dir(dir, format, false, columns)?)?;

@@ -10,14 +10,13 @@ use tokio_util::sync::CancellationToken;
 use super::lab::{Deployment, Lab};
 use super::model::{
     CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
-    NotRun, VerdictLines,
+    NotRun, Remeasure, VerdictLines,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
 use super::scenario::{self, Scaling};
 use super::sweep::{self, SweepOutcome};
 use crate::error::bad_input;
-use crate::measure::validity::Verdict;
 use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
@@ -44,8 +43,8 @@ pub(crate) struct Prepared {
     pub config: ExperimentConfig,
     /// Read back by `--resume` rather than created.
     pub resumed: bool,
-    /// `--resume --remeasure-invalid`.
-    pub remeasure_invalid: bool,
+    /// What `--resume --remeasure` measures again.
+    pub remeasure: Remeasure,
 }
 
 impl Prepared {
@@ -135,7 +134,7 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
         dir,
         config,
         resumed: false,
-        remeasure_invalid: false,
+        remeasure: Remeasure::default(),
     })
 }
 
@@ -149,7 +148,7 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
 pub(crate) fn resume(
     path: &std::path::Path,
     given: &CompareCommand,
-    remeasure_invalid: bool,
+    remeasure: Remeasure,
 ) -> anyhow::Result<Prepared> {
     let refuse =
         |e: super::results::ResultsError| bad_input(format!("--resume {}: {e}", path.display()));
@@ -178,7 +177,7 @@ pub(crate) fn resume(
         dir,
         config,
         resumed: true,
-        remeasure_invalid,
+        remeasure,
     })
 }
 
@@ -592,21 +591,19 @@ fn check_topology_names(cmd: &CompareCommand) -> anyhow::Result<String> {
         })
 }
 
-/// `--remeasure-invalid`: every invalid cell's file moves to `earlier/` beside it, so the cell is
-/// measured again while the earlier attempt is kept.
-fn set_aside_invalid(dir: &ExperimentDir, progress: &Progress) -> anyhow::Result<()> {
-    let invalid: Vec<CellFile> = dir
-        .cells()?
-        .into_iter()
-        .filter(|c| c.summary.validity.verdict == Verdict::Invalid)
+/// `--remeasure`: every invalid cell's file (and, asked, every cell degraded by a busy host)
+/// moves to `earlier/` beside it, so the cell is measured again while the earlier attempt is kept.
+fn set_aside(dir: &ExperimentDir, remeasure: Remeasure, progress: &Progress) -> anyhow::Result<()> {
+    let again: Vec<CellFile> = (dir.cells()?.into_iter())
+        .filter(|c| remeasure.takes(c))
         .collect();
-    for cell in &invalid {
+    for cell in &again {
         dir.set_aside(cell)?;
     }
-    if !invalid.is_empty() {
+    if !again.is_empty() {
         progress.line(&format!(
-            "microshard: measuring {} invalid cell(s) again; the earlier attempts are kept under cells/<topology>/earlier/",
-            invalid.len()
+            "microshard: measuring {} cell(s) again (--remeasure); the earlier attempts are kept under cells/<topology>/earlier/",
+            again.len()
         ));
     }
     Ok(())
@@ -624,13 +621,13 @@ pub(crate) async fn compare_with<L: Lab>(
         dir,
         mut config,
         resumed,
-        remeasure_invalid,
+        remeasure,
     } = prepared;
     // Older records list no session: their cells were all measured in the first.
     if resumed && config.sessions.is_empty() {
-        config.begin_session(false, false);
+        config.begin_session(false, Remeasure::default());
     }
-    let session = config.begin_session(resumed, remeasure_invalid);
+    let session = config.begin_session(resumed, remeasure);
     // The flags given again are part of the record from now on, and so is this session.
     dir.write_config(&config)?;
     if resumed {
@@ -641,9 +638,7 @@ pub(crate) async fn compare_with<L: Lab>(
     } else {
         progress.line(&format!("microshard: results in {}", dir.path().display()));
     }
-    if remeasure_invalid {
-        set_aside_invalid(&dir, progress)?;
-    }
+    set_aside(&dir, remeasure, progress)?;
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&config.command.workload.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
@@ -972,14 +967,14 @@ pub(crate) mod tests {
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
         let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::silent()).await?;
-        let resumed = resume(dir.path(), &CompareCommand::default(), false)?;
+        let resumed = resume(dir.path(), &CompareCommand::default(), Default::default())?;
         assert!(resumed.resumed);
         let mut expected = stored.command.clone();
         assert_eq!(resumed.config.command, expected);
         // A flag given again wins, and is recorded for the next resume.
         let mut again = CompareCommand::default();
         again.servers.base_port = Some(24_000);
-        let resumed = resume(dir.path(), &again, false)?;
+        let resumed = resume(dir.path(), &again, Default::default())?;
         expected.servers.base_port = Some(24_000);
         assert_eq!(resumed.config.command, expected);
         assert_eq!(

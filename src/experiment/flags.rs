@@ -131,8 +131,9 @@ pub(crate) fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<Pa
     .transpose()
 }
 
-/// What every measurement runs with: `-p`, the warm-up, the client processes and the scale.
-/// Stored with `--warmup` folded into `overrides` and no `records` at `--full`.
+/// What every measurement runs with: `-p`, the warm-up, the wait for a quiet host, the client
+/// processes and the scale. Stored with `--warmup` and `--wait-quiet` folded into `overrides`
+/// and no `records` at `--full`.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct WorkloadFlags {
     /// Set a workload property for every scenario (repeatable), applied last.
@@ -144,6 +145,13 @@ pub struct WorkloadFlags {
     #[arg(long, value_parser = parse_duration)]
     #[serde(skip)]
     pub warmup: Option<Duration>,
+    /// Before every cell or step, wait up to TIMEOUT (default 10m) for other processes to leave
+    /// the host quiet (`microshard.waitquiet`, within `microshard.busyhost`), so that a shared
+    /// box can still give valid results.
+    #[arg(long, value_name = "TIMEOUT", num_args = 0..=1, default_missing_value = "10m",
+          value_parser = parse_duration)]
+    #[serde(skip)]
+    pub wait_quiet: Option<Duration>,
     /// Drive every cell with N client processes (`threadcount` split across them; results
     /// merged exactly).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -168,6 +176,7 @@ impl Default for WorkloadFlags {
         WorkloadFlags {
             overrides: Vec::new(),
             warmup: None,
+            wait_quiet: None,
             clients: 1,
             full: false,
             records: Some(super::scenario::LAPTOP_RECORDS),
@@ -181,6 +190,7 @@ impl WorkloadFlags {
     pub(crate) fn checked(mut self) -> WorkloadFlags {
         self.overrides = self.overrides();
         self.warmup = None;
+        self.wait_quiet = None;
         self.records = self.records.filter(|_| !self.full);
         self
     }
@@ -190,6 +200,9 @@ impl WorkloadFlags {
         let mut out = self.overrides.clone();
         if let Some(w) = self.warmup {
             out.push(format!("{}={}", prop::WARMUP.name, w.as_secs_f64()));
+        }
+        if let Some(w) = self.wait_quiet {
+            out.push(format!("{}={}", prop::WAITQUIET.name, w.as_secs_f64()));
         }
         out
     }

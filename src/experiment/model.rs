@@ -261,9 +261,35 @@ pub struct Session {
     pub started: String,
     /// `--resume`.
     pub resumed: bool,
-    /// `--resume --remeasure-invalid`.
+    /// `--resume --remeasure invalid` (`--remeasure-invalid`).
     #[serde(default)]
     pub remeasure_invalid: bool,
+    /// `--resume --remeasure degraded`: cells degraded by a busy host measured again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remeasure_degraded: bool,
+}
+
+/// What a `--resume` measures again besides the cells never finished: invalid cells, and cells
+/// degraded because other work shared the host (README, "Results you can trust").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Remeasure {
+    /// Invalid cells.
+    pub invalid: bool,
+    /// Cells degraded by a busy host.
+    pub degraded: bool,
+}
+
+impl Remeasure {
+    /// Whether `cell` is one of those measured again.
+    pub(crate) fn takes(&self, cell: &CellFile) -> bool {
+        let v = &cell.summary.validity;
+        let busy = v.reasons.iter().any(|r| r.message.starts_with("busy host"));
+        match v.verdict {
+            crate::measure::validity::Verdict::Invalid => self.invalid,
+            crate::measure::validity::Verdict::Degraded => self.degraded && busy,
+            crate::measure::validity::Verdict::Valid => false,
+        }
+    }
 }
 
 impl ExperimentConfig {
@@ -273,13 +299,14 @@ impl ExperimentConfig {
     }
 
     /// Records a new session (the first, or a resume) and returns its number.
-    pub(crate) fn begin_session(&mut self, resumed: bool, remeasure_invalid: bool) -> u32 {
+    pub(crate) fn begin_session(&mut self, resumed: bool, remeasure: Remeasure) -> u32 {
         let number = self.sessions.last().map_or(1, |s| s.number + 1);
         self.sessions.push(Session {
             number,
             started: chrono::Utc::now().to_rfc3339(),
             resumed,
-            remeasure_invalid,
+            remeasure_invalid: remeasure.invalid,
+            remeasure_degraded: remeasure.degraded,
         });
         number
     }

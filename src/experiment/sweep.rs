@@ -268,7 +268,7 @@ pub(crate) async fn sweep_with<L: Lab>(
 ) -> anyhow::Result<Swept> {
     let where_ = cfg.where_();
     let mut config = sweep_record(cfg, resolved, &where_);
-    config.begin_session(false, false);
+    config.begin_session(false, Default::default());
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     resume::store_request(&dir, cfg)?;

@@ -231,6 +231,8 @@ properties! {
     WARMUP: f64 = "microshard.warmup", 0.0, "0";
     /// other processes (or CPU steal) using more than this share of the machine's cores during a run make its result degraded ("busy host")
     BUSYHOST: f64 = "microshard.busyhost", 0.25, "0.25";
+    /// seconds a run may wait, before it starts, for other processes to leave the host quiet (within microshard.busyhost); 0 does not wait
+    WAITQUIET: f64 = "microshard.waitquiet", 0.0, "0";
     /// run-phase inserts of N clients: keys recordcount + k*stride + offset, so clients never collide
     INSERTSTRIDE: i64 = "microshard.insertstride", 1, "1";
     /// this client's offset among microshard.insertstride clients

@@ -254,8 +254,8 @@ mod tests {
     fn a_resumed_experiment_says_which_invocation_measured_which_cells() {
         let mut c = config(false);
         c.command.repeat = 1;
-        c.begin_session(false, false);
-        c.begin_session(true, false);
+        c.begin_session(false, Default::default());
+        c.begin_session(true, Default::default());
         let mut cells = vec![
             cell("single", "S1", 1, 1000.0),
             cell("single", "S2", 1, 1000.0),

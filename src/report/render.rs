@@ -217,11 +217,9 @@ fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
         out.push_str(&md_row(&fields));
     }
     out.push('\n');
-    for d in &c.decomposed {
-        out.push_str(&format!("- {}\n", md_escape(&d.sentence())));
-    }
     if !c.decomposed.is_empty() {
-        out.push('\n');
+        // The ratios taken apart are said once, in "What this experiment found" above.
+        out.push_str("The ratio taken apart (routing tax, sharding gain, net) is in \"What this experiment found\" above.\n\n");
     }
 }
 

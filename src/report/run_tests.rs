@@ -88,7 +88,14 @@ async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() 
     let mut lab = new_lab();
     let (dir, outcome) = compare_with(
         &mut lab,
-        resume(dir.path(), &CompareCommand::default(), true)?,
+        resume(
+            dir.path(),
+            &CompareCommand::default(),
+            crate::experiment::model::Remeasure {
+                invalid: true,
+                degraded: false,
+            },
+        )?,
         &cancel,
         &Progress::silent(),
     )
@@ -179,7 +186,7 @@ async fn resume_skips_finished_cells_but_reloads_data() -> TestResult {
 
     let mut lab2 = new_lab();
     let cancel = CancellationToken::new();
-    let resumed = resume(dir.path(), &CompareCommand::default(), false)?;
+    let resumed = resume(dir.path(), &CompareCommand::default(), Default::default())?;
     let (dir2, outcome) = compare_with(&mut lab2, resumed, &cancel, &Progress::silent()).await?;
     assert_eq!(dir2.path(), dir.path());
     assert_eq!(outcome.measured.len(), 5);

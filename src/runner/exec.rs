@@ -225,6 +225,8 @@ impl<'a> PhaseRun<'a> {
         probe_targets: Vec<ProbeTarget>,
     ) -> Result<Ran, RunError> {
         let members = members(&probe_targets);
+        let quiet = (self.limits.wait_quiet, self.limits.busy_host);
+        super::quiet::wait_for_quiet(quiet, &members, &shared.stop, &self.events).await;
         let host_before = measure::host_load::sample(&members);
         let cpu_before = measure::ClientCpu::now();
         let started_wall = chrono::Utc::now();

@@ -35,6 +35,7 @@ pub(crate) mod fanout;
 pub(crate) mod fdlimit;
 mod outputs;
 pub(crate) mod pacing;
+pub(crate) mod quiet;
 mod reuse;
 pub(crate) mod size_notice;
 mod status;

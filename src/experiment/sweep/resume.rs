@@ -115,9 +115,9 @@ pub(crate) async fn resume_with<L: Lab>(
 ) -> anyhow::Result<Swept> {
     let mut config = dir.config()?;
     if config.sessions.is_empty() {
-        config.begin_session(false, false);
+        config.begin_session(false, Default::default());
     }
-    let session = config.begin_session(true, false);
+    let session = config.begin_session(true, Default::default());
     dir.write_config(&config)?;
     progress.line(&format!(
         "microshard: resuming {} as session {session}: {} of {} curve(s) to measure (its stored request wins over other flags)",

@@ -37,6 +37,8 @@ pub(super) struct Limits {
     pub(super) dead_s: f64,
     /// `microshard.busyhost`: the share of the cores other work may take before "busy host".
     pub(super) busy_host: f64,
+    /// `microshard.waitquiet`: how long to wait for a quiet host before the run.
+    pub(super) wait_quiet: Duration,
 }
 
 impl Limits {
@@ -66,7 +68,9 @@ impl Limits {
         let dead_s = bounded(props, &prop::DEADSECONDS, stall_s..=86_400.0, &dead)?;
         let share = "a share of the cores between 0 and 1 is expected";
         let busy_host = bounded(props, &prop::BUSYHOST, 0.0..=1.0, share)?;
+        let wait_quiet_s = bounded(props, &prop::WAITQUIET, 0.0..=86_400.0, day)?;
         Ok(Limits {
+            wait_quiet: Duration::from_secs_f64(wait_quiet_s),
             requested_threads,
             target,
             max_execution_s,

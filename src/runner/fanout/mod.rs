@@ -81,7 +81,11 @@ pub(crate) fn slices(
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let mut overrides = vec![(prop::THREADCOUNT.name.into(), t.to_string())];
+            // The coordinator waits for a quiet host before the start, not each client.
+            let mut overrides = vec![
+                (prop::THREADCOUNT.name.into(), t.to_string()),
+                (prop::WAITQUIET.name.into(), "0".into()),
+            ];
             if let Some(rates) = &rates {
                 overrides.push((prop::TARGET.name.into(), rates[i].to_string()));
             }
@@ -488,6 +492,18 @@ impl Fleet {
         sink: &crate::events::Sink,
     ) -> Result<ResultDocument, RunError> {
         self.start_barrier(opts).await?;
+        // The host is waited for once, here, with every client ready: not by each client.
+        let quiet = (
+            Duration::from_secs_f64(props.value(&prop::WAITQUIET).unwrap_or(0.0).max(0.0)),
+            props
+                .value(&prop::BUSYHOST)
+                .unwrap_or(prop::BUSYHOST.default),
+        );
+        let members: Vec<(String, String)> = (opts.probe_targets.iter().flatten())
+            .map(|t| (t.name.clone(), t.address.clone()))
+            .collect();
+        crate::runner::quiet::wait_for_quiet(quiet, &members, &opts.cancel, sink).await;
+        self.release().await;
         sink.event(Event::Finding(format!(
             "microshard: {} clients started together",
             self.running.len()
@@ -539,13 +555,17 @@ impl Fleet {
                 "client {missing} on {host} {why}; every client was stopped"
             )));
         }
+        Ok(())
+    }
+
+    /// Starts every client waiting at the barrier: one line on its stdin.
+    async fn release(&mut self) {
         for c in self.running.iter_mut() {
             if let Some(stdin) = c.stdin.as_mut().map(tokio::sync::Mutex::get_mut) {
                 let _ = stdin.write_all(b"go\n").await;
                 let _ = stdin.flush().await;
             }
         }
-        Ok(())
     }
 
     /// Waits for every client, saying the merged status line when there is one; the first one
@@ -789,6 +809,7 @@ pub(crate) fn merge_clients(
 const PER_CLIENT: &[&str] = &[
     prop::THREADCOUNT.name,
     prop::TARGET.name,
+    prop::WAITQUIET.name,
     prop::INSERTSTART.name,
     prop::INSERTCOUNT.name,
     prop::OPERATIONCOUNT.name,
