@@ -178,6 +178,13 @@ fn hello(shared: &ServerState, name: &str, body: &Document, conn_id: i64) -> Doc
         d.insert("isWritablePrimary", writable);
     }
     d.extend(extra);
+    // The mechanisms of the user the driver names ("admin.alice"), so it picks SCRAM-SHA-256.
+    if let Ok(user) = body.get_str("saslSupportedMechs")
+        && let Some(("admin", name)) = user.split_once('.')
+        && shared.users.knows(name)
+    {
+        d.insert("saslSupportedMechs", vec![crate::auth::MECHANISM]);
+    }
     d.insert("maxBsonObjectSize", 16 * 1024 * 1024);
     d.insert("maxMessageSizeBytes", 48_000_000);
     d.insert("maxWriteBatchSize", 100_000);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use super::Role;
 
 use super::StandinError;
+use crate::security_flags::{AuthUser, SecurityGiven, redact_argv};
+use crate::tls::TlsFiles;
 
 /// The longest stand-in service time per operation (10 s): the capacity model's bound.
 pub const MAX_SERVICE_TIME_US: u64 = 10_000_000;
@@ -81,7 +83,14 @@ pub struct StandinConfig {
     /// this process's resident memory, so tests can show a figure no machine has (the 56 TB a
     /// wire-compatible server that is not MongoDB reported, issue #31).
     pub resident_mib: Option<u32>,
-    /// The flags exactly as given (`getCmdLineOpts.argv`).
+    /// TLS required on every connection (`--tls-cert`/`--tls-key`, or `--tlsMode requireTLS
+    /// --tlsCertificateKeyFile`); `None`: plaintext.
+    pub tls: Option<TlsFiles>,
+    /// Stand-in only: `--auth-user NAME:PASSWORD` (repeatable), the users of `admin`; any user
+    /// makes authentication (SCRAM-SHA-256) required, and the first is the one the stand-in
+    /// authenticates as to its peers.
+    pub auth_users: Vec<AuthUser>,
+    /// The flags as given (`getCmdLineOpts.argv`), passwords replaced by `<password>`.
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
     pub log_to_stdout: bool,
@@ -126,6 +135,11 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("stall", true, true),
     ("step-down", true, false),
     ("resident-mib", true, true),
+    ("tls-cert", true, true),
+    ("tls-key", true, true),
+    ("tlsCertificateKeyFile", true, true),
+    ("tlsCAFile", true, true),
+    ("auth-user", true, true),
 ];
 
 /// Flags without a value, by role.
@@ -159,6 +173,7 @@ struct Given {
     port: Option<u16>,
     bind_ip: Option<String>,
     workers: bool,
+    security: SecurityGiven,
 }
 
 /// The program name the role answers to.
@@ -255,6 +270,8 @@ impl StandinConfig {
             step_down: None,
             zero_counters: false,
             resident_mib: None,
+            tls: None,
+            auth_users: Vec::new(),
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -264,9 +281,10 @@ impl StandinConfig {
     pub fn from_args(role: Role, args: &[String]) -> Result<StandinConfig, StandinError> {
         let prog = program(role);
         let mut cfg = StandinConfig::new(role);
-        cfg.argv = std::iter::once(prog.to_string())
+        let argv: Vec<String> = std::iter::once(prog.to_string())
             .chain(args.iter().cloned())
             .collect();
+        cfg.argv = redact_argv(&argv);
         let mut given = Given::default();
         let mut i = 0;
         while i < args.len() {
@@ -341,6 +359,9 @@ impl StandinConfig {
         value: String,
         given: &mut Given,
     ) -> Result<(), StandinError> {
+        if given.security.take(name, &value)? {
+            return Ok(());
+        }
         match name {
             "port" => {
                 let p: u16 = value.parse().map_err(|_| {
@@ -482,6 +503,8 @@ impl StandinConfig {
 
     /// The port (by cluster role when not given) and the addresses to listen on.
     fn finish(&mut self, given: Given) -> Result<(), StandinError> {
+        self.tls = given.security.settle()?;
+        self.auth_users = given.security.users;
         self.port = given.port.unwrap_or(if self.shardsvr {
             27018
         } else if self.configsvr {

@@ -37,6 +37,13 @@
 //!   client would cost it when the `find` arrives, not later. mongod's IDHACK plan (a `find
 //!   {_id: v}` knows it is at its end after one document) is not imitated.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//! - Security is a flag away and all or nothing: `--tls-cert FILE --tls-key FILE` (or mongod's
+//!   `--tlsMode requireTLS --tlsCertificateKeyFile FILE`) requires TLS on every TCP connection
+//!   (rustls; client certificates are not asked for), and `--auth-user NAME:PASSWORD` requires
+//!   SCRAM-SHA-256 as that user of `admin` before any command but the handshake (`hello`,
+//!   `ping`, `buildInfo`, `saslStart`, ...). Members reach each other with the same TLS (trusting
+//!   `--tlsCAFile`) as the first user, where real members use the `--keyFile` internal user.
+//!   There are no roles: an authenticated user may do everything.
 //! - `--stall D/P` makes it stall as a loaded server does (a checkpoint, cache eviction): no data
 //!   operation completes for D ms every P ms, while `ping`, `hello` and `serverStatus` are
 //!   answered at once.
@@ -81,18 +88,22 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod auth;
 mod capacity;
 mod cmderr;
 mod common;
 mod config;
 mod fields;
 mod mongod;
+mod peer;
 mod query;
 mod repl;
 mod router;
+mod security_flags;
 mod server;
 mod state;
 mod store;
+mod tls;
 mod value;
 mod wire;
 
@@ -100,6 +111,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use config::{MAX_SERVICE_TIME_US, Stall, StandinConfig, StepDown};
+pub use security_flags::AuthUser;
+pub use tls::TlsFiles;
 
 /// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,6 +79,8 @@ pub(crate) struct Router {
     misses: std::sync::Mutex<HashMap<String, std::time::Instant>>,
     /// How long an operation waits for a shard's primary before it fails with 133 (ms).
     shard_primary_wait_ms: u64,
+    /// How it dials shards and config servers (its TLS and credentials).
+    peer: crate::peer::Peer,
 }
 
 /// The hash used for hashed shard keys: FNV-1a over the value's BSON encoding, then a 64-bit mixer.

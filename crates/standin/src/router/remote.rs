@@ -23,6 +23,7 @@ const NOT_PRIMARY: &[i32] = &[10107, 13435, 13436, 189, 11602];
 /// A driver client for `hosts`: a replica-set connection when `set` is given (one member or
 /// several: like mongos's replica set monitor, it waits for the set's primary), else direct.
 pub(super) async fn client_for(
+    peer: &crate::peer::Peer,
     hosts: &[String],
     set: Option<&str>,
     timeout_ms: u64,
@@ -33,7 +34,7 @@ pub(super) async fn client_for(
         None => (format!("directConnection=true&{timeouts}"), &hosts[..1]),
     };
     let uri = format!("mongodb://{}/?{opts}&maxPoolSize=64", hosts.join(","));
-    let o = mongodb::options::ClientOptions::parse(uri.as_str())
+    let mut o = mongodb::options::ClientOptions::parse(uri.as_str())
         .await
         .map_err(|e| {
             CmdError::new(
@@ -41,6 +42,7 @@ pub(super) async fn client_for(
                 format!("bad host list {}: {e}", hosts.join(",")),
             )
         })?;
+    peer.secure(&mut o);
     Client::with_options(o).map_err(|e| CmdError::new(code::FAILED_TO_PARSE, e.to_string()))
 }
 
