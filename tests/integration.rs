@@ -32,6 +32,7 @@ mod reliability_network;
 mod reliability_secrets;
 mod reliability_signals;
 mod reliability_verdict;
+mod secured;
 
 // Several hosts in network namespaces (root only).
 mod multihost;
