@@ -70,7 +70,7 @@ pub(crate) fn help_text(role: Role) -> &'static str {
              --tlsMode requireTLS|disabled, --tlsCertificateKeyFile FILE, --tlsCAFile FILE\n\
              Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS,\n\
              --stall D/P, --write-concern-error, --step-down [SET:]T/D, --zero-counters,\n\
-             --resident-mib MIB\n\
+             --resident-mib MIB, --no-hello (answers `hello` CommandNotFound, as 4.4.0-4.4.1)\n\
              Security (stand-in only): --tls-cert FILE --tls-key FILE (PEM chain and key: TLS required on every connection),\n\
              --auth-user NAME:PASSWORD (repeatable: users of admin, SCRAM-SHA-256 required; the first is the one the\n\
              stand-in dials its peers as, with --tlsCAFile as the CA it trusts them with; passwords never shown)"
@@ -80,7 +80,8 @@ pub(crate) fn help_text(role: Role) -> &'static str {
              Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
              --logappend, --unixSocketPrefix, --setParameter, --quiet, --tlsMode requireTLS|disabled,\n\
              --tlsCertificateKeyFile FILE, --tlsCAFile FILE\n\
-             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB,\n\
+             --no-hello\n\
              Security (stand-in only): --tls-cert FILE --tls-key FILE (TLS required), --auth-user NAME:PASSWORD (repeatable:\n\
              SCRAM-SHA-256 required; the mongos dials its shards and config servers as the first user, over TLS\n\
              trusting --tlsCAFile)"

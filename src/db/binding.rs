@@ -258,68 +258,11 @@ impl MongoBinding {
         &self.inner.dial
     }
 
-    /// The members a run's liveness probes watch when the caller knows no topology: the seed
-    /// hosts of the connection string (named after the role they answer with), every member of
-    /// a replica set they belong to, and for a mongos every shard member from `listShards`.
-    pub(crate) async fn discover_members(&self) -> Vec<super::probe::ProbeTarget> {
-        use super::probe::ProbeTarget;
+    /// The members a run's liveness probes watch when the caller knows no topology, and a line
+    /// for each advertised member this machine cannot reach (`db::discover`).
+    pub(crate) async fn discover_members(&self) -> super::discover::Discovered {
         let admin = self.inner.client.database("admin");
-        let mut out: Vec<ProbeTarget> = Vec::new();
-        let mut push = |name: String, address: String, set: Option<&str>| {
-            if !out.iter().any(|t| t.address == address) {
-                let set = set.map(String::from);
-                out.push(ProbeTarget { name, address, set });
-            }
-        };
-        let hello = admin.run_command(doc! {"hello": 1}).await.ok();
-        let is_mongos = hello
-            .as_ref()
-            .is_some_and(|h| h.get_str("msg").ok() == Some("isdbgrid"));
-        let seeds: Vec<&str> = self
-            .inner
-            .hosts
-            .split(',')
-            .filter(|h| !h.is_empty())
-            .collect();
-        for (i, host) in seeds.iter().enumerate() {
-            let role = if is_mongos { "mongos" } else { "mongod" };
-            let name = if seeds.len() > 1 {
-                format!("{role}{i}")
-            } else {
-                role.to_string()
-            };
-            let set = hello.as_ref().and_then(|h| h.get_str("setName").ok());
-            push(name, host.to_string(), set);
-        }
-        if let Some(h) = &hello
-            && !is_mongos
-            && let (Ok(set), Ok(hosts)) = (h.get_str("setName"), h.get_array("hosts"))
-        {
-            for (i, host) in hosts.iter().filter_map(|b| b.as_str()).enumerate() {
-                push(format!("{set}[{i}]"), host.to_string(), Some(set));
-            }
-        }
-        if is_mongos
-            && let Ok(reply) = admin.run_command(doc! {"listShards": 1}).await
-            && let Ok(shards) = reply.get_array("shards")
-        {
-            for shard in shards.iter().filter_map(|s| s.as_document()) {
-                let id = shard.get_str("_id").unwrap_or("shard");
-                let hosts = shard.get_str("host").unwrap_or("");
-                let hosts = hosts.split_once('/').map(|(_, h)| h).unwrap_or(hosts);
-                let list: Vec<&str> = hosts.split(',').filter(|h| !h.is_empty()).collect();
-                for (i, host) in list.iter().enumerate() {
-                    let name = if list.len() > 1 {
-                        format!("{id}[{i}]")
-                    } else {
-                        id.to_string()
-                    };
-                    // The shard's name stands for its set: the reasons name the shard.
-                    push(name, host.to_string(), Some(id));
-                }
-            }
-        }
-        out
+        super::discover::members(&admin, &self.inner.hosts, &self.inner.dial).await
     }
 
     /// Drops the benchmark database (`load --drop`), as the seed procedure does by hand before a
@@ -382,7 +325,7 @@ impl MongoBinding {
             }
             Err(e) => facts.build_info_error = Some(describe(&e)),
         }
-        match admin.run_command(doc! {"hello": 1}).await {
+        match super::discover::hello(&admin).await {
             Ok(hello) => {
                 standin |= hello.get_bool("microshardStandin").unwrap_or(false);
                 let role = if hello.get_str("msg").ok() == Some("isdbgrid") {

@@ -14,8 +14,10 @@
 
 mod binding;
 pub(crate) mod dial;
+mod discover;
 pub(crate) mod errors;
 pub(crate) mod probe;
+mod reach;
 pub(crate) mod url;
 
 pub(crate) use binding::authorization_refusal;

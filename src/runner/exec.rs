@@ -377,7 +377,13 @@ impl<'a> PhaseRun<'a> {
         }
         let probe_targets = match &opts.probe_targets {
             Some(t) => t.clone(),
-            None => binding.discover_members().await,
+            None => {
+                let found = binding.discover_members().await;
+                for note in &found.notes {
+                    say(&format!("warning: {note}"));
+                }
+                found.targets
+            }
         };
         if opts.barrier {
             self.wait_at_barrier().await?;

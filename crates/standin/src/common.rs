@@ -55,6 +55,10 @@ pub(crate) async fn common_command(
 ) -> Option<CmdResult<CommonOutcome>> {
     let r = |d: Document| Some(Ok(CommonOutcome::Reply(d)));
     match name {
+        "hello" if shared.cfg.no_hello => Some(Err(CmdError::new(
+            code::COMMAND_NOT_FOUND,
+            "no such command: 'hello'",
+        ))),
         "hello" | "isMaster" | "ismaster" => r(hello(shared, name, body, conn_id)),
         "ping" => r(doc! {"ok": 1.0}),
         "_isSelf" => r(doc! {"id": shared.instance_id}),
@@ -169,7 +173,7 @@ fn hello(shared: &ServerState, name: &str, body: &Document, conn_id: i64) -> Doc
             }
         }
     }
-    if body.get("helloOk").is_some_and(truthy) {
+    if body.get("helloOk").is_some_and(truthy) && !shared.cfg.no_hello {
         d.insert("helloOk", true);
     }
     if legacy {

@@ -90,6 +90,10 @@ pub struct StandinConfig {
     /// makes authentication (SCRAM-SHA-256) required, and the first is the one the stand-in
     /// authenticates as to its peers.
     pub auth_users: Vec<AuthUser>,
+    /// Stand-in only: `--no-hello`, `hello` is answered CommandNotFound (59) and `isMaster` no
+    /// longer offers it (`helloOk`), as MongoDB 4.4.0 and 4.4.1 answer, so tests see that
+    /// microshard falls back to `isMaster` (`docs/mongodb-versions.md`, 4.4).
+    pub no_hello: bool,
     /// The flags as given (`getCmdLineOpts.argv`), passwords replaced by `<password>`.
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
@@ -161,6 +165,7 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("verbose", true, true),
     ("write-concern-error", true, false),
     ("zero-counters", true, true),
+    ("no-hello", true, true),
 ];
 
 fn bad(msg: impl Into<String>) -> StandinError {
@@ -272,6 +277,7 @@ impl StandinConfig {
             resident_mib: None,
             tls: None,
             auth_users: Vec::new(),
+            no_hello: false,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -342,6 +348,7 @@ impl StandinConfig {
             "quiet" => self.quiet = true,
             "write-concern-error" => self.write_concern_error = true,
             "zero-counters" => self.zero_counters = true,
+            "no-hello" => self.no_hello = true,
             "fork" => {
                 return Err(bad(format!(
                     "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
