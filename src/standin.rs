@@ -81,7 +81,7 @@ pub(crate) fn help_text(role: Role) -> &'static str {
              --logappend, --unixSocketPrefix, --setParameter, --quiet, --tlsMode requireTLS|disabled,\n\
              --tlsCertificateKeyFile FILE, --tlsCAFile FILE\n\
              Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB,\n\
-             --no-hello\n\
+             --no-hello, --balancer-on-after-ms MS (the balancer back on MS ms after the first data command)\n\
              Security (stand-in only): --tls-cert FILE --tls-key FILE (TLS required), --auth-user NAME:PASSWORD (repeatable:\n\
              SCRAM-SHA-256 required; the mongos dials its shards and config servers as the first user, over TLS\n\
              trusting --tlsCAFile)"

@@ -27,6 +27,7 @@ mod report_tables;
 mod backend_down_all;
 mod fidelity_records;
 mod reliability_bad_input;
+mod reliability_balancer;
 mod reliability_discovery;
 mod reliability_faults;
 mod reliability_network;

@@ -9,52 +9,14 @@ use mongodb::bson::doc;
 
 use crate::util::{Root, StandinProcess, assert_valid_but_for_toy_size, runtime};
 
-/// A config server and two one-member shard sets behind a mongos, the second shard's entry in
-/// `config.shards` then rewritten to a name that does not resolve (`.invalid` never does): the
-/// mongos keeps the connection it made at `addShard`, `listShards` advertises the name.
+/// Two one-member shard sets behind a mongos, the second shard's entry in `config.shards`
+/// then rewritten to a name that does not resolve (`.invalid` never does): the mongos keeps the
+/// connection it made at `addShard`, `listShards` advertises the name.
 fn cluster_with_unresolvable_shard(root: &Root) -> (Vec<StandinProcess>, u16) {
-    let set = |name: &str, role: &str| {
-        let flags = [format!("--replSet={name}"), role.to_string()];
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        StandinProcess::start_with(&root.path.join(name), &flags)
-    };
-    let (cfg, sh0, sh1) = (
-        set("cfg", "--configsvr"),
-        set("sh0", "--shardsvr"),
-        set("sh1", "--shardsvr"),
-    );
-    let configdb = format!("--configdb=cfg/127.0.0.1:{}", cfg.port);
-    let mongos = StandinProcess::start_role("mongos", &[configdb.as_str()]);
+    let (servers, port) = crate::util::sharded_standins(root, &[]);
+    let cfg_port = servers[3].port;
     runtime().block_on(async {
-        for (name, p) in [("cfg", &cfg), ("sh0", &sh0), ("sh1", &sh1)] {
-            let uri = format!("mongodb://127.0.0.1:{}/?directConnection=true", p.port);
-            let c = mongodb::Client::with_uri_str(uri).await.expect("client");
-            let host = format!("127.0.0.1:{}", p.port);
-            let mut config = doc! {"_id": name, "members": [{"_id": 0, "host": host}]};
-            if name == "cfg" {
-                config.insert("configsvr", true);
-            }
-            let admin = c.database("admin");
-            admin
-                .run_command(doc! {"replSetInitiate": config})
-                .await
-                .expect("initiate");
-            primary(&admin).await;
-        }
-        let uri = format!("mongodb://127.0.0.1:{}/", mongos.port);
-        let c = mongodb::Client::with_uri_str(uri).await.expect("client");
-        let admin = c.database("admin");
-        for _ in 0..300 {
-            if admin.run_command(doc! {"listShards": 1}).await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        for (name, p) in [("sh0", &sh0), ("sh1", &sh1)] {
-            let add = doc! {"addShard": format!("{name}/127.0.0.1:{}", p.port), "name": name};
-            admin.run_command(add).await.expect("addShard");
-        }
-        let cfg_uri = format!("mongodb://127.0.0.1:{}/?directConnection=true", cfg.port);
+        let cfg_uri = format!("mongodb://127.0.0.1:{cfg_port}/?directConnection=true");
         let cfg_client = mongodb::Client::with_uri_str(cfg_uri)
             .await
             .expect("client");
@@ -67,19 +29,7 @@ fn cluster_with_unresolvable_shard(root: &Root) -> (Vec<StandinProcess>, u16) {
             .await
             .expect("rename");
     });
-    let port = mongos.port;
-    (vec![mongos, sh0, sh1, cfg], port)
-}
-
-async fn primary(admin: &mongodb::Database) {
-    for _ in 0..300 {
-        let h = admin.run_command(doc! {"hello": 1}).await;
-        if h.is_ok_and(|h| h.get_bool("isWritablePrimary").unwrap_or(false)) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("no primary within 15 s");
+    (servers, port)
 }
 
 #[test]

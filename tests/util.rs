@@ -1137,3 +1137,69 @@ impl Certs {
         ]
     }
 }
+
+// ----- a sharded cluster of stand-in processes ------------------------------------------------------
+
+/// A config server and two one-member shard sets (`sh0`, `sh1`) behind a mongos given
+/// `mongos_flags`, initiated and added as an operator would: the processes (mongos, sh0, sh1,
+/// config server, in that order) and the mongos's port.
+pub fn sharded_standins(root: &Root, mongos_flags: &[&str]) -> (Vec<StandinProcess>, u16) {
+    let set = |name: &str, role: &str| {
+        let flags = [format!("--replSet={name}"), role.to_string()];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        StandinProcess::start_with(&root.path.join(name), &flags)
+    };
+    let (cfg, sh0, sh1) = (
+        set("cfg", "--configsvr"),
+        set("sh0", "--shardsvr"),
+        set("sh1", "--shardsvr"),
+    );
+    let configdb = format!("--configdb=cfg/127.0.0.1:{}", cfg.port);
+    let flags: Vec<&str> = std::iter::once(configdb.as_str())
+        .chain(mongos_flags.iter().copied())
+        .collect();
+    let mongos = StandinProcess::start_role("mongos", &flags);
+    runtime().block_on(async {
+        for (name, p) in [("cfg", &cfg), ("sh0", &sh0), ("sh1", &sh1)] {
+            let uri = format!("mongodb://127.0.0.1:{}/?directConnection=true", p.port);
+            let c = mongodb::Client::with_uri_str(uri).await.expect("client");
+            let host = format!("127.0.0.1:{}", p.port);
+            let mut config = doc! {"_id": name, "members": [{"_id": 0, "host": host}]};
+            if name == "cfg" {
+                config.insert("configsvr", true);
+            }
+            let admin = c.database("admin");
+            admin
+                .run_command(doc! {"replSetInitiate": config})
+                .await
+                .expect("initiate");
+            wait_for_primary(&admin).await;
+        }
+        let uri = format!("mongodb://127.0.0.1:{}/", mongos.port);
+        let c = mongodb::Client::with_uri_str(uri).await.expect("client");
+        let admin = c.database("admin");
+        for _ in 0..300 {
+            if admin.run_command(doc! {"listShards": 1}).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for (name, p) in [("sh0", &sh0), ("sh1", &sh1)] {
+            let add = doc! {"addShard": format!("{name}/127.0.0.1:{}", p.port), "name": name};
+            admin.run_command(add).await.expect("addShard");
+        }
+    });
+    let port = mongos.port;
+    (vec![mongos, sh0, sh1, cfg], port)
+}
+
+async fn wait_for_primary(admin: &mongodb::Database) {
+    for _ in 0..300 {
+        let h = admin.run_command(doc! {"hello": 1}).await;
+        if h.is_ok_and(|h| h.get_bool("isWritablePrimary").unwrap_or(false)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no primary within 15 s");
+}

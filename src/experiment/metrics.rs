@@ -235,6 +235,10 @@ pub struct ServerMetrics {
     /// whose counters are the shard's.
     #[serde(default)]
     pub primaries: std::collections::BTreeMap<String, String>,
+    /// The balancer and the table's chunks before and after the cell, on a sharded deployment
+    /// whose balancer microshard stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<super::balancer::BalancerWatch>,
 }
 
 impl ServerMetrics {

@@ -90,6 +90,11 @@ pub struct StandinConfig {
     /// makes authentication (SCRAM-SHA-256) required, and the first is the one the stand-in
     /// authenticates as to its peers.
     pub auth_users: Vec<AuthUser>,
+    /// Stand-in only: `--balancer-on-after-ms MS` (mongos): MS ms after the first data command on
+    /// a user database, the balancer is switched back on, as a Kubernetes operator re-enables a
+    /// balancer someone stopped (Percona's, unless `spec.sharding.balancer.enabled: false`), so
+    /// tests see that a cell during which it came back is degraded.
+    pub balancer_on_after_ms: Option<u64>,
     /// Stand-in only: `--no-hello`, `hello` is answered CommandNotFound (59) and `isMaster` no
     /// longer offers it (`helloOk`), as MongoDB 4.4.0 and 4.4.1 answer, so tests see that
     /// microshard falls back to `isMaster` (`docs/mongodb-versions.md`, 4.4).
@@ -139,6 +144,7 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("stall", true, true),
     ("step-down", true, false),
     ("resident-mib", true, true),
+    ("balancer-on-after-ms", false, true),
     ("tls-cert", true, true),
     ("tls-key", true, true),
     ("tlsCertificateKeyFile", true, true),
@@ -278,6 +284,7 @@ impl StandinConfig {
             tls: None,
             auth_users: Vec::new(),
             no_hello: false,
+            balancer_on_after_ms: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -458,6 +465,13 @@ impl StandinConfig {
                 self.resident_mib = Some(value.parse().map_err(|_| {
                     bad(format!(
                         "--resident-mib: '{value}' is not a whole number of MiB"
+                    ))
+                })?);
+            }
+            "balancer-on-after-ms" => {
+                self.balancer_on_after_ms = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--balancer-on-after-ms: '{value}' is not a whole number of milliseconds"
                     ))
                 })?);
             }

@@ -387,6 +387,24 @@ impl Router {
         Ok(doc! {"ok": 1.0})
     }
 
+    /// `--balancer-on-after-ms`: switches the balancer back on once its time has come (checked at
+    /// every command, so the next one, a `balancerStatus` included, sees it on), once.
+    pub(super) async fn balancer_back_on_if_due(&self) {
+        let Some(first) = self.first_user_command.get() else {
+            return;
+        };
+        let due = match self.balancer_on_after.lock() {
+            Ok(mut after) => match *after {
+                Some(d) if first.elapsed() >= d => after.take().is_some(),
+                _ => false,
+            },
+            Err(_) => false,
+        };
+        if due {
+            let _ = self.balancer_switch(true).await;
+        }
+    }
+
     /// `balancerStatus`: the mode, with a round counted per call while it is on.
     pub(super) async fn balancer_status(&self) -> CmdResult {
         let s = self

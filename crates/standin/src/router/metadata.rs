@@ -32,6 +32,10 @@ impl Router {
             misses: std::sync::Mutex::new(HashMap::new()),
             shard_primary_wait_ms: shard_primary_wait_ms(cfg),
             peer: crate::peer::Peer::from_config(cfg),
+            balancer_on_after: std::sync::Mutex::new(
+                cfg.balancer_on_after_ms.map(Duration::from_millis),
+            ),
+            first_user_command: std::sync::OnceLock::new(),
         })
     }
 
