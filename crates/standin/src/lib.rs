@@ -26,7 +26,10 @@
 //!   A command waits up to 2 s for the config server before failing with 133. Shards are
 //!   reached as replica sets (one member or several): an operation waits for a shard's primary
 //!   up to `defaultFindReplicaSetHostTimeoutMS` (15 s, or `--setParameter`), then fails with 133,
-//!   and is sent again (up to 3 times) when a member answers that it is no longer primary.
+//!   and is sent again (up to 3 times) when a member answers that it is no longer primary: a
+//!   read, or a write the client made retryable (`txnNumber`). A write's failure on one shard
+//!   fails only that shard's statements: `ok: 1` with a write error each (133 for a shard
+//!   without primary), the other shards' statements applied.
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.

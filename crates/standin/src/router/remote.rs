@@ -78,6 +78,25 @@ pub(super) async fn run_on(client: &Client, db: &str, cmd: Document) -> CmdResul
     }
 }
 
+/// Runs a write, sent again after a not-primary answer only when it is a retryable write (the
+/// client gave it a `txnNumber`), as mongos does: a plain write that reached a stepping-down
+/// primary may have been applied, so mongos answers its error instead of risking it twice.
+pub(super) async fn run_write(
+    client: &Client,
+    db: &str,
+    cmd: Document,
+    retryable: bool,
+) -> CmdResult {
+    if retryable {
+        return run_on(client, db, cmd).await;
+    }
+    client
+        .database(db)
+        .run_command(cmd)
+        .await
+        .map_err(driver_error)
+}
+
 /// Runs a cursor-returning command and drains the cursor.
 pub(super) async fn gather(client: &Client, db: &str, cmd: Document) -> CmdResult<Vec<Document>> {
     let d = run_on(client, db, cmd).await?;
