@@ -67,7 +67,7 @@ pub(crate) fn help_text(role: Role) -> &'static str {
             "microshard stand-in mongod (a MongoDB-wire-protocol test server, not MongoDB)\n\
              Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
              --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet,\n\
-             --tlsMode requireTLS|disabled, --tlsCertificateKeyFile FILE, --tlsCAFile FILE\n\
+             --tlsMode requireTLS|disabled, --tlsCertificateKeyFile FILE, --tlsCAFile FILE, --maxConns N (reported only)\n\
              Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS,\n\
              --stall D/P, --write-concern-error, --step-down [SET:]T/D, --zero-counters,\n\
              --resident-mib MIB, --no-hello (answers `hello` CommandNotFound, as 4.4.0-4.4.1)\n\

@@ -3,7 +3,8 @@
 //! Kubernetes clusters do (`listShards` names `sh1-0:27018`, a service name inside the cluster's
 //! network), is watched through mongos with the member named before the run, instead of the
 //! member called dead at 10 s and the run invalid; a server that answers `hello` with
-//! CommandNotFound (4.4.0, 4.4.1) is probed with `isMaster`.
+//! CommandNotFound (4.4.0, 4.4.1) is probed with `isMaster`; a server with fewer connections
+//! left than the run has threads is said before the run.
 
 use mongodb::bson::doc;
 
@@ -130,4 +131,30 @@ fn a_server_without_hello_is_probed_with_is_master() {
         "{doc}"
     );
     assert_eq!(doc["server"]["role"], "mongod", "{doc}");
+    assert!(!stderr.contains("connections available"), "{stderr}");
+}
+
+#[test]
+fn a_server_with_fewer_connections_left_than_threads_is_said_before_the_run() {
+    let root = Root::new();
+    let server = StandinProcess::start_with(&root.path.join("db"), &["--maxConns=8"]);
+    let uri = server.uri();
+    let out = root.output(&[
+        "load",
+        "-P",
+        "workloads/S1",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "threadcount=16",
+        "--uri",
+        &uri,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("fewer than this run's 16 threads"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("net.maxIncomingConnections"), "{stderr}");
 }

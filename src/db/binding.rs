@@ -265,6 +265,12 @@ impl MongoBinding {
         super::discover::members(&admin, &self.inner.hosts, &self.inner.dial).await
     }
 
+    /// A line when the server has fewer connections left than `threads` (`db::discover`).
+    pub(crate) async fn connections_notice(&self, threads: usize) -> Option<String> {
+        let admin = self.inner.client.database("admin");
+        super::discover::connections_notice(&admin, threads).await
+    }
+
     /// Drops the benchmark database (`load --drop`), as the seed procedure does by hand before a
     /// fresh load.
     pub(crate) async fn drop_database(&self) -> Result<(), DbError> {

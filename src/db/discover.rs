@@ -34,6 +34,27 @@ pub(crate) async fn hello(admin: &Database) -> mongodb::error::Result<Document> 
     }
 }
 
+/// A line when the entry point has fewer connections left (`serverStatus.connections.available`)
+/// than `threads`, each of which holds one while its operation runs: mongod and mongos take at
+/// most `net.maxIncomingConnections`, and in practice about 80 % of their open-file limit, so
+/// a server under a `nofile` of 1024 takes about 819, and the rest of the threads' operations
+/// wait or fail. `None` when there are enough, or the server does not say.
+pub(crate) async fn connections_notice(admin: &Database, threads: usize) -> Option<String> {
+    let status = admin.run_command(doc! {"serverStatus": 1}).await.ok()?;
+    let available = status.get_document("connections").ok()?.get("available")?;
+    let available = match available {
+        mongodb::bson::Bson::Int32(n) => i64::from(*n),
+        mongodb::bson::Bson::Int64(n) => *n,
+        mongodb::bson::Bson::Double(n) => *n as i64,
+        _ => return None,
+    };
+    (available < threads as i64).then(|| {
+        format!(
+            "the server has {available} connections available (serverStatus.connections.available), fewer than this run's {threads} threads: the rest wait for one or fail; raise its net.maxIncomingConnections or open-file limit (ulimit -n), or run fewer threads"
+        )
+    })
+}
+
 /// A member another one advertised, and who advertised it.
 struct Advertised {
     target: ProbeTarget,

@@ -385,6 +385,9 @@ impl<'a> PhaseRun<'a> {
                 found.targets
             }
         };
+        if let Some(line) = binding.connections_notice(self.threads).await {
+            say(&format!("warning: {line}"));
+        }
         if opts.barrier {
             self.wait_at_barrier().await?;
         }

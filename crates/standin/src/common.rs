@@ -307,7 +307,7 @@ fn server_status(shared: &ServerState) -> Document {
         "localTime": DateTime::now(),
         "connections": {
             "current": shared.current_conns.load(Ordering::Relaxed) as i32,
-            "available": 838_860 - shared.current_conns.load(Ordering::Relaxed) as i32,
+            "available": (i64::from(shared.cfg.max_conns) - shared.current_conns.load(Ordering::Relaxed)).max(0) as i32,
             "totalCreated": shared.total_conns.load(Ordering::Relaxed) as i32,
         },
         "opcounters": opcounters(shared),

@@ -95,6 +95,10 @@ pub struct StandinConfig {
     /// balancer someone stopped (Percona's, unless `spec.sharding.balancer.enabled: false`), so
     /// tests see that a cell during which it came back is degraded.
     pub balancer_on_after_ms: Option<u64>,
+    /// `--maxConns N`: the connections `serverStatus.connections` counts as the most it takes
+    /// (`available` = N − current), as mongod reports it; 838,860 without it, mongod's figure
+    /// on a machine with a high open-file limit. Connections beyond it are not refused.
+    pub max_conns: u32,
     /// Stand-in only: `--no-hello`, `hello` is answered CommandNotFound (59) and `isMaster` no
     /// longer offers it (`helloOk`), as MongoDB 4.4.0 and 4.4.1 answer, so tests see that
     /// microshard falls back to `isMaster` (`docs/mongodb-versions.md`, 4.4).
@@ -284,6 +288,7 @@ impl StandinConfig {
             tls: None,
             auth_users: Vec::new(),
             no_hello: false,
+            max_conns: 838_860,
             balancer_on_after_ms: None,
             argv: Vec::new(),
             log_to_stdout: false,
@@ -467,6 +472,13 @@ impl StandinConfig {
                         "--resident-mib: '{value}' is not a whole number of MiB"
                     ))
                 })?);
+            }
+            "maxConns" => {
+                self.max_conns = value.parse().ok().filter(|n: &u32| *n > 0).ok_or_else(|| {
+                    bad(format!(
+                        "--maxConns: '{value}' is not a positive whole number"
+                    ))
+                })?;
             }
             "balancer-on-after-ms" => {
                 self.balancer_on_after_ms = Some(value.parse().map_err(|_| {
