@@ -321,7 +321,7 @@ fn a_wrong_ca_password_or_plaintext_string_is_one_line_before_any_work() {
         ),
         (
             secured.uri_with(&secured.certs.ca, "", true),
-            "requires authentication",
+            "it requires authentication",
         ),
         (
             secured.uri_with(&secured.certs.ca, &userinfo, false),

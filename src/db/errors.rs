@@ -98,7 +98,7 @@ pub(crate) fn command_code(err: &mongodb::error::Error) -> Option<i32> {
 /// Why a server turned microshard's connection away, in one sentence that names what to fix in
 /// the connection string, when it was the credentials or TLS rather than silence: a wrong
 /// password, user or `authSource` (AuthenticationFailed), no credentials where they are
-/// required (Unauthorized), a certificate the client does not trust (a wrong `tlsCAFile`), or a
+/// required or a user without rights on the database (Unauthorized), a certificate the client does not trust (a wrong `tlsCAFile`), or a
 /// server that hangs up on a plaintext handshake (it requires TLS). `tls` says whether the
 /// connection string asked for TLS. `None` for anything else.
 pub(crate) fn refusal(err: &mongodb::error::Error, tls: bool) -> Option<String> {
@@ -111,7 +111,7 @@ pub(crate) fn refusal(err: &mongodb::error::Error, tls: bool) -> Option<String> 
     let why = if auth {
         "authentication failed: check the user name, the password and authSource in the connection string".to_string()
     } else if command_code(err) == Some(13) {
-        "the server requires authentication: give USER:PASSWORD@ (and authSource) in the connection string".to_string()
+        "the server refuses this connection the benchmark database (Unauthorized): it requires authentication, so give USER:PASSWORD@ (and authSource) in the connection string, or grant the user readWrite on the database".to_string()
     } else if let Some(at) = text.find("invalid peer certificate") {
         let what = text[at..].split([',', '\n']).next().unwrap_or_default();
         format!(
