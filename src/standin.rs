@@ -66,16 +66,25 @@ pub(crate) fn help_text(role: Role) -> &'static str {
         Role::Mongod => {
             "microshard stand-in mongod (a MongoDB-wire-protocol test server, not MongoDB)\n\
              Flags as real mongod: --port, --bind_ip, --bind_ip_all, --dbpath, --logpath, --logappend,\n\
-             --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet\n\
+             --replSet, --configsvr, --shardsvr, --wiredTigerCacheSizeGB, --unixSocketPrefix, --setParameter, --quiet,\n\
+             --tlsMode requireTLS|disabled, --tlsCertificateKeyFile FILE, --tlsCAFile FILE, --maxConns N (reported only)\n\
              Stand-in only: --service-time-us T, --workers W, --command-log FILE, --primary-delay-ms MS, --election-winner N, --election-delay-ms MS,\n\
              --stall D/P, --write-concern-error, --step-down [SET:]T/D, --zero-counters,\n\
-             --resident-mib MIB"
+             --resident-mib MIB, --no-hello (answers `hello` CommandNotFound, as 4.4.0-4.4.1)\n\
+             Security (stand-in only): --tls-cert FILE --tls-key FILE (PEM chain and key: TLS required on every connection),\n\
+             --auth-user NAME:PASSWORD (repeatable: users of admin, SCRAM-SHA-256 required; the first is the one the\n\
+             stand-in dials its peers as, with --tlsCAFile as the CA it trusts them with; passwords never shown)"
         }
         Role::Mongos => {
             "microshard stand-in mongos (a MongoDB-wire-protocol test server, not MongoDB)\n\
              Flags as real mongos: --configdb rs/host:port,..., --port, --bind_ip, --bind_ip_all, --logpath,\n\
-             --logappend, --unixSocketPrefix, --setParameter, --quiet\n\
-             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB"
+             --logappend, --unixSocketPrefix, --setParameter, --quiet, --tlsMode requireTLS|disabled,\n\
+             --tlsCertificateKeyFile FILE, --tlsCAFile FILE\n\
+             Stand-in only: --service-time-us T, --workers W, --command-log FILE, --zero-counters, --resident-mib MIB,\n\
+             --no-hello, --balancer-on-after-ms MS (the balancer back on MS ms after the first data command)\n\
+             Security (stand-in only): --tls-cert FILE --tls-key FILE (TLS required), --auth-user NAME:PASSWORD (repeatable:\n\
+             SCRAM-SHA-256 required; the mongos dials its shards and config servers as the first user, over TLS\n\
+             trusting --tlsCAFile)"
         }
     }
 }

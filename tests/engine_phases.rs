@@ -277,7 +277,7 @@ async fn q20m_reads_of_ten_ids_cost_one_query_and_no_getmore() {
     let check = cross_check(&doc, &counters(before, after), false);
     assert_eq!(
         check.warnings,
-        vec!["the server counted 2.0 commands per READ: an extra getMore each"],
+        vec!["the server counted 2.0 round trips (find + getMore) per READ: an extra getMore each"],
         "{check:?}"
     );
     server.handle.shutdown().await;

@@ -28,11 +28,14 @@ mod backend_down_all;
 mod fidelity_records;
 mod kubernetes;
 mod reliability_bad_input;
+mod reliability_balancer;
+mod reliability_discovery;
 mod reliability_faults;
 mod reliability_network;
 mod reliability_secrets;
 mod reliability_signals;
 mod reliability_verdict;
+mod secured;
 
 // Several hosts in network namespaces (root only).
 mod multihost;

@@ -374,14 +374,21 @@ impl StandinProcess {
 
     /// [`StandinProcess::start`] with extra stand-in flags (`--stall 1500/5000`).
     pub fn start_with(dbpath: &Path, extra: &[&str]) -> StandinProcess {
-        let port = free_base_port(1);
         std::fs::create_dir_all(dbpath).expect("dbpath");
+        let dbpath = format!("--dbpath={}", dbpath.display());
+        let flags: Vec<&str> = std::iter::once(dbpath.as_str())
+            .chain(extra.iter().copied())
+            .collect();
+        StandinProcess::start_role("mongod", &flags)
+    }
+
+    /// A stand-in `role` (`mongod` or `mongos`) with `flags` on a free loopback port.
+    pub fn start_role(role: &str, flags: &[&str]) -> StandinProcess {
+        let port = free_base_port(1);
         let child = Command::new(bin())
-            .args(["standin", "mongod", "--bind_ip", "127.0.0.1", "--port"])
+            .args(["standin", role, "--bind_ip", "127.0.0.1", "--port"])
             .arg(port.to_string())
-            .arg("--dbpath")
-            .arg(dbpath)
-            .args(extra)
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -1057,4 +1064,142 @@ pub fn standin_cell(
         session: 1,
         default_write_concern: None,
     }
+}
+
+// ----- TLS certificates made at test time ---------------------------------------------------------
+
+/// A test CA, a server certificate it signed for `localhost` and `127.0.0.1`, and a second CA
+/// that signed nothing here (a client trusting it must refuse the server), made with the
+/// `openssl` command (Debian's package `openssl`) when the test runs.
+pub struct Certs {
+    pub dir: tempfile::TempDir,
+    pub ca: PathBuf,
+    pub other_ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+fn openssl(dir: &Path, args: &str) {
+    let out = Command::new("openssl")
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .output()
+        .expect("the openssl command (Debian package openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Certs {
+    pub fn make() -> Certs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+        let ca_ext = "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign";
+        for name in ["ca", "other-ca"] {
+            openssl(
+                d,
+                &format!(
+                    "req -x509 {ec} -keyout {name}.key -out {name}.pem -days 2 -subj /CN=microshard-test-{name} {ca_ext}"
+                ),
+            );
+        }
+        openssl(
+            d,
+            &format!("req {ec} -keyout server.key -out server.csr -subj /CN=localhost"),
+        );
+        std::fs::write(
+            d.join("server.ext"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("extensions");
+        openssl(
+            d,
+            "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile server.ext",
+        );
+        Certs {
+            ca: d.join("ca.pem"),
+            other_ca: d.join("other-ca.pem"),
+            cert: d.join("server.crt"),
+            key: d.join("server.key"),
+            dir,
+        }
+    }
+
+    /// Stand-in flags requiring TLS with this certificate (and trusting this CA for its peers).
+    pub fn flags(&self) -> Vec<String> {
+        vec![
+            format!("--tls-cert={}", self.cert.display()),
+            format!("--tls-key={}", self.key.display()),
+            format!("--tlsCAFile={}", self.ca.display()),
+        ]
+    }
+}
+
+// ----- a sharded cluster of stand-in processes ------------------------------------------------------
+
+/// A config server and two one-member shard sets (`sh0`, `sh1`) behind a mongos given
+/// `mongos_flags`, initiated and added as an operator would: the processes (mongos, sh0, sh1,
+/// config server, in that order) and the mongos's port.
+pub fn sharded_standins(root: &Root, mongos_flags: &[&str]) -> (Vec<StandinProcess>, u16) {
+    let set = |name: &str, role: &str| {
+        let flags = [format!("--replSet={name}"), role.to_string()];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        StandinProcess::start_with(&root.path.join(name), &flags)
+    };
+    let (cfg, sh0, sh1) = (
+        set("cfg", "--configsvr"),
+        set("sh0", "--shardsvr"),
+        set("sh1", "--shardsvr"),
+    );
+    let configdb = format!("--configdb=cfg/127.0.0.1:{}", cfg.port);
+    let flags: Vec<&str> = std::iter::once(configdb.as_str())
+        .chain(mongos_flags.iter().copied())
+        .collect();
+    let mongos = StandinProcess::start_role("mongos", &flags);
+    runtime().block_on(async {
+        for (name, p) in [("cfg", &cfg), ("sh0", &sh0), ("sh1", &sh1)] {
+            let uri = format!("mongodb://127.0.0.1:{}/?directConnection=true", p.port);
+            let c = mongodb::Client::with_uri_str(uri).await.expect("client");
+            let host = format!("127.0.0.1:{}", p.port);
+            let mut config = doc! {"_id": name, "members": [{"_id": 0, "host": host}]};
+            if name == "cfg" {
+                config.insert("configsvr", true);
+            }
+            let admin = c.database("admin");
+            admin
+                .run_command(doc! {"replSetInitiate": config})
+                .await
+                .expect("initiate");
+            wait_for_primary(&admin).await;
+        }
+        let uri = format!("mongodb://127.0.0.1:{}/", mongos.port);
+        let c = mongodb::Client::with_uri_str(uri).await.expect("client");
+        let admin = c.database("admin");
+        for _ in 0..300 {
+            if admin.run_command(doc! {"listShards": 1}).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for (name, p) in [("sh0", &sh0), ("sh1", &sh1)] {
+            let add = doc! {"addShard": format!("{name}/127.0.0.1:{}", p.port), "name": name};
+            admin.run_command(add).await.expect("addShard");
+        }
+    });
+    let port = mongos.port;
+    (vec![mongos, sh0, sh1, cfg], port)
+}
+
+async fn wait_for_primary(admin: &mongodb::Database) {
+    for _ in 0..300 {
+        let h = admin.run_command(doc! {"hello": 1}).await;
+        if h.is_ok_and(|h| h.get_bool("isWritablePrimary").unwrap_or(false)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no primary within 15 s");
 }

@@ -125,31 +125,34 @@ pub(crate) async fn cluster_answers(culprit: &str, uri: &str) -> Result<(), Back
     let refuse = |why: String| BackendError::BadInput(format!("{culprit}: {shown}: {why}"));
     let mut opts = mongodb::options::ClientOptions::parse(uri)
         .await
-        .map_err(|e| refuse(short(&e)))?;
+        .map_err(|e| refuse(short(&e, false)))?;
+    let tls = matches!(opts.tls, Some(mongodb::options::Tls::Enabled(_)));
     opts.server_selection_timeout = Some(std::time::Duration::from_secs(5));
     opts.connect_timeout = Some(std::time::Duration::from_secs(5));
     opts.app_name = Some("microshard-preflight".into());
-    let client = mongodb::Client::with_options(opts).map_err(|e| refuse(short(&e)))?;
+    let client = mongodb::Client::with_options(opts).map_err(|e| refuse(short(&e, tls)))?;
     let admin = client.database("admin");
     let ping = admin.run_command(mongodb::bson::doc! {"ping": 1});
     let outcome = tokio::time::timeout(std::time::Duration::from_secs(15), ping).await;
+    // `ping` needs no credentials: a server that wants some is found out before any work.
+    let database = client.database(&crate::db::url::database_from_url(uri));
+    let unauthorized = match &outcome {
+        Ok(Ok(_)) => crate::db::authorization_refusal(&database, tls).await,
+        _ => None,
+    };
     client.shutdown().await;
     match outcome {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(refuse(short(&e))),
+        Ok(Ok(_)) => unauthorized.map_or(Ok(()), |why| Err(refuse(why))),
+        Ok(Err(e)) => Err(refuse(short(&e, tls))),
         Err(_) => Err(refuse("no answer within 15 s".into())),
     }
 }
 
-/// One short line for a driver error: the refusal itself for authentication, the first
-/// server's error for an unreachable cluster (`db::errors::describe`).
-fn short(e: &mongodb::error::Error) -> String {
-    match e.kind.as_ref() {
-        mongodb::error::ErrorKind::Authentication { message, .. } => {
-            format!("the server refuses the credentials ({message})")
-        }
-        _ => crate::db::errors::describe(e),
-    }
+/// One short line for a driver error: what to fix when the server turned the connection away
+/// (credentials, TLS: `db::errors::refusal`), else the first server's error for an unreachable
+/// cluster (`db::errors::describe`). `tls`: the connection string asked for TLS.
+fn short(e: &mongodb::error::Error, tls: bool) -> String {
+    crate::db::errors::refusal(e, tls).unwrap_or_else(|| crate::db::errors::describe(e))
 }
 
 #[cfg(test)]

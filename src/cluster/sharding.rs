@@ -158,6 +158,13 @@ pub(super) fn namespace_chunk_filter(coll: &Document, ns: &str) -> Document {
     }
 }
 
+/// The balancer's mode on a mongos (`balancerStatus.mode`: `full` or `off`).
+pub(crate) async fn balancer_mode(mongos_uri_or_host: &str) -> Result<String, ClusterError> {
+    let (client, label) = client_for(mongos_uri_or_host).await?;
+    let status = run(&client, &label, doc! {"balancerStatus": 1}).await?;
+    Ok(status.get_str("mode").unwrap_or("unknown").to_string())
+}
+
 /// Stops the balancer so no migrations disturb a measured run.
 pub(crate) async fn balancer_stop(mongos_uri_or_host: &str) -> Result<(), ClusterError> {
     let (client, label) = client_for(mongos_uri_or_host).await?;

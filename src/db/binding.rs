@@ -84,6 +84,78 @@ impl BindingSettings {
     }
 }
 
+/// How the deployment's members are dialled one by one: the user's string, with the
+/// credentials' source the driver settled on (a `mongodb+srv://` TXT record may name it).
+fn dial_of(url: &str, options: &ClientOptions) -> super::dial::Dial {
+    let dial = super::dial::Dial::from_uri(url);
+    match options
+        .credential
+        .as_ref()
+        .and_then(|c| c.source.as_deref())
+    {
+        Some(source) => dial.with_auth_source(source),
+        None => dial,
+    }
+}
+
+/// `ping`, so an unreachable server is reported within the server-selection timeout instead
+/// of at the first operation, and a server that turns the connection away (credentials, TLS)
+/// is named with what to fix.
+async fn check_answers(
+    admin: &Database,
+    hosts: &str,
+    tls: bool,
+    timeout: Duration,
+) -> Result<(), DbError> {
+    // The driver already bounds the ping by the selection timeout; the outer timeout is a
+    // guard against a server that accepts the connection but never answers.
+    let ping = tokio::time::timeout(
+        timeout + Duration::from_secs(5),
+        admin.run_command(doc! {"ping": 1}),
+    )
+    .await;
+    let hosts = hosts.to_string();
+    match ping {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(match super::errors::refusal(&e, tls) {
+            Some(message) => DbError::Refused { hosts, message },
+            None => DbError::Unreachable {
+                hosts,
+                message: describe(&e),
+            },
+        }),
+        Err(_) => Err(DbError::Unreachable {
+            hosts,
+            message: format!("no answer to ping within {} s", timeout.as_secs() + 5),
+        }),
+    }
+}
+
+/// Refuses, before any work, a server that wants credentials the connection string did not
+/// give: `ping` needs none, so it is asked what every user of the database may ask
+/// (`listCollections`, names only, of the collections it may see), which an unauthenticated
+/// connection is refused (Unauthorized). Other failures are left to the run.
+async fn check_authorized(database: &Database, hosts: &str, tls: bool) -> Result<(), DbError> {
+    match authorization_refusal(database, tls).await {
+        Some(message) => Err(DbError::Refused {
+            hosts: hosts.to_string(),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What to fix when `database` refuses this connection's user (or its lack of one) what every
+/// user of it may ask; `None` when it answers, or fails for another reason.
+pub(crate) async fn authorization_refusal(database: &Database, tls: bool) -> Option<String> {
+    let ask = doc! {"listCollections": 1, "nameOnly": true, "authorizedCollections": true};
+    let answer = tokio::time::timeout(Duration::from_secs(10), database.run_command(ask)).await;
+    match answer {
+        Ok(Err(e)) => super::errors::refusal(&e, tls),
+        _ => None,
+    }
+}
+
 /// The MongoDB binding, shared by every client task of a run (one driver `Client`, one pool).
 #[derive(Clone)]
 pub struct MongoBinding {
@@ -97,6 +169,8 @@ struct Inner {
     acknowledged: bool,
     log: ErrorLog,
     hosts: String,
+    /// How this deployment's members are dialled one by one (the user's TLS and credentials).
+    dial: super::dial::Dial,
 }
 
 impl std::fmt::Debug for MongoBinding {
@@ -126,6 +200,7 @@ impl MongoBinding {
                 url: redacted.clone(),
                 message: describe(&e),
             })?;
+        let dial = dial_of(&settings.resolved.url, &options);
         let hosts = options
             .hosts
             .iter()
@@ -136,6 +211,7 @@ impl MongoBinding {
             options.write_concern.as_ref().and_then(|w| w.w.as_ref()),
             Some(Acknowledgment::Nodes(0))
         );
+        let tls = matches!(options.tls, Some(mongodb::options::Tls::Enabled(_)));
         let timeout = options
             .server_selection_timeout
             .unwrap_or(Duration::from_millis(
@@ -146,28 +222,9 @@ impl MongoBinding {
             message: describe(&e),
         })?;
         let database = client.database(&settings.resolved.database);
-        // The driver already bounds the ping by the selection timeout; the outer timeout is a
-        // guard against a server that accepts the connection but never answers.
-        let ping = tokio::time::timeout(
-            timeout + Duration::from_secs(5),
-            client.database("admin").run_command(doc! {"ping": 1}),
-        )
-        .await;
-        match ping {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                return Err(DbError::Unreachable {
-                    hosts,
-                    message: describe(&e),
-                });
-            }
-            Err(_) => {
-                return Err(DbError::Unreachable {
-                    hosts,
-                    message: format!("no answer to ping within {} s", timeout.as_secs() + 5),
-                });
-            }
-        }
+        let admin = client.database("admin");
+        check_answers(&admin, &hosts, tls, timeout).await?;
+        check_authorized(&database, &hosts, tls).await?;
         Ok(MongoBinding {
             inner: Arc::new(Inner {
                 client,
@@ -176,6 +233,7 @@ impl MongoBinding {
                 acknowledged,
                 log: ErrorLog::new(events),
                 hosts,
+                dial,
             }),
         })
     }
@@ -194,68 +252,23 @@ impl MongoBinding {
         &self.inner.settings
     }
 
-    /// The members a run's liveness probes watch when the caller knows no topology: the seed
-    /// hosts of the connection string (named after the role they answer with), every member of
-    /// a replica set they belong to, and for a mongos every shard member from `listShards`.
-    pub(crate) async fn discover_members(&self) -> Vec<super::probe::ProbeTarget> {
-        use super::probe::ProbeTarget;
+    /// How this deployment's members are dialled one by one: the user's TLS, credentials and
+    /// compressors (`db::dial`).
+    pub(crate) fn dial(&self) -> &super::dial::Dial {
+        &self.inner.dial
+    }
+
+    /// The members a run's liveness probes watch when the caller knows no topology, and a line
+    /// for each advertised member this machine cannot reach (`db::discover`).
+    pub(crate) async fn discover_members(&self) -> super::discover::Discovered {
         let admin = self.inner.client.database("admin");
-        let mut out: Vec<ProbeTarget> = Vec::new();
-        let mut push = |name: String, address: String, set: Option<&str>| {
-            if !out.iter().any(|t| t.address == address) {
-                let set = set.map(String::from);
-                out.push(ProbeTarget { name, address, set });
-            }
-        };
-        let hello = admin.run_command(doc! {"hello": 1}).await.ok();
-        let is_mongos = hello
-            .as_ref()
-            .is_some_and(|h| h.get_str("msg").ok() == Some("isdbgrid"));
-        let seeds: Vec<&str> = self
-            .inner
-            .hosts
-            .split(',')
-            .filter(|h| !h.is_empty())
-            .collect();
-        for (i, host) in seeds.iter().enumerate() {
-            let role = if is_mongos { "mongos" } else { "mongod" };
-            let name = if seeds.len() > 1 {
-                format!("{role}{i}")
-            } else {
-                role.to_string()
-            };
-            let set = hello.as_ref().and_then(|h| h.get_str("setName").ok());
-            push(name, host.to_string(), set);
-        }
-        if let Some(h) = &hello
-            && !is_mongos
-            && let (Ok(set), Ok(hosts)) = (h.get_str("setName"), h.get_array("hosts"))
-        {
-            for (i, host) in hosts.iter().filter_map(|b| b.as_str()).enumerate() {
-                push(format!("{set}[{i}]"), host.to_string(), Some(set));
-            }
-        }
-        if is_mongos
-            && let Ok(reply) = admin.run_command(doc! {"listShards": 1}).await
-            && let Ok(shards) = reply.get_array("shards")
-        {
-            for shard in shards.iter().filter_map(|s| s.as_document()) {
-                let id = shard.get_str("_id").unwrap_or("shard");
-                let hosts = shard.get_str("host").unwrap_or("");
-                let hosts = hosts.split_once('/').map(|(_, h)| h).unwrap_or(hosts);
-                let list: Vec<&str> = hosts.split(',').filter(|h| !h.is_empty()).collect();
-                for (i, host) in list.iter().enumerate() {
-                    let name = if list.len() > 1 {
-                        format!("{id}[{i}]")
-                    } else {
-                        id.to_string()
-                    };
-                    // The shard's name stands for its set: the reasons name the shard.
-                    push(name, host.to_string(), Some(id));
-                }
-            }
-        }
-        out
+        super::discover::members(&admin, &self.inner.hosts, &self.inner.dial).await
+    }
+
+    /// A line when the server has fewer connections left than `threads` (`db::discover`).
+    pub(crate) async fn connections_notice(&self, threads: usize) -> Option<String> {
+        let admin = self.inner.client.database("admin");
+        super::discover::connections_notice(&admin, threads).await
     }
 
     /// Drops the benchmark database (`load --drop`), as the seed procedure does by hand before a
@@ -318,7 +331,7 @@ impl MongoBinding {
             }
             Err(e) => facts.build_info_error = Some(describe(&e)),
         }
-        match admin.run_command(doc! {"hello": 1}).await {
+        match super::discover::hello(&admin).await {
             Ok(hello) => {
                 standin |= hello.get_bool("microshardStandin").unwrap_or(false);
                 let role = if hello.get_str("msg").ok() == Some("isdbgrid") {

@@ -87,6 +87,44 @@ pub(crate) fn classify(err: &mongodb::error::Error) -> ErrorClass {
     }
 }
 
+/// The server's error code, when the error is a command's.
+pub(crate) fn command_code(err: &mongodb::error::Error) -> Option<i32> {
+    match err.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        _ => None,
+    }
+}
+
+/// Why a server turned microshard's connection away, in one sentence that names what to fix in
+/// the connection string, when it was the credentials or TLS rather than silence: a wrong
+/// password, user or `authSource` (AuthenticationFailed), no credentials where they are
+/// required or a user without rights on the database (Unauthorized), a certificate the client does not trust (a wrong `tlsCAFile`), or a
+/// server that hangs up on a plaintext handshake (it requires TLS). `tls` says whether the
+/// connection string asked for TLS. `None` for anything else.
+pub(crate) fn refusal(err: &mongodb::error::Error, tls: bool) -> Option<String> {
+    let text = match err.kind.as_ref() {
+        ErrorKind::ServerSelection { message, .. } => message.clone(),
+        _ => err.to_string(),
+    };
+    let auth = matches!(err.kind.as_ref(), ErrorKind::Authentication { .. })
+        || command_code(err) == Some(18);
+    let why = if auth {
+        "authentication failed: check the user name, the password and authSource in the connection string".to_string()
+    } else if command_code(err) == Some(13) {
+        "the server refuses this connection the benchmark database (Unauthorized): it requires authentication, so give USER:PASSWORD@ (and authSource) in the connection string, or grant the user readWrite on the database".to_string()
+    } else if let Some(at) = text.find("invalid peer certificate") {
+        let what = text[at..].split([',', '\n']).next().unwrap_or_default();
+        format!(
+            "TLS: the server's certificate is not trusted ({what}): check tlsCAFile (the CA that signed it), or tlsAllowInvalidHostnames when only its name differs"
+        )
+    } else if !tls && (text.contains("unexpected end of file") || text.contains("reset by peer")) {
+        "the server hung up on the handshake, as a server that requires TLS does: add tls=true (and tlsCAFile) to the connection string".to_string()
+    } else {
+        return None;
+    };
+    Some(why)
+}
+
 /// A one-line, credential-free description of a driver error.
 pub(crate) fn describe(err: &mongodb::error::Error) -> String {
     let text = match err.kind.as_ref() {

@@ -13,10 +13,14 @@
 //! URL does): microshard warns when that happens.
 
 mod binding;
+pub(crate) mod dial;
+mod discover;
 pub(crate) mod errors;
 pub(crate) mod probe;
+mod reach;
 pub(crate) mod url;
 
+pub(crate) use binding::authorization_refusal;
 pub use binding::{BindingSettings, DbClient, MongoBinding, record_document};
 pub use errors::ErrorClass;
 
@@ -103,6 +107,15 @@ pub enum DbError {
         /// The property name.
         property: String,
         /// What is wrong.
+        message: String,
+    },
+    /// The server answered but turned the connection away: credentials or TLS (`message` names
+    /// what to fix in the connection string).
+    #[error("MongoDB at {hosts} refused the connection: {message}")]
+    Refused {
+        /// The seed list of the URL.
+        hosts: String,
+        /// The cause and what to fix.
         message: String,
     },
     /// No server answered within the selection timeout.

@@ -92,19 +92,28 @@ impl Prober {
     /// Starts probing every target each `period` (one ping outstanding per member at a time),
     /// giving each ping up to `patience` to answer: a late answer is a slow member, recorded
     /// with its round trip, not a silent one (`docs/reliability.md`, "Two kinds of trouble").
-    pub(crate) fn start(targets: Vec<ProbeTarget>, period: Duration, patience: Duration) -> Prober {
+    /// Each member is dialled as `dial` says (the user's TLS and credentials).
+    pub(crate) fn start(
+        targets: Vec<ProbeTarget>,
+        dial: &super::dial::Dial,
+        period: Duration,
+        patience: Duration,
+    ) -> Prober {
         let log: SharedProbeLog = Arc::new(Mutex::new(ProbeLog {
             results: Vec::new(),
             pending: vec![None; targets.len()],
         }));
         let stop = CancellationToken::new();
         let thread = {
-            let targets = targets.clone();
+            let uris: Vec<String> = targets
+                .iter()
+                .map(|t| dial.member_uri(&t.address))
+                .collect();
             let log = log.clone();
             let stop = stop.clone();
             std::thread::Builder::new()
                 .name("microshard-probe".into())
-                .spawn(move || probe_thread(targets, period, patience, log, stop))
+                .spawn(move || probe_thread(uris, period, patience, log, stop))
                 .ok()
         };
         Prober {
@@ -140,8 +149,9 @@ impl Prober {
     }
 }
 
+/// Probes each member at its connection string (`uris`, one per target, in order).
 fn probe_thread(
-    targets: Vec<ProbeTarget>,
+    uris: Vec<String>,
     period: Duration,
     patience: Duration,
     log: SharedProbeLog,
@@ -154,12 +164,11 @@ fn probe_thread(
         return;
     };
     rt.block_on(async {
-        let tasks: Vec<_> = targets
-            .iter()
+        let tasks: Vec<_> = uris
+            .into_iter()
             .enumerate()
-            .map(|(i, t)| {
-                let address = t.address.clone();
-                let member = probe_member(i, address, period, patience, log.clone(), stop.clone());
+            .map(|(i, uri)| {
+                let member = probe_member(i, uri, period, patience, log.clone(), stop.clone());
                 tokio::spawn(member)
             })
             .collect();
@@ -170,23 +179,49 @@ fn probe_thread(
     rt.shutdown_timeout(Duration::from_millis(500));
 }
 
-/// Sends `member` at `address` a `hello` every `period`, each waited for up to `patience`.
+/// A probe client for the member at `uri` (its own connection string, `db::dial`), whose
+/// every wait ends within `patience`.
+async fn probe_client(uri: &str, patience: Duration) -> Option<mongodb::Client> {
+    let mut options = ClientOptions::parse(uri).await.ok()?;
+    options.server_selection_timeout = Some(patience);
+    options.connect_timeout = Some(patience);
+    options.heartbeat_freq = Some(Duration::from_millis(500));
+    options.app_name = Some("microshard-probe".into());
+    mongodb::Client::with_options(options).ok()
+}
+
+/// One probe: whether the member answered within `patience`, and if so whether it is a writable
+/// primary. A server before 4.4.2 does not know `hello` (CommandNotFound): it is asked
+/// `isMaster` from then on (`legacy`), whose `ismaster` says the same.
+async fn ask(client: &mongodb::Client, patience: Duration, legacy: &mut bool) -> Option<bool> {
+    let admin = client.database("admin");
+    let (command, field) = if *legacy {
+        ("isMaster", "ismaster")
+    } else {
+        ("hello", "isWritablePrimary")
+    };
+    let reply = tokio::time::timeout(patience, admin.run_command(doc! {command: 1})).await;
+    match reply {
+        Ok(Ok(reply)) => Some(reply.get_bool(field).unwrap_or(false)),
+        Ok(Err(e)) if !*legacy && crate::db::errors::command_code(&e) == Some(59) => {
+            *legacy = true;
+            Box::pin(ask(client, patience, legacy)).await
+        }
+        _ => None,
+    }
+}
+
+/// Sends `member` at `uri` a `hello` every `period`, each waited for up to `patience`.
 async fn probe_member(
     member: usize,
-    address: String,
+    uri: String,
     period: Duration,
     patience: Duration,
     log: SharedProbeLog,
     stop: CancellationToken,
 ) {
-    let ms = patience.as_millis().max(1);
-    let uri = format!(
-        "mongodb://{address}/?directConnection=true&serverSelectionTimeoutMS={ms}&connectTimeoutMS={ms}&heartbeatFrequencyMS=500&appName=microshard-probe"
-    );
-    let client = match ClientOptions::parse(&uri).await {
-        Ok(o) => mongodb::Client::with_options(o).ok(),
-        Err(_) => None,
-    };
+    let client = probe_client(&uri, patience).await;
+    let mut legacy = false;
     let set_pending = |at: Option<Instant>| {
         if let Ok(mut l) = log.lock()
             && let Some(p) = l.pending.get_mut(member)
@@ -199,14 +234,7 @@ async fn probe_member(
         set_pending(Some(sent));
         let hello = async {
             match &client {
-                Some(c) => {
-                    let admin = c.database("admin");
-                    let hello = admin.run_command(doc! {"hello": 1});
-                    match tokio::time::timeout(patience, hello).await {
-                        Ok(Ok(reply)) => Some(reply.get_bool("isWritablePrimary").unwrap_or(false)),
-                        _ => None,
-                    }
-                }
+                Some(c) => ask(c, patience, &mut legacy).await,
                 None => None,
             }
         };

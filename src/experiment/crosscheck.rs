@@ -196,7 +196,7 @@ fn disagreement(row: &OpCheck, warmup: bool) -> Option<String> {
     if row.counter == "getmore" {
         return (ratio > TOLERANCE).then(|| match ratio >= 1.0 - TOLERANCE {
             true if ratio <= 1.0 + TOLERANCE => format!(
-                "the server counted {:.1} commands per {op}: an extra getMore each",
+                "the server counted {:.1} round trips (find + getMore) per {op}: an extra getMore each",
                 1.0 + ratio
             ),
             _ => format!(
@@ -298,7 +298,9 @@ mod tests {
         let c = cross_check(&doc(&[("READ", 400)]), &counters(400, 400, 0, 0), false);
         assert_eq!(
             c.warnings,
-            vec!["the server counted 2.0 commands per READ: an extra getMore each"]
+            vec![
+                "the server counted 2.0 round trips (find + getMore) per READ: an extra getMore each"
+            ]
         );
         let c = cross_check(&doc(&[("READ", 400)]), &counters(400, 120, 0, 0), false);
         assert!(c.warnings[0].contains("0.30 getMores per READ"), "{c:?}");

@@ -127,7 +127,9 @@ impl StatusSnapshot {
 
     /// Drops the memory figures no real server can have, each with the sentence saying so:
     /// resident memory above `machine_bytes` (the memory of the machine it runs on, when known),
-    /// cache in use above the cache's configured maximum. A wire-compatible server that is not
+    /// cache in use above twice the cache's configured maximum (WiredTiger lets the cache run a few
+    /// percent over its maximum before eviction catches up, so only a gross excess is no real
+    /// cache). A wire-compatible server that is not
     /// MongoDB reported a resident memory of 56 TB (issue #31): such a figure is "not reported",
     /// never a number.
     pub(crate) fn drop_implausible(&mut self, machine_bytes: Option<u64>) -> Vec<String> {
@@ -143,10 +145,10 @@ impl StatusSnapshot {
             self.resident_bytes = None;
         }
         if let (Some(c), Some(max)) = (self.cache_bytes, self.cache_max_bytes)
-            && c > max
+            && c > max.saturating_mul(2)
         {
             said.push(format!(
-                "reports {} in its cache, above the cache's maximum of {}: not used",
+                "reports {} in its cache, above twice the cache's maximum of {}: not used",
                 bytes(c),
                 bytes(max)
             ));
@@ -235,6 +237,10 @@ pub struct ServerMetrics {
     /// whose counters are the shard's.
     #[serde(default)]
     pub primaries: std::collections::BTreeMap<String, String>,
+    /// The balancer and the table's chunks before and after the cell, on a sharded deployment
+    /// whose balancer microshard stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<super::balancer::BalancerWatch>,
 }
 
 impl ServerMetrics {
@@ -681,7 +687,7 @@ mod tests {
         const GIB: u64 = 1 << 30;
         let mut s = StatusSnapshot {
             resident_bytes: Some(56 << 40),
-            cache_bytes: Some(3 * GIB),
+            cache_bytes: Some(5 * GIB),
             cache_max_bytes: Some(2 * GIB),
             ..StatusSnapshot::default()
         };
@@ -690,10 +696,18 @@ mod tests {
             said,
             vec![
                 "reports a resident memory of 56.0 TiB, above this machine's 16.0 GiB: not used",
-                "reports 3.0 GiB in its cache, above the cache's maximum of 2.0 GiB: not used",
+                "reports 5.0 GiB in its cache, above twice the cache's maximum of 2.0 GiB: not used",
             ]
         );
         assert_eq!((s.resident_bytes, s.cache_bytes), (None, None));
+        // A cache a few percent over its maximum, as WiredTiger's eviction targets allow, stays.
+        let mut over = StatusSnapshot {
+            cache_bytes: Some(2 * GIB + GIB / 20),
+            cache_max_bytes: Some(2 * GIB),
+            ..StatusSnapshot::default()
+        };
+        assert!(over.drop_implausible(None).is_empty());
+        assert_eq!(over.cache_bytes, Some(2 * GIB + GIB / 20));
         // Plausible figures, or no machine to compare with, stay.
         let mut fine = StatusSnapshot {
             resident_bytes: Some(GIB),

@@ -3,6 +3,7 @@
 //! The bookkeeping (run directory, resume, teardown, reports) is written against the
 //! [`lab::Lab`] seam; [`live`] plugs in the real topology, backend and runner modules.
 
+pub mod balancer;
 pub(crate) mod calibrate;
 pub(crate) mod ceiling;
 pub(crate) mod client_ceiling_server;

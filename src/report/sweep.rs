@@ -843,7 +843,8 @@ pub(crate) mod tests {
     fn points_whose_client_and_server_disagree_are_listed_under_the_tables() {
         use crate::experiment::crosscheck::CrossCheck;
         let mut outcome = seed_two();
-        let said = "the server counted 2.0 commands per READ: an extra getMore each";
+        let said =
+            "the server counted 2.0 round trips (find + getMore) per READ: an extra getMore each";
         let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
         assert!(!md.contains("Client and server disagree"), "{md}");
         let (v, s) = &mut outcome.curves[4];

@@ -232,7 +232,8 @@ impl<'a> PhaseRun<'a> {
         let started_wall = chrono::Utc::now();
         let start = Instant::now();
         let (handles, counters) = spawn_clients(shared, &self.split);
-        let beside = Beside::start(self, &shared.stop, &counters, probe_targets, start);
+        let probes = (probe_targets, shared.binding.dial().clone());
+        let beside = Beside::start(self, &shared.stop, &counters, probes, start);
         let joined = join_clients(handles, &shared.stop, &beside.abandon, &self.events).await;
         let elapsed = start.elapsed();
         let end = Instant::now();
@@ -393,8 +394,17 @@ impl<'a> PhaseRun<'a> {
         }
         let probe_targets = match &opts.probe_targets {
             Some(t) => t.clone(),
-            None => binding.discover_members().await,
+            None => {
+                let found = binding.discover_members().await;
+                for note in &found.notes {
+                    say(&format!("warning: {note}"));
+                }
+                found.targets
+            }
         };
+        if let Some(line) = binding.connections_notice(self.threads).await {
+            say(&format!("warning: {line}"));
+        }
         if opts.barrier {
             self.wait_at_barrier().await?;
         }
@@ -425,7 +435,7 @@ impl<'a> PhaseRun<'a> {
         &self,
         start: Instant,
         counters: &Counters,
-        targets: Vec<ProbeTarget>,
+        (targets, dial): (Vec<ProbeTarget>, crate::db::dial::Dial),
         stop: &CancellationToken,
         abandon: &CancellationToken,
     ) -> WatchSetup {
@@ -442,6 +452,7 @@ impl<'a> PhaseRun<'a> {
             dead_after: Duration::from_secs_f64(l.dead_s),
             progress: progress_of(counters),
             targets,
+            dial,
             stop: stop.clone(),
             abandon: abandon.clone(),
             events: self.events.clone(),
@@ -551,13 +562,14 @@ impl Beside {
         run: &PhaseRun<'_>,
         stop: &CancellationToken,
         counters: &Counters,
-        probe_targets: Vec<ProbeTarget>,
+        (probe_targets, dial): (Vec<ProbeTarget>, crate::db::dial::Dial),
         start: Instant,
     ) -> Beside {
         let (l, events) = (&run.limits, &run.events);
         let members = members(&probe_targets);
         let (clients_done, abandon) = (CancellationToken::new(), CancellationToken::new());
-        let watch = Watch::start(run.watch_setup(start, counters, probe_targets, stop, &abandon));
+        let probes = (probe_targets, dial);
+        let watch = Watch::start(run.watch_setup(start, counters, probes, stop, &abandon));
         let mut tasks = Vec::new();
         // maxexecutiontime: stop gracefully (in-flight ops finish, cleanup runs).
         if l.max_execution_s > 0 {

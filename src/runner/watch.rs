@@ -36,6 +36,8 @@ pub(crate) struct WatchSetup {
     pub progress: Vec<Arc<ClientProgress>>,
     /// Members to probe (empty: none).
     pub targets: Vec<ProbeTarget>,
+    /// How each member is dialled (the user's TLS and credentials).
+    pub dial: crate::db::dial::Dial,
     /// The run's stop token: cancelled when a stall lasts too long or a member is dead.
     pub stop: CancellationToken,
     /// Cancelled when a member is dead: clients still waiting on it are abandoned at once.
@@ -76,7 +78,7 @@ impl Watch {
         // member with its round trip recorded, not a silent one.
         let patience = setup.dead_after + PROBE_PERIOD;
         let prober = (!setup.targets.is_empty())
-            .then(|| Prober::start(setup.targets.clone(), PROBE_PERIOD, patience));
+            .then(|| Prober::start(setup.targets.clone(), &setup.dial, PROBE_PERIOD, patience));
         let done = CancellationToken::new();
         let start = setup.start;
         let stall_after = setup.stall_after;

@@ -344,6 +344,7 @@ impl Plan {
         let notes = &mut plan.notes;
         let ram = (opts.total_memory_gb.or_else(total_memory_gb)).filter(|_| layout.machine_ram);
         let sizing = Sizing::of(spec, ram, layout.memory_limit_gb, notes)?;
+        notes.extend(failover_notes(spec));
         if spec.hosts.iter().any(|h| h.memory_budget_gb.is_none()) {
             if !layout.machine_ram {
                 notes.push("hosts without memory_budget_gb have a 1 GB cache budget: their machines' RAM is unknown here".into());
@@ -745,6 +746,29 @@ impl PlanRow {
     }
 }
 
+/// What shard replica sets of `shard_members` members mean for a failover, said at plan time:
+/// two members cannot elect a primary when one fails (a majority of 2 is 2), and with `w=1`,
+/// which experiments pin unless the scenario or URI sets `w`, a failover after a crash can roll
+/// back writes the client was told succeeded, which later cells then read as NOT_FOUND
+/// (`docs/mongodb-versions.md`, "Replica sets").
+fn failover_notes(spec: &TopologySpec) -> Vec<String> {
+    let n = spec.shard_members;
+    let mut notes = Vec::new();
+    if spec.kind != Kind::Sharded || n < 2 {
+        return notes;
+    }
+    if n == 2 {
+        notes.push(
+            "shard_members = 2: a shard cannot elect a new primary when one of its two members fails (a majority of 2 is 2), so no failover is possible; use 3 members for one"
+                .into(),
+        );
+    }
+    notes.push(format!(
+        "shard_members = {n} with w=1 (pinned unless the scenario's mongodb.writeConcern or the URI sets w): a failover after a crash can roll back writes the client was told succeeded, and later cells read those keys as NOT_FOUND; w=majority rules it out"
+    ));
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -752,6 +776,23 @@ mod tests {
     /// The plan the backend `o` names makes (placement is the backend's).
     fn plan_of(s: &TopologySpec, o: &PlanOptions) -> Result<Plan, TopologyError> {
         crate::backend::plan(s, o)
+    }
+
+    #[test]
+    fn shard_sets_that_cannot_fail_over_or_may_roll_back_are_said_at_plan_time() {
+        let notes = |members: u32| {
+            let text = format!(
+                "name = \"r\"\nkind = \"sharded\"\nshards_per_host = 1\nshard_members = {members}\n"
+            );
+            failover_notes(&spec(&text)).join("\n")
+        };
+        assert_eq!(notes(1), "");
+        let two = notes(2);
+        assert!(two.contains("no failover is possible"), "{two}");
+        assert!(two.contains("roll back"), "{two}");
+        let three = notes(3);
+        assert!(!three.contains("no failover"), "{three}");
+        assert!(three.starts_with("shard_members = 3 with w=1"), "{three}");
     }
 
     fn spec(text: &str) -> TopologySpec {

@@ -55,6 +55,10 @@ pub(crate) async fn common_command(
 ) -> Option<CmdResult<CommonOutcome>> {
     let r = |d: Document| Some(Ok(CommonOutcome::Reply(d)));
     match name {
+        "hello" if shared.cfg.no_hello => Some(Err(CmdError::new(
+            code::COMMAND_NOT_FOUND,
+            "no such command: 'hello'",
+        ))),
         "hello" | "isMaster" | "ismaster" => r(hello(shared, name, body, conn_id)),
         "ping" => r(doc! {"ok": 1.0}),
         "_isSelf" => r(doc! {"id": shared.instance_id}),
@@ -169,7 +173,7 @@ fn hello(shared: &ServerState, name: &str, body: &Document, conn_id: i64) -> Doc
             }
         }
     }
-    if body.get("helloOk").is_some_and(truthy) {
+    if body.get("helloOk").is_some_and(truthy) && !shared.cfg.no_hello {
         d.insert("helloOk", true);
     }
     if legacy {
@@ -178,6 +182,13 @@ fn hello(shared: &ServerState, name: &str, body: &Document, conn_id: i64) -> Doc
         d.insert("isWritablePrimary", writable);
     }
     d.extend(extra);
+    // The mechanisms of the user the driver names ("admin.alice"), so it picks SCRAM-SHA-256.
+    if let Ok(user) = body.get_str("saslSupportedMechs")
+        && let Some(("admin", name)) = user.split_once('.')
+        && shared.users.knows(name)
+    {
+        d.insert("saslSupportedMechs", vec![crate::auth::MECHANISM]);
+    }
     d.insert("maxBsonObjectSize", 16 * 1024 * 1024);
     d.insert("maxMessageSizeBytes", 48_000_000);
     d.insert("maxWriteBatchSize", 100_000);
@@ -296,7 +307,7 @@ fn server_status(shared: &ServerState) -> Document {
         "localTime": DateTime::now(),
         "connections": {
             "current": shared.current_conns.load(Ordering::Relaxed) as i32,
-            "available": 838_860 - shared.current_conns.load(Ordering::Relaxed) as i32,
+            "available": (i64::from(shared.cfg.max_conns) - shared.current_conns.load(Ordering::Relaxed)).max(0) as i32,
             "totalCreated": shared.total_conns.load(Ordering::Relaxed) as i32,
         },
         "opcounters": opcounters(shared),

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use super::Role;
 
 use super::StandinError;
+use crate::security_flags::{AuthUser, SecurityGiven, redact_argv};
+use crate::tls::TlsFiles;
 
 /// The longest stand-in service time per operation (10 s): the capacity model's bound.
 pub const MAX_SERVICE_TIME_US: u64 = 10_000_000;
@@ -81,7 +83,27 @@ pub struct StandinConfig {
     /// this process's resident memory, so tests can show a figure no machine has (the 56 TB a
     /// wire-compatible server that is not MongoDB reported, issue #31).
     pub resident_mib: Option<u32>,
-    /// The flags exactly as given (`getCmdLineOpts.argv`).
+    /// TLS required on every connection (`--tls-cert`/`--tls-key`, or `--tlsMode requireTLS
+    /// --tlsCertificateKeyFile`); `None`: plaintext.
+    pub tls: Option<TlsFiles>,
+    /// Stand-in only: `--auth-user NAME:PASSWORD` (repeatable), the users of `admin`; any user
+    /// makes authentication (SCRAM-SHA-256) required, and the first is the one the stand-in
+    /// authenticates as to its peers.
+    pub auth_users: Vec<AuthUser>,
+    /// Stand-in only: `--balancer-on-after-ms MS` (mongos): MS ms after the first data command on
+    /// a user database, the balancer is switched back on, as a Kubernetes operator re-enables a
+    /// balancer someone stopped (Percona's, unless `spec.sharding.balancer.enabled: false`), so
+    /// tests see that a cell during which it came back is degraded.
+    pub balancer_on_after_ms: Option<u64>,
+    /// `--maxConns N`: the connections `serverStatus.connections` counts as the most it takes
+    /// (`available` = N − current), as mongod reports it; 838,860 without it, mongod's figure
+    /// on a machine with a high open-file limit. Connections beyond it are not refused.
+    pub max_conns: u32,
+    /// Stand-in only: `--no-hello`, `hello` is answered CommandNotFound (59) and `isMaster` no
+    /// longer offers it (`helloOk`), as MongoDB 4.4.0 and 4.4.1 answer, so tests see that
+    /// microshard falls back to `isMaster` (`docs/mongodb-versions.md`, 4.4).
+    pub no_hello: bool,
+    /// The flags as given (`getCmdLineOpts.argv`), passwords replaced by `<password>`.
     pub argv: Vec<String>,
     /// Log to stdout when there is no `--logpath` (the CLI sets this; in-process servers stay quiet).
     pub log_to_stdout: bool,
@@ -126,6 +148,12 @@ const VALUE_FLAGS: &[(&str, bool, bool)] = &[
     ("stall", true, true),
     ("step-down", true, false),
     ("resident-mib", true, true),
+    ("balancer-on-after-ms", false, true),
+    ("tls-cert", true, true),
+    ("tls-key", true, true),
+    ("tlsCertificateKeyFile", true, true),
+    ("tlsCAFile", true, true),
+    ("auth-user", true, true),
 ];
 
 /// Flags without a value, by role.
@@ -147,6 +175,7 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("verbose", true, true),
     ("write-concern-error", true, false),
     ("zero-counters", true, true),
+    ("no-hello", true, true),
 ];
 
 fn bad(msg: impl Into<String>) -> StandinError {
@@ -159,6 +188,7 @@ struct Given {
     port: Option<u16>,
     bind_ip: Option<String>,
     workers: bool,
+    security: SecurityGiven,
 }
 
 /// The program name the role answers to.
@@ -255,6 +285,11 @@ impl StandinConfig {
             step_down: None,
             zero_counters: false,
             resident_mib: None,
+            tls: None,
+            auth_users: Vec::new(),
+            no_hello: false,
+            max_conns: 838_860,
+            balancer_on_after_ms: None,
             argv: Vec::new(),
             log_to_stdout: false,
         }
@@ -264,9 +299,10 @@ impl StandinConfig {
     pub fn from_args(role: Role, args: &[String]) -> Result<StandinConfig, StandinError> {
         let prog = program(role);
         let mut cfg = StandinConfig::new(role);
-        cfg.argv = std::iter::once(prog.to_string())
+        let argv: Vec<String> = std::iter::once(prog.to_string())
             .chain(args.iter().cloned())
             .collect();
+        cfg.argv = redact_argv(&argv);
         let mut given = Given::default();
         let mut i = 0;
         while i < args.len() {
@@ -324,6 +360,7 @@ impl StandinConfig {
             "quiet" => self.quiet = true,
             "write-concern-error" => self.write_concern_error = true,
             "zero-counters" => self.zero_counters = true,
+            "no-hello" => self.no_hello = true,
             "fork" => {
                 return Err(bad(format!(
                     "--fork: the microshard stand-in never forks; run {prog} in the foreground (microshard keeps the process handle itself)"
@@ -341,6 +378,9 @@ impl StandinConfig {
         value: String,
         given: &mut Given,
     ) -> Result<(), StandinError> {
+        if given.security.take(name, &value)? {
+            return Ok(());
+        }
         match name {
             "port" => {
                 let p: u16 = value.parse().map_err(|_| {
@@ -433,6 +473,20 @@ impl StandinConfig {
                     ))
                 })?);
             }
+            "maxConns" => {
+                self.max_conns = value.parse().ok().filter(|n: &u32| *n > 0).ok_or_else(|| {
+                    bad(format!(
+                        "--maxConns: '{value}' is not a positive whole number"
+                    ))
+                })?;
+            }
+            "balancer-on-after-ms" => {
+                self.balancer_on_after_ms = Some(value.parse().map_err(|_| {
+                    bad(format!(
+                        "--balancer-on-after-ms: '{value}' is not a whole number of milliseconds"
+                    ))
+                })?);
+            }
             "election-delay-ms" => {
                 self.election_delay_ms = Some(value.parse().map_err(|_| {
                     bad(format!(
@@ -482,6 +536,8 @@ impl StandinConfig {
 
     /// The port (by cluster role when not given) and the addresses to listen on.
     fn finish(&mut self, given: Given) -> Result<(), StandinError> {
+        self.tls = given.security.settle()?;
+        self.auth_users = given.security.users;
         self.port = given.port.unwrap_or(if self.shardsvr {
             27018
         } else if self.configsvr {

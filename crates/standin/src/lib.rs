@@ -26,7 +26,10 @@
 //!   A command waits up to 2 s for the config server before failing with 133. Shards are
 //!   reached as replica sets (one member or several): an operation waits for a shard's primary
 //!   up to `defaultFindReplicaSetHostTimeoutMS` (15 s, or `--setParameter`), then fails with 133,
-//!   and is sent again (up to 3 times) when a member answers that it is no longer primary.
+//!   and is sent again (up to 3 times) when a member answers that it is no longer primary: a
+//!   read, or a write the client made retryable (`txnNumber`). A write's failure on one shard
+//!   fails only that shard's statements: `ok: 1` with a write error each (133 for a shard
+//!   without primary), the other shards' statements applied.
 //! - The capacity model (`--service-time-us`, `--workers`) charges one service time per document for
 //!   inserts, per statement for updates/deletes, and per command for reads (find, getMore, count,
 //!   aggregate); see `capacity.rs`.
@@ -37,6 +40,13 @@
 //!   client would cost it when the `find` arrives, not later. mongod's IDHACK plan (a `find
 //!   {_id: v}` knows it is at its end after one document) is not imitated.
 //! - Unix-domain sockets exist only when `--unixSocketPrefix` is given.
+//! - Security is a flag away and all or nothing: `--tls-cert FILE --tls-key FILE` (or mongod's
+//!   `--tlsMode requireTLS --tlsCertificateKeyFile FILE`) requires TLS on every TCP connection
+//!   (rustls; client certificates are not asked for), and `--auth-user NAME:PASSWORD` requires
+//!   SCRAM-SHA-256 as that user of `admin` before any command but the handshake (`hello`,
+//!   `ping`, `buildInfo`, `saslStart`, ...). Members reach each other with the same TLS (trusting
+//!   `--tlsCAFile`) as the first user, where real members use the `--keyFile` internal user.
+//!   There are no roles: an authenticated user may do everything.
 //! - `--stall D/P` makes it stall as a loaded server does (a checkpoint, cache eviction): no data
 //!   operation completes for D ms every P ms, while `ping`, `hello` and `serverStatus` are
 //!   answered at once.
@@ -81,18 +91,22 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod auth;
 mod capacity;
 mod cmderr;
 mod common;
 mod config;
 mod fields;
 mod mongod;
+mod peer;
 mod query;
 mod repl;
 mod router;
+mod security_flags;
 mod server;
 mod state;
 mod store;
+mod tls;
 mod value;
 mod wire;
 
@@ -100,6 +114,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 pub use config::{MAX_SERVICE_TIME_US, Stall, StandinConfig, StepDown};
+pub use security_flags::AuthUser;
+pub use tls::TlsFiles;
 
 /// The role the stand-in plays, chosen the way real MongoDB chooses it: by the program name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

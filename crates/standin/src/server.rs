@@ -159,10 +159,12 @@ fn bind(cfg: &StandinConfig) -> Result<Vec<tokio::net::TcpListener>, StandinErro
     Ok(listeners)
 }
 
-/// One stand-in as its connections see it: the shared state, and the router when it is a mongos.
+/// One stand-in as its connections see it: the shared state, the router when it is a mongos,
+/// and the TLS acceptor when TLS is required.
 struct Server {
     state: Arc<ServerState>,
     router: Option<Arc<Router>>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// The shared state of a server listening on `port`, over the files it opened.
@@ -185,6 +187,8 @@ fn new_state(cfg: StandinConfig, port: u16, files: Files) -> ServerState {
         log: files.log,
         hostname: hostname(),
         instance_id: mongodb::bson::oid::ObjectId::new(),
+        users: crate::auth::Users::new(&cfg.auth_users),
+        peer: crate::peer::Peer::from_config(&cfg),
         _dbpath_lock: files.lock,
         cfg,
     }
@@ -201,6 +205,7 @@ fn start(
         .and_then(|l| l.local_addr().ok())
         .ok_or_else(|| StandinError::Io("no listening address".into()))?;
     let port = first_addr.port();
+    let tls = cfg.tls.as_ref().map(crate::tls::acceptor).transpose()?;
     let router = match cfg.role {
         Role::Mongos => Some(Arc::new(Router::new(&cfg)?)),
         Role::Mongod => None,
@@ -235,12 +240,13 @@ fn start(
         "NETWORK",
         23016,
         "Waiting for connections",
-        doc! {"port": i64::from(port), "ssl": "off"},
+        doc! {"port": i64::from(port), "ssl": if tls.is_some() { "on" } else { "off" }},
     );
     let unix = bind_unix(&shared)?;
     let server = Arc::new(Server {
         state: shared.clone(),
         router,
+        tls,
     });
     let task = tokio::spawn(serve(server, listeners, unix));
     Ok(StandinHandle {
@@ -341,10 +347,44 @@ async fn accept_loop(server: Arc<Server>, listener: tokio::net::TcpListener) {
                 if !shared.cfg.quiet {
                     shared.log("NETWORK", 22943, "Connection accepted", doc! {"remote": peer.to_string(), "connectionId": id});
                 }
-                spawn_conn(&server, stream, id);
+                match &server.tls {
+                    Some(acceptor) => spawn_tls_conn(&server, acceptor.clone(), stream, id),
+                    None => spawn_conn(&server, stream, id),
+                }
             }
         }
     }
+}
+
+/// How long a client has to complete its TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Completes the TLS handshake in a task of its own (so a slow or plaintext client holds up no
+/// other), then serves the connection; a failed handshake closes it, logged as mongod logs it.
+fn spawn_tls_conn(
+    server: &Arc<Server>,
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    id: i64,
+) {
+    let s = server.clone();
+    tokio::spawn(async move {
+        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => spawn_conn(&s, tls, id),
+            Ok(Err(e)) => s.state.log(
+                "NETWORK",
+                22988,
+                "Error receiving request from client. Ending connection from remote",
+                doc! {"error": format!("SSLHandshakeFailed: {e}"), "connectionId": id},
+            ),
+            Err(_) => s.state.log(
+                "NETWORK",
+                22988,
+                "Error receiving request from client. Ending connection from remote",
+                doc! {"error": "SSLHandshakeFailed: no handshake in time", "connectionId": id},
+            ),
+        }
+    });
 }
 
 async fn accept_unix(server: Arc<Server>, listener: tokio::net::UnixListener) {
@@ -375,6 +415,7 @@ async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, stream: 
     let (r, mut w) = tokio::io::split(stream);
     let mut r = BufReader::with_capacity(64 * 1024, r);
     let mut reply_id: i32 = 1;
+    let mut auth = crate::auth::ConnAuth::default();
     loop {
         let req = tokio::select! {
             _ = shared.shutdown.cancelled() => return,
@@ -393,7 +434,7 @@ async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, stream: 
                 return;
             }
         };
-        let out = dispatch(server, &req, conn_id).await;
+        let out = dispatch(server, &req, conn_id, &mut auth).await;
         let doc = match out {
             Outcome::Reply(d) => d,
             Outcome::Close => {
@@ -413,7 +454,12 @@ async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, stream: 
 }
 
 /// Answers one request: a common command here, the rest by the role.
-async fn dispatch(server: &Server, req: &Request, conn_id: i64) -> Outcome {
+async fn dispatch(
+    server: &Server,
+    req: &Request,
+    conn_id: i64,
+    auth: &mut crate::auth::ConnAuth,
+) -> Outcome {
     let shared = &server.state;
     let body = &req.body;
     let Some(name) = body.keys().next().cloned() else {
@@ -443,6 +489,12 @@ async fn dispatch(server: &Server, req: &Request, conn_id: i64) -> Outcome {
     ) {
         shared.counters.command.fetch_add(1, Ordering::Relaxed);
     }
+    if let Some(answer) = auth.command(&shared.users, &name, &db, body) {
+        return Outcome::Reply(with_ok(answer));
+    }
+    if let Err(e) = auth.check(&shared.users, &name) {
+        return Outcome::Reply(e.to_doc());
+    }
     let result = match common_command(shared, &name, &db, body, conn_id).await {
         Some(Ok(CommonOutcome::Reply(d))) => Ok(d),
         Some(Ok(CommonOutcome::Shutdown)) => return Outcome::Close,
@@ -458,6 +510,11 @@ async fn dispatch(server: &Server, req: &Request, conn_id: i64) -> Outcome {
             },
         },
     };
+    Outcome::Reply(with_ok(result))
+}
+
+/// The reply to send for a command's result: its error, or its document with `ok: 1`.
+fn with_ok(result: Result<Document, CmdError>) -> Document {
     let mut d = match result {
         Ok(d) => d,
         Err(e) => e.to_doc(),
@@ -465,5 +522,5 @@ async fn dispatch(server: &Server, req: &Request, conn_id: i64) -> Outcome {
     if !d.contains_key("ok") {
         d.insert("ok", 1.0);
     }
-    Outcome::Reply(d)
+    d
 }

@@ -100,6 +100,10 @@ pub(crate) struct ServerState {
     /// This process's `_isSelf` id: how a member finds itself among names it cannot match
     /// to its own addresses (MongoDB's isSelf slow path).
     pub instance_id: mongodb::bson::oid::ObjectId,
+    /// The users connections must authenticate as (none: no authentication).
+    pub users: crate::auth::Users,
+    /// How this server dials its peers (TLS, credentials).
+    pub peer: crate::peer::Peer,
     /// The `--dbpath` lock, held for the server's life.
     pub _dbpath_lock: Option<File>,
 }

@@ -341,7 +341,10 @@ async fn default_rw_concern_is_refused_where_mongodb_refuses_it() {
 
 /// While a shard has no primary (`--step-down`), mongos holds an operation for
 /// `defaultFindReplicaSetHostTimeoutMS` and then answers FailedToSatisfyReadPreference (133), as
-/// real mongos does; once the set has a primary again the same write goes through.
+/// real mongos does: for a write, `ok: 1` with the code as the statement's write error; once the
+/// set has a primary again the same write goes through. A write that is not retryable (no
+/// `txnNumber`) is not sent again after the stepped-down primary's NotWritablePrimary: that
+/// answer is its write error at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mongos_holds_operations_while_a_shard_has_no_primary_then_answers_133() {
     let c = Cluster::start(
@@ -351,21 +354,59 @@ async fn mongos_holds_operations_while_a_shard_has_no_primary_then_answers_133()
     )
     .await;
     let db = c.client.database("ycsb");
+    let coll = db.collection::<Document>("usertable");
     // The shard's first query starts its clock.
-    db.collection::<Document>("usertable")
-        .find_one(doc! {})
-        .await
-        .unwrap();
+    coll.find_one(doc! {}).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let insert = doc! {"insert": "usertable", "documents": [{"_id": "user1"}]};
+    let plain = doc! {"insert": "usertable", "documents": [{"_id": "user0"}]};
+    let reply = db.run_command(plain).await.unwrap();
+    let first = reply.get_array("writeErrors").unwrap()[0].clone();
+    let first = first.as_document().unwrap();
+    assert_eq!(first.get_i32("code"), Ok(10107), "{reply}");
+    // The driver's insert is a retryable write: mongos waits for a primary, then gives up.
     let asked = Instant::now();
-    let e = db.run_command(insert.clone()).await.unwrap_err();
+    let e = coll.insert_one(doc! {"_id": "user1"}).await.unwrap_err();
     assert_eq!(code_of(&e), Some(133), "{e}");
+    assert!(
+        e.to_string()
+            .contains("Write results unavailable from failing to target a host in the shard sh0"),
+        "{e}"
+    );
     assert!(
         asked.elapsed() >= Duration::from_millis(700),
         "held {:?}",
         asked.elapsed()
     );
-    wait_until(|| async { db.run_command(insert.clone()).await.is_ok() }).await;
+    wait_until(|| async { coll.insert_one(doc! {"_id": "user1"}).await.is_ok() }).await;
+    c.shutdown().await;
+}
+
+/// An unordered insert over two shards, one of them without a primary: mongos inserts the other
+/// shard's documents and answers `ok: 1` with a write error (133) for each statement of the
+/// shard it could not target, as real mongos's batch executor does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_without_primary_fails_only_its_own_statements() {
+    let c = Cluster::start(
+        2,
+        "--step-down sh0:200/3000",
+        "--setParameter defaultFindReplicaSetHostTimeoutMS=500",
+    )
+    .await;
+    let coll = c
+        .client
+        .database("ycsb")
+        .collection::<Document>("usertable");
+    coll.find_one(doc! {}).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let docs: Vec<Document> = (0..40).map(|i| doc! {"_id": format!("user{i}")}).collect();
+    let e = coll.insert_many(docs).ordered(false).await.unwrap_err();
+    let mongodb::error::ErrorKind::InsertMany(m) = e.kind.as_ref() else {
+        panic!("{e}");
+    };
+    let errors = m.write_errors.clone().unwrap_or_default();
+    let inserted = 40 - errors.len();
+    assert!(!errors.is_empty() && inserted > 0, "{e}");
+    assert!(errors.iter().all(|w| w.code == 133), "{e}");
+    assert_eq!(usertable_count(&c.shards[1]).await, inserted as u64);
     c.shutdown().await;
 }

@@ -7,4 +7,5 @@ mod util;
 mod cursors;
 mod mongod;
 mod replset;
+mod secured;
 mod sharded;

@@ -1,5 +1,6 @@
 //! Measuring one cell of the matrix: its properties, the run with the server watched beside it, its server metrics, and its file written the moment it exists.
 
+use crate::experiment::balancer::{self, BalancerLook, BalancerWatch};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -199,7 +200,7 @@ pub(super) async fn measure_cell<L: Lab>(
         false => config.command.duration_s.map(Duration::from_secs),
     };
     let mut watch = match lab.collects_server_metrics() && !cell.finished {
-        true => Some(CellWatch::begin(deployment).await),
+        true => Some(CellWatch::begin(deployment, &cell.props).await),
         false => None,
     };
     let bar = progress.phase(&cell.caption(topology), expected);
@@ -254,16 +255,35 @@ pub(super) struct CellWatch {
     pub(super) standby: Vec<(metrics::Watched, Option<metrics::StatusSnapshot>)>,
     /// Samples their counters while the cell runs.
     pub(super) sampler: Option<metrics::Sampler>,
+    /// The balancer and the table's chunks before the cell, where they are watched.
+    pub(super) balancer: Option<BalancerLook>,
+}
+
+/// Whether the cell's balancer and chunks are watched: on a sharded deployment whose balancer
+/// microshard stopped (`keep_balancer` unset).
+fn balancer_watched(deployment: &Deployment) -> bool {
+    deployment
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.kind == crate::topology::Kind::Sharded && !p.keep_balancer)
 }
 
 impl CellWatch {
     /// Finds who to watch and reads their counters before the cell.
-    pub(super) async fn begin(deployment: &Deployment) -> Self {
+    pub(super) async fn begin(deployment: &Deployment, props: &Properties) -> Self {
         let (watched, primaries) = facts::at_cell_start(deployment).await;
         let standby = facts::standby_members(deployment, &watched);
-        let (before, standby_before) = futures::join!(
+        let table = props.text(&prop::TABLE);
+        let balancer = async {
+            match balancer_watched(deployment) {
+                true => Some(balancer::look(&deployment.entry_uri, table).await),
+                false => None,
+            }
+        };
+        let (before, standby_before, balancer) = futures::join!(
             metrics::snapshot_all(&watched),
-            metrics::snapshot_all(&standby)
+            metrics::snapshot_all(&standby),
+            balancer
         );
         Self {
             watched,
@@ -271,6 +291,7 @@ impl CellWatch {
             before,
             standby: standby.into_iter().zip(standby_before).collect(),
             sampler: None,
+            balancer,
         }
     }
 
@@ -341,6 +362,13 @@ impl CellWatch {
             })
             .collect();
         let table = props.text(&prop::TABLE);
+        let balancer = match self.balancer.take() {
+            Some(before) => Some(BalancerWatch {
+                before,
+                after: balancer::look(&deployment.entry_uri, table).await,
+            }),
+            None => None,
+        };
         // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
         // `mongodb.url` says (FIDELITY-2 N6).
         let mut m = ServerMetrics {
@@ -348,6 +376,7 @@ impl CellWatch {
             shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table)
                 .await,
             primaries: self.primaries,
+            balancer,
             ..Default::default()
         };
         m.finish();
@@ -392,6 +421,11 @@ pub(super) fn write_cell(
     let mut summary = measured.summary;
     let mut document = measured.document;
     let (crosscheck, mut warnings) = cross_check(server.as_mut(), &document, props, deployment);
+    let balancer = server.as_ref().and_then(|s| s.balancer.as_ref());
+    if let Some(why) = balancer.and_then(balancer::degraded) {
+        summary.validity.degrade(why.clone());
+        document.validity.degrade(why);
+    }
     let mut config_changed = false;
     match client_ceiling_check(summary.throughput, config) {
         CeilingCheck::Clear => {}

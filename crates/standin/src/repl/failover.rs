@@ -53,7 +53,8 @@ pub(crate) fn note_query(shared: &Arc<ServerState>, db: &str) {
     drop(st);
     for host in others {
         let cmd = told(&failover, &host);
-        tokio::spawn(async move { super::initiate::send_internal(&host, cmd).await });
+        let peer = shared.peer.clone();
+        tokio::spawn(async move { super::initiate::send_internal(&peer, &host, cmd).await });
     }
 }
 

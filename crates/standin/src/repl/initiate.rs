@@ -1,6 +1,7 @@
 //! `replSetInitiate`: the configuration checked with mongod's rules, the quorum check, this
 //! node found among the members, then the first election and the other members told.
 
+use crate::peer::Peer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,7 +42,7 @@ async fn is_self_slow(shared: &ServerState, host: &str) -> bool {
     let uri = format!(
         "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
     );
-    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+    let Ok(client) = shared.peer.client(&uri).await else {
         return false;
     };
     let answer = client
@@ -73,7 +74,7 @@ pub(crate) async fn initiate(shared: &Arc<ServerState>, body: &Document) -> CmdR
     check_localhost_mix(&hosts)?;
     let me = find_self(shared, &set, &cfg, &hosts, me).await?;
     let (winner, delay) = first_election(&shared.cfg, hosts.len())?;
-    quorum_check(&set, &me, &hosts).await?;
+    quorum_check(&shared.peer, &set, &me, &hosts).await?;
     refuse_if_initiated(shared)?;
     let winner_host = hosts[winner].clone();
     elect_and_tell(shared, cfg, me, hosts, winner_host, delay)
@@ -320,7 +321,7 @@ fn elect_and_tell(
         let join = join.clone();
         let sh = shared.clone();
         tokio::spawn(async move {
-            if tell_member(&host, join).await
+            if tell_member(&sh.peer, &host, join).await
                 && let Some(mut st) = lock(&sh)
             {
                 st.joined.push(host);
@@ -334,10 +335,10 @@ fn elect_and_tell(
 /// other member must answer, be a `--replSet` member of this set and not be initiated yet;
 /// otherwise NodeNotFound (74). So the stand-in refuses an initiate sent before all members run,
 /// as MongoDB does.
-async fn quorum_check(set: &str, me: &str, hosts: &[String]) -> Result<(), CmdError> {
+async fn quorum_check(peer: &Peer, set: &str, me: &str, hosts: &[String]) -> Result<(), CmdError> {
     let others: Vec<&String> = hosts.iter().filter(|h| h.as_str() != me).collect();
     let checks = others.iter().map(|h| async move {
-        let outcome = member_hello(h).await;
+        let outcome = member_hello(peer, h).await;
         let problem = match outcome {
             Err(e) => Some(e),
             Ok(d) if d.get_str("msg") == Ok("isdbgrid") => Some("it is a mongos".to_string()),
@@ -372,13 +373,11 @@ async fn quorum_check(set: &str, me: &str, hosts: &[String]) -> Result<(), CmdEr
     ))
 }
 
-async fn member_hello(host: &str) -> Result<Document, String> {
+async fn member_hello(peer: &Peer, host: &str) -> Result<Document, String> {
     let uri = format!(
         "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
     );
-    let client = mongodb::Client::with_uri_str(uri)
-        .await
-        .map_err(|e| e.to_string())?;
+    let client = peer.client(&uri).await.map_err(|e| e.to_string())?;
     let answer = client
         .database("admin")
         .run_command(doc! {"hello": 1})
@@ -397,9 +396,9 @@ struct Join {
     election_at: Instant,
 }
 
-async fn tell_member(host: &str, join: Join) -> bool {
+async fn tell_member(peer: &Peer, host: &str, join: Join) -> bool {
     let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000");
-    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+    let Ok(client) = peer.client(&uri).await else {
         return false;
     };
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -428,9 +427,9 @@ async fn tell_member(host: &str, join: Join) -> bool {
 
 /// Sends a stand-in internal command to member `host`, retrying while it cannot be reached
 /// (for up to about 5 s); whether it accepted it.
-pub(super) async fn send_internal(host: &str, cmd: Document) -> bool {
+pub(super) async fn send_internal(peer: &Peer, host: &str, cmd: Document) -> bool {
     let uri = format!("mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=1000");
-    let Ok(client) = mongodb::Client::with_uri_str(uri).await else {
+    let Ok(client) = peer.client(&uri).await else {
         return false;
     };
     for _ in 0..10 {

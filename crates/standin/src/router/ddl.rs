@@ -199,11 +199,16 @@ fn seed_list(spec: &str) -> CmdResult<(Option<String>, Vec<String>)> {
 
 /// Asks the seed hosts who they are; like mongos's replica-set monitor, prefers the one that is
 /// primary (any member may have won the election), else the first that answered.
-async fn seed_hello(spec: &str, set: Option<&str>, hosts: &[String]) -> CmdResult<Document> {
+async fn seed_hello(
+    peer: &crate::peer::Peer,
+    spec: &str,
+    set: Option<&str>,
+    hosts: &[String],
+) -> CmdResult<Document> {
     let mut hello: Option<Document> = None;
     let mut last_err = None;
     for h in hosts {
-        match client_for(std::slice::from_ref(h), None, 2000).await {
+        match client_for(peer, std::slice::from_ref(h), None, 2000).await {
             Ok(c) => match run_on(&c, "admin", doc! {"hello": 1}).await {
                 Ok(d) => {
                     let primary = d.get_bool("isWritablePrimary").unwrap_or(false);
@@ -330,7 +335,7 @@ impl Router {
         let spec = Fields::new("addShard", body).req_str("addShard")?;
         let name = body.get_str("name").ok().map(str::to_string);
         let (set, hosts) = seed_list(&spec)?;
-        let hello = seed_hello(&spec, set.as_deref(), &hosts).await?;
+        let hello = seed_hello(&self.peer, &spec, set.as_deref(), &hosts).await?;
         let set = shard_set(&spec, set, &hosts, &hello)?;
         let _g = self.ddl.lock().await;
         let existing = self.config_find("shards", doc! {}).await?;
@@ -349,7 +354,7 @@ impl Router {
         let host = format!("{set}/{all_hosts}");
         self.config_write(doc! {"insert": "shards", "documents": [{"_id": shard_name.clone(), "host": host.clone(), "state": 1, "topologyTime": timestamp_now(DateTime::now())}]}).await?;
         let hlist: Vec<String> = all_hosts.split(',').map(String::from).collect();
-        let client = client_for(&hlist, Some(&set), self.shard_primary_wait_ms).await?;
+        let client = client_for(&self.peer, &hlist, Some(&set), self.shard_primary_wait_ms).await?;
         if let Ok(mut st) = self.state.write() {
             st.shards.push(ShardConn {
                 id: shard_name.clone(),
@@ -380,6 +385,24 @@ impl Router {
     pub(super) async fn balancer_switch(&self, on: bool) -> CmdResult {
         self.config_write(doc! {"update": "settings", "updates": [{"q": {"_id": "balancer"}, "u": {"$set": {"mode": if on {"full"} else {"off"}, "stopped": !on}}, "upsert": true}]}).await?;
         Ok(doc! {"ok": 1.0})
+    }
+
+    /// `--balancer-on-after-ms`: switches the balancer back on once its time has come (checked at
+    /// every command, so the next one, a `balancerStatus` included, sees it on), once.
+    pub(super) async fn balancer_back_on_if_due(&self) {
+        let Some(first) = self.first_user_command.get() else {
+            return;
+        };
+        let due = match self.balancer_on_after.lock() {
+            Ok(mut after) => match *after {
+                Some(d) if first.elapsed() >= d => after.take().is_some(),
+                _ => false,
+            },
+            Err(_) => false,
+        };
+        if due {
+            let _ = self.balancer_switch(true).await;
+        }
     }
 
     /// `balancerStatus`: the mode, with a round counted per call while it is on.

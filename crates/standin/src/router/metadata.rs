@@ -31,6 +31,11 @@ impl Router {
             balancer_rounds: AtomicI64::new(0),
             misses: std::sync::Mutex::new(HashMap::new()),
             shard_primary_wait_ms: shard_primary_wait_ms(cfg),
+            peer: crate::peer::Peer::from_config(cfg),
+            balancer_on_after: std::sync::Mutex::new(
+                cfg.balancer_on_after_ms.map(Duration::from_millis),
+            ),
+            first_user_command: std::sync::OnceLock::new(),
         })
     }
 
@@ -64,7 +69,8 @@ impl Router {
     }
 
     async fn connect_config(&self) -> CmdResult<()> {
-        let client = client_for(&self.config_hosts, Some(&self.config_set), 1000).await?;
+        let client =
+            client_for(&self.peer, &self.config_hosts, Some(&self.config_set), 1000).await?;
         let hello = run_on(&client, "admin", doc! {"hello": 1}).await?;
         if hello.get_str("setName").ok() != Some(self.config_set.as_str())
             || !hello.get_bool("isWritablePrimary").unwrap_or(false)
@@ -120,7 +126,7 @@ impl Router {
         let shards = self.config_find("shards", doc! {}).await?;
         let dbs = self.config_find("databases", doc! {}).await?;
         let colls = self.config_find("collections", doc! {}).await?;
-        let conns = shard_conns(&shards, self.shard_primary_wait_ms).await?;
+        let conns = shard_conns(&self.peer, &shards, self.shard_primary_wait_ms).await?;
         let mut metas = HashMap::new();
         for c in &colls {
             if let Some((ns, meta)) = self.collection_meta(c).await? {
@@ -302,7 +308,11 @@ fn shard_primary_wait_ms(cfg: &StandinConfig) -> u64 {
 
 /// A connection to every shard in `config.shards` (`set/host,host` or a single host), each
 /// waiting up to `wait_ms` for its primary.
-async fn shard_conns(shards: &[Document], wait_ms: u64) -> CmdResult<Vec<ShardConn>> {
+async fn shard_conns(
+    peer: &crate::peer::Peer,
+    shards: &[Document],
+    wait_ms: u64,
+) -> CmdResult<Vec<ShardConn>> {
     let mut conns = Vec::new();
     for s in shards {
         let (Ok(id), Ok(host)) = (s.get_str("_id"), s.get_str("host")) else {
@@ -315,7 +325,7 @@ async fn shard_conns(shards: &[Document], wait_ms: u64) -> CmdResult<Vec<ShardCo
             ),
             None => (None, vec![host.to_string()]),
         };
-        let client = client_for(&hosts, set.as_deref(), wait_ms).await?;
+        let client = client_for(peer, &hosts, set.as_deref(), wait_ms).await?;
         conns.push(ShardConn {
             id: id.to_string(),
             host: host.to_string(),

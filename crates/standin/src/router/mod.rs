@@ -79,6 +79,13 @@ pub(crate) struct Router {
     misses: std::sync::Mutex<HashMap<String, std::time::Instant>>,
     /// How long an operation waits for a shard's primary before it fails with 133 (ms).
     shard_primary_wait_ms: u64,
+    /// How it dials shards and config servers (its TLS and credentials).
+    peer: crate::peer::Peer,
+    /// `--balancer-on-after-ms`: when the balancer comes back on, counted from
+    /// [`Router::first_user_command`]; cleared once it has.
+    balancer_on_after: std::sync::Mutex<Option<std::time::Duration>>,
+    /// When the first data command on a user database arrived.
+    first_user_command: std::sync::OnceLock<std::time::Instant>,
 }
 
 /// The hash used for hashed shard keys: FNV-1a over the value's BSON encoding, then a 64-bit mixer.
@@ -320,6 +327,11 @@ impl Router {
             };
         }
         let cmd = entry.map(|(cmd, _)| cmd);
+        let data = matches!(name, "insert" | "find" | "update" | "delete" | "getMore");
+        if data && !matches!(db, "admin" | "config" | "local") {
+            self.first_user_command.get_or_init(std::time::Instant::now);
+        }
+        self.balancer_back_on_if_due().await;
         if on_config_server(cmd, db) {
             return self.forward_to_config(shared, cmd, name, db, body).await;
         }

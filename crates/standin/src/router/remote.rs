@@ -23,6 +23,7 @@ const NOT_PRIMARY: &[i32] = &[10107, 13435, 13436, 189, 11602];
 /// A driver client for `hosts`: a replica-set connection when `set` is given (one member or
 /// several: like mongos's replica set monitor, it waits for the set's primary), else direct.
 pub(super) async fn client_for(
+    peer: &crate::peer::Peer,
     hosts: &[String],
     set: Option<&str>,
     timeout_ms: u64,
@@ -33,7 +34,7 @@ pub(super) async fn client_for(
         None => (format!("directConnection=true&{timeouts}"), &hosts[..1]),
     };
     let uri = format!("mongodb://{}/?{opts}&maxPoolSize=64", hosts.join(","));
-    let o = mongodb::options::ClientOptions::parse(uri.as_str())
+    let mut o = mongodb::options::ClientOptions::parse(uri.as_str())
         .await
         .map_err(|e| {
             CmdError::new(
@@ -41,6 +42,7 @@ pub(super) async fn client_for(
                 format!("bad host list {}: {e}", hosts.join(",")),
             )
         })?;
+    peer.secure(&mut o);
     Client::with_options(o).map_err(|e| CmdError::new(code::FAILED_TO_PARSE, e.to_string()))
 }
 
@@ -74,6 +76,25 @@ pub(super) async fn run_on(client: &Client, db: &str, cmd: Document) -> CmdResul
             other => return other,
         }
     }
+}
+
+/// Runs a write, sent again after a not-primary answer only when it is a retryable write (the
+/// client gave it a `txnNumber`), as mongos does: a plain write that reached a stepping-down
+/// primary may have been applied, so mongos answers its error instead of risking it twice.
+pub(super) async fn run_write(
+    client: &Client,
+    db: &str,
+    cmd: Document,
+    retryable: bool,
+) -> CmdResult {
+    if retryable {
+        return run_on(client, db, cmd).await;
+    }
+    client
+        .database(db)
+        .run_command(cmd)
+        .await
+        .map_err(driver_error)
 }
 
 /// Runs a cursor-returning command and drains the cursor.

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use futures::future::join_all;
 use mongodb::bson::{Bson, Document, doc, oid::ObjectId};
 
-use super::remote::run_on;
+use super::remote::run_write;
 use super::{CollMeta, Router, ShardConn, Target};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, coll_name, without_driver_fields};
@@ -30,6 +30,34 @@ fn add_missing_ids(docs: &mut [Document]) {
             *d = with;
         }
     }
+}
+
+/// A shard's failure fails only the statements sent to it, as mongos's batch executor records
+/// it (`noteBatchError`): `ok: 1` with a write error per statement, the other shards' statements
+/// applied. A shard without a primary within the wait (133) is "failing to target a host"; any
+/// other error (a not-primary answer to a write that is not retryable, a network error) is the
+/// shard's result being unavailable.
+fn shard_failed(r: CmdResult, shard: &str, statements: usize) -> CmdResult {
+    let Err(e) = r else { return r };
+    let errmsg = match e.code {
+        code::FAILED_TO_SATISFY_READ_PREFERENCE => format!(
+            "Write results unavailable from failing to target a host in the shard {shard} :: caused by :: {}",
+            e.msg
+        ),
+        _ => format!(
+            "Write results unavailable from shard {shard} :: caused by :: {}",
+            e.msg
+        ),
+    };
+    let errors: Vec<Bson> = (0..statements)
+        .map(|i| Bson::Document(doc! {"index": i as i32, "code": e.code, "errmsg": errmsg.clone()}))
+        .collect();
+    Ok(doc! {"n": 0, "writeErrors": errors})
+}
+
+/// Whether the client made the write retryable (`txnNumber`, which mongos forwards).
+fn retryable(body: &Document) -> bool {
+    body.contains_key("txnNumber")
 }
 
 /// Whether a shard's reply to a write carries write errors.
@@ -58,19 +86,24 @@ impl Router {
             .fetch_add(docs.len() as u64, Ordering::Relaxed);
         let ns = format!("{db}.{coll}");
         let base = without_driver_fields(body);
+        let retry = retryable(body);
         let Some(meta) = self.meta(&ns) else {
             let s = self.shard(&primary)?;
             let positions = (0..docs.len()).collect();
-            let (_, r) = send_batch(s, db, &base, Batch { positions, docs }).await;
+            let (_, r) = send_batch(s, db, &base, Batch { positions, docs }, retry).await;
             shared.occupy(n_docs).await;
-            return r;
+            return shard_failed(r, &primary, n_docs as usize).map(|mut d| {
+                d.insert("ok", 1.0);
+                d
+            });
         };
         add_missing_ids(&mut docs);
         let owners = owners(&meta, &docs, &primary);
         let mut total = if ordered {
-            self.insert_ordered(db, &base, docs, &owners).await?
+            self.insert_ordered(db, &base, docs, &owners, retry).await?
         } else {
-            self.insert_unordered(db, &base, docs, &owners).await?
+            self.insert_unordered(db, &base, docs, &owners, retry)
+                .await?
         };
         shared.occupy(n_docs).await;
         total.insert("ok", 1.0);
@@ -84,6 +117,7 @@ impl Router {
         base: &Document,
         docs: Vec<Document>,
         owners: &[String],
+        retry: bool,
     ) -> CmdResult<Document> {
         let mut total = doc! {"n": 0};
         let mut i = 0;
@@ -96,8 +130,9 @@ impl Router {
                 positions: (i..j).collect(),
                 docs: docs[i..j].to_vec(),
             };
-            let (positions, r) = send_batch(self.shard(&owners[i])?, db, base, batch).await;
-            let part = r?;
+            let shard = self.shard(&owners[i])?;
+            let (positions, r) = send_batch(shard, db, base, batch, retry).await;
+            let part = shard_failed(r, &owners[i], positions.len())?;
             merge_write_reply(&mut total, &part, &positions);
             if has_write_errors(&part) {
                 break;
@@ -114,6 +149,7 @@ impl Router {
         base: &Document,
         docs: Vec<Document>,
         owners: &[String],
+        retry: bool,
     ) -> CmdResult<Document> {
         let mut groups: HashMap<String, Batch> = HashMap::new();
         for (i, d) in docs.into_iter().enumerate() {
@@ -125,12 +161,15 @@ impl Router {
             g.docs.push(d);
         }
         let mut futs = Vec::new();
+        let mut ids = Vec::new();
         for (id, batch) in groups {
-            futs.push(send_batch(self.shard(&id)?, db, base, batch));
+            futs.push(send_batch(self.shard(&id)?, db, base, batch, retry));
+            ids.push(id);
         }
         let mut total = doc! {"n": 0};
-        for (positions, r) in join_all(futs).await {
-            merge_write_reply(&mut total, &r?, &positions);
+        for ((positions, r), id) in join_all(futs).await.into_iter().zip(ids) {
+            let part = shard_failed(r, &id, positions.len())?;
+            merge_write_reply(&mut total, &part, &positions);
         }
         sort_errors(&mut total);
         Ok(total)
@@ -164,6 +203,7 @@ impl Router {
             doc! {"n": 0}
         };
         let base = without_driver_fields(body);
+        let retry = retryable(body);
         // Unsharded: the whole batch goes to the primary shard as is.
         if !sharded {
             let Target::One(s) = self.target_filter(&ns, db, &doc! {})? else {
@@ -172,14 +212,17 @@ impl Router {
                     "unsharded collection without a primary shard",
                 ));
             };
-            let r = run_on(&s.client, db, base).await;
+            let r = run_write(&s.client, db, base, retry).await;
             shared.occupy(stmts.len() as u32).await;
-            return r;
+            return shard_failed(r, &s.id, stmts.len()).map(|mut d| {
+                d.insert("ok", 1.0);
+                d
+            });
         }
         for (i, st) in stmts.iter().enumerate() {
             let mut one = base.clone();
             one.insert(field, vec![Bson::Document(st.clone())]);
-            let part = self.route_statement(&ns, db, cmd, st, one).await?;
+            let part = self.route_statement(&ns, db, cmd, st, one, retry).await?;
             merge_write_reply(&mut total, &part, &[i]);
             if ordered && has_write_errors(&part) {
                 break;
@@ -201,6 +244,7 @@ impl Router {
         cmd: &str,
         st: &Document,
         one: Document,
+        retry: bool,
     ) -> CmdResult<Document> {
         let q = st.get_document("q").cloned().unwrap_or_default();
         let single = if cmd == "update" {
@@ -210,7 +254,7 @@ impl Router {
         };
         let upsert = st.get("upsert").is_some_and(truthy);
         Ok(match self.target_filter(ns, db, &q)? {
-            Target::One(s) => run_on(&s.client, db, one).await?,
+            Target::One(s) => shard_failed(run_write(&s.client, db, one, retry).await, &s.id, 1)?,
             Target::All(_) if upsert => {
                 let e = doc! {"index": 0, "code": code::SHARD_KEY_NOT_FOUND, "errmsg": format!("Failed to target upsert by query :: could not extract exact shard key from {q}")};
                 doc! {"n": 0, "writeErrors": [e]}
@@ -218,7 +262,8 @@ impl Router {
             Target::All(shards) if single => {
                 let mut part = doc! {"n": 0};
                 for s in shards {
-                    let r = run_on(&s.client, db, one.clone()).await?;
+                    let r = run_write(&s.client, db, one.clone(), retry).await;
+                    let r = shard_failed(r, &s.id, 1)?;
                     let hit = r.get("n").and_then(as_i64).unwrap_or(0) > 0
                         || r.contains_key("writeErrors");
                     part = r;
@@ -230,8 +275,11 @@ impl Router {
             }
             Target::All(shards) => {
                 let mut part = doc! {"n": 0};
-                for r in join_all(shards.iter().map(|s| run_on(&s.client, db, one.clone()))).await {
-                    merge_write_reply(&mut part, &r?, &[0]);
+                let sends = shards
+                    .iter()
+                    .map(|s| run_write(&s.client, db, one.clone(), retry));
+                for (r, s) in join_all(sends).await.into_iter().zip(&shards) {
+                    merge_write_reply(&mut part, &shard_failed(r, &s.id, 1)?, &[0]);
                 }
                 part
             }
@@ -255,6 +303,7 @@ async fn send_batch(
     db: &str,
     base: &Document,
     batch: Batch,
+    retry: bool,
 ) -> (Vec<usize>, CmdResult) {
     let mut cmd = base.clone();
     cmd.insert(
@@ -265,7 +314,10 @@ async fn send_batch(
             .map(Bson::Document)
             .collect::<Vec<_>>(),
     );
-    (batch.positions, run_on(&shard.client, db, cmd).await)
+    (
+        batch.positions,
+        run_write(&shard.client, db, cmd, retry).await,
+    )
 }
 
 /// Adds a shard's reply to a write into the total, mapping its `index`es back to the positions
