@@ -265,6 +265,29 @@ pub(crate) fn matrix_exit(
 enum Start {
     Resumed(compare::Prepared),
     New(CompareCommand),
+    /// A resume with nothing left to measure.
+    Finished(ExperimentDir),
+}
+
+/// What `compare` starts from, every flag checked before the run directory is made or a
+/// topology started (`docs/reliability.md` §1); on resume the stored record decides
+/// (`compare::resume`).
+fn starting_point(args: &CompareArgs) -> anyhow::Result<Start> {
+    let remeasure = args.remeasure();
+    let asked = args.asked.clone().checked()?;
+    let Some(path) = &args.resume else {
+        crate::writable::dir("--out", &args.out)?;
+        let mut command = asked;
+        command.servers.take_standin(false)?;
+        return Ok(Start::New(command));
+    };
+    let dir = crate::experiment::results::resumable(path)?;
+    if super::resume_cmd::nothing_to_resume(&dir, remeasure)? {
+        return Ok(Start::Finished(dir));
+    }
+    let mut given = asked;
+    given.servers.take_standin(true)?;
+    Ok(Start::Resumed(compare::resume(path, &given, remeasure)?))
 }
 
 /// Runs an experiment.
@@ -272,35 +295,13 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    // Everything is checked before the run directory is made or a topology started
-    // (`docs/reliability.md` §1). On resume the stored record decides (`compare::resume`).
-    let remeasure = args.remeasure();
-    let asked = args.asked.checked()?;
-    let mut start = match &args.resume {
-        Some(path) => {
-            let dir = crate::experiment::results::resumable(path)?;
-            if super::resume_cmd::nothing_to_resume(&dir, remeasure)? {
-                return super::resume_cmd::finished_compare(
-                    &dir,
-                    args.format,
-                    &columns,
-                    args.strict,
-                );
-            }
-            let mut given = asked;
-            given.servers.take_standin(true)?;
-            Start::Resumed(compare::resume(path, &given, remeasure)?)
-        }
-        None => {
-            crate::writable::dir("--out", &args.out)?;
-            let mut command = asked;
-            command.servers.take_standin(false)?;
-            Start::New(command)
-        }
-    };
+    let mut start = starting_point(&args)?;
     let (command, relink) = match &start {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
+        Start::Finished(dir) => {
+            return super::resume_cmd::finished_compare(dir, args.format, &columns, args.strict);
+        }
     };
     let specs = preflight::servers(&preflight::Servers {
         label: "--topologies",
@@ -321,6 +322,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     match &mut start {
         Start::Resumed(p) => p.config.command.name_topologies(&specs),
         Start::New(command) => command.name_topologies(&specs),
+        Start::Finished(_) => {}
     }
     if let (true, Start::New(command)) = (args.dry_run, &start) {
         output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
@@ -328,6 +330,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     }
     let prepared = match start {
         Start::Resumed(prepared) => prepared,
+        Start::Finished(_) => return Ok(()),
         Start::New(command) => compare::create(
             &command,
             &NewRun {
