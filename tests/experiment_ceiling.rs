@@ -315,3 +315,91 @@ fn same_data_everywhere(dir: &Path) {
         );
     }
 }
+
+/// A standalone search is a result like any other: `report DIR` reads it in every format, and a
+/// degraded step's reason is in its table and on the last stderr line (here every step is
+/// degraded: `microshard.busyhost=0` lets no other work go unnoticed).
+#[test]
+fn a_standalone_search_reports_in_every_format_and_names_its_degraded_steps() {
+    let _alone = one_at_a_time();
+    let Scratch(_tmp, state, results, bin_dir) = Scratch::new();
+    let port = free_base_port(4);
+    let out = microshard(&state)
+        .args([
+            "ceiling",
+            "-P",
+            "S5",
+            "--topology",
+            "single",
+            "--slo",
+            "p99=50ms",
+        ])
+        .args([
+            "--records",
+            "500",
+            "--step-duration",
+            "1s",
+            "--precision",
+            "20%",
+        ])
+        .args(["--backend", "process", "--bin-dir"])
+        .arg(&bin_dir)
+        .args([
+            "--mongod-arg=--service-time-us=2000",
+            "--mongod-arg=--workers=2",
+        ])
+        .args([
+            "-p",
+            "microshard.busyhost=0",
+            "--base-port",
+            &port.to_string(),
+            "-q",
+            "--out",
+        ])
+        .arg(&results)
+        .output()
+        .expect("run ceiling");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("degraded") && last.contains("busy host"),
+        "{last}"
+    );
+    assert!(all.contains("degraded (step 1"), "{all}");
+    let dir = run_dir(&results);
+    for f in [
+        "ceiling.txt",
+        "ceiling.md",
+        "ceiling.csv",
+        "ceiling.html",
+        "ceiling.svg",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    for (format, needle) in [
+        (
+            "markdown",
+            "### Ceiling search: S5 on single at p99 ≤ 50.0 ms",
+        ),
+        ("html", "id=\"chart-ceiling\""),
+        ("csv", "figures,search,step,kind,offered_ops_s"),
+        ("json", "\"schema\": \"microshard-ceiling/2\""),
+        ("table", "ceiling: single sustains"),
+    ] {
+        let out = microshard(&state)
+            .args(["report", "--format", format])
+            .arg(&dir)
+            .output()
+            .expect("report");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", text(&out));
+        assert!(stdout.contains(needle), "{format}: {stdout}");
+        assert!(
+            stdout.contains("STAND-IN") || format == "csv" || format == "json",
+            "{format}"
+        );
+    }
+    assert_nothing_left(&state);
+}
