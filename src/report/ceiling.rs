@@ -777,6 +777,37 @@ mod tests {
     }
 
     #[test]
+    fn the_chart_marks_each_step_by_what_it_did_and_reads_without_the_tables() {
+        let mut r = found("single", 2_000.0, 1);
+        let mut achieved = step(
+            2_100.0,
+            Some("achieved 1,900 of 2,100 ops/s (90 %, under 95 %)"),
+        );
+        achieved.rule = Some(Rule::Achieved);
+        achieved.verdict = "degraded".into();
+        let again = step(2_100.0, None);
+        r.steps.extend([achieved, again]);
+        let mut part = CeilingPart::of(&[r], &[], "").expect("a part");
+        part.model = vec![("single".into(), 2_100.0)];
+        let chart = crate::report::charts::ceiling(&part, "S5", &[], true)
+            .expect("a chart")
+            .expect("drawn");
+        for said in [
+            "failed: latency bound",
+            "failed: achieved rate",
+            "grey halo: a degraded step",
+            "ringed: a search",
+            "dotted: the stand-in",
+            "1 of 4 steps are degraded",
+            "single 2,100 ops/s",
+            "intended p99 (log scale)",
+            "1/3",
+        ] {
+            assert!(chart.svg.contains(said), "{said}");
+        }
+    }
+
+    #[test]
     fn a_step_table_names_each_rule_and_groups_the_reasons_for_a_verdict() {
         let mut r = found("single", 2_000.0, 1);
         for s in &mut r.steps {
