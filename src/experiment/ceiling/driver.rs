@@ -253,6 +253,12 @@ impl State {
         };
         let missed = fail.and_then(|f| self.misses.get(&rate_key(f)));
         let lowest_pass = self.passes.values().next().and_then(|s| s.last());
+        let mut caveats = caveats(bounds, &steps, missed, lowest_pass);
+        if fail.is_none() {
+            caveats.push(format!(
+                "no rate above it failed within the {MAX_STEPS} steps allowed: a lower bound"
+            ));
+        }
         let outcome = Outcome::Found {
             ceiling: achieved.iter().sum::<f64>() / achieved.len().max(1) as f64,
             low: achieved.iter().copied().fold(f64::INFINITY, f64::min),
@@ -268,7 +274,7 @@ impl State {
                 failed: fail,
                 failed_tally: fail.map(|f| self.search.tally(f)),
             }),
-            caveats: caveats(bounds, &steps, missed, lowest_pass),
+            caveats,
         };
         Searched {
             outcome,
