@@ -1,6 +1,6 @@
 //! An interrupted `compare` keeps what it measured and `--resume` finishes it without measuring
 //! the finished cells again; its reports say it was interrupted, then which invocation measured
-//! which cells, and a resume of a finished experiment has nothing to do (NEWCOMER-2 #17, #32).
+//! which cells, and a resume of a finished experiment has nothing to do.
 //! A sweep cut short resumes the same way, keeping the points it measured (#31).
 
 use std::time::{Duration, Instant};

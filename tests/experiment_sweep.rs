@@ -55,7 +55,7 @@ fn sweep_finds_the_capacity_knee() {
         "ceiling {max:.0} ops/s, model 80\n{stdout}"
     );
     assert!(dir.join("sweep-single.svg").is_file());
-    // The latency beside it, with the sizes the throughput chart names too (NEWCOMER.md §8).
+    // The latency beside it, with the sizes the throughput chart names too.
     let latency = std::fs::read_to_string(dir.join("sweep-single-latency.svg")).unwrap_or_default();
     assert!(latency.contains("Latency by client threads"), "{latency}");
     assert!(latency.contains("Data: "), "{latency}");

@@ -1,6 +1,6 @@
-//! Two FIDELITY-2 findings that need real Docker engines: client containers on an engine other
-//! than the cluster's (N1), and host names that exist only in the control machine's
-//! `/etc/hosts` (N3). The second engine is a `dockerd` this test starts with its own socket,
+//! Two behaviours that need real Docker engines: client containers on an engine other
+//! than the cluster's, and host names that exist only in the control machine's
+//! `/etc/hosts`. The second engine is a `dockerd` this test starts with its own socket,
 //! data-root, exec-root, pidfile and a bridge of its own, and stops again; the `/etc/hosts` entry lives in
 //! a private mount namespace (`unshare -m`) of the microshard process. Each test prints why and
 //! skips where the machine cannot run it (not root, no engine, no `dockerd`), never silently.

@@ -1,5 +1,5 @@
 //! What docs/mongodb-versions.md and docs/result-schema.md say a cell holds is in a real cell
-//! file, for a sharded and a standalone stand-in topology (FIDELITY-2 R1, R2, R3, R4, N4, N10);
+//! file, for a sharded and a standalone stand-in topology;
 //! and a member that refuses a flag the user gave says so in its own words, exit 2.
 
 use crate::util::Root;

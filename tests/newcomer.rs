@@ -1,4 +1,4 @@
-//! A newcomer's mistakes cost neither data nor a quarter of an hour (NEWCOMER.md): misspelt
+//! A newcomer's mistakes cost neither data nor a quarter of an hour: misspelt
 //! properties are refused before anything starts, a dry run of the README's `--full` line plans
 //! without MongoDB, a sweep's knee says when it cannot be trusted, `compare --resume` leaves a
 //! sweep's directory alone, and a cell measured for a fraction of a second says so.
@@ -58,7 +58,7 @@ fn a_misspelt_property_is_refused_naming_it_before_anything_starts() {
             "-p",
             "recordcout=1000",
         ],
-        // Not within two edits, but an abbreviation (NEWCOMER-2 #27: it ran zipfian silently).
+        // Not within two edits, but an abbreviation (it ran zipfian silently).
         &[
             "run",
             "-P",
@@ -304,8 +304,8 @@ fn a_port_conflict_in_up_is_bad_input_naming_base_port() {
         stderr.contains(&format!("port {port}")) && stderr.contains("--base-port"),
         "{stderr}"
     );
-    // A program listens on it: "another program" is true here, and only here (NEWCOMER-2 #29;
-    // a port held by a closed connection is said to be one: `ports` unit tests).
+    // A program listens on it: "another program" is true here, and only here (a port held by a
+    // closed connection is said to be one: `ports` unit tests).
     assert!(stderr.contains("in use by another program"), "{stderr}");
     assert_nothing_left(&state);
 }
@@ -361,7 +361,7 @@ fn a_dry_run_refuses_a_baseline_the_real_run_refuses() {
     assert!(stderr.contains("--baseline microshard-4"), "{stderr}");
 }
 
-/// `down singel` with `single` running suggests it, and tears nothing down (NEWCOMER §10).
+/// `down singel` with `single` running suggests it, and tears nothing down.
 #[test]
 fn down_with_a_misspelt_name_suggests_the_running_cluster() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -377,7 +377,7 @@ fn down_with_a_misspelt_name_suggests_the_running_cluster() {
         "{}",
         String::from_utf8_lossy(&up.stderr)
     );
-    // A second `single` is refused, saying how to keep two (NEWCOMER-2 #33).
+    // A second `single` is refused, saying how to keep two.
     let again = microshard(&state)
         .args(["up", "single", "--standin", "--base-port"])
         .arg(free_base_port(1).to_string())
@@ -412,7 +412,7 @@ fn down_with_a_misspelt_name_suggests_the_running_cluster() {
 #[test]
 fn a_run_says_when_recordcount_is_not_what_the_collection_holds_and_unread_names_are_kept_as_unused()
  {
-    // NEWCOMER-2 #28: a run that forgot recordcount read a hot fifth of the data in silence.
+    // A run that forgot recordcount read a hot fifth of the data in silence.
     let tmp = tempfile::tempdir().expect("tmp");
     let server = StandinProcess::start(&tmp.path().join("db"));
     let load = microshard(tmp.path())
@@ -461,7 +461,7 @@ fn a_run_says_when_recordcount_is_not_what_the_collection_holds_and_unread_names
 
 #[test]
 fn compare_keeps_each_cells_ycsb_outputs_beside_it_and_a_sweep_refuses_them_up_front() {
-    // NEWCOMER-2 #23: every cell wrote its interval logs over the last one's, and `exportfile`
+    // Every cell wrote its interval logs over the last one's, and `exportfile`
     // was recorded as applied but never written.
     let root = Root::new();
     let base = free_base_port(4);
@@ -515,7 +515,7 @@ fn compare_keeps_each_cells_ycsb_outputs_beside_it_and_a_sweep_refuses_them_up_f
 
 #[test]
 fn a_target_adds_intended_blocks_only_when_interval_is_not_given_and_says_so() {
-    // NEWCOMER-2 #35: `-p measurement.interval=op` still printed [Intended-*] blocks, which old
+    // `-p measurement.interval=op` still printed [Intended-*] blocks, which old
     // parsers that sum every `[X], Operations` line counted twice.
     let tmp = tempfile::tempdir().expect("tmp");
     let server = StandinProcess::start(&tmp.path().join("db"));

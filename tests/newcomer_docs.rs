@@ -109,7 +109,7 @@ fn renderers() -> Vec<PathBuf> {
 
 /// One vocabulary (README, "Results you can trust"): a result is valid, degraded, invalid, not
 /// run or interrupted. "Not valid" lumped degraded figures — usable with their caveat — with
-/// invalid ones (NEWCOMER-2 #15: the `!` legend, the page's Validity section, `rerun`, the vary
+/// invalid ones (the `!` legend, the page's Validity section, `rerun`, the vary
 /// legend), so neither the renderers nor the documents say it at all.
 #[test]
 fn nothing_a_reader_sees_calls_a_result_not_valid() {

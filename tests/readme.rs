@@ -13,7 +13,7 @@
 //!   checked and the plan printed; the test asserts the twin is there and passed);
 //! - Docker commands, when no Docker engine answers (said on stderr).
 //!
-//! Each must also end valid (NEWCOMER-2 #24, issue 33): a degraded result is allowed only with its
+//! Each must also end valid (issue 33): a degraded result is allowed only with its
 //! one-line caveat in the README, a comment right above the command naming the reason in double
 //! quotes (`# … degraded: "measured for only" …`), which every degraded result of that command must
 //! carry; and "busy host", which says that other work shared this machine, not that the example

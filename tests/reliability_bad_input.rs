@@ -999,7 +999,7 @@ fn an_image_that_is_absent_and_cannot_be_pulled_is_refused_in_one_line() {
         &format!(
             "compare --backend docker --image {image} --topologies single --scenarios S1 --out results"
         ),
-        // What to do without a registry is in the same line (NEWCOMER §1).
+        // What to do without a registry is in the same line.
         &[
             "--image",
             "microshard-absent",

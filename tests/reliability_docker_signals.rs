@@ -93,7 +93,7 @@ fn interrupt_up(
 }
 
 /// No mongod on PATH and no `--backend`: `up` brings the topology up on Docker and says so,
-/// naming `--standin` (NEWCOMER.md §1); then `down` removes it.
+/// naming `--standin`; then `down` removes it.
 fn up_picks_docker_and_says_so(cleanup: &mut Cleanup, root: &Path, image: &str) {
     let name = format!("rsig-{}-default", std::process::id());
     cleanup.clusters.push(name.clone());

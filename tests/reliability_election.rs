@@ -1,5 +1,5 @@
 //! A shard whose primary steps down is an election, not a server stall (`docs/reliability.md`,
-//! "A set that failed over"; FIDELITY-3 N13): stand-in shards of three members behind `mongos`,
+//! "A set that failed over"): stand-in shards of three members behind `mongos`,
 //! sh0 given `--step-down` (its primary steps down 2 s after its first query, and the set has no
 //! primary for 6 s; then member 1 is primary). A `compare` cell through `mongos` ends invalid
 //! with the election named after the shard, and its server counters come from the new primary;

@@ -83,7 +83,7 @@ fn interrupt_at(cmd: Command, marker: &str, signal: i32) -> (String, usize) {
     let (code, seen, _) = compare.finish(Duration::from_secs(120));
     if signal != libc::SIGKILL {
         // An interrupted run is not a complete measurement: exit 3, as the README's table says
-        // (NEWCOMER-2 #30: it was 1, "could not run").
+        // (it was 1, "could not run").
         assert_eq!(code, Some(3), "an interrupted compare:\n{seen}");
         assert!(
             seen.contains("--resume"),

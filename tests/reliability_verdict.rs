@@ -518,7 +518,7 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
         "a row per value:\n{stdout}"
     );
     // The index on disk is labelled as such, beside what it holds in the cache (the stand-in
-    // has no cache), and each row names the members it summed (FIDELITY-3 N16).
+    // has no cache), and each row names the members it summed.
     for header in [
         "index (on disk, compressed)",
         "index in cache",

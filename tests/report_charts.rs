@@ -292,7 +292,7 @@ fn latency_chart_reads_like_a_publication() {
         title.starts_with("Latency percentiles") && !title.contains("(µs"),
         "{title}"
     );
-    // Points, not bars from the axis floor (NEWCOMER-2 #52): no rectangle in a topology's
+    // Points, not bars from the axis floor: no rectangle in a topology's
     // colour, a dot per measured cell (and a legend swatch) instead.
     for colour in ["#1F77B4", "#FF7F0E", "#2CA02C"] {
         assert!(
@@ -317,7 +317,7 @@ fn latency_chart_reads_like_a_publication() {
     );
 }
 
-/// NEWCOMER-2 #51: a load (S1) drawn beside run phases is shaded apart, named "load", and has
+/// A load (S1) drawn beside run phases is shaded apart, named "load", and has
 /// no baseline ceiling over it; the run scenarios keep theirs.
 #[test]
 fn a_load_is_set_apart_from_the_runs_without_a_ceiling() {
@@ -403,7 +403,7 @@ fn sweep_chart_labels_every_thread_count_and_marks_peak_and_knee() {
     );
 }
 
-/// The latency beside the sweep (NEWCOMER.md §8): both percentiles, the knee, the sizes.
+/// The latency beside the sweep: both percentiles, the knee, the sizes.
 #[test]
 fn sweep_latency_chart_sits_beside_the_throughput_chart() {
     let chart = charts::sweep_latency(&seed_sweep(), None, "100000 records").expect("drawn");
@@ -665,7 +665,7 @@ fn a_stalled_cell_has_a_timeline_with_the_stall_shaded() {
     );
 }
 
-/// NEWCOMER-2 #48: the 44 operations after `maxexecutiontime` at 3.0 s are not drawn as a
+/// The 44 operations after `maxexecutiontime` at 3.0 s are not drawn as a
 /// second of 44 ops/s; the line ends level, and the chart says what was left out.
 #[test]
 fn a_timeline_ends_level_not_with_its_partial_last_second() {

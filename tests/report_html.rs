@@ -342,7 +342,7 @@ fn a_sweep_only_run_gets_a_page_of_its_sweeps() {
         !html.contains("<table class=\"results\">"),
         "no empty comparison"
     );
-    // A thread sweep compares nothing: no ratio, no baseline (NEWCOMER-2 #21).
+    // A thread sweep compares nothing: no ratio, no baseline.
     let lower = html.to_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).collect();
     for word in ["ratio", "ratios", "baseline"] {

@@ -52,7 +52,7 @@ fn bad_flags_exit_with_status_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NonExistentPath"));
 }
 
-/// `standin image --help` explains itself and builds nothing (NEWCOMER §10).
+/// `standin image --help` explains itself and builds nothing.
 #[test]
 fn standin_image_help_says_what_it_builds() {
     let out = Command::cargo_bin("microshard")

@@ -2,7 +2,7 @@
 //! (`HostConfig.extra_hosts`). Across hosts, members reach each other at `hosts[i].address`,
 //! and Docker's embedded DNS forwards to the host's resolvers without reading the host's
 //! `/etc/hosts`: a lab that names its machines only there would get "No host … maps to this
-//! node" at `replSetInitiate` while microshard's own connections work (FIDELITY-2 N3).
+//! node" at `replSetInitiate` while microshard's own connections work.
 
 use std::net::IpAddr;
 

@@ -1,5 +1,5 @@
 //! Ports a plan needs on this machine, checked free before anything starts; and why a local TCP
-//! port cannot be bound, in true words (NEWCOMER-2 #29): a program listening on
+//! port cannot be bound, in true words: a program listening on
 //! it, or only the local end of a connection — often microshard's own, closed a moment ago and
 //! waiting out TIME-WAIT — since ports above the kernel's ephemeral floor are handed to outgoing
 //! connections too. Read from `/proc/net/tcp` and `/proc/net/tcp6` (Linux).

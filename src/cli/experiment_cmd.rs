@@ -466,7 +466,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     let sweeps = dir.sweeps();
     let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
     if sweep_only && args.format != Format::Html {
-        // In the format asked for; a --vary sweep as its seed-2 table (NEWCOMER-2 #25).
+        // In the format asked for; a --vary sweep as its seed-2 table.
         output::println(&report::sweep::render_sweep_dir(
             &dir,
             args.format,

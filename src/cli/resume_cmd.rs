@@ -1,6 +1,5 @@
 //! `--resume` of `compare` and `sweep`, where it is not the measuring itself: reading a sweep's
-//! request back with the flags given again, and the answer when nothing is left to measure
-//! (NEWCOMER-2 #31, #32).
+//! request back with the flags given again, and the answer when nothing is left to measure.
 
 use std::path::Path;
 

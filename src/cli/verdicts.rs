@@ -9,7 +9,7 @@ use crate::measure::validity::Validity;
 /// any invalid result, or a cell not run, is the [`NotValid`] error (exit 3) naming each; a
 /// degraded result is a caveat, exit 0, unless `strict`: one is said on the last stderr line;
 /// several each get their own `microshard: degraded:` line above a last line that counts them
-/// (a vary sweep's 27 on one line were 8 KB: NEWCOMER-2 #34).
+/// (a vary sweep's 27 on one line were 8 KB).
 pub(crate) fn verdicts_exit(lines: VerdictLines, strict: bool) -> anyhow::Result<()> {
     let VerdictLines { invalid, degraded } = lines;
     const CAVEAT: &str = "usable with their caveat (--strict makes this exit 3)";

@@ -65,7 +65,7 @@ pub(crate) async fn shard_table(
 
 /// Shards `ycsb.<table>` as bring-up shards `usertable`: `per_shard` chunks for each of
 /// `shards` (MongoDB's `numInitialChunks` is the total), then refuses a shard that owns none,
-/// which a run would silently leave out (FIDELITY-2 R8/N2). Returns the chunks per shard.
+/// which a run would silently leave out. Returns the chunks per shard.
 pub(crate) async fn shard_table_on_every_shard(
     mongos_uri_or_host: &str,
     table: &str,

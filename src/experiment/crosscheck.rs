@@ -1,7 +1,7 @@
 //! Do the client and the server agree? Each cell compares the operations the client completed,
 //! per type, with what the entry point's `opcounters` counted over the same cell, and says so
 //! when they differ: a real `mongod` that keeps a cursor open counts a `getMore` per multi-id
-//! read the stand-in never counted (FIDELITY-3 N11), and a wire-compatible server that is not
+//! read the stand-in never counted, and a wire-compatible server that is not
 //! MongoDB may count nothing at all, in which case its figures are not used (issue #31).
 
 use serde::{Deserialize, Serialize};

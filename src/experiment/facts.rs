@@ -104,7 +104,7 @@ pub(crate) fn watched_now(
 
 /// The shard members a cell does not watch at its start (the secondaries). Their counters are
 /// read before the cell too, so a shard that fails over during it is read at its new primary
-/// from the start to the end of the cell (FIDELITY-3 N13), never as one member's counters
+/// from the start to the end of the cell, never as one member's counters
 /// before and another's after.
 pub(crate) fn standby_members(deployment: &Deployment, watched: &[Watched]) -> Vec<Watched> {
     let Some(plan) = deployment.plan.as_ref() else {
@@ -124,7 +124,7 @@ fn watched(plan: &Plan, m: &crate::topology::Member, role: &str) -> Watched {
 }
 
 /// The servers whose memory a curve's end sums: the watched ones (entry points, each shard's
-/// primary) and every config server, which hold memory as much as the rest (FIDELITY-3 N16).
+/// primary) and every config server, which hold memory as much as the rest.
 pub(crate) fn memory_members(deployment: &Deployment) -> Vec<Watched> {
     let mut members = deployment.watched.clone();
     let Some(plan) = deployment.plan.as_ref() else {

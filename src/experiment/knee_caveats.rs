@@ -42,7 +42,7 @@ pub(crate) fn caveats(sweep: &SweepFile) -> Vec<String> {
 }
 
 /// The knee, when it lies before the last point and every point from it on is within the
-/// tolerance of the maximum: the curve is flat there, not rising (NEWCOMER-2 #22).
+/// tolerance of the maximum: the curve is flat there, not rising.
 pub(crate) fn flat_since(sweep: &SweepFile) -> Option<u32> {
     let knee = sweep.knee_threads?;
     let last = sweep.points.last()?;
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn a_curve_flat_since_its_knee_is_not_still_rising() {
-        // NEWCOMER-2 #22: 1,000 ops/s from 8 threads on, the maximum (by noise) at 32.
+        // 1,000 ops/s from 8 threads on, the maximum (by noise) at 32.
         let s = sweep(&[(2, 250.0), (8, 990.0), (32, 1000.0)], &[2, 8, 32]);
         let c = caveats(&s);
         assert_eq!(c.len(), 1, "{c:?}");

@@ -331,7 +331,7 @@ impl ExperimentDir {
     }
 
     /// The cells of the matrix never run: no file (parsing or not) and not recorded as not run,
-    /// so the experiment stopped before them (Ctrl-C, a failure; NEWCOMER-2 #17). None in a
+    /// so the experiment stopped before them (Ctrl-C, a failure). None in a
     /// sweep's directory, which has no cells.
     pub(crate) fn never_run(&self, config: &ExperimentConfig) -> Vec<CellId> {
         if self.is_sweep() {
@@ -643,7 +643,7 @@ mod tests {
 
     #[test]
     fn sweeps_are_listed_with_their_numbers_in_numeric_order() {
-        // NEWCOMER-2 #25: a vary sweep's curves read 1, 10, 20, not 10, 1, 20.
+        // A vary sweep's curves read 1, 10, 20, not 10, 1, 20.
         let mut labels = vec![
             "single_readbatchsize_20",
             "single_readbatchsize_10",

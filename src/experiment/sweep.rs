@@ -243,7 +243,7 @@ pub(crate) struct Swept {
 
 impl Swept {
     /// The error an interrupted sweep ends with, after its reports are written: how far it got
-    /// and the command that finishes it, keeping what was measured (NEWCOMER-2 #31).
+    /// and the command that finishes it, keeping what was measured.
     pub(crate) fn interrupted(&self) -> anyhow::Error {
         let (curves, threads) = (&self.outcome.curves, self.outcome.threads.len());
         let complete = curves

@@ -937,7 +937,7 @@ mod tests {
 
     #[test]
     fn a_flag_that_replaces_a_different_p_value_is_said() {
-        // NEWCOMER-2 #36: `-threads 8 -p threadcount=16` ran 8 threads without a word.
+        // `-threads 8 -p threadcount=16` ran 8 threads without a word.
         let flags = [("threadcount", Some("8".to_string()), "--threads")];
         let p = Properties::from_command_line(&[], &["threadcount=16".into()], &flags).unwrap();
         assert_eq!(p.get("threadcount"), Some("8"));
@@ -953,7 +953,7 @@ mod tests {
 
     #[test]
     fn an_abbreviated_known_name_is_a_near_miss_and_a_short_stem_is_not() {
-        // NEWCOMER-2 #27: `requestdistrib=uniform` ran zipfian without a word.
+        // `requestdistrib=uniform` ran zipfian without a word.
         assert_eq!(near_miss("requestdistrib"), Some("requestdistribution"));
         assert_eq!(near_miss("RequestDistrib"), Some("requestdistribution"));
         assert_eq!(near_miss("readprop"), Some("readproportion"));

@@ -504,7 +504,7 @@ enum Marks {
 
 /// The one note a group chart carries about figures that are degraded or invalid: how many and how they
 /// are drawn, pointing to the page's one Validity list for which and why, so that the list is
-/// said once per page, not under every chart (NEWCOMER-2 #53).
+/// said once per page, not under every chart.
 fn row_notes(rows: &[&Row], marks: Marks) -> Vec<String> {
     let measured = rows.iter().filter(|r| r.repeats > 0).count();
     let count = |v: Verdict| {
@@ -809,7 +809,7 @@ mod tests {
         assert!(svg.contains(said), "{svg}");
         assert!(svg.contains("knee: 4 threads"), "{svg}");
         // The maximum is the last point tried: no "peak", and the chart says the curve is flat
-        // from its knee on rather than still rising (NEWCOMER-2 #22).
+        // from its knee on rather than still rising.
         assert!(svg.contains("maximum (last point tried): 8"), "{svg}");
         assert!(!svg.contains("peak: 8 threads"), "{svg}");
         assert!(svg.contains("Flat from 4 threads on"), "{svg}");

@@ -138,7 +138,7 @@ fn pick(all: &[String], ix: &[usize]) -> Vec<String> {
 
 /// Whether the measured rows ran at different client thread counts (`compare --sweep` runs
 /// each topology at its own knee): the compact table then shows a threads column, so latencies
-/// measured at different concurrency are not read side by side unawares (NEWCOMER-2 #22).
+/// measured at different concurrency are not read side by side unawares.
 pub(crate) fn threads_differ(report: &Report) -> bool {
     let mut seen = report
         .rows
@@ -291,7 +291,7 @@ fn headers(report: &Report) -> Vec<String> {
 }
 
 /// A table figure: three significant figures at least, thousands grouped as publications write
-/// them (`13,986 (13,158–14,815)`, NEWCOMER-2 #46); the CSV keeps plain numbers.
+/// them (`13,986 (13,158–14,815)`); the CSV keeps plain numbers.
 fn fmt_num(v: f64) -> String {
     if v >= 1000.0 {
         crate::experiment::ceiling::search::thousands(v)
@@ -442,7 +442,7 @@ mod tests {
                 "{text}"
             );
         }
-        // Markdown aligns the validity words left, the figures right (NEWCOMER-2 #46).
+        // Markdown aligns the validity words left, the figures right.
         let md = render(&report, Format::Markdown);
         let rule = md
             .lines()

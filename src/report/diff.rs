@@ -294,7 +294,7 @@ mod tests {
         assert_eq!(page.matches("<tr>").count(), 1 + d.rows.len(), "{page}");
     }
 
-    /// NEWCOMER-2 #18: a cell in one experiment only says so; "needs --repeat 2+" is kept for
+    /// A cell in one experiment only says so; "needs --repeat 2+" is kept for
     /// cells both measured, once on a side; repeated cells carry the comparison's own words.
     #[test]
     fn each_missing_significance_gives_its_true_reason() {

@@ -8,7 +8,7 @@
 //! verdict), and a sentence's first words never claim more than that test: "faster" only when
 //! significantly so, "nothing beats" only when every other topology is significantly slower,
 //! "stops paying" only when the larger topology is not faster at all; anything else is "not
-//! significantly different" (NEWCOMER-2 #12).
+//! significantly different".
 
 use super::ceiling::CeilingPart;
 use super::stats::{self, Difference};
@@ -26,7 +26,7 @@ fn usable(r: &Row) -> bool {
 pub(crate) fn found(report: &Report, sweeps: &[(String, SweepFile)]) -> Vec<String> {
     let mut out = Vec::new();
     let scenarios = super::charts::distinct(report.rows.iter().map(|r| r.scenario.as_str()));
-    // A thread sweep alone compares nothing: no ratio, no baseline (NEWCOMER-2 #21).
+    // A thread sweep alone compares nothing: no ratio, no baseline.
     let compares = sweeps.is_empty() || report.rows.iter().any(|r| r.repeats > 0);
     for s in scenarios.into_iter().filter(|_| compares) {
         let rows: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == s).collect();
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(found(&r, &[]).len(), 1, "{:?}", found(&r, &[]));
     }
 
-    /// NEWCOMER-2 #12, under a capacity model that doubles capacity with the shards: S3's table
+    /// Under a capacity model that doubles capacity with the shards: S3's table
     /// marks microshard-2 1.89× `*` (significant) while microshard-4's 3.26× has p ≈ 0.10, and
     /// microshard-4 over microshard-2 is 1.73× with p ≈ 0.16 at n=2. The headline is the
     /// significant topology; nothing "stops paying"; nothing claims "nothing beats".
@@ -401,7 +401,7 @@ mod tests {
         }
     }
 
-    /// NEWCOMER-2 #12: a higher mean that is not significant at n=2 (1.79×, p ≈ 0.063) is "not
+    /// A higher mean that is not significant at n=2 (1.79×, p ≈ 0.063) is "not
     /// significant at n=2", never "is not faster … stops paying".
     #[test]
     fn a_step_that_is_not_significant_does_not_stop_paying() {
@@ -422,7 +422,7 @@ mod tests {
         );
     }
 
-    /// NEWCOMER-2 #11/#12: a slower mean that is not significant is "not significantly
+    /// A slower mean that is not significant is "not significantly
     /// different", never "nothing beats"; one that is significant says "nothing beats" with an
     /// interval below 1× and the fragility of n=2.
     #[test]
@@ -546,7 +546,7 @@ mod tests {
         );
     }
 
-    /// NEWCOMER-2 #21: a thread sweep's findings are its knee, never a ratio or a baseline.
+    /// A thread sweep's findings are its knee, never a ratio or a baseline.
     #[test]
     fn a_thread_sweep_speaks_of_no_ratio_or_baseline() {
         let mut cfg = config(true);

@@ -1,6 +1,6 @@
 //! How an experiment came to be: whether it stopped before every cell was measured (an
 //! interrupted experiment, said so on every format with the command that finishes it) and, for a
-//! resumed one, which invocation measured which cells (NEWCOMER-2 #17).
+//! resumed one, which invocation measured which cells.
 
 use serde::Serialize;
 

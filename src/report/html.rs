@@ -378,7 +378,7 @@ fn charts_section(out: &mut String, p: &Page) {
     );
 }
 
-/// The seed-2 tables, each with its points degraded or invalid and its chart (NEWCOMER-2 #25).
+/// The seed-2 tables, each with its points degraded or invalid and its chart.
 fn vary_section(out: &mut String, p: &Page) {
     for v in p.varies {
         let id = format!("vary-{}", crate::experiment::results::sanitize(&v.label));
@@ -547,7 +547,7 @@ fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
         ("full sizes".into(), c.command.workload.full.to_string()),
         ("failed operations".into(), failure_rule(c)),
     ];
-    // A thread sweep alone has no baseline (NEWCOMER-2 #21).
+    // A thread sweep alone has no baseline.
     let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
     let sweep_threads: Vec<String> = c.command.sweep_threads.iter().map(u32::to_string).collect();
     let mongod_args = &c.command.servers.mongod_args;
@@ -598,7 +598,7 @@ fn host_facts(out: &mut String, c: &ExperimentConfig) {
         &serde_json::to_value(&c.host).unwrap_or_default(),
         &mut host,
     );
-    // Byte counts read as sizes too (NEWCOMER-2 #54: "memory_bytes 25276071936").
+    // Byte counts read as sizes too ("memory_bytes 25276071936").
     for (k, v) in host.iter_mut() {
         if let (true, Ok(n)) = (k.ends_with("_bytes"), v.parse::<u64>()) {
             *v = format!("{n} ({})", crate::experiment::metrics::bytes(n));
@@ -749,7 +749,7 @@ mod tests {
             all_timelines: false,
         });
         assert!(html.starts_with("<!DOCTYPE html>"));
-        // NEWCOMER-2 #54: a byte count reads as a size.
+        // A byte count reads as a size.
         assert!(html.contains("25276071936 (23.5 GiB)"), "{html}");
         assert!(
             html.contains("id=\"timelines\"") && html.contains("id=\"timeline-"),
@@ -769,7 +769,7 @@ mod tests {
         assert!(html.contains("100000 records (laptop scale)"));
     }
 
-    /// NEWCOMER-2 #15/#16: the Validity section calls degraded cells usable with their caveat
+    /// The Validity section calls degraded cells usable with their caveat
     /// (never lumped with invalid ones), and the facts state the failure rule as the README does.
     #[test]
     fn validity_and_facts_use_the_readme_words() {
@@ -824,7 +824,7 @@ mod tests {
         );
     }
 
-    /// NEWCOMER-2 #49–#50: a sub-second cell is one line, not an empty chart; timelines come in
+    /// A sub-second cell is one line, not an empty chart; timelines come in
     /// the table's order.
     #[test]
     fn timelines_in_table_order_and_a_line_for_a_short_cell() {

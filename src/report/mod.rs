@@ -79,7 +79,7 @@ pub struct Row {
     /// Client threads (of the last repetition).
     pub threads: Option<u32>,
     /// Every repetition was a load phase (S1): its throughput is inserts per second while the
-    /// data were written, not comparable with a run phase's (NEWCOMER-2 #51).
+    /// data were written, not comparable with a run phase's.
     pub load: bool,
     /// Mean throughput, ops/s.
     pub throughput: Option<f64>,
@@ -124,7 +124,7 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
     /// A repetition of this cell never ran: the experiment was interrupted before it
-    /// ([`history`], NEWCOMER-2 #17).
+    /// ([`history`]).
     pub interrupted: bool,
     /// The invocations that measured this row's cells, when the experiment was resumed (empty
     /// when one invocation measured every cell).
@@ -770,7 +770,7 @@ pub(crate) fn footer(report: &Report, columns: &Columns) -> Vec<String> {
         .iter()
         .any(|r| r.significance.is_some_and(|c| c.n == 2))
     {
-        // The compact table's `*` has no room for it (NEWCOMER-2 #45).
+        // The compact table's `*` has no room for it.
         lines.push("n=2: fragile: with two repetitions Welch's test has one or two degrees of freedom, so one more repetition can turn a verdict over; --repeat 3 or more steadies it.".into());
     }
     lines.extend(report.cpu.clone());
@@ -1183,7 +1183,7 @@ pub(crate) mod tests {
             plan_size(&plan, true),
             "2 shards × 1 member, 1 config server, 1 mongos"
         );
-        // NEWCOMER-2 #20: the baseline says whether it is a replica set.
+        // The baseline says whether it is a replica set.
         let spec = crate::topology::TopologySpec::shipped("single");
         let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
         let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));

@@ -1,7 +1,7 @@
 //! `report --redact-paths`: a report to publish without this machine's details. The host's name,
 //! the members' run directories, the server binaries' directory, the run directory and the home
 //! directory are replaced by placeholders (`{host}`, `{member-dir}`, `{bin-dir}`, `{run-dir}`,
-//! `{tmp}`, `~`) wherever a report names them, in any format (NEWCOMER-2 #54).
+//! `{tmp}`, `~`) wherever a report names them, in any format.
 
 use crate::experiment::model::{CellFile, ExperimentConfig};
 

@@ -181,7 +181,7 @@ mod tests {
         );
     }
 
-    /// NEWCOMER-2 #15: a degraded cell is named as degraded, on the side where it was, never
+    /// A degraded cell is named as degraded, on the side where it was, never
     /// lumped with invalid ones; a cell the rerun did not measure says so.
     #[test]
     fn a_degraded_cell_is_named_as_degraded() {

@@ -285,7 +285,7 @@ async fn sweep_vary_measures_every_value_on_every_topology_once() -> TestResult 
         &Columns::Compact,
     );
     assert!(text.contains("readbatchsize on single"), "{text}");
-    // NEWCOMER-2 #25: each topology's seed-2 table and chart are on the page.
+    // Each topology's seed-2 table and chart are on the page.
     let html = std::fs::read_to_string(dir.path().join("report.html"))?;
     for label in ["S2 on single", "S2 on microshard-2"] {
         let heading = format!("Throughput (ops/s) by threads and readbatchsize: {label}</h2>");
@@ -359,7 +359,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
     for f in ["vary.md", "vary.csv", "vary.json", "vary.txt"] {
         assert!(dir.path().join(f).is_file(), "{f}");
     }
-    // NEWCOMER-2 #25: the seed-2 table and chart are on the sweep's page, before its curves.
+    // The seed-2 table and chart are on the sweep's page, before its curves.
     let html = std::fs::read_to_string(dir.path().join("report.html"))?;
     let table = html.find("<table class=\"vary\">");
     assert!(table.is_some(), "the seed-2 table on the page");

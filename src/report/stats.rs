@@ -5,7 +5,7 @@
 //! different topologies; the p-value comes from Student's t distribution (`statrs::StudentsT`).
 //! The ratio's interval is Fieller's, at Welch's degrees of freedom and with Welch's variances, so that it excludes 1×
 //! exactly when the test is significant: a report never says "significant" beside an interval
-//! that contains 1× (NEWCOMER-2 #11).
+//! that contains 1×.
 
 use serde::Serialize;
 
@@ -377,7 +377,7 @@ mod tests {
         assert!(wide < 1000, "{wide}");
     }
 
-    /// NEWCOMER-2 #11: a significant ratio of 0.48× at n=2 (t ≈ 5.6, df ≈ 2) was shown with
+    /// A significant ratio of 0.48× at n=2 (t ≈ 5.6, df ≈ 2) was shown with
     /// "95 % CI 0.00–1.04×". Its interval now lies below 1× and is never clipped at zero.
     #[test]
     fn a_significant_ratio_has_an_interval_without_one() {
@@ -398,8 +398,8 @@ mod tests {
         }
     }
 
-    /// NEWCOMER-2 #12's capacity model: microshard-4 at 1.79× microshard-2 with p ≈ 0.063 at
-    /// n=2 is not significant, and its interval says so by containing 1×.
+    /// A capacity model that doubles with the shards: microshard-4 at 1.79× microshard-2 with
+    /// p ≈ 0.063 at n=2 is not significant, and its interval says so by containing 1×.
     #[test]
     fn a_large_ratio_at_n2_can_be_not_significant() {
         let two = [2388.0, 3212.0];

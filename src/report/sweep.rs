@@ -20,8 +20,8 @@ pub(crate) struct VaryShown {
     pub outcome: SweepOutcome,
 }
 
-/// The seed-2 outcomes of a run directory, so the page shows the table a write-up publishes
-/// (NEWCOMER-2 #25): one per topology of a `compare --sweep --vary` (from its stored curves),
+/// The seed-2 outcomes of a run directory, so the page shows the table a write-up publishes:
+/// one per topology of a `compare --sweep --vary` (from its stored curves),
 /// or a `sweep --vary`'s own (its `vary.json`).
 pub(crate) fn vary_shown(dir: &ExperimentDir) -> Vec<VaryShown> {
     let Ok(config) = dir.config() else {
@@ -106,7 +106,7 @@ pub(crate) fn write_vary(
 
 /// The seed-2 chart of an outcome: one line per value, min–max over repetitions. Points that
 /// are degraded or invalid are counted under it, not listed: the list is said once, under the table
-/// ([`vary_point_notes`]; NEWCOMER-2 #53).
+/// ([`vary_point_notes`]).
 pub(crate) fn vary_chart(
     outcome: &SweepOutcome,
     label: &str,
@@ -298,7 +298,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
 
 /// How a seed-2 row is laid out: per value its mean with the range (compact), one column per
 /// repetition and the mean (wide), or that with each repetition's verdict in a column of its
-/// own beside its number, so every figure column stays numeric (CSV; NEWCOMER-2 #26).
+/// own beside its number, so every figure column stays numeric (CSV).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RowMode {
     Compact,
@@ -397,7 +397,7 @@ fn vary_row(
 /// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
 /// recorded it. Figures the server does not report, or reported beyond belief, are said so,
 /// never shown as numbers; the index is on disk (prefix-compressed) beside what it holds in the
-/// cache, and the members summed are named (FIDELITY-3 N16).
+/// cache, and the members summed are named.
 fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     let values = outcome.values();
     if values.iter().all(|v| last_memory(outcome, v).is_none()) {
@@ -605,7 +605,7 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
     out
 }
 
-/// A sweep as Markdown: the same table and lines as [`render_sweep`] (NEWCOMER-2 #25).
+/// A sweep as Markdown: the same table and lines as [`render_sweep`].
 pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
     let mut out = String::new();
     if sweep.standin {
@@ -627,7 +627,7 @@ pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
     out
 }
 
-/// A sweep's own run directory in a report format (NEWCOMER-2 #25): a `--vary` or `--repeat`
+/// A sweep's own run directory in a report format: a `--vary` or `--repeat`
 /// sweep as its seed-2 table (values in the order given, as `sweep` printed it), one curve as its
 /// table; JSON is every curve, in that order. HTML is the page (`html::page`).
 pub(crate) fn render_sweep_dir(
@@ -787,7 +787,7 @@ pub(crate) mod tests {
 
     #[test]
     fn vary_csv_keeps_figures_numeric_with_validity_in_its_own_column() {
-        // NEWCOMER-2 #26: `6289 (degraded)` in a numeric column.
+        // `6289 (degraded)` in a numeric column.
         let mut outcome = seed_two();
         outcome.curves[1].1.points[2]
             .summary

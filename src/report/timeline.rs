@@ -64,7 +64,7 @@ fn spans(t: &Timeline, warmup_s: f64) -> Vec<Span> {
 type Points = Vec<(f64, f64)>;
 
 /// A timeline shorter than this is one line of text, not a chart: a second or two of buckets
-/// draws no line a reader can read (NEWCOMER-2 #49).
+/// draws no line a reader can read.
 pub const MIN_TIMELINE_S: f64 = 2.0;
 
 /// A last bucket shorter than this is left out: its count over so short a span (ms-rounded
@@ -104,7 +104,7 @@ pub fn too_short(cell: &CellFile, shown: &str) -> Option<String> {
 
 /// Operations and failed operations per second of the timeline, each bucket as a rate over its
 /// real length: the last one, cut by `maxexecutiontime` or the end of the work, is rarely a full
-/// second, and drawn as one it reads as a collapse (NEWCOMER-2 #48).
+/// second, and drawn as one it reads as a collapse.
 fn series(t: &Timeline, end: Option<f64>) -> Series {
     let mut out = Series::default();
     for s in &t.seconds {
@@ -252,7 +252,7 @@ fn draw_notes(area: &Root, notes: &[(RGBColor, String)]) -> Result<(), String> {
 }
 
 /// The cells in table order: scenario, then topology in the experiment's order, then
-/// repetition, so a reader finds a cell's timeline where its row is (NEWCOMER-2 #50). Cells of
+/// repetition, so a reader finds a cell's timeline where its row is. Cells of
 /// a scenario or topology the report does not list come last, in their own order.
 pub(crate) fn table_order<'a>(report: &Report, cells: &'a [CellFile]) -> Vec<&'a CellFile> {
     let scenarios = super::charts::distinct(report.rows.iter().map(|r| r.scenario.clone()));
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn a_last_sliver_of_a_second_is_left_out_not_drawn_as_a_collapse() {
-        // NEWCOMER-2 #48: 25,781, 25,463, 22,920, then 44 operations in the 2 ms after 3.0 s.
+        // 25,781, 25,463, 22,920, then 44 operations in the 2 ms after 3.0 s.
         let c = timed(&[25_781, 25_463, 22_920, 44], 3002.0);
         let lines = series(&c.result.timeline, end_s(&c));
         assert_eq!(lines.ops.len(), 3, "{:?}", lines.ops);

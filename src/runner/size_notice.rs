@@ -74,7 +74,7 @@ pub(crate) fn notice(phase: Phase, props: &Properties) -> Option<String> {
 }
 
 /// A run whose `recordcount` is not what the collection holds reads a part of the data, or
-/// keys that are not there (NEWCOMER-2 #28): the warning that says so, with both numbers.
+/// keys that are not there: the warning that says so, with both numbers.
 pub(crate) async fn records_mismatch(
     props: &Properties,
     binding: &crate::db::MongoBinding,

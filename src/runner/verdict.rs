@@ -193,7 +193,7 @@ fn failure_finding(e: &Evidence, v: &mut Validity) {
         share * 100.0,
         e.failed_time_share * 100.0
     );
-    // Records that are not there: almost always a load of another size or table (NEWCOMER §10).
+    // Records that are not there: almost always a load of another size or table.
     let text = if !e.load && e.not_found * 2 > e.failed {
         format!(
             "{text}; {} found no record: was the data loaded, with this run's recordcount and table?",
@@ -301,7 +301,7 @@ mod tests {
             why.starts_with("measured for only 0.1 s (2,000 operations"),
             "{why}"
         );
-        // 2,000 operations in 0.1 s: 1 s needs 20,000, with a fifth spare (NEWCOMER-2 #24: the
+        // 2,000 operations in 0.1 s: 1 s needs 20,000, with a fifth spare (the
         // advice gave no number).
         assert!(
             why.contains("needs about 24,000 operations (a load: --records 24000)"),

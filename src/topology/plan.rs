@@ -1282,7 +1282,7 @@ mod tests {
         assert_eq!(p.dial_address(&p.members[0]), "127.0.0.1:27017");
     }
 
-    /// FIDELITY-2 N1: clients on another engine would dial a loopback entry address.
+    /// Clients on another engine would dial a loopback entry address.
     #[test]
     fn clients_on_another_engine_need_a_routable_cluster() {
         let clients = "clients = [{ docker = \"unix:///var/run/docker.sock\", count = 1 }, { docker = \"tcp://loadgen-2.example:2375\", count = 1 }]\n";

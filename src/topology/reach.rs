@@ -2,7 +2,7 @@
 //! its network; clients on any other engine use their host's network and the entry address
 //! microshard dials. When that address is loopback (a single-host plan publishes on 127.0.0.1,
 //! and a `0.0.0.0` publish is dialled there too) it names the client's own machine, where no
-//! cluster listens or, worse, another `mongod` does (FIDELITY-2 N1). Such a plan is refused.
+//! cluster listens or, worse, another `mongod` does. Such a plan is refused.
 
 use super::{Plan, TopologyError, TopologySpec};
 

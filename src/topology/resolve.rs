@@ -2,7 +2,7 @@
 //! use: one that resolves here to a loopback address (Debian and Ubuntu map the machine's own
 //! name to 127.0.1.1 in `/etc/hosts`) would go into every member's `/etc/hosts` as that
 //! address, so each member would dial its own container, and `mongos` could not reach its
-//! config servers (FIDELITY-3 N12). Such a plan is refused before anything starts.
+//! config servers. Such a plan is refused before anything starts.
 
 use std::net::{IpAddr, ToSocketAddrs};
 

@@ -850,7 +850,7 @@ mod tests {
         assert!(e.starts_with("t.toml:1: "), "{e}");
     }
 
-    /// FIDELITY-2 D3/N8: Docker refuses container names not starting with a letter or digit.
+    /// Docker refuses container names not starting with a letter or digit.
     #[test]
     fn names_start_with_a_letter_or_digit() {
         for bad in ["_lab", "-lab"] {

@@ -296,7 +296,7 @@ async fn second_mongos_routes_by_metadata_written_by_the_first() {
 
 /// `getDefaultRWConcern` as MongoDB answers it per role (rwc_defaults_commands.cpp): 51300 on a
 /// standalone, 51301 on a shard member, the implicit default on mongos, the config set and a
-/// plain replica set (FIDELITY-2 N7).
+/// plain replica set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_rw_concern_is_refused_where_mongodb_refuses_it() {
     let standalone = start(Role::Mongod, "");

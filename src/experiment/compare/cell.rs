@@ -143,7 +143,7 @@ enum CeilingCheck {
 
 /// A cell near the client ceiling is client-bound; one above it shows the ceiling stale, not a
 /// client-bound server: the cell is not degraded for it, the ceiling is raised to the rate the
-/// client just reached, and the cell says so (NEWCOMER-2 #14).
+/// client just reached, and the cell says so.
 fn client_ceiling_check(throughput: f64, config: &mut ExperimentConfig) -> CeilingCheck {
     let Some(ceiling) = config.client_ceiling.filter(|c| *c > 0.0) else {
         return CeilingCheck::Clear;
@@ -370,7 +370,7 @@ impl CellWatch {
             None => None,
         };
         // The run always writes to the entry URI's database, `ycsb`, whatever the scenario's own
-        // `mongodb.url` says (FIDELITY-2 N6).
+        // `mongodb.url` says.
         let mut m = ServerMetrics {
             members,
             shards: metrics::shard_shares(&deployment.entry_uri, crate::cluster::YCSB_DB, table)

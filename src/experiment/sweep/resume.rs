@@ -1,6 +1,6 @@
 //! `sweep --resume DIR`: a sweep cut short (Ctrl-C, a dead member) measures what it has not
 //! measured yet — the curves not stored, and the thread counts a curve cut short did not reach —
-//! keeping every point it has (NEWCOMER-2 #31). The request is stored with the sweep
+//! keeping every point it has. The request is stored with the sweep
 //! (`sweep-request.json`, secrets redacted); the stored request wins over the flags given again,
 //! except the servers' binaries and ports, a URI and `-p` (to restore a redacted secret).
 

@@ -229,7 +229,7 @@ pub fn throughput(report: &Report) -> Result<Chart, ChartError> {
                 whisker(root, (x, 6), (px(x0, lo).1, px(x0, hi).1), BLACK)?;
                 top_y = top_y.min(px(x0, hi).1);
             }
-            // The table's `*`, on the bar it belongs to (NEWCOMER-2 #47).
+            // The table's `*`, on the bar it belongs to.
             if significant(r) {
                 text(root, "*", LABEL_SIZE + 2, (x, top_y - 20), HPos::Center)?;
             }
@@ -327,8 +327,8 @@ fn throughput_key(
 }
 
 /// Latency percentiles of the main operation on a log axis, as points: on a log axis a bar's
-/// length depends on where the axis happens to start, a point's place does not (NEWCOMER-2
-/// #52). Per scenario (named under its group) one slot per topology (coloured as in the
+/// length depends on where the axis happens to start, a point's place does not. Per scenario
+/// (named under its group) one slot per topology (coloured as in the
 /// throughput chart): a dot at p50, drawn as its verdict says, and a stem to p99.9 with p95
 /// (○), p99 (▲) and p99.9 (━) marked.
 pub fn latency(report: &Report) -> Result<Chart, ChartError> {
