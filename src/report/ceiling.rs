@@ -808,6 +808,45 @@ mod tests {
     }
 
     #[test]
+    fn a_bound_on_another_percentile_is_the_one_every_format_shows() {
+        let mut r = found("single", 2_000.0, 1);
+        r.bounds = Bound::parse_list("p99.9=80ms").expect("a bound");
+        let part = CeilingPart::of(&[r.clone()], &[], "").expect("a part");
+        assert_eq!(part.headers()[4], "intended p99.9");
+        assert!(
+            part.title().starts_with("Ceilings at p99.9 ≤ 80.0 ms"),
+            "{}",
+            part.title()
+        );
+        let chart = crate::report::charts::ceiling(&part, "S5", &[], false)
+            .expect("a chart")
+            .expect("drawn");
+        assert!(
+            chart.svg.contains("intended p99.9 (log scale)"),
+            "the chart's axis"
+        );
+        assert!(
+            chart.svg.contains("the bound: p99.9 ≤ 80.0 ms"),
+            "the chart's bound"
+        );
+        let steps = render(&r);
+        assert!(
+            steps.contains("intended p99.9") && steps.contains("actual p99.9"),
+            "{steps}"
+        );
+        let mut report =
+            crate::report::build_from(&config(false), &[cell("single", "S5", 1, 2_000.0)]);
+        report.ceiling = Some(part);
+        let csv = crate::report::render::render(&report, crate::report::Format::Csv);
+        assert!(
+            csv.lines()
+                .next()
+                .is_some_and(|h| h.contains("ceiling_intended_p99.9_us")),
+            "{csv}"
+        );
+    }
+
+    #[test]
     fn a_step_table_names_each_rule_and_groups_the_reasons_for_a_verdict() {
         let mut r = found("single", 2_000.0, 1);
         for s in &mut r.steps {
