@@ -192,6 +192,10 @@ pub struct CeilingPart {
     pub vs_baseline: Vec<(String, String, Comparison)>,
     /// The stand-in's capacity model per topology (ops/s), when one was in force.
     pub model: Vec<(String, f64)>,
+    /// Each cell's searches (scenario, topology, what each established), for any comparison
+    /// a sentence makes.
+    #[serde(skip)]
+    pub searched: Vec<(String, String, Vec<Searched>)>,
 }
 
 /// One step of a search as a chart draws it.
@@ -317,9 +321,25 @@ impl CeilingPart {
             step_s: first.step_s,
             decomposed: decompose(&cells, baseline, &by_cell, rows),
             vs_baseline: against_baseline(&cells, baseline, &by_cell),
+            searched: (cells.iter())
+                .map(|c| {
+                    let found = by_cell(&c.scenario, &c.topology);
+                    (c.scenario.clone(), c.topology.clone(), found)
+                })
+                .collect(),
             cells,
             model: Vec::new(),
         })
+    }
+
+    /// The ceiling of `of` against that of `against` in `scenario`, over their searches.
+    pub(crate) fn compare(&self, scenario: &str, of: &str, against: &str) -> Option<Comparison> {
+        let side = |t: &str| {
+            (self.searched.iter())
+                .find(|(s, x, _)| s == scenario && x == t)
+                .map(|(_, _, found)| found.as_slice())
+        };
+        searches::compare(side(of)?, side(against)?)
     }
 
     /// Every row of a ceiling compare quotes its ceiling's comparison with the baseline's (the

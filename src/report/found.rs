@@ -104,7 +104,11 @@ fn scenario_sentences(report: &Report, scenario: &str, rows: &[&Row]) -> Vec<Str
         )];
     }
     let mut out = vec![headline(scenario, base, baseline, &others)];
-    out.extend(stops_paying(scenario, &others));
+    let compare = |b: &Row, a: &Row| match &report.ceiling {
+        Some(c) => c.compare(scenario, &b.topology, &a.topology),
+        None => stats::compare(&b.samples, &a.samples),
+    };
+    out.extend(stops_paying(scenario, &others, &compare));
     out
 }
 
@@ -119,7 +123,9 @@ fn best<'a>(rows: impl Iterator<Item = &'a Row>) -> Option<&'a Row> {
 
 /// What the baseline comparison says of `r`, when it was tested.
 fn said(r: &Row) -> Option<Difference> {
-    r.significance.map(|c| c.difference())
+    r.significance
+        .filter(|c| c.tested())
+        .map(|c| c.difference())
 }
 
 /// The scenario's first sentence: the significantly faster topology with the highest mean; else
@@ -172,10 +178,14 @@ fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> Stri
             (n, text)
         }
         (None, None, _) => {
-            let untested = others.iter().copied().filter(|r| r.significance.is_none());
+            let untested = others.iter().copied().filter(|r| said(r).is_none());
             let t = best(untested).unwrap_or(baseline);
+            let how = match t.significance {
+                Some(c) => format!(" ({})", c.detail()),
+                None => " in one repetition: not tested (--repeat 2 or more tests it)".into(),
+            };
             let text = format!(
-                "the best other topology, {}, measured {:.2}× {base} in one repetition: not tested (--repeat 2 or more tests it)",
+                "the best other topology, {}, measured {:.2}× {base}{how}",
                 t.topology,
                 ratio(t),
             );
@@ -209,10 +219,14 @@ fn caveat_words(rows: &[&Row]) -> String {
 /// The first step from one topology to the next (in table order) that the test does not show
 /// to pay. It "stops paying" only when the larger topology is not faster at all (a ratio of 1×
 /// or less, or significantly slower); a higher mean that is not significant is said as such.
-fn stops_paying(scenario: &str, others: &[&Row]) -> Option<String> {
+fn stops_paying(
+    scenario: &str,
+    others: &[&Row],
+    compare: &dyn Fn(&Row, &Row) -> Option<stats::Comparison>,
+) -> Option<String> {
     others.windows(2).find_map(|w| {
         let (a, b) = (w[0], w[1]);
-        match stats::compare(&b.samples, &a.samples) {
+        match compare(b, a).filter(|c| c.tested()) {
             Some(c) if c.difference() == Difference::Faster => None,
             Some(c) if c.difference() == Difference::Slower || c.ratio <= 1.0 => {
                 let how = match c.difference() {

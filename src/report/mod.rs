@@ -425,11 +425,18 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         experiment: config.command.name.clone(),
         baseline: label(&config.command.baseline),
         scale_note: config.scale_note.clone(),
-        test: format!(
-            "Welch's two-sided t-test on throughput vs {}, {}% level",
-            label(&config.command.baseline),
-            ((1.0 - ALPHA) * 100.0).round()
-        ),
+        test: match config.command.ceiling {
+            Some(_) => format!(
+                "the ceilings vs {} over whole searches, the interval holding every bracket, Welch's two-sided t-test on their logarithms at the {}% level (docs/ceiling.md)",
+                label(&config.command.baseline),
+                ((1.0 - ALPHA) * 100.0).round()
+            ),
+            None => format!(
+                "Welch's two-sided t-test on throughput vs {}, {}% level",
+                label(&config.command.baseline),
+                ((1.0 - ALPHA) * 100.0).round()
+            ),
+        },
         rows,
         validity_notes: notes,
         warnings,
