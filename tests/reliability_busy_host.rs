@@ -55,11 +55,9 @@ fn run_validity(root: &Root, uri: &str, name: &str) -> serde_json::Value {
     doc
 }
 
-#[test]
-fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
-    let _alone = one_at_a_time();
-    let root = Root::new();
-    // A capacity model keeps the server's and client's own CPU small next to the hog's.
+/// A stand-in loaded with 200 records, and its address. A capacity model keeps the server's and
+/// client's own CPU small next to a hog's.
+fn loaded_server(root: &Root) -> (StandinProcess, String) {
     let server = StandinProcess::start_with(
         &root.path.join("db"),
         &["--service-time-us", "2000", "--workers", "2"],
@@ -69,6 +67,14 @@ fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
         &root.output_line(&format!("load --uri {uri} -p recordcount=200")),
         "load",
     );
+    (server, uri)
+}
+
+#[test]
+fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
+    let _alone = one_at_a_time();
+    let root = Root::new();
+    let (_server, uri) = loaded_server(&root);
 
     // The cell alone is not "busy host". Work this test does not control (the Docker engine
     // still removing what the test before left, the CI runner) can take the cores for a few
@@ -111,15 +117,7 @@ fn a_cell_beside_a_cpu_hog_is_degraded_busy_host_with_the_share() {
 fn a_run_waits_for_the_hog_to_go_before_it_measures() {
     let _alone = one_at_a_time();
     let root = Root::new();
-    let server = StandinProcess::start_with(
-        &root.path.join("db"),
-        &["--service-time-us", "2000", "--workers", "2"],
-    );
-    let uri = server.uri();
-    assert_ok(
-        &root.output_line(&format!("load --uri {uri} -p recordcount=200")),
-        "load",
-    );
+    let (_server, uri) = loaded_server(&root);
     let hog = Hog::start();
     let stopper = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(4));

@@ -195,7 +195,7 @@ pub struct CeilingPart {
     /// Each cell's searches (scenario, topology, what each established), for any comparison
     /// a sentence makes.
     #[serde(skip)]
-    pub searched: Vec<(String, String, Vec<Searched>)>,
+    pub(crate) searched: Vec<(String, String, Vec<Searched>)>,
 }
 
 /// One step of a search as a chart draws it.

@@ -55,7 +55,7 @@ pub fn ceiling(
         let px = |x: f64, y: f64| chart.backend_coord(&(x, y.clamp(ylo, yhi)));
         let dense = f64::from(plot.y1 - plot.y0) / (yhi / ylo).log10().max(1.0) >= 70.0;
         for v in log_ticks(ylo, yhi, dense) {
-            y_tick(root, &plot, v, px(0.0, v).1)?;
+            super::groups::latency_tick(root, &plot, v * 1e3, px(0.0, v).1)?;
         }
         if let Some(b) = bound {
             let (_, y) = px(0.0, ms(b.limit_us));
@@ -263,18 +263,6 @@ fn capacity_line(root: &Root, plot: &PixelRect, x: i32, color: RGBColor) -> Resu
         color.stroke_width(2),
     );
     drawn(root.draw(&line))
-}
-
-/// A latency tick on the log axis (the value in ms), with its grid line.
-fn y_tick(root: &Root, plot: &PixelRect, v_ms: f64, y: i32) -> Result<(), String> {
-    let grid = RGBColor(225, 225, 225).stroke_width(1);
-    drawn(root.draw(&PathElement::new(vec![(plot.x0, y), (plot.x1, y)], grid)))?;
-    drawn(root.draw(&PathElement::new(
-        vec![(plot.x0 - 5, y), (plot.x0, y)],
-        BLACK.stroke_width(1),
-    )))?;
-    let style = style(TICK_SIZE, false, &BLACK, HPos::Right, VPos::Center);
-    drawn(root.draw_text(&human_us(v_ms * 1e3), &style, (plot.x0 - 8, y)))
 }
 
 /// Microseconds as milliseconds.

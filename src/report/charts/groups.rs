@@ -413,7 +413,7 @@ fn latency_range(with_latency: &[(&Row, &Latency)]) -> (f64, f64) {
 }
 
 /// A grid line, tick and label of the latency axis at `v` (pixel row `y`).
-fn latency_tick(root: &Root, plot: &PixelRect, v: f64, y: i32) -> Result<(), String> {
+pub(super) fn latency_tick(root: &Root, plot: &PixelRect, v: f64, y: i32) -> Result<(), String> {
     let grid = RGBColor(225, 225, 225).stroke_width(1);
     drawn(root.draw(&PathElement::new(vec![(plot.x0, y), (plot.x1, y)], grid)))?;
     drawn(root.draw(&PathElement::new(
