@@ -19,6 +19,7 @@
 //! carry; and "busy host", which says that other work shared this machine, not that the example
 //! is wrong (this test runs beside others).
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -127,7 +128,9 @@ fn docker_answers() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Runs `command` through bash in `dir` with the test's environment; kills it at the timeout.
+/// Runs `command` through bash in `dir` with the test's environment. At the timeout it does
+/// what a user would: Ctrl-C to the command's process group, so what it started is torn down
+/// and the README's later commands find their ports free; SIGKILL only if that is ignored.
 /// With `mongod_on_path`, the stand-in is the `mongod`/`mongos` on PATH, as MongoDB's would be.
 fn run(command: &str, dir: &Path, root: &Path, mongod_on_path: bool) -> (Option<i32>, String) {
     let bin_dir = bin().parent().map(Path::to_path_buf).unwrap_or_default();
@@ -158,6 +161,7 @@ fn run(command: &str, dir: &Path, root: &Path, mongod_on_path: bool) -> (Option<
         .stdin(Stdio::null())
         .stdout(file.try_clone().expect("log file"))
         .stderr(file)
+        .process_group(0)
         .spawn()
         .expect("bash");
     let started = Instant::now();
@@ -166,13 +170,29 @@ fn run(command: &str, dir: &Path, root: &Path, mongod_on_path: bool) -> (Option<
             break status.code();
         }
         if started.elapsed() > COMMAND_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
+            interrupt(&mut child);
             break None;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     (status, std::fs::read_to_string(&log).unwrap_or_default())
+}
+
+/// SIGINT to the child's process group, up to 60 s for its teardown, then SIGKILL.
+fn interrupt(child: &mut std::process::Child) {
+    let group = -(child.id() as i32);
+    // SAFETY: kill(2) on the process group this test created; ESRCH at worst.
+    unsafe { libc::kill(group, libc::SIGINT) };
+    let asked = Instant::now();
+    while asked.elapsed() < Duration::from_secs(60) {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(group, libc::SIGKILL) };
+    let _ = child.wait();
 }
 
 /// Tears down what the README's commands started, even when the test fails half-way: `down
