@@ -288,6 +288,7 @@ impl Remeasure {
             crate::measure::validity::Verdict::Invalid => self.invalid,
             crate::measure::validity::Verdict::Degraded => self.degraded && busy,
             crate::measure::validity::Verdict::Valid => false,
+            crate::measure::validity::Verdict::NotRun => false,
         }
     }
 }
@@ -662,7 +663,7 @@ impl VerdictLines {
         match validity.verdict {
             Verdict::Valid => {}
             Verdict::Degraded => self.degraded.push(line.to_string()),
-            Verdict::Invalid => self.invalid.push(line.to_string()),
+            Verdict::Invalid | Verdict::NotRun => self.invalid.push(line.to_string()),
         }
     }
 }

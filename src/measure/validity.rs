@@ -24,6 +24,11 @@ pub enum Verdict {
     /// The figure does not measure what it claims (a member stopped answering, the run stalled,
     /// too many operations failed): never publish it as a normal result.
     Invalid,
+    /// Nothing was measured (a member of the topology died before the cell, or the run was
+    /// interrupted first): neither valid nor invalid, and never a figure. Only a report row
+    /// carries it; a measured result's worst reason is one of the three above.
+    #[serde(rename = "not run")]
+    NotRun,
 }
 
 impl Verdict {
@@ -33,6 +38,7 @@ impl Verdict {
             Verdict::Valid => "valid",
             Verdict::Degraded => "degraded",
             Verdict::Invalid => "invalid",
+            Verdict::NotRun => "not run",
         }
     }
 }

@@ -270,7 +270,7 @@ fn bar(
             hatch(root, (x0, top, x1, bottom), 6, color)?;
             drawn(root.draw(&Rectangle::new(rect, color.stroke_width(2))))
         }
-        Verdict::Invalid => {
+        Verdict::Invalid | Verdict::NotRun => {
             drawn(root.draw(&Rectangle::new(rect, WHITE.filled())))?;
             hatch(root, (x0, top, x1, bottom), 5, GREY)?;
             drawn(root.draw(&Rectangle::new(rect, GREY.stroke_width(2))))
@@ -312,7 +312,9 @@ fn point(root: &Root, (x, y): (i32, i32), verdict: Verdict, color: RGBColor) -> 
             drawn(root.draw(&Circle::new((x, y), 6, WHITE.filled())))?;
             drawn(root.draw(&Circle::new((x, y), 6, color.stroke_width(3))))
         }
-        Verdict::Invalid => drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3)))),
+        Verdict::Invalid | Verdict::NotRun => {
+            drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3))))
+        }
     }
 }
 

@@ -371,6 +371,7 @@ fn validity_cell(row: &Row) -> String {
         Verdict::Valid => "valid".to_string(),
         Verdict::Degraded => "DEGRADED".to_string(),
         Verdict::Invalid => "INVALID".to_string(),
+        Verdict::NotRun => "NOT RUN".to_string(),
     }
 }
 

@@ -35,7 +35,7 @@ use crate::experiment::model::{
     CellFile, CompareCommand, ExperimentConfig, Latency, NotRun, SweepFile,
 };
 use crate::experiment::results::{ExperimentDir, ResultsError};
-use crate::measure::validity::{Validity, Verdict};
+use crate::measure::validity::{Reason, Validity, Verdict};
 pub(crate) use crate::topology::topology_label;
 pub use columns::Columns;
 pub(crate) use files::ReportError;
@@ -260,6 +260,14 @@ pub(crate) fn with_not_run(
             row.not_run = Some(n.reason.clone());
             if row.repeats == 0 {
                 row.verdict = n.word.clone().unwrap_or_else(|| "not run".into());
+                row.validity = Validity {
+                    verdict: Verdict::NotRun,
+                    reasons: vec![Reason {
+                        severity: Verdict::NotRun,
+                        message: n.reason.clone(),
+                    }],
+                    server_stalls: None,
+                };
             }
         }
         if !report.validity_notes.contains(&note) {

@@ -389,6 +389,7 @@ fn not_run_said_in_every_format(dir: &ExperimentDir, csv: &str) -> TestResult {
         .find(|r| r["topology"] == "microshard-2" && r["scenario"] == "S3")
         .expect("the row not run");
     assert_eq!(row["verdict"], "not run", "{row}");
+    assert_eq!(row["validity"]["verdict"], "not run", "{row}");
     let csv_row = (csv.lines())
         .find(|l| l.contains(",S3,microshard-2,"))
         .expect("its CSV row");

@@ -167,7 +167,7 @@ fn point_notes(sweep: &SweepFile) -> impl Iterator<Item = String> + '_ {
         .map(|p| {
             let v = &p.summary.validity;
             let word = match v.verdict {
-                Verdict::Invalid => "INVALID (grey ×, not a result)",
+                Verdict::Invalid | Verdict::NotRun => "INVALID (grey ×, not a result)",
                 _ => "DEGRADED (hollow point)",
             };
             format!("{} threads is {word}: {}", p.threads, v.summary())
@@ -333,7 +333,7 @@ fn series_line(
         }
         match verdicts.get(j) {
             None => drawn(root.draw(&Circle::new((x, y), 4, color.filled())))?,
-            Some(Verdict::Invalid) => {
+            Some(Verdict::Invalid | Verdict::NotRun) => {
                 drawn(root.draw(&Cross::new((x, y), 6, GREY.stroke_width(3))))?
             }
             Some(Verdict::Degraded) => {
