@@ -103,11 +103,7 @@ pub struct CompareCommand {
     /// With --sweep: one sweep curve per value of a property on every topology, --repeat times
     /// each (e.g. `readbatchsize=1,10,20`); prints and writes one seed-2 table and chart per
     /// topology (`vary-TOPOLOGY.*`); the cells run at the knee of the first value's curve.
-    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...", requires = "sweep")]
-    #[serde(skip)]
-    pub vary_given: Option<String>,
-    /// `--vary` parsed: one sweep curve per value (× `repeat`) on every topology.
-    #[arg(skip)]
+    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...", requires = "sweep", value_parser = Vary::parse)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vary: Option<Vary>,
     /// Experiment name (the run directory's suffix).
@@ -166,9 +162,6 @@ impl CompareCommand {
         }
         if !self.sweep {
             self.sweep_threads.clear();
-        }
-        if let Some(text) = self.vary_given.take() {
-            self.vary = Some(Vary::parse(&text)?);
         }
         self.ceiling = match (std::mem::take(&mut self.search_ceiling), &self.search.slo) {
             (true, _) => Some(self.search.spec(self.workload.full)?),
@@ -528,30 +521,26 @@ pub struct Vary {
 }
 
 impl Vary {
-    /// Parses `PROPERTY=V1,V2,...`; the error names the flag.
-    pub(crate) fn parse(text: &str) -> anyhow::Result<Vary> {
+    /// Parses `PROPERTY=V1,V2,...` (`--vary`'s value parser: clap names the flag and the value).
+    pub(crate) fn parse(text: &str) -> Result<Vary, String> {
         let (property, values) = text
             .split_once('=')
             .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
-            .ok_or_else(|| {
-                crate::error::bad_input(format!("--vary {text}: expected PROPERTY=V1,V2,..."))
-            })?;
+            .ok_or("expected PROPERTY=V1,V2,...")?;
         let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {
-            return Err(crate::error::bad_input(format!(
-                "--vary {text}: an empty value"
-            )));
+            return Err("an empty value".into());
         }
         let property = property.trim();
         if crate::workload::prop::lookup(property).is_none() {
             let hint = crate::workload::properties::near_miss(property)
                 .map(|k| format!("did you mean '{k}'? "))
                 .unwrap_or_default();
-            return Err(crate::error::bad_input(format!(
-                "--vary {text}: '{property}' is not a property microshard reads; {hint}\
+            return Err(format!(
+                "'{property}' is not a property microshard reads; {hint}\
                  (varying it would measure the same configuration {} times)",
                 values.len()
-            )));
+            ));
         }
         Ok(Vary {
             property: property.to_string(),

@@ -107,7 +107,7 @@ pub(crate) struct SweepCommand {
     /// Finish a sweep cut short (Ctrl-C, a dead member): its stored request is measured again
     /// without the curves and points it has (give --standin/--bin-dir, --base-port, --uri or -p
     /// again to change those).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "vary_given"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "vary"])]
     #[serde(skip)]
     pub resume: Option<PathBuf>,
     /// Thread counts, comma-separated.
@@ -139,11 +139,7 @@ pub(crate) struct SweepCommand {
     #[arg(long)]
     pub no_load: bool,
     /// One curve per value of a property, e.g. `readbatchsize=1,10,20` (ids per query).
-    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...")]
-    #[serde(skip)]
-    pub vary_given: Option<String>,
-    /// `--vary` parsed (seed 2: ids per query).
-    #[arg(skip)]
+    #[arg(long = "vary", value_name = "PROPERTY=V1,V2,...", value_parser = Vary::parse)]
     pub vary: Option<Vary>,
     /// Curves per value, to show the spread (the seed measured three).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -163,9 +159,6 @@ impl SweepCommand {
     /// status 2); nothing is created (`--standin`'s links are made by the servers check).
     pub(crate) fn checked(mut self) -> anyhow::Result<SweepCommand> {
         self.target = SweepTarget::given("sweep", self.topology.take(), self.uri.take())?;
-        if let Some(text) = self.vary_given.take() {
-            self.vary = Some(Vary::parse(&text)?);
-        }
         self.servers = self.servers.checked()?;
         self.workload_flags = self.workload_flags.checked();
         Ok(self)
