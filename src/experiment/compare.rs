@@ -21,7 +21,7 @@ use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
 mod cell;
-use cell::{Cell, cell_props, measure_cell, place_outputs, write_cell};
+use cell::{Cell, CellEnd, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -389,10 +389,12 @@ async fn run_topology<L: Lab>(
             finished,
             props,
         };
-        let measuring = measure_cell(lab, deployment, config, &cell, cancel, progress);
-        let Some((measured, dead, server)) = measuring.await? else {
-            return Ok(None);
-        };
+        let (MeasuredCell { measured, server }, dead) =
+            match measure_cell(lab, deployment, config, &cell, cancel, progress).await? {
+                CellEnd::Measured(m) => (m, None),
+                CellEnd::Dead(m, member) => (m, Some(member)),
+                CellEnd::Cancelled => return Ok(None),
+            };
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }
@@ -415,12 +417,19 @@ async fn run_topology<L: Lab>(
         }
         if is_load && !config.command.sweep_threads.is_empty() {
             match sweep_on_topology(lab, turn.dir, config, deployment, cancel, progress).await? {
-                Ok(knee) => threads_override = knee,
-                Err(dead) => return Ok(Some(dead)),
+                SweepEnd::Knee(knee) => threads_override = knee,
+                SweepEnd::Dead(member) => return Ok(Some(member)),
             }
         }
     }
     Ok(None)
+}
+
+/// How a topology's sweep ended: the knee its cells run at (none when it found none or Ctrl-C
+/// cut it short), or the member found dead.
+enum SweepEnd {
+    Knee(Option<u32>),
+    Dead(String),
 }
 
 /// Sweeps thread counts on a loaded topology (for `compare --sweep`) and returns the knee the
@@ -434,13 +443,13 @@ async fn sweep_on_topology<L: Lab>(
     deployment: &Deployment,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Result<Option<u32>, String>> {
+) -> anyhow::Result<SweepEnd> {
     let cmd = &config.command;
     let topology = &deployment.topology;
     let scenario = |s: &String| Some((s.clone(), config.properties.get(s)?.clone()));
     let run = cmd.scenarios.get(1).and_then(scenario);
     let Some((run_scenario, mut base)) = run else {
-        return Ok(Ok(None));
+        return Ok(SweepEnd::Knee(None));
     };
     // The cells write the YCSB outputs asked for; the points of the sweep before them do not.
     place_outputs(&mut base, None)?;
@@ -461,12 +470,14 @@ async fn sweep_on_topology<L: Lab>(
     };
     let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
     if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead.as_deref()) {
-        return Ok(Err(reason.to_string()));
+        return Ok(SweepEnd::Dead(reason.to_string()));
     }
     if cancel.is_cancelled() {
-        return Ok(Ok(None));
+        return Ok(SweepEnd::Knee(None));
     }
-    Ok(Ok(measured.first().and_then(|(_, s)| s.knee_threads)))
+    Ok(SweepEnd::Knee(
+        measured.first().and_then(|(_, s)| s.knee_threads),
+    ))
 }
 
 /// The seed-2 outcome of every topology of a `compare --sweep --vary`, from its stored curves

@@ -181,10 +181,26 @@ fn write_export(
     })
 }
 
+/// How one cell ended.
+pub(super) enum CellEnd {
+    /// Measured to its end.
+    Measured(MeasuredCell),
+    /// Measured, but a member was found dead (named): the cell is recorded, invalid, and its
+    /// topology's later cells are not run.
+    Dead(MeasuredCell, String),
+    /// Ctrl-C cut it short: nothing is recorded for it.
+    Cancelled,
+}
+
+/// A cell's measurement and the servers' metrics over it (when they were watched and answered
+/// at the end).
+pub(super) struct MeasuredCell {
+    pub(super) measured: Measured,
+    pub(super) server: Option<ServerMetrics>,
+}
+
 /// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
-/// stored yet: the measurement, the member it found dead (if any) and the servers' metrics
-/// (when they were watched and answered at the end). `None` when Ctrl-C cut it short (nothing
-/// is recorded for it).
+/// stored yet.
 pub(super) async fn measure_cell<L: Lab>(
     lab: &mut L,
     deployment: &Deployment,
@@ -192,7 +208,7 @@ pub(super) async fn measure_cell<L: Lab>(
     cell: &Cell<'_>,
     cancel: &CancellationToken,
     progress: &Progress,
-) -> anyhow::Result<Option<(Measured, Option<String>, Option<ServerMetrics>)>> {
+) -> anyhow::Result<CellEnd> {
     let topology = &deployment.topology;
     let phase = cell.phase();
     let expected = match cell.is_load {
@@ -215,7 +231,7 @@ pub(super) async fn measure_cell<L: Lab>(
     if cancel.is_cancelled() {
         // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
         bar.finish("interrupted, not recorded");
-        return Ok(None);
+        return Ok(CellEnd::Cancelled);
     }
     let measured = match measured {
         Ok(m) => m,
@@ -238,7 +254,11 @@ pub(super) async fn measure_cell<L: Lab>(
         Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
         _ => None,
     };
-    Ok(Some((measured, dead, server)))
+    let cell = MeasuredCell { measured, server };
+    Ok(match dead {
+        Some(member) => CellEnd::Dead(cell, member),
+        None => CellEnd::Measured(cell),
+    })
 }
 
 /// The servers watched over one cell: each shard at its primary of now (an election may have
