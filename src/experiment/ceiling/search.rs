@@ -92,7 +92,7 @@ impl Miss {
 
 /// What one step measured, as the judgement needs it.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Measured {
+pub(crate) struct StepFigures {
     /// Rate offered (ops/s).
     pub offered: f64,
     /// Rate achieved (ops/s).
@@ -125,7 +125,7 @@ pub(crate) struct Measured {
     pub busy_cores: f64,
 }
 
-impl Measured {
+impl StepFigures {
     /// Every thread had an operation in flight nearly all the time (Little's law on what was
     /// measured), or more than a few of the operations the schedule planned were never sent.
     fn threads_busy(&self) -> bool {
@@ -161,7 +161,7 @@ impl Measured {
 /// Why a step did not sustain its rate, or `None` when it did. A step that fell short while
 /// the client was the limit says so ([`Rule::Threads`], [`Rule::ClientCpu`]), on measured
 /// evidence only: its threads all busy, its CPU used.
-pub(crate) fn judge(m: &Measured, bounds: &[Bound]) -> Option<Miss> {
+pub(crate) fn judge(m: &StepFigures, bounds: &[Bound]) -> Option<Miss> {
     if let Some(why) = &m.invalid {
         return Some(Miss::new(Rule::Invalid, format!("invalid: {why}")));
     }
@@ -189,7 +189,7 @@ pub(crate) fn judge(m: &Measured, bounds: &[Bound]) -> Option<Miss> {
 }
 
 /// The server's side of the judgement: stall, errors, achieved rate, then each bound.
-fn server_miss(m: &Measured, bounds: &[Bound]) -> Option<Miss> {
+fn server_miss(m: &StepFigures, bounds: &[Bound]) -> Option<Miss> {
     if m.stalled {
         return Some(Miss::new(Rule::Stall, "the server stalled".into()));
     }
@@ -226,7 +226,7 @@ fn server_miss(m: &Measured, bounds: &[Bound]) -> Option<Miss> {
 }
 
 /// `latency p99 4.1 ms`: the server's latency at each bound's quantile.
-fn actual_words(m: &Measured, bounds: &[Bound]) -> String {
+fn actual_words(m: &StepFigures, bounds: &[Bound]) -> String {
     let parts: Vec<String> = (bounds.iter().zip(&m.actual_at_bounds_us))
         .map(|(b, at)| format!("{} {}", b.name, micros(*at)))
         .collect();
@@ -401,8 +401,8 @@ mod tests {
         Bound::parse_list("p99=10ms").expect("a bound")
     }
 
-    fn step(offered: f64, achieved: f64, p99_us: u64) -> Measured {
-        Measured {
+    fn step(offered: f64, achieved: f64, p99_us: u64) -> StepFigures {
+        StepFigures {
             offered,
             achieved,
             at_bounds_us: vec![p99_us],

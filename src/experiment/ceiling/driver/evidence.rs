@@ -61,7 +61,7 @@ pub(super) fn judged(m: &Measured, trial: Trial, bounds: &[Bound], props: &Prope
     let Some(offered) = trial.offered else {
         return s;
     };
-    let measured = search::Measured {
+    let measured = search::StepFigures {
         offered,
         achieved: s.achieved,
         at_bounds_us: s.at_bounds_us.clone(),
