@@ -50,6 +50,38 @@ pub(crate) struct Servers<'a> {
     pub scenarios: Option<&'a CompareCommand>,
 }
 
+impl<'a> Servers<'a> {
+    /// The servers of a `--servers` flag set (`sweep`, `ceiling`, `compare`, `rerun`): backend,
+    /// binaries, arguments and ports as given, naming topologies by `label`.
+    pub(crate) fn of(
+        label: &'a str,
+        flags: &'a crate::experiment::flags::ServerFlags,
+        topologies: &'a [String],
+        pulls: Option<&'a dyn Events>,
+    ) -> Servers<'a> {
+        Servers {
+            label,
+            backend: flags.backend,
+            topologies,
+            bin_dir: flags.bin_dir.as_deref(),
+            extra_mongod_args: &flags.mongod_args,
+            base_port: flags.base_port,
+            pulls,
+            ..Default::default()
+        }
+    }
+
+    /// The servers of a compare's record (`compare`, `rerun`, `demo`), its scenarios checked
+    /// against the topologies it loads.
+    pub(crate) fn of_compare(command: &'a CompareCommand, pulls: Option<&'a dyn Events>) -> Self {
+        Servers {
+            image: command.image.as_deref(),
+            scenarios: Some(command),
+            ..Servers::of("--topologies", &command.servers, &command.topologies, pulls)
+        }
+    }
+}
+
 /// Checks everything about the servers before anything starts, and returns every topology as
 /// loaded: the backend, every topology (loaded and planned as it will be brought up),
 /// `--mongod-arg`, the binaries, CPU sets, ports, and what the backend needs (a Docker engine

@@ -303,18 +303,13 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
             return super::resume_cmd::finished_compare(dir, args.format, &columns, args.strict);
         }
     };
+    let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
     let specs = preflight::servers(&preflight::Servers {
-        label: "--topologies",
-        backend: command.servers.backend,
-        topologies: &command.topologies,
         bin_dir: command.servers.bin_dir.as_deref().filter(|_| !relink),
-        extra_mongod_args: &command.servers.mongod_args,
-        image: command.image.as_deref(),
-        base_port: command.servers.base_port,
         binaries_linked_later: relink,
-        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
         dry_run: args.dry_run,
         scenarios: matches!(start, Start::New(_)).then_some(command),
+        ..preflight::Servers::of_compare(command, pulls)
     })
     .await?;
     // The record's topologies named as the servers check loaded them (a resumed record keeps
@@ -428,16 +423,10 @@ pub(crate) async fn target_preflight(
             .map(|()| vec![])
             .map_err(Into::into);
     }
+    let pulls = (!quiet).then_some(&Terminal as &dyn Events);
     preflight::servers(&preflight::Servers {
-        label: "--topology",
-        backend: servers.backend,
-        topologies: target.topologies(),
-        bin_dir: servers.bin_dir.as_deref(),
-        extra_mongod_args: &servers.mongod_args,
-        base_port: servers.base_port,
-        pulls: (!quiet).then_some(&Terminal as &dyn Events),
         dry_run,
-        ..Default::default()
+        ..preflight::Servers::of("--topology", servers, target.topologies(), pulls)
     })
     .await
 }
@@ -576,15 +565,13 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let progress = ProgressDisplay::auto(args.quiet);
     let command = args.command()?;
     crate::writable::dir("--out", &args.out)?;
+    let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
     let specs = preflight::servers(&preflight::Servers {
-        label: "--topologies",
         backend: crate::topology::BackendKind::Process,
-        topologies: &command.topologies,
-        extra_mongod_args: &command.servers.mongod_args,
+        bin_dir: None,
+        base_port: None,
         binaries_linked_later: true,
-        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
-        scenarios: Some(&command),
-        ..Default::default()
+        ..preflight::Servers::of_compare(&command, pulls)
     })
     .await?;
     progress.line(&format!(

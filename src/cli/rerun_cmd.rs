@@ -81,20 +81,8 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         .or_else(beside)
         .unwrap_or_else(|| PathBuf::from("results"));
     crate::writable::dir("--out", &out)?;
-    let specs = preflight::servers(&preflight::Servers {
-        label: "--topologies",
-        backend: command.servers.backend,
-        topologies: &command.topologies,
-        bin_dir: command.servers.bin_dir.as_deref(),
-        extra_mongod_args: &command.servers.mongod_args,
-        image: command.image.as_deref(),
-        base_port: command.servers.base_port,
-        binaries_linked_later: false,
-        pulls: (!args.quiet).then_some(&Terminal as &dyn Events),
-        dry_run: false,
-        scenarios: Some(&command),
-    })
-    .await?;
+    let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
+    let specs = preflight::servers(&preflight::Servers::of_compare(&command, pulls)).await?;
     command.name_topologies(&specs);
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
