@@ -33,11 +33,9 @@ fn cluster_with_unresolvable_shard(root: &Root) -> (Vec<StandinProcess>, u16) {
     (servers, port)
 }
 
-#[test]
-fn an_advertised_name_that_does_not_resolve_is_named_before_the_run_not_called_dead() {
-    let root = Root::new();
-    let (_servers, port) = cluster_with_unresolvable_shard(&root);
-    let uri = format!("mongodb://127.0.0.1:{port}/ycsb?w=1");
+/// Loads 300 records at `uri`, then runs S2 on them for 4 s (longer than the 2 s after which a
+/// silent member makes a run invalid), which must exit 0: its stderr and result file.
+fn load_then_run(root: &Root, uri: &str) -> (String, std::path::PathBuf) {
     let load = root.output(&[
         "load",
         "-P",
@@ -45,11 +43,10 @@ fn an_advertised_name_that_does_not_resolve_is_named_before_the_run_not_called_d
         "-p",
         "recordcount=300",
         "--uri",
-        &uri,
+        uri,
     ]);
     assert_eq!(load.status.code(), Some(0), "{load:?}");
     let json = root.path.join("run.json");
-    // Longer than the 2 s after which a silent member makes a run invalid.
     let run = root
         .cmd()
         .args(["run", "-P", "workloads/S2", "-p", "recordcount=300"])
@@ -59,14 +56,23 @@ fn an_advertised_name_that_does_not_resolve_is_named_before_the_run_not_called_d
             "-p",
             "maxexecutiontime=4",
             "--uri",
-            &uri,
+            uri,
         ])
         .arg("--json")
         .arg(&json)
         .output()
         .expect("run");
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert_eq!(run.status.code(), Some(0), "{stderr}");
+    (stderr, json)
+}
+
+#[test]
+fn an_advertised_name_that_does_not_resolve_is_named_before_the_run_not_called_dead() {
+    let root = Root::new();
+    let (_servers, port) = cluster_with_unresolvable_shard(&root);
+    let uri = format!("mongodb://127.0.0.1:{port}/ycsb?w=1");
+    let (stderr, json) = load_then_run(&root, &uri);
     assert!(
         stderr.contains(
             "sh1-0.invalid:27018 (sh1) advertised by listShards does not resolve here; probed through mongos only"
@@ -94,34 +100,7 @@ fn a_server_without_hello_is_probed_with_is_master() {
     let root = Root::new();
     let server = StandinProcess::start_with(&root.path.join("db"), &["--no-hello"]);
     let uri = server.uri();
-    let load = root.output(&[
-        "load",
-        "-P",
-        "workloads/S1",
-        "-p",
-        "recordcount=300",
-        "--uri",
-        &uri,
-    ]);
-    assert_eq!(load.status.code(), Some(0), "{load:?}");
-    let json = root.path.join("run.json");
-    let run = root
-        .cmd()
-        .args(["run", "-P", "workloads/S2", "-p", "recordcount=300"])
-        .args([
-            "-p",
-            "operationcount=0",
-            "-p",
-            "maxexecutiontime=4",
-            "--uri",
-            &uri,
-        ])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let (stderr, json) = load_then_run(&root, &uri);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("JSON");
     assert_valid_but_for_toy_size(&doc["validity"]);
