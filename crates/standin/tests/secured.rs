@@ -25,7 +25,7 @@ async fn client(uri: &str) -> Client {
 #[tokio::test]
 async fn the_driver_gets_in_with_the_ca_and_the_password_only() {
     let certs = Certs::make();
-    let h = start(Role::Mongod, &format!("{} {USER}", certs.flags()));
+    let h = start(Role::Mongod, &format!("{} {USER}", certs.flags().join(" ")));
     let good = client(&secure_uri(&h, &certs, "alice:s3cret-pw@", "")).await;
     let coll = good.database("ycsb").collection::<Document>("usertable");
     coll.insert_one(doc! {"_id": "user1", "field0": "x"})
@@ -96,7 +96,7 @@ async fn secured_set(certs: &Certs, name: &str, role_flag: &str) -> StandinHandl
         Role::Mongod,
         &format!(
             "{role_flag} --replSet {name} --primary-delay-ms 50 {} {USER}",
-            certs.flags()
+            certs.flags().join(" ")
         ),
     );
     let c = client(&secure_uri(&h, certs, "alice:s3cret-pw@", "")).await;
@@ -117,7 +117,11 @@ async fn a_mongos_reaches_its_secured_shards_with_the_same_flags() {
     let shard = secured_set(&certs, "sh0", "--shardsvr").await;
     let mongos = start(
         Role::Mongos,
-        &format!("--configdb cfg/{} {} {USER}", config.host(), certs.flags()),
+        &format!(
+            "--configdb cfg/{} {} {USER}",
+            config.host(),
+            certs.flags().join(" ")
+        ),
     );
     let uri =
         secure_uri(&mongos, &certs, "alice:s3cret-pw@", "").replace("directConnection=true&", "");

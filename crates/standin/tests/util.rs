@@ -176,73 +176,7 @@ impl Cluster {
     }
 }
 
-/// A test CA, a server certificate it signed for `localhost` and `127.0.0.1`, and a second CA
-/// that signed nothing here (a client trusting it must refuse the server), made with the
-/// `openssl` command at test time.
-pub struct Certs {
-    pub dir: tempfile::TempDir,
-    pub ca: std::path::PathBuf,
-    pub other_ca: std::path::PathBuf,
-    pub cert: std::path::PathBuf,
-    pub key: std::path::PathBuf,
-}
-
-fn openssl(dir: &std::path::Path, args: &str) {
-    let out = std::process::Command::new("openssl")
-        .args(args.split_whitespace())
-        .current_dir(dir)
-        .output()
-        .expect("the openssl command (Debian package openssl)");
-    assert!(
-        out.status.success(),
-        "openssl {args}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Certs {
-    pub fn make() -> Certs {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-        let ca_ext = "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign";
-        for name in ["ca", "other-ca"] {
-            openssl(
-                d,
-                &format!(
-                    "req -x509 {ec} -keyout {name}.key -out {name}.pem -days 2 -subj /CN=microshard-test-{name} {ca_ext}"
-                ),
-            );
-        }
-        openssl(
-            d,
-            &format!("req {ec} -keyout server.key -out server.csr -subj /CN=localhost"),
-        );
-        std::fs::write(
-            d.join("server.ext"),
-            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-        )
-        .unwrap();
-        openssl(
-            d,
-            "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile server.ext",
-        );
-        Certs {
-            ca: d.join("ca.pem"),
-            other_ca: d.join("other-ca.pem"),
-            cert: d.join("server.crt"),
-            key: d.join("server.key"),
-            dir,
-        }
-    }
-
-    /// The stand-in flags that require TLS with this certificate and trust this CA for peers.
-    pub fn flags(&self) -> String {
-        format!(
-            "--tls-cert {} --tls-key {} --tlsCAFile {}",
-            self.cert.display(),
-            self.key.display(),
-            self.ca.display()
-        )
-    }
-}
+#[path = "support/certs.rs"]
+mod certs;
+#[allow(unused_imports)] // not every test binary makes certificates
+pub use certs::Certs;
