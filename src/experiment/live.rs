@@ -322,7 +322,8 @@ async fn shard_scenario_table(
     let Some(plan) = &deployment.plan else {
         return Ok(());
     };
-    if table == "usertable" || plan.kind != crate::topology::Kind::Sharded {
+    if table == "usertable" || plan.kind != crate::topology::Kind::Sharded || !plan.shard_collection
+    {
         return Ok(());
     }
     let version = deployment

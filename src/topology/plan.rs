@@ -183,6 +183,10 @@ pub struct Plan {
     pub config_set: String,
     /// Whether the balancer stays on during measured runs.
     pub keep_balancer: bool,
+    /// Whether bring-up shards `ycsb.usertable` (`false`: left unsharded behind mongos, the
+    /// topology's `shard_collection = false`); plans written before it was recorded sharded it.
+    #[serde(default = "sharded_by_default")]
+    pub shard_collection: bool,
     /// Chunks per shard to request on servers that honour `numInitialChunks`.
     pub initial_chunks_per_shard: Option<u32>,
     /// CPU set for the benchmark client.
@@ -222,6 +226,11 @@ pub struct HostMemory {
     pub cache_cap_gb: Option<f64>,
     /// What the caches of the mongods on this host add up to (GB).
     pub total_cache_gb: f64,
+}
+
+/// The default of [`Plan::shard_collection`] in plans that do not record it: they sharded it.
+fn sharded_by_default() -> bool {
+    true
 }
 
 /// Formats a cache size the way it is passed on the command line.
@@ -397,6 +406,7 @@ impl Plan {
             multi_host: false,
             config_set: "cfg".into(),
             keep_balancer: spec.keep_balancer,
+            shard_collection: spec.shard_collection,
             initial_chunks_per_shard: spec.initial_chunks_per_shard,
             client_cpuset: spec.client_cpuset.clone(),
             clients: spec.clients.clone(),
