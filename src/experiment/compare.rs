@@ -21,7 +21,7 @@ use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
 mod cell;
-use cell::{Cell, cell_props, measure_cell, place_outputs, write_cell};
+use cell::{Cell, Taken, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -370,6 +370,8 @@ async fn run_topology<L: Lab>(
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
     // reads cover every document that exists.
     let mut inserted: u64 = 0;
+    // Failovers so far on this data: a later cell's NOT_FOUND reads may be their rollbacks.
+    let mut failovers = super::rollback::Failovers::default();
     for id in turn.ids {
         if cancel.is_cancelled() {
             return Ok(None);
@@ -396,18 +398,17 @@ async fn run_topology<L: Lab>(
         if !is_load {
             inserted += super::summary::insert_attempts(&measured.document);
         }
+        failovers.note(id, &measured.document);
         if finished {
             outcome.skipped.push(id.clone());
         } else {
-            write_cell(
-                turn.dir,
-                config,
-                id,
-                &cell.props,
+            let caveats = failovers.not_found_caveat(&measured.document);
+            let taken = Taken {
                 measured,
                 server,
-                deployment,
-            )?;
+                caveats: caveats.into_iter().collect(),
+            };
+            write_cell(turn.dir, config, id, &cell.props, taken, deployment)?;
             outcome.measured.push(id.clone());
         }
         if dead.is_some() {

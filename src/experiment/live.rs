@@ -168,6 +168,7 @@ fn probe_targets(cluster: &crate::backend::RunningCluster) -> Vec<crate::db::pro
                 .iter()
                 .find(|p| p.name == m.name)
                 .and_then(|p| p.replica_set.clone()),
+            config_server: m.role == crate::topology::MemberRole::Config,
         })
         .collect()
 }

@@ -535,6 +535,16 @@ fn throughput_of(operations: u64, runtime_ms: u64) -> Option<f64> {
 }
 
 impl ResultDocument {
+    /// Operations that found no record, over every measurement (`Return=NOT_FOUND`): a load of
+    /// another size, or keys a failover rolled back.
+    pub fn not_found(&self) -> u64 {
+        (self.measurements.iter())
+            .flat_map(|m| &m.statuses)
+            .filter(|s| s.status == super::Status::NotFound)
+            .map(|s| s.count)
+            .sum()
+    }
+
     /// A document for one run: tool, times, totals and measurements filled; host facts
     /// collected now; properties, server facts and client CPU left for the runner to set.
     pub fn new(
@@ -1050,6 +1060,7 @@ mod tests {
                 duration_s: 10.8,
                 ongoing: false,
                 new_primary: Some("sh0-1 (localhost:41111)".into()),
+                config_server: false,
             }],
         };
         d.validity.server_stalls = Some(crate::measure::timeline::StallCount {
