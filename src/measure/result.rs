@@ -1075,6 +1075,7 @@ mod tests {
             client_cores: 0.8,
             busy_cores: 1.8,
             server_cpu_us: [("single".to_string(), 900_000u64)].into_iter().collect(),
+            server_cpu_missing: Vec::new(),
             load_before: Some(0.4),
             load_after: Some(1.2),
         });

@@ -518,6 +518,7 @@ pub(super) fn write_cell(
     let (crosscheck, checked) = cross_check(server.as_mut(), &document, props, deployment);
     let mut warnings = caveats;
     warnings.extend(checked);
+    warnings.extend(super::super::summary::partial_server_cpu(&document));
     let balancer = server.as_ref().and_then(|s| s.balancer.as_ref());
     if let Some(why) = balancer.and_then(balancer::degraded) {
         summary.validity.degrade(why.clone());
