@@ -760,7 +760,8 @@ impl PlanRow {
 /// two members cannot elect a primary when one fails (a majority of 2 is 2), and with `w=1`,
 /// which experiments pin unless the scenario or URI sets `w`, a failover after a crash can roll
 /// back writes the client was told succeeded, which later cells then read as NOT_FOUND
-/// (`docs/mongodb-versions.md`, "Replica sets").
+/// (`docs/mongodb-versions.md`, "Replica sets"); and the servers' CPU then holds the
+/// secondaries' replication, which the 1-member baseline does not do.
 fn failover_notes(spec: &TopologySpec) -> Vec<String> {
     let n = spec.shard_members;
     let mut notes = Vec::new();
@@ -775,6 +776,9 @@ fn failover_notes(spec: &TopologySpec) -> Vec<String> {
     }
     notes.push(format!(
         "shard_members = {n} with w=1 (pinned unless the scenario's mongodb.writeConcern or the URI sets w): a failover after a crash can roll back writes the client was told succeeded, and later cells read those keys as NOT_FOUND; w=majority rules it out"
+    ));
+    notes.push(format!(
+        "shard_members = {n}: the servers' CPU per operation includes the secondaries' replication (applying every write again), which a 1-member single has none of"
     ));
     notes
 }
@@ -803,6 +807,10 @@ mod tests {
         let three = notes(3);
         assert!(!three.contains("no failover"), "{three}");
         assert!(three.starts_with("shard_members = 3 with w=1"), "{three}");
+        assert!(
+            three.contains("CPU per operation includes the secondaries' replication"),
+            "{three}"
+        );
     }
 
     fn spec(text: &str) -> TopologySpec {
