@@ -1054,14 +1054,24 @@ mod tests {
             member_outages: vec![outage.clone()],
             stalls: vec![outage.clone()],
             dead_member: Some(outage),
-            no_primary: vec![crate::measure::timeline::NoPrimary {
-                set: "sh0".into(),
-                from_s: 12.1,
-                duration_s: 10.8,
-                ongoing: false,
-                new_primary: Some("sh0-1 (localhost:41111)".into()),
-                config_server: false,
-            }],
+            no_primary: vec![
+                crate::measure::timeline::NoPrimary {
+                    set: "sh0".into(),
+                    from_s: 12.1,
+                    duration_s: 10.8,
+                    ongoing: false,
+                    new_primary: Some("sh0-1 (localhost:41111)".into()),
+                    config_server: false,
+                },
+                crate::measure::timeline::NoPrimary {
+                    set: "cfg".into(),
+                    from_s: 30.0,
+                    duration_s: 1.5,
+                    ongoing: false,
+                    new_primary: Some("cfg-1 (localhost:41120)".into()),
+                    config_server: true,
+                },
+            ],
         };
         d.validity.server_stalls = Some(crate::measure::timeline::StallCount {
             count: 1,
@@ -1075,7 +1085,7 @@ mod tests {
             client_cores: 0.8,
             busy_cores: 1.8,
             server_cpu_us: [("single".to_string(), 900_000u64)].into_iter().collect(),
-            server_cpu_missing: Vec::new(),
+            server_cpu_missing: vec!["cfg0".into()],
             load_before: Some(0.4),
             load_after: Some(1.2),
         });
