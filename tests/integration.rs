@@ -25,6 +25,7 @@ mod report_tables;
 
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
 mod backend_down_all;
+mod fidelity_failover;
 mod fidelity_records;
 mod kubernetes;
 mod reliability_bad_input;

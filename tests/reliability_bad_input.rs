@@ -415,6 +415,10 @@ fn write_fixtures(dir: &Path) {
         "name = \"far\"\nkind = \"standalone\"\nclients = [{ docker = \"tcp://loadgen-2.invalid:2375\", count = 1 }]\n",
     );
     t(
+        "unsharded-two.toml",
+        "name = \"u2\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_collection = false\n",
+    );
+    t(
         "unknown-key.toml",
         "name = \"uk\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_per_host = 3\n",
     );

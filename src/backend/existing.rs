@@ -79,8 +79,10 @@ async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendErro
             // Only this mongos is known; other routers of a 4.4 cluster need the same.
             cluster::flush_router_config(&uri).await?;
         }
-        cluster::shard_table(&uri, cluster::YCSB_TABLE, &info.version, None).await?;
-        chunks = cluster::chunks_per_shard_of(&uri, cluster::YCSB_TABLE).await?;
+        if plan.shard_collection {
+            cluster::shard_table(&uri, cluster::YCSB_TABLE, &info.version, None).await?;
+            chunks = cluster::chunks_per_shard_of(&uri, cluster::YCSB_TABLE).await?;
+        }
         if !plan.keep_balancer {
             cluster::balancer_stop(&uri).await?;
         }

@@ -65,7 +65,13 @@ pub(crate) async fn assemble(
         .get(&entry.name)
         .map(|s| s.version.clone())
         .unwrap_or_default();
-    assembly.chunks = run.shard_collection(&mongos, &version, &shards).await?;
+    if plan.shard_collection {
+        assembly.chunks = run.shard_collection(&mongos, &version, &shards).await?;
+    } else {
+        run.say(format!(
+            "{YCSB_NS} left unsharded (shard_collection = false)"
+        ));
+    }
     if !plan.keep_balancer {
         run.say("balancerStop".into());
         balancer_stop(&mongos).await?;

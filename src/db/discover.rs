@@ -113,7 +113,12 @@ fn seed_targets(seeds: &str, hello: Option<&Document>, is_mongos: bool) -> Vec<P
         };
         if !out.iter().any(|t| t.address == *host) {
             let (address, set) = (host.to_string(), set.clone());
-            out.push(ProbeTarget { name, address, set });
+            out.push(ProbeTarget {
+                name,
+                address,
+                set,
+                config_server: false,
+            });
         }
     }
     out
@@ -131,6 +136,7 @@ fn set_members(h: &Document) -> Vec<Advertised> {
                 name: format!("{set}[{i}]"),
                 address: host.to_string(),
                 set: Some(set.to_string()),
+                config_server: false,
             },
             by: "hello.hosts",
         })
@@ -157,7 +163,12 @@ fn shard_members(reply: &Document) -> Vec<Advertised> {
             // The shard's name stands for its set: the reasons name the shard.
             let (address, set) = (host.to_string(), Some(id.to_string()));
             if !out.iter().any(|a: &Advertised| a.target.address == address) {
-                let target = ProbeTarget { name, address, set };
+                let target = ProbeTarget {
+                    name,
+                    address,
+                    set,
+                    config_server: false,
+                };
                 out.push(Advertised {
                     target,
                     by: "listShards",

@@ -27,6 +27,10 @@ pub struct ProbeTarget {
     /// are watched together for a primary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<String>,
+    /// A config server: its set's elections leave the data path alone (routing is cached),
+    /// and are said apart from a shard's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub config_server: bool,
 }
 
 impl ProbeTarget {

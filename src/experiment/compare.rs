@@ -21,7 +21,7 @@ use crate::workload::prop::THREADCOUNT;
 
 mod ceilings;
 mod cell;
-use cell::{Cell, CellEnd, MeasuredCell, cell_props, measure_cell, place_outputs, write_cell};
+use cell::{Cell, CellEnd, cell_props, measure_cell, place_outputs, write_cell};
 
 /// Where a new experiment is created, and what this machine adds to its record.
 #[derive(Debug, Clone, Default)]
@@ -370,6 +370,8 @@ async fn run_topology<L: Lab>(
     // the record count, so their inserts take fresh keys (no duplicate-key errors) and their
     // reads cover every document that exists.
     let mut inserted: u64 = 0;
+    // Failovers so far on this data: a later cell's NOT_FOUND reads may be their rollbacks.
+    let mut failovers = super::rollback::Failovers::default();
     for id in turn.ids {
         if cancel.is_cancelled() {
             return Ok(None);
@@ -389,27 +391,22 @@ async fn run_topology<L: Lab>(
             finished,
             props,
         };
-        let (MeasuredCell { measured, server }, dead) =
+        let (mut taken, dead) =
             match measure_cell(lab, deployment, config, &cell, cancel, progress).await? {
                 CellEnd::Measured(m) => (m, None),
                 CellEnd::Dead(m, member) => (m, Some(member)),
                 CellEnd::Cancelled => return Ok(None),
             };
+        let document = &taken.measured.document;
         if !is_load {
-            inserted += super::summary::insert_attempts(&measured.document);
+            inserted += super::summary::insert_attempts(document);
         }
+        failovers.note(id, document);
         if finished {
             outcome.skipped.push(id.clone());
         } else {
-            write_cell(
-                turn.dir,
-                config,
-                id,
-                &cell.props,
-                measured,
-                server,
-                deployment,
-            )?;
+            taken.caveats.extend(failovers.not_found_caveat(document));
+            write_cell(turn.dir, config, id, &cell.props, taken, deployment)?;
             outcome.measured.push(id.clone());
         }
         if dead.is_some() {

@@ -168,6 +168,7 @@ fn probe_targets(cluster: &crate::backend::RunningCluster) -> Vec<crate::db::pro
                 .iter()
                 .find(|p| p.name == m.name)
                 .and_then(|p| p.replica_set.clone()),
+            config_server: m.role == crate::topology::MemberRole::Config,
         })
         .collect()
 }
@@ -322,7 +323,8 @@ async fn shard_scenario_table(
     let Some(plan) = &deployment.plan else {
         return Ok(());
     };
-    if table == "usertable" || plan.kind != crate::topology::Kind::Sharded {
+    if table == "usertable" || plan.kind != crate::topology::Kind::Sharded || !plan.shard_collection
+    {
         return Ok(());
     }
     let version = deployment

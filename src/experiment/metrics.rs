@@ -19,6 +19,11 @@ pub struct StatusSnapshot {
     pub getmore: u64,
     /// `opcounters.command`.
     pub command: u64,
+    /// Writes applied from the primary's oplog (`opcountersRepl` insert + update + delete): a
+    /// secondary's share of a set's work, never a client's operation (so not in
+    /// [`Self::data_ops`]); `None` where the server reports no `opcountersRepl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repl_applied: Option<u64>,
     /// `connections.current`.
     pub connections: u64,
     /// `connections.available`: how many more the server accepts (0.8 × its soft `nofile` limit
@@ -37,6 +42,12 @@ pub struct StatusSnapshot {
     /// Pages evicted (modified + unmodified).
     #[serde(default)]
     pub evicted_pages: Option<u64>,
+    /// Checkpoints WiredTiger completed (`wiredTiger.transaction["transaction checkpoints"]`):
+    /// a write cell's dirty pages are written by the next checkpoint, often in a later cell's
+    /// window, so a cell's server CPU reads right only beside how many fell in it; `None` where
+    /// the server does not report it (the stand-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<u64>,
     /// `version` as reported.
     #[serde(default)]
     pub version: Option<String>,
@@ -102,6 +113,12 @@ impl StatusSnapshot {
             delete: op("delete"),
             getmore: op("getmore"),
             command: op("command"),
+            repl_applied: sub("opcountersRepl").map(|r| {
+                ["insert", "update", "delete"]
+                    .iter()
+                    .filter_map(|k| number(r.get(*k)))
+                    .sum()
+            }),
             connections: sub("connections")
                 .and_then(|c| number(c.get("current")))
                 .unwrap_or(0),
@@ -110,6 +127,9 @@ impl StatusSnapshot {
             dirty_bytes: wt("tracked dirty bytes in the cache"),
             cache_max_bytes: wt("maximum bytes configured"),
             evicted_pages: evicted,
+            checkpoints: sub("wiredTiger")
+                .and_then(|wt| wt.get_document("transaction").ok())
+                .and_then(|t| number(t.get("transaction checkpoints"))),
             version: reply.get_str("version").ok().map(str::to_string),
             app_evictions: app_eviction.map(|(_, n)| n),
             app_eviction_counter: app_eviction.map(|(k, _)| k.to_string()),
@@ -187,11 +207,25 @@ pub struct MemberMetrics {
     /// Data operations per second sampled during the cell (seconds since start, ops/s).
     #[serde(default)]
     pub samples: Vec<(f64, f64)>,
+    /// A shard whose set failed over during the cell: its operations summed over the set's
+    /// members, since each member counted only what it served while it was primary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_counts: Option<super::set_counts::SetCounts>,
 }
 
 impl MemberMetrics {
-    /// Data operations this member served during the cell.
+    /// The shard this member's figures stand for: its set when they were summed over the set
+    /// (a failed-over shard's new primary has its own member name), else its name.
+    pub(crate) fn shard(&self) -> &str {
+        self.set_counts.as_ref().map_or(&self.name, |s| &s.set)
+    }
+
+    /// Data operations this member served during the cell; for a shard that failed over, what
+    /// its whole set served (`None` when a member of it could not be read).
     pub(crate) fn ops_delta(&self) -> Option<u64> {
+        if let Some(set) = &self.set_counts {
+            return set.ops;
+        }
         let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
         Some(a.data_ops().saturating_sub(b.data_ops()))
     }
@@ -241,6 +275,10 @@ pub struct ServerMetrics {
     /// whose balancer microshard stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub balancer: Option<super::balancer::BalancerWatch>,
+    /// WiredTiger checkpoints completed during the cell, summed over the members read before
+    /// and after it that report them; `None` where none does (the stand-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<u64>,
 }
 
 impl ServerMetrics {
@@ -251,7 +289,7 @@ impl ServerMetrics {
             .members
             .iter()
             .filter(|m| m.role == "shard")
-            .filter_map(|m| Some((m.name.clone(), m.ops_delta()?)))
+            .filter_map(|m| Some((m.shard().to_string(), m.ops_delta()?)))
             .collect();
         let total_ops: u64 = shard_ops.iter().map(|(_, o)| o).sum();
         let total_docs: u64 = self.shards.iter().map(|s| s.documents).sum();
@@ -271,7 +309,15 @@ impl ServerMetrics {
                 .filter_map(|m| m.after.as_ref()?.cache_max_bytes)
                 .min();
         }
+        self.checkpoints = (self.members.iter())
+            .filter_map(|m| {
+                let (b, a) = (m.before.as_ref()?, m.after.as_ref()?);
+                Some(a.checkpoints?.saturating_sub(b.checkpoints?))
+            })
+            .reduce(|a, b| a + b);
         self.warnings.clear();
+        self.warnings
+            .extend((self.members.iter()).filter_map(|m| Some(m.set_counts.as_ref()?.sentence())));
         if let Some(cache) = self.cache_max_bytes {
             for s in &self.shards {
                 if s.index_bytes > cache {
@@ -584,7 +630,7 @@ mod tests {
             "version": "7.0.2",
             "opcounters": { "insert": insert, "query": query, "update": 0_i64, "delete": 0_i32, "getmore": 0_i32, "command": 9_i32 },
             "connections": { "current": 12_i32, "available": 51_188_i32 },
-            "wiredTiger": { "cache": {
+            "wiredTiger": { "transaction": { "transaction checkpoints": evicted * 2 }, "cache": {
                 "bytes currently in the cache": 1000_i64,
                 "tracked dirty bytes in the cache": 10_i64,
                 "maximum bytes configured": cache_max,
@@ -604,6 +650,7 @@ mod tests {
         assert_eq!(s.connections_available, Some(51_188));
         assert_eq!(s.data_ops(), 12);
         assert_eq!(s.evicted_pages, Some(4));
+        assert_eq!(s.checkpoints, Some(6));
         assert_eq!(s.cache_max_bytes, Some(1 << 30));
         assert_eq!(s.version.as_deref(), Some("7.0.2"));
     }
@@ -623,6 +670,7 @@ mod tests {
         let s = StatusSnapshot::from_server_status(&doc! { "opcounters": { "insert": 3_i32 } });
         assert_eq!(s.insert, 3);
         assert_eq!(s.connections_available, None);
+        assert_eq!(s.checkpoints, None);
         assert_eq!(s.cache_bytes, None);
         assert_eq!(s.evicted_pages, None);
     }
@@ -733,6 +781,7 @@ mod tests {
                 before: huge(),
                 after: huge(),
                 samples: vec![],
+                set_counts: None,
             }],
             ..Default::default()
         };
@@ -759,6 +808,7 @@ mod tests {
                 after, 0, 0, 1000,
             ))),
             samples: vec![],
+            set_counts: None,
         };
         let mut m = ServerMetrics {
             members: vec![member("s0", 0, 300), member("s1", 100, 200)],

@@ -63,6 +63,22 @@ pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
     }
 }
 
+/// The sentence a cell carries when its server CPU is summed over some members only: which
+/// were summed, and which were not found (elsewhere, in a container, or no process listening
+/// on their port), so a partial figure is never read as the whole deployment's.
+pub(crate) fn partial_server_cpu(doc: &ResultDocument) -> Option<String> {
+    let load = doc.host_load.as_ref()?;
+    if load.server_cpu_us.is_empty() || load.server_cpu_missing.is_empty() {
+        return None;
+    }
+    let summed: Vec<&str> = load.server_cpu_us.keys().map(String::as_str).collect();
+    Some(format!(
+        "server CPU is summed over {} only: {} not found on this machine (run elsewhere, in a container, or no process found listening on its port), so CPU per operation leaves them out",
+        summed.join(", "),
+        load.server_cpu_missing.join(", ")
+    ))
+}
+
 /// How many inserts a run attempted (every status counts: each one consumed a key number), so
 /// the next scenario on the same data knows where its own inserts start.
 ///
@@ -114,6 +130,29 @@ mod tests {
         d.server.standin = true;
         d.server.version = Some("7.0.0-standin".into());
         d
+    }
+
+    #[test]
+    fn a_partial_server_cpu_names_the_members_left_out() {
+        let mut d = document(&[("READ", 10, Status::Ok)]);
+        let load = |found: &[&str], missing: &[&str]| crate::measure::host_load::HostLoad {
+            server_cpu_us: found.iter().map(|n| (n.to_string(), 1_000)).collect(),
+            server_cpu_missing: missing.iter().map(|n| n.to_string()).collect(),
+            ..Default::default()
+        };
+        d.host_load = Some(load(&["mongos", "sh0"], &["cfg0", "sh1"]));
+        let said = partial_server_cpu(&d).unwrap_or_default();
+        assert!(
+            said.starts_with(
+                "server CPU is summed over mongos, sh0 only: cfg0, sh1 not found on this machine"
+            ),
+            "{said}"
+        );
+        // Every member found, or none (the figure is "not reported" then): nothing to say.
+        d.host_load = Some(load(&["mongos", "sh0"], &[]));
+        assert_eq!(partial_server_cpu(&d), None);
+        d.host_load = Some(load(&[], &["sh0"]));
+        assert_eq!(partial_server_cpu(&d), None);
     }
 
     #[test]

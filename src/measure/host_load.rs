@@ -25,6 +25,8 @@ pub struct HostSample {
     /// Members on this machine (by address); fewer `servers` found means some run where `/proc`
     /// cannot tell them (a container's own port), and other work cannot be told from theirs.
     local_members: usize,
+    /// Every measured member, by name, so those whose CPU was not found are named.
+    members: Vec<String>,
     load_1m: Option<f64>,
 }
 
@@ -48,6 +50,11 @@ pub struct HostLoad {
     /// members elsewhere, in containers, or a server that was not found).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_cpu_us: BTreeMap<String, u64>,
+    /// The measured members whose CPU is not in [`Self::server_cpu_us`] (elsewhere, in a
+    /// container, or no process found listening on their port): a sum over `server_cpu_us` is
+    /// then partial, and says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpu_missing: Vec<String>,
     /// The 1-minute load average at the window's start.
     pub load_before: Option<f64>,
     /// The 1-minute load average at the window's end.
@@ -167,6 +174,52 @@ fn member_of<'a>(p: &Proc, ports: &'a [(String, String)]) -> Option<&'a str> {
         .map(|(name, _)| name.as_str())
 }
 
+/// Programs that listen on a port for a server elsewhere (a container's published port, a
+/// forwarded one): their CPU is not the server's.
+const PROXIES: &[&str] = &[
+    "docker-proxy",
+    "rootlesskit",
+    "slirp4netns",
+    "gvproxy",
+    "vpnkit",
+    "kubectl",
+    "ssh",
+    "socat",
+];
+
+/// The local members `member_of` did not recognise (a wrapper script, a renamed binary), found
+/// by the process listening on their port; not a proxy, and not this run's own client
+/// processes (an in-process stand-in is no server process of its own).
+fn by_listener<'a>(
+    all: &'a [Proc],
+    local: &[(String, String)],
+    client_root: u32,
+) -> Vec<(String, &'a Proc)> {
+    let known = |name: &str| all.iter().any(|p| member_of(p, local) == Some(name));
+    let rest: Vec<(&String, u16)> = (local.iter())
+        .filter(|(name, _)| !known(name))
+        .filter_map(|(name, port)| Some((name, port.parse().ok()?)))
+        .collect();
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    let ports: Vec<u16> = rest.iter().map(|(_, p)| *p).collect();
+    let pids = super::listeners::pids_listening_on(&ports);
+    let program = |p: &Proc| {
+        p.argv
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+    };
+    let ours = |pid: u32| pid == client_root || pid == std::process::id();
+    rest.into_iter()
+        .filter_map(|(name, port)| {
+            let p = all.iter().find(|p| Some(&p.pid) == pids.get(&port))?;
+            let proxy = program(p).is_some_and(|n| PROXIES.contains(&n.as_str()));
+            (!proxy && !ours(p.pid)).then(|| (name.clone(), p))
+        })
+        .collect()
+}
+
 /// The oldest ancestor of `me` running the same program: a `--clients` coordinator, whose client
 /// processes are this run's, not other work.
 fn family_root(all: &[Proc], me: u32) -> u32 {
@@ -200,16 +253,18 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
     let mut servers = BTreeMap::new();
     let mut servers_ns = BTreeMap::new();
     let mut server_pids = Vec::new();
-    for p in &all {
-        if let Some(name) = member_of(p, &local) {
-            *servers.entry(name.to_string()).or_insert(0) += p.ticks;
-            if let Some(ns) = cpu_ns(p.pid) {
-                *servers_ns.entry(name.to_string()).or_insert(0) += ns;
-            }
-            server_pids.push(p.pid);
-        }
-    }
     let root = family_root(&all, me);
+    let found = (all
+        .iter()
+        .filter_map(|p| Some((member_of(p, &local)?.to_string(), p))))
+    .chain(by_listener(&all, &local, root));
+    for (name, p) in found.collect::<Vec<_>>() {
+        *servers.entry(name.clone()).or_insert(0) += p.ticks;
+        if let Some(ns) = cpu_ns(p.pid) {
+            *servers_ns.entry(name).or_insert(0) += ns;
+        }
+        server_pids.push(p.pid);
+    }
     let mut ours = vec![root];
     let mut client = 0;
     // The microshard processes of this run (a coordinator and its client processes) and their
@@ -231,6 +286,7 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
         servers,
         servers_ns,
         local_members: local.len(),
+        members: members.iter().map(|(n, _)| n.clone()).collect(),
         load_1m,
     })
 }
@@ -255,6 +311,10 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
         steal_cores: cores_of(b.steal.saturating_sub(a.steal)),
         client_cores: cores_of(client),
         busy_cores: cores_of(busy),
+        server_cpu_missing: (b.members.iter())
+            .filter(|m| !servers.contains_key(*m))
+            .cloned()
+            .collect(),
         server_cpu_us: servers
             .into_iter()
             .map(|(n, t)| {
@@ -292,6 +352,45 @@ mod tests {
             ..Default::default()
         };
         assert!(stolen.busy(0.25).unwrap_or_default().contains("CPU steal"));
+    }
+
+    /// A server under a name `member_of` does not know (a wrapper, a renamed binary): a Python
+    /// process listening on a loopback port.
+    fn unnamed_server() -> (std::process::Child, u16) {
+        use std::io::BufRead;
+        let script = "import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',0))\ns.listen()\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        let out = child.stdout.take().expect("its stdout");
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .expect("its port");
+        (child, line.trim().parse().expect("a port"))
+    }
+
+    #[test]
+    fn a_server_under_another_name_is_found_by_its_port_and_the_rest_are_named() {
+        let (mut child, port) = unnamed_server();
+        let closed = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let members = [
+            ("sh0".to_string(), format!("127.0.0.1:{port}")),
+            ("sh1".to_string(), format!("127.0.0.1:{closed}")),
+            ("far".to_string(), "10.0.0.9:27017".to_string()),
+        ];
+        let a = sample(&members).expect("/proc is readable");
+        let b = sample(&members).expect("/proc is readable");
+        let _ = child.kill();
+        let _ = child.wait();
+        let load = between(&a, &b);
+        assert!(load.server_cpu_us.contains_key("sh0"), "{load:?}");
+        assert_eq!(load.server_cpu_missing, ["sh1", "far"], "{load:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub(crate) mod hdrlog;
 pub mod host_load;
 pub(crate) mod javafmt;
 pub(crate) mod legacy;
+mod listeners;
 pub(crate) mod order;
 pub(crate) mod registry;
 pub mod result;

@@ -535,6 +535,16 @@ fn throughput_of(operations: u64, runtime_ms: u64) -> Option<f64> {
 }
 
 impl ResultDocument {
+    /// Operations that found no record, over every measurement (`Return=NOT_FOUND`): a load of
+    /// another size, or keys a failover rolled back.
+    pub fn not_found(&self) -> u64 {
+        (self.measurements.iter())
+            .flat_map(|m| &m.statuses)
+            .filter(|s| s.status == super::Status::NotFound)
+            .map(|s| s.count)
+            .sum()
+    }
+
     /// A document for one run: tool, times, totals and measurements filled; host facts
     /// collected now; properties, server facts and client CPU left for the runner to set.
     pub fn new(
@@ -1044,13 +1054,24 @@ mod tests {
             member_outages: vec![outage.clone()],
             stalls: vec![outage.clone()],
             dead_member: Some(outage),
-            no_primary: vec![crate::measure::timeline::NoPrimary {
-                set: "sh0".into(),
-                from_s: 12.1,
-                duration_s: 10.8,
-                ongoing: false,
-                new_primary: Some("sh0-1 (localhost:41111)".into()),
-            }],
+            no_primary: vec![
+                crate::measure::timeline::NoPrimary {
+                    set: "sh0".into(),
+                    from_s: 12.1,
+                    duration_s: 10.8,
+                    ongoing: false,
+                    new_primary: Some("sh0-1 (localhost:41111)".into()),
+                    config_server: false,
+                },
+                crate::measure::timeline::NoPrimary {
+                    set: "cfg".into(),
+                    from_s: 30.0,
+                    duration_s: 1.5,
+                    ongoing: false,
+                    new_primary: Some("cfg-1 (localhost:41120)".into()),
+                    config_server: true,
+                },
+            ],
         };
         d.validity.server_stalls = Some(crate::measure::timeline::StallCount {
             count: 1,
@@ -1064,6 +1085,7 @@ mod tests {
             client_cores: 0.8,
             busy_cores: 1.8,
             server_cpu_us: [("single".to_string(), 900_000u64)].into_iter().collect(),
+            server_cpu_missing: vec!["cfg0".into()],
             load_before: Some(0.4),
             load_after: Some(1.2),
         });

@@ -57,6 +57,10 @@ pub struct NoPrimary {
     /// The member primary after it (`name (host:port)`), when one was elected in the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_primary: Option<String>,
+    /// The config server replica set's: operations on cached routing need no config primary,
+    /// so the data path went on (routing refreshes read from any config member).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub config_server: bool,
 }
 
 impl NoPrimary {
@@ -89,6 +93,17 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The sets that had no primary on the data path (shards, or the single replica set), by
+    /// name, each once: a config server election is left out.
+    pub(crate) fn data_path_elections(&self) -> Vec<String> {
+        let mut sets: Vec<String> = (self.no_primary.iter())
+            .filter(|n| !n.config_server)
+            .map(|n| n.set.clone())
+            .collect();
+        sets.dedup();
+        sets
+    }
+
     /// The stalls during which no probed member was silent and every set had a primary: the
     /// server stalled while it kept answering (a finding, not a broken measurement).
     pub(crate) fn server_stalls(&self) -> impl Iterator<Item = &Outage> {
@@ -97,7 +112,7 @@ impl Timeline {
                 .member_outages
                 .iter()
                 .any(|o| o.from_s < s.from_s + s.duration_s && s.from_s < o.from_s + o.duration_s)
-                && !self.no_primary.iter().any(|n| n.overlaps(s))
+                && !(self.no_primary.iter()).any(|n| !n.config_server && n.overlaps(s))
         })
     }
 

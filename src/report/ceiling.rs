@@ -264,7 +264,7 @@ pub struct CeilingCell {
 pub struct Decomposed {
     /// Scenario.
     pub scenario: String,
-    /// `routing tax`, `sharding gain` or `net`.
+    /// `routing tax`, `mongos hop`, `sharding overhead`, `sharding gain` or `net`.
     pub part: String,
     /// The topology measured.
     pub of: String,
@@ -553,10 +553,18 @@ fn against_baseline(
         .collect()
 }
 
+/// The one-shard cluster the routing tax and the sharding gain are measured against.
+const ONE_SHARD: &str = "microshard-1";
+/// The one-shard cluster whose collection is not sharded: the mongos hop without the shard key.
+const ONE_SHARD_UNSHARDED: &str = "microshard-1u";
+
 /// The micro-shard ratio taken apart, per scenario, when the experiment holds the baseline
 /// (`single`), `microshard-1` and larger micro-shard topologies: routing tax (microshard-1 vs the
 /// baseline), sharding gain (each larger one vs microshard-1) and net (each larger one vs the
-/// baseline). Only cells with a ceiling take part; a degraded or lower-bound side is said.
+/// baseline). With `microshard-1u` as well, the routing tax comes apart into the mongos hop
+/// (microshard-1u vs the baseline) and the sharding overhead (microshard-1 vs microshard-1u:
+/// the shard-key index and the ownership filter). Only cells with a ceiling take part; a
+/// degraded or lower-bound side is said.
 fn decompose(
     cells: &[CeilingCell],
     baseline: &str,
@@ -574,7 +582,7 @@ fn decompose(
             c.scenario == s
                 && c.ceiling.is_some()
                 && c.topology.starts_with("microshard-")
-                && c.topology != "microshard-1"
+                && ![ONE_SHARD, ONE_SHARD_UNSHARDED].contains(&c.topology.as_str())
         });
         let part = |name: &str, of: &str, against: &str| {
             let c = searches::compare(&by_cell(s, of), &by_cell(s, against));
@@ -588,7 +596,11 @@ fn decompose(
                 caveat: caveat(cells, rows, s, [of, against]),
             }
         };
-        out.push(part("routing tax", "microshard-1", baseline));
+        out.push(part("routing tax", ONE_SHARD, baseline));
+        if has(ONE_SHARD_UNSHARDED) {
+            out.push(part("mongos hop", ONE_SHARD_UNSHARDED, baseline));
+            out.push(part("sharding overhead", ONE_SHARD, ONE_SHARD_UNSHARDED));
+        }
         for n in larger {
             out.push(part("sharding gain", &n.topology, "microshard-1"));
             out.push(part("net", &n.topology, baseline));
@@ -693,6 +705,56 @@ mod tests {
             caveats: Vec::new(),
         });
         r
+    }
+
+    #[test]
+    fn with_microshard_1u_the_routing_tax_comes_apart_into_the_hop_and_the_sharding_overhead() {
+        let tps = [
+            ("single", 2_000.0),
+            ("microshard-1u", 1_800.0),
+            ("microshard-1", 1_700.0),
+            ("microshard-2", 3_600.0),
+        ];
+        let (mut cells, mut records) = (Vec::new(), Vec::new());
+        for (t, tp) in tps {
+            for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
+                cells.push(cell(t, "S5", i as u32 + 1, tp * jitter));
+                records.push(found(t, tp * jitter, i as u32 + 1));
+            }
+        }
+        let mut cfg = config(false);
+        cfg.command.topologies = tps.iter().map(|(t, _)| t.to_string()).collect();
+        cfg.command.scenarios = vec!["S5".into()];
+        cfg.command.repeat = 3;
+        let report = build_from(&cfg, &cells);
+        let part = CeilingPart::of(&records, &report.rows, "single").expect("a part");
+        let said: Vec<(&str, &str, &str, f64)> = (part.decomposed.iter())
+            .map(|d| (d.part.as_str(), d.of.as_str(), d.against.as_str(), d.ratio))
+            .collect();
+        let names: Vec<(&str, &str, &str)> = said.iter().map(|(p, o, a, _)| (*p, *o, *a)).collect();
+        assert_eq!(
+            names,
+            [
+                ("routing tax", "microshard-1", "single"),
+                ("mongos hop", "microshard-1u", "single"),
+                ("sharding overhead", "microshard-1", "microshard-1u"),
+                ("sharding gain", "microshard-2", "microshard-1"),
+                ("net", "microshard-2", "single"),
+            ],
+            "microshard-1u is no larger micro-shard topology"
+        );
+        assert!((said[1].3 - 0.9).abs() < 0.01, "{said:?}");
+        assert!(
+            (said[1].3 * said[2].3 - said[0].3).abs() < 1e-9,
+            "hop × overhead = routing tax: {said:?}"
+        );
+        assert!(
+            part.decomposed[1]
+                .sentence()
+                .starts_with("S5 mongos hop (microshard-1u vs single): 0.90×"),
+            "{}",
+            part.decomposed[1].sentence()
+        );
     }
 
     #[test]

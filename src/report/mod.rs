@@ -482,8 +482,28 @@ fn cpu_line(cells: &[CellFile], cores: u64) -> Option<String> {
         false => format!("CPU sets {}", pinned.join("; ")),
     };
     Some(format!(
-        "CPU: the client and the servers shared this machine's {cores} cores ({how}); client and server CPU µs per operation are in the wide table (--wide) and the CSV."
+        "CPU: the client and the servers shared this machine's {cores} cores ({how}); client and server CPU µs per operation are in the wide table (--wide) and the CSV.{}",
+        partial_cpu(cells)
     ))
+}
+
+/// ` Server CPU leaves out …` when some cells' server CPU was summed over part of their
+/// members: the topologies and the members left out, each once.
+fn partial_cpu(cells: &[CellFile]) -> String {
+    let partial = (cells.iter())
+        .filter(|c| c.summary.server_cpu_s.is_some())
+        .filter_map(|c| {
+            let missing = &c.result.host_load.as_ref()?.server_cpu_missing;
+            (!missing.is_empty()).then(|| format!("{}: {}", c.cell.topology, missing.join(", ")))
+        });
+    let partial = charts::distinct(partial);
+    match partial.is_empty() {
+        true => String::new(),
+        false => format!(
+            " Server CPU leaves out members not found on this machine ({}): on those topologies it is partial.",
+            partial.join("; ")
+        ),
+    }
 }
 
 /// Where the figures were measured: the server(s), each topology's size when known, the data.

@@ -219,7 +219,7 @@ fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push('\n');
     if !c.decomposed.is_empty() {
         // The ratios taken apart are said once, in "What this experiment found" above.
-        out.push_str("The ratio taken apart (routing tax, sharding gain, net) is in \"What this experiment found\" above.\n\n");
+        out.push_str("The ratio taken apart (routing tax, with microshard-1u its mongos hop and sharding overhead, sharding gain, net) is in \"What this experiment found\" above.\n\n");
     }
 }
 

@@ -125,7 +125,7 @@ pub(crate) fn vary_chart(
     if let Some((header, rows)) = memory_rows(outcome) {
         for r in rows {
             notes.push(format!(
-                "{}={} at the end: {} {}, {} {}, index {} on disk, {} in cache",
+                "{}={} at the end: {} {}, {} {}, index {} on disk, {} in cache (all indexes, incl. shard key)",
                 header[0], r[0], header[1], r[1], header[2], r[2], r[3], r[4]
             ));
         }
@@ -409,7 +409,9 @@ fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)
         "resident".into(),
         "WiredTiger cache in use".into(),
         "index (on disk, compressed)".into(),
-        "index in cache".into(),
+        // On a sharded topology the collection's indexes include the hashed shard-key index,
+        // which `single` does not have.
+        "index in cache (incl. shard key)".into(),
         "members summed".into(),
     ];
     let rows = values
@@ -891,13 +893,14 @@ pub(crate) mod tests {
         }
         let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
         assert!(
-            text.contains("index (on disk, compressed)") && text.contains("index in cache"),
+            text.contains("index (on disk, compressed)")
+                && text.contains("index in cache (incl. shard key)"),
             "{text}"
         );
         // The last repetition of each value: curves 3, 6 and 9.
         for line in [
-            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache)  │ 1.5 GiB        │ mongos0, sh0, cfg0 │",
-            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache)  │ not reported   │ mongos0, sh0, cfg0 │",
+            "│ 1             │ 3.0 GiB  │ 512.0 MiB of 2.0 GiB    │ 1.0 GiB (50% of the cache)  │ 1.5 GiB                          │ mongos0, sh0, cfg0 │",
+            "│ 20            │ 9.0 GiB  │ not reported            │ 1.0 GiB (50% of the cache)  │ not reported                     │ mongos0, sh0, cfg0 │",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }

@@ -130,6 +130,7 @@ mod tests {
             name: name.into(),
             address: format!("localhost:{}", 1000 + name.len()),
             set: set.map(String::from),
+            config_server: false,
         }
     }
 

@@ -306,7 +306,7 @@ impl<'a> PhaseRun<'a> {
             load: self.phase == Phase::Load,
             operations: ran.window.ops_done,
             failed: ran.window.ops_failed,
-            not_found: not_found(doc),
+            not_found: doc.not_found(),
             max_error_rate: self.limits.error_rate_limit,
             failed_time_share: failed_time_share(doc, self.threads, ran.window.elapsed),
             error_classes: error_classes.clone(),
@@ -680,16 +680,6 @@ impl Window {
             },
         }
     }
-}
-
-/// Operations that found no record, over every measurement (`Return=NOT_FOUND`).
-fn not_found(doc: &measure::ResultDocument) -> u64 {
-    doc.measurements
-        .iter()
-        .flat_map(|m| &m.statuses)
-        .filter(|s| s.status == measure::Status::NotFound)
-        .map(|s| s.count)
-        .sum()
 }
 
 /// Every client's progress counter, with its operation count (0 = unlimited).

@@ -141,7 +141,8 @@ fn outage_findings(e: &Evidence, v: &mut Validity) {
 
 /// A set that had no primary (an election) makes the run invalid: the topology changed under it,
 /// and its operations waited or failed over to another member (`docs/reliability.md`, "A set
-/// that failed over"). A stall at the same time is the election's, not the server's.
+/// that failed over"). A stall at the same time is the election's, not the server's. The
+/// config servers' election only degrades it: the data path does not go through them.
 fn election_findings(e: &Evidence, v: &mut Validity) {
     for n in &e.timeline.no_primary {
         let span = if n.ongoing {
@@ -157,7 +158,15 @@ fn election_findings(e: &Evidence, v: &mut Validity) {
             Some(p) => format!("; then {p} was its primary"),
             None => String::new(),
         };
-        v.invalid(format!("{} had no primary {span}: election{after}", n.set));
+        match n.config_server {
+            // Reads and writes on cached routing need no config primary: the cell measured
+            // what it meant to, and is only flagged.
+            true => v.degrade(format!(
+                "{} had no primary {span}: config server election{after} (data path unaffected: mongos routes from its cached routing table)",
+                n.set
+            )),
+            false => v.invalid(format!("{} had no primary {span}: election{after}", n.set)),
+        }
     }
 }
 
@@ -478,6 +487,7 @@ mod tests {
                 duration_s: 10.8,
                 ongoing: false,
                 new_primary: Some("sh0-1 (localhost:2)".into()),
+                config_server: false,
             });
         let v = assess(&e);
         assert_eq!(v.verdict, Verdict::Invalid);
@@ -494,6 +504,34 @@ mod tests {
             "{}",
             v.summary()
         );
+    }
+
+    #[test]
+    fn a_config_server_election_degrades_and_says_the_data_path_went_on() {
+        let mut e = healthy();
+        e.timeline.probed = vec!["sh0 (localhost:1)".into(), "cfg (localhost:2)".into()];
+        e.timeline.stalls = vec![stall(12.3, 2.5)];
+        e.timeline
+            .no_primary
+            .push(crate::measure::timeline::NoPrimary {
+                set: "cfg".into(),
+                from_s: 12.1,
+                duration_s: 1.8,
+                ongoing: false,
+                new_primary: Some("cfg-1 (localhost:3)".into()),
+                config_server: true,
+            });
+        let v = assess(&e);
+        assert_eq!(v.verdict, Verdict::Degraded, "{v:?}");
+        assert!(
+            v.reasons.iter().any(|r| r.message
+                == "cfg had no primary from 12.1 s for 1.8 s: config server election; then cfg-1 (localhost:3) was its primary (data path unaffected: mongos routes from its cached routing table)"),
+            "{v:?}"
+        );
+        // A stall at the same time is not the config servers': the data path stalled.
+        let stalls = v.server_stalls.expect("the stall is the server's");
+        assert_eq!(stalls.count, 1);
+        assert!(e.timeline.data_path_elections().is_empty());
     }
 
     #[test]

@@ -142,15 +142,22 @@ fn elections(
         .into_iter()
         .map(|s| {
             let until = s.until.unwrap_or(end);
+            let config_server = of_config_servers(targets, &s.set);
             NoPrimary {
                 set: s.set,
                 from_s: s.from.saturating_duration_since(start).as_secs_f64(),
                 duration_s: until.saturating_duration_since(s.from).as_secs_f64(),
                 ongoing: s.until.is_none(),
                 new_primary: s.after.and_then(|i| targets.get(i)).map(ProbeTarget::label),
+                config_server,
             }
         })
         .collect()
+}
+
+/// Whether `set` is the config servers' replica set.
+fn of_config_servers(targets: &[ProbeTarget], set: &str) -> bool {
+    (targets.iter()).any(|t| t.config_server && t.set.as_deref() == Some(set))
 }
 
 /// The probed members and the prober's shared log, as the watch task reads them.
@@ -379,8 +386,12 @@ impl WatchState {
             let said = self.without_primary.get(&span.set) == Some(&span.from);
             match (span.until, said) {
                 (None, false) => {
+                    let effect = match of_config_servers(targets, &span.set) {
+                        true => "a config server election; the data path is unaffected)",
+                        false => "an election): the result will be invalid",
+                    };
                     setup.events.event(Event::Finding(format!(
-                        "microshard: {} has no primary since {} (an election): the result will be invalid",
+                        "microshard: {} has no primary since {} ({effect}",
                         span.set,
                         at(span.from)
                     )));

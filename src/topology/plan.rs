@@ -183,6 +183,10 @@ pub struct Plan {
     pub config_set: String,
     /// Whether the balancer stays on during measured runs.
     pub keep_balancer: bool,
+    /// Whether bring-up shards `ycsb.usertable` (`false`: left unsharded behind mongos, the
+    /// topology's `shard_collection = false`); plans written before it was recorded sharded it.
+    #[serde(default = "sharded_by_default")]
+    pub shard_collection: bool,
     /// Chunks per shard to request on servers that honour `numInitialChunks`.
     pub initial_chunks_per_shard: Option<u32>,
     /// CPU set for the benchmark client.
@@ -222,6 +226,11 @@ pub struct HostMemory {
     pub cache_cap_gb: Option<f64>,
     /// What the caches of the mongods on this host add up to (GB).
     pub total_cache_gb: f64,
+}
+
+/// The default of [`Plan::shard_collection`] in plans that do not record it: they sharded it.
+fn sharded_by_default() -> bool {
+    true
 }
 
 /// Formats a cache size the way it is passed on the command line.
@@ -397,6 +406,7 @@ impl Plan {
             multi_host: false,
             config_set: "cfg".into(),
             keep_balancer: spec.keep_balancer,
+            shard_collection: spec.shard_collection,
             initial_chunks_per_shard: spec.initial_chunks_per_shard,
             client_cpuset: spec.client_cpuset.clone(),
             clients: spec.clients.clone(),
@@ -750,7 +760,8 @@ impl PlanRow {
 /// two members cannot elect a primary when one fails (a majority of 2 is 2), and with `w=1`,
 /// which experiments pin unless the scenario or URI sets `w`, a failover after a crash can roll
 /// back writes the client was told succeeded, which later cells then read as NOT_FOUND
-/// (`docs/mongodb-versions.md`, "Replica sets").
+/// (`docs/mongodb-versions.md`, "Replica sets"); and the servers' CPU then holds the
+/// secondaries' replication, which the 1-member baseline does not do.
 fn failover_notes(spec: &TopologySpec) -> Vec<String> {
     let n = spec.shard_members;
     let mut notes = Vec::new();
@@ -765,6 +776,9 @@ fn failover_notes(spec: &TopologySpec) -> Vec<String> {
     }
     notes.push(format!(
         "shard_members = {n} with w=1 (pinned unless the scenario's mongodb.writeConcern or the URI sets w): a failover after a crash can roll back writes the client was told succeeded, and later cells read those keys as NOT_FOUND; w=majority rules it out"
+    ));
+    notes.push(format!(
+        "shard_members = {n}: the servers' CPU per operation includes the secondaries' replication (applying every write again), which a 1-member single has none of"
     ));
     notes
 }
@@ -793,6 +807,10 @@ mod tests {
         let three = notes(3);
         assert!(!three.contains("no failover"), "{three}");
         assert!(three.starts_with("shard_members = 3 with w=1"), "{three}");
+        assert!(
+            three.contains("CPU per operation includes the secondaries' replication"),
+            "{three}"
+        );
     }
 
     fn spec(text: &str) -> TopologySpec {

@@ -144,6 +144,10 @@ pub struct TopologySpec {
     pub initial_chunks_per_shard: Option<u32>,
     /// Leave the balancer running during measured runs (default: stopped).
     pub keep_balancer: bool,
+    /// Shard `ycsb.usertable` at bring-up (default). `false` keeps it unsharded on the one shard
+    /// behind mongos (`microshard-1u`): beside `single` and `microshard-1` that measures the
+    /// mongos hop alone, apart from the shard-key index and the ownership filter.
+    pub shard_collection: bool,
     /// Existing backend: connection string of a running mongos or mongod.
     pub uri: Option<String>,
     /// Client containers per Docker engine; empty = the clients run on this machine.
@@ -177,6 +181,7 @@ struct RawSpec {
     initial_chunks_per_shard: Option<Spanned<u32>>,
     #[serde(default)]
     keep_balancer: bool,
+    shard_collection: Option<Spanned<bool>>,
     uri: Option<Spanned<String>>,
     #[serde(default)]
     clients: Vec<Spanned<RawClients>>,
@@ -298,7 +303,7 @@ impl TopologySpec {
         };
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| ctx.line(&s)).unwrap_or(0);
-            let message = e.message().trim().replace('\n', " ");
+            let message = short_unknown_field(&e.message().trim().replace('\n', " "));
             match error_key(&e) {
                 // A value of the wrong type: name the key as well as the line.
                 Some(key) => TopologyError::Invalid {
@@ -356,6 +361,26 @@ impl TopologySpec {
     }
 }
 
+/// An unknown key's message without the parser's list of every key (a line too long to read):
+/// the key it is closest to instead, and where the keys are documented.
+fn short_unknown_field(message: &str) -> String {
+    let Some((head, known)) = message.split_once(", expected one of ") else {
+        return message.to_string();
+    };
+    let Some(field) = head
+        .strip_prefix("unknown field `")
+        .and_then(|f| f.strip_suffix('`'))
+    else {
+        return message.to_string();
+    };
+    let keys: Vec<&str> = (known.split(", ")).map(|k| k.trim_matches('`')).collect();
+    let hint = match crate::suggest::closest(field, keys, |k| k) {
+        Some(k) => format!("did you mean `{k}`? "),
+        None => String::new(),
+    };
+    format!("{head}: {hint}(the keys are in topologies/README.md)")
+}
+
 /// The dotted key a schema error is about (`hosts.0.shard_cpusets`), when the parser knows it.
 ///
 /// `toml` keeps the key path private and prints it only when it has no source text to quote, so
@@ -379,6 +404,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         shards_per_host,
         shard_members,
     } = shape(&raw, ctx)?;
+    let shard_collection = shard_collection(&raw, ctx, kind, shards_per_host)?;
     let config_servers = config_servers(raw.config_servers.as_ref(), ctx)?;
     let mongos = mongos(raw.mongos.as_ref(), ctx)?;
     // A standalone's shards_per_host is 1: one data directory and CPU set per host.
@@ -442,6 +468,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         base_port,
         initial_chunks_per_shard: raw.initial_chunks_per_shard.as_ref().map(|c| *c.get_ref()),
         keep_balancer: raw.keep_balancer,
+        shard_collection,
         uri,
         clients,
         client_image,
@@ -540,6 +567,29 @@ fn shape(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Shape, TopologyError> {
         shards_per_host,
         shard_members,
     })
+}
+
+/// `shard_collection`, true unless the file says `false`, which only a sharded topology of one
+/// shard may: there the unsharded collection lives on that shard as the sharded one would, so
+/// the two differ by the shard key alone; with several shards it would leave all but one idle.
+fn shard_collection(
+    raw: &RawSpec,
+    ctx: &Ctx<'_>,
+    kind: Kind,
+    shards_per_host: u32,
+) -> Result<bool, TopologyError> {
+    let Some(s) = raw.shard_collection.as_ref().filter(|s| !*s.get_ref()) else {
+        return Ok(true);
+    };
+    let shards = shards_per_host as usize * raw.hosts.len().max(1);
+    if kind != Kind::Sharded || shards != 1 {
+        return Err(ctx.err(
+            &s.span(),
+            "shard_collection",
+            "= false applies only to kind = \"sharded\" with one shard (shards_per_host = 1, one host): it leaves the collection unsharded on that shard, to measure the mongos hop alone",
+        ));
+    }
+    Ok(false)
 }
 
 /// `[config_servers]`, or its defaults.
@@ -882,6 +932,38 @@ mod tests {
         assert_eq!(s.base_port, 27017);
         assert_eq!(s.port_count(), 6);
         assert!(!s.keep_balancer);
+    }
+
+    #[test]
+    fn an_unsharded_collection_is_for_one_shard_behind_mongos_only() {
+        let one = "name = \"u\"\nkind = \"sharded\"\nshards_per_host = 1\n";
+        assert!(parse(one).unwrap().shard_collection);
+        let u = parse(&format!("{one}shard_collection = false\n")).unwrap();
+        assert!(!u.shard_collection);
+        assert!(TopologySpec::shipped("microshard-1u").shard_collection == u.shard_collection);
+        let e = refusal(
+            "name = \"u\"\nkind = \"sharded\"\nshards_per_host = 2\nshard_collection = false\n",
+        );
+        assert!(
+            e.starts_with("t.toml:4: shard_collection: = false applies only to kind = \"sharded\" with one shard"),
+            "{e}"
+        );
+        let e = refusal("name = \"u\"\nkind = \"standalone\"\nshard_collection = false\n");
+        assert!(e.starts_with("t.toml:3: shard_collection: "), "{e}");
+        let two_hosts = format!(
+            "{one}shard_collection = false\n[[hosts]]\naddress = \"10.0.0.1\"\n[[hosts]]\naddress = \"10.0.0.2\"\n"
+        );
+        assert!(refusal(&two_hosts).contains("shard_collection"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_said_with_its_nearest_key_not_every_key() {
+        let e = refusal("name = \"t\"\nkind = \"sharded\"\nshard_per_host = 3\n");
+        assert!(
+            e.starts_with("t.toml:3: unknown field `shard_per_host`: did you mean `shards_per_host`? (the keys are in topologies/README.md)"),
+            "{e}"
+        );
+        assert!(!e.contains("expected one of"), "{e}");
     }
 
     #[test]

@@ -218,7 +218,9 @@ fn admin_script(plan: &Plan) -> Option<String> {
         lines.push(format!(
             "must(admin({r}).runCommand({{enableSharding: 'ycsb'}}), 'enableSharding');"
         ));
-        lines.push(format!("must(admin({r}).runCommand({{shardCollection: 'ycsb.usertable', key: {{_id: 'hashed'}}}}), 'shardCollection');"));
+        if plan.shard_collection {
+            lines.push(format!("must(admin({r}).runCommand({{shardCollection: 'ycsb.usertable', key: {{_id: 'hashed'}}}}), 'shardCollection');"));
+        }
         if !plan.keep_balancer {
             lines.push(format!(
                 "must(admin({r}).runCommand({{balancerStop: 1}}), 'balancerStop');"

@@ -8,7 +8,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::cell::{cell_props, place_outputs, write_cell};
+use super::cell::{Taken, cell_props, place_outputs, write_cell};
 use super::{MatrixOutcome, TopologyTurn};
 use crate::experiment::ceiling::{self, CeilingRecord, Outcome, SearchOn};
 use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
@@ -100,12 +100,12 @@ async fn search_cell<L: Lab>(
     match (searched.outcome, searched.best) {
         (Outcome::Interrupted { .. }, _) => outcome.interrupted = true,
         (Outcome::Found { .. }, Some(best)) => {
-            write_cell(turn.dir, config, id, &base, best, None, deployment)?;
+            write_cell(turn.dir, config, id, &base, Taken::alone(best), deployment)?;
             outcome.measured.push(id.clone());
         }
         (Outcome::ClientLimited { .. }, Some(best)) => {
             let best = lower_bound(best, &record.finding());
-            write_cell(turn.dir, config, id, &base, best, None, deployment)?;
+            write_cell(turn.dir, config, id, &base, Taken::alone(best), deployment)?;
             outcome.measured.push(id.clone());
         }
         (ended, _) => {

@@ -1,7 +1,7 @@
 //! Measuring one cell of the matrix: its properties, the run with the server watched beside it, its server metrics, and its file written the moment it exists.
 
 use crate::experiment::balancer::{self, BalancerLook, BalancerWatch};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
+use crate::experiment::set_counts::{Reading, SetCounts};
 use crate::runner::Phase;
 use crate::workload::{Origin, Properties, prop};
 
@@ -184,19 +185,12 @@ fn write_export(
 /// How one cell ended.
 pub(super) enum CellEnd {
     /// Measured to its end.
-    Measured(MeasuredCell),
+    Measured(Taken),
     /// Measured, but a member was found dead (named): the cell is recorded, invalid, and its
     /// topology's later cells are not run.
-    Dead(MeasuredCell, String),
+    Dead(Taken, String),
     /// Ctrl-C cut it short: nothing is recorded for it.
     Cancelled,
-}
-
-/// A cell's measurement and the servers' metrics over it (when they were watched and answered
-/// at the end).
-pub(super) struct MeasuredCell {
-    pub(super) measured: Measured,
-    pub(super) server: Option<ServerMetrics>,
 }
 
 /// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
@@ -251,10 +245,17 @@ pub(super) async fn measure_cell<L: Lab>(
     let outages = &measured.document.timeline.member_outages;
     let silent_at_end = outages.iter().any(|o| o.ongoing);
     let server = match watch {
-        Some(w) if !silent_at_end => Some(w.end(deployment, samples, &cell.props).await),
+        Some(w) if !silent_at_end => {
+            let elected = measured.document.timeline.data_path_elections();
+            Some(w.end(deployment, samples, &cell.props, &elected).await)
+        }
         _ => None,
     };
-    let cell = MeasuredCell { measured, server };
+    let cell = Taken {
+        measured,
+        server,
+        caveats: Vec::new(),
+    };
     Ok(match dead {
         Some(member) => CellEnd::Dead(cell, member),
         None => CellEnd::Measured(cell),
@@ -315,14 +316,13 @@ impl CellWatch {
         }
     }
 
-    /// The members to read after the cell, with their counters before it: each shard at its
-    /// primary of now, which an election during the cell may have moved to a member read
-    /// before the cell as a secondary.
-    async fn followed(
+    /// The members to read after the cell (`now`: each shard at its primary of now), with their
+    /// counters before it: a primary an election moved to a member read before the cell as a
+    /// secondary is read against that member's counters of then.
+    fn followed(
         &mut self,
-        deployment: &Deployment,
+        now: Vec<metrics::Watched>,
     ) -> (Vec<metrics::Watched>, Vec<Option<metrics::StatusSnapshot>>) {
-        let (now, _) = facts::at_cell_start(deployment).await;
         let before = std::mem::take(&mut self.before);
         let mut watched = Vec::new();
         let mut kept = Vec::new();
@@ -345,6 +345,58 @@ impl CellWatch {
         (watched, kept)
     }
 
+    /// The shard sets that failed over during the cell: those the cell's probes saw without a
+    /// primary (`elected`), and those whose primary now is another member than at its start.
+    fn failed_over(&self, elected: &[String], now: &BTreeMap<String, String>) -> BTreeSet<String> {
+        let moved = (now.iter())
+            .filter(|(set, p)| self.primaries.get(*set).is_some_and(|then| then != *p))
+            .map(|(set, _)| set.clone());
+        let known = |s: &String| self.primaries.contains_key(s) || now.contains_key(s);
+        elected
+            .iter()
+            .filter(|s| known(s))
+            .cloned()
+            .chain(moved)
+            .collect()
+    }
+
+    /// Each of `sets` summed over its members ([`SetCounts`]): every member's counters read
+    /// at the cell's start (as the watched primary or a standby) and again now.
+    async fn set_counts(
+        &self,
+        deployment: &Deployment,
+        sets: &BTreeSet<String>,
+    ) -> BTreeMap<String, SetCounts> {
+        let Some(plan) = deployment.plan.as_ref().filter(|_| !sets.is_empty()) else {
+            return BTreeMap::new();
+        };
+        let known = (self.watched.iter().zip(self.before.iter().cloned()))
+            .chain(self.standby.iter().map(|(w, b)| (w, b.clone())));
+        let mut members: Vec<(String, &metrics::Watched, Option<metrics::StatusSnapshot>)> =
+            Vec::new();
+        for (w, before) in known {
+            let set = plan.members.iter().find(|m| m.name == w.name);
+            if let Some(set) = set
+                .and_then(|m| m.replica_set.clone())
+                .filter(|s| sets.contains(s))
+                && !members.iter().any(|(_, m, _)| m.name == w.name)
+            {
+                members.push((set, w, before));
+            }
+        }
+        let now: Vec<metrics::Watched> = members.iter().map(|(_, w, _)| (*w).clone()).collect();
+        let after = metrics::snapshot_all(&now).await;
+        let mut out = BTreeMap::new();
+        for set in sets {
+            let readings: Vec<Reading<'_>> = (members.iter().zip(&after))
+                .filter(|((s, _, _), _)| s == set)
+                .map(|((_, w, b), a)| (w.name.as_str(), b.as_ref(), a.as_ref()))
+                .collect();
+            out.insert(set.clone(), SetCounts::sum(set, &readings));
+        }
+        out
+    }
+
     /// Starts sampling the watched members while the cell runs.
     pub(super) fn start_sampler(
         &mut self,
@@ -359,15 +411,26 @@ impl CellWatch {
         ));
     }
 
-    /// Reads the counters after the cell and puts the cell's server metrics together.
+    /// Reads the counters after the cell and puts the cell's server metrics together; a shard
+    /// whose set failed over (`elected`: the sets the cell's probes saw without a primary) is
+    /// counted over all its members.
     pub(super) async fn end(
         mut self,
         deployment: &Deployment,
         samples: Vec<Vec<(f64, f64)>>,
         props: &Properties,
+        elected: &[String],
     ) -> ServerMetrics {
-        let (watched, before) = self.followed(deployment).await;
+        let (now, primaries_now) = facts::at_cell_start(deployment).await;
+        let sets = self.failed_over(elected, &primaries_now);
+        let counts = self.set_counts(deployment, &sets).await;
+        let (watched, before) = self.followed(now);
         let after = metrics::snapshot_all(&watched).await;
+        let set_of = |name: &str| {
+            let plan = deployment.plan.as_ref()?;
+            let m = plan.members.iter().find(|m| m.name == name)?;
+            counts.get(m.replica_set.as_ref()?).cloned()
+        };
         let members = watched
             .iter()
             .zip(before.into_iter().chain(std::iter::repeat(None)))
@@ -376,6 +439,7 @@ impl CellWatch {
             .map(|(((w, b), a), samples)| MemberMetrics {
                 name: w.name.clone(),
                 role: w.role.clone(),
+                set_counts: (w.role == "shard").then(|| set_of(&w.name)).flatten(),
                 before: b,
                 after: a,
                 samples,
@@ -429,18 +493,49 @@ fn cross_check(
     (check, warnings)
 }
 
+/// A cell as measured, to be written: the run, the servers' metrics over it (when watched),
+/// and the caveats its topology's earlier cells give it.
+pub(super) struct Taken {
+    /// The run.
+    pub(super) measured: Measured,
+    /// The servers' metrics over the cell.
+    pub(super) server: Option<ServerMetrics>,
+    /// Sentences the cell's warnings start with (NOT_FOUND reads after an earlier failover).
+    pub(super) caveats: Vec<String>,
+}
+
+impl Taken {
+    /// A run with no server metrics and no caveats (a ceiling search's best step).
+    pub(super) fn alone(measured: Measured) -> Taken {
+        Taken {
+            measured,
+            server: None,
+            caveats: Vec::new(),
+        }
+    }
+}
+
+/// Writes a measured cell: its summary and document with the verdicts the experiment adds
+/// (balancer, client ceiling), the cross-check, and the config changes it taught.
 pub(super) fn write_cell(
     dir: &ExperimentDir,
     config: &mut ExperimentConfig,
     id: &CellId,
     props: &Properties,
-    measured: Measured,
-    mut server: Option<ServerMetrics>,
+    taken: Taken,
     deployment: &Deployment,
 ) -> anyhow::Result<()> {
+    let Taken {
+        measured,
+        mut server,
+        caveats,
+    } = taken;
     let mut summary = measured.summary;
     let mut document = measured.document;
-    let (crosscheck, mut warnings) = cross_check(server.as_mut(), &document, props, deployment);
+    let (crosscheck, checked) = cross_check(server.as_mut(), &document, props, deployment);
+    let mut warnings = caveats;
+    warnings.extend(checked);
+    warnings.extend(super::super::summary::partial_server_cpu(&document));
     let balancer = server.as_ref().and_then(|s| s.balancer.as_ref());
     if let Some(why) = balancer.and_then(balancer::degraded) {
         summary.validity.degrade(why.clone());
