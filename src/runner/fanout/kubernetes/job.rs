@@ -56,9 +56,11 @@ pub(crate) struct JobInput<'a> {
     pub deadline: Duration,
 }
 
-/// The Job's name for `run_id`'s `phase`: a DNS label (63 characters at most, lower case), as
-/// the pods' host names built from it must be.
-pub(crate) fn job_name(run_id: &str, phase: Phase) -> String {
+/// The Job's name for `run_id`'s `phase`: a DNS label short enough for the pods' host names
+/// (`<job>-<index>`, 63 characters at most), lower case. `salt` tells apart two phases of one
+/// run (every scenario's run phase on one cluster), whose Jobs may briefly coexist while the
+/// previous one is being deleted.
+pub(crate) fn job_name(run_id: &str, phase: Phase, salt: u16) -> String {
     let clean: String = run_id
         .chars()
         .map(|c| match c.to_ascii_lowercase() {
@@ -66,7 +68,7 @@ pub(crate) fn job_name(run_id: &str, phase: Phase) -> String {
             _ => '-',
         })
         .collect();
-    let suffix = format!("-{}-clients", phase.name());
+    let suffix = format!("-{}-clients-{salt:04x}", phase.name());
     let head: String = clean.chars().take(52 - suffix.len()).collect();
     format!("{}{suffix}", head.trim_matches('-'))
 }
@@ -247,7 +249,7 @@ mod tests {
 
     fn input(pods: &ClientPodsSpec) -> JobInput<'_> {
         JobInput {
-            name: job_name("microshard-2-1a2b", Phase::Run),
+            name: job_name("microshard-2-1a2b", Phase::Run, 0xbeef),
             namespace: "microshard-1a2b",
             cluster: "microshard-2",
             run_id: "microshard-2-1a2b",
@@ -378,9 +380,9 @@ mod tests {
     fn job_names_are_dns_labels_whatever_the_run_id() {
         let long = "My_Topology.With-A-Very-Long-Name-That-Goes-On-And-On-2026";
         for run in ["microshard-2-1a2b", long] {
-            let name = job_name(run, Phase::Load);
+            let name = job_name(run, Phase::Load, 0x0a1f);
             assert!(name.len() <= 52, "{name}");
-            assert!(name.ends_with("-load-clients"), "{name}");
+            assert!(name.ends_with("-load-clients-0a1f"), "{name}");
             assert!(
                 name.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),

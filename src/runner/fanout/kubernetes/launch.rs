@@ -117,7 +117,7 @@ impl KubernetesClients {
             .value(&crate::workload::prop::MAXEXECUTIONTIME)
             .unwrap_or(0u64);
         job::JobInput {
-            name: job::job_name(&self.run_id, launch.phase),
+            name: job::job_name(&self.run_id, launch.phase, rand::random()),
             namespace,
             cluster: &self.cluster,
             run_id: &self.run_id,
