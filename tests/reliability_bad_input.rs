@@ -500,6 +500,10 @@ fn write_fixtures(dir: &Path) {
         "name = \"cc\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///var/run/docker.sock\", count = 0 }]\n",
     );
     t(
+        "client-pods.toml",
+        "name = \"kp\"\nkind = \"standalone\"\nclient_image = \"m:1\"\nclients = [{ kubernetes = \"lab\", count = 2, node_selector = { \"bad key\" = \"x\" } }]\n",
+    );
+    t(
         "client-engine.toml",
         "name = \"ce\"\nkind = \"standalone\"\nclients = [{ docker = \"unix:///nonexistent/microshard-docker.sock\", count = 2 }]\n",
     );

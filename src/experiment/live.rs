@@ -251,9 +251,11 @@ impl Lab for LiveLab {
                 }
                 crate::runner::ClientLauncher::Docker(d)
             }
-            None => crate::runner::ClientLauncher::Local {
-                count: self.clients,
-            },
+            None => pod_launcher(deployment, properties).unwrap_or(
+                crate::runner::ClientLauncher::Local {
+                    count: self.clients,
+                },
+            ),
         };
         let opts = crate::runner::ExecuteOptions {
             cancel: cancel.clone(),
@@ -344,6 +346,27 @@ async fn shard_scenario_table(
     .await
     .map(|_| ())
     .map_err(|e| anyhow::anyhow!("sharding ycsb.{table}: {e}"))
+}
+
+/// The topology's client pods (`clients = [{ kubernetes = ... }]`), dialling the entry with the
+/// write concern pinned as every client does; `None` without them or in a build without the
+/// `kubernetes` feature (which refuses such a topology when it reads it).
+fn pod_launcher(
+    deployment: &Deployment,
+    properties: &crate::workload::Properties,
+) -> Option<crate::runner::ClientLauncher> {
+    #[cfg(feature = "kubernetes")]
+    {
+        use crate::runner::fanout::kubernetes::launch::KubernetesClients;
+        let mut k = KubernetesClients::for_plan(deployment.plan.as_ref()?, &deployment.entry_uri)?;
+        k.uri = pin_write_concern(&k.uri, properties);
+        Some(crate::runner::ClientLauncher::Kubernetes(k))
+    }
+    #[cfg(not(feature = "kubernetes"))]
+    {
+        let _ = (deployment, properties);
+        None
+    }
 }
 
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.

@@ -5,6 +5,7 @@
 //! [`Measurements::finish`] gives [`RunMeasurements`] in YCSB's export order, which the
 //! [`export`] functions print and [`ResultDocument`] stores.
 
+pub mod client_pod;
 pub(crate) mod config;
 pub(crate) mod export;
 pub mod hdr;
@@ -22,6 +23,7 @@ pub(crate) mod statusline;
 pub(crate) mod timeline;
 pub mod validity;
 
+pub use client_pod::ClientPod;
 pub use config::{ConfigError, IntervalMode, MeasurementConfig, MeasurementType};
 pub use export::{ExporterKind, Overall};
 pub use legacy::BucketHistogram;

@@ -388,6 +388,9 @@ pub struct ClientEntry {
     pub client_cpu: ClientCpu,
     /// Its own verdict.
     pub verdict: super::validity::Verdict,
+    /// Where it ran when it was a client pod (its node, image digest and CPU limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<super::ClientPod>,
 }
 
 impl ClientEntry {
@@ -408,6 +411,7 @@ impl ClientEntry {
             threads: doc.server.threads,
             client_cpu: doc.client_cpu,
             verdict: doc.validity.verdict,
+            pod: None,
         }
     }
 }
@@ -1098,6 +1102,14 @@ mod tests {
             end: 1_900,
         });
         d.clients = vec![ClientEntry::of(0, "bench-1", &d)];
+        // A client pod's entry says where it ran: every field shown.
+        d.clients[0].pod = Some(super::super::ClientPod {
+            pod: "r-run-clients-0-abcde".into(),
+            node: "load-1".into(),
+            image_digest: "ghcr.io/o/microshard@sha256:0f1e".into(),
+            cpu_limit: Some("2".into()),
+            colocated: false,
+        });
         let value = serde_json::to_value(&d).unwrap();
 
         let documented = documented_fields();

@@ -23,8 +23,8 @@ pub(crate) use plan::{
 };
 pub(crate) use reach::{check_clients_reach, engine_label, is_loopback_host, uri_is_loopback};
 pub use spec::{
-    Baseline, ClientHostSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec, TopologySpec,
-    total_memory_gb,
+    Baseline, ClientHostSpec, ClientPodsSpec, ConfigServersSpec, HostSpec, Kind, MongosSpec,
+    TopologySpec, total_memory_gb,
 };
 pub(crate) use spec::{DEFAULT_CLIENT_IMAGE, check_managed_args, parse_cpuset};
 

@@ -195,6 +195,9 @@ pub struct Plan {
     /// clients run on this machine.
     #[serde(default)]
     pub clients: Vec<super::spec::ClientHostSpec>,
+    /// Client pods (`clients = [{ kubernetes = ... }]`): the phase's clients as one Indexed Job.
+    #[serde(default)]
+    pub client_pods: Option<super::spec::ClientPodsSpec>,
     /// Image of the client containers.
     #[serde(default)]
     pub client_image: String,
@@ -410,6 +413,7 @@ impl Plan {
             initial_chunks_per_shard: spec.initial_chunks_per_shard,
             client_cpuset: spec.client_cpuset.clone(),
             clients: spec.clients.clone(),
+            client_pods: spec.client_pods.clone(),
             client_image: spec.client_image.clone(),
             uri: None,
             notes: Vec::new(),

@@ -11,6 +11,9 @@ use super::TopologyError;
 mod hosts;
 use hosts::hosts;
 
+mod clients;
+pub use clients::ClientPodsSpec;
+
 mod args;
 use args::{MANAGED_FLAGS, MONGOS_REFUSES, check_args, check_cpuset_opt};
 pub(crate) use args::{check_managed_args, parse_cpuset};
@@ -150,8 +153,10 @@ pub struct TopologySpec {
     pub shard_collection: bool,
     /// Existing backend: connection string of a running mongos or mongod.
     pub uri: Option<String>,
-    /// Client containers per Docker engine; empty = the clients run on this machine.
+    /// Client containers per Docker engine; empty = the clients run on this machine (or in pods).
     pub clients: Vec<ClientHostSpec>,
+    /// Client pods: one Indexed Job in a Kubernetes context (`clients = [{ kubernetes = ... }]`).
+    pub client_pods: Option<ClientPodsSpec>,
     /// Image of the client containers (the microshard binary: `microshard standin image`).
     pub client_image: String,
 }
@@ -191,8 +196,11 @@ struct RawSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawClients {
-    docker: Spanned<String>,
+    docker: Option<Spanned<String>>,
+    kubernetes: Option<Spanned<String>>,
     count: Spanned<i64>,
+    node_selector: Option<Spanned<std::collections::BTreeMap<String, String>>>,
+    allow_colocated: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -432,21 +440,11 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         Some(u) => Some(u.get_ref().clone()),
         None => None,
     };
-    let clients = clients(&raw.clients, ctx)?;
-    let client_image = match &raw.client_image {
-        Some(i) if i.get_ref().trim().is_empty() => {
-            return Err(ctx.err(&i.span(), "client_image", "must not be empty"));
-        }
-        Some(i) if clients.is_empty() => {
-            return Err(ctx.err(
-                &i.span(),
-                "client_image",
-                "applies only with clients = [{ docker = ..., count = N }]",
-            ));
-        }
-        Some(i) => i.get_ref().trim().to_string(),
-        None => DEFAULT_CLIENT_IMAGE.to_string(),
-    };
+    let clients::Clients {
+        docker: clients,
+        pods: client_pods,
+    } = clients::clients(&raw.clients, ctx)?;
+    let client_image = clients::client_image(&raw, &clients, client_pods.as_ref(), ctx)?;
 
     let spec = TopologySpec {
         source: source.to_path_buf(),
@@ -471,6 +469,7 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         shard_collection,
         uri,
         clients,
+        client_pods,
         client_image,
     };
     check_fits(&spec, &raw, ctx)?;
@@ -701,40 +700,6 @@ fn server(raw: &RawSpec, ctx: &Ctx<'_>) -> Result<Server, TopologyError> {
     })
 }
 
-/// `clients = [{ docker, count }]`: the engines that run client containers.
-fn clients(
-    raw: &[Spanned<RawClients>],
-    ctx: &Ctx<'_>,
-) -> Result<Vec<ClientHostSpec>, TopologyError> {
-    let mut clients: Vec<ClientHostSpec> = Vec::new();
-    for (i, c) in raw.iter().enumerate() {
-        let c = c.get_ref();
-        let key = format!("clients[{i}]");
-        let endpoint = c.docker.get_ref().trim().to_string();
-        check_client_engine(&endpoint)
-            .map_err(|m| ctx.err(&c.docker.span(), &format!("{key}.docker"), m))?;
-        let count = ctx.within(
-            &c.count,
-            &format!("{key}.count"),
-            1..=i64::from(MAX_CLIENTS_PER_ENGINE),
-        )?;
-        if clients.iter().any(|h| h.docker == endpoint) {
-            return Err(ctx.err(
-                &c.docker.span(),
-                &format!("{key}.docker"),
-                format!(
-                    "engine {endpoint:?} is listed twice; give it one entry with the total count"
-                ),
-            ));
-        }
-        clients.push(ClientHostSpec {
-            docker: endpoint,
-            count: count as u32,
-        });
-    }
-    Ok(clients)
-}
-
 /// What only the whole topology shows: its ports run past 65535, or a host's memory budget
 /// cannot hold its mongods' caches (every cache at least 0.25 GB).
 fn check_fits(spec: &TopologySpec, raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(), TopologyError> {
@@ -772,25 +737,6 @@ fn check_fits(spec: &TopologySpec, raw: &RawSpec, ctx: &Ctx<'_>) -> Result<(), T
         }
     }
     Ok(())
-}
-
-/// Refuses a client engine endpoint this build cannot reach; the message says what is accepted.
-fn check_client_engine(endpoint: &str) -> Result<(), String> {
-    let Some((scheme, rest)) = endpoint.split_once("://") else {
-        return Err(format!(
-            "{endpoint:?} is not a Docker endpoint URL (unix:///var/run/docker.sock, tcp://host:2375)"
-        ));
-    };
-    match scheme {
-        "unix" | "tcp" | "http" if !rest.is_empty() => Ok(()),
-        "unix" | "tcp" | "http" => Err(format!("{endpoint:?} names no socket or host")),
-        "https" | "npipe" => Err(format!(
-            "{scheme}:// endpoints are not supported by this build (no TLS, not Windows): reach the engine over a unix:// socket or a tcp:// / http:// URL, e.g. an SSH tunnel to its socket"
-        )),
-        other => Err(format!(
-            "scheme {other}:// is not a Docker endpoint: use unix://, tcp:// or http://"
-        )),
-    }
 }
 
 fn check_cache(ctx: &Ctx<'_>, g: &Spanned<f64>, key: &str) -> Result<f64, TopologyError> {
@@ -1139,6 +1085,98 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(s.client_image, "microshard-standin:test");
+    }
+
+    #[test]
+    fn a_malformed_kubernetes_clients_entry_is_refused_naming_its_key() {
+        let base =
+            "name = \"x\"\nkind = \"standalone\"\nclient_image = \"ghcr.io/o/microshard:0.1.0\"\n";
+        let err = |extra: &str| refusal(&format!("{base}{extra}\n"));
+        let e = err("clients = [{ count = 2 }]");
+        assert!(
+            e.starts_with("t.toml:4: clients[0]: names neither docker"),
+            "{e}"
+        );
+        let e = err("clients = [{ kubernetes = \"lab\", docker = \"tcp://h:1\", count = 2 }]");
+        assert!(
+            e.contains("clients[0]: names both docker and kubernetes"),
+            "{e}"
+        );
+        let e = err("clients = [{ kubernetes = \"lab\", count = 0 }]");
+        assert!(e.starts_with("t.toml:4: clients[0].count: "), "{e}");
+        let e =
+            err("clients = [{ docker = \"tcp://h:1\", count = 1, node_selector = { a = \"b\" } }]");
+        assert!(
+            e.contains("clients[0].node_selector: applies only to a kubernetes"),
+            "{e}"
+        );
+        let e = err("clients = [{ kubernetes = \"a b\", count = 1 }]");
+        assert!(e.contains("clients[0].kubernetes: \"a b\" is not"), "{e}");
+        let e = err(
+            "clients = [{ kubernetes = \"lab\", count = 1, node_selector = { \"a b\" = \"c\" } }]",
+        );
+        assert!(
+            e.contains("clients[0].node_selector: \"a b\" is not a Kubernetes label key"),
+            "{e}"
+        );
+        let e = err("clients = [{ kubernetes = \"lab\", count = 1, cpus = 2 }]");
+        assert!(e.contains("cpus"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[cfg(not(feature = "kubernetes"))]
+    #[test]
+    fn client_pods_are_refused_by_a_build_without_the_kubernetes_feature() {
+        let e = refusal(
+            "name = \"x\"\nkind = \"standalone\"\nclient_image = \"i:1\"\nclients = [{ kubernetes = \"lab\", count = 2 }]\n",
+        );
+        assert!(
+            e.starts_with("t.toml:4: clients[0].kubernetes: client pods need a microshard built with the kubernetes feature"),
+            "{e}"
+        );
+    }
+
+    #[cfg(feature = "kubernetes")]
+    #[test]
+    fn client_pods_are_one_entry_with_a_pinned_image() {
+        let base = "name = \"x\"\nkind = \"standalone\"\n";
+        let s = parse(&format!(
+            "{base}client_image = \"ghcr.io/o/microshard:0.1.0\"\nclients = [{{ kubernetes = \"lab\", count = 3, node_selector = {{ \"microshard.io/role\" = \"load\" }} }}]\n"
+        ))
+        .unwrap();
+        let pods = s.client_pods.unwrap();
+        assert_eq!((pods.context.as_str(), pods.count), ("lab", 3));
+        assert_eq!(
+            pods.node_selector
+                .get("microshard.io/role")
+                .map(String::as_str),
+            Some("load")
+        );
+        assert!(!pods.allow_colocated);
+        assert!(s.clients.is_empty());
+        let err = |extra: &str| refusal(&format!("{base}{extra}\n"));
+        let e = err("clients = [{ kubernetes = \"lab\", count = 2 }]");
+        assert!(
+            e.contains("client_image: \"microshard-standin:latest\": client pods need"),
+            "{e}"
+        );
+        let e = err("client_image = \"repo/m\"\nclients = [{ kubernetes = \"lab\", count = 2 }]");
+        assert!(e.starts_with("t.toml:3: client_image: "), "{e}");
+        assert!(parse(&format!("{base}client_image = \"m@sha256:ab\"\nclients = [{{ kubernetes = \"lab\", count = 2, allow_colocated = true }}]\n")).is_ok_and(|s| s.client_pods.is_some_and(|p| p.allow_colocated)));
+        let e = err(
+            "client_image = \"m:1\"\nclients = [{ kubernetes = \"a\", count = 1 }, { kubernetes = \"b\", count = 1 }]",
+        );
+        assert!(
+            e.contains("clients[1].kubernetes: a second Kubernetes entry"),
+            "{e}"
+        );
+        let e = err(
+            "client_image = \"m:1\"\nclients = [{ docker = \"tcp://h:1\", count = 1 }, { kubernetes = \"b\", count = 1 }]",
+        );
+        assert!(
+            e.contains("clients: mixes Docker engines and Kubernetes pods"),
+            "{e}"
+        );
     }
 
     #[test]

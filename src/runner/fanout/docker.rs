@@ -150,6 +150,7 @@ impl DockerClients {
                     docker: one.docker.clone(),
                     name: one.name.clone(),
                 }),
+                placement: None,
             });
             // The properties (with the connection string as the container sees the cluster) go
             // in as a file, never on the command line, which `docker inspect` shows.

@@ -21,6 +21,8 @@ use tokio::process::Command;
 use crate::runner::{ExecuteOptions, Phase};
 
 pub(crate) mod docker;
+#[cfg(feature = "kubernetes")]
+pub(crate) mod kubernetes;
 pub(crate) mod merge_input;
 use crate::events::{ClientLine, Event};
 use crate::measure::{ClientEntry, ResultDocument};
@@ -141,6 +143,9 @@ pub enum ClientLauncher {
     },
     /// Containers of the client image on Docker engines (a topology's `clients`).
     Docker(docker::DockerClients),
+    /// Pods of one Indexed Job in a Kubernetes cluster (`clients = [{ kubernetes = ... }]`).
+    #[cfg(feature = "kubernetes")]
+    Kubernetes(kubernetes::launch::KubernetesClients),
 }
 
 impl Default for ClientLauncher {
@@ -156,6 +161,8 @@ impl ClientLauncher {
         match self {
             ClientLauncher::Local { count } => *count,
             ClientLauncher::Docker(d) => d.count(),
+            #[cfg(feature = "kubernetes")]
+            ClientLauncher::Kubernetes(k) => k.count(),
         }
     }
 
@@ -187,6 +194,9 @@ pub(crate) enum Handle {
     },
     /// A container (see `fanout::docker`).
     Container(docker::Running),
+    /// A client pod (see `fanout::kubernetes`).
+    #[cfg(feature = "kubernetes")]
+    Pod(kubernetes::launch::PodHandle),
 }
 
 /// The stdin of a client process or container.
@@ -202,6 +212,8 @@ pub(crate) struct Client {
     pub stdin: Option<tokio::sync::Mutex<ClientStdin>>,
     /// How to signal it and read its result.
     pub handle: Handle,
+    /// Where it ran, when it is a client pod (recorded in its result entry).
+    pub placement: Option<crate::measure::ClientPod>,
 }
 
 impl Client {
@@ -210,6 +222,8 @@ impl Client {
         match &self.handle {
             Handle::Process { pid, .. } => signal(*pid, Signal::TERM),
             Handle::Container(c) => c.signal("SIGTERM").await,
+            #[cfg(feature = "kubernetes")]
+            Handle::Pod(p) => p.stop(STOP_GRACE.as_secs() as u32).await,
         }
     }
 
@@ -218,6 +232,8 @@ impl Client {
         match &self.handle {
             Handle::Process { pid, .. } => signal(*pid, Signal::KILL),
             Handle::Container(c) => c.signal("SIGKILL").await,
+            #[cfg(feature = "kubernetes")]
+            Handle::Pod(p) => p.stop(0).await,
         }
     }
 
@@ -226,6 +242,8 @@ impl Client {
         let text = match &self.handle {
             Handle::Process { json, .. } => std::fs::read_to_string(json).ok()?,
             Handle::Container(c) => c.result_text().await?,
+            #[cfg(feature = "kubernetes")]
+            Handle::Pod(p) => p.result_text().await?,
         };
         serde_json::from_str(&text).ok()
     }
@@ -278,7 +296,7 @@ pub(crate) async fn execute(
 ) -> Result<ResultDocument, RunError> {
     let launcher = &opts.clients;
     let mut slices = slices(props, phase, launcher.count())?;
-    let in_containers = matches!(launcher, ClientLauncher::Docker(_));
+    let in_containers = !matches!(launcher, ClientLauncher::Local { .. });
     let logs = crate::runner::outputs::for_clients(
         props,
         slices.iter_mut().map(|s| &mut s.overrides).collect(),
@@ -312,9 +330,13 @@ pub(crate) async fn execute(
         signals: &events,
         sink: &sink,
     };
+    #[cfg(feature = "kubernetes")]
+    let mut submitted = None;
     let started = match launcher {
         ClientLauncher::Local { .. } => start_local(&launch, dir.path(), &mut running).await,
         ClientLauncher::Docker(d) => d.start(&launch, &mut running).await,
+        #[cfg(feature = "kubernetes")]
+        ClientLauncher::Kubernetes(k) => k.start(&launch, &mut running, &mut submitted).await,
     };
     drop(events);
     let mut fleet = Fleet::new(running, rx);
@@ -325,13 +347,30 @@ pub(crate) async fn execute(
             Err(e)
         }
     };
-    // Containers are removed whatever happened (processes are gone once they exited).
-    let cleanup = remove_containers(&fleet.running).await;
+    // Containers and the pods' Job are removed whatever happened (processes are gone once they
+    // exited).
+    #[allow(unused_mut)]
+    let mut cleanup = remove_containers(&fleet.running).await;
+    #[cfg(feature = "kubernetes")]
+    if let Some(Err(e)) =
+        futures::future::OptionFuture::from(submitted.as_ref().map(|s| s.remove())).await
+    {
+        cleanup.push(e);
+    }
     if let (Ok(_), Some(logs)) = (&outcome, &logs) {
         for problem in logs.merge() {
             sink.event(Event::Warning(format!("warning: {problem}")));
         }
     }
+    with_cleanup(outcome, cleanup)
+}
+
+/// The phase's outcome with what its clean-up could not remove: an error either way when
+/// something was left behind.
+fn with_cleanup(
+    outcome: Result<ResultDocument, RunError>,
+    cleanup: Vec<String>,
+) -> Result<ResultDocument, RunError> {
     match outcome {
         Ok(doc) if cleanup.is_empty() => Ok(doc),
         Ok(_) => Err(RunError::Clients(cleanup.join("; "))),
@@ -443,6 +482,7 @@ async fn start_local(
             host: host.clone(),
             stdin,
             handle: Handle::Process { pid, json },
+            placement: None,
         });
     }
     Ok(())
@@ -632,12 +672,12 @@ impl Fleet {
         opts: &ExecuteOptions,
     ) -> Result<ResultDocument, RunError> {
         let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
-        let mut hosts: Vec<String> = Vec::new();
+        let mut hosts: Vec<(String, Option<crate::measure::ClientPod>)> = Vec::new();
         for c in self.running.iter() {
             match c.result().await {
                 Some(d) => {
                     docs.push((c.index, d));
-                    hosts.push(c.host.clone());
+                    hosts.push((c.host.clone(), c.placement.clone()));
                 }
                 None if self.exited[c.index].is_some_and(finished_normally) => failures.push(
                     format!("client {} on {} wrote no result document", c.index, c.host),
@@ -650,9 +690,10 @@ impl Fleet {
             return Err(RunError::Clients(failed));
         }
         let mut merged = merge_clients(docs)?;
-        // Where each client ran: this machine, or the Docker engine of its container.
-        for (entry, host) in merged.clients.iter_mut().zip(hosts) {
+        // Where each client ran: this machine, the Docker engine of its container, or its pod's node.
+        for (entry, (host, pod)) in merged.clients.iter_mut().zip(hosts) {
             entry.host = host;
+            entry.pod = pod;
         }
         for f in &failures {
             merged.validity.invalid(f.clone());
