@@ -305,15 +305,16 @@ impl HostSample {
     }
 }
 
-/// CPU µs of each member read elsewhere both at `a` and at `b` and not found in `/proc`
-/// (`local`): a member read only once has no delta, and stays missing.
+/// CPU µs of each measured member read elsewhere both at `a` and at `b` and not found in
+/// `/proc` (`local`): a member read only once has no delta, and stays missing; one the cell
+/// does not measure (no address to probe) is no part of its sum.
 fn elsewhere_us(
     a: &HostSample,
     b: &HostSample,
     local: &BTreeMap<String, u64>,
 ) -> BTreeMap<String, u64> {
     (b.elsewhere_ns.iter())
-        .filter(|(n, _)| !local.contains_key(*n))
+        .filter(|(n, _)| !local.contains_key(*n) && b.members.contains(*n))
         .filter_map(|(n, after)| {
             let before = a.elsewhere_ns.get(n)?;
             Some((n.clone(), after.saturating_sub(*before) / 1_000))
@@ -434,12 +435,16 @@ mod tests {
         let ns = |pairs: &[(&str, u64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         let a = sample(&members)
             .expect("/proc is readable")
-            .with_elsewhere(ns(&[("sh0", 5_000_000), ("sh1", 1_000)]));
+            .with_elsewhere(ns(&[("sh0", 5_000_000), ("sh1", 1_000), ("x", 0)]));
         let b = sample(&members)
             .expect("/proc is readable")
-            .with_elsewhere(ns(&[("sh0", 7_500_000), ("cfg0", 9_000)]));
+            .with_elsewhere(ns(&[("sh0", 7_500_000), ("cfg0", 9_000), ("x", 1)]));
         let load = between(&a, &b);
         assert_eq!(load.server_cpu_us.get("sh0"), Some(&2_500), "{load:?}");
+        assert!(
+            !load.server_cpu_us.contains_key("x"),
+            "not measured: {load:?}"
+        );
         assert_eq!(load.server_cpu_missing, ["sh1", "cfg0"], "{load:?}");
         // A counter that went backwards (a restarted container) is no negative CPU.
         let c = sample(&members)
