@@ -24,6 +24,7 @@ mod report_html;
 mod report_tables;
 
 // Guarantees: bad input, faults, verdicts, signals, secrets, teardown.
+mod backend_docker_cpu;
 mod backend_down_all;
 mod fidelity_failover;
 mod fidelity_records;

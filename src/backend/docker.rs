@@ -28,6 +28,7 @@ use crate::cluster::{LaunchError, Launcher};
 use crate::events::{Event, Events, Sink};
 use crate::topology::{Member, Plan, PlanOptions, TopologyError, TopologySpec};
 
+mod cpu;
 mod place;
 pub(crate) mod ready;
 mod reference;
@@ -228,6 +229,15 @@ impl Backend for DockerBackend {
 
     fn ready<'a>(&'a self, check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
         Box::pin(ready::images(check))
+    }
+
+    /// Each member container's CPU from its engine's one-shot stats: `/proc` here cannot tell
+    /// a container's processes (nor see a remote engine's).
+    fn member_cpu_ns<'a>(
+        &'a self,
+        members: &'a [RunningMember],
+    ) -> BoxFuture<'a, std::collections::BTreeMap<String, u64>> {
+        Box::pin(cpu::members_cpu_ns(members))
     }
 
     /// Every published port, when every engine is this machine's (single host: every member is

@@ -16,6 +16,7 @@ pub(crate) mod existing;
 mod extra_hosts;
 pub mod kubernetes;
 pub(crate) mod labels;
+mod member_cpu;
 pub(crate) mod ports;
 pub mod process;
 mod ready;
@@ -34,6 +35,7 @@ pub(crate) use bring_up::{
     InFlight, STOP_ORDER, create_dir, lock, record_started, snapshot_write, start_members,
 };
 pub use error::BackendError;
+pub use member_cpu::MemberCpu;
 pub(crate) use ready::{Readiness, ready};
 pub use running::{Handle, MemberState, RunningCluster, RunningMember};
 pub use teardown::{DownAll, NotSearched, down, down_all_where};
@@ -129,6 +131,16 @@ pub(crate) trait Backend: Sync {
         Err(BackendError::BadInput(
             "--emit-manifests: only with --backend kubernetes".into(),
         ))
+    }
+
+    /// Each of `members`' cumulative CPU nanoseconds, by name, where this backend can read it
+    /// other than from `/proc` (a container's through its engine): none by default, where the
+    /// members are local processes found by pid and port, or not reachable at all.
+    fn member_cpu_ns<'a>(
+        &'a self,
+        _members: &'a [RunningMember],
+    ) -> BoxFuture<'a, std::collections::BTreeMap<String, u64>> {
+        Box::pin(async { std::collections::BTreeMap::new() })
     }
 
     /// `down --all`: removes every object it labelled whose labels pass `keep`; one line each.

@@ -30,6 +30,8 @@ pub(crate) struct Deployment {
     pub server_versions: std::collections::BTreeMap<String, String>,
     /// The server's default write concern, read once at bring-up (`None` for fakes).
     pub default_write_concern: Option<super::model::DefaultWriteConcernRecord>,
+    /// The members whose CPU their backend reads (containers), for each cell's server CPU.
+    pub member_cpu: crate::backend::MemberCpu,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.

@@ -210,6 +210,7 @@ impl Lab for LiveLab {
                 .map(|(k, v)| (k.clone(), v.version.clone()))
                 .collect(),
             default_write_concern,
+            member_cpu: crate::backend::MemberCpu::of(&cluster),
         };
         Ok((deployment, LiveHandle(Some(cluster))))
     }
@@ -261,6 +262,7 @@ impl Lab for LiveLab {
             cancel: cancel.clone(),
             uri: Some(deployment.entry_uri.clone()),
             probe_targets: targets,
+            member_cpu: deployment.member_cpu.clone(),
             events: Some(self.events.clone()),
             clients: launcher,
             reuse: Some(self.connections.clone()),

@@ -27,6 +27,9 @@ pub struct HostSample {
     local_members: usize,
     /// Every measured member, by name, so those whose CPU was not found are named.
     members: Vec<String>,
+    /// Cumulative CPU nanoseconds of members `/proc` cannot find, as their backend read them
+    /// (a container's, from its engine), by name.
+    elsewhere_ns: BTreeMap<String, u64>,
     load_1m: Option<f64>,
 }
 
@@ -46,13 +49,14 @@ pub struct HostLoad {
     /// Cores' worth of CPU every process used (the client, the servers and the rest).
     #[serde(default)]
     pub busy_cores: f64,
-    /// CPU µs each server member on this machine used over the window, by member name (absent:
-    /// members elsewhere, in containers, or a server that was not found).
+    /// CPU µs each server member used over the window, by member name: a local process's from
+    /// `/proc`, a container's from its engine's stats (absent: members elsewhere, or a server
+    /// or container that was not found or not read at both ends).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_cpu_us: BTreeMap<String, u64>,
-    /// The measured members whose CPU is not in [`Self::server_cpu_us`] (elsewhere, in a
-    /// container, or no process found listening on their port): a sum over `server_cpu_us` is
-    /// then partial, and says so.
+    /// The measured members whose CPU is not in [`Self::server_cpu_us`] (elsewhere, a container
+    /// whose stats could not be read, or no process found listening on their port): a sum over
+    /// `server_cpu_us` is then partial, and says so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_cpu_missing: Vec<String>,
     /// The 1-minute load average at the window's start.
@@ -287,8 +291,35 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
         servers_ns,
         local_members: local.len(),
         members: members.iter().map(|(n, _)| n.clone()).collect(),
+        elsewhere_ns: BTreeMap::new(),
         load_1m,
     })
+}
+
+impl HostSample {
+    /// The sample with the cumulative CPU nanoseconds its members' backend read for them
+    /// (containers); a member `/proc` found keeps that figure instead, so none is counted twice.
+    pub fn with_elsewhere(mut self, cpu_ns: BTreeMap<String, u64>) -> Self {
+        self.elsewhere_ns = cpu_ns;
+        self
+    }
+}
+
+/// CPU µs of each measured member read elsewhere both at `a` and at `b` and not found in
+/// `/proc` (`local`): a member read only once has no delta, and stays missing; one the cell
+/// does not measure (no address to probe) is no part of its sum.
+fn elsewhere_us(
+    a: &HostSample,
+    b: &HostSample,
+    local: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    (b.elsewhere_ns.iter())
+        .filter(|(n, _)| !local.contains_key(*n) && b.members.contains(*n))
+        .filter_map(|(n, after)| {
+            let before = a.elsewhere_ns.get(n)?;
+            Some((n.clone(), after.saturating_sub(*before) / 1_000))
+        })
+        .collect()
 }
 
 /// What the machine did between two samples.
@@ -304,6 +335,15 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
     let client = b.client.saturating_sub(a.client);
     let server_ticks: u64 = servers.values().sum();
     let busy = b.busy.saturating_sub(a.busy);
+    let elsewhere = elsewhere_us(a, b, &servers);
+    let mut server_cpu_us: BTreeMap<String, u64> = (servers.iter())
+        .map(|(n, t)| {
+            let ns = (b.servers_ns.get(n).zip(a.servers_ns.get(n)))
+                .map(|(b, a)| b.saturating_sub(*a) / 1_000);
+            (n.clone(), ns.unwrap_or((*t as f64 / hz * 1e6) as u64))
+        })
+        .collect();
+    server_cpu_us.extend(elsewhere);
     HostLoad {
         cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         other_cores: (servers.len() >= a.local_members.max(b.local_members))
@@ -312,18 +352,10 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
         client_cores: cores_of(client),
         busy_cores: cores_of(busy),
         server_cpu_missing: (b.members.iter())
-            .filter(|m| !servers.contains_key(*m))
+            .filter(|m| !server_cpu_us.contains_key(*m))
             .cloned()
             .collect(),
-        server_cpu_us: servers
-            .into_iter()
-            .map(|(n, t)| {
-                let ns = (b.servers_ns.get(&n).zip(a.servers_ns.get(&n)))
-                    .map(|(b, a)| b.saturating_sub(*a) / 1_000);
-                let us = ns.unwrap_or((t as f64 / hz * 1e6) as u64);
-                (n, us)
-            })
-            .collect(),
+        server_cpu_us,
         load_before: a.load_1m,
         load_after: b.load_1m,
     }
@@ -391,6 +423,34 @@ mod tests {
         let load = between(&a, &b);
         assert!(load.server_cpu_us.contains_key("sh0"), "{load:?}");
         assert_eq!(load.server_cpu_missing, ["sh1", "far"], "{load:?}");
+    }
+
+    #[test]
+    fn a_member_read_elsewhere_at_both_ends_is_summed_and_one_read_once_stays_missing() {
+        let members = [
+            ("sh0".to_string(), "127.0.0.1:1".to_string()),
+            ("sh1".to_string(), "127.0.0.1:2".to_string()),
+            ("cfg0".to_string(), "127.0.0.1:3".to_string()),
+        ];
+        let ns = |pairs: &[(&str, u64)]| pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        let a = sample(&members)
+            .expect("/proc is readable")
+            .with_elsewhere(ns(&[("sh0", 5_000_000), ("sh1", 1_000), ("x", 0)]));
+        let b = sample(&members)
+            .expect("/proc is readable")
+            .with_elsewhere(ns(&[("sh0", 7_500_000), ("cfg0", 9_000), ("x", 1)]));
+        let load = between(&a, &b);
+        assert_eq!(load.server_cpu_us.get("sh0"), Some(&2_500), "{load:?}");
+        assert!(
+            !load.server_cpu_us.contains_key("x"),
+            "not measured: {load:?}"
+        );
+        assert_eq!(load.server_cpu_missing, ["sh1", "cfg0"], "{load:?}");
+        // A counter that went backwards (a restarted container) is no negative CPU.
+        let c = sample(&members)
+            .expect("/proc is readable")
+            .with_elsewhere(ns(&[("sh0", 1_000_000)]));
+        assert_eq!(between(&b, &c).server_cpu_us.get("sh0"), Some(&0));
     }
 
     #[test]

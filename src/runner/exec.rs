@@ -43,6 +43,9 @@ pub struct ExecuteOptions {
     /// connection string: its hosts, their replica set, and a mongos's shards). Several
     /// clients each discover and probe on their own.
     pub probe_targets: Option<Vec<ProbeTarget>>,
+    /// The members whose CPU their backend reads (containers), added to the servers' CPU
+    /// that `/proc` finds; the default reads none.
+    pub member_cpu: crate::backend::MemberCpu,
     /// Where the run's events go; `None` discards them.
     pub events: Option<Sink>,
     /// Drop the benchmark database before a load (`load --drop`).
@@ -227,7 +230,7 @@ impl<'a> PhaseRun<'a> {
         let members = members(&probe_targets);
         let quiet = (self.limits.wait_quiet, self.limits.busy_host);
         super::quiet::wait_for_quiet(quiet, &members, &shared.stop, &self.events).await;
-        let host_before = measure::host_load::sample(&members);
+        let host_before = sample_host(&members, &self.opts.member_cpu).await;
         let cpu_before = measure::ClientCpu::now();
         let started_wall = chrono::Utc::now();
         let start = Instant::now();
@@ -244,8 +247,9 @@ impl<'a> PhaseRun<'a> {
             .as_ref()
             .and_then(|w| w.host.as_ref())
             .or(host_before.as_ref());
+        let host_end = sample_host(&members, &self.opts.member_cpu).await;
         let host = host_start
-            .zip(measure::host_load::sample(&members))
+            .zip(host_end)
             .map(|(a, b)| measure::host_load::between(a, &b));
         if joined.panicked > 0 {
             return Err(RunError::Clients(format!(
@@ -512,6 +516,16 @@ fn measurement_config(
 }
 
 /// The probed members as (name, address), for the host's load samples.
+/// The machine now, with the CPU of the members its backend reads (containers) read first:
+/// the start and end of a window sample both the same way, so their deltas line up.
+async fn sample_host(
+    members: &[(String, String)],
+    member_cpu: &crate::backend::MemberCpu,
+) -> Option<measure::host_load::HostSample> {
+    let elsewhere = member_cpu.read().await;
+    measure::host_load::sample(members).map(|s| s.with_elsewhere(elsewhere))
+}
+
 fn members(targets: &[ProbeTarget]) -> Vec<(String, String)> {
     targets
         .iter()
@@ -593,7 +607,7 @@ impl Beside {
                 &run.measurements,
                 progress,
                 &clients_done,
-                members,
+                (members, run.opts.member_cpu.clone()),
             )
         });
         // A client of several (`--barrier`) tells its coordinator how far it is, once a second

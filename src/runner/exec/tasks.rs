@@ -74,7 +74,7 @@ pub(super) fn spawn_warmup_end(
     measurements: &Arc<Measurements>,
     progress: Vec<Arc<ClientProgress>>,
     done: &CancellationToken,
-    members: Vec<(String, String)>,
+    (members, member_cpu): (Vec<(String, String)>, crate::backend::MemberCpu),
 ) -> tokio::task::JoinHandle<Option<WarmupEnd>> {
     let measurements = measurements.clone();
     let done = done.clone();
@@ -83,6 +83,8 @@ pub(super) fn spawn_warmup_end(
             _ = tokio::time::sleep(warmup) => {}
             _ = done.cancelled() => return None,
         }
+        // The engine's answer first, so the window starts with what is reset and counted.
+        let elsewhere = member_cpu.read().await;
         measurements.reset();
         let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
         let inserted = succeeded_inserts(progress.iter().map(|p| &**p));
@@ -98,7 +100,7 @@ pub(super) fn spawn_warmup_end(
             failed,
             inserted,
             late,
-            host: measure::host_load::sample(&members),
+            host: measure::host_load::sample(&members).map(|s| s.with_elsewhere(elsewhere)),
         })
     })
 }
