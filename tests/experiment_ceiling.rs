@@ -92,18 +92,15 @@ fn the_ceiling_is_where_the_capacity_model_puts_it_and_two_clients_offer_the_rat
     assert!(all.contains(&miss.expect("a failing step")), "{all}");
 
     // Two client processes share the rate: each step achieves what was offered, not twice it
-    // (a step behind its schedule when its window opens catches up inside it, a little above).
-    let (out, two) = ceiling(
-        "S5",
-        "microshard-2",
-        (2, 1_000),
-        "--slo p99=50ms --clients 2",
-    );
+    // (a step behind its schedule when its window opens catches up inside it, a little above),
+    // and the search finds the same capacity. On one server: a sharded topology's mongos and
+    // two debug-build clients would make this 2-core machine's CPU the limit, not the model.
+    let (out, two) = ceiling("S5", "single", (2, 1_000), "--slo p99=50ms --clients 2");
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(
-        ceiling_of(&two) > found * 1.3,
-        "microshard-2 {}\n{all}",
+        (1_700.0..=2_040.0).contains(&ceiling_of(&two)),
+        "single, two clients: {}\n{all}",
         ceiling_of(&two)
     );
     for s in steps(&two).iter().filter(|s| s["kind"] == "search") {
@@ -203,7 +200,11 @@ fn compare_ceiling_finds_every_ceiling_and_the_true_ratios_inside_their_interval
             "--topologies",
             "single,microshard-1,microshard-2,microshard-4",
         ])
-        .args(["--scenarios", "S1,S5", "--repeat", "3", "--records", "1000"])
+        // 4,000 records: hashed `_id` spreads N keys over the shards with a spread of about
+        // 1/sqrt(N / shards), and the busiest shard sets a sharded topology's capacity; with
+        // 1,000 it carried up to 8 % more than a quarter, so microshard-4 truly sustained less
+        // than four times one shard's capacity.
+        .args(["--scenarios", "S1,S5", "--repeat", "3", "--records", "4000"])
         .args(["--step-duration", "1s", "--backend", "process", "--bin-dir"])
         .arg(&bin_dir)
         .arg("--mongod-arg=--service-time-us=10000")

@@ -338,7 +338,20 @@ fn every_readme_command_runs_as_written() {
                 degraded.len()
             ));
         }
-        if status != Some(0) {
+        // `rerun` compares only cells valid in both runs: when other work on this machine
+        // degraded them all ("busy host", which this test forgives), it says nothing was
+        // compared and exits 3, which is right, not the example's fault.
+        let busy = degraded.iter().any(|d| d.contains("busy host"));
+        let nothing_compared = status == Some(3)
+            && command.starts_with("microshard rerun")
+            && output.contains("rerun: nothing compared")
+            && busy
+            && unexplained.is_empty();
+        if nothing_compared {
+            eprintln!(
+                "readme: README.md:{line}: nothing compared: every cell degraded, some for a busy host"
+            );
+        } else if status != Some(0) {
             failures.push(format!(
                 "README.md:{line}: exit {status:?}: {command}\n{}",
                 tail(&output, 15)
