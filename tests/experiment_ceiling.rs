@@ -293,7 +293,7 @@ fn interval_of(all: &str, part: &str) -> (f64, f64) {
     )
 }
 
-/// Every S5 cell ran with the loaded record count: no search's inserts were left behind.
+/// Every S5 cell ran with the loaded record count (4,000): no search's inserts were left behind.
 fn same_data_everywhere(dir: &Path) {
     for cell in cells_under(&dir.join("cells")) {
         let props = cell["result"]["properties"]
@@ -305,7 +305,7 @@ fn same_data_everywhere(dir: &Path) {
         if phase == "run" {
             assert_eq!(
                 records.map(|p| p["value"].clone()),
-                Some(Value::from("1000")),
+                Some(Value::from("4000")),
                 "{cell}"
             );
         }
