@@ -105,12 +105,13 @@ fn the_live_backend_and_misplaced_flags_are_refused_in_one_line() {
 /// the image `MICROSHARD_TEST_IMAGE` (default `mongo:8.0`, which has `mongosh` for the admin Job),
 /// applied to a namespace of their own; the admin Job must complete (replica sets, shards,
 /// hashed `ycsb.usertable`); the namespace is deleted after, whatever happened.
+/// Without a cluster the harness reports it "ignored", never "ok"; CI runs it with `--ignored`
+/// when `MICROSHARD_TEST_KUBECONFIG` names one (`.ci/run`).
 #[test]
+#[ignore = "kubernetes end-to-end: skipped (no cluster): set MICROSHARD_TEST_KUBECONFIG and run with --ignored"]
 fn kubernetes_end_to_end_on_a_real_cluster() {
-    let Some(kubeconfig) = std::env::var_os("MICROSHARD_TEST_KUBECONFIG") else {
-        eprintln!("kubernetes end-to-end: skipped (no cluster)");
-        return;
-    };
+    let kubeconfig = std::env::var_os("MICROSHARD_TEST_KUBECONFIG")
+        .expect("MICROSHARD_TEST_KUBECONFIG: the kubeconfig of the cluster to test against");
     let image = std::env::var("MICROSHARD_TEST_IMAGE").unwrap_or_else(|_| "mongo:8.0".into());
     let state = tempfile::tempdir().expect("state dir");
     let out = crate::util::microshard(state.path())
