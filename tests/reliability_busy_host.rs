@@ -133,7 +133,7 @@ fn a_run_waits_for_the_hog_to_go_before_it_measures() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("waiting up to 60 s for a quiet host: busy host"),
+        stderr.contains("waiting up to 60 s for a quiet host: other processes use"),
         "{stderr}"
     );
     assert!(stderr.contains("the host is quiet after"), "{stderr}");
