@@ -4,6 +4,8 @@
 use mongodb::bson::{Bson, Document, doc};
 use serde::{Deserialize, Serialize};
 
+pub mod set_counts;
+
 /// The `serverStatus` counters an experiment compares before and after a cell.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StatusSnapshot {
@@ -210,7 +212,7 @@ pub struct MemberMetrics {
     /// A shard whose set failed over during the cell: its operations summed over the set's
     /// members, since each member counted only what it served while it was primary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set_counts: Option<super::set_counts::SetCounts>,
+    pub set_counts: Option<set_counts::SetCounts>,
 }
 
 impl MemberMetrics {

@@ -23,7 +23,6 @@ pub(crate) mod progress;
 pub mod results;
 pub(crate) mod rollback;
 pub(crate) mod scenario;
-pub mod set_counts;
 pub(crate) mod slo;
 pub(crate) mod summary;
 pub(crate) mod sweep;

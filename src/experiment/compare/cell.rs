@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 use crate::experiment::crosscheck;
 use crate::experiment::facts;
 use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
+use crate::experiment::metrics::set_counts::{Reading, SetCounts};
 use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
 use crate::experiment::progress::Progress;
 use crate::experiment::results::ExperimentDir;
-use crate::experiment::set_counts::{Reading, SetCounts};
 use crate::runner::Phase;
 use crate::workload::{Origin, Properties, prop};
 

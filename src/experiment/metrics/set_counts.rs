@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::StatusSnapshot;
+use super::StatusSnapshot;
 
 /// One set's operations summed over its members for a cell in which it failed over.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
