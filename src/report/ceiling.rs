@@ -707,16 +707,11 @@ mod tests {
         r
     }
 
-    #[test]
-    fn with_microshard_1u_the_routing_tax_comes_apart_into_the_hop_and_the_sharding_overhead() {
-        let tps = [
-            ("single", 2_000.0),
-            ("microshard-1u", 1_800.0),
-            ("microshard-1", 1_700.0),
-            ("microshard-2", 3_600.0),
-        ];
+    /// Three whole S5 searches per topology around each of its ceilings (±1 %), with the
+    /// compare's report over them.
+    fn searched_s5(tps: &[(&str, f64)]) -> (crate::report::Report, Vec<CeilingRecord>) {
         let (mut cells, mut records) = (Vec::new(), Vec::new());
-        for (t, tp) in tps {
+        for &(t, tp) in tps {
             for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
                 cells.push(cell(t, "S5", i as u32 + 1, tp * jitter));
                 records.push(found(t, tp * jitter, i as u32 + 1));
@@ -726,7 +721,18 @@ mod tests {
         cfg.command.topologies = tps.iter().map(|(t, _)| t.to_string()).collect();
         cfg.command.scenarios = vec!["S5".into()];
         cfg.command.repeat = 3;
-        let report = build_from(&cfg, &cells);
+        (build_from(&cfg, &cells), records)
+    }
+
+    #[test]
+    fn with_microshard_1u_the_routing_tax_comes_apart_into_the_hop_and_the_sharding_overhead() {
+        let tps = [
+            ("single", 2_000.0),
+            ("microshard-1u", 1_800.0),
+            ("microshard-1", 1_700.0),
+            ("microshard-2", 3_600.0),
+        ];
+        let (report, records) = searched_s5(&tps);
         let part = CeilingPart::of(&records, &report.rows, "single").expect("a part");
         let said: Vec<(&str, &str, &str, f64)> = (part.decomposed.iter())
             .map(|d| (d.part.as_str(), d.of.as_str(), d.against.as_str(), d.ratio))
@@ -764,18 +770,7 @@ mod tests {
             ("microshard-1", 1_700.0),
             ("microshard-2", 3_600.0),
         ];
-        let (mut cells, mut records) = (Vec::new(), Vec::new());
-        for (t, tp) in tps {
-            for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
-                cells.push(cell(t, "S5", i as u32 + 1, tp * jitter));
-                records.push(found(t, tp * jitter, i as u32 + 1));
-            }
-        }
-        let mut cfg = config(false);
-        cfg.command.topologies = tps.iter().map(|(t, _)| t.to_string()).collect();
-        cfg.command.scenarios = vec!["S5".into()];
-        cfg.command.repeat = 3;
-        let mut report = build_from(&cfg, &cells);
+        let (mut report, records) = searched_s5(&tps);
         let part = CeilingPart::of(&records, &report.rows, "single").expect("a part");
         let said: Vec<(String, f64, bool)> = (part.decomposed.iter())
             .map(|d| {
