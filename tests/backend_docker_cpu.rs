@@ -30,12 +30,8 @@ impl Drop for Cleanup {
 #[test]
 fn a_docker_cell_sums_every_member_containers_cpu() {
     let rt = crate::util::runtime();
-    let d = match rt.block_on(docker::connect(None)) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("SKIP: no Docker engine answers here: {e}");
-            return;
-        }
+    let Some(d) = rt.block_on(crate::util::docker_or_skip()) else {
+        return;
     };
     let pid = std::process::id();
     // An image of this test's own, so another test rebuilding the shared tag cannot change it;

@@ -38,12 +38,8 @@ fn down_all_says_when_docker_was_not_searched() {
 fn down_all_removes_only_this_owners_docker_objects() {
     let rt = crate::util::runtime();
     rt.block_on(async {
-        let d = match docker::connect(None).await {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("SKIP: no Docker engine answers here: {e}");
-                return;
-            }
+        let Some(d) = crate::util::docker_or_skip().await else {
+            return;
         };
         let tmp = tempfile::tempdir().expect("temp dir");
         let state = tmp.path().join("state");

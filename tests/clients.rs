@@ -436,8 +436,7 @@ fn run_phase_client(
 fn client_containers_drive_a_cell_against_a_cluster_in_containers() {
     use microshard::backend::docker;
     let rt = crate::util::runtime();
-    let Ok(d) = rt.block_on(docker::connect(None)) else {
-        eprintln!("SKIP: no Docker engine answers here");
+    let Some(d) = rt.block_on(crate::util::docker_or_skip()) else {
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");

@@ -151,12 +151,8 @@ fn lab_root() -> tempfile::TempDir {
 fn signals_during_a_docker_bring_up_leave_nothing_behind() {
     let _env = crate::util::one_at_a_time();
     let rt = crate::util::runtime();
-    let d = match rt.block_on(docker::connect(None)) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("SKIP: no Docker engine answers here: {e}");
-            return;
-        }
+    let Some(d) = rt.block_on(crate::util::docker_or_skip()) else {
+        return;
     };
     let root_tmp = lab_root();
     let root = root_tmp.path();
@@ -278,13 +274,7 @@ impl CompareLab {
     /// `None` (after saying why) when no Docker engine answers.
     fn new(what: &str) -> Option<CompareLab> {
         let rt = crate::util::runtime();
-        let d = match rt.block_on(docker::connect(None)) {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("SKIP: no Docker engine answers here: {e}");
-                return None;
-            }
-        };
+        let d = rt.block_on(crate::util::docker_or_skip())?;
         let root = lab_root();
         let pid = std::process::id();
         let image = format!("microshard-standin:rsig-{what}-{pid}");

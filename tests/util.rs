@@ -137,6 +137,18 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every Docker container (running or not), network and volume labelled `label=value`.
+/// The Docker engine this machine answers with, or `None` after saying the test skips: the
+/// Docker tests run wherever an engine answers and say so where none does.
+pub async fn docker_or_skip() -> Option<bollard::Docker> {
+    match microshard::backend::docker::connect(None).await {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("SKIP: no Docker engine answers here: {e}");
+            None
+        }
+    }
+}
+
 pub async fn docker_objects_labelled(d: &bollard::Docker, label: &str, value: &str) -> Vec<String> {
     use bollard::query_parameters::{
         ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
