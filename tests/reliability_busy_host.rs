@@ -2,36 +2,7 @@
 //! cell makes it degraded "busy host", naming the share the hog took; the same cell alone does
 //! not (README, "Results you can trust"; `microshard.busyhost`).
 
-use std::process::{Child, Command, Stdio};
-
 use crate::util::*;
-
-/// Busy loops on every core, killed on drop.
-struct Hog(Vec<Child>);
-
-impl Hog {
-    fn start() -> Hog {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Hog((0..cores)
-            .map(|_| {
-                Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .expect("start a busy loop")
-            })
-            .collect())
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn run_validity(root: &Root, uri: &str, name: &str) -> serde_json::Value {
     let json = root.path.join(format!("{name}.json"));
@@ -165,7 +136,7 @@ fn degraded_cells_of_a_busy_host_are_measured_again_on_request() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let dir = run_dir(&root.path.join("results"));
     let busy = |dir: &std::path::Path| {
-        cells_under(&dir.join("cells"))
+        current_cells(dir)
             .iter()
             .filter(|c| {
                 c["summary"]["validity"]["reasons"]

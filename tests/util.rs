@@ -852,17 +852,23 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Checks that every cell file of a run directory (`cells/<topology>/*.json`) parses as a JSON
-/// object (an interrupted run never leaves half a file); returns how many there are.
-pub fn assert_cells_parse(dir: &Path) -> usize {
-    let files: Vec<PathBuf> = walkdir::WalkDir::new(dir.join("cells"))
+/// The cell files of a run directory (`cells/<topology>/*.json`): its current cells, not the
+/// earlier attempts that `--remeasure` keeps under `cells/<topology>/earlier/`.
+fn cell_files(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir.join("cells"))
         .min_depth(2)
         .max_depth(2)
         .into_iter()
         .flatten()
         .map(walkdir::DirEntry::into_path)
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+        .collect()
+}
+
+/// Checks that every cell file of a run directory parses as a JSON object (an interrupted run
+/// never leaves half a file); returns how many there are.
+pub fn assert_cells_parse(dir: &Path) -> usize {
+    let files = cell_files(dir);
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_default();
         let v: serde_json::Value = serde_json::from_str(&text)
@@ -870,6 +876,13 @@ pub fn assert_cells_parse(dir: &Path) -> usize {
         assert!(v.is_object(), "{}: {text}", file.display());
     }
     files.len()
+}
+
+/// The current cells of a run directory, parsed.
+pub fn current_cells(dir: &Path) -> Vec<serde_json::Value> {
+    (cell_files(dir).iter())
+        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+        .collect()
 }
 
 /// Every cell under `dir` (each JSON file holding a `cell`), parsed.
@@ -1149,4 +1162,44 @@ async fn wait_for_primary(admin: &mongodb::Database) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("no primary within 15 s");
+}
+
+// ----- other work on the machine (the busy-host tests) --------------------------------------------
+
+/// Busy loops, killed on drop: CPU that other processes take while a run measures.
+pub struct Hog(Vec<std::process::Child>);
+
+impl Hog {
+    /// A busy loop on every core: the host is busy and the measurement shares it.
+    pub fn start() -> Hog {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Hog((0..cores).map(|_| busy_loop(false)).collect())
+    }
+
+    /// One busy loop at the lowest priority: it takes only CPU the run leaves idle, so the run
+    /// measures as it would alone while other work is always seen on the host.
+    pub fn niced() -> Hog {
+        Hog(vec![busy_loop(true)])
+    }
+}
+
+/// `sh -c 'while :; do :; done'`, under `nice -n 19` when `niced`.
+fn busy_loop(niced: bool) -> std::process::Child {
+    let mut cmd = Command::new(if niced { "nice" } else { "sh" });
+    if niced {
+        cmd.args(["-n", "19", "sh"]);
+    }
+    cmd.args(["-c", "while :; do :; done"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start a busy loop")
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
