@@ -80,14 +80,50 @@ impl<'a> Servers<'a> {
             ..Servers::of("--topologies", &command.servers, &command.topologies, pulls)
         }
     }
+
+    /// The servers of `demo`: stand-ins on local processes, whose links and ports are made when
+    /// it starts.
+    pub(crate) fn of_demo(command: &'a CompareCommand, pulls: Option<&'a dyn Events>) -> Self {
+        Servers {
+            backend: BackendKind::Process,
+            base_port: None,
+            ..Servers::of_compare(command, pulls).linked_later(true)
+        }
+    }
+
+    /// A dry run (`--dry-run`) when `yes`: every check is made, but no image is pulled.
+    pub(crate) fn dry_run(self, yes: bool) -> Self {
+        Servers {
+            dry_run: yes,
+            ..self
+        }
+    }
+
+    /// When `yes`, the stand-in binaries are linked when the run starts (`demo`, or the resume
+    /// of one): no `--bin-dir` is checked here.
+    pub(crate) fn linked_later(self, yes: bool) -> Self {
+        Servers {
+            binaries_linked_later: yes,
+            bin_dir: self.bin_dir.filter(|_| !yes),
+            ..self
+        }
+    }
+
+    /// A resumed experiment's scenarios were checked when it was created: not again here.
+    pub(crate) fn resumed(self, yes: bool) -> Self {
+        Servers {
+            scenarios: self.scenarios.filter(|_| !yes),
+            ..self
+        }
+    }
 }
 
 /// Checks everything about the servers before anything starts, and returns every topology as
-/// loaded: the backend, every topology (loaded and planned as it will be brought up),
+/// given with its spec as loaded: the backend, every topology (loaded and planned as it will be brought up),
 /// `--mongod-arg`, the binaries, CPU sets, ports, and what the backend needs (a Docker engine
 /// with the image, or an existing cluster that accepts the credentials); last, `--standin`'s
 /// links, so a refusal leaves the state directory as it was.
-pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>> {
+pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, TopologySpec)>> {
     let label = s.label;
     let kind = s.backend;
     let backend = crate::backend::of(kind);
@@ -151,7 +187,9 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<TopologySpec>
     if links_pending {
         crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
     }
-    Ok(specs.into_iter().map(|(_, spec)| spec).collect())
+    Ok((specs.into_iter())
+        .map(|(given, spec)| (given.to_string(), spec))
+        .collect())
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then

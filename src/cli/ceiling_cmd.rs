@@ -3,7 +3,9 @@
 use clap::Args;
 
 use crate::experiment::ceiling::{self, CeilingCommand, Outcome};
+use crate::experiment::lab::Session;
 use crate::experiment::live::LiveLab;
+use crate::experiment::sweep::SweepTarget;
 use crate::output;
 
 use super::progress::ProgressDisplay;
@@ -38,19 +40,15 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         args.dry_run,
     )
     .await?;
-    cfg.topology_name = cfg.target.loaded_name(&specs);
+    cfg.topology_name = SweepTarget::loaded_name(&specs);
     if args.dry_run {
         output::println(&plan(&cfg, &one.name, &one.scale_note))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(
-        &cfg.servers,
-        cfg.workload_flags.clients(),
-        cfg.target.topologies(),
-        specs,
-    );
+    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients(), specs);
     lab.events = progress.events();
-    let (dir, records) = ceiling::ceiling_with(&mut lab, &cfg, one, &cancel, &progress).await?;
+    let mut session = Session::new(&mut lab, &cancel, &progress);
+    let (dir, records) = ceiling::ceiling_with(&mut session, &cfg, one).await?;
     let text = crate::report::ceiling::render_all(&records);
     output::println(text.trim_end())?;
     crate::report::ceiling_dir::write_files(&dir, &records)?;

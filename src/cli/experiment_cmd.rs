@@ -13,6 +13,7 @@ use crate::experiment::compare::{self, MatrixOutcome, NewRun};
 use crate::experiment::demo;
 use crate::experiment::dry_run;
 use crate::experiment::flags::{ServerFlags, WorkloadFlags};
+use crate::experiment::lab::Session;
 use crate::experiment::live::LiveLab;
 use crate::experiment::model::{CompareCommand, DEFAULT_SCENARIOS, DEFAULT_TOPOLOGIES};
 use crate::experiment::results::ExperimentDir;
@@ -295,57 +296,71 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let mut start = starting_point(&args)?;
-    let (command, relink) = match &start {
+    let mut start = match starting_point(&args)? {
+        Start::Finished(dir) => {
+            return super::resume_cmd::finished_compare(&dir, args.format, &columns, args.strict);
+        }
+        start => start,
+    };
+    let specs = check_servers(&args, &mut start).await?;
+    let prepared = match start {
+        Start::New(command) if args.dry_run => {
+            output::println(&dry_run::new_compare_plan(&command, &specs, &args.out)?)?;
+            return Ok(());
+        }
+        Start::New(command) => new_run(&args, &command, &cancel, &progress).await?,
+        Start::Resumed(prepared) => prepared,
+        Start::Finished(_) => return Ok(()),
+    };
+    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared, specs)?;
+    lab.events = progress.events();
+    let mut session = Session::new(&mut lab, &cancel, &progress);
+    let (dir, outcome) = compare::compare_with(&mut session, prepared).await?;
+    finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
+}
+
+/// The servers check of a `compare` (`preflight::servers`); the record's topologies are then
+/// named as it loaded them (a resumed record keeps the names it stored).
+async fn check_servers(
+    args: &CompareArgs,
+    start: &mut Start,
+) -> anyhow::Result<Vec<(String, crate::topology::TopologySpec)>> {
+    let (command, relink) = match &*start {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
-        Start::Finished(dir) => {
-            return super::resume_cmd::finished_compare(dir, args.format, &columns, args.strict);
-        }
+        Start::Finished(_) => return Ok(Vec::new()),
     };
     let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
-    let specs = preflight::servers(&preflight::Servers {
-        bin_dir: command.servers.bin_dir.as_deref().filter(|_| !relink),
-        binaries_linked_later: relink,
-        dry_run: args.dry_run,
-        scenarios: matches!(start, Start::New(_)).then_some(command),
-        ..preflight::Servers::of_compare(command, pulls)
-    })
-    .await?;
-    // The record's topologies named as the servers check loaded them (a resumed record keeps
-    // the names it stored).
-    match &mut start {
+    let servers = preflight::Servers::of_compare(command, pulls)
+        .linked_later(relink)
+        .dry_run(args.dry_run)
+        .resumed(!matches!(start, Start::New(_)));
+    let specs = preflight::servers(&servers).await?;
+    match start {
         Start::Resumed(p) => p.config.command.name_topologies(&specs),
         Start::New(command) => command.name_topologies(&specs),
         Start::Finished(_) => {}
     }
-    if let (true, Start::New(command)) = (args.dry_run, &start) {
-        output::println(&dry_run::new_compare_plan(command, &specs, &args.out)?)?;
-        return Ok(());
-    }
-    let prepared = match start {
-        Start::Resumed(prepared) => prepared,
-        Start::Finished(_) => return Ok(()),
-        Start::New(command) => compare::create(
-            &command,
-            &NewRun {
-                client_ceiling: calibrate::machine_ceiling(
-                    &args.out,
-                    command.threads.unwrap_or(calibrate::SCENARIO_THREADS),
-                    &command.workload.overrides,
-                    &cancel,
-                    &progress,
-                )
-                .await,
-                results_root: args.out.clone(),
-                workload_dir: None,
-            },
-        )?,
+    Ok(specs)
+}
+
+/// A new experiment's run directory and record, this machine's client ceiling measured first.
+async fn new_run(
+    args: &CompareArgs,
+    command: &CompareCommand,
+    cancel: &tokio_util::sync::CancellationToken,
+    progress: &crate::experiment::progress::Progress,
+) -> anyhow::Result<compare::Prepared> {
+    let threads = command.threads.unwrap_or(calibrate::SCENARIO_THREADS);
+    let overrides = &command.workload.overrides;
+    let client_ceiling =
+        calibrate::machine_ceiling(&args.out, threads, overrides, cancel, progress).await;
+    let at = NewRun {
+        client_ceiling,
+        results_root: args.out.clone(),
+        workload_dir: None,
     };
-    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared, specs)?;
-    lab.events = progress.events();
-    let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
-    finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
+    compare::create(command, &at)
 }
 
 /// Runs a thread sweep, or finishes one (`--resume`).
@@ -375,21 +390,17 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return super::resume_cmd::finished_sweep(dir, &outcome, &columns, args.strict);
     }
     let specs = target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
-    cfg.topology_name = cfg.topology_name.or(cfg.target.loaded_name(&specs));
+    cfg.topology_name = cfg.topology_name.or(SweepTarget::loaded_name(&specs));
     if args.dry_run {
         output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(
-        &cfg.servers,
-        cfg.workload_flags.clients(),
-        cfg.target.topologies(),
-        specs,
-    );
+    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients(), specs);
     lab.events = progress.events();
+    let mut session = Session::new(&mut lab, &cancel, &progress);
     let swept = match resumed {
-        Some(dir) => sweep::resume_with(&mut lab, &cfg, &resolved, dir, &cancel, &progress).await?,
-        None => sweep::sweep_with(&mut lab, &cfg, &resolved, &cancel, &progress).await?,
+        Some(dir) => sweep::resume_with(&mut session, &cfg, &resolved, dir).await?,
+        None => sweep::sweep_with(&mut session, &cfg, &resolved).await?,
     };
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
@@ -416,7 +427,7 @@ pub(crate) async fn target_preflight(
     servers: &ServerFlags,
     quiet: bool,
     dry_run: bool,
-) -> anyhow::Result<Vec<crate::topology::TopologySpec>> {
+) -> anyhow::Result<Vec<(String, crate::topology::TopologySpec)>> {
     if let SweepTarget::Uri(uri) = target {
         return crate::backend::existing::cluster_answers("--uri", uri)
             .await
@@ -424,11 +435,8 @@ pub(crate) async fn target_preflight(
             .map_err(Into::into);
     }
     let pulls = (!quiet).then_some(&Terminal as &dyn Events);
-    preflight::servers(&preflight::Servers {
-        dry_run,
-        ..preflight::Servers::of("--topology", servers, target.topologies(), pulls)
-    })
-    .await
+    let servers = preflight::Servers::of("--topology", servers, target.topologies(), pulls);
+    preflight::servers(&servers.dry_run(dry_run)).await
 }
 
 /// Prints an experiment's table, or a standalone ceiling search's.
@@ -566,14 +574,7 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let command = args.command()?;
     crate::writable::dir("--out", &args.out)?;
     let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
-    let specs = preflight::servers(&preflight::Servers {
-        backend: crate::topology::BackendKind::Process,
-        bin_dir: None,
-        base_port: None,
-        binaries_linked_later: true,
-        ..preflight::Servers::of_compare(&command, pulls)
-    })
-    .await?;
+    let specs = preflight::servers(&preflight::Servers::of_demo(&command, pulls)).await?;
     progress.line(&format!(
         "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
         args.workers,

@@ -11,6 +11,7 @@ use super::progress::ProgressDisplay;
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::compare::{self, NewRun};
+use crate::experiment::lab::Session;
 use crate::experiment::live::LiveLab;
 use crate::experiment::model::ExperimentConfig;
 use crate::experiment::results::ExperimentDir;
@@ -104,7 +105,8 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     ));
     let (mut lab, _links) = LiveLab::for_compare(&prepared, specs)?;
     lab.events = progress.events();
-    let (dir, outcome) = compare::compare_with(&mut lab, prepared, &cancel, &progress).await?;
+    let mut session = Session::new(&mut lab, &cancel, &progress);
+    let (dir, outcome) = compare::compare_with(&mut session, prepared).await?;
     report::write_reports(&dir)?;
     let mut text = report::diff::diff_dirs(&original, &dir, args.format)?;
     let verdict = report::reproduced::verdict(&report::build(&original)?, &report::build(&dir)?);

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use tokio_util::sync::CancellationToken;
 
-use super::lab::{Deployment, Lab};
+use super::lab::{Deployment, Lab, Session};
 use super::model::{
     CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
     NotRun, Remeasure, VerdictLines,
@@ -202,11 +201,9 @@ pub(crate) struct MatrixOutcome {
 
 /// Runs every unfinished cell of the experiment, writing each as it finishes.
 pub(crate) async fn run_matrix<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     dir: &ExperimentDir,
     config: &mut ExperimentConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<MatrixOutcome> {
     let mut outcome = MatrixOutcome::default();
     let Some(load_scenario) = config.command.scenarios.first().cloned() else {
@@ -216,7 +213,7 @@ pub(crate) async fn run_matrix<L: Lab>(
     // of every topology alike, not in their ratio; a ceiling search runs whole in each turn.
     'repeats: for repeat in 1..=config.command.repeat {
         for topology in config.command.topologies.clone() {
-            if cancel.is_cancelled() {
+            if s.cancel.is_cancelled() {
                 outcome.interrupted = true;
                 break 'repeats;
             }
@@ -232,7 +229,7 @@ pub(crate) async fn run_matrix<L: Lab>(
                 ids: &ids,
                 load_scenario: &load_scenario,
             };
-            run_turn(lab, &turn, config, cancel, progress, &mut outcome).await?;
+            run_turn(s, &turn, config, &mut outcome).await?;
             if outcome.interrupted {
                 break 'repeats;
             }
@@ -271,18 +268,17 @@ struct TopologyTurn<'a> {
 /// unrun and tears it down. Failures land in `outcome` (the experiment can be resumed); Ctrl-C
 /// sets `outcome.interrupted`.
 async fn run_turn<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     turn: &TopologyTurn<'_>,
     config: &mut ExperimentConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<()> {
+    let (cancel, progress) = (s.cancel, s.progress);
     // Shown by its name, never by the path it was given as (`docs/architecture.md`).
     let shown = config.command.topology_name(turn.topology);
     let label = format!("{shown} (repeat {}/{})", turn.repeat, config.command.repeat);
     let bar = progress.phase(&format!("{label}: bring-up"), None);
-    let up = lab.up(turn.topology, cancel).await;
+    let up = s.lab.up(turn.topology, cancel).await;
     bar.finish(if up.is_ok() { "up" } else { "failed" });
     let (deployment, handle) = match up {
         Ok(x) => x,
@@ -299,11 +295,8 @@ async fn run_turn<L: Lab>(
         }
     };
     let result = match config.command.ceiling {
-        Some(_) => {
-            ceilings::search_topology(lab, turn, &deployment, config, cancel, progress, outcome)
-                .await
-        }
-        None => run_topology(lab, turn, &deployment, config, cancel, progress, outcome).await,
+        Some(_) => ceilings::search_topology(s, turn, &deployment, config, outcome).await,
+        None => run_topology(s, turn, &deployment, config, outcome).await,
     };
     let result = match result {
         Ok(Some(dead)) => {
@@ -320,7 +313,7 @@ async fn run_turn<L: Lab>(
         other => other.map(|_| ()),
     };
     let bar = progress.phase(&format!("{label}: teardown"), None);
-    let down = lab.down(handle).await;
+    let down = s.lab.down(handle).await;
     bar.finish(if down.is_ok() { "down" } else { "failed" });
     if let Err(e) = result {
         outcome.failures.push(format!("{shown}: {e:#}"));
@@ -357,12 +350,10 @@ fn record_not_run<'a>(
 
 /// Measures a topology's cells in order; a member found dead ends them (`Some(Dead)`).
 async fn run_topology<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     turn: &TopologyTurn<'_>,
     deployment: &Deployment,
     config: &mut ExperimentConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<String>> {
     let mut threads_override: Option<u32> = None;
@@ -373,7 +364,7 @@ async fn run_topology<L: Lab>(
     // Failovers so far on this data: a later cell's NOT_FOUND reads may be their rollbacks.
     let mut failovers = super::rollback::Failovers::default();
     for id in turn.ids {
-        if cancel.is_cancelled() {
+        if s.cancel.is_cancelled() {
             return Ok(None);
         }
         let is_load = id.scenario == turn.load_scenario;
@@ -391,12 +382,11 @@ async fn run_topology<L: Lab>(
             finished,
             props,
         };
-        let (mut taken, dead) =
-            match measure_cell(lab, deployment, config, &cell, cancel, progress).await? {
-                CellEnd::Measured(m) => (m, None),
-                CellEnd::Dead(m, member) => (m, Some(member)),
-                CellEnd::Cancelled => return Ok(None),
-            };
+        let (mut taken, dead) = match measure_cell(s, deployment, config, &cell).await? {
+            CellEnd::Measured(m) => (m, None),
+            CellEnd::Dead(m, member) => (m, Some(member)),
+            CellEnd::Cancelled => return Ok(None),
+        };
         let document = &taken.measured.document;
         if !is_load {
             inserted += super::summary::insert_attempts(document);
@@ -406,14 +396,14 @@ async fn run_topology<L: Lab>(
             outcome.skipped.push(id.clone());
         } else {
             taken.caveats.extend(failovers.not_found_caveat(document));
-            write_cell(turn.dir, config, id, &cell.props, taken, deployment)?;
+            write_cell((turn.dir, id, deployment), config, &cell.props, taken)?;
             outcome.measured.push(id.clone());
         }
         if dead.is_some() {
             return Ok(dead);
         }
         if is_load && !config.command.sweep_threads.is_empty() {
-            match sweep_on_topology(lab, turn.dir, config, deployment, cancel, progress).await? {
+            match sweep_on_topology(s, turn.dir, config, deployment).await? {
                 SweepEnd::Knee(knee) => threads_override = knee,
                 SweepEnd::Dead(member) => return Ok(Some(member)),
             }
@@ -434,12 +424,10 @@ enum SweepEnd {
 /// topology, written by `report::write_reports`); the cells run at the knee of the first value's first
 /// curve (`docs/architecture.md`, module `experiment`).
 async fn sweep_on_topology<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     dir: &ExperimentDir,
     config: &ExperimentConfig,
     deployment: &Deployment,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<SweepEnd> {
     let cmd = &config.command;
     let topology = &deployment.topology;
@@ -465,15 +453,15 @@ async fn sweep_on_topology<L: Lab>(
         file_label: str::to_owned,
         keep_partial: false,
     };
-    let measured = sweep::measure_curves(lab, dir, deployment, &curves, cancel, progress).await?;
-    if let Some(reason) = measured.iter().find_map(|(_, s)| s.dead.as_deref()) {
+    let measured = sweep::measure_curves(s, dir, deployment, &curves).await?;
+    if let Some(reason) = measured.iter().find_map(|(_, c)| c.dead.as_deref()) {
         return Ok(SweepEnd::Dead(reason.to_string()));
     }
-    if cancel.is_cancelled() {
+    if s.cancel.is_cancelled() {
         return Ok(SweepEnd::Knee(None));
     }
     Ok(SweepEnd::Knee(
-        measured.first().and_then(|(_, s)| s.knee_threads),
+        measured.first().and_then(|(_, c)| c.knee_threads),
     ))
 }
 
@@ -499,7 +487,13 @@ pub(crate) fn vary_outcomes(dir: &ExperimentDir, config: &ExperimentConfig) -> V
         .map(|t| SweepOutcome {
             property: Some(vary.property.clone()),
             threads: cmd.sweep_threads.clone(),
-            curves: sweep::stored_curves(dir, &variants, Some(vary), cmd.repeat, t, str::to_owned),
+            curves: sweep::stored_curves(
+                dir,
+                &variants,
+                (Some(vary), cmd.repeat),
+                t,
+                str::to_owned,
+            ),
             topology: Some(cmd.topology_name(t)),
         })
         .filter(|o| !o.curves.is_empty())
@@ -620,11 +614,10 @@ fn set_aside(dir: &ExperimentDir, remeasure: Remeasure, progress: &Progress) -> 
 /// The whole `compare` on a prepared experiment ([`create`] or [`resume`]): measure every
 /// unfinished cell; the caller writes the reports (`report::write_reports`).
 pub(crate) async fn compare_with<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     prepared: Prepared,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
+    let progress = s.progress;
     let Prepared {
         dir,
         mut config,
@@ -654,7 +647,7 @@ pub(crate) async fn compare_with<L: Lab>(
     if let Some(line) = super::scenario::outputs_note(&config.properties) {
         progress.line(&format!("microshard: {line}"));
     }
-    let mut outcome = run_matrix(lab, &dir, &mut config, cancel, progress).await?;
+    let mut outcome = run_matrix(s, &dir, &mut config).await?;
     outcome.varied = vary_outcomes(&dir, &config);
     Ok((dir, outcome))
 }
@@ -671,7 +664,7 @@ pub(crate) fn check_scenarios(
     }
     let overrides = super::scenario::parse_overrides(&cmd.workload.overrides)?;
     let mut cmd = cmd.clone();
-    cmd.name_topologies(specs.iter().map(|(_, s)| s));
+    cmd.name_topologies(specs);
     let (resolved, _) = resolve(&cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`.
     let clients: Vec<(&str, u64, bool)> = (specs.iter())
@@ -730,6 +723,7 @@ pub(crate) mod tests {
     use crate::experiment::model::{CellSummary, Latency};
     use crate::runner::Phase;
     use std::collections::HashMap;
+    use tokio_util::sync::CancellationToken;
 
     /// A result document with five successful inserts (what `insert_attempts` counts).
     fn five_inserts() -> crate::measure::ResultDocument {
@@ -899,6 +893,19 @@ pub(crate) mod tests {
         Some((tmp, cmd, at))
     }
 
+    /// [`compare_with`] on a fake lab, showing nothing.
+    async fn run_silently(
+        lab: &mut FakeLab,
+        prepared: Prepared,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
+        compare_with(
+            &mut Session::new(lab, cancel, &Progress::silent()),
+            prepared,
+        )
+        .await
+    }
+
     pub(crate) fn cancel_never() -> CancellationToken {
         CancellationToken::new()
     }
@@ -923,8 +930,7 @@ pub(crate) mod tests {
         let mut lab = new_lab();
         lab.fail_on = Some(("single".into(), "S2".into()));
         let cancel = CancellationToken::new();
-        let (dir, outcome) =
-            compare_with(&mut lab, create(&cmd, &at)?, &cancel, &Progress::silent()).await?;
+        let (dir, outcome) = run_silently(&mut lab, create(&cmd, &at)?, &cancel).await?;
         assert_eq!((lab.ups, lab.downs), (2, 2));
         assert_eq!(outcome.failures.len(), 1);
         assert!(
@@ -974,7 +980,7 @@ pub(crate) mod tests {
         let mut lab = new_lab();
         let cancel = CancellationToken::new();
         lab.cancel_after_runs = Some((1, cancel.clone()));
-        let (dir, _) = compare_with(&mut lab, prepared, &cancel, &Progress::silent()).await?;
+        let (dir, _) = run_silently(&mut lab, prepared, &cancel).await?;
         let resumed = resume(dir.path(), &CompareCommand::default(), Default::default())?;
         assert!(resumed.resumed);
         let mut expected = stored.command.clone();
@@ -990,13 +996,7 @@ pub(crate) mod tests {
             Some(23_456),
             "not before it runs"
         );
-        let (_, outcome) = compare_with(
-            &mut new_lab(),
-            resumed,
-            &cancel_never(),
-            &Progress::silent(),
-        )
-        .await?;
+        let (_, outcome) = run_silently(&mut new_lab(), resumed, &cancel_never()).await?;
         assert_eq!(outcome.measured.len(), 5, "the rest, once");
         assert_eq!(dir.config()?.command, expected);
         Ok(())

@@ -33,7 +33,7 @@ pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
 /// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
     command: &CompareCommand,
-    specs: Vec<crate::topology::TopologySpec>,
+    loaded: Vec<(String, crate::topology::TopologySpec)>,
     results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,
@@ -41,8 +41,8 @@ pub(crate) async fn demo(
     let bin = demo_links()?;
     let mut command = command.clone();
     command.servers.bin_dir = Some(bin.path().to_path_buf());
-    command.name_topologies(&specs);
-    let mut lab = LiveLab::new(&command.servers, 1, &command.topologies, specs);
+    command.name_topologies(&loaded);
+    let mut lab = LiveLab::new(&command.servers, 1, loaded);
     lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();
     let at = NewRun {
@@ -50,5 +50,6 @@ pub(crate) async fn demo(
         ..Default::default()
     };
     let prepared = super::compare::create(&command, &at)?;
-    super::compare::compare_with(&mut lab, prepared, cancel, progress).await
+    let mut session = super::lab::Session::new(&mut lab, cancel, progress);
+    super::compare::compare_with(&mut session, prepared).await
 }

@@ -57,7 +57,7 @@ fn topology_line(spec: &TopologySpec) -> String {
 /// input names the flag or file at fault), its topologies as the server checks loaded them.
 pub(crate) fn new_compare_plan(
     cmd: &CompareCommand,
-    topologies: &[TopologySpec],
+    topologies: &[(String, TopologySpec)],
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
     let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
@@ -76,7 +76,7 @@ pub(crate) fn compare_plan(
     cmd: &CompareCommand,
     scenarios: &BTreeMap<String, Properties>,
     scale_note: &str,
-    topologies: &[TopologySpec],
+    topologies: &[(String, TopologySpec)],
     results_root: &std::path::Path,
 ) -> String {
     let mut out = String::new();
@@ -92,7 +92,7 @@ pub(crate) fn compare_plan(
         cmd.servers.backend
     );
     let _ = writeln!(out, "sizes: {scale_note}");
-    for spec in topologies {
+    for (_, spec) in topologies {
         let _ = writeln!(out, "{}", topology_line(spec));
     }
     let run_time = scenario_lines(&mut out, cmd, scenarios);

@@ -43,6 +43,33 @@ pub(crate) struct Measured {
     pub document: crate::measure::ResultDocument,
 }
 
+/// What every step of an experiment runs with: the lab it drives, the Ctrl-C it stops at and the
+/// progress it shows. One value, so that a function of the experiment takes what it works on
+/// and the session, not the same three references each time.
+pub(crate) struct Session<'a, L> {
+    /// The topologies, backends and runner (or a fake).
+    pub lab: &'a mut L,
+    /// Ctrl-C: stop at the next safe point, tearing down what was started.
+    pub cancel: &'a CancellationToken,
+    /// Where bring-up, phases and lines are shown.
+    pub progress: &'a super::progress::Progress,
+}
+
+impl<'a, L> Session<'a, L> {
+    /// A session over `lab`.
+    pub(crate) fn new(
+        lab: &'a mut L,
+        cancel: &'a CancellationToken,
+        progress: &'a super::progress::Progress,
+    ) -> Self {
+        Session {
+            lab,
+            cancel,
+            progress,
+        }
+    }
+}
+
 /// What an experiment needs from the world.
 pub(crate) trait Lab {
     /// Whatever must be kept to tear the topology down again.

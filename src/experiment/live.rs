@@ -50,18 +50,17 @@ pub(crate) struct LiveLab {
 }
 
 impl LiveLab {
-    /// A lab bringing `topologies` (as given) up from their checked `specs`, with the backend
-    /// and binaries `servers` say, driving each run with `clients` processes.
+    /// A lab bringing each `loaded` topology (as given, with its checked spec) up, with the
+    /// backend and binaries `servers` say, driving each run with `clients` processes.
     pub(crate) fn new(
         servers: &ServerFlags,
         clients: usize,
-        topologies: &[String],
-        specs: Vec<TopologySpec>,
+        loaded: Vec<(String, TopologySpec)>,
     ) -> LiveLab {
         LiveLab {
             backend: servers.backend,
             bin_dir: servers.bin_dir.clone(),
-            specs: topologies.iter().cloned().zip(specs).collect(),
+            specs: loaded.into_iter().collect(),
             base_port: None,
             events: crate::events::Discard::sink(),
             clients,
@@ -69,15 +68,15 @@ impl LiveLab {
         }
     }
 
-    /// The lab a `compare` record asks for, from its checked `specs`: its backend, binaries,
+    /// The lab a `compare` record asks for, from its `loaded` topologies: its backend, binaries,
     /// ports and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with
     /// no `--base-port`, a free port range), held by the returned directory for the lab's life.
     pub(crate) fn for_compare(
         prepared: &super::compare::Prepared,
-        specs: Vec<TopologySpec>,
+        loaded: Vec<(String, TopologySpec)>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
-        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients(), &cmd.topologies, specs);
+        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients(), loaded);
         if !prepared.relinks_standin() {
             return Ok((lab, None));
         }

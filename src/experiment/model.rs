@@ -174,14 +174,15 @@ impl CompareCommand {
         Ok(self)
     }
 
-    /// Records the name of each topology not named yet, from the specs the servers check loaded
-    /// (in `topologies`' order); a name stored earlier (`--resume`, `rerun`) is kept.
-    pub(crate) fn name_topologies<'a>(
+    /// Records the name of each topology not named yet, from each as given with the spec the
+    /// servers check loaded; a name stored earlier (`--resume`, `rerun`) is kept.
+    pub(crate) fn name_topologies<G: AsRef<str>>(
         &mut self,
-        specs: impl IntoIterator<Item = &'a crate::topology::TopologySpec>,
+        loaded: &[(G, crate::topology::TopologySpec)],
     ) {
-        for (given, spec) in self.topologies.iter().zip(specs) {
-            (self.topology_names.entry(given.clone()))
+        for (given, spec) in loaded {
+            let given = given.as_ref();
+            (self.topology_names.entry(given.to_string()))
                 .or_insert_with(|| crate::topology::loaded_name(given, spec));
         }
     }

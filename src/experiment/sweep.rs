@@ -4,20 +4,17 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use anyhow::Context;
 
 use super::flags::{ServerFlags, WorkloadFlags};
 use super::knee;
-use super::lab::{Deployment, Lab};
+use super::lab::{Deployment, Lab, Session};
 use super::metrics::Watched;
 use super::model::{
     CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, DEFAULT_SWEEP_THREADS,
     ExperimentConfig, NotRunPoint, SweepFile, SweepPoint,
 };
 pub(crate) use super::model::{SweepOutcome, Variant, Vary};
-use super::progress::Progress;
 use super::results::ExperimentDir;
 use super::scenario;
 use crate::error::bad_input;
@@ -66,9 +63,11 @@ impl SweepTarget {
     }
 
     /// The name of the topology as loaded by the servers check (none for a URI).
-    pub(crate) fn loaded_name(&self, specs: &[crate::topology::TopologySpec]) -> Option<String> {
-        let given = self.topologies().first()?;
-        Some(crate::topology::loaded_name(given, specs.first()?))
+    pub(crate) fn loaded_name(
+        loaded: &[(String, crate::topology::TopologySpec)],
+    ) -> Option<String> {
+        let (given, spec) = loaded.first()?;
+        Some(crate::topology::loaded_name(given, spec))
     }
 
     /// The topology to bring up, as given (none for a URI).
@@ -253,11 +252,9 @@ impl Swept {
 
 /// Runs a sweep and stores its configuration and curves in a new run directory.
 pub(crate) async fn sweep_with<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     cfg: &SweepCommand,
     resolved: &Resolved,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Swept> {
     let where_ = cfg.where_();
     let mut config = sweep_record(cfg, resolved, &where_);
@@ -265,29 +262,29 @@ pub(crate) async fn sweep_with<L: Lab>(
     let dir = ExperimentDir::create(&cfg.results_root, &config.command.name)?;
     dir.write_config(&config)?;
     resume::store_request(&dir, cfg)?;
-    progress.line(&format!("microshard: results in {}", dir.path().display()));
+    s.progress
+        .line(&format!("microshard: results in {}", dir.path().display()));
     let start = (dir, config, !cfg.no_load);
-    run_sweep(lab, cfg, resolved, start, cancel, progress).await
+    run_sweep(s, cfg, resolved, start).await
 }
 
 /// Reaches the target, loads (`start`: the sweep's directory and record, new or read back by
 /// `--resume`, and whether it loads), measures every curve not stored yet and tears the target
 /// down.
 async fn run_sweep<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     cfg: &SweepCommand,
     resolved: &Resolved,
     (dir, mut config, load): (ExperimentDir, ExperimentConfig, bool),
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Swept> {
+    let progress = s.progress;
     let where_ = cfg.where_();
     let label = format!("{} on {where_}", resolved.one.name);
     progress.line(&format!("microshard: sizes: {}", config.scale_note));
     for w in super::scenario::unread_override_warnings(&cfg.workload_flags.overrides) {
         progress.line(&format!("microshard: warning: {w}"));
     }
-    let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
+    let (deployment, handle) = reach_target(s, &cfg.target, &where_).await?;
     let curves = Curves {
         variants: &resolved.variants,
         vary: cfg.vary.as_ref(),
@@ -304,17 +301,17 @@ async fn run_sweep<L: Lab>(
     let result = async {
         if load {
             let bar = progress.phase(&format!("{where_}: load"), None);
-            let m = lab
-                .run(&deployment, &resolved.base, Phase::Load, cancel)
+            let m = (s.lab)
+                .run(&deployment, &resolved.base, Phase::Load, s.cancel)
                 .await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
-        measure_curves(lab, &dir, &deployment, &curves, cancel, progress).await
+        measure_curves(s, &dir, &deployment, &curves).await
     }
     .await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
-        let down = lab.down(h).await;
+        let down = s.lab.down(h).await;
         bar.finish(if down.is_ok() { "down" } else { "failed" });
         down?;
     }
@@ -324,7 +321,7 @@ async fn run_sweep<L: Lab>(
         curves: result?,
         topology: None,
     };
-    if outcome.curves.iter().any(|(_, s)| s.standin) && !config.standin {
+    if outcome.curves.iter().any(|(_, c)| c.standin) && !config.standin {
         config.standin = true;
         dir.write_config(&config)?;
     }
@@ -374,16 +371,14 @@ fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> Experi
 /// The deployment a sweep runs against: a topology brought up (with the handle that tears it
 /// down), or a server that already runs at `--uri` (nothing to tear down).
 pub(super) async fn reach_target<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     target: &SweepTarget,
     where_: &str,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<(Deployment, Option<L::Handle>)> {
     Ok(match target {
         SweepTarget::Topology(t) => {
-            let bar = progress.phase(&format!("{where_}: bring-up"), None);
-            let (d, h) = lab.up(t, cancel).await?;
+            let bar = s.progress.phase(&format!("{where_}: bring-up"), None);
+            let (d, h) = s.lab.up(t, s.cancel).await?;
             bar.finish("up");
             (d, Some(h))
         }
@@ -470,22 +465,21 @@ pub(crate) struct Curves<'a> {
 /// already stored with every thread count is taken as stored (`compare --resume`, later
 /// repetitions of the matrix).
 pub(crate) async fn measure_curves<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     dir: &ExperimentDir,
     deployment: &Deployment,
     c: &Curves<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Vec<(Variant, SweepFile)>> {
+    let progress = s.progress;
     let mut curves = Vec::new();
     for (variant, props) in c.variants {
-        if cancel.is_cancelled() {
+        if s.cancel.is_cancelled() {
             break;
         }
         let name = variant_label(c.file_base, c.vary, variant, c.repeat);
         let file = (c.file_label)(&name);
         let stored = dir.read_sweep(&file);
-        if let Some(stored) = stored.clone().filter(|s| s.points.len() == c.threads.len()) {
+        if let Some(stored) = stored.clone().filter(|f| f.points.len() == c.threads.len()) {
             let knee = stored.knee_threads.map_or("?".into(), |k| k.to_string());
             progress.line(&format!(
                 "microshard: {name}: using the stored sweep (knee {knee} threads)"
@@ -496,7 +490,7 @@ pub(crate) async fn measure_curves<L: Lab>(
         // `sweep --resume`: a curve Ctrl-C cut short keeps the points it measured.
         let kept = stored
             .filter(|_| c.keep_partial)
-            .map_or(Vec::new(), |s| s.points);
+            .map_or(Vec::new(), |f| f.points);
         if !kept.is_empty() {
             progress.line(&format!(
                 "microshard: {name}: keeping the {} point(s) measured earlier",
@@ -509,7 +503,7 @@ pub(crate) async fn measure_curves<L: Lab>(
             label: &what,
             kept,
         };
-        let Some(sweep) = measure_curve(lab, deployment, c, one, cancel, progress).await? else {
+        let Some(sweep) = measure_curve(s, deployment, c, one).await? else {
             break;
         };
         dir.write_sweep(&file, &sweep)?;
@@ -537,12 +531,10 @@ struct OneCurve<'a> {
 /// Measures a curve's thread counts that have no kept point and adds the server's memory at
 /// its end; `None` when Ctrl-C cut it short and partial curves are not kept.
 async fn measure_curve<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     deployment: &Deployment,
     c: &Curves<'_>,
     one: OneCurve<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Option<SweepFile>> {
     let threads: Vec<u32> = c
         .threads
@@ -550,16 +542,15 @@ async fn measure_curve<L: Lab>(
         .copied()
         .filter(|t| !one.kept.iter().any(|p| p.threads == *t))
         .collect();
-    let (measured, not_run, dead) =
-        sweep_points(lab, deployment, c, &one, &threads, cancel, progress).await?;
-    if cancel.is_cancelled() && !c.keep_partial {
+    let (measured, not_run, dead) = sweep_points(s, deployment, c, &one, &threads).await?;
+    if s.cancel.is_cancelled() && !c.keep_partial {
         return Ok(None);
     }
     let mut points = one.kept;
     points.extend(measured);
     points.sort_by_key(|p| c.threads.iter().position(|t| *t == p.threads));
     let mut sweep = swept_curve(one.label, c.threads, points, not_run, dead);
-    if lab.collects_server_metrics() && !cancel.is_cancelled() {
+    if s.lab.collects_server_metrics() && !s.cancel.is_cancelled() {
         let table = one.props.text(&prop::TABLE);
         sweep.memory = Some(
             super::metrics::memory_at_end(
@@ -601,12 +592,12 @@ fn not_run_curves(
     Ok(())
 }
 
-/// Reads back the curves [`measure_curves`] stored for `variants` (those that exist).
+/// Reads back the curves [`measure_curves`] stored for `variants` (those that exist), each
+/// varying `vary` with `repeat` curves per value, as [`Curves`] names their files.
 pub(crate) fn stored_curves(
     dir: &ExperimentDir,
     variants: &[Variant],
-    vary: Option<&Vary>,
-    repeat: u32,
+    (vary, repeat): (Option<&Vary>, u32),
     file_base: &str,
     file_label: fn(&str) -> String,
 ) -> Vec<(Variant, SweepFile)> {
@@ -636,14 +627,13 @@ impl Curves<'_> {
 /// Runs the curve at each of `threads` for `secs` seconds (or, `count_bounded`, for its
 /// `operationcount` within at most `secs`): its points, those not run and why a member died.
 async fn sweep_points<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     deployment: &Deployment,
     c: &Curves<'_>,
     one: &OneCurve<'_>,
     threads: &[u32],
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<(Vec<SweepPoint>, Vec<NotRunPoint>, Option<String>)> {
+    let (cancel, progress) = (s.cancel, s.progress);
     let mut points = Vec::new();
     let mut not_run = Vec::new();
     let mut dead: Option<String> = None;
@@ -663,11 +653,11 @@ async fn sweep_points<L: Lab>(
             Some(Duration::from_secs(c.secs)),
         );
         let props = c.point_props(one.props, n);
-        let watch = match lab.collects_server_metrics() {
+        let watch = match s.lab.collects_server_metrics() {
             true => Some(super::crosscheck::PointWatch::begin(&deployment.watched).await),
             false => None,
         };
-        let measured = lab.run(deployment, &props, Phase::Run, cancel).await;
+        let measured = s.lab.run(deployment, &props, Phase::Run, cancel).await;
         if cancel.is_cancelled() {
             bar.finish("interrupted");
             break;
@@ -747,6 +737,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::experiment::lab::Measured;
     use crate::experiment::model::CellSummary;
+    use tokio_util::sync::CancellationToken;
 
     /// `microshard sweep ARGS` as clap parses it (not checked).
     pub(crate) fn command(args: &[&str]) -> SweepCommand {

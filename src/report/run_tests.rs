@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::experiment::compare::tests::{FakeLab, cancel_never, new_lab, setup};
 use crate::experiment::compare::{MatrixOutcome, Prepared, create, resume, verdict_lines};
+use crate::experiment::lab::Session;
 use crate::experiment::model::{CellId, CompareCommand, SweepOutcome, Vary};
 use crate::experiment::progress::Progress;
 use crate::experiment::sweep::SweepCommand;
@@ -23,8 +24,11 @@ async fn compare_with(
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> TestResult<(ExperimentDir, MatrixOutcome)> {
-    let (dir, outcome) =
-        crate::experiment::compare::compare_with(lab, prepared, cancel, progress).await?;
+    let (dir, outcome) = crate::experiment::compare::compare_with(
+        &mut Session::new(lab, cancel, progress),
+        prepared,
+    )
+    .await?;
     write_reports(&dir)?;
     Ok((dir, outcome))
 }
@@ -37,7 +41,8 @@ async fn sweep_with(
     progress: &Progress,
 ) -> TestResult<(ExperimentDir, SweepOutcome)> {
     let resolved = crate::experiment::sweep::resolve(cfg)?;
-    let swept = crate::experiment::sweep::sweep_with(lab, cfg, &resolved, cancel, progress).await?;
+    let mut session = Session::new(lab, cancel, progress);
+    let swept = crate::experiment::sweep::sweep_with(&mut session, cfg, &resolved).await?;
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
         sweep::write_vary(&swept.dir, &swept.outcome, &swept.label, "vary")?;

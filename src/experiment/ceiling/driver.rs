@@ -6,12 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use tokio_util::sync::CancellationToken;
-
 use super::search::{self, MAX_STEPS, Rule, Search, micros, rate_key, thousands};
 use super::{Bracket, CeilingRecord, Outcome, SearchSpec, Step, StepKind, write_json_atomic};
-use crate::experiment::lab::{Deployment, Lab, Measured};
-use crate::experiment::progress::Progress;
+use crate::experiment::lab::{Deployment, Lab, Measured, Session};
 use crate::runner::Phase;
 use crate::workload::Properties;
 
@@ -50,11 +47,9 @@ pub(crate) struct Searched {
 /// Probes, then tries rates until the bracket is within the precision, no rate met the bound,
 /// Ctrl-C, or the steps ran out.
 pub(crate) async fn find<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     on: &SearchOn<'_>,
     record: &mut CeilingRecord,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Searched> {
     record.phase = on.phase.name().into();
     record.uri = crate::redact::redact_uri(&on.deployment.entry_uri);
@@ -63,7 +58,7 @@ pub(crate) async fn find<L: Lab>(
         .value(&crate::workload::prop::THREADCOUNT)
         .unwrap_or(1) as u32)
         .clamp(1, on.spec.max_threads);
-    let (probe, _) = step(lab, on, record, Trial::probe(threads), cancel, progress).await?;
+    let (probe, _) = step(s, on, record, Trial::probe(threads)).await?;
     let mut state = State {
         search: Search::new(on.spec.precision, (probe.achieved / 64.0).max(1.0)),
         rate: (probe.achieved / 2.0).max(1.0),
@@ -74,7 +69,7 @@ pub(crate) async fn find<L: Lab>(
         best: None,
     };
     for _ in 0..MAX_STEPS {
-        if cancel.is_cancelled() {
+        if s.cancel.is_cancelled() {
             let lower_bound = state.best_achieved();
             let outcome = Outcome::Interrupted { lower_bound };
             return Ok(Searched {
@@ -83,8 +78,8 @@ pub(crate) async fn find<L: Lab>(
             });
         }
         let trial = state.trial(on.spec);
-        let (s, measured) = step(lab, on, record, trial, cancel, progress).await?;
-        if !state.note(trial, s, measured, on.spec) {
+        let (taken, measured) = step(s, on, record, trial).await?;
+        if !state.note(trial, taken, measured, on.spec) {
             continue;
         }
         match state.search.next() {
@@ -286,12 +281,10 @@ impl State {
 /// Runs one step, deletes the keys it inserted, keeps its result document under the steps
 /// directory and its record; returns both the step and what it measured.
 async fn step<L: Lab>(
-    lab: &mut L,
+    session: &mut Session<'_, L>,
     on: &SearchOn<'_>,
     record: &mut CeilingRecord,
     trial: Trial,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<(Step, Measured)> {
     let n = record.steps.len() + 1;
     let props = props::step_props(on, trial);
@@ -301,8 +294,10 @@ async fn step<L: Lab>(
         None => "saturation probe".into(),
     };
     let caption = format!("{}: step {n}: {what}, {} threads", on.where_, trial.threads);
-    let bar = progress.phase(&caption, Some(std::time::Duration::from_secs(measured_s)));
-    let measured = lab.run(on.deployment, &props, on.phase, cancel).await?;
+    let bar = (session.progress).phase(&caption, Some(std::time::Duration::from_secs(measured_s)));
+    let measured = (session.lab)
+        .run(on.deployment, &props, on.phase, session.cancel)
+        .await?;
     let s = judged(&measured, trial, &on.spec.bounds, &props);
     bar.finish(&match (&s.failed, trial.kind) {
         (_, StepKind::Probe) => format!("{} ops/s", thousands(s.achieved)),
@@ -316,7 +311,10 @@ async fn step<L: Lab>(
         (Some(why), _) => format!("failed: {why}"),
     });
     if let Some(keys) = measured.document.inserted_keys {
-        record.removed += lab.remove_inserted(on.deployment, &props, keys).await?;
+        record.removed += session
+            .lab
+            .remove_inserted(on.deployment, &props, keys)
+            .await?;
     }
     record.standin |= measured.summary.standin;
     std::fs::create_dir_all(&on.steps_dir)?;

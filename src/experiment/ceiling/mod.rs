@@ -17,11 +17,9 @@ pub(crate) mod search;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
-use super::lab::Lab;
-use super::progress::Progress;
+use super::lab::{Lab, Session};
 use super::results::{ExperimentDir, write_json_atomic};
 use super::scenario::OneWorkload;
 use super::sweep::{SweepTarget, reach_target};
@@ -464,22 +462,23 @@ pub(crate) fn resolve(cfg: &CeilingCommand) -> anyhow::Result<OneWorkload> {
 /// directory as it ends (`ceiling.json`, then `ceiling-r2.json`, …); returns the directory and
 /// the records (their outcomes set).
 pub(crate) async fn ceiling_with<L: Lab>(
-    lab: &mut L,
+    session: &mut Session<'_, L>,
     cfg: &CeilingCommand,
     one: OneWorkload,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, Vec<CeilingRecord>)> {
+    let (cancel, progress) = (session.cancel, session.progress);
     let (base, name, scale_note) = (one.base(), one.name, one.scale_note);
     let where_ = cfg.target.shown_as(cfg.topology_name.as_ref());
     let dir = ExperimentDir::create(&cfg.results_root, &format!("ceiling-{name}"))?;
     progress.line(&format!("microshard: results in {}", dir.path().display()));
     progress.line(&format!("microshard: sizes: {scale_note}"));
-    let (deployment, handle) = reach_target(lab, &cfg.target, &where_, cancel, progress).await?;
+    let (deployment, handle) = reach_target(session, &cfg.target, &where_).await?;
     let searched = async {
         if !cfg.no_load {
             let bar = progress.phase(&format!("{where_}: load"), None);
-            let m = lab.run(&deployment, &base, Phase::Load, cancel).await?;
+            let m = (session.lab)
+                .run(&deployment, &base, Phase::Load, cancel)
+                .await?;
             bar.finish(&format!("{:.0} ops/s", m.summary.throughput));
         }
         let mut records = Vec::new();
@@ -500,7 +499,7 @@ pub(crate) async fn ceiling_with<L: Lab>(
             let mut record =
                 CeilingRecord::new(name.clone(), where_.clone(), &cfg.spec, base.clone());
             record.repeat = repeat;
-            let searched = find(lab, &on, &mut record, cancel, progress).await?;
+            let searched = find(session, &on, &mut record).await?;
             record.outcome = Some(searched.outcome);
             write_json_atomic(&on.record_path, &record)?;
             records.push(record);
@@ -510,7 +509,7 @@ pub(crate) async fn ceiling_with<L: Lab>(
     .await;
     if let Some(h) = handle {
         let bar = progress.phase(&format!("{where_}: teardown"), None);
-        let down = lab.down(h).await;
+        let down = session.lab.down(h).await;
         bar.finish(if down.is_ok() { "down" } else { "failed" });
         down?;
     }

@@ -6,39 +6,36 @@
 //! from the same documents: the load, and nothing its steps inserted (each step's keys are
 //! deleted after it). A search that found no ceiling leaves its cell not run, with the reason.
 
-use tokio_util::sync::CancellationToken;
-
 use super::cell::{Taken, cell_props, place_outputs, write_cell};
 use super::{MatrixOutcome, TopologyTurn};
 use crate::experiment::ceiling::{self, CeilingRecord, Outcome, SearchOn};
-use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
+use crate::experiment::lab::{Deployment, Lab, Measured, Session, dead_member};
 use crate::experiment::model::{CellId, ExperimentConfig, NotRun};
-use crate::experiment::progress::Progress;
 use crate::runner::Phase;
 
 /// Loads the topology's data, then searches the ceiling of each scenario of this turn not yet
 /// measured, in order; a member found dead during the load ends the turn (`Some(Dead)`).
 pub(super) async fn search_topology<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     turn: &TopologyTurn<'_>,
     deployment: &Deployment,
     config: &mut ExperimentConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<Option<String>> {
     let shown = config.command.topology_name(turn.topology);
     let load_id = id_of(turn, turn.load_scenario);
     let mut props = cell_props(config, &load_id, true, None, 0)?;
     place_outputs(&mut props, None)?;
-    let bar = progress.phase(&format!("{shown}: loading the data"), None);
-    let loaded = lab.run(deployment, &props, Phase::Load, cancel).await?;
+    let bar = s
+        .progress
+        .phase(&format!("{shown}: loading the data"), None);
+    let loaded = s.lab.run(deployment, &props, Phase::Load, s.cancel).await?;
     bar.finish(&format!("{:.0} ops/s", loaded.summary.throughput));
     if let Some(dead) = dead_member(&loaded.document, "the load") {
         return Ok(Some(dead));
     }
     for id in turn.ids {
-        if cancel.is_cancelled() {
+        if s.cancel.is_cancelled() {
             outcome.interrupted = true;
             return Ok(None);
         }
@@ -46,15 +43,7 @@ pub(super) async fn search_topology<L: Lab>(
             outcome.skipped.push(id.clone());
             continue;
         }
-        search_cell(
-            lab,
-            (turn, id, deployment),
-            config,
-            cancel,
-            progress,
-            outcome,
-        )
-        .await?;
+        search_cell(s, (turn, id, deployment), config, outcome).await?;
         if outcome.interrupted {
             return Ok(None);
         }
@@ -66,11 +55,9 @@ pub(super) async fn search_topology<L: Lab>(
 /// cell (marked when the client was the limit: a lower bound), or records the cell not run
 /// with the search's finding.
 async fn search_cell<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     (turn, id, deployment): (&TopologyTurn<'_>, &CellId, &Deployment),
     config: &mut ExperimentConfig,
-    cancel: &CancellationToken,
-    progress: &Progress,
     outcome: &mut MatrixOutcome,
 ) -> anyhow::Result<()> {
     let Some(spec) = config.command.ceiling.clone() else {
@@ -94,18 +81,28 @@ async fn search_cell<L: Lab>(
     };
     let mut record = CeilingRecord::new(id.scenario.clone(), shown, &spec, base.clone());
     record.repeat = id.repeat;
-    let searched = ceiling::find(lab, &on, &mut record, cancel, progress).await?;
+    let searched = ceiling::find(s, &on, &mut record).await?;
     record.outcome = Some(searched.outcome.clone());
     crate::experiment::results::write_json_atomic(&path, &record)?;
     match (searched.outcome, searched.best) {
         (Outcome::Interrupted { .. }, _) => outcome.interrupted = true,
         (Outcome::Found { .. }, Some(best)) => {
-            write_cell(turn.dir, config, id, &base, Taken::alone(best), deployment)?;
+            write_cell(
+                (turn.dir, id, deployment),
+                config,
+                &base,
+                Taken::alone(best),
+            )?;
             outcome.measured.push(id.clone());
         }
         (Outcome::ClientLimited { .. }, Some(best)) => {
             let best = lower_bound(best, &record.finding());
-            write_cell(turn.dir, config, id, &base, Taken::alone(best), deployment)?;
+            write_cell(
+                (turn.dir, id, deployment),
+                config,
+                &base,
+                Taken::alone(best),
+            )?;
             outcome.measured.push(id.clone());
         }
         (ended, _) => {

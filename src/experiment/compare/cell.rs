@@ -5,11 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::experiment::crosscheck;
 use crate::experiment::facts;
-use crate::experiment::lab::{Deployment, Lab, Measured, dead_member};
+use crate::experiment::lab::{Deployment, Lab, Measured, Session, dead_member};
 use crate::experiment::metrics::set_counts::{Reading, SetCounts};
 use crate::experiment::metrics::{self, MemberMetrics, ServerMetrics};
 use crate::experiment::model::{CELL_SCHEMA, CellFile, CellId, ExperimentConfig};
@@ -196,12 +194,10 @@ pub(super) enum CellEnd {
 /// Runs one cell, watching the servers when the lab collects their metrics and the cell is not
 /// stored yet.
 pub(super) async fn measure_cell<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     deployment: &Deployment,
     config: &ExperimentConfig,
     cell: &Cell<'_>,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<CellEnd> {
     let topology = &deployment.topology;
     let phase = cell.phase();
@@ -209,20 +205,20 @@ pub(super) async fn measure_cell<L: Lab>(
         true => None,
         false => config.command.duration_s.map(Duration::from_secs),
     };
-    let mut watch = match lab.collects_server_metrics() && !cell.finished {
+    let mut watch = match s.lab.collects_server_metrics() && !cell.finished {
         true => Some(CellWatch::begin(deployment, &cell.props).await),
         false => None,
     };
-    let bar = progress.phase(&cell.caption(topology), expected);
+    let bar = s.progress.phase(&cell.caption(topology), expected);
     if let Some(w) = &mut watch {
-        w.start_sampler(&cell.props, config, progress);
+        w.start_sampler(&cell.props, config, s.progress);
     }
-    let measured = lab.run(deployment, &cell.props, phase, cancel).await;
+    let measured = s.lab.run(deployment, &cell.props, phase, s.cancel).await;
     let samples = match watch.as_mut().and_then(|w| w.sampler.take()) {
-        Some(s) => s.finish().await,
+        Some(sampler) => sampler.finish().await,
         None => Vec::new(),
     };
-    if cancel.is_cancelled() {
+    if s.cancel.is_cancelled() {
         // A cell cut short by Ctrl-C is not a measurement: nothing is written for it.
         bar.finish("interrupted, not recorded");
         return Ok(CellEnd::Cancelled);
@@ -518,12 +514,10 @@ impl Taken {
 /// Writes a measured cell: its summary and document with the verdicts the experiment adds
 /// (balancer, client ceiling), the cross-check, and the config changes it taught.
 pub(super) fn write_cell(
-    dir: &ExperimentDir,
+    (dir, id, deployment): (&ExperimentDir, &CellId, &Deployment),
     config: &mut ExperimentConfig,
-    id: &CellId,
     props: &Properties,
     taken: Taken,
-    deployment: &Deployment,
 ) -> anyhow::Result<()> {
     let Taken {
         measured,

@@ -4,10 +4,8 @@
 //! (`sweep-request.json`, secrets redacted); the stored request wins over the flags given again,
 //! except the servers' binaries and ports, a URI and `-p` (to restore a redacted secret).
 
-use tokio_util::sync::CancellationToken;
-
 use super::{
-    ExperimentDir, Lab, Progress, Resolved, SweepCommand, SweepTarget, Swept, run_sweep,
+    ExperimentDir, Lab, Resolved, Session, SweepCommand, SweepTarget, Swept, run_sweep,
     sweep_label, variant_label,
 };
 use crate::error::bad_input;
@@ -106,13 +104,12 @@ pub(crate) fn remaining_curves(
 /// again on a topology brought up again (a server at `--uri` keeps what the first invocation
 /// loaded once a curve was stored), then every curve not finished.
 pub(crate) async fn resume_with<L: Lab>(
-    lab: &mut L,
+    s: &mut Session<'_, L>,
     cfg: &SweepCommand,
     resolved: &Resolved,
     dir: ExperimentDir,
-    cancel: &CancellationToken,
-    progress: &Progress,
 ) -> anyhow::Result<Swept> {
+    let progress = s.progress;
     let mut config = dir.config()?;
     if config.sessions.is_empty() {
         config.begin_session(false, Default::default());
@@ -133,7 +130,7 @@ pub(crate) async fn resume_with<L: Lab>(
     if !load && !cfg.no_load {
         progress.line("microshard: not loading again: the server at --uri holds what the first invocation loaded");
     }
-    run_sweep(lab, cfg, resolved, (dir, config, load), cancel, progress).await
+    run_sweep(s, cfg, resolved, (dir, config, load)).await
 }
 
 /// A stored sweep's curves as its outcome (what `sweep` prints), for a sweep with nothing left
@@ -150,8 +147,7 @@ pub(crate) fn stored_outcome(
         curves: super::stored_curves(
             dir,
             &variants,
-            cfg.vary.as_ref(),
-            cfg.repeat,
+            (cfg.vary.as_ref(), cfg.repeat),
             &cfg.where_(),
             sweep_label,
         ),
@@ -164,8 +160,10 @@ mod tests {
     use super::super::tests::Curve;
     use super::*;
     use crate::experiment::lab::{Deployment, Measured};
+    use crate::experiment::progress::Progress;
     use crate::runner::Phase;
     use crate::workload::Properties;
+    use tokio_util::sync::CancellationToken;
 
     /// [`Curve`], with Ctrl-C pressed while the run phase numbered `cut_at` (1-based) runs.
     struct Cutting {
@@ -233,7 +231,8 @@ mod tests {
         let mut first = lab(3, &cancel);
         let resolved = super::super::resolve(&cfg)?;
         let silent = Progress::silent();
-        let swept = super::super::sweep_with(&mut first, &cfg, &resolved, &cancel, &silent).await?;
+        let mut session = Session::new(&mut first, &cancel, &silent);
+        let swept = super::super::sweep_with(&mut session, &cfg, &resolved).await?;
         assert_eq!(swept.outcome.curves[0].1.points.len(), 2);
         let said = swept.interrupted().to_string();
         assert!(
@@ -254,7 +253,8 @@ mod tests {
         assert_eq!(remaining_curves(&dir, &again, &resolved), 1);
         let cancel = CancellationToken::new();
         let mut second = lab(0, &cancel);
-        let resumed = resume_with(&mut second, &again, &resolved, dir, &cancel, &silent).await?;
+        let mut session = Session::new(&mut second, &cancel, &silent);
+        let resumed = resume_with(&mut session, &again, &resolved, dir).await?;
         assert_eq!(
             (second.runs, second.curve.loads, second.curve.downs),
             (2, 1, 1)
