@@ -28,6 +28,13 @@ use crate::report::{self, Columns, Format};
 pub(crate) struct CompareArgs {
     #[command(flatten)]
     pub asked: CompareCommand,
+    /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
+    /// `--repeat` repeats every whole search, the topologies taking turns.
+    #[arg(long, conflicts_with = "sweep")]
+    pub ceiling: bool,
+    /// How a `--ceiling` search steps.
+    #[command(flatten)]
+    pub search: crate::experiment::flags::SearchFlags,
     /// Where run directories are created.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -160,6 +167,13 @@ pub(crate) enum RemeasureWhat {
 }
 
 impl CompareArgs {
+    /// The record the flags ask for, its search settled from `--ceiling` and `--slo`, checked.
+    fn asked(&self) -> anyhow::Result<CompareCommand> {
+        let mut asked = self.asked.clone();
+        asked.ceiling = self.search.settled(self.ceiling, asked.workload.full)?;
+        asked.checked()
+    }
+
     /// `--remeasure` and `--remeasure-invalid` as one value.
     fn remeasure(&self) -> crate::experiment::model::Remeasure {
         crate::experiment::model::Remeasure {
@@ -275,7 +289,7 @@ enum Start {
 /// (`compare::resume`).
 fn starting_point(args: &CompareArgs) -> anyhow::Result<Start> {
     let remeasure = args.remeasure();
-    let asked = args.asked.clone().checked()?;
+    let asked = args.asked()?;
     let Some(path) = &args.resume else {
         crate::writable::dir("--out", &args.out)?;
         let mut command = asked;
@@ -549,8 +563,7 @@ impl DemoArgs {
             duration_s: Some(self.duration.as_secs().max(1)),
             threads: Some(self.threads),
             repeat: self.repeat,
-            search_ceiling: self.ceiling,
-            search: self.search.clone(),
+            ceiling: self.search.settled(self.ceiling, false)?,
             workload: WorkloadFlags {
                 records: Some(self.records),
                 ..defaults.workload.clone()

@@ -263,6 +263,16 @@ const STEP_S: u64 = 10;
 const FULL_STEP_S: u64 = 65;
 
 impl SearchFlags {
+    /// The search of a command with a `--ceiling` flag: these flags' search when `ceiling` is
+    /// set, none otherwise (and then `--slo` is refused: one line naming it, exit 2).
+    pub(crate) fn settled(&self, ceiling: bool, full: bool) -> anyhow::Result<Option<SearchSpec>> {
+        match (ceiling, &self.slo) {
+            (true, _) => self.spec(full).map(Some),
+            (false, Some(_)) => Err(bad_input("--slo: only with --ceiling")),
+            (false, None) => Ok(None),
+        }
+    }
+
     /// The search these flags ask for, at the seed's sizes when `full`; `--slo` is needed (one
     /// line naming it, exit 2).
     pub(crate) fn spec(&self, full: bool) -> anyhow::Result<SearchSpec> {

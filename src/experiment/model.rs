@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::flags::{SearchFlags, ServerFlags, WorkloadFlags};
+use super::flags::{ServerFlags, WorkloadFlags};
 use super::metrics::ServerMetrics;
-use crate::error::bad_input;
 use crate::props::flag_values::{list_item, parse_duration, parse_threads};
 
 /// Schema tag written into every cell file.
@@ -83,15 +82,6 @@ pub struct CompareCommand {
     #[arg(long)]
     #[serde(default)]
     pub sweep: bool,
-    /// Search every cell's ceiling under `--slo` instead of measuring it at one thread count;
-    /// `--repeat` repeats every whole search, the topologies taking turns.
-    #[arg(long = "ceiling", conflicts_with = "sweep")]
-    #[serde(skip)]
-    pub search_ceiling: bool,
-    /// How a `--ceiling` search steps.
-    #[command(flatten)]
-    #[serde(skip)]
-    pub search: SearchFlags,
     /// Thread counts for `--sweep`.
     #[arg(long, default_value = DEFAULT_SWEEP_THREADS, value_parser = parse_threads)]
     #[serde(default)]
@@ -146,10 +136,10 @@ impl Default for CompareCommand {
 }
 
 impl CompareCommand {
-    /// The record the flags ask for, settled: the baseline named, `--duration` dropped for a
-    /// `--ceiling` search (each step's length is `--step-duration`), the sweep's thread counts
-    /// only with `--sweep`, `--vary` and `--slo` parsed, `--warmup` folded into `-p`, `--bin-dir`
-    /// made absolute. Each bad flag is one line naming it (exit status 2); nothing is created
+    /// The record the flags ask for (its search set from `--ceiling` and `--slo`), settled: the
+    /// baseline named, `--duration` dropped for a `--ceiling` search (each step's length is
+    /// `--step-duration`), the sweep's thread counts only with `--sweep`, `--warmup` folded into
+    /// `-p`, `--bin-dir` made absolute. Each bad flag is one line naming it (exit status 2); nothing is created
     /// (`--standin`'s links are made once every input is checked).
     pub(crate) fn checked(mut self) -> anyhow::Result<CompareCommand> {
         self.topologies.retain(|t| !t.is_empty());
@@ -157,18 +147,12 @@ impl CompareCommand {
         if self.baseline.is_empty() {
             self.baseline = self.topologies.first().cloned().unwrap_or_default();
         }
-        if self.search_ceiling {
+        if self.ceiling.is_some() {
             self.duration_s = None;
         }
         if !self.sweep {
             self.sweep_threads.clear();
         }
-        self.ceiling = match (std::mem::take(&mut self.search_ceiling), &self.search.slo) {
-            (true, _) => Some(self.search.spec(self.workload.full)?),
-            (false, Some(_)) => return Err(bad_input("--slo: only with --ceiling")),
-            (false, None) => self.ceiling.take(),
-        };
-        self.search = SearchFlags::default();
         self.servers = self.servers.checked()?;
         self.workload = self.workload.checked();
         Ok(self)

@@ -141,7 +141,7 @@ struct Ran {
     joined: Joined,
     counters: Counters,
     window: Window,
-    watched: super::watch::Watched,
+    watched: super::watch::WatchReport,
     /// The error-rate guard's reason, when it stopped the run.
     error_stop: Option<String>,
     cpu: measure::ClientCpu,
@@ -554,7 +554,7 @@ impl Beside {
     async fn finish(
         self,
         end: Instant,
-    ) -> (super::watch::Watched, Option<WarmupEnd>, Option<String>) {
+    ) -> (super::watch::WatchReport, Option<WarmupEnd>, Option<String>) {
         self.clients_done.cancel();
         let watched = self.watch.finish(end).await;
         for task in self.tasks {

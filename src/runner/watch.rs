@@ -64,7 +64,7 @@ struct WatchLog {
 }
 
 /// What the watch saw, for the result document and the verdict.
-pub(crate) struct Watched {
+pub(crate) struct WatchReport {
     /// Per second, per member, stalls and outages.
     pub timeline: Timeline,
     /// Set when a stall stopped the run.
@@ -96,7 +96,7 @@ impl Watch {
     }
 
     /// Stops watching (call once the clients are joined) and returns the timeline.
-    pub(crate) async fn finish(self, end: Instant) -> Watched {
+    pub(crate) async fn finish(self, end: Instant) -> WatchReport {
         self.done.cancel();
         let log = self.task.await.unwrap_or_default();
         let (targets, probes) = match self.prober {
@@ -124,7 +124,7 @@ impl Watch {
                 ongoing: s.until.is_none(),
             });
         }
-        Watched {
+        WatchReport {
             timeline,
             aborted: log.aborted,
         }
