@@ -18,6 +18,9 @@ pub struct HostSample {
     steal: u64,
     /// The client: this process and its descendants (client processes of `--clients`).
     client: u64,
+    /// Every other process (neither the client nor a measured server), by pid: its ticks, its
+    /// reaped children's included.
+    others: BTreeMap<u32, u64>,
     /// Each measured server member found on this machine, by name: its CPU ticks, and its CPU
     /// nanoseconds where the kernel accounts them.
     servers: BTreeMap<String, u64>,
@@ -271,12 +274,15 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
     }
     let mut ours = vec![root];
     let mut client = 0;
+    let mut others = BTreeMap::new();
     // The microshard processes of this run (a coordinator and its client processes) and their
     // descendants, parents before children (pids grow), servers left out.
     for p in &all {
         if p.pid == root || (ours.contains(&p.parent) && !server_pids.contains(&p.pid)) {
             ours.push(p.pid);
             client += p.ticks;
+        } else if !server_pids.contains(&p.pid) {
+            others.insert(p.pid, p.ticks);
         }
     }
     let load_1m = std::fs::read_to_string("/proc/loadavg")
@@ -287,6 +293,7 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
         busy,
         steal,
         client,
+        others,
         servers,
         servers_ns,
         local_members: local.len(),
@@ -322,6 +329,23 @@ fn elsewhere_us(
         .collect()
 }
 
+/// Ticks the other processes used between two samples, from each process's own account: the
+/// kernel keeps a process's CPU time exactly, while `/proc/stat`'s machine-wide ticks are
+/// sampled, and on a virtual machine were off by half a core over a two-second window either
+/// way on a quiet host (`docs/result-schema.md`, `host_load.other_cores`). Each process's growth, a
+/// new one's whole time, less the time before `a` of each one that ended (reaped, its whole
+/// time moved to its parent's account of its children).
+fn other_ticks(a: &HostSample, b: &HostSample) -> u64 {
+    let grown: u64 = (b.others.iter())
+        .map(|(pid, t)| t.saturating_sub(a.others.get(pid).copied().unwrap_or(0)))
+        .sum();
+    let ended: u64 = (a.others.iter())
+        .filter(|(pid, _)| !b.others.contains_key(pid))
+        .map(|(_, t)| t)
+        .sum();
+    grown.saturating_sub(ended)
+}
+
 /// What the machine did between two samples.
 pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
     let hz = ticks_per_second();
@@ -333,7 +357,6 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
         .filter_map(|(n, t)| Some((n.clone(), t.saturating_sub(*a.servers.get(n)?))))
         .collect();
     let client = b.client.saturating_sub(a.client);
-    let server_ticks: u64 = servers.values().sum();
     let busy = b.busy.saturating_sub(a.busy);
     let elsewhere = elsewhere_us(a, b, &servers);
     let mut server_cpu_us: BTreeMap<String, u64> = (servers.iter())
@@ -347,7 +370,7 @@ pub fn between(a: &HostSample, b: &HostSample) -> HostLoad {
     HostLoad {
         cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         other_cores: (servers.len() >= a.local_members.max(b.local_members))
-            .then(|| cores_of(busy.saturating_sub(client + server_ticks))),
+            .then(|| cores_of(other_ticks(a, b))),
         steal_cores: cores_of(b.steal.saturating_sub(a.steal)),
         client_cores: cores_of(client),
         busy_cores: cores_of(busy),
@@ -451,6 +474,39 @@ mod tests {
             .expect("/proc is readable")
             .with_elsewhere(ns(&[("sh0", 1_000_000)]));
         assert_eq!(between(&b, &c).server_cpu_us.get("sh0"), Some(&0));
+    }
+
+    #[test]
+    fn other_work_is_each_process_own_time_in_the_window() {
+        let at = |others: &[(u32, u64)]| HostSample {
+            others: others.iter().copied().collect(),
+            ..sample(&[]).expect("/proc is readable")
+        };
+        // 7 grew by 30, 8 is new with 20, 9 ended: its 50 before `a` reappear in its parent
+        // 7's reaped-children account, and are no work of this window.
+        let a = at(&[(7, 100), (9, 50)]);
+        let b = at(&[(7, 100 + 50 + 30), (8, 20)]);
+        assert_eq!(other_ticks(&a, &b), 30 + 20);
+        assert_eq!(other_ticks(&b, &b), 0);
+    }
+
+    #[test]
+    fn a_busy_loop_of_another_process_tree_is_other_work() {
+        let a = sample(&[]).expect("/proc is readable");
+        // Started by a shell that exits at once, so the loop is no descendant of this process.
+        let started = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!",
+            ])
+            .output()
+            .expect("start a busy loop");
+        let pid = String::from_utf8_lossy(&started.stdout).trim().to_string();
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        let b = sample(&[]).expect("/proc is readable");
+        let _ = std::process::Command::new("kill").arg(&pid).status();
+        let load = between(&a, &b);
+        assert!(load.other_cores.unwrap_or(0.0) > 0.3, "{load:?}");
     }
 
     #[test]
