@@ -84,28 +84,22 @@ async fn search_cell<L: Lab>(
     let searched = ceiling::find(s, &on, &mut record).await?;
     record.outcome = Some(searched.outcome.clone());
     crate::experiment::results::write_json_atomic(&path, &record)?;
-    match (searched.outcome, searched.best) {
-        (Outcome::Interrupted { .. }, _) => outcome.interrupted = true,
-        (Outcome::Found { .. }, Some(best)) => {
-            write_cell(
-                (turn.dir, id, deployment),
-                config,
-                &base,
-                Taken::alone(best),
-            )?;
+    let best = match (searched.outcome, searched.best) {
+        (Outcome::Interrupted { .. }, _) => {
+            outcome.interrupted = true;
+            return Ok(());
+        }
+        (Outcome::Found { .. }, Some(best)) => Ok(best),
+        (Outcome::ClientLimited { .. }, Some(best)) => Ok(lower_bound(best, &record.finding())),
+        (ended, _) => Err(ended),
+    };
+    match best {
+        Ok(best) => {
+            let at = (turn.dir, id, deployment);
+            write_cell(at, config, &base, Taken::alone(best))?;
             outcome.measured.push(id.clone());
         }
-        (Outcome::ClientLimited { .. }, Some(best)) => {
-            let best = lower_bound(best, &record.finding());
-            write_cell(
-                (turn.dir, id, deployment),
-                config,
-                &base,
-                Taken::alone(best),
-            )?;
-            outcome.measured.push(id.clone());
-        }
-        (ended, _) => {
+        Err(ended) => {
             // A search that ran and found no rate meeting the bound is a finding, not a cell
             // left unrun: the tables give it its own word.
             let not_run = NotRun {
