@@ -60,7 +60,8 @@ fn emitted_manifests_match_the_golden_files_byte_for_byte() {
 #[cfg(feature = "kubernetes")]
 const LIVE_REFUSAL: &str = "--backend kubernetes: no cluster configured here";
 #[cfg(not(feature = "kubernetes"))]
-const LIVE_REFUSAL: &str = "--backend kubernetes: this microshard was built without the kubernetes feature";
+const LIVE_REFUSAL: &str =
+    "--backend kubernetes: this microshard was built without the kubernetes feature";
 
 #[test]
 fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_line() {
@@ -200,17 +201,51 @@ fn kubernetes_live_backend_end_to_end_on_a_real_cluster() {
             .output()
             .expect("kubectl runs (install it to run this test)")
     };
-    let up = microshard(&["up", "microshard-2", "--backend", "kubernetes", "--image", &image, "--timeout", "600"]);
+    let up = microshard(&[
+        "up",
+        "microshard-2",
+        "--backend",
+        "kubernetes",
+        "--image",
+        &image,
+        "--timeout",
+        "600",
+    ]);
     let status = microshard(&["status", "--json"]);
     let records: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap_or_default();
-    let run = records[0]["run_id"].as_str().unwrap_or_default().to_lowercase();
-    let labels = kubectl(&["get", "namespace", &run, "-o", "jsonpath={.metadata.labels}"]);
-    let lease = kubectl(&["get", "lease", "microshard", "-n", &run, "-o", "jsonpath={.spec.holderIdentity}"]);
+    let run = records[0]["run_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    let labels = kubectl(&[
+        "get",
+        "namespace",
+        &run,
+        "-o",
+        "jsonpath={.metadata.labels}",
+    ]);
+    let lease = kubectl(&[
+        "get",
+        "lease",
+        "microshard",
+        "-n",
+        &run,
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ]);
     let down = microshard(&["down", "microshard-2"]);
     crate::util::assert_ok(&up, "up --backend kubernetes");
-    assert!(String::from_utf8_lossy(&labels.stdout).contains("\"app.kubernetes.io/managed-by\":\"microshard\""));
+    assert!(
+        String::from_utf8_lossy(&labels.stdout)
+            .contains("\"app.kubernetes.io/managed-by\":\"microshard\"")
+    );
     assert!(!lease.stdout.is_empty(), "the run's Lease has a holder");
     crate::util::assert_ok(&down, "down");
-    let gone = kubectl(&["wait", "--for=delete", &format!("namespace/{run}"), "--timeout=300s"]);
+    let gone = kubectl(&[
+        "wait",
+        "--for=delete",
+        &format!("namespace/{run}"),
+        "--timeout=300s",
+    ]);
     crate::util::assert_ok(&gone, "the namespace is deleted");
 }

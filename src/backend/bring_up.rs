@@ -170,7 +170,10 @@ pub(crate) fn entry_uri_via(
         .entry()
         .ok_or_else(|| BackendError::Internal(format!("plan {} has no entry member", plan.name)))?;
     if entry.role == MemberRole::Mongos {
-        let routers: Vec<String> = plan.members_with(MemberRole::Mongos).map(&address).collect();
+        let routers: Vec<String> = plan
+            .members_with(MemberRole::Mongos)
+            .map(&address)
+            .collect();
         return Ok(format!("mongodb://{}/", routers.join(",")));
     }
     let address = address(entry);

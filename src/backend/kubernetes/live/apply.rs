@@ -96,7 +96,8 @@ mod tests {
 
     #[test]
     fn objects_and_their_pods_carry_the_run_s_labels_and_selectors_stay_the_manifests() {
-        let labels: BTreeMap<String, String> = [("microshard.io/run".to_string(), "s-1".to_string())].into();
+        let labels: BTreeMap<String, String> =
+            [("microshard.io/run".to_string(), "s-1".to_string())].into();
         let objects = objects(&plan("mongo:8.0"), &labels).unwrap_or_default();
         assert_eq!(objects.len(), 2, "a Service and a StatefulSet, no Job");
         for o in &objects {
@@ -104,15 +105,24 @@ mod tests {
             assert_eq!(o["metadata"]["labels"]["microshard.run"], "s-1", "{o}");
         }
         let set = &objects[1];
-        assert_eq!(set["spec"]["template"]["metadata"]["labels"]["microshard.io/run"], "s-1");
-        assert!(set["spec"]["selector"]["matchLabels"].get("microshard.io/run").is_none());
+        assert_eq!(
+            set["spec"]["template"]["metadata"]["labels"]["microshard.io/run"],
+            "s-1"
+        );
+        assert!(
+            set["spec"]["selector"]["matchLabels"]
+                .get("microshard.io/run")
+                .is_none()
+        );
         assert!(typed::<StatefulSet>(set, "x").is_ok());
         assert!(typed::<Service>(&objects[0], "x").is_ok());
     }
 
     #[test]
     fn an_unpinned_image_builds_no_object() {
-        let e = objects(&plan("mongo:latest"), &BTreeMap::new()).err().map(|e| e.to_string());
+        let e = objects(&plan("mongo:latest"), &BTreeMap::new())
+            .err()
+            .map(|e| e.to_string());
         assert!(e.is_some_and(|e| e.contains("pinned")));
     }
 }

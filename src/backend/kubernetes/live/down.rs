@@ -115,7 +115,13 @@ async fn reap_one(
     now: Timestamp,
 ) -> Result<Option<String>, KubeError> {
     let name = ns.metadata.name.clone().unwrap_or_default();
-    let labels: Labels = ns.metadata.labels.clone().unwrap_or_default().into_iter().collect::<HashMap<_, _>>();
+    let labels: Labels = ns
+        .metadata
+        .labels
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect::<HashMap<_, _>>();
     let leaving = ns.metadata.deletion_timestamp.is_some();
     if leaving || namespace::not_ours(ns, None).is_some() || !keep(&labels) {
         return Ok(None);
@@ -123,13 +129,20 @@ async fn reap_one(
     let held = Api::<Lease>::namespaced(client.clone(), &name)
         .get_opt(lease::NAME)
         .await
-        .map_err(failed(format!("reading Lease {} in namespace {name}", lease::NAME)))?;
+        .map_err(failed(format!(
+            "reading Lease {} in namespace {name}",
+            lease::NAME
+        )))?;
     if !lease::expired(held.as_ref(), ns.metadata.creation_timestamp.as_ref(), now) {
         return Ok(None);
     }
     let run = labels.get(LABEL_IO_RUN).cloned().unwrap_or_default();
-    Ok(match namespace::delete_if_ours(client, &name, None).await? {
-        Deleted::Now => Some(format!("namespace {name} (run {run}, kubernetes, its lease expired)")),
-        Deleted::Gone => None,
-    })
+    Ok(
+        match namespace::delete_if_ours(client, &name, None).await? {
+            Deleted::Now => Some(format!(
+                "namespace {name} (run {run}, kubernetes, its lease expired)"
+            )),
+            Deleted::Gone => None,
+        },
+    )
 }

@@ -32,7 +32,10 @@ pub(crate) fn to_pod(client: &kube::Client, ns: &str, pod: &str, port: u16) -> D
     Arc::new(move || -> Opening {
         let (api, pod) = (api.clone(), pod.clone());
         Box::pin(async move {
-            let mut forwarder = api.portforward(&pod, &[port]).await.map_err(io::Error::other)?;
+            let mut forwarder = api
+                .portforward(&pod, &[port])
+                .await
+                .map_err(io::Error::other)?;
             let stream = forwarder
                 .take_stream(port)
                 .ok_or_else(|| io::Error::other(format!("port-forward to {pod}: no stream")))?;
@@ -44,7 +47,11 @@ pub(crate) fn to_pod(client: &kube::Client, ns: &str, pod: &str, port: u16) -> D
 
 /// A listener on 127.0.0.1 (a port the system picks) carrying each connection to a stream of
 /// `dial`, until `stop`; returns its `host:port`.
-pub(crate) async fn listen(pod: &str, dial: Dial, stop: CancellationToken) -> Result<String, KubeError> {
+pub(crate) async fn listen(
+    pod: &str,
+    dial: Dial,
+    stop: CancellationToken,
+) -> Result<String, KubeError> {
     let failed = |error| KubeError::Forward {
         pod: pod.to_string(),
         error,
@@ -87,7 +94,9 @@ mod tests {
 
     /// An echo server standing in for a pod, dialled as the port-forward would be.
     async fn echo() -> Dial {
-        let server = TcpListener::bind(("127.0.0.1", 0)).await.unwrap_or_else(|e| panic!("{e}"));
+        let server = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let at = server.local_addr().unwrap_or_else(|e| panic!("{e}"));
         tokio::spawn(async move {
             while let Ok((mut s, _)) = server.accept().await {
@@ -108,13 +117,19 @@ mod tests {
     #[tokio::test]
     async fn every_connection_is_carried_to_a_stream_of_its_own_until_stopped() {
         let stop = CancellationToken::new();
-        let address = listen("p-0", echo().await, stop.clone()).await.unwrap_or_default();
+        let address = listen("p-0", echo().await, stop.clone())
+            .await
+            .unwrap_or_default();
         assert!(address.starts_with("127.0.0.1:"), "{address}");
         for word in [b"ping".as_slice(), b"hello".as_slice()] {
-            let mut c = tokio::net::TcpStream::connect(&address).await.unwrap_or_else(|e| panic!("{e}"));
+            let mut c = tokio::net::TcpStream::connect(&address)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             c.write_all(word).await.unwrap_or_else(|e| panic!("{e}"));
             let mut back = vec![0; word.len()];
-            c.read_exact(&mut back).await.unwrap_or_else(|e| panic!("{e}"));
+            c.read_exact(&mut back)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(back, word);
         }
         stop.cancel();
@@ -125,13 +140,19 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_that_cannot_be_opened_closes_the_connection() {
-        let dial: Dial = Arc::new(|| -> Opening { Box::pin(async { Err(io::Error::other("refused")) }) });
+        let dial: Dial =
+            Arc::new(|| -> Opening { Box::pin(async { Err(io::Error::other("refused")) }) });
         let stop = CancellationToken::new();
         let address = listen("p-0", dial, stop.clone()).await.unwrap_or_default();
-        let mut c = tokio::net::TcpStream::connect(&address).await.unwrap_or_else(|e| panic!("{e}"));
+        let mut c = tokio::net::TcpStream::connect(&address)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let mut buf = [0u8; 1];
         let n = tokio::time::timeout(std::time::Duration::from_secs(5), c.read(&mut buf)).await;
-        assert!(matches!(n, Ok(Ok(0)) | Ok(Err(_))), "closed, not left hanging: {n:?}");
+        assert!(
+            matches!(n, Ok(Ok(0)) | Ok(Err(_))),
+            "closed, not left hanging: {n:?}"
+        );
         stop.cancel();
     }
 }

@@ -20,10 +20,7 @@ pub(crate) fn token(run: &str) -> CancellationToken {
 
 /// Stops everything run `run` started in this process (nothing when it started none here).
 pub(crate) fn release(run: &str) {
-    let taken = runs()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(run);
+    let taken = runs().lock().unwrap_or_else(|p| p.into_inner()).remove(run);
     if let Some(token) = taken {
         token.cancel();
     }
@@ -36,11 +33,17 @@ mod tests {
     #[test]
     fn releasing_a_run_stops_its_work_and_only_its_own() {
         let (a, b) = (token("held-a"), token("held-b"));
-        assert!(!token("held-a").is_cancelled(), "the same run, the same token");
+        assert!(
+            !token("held-a").is_cancelled(),
+            "the same run, the same token"
+        );
         release("held-a");
         assert!(a.is_cancelled());
         assert!(!b.is_cancelled());
-        assert!(!token("held-a").is_cancelled(), "a new run of that id starts afresh");
+        assert!(
+            !token("held-a").is_cancelled(),
+            "a new run of that id starts afresh"
+        );
         release("held-a");
         release("held-b");
         release("never-started");

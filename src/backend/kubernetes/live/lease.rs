@@ -49,7 +49,11 @@ pub(crate) fn lease(labels: &BTreeMap<String, String>, holder: &str, now: Timest
 }
 
 /// Creates the run's Lease in `ns`.
-pub(crate) async fn create(client: &kube::Client, ns: &str, lease: &Lease) -> Result<(), KubeError> {
+pub(crate) async fn create(
+    client: &kube::Client,
+    ns: &str,
+    lease: &Lease,
+) -> Result<(), KubeError> {
     Api::<Lease>::namespaced(client.clone(), ns)
         .create(&PostParams::default(), lease)
         .await
@@ -134,7 +138,10 @@ mod tests {
     #[test]
     fn a_lease_expires_its_duration_after_its_last_renewal() {
         let held = lease(&BTreeMap::new(), "me", at(1_000));
-        assert!(!expired(Some(&held), None, at(1_060)), "still held at the limit");
+        assert!(
+            !expired(Some(&held), None, at(1_060)),
+            "still held at the limit"
+        );
         assert!(expired(Some(&held), None, at(1_061)));
         let mut short = held.clone();
         if let Some(s) = short.spec.as_mut() {
@@ -148,7 +155,10 @@ mod tests {
     #[test]
     fn without_a_lease_the_namespace_s_age_decides_and_no_time_means_held() {
         let created = Time(at(5_000));
-        assert!(!expired(None, Some(&created), at(5_030)), "its lease may be on its way");
+        assert!(
+            !expired(None, Some(&created), at(5_030)),
+            "its lease may be on its way"
+        );
         assert!(expired(None, Some(&created), at(5_061)));
         assert!(!expired(None, None, at(9_999)));
         let timeless = Lease::default();

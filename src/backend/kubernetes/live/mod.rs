@@ -13,12 +13,12 @@ mod lease;
 mod namespace;
 mod pods;
 mod provision;
-mod up;
 #[cfg(test)]
 mod tests;
+mod up;
 
-pub use error::KubeError;
 pub(crate) use down::{down_named, remove_expired, teardown};
+pub use error::KubeError;
 pub(crate) use up::up;
 
 use crate::backend::BackendError;

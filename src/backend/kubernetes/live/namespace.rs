@@ -145,8 +145,14 @@ mod tests {
 
     #[test]
     fn a_run_id_names_its_namespace_as_a_dns_label() {
-        assert_eq!(name("microshard-2-20261207-060000-ab12"), "microshard-2-20261207-060000-ab12");
-        assert_eq!(name("My_Topo-20261207-060000-ab12"), "my-topo-20261207-060000-ab12");
+        assert_eq!(
+            name("microshard-2-20261207-060000-ab12"),
+            "microshard-2-20261207-060000-ab12"
+        );
+        assert_eq!(
+            name("My_Topo-20261207-060000-ab12"),
+            "my-topo-20261207-060000-ab12"
+        );
         let longest = format!("{}-20261207-060000-ab12", "a".repeat(40));
         assert_eq!(name(&longest).len(), 61);
         assert_eq!(name(&"b".repeat(80)).len(), 63);
@@ -156,7 +162,12 @@ mod tests {
     fn only_a_namespace_with_microshard_s_labels_is_ours() {
         let ns = |labels: &[(&str, &str)]| Namespace {
             metadata: ObjectMeta {
-                labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
                 ..ObjectMeta::default()
             },
             ..Namespace::default()

@@ -73,7 +73,10 @@ pub(crate) async fn crashed(client: &kube::Client, ns: &str, pod: &str) -> Optio
     };
     let tail = api.logs(pod, &lp).await.unwrap_or_default();
     let why = last.reason.unwrap_or_default();
-    Some(format!("{tail}\n(pod {pod} exited with code {}: {why})", last.exit_code))
+    Some(format!(
+        "{tail}\n(pod {pod} exited with code {}: {why})",
+        last.exit_code
+    ))
 }
 
 /// How many log lines of a crashed member are read.
@@ -102,7 +105,9 @@ pub(crate) async fn wait_ready(
             .iter()
             .find_map(|n| named(n).and_then(stuck).map(|w| (n, w)))
         {
-            return Err(KubeError::Pods(format!("pod {pod} in namespace {ns} cannot start: {why}")));
+            return Err(KubeError::Pods(format!(
+                "pod {pod} in namespace {ns} cannot start: {why}"
+            )));
         }
         let late: Vec<String> = names
             .iter()
@@ -133,23 +138,37 @@ mod tests {
     use super::*;
 
     fn pod(status: serde_json::Value) -> Pod {
-        serde_json::from_value(serde_json::json!({"metadata": {"name": "k-sh0-0"}, "status": status}))
-            .unwrap_or_default()
+        serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "k-sh0-0"}, "status": status}),
+        )
+        .unwrap_or_default()
     }
 
     #[test]
     fn ready_stuck_and_unscheduled_pods_are_told_apart() {
         let ok = pod(serde_json::json!({"conditions": [{"type": "Ready", "status": "True"}]}));
         assert!(ready(&ok) && stuck(&ok).is_none());
-        let pulling = pod(serde_json::json!({"containerStatuses": [{"name": "mongod", "image": "mongo:8.0", "imageID": "", "ready": false, "restartCount": 0,
-            "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling\nimage"}}}]}));
+        let pulling = pod(
+            serde_json::json!({"containerStatuses": [{"name": "mongod", "image": "mongo:8.0", "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling\nimage"}}}]}),
+        );
         assert!(!ready(&pulling));
-        assert_eq!(stuck(&pulling).as_deref(), Some("ImagePullBackOff: Back-off pulling image"));
-        let creating = pod(serde_json::json!({"containerStatuses": [{"name": "mongod", "image": "mongo:8.0", "imageID": "", "ready": false, "restartCount": 0,
-            "state": {"waiting": {"reason": "ContainerCreating"}}}]}));
+        assert_eq!(
+            stuck(&pulling).as_deref(),
+            Some("ImagePullBackOff: Back-off pulling image")
+        );
+        let creating = pod(
+            serde_json::json!({"containerStatuses": [{"name": "mongod", "image": "mongo:8.0", "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"waiting": {"reason": "ContainerCreating"}}}]}),
+        );
         assert_eq!(stuck(&creating), None, "passes by itself");
-        let pending = pod(serde_json::json!({"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available"}]}));
-        assert_eq!(waiting_for(&pending), "not scheduled: 0/3 nodes are available");
+        let pending = pod(
+            serde_json::json!({"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available"}]}),
+        );
+        assert_eq!(
+            waiting_for(&pending),
+            "not scheduled: 0/3 nodes are available"
+        );
         assert_eq!(waiting_for(&creating), "not Ready");
     }
 }

@@ -57,7 +57,11 @@ const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/k1-20261207-060000
 /// The requests of a provision up to and including the first StatefulSet.
 fn until_first_set(last: Exchange) -> Vec<Exchange> {
     vec![
-        Exchange::ok("POST", "/api/v1/namespaces?", ns_doc(NS, ours(RUN), json!({}))),
+        Exchange::ok(
+            "POST",
+            "/api/v1/namespaces?",
+            ns_doc(NS, ours(RUN), json!({})),
+        ),
         created(LEASES, "Lease", "coordination.k8s.io/v1", "microshard"),
         created(SERVICES, "Service", "v1", "k1-cfg"),
         last,
@@ -85,15 +89,24 @@ async fn mock_api_up_creates_a_labelled_namespace_its_lease_then_every_object_in
     assert_eq!(spec["holderIdentity"], "me/pid-1", "{spec}");
     assert_eq!(spec["leaseDurationSeconds"], 60, "{spec}");
     assert_eq!(spec["renewTime"], "2027-01-15T08:00:00.000000Z", "{spec}");
-    let kinds: Vec<&str> = bodies[2..].iter().filter_map(|b| b["kind"].as_str()).collect();
+    let kinds: Vec<&str> = bodies[2..]
+        .iter()
+        .filter_map(|b| b["kind"].as_str())
+        .collect();
     assert_eq!(kinds, ["Service", "StatefulSet"].repeat(3));
     for b in &bodies[1..] {
         assert_eq!(b["metadata"]["labels"][LABEL_IO_RUN], RUN, "{b}");
-        assert_eq!(b["metadata"]["labels"][LABEL_MANAGED_BY], "microshard", "{b}");
+        assert_eq!(
+            b["metadata"]["labels"][LABEL_MANAGED_BY], "microshard",
+            "{b}"
+        );
     }
     let image = &bodies[3]["spec"]["template"]["spec"]["containers"][0]["image"];
     assert_eq!(image, "mongo:8.0");
-    assert!(bodies.iter().all(|b| b["kind"] != "Job"), "no admin Job: the backend assembles");
+    assert!(
+        bodies.iter().all(|b| b["kind"] != "Job"),
+        "no admin Job: the backend assembles"
+    );
 }
 
 #[tokio::test]
@@ -104,7 +117,11 @@ async fn mock_api_an_error_mid_apply_deletes_the_namespace_it_created() {
         format!("/api/v1/namespaces/{NS}"),
         ns_doc(NS, ours(RUN), json!({})),
     ));
-    script.push(Exchange::ok("DELETE", format!("/api/v1/namespaces/{NS}?"), ns_doc(NS, ours(RUN), json!({}))));
+    script.push(Exchange::ok(
+        "DELETE",
+        format!("/api/v1/namespaces/{NS}?"),
+        ns_doc(NS, ours(RUN), json!({})),
+    ));
     let (client, task) = serve(script);
     let plan = plan();
     let failed = provision::provision(&client, &plan, "me", Timestamp::now()).await;
@@ -115,7 +132,10 @@ async fn mock_api_an_error_mid_apply_deletes_the_namespace_it_created() {
     let (kept, e) = provision::abandon(&client, &plan, false, failed).await;
     assert_eq!(kept, None);
     let e = e.to_string();
-    assert!(e.starts_with(&format!("creating StatefulSet k1-cfg in namespace {NS}: ")), "{e}");
+    assert!(
+        e.starts_with(&format!("creating StatefulSet k1-cfg in namespace {NS}: ")),
+        "{e}"
+    );
     assert!(e.contains("Forbidden") && !e.contains('\n'), "{e}");
     let bodies = task.await.unwrap_or_default();
     assert_eq!(bodies.len(), 6);
@@ -142,7 +162,10 @@ async fn mock_api_a_namespace_already_there_is_refused_never_adopted_nor_deleted
     let (_, e) = provision::abandon(&client, &plan, false, failed).await;
     let e = e.to_string();
     assert!(e.starts_with(&format!("creating namespace {NS}: ")), "{e}");
-    assert!(e.contains("AlreadyExists") && !e.contains("deleting"), "{e}");
+    assert!(
+        e.contains("AlreadyExists") && !e.contains("deleting"),
+        "{e}"
+    );
     // Read, found not labelled as the run's, and not deleted.
     assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 2);
 }
@@ -175,21 +198,39 @@ async fn mock_api_the_lease_is_renewed_by_its_holder() {
 
 #[tokio::test]
 async fn mock_api_teardown_deletes_only_a_namespace_labelled_as_the_run_s() {
-    let get = |labels: Value| Exchange::ok("GET", format!("/api/v1/namespaces/{NS}"), ns_doc(NS, labels, json!({})));
+    let get = |labels: Value| {
+        Exchange::ok(
+            "GET",
+            format!("/api/v1/namespaces/{NS}"),
+            ns_doc(NS, labels, json!({})),
+        )
+    };
     let (client, task) = serve(vec![
         get(ours(RUN)),
-        Exchange::ok("DELETE", format!("/api/v1/namespaces/{NS}?"), ns_doc(NS, ours(RUN), json!({}))),
+        Exchange::ok(
+            "DELETE",
+            format!("/api/v1/namespaces/{NS}?"),
+            ns_doc(NS, ours(RUN), json!({})),
+        ),
         get(json!({"team": "payments"})),
         get(ours("k1-20261207-060000-ffff")),
         Exchange::fail("GET", format!("/api/v1/namespaces/{NS}"), 404, "NotFound"),
     ]);
     let delete = || namespace::delete_if_ours(&client, NS, Some(RUN));
     assert_eq!(delete().await.ok(), Some(Deleted::Now));
-    let refused = |r: Result<Deleted, super::KubeError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+    let refused =
+        |r: Result<Deleted, super::KubeError>| r.err().map(|e| e.to_string()).unwrap_or_default();
     let e = refused(delete().await);
-    assert!(e.contains("no label app.kubernetes.io/managed-by=microshard") && e.contains("left this one alone"), "{e}");
+    assert!(
+        e.contains("no label app.kubernetes.io/managed-by=microshard")
+            && e.contains("left this one alone"),
+        "{e}"
+    );
     let e = refused(delete().await);
-    assert!(e.contains("microshard.io/run is \"k1-20261207-060000-ffff\""), "another run's: {e}");
+    assert!(
+        e.contains("microshard.io/run is \"k1-20261207-060000-ffff\""),
+        "another run's: {e}"
+    );
     assert_eq!(delete().await.ok(), Some(Deleted::Gone));
     // Two refusals: no DELETE after either.
     assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 5);
@@ -211,40 +252,76 @@ async fn mock_api_down_all_deletes_only_labelled_namespaces_whose_lease_expired(
         ns_doc("r-plain", json!({"team": "payments"}), json!({})),
         ns_doc("r-going", ours("r-going"), json!({"deletionTimestamp": "2026-12-07T05:59:00Z"})),
     ]});
-    let lease_path = |ns: &str| format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/microshard");
+    let lease_path =
+        |ns: &str| format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/microshard");
     let (client, task) = serve(vec![
-        Exchange::ok("GET", "/api/v1/namespaces?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Dmicroshard", list),
+        Exchange::ok(
+            "GET",
+            "/api/v1/namespaces?&labelSelector=app.kubernetes.io%2Fmanaged-by%3Dmicroshard",
+            list,
+        ),
         Exchange::ok("GET", lease_path("r-dead"), lease_at(1_800_000_000 - 61)),
-        Exchange::ok("GET", "/api/v1/namespaces/r-dead", ns_doc("r-dead", ours("r-dead"), json!({}))),
-        Exchange::ok("DELETE", "/api/v1/namespaces/r-dead?", ns_doc("r-dead", ours("r-dead"), json!({}))),
+        Exchange::ok(
+            "GET",
+            "/api/v1/namespaces/r-dead",
+            ns_doc("r-dead", ours("r-dead"), json!({})),
+        ),
+        Exchange::ok(
+            "DELETE",
+            "/api/v1/namespaces/r-dead?",
+            ns_doc("r-dead", ours("r-dead"), json!({})),
+        ),
         Exchange::ok("GET", lease_path("r-live"), lease_at(1_800_000_000 - 30)),
     ]);
     let mine = owner_id();
     let keep = move |l: &crate::backend::Labels| l.get(LABEL_OWNER) == Some(&mine);
     let done = down::reap(&client, &keep, now).await.unwrap_or_default();
-    assert_eq!(done, ["namespace r-dead (run r-dead, kubernetes, its lease expired)"]);
+    assert_eq!(
+        done,
+        ["namespace r-dead (run r-dead, kubernetes, its lease expired)"]
+    );
     let bodies = task.await.unwrap_or_default();
-    assert_eq!(bodies.len(), 5, "nothing asked of another owner's, an unlabelled or a leaving namespace");
+    assert_eq!(
+        bodies.len(),
+        5,
+        "nothing asked of another owner's, an unlabelled or a leaving namespace"
+    );
     assert_eq!(bodies[3]["preconditions"]["uid"], "uid-r-dead");
 }
 
 #[tokio::test]
 async fn mock_api_a_namespace_the_user_names_is_deleted_only_when_microshard_s() {
     let get = |name: &str, labels: Value| {
-        Exchange::ok("GET", format!("/api/v1/namespaces/{name}"), ns_doc(name, labels, json!({})))
+        Exchange::ok(
+            "GET",
+            format!("/api/v1/namespaces/{name}"),
+            ns_doc(name, labels, json!({})),
+        )
     };
     let mut other = ours("r-other");
     other[LABEL_OWNER] = "uid0-someone-else".into();
     let (client, task) = serve(vec![
         get("r-other", other.clone()),
-        Exchange::ok("DELETE", "/api/v1/namespaces/r-other?", ns_doc("r-other", other, json!({}))),
+        Exchange::ok(
+            "DELETE",
+            "/api/v1/namespaces/r-other?",
+            ns_doc("r-other", other, json!({})),
+        ),
         get("payments", json!({"team": "payments"})),
         Exchange::fail("GET", "/api/v1/namespaces/nowhere", 404, "NotFound"),
     ]);
     let named = |n: &'static str| down::delete_named(&client, n);
     let done = named("r-other").await.ok().flatten();
-    assert_eq!(done.as_deref(), Some("namespace r-other (kubernetes)"), "named: whoever's run");
-    let e = named("payments").await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        done.as_deref(),
+        Some("namespace r-other (kubernetes)"),
+        "named: whoever's run"
+    );
+    let e = named("payments")
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(e.starts_with("namespace payments: it has no label"), "{e}");
     assert!(named("nowhere").await.is_ok_and(|d| d.is_none()));
     assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 4);

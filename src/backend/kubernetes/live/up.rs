@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::{forward, held, lease, pods, provision};
 use crate::backend::{BackendError, MemberState, RunningCluster, UpOptions, state};
-use crate::cluster::{Launcher, LaunchError};
+use crate::cluster::{LaunchError, Launcher};
 use crate::events::Event;
 use crate::topology::{Member, Plan};
 
@@ -63,10 +63,30 @@ async fn bring_up(
     let holder = lease::holder();
     let ns = provision::provision(client, plan, &holder, Timestamp::now()).await?;
     let stop = held::token(&plan.run_id);
-    lease::keep_renewed(client.clone(), ns.clone(), holder, stop.clone(), opts.events.clone());
-    let names: Vec<String> = plan.members.iter().filter_map(|m| m.container.clone()).collect();
-    say(format!("namespace {ns}: waiting for {} pods to be Ready", names.len()));
-    pods::wait_ready(client, &ns, &plan.run_id, &names, opts.assembly.ready_timeout).await?;
+    lease::keep_renewed(
+        client.clone(),
+        ns.clone(),
+        holder,
+        stop.clone(),
+        opts.events.clone(),
+    );
+    let names: Vec<String> = plan
+        .members
+        .iter()
+        .filter_map(|m| m.container.clone())
+        .collect();
+    say(format!(
+        "namespace {ns}: waiting for {} pods to be Ready",
+        names.len()
+    ));
+    pods::wait_ready(
+        client,
+        &ns,
+        &plan.run_id,
+        &names,
+        opts.assembly.ready_timeout,
+    )
+    .await?;
     let launcher = Forwarded::open(client, &ns, plan, stop).await?;
     let assembly = crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
         .await
