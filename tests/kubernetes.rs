@@ -58,7 +58,7 @@ fn emitted_manifests_match_the_golden_files_byte_for_byte() {
 /// Why `up --backend kubernetes` is refused here: no cluster is configured (a build with the
 /// `kubernetes` feature), or the build has no live backend.
 #[cfg(feature = "kubernetes")]
-const LIVE_REFUSAL: &str = "--backend kubernetes: no cluster configured here";
+const LIVE_REFUSAL: &str = "--backend kubernetes: no Kubernetes cluster configured here";
 #[cfg(not(feature = "kubernetes"))]
 const LIVE_REFUSAL: &str =
     "--backend kubernetes: this microshard was built without the kubernetes feature";

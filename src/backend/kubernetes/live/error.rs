@@ -8,7 +8,7 @@ use crate::backend::docker::one_line;
 pub enum KubeError {
     /// No cluster is configured here (no kubeconfig, not in a pod), or its configuration is
     /// unusable.
-    #[error("--backend kubernetes: {0}")]
+    #[error("{0}")]
     NoCluster(String),
     /// The API refused or failed a call.
     #[error("{what}: {}", one_line(source))]

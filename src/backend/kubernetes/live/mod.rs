@@ -29,7 +29,7 @@ use crate::topology::Plan;
 pub(crate) async fn connect() -> Result<kube::Client, KubeError> {
     let config = kube::Config::infer().await.map_err(|e| {
         KubeError::NoCluster(format!(
-            "no cluster configured here ({}); set KUBECONFIG or run microshard in a pod",
+            "no Kubernetes cluster configured here ({}); set KUBECONFIG or run microshard in a pod",
             crate::backend::docker::one_line(e)
         ))
     })?;
@@ -54,10 +54,11 @@ pub(crate) async fn ready(plans: &[&Plan]) -> Result<(), BackendError> {
     for plan in plans {
         apply::objects(plan, &namespace::labels(plan))?;
     }
-    let client = connect().await?;
+    let refuse = |why: String| BackendError::BadInput(format!("--backend kubernetes: {why}"));
+    let client = connect().await.map_err(|e| refuse(e.to_string()))?;
     client.apiserver_version().await.map_err(|e| {
-        KubeError::NoCluster(format!(
-            "the cluster does not answer: {}",
+        refuse(format!(
+            "the Kubernetes cluster does not answer: {}",
             crate::backend::docker::one_line(e)
         ))
     })?;
