@@ -187,4 +187,13 @@ impl Launcher for Forwarded {
     fn admin_address(&self, member: &Member) -> String {
         self.address(member)
     }
+
+    /// The pod's previous container's log, while its namespace lives.
+    fn log_location(&self, member: &Member) -> String {
+        let pod = member.container.as_deref().unwrap_or(&member.name);
+        format!(
+            "kubectl logs -n {} {pod} --previous (deleted with the namespace unless --keep)",
+            self.ns
+        )
+    }
 }
