@@ -7,7 +7,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::namespace::{self, Deleted, LABEL_IO_RUN, LABEL_MANAGED_BY};
-use super::{down, lease, provision};
+use super::{down, lease, pods, provision};
 use crate::backend::labels::{LABEL_OWNER, owner_id};
 use crate::runner::fanout::kubernetes::mock::{Exchange, serve};
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
@@ -325,4 +325,92 @@ async fn mock_api_a_namespace_the_user_names_is_deleted_only_when_microshard_s()
     assert!(e.starts_with("namespace payments: it has no label"), "{e}");
     assert!(named("nowhere").await.is_ok_and(|d| d.is_none()));
     assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 4);
+}
+
+/// A pod list as the API returns it: each `(name, ready, waiting reason)`.
+fn pod_list(pods: &[(&str, bool, Option<&str>)]) -> Value {
+    let items: Vec<Value> = pods
+        .iter()
+        .map(|(name, ready, waiting)| {
+            let state = waiting.map_or(
+                json!({"running": {}}),
+                |r| json!({"waiting": {"reason": r}}),
+            );
+            json!({"metadata": {"name": name}, "status": {
+                "conditions": [{"type": "Ready", "status": if *ready { "True" } else { "False" }}],
+                "containerStatuses": [{"name": "mongod", "image": "mongo:8.0", "imageID": "",
+                    "ready": ready, "restartCount": 0, "state": state}]}})
+        })
+        .collect();
+    json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items})
+}
+
+#[tokio::test]
+async fn mock_api_pods_are_waited_for_by_the_run_s_label_until_every_one_is_ready() {
+    let path = format!("/api/v1/namespaces/{NS}/pods?&labelSelector=microshard.run%3D{RUN}");
+    let names = ["k1-cfg-0".to_string(), "k1-sh0-0".to_string()];
+    let (client, task) = serve(vec![
+        Exchange::ok("GET", &path, pod_list(&[("k1-cfg-0", true, None)])),
+        Exchange::ok(
+            "GET",
+            &path,
+            pod_list(&[("k1-cfg-0", true, None), ("k1-sh0-0", true, None)]),
+        ),
+        Exchange::ok(
+            "GET",
+            &path,
+            pod_list(&[
+                ("k1-cfg-0", true, None),
+                ("k1-sh0-0", false, Some("ErrImagePull")),
+            ]),
+        ),
+        Exchange::ok("GET", &path, pod_list(&[("k1-cfg-0", true, None)])),
+    ]);
+    let long = std::time::Duration::from_secs(30);
+    let waited = pods::wait_ready(&client, NS, RUN, &names, long).await;
+    assert!(waited.is_ok(), "{waited:?}");
+    let e = pods::wait_ready(&client, NS, RUN, &names, long)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        e.as_deref(),
+        Some("pod k1-sh0-0 in namespace k1-20261207-060000-ab12 cannot start: ErrImagePull")
+    );
+    let e = pods::wait_ready(&client, NS, RUN, &names, std::time::Duration::ZERO).await;
+    let e = e.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.starts_with("1 of 2 pods in namespace k1-20261207-060000-ab12 not Ready after 0 s: k1-sh0-0 (not created yet)"), "{e}");
+    assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 4);
+}
+
+#[tokio::test]
+async fn mock_api_a_member_whose_pod_restarted_has_crashed_and_its_previous_log_says_why() {
+    let pod = |restarted: bool| {
+        let last = if restarted {
+            json!({"terminated": {"exitCode": 2, "reason": "Error"}})
+        } else {
+            json!({})
+        };
+        json!({"metadata": {"name": "k1-sh0-0"}, "status": {"containerStatuses": [{"name": "mongod",
+            "image": "mongo:8.0", "imageID": "", "ready": false, "restartCount": 1, "lastState": last}]}})
+    };
+    let at = format!("/api/v1/namespaces/{NS}/pods/k1-sh0-0");
+    let (client, task) = serve(vec![
+        Exchange::ok("GET", &at, pod(false)),
+        Exchange::ok("GET", &at, pod(true)),
+        Exchange::ok(
+            "GET",
+            format!("{at}/log?&previous=true&tailLines=40"),
+            json!("Error parsing option \"bogus\""),
+        ),
+    ]);
+    assert_eq!(pods::crashed(&client, NS, "k1-sh0-0").await, None);
+    let tail = pods::crashed(&client, NS, "k1-sh0-0")
+        .await
+        .unwrap_or_default();
+    assert!(
+        tail.contains("(pod k1-sh0-0 exited with code 2: Error)"),
+        "{tail}"
+    );
+    assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 3);
 }
