@@ -99,21 +99,38 @@ pub(crate) fn expired(lease: Option<&Lease>, created: Option<&Time>, now: Timest
     now.as_second() > since.as_second() + duration
 }
 
-/// Renews the Lease of `ns` every [`RENEW_EVERY`] until `stop` is cancelled (teardown) or the
-/// process ends; a failed renewal is said once to `events` and tried again next period.
+/// Who renews a Lease, and how often ([`RENEW_EVERY`] but in tests).
+pub(crate) struct Renewal {
+    /// The API.
+    pub client: kube::Client,
+    /// The run's namespace.
+    pub ns: String,
+    /// The Lease's holder.
+    pub holder: String,
+    /// The period.
+    pub every: Duration,
+}
+
+/// Renews the Lease of `r.ns` every `r.every` until `stop` is cancelled (teardown) or the
+/// process ends; a failed renewal is said once to `events` (until one succeeds again) and tried
+/// again next period.
 pub(crate) fn keep_renewed(
-    client: kube::Client,
-    ns: String,
-    holder: String,
+    r: Renewal,
     stop: CancellationToken,
     events: Sink,
-) {
+) -> tokio::task::JoinHandle<()> {
+    let Renewal {
+        client,
+        ns,
+        holder,
+        every,
+    } = r;
     tokio::spawn(async move {
         let mut warned = false;
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(RENEW_EVERY) => {}
+                _ = tokio::time::sleep(every) => {}
             }
             match renew(&client, &ns, &holder, Timestamp::now()).await {
                 Ok(()) => warned = false,
@@ -124,7 +141,7 @@ pub(crate) fn keep_renewed(
                 Err(_) => {}
             }
         }
-    });
+    })
 }
 
 #[cfg(test)]

@@ -414,3 +414,49 @@ async fn mock_api_a_member_whose_pod_restarted_has_crashed_and_its_previous_log_
     );
     assert_eq!(task.await.map(|b| b.len()).unwrap_or(0), 3);
 }
+
+#[tokio::test]
+async fn mock_api_the_lease_is_renewed_every_period_until_teardown_and_a_failure_said_once() {
+    let patch = format!("{LEASES}/microshard?");
+    let (client, task) = serve(vec![
+        Exchange::ok(
+            "PATCH",
+            &patch,
+            echo("Lease", "coordination.k8s.io/v1", "microshard"),
+        ),
+        Exchange::fail("PATCH", &patch, 403, "Forbidden"),
+        Exchange::fail("PATCH", &patch, 403, "Forbidden"),
+    ]);
+    let recorder = std::sync::Arc::new(crate::events::Recorder::default());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let renewal = lease::Renewal {
+        client,
+        ns: NS.into(),
+        holder: "me/pid-1".into(),
+        every: std::time::Duration::from_millis(20),
+    };
+    let renewer = lease::keep_renewed(renewal, stop.clone(), recorder.clone());
+    let bodies = task.await.unwrap_or_default();
+    assert_eq!(bodies.len(), 3, "renewed each period");
+    assert!(
+        bodies
+            .iter()
+            .all(|b| b["spec"]["holderIdentity"] == "me/pid-1")
+    );
+    stop.cancel();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), renewer).await;
+    assert!(ended.is_ok(), "teardown stops the renewal");
+    let warnings: Vec<String> = recorder
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            crate::events::Event::Warning(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("renewing Lease microshard in namespace"),
+        "{warnings:?}"
+    );
+}

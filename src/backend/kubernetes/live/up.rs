@@ -63,13 +63,13 @@ async fn bring_up(
     let holder = lease::holder();
     let ns = provision::provision(client, plan, &holder, Timestamp::now()).await?;
     let stop = held::token(&plan.run_id);
-    lease::keep_renewed(
-        client.clone(),
-        ns.clone(),
+    let renewal = lease::Renewal {
+        client: client.clone(),
+        ns: ns.clone(),
         holder,
-        stop.clone(),
-        opts.events.clone(),
-    );
+        every: lease::RENEW_EVERY,
+    };
+    lease::keep_renewed(renewal, stop.clone(), opts.events.clone());
     let names: Vec<String> = plan
         .members
         .iter()
