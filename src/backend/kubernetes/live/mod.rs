@@ -28,9 +28,13 @@ use crate::topology::Plan;
 /// `~/.kube/config`), or of this pod's cluster when microshard runs in one.
 pub(crate) async fn connect() -> Result<kube::Client, KubeError> {
     let config = kube::Config::infer().await.map_err(|e| {
+        // With nothing configured, kube's error lists every place it looked: too long to help.
+        let why = match configured() {
+            true => crate::backend::docker::one_line(e),
+            false => "no kubeconfig in KUBECONFIG or ~/.kube/config, and not in a pod".into(),
+        };
         KubeError::NoCluster(format!(
-            "no Kubernetes cluster configured here ({}); set KUBECONFIG or run microshard in a pod",
-            crate::backend::docker::one_line(e)
+            "no Kubernetes cluster configured here ({why}); set KUBECONFIG or run microshard in a pod"
         ))
     })?;
     kube::Client::try_from(config)
@@ -40,12 +44,13 @@ pub(crate) async fn connect() -> Result<kube::Client, KubeError> {
 /// Whether a cluster is configured here at all (a kubeconfig, or a pod's service account):
 /// without one, `down --all` has no cluster to search and says nothing of it.
 pub(crate) fn configured() -> bool {
-    let home_config = std::env::var_os("HOME")
-        .map(|h| std::path::Path::new(&h).join(".kube/config"))
-        .is_some_and(|p| p.exists());
-    std::env::var_os("KUBECONFIG").is_some_and(|k| !k.is_empty())
-        || home_config
-        || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+    let kubeconfig = match std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty()) {
+        Some(paths) => std::env::split_paths(&paths).any(|p| p.exists()),
+        None => std::env::var_os("HOME")
+            .map(|h| std::path::Path::new(&h).join(".kube/config"))
+            .is_some_and(|p| p.exists()),
+    };
+    kubeconfig || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
 }
 
 /// Why client pods are refused with the live backend: not built yet.
@@ -70,7 +75,11 @@ fn buildable(plans: &[&Plan]) -> Result<(), BackendError> {
 pub(crate) async fn ready(plans: &[&Plan]) -> Result<(), BackendError> {
     buildable(plans)?;
     let refuse = |why: String| BackendError::BadInput(format!("--backend kubernetes: {why}"));
-    let client = connect().await.map_err(|e| refuse(e.to_string()))?;
+    let client = connect().await.map_err(|e| {
+        refuse(format!(
+            "{e}, or print the topology's manifests with --emit-manifests"
+        ))
+    })?;
     client.apiserver_version().await.map_err(|e| {
         refuse(format!(
             "the Kubernetes cluster does not answer: {}",
