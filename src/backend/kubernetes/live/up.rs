@@ -34,11 +34,9 @@ pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, 
         },
         None => work.await,
     };
-    match outcome {
-        Ok(()) => {
-            state::write(&record)?;
-            Ok(record)
-        }
+    // A run its state file does not record could not be torn down by `down`: none is left.
+    match outcome.and_then(|()| state::write(&record)) {
+        Ok(()) => Ok(record),
         Err(err) => {
             let (kept, err) = provision::abandon(&client, plan, opts.keep, err).await;
             if let Some(ns) = kept {
