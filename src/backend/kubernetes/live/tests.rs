@@ -460,3 +460,19 @@ async fn mock_api_the_lease_is_renewed_every_period_until_teardown_and_a_failure
         "{warnings:?}"
     );
 }
+
+#[tokio::test]
+async fn teardown_with_keep_stops_the_run_s_work_here_and_names_the_namespace_it_leaves() {
+    let cluster = crate::backend::RunningCluster::from_plan(&plan(), true);
+    let work = super::held::token(RUN);
+    let recorder = crate::events::Recorder::default();
+    // With --keep no cluster is asked: this passes with no kubeconfig at all.
+    let done = down::teardown(&cluster, &recorder).await;
+    assert!(done.is_ok(), "{done:?}");
+    assert!(work.is_cancelled(), "renewal and port-forwards stopped");
+    let said = format!("{:?}", recorder.events());
+    assert!(
+        said.contains(&format!("kubectl delete namespace {NS}")),
+        "{said}"
+    );
+}
