@@ -158,17 +158,25 @@ async fn bring_up(
 /// Where clients connect: every mongos (drivers spread operations over all routers in the seed
 /// list, so a second mongos is used rather than idle), or the standalone directly.
 pub(crate) fn entry_uri(plan: &Plan) -> Result<String, BackendError> {
+    entry_uri_via(plan, |m| plan.dial_address(m))
+}
+
+/// [`entry_uri`] with each member reached at `address(member)` (a port-forward's local end).
+pub(crate) fn entry_uri_via(
+    plan: &Plan,
+    address: impl Fn(&crate::topology::Member) -> String,
+) -> Result<String, BackendError> {
     let entry = plan
         .entry()
         .ok_or_else(|| BackendError::Internal(format!("plan {} has no entry member", plan.name)))?;
     if entry.role == MemberRole::Mongos {
         let routers: Vec<String> = plan
             .members_with(MemberRole::Mongos)
-            .map(|m| plan.dial_address(m))
+            .map(&address)
             .collect();
         return Ok(format!("mongodb://{}/", routers.join(",")));
     }
-    let address = plan.dial_address(entry);
+    let address = address(entry);
     Ok(if entry.replica_set.is_some() {
         format!("mongodb://{address}/?directConnection=true")
     } else {

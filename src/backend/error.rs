@@ -44,6 +44,11 @@ pub enum BackendError {
     /// Teardown left something behind: one part per object, joined with "; ".
     #[error("{0}")]
     Teardown(String),
+    /// The Kubernetes API refused or failed a call of the live backend, or its pods did not
+    /// become Ready.
+    #[cfg(feature = "kubernetes")]
+    #[error(transparent)]
+    Kubernetes(super::kubernetes::KubeError),
     /// A fault of microshard's own.
     #[error("internal: {0}")]
     Internal(String),

@@ -31,6 +31,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 pub use bring_up::UpOptions;
+#[cfg(feature = "kubernetes")]
+pub(crate) use bring_up::entry_uri_via;
 pub(crate) use bring_up::{
     InFlight, STOP_ORDER, create_dir, lock, record_started, snapshot_write, start_members,
 };

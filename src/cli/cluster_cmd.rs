@@ -18,7 +18,7 @@ use crate::topology::{BackendKind, Plan, PlanOptions, TopologySpec};
 pub(crate) struct UpArgs {
     /// Topology name (`microshard-4` → topologies/microshard-4.toml) or path to a TOML file.
     pub topology: String,
-    /// process | docker | existing | kubernetes (default: process when mongod is found, else docker when an engine answers; kubernetes only with --emit-manifests for now).
+    /// process | docker | existing | kubernetes (default: process when mongod is found, else docker when an engine answers; kubernetes: a namespace per run in the current kubeconfig context's cluster, in a build with the kubernetes feature).
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// Directory holding mongod and mongos (process backend; default: PATH).
@@ -54,15 +54,19 @@ pub(crate) struct UpArgs {
 /// Arguments of `down`.
 #[derive(Debug, Args)]
 pub(crate) struct DownArgs {
-    /// Topology name (or run id) to tear down.
+    /// Topology name (or run id) to tear down; with the kubernetes feature, also a namespace
+    /// microshard created (labelled app.kubernetes.io/managed-by=microshard) that no state
+    /// file records.
     #[arg(required_unless_present = "all")]
     pub topology: Option<String>,
-    /// Tear down everything microshard left for you: every cluster in your state directory and
-    /// every Docker object labelled with your owner id.
+    /// Tear down everything microshard left for you: every cluster in your state directory,
+    /// every Docker object labelled with your owner id, and every Kubernetes namespace labelled
+    /// with it whose lease expired.
     #[arg(long, conflicts_with = "topology")]
     pub all: bool,
     /// With --all: also every microshard-labelled Docker object of other users and state
-    /// directories (their running experiments included).
+    /// directories (their running experiments included), and their Kubernetes namespaces whose
+    /// lease expired.
     #[arg(long, requires = "all")]
     pub any_owner: bool,
 }
@@ -260,7 +264,10 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
     let wanted = args
         .topology
         .ok_or_else(|| bad_input("down: name a topology or pass --all"))?;
-    let matches = state::find(&wanted).map_err(crate::error::bad_input)?;
+    let matches = match state::find(&wanted) {
+        Ok(found) => found,
+        Err(why) => return down_unrecorded(&wanted, why).await,
+    };
     let mut errors = Vec::new();
     let mut done = String::new();
     for c in matches {
@@ -279,6 +286,17 @@ pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
         return Err(anyhow::anyhow!("{}", errors.join("; ")));
     }
     Ok(printed?)
+}
+
+/// `down NAME` with no recorded run NAME: a Kubernetes namespace NAME that microshard created
+/// (in a build with the `kubernetes` feature), else `why` nothing matched.
+async fn down_unrecorded(wanted: &str, why: String) -> anyhow::Result<()> {
+    #[cfg(feature = "kubernetes")]
+    if let Some(done) = backend::kubernetes::down_named(wanted).await? {
+        return Ok(output::println(&format!("torn down: {done}"))?);
+    }
+    let _ = wanted;
+    Err(bad_input(why))
 }
 
 /// Lists the clusters microshard is running, with each member's state checked now.

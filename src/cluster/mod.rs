@@ -191,6 +191,10 @@ pub(crate) trait Launcher: Send + Sync {
     fn exited<'a>(&'a self, member: &'a Member) -> BoxFuture<'a, Option<String>>;
     /// The `host:port` microshard uses to reach the member directly.
     fn admin_address(&self, member: &Member) -> String;
+    /// Where the member's log is read, for an error saying it exited.
+    fn log_location(&self, member: &Member) -> String {
+        exited::log_location(member)
+    }
 }
 
 /// Bounds of the assembly sequence.
@@ -387,7 +391,7 @@ async fn alive(launcher: &dyn Launcher, member: &Member) -> Result<(), ClusterEr
     Err(ClusterError::Exited {
         member: format!("{} ({})", member.name, launcher.admin_address(member)),
         line: why.line,
-        log: exited::log_location(member),
+        log: launcher.log_location(member),
         user_flag: why.user_flag,
     })
 }

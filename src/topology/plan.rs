@@ -26,7 +26,8 @@ pub enum BackendKind {
     Docker,
     /// A cluster that already runs (the topology's `uri`).
     Existing,
-    /// Pods on a Kubernetes cluster (for now, `up --emit-manifests` only).
+    /// Pods on a Kubernetes cluster: its manifests (`up --emit-manifests`), or a namespace per
+    /// run brought up live (the `kubernetes` feature).
     Kubernetes,
 }
 

@@ -18,6 +18,14 @@ pub fn manifests(plan: &Plan) -> Result<String, BackendError> {
 
 /// The objects of [`manifests`], in order.
 fn objects(plan: &Plan) -> Result<Vec<Value>, BackendError> {
+    let mut objects = servers(plan)?;
+    objects.extend(admin_job(plan));
+    Ok(objects)
+}
+
+/// The objects that run the servers (a headless Service and a StatefulSet per group), in start
+/// order, without the admin Job: the live backend runs the admin steps itself.
+pub(super) fn servers(plan: &Plan) -> Result<Vec<Value>, BackendError> {
     pinned(&plan.image)?;
     let mut objects = Vec::new();
     for (group, members) in groups(plan) {
@@ -25,12 +33,11 @@ fn objects(plan: &Plan) -> Result<Vec<Value>, BackendError> {
         objects.push(service(plan, &group, members[0]));
         objects.push(stateful_set(plan, &group, &members));
     }
-    objects.extend(admin_job(plan));
     Ok(objects)
 }
 
 /// Refuses an image a node could resolve differently tomorrow: no tag, or `latest`.
-fn pinned(image: &str) -> Result<(), BackendError> {
+pub(super) fn pinned(image: &str) -> Result<(), BackendError> {
     let name = image.rsplit('/').next().unwrap_or(image);
     let tag = name.split_once(':').map(|(_, t)| t);
     if image.contains('@') || tag.is_some_and(|t| t != "latest") {

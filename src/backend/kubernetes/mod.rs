@@ -1,21 +1,30 @@
-//! The Kubernetes backend. For now it plans a topology as pods and prints that plan as
-//! manifests (`up --backend kubernetes --emit-manifests`, [`manifests`]) for users who apply them
-//! themselves and then run `--backend existing`; bringing the pods up itself is not built yet,
-//! and every command that would is refused before anything starts (`docs/kubernetes.md`).
+//! The Kubernetes backend. It plans a topology as pods and prints that plan as manifests (`up
+//! --backend kubernetes --emit-manifests`, [`manifests`]) for users who apply them themselves;
+//! with the `kubernetes` cargo feature it also brings them up itself ([`live`]): a namespace per
+//! run, the manifests' Services and StatefulSets in it, the shared assembly through
+//! port-forwards, and the namespace deleted at teardown (`docs/kubernetes.md`).
 
 use futures::future::BoxFuture;
 
 use super::{Backend, BackendError, Readiness, RunningCluster, UpOptions};
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologyError, TopologySpec};
 
+#[cfg(feature = "kubernetes")]
+mod live;
 mod manifests;
 mod place;
 mod yaml;
 
+#[cfg(feature = "kubernetes")]
+pub use live::KubeError;
+#[cfg(feature = "kubernetes")]
+pub(crate) use live::down_named;
 pub use manifests::manifests;
 
-/// Why a command that would bring pods up is refused.
-const NOT_BUILT: &str = "--backend kubernetes: the live Kubernetes backend is not built yet; `microshard up TOPOLOGY --backend kubernetes --emit-manifests` prints the topology's manifests to apply yourself (then use --backend existing)";
+/// Why a command that would bring pods up is refused by a build without the `kubernetes`
+/// feature.
+#[cfg(not(feature = "kubernetes"))]
+const NOT_BUILT: &str = "--backend kubernetes: this microshard was built without the kubernetes feature (cargo build --release --features kubernetes); `microshard up TOPOLOGY --backend kubernetes --emit-manifests` prints the topology's manifests to apply yourself (then use --backend existing)";
 
 /// The Kubernetes backend: one StatefulSet per replica set, placed on the topology's nodes.
 pub(crate) struct KubernetesBackend;
@@ -34,15 +43,53 @@ impl Backend for KubernetesBackend {
         Ok((manifests(&plan)?, plan.notes))
     }
 
-    fn ready<'a>(&'a self, _check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
-        Box::pin(async { Err(BackendError::BadInput(NOT_BUILT.into())) })
+    /// The plans build as objects and the cluster of the kubeconfig answers.
+    fn ready<'a>(&'a self, check: &'a Readiness<'a>) -> BoxFuture<'a, Result<(), BackendError>> {
+        #[cfg(feature = "kubernetes")]
+        {
+            let plans: Vec<&Plan> = check.plans.iter().map(|(_, _, p)| p).collect();
+            Box::pin(async move { live::ready(&plans).await })
+        }
+        #[cfg(not(feature = "kubernetes"))]
+        {
+            let _ = check;
+            Box::pin(async { Err(BackendError::BadInput(NOT_BUILT.into())) })
+        }
     }
 
     fn up<'a>(
         &'a self,
-        _plan: &'a Plan,
-        _opts: &'a UpOptions,
+        plan: &'a Plan,
+        opts: &'a UpOptions,
     ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
-        Box::pin(async { Err(BackendError::BadInput(NOT_BUILT.into())) })
+        #[cfg(feature = "kubernetes")]
+        {
+            Box::pin(live::up(plan, opts))
+        }
+        #[cfg(not(feature = "kubernetes"))]
+        {
+            let _ = (plan, opts);
+            Box::pin(async { Err(BackendError::BadInput(NOT_BUILT.into())) })
+        }
+    }
+
+    /// The run's namespace deleted (kept with `--keep`), only if it carries the run's labels.
+    #[cfg(feature = "kubernetes")]
+    fn teardown<'a>(
+        &'a self,
+        cluster: &'a RunningCluster,
+        _stop_timeout: std::time::Duration,
+        events: &'a dyn crate::events::Events,
+    ) -> BoxFuture<'a, Result<(), BackendError>> {
+        Box::pin(live::teardown(cluster, events))
+    }
+
+    /// Every microshard namespace whose Lease expired and whose labels pass `keep`.
+    #[cfg(feature = "kubernetes")]
+    fn remove_labelled<'a>(
+        &'a self,
+        keep: &'a (dyn Fn(&super::Labels) -> bool + Sync),
+    ) -> BoxFuture<'a, Result<Vec<String>, super::LabelSearch>> {
+        Box::pin(live::remove_expired(keep))
     }
 }

@@ -7,8 +7,9 @@
 pub(crate) mod api;
 pub(crate) mod job;
 pub(crate) mod launch;
+/// Shared with the live backend's tests (`backend::kubernetes`).
 #[cfg(test)]
-mod mock;
+pub(crate) mod mock;
 pub(crate) mod pods;
 
 /// The context that means "the cluster this process runs in" (its service account).
