@@ -640,7 +640,7 @@ fn caveat(cells: &[CeilingCell], rows: &[Row], scenario: &str, pair: [&str; 2]) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment::ceiling::search::Tally;
     use crate::experiment::ceiling::{Bracket, SearchSpec, Step};
@@ -648,7 +648,7 @@ mod tests {
     use crate::report::tests::{cell, config};
 
     /// A step of a search at `offered`, passing or failing for `failed`.
-    fn step(offered: f64, failed: Option<&str>) -> Step {
+    pub(crate) fn step(offered: f64, failed: Option<&str>) -> Step {
         Step {
             kind: StepKind::Search,
             offered: Some(offered),
@@ -672,7 +672,7 @@ mod tests {
     }
 
     /// Search `repeat` of S5 on `topology` that found `ceiling`, the next rate 5 % above failing.
-    fn found(topology: &str, ceiling: f64, repeat: u32) -> CeilingRecord {
+    pub(crate) fn found(topology: &str, ceiling: f64, repeat: u32) -> CeilingRecord {
         let spec = SearchSpec {
             bounds: Bound::parse_list("p99=50ms").expect("a bound"),
             step_s: 2,
@@ -709,7 +709,7 @@ mod tests {
 
     /// Three whole S5 searches per topology around each of its ceilings (±1 %), with the
     /// compare's report over them.
-    fn searched_s5(tps: &[(&str, f64)]) -> (crate::report::Report, Vec<CeilingRecord>) {
+    pub(crate) fn searched_s5(tps: &[(&str, f64)]) -> (crate::report::Report, Vec<CeilingRecord>) {
         let (mut cells, mut records) = (Vec::new(), Vec::new());
         for &(t, tp) in tps {
             for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {

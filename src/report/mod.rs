@@ -13,6 +13,8 @@ pub(crate) mod diff;
 pub(crate) mod diff_checks;
 mod files;
 pub(crate) mod found;
+#[cfg(test)]
+mod golden_tests;
 pub(crate) mod history;
 pub(crate) mod html;
 pub mod png;
@@ -981,7 +983,7 @@ pub(crate) mod tests {
         assert!(lat.p50 < 200.0 && lat.p99 > 4000.0, "{lat:?}");
     }
 
-    fn cells() -> Vec<CellFile> {
+    pub(crate) fn cells() -> Vec<CellFile> {
         let mut v = Vec::new();
         for (r, jitter) in [(1, 0.0), (2, 10.0), (3, -10.0)] {
             v.push(cell("single", "S1", r, 1000.0 + jitter));
