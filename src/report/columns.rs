@@ -167,17 +167,13 @@ fn compact_named(report: &Report) -> Vec<String> {
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
-        let validity = match row.not_run {
-            Some(_) => row.verdict.to_uppercase(),
-            None => dash(),
-        };
         return vec![
             row.scenario.clone(),
             row.topology.clone(),
             unmeasured(row),
             dash(),
             dash(),
-            validity,
+            unmeasured_verdict(row),
         ];
     }
     let ops = match (row.throughput, row.spread) {
@@ -351,8 +347,8 @@ fn wide_cells(row: &Row) -> Vec<Cell> {
     cells
 }
 
-/// A row with nothing measured, as a reader reads it: its word in place of the throughput
-/// (and its verdict's, when it was not run), dashes after.
+/// A row with nothing measured, as a reader reads it: its word in place of the throughput and
+/// of its verdict, dashes between.
 fn unmeasured_cells(row: &Row, cells: &mut [Cell]) {
     const THREADS: usize = 3;
     const OPS: usize = 4;
@@ -361,8 +357,15 @@ fn unmeasured_cells(row: &Row, cells: &mut [Cell]) {
         c.read = "—".into();
     }
     cells[OPS].read = unmeasured(row);
-    if row.not_run.is_some() {
-        cells[VALIDITY].read = row.verdict.to_uppercase();
+    cells[VALIDITY].read = unmeasured_verdict(row);
+}
+
+/// The verdict cell of a row with nothing measured: its word in capitals when it was not run (a
+/// dead member, an interrupted experiment), a dash when it is merely missing.
+fn unmeasured_verdict(row: &Row) -> String {
+    match row.validity.verdict {
+        Verdict::NotRun => row.verdict.to_uppercase(),
+        _ => "—".into(),
     }
 }
 
