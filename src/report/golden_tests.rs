@@ -10,11 +10,14 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 use super::render::{render, render_with};
-use super::run_tests::{TestResult, compare_with, sweep_with};
+use super::run_tests::{TestResult, sweep_with};
 use super::*;
 use crate::experiment::ceiling::CeilingRecord;
+use crate::experiment::compare::tests::FakeLab;
 use crate::experiment::compare::tests::{new_lab, setup};
+use crate::experiment::compare::{MatrixOutcome, Prepared};
 use crate::experiment::compare::{create, resume};
+use crate::experiment::lab::Session;
 use crate::experiment::model::{SweepOutcome, Vary};
 use crate::experiment::progress::Progress;
 use crate::experiment::sweep::tests::{Curve, command};
@@ -337,6 +340,17 @@ fn golden_report_of_sweeps_and_vary_tables() {
     curve.standin = false;
     g.check("sweep-knee.txt", &sweep::render_sweep(&curve));
     g.finish();
+}
+
+/// `compare` measured on a fake lab, its reports left for [`pinned`] to write.
+async fn compare_with(
+    lab: &mut FakeLab,
+    prepared: Prepared,
+    cancel: &CancellationToken,
+    progress: &Progress,
+) -> TestResult<(ExperimentDir, MatrixOutcome)> {
+    let mut session = Session::new(lab, cancel, progress);
+    Ok(crate::experiment::compare::compare_with(&mut session, prepared).await?)
 }
 
 /// Fixes what a fake run records of this machine and this moment (creation, the host, when

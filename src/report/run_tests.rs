@@ -18,7 +18,7 @@ use crate::runner::Phase;
 pub(super) type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 /// `compare` as the CLI runs it: measure, then write the reports.
-pub(super) async fn compare_with(
+async fn compare_with(
     lab: &mut FakeLab,
     prepared: Prepared,
     cancel: &CancellationToken,
