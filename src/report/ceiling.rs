@@ -21,14 +21,17 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
         title(record),
         record.step_s,
     ));
-    out.extend(verdict_notes(&record.steps).into_iter().map(|l| l + "\n"));
-    out.push_str(&record.finding());
-    out.push('\n');
-    if let Some(fit) = &record.server_cpu {
-        out.push_str(&fit.words());
-        out.push('\n');
-    }
+    out.extend(said(record).into_iter().map(|l| l + "\n"));
     out
+}
+
+/// What is said under a search's steps: why steps are not valid, the finding, and the servers'
+/// CPU per operation when it was fitted.
+pub(crate) fn said(r: &CeilingRecord) -> Vec<String> {
+    let mut said = verdict_notes(&r.steps);
+    said.push(r.finding());
+    said.extend(r.server_cpu.map(|f| f.words()));
+    said
 }
 
 /// The title every format of a search opens with.

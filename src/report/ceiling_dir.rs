@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::ceiling::{CeilingPart, render_all, steps_table, summary, title, verdict_notes};
+use super::ceiling::{CeilingPart, render_all, said, steps_table, summary, title, verdict_notes};
 use super::table::Rule;
 use super::{Format, ReportError, charts, html};
 use crate::experiment::ceiling::CeilingRecord;
@@ -123,10 +123,7 @@ fn page(records: &[CeilingRecord]) -> String {
         }
         let steps = steps_table(std::slice::from_ref(r));
         html::plain_table(&mut out, ("<table><thead><tr>\n", ""), &steps);
-        let mut said = verdict_notes(&r.steps);
-        said.push(r.finding());
-        said.extend(r.server_cpu.map(|f| f.words()));
-        html::ul(&mut out, "notes", said);
+        html::ul(&mut out, "notes", said(r));
     }
     if let Some(all) = summary(records) {
         let _ = writeln!(out, "<p>{}</p>", html::esc(&all));

@@ -18,7 +18,7 @@ pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) ->
     match format {
         Format::Table => render_table(report, columns),
         Format::Markdown => render_markdown(report, &chart_links(report, &[]), columns),
-        Format::Csv => render_csv(report),
+        Format::Csv => super::columns::wide_table(report).csv(report.standin()),
         Format::Json => serde_json::to_string_pretty(report)
             .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
         Format::Html => html::page(&html::Page {
@@ -175,8 +175,4 @@ fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
         // The ratios taken apart are said once, in "What this experiment found" above.
         out.push_str("The ratio taken apart (routing tax, with microshard-1u its mongos hop and sharding overhead, sharding gain, net) is in \"What this experiment found\" above.\n\n");
     }
-}
-
-fn render_csv(report: &Report) -> String {
-    super::columns::wide_table(report).csv(report.standin())
 }
