@@ -103,7 +103,8 @@ impl Cell {
     }
 }
 
-/// How Markdown writes the rule under the header: `| --- | ---: |` or `|---|---:|`.
+/// How Markdown writes the rule under the header: `| --- | ---: |` or `|---|---:|` (the seed-2
+/// tables' files have always had the tight one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rule {
     Spaced,
@@ -126,7 +127,8 @@ impl Table {
         }
     }
 
-    /// A table of words a reader reads, all right-aligned, from its header and rows.
+    /// A table for readers only (its columns have no CSV names), every column right-aligned,
+    /// from its header and rows.
     pub(crate) fn of(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
         let columns = header.into_iter().map(|h| Column::figures(h, "")).collect();
         let rows = (rows.into_iter())
