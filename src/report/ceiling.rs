@@ -8,78 +8,103 @@ use serde::Serialize;
 use super::Row;
 use super::searches::{self, Searched};
 use super::stats::Comparison;
+use super::table::{Cell, Column, Table};
 use crate::experiment::ceiling::search::{Rule, micros, thousands};
 use crate::experiment::ceiling::{Bound, CeilingRecord, Outcome, Step, StepKind};
-use crate::measure::STANDIN_MARKER;
 
 /// The steps table of one search and its finding, for the terminal and `ceiling.txt`.
 pub(crate) fn render(record: &CeilingRecord) -> String {
-    let first = record.bounds.first();
-    let name = first.map_or("p99", |b| b.name.as_str());
-    let intended = format!("intended {name}");
-    let actual = format!("actual {name}");
-    let header = [
-        "step",
-        "kind",
-        "offered ops/s",
-        "achieved ops/s",
-        "threads",
-        "s",
-        intended.as_str(),
-        actual.as_str(),
-        "unsent",
-        "validity",
-        "result",
-    ];
-    let rows = (record.steps.iter().enumerate()).map(|(i, s)| step_fields(i, s));
-    let t = super::rounded(header, rows);
-    let mut out = String::new();
-    if record.standin {
-        out.push_str(STANDIN_MARKER);
-        out.push('\n');
-    }
-    let bounds: Vec<String> = record.bounds.iter().map(|b| b.shown()).collect();
+    let t = steps_table(std::slice::from_ref(record)).terminal();
+    let mut out = super::marker_line(record.standin, super::Format::Table);
     out.push_str(&format!(
-        "Ceiling search: {} on {} at {} (intended latency; steps of {:.0} s and longer once bracketed, each after a warm-up)\n{t}\n",
-        record.workload,
-        record.topology,
-        bounds.join(", "),
+        "{} (intended latency; steps of {:.0} s and longer once bracketed, each after a warm-up)\n{t}\n",
+        title(record),
         record.step_s,
     ));
-    out.extend(verdict_notes(&record.steps).into_iter().map(|l| l + "\n"));
-    out.push_str(&record.finding());
-    out.push('\n');
-    if let Some(fit) = &record.server_cpu {
-        out.push_str(&fit.words());
-        out.push('\n');
-    }
+    out.extend(said(record).into_iter().map(|l| l + "\n"));
     out
 }
 
-/// One row of the steps table.
-pub(crate) fn step_fields(i: usize, s: &Step) -> [String; 11] {
+/// What is said under a search's steps: why steps are not valid, the finding, and the servers'
+/// CPU per operation when it was fitted.
+pub(crate) fn said(r: &CeilingRecord) -> Vec<String> {
+    let mut said = verdict_notes(&r.steps);
+    said.push(r.finding());
+    said.extend(r.server_cpu.map(|f| f.words()));
+    said
+}
+
+/// The title every format of a search opens with.
+pub(crate) fn title(r: &CeilingRecord) -> String {
+    let (w, t, bounds) = (&r.workload, &r.topology, bounds_shown(&r.bounds));
+    format!("Ceiling search: {w} on {t} at {bounds}")
+}
+
+/// The steps of searches as one table: per step its kind, the rates offered and achieved, the
+/// threads, the intended and actual latency at the first bound, the operations the schedule
+/// left unsent, the verdict and the result; the CSV adds the search, the rule broken and whether
+/// the step counted, with raw figures.
+pub(crate) fn steps_table(records: &[CeilingRecord]) -> Table {
+    let first = records.first().and_then(|r| r.bounds.first());
+    let name = first.map_or("p99", |b| b.name.as_str());
+    let mut table = Table::new(vec![
+        Column::figures("", "search").csv_only(),
+        Column::figures("step", "step"),
+        Column::words("kind", "kind"),
+        Column::figures("offered ops/s", "offered_ops_s"),
+        Column::figures("achieved ops/s", "achieved_ops_s"),
+        Column::figures("threads", "threads"),
+        Column::figures("s", "step_s"),
+        Column::figures(format!("intended {name}"), format!("intended_{name}_us")),
+        Column::figures(format!("actual {name}"), format!("actual_{name}_us")),
+        Column::figures("unsent", "unsent"),
+        Column::words("validity", "validity"),
+        Column::words("result", "").read_only(),
+        Column::words("", "rule").csv_only(),
+        Column::words("", "counted").csv_only(),
+        Column::words("", "failed").csv_only(),
+    ]);
+    for r in records {
+        let steps = r.steps.iter().enumerate();
+        table
+            .rows
+            .extend(steps.map(|(i, s)| step_cells(r.repeat, i, s)));
+    }
+    table
+}
+
+/// One step's row of [`steps_table`].
+fn step_cells(search: u32, i: usize, s: &Step) -> Vec<Cell> {
     let (kind, result) = match (s.kind, &s.failed, s.counted) {
         (StepKind::Probe, _, _) => ("probe", "closed loop: where the search starts".to_string()),
         (_, None, _) => ("search", "sustained".to_string()),
         (_, Some(w), false) => ("search", format!("not counted, more threads next: {w}")),
         (_, Some(w), true) => ("search", format!("failed: {w}")),
     };
-    let latency = |at: Option<&u64>| match (s.kind, at) {
-        (StepKind::Probe, _) | (_, None) => "—".to_string(),
-        (_, Some(us)) => micros(*us),
+    let latency = |at: Option<&u64>| {
+        let read = match (s.kind, at) {
+            (StepKind::Probe, _) | (_, None) => "—".to_string(),
+            (_, Some(us)) => micros(*us),
+        };
+        Cell::figure(read, at.map(u64::to_string).unwrap_or_default())
     };
-    [
-        (i + 1).to_string(),
-        kind.to_string(),
-        s.offered.map_or("—".into(), thousands),
-        thousands(s.achieved),
-        s.threads.to_string(),
-        format!("{:.0}", s.step_s),
+    let offered = s.offered.map(|o| format!("{o:.3}")).unwrap_or_default();
+    vec![
+        Cell::text(search.to_string()),
+        Cell::text((i + 1).to_string()),
+        Cell::text(kind),
+        Cell::figure(s.offered.map_or("—".into(), thousands), offered),
+        Cell::figure(thousands(s.achieved), format!("{:.3}", s.achieved)),
+        Cell::text(s.threads.to_string()),
+        Cell::figure(format!("{:.0}", s.step_s), format!("{:.3}", s.step_s)),
         latency(s.at_bounds_us.first()),
         latency(s.actual_at_bounds_us.first()),
-        s.schedule.unsent.to_string(),
-        s.verdict.clone(),
-        result,
+        Cell::text(s.schedule.unsent.to_string()),
+        Cell::text(s.verdict.clone()),
+        Cell::text(result),
+        Cell::text(s.rule.map(|r| r.word()).unwrap_or_default()),
+        Cell::text(s.counted.to_string()),
+        Cell::quoted(s.failed.clone().unwrap_or_default()),
     ]
 }
 
@@ -357,9 +382,8 @@ impl CeilingPart {
     }
 
     /// The ceilings as a table (terminal), with the decomposition under it.
-    pub(crate) fn table(&self) -> String {
-        let t = super::rounded(self.headers(), self.cells.iter().map(CeilingCell::fields));
-        let mut out = format!("{}\n{t}\n", self.title());
+    pub(crate) fn terminal(&self) -> String {
+        let mut out = format!("{}\n{}\n", self.title(), self.table().terminal());
         out.extend(self.decomposed.iter().map(|d| d.sentence() + "\n"));
         out
     }
@@ -372,20 +396,63 @@ impl CeilingPart {
         )
     }
 
-    /// The table's columns.
-    pub(crate) fn headers(&self) -> [String; 9] {
+    /// The columns a `compare --ceiling` adds to the CSV (its throughput columns are the
+    /// ceilings), the intended latency's named by the bound's percentile.
+    pub(crate) fn csv_names(&self) -> [String; 6] {
         let name = self.drawn.as_ref().map_or("p99", |b| b.name.as_str());
         [
-            "scenario".into(),
-            "topology".into(),
-            "ceiling ops/s".into(),
-            "bracket ops/s".into(),
-            format!("intended {name}"),
-            "threads".into(),
-            "server µs/op".into(),
-            "steps".into(),
-            "the next rate".into(),
+            "ceiling_bracket_passed_ops_s".into(),
+            "ceiling_bracket_failed_ops_s".into(),
+            format!("ceiling_intended_{name}_us"),
+            "ceiling_threads".into(),
+            "ceiling_steps".into(),
+            "ceiling_next_failure".into(),
         ]
+    }
+
+    /// A row's fields under [`CeilingPart::csv_names`]: the bracket's two ends (ops/s), intended
+    /// latency at the bound (µs), threads, steps, and why the next rate failed (or why there is
+    /// no ceiling); empty for a row not searched.
+    pub(crate) fn csv_fields(&self, row: &Row) -> [String; 6] {
+        let Some(cell) =
+            (self.cells.iter()).find(|x| x.scenario == row.scenario && x.topology == row.topology)
+        else {
+            return Default::default();
+        };
+        let (passed, failed) = cell.bracket.map_or((None, None), |(p, f)| (Some(p), f));
+        let raw = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+        [
+            raw(passed),
+            raw(failed),
+            cell.at_bound_us.map(|p| p.to_string()).unwrap_or_default(),
+            cell.threads.map(|t| t.to_string()).unwrap_or_default(),
+            cell.steps.to_string(),
+            match cell.ceiling {
+                Some(_) => cell.next_failure.clone().unwrap_or_default(),
+                None => cell.finding.clone(),
+            },
+        ]
+    }
+
+    /// The ceilings' table: one row per cell, its fields as [`CeilingCell::fields`] says them.
+    pub(crate) fn table(&self) -> Table {
+        let name = self.drawn.as_ref().map_or("p99", |b| b.name.as_str());
+        let mut table = Table::new(vec![
+            Column::words("scenario", ""),
+            Column::words("topology", ""),
+            Column::figures("ceiling ops/s", ""),
+            Column::figures("bracket ops/s", ""),
+            Column::figures(format!("intended {name}"), ""),
+            Column::figures("threads", ""),
+            Column::figures("server µs/op", ""),
+            Column::figures("steps", ""),
+            Column::words("the next rate", ""),
+        ]);
+        let fields = self.cells.iter().map(CeilingCell::fields);
+        table.rows = fields
+            .map(|f| f.into_iter().map(Cell::text).collect())
+            .collect();
+        table
     }
 }
 
@@ -640,7 +707,7 @@ fn caveat(cells: &[CeilingCell], rows: &[Row], scenario: &str, pair: [&str; 2]) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment::ceiling::search::Tally;
     use crate::experiment::ceiling::{Bracket, SearchSpec, Step};
@@ -648,7 +715,7 @@ mod tests {
     use crate::report::tests::{cell, config};
 
     /// A step of a search at `offered`, passing or failing for `failed`.
-    fn step(offered: f64, failed: Option<&str>) -> Step {
+    pub(crate) fn step(offered: f64, failed: Option<&str>) -> Step {
         Step {
             kind: StepKind::Search,
             offered: Some(offered),
@@ -672,7 +739,7 @@ mod tests {
     }
 
     /// Search `repeat` of S5 on `topology` that found `ceiling`, the next rate 5 % above failing.
-    fn found(topology: &str, ceiling: f64, repeat: u32) -> CeilingRecord {
+    pub(crate) fn found(topology: &str, ceiling: f64, repeat: u32) -> CeilingRecord {
         let spec = SearchSpec {
             bounds: Bound::parse_list("p99=50ms").expect("a bound"),
             step_s: 2,
@@ -709,7 +776,7 @@ mod tests {
 
     /// Three whole S5 searches per topology around each of its ceilings (±1 %), with the
     /// compare's report over them.
-    fn searched_s5(tps: &[(&str, f64)]) -> (crate::report::Report, Vec<CeilingRecord>) {
+    pub(crate) fn searched_s5(tps: &[(&str, f64)]) -> (crate::report::Report, Vec<CeilingRecord>) {
         let (mut cells, mut records) = (Vec::new(), Vec::new());
         for &(t, tp) in tps {
             for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
@@ -798,7 +865,7 @@ mod tests {
         let basis = one.and_then(|r| r.significance).map(|c| c.basis);
         assert_eq!(basis, Some(crate::report::stats::Basis::Searches));
         // The table: the ceiling over its searches, the brackets, the next rate's failure.
-        let table = part.table();
+        let table = part.terminal();
         assert!(table.contains("Ceilings at p99 ≤ 50.0 ms"), "{table}");
         assert!(table.contains("2,000 (1,980–2,020)"), "{table}");
         assert!(table.contains("1,980–2,121"), "{table}");
@@ -889,7 +956,7 @@ mod tests {
         let mut r = found("single", 2_000.0, 1);
         r.bounds = Bound::parse_list("p99.9=80ms").expect("a bound");
         let part = CeilingPart::of(&[r.clone()], &[], "").expect("a part");
-        assert_eq!(part.headers()[4], "intended p99.9");
+        assert_eq!(part.table().header()[4], "intended p99.9");
         assert!(
             part.title().starts_with("Ceilings at p99.9 ≤ 80.0 ms"),
             "{}",

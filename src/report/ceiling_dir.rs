@@ -6,9 +6,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::ceiling::{CeilingPart, render_all, step_fields, summary, verdict_notes};
-use super::{Format, ReportError, STANDIN_MARKER, charts, html};
-use crate::experiment::ceiling::{CeilingRecord, StepKind};
+use super::ceiling::{CeilingPart, render_all, said, steps_table, summary, title, verdict_notes};
+use super::table::Rule;
+use super::{Format, ReportError, charts, html};
+use crate::experiment::ceiling::CeilingRecord;
 use crate::experiment::results::{ExperimentDir, ResultsError, read_json};
 
 /// The file a standalone search keeps its first record in: what makes a directory one.
@@ -71,64 +72,18 @@ fn chart(records: &[CeilingRecord]) -> Option<Result<charts::Chart, charts::Char
     charts::ceiling(&part, &first.workload, &where_, first.standin)
 }
 
-/// The title every format opens with.
-fn title(r: &CeilingRecord) -> String {
-    let bounds: Vec<String> = r.bounds.iter().map(|b| b.shown()).collect();
-    format!(
-        "Ceiling search: {} on {} at {}",
-        r.workload,
-        r.topology,
-        bounds.join(", ")
-    )
-}
-
-/// The steps table's header, the bound's percentile named.
-fn headers(r: &CeilingRecord) -> Vec<String> {
-    let name = r.bounds.first().map_or("p99", |b| b.name.as_str());
-    [
-        "step",
-        "kind",
-        "offered ops/s",
-        "achieved ops/s",
-        "threads",
-        "s",
-        &format!("intended {name}"),
-        &format!("actual {name}"),
-        "unsent",
-        "validity",
-        "result",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
-
 fn markdown(records: &[CeilingRecord]) -> String {
-    let mut out = String::new();
     let Some(first) = records.first() else {
-        return out;
+        return String::new();
     };
-    if first.standin {
-        let _ = writeln!(out, "**{STANDIN_MARKER}**\n");
-    }
+    let mut out = super::marker_line(first.standin, Format::Markdown);
     let _ = writeln!(out, "### {}\n", title(first));
     let _ = writeln!(out, "![the search's steps](ceiling.svg)\n");
     for r in records {
         if records.len() > 1 {
             let _ = writeln!(out, "#### Search {}\n", r.repeat);
         }
-        let row = |cells: &[String]| format!("| {} |\n", cells.join(" | ").replace('\n', " "));
-        out.push_str(&row(&headers(r)));
-        out.push_str(
-            "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
-        );
-        for (i, s) in r.steps.iter().enumerate() {
-            let cells: Vec<String> = step_fields(i, s)
-                .iter()
-                .map(|c| c.replace('|', "\\|"))
-                .collect();
-            out.push_str(&row(&cells));
-        }
+        out.push_str(&steps_table(std::slice::from_ref(r)).markdown(Rule::Spaced));
         out.push('\n');
         for line in verdict_notes(&r.steps) {
             let _ = writeln!(out, "- {line}");
@@ -145,64 +100,14 @@ fn markdown(records: &[CeilingRecord]) -> String {
 }
 
 fn csv(records: &[CeilingRecord]) -> String {
-    let figures = match records.first().is_some_and(|r| r.standin) {
-        true => "stand-in",
-        false => "mongodb",
-    };
-    let name = (records.first())
-        .and_then(|r| r.bounds.first())
-        .map_or("p99", |b| b.name.as_str());
-    let mut out = format!(
-        "figures,search,step,kind,offered_ops_s,achieved_ops_s,threads,step_s,intended_{name}_us,actual_{name}_us,unsent,validity,rule,counted,failed\n"
-    );
-    for r in records {
-        for (i, s) in r.steps.iter().enumerate() {
-            let kind = match s.kind {
-                StepKind::Probe => "probe",
-                _ => "search",
-            };
-            let quoted = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
-            let _ = writeln!(
-                out,
-                "{figures},{},{},{kind},{},{:.3},{},{:.3},{},{},{},{},{},{},{}",
-                r.repeat,
-                i + 1,
-                s.offered.map(|o| format!("{o:.3}")).unwrap_or_default(),
-                s.achieved,
-                s.threads,
-                s.step_s,
-                s.at_bounds_us
-                    .first()
-                    .map(u64::to_string)
-                    .unwrap_or_default(),
-                s.actual_at_bounds_us
-                    .first()
-                    .map(u64::to_string)
-                    .unwrap_or_default(),
-                s.schedule.unsent,
-                s.verdict,
-                s.rule.map(|r| r.word()).unwrap_or_default(),
-                s.counted,
-                quoted(s.failed.as_deref().unwrap_or_default()),
-            );
-        }
-    }
-    out
+    steps_table(records).csv(records.first().is_some_and(|r| r.standin))
 }
 
 fn page(records: &[CeilingRecord]) -> String {
     let Some(first) = records.first() else {
         return String::new();
     };
-    let mut out = html::head(&title(first));
-    if first.standin {
-        let _ = writeln!(
-            out,
-            "<div class=\"standin\">{}</div>",
-            html::esc(STANDIN_MARKER)
-        );
-    }
-    let _ = writeln!(out, "<h1>{}</h1>", html::esc(&title(first)));
+    let mut out = html::titled(&title(first), first.standin);
     let _ = writeln!(
         out,
         "<p>{}</p>",
@@ -216,14 +121,9 @@ fn page(records: &[CeilingRecord]) -> String {
         if records.len() > 1 {
             let _ = writeln!(out, "<h2>Search {}</h2>", r.repeat);
         }
-        let rows: Vec<Vec<String>> = (r.steps.iter().enumerate())
-            .map(|(i, s)| step_fields(i, s).to_vec())
-            .collect();
-        html::plain_table(&mut out, ("<table><thead><tr>\n", ""), &headers(r), &rows);
-        let mut said = verdict_notes(&r.steps);
-        said.push(r.finding());
-        said.extend(r.server_cpu.map(|f| f.words()));
-        html::ul(&mut out, "notes", said);
+        let steps = steps_table(std::slice::from_ref(r));
+        html::plain_table(&mut out, ("<table><thead><tr>\n", ""), &steps);
+        html::ul(&mut out, "notes", said(r));
     }
     if let Some(all) = summary(records) {
         let _ = writeln!(out, "<p>{}</p>", html::esc(&all));

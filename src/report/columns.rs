@@ -3,7 +3,9 @@
 //! the baseline marked when significant, p99 of the main operation, validity); `--wide` shows
 //! every column and `--columns LIST` a chosen few. CSV and JSON always carry every figure.
 
+use super::table::{Cell, Column, Table};
 use super::{Report, Row};
+use crate::experiment::model::Latency;
 use crate::measure::validity::Verdict;
 
 /// The names `--columns` accepts, in the order of the wide table.
@@ -85,40 +87,14 @@ impl Columns {
         Ok(Columns::Pick(picked))
     }
 
-    /// The table's header row.
-    pub(crate) fn headers(&self, report: &Report) -> Vec<String> {
+    /// The table these columns show of `report`: Markdown left-aligns its words and the
+    /// verdicts.
+    pub(crate) fn table(&self, report: &Report) -> Table {
         match self {
-            Columns::Compact => compact_headers(report),
-            Columns::Wide => headers(report),
-            Columns::Pick(ix) => pick(&headers(report), ix),
+            Columns::Compact => compact_table(report),
+            Columns::Wide => wide_table(report),
+            Columns::Pick(ix) => wide_table(report).pick(ix),
         }
-    }
-
-    /// One row's cells (of `report`'s table).
-    pub(crate) fn cells(&self, report: &Report, row: &Row) -> Vec<String> {
-        match self {
-            Columns::Compact => {
-                let mut cells = compact_cells(row);
-                if threads_differ(report) {
-                    let threads = row.threads.filter(|_| row.repeats > 0);
-                    cells.insert(2, threads.map_or_else(|| "—".into(), |t| t.to_string()));
-                }
-                cells
-            }
-            Columns::Wide => row_cells(row),
-            Columns::Pick(ix) => pick(&row_cells(row), ix),
-        }
-    }
-
-    /// Whether column `i` of this table holds text (left-aligned in Markdown) rather than a
-    /// figure.
-    pub(crate) fn is_text(&self, i: usize) -> bool {
-        let name = match self {
-            Columns::Compact => return i < 2,
-            Columns::Wide => NAMES.get(i),
-            Columns::Pick(ix) => ix.get(i).and_then(|&k| NAMES.get(k)),
-        };
-        matches!(name, Some(&"scenario" | &"topology" | &"op"))
     }
 
     /// The latency-detail table shown under the compact Markdown table.
@@ -130,10 +106,6 @@ impl Columns {
                 .collect(),
         )
     }
-}
-
-fn pick(all: &[String], ix: &[usize]) -> Vec<String> {
-    ix.iter().filter_map(|&i| all.get(i).cloned()).collect()
 }
 
 /// Whether the measured rows ran at different client thread counts (`compare --sweep` runs
@@ -149,12 +121,27 @@ pub(crate) fn threads_differ(report: &Report) -> bool {
     seen.any(|t| Some(t) != first)
 }
 
-fn compact_headers(report: &Report) -> Vec<String> {
-    let mut headers = compact_named(report);
-    if threads_differ(report) {
-        headers.insert(2, "threads".into());
+/// The compact table: scenario, topology, ops/s with its spread, the ratio marked, p99 and the
+/// verdict, with the threads when the rows ran at different counts.
+fn compact_table(report: &Report) -> Table {
+    let mut header = compact_named(report);
+    let differ = threads_differ(report);
+    if differ {
+        header.insert(2, "threads".into());
     }
-    headers
+    let rows = (report.rows.iter()).map(|row| {
+        let mut cells = compact_cells(row);
+        if differ {
+            let threads = row.threads.filter(|_| row.repeats > 0);
+            cells.insert(2, threads.map_or_else(|| "—".into(), |t| t.to_string()));
+        }
+        cells
+    });
+    let mut table = Table::of(header, rows.collect());
+    for (i, c) in table.columns.iter_mut().enumerate() {
+        c.left = i < 2 || c.title == "validity";
+    }
+    table
 }
 
 fn compact_named(report: &Report) -> Vec<String> {
@@ -180,17 +167,13 @@ fn compact_named(report: &Report) -> Vec<String> {
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
     if row.repeats == 0 {
-        let validity = match row.not_run {
-            Some(_) => row.verdict.to_uppercase(),
-            None => dash(),
-        };
         return vec![
             row.scenario.clone(),
             row.topology.clone(),
             unmeasured(row),
             dash(),
             dash(),
-            validity,
+            unmeasured_verdict(row),
         ];
     }
     let ops = match (row.throughput, row.spread) {
@@ -263,31 +246,145 @@ pub(crate) fn compact_key(report: &Report) -> String {
     key
 }
 
-/// Column headers shared by every tabular format.
-fn headers(report: &Report) -> Vec<String> {
-    [
-        "scenario",
-        "topology",
-        "threads",
-        "ops/s",
-        &format!("× {}", report.baseline),
-        "op",
-        "avg µs",
-        "p50 µs",
-        "p95 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "errors",
-        "validity",
-        "spread (min–max)",
-        "± stddev",
-        "significant",
-        "client CPU",
-        "CPU µs/op: client / servers",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// Every column of the comparison: its figures rounded for reading (`--wide`, `--columns`) and
+/// raw in the CSV, which has columns of its own (repetitions, the spread's two ends, the
+/// p-value; with `compare --ceiling`, each cell's search).
+pub(crate) fn wide_table(report: &Report) -> Table {
+    let csv = |name: &str| Column::figures("", name).csv_only();
+    let mut columns = vec![
+        Column::words("scenario", "scenario"),
+        Column::words("topology", "topology"),
+        csv("repeats"),
+        Column::figures("threads", "threads"),
+        Column::figures("ops/s", "throughput_ops_s"),
+        Column::figures(format!("× {}", report.baseline), "vs_baseline"),
+        Column::words("op", "main_op"),
+        Column::figures("avg µs", "avg_us"),
+        Column::figures("p50 µs", "p50_us"),
+        Column::figures("p95 µs", "p95_us"),
+        Column::figures("p99 µs", "p99_us"),
+        Column::figures("p99.9 µs", "p999_us"),
+        Column::figures("errors", "errors"),
+        Column::words("validity", "validity"),
+        Column::figures("spread (min–max)", "").read_only(),
+        csv("min_ops_s"),
+        csv("max_ops_s"),
+        Column::figures("± stddev", "stddev_ops_s"),
+        csv("p_value"),
+        Column::figures("significant", "significant"),
+        Column::figures("client CPU", "client_cpu_fraction"),
+        csv("cpu_us_per_op"),
+        Column::figures("CPU µs/op: client / servers", "").read_only(),
+        csv("client_bound"),
+        csv("server_cpu_us_per_op"),
+        csv("interrupted"),
+        csv("sessions"),
+    ];
+    if let Some(c) = &report.ceiling {
+        columns.extend(c.csv_names().iter().map(|n| csv(n)));
+    }
+    let mut table = Table::new(columns);
+    for row in &report.rows {
+        let mut cells = wide_cells(row);
+        if let Some(c) = &report.ceiling {
+            cells.extend(c.csv_fields(row).into_iter().map(Cell::text));
+        }
+        table.rows.push(cells);
+    }
+    table
+}
+
+/// One row of [`wide_table`].
+fn wide_cells(row: &Row) -> Vec<Cell> {
+    let raw = |v: Option<f64>| Cell::text(v.map(|x| format!("{x:.3}")).unwrap_or_default());
+    let read = |v: Option<f64>, f: &dyn Fn(f64) -> String| Cell {
+        read: v.map_or_else(|| "—".into(), f),
+        ..raw(v)
+    };
+    let lat = row.latency.clone().unwrap_or_default();
+    let latency = |f: fn(&Latency) -> f64| Cell {
+        read: fmt_num(f(&lat)),
+        ..raw(row.latency.as_ref().map(f))
+    };
+    let significant = row.significance.map(|s| s.significant.to_string());
+    let sessions: Vec<String> = row.sessions.iter().map(u32::to_string).collect();
+    let spread = (row.spread).map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)));
+    let mut cells = vec![
+        Cell::text(row.scenario.clone()),
+        Cell::text(row.topology.clone()),
+        Cell::text(row.repeats.to_string()),
+        Cell::or_dash(row.threads),
+        read(row.throughput, &fmt_num),
+        read(row.vs_baseline, &|r| ratio_cell(row, r)),
+        Cell::or_dash(row.main_op.as_ref()),
+        latency(|l| l.avg),
+        latency(|l| l.p50),
+        latency(|l| l.p95),
+        latency(|l| l.p99),
+        latency(|l| l.p999),
+        Cell::text(row.errors.to_string()),
+        Cell::figure(validity_cell(row), &row.verdict),
+        Cell::or_dash(spread),
+        raw(row.spread.map(|s| s.0)),
+        raw(row.spread.map(|s| s.1)),
+        read(row.stddev, &|s| format!("±{}", fmt_num(s))),
+        raw(row.significance.map(|s| s.p)),
+        Cell::figure(significance_cell(row), significant.unwrap_or_default()),
+        Cell {
+            read: client_cpu_cell(row),
+            ..raw(row.client_cpu)
+        },
+        raw(row.cpu_us_per_op),
+        Cell::text(cpu_per_op_cell(row)),
+        Cell::text(row.client_bound.to_string()),
+        raw(row.server_cpu_us_per_op),
+        Cell::text(row.interrupted.to_string()),
+        Cell::text(sessions.join(";")),
+    ];
+    if row.repeats == 0 {
+        unmeasured_cells(row, &mut cells);
+    }
+    cells
+}
+
+/// A row with nothing measured, as a reader reads it: its word in place of the throughput and
+/// of its verdict, dashes between.
+fn unmeasured_cells(row: &Row, cells: &mut [Cell]) {
+    const THREADS: usize = 3;
+    const OPS: usize = 4;
+    const VALIDITY: usize = 13;
+    for c in &mut cells[THREADS..] {
+        c.read = "—".into();
+    }
+    cells[OPS].read = unmeasured(row);
+    cells[VALIDITY].read = unmeasured_verdict(row);
+}
+
+/// The verdict cell of a row with nothing measured: its word in capitals when it was not run (a
+/// dead member, an interrupted experiment), a dash when it is merely missing.
+fn unmeasured_verdict(row: &Row) -> String {
+    match row.validity.verdict {
+        Verdict::NotRun => row.verdict.to_uppercase(),
+        _ => "—".into(),
+    }
+}
+
+/// `1.52×`, and what the baseline was when it is not valid.
+fn ratio_cell(row: &Row, r: f64) -> String {
+    match row.baseline_not_valid {
+        true => format!("{r:.2}× (baseline {})", row.baseline_verdict),
+        false => format!("{r:.2}×"),
+    }
+}
+
+/// The client's CPU use of its cores, and whether it was probably the bottleneck.
+fn client_cpu_cell(row: &Row) -> String {
+    match (row.client_cpu, row.client_bound) {
+        (Some(u), true) => format!("{:.0}% CLIENT-BOUND", u * 100.0),
+        (Some(u), false) => format!("{:.0}%", u * 100.0),
+        (None, true) => "CLIENT-BOUND".into(),
+        (None, false) => "—".into(),
+    }
 }
 
 /// A table figure: three significant figures at least, thousands grouped as publications write
@@ -302,57 +399,6 @@ fn fmt_num(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
-}
-
-fn row_cells(row: &Row) -> Vec<String> {
-    let dash = || "—".to_string();
-    if row.repeats == 0 {
-        let mut cells = vec![row.scenario.clone(), row.topology.clone(), dash()];
-        cells.push(unmeasured(row));
-        cells.resize(NAMES.len(), dash());
-        if row.not_run.is_some() {
-            cells[12] = row.verdict.to_uppercase();
-        }
-        return cells;
-    }
-    let lat = row.latency.clone().unwrap_or_default();
-    vec![
-        row.scenario.clone(),
-        row.topology.clone(),
-        row.threads.map(|t| t.to_string()).unwrap_or_else(dash),
-        row.throughput.map(fmt_num).unwrap_or_else(dash),
-        row.vs_baseline
-            .map(|r| {
-                if row.baseline_not_valid {
-                    format!("{r:.2}× (baseline {})", row.baseline_verdict)
-                } else {
-                    format!("{r:.2}×")
-                }
-            })
-            .unwrap_or_else(dash),
-        row.main_op.clone().unwrap_or_else(dash),
-        fmt_num(lat.avg),
-        fmt_num(lat.p50),
-        fmt_num(lat.p95),
-        fmt_num(lat.p99),
-        fmt_num(lat.p999),
-        row.errors.to_string(),
-        validity_cell(row),
-        row.spread
-            .map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)))
-            .unwrap_or_else(dash),
-        row.stddev
-            .map(|s| format!("±{}", fmt_num(s)))
-            .unwrap_or_else(dash),
-        significance_cell(row),
-        match row.client_cpu {
-            Some(u) if row.client_bound => format!("{:.0}% CLIENT-BOUND", u * 100.0),
-            Some(u) => format!("{:.0}%", u * 100.0),
-            None if row.client_bound => "CLIENT-BOUND".into(),
-            None => dash(),
-        },
-        cpu_per_op_cell(row),
-    ]
 }
 
 /// `42 / 310`: the client's and the servers' CPU µs per operation; "not reported" for servers
@@ -423,18 +469,17 @@ mod tests {
         cells[1].summary.threads = 32;
         let report = build_from(&c, &cells);
         assert!(threads_differ(&report));
-        let headers = Columns::Compact.headers(&report);
-        assert_eq!(headers[2], "threads");
-        let row = |t: &str| {
-            let r = report
-                .rows
-                .iter()
-                .find(|r| r.topology == t && r.scenario == "S2");
-            Columns::Compact.cells(&report, r.unwrap_or_else(|| panic!("{t}")))
-        };
+        let table = Columns::Compact.table(&report);
+        assert_eq!(table.header()[2], "threads");
+        let threads: Vec<String> = table
+            .read_rows()
+            .into_iter()
+            .map(|r| r[2].clone())
+            .collect();
         assert_eq!(
-            (row("single")[2].as_str(), row("microshard-2")[2].as_str()),
-            ("8", "32")
+            threads,
+            ["—", "—", "8", "32"],
+            "S1 not measured, S2 at each knee"
         );
         for format in [Format::Table, Format::Markdown] {
             let text = render(&report, format);
@@ -457,6 +502,6 @@ mod tests {
         cells[1].summary.threads = 8;
         let same = build_from(&c, &cells);
         assert!(!threads_differ(&same));
-        assert_eq!(Columns::Compact.headers(&same).len(), 6);
+        assert_eq!(Columns::Compact.table(&same).header().len(), 6);
     }
 }

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::{Format, Report, Row, STANDIN_MARKER, csv_row, figures, md_row, rounded};
+use super::table::{Cell, Column, Rule, Table};
+use super::{Format, Report, Row, STANDIN_MARKER};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
 /// One scenario × topology present in either experiment.
@@ -153,109 +154,60 @@ fn significance(r: &DiffRow) -> String {
     }
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|c| format!("{:+.1}%", c * 100.0))
-        .unwrap_or_else(|| "—".into())
-}
-
-fn num(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "—".into())
-}
-
-/// Renders a diff in the requested format.
+/// Renders a diff in the requested format, each under the stand-in marker when there is one.
 pub(crate) fn render(d: &Diff, format: Format) -> String {
+    let marker = super::marker_line(d.marker.is_some(), format);
     match format {
         Format::Json => {
             serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
         }
-        Format::Csv => render_csv(d),
-        Format::Markdown => render_markdown(d),
+        Format::Csv => table(d).csv(d.marker.is_some()),
+        Format::Markdown => marker + &table(d).markdown(Rule::Spaced),
         Format::Html => super::html::table_page(
             &format!("microshard diff: {} → {}", d.a, d.b),
-            d.marker.as_deref(),
-            &headers(d),
-            &d.rows.iter().map(cells).collect::<Vec<_>>(),
+            d.marker.is_some(),
+            &table(d),
         ),
-        Format::Table => render_table(d),
+        Format::Table => format!("{marker}{}\n", table(d).terminal()),
     }
 }
 
-/// The columns of the diff's table (Markdown, HTML, terminal), naming both sides.
-fn headers(d: &Diff) -> Vec<String> {
-    vec![
-        "scenario".to_string(),
-        "topology".into(),
-        format!("A ops/s ({})", d.a),
-        format!("B ops/s ({})", d.b),
-        "B/A".into(),
-        "p50 change".into(),
-        "p99 change".into(),
-        "significant (B vs A)".into(),
-    ]
-}
-
-/// One row's cells under [`headers`], rounded for reading.
-fn cells(r: &DiffRow) -> Vec<String> {
-    vec![
-        r.scenario.clone(),
-        r.topology.clone(),
-        num(r.a),
-        num(r.b),
-        r.ratio
-            .map(|x| format!("{x:.2}×"))
-            .unwrap_or_else(|| "—".into()),
-        pct(r.p50_change),
-        pct(r.p99_change),
-        significance(r),
-    ]
-}
-
-/// The diff as CSV: raw figures (four decimals), each row saying whose figures they are.
-fn render_csv(d: &Diff) -> String {
-    let mut out = String::from(
-        "figures,scenario,topology,a_ops_s,b_ops_s,ratio,p50_change,p99_change,not_comparable\n",
-    );
-    let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+/// The diff's table, naming both sides: figures rounded for reading, raw (four decimals) in
+/// the CSV, which says why a row is not compared where the others say whether it differs.
+fn table(d: &Diff) -> Table {
+    let mut table = Table::new(vec![
+        Column::words("scenario", "scenario"),
+        Column::words("topology", "topology"),
+        Column::figures(format!("A ops/s ({})", d.a), "a_ops_s"),
+        Column::figures(format!("B ops/s ({})", d.b), "b_ops_s"),
+        Column::figures("B/A", "ratio"),
+        Column::figures("p50 change", "p50_change"),
+        Column::figures("p99 change", "p99_change"),
+        Column::figures("significant (B vs A)", "").read_only(),
+        Column::words("", "not_comparable").csv_only(),
+    ]);
+    let raw = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+    let pct = |v: Option<f64>| {
+        let read = v.map_or("—".into(), |c| format!("{:+.1}%", c * 100.0));
+        Cell::figure(read, raw(v))
+    };
     for r in &d.rows {
-        out.push_str(&csv_row(&[
-            figures(d.marker.is_some()),
-            r.scenario.clone(),
-            r.topology.clone(),
-            o(r.a),
-            o(r.b),
-            o(r.ratio),
-            o(r.p50_change),
-            o(r.p99_change),
-            r.unlike.clone().unwrap_or_default(),
-        ]));
+        table.rows.push(vec![
+            Cell::text(r.scenario.clone()),
+            Cell::text(r.topology.clone()),
+            Cell::figure(r.a.map_or("—".into(), |x| format!("{x:.0}")), raw(r.a)),
+            Cell::figure(r.b.map_or("—".into(), |x| format!("{x:.0}")), raw(r.b)),
+            Cell::figure(
+                r.ratio.map_or("—".into(), |x| format!("{x:.2}×")),
+                raw(r.ratio),
+            ),
+            pct(r.p50_change),
+            pct(r.p99_change),
+            Cell::text(significance(r)),
+            Cell::text(r.unlike.clone().unwrap_or_default()),
+        ]);
     }
-    out
-}
-
-/// The diff as a Markdown table, under the stand-in marker when there is one.
-fn render_markdown(d: &Diff) -> String {
-    let headers = headers(d);
-    let mut out = String::new();
-    if let Some(m) = &d.marker {
-        out.push_str(&format!("**{m}**\n\n"));
-    }
-    out.push_str(&md_row(&headers));
-    let aligns: Vec<&str> = (0..headers.len())
-        .map(|i| if i < 2 { "---" } else { "---:" })
-        .collect();
-    out.push_str(&md_row(&aligns));
-    out.extend(d.rows.iter().map(|r| md_row(&cells(r))));
-    out
-}
-
-/// The diff as a terminal table, under the stand-in marker when there is one.
-fn render_table(d: &Diff) -> String {
-    let mut out = String::new();
-    if let Some(m) = &d.marker {
-        out.push_str(m);
-        out.push('\n');
-    }
-    format!("{out}{}\n", rounded(headers(d), d.rows.iter().map(cells)))
+    table
 }
 
 #[cfg(test)]

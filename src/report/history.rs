@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::Report;
 use crate::experiment::model::{CellFile, CellId, ExperimentConfig};
+use crate::measure::validity::{Validity, Verdict};
 
 /// An experiment that stopped (Ctrl-C, a failure) before measuring every cell of its matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -137,7 +138,13 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
                 && config.command.topology_name(&id.topology) == row.topology
         });
         if row.interrupted && row.repeats == 0 && row.not_run.is_none() {
+            // Never run: its verdict says so in every format, `not run` in the JSON's validity.
             row.verdict = "interrupted".into();
+            row.validity = Validity::valid();
+            (row.validity).add(
+                Verdict::NotRun,
+                "interrupted: the experiment stopped before it",
+            );
         }
     }
     report.sessions = sessions(config, h.cells);

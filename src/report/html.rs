@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use super::table::Table;
 use super::{Columns, Report, STANDIN_MARKER, charts, footer};
 use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
 use crate::measure::validity::Verdict;
@@ -98,18 +99,13 @@ pub(crate) fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoI
 
 /// A plain table of escaped cells in a scrolling box; `open` is the markup before the first
 /// header cell and `mid` what comes between the header and the body.
-pub(crate) fn plain_table<S: AsRef<str>>(
-    out: &mut String,
-    (open, mid): (&str, &str),
-    headers: &[S],
-    rows: &[Vec<String>],
-) {
+pub(crate) fn plain_table(out: &mut String, (open, mid): (&str, &str), table: &Table) {
     let _ = write!(out, "<div class=\"scroll\">{open}");
-    for h in headers {
-        let _ = write!(out, "<th>{}</th>", esc(h.as_ref()));
+    for h in table.header() {
+        let _ = write!(out, "<th>{}</th>", esc(&h));
     }
     let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
-    for r in rows {
+    for r in table.read_rows() {
         let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
         let _ = writeln!(out, "<tr>{cells}</tr>");
     }
@@ -214,9 +210,8 @@ fn ceiling_section(out: &mut String, r: &Report) {
         "<h2 id=\"ceilings\">Ceilings</h2>\n<p>{}</p>",
         esc(&c.title())
     );
-    let rows: Vec<Vec<String>> = c.cells.iter().map(|cell| cell.fields()).collect();
     let open = ("<table class=\"ceilings\">\n<thead><tr>", "\n");
-    plain_table(out, open, &c.headers(), &rows);
+    plain_table(out, open, &c.table());
     ul(out, "notes", c.decomposed.iter().map(|d| d.sentence()));
     let where_ = super::where_lines(r);
     for scenario in &super::ceiling::scenarios(c) {
@@ -231,29 +226,42 @@ fn ceiling_section(out: &mut String, r: &Report) {
 
 /// One table of the report's rows with these columns, a row class per verdict.
 fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>"
-    );
-    let h = columns.headers(r);
-    let text = |i| match columns.is_text(i) {
-        true => " class=\"text\"",
-        false => "",
-    };
-    for (i, name) in h.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", text(i), esc(name));
+    let open = format!("<table class=\"{class}\">\n<thead><tr>");
+    let classes = (r.rows.iter()).map(|row| match row.repeats {
+        0 => "missing",
+        _ => row.validity.verdict.as_str(),
+    });
+    let classes: Vec<&str> = classes.collect();
+    verdict_table(out, (&open, "\n"), &columns.table(r), &classes, false);
+}
+
+/// A result's table in a scrolling box: each row classed by its verdict (`classes`), each
+/// column of words classed `text` and the verdicts' column `validity` — a column of words too
+/// where `validity_text` (a sweep's; the comparison's is not).
+fn verdict_table(
+    out: &mut String,
+    (open, mid): (&str, &str),
+    table: &Table,
+    classes: &[&str],
+    validity_text: bool,
+) {
+    let shown = table.shown();
+    let validity = |i: usize| shown[i].title == "validity";
+    let text = |i: usize| shown[i].left && (validity_text || !validity(i));
+    let _ = write!(out, "<div class=\"scroll\">{open}");
+    for (i, c) in shown.iter().enumerate() {
+        let class = if text(i) { " class=\"text\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", esc(&c.title));
     }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in &r.rows {
-        let class = match row.repeats {
-            0 => "missing",
-            _ => row.validity.verdict.as_str(),
-        };
+    let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
+    for (class, cells) in classes.iter().zip(table.read_rows()) {
         let _ = write!(out, "<tr class=\"{class}\">");
-        for (i, cell) in columns.cells(r, row).iter().enumerate() {
-            let class = match text(i) {
-                "" if h[i] == "validity" => " class=\"validity\"",
-                class => class,
+        for (i, cell) in cells.iter().enumerate() {
+            let class = match (text(i), validity(i)) {
+                (true, true) => " class=\"text validity\"",
+                (false, true) => " class=\"validity\"",
+                (true, false) => " class=\"text\"",
+                (false, false) => "",
             };
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
@@ -387,13 +395,8 @@ fn vary_section(out: &mut String, p: &Page) {
             "<h2 id=\"{id}\">{}</h2>",
             esc(&super::sweep::vary_heading(&v.outcome, Some(&v.label)))
         );
-        let (header, rows) = super::sweep::vary_table(&v.outcome);
-        plain_table(
-            out,
-            ("<table class=\"vary\"><thead><tr>", ""),
-            &header,
-            &rows,
-        );
+        let table = super::sweep::vary_table(&v.outcome);
+        plain_table(out, ("<table class=\"vary\"><thead><tr>", ""), &table);
         let notes = super::sweep::vary_point_notes(&v.outcome);
         if !notes.is_empty() {
             out.push_str("<p>Points degraded or invalid:</p>\n");
@@ -421,21 +424,11 @@ fn sweeps_section(out: &mut String, p: &Page) {
         if s.standin {
             let _ = writeln!(out, "<p class=\"standin\">{}</p>", esc(STANDIN_MARKER));
         }
-        out.push_str("<div class=\"scroll\"><table class=\"sweep\"><thead><tr><th>threads</th><th>ops/s</th><th class=\"text\">op</th><th>avg µs</th><th>p95 µs</th><th>p99 µs</th><th>errors</th><th class=\"text\">validity</th><th class=\"text\"></th></tr></thead><tbody>\n");
-        for (pt, row) in s.points.iter().zip(super::sweep::sweep_rows(s)) {
-            let verdict = pt.summary.validity.verdict.as_str();
-            let _ = write!(out, "<tr class=\"{verdict}\">");
-            for (i, cell) in row.iter().enumerate() {
-                let class = match i {
-                    2 | 8 => " class=\"text\"",
-                    7 => " class=\"text validity\"",
-                    _ => "",
-                };
-                let _ = write!(out, "<td{class}>{}</td>", esc(cell));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n");
+        let classes: Vec<&str> = (s.points.iter())
+            .map(|p| p.summary.validity.verdict.as_str())
+            .collect();
+        let open = ("<table class=\"sweep\"><thead><tr>", "");
+        verdict_table(out, open, &super::sweep::sweep_table(s), &classes, true);
         let data = &p.report.scale_note;
         figure(
             out,
@@ -696,19 +689,20 @@ fn plans(out: &mut String, p: &Page) {
     }
 }
 
-/// A page holding one table (used by `diff --format html`).
-pub(crate) fn table_page(
-    title: &str,
-    marker: Option<&str>,
-    headers: &[String],
-    rows: &[Vec<String>],
-) -> String {
+/// A page's head, the stand-in marker when its figures are the stand-in's, and its title.
+pub(crate) fn titled(title: &str, standin: bool) -> String {
     let mut out = head(title);
-    if let Some(m) = marker {
-        let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(m));
+    if standin {
+        let _ = writeln!(out, "<div class=\"standin\">{}</div>", esc(STANDIN_MARKER));
     }
     let _ = writeln!(out, "<h1>{}</h1>", esc(title));
-    plain_table(&mut out, ("<table><thead><tr>\n", ""), headers, rows);
+    out
+}
+
+/// A page holding one table (used by `diff --format html`).
+pub(crate) fn table_page(title: &str, standin: bool, table: &Table) -> String {
+    let mut out = titled(title, standin);
+    plain_table(&mut out, ("<table><thead><tr>\n", ""), table);
     out.push_str("</body>\n</html>\n");
     out
 }

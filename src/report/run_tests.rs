@@ -15,7 +15,7 @@ use crate::experiment::sweep::tests::command;
 use crate::runner::Phase;
 
 /// A test's outcome: any error fails it, with its message.
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+pub(super) type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 /// `compare` as the CLI runs it: measure, then write the reports.
 async fn compare_with(
@@ -34,7 +34,7 @@ async fn compare_with(
 }
 
 /// `sweep` as the CLI runs it: measure, then write the reports and the seed-2 table.
-async fn sweep_with(
+pub(super) async fn sweep_with(
     lab: &mut Curve,
     cfg: &SweepCommand,
     cancel: &CancellationToken,

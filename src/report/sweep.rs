@@ -1,11 +1,11 @@
 //! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
 //! CSV and the SVG/PNG chart, from the stored curves.
 
-use super::{Columns, Format, charts, csv_row, figures, md_row, rounded, stats};
+use super::table::{Cell, Column, Rule, Table};
+use super::{Columns, Format, charts, marker_line, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
-use crate::experiment::model::{SweepFile, SweepOutcome};
+use crate::experiment::model::{SweepFile, SweepOutcome, SweepPoint};
 use crate::experiment::results::ExperimentDir;
-use crate::measure::STANDIN_MARKER;
 use crate::measure::validity::Verdict;
 
 /// A seed-2 table and chart as the page shows them: its chart's label, its files' stem and
@@ -67,19 +67,108 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
     first.label[..cut.unwrap_or(first.label.len())].to_string()
 }
 
-/// The compact seed-2 table as a header and rows (the page's table).
-pub(crate) fn vary_table(outcome: &SweepOutcome) -> (Vec<String>, Vec<Vec<String>>) {
-    table_of(outcome, RowMode::Compact)
+/// The compact seed-2 table (the page's, and the terminal's and Markdown's but with `--wide`):
+/// per value its mean ops/s with the lowest–highest over repetitions and the verdict of each
+/// point not valid.
+pub(crate) fn vary_table(outcome: &SweepOutcome) -> Table {
+    let (values, repeats) = (outcome.values(), outcome.repeats());
+    let mut columns = vec![Column::figures("threads", "threads")];
+    columns.extend(values.iter().map(|value| {
+        let name = c_label(&outcome.property, value, "ops/s");
+        match repeats > 1 {
+            true => Column::figures(format!("{name} (min–max)"), ""),
+            false => Column::figures(name, ""),
+        }
+    }));
+    let mut table = Table::new(columns);
+    for &t in &outcome.threads {
+        let mut row = vec![Cell::text(t.to_string())];
+        for value in &values {
+            let points: Vec<&SweepPoint> =
+                points_at(outcome, value, t).into_iter().flatten().collect();
+            let got: Vec<f64> = points.iter().map(|p| p.summary.throughput).collect();
+            let marks = charts::distinct(
+                (points.iter())
+                    .filter(|p| !p.summary.validity.is_valid())
+                    .map(|p| format!(" ({})", p.summary.validity.verdict)),
+            );
+            let (lo, hi) = stats::range(&got);
+            let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
+            row.push(Cell::text(stats::mean(&got).map_or("—".into(), |m| {
+                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
+            })));
+        }
+        table.rows.push(row);
+    }
+    table
 }
 
-/// The seed-2 table's header and rows, laid out as `mode` says.
-fn table_of(outcome: &SweepOutcome, mode: RowMode) -> (Vec<String>, Vec<Vec<String>>) {
+/// The wide seed-2 table: per value one column per repetition and their mean. The CSV writes
+/// each repetition's verdict in a column of its own beside its number, so every figure column
+/// stays numeric.
+fn vary_wide(outcome: &SweepOutcome) -> Table {
     let values = outcome.values();
-    let header = vary_header(outcome, &values, mode);
-    let rows = (outcome.threads.iter())
-        .map(|&t| vary_row(outcome, &values, t, mode))
-        .collect();
-    (header, rows)
+    let mut columns = vec![Column::figures("threads", "threads")];
+    for value in &values {
+        let name = c_label(&outcome.property, value, "ops/s");
+        for r in 1..=outcome.repeats() {
+            columns.push(Column::figures(
+                format!("{name} #{r}"),
+                format!("{name} #{r}"),
+            ));
+            columns.push(Column::figures("", format!("{name} #{r} validity")).csv_only());
+        }
+        columns.push(Column::figures(
+            format!("{name} mean"),
+            format!("{name} mean"),
+        ));
+    }
+    let mut table = Table::new(columns);
+    for &t in &outcome.threads {
+        let mut row = vec![Cell::text(t.to_string())];
+        for value in &values {
+            let points = points_at(outcome, value, t);
+            for point in &points {
+                row.extend(match point.map(|p| &p.summary) {
+                    Some(s) => {
+                        let mark = match s.validity.is_valid() {
+                            true => String::new(),
+                            false => format!(" ({})", s.validity.verdict),
+                        };
+                        let tp = format!("{:.0}", s.throughput);
+                        [
+                            Cell::figure(format!("{tp}{mark}"), tp),
+                            Cell::text(s.validity.verdict.as_str()),
+                        ]
+                    }
+                    None => [Cell::figure("—", ""), Cell::text("not run")],
+                });
+            }
+            let got: Vec<f64> = points
+                .iter()
+                .flatten()
+                .map(|p| p.summary.throughput)
+                .collect();
+            row.push(Cell::or_dash(stats::mean(&got).map(|m| format!("{m:.0}"))));
+        }
+        table.rows.push(row);
+    }
+    table
+}
+
+/// The point of `value` at `t` threads in each repetition, in order (`None`: not run).
+fn points_at<'a>(
+    outcome: &'a SweepOutcome,
+    value: &Option<String>,
+    t: u32,
+) -> Vec<Option<&'a SweepPoint>> {
+    (1..=outcome.repeats())
+        .map(|r| {
+            (outcome.curves.iter())
+                .find(|(v, _)| v.value == *value && v.repeat == r)
+                .and_then(|(_, s)| s.points.iter().find(|p| p.threads == t))
+        })
+        .collect()
 }
 
 /// Writes an outcome's seed-2 table and chart into the run directory as `{stem}.md`, `.csv`,
@@ -177,37 +266,34 @@ fn vary_series(outcome: &SweepOutcome, value: &Option<String>) -> charts::VarySe
 /// One line per measured point that is degraded or invalid: its value, thread count, repetition,
 /// verdict and why; said once, under the seed-2 table.
 pub(crate) fn vary_point_notes(outcome: &SweepOutcome) -> Vec<String> {
-    let mut notes = Vec::new();
-    for (v, s) in &outcome.curves {
-        for p in s.points.iter().filter(|p| !p.summary.validity.is_valid()) {
-            notes.push(format!(
-                "{} at {} threads, repeat {}, is {}: {}",
-                c_label(&outcome.property, &v.value, "throughput"),
-                p.threads,
-                v.repeat,
-                p.summary.validity.verdict,
-                p.summary.validity.summary()
-            ));
-        }
-    }
-    notes
+    point_lines(outcome, |p| {
+        let v = &p.summary.validity;
+        let said = (!v.is_valid()).then(|| format!(", is {}: {}", v.verdict, v.summary()));
+        said.into_iter().collect()
+    })
 }
 
 /// Each point whose client and server disagree (its cross-check's warnings: an extra `getMore`
 /// per multi-id read, a server that counts nothing), one line each; said beside the figures,
 /// not folded into a verdict.
 fn crosscheck_notes(outcome: &SweepOutcome) -> Vec<String> {
-    let mut notes = Vec::new();
+    point_lines(outcome, |p| {
+        let warnings = p.crosscheck.iter().flat_map(|c| c.warnings.iter());
+        warnings.map(|w| format!(": {w}")).collect()
+    })
+}
+
+/// A line for each thing `said` of a point: its value, thread count and repetition first.
+fn point_lines(outcome: &SweepOutcome, said: impl Fn(&SweepPoint) -> Vec<String>) -> Vec<String> {
+    let mut lines = Vec::new();
     for (v, s) in &outcome.curves {
+        let label = c_label(&outcome.property, &v.value, "throughput");
         for p in &s.points {
-            for w in p.crosscheck.iter().flat_map(|c| c.warnings.iter()) {
-                let label = c_label(&outcome.property, &v.value, "throughput");
-                let note = format!("{label} at {} threads, repeat {}: {w}", p.threads, v.repeat);
-                notes.push(note);
-            }
+            let at = format!("{label} at {} threads, repeat {}", p.threads, v.repeat);
+            lines.extend(said(p).into_iter().map(|s| format!("{at}{s}")));
         }
     }
-    notes
+    lines
 }
 
 /// Notes as a titled list under the seed-2 table (terminal or Markdown); nothing without notes.
@@ -249,39 +335,24 @@ pub(crate) use super::Format as VaryFormat;
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
 /// repetition and their mean).
 pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
-    let mode = match (format, columns) {
-        (VaryFormat::Csv, _) => RowMode::Csv,
-        (_, Columns::Wide) => RowMode::Wide,
-        _ => RowMode::Compact,
+    let table = match (format, columns) {
+        (VaryFormat::Csv, _) | (_, Columns::Wide) => vary_wide(outcome),
+        _ => vary_table(outcome),
     };
-    let (header, rows) = table_of(outcome, mode);
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     let mut out = match format {
-        VaryFormat::Csv => return vary_csv(&header, &rows, standin),
+        VaryFormat::Csv => return table.csv(standin),
         VaryFormat::Markdown => {
-            let mut out = String::new();
-            if standin {
-                out.push_str(&format!("**{}**\n\n", STANDIN_MARKER));
-            }
+            let mut out = marker_line(standin, format);
             if outcome.topology.is_some() {
                 // `compare` writes one table per topology: each file says which.
                 out.push_str(&format!("{}\n\n", vary_title(outcome)));
             }
-            out.push_str(&md_row(&header));
-            out.push_str(&format!("|{}\n", "---:|".repeat(header.len())));
-            out.extend(rows.iter().map(|r| md_row(r)));
-            out
+            out + &table.markdown(Rule::Tight)
         }
         _ => {
-            let marker = match standin {
-                true => format!("{STANDIN_MARKER}\n"),
-                false => String::new(),
-            };
-            format!(
-                "{marker}{}\n{}\n",
-                vary_title(outcome),
-                rounded(header, rows)
-            )
+            let (marker, title) = (marker_line(standin, format), vary_title(outcome));
+            format!("{marker}{title}\n{}\n", table.terminal())
         }
     };
     out.push_str(&memory_table(outcome, format));
@@ -294,103 +365,6 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
         &crosscheck_notes(outcome),
     ));
     out
-}
-
-/// How a seed-2 row is laid out: per value its mean with the range (compact), one column per
-/// repetition and the mean (wide), or that with each repetition's verdict in a column of its
-/// own beside its number, so every figure column stays numeric (CSV).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RowMode {
-    Compact,
-    Wide,
-    Csv,
-}
-
-/// The seed-2 table's header: the thread count, then per value its mean with the range over
-/// repetitions, or one column per repetition (and its verdict, in CSV) and their mean.
-fn vary_header(outcome: &SweepOutcome, values: &[Option<String>], mode: RowMode) -> Vec<String> {
-    let repeats = outcome.repeats();
-    let name = |value: &Option<String>| c_label(&outcome.property, value, "ops/s");
-    let mut header = vec!["threads".to_string()];
-    for value in values {
-        if mode != RowMode::Compact {
-            for r in 1..=repeats {
-                header.push(format!("{} #{r}", name(value)));
-                if mode == RowMode::Csv {
-                    header.push(format!("{} #{r} validity", name(value)));
-                }
-            }
-            header.push(format!("{} mean", name(value)));
-        } else if repeats > 1 {
-            header.push(format!("{} (min–max)", name(value)));
-        } else {
-            header.push(name(value));
-        }
-    }
-    header
-}
-
-/// The seed-2 table as CSV, each row saying whose figures they are.
-fn vary_csv(header: &[String], rows: &[Vec<String>], standin: bool) -> String {
-    let line = |first: String, cells: &[String]| csv_row(&[&[first], cells].concat());
-    let mut out = line("figures".into(), header);
-    out.extend(rows.iter().map(|r| line(figures(standin), r)));
-    out
-}
-
-/// One thread count's row of [`render_vary`].
-fn vary_row(
-    outcome: &SweepOutcome,
-    values: &[Option<String>],
-    t: u32,
-    mode: RowMode,
-) -> Vec<String> {
-    let wide = mode != RowMode::Compact;
-    let repeats = outcome.repeats();
-    let mut row = vec![t.to_string()];
-    for value in values {
-        let mut got = Vec::new();
-        let mut marks = Vec::new();
-        for r in 1..=repeats {
-            let point = outcome
-                .curves
-                .iter()
-                .find(|(v, _)| v.value == *value && v.repeat == r)
-                .and_then(|(_, s)| s.points.iter().find(|p| p.threads == t));
-            match point {
-                Some(p) => {
-                    got.push(p.summary.throughput);
-                    let mark = match p.summary.validity.is_valid() {
-                        true => String::new(),
-                        false => format!(" ({})", p.summary.validity.verdict),
-                    };
-                    if mode == RowMode::Csv {
-                        row.push(format!("{:.0}", p.summary.throughput));
-                        row.push(p.summary.validity.verdict.as_str().to_string());
-                    } else if wide {
-                        row.push(format!("{:.0}{mark}", p.summary.throughput));
-                    } else if !mark.is_empty() && !marks.contains(&mark) {
-                        marks.push(mark);
-                    }
-                }
-                None if mode == RowMode::Csv => row.extend([String::new(), "not run".into()]),
-                None if wide => row.push("—".into()),
-                None => {}
-            }
-        }
-        let mean = stats::mean(&got);
-        row.push(match mean {
-            None if mode == RowMode::Csv => String::new(),
-            None => "—".into(),
-            Some(m) if wide => format!("{m:.0}"),
-            Some(m) => {
-                let (lo, hi) = stats::range(&got);
-                let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
-                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
-            }
-        });
-    }
-    row
 }
 
 /// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
@@ -492,17 +466,13 @@ fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
     .iter()
     .map(|f| format!("- {f}\n"))
     .collect();
+    let mut table = Table::of(header, rows);
     if format == VaryFormat::Markdown {
-        let align = vec!["---:"; header.len() - 1].join("|");
-        let mut out = format!("\n{title}:\n\n{}|---|{align}|\n", md_row(&header));
-        out.extend(rows.iter().map(|r| md_row(r)));
-        return format!("{out}{}", flagged_list(&flagged));
+        table.columns[0].left = true;
+        let md = table.markdown(Rule::Tight);
+        return format!("\n{title}:\n\n{md}{}", flagged_list(&flagged));
     }
-    format!(
-        "{title}:\n{}\n{}",
-        rounded(header, rows),
-        flagged_list(&flagged)
-    )
+    format!("{title}:\n{}\n{}", table.terminal(), flagged_list(&flagged))
 }
 
 /// The implausible figures left out of the memory table, one line each, under it.
@@ -531,37 +501,54 @@ pub(crate) fn vary_heading(outcome: &SweepOutcome, label: Option<&str>) -> Strin
     )
 }
 
-/// The header of a sweep's table.
-const SWEEP_HEADER: [&str; 9] = [
-    "threads", "ops/s", "op", "avg µs", "p95 µs", "p99 µs", "errors", "validity", "",
-];
-
-/// A sweep's table rows: threads, throughput, latency, and the maximum and knee marked.
-pub(crate) fn sweep_rows(sweep: &SweepFile) -> Vec<[String; 9]> {
-    (sweep.points.iter())
-        .map(|p| {
-            let mut mark = Vec::new();
-            if Some(p.threads) == sweep.max_threads {
-                mark.push("max");
-            }
-            if Some(p.threads) == sweep.knee_threads {
-                mark.push("knee");
-            }
-            let s = &p.summary;
-            [
-                p.threads.to_string(),
-                format!("{:.0}", s.throughput),
-                s.main_op.clone(),
-                format!("{:.0}", s.latency.avg),
-                format!("{:.0}", s.latency.p95),
-                format!("{:.0}", s.latency.p99),
-                s.errors.to_string(),
-                s.validity.verdict.to_string(),
-                mark.join(", "),
-            ]
-        })
-        .collect()
+/// A sweep's table: per point its threads, throughput, latency and verdict, the maximum and knee
+/// marked; the CSV has the raw figures, p99.9, the label, and the marks as two columns.
+pub(crate) fn sweep_table(sweep: &SweepFile) -> Table {
+    let mut table = Table::new(vec![
+        Column::words("", "label").csv_only(),
+        Column::figures("threads", "threads"),
+        Column::figures("ops/s", "throughput_ops_s"),
+        Column::words("op", "main_op"),
+        Column::figures("avg µs", "avg_us"),
+        Column::figures("p95 µs", "p95_us"),
+        Column::figures("p99 µs", "p99_us"),
+        Column::figures("", "p999_us").csv_only(),
+        Column::figures("errors", "errors"),
+        Column::words("validity", "validity"),
+        Column::words("", MARKS).read_only(),
+        Column::words("", "max").csv_only(),
+        Column::words("", "knee").csv_only(),
+    ]);
+    let figure = |v: f64| Cell::figure(format!("{v:.0}"), format!("{v:.3}"));
+    for p in &sweep.points {
+        let max = Some(p.threads) == sweep.max_threads;
+        let knee = Some(p.threads) == sweep.knee_threads;
+        let marks: Vec<&str> = [(max, "max"), (knee, "knee")]
+            .iter()
+            .filter_map(|&(on, word)| on.then_some(word))
+            .collect();
+        let (s, l) = (&p.summary, &p.summary.latency);
+        table.rows.push(vec![
+            Cell::text(sweep.label.clone()),
+            Cell::text(p.threads.to_string()),
+            figure(s.throughput),
+            Cell::text(s.main_op.clone()),
+            figure(l.avg),
+            figure(l.p95),
+            figure(l.p99),
+            figure(l.p999),
+            Cell::text(s.errors.to_string()),
+            Cell::text(s.validity.verdict.to_string()),
+            Cell::text(marks.join(", ")),
+            Cell::text(max.to_string()),
+            Cell::text(knee.to_string()),
+        ]);
+    }
+    table
 }
+
+/// The column of a sweep's table marking its maximum and knee (titled in Markdown only).
+const MARKS: &str = "max, knee";
 
 /// The lines under a sweep's table: the maximum and knee, their caveats, each degraded or
 /// invalid point.
@@ -596,12 +583,8 @@ fn sweep_lines(sweep: &SweepFile) -> Vec<String> {
 
 /// A sweep as a terminal table: threads, throughput, latency, and the maximum and knee marked.
 pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
-    let t = rounded(SWEEP_HEADER, sweep_rows(sweep));
-    let mut out = String::new();
-    if sweep.standin {
-        out.push_str(STANDIN_MARKER);
-        out.push('\n');
-    }
+    let mut out = marker_line(sweep.standin, Format::Table);
+    let t = sweep_table(sweep).terminal();
     out.push_str(&format!("Thread sweep: {}\n{t}\n", sweep.label));
     out.extend(sweep_lines(sweep).into_iter().map(|l| l + "\n"));
     out
@@ -609,19 +592,16 @@ pub(crate) fn render_sweep(sweep: &SweepFile) -> String {
 
 /// A sweep as Markdown: the same table and lines as [`render_sweep`].
 pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
-    let mut out = String::new();
-    if sweep.standin {
-        out.push_str(&format!("**{STANDIN_MARKER}**\n\n"));
-    }
+    let mut out = marker_line(sweep.standin, Format::Markdown);
     out.push_str(&format!(
         "### Thread sweep: {}\n\n",
         sweep.label.replace('|', "\\|")
     ));
-    out.push_str(
-        "| threads | ops/s | op | avg µs | p95 µs | p99 µs | errors | validity | max, knee |\n",
-    );
-    out.push_str("| ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n");
-    out.extend(sweep_rows(sweep).iter().map(|r| md_row(r)));
+    let mut table = sweep_table(sweep);
+    for c in table.columns.iter_mut().filter(|c| c.csv == MARKS) {
+        c.title = MARKS.into();
+    }
+    out.push_str(&table.markdown(Rule::Spaced));
     out.push('\n');
     for line in sweep_lines(sweep) {
         out.push_str(&format!("- {}\n", line.replace('|', "\\|")));
@@ -661,28 +641,7 @@ pub(crate) fn render_sweep_dir(
 
 /// A sweep as CSV: one row per point, for spreadsheets.
 pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
-    let mut out = String::from(
-        "figures,label,threads,throughput_ops_s,main_op,avg_us,p95_us,p99_us,p999_us,errors,validity,max,knee\n",
-    );
-    for p in &sweep.points {
-        let s = &p.summary;
-        out.push_str(&csv_row(&[
-            figures(sweep.standin),
-            sweep.label.clone(),
-            p.threads.to_string(),
-            format!("{:.3}", s.throughput),
-            s.main_op.clone(),
-            format!("{:.3}", s.latency.avg),
-            format!("{:.3}", s.latency.p95),
-            format!("{:.3}", s.latency.p99),
-            format!("{:.3}", s.latency.p999),
-            s.errors.to_string(),
-            s.validity.verdict.to_string(),
-            (Some(p.threads) == sweep.max_threads).to_string(),
-            (Some(p.threads) == sweep.knee_threads).to_string(),
-        ]));
-    }
-    out
+    sweep_table(sweep).csv(sweep.standin)
 }
 
 /// What the terminal table of a `compare` shows under the comparison: with `--sweep --vary`,
