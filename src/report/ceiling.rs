@@ -25,8 +25,8 @@ pub(crate) fn render(record: &CeilingRecord) -> String {
     out
 }
 
-/// What is said under a search's steps: why steps are not valid, the finding, and the servers'
-/// CPU per operation when it was fitted.
+/// What is said under a search's steps: why steps are degraded or invalid, the finding, and the
+/// servers' CPU per operation when it was fitted.
 pub(crate) fn said(r: &CeilingRecord) -> Vec<String> {
     let mut said = verdict_notes(&r.steps);
     said.push(r.finding());

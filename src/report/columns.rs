@@ -369,7 +369,7 @@ fn unmeasured_verdict(row: &Row) -> String {
     }
 }
 
-/// `1.52×`, and what the baseline was when it is not valid.
+/// `1.52×`, and what the baseline was when it is degraded, invalid or not run.
 fn ratio_cell(row: &Row, r: f64) -> String {
     match row.baseline_not_valid {
         true => format!("{r:.2}× (baseline {})", row.baseline_verdict),

@@ -69,7 +69,7 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
 
 /// The compact seed-2 table (the page's, and the terminal's and Markdown's but with `--wide`):
 /// per value its mean ops/s with the lowest–highest over repetitions and the verdict of each
-/// point not valid.
+/// point that is degraded, invalid or not run.
 pub(crate) fn vary_table(outcome: &SweepOutcome) -> Table {
     let (values, repeats) = (outcome.values(), outcome.repeats());
     let mut columns = vec![Column::figures("threads", "threads")];
