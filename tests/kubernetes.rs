@@ -110,6 +110,16 @@ fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_lin
     );
 }
 
+/// The cluster an end-to-end test runs against (`MICROSHARD_TEST_KUBECONFIG`), the image it
+/// runs (`MICROSHARD_TEST_IMAGE`, default `mongo:8.0`) and a private state directory.
+fn cluster_under_test() -> (std::ffi::OsString, String, tempfile::TempDir) {
+    let kubeconfig = std::env::var_os("MICROSHARD_TEST_KUBECONFIG")
+        .expect("MICROSHARD_TEST_KUBECONFIG: the kubeconfig of the cluster to test against");
+    let image = std::env::var("MICROSHARD_TEST_IMAGE").unwrap_or_else(|_| "mongo:8.0".into());
+    let state = tempfile::tempdir().expect("state dir");
+    (kubeconfig, image, state)
+}
+
 /// On a real cluster (`MICROSHARD_TEST_KUBECONFIG`): the two-shard topology's manifests, with
 /// the image `MICROSHARD_TEST_IMAGE` (default `mongo:8.0`, which has `mongosh` for the admin Job),
 /// applied to a namespace of their own; the admin Job must complete (replica sets, shards,
@@ -119,10 +129,7 @@ fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_lin
 #[test]
 #[ignore = "kubernetes end-to-end: skipped (no cluster): set MICROSHARD_TEST_KUBECONFIG and run with --ignored"]
 fn kubernetes_end_to_end_on_a_real_cluster() {
-    let kubeconfig = std::env::var_os("MICROSHARD_TEST_KUBECONFIG")
-        .expect("MICROSHARD_TEST_KUBECONFIG: the kubeconfig of the cluster to test against");
-    let image = std::env::var("MICROSHARD_TEST_IMAGE").unwrap_or_else(|_| "mongo:8.0".into());
-    let state = tempfile::tempdir().expect("state dir");
+    let (kubeconfig, image, state) = cluster_under_test();
     let out = crate::util::microshard(state.path())
         .args([
             "up",
@@ -183,10 +190,7 @@ fn kubernetes_end_to_end_on_a_real_cluster() {
 #[test]
 #[ignore = "kubernetes end-to-end: skipped (no cluster): set MICROSHARD_TEST_KUBECONFIG and run with --ignored"]
 fn kubernetes_live_backend_end_to_end_on_a_real_cluster() {
-    let kubeconfig = std::env::var_os("MICROSHARD_TEST_KUBECONFIG")
-        .expect("MICROSHARD_TEST_KUBECONFIG: the kubeconfig of the cluster to test against");
-    let image = std::env::var("MICROSHARD_TEST_IMAGE").unwrap_or_else(|_| "mongo:8.0".into());
-    let state = tempfile::tempdir().expect("state dir");
+    let (kubeconfig, image, state) = cluster_under_test();
     let microshard = |args: &[&str]| {
         crate::util::microshard(state.path())
             .env("KUBECONFIG", &kubeconfig)
