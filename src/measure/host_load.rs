@@ -18,9 +18,9 @@ pub struct HostSample {
     steal: u64,
     /// The client: this process and its descendants (client processes of `--clients`).
     client: u64,
-    /// Every other process (neither the client nor a measured server), by pid: its ticks, its
-    /// reaped children's included.
-    others: BTreeMap<u32, u64>,
+    /// Every other process (neither the client nor a measured server), by pid: its parent and
+    /// its ticks, its reaped children's included.
+    others: BTreeMap<u32, (u32, u64)>,
     /// Each measured server member found on this machine, by name: its CPU ticks, and its CPU
     /// nanoseconds where the kernel accounts them.
     servers: BTreeMap<String, u64>,
@@ -282,7 +282,7 @@ pub fn sample(members: &[(String, String)]) -> Option<HostSample> {
             ours.push(p.pid);
             client += p.ticks;
         } else if !server_pids.contains(&p.pid) {
-            others.insert(p.pid, p.ticks);
+            others.insert(p.pid, (p.parent, p.ticks));
         }
     }
     let load_1m = std::fs::read_to_string("/proc/loadavg")
@@ -332,18 +332,23 @@ fn elsewhere_us(
 /// Ticks the other processes used between two samples, from each process's own account: the
 /// kernel keeps a process's CPU time exactly, while `/proc/stat`'s machine-wide ticks are
 /// sampled, and on a virtual machine were off by half a core over a two-second window either
-/// way on a quiet host (`docs/result-schema.md`, `host_load.other_cores`). Each process's growth, a
-/// new one's whole time, less the time before `a` of each one that ended (reaped, its whole
-/// time moved to its parent's account of its children).
+/// way on a quiet host (`docs/result-schema.md`, `host_load.other_cores`). Each process's growth
+/// (a new one's whole time), its parent's less the time before `a` of each child that ended
+/// (reaped, its whole time moved to the parent's account of its children) — never more than
+/// the parent grew, so a child whose time was not moved cannot hide other work.
 fn other_ticks(a: &HostSample, b: &HostSample) -> u64 {
-    let grown: u64 = (b.others.iter())
-        .map(|(pid, t)| t.saturating_sub(a.others.get(pid).copied().unwrap_or(0)))
-        .sum();
-    let ended: u64 = (a.others.iter())
-        .filter(|(pid, _)| !b.others.contains_key(pid))
-        .map(|(_, t)| t)
-        .sum();
-    grown.saturating_sub(ended)
+    let before = |pid: &u32| a.others.get(pid).map_or(0, |(_, t)| *t);
+    let mut grown: BTreeMap<u32, u64> = (b.others.iter())
+        .map(|(pid, (_, t))| (*pid, t.saturating_sub(before(pid))))
+        .collect();
+    for (pid, (parent, t)) in &a.others {
+        if !b.others.contains_key(pid)
+            && let Some(g) = grown.get_mut(parent)
+        {
+            *g = g.saturating_sub(*t);
+        }
+    }
+    grown.values().sum()
 }
 
 /// What the machine did between two samples.
@@ -478,16 +483,22 @@ mod tests {
 
     #[test]
     fn other_work_is_each_process_own_time_in_the_window() {
-        let at = |others: &[(u32, u64)]| HostSample {
-            others: others.iter().copied().collect(),
+        let at = |others: &[(u32, u32, u64)]| HostSample {
+            others: (others.iter())
+                .map(|(p, parent, t)| (*p, (*parent, *t)))
+                .collect(),
             ..sample(&[]).expect("/proc is readable")
         };
         // 7 grew by 30, 8 is new with 20, 9 ended: its 50 before `a` reappear in its parent
         // 7's reaped-children account, and are no work of this window.
-        let a = at(&[(7, 100), (9, 50)]);
-        let b = at(&[(7, 100 + 50 + 30), (8, 20)]);
+        let a = at(&[(7, 1, 100), (9, 7, 50)]);
+        let b = at(&[(7, 1, 100 + 50 + 30), (8, 1, 20)]);
         assert_eq!(other_ticks(&a, &b), 30 + 20);
         assert_eq!(other_ticks(&b, &b), 0);
+        // A child whose time its parent never took (not reaped into its account) takes nothing
+        // from the rest: 8 still counts its 20.
+        let c = at(&[(7, 1, 100), (8, 1, 20)]);
+        assert_eq!(other_ticks(&a, &c), 20);
     }
 
     #[test]
