@@ -168,6 +168,14 @@ pub struct RunningCluster {
     pub owner_pid: u32,
     /// When it was started (UTC, RFC 3339).
     pub started_at: String,
+    /// The kubeconfig context its objects were made in (`--backend kubernetes`), so that `down`
+    /// reaches that cluster whatever the current context is then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_context: Option<String>,
+    /// What every figure measured on it must say (exclusive CPUs the backend could not show,
+    /// `docs/kubernetes.md`): each cell is degraded with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 impl RunningCluster {
@@ -244,6 +252,8 @@ impl RunningCluster {
             state_file: super::state::state_path(&plan.run_id),
             owner_pid: std::process::id(),
             started_at: chrono::Utc::now().to_rfc3339(),
+            kube_context: None,
+            caveats: Vec::new(),
         }
     }
 

@@ -19,7 +19,7 @@ use crate::workload::prop;
 /// and ports. Stored in `experiment.json` under the record's names (`extra_mongod_args`).
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize, Deserialize)]
 pub struct ServerFlags {
-    /// Backend bringing the topologies up: process, docker or existing (kubernetes: manifests only, `up --emit-manifests`).
+    /// Backend bringing the topologies up: process, docker, existing or kubernetes (a build with the `kubernetes` feature; without it, `up --emit-manifests` prints manifests).
     #[arg(long, value_enum, ignore_case = true, default_value = "process")]
     #[serde(deserialize_with = "backend_any_case")]
     pub backend: BackendKind,

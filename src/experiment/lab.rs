@@ -32,6 +32,9 @@ pub(crate) struct Deployment {
     pub default_write_concern: Option<super::model::DefaultWriteConcernRecord>,
     /// The members whose CPU their backend reads (containers), for each cell's server CPU.
     pub member_cpu: crate::backend::MemberCpu,
+    /// What its backend could not show and every cell's figure must say (exclusive CPUs not
+    /// verified): each cell measured on it is degraded with it.
+    pub caveats: Vec<String>,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.

@@ -210,6 +210,7 @@ impl Lab for LiveLab {
                 .collect(),
             default_write_concern,
             member_cpu: crate::backend::MemberCpu::of(&cluster),
+            caveats: cluster.caveats.clone(),
         };
         Ok((deployment, LiveHandle(Some(cluster))))
     }
@@ -267,7 +268,12 @@ impl Lab for LiveLab {
             reuse: Some(self.connections.clone()),
             ..Default::default()
         };
-        run_phase(properties, phase, opts).await
+        let mut measured = run_phase(properties, phase, opts).await?;
+        for why in &deployment.caveats {
+            measured.document.validity.degrade(why.clone());
+            measured.summary.validity.degrade(why.clone());
+        }
+        Ok(measured)
     }
 
     async fn remove_inserted(

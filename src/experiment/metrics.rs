@@ -28,6 +28,13 @@ pub struct StatusSnapshot {
     pub repl_applied: Option<u64>,
     /// `connections.current`.
     pub connections: u64,
+    /// Which process answered: `host` and `uptimeMillis`. A member whose uptime at a cell's end
+    /// is below its uptime at the start restarted during the cell ([`MemberMetrics::restart`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `uptimeMillis`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_ms: Option<u64>,
     /// `connections.available`: how many more the server accepts (0.8 × its soft `nofile` limit
     /// less `current`), so a cell near the cap can be told apart (docs/mongodb-versions.md, R3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,6 +132,8 @@ impl StatusSnapshot {
                 .and_then(|c| number(c.get("current")))
                 .unwrap_or(0),
             connections_available: sub("connections").and_then(|c| number(c.get("available"))),
+            host: reply.get_str("host").ok().map(str::to_string),
+            uptime_ms: number(reply.get("uptimeMillis")),
             cache_bytes: wt("bytes currently in the cache"),
             dirty_bytes: wt("tracked dirty bytes in the cache"),
             cache_max_bytes: wt("maximum bytes configured"),
@@ -230,6 +239,26 @@ impl MemberMetrics {
         }
         let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
         Some(a.data_ops().saturating_sub(b.data_ops()))
+    }
+
+    /// Why this member's cell is invalid if its server restarted during it (a container or pod
+    /// restarted by its policy, a crash a supervisor undid): the same host answered both times,
+    /// with less uptime at the end than at the start. Its counters began again, and its clients
+    /// waited on or failed against a member that was down — too soon back for the probes'
+    /// silence bound to see it. (Another host answering, as behind a load balancer, is no restart.)
+    pub(crate) fn restart(&self) -> Option<String> {
+        let (b, a) = (self.before.as_ref()?, self.after.as_ref()?);
+        let (up_b, up_a) = (b.uptime_ms?, a.uptime_ms?);
+        if b.host != a.host || up_a >= up_b {
+            return None;
+        }
+        Some(format!(
+            "{} ({}) restarted during the cell: up {:.1} s at its end, {:.1} s at its start",
+            self.name,
+            a.host.as_deref().unwrap_or("its host"),
+            up_a as f64 / 1000.0,
+            up_b as f64 / 1000.0
+        ))
     }
 }
 
@@ -357,6 +386,14 @@ impl ServerMetrics {
         for m in &mut self.members {
             m.samples.clear();
         }
+    }
+
+    /// The members that restarted during the cell, each as the sentence that makes it invalid.
+    pub(crate) fn restarts(&self) -> Vec<String> {
+        self.members
+            .iter()
+            .filter_map(MemberMetrics::restart)
+            .collect()
     }
 
     /// Drops every member's implausible memory figures ([`StatusSnapshot::drop_implausible`])
@@ -655,6 +692,39 @@ mod tests {
         assert_eq!(s.checkpoints, Some(6));
         assert_eq!(s.cache_max_bytes, Some(1 << 30));
         assert_eq!(s.version.as_deref(), Some("7.0.2"));
+    }
+
+    #[test]
+    fn a_member_whose_uptime_went_back_on_the_same_host_restarted_during_the_cell() {
+        let at = |host: &str, ms: i64| {
+            StatusSnapshot::from_server_status(
+                &doc! { "host": host, "uptimeMillis": ms, "opcounters": {} },
+            )
+        };
+        let member = |b: StatusSnapshot, a: StatusSnapshot| MemberMetrics {
+            name: "sh0".into(),
+            role: "shard".into(),
+            before: Some(b),
+            after: Some(a),
+            ..Default::default()
+        };
+        let restarted = member(at("sh0-0.sh0:27017", 41_000), at("sh0-0.sh0:27017", 3_200));
+        assert_eq!(
+            restarted.restart().as_deref(),
+            Some(
+                "sh0 (sh0-0.sh0:27017) restarted during the cell: up 3.2 s at its end, 41.0 s at its start"
+            )
+        );
+        let server = ServerMetrics {
+            members: vec![restarted],
+            ..Default::default()
+        };
+        assert_eq!(server.restarts().len(), 1);
+        // Up all along; another host behind the same address; a server that reports no uptime.
+        assert_eq!(member(at("h:1", 41_000), at("h:1", 51_000)).restart(), None);
+        assert_eq!(member(at("h:1", 41_000), at("h:2", 3_000)).restart(), None);
+        let silent = StatusSnapshot::from_server_status(&doc! { "opcounters": {} });
+        assert_eq!(member(silent.clone(), silent).restart(), None);
     }
 
     #[test]

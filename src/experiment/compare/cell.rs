@@ -530,6 +530,14 @@ pub(super) fn write_cell(
     let mut warnings = caveats;
     warnings.extend(checked);
     warnings.extend(super::super::summary::partial_server_cpu(&document));
+    for why in server
+        .as_ref()
+        .map(ServerMetrics::restarts)
+        .unwrap_or_default()
+    {
+        summary.validity.invalid(why.clone());
+        document.validity.invalid(why);
+    }
     let balancer = server.as_ref().and_then(|s| s.balancer.as_ref());
     if let Some(why) = balancer.and_then(balancer::degraded) {
         summary.validity.degrade(why.clone());

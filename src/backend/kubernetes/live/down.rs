@@ -13,6 +13,7 @@ use kube::api::Api;
 use super::error::{KubeError, failed};
 use super::namespace::{self, Deleted, LABEL_IO_RUN};
 use super::{held, lease};
+use crate::backend::kubernetes::connect::{configured, connect_current, connect_recorded};
 use crate::backend::{BackendError, LabelSearch, Labels, NotSearched, RunningCluster};
 use crate::events::{Event, Events};
 
@@ -31,7 +32,7 @@ pub(crate) async fn teardown(
         ));
         return Ok(());
     }
-    let client = super::connect().await?;
+    let client = connect_recorded(cluster.kube_context.as_deref()).await?;
     match namespace::delete_if_ours(&client, &ns, Some(&cluster.run_id)).await {
         Ok(_) => Ok(()),
         Err(e @ KubeError::NotOurs { .. }) => {
@@ -47,7 +48,7 @@ pub(crate) async fn teardown(
 /// user named it); the line to say, `None` when there is no such namespace.
 pub(crate) async fn down_named(name: &str) -> Result<Option<String>, BackendError> {
     // No cluster to ask: no such namespace either, and the caller says nothing matched.
-    let Ok(client) = super::connect().await else {
+    let Ok(client) = connect_current().await else {
         return Ok(None);
     };
     Ok(delete_named(&client, name).await?)
@@ -69,10 +70,10 @@ pub(crate) async fn delete_named(
 pub(crate) async fn remove_expired(
     keep: &(dyn Fn(&Labels) -> bool + Sync),
 ) -> Result<Vec<String>, LabelSearch> {
-    if !super::configured() {
+    if !configured() {
         return Ok(Vec::new());
     }
-    let client = super::connect().await.map_err(unreachable)?;
+    let client = connect_current().await.map_err(unreachable)?;
     reap(&client, keep, Timestamp::now()).await
 }
 

@@ -5,6 +5,7 @@
 //! (`docs/kubernetes.md`, "The live backend").
 
 mod apply;
+mod cpus;
 mod down;
 mod error;
 mod forward;
@@ -21,37 +22,10 @@ pub(crate) use down::{down_named, remove_expired, teardown};
 pub use error::KubeError;
 pub(crate) use up::up;
 
+use super::connect::connect_current;
+
 use crate::backend::BackendError;
 use crate::topology::Plan;
-
-/// A client of the cluster of the current kubeconfig context (`KUBECONFIG`, else
-/// `~/.kube/config`), or of this pod's cluster when microshard runs in one.
-pub(crate) async fn connect() -> Result<kube::Client, KubeError> {
-    let config = kube::Config::infer().await.map_err(|e| {
-        // With nothing configured, kube's error lists every place it looked: too long to help.
-        let why = match configured() {
-            true => crate::backend::docker::one_line(e),
-            false => "no kubeconfig in KUBECONFIG or ~/.kube/config, and not in a pod".into(),
-        };
-        KubeError::NoCluster(format!(
-            "no Kubernetes cluster configured here ({why}); set KUBECONFIG or run microshard in a pod"
-        ))
-    })?;
-    kube::Client::try_from(config)
-        .map_err(|e| KubeError::NoCluster(crate::backend::docker::one_line(e)))
-}
-
-/// Whether a cluster is configured here at all (a kubeconfig, or a pod's service account):
-/// without one, `down --all` has no cluster to search and says nothing of it.
-pub(crate) fn configured() -> bool {
-    let kubeconfig = match std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty()) {
-        Some(paths) => std::env::split_paths(&paths).any(|p| p.exists()),
-        None => std::env::var_os("HOME")
-            .map(|h| std::path::Path::new(&h).join(".kube/config"))
-            .is_some_and(|p| p.exists()),
-    };
-    kubeconfig || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
-}
 
 /// Why client pods are refused with the live backend: not built yet.
 pub(crate) const CLIENT_PODS_NOT_BUILT: &str = "clients = [{ kubernetes = ... }] with --backend kubernetes is not built yet: the entry point is this machine's port-forward, which pods cannot dial; apply `up --emit-manifests` yourself and use --backend existing with the mongos's in-cluster address";
@@ -75,7 +49,7 @@ fn buildable(plans: &[&Plan]) -> Result<(), BackendError> {
 pub(crate) async fn ready(plans: &[&Plan]) -> Result<(), BackendError> {
     buildable(plans)?;
     let refuse = |why: String| BackendError::BadInput(format!("--backend kubernetes: {why}"));
-    let client = connect().await.map_err(|e| {
+    let client = connect_current().await.map_err(|e| {
         refuse(format!(
             "{e}, or print the topology's manifests with --emit-manifests"
         ))

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use k8s_openapi::jiff::Timestamp;
 
-use super::{forward, held, lease, pods, provision};
+use super::{cpus, forward, held, lease, pods, provision};
 use crate::backend::{BackendError, MemberState, RunningCluster, UpOptions, state};
 use crate::cluster::{LaunchError, Launcher};
 use crate::events::Event;
@@ -19,8 +19,9 @@ use crate::topology::{Member, Plan};
 /// Brings `plan` up in a namespace of its own; on failure or Ctrl-C the namespace is deleted
 /// (kept with `--keep`, and said) before the error returns.
 pub(crate) async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendError> {
-    let client = super::connect().await?;
+    let client = super::connect_current().await?;
     let mut record = RunningCluster::from_plan(plan, opts.keep);
+    record.kube_context = crate::backend::kubernetes::connect::current_context();
     state::write(&record)?;
     let work = bring_up(&client, plan, opts, &mut record);
     let outcome = match &opts.cancel {
@@ -85,6 +86,11 @@ async fn bring_up(
         opts.assembly.ready_timeout,
     )
     .await?;
+    if let Some(caveat) = cpus::verify(client, &ns, plan).await {
+        opts.events
+            .event(Event::Warning(format!("microshard: {caveat}")));
+        record.caveats.push(caveat);
+    }
     let launcher = Forwarded::open(client, &ns, plan, stop).await?;
     let assembly = crate::cluster::assemble(plan, &launcher, &opts.assembly, &*opts.events)
         .await

@@ -12,47 +12,4 @@ pub(crate) mod launch;
 pub(crate) mod mock;
 pub(crate) mod pods;
 
-/// The context that means "the cluster this process runs in" (its service account).
-pub(crate) const IN_CLUSTER: &str = "in-cluster";
-
-/// Why the API server of a context cannot be reached.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ConnectError {
-    /// The kubeconfig has no such context, or it cannot be read.
-    #[error("kubeconfig context {context:?}: {source}")]
-    Kubeconfig {
-        context: String,
-        source: kube::config::KubeconfigError,
-    },
-    /// Not in a pod with a service account.
-    #[error("{IN_CLUSTER}: {0}")]
-    InCluster(kube::config::InClusterError),
-    /// The client cannot be built from the configuration (TLS, proxy).
-    #[error("kubeconfig context {context:?}: {source}")]
-    Client {
-        context: String,
-        source: kube::Error,
-    },
-}
-
-/// A client of the API server of kubeconfig context `context` (or of this pod's cluster).
-pub(crate) async fn connect(context: &str) -> Result<kube::Client, ConnectError> {
-    let config = if context == IN_CLUSTER {
-        kube::Config::incluster().map_err(ConnectError::InCluster)?
-    } else {
-        let options = kube::config::KubeConfigOptions {
-            context: Some(context.to_string()),
-            ..Default::default()
-        };
-        kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|source| ConnectError::Kubeconfig {
-                context: context.to_string(),
-                source,
-            })?
-    };
-    kube::Client::try_from(config).map_err(|source| ConnectError::Client {
-        context: context.to_string(),
-        source,
-    })
-}
+pub(crate) use crate::backend::kubernetes::connect::connect;
