@@ -145,6 +145,13 @@ pub(crate) trait Backend: Sync {
         Box::pin(async { std::collections::BTreeMap::new() })
     }
 
+    /// Where client pods of `plan` run and what they dial, when its servers are pods this
+    /// backend brought up: the run's namespace and the members' in-cluster names. `None`: the
+    /// pods run in their context's default namespace and dial the run's entry URI.
+    fn client_pods_home(&self, _plan: &Plan) -> Option<PodsHome> {
+        None
+    }
+
     /// `down --all`: removes every object it labelled whose labels pass `keep`; one line each.
     fn remove_labelled<'a>(
         &'a self,
@@ -152,6 +159,15 @@ pub(crate) trait Backend: Sync {
     ) -> BoxFuture<'a, Result<Vec<String>, LabelSearch>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+}
+
+/// Where a run's client pods go: a namespace, and the entry URI as seen from there.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PodsHome {
+    /// The namespace to create their Job in.
+    pub namespace: String,
+    /// The entry point dialled from inside it.
+    pub uri: String,
 }
 
 /// Every backend, in the order `down --all` searches them.

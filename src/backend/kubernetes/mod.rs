@@ -75,6 +75,16 @@ impl Backend for KubernetesBackend {
         }
     }
 
+    /// The run's namespace, where the client pods find the servers by their in-cluster names
+    /// (and the anti-affinity to the server pods, which selects in its own namespace, applies).
+    #[cfg(feature = "kubernetes")]
+    fn client_pods_home(&self, plan: &Plan) -> Option<super::PodsHome> {
+        Some(super::PodsHome {
+            namespace: live::namespace_of(&plan.run_id),
+            uri: super::entry_uri_via(plan, |m| m.member_host.clone()).ok()?,
+        })
+    }
+
     /// The run's namespace deleted (kept with `--keep`), only if it carries the run's labels.
     #[cfg(feature = "kubernetes")]
     fn teardown<'a>(

@@ -20,6 +20,7 @@ mod up;
 
 pub(crate) use down::{down_named, remove_expired, teardown};
 pub use error::KubeError;
+pub(crate) use namespace::name as namespace_of;
 pub(crate) use up::up;
 
 use super::connect::connect_current;
@@ -27,22 +28,34 @@ use super::connect::connect_current;
 use crate::backend::BackendError;
 use crate::topology::Plan;
 
-/// Why client pods are refused with the live backend: not built yet.
-pub(crate) const CLIENT_PODS_NOT_BUILT: &str = "clients = [{ kubernetes = ... }] with --backend kubernetes is not built yet: the entry point is this machine's port-forward, which pods cannot dial; apply `up --emit-manifests` yourself and use --backend existing with the mongos's in-cluster address";
-
 /// What refuses a plan before any cluster is asked: objects that do not build (an unpinned
-/// image), client pods.
+/// image), client pods in another cluster than the servers' (they dial the members' in-cluster
+/// names, and keep off the server pods' nodes by the pods' labels).
 fn buildable(plans: &[&Plan]) -> Result<(), BackendError> {
+    let current = super::connect::current_context();
     for plan in plans {
         apply::objects(plan, &namespace::labels(plan))?;
-        if plan.client_pods.is_some() {
+        if let Some(pods) = &plan.client_pods
+            && !same_cluster(&pods.context, current.as_deref())
+        {
             return Err(BackendError::BadInput(format!(
-                "{}: {CLIENT_PODS_NOT_BUILT}",
-                plan.source.display()
+                "{}: clients = [{{ kubernetes = {:?} }}] with --backend kubernetes: the client pods run beside the servers, in the cluster of the current kubeconfig context ({}): name that context",
+                plan.source.display(),
+                pods.context,
+                current.as_deref().unwrap_or("none: in a pod, in-cluster")
             )));
         }
     }
     Ok(())
+}
+
+/// Whether client pods of `context` run in the cluster the servers are brought up in: the
+/// current context's, or this pod's own when there is no kubeconfig.
+fn same_cluster(context: &str, current: Option<&str>) -> bool {
+    match current {
+        Some(c) => context == c,
+        None => context == super::connect::IN_CLUSTER,
+    }
 }
 
 /// Before anything starts: every plan is [`buildable`], and the API server answers.
@@ -77,16 +90,36 @@ mod refusals {
     }
 
     #[test]
-    fn unpinned_images_and_client_pods_are_refused_before_any_cluster_is_asked() {
+    fn unpinned_images_are_refused_before_any_cluster_is_asked() {
         assert!(buildable(&[&plan("image = \"mongo:8.0\"\n")]).is_ok());
         let e = buildable(&[&plan("image = \"mongo\"\n")]).err();
         assert!(e.is_some_and(|e| e.is_bad_input() && e.to_string().contains("pinned")));
-        let pods = "client_image = \"ghcr.io/o/microshard:0.1.0\"\nclients = [{ kubernetes = \"lab\", count = 2 }]\n";
-        let e = buildable(&[&plan(pods)])
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(e.starts_with("s.toml: clients = [{ kubernetes"), "{e}");
-        assert!(e.contains("not built yet"), "{e}");
+    }
+
+    #[test]
+    fn client_pods_run_in_the_cluster_of_the_servers() {
+        assert!(same_cluster("lab", Some("lab")));
+        assert!(!same_cluster("other", Some("lab")));
+        assert!(same_cluster("in-cluster", None));
+        assert!(!same_cluster("lab", None));
+    }
+
+    #[test]
+    fn client_pods_dial_the_members_in_cluster_names_from_the_run_s_namespace() {
+        let pods = "kind = \"sharded\"\nshards_per_host = 2\nimage = \"mongo:8.0\"\nclient_image = \"ghcr.io/o/microshard:0.1.0\"\nclients = [{ kubernetes = \"lab\", count = 2 }]\n";
+        let toml = format!("name = \"s\"\n{pods}");
+        let spec = TopologySpec::parse(&toml, std::path::Path::new("s.toml"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut opts = PlanOptions::new(&spec, BackendKind::Kubernetes);
+        opts.run_id = "s-20261207-101500-ab12".into();
+        let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let home = crate::backend::of(BackendKind::Kubernetes).client_pods_home(&plan);
+        let home = home.unwrap_or_else(|| panic!("no home"));
+        assert_eq!(home.namespace, "s-20261207-101500-ab12");
+        assert!(
+            home.uri.starts_with("mongodb://s-mongos-0.s-mongos:27017"),
+            "{}",
+            home.uri
+        );
     }
 }

@@ -39,6 +39,9 @@ pub struct KubernetesClients {
     pub(crate) run_id: String,
     /// The entry point as the pods dial it.
     pub(crate) uri: String,
+    /// The namespace of their Job: the run's when the servers are its pods, else (`None`) the
+    /// context's default.
+    pub(crate) namespace: Option<String>,
 }
 
 /// The Job of one phase once created: what removes it.
@@ -56,14 +59,20 @@ pub(crate) struct PodHandle {
 }
 
 impl KubernetesClients {
-    /// The client pods `plan` asks for (`None` when it has none), dialling `entry_uri`.
+    /// The client pods `plan` asks for (`None` when it has none), dialling `entry_uri` — or,
+    /// when the servers are pods of the run, the members' in-cluster names from the run's
+    /// namespace.
     pub(crate) fn for_plan(plan: &Plan, entry_uri: &str) -> Option<KubernetesClients> {
+        let home = crate::backend::of(plan.backend).client_pods_home(plan);
         Some(KubernetesClients {
             pods: plan.client_pods.clone()?,
             image: plan.client_image.clone(),
             cluster: plan.name.clone(),
             run_id: plan.run_id.clone(),
-            uri: entry_uri.to_string(),
+            uri: home
+                .as_ref()
+                .map_or(entry_uri.to_string(), |h| h.uri.clone()),
+            namespace: home.map(|h| h.namespace),
         })
     }
 
@@ -85,7 +94,8 @@ impl KubernetesClients {
         let client = super::connect(&self.pods.context)
             .await
             .map_err(|e| failed(&e))?;
-        let namespace = client.default_namespace().to_string();
+        let namespace =
+            (self.namespace.clone()).unwrap_or_else(|| client.default_namespace().to_string());
         let input = self.input(launch, &namespace);
         let texts = self.properties(launch)?;
         *submitted = Some(Submitted {
