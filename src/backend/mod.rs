@@ -148,6 +148,7 @@ pub(crate) trait Backend: Sync {
     /// Where client pods of `plan` run and what they dial, when its servers are pods this
     /// backend brought up: the run's namespace and the members' in-cluster names. `None`: the
     /// pods run in their context's default namespace and dial the run's entry URI.
+    #[cfg(feature = "kubernetes")]
     fn client_pods_home(&self, _plan: &Plan) -> Option<PodsHome> {
         None
     }
@@ -162,6 +163,7 @@ pub(crate) trait Backend: Sync {
 }
 
 /// Where a run's client pods go: a namespace, and the entry URI as seen from there.
+#[cfg(feature = "kubernetes")]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PodsHome {
     /// The namespace to create their Job in.

@@ -69,6 +69,16 @@ pub(crate) struct DownArgs {
     /// lease expired.
     #[arg(long, requires = "all")]
     pub any_owner: bool,
+    /// With --all: print, and start nothing, the manifests of a reaper for a Kubernetes cluster
+    /// (a CronJob running `microshard down --all --any-owner` in image IMAGE every 5 minutes,
+    /// with the rights it needs), which deletes the runs whose CLI died; apply them once.
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        requires = "all",
+        conflicts_with = "any_owner"
+    )]
+    pub emit_reaper: Option<String>,
 }
 
 /// Arguments of `status`.
@@ -240,6 +250,10 @@ impl UpArgs {
 
 /// Tears down one topology (by name or run id) or, with `--all`, everything microshard left.
 pub(crate) async fn down(args: DownArgs) -> anyhow::Result<()> {
+    if let Some(image) = &args.emit_reaper {
+        let yaml = backend::kubernetes::reaper::reaper_manifests(image)?;
+        return Ok(output::print(&yaml)?);
+    }
     if args.all {
         let report = backend::down_all(args.any_owner, &crate::output::Terminal).await?;
         for n in &report.not_searched {

@@ -15,6 +15,7 @@ pub(crate) mod connect;
 mod live;
 mod manifests;
 mod place;
+pub mod reaper;
 mod yaml;
 
 #[cfg(feature = "kubernetes")]
