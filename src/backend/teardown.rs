@@ -24,6 +24,13 @@ pub(crate) async fn down_with(
 ) -> Result<(), BackendError> {
     let backend = super::of(cluster.backend);
     let result = backend.teardown(cluster, stop_timeout, events).await;
+    // Client pods outside the run's own namespace outlive a CLI that died mid-phase.
+    #[cfg(feature = "kubernetes")]
+    if backend.client_pods_home(&cluster.plan).is_none()
+        && let Some(why) = super::kubernetes::client_jobs::remove(&cluster.plan).await
+    {
+        events.event(Event::Warning(format!("microshard: {why}")));
+    }
     if result.is_ok() {
         // Nothing runs any more: the state file goes even when a directory stays, and the
         // directories that could not be removed are the error.

@@ -10,6 +10,8 @@ use super::{Backend, BackendError, Readiness, RunningCluster, UpOptions};
 use crate::topology::{BackendKind, Plan, PlanOptions, TopologyError, TopologySpec};
 
 #[cfg(feature = "kubernetes")]
+pub(crate) mod client_jobs;
+#[cfg(feature = "kubernetes")]
 pub(crate) mod connect;
 #[cfg(feature = "kubernetes")]
 mod live;
