@@ -79,7 +79,7 @@ fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_lin
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (&["up", "single", "--backend", "kubernetes"], LIVE_REFUSAL),
         (
             &["up", "single", "--emit-manifests"],
@@ -97,6 +97,10 @@ fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_lin
             ],
             "image mongo:latest: Kubernetes manifests need a pinned image",
         ),
+        (
+            &["down", "--all", "--emit-reaper", "ghcr.io/o/microshard"],
+            "--emit-reaper ghcr.io/o/microshard: the reaper's image must be pinned",
+        ),
     ];
     for (args, said) in cases {
         let (code, stderr) = run(args);
@@ -104,6 +108,79 @@ fn the_live_backend_without_a_cluster_and_misplaced_flags_are_refused_in_one_lin
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(said), "{args:?}: {stderr}");
     }
+    assert!(
+        crate::util::entries(state.path()).is_empty(),
+        "nothing recorded"
+    );
+}
+
+/// With `--backend kubernetes`, client pods run beside the servers: a topology whose client pods
+/// name another context than the current one is refused in one line naming the file, before any
+/// cluster is asked (its server here does not even listen).
+#[cfg(feature = "kubernetes")]
+#[test]
+fn client_pods_of_another_context_than_the_servers_are_refused_before_anything_starts() {
+    let state = tempfile::tempdir().expect("state dir");
+    let kubeconfig = state.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: lab\nclusters:\n- name: lab\n  cluster: {server: 'https://127.0.0.1:9'}\ncontexts:\n- name: lab\n  context: {cluster: lab, user: u}\n- name: other\n  context: {cluster: lab, user: u}\nusers:\n- name: u\n  user: {token: t}\n",
+    )
+    .expect("kubeconfig");
+    let topology = state.path().join("kp.toml");
+    std::fs::write(
+        &topology,
+        "name = \"kp\"\nkind = \"standalone\"\nimage = \"mongo:8.0\"\nclient_image = \"ghcr.io/o/microshard:0.1.0\"\nclients = [{ kubernetes = \"other\", count = 2 }]\n",
+    )
+    .expect("topology");
+    let out = crate::util::microshard(state.path())
+        .env("KUBECONFIG", &kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(["up", &topology.to_string_lossy(), "--backend", "kubernetes"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr
+            .contains("kp.toml: clients = [{ kubernetes = \"other\" }] with --backend kubernetes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("current kubeconfig context (lab)"),
+        "{stderr}"
+    );
+}
+
+/// `down --all --emit-reaper IMAGE` prints the reaper's manifests with no cluster: its CronJob
+/// runs `microshard down --all --any-owner` in IMAGE, and nothing is recorded or started.
+#[test]
+fn the_reaper_s_manifests_need_no_cluster() {
+    let state = tempfile::tempdir().expect("state dir");
+    let out = crate::util::microshard(state.path())
+        .env("KUBECONFIG", state.path().join("no-kubeconfig"))
+        .args([
+            "down",
+            "--all",
+            "--emit-reaper",
+            "ghcr.io/o/microshard:0.1.0",
+        ])
+        .output()
+        .expect("runs");
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(yaml.contains("kind: \"CronJob\""), "{yaml}");
+    assert!(
+        yaml.contains("image: \"ghcr.io/o/microshard:0.1.0\""),
+        "{yaml}"
+    );
+    assert!(yaml.contains("- \"--any-owner\""), "{yaml}");
     assert!(
         crate::util::entries(state.path()).is_empty(),
         "nothing recorded"
