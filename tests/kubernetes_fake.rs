@@ -1,0 +1,352 @@
+//! The `microshard` binary against a **fake Kubernetes API** (`tests/fake_kube/`, Python with
+//! aiohttp), reached through a kubeconfig as a cluster would be: client pods of a `compare` run by
+//! the fake's kubelet as local processes (attach, log, the barrier and the merge through the API),
+//! and `up --backend kubernetes` killed mid-run, then `down --all` and the reaper's Lease rule.
+//! The fake models the requests microshard makes and the pod states it waits for; nothing here
+//! says how a real API server, scheduler or kubelet behaves (`docs/kubernetes.md`, "Tests").
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::util::{
+    Live, bin, cells_under, free_base_port, poll_for, standin_bin_dir, write_topology,
+};
+
+/// Every object microshard labels as its own carries this label.
+const MANAGED: &str = "app.kubernetes.io/managed-by=microshard";
+
+/// The fake API in a child process on a loopback port, and a kubeconfig whose context `fake`
+/// (the current one, namespace `default`) names it. It stops, killing every process its kubelet
+/// started, when its stdin closes: on drop, or when this test process dies.
+struct FakeKube {
+    child: Child,
+    address: String,
+    dir: tempfile::TempDir,
+}
+
+impl FakeKube {
+    /// Starts the fake; `None`, after saying "skipped", where python3 has no aiohttp.
+    fn start(extra: &[&str]) -> Option<FakeKube> {
+        let probe = Command::new("python3")
+            .args(["-c", "import aiohttp"])
+            .output();
+        if !probe.is_ok_and(|o| o.status.success()) {
+            println!(
+                "skipped: python3 with the PyPI package aiohttp is not installed (pip install aiohttp; .ci/run installs it)"
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = std::fs::File::create(dir.path().join("fake.log")).expect("log file");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_kube/server.py");
+        let mut child = Command::new("python3")
+            .arg(server)
+            .arg("--command")
+            .arg(format!("microshard={}", bin().display()))
+            .args(extra)
+            .env("TMPDIR", dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("python3 runs");
+        let mut first = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("the fake's first line");
+        let address = first.trim().trim_start_matches("listening on ").to_string();
+        let fake = FakeKube {
+            child,
+            address,
+            dir,
+        };
+        assert!(
+            fake.address.starts_with("127.0.0.1:"),
+            "the fake did not start: {first:?} {}",
+            fake.log()
+        );
+        std::fs::write(fake.kubeconfig(), fake.kubeconfig_text()).expect("write kubeconfig");
+        Some(fake)
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    fn kubeconfig_text(&self) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: fake\n\
+             clusters:\n- name: fake\n  cluster:\n    server: http://{}\n\
+             users:\n- name: fake\n  user: {{}}\n\
+             contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n    namespace: default\n",
+            self.address
+        )
+    }
+
+    /// What the fake wrote on stderr (its errors), for a failing assertion's message.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("fake.log")).unwrap_or_default()
+    }
+
+    /// One request to the fake, its JSON answer.
+    fn call(&self, method: &str, path: &str) -> serde_json::Value {
+        let mut s = std::net::TcpStream::connect(&self.address).expect("connect to the fake");
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.address
+        )
+        .expect("send");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: {e}: {text}"))
+    }
+
+    /// Every object (`Kind namespace/name`) whose labels match `selector`, and how many pod
+    /// processes still run.
+    fn state(&self, selector: &str) -> (Vec<String>, u64) {
+        let state = self.call(
+            "GET",
+            &format!(
+                "/_fake/state?labelSelector={}",
+                selector.replace('=', "%3D")
+            ),
+        );
+        let objects = state["objects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.as_str().map(str::to_string))
+            .collect();
+        (objects, state["processes"].as_u64().unwrap_or(u64::MAX))
+    }
+
+    /// Waits (bounded) until nothing labelled `selector` is left and no pod process runs; what
+    /// is left otherwise.
+    fn assert_nothing_left(&self, selector: &str, what: &str) {
+        let left = poll_for(Duration::from_secs(10), || {
+            let (objects, processes) = self.state(selector);
+            (objects.is_empty() && processes == 0).then_some(())
+        });
+        assert!(
+            left.is_some(),
+            "{what}: left in the fake API: {:?}\n{}",
+            self.state(selector),
+            self.log()
+        );
+    }
+}
+
+impl Drop for FakeKube {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let ended = poll_for(Duration::from_secs(10), || {
+            self.child.try_wait().ok().flatten()
+        });
+        if ended.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A `microshard` command reaching the fake through its kubeconfig, with state directory `state`.
+fn microshard(fake: &FakeKube, state: &Path) -> Command {
+    let mut c = crate::util::microshard(state);
+    c.env("KUBECONFIG", fake.kubeconfig())
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("TMPDIR", state)
+        .stdin(Stdio::null());
+    c
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A `compare` of S1 (a load of 500 records) and S2 against a stand-in `mongod` (the process
+/// backend) whose clients are two pods of the fake API's context: each phase's Job runs two pods
+/// as local processes, started through attach and read through their logs. Each client's result
+/// names its pod, its fake node and its image's fake digest; the load's clients count the 500
+/// records between them; afterwards no Job, Secret or pod of microshard's is left in the fake.
+#[test]
+fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
+    let Some(fake) = FakeKube::start(&[]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_base_port(2);
+    let topology = write_topology(
+        tmp.path(),
+        "kpods",
+        &format!(
+            "name = \"kpods\"\nkind = \"standalone\"\nbase_port = {port}\n\
+             client_image = \"fake.registry/microshard:1\"\n\
+             clients = [{{ kubernetes = \"fake\", count = 2 }}]\n"
+        ),
+    );
+    let results = tmp.path().join("results");
+    let out = microshard(&fake, &tmp.path().join("state"))
+        .args(["compare", "--topologies"])
+        .arg(&topology)
+        .args("--scenarios S1,S2 --duration 2s --records 500 --threads 4".split_whitespace())
+        .args(["--backend", "process", "--bin-dir"])
+        .arg(standin_bin_dir(tmp.path()))
+        .arg("--out")
+        .arg(&results)
+        .arg("-q")
+        .output()
+        .expect("compare");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        fake.log()
+    );
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 2, "{}", stderr(&out));
+    for cell in &cells {
+        client_pods_ran(&cell["result"]);
+    }
+    let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
+    assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));
+    fake.assert_nothing_left(MANAGED, "after the compare");
+}
+
+/// A cell's result: valid but for its toy size, two clients, each a pod of the fake on a node of
+/// its own with the fake image's digest, their operations summing to the cell's.
+fn client_pods_ran(result: &serde_json::Value) {
+    crate::util::assert_valid_but_for_toy_size(&result["validity"]);
+    let clients = result["clients"].as_array().cloned().unwrap_or_default();
+    assert_eq!(clients.len(), 2, "{result}");
+    let mut nodes = Vec::new();
+    for (i, client) in clients.iter().enumerate() {
+        let pod = &client["pod"];
+        assert_eq!(client["index"], i as u64, "{client}");
+        assert!(client["operations"].as_u64().unwrap_or(0) > 0, "{client}");
+        assert!(
+            pod["pod"]
+                .as_str()
+                .is_some_and(|p| p.contains("-clients-") && p.contains(&format!("-{i}-"))),
+            "{pod}"
+        );
+        assert!(
+            pod["image_digest"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("fake.registry/microshard@sha256:")),
+            "{pod}"
+        );
+        let node = pod["node"].as_str().unwrap_or_default().to_string();
+        assert!(node.starts_with("fake-node-"), "{pod}");
+        nodes.push(node);
+    }
+    nodes.dedup();
+    assert_eq!(nodes.len(), 2, "a node each: {nodes:?}");
+    let sum: u64 = clients
+        .iter()
+        .filter_map(|c| c["operations"].as_u64())
+        .sum();
+    assert_eq!(result["operations"].as_u64(), Some(sum), "{result}");
+}
+
+/// `up single --backend kubernetes` against the fake, whose StatefulSet pods stay Pending,
+/// killed with SIGKILL while it waits for them: the run's namespace, Lease, Service and
+/// StatefulSet are left, as a dead CLI leaves them. Returns the namespace's name.
+fn killed_up(fake: &FakeKube, state: &Path) -> String {
+    let mut cmd = microshard(fake, state);
+    cmd.args([
+        "up",
+        "single",
+        "--backend",
+        "kubernetes",
+        "--image",
+        "mongo:8.0",
+        "--timeout",
+        "600",
+    ]);
+    let mut up = Live::spawn(cmd);
+    up.wait_for("pods to be Ready", Duration::from_secs(60));
+    up.signal(libc::SIGKILL);
+    let (code, said, _) = up.finish(Duration::from_secs(10));
+    assert_eq!(code, None, "killed: {said}");
+    let (left, _) = fake.state(MANAGED);
+    let namespace = left
+        .iter()
+        .find_map(|o| o.strip_prefix("Namespace /"))
+        .unwrap_or_else(|| panic!("the run's namespace: {left:?}"))
+        .to_string();
+    for kind in ["Lease", "Service", "StatefulSet", "Pod"] {
+        let prefix = format!("{kind} {namespace}/");
+        assert!(
+            left.iter().any(|o| o.starts_with(&prefix)),
+            "{kind}: {left:?}"
+        );
+    }
+    namespace
+}
+
+/// A killed `up`'s run is still recorded in its state file, so `down --all` on that machine
+/// deletes its namespace at once, lease held or not: nothing labelled is left in the fake API.
+#[test]
+fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
+    let Some(fake) = FakeKube::start(&[]) else {
+        return;
+    };
+    let state = tempfile::tempdir().expect("state");
+    let namespace = killed_up(&fake, state.path());
+    let out = microshard(&fake, state.path())
+        .args(["down", "--all"])
+        .output()
+        .expect("down --all");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("single"), "{said}{}", stderr(&out));
+    fake.assert_nothing_left(MANAGED, &format!("after down --all ({namespace})"));
+    crate::util::assert_nothing_left(state.path());
+}
+
+/// The reaper's rule through the fake API: a killed `up` whose state file is gone (as when it
+/// ran in a pod or on another machine) is found by its labels; `down --all` leaves its namespace
+/// while its Lease is held (renewed under a minute ago), and deletes it once the Lease expired
+/// (its renewal moved an hour back through the fake), leaving nothing labelled.
+#[test]
+fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
+    let Some(fake) = FakeKube::start(&[]) else {
+        return;
+    };
+    let state = tempfile::tempdir().expect("state");
+    let namespace = killed_up(&fake, state.path());
+    for file in crate::util::entries(state.path()) {
+        if file.extension().is_some_and(|e| e == "json") {
+            std::fs::remove_file(file).expect("remove the state file");
+        }
+    }
+    let down_all = || {
+        let out = microshard(&fake, state.path())
+            .args(["down", "--all"])
+            .output()
+            .expect("down --all");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let held = down_all();
+    assert!(!held.contains(&namespace), "{held}");
+    let (left, _) = fake.state(MANAGED);
+    assert!(
+        left.contains(&format!("Namespace /{namespace}")),
+        "{left:?}"
+    );
+    let expired = fake.call("POST", "/_fake/expire-leases");
+    assert_eq!(expired["expired"], 1);
+    let reaped = down_all();
+    assert!(
+        reaped.contains(&format!("namespace {namespace}")) && reaped.contains("lease expired"),
+        "{reaped}"
+    );
+    fake.assert_nothing_left(MANAGED, "after the reaper's down --all");
+}
