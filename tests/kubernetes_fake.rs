@@ -27,8 +27,10 @@ struct FakeKube {
 }
 
 impl FakeKube {
-    /// Starts the fake; `None`, after saying "skipped", where python3 has no aiohttp.
-    fn start(extra: &[&str]) -> Option<FakeKube> {
+    /// Starts the fake; `None`, after saying "skipped", where python3 has no aiohttp. With
+    /// `servers`, its kubelet runs StatefulSet pods too, `mongod` and `mongos` as the stand-in;
+    /// without, they stay Pending.
+    fn start(servers: bool) -> Option<FakeKube> {
         let probe = Command::new("python3")
             .args(["-c", "import aiohttp"])
             .output();
@@ -38,15 +40,33 @@ impl FakeKube {
             );
             return None;
         }
+        if servers && !can_name_hosts() {
+            println!(
+                "skipped: the fake's server pods need root and unshare(1) (a host name per pod)"
+            );
+            return None;
+        }
         let dir = tempfile::tempdir().expect("temp dir");
         let log = std::fs::File::create(dir.path().join("fake.log")).expect("log file");
         let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_kube/server.py");
-        let mut child = Command::new("python3")
+        let mut command = Command::new("python3");
+        command
             .arg(server)
             .arg("--command")
-            .arg(format!("microshard={}", bin().display()))
-            .args(extra)
+            .arg(format!("microshard={}", bin().display()));
+        if servers {
+            let standin = standin_bin_dir(dir.path());
+            for name in ["mongod", "mongos"] {
+                let path = standin.join(name);
+                command
+                    .arg("--command")
+                    .arg(format!("{name}={}", path.display()));
+            }
+            command.arg("--run-statefulsets");
+        }
+        let mut child = command
             .env("TMPDIR", dir.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log)
@@ -154,6 +174,12 @@ impl Drop for FakeKube {
     }
 }
 
+/// Whether the fake's kubelet can give a server pod its own host name (`unshare --uts`, as root).
+fn can_name_hosts() -> bool {
+    let unshare = Command::new("unshare").args(["--uts", "true"]).output();
+    unshare.is_ok_and(|o| o.status.success())
+}
+
 /// A `microshard` command reaching the fake through its kubeconfig, with state directory `state`.
 fn microshard(fake: &FakeKube, state: &Path) -> Command {
     let mut c = crate::util::microshard(state);
@@ -175,7 +201,7 @@ fn stderr(out: &Output) -> String {
 /// records between them; afterwards no Job, Secret or pod of microshard's is left in the fake.
 #[test]
 fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
-    let Some(fake) = FakeKube::start(&[]) else {
+    let Some(fake) = FakeKube::start(false) else {
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");
@@ -294,7 +320,7 @@ fn killed_up(fake: &FakeKube, state: &Path) -> String {
 /// deletes its namespace at once, lease held or not: nothing labelled is left in the fake API.
 #[test]
 fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
-    let Some(fake) = FakeKube::start(&[]) else {
+    let Some(fake) = FakeKube::start(false) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
@@ -316,7 +342,7 @@ fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
 /// (its renewal moved an hour back through the fake), leaving nothing labelled.
 #[test]
 fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
-    let Some(fake) = FakeKube::start(&[]) else {
+    let Some(fake) = FakeKube::start(false) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
@@ -349,4 +375,87 @@ fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
         "{reaped}"
     );
     fake.assert_nothing_left(MANAGED, "after the reaper's down --all");
+}
+
+/// `up single --backend kubernetes` against the fake whose kubelet runs the StatefulSet's pod as
+/// a stand-in `mongod` (on a loopback address of its own, its host name the one the replica-set
+/// configuration gives it): the run's labelled namespace, its Lease held by this `up`, the
+/// replica set initiated through the API's port-forward; then `down single` deletes the
+/// namespace, the pod's process ends and nothing labelled is left.
+#[test]
+fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
+    let Some(fake) = FakeKube::start(true) else {
+        return;
+    };
+    let state = tempfile::tempdir().expect("state");
+    let up = microshard(&fake, state.path())
+        .args(["up", "single", "--backend", "kubernetes"])
+        .args(["--image", "mongo:8.0", "--timeout", "60"])
+        .output()
+        .expect("up");
+    assert_eq!(up.status.code(), Some(0), "{}\n{}", stderr(&up), fake.log());
+    assert!(stderr(&up).contains("rs0 has a primary"), "{}", stderr(&up));
+    let (left, processes) = fake.state(MANAGED);
+    let namespace = left
+        .iter()
+        .find_map(|o| o.strip_prefix("Namespace /"))
+        .unwrap_or_else(|| panic!("the run's namespace: {left:?}"))
+        .to_string();
+    assert_eq!(processes, 1, "the stand-in mongod runs: {left:?}");
+    let lease = fake.call(
+        "GET",
+        &format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/microshard"),
+    );
+    let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default();
+    assert!(holder.contains("/pid-"), "{lease}");
+    let down = microshard(&fake, state.path())
+        .args(["down", "single"])
+        .output()
+        .expect("down");
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    fake.assert_nothing_left(MANAGED, &format!("after down ({namespace})"));
+    crate::util::assert_nothing_left(state.path());
+}
+
+/// `compare --backend kubernetes` of `single` against the fake: each cell's cluster brought up in
+/// a namespace of its own, S1's load and S2's run measured through the port-forwards, torn down
+/// after; the load counts its 500 records and nothing labelled is left. The figures measure the
+/// stand-in through the fake's port-forward, nothing of a cluster.
+#[test]
+fn fake_api_compare_with_the_live_backend_measures_single_and_leaves_nothing() {
+    let Some(fake) = FakeKube::start(true) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let results = tmp.path().join("results");
+    let out = microshard(&fake, &tmp.path().join("state"))
+        .args(["compare", "--backend", "kubernetes", "--image", "mongo:8.0"])
+        .args(
+            "--topologies single --scenarios S1,S2 --duration 2s --records 500".split_whitespace(),
+        )
+        .arg("--out")
+        .arg(&results)
+        .arg("-q")
+        .output()
+        .expect("compare");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        fake.log()
+    );
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 2, "{}", stderr(&out));
+    for cell in &cells {
+        crate::util::assert_valid_but_for_toy_size(&cell["result"]["validity"]);
+        assert!(
+            cell["result"]["operations"].as_u64().unwrap_or(0) > 0,
+            "{}",
+            cell["cell"]
+        );
+    }
+    let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
+    assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));
+    fake.assert_nothing_left(MANAGED, "after the compare");
 }
