@@ -11,9 +11,11 @@ import ctypes
 import hashlib
 import itertools
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 
 from store import ApiError, now
 
@@ -26,6 +28,17 @@ def die_with_parent():
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def free(address, port):
+    """Whether `port` can be listened on at `address` now."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((address, port))
+            return True
+        except OSError:
+            return False
 
 
 def image_id(image):
@@ -120,7 +133,9 @@ class Kubelet:
         self.runtimes = {}  # pod uid -> Runtime
         self.tasks = set()
         self.nodes = itertools.count(1)
-        self.addresses = itertools.count(1)
+        # Pods get addresses in 127.<octet>.0.0/16, the octet drawn per fake: fakes of tests
+        # running side by side rarely share a range, and a taken address is skipped anyway.
+        self.octet, self.addresses = random.randint(64, 250), itertools.count(1)
         store.on_create = {"jobs": [self.job_created], "statefulsets": [self.set_created],
                            "pods": [self.pod_created]}
         store.on_delete = {"jobs": [self.owner_deleted], "statefulsets": [self.owner_deleted],
@@ -242,8 +257,7 @@ class Kubelet:
             "conditions": [{"type": "PodScheduled", "status": "True"}],
             "containerStatuses": [self.container_status(container, waiting, False)]})
         runtime = Runtime(os.path.join(self.root, f"{ns}.{name}.{uid[:8]}"))
-        n = next(self.addresses)
-        runtime.address = f"127.77.{n // 250}.{n % 250 + 1}"
+        runtime.address = self.free_address(container)
         self.runtimes[uid] = runtime
         try:
             argv, env, cwd = self.command(pod, container, runtime)
@@ -262,6 +276,15 @@ class Kubelet:
                            ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
             "containerStatuses": [self.container_status(container, started, True)]})
         self.spawn(self.supervise(ns, name, container, runtime))
+
+    def free_address(self, container):
+        """A loopback address of the pod's own, on which its container's ports are free."""
+        ports = [p.get("containerPort") for p in container.get("ports") or []]
+        while True:
+            n = next(self.addresses)
+            address = f"127.{self.octet}.{n // 250 % 250}.{n % 250 + 1}"
+            if all(free(address, port) for port in ports):
+                return address
 
     def container_status(self, container, state, ready):
         image = container.get("image", "")
