@@ -26,11 +26,21 @@ struct FakeKube {
     dir: tempfile::TempDir,
 }
 
+/// What the fake's kubelet runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    /// Nothing: every container fails to start (`StartError`).
+    Nothing,
+    /// Client pods (`microshard`, the binary under test); StatefulSet pods stay Pending.
+    Clients,
+    /// Client pods and StatefulSet pods (`mongod`, `mongos`: the stand-in).
+    Servers,
+}
+
 impl FakeKube {
-    /// Starts the fake; `None`, after saying "skipped", where python3 has no aiohttp. With
-    /// `servers`, its kubelet runs StatefulSet pods too, `mongod` and `mongos` as the stand-in;
-    /// without, they stay Pending.
-    fn start(servers: bool) -> Option<FakeKube> {
+    /// Starts the fake; `None`, after saying "skipped", where python3 has no aiohttp (or, to run
+    /// servers, where a pod cannot have a host name of its own).
+    fn start(runs: Runs) -> Option<FakeKube> {
         let probe = Command::new("python3")
             .args(["-c", "import aiohttp"])
             .output();
@@ -40,7 +50,7 @@ impl FakeKube {
             );
             return None;
         }
-        if servers && !can_name_hosts() {
+        if runs == Runs::Servers && !can_name_hosts() {
             println!(
                 "skipped: the fake's server pods need root and unshare(1) (a host name per pod)"
             );
@@ -48,23 +58,7 @@ impl FakeKube {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let log = std::fs::File::create(dir.path().join("fake.log")).expect("log file");
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_kube/server.py");
-        let mut command = Command::new("python3");
-        command
-            .arg(server)
-            .arg("--command")
-            .arg(format!("microshard={}", bin().display()));
-        if servers {
-            let standin = standin_bin_dir(dir.path());
-            for name in ["mongod", "mongos"] {
-                let path = standin.join(name);
-                command
-                    .arg("--command")
-                    .arg(format!("{name}={}", path.display()));
-            }
-            command.arg("--run-statefulsets");
-        }
-        let mut child = command
+        let mut child = server_command(runs, dir.path())
             .env("TMPDIR", dir.path())
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .stdin(Stdio::piped())
@@ -174,6 +168,29 @@ impl Drop for FakeKube {
     }
 }
 
+/// The fake's command line: its images (a container's first word → what runs it) for `runs`,
+/// the stand-in's `mongod`/`mongos` links under `dir`.
+fn server_command(runs: Runs, dir: &Path) -> Command {
+    let mut command = Command::new("python3");
+    command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_kube/server.py"));
+    if runs != Runs::Nothing {
+        command
+            .arg("--command")
+            .arg(format!("microshard={}", bin().display()));
+    }
+    if runs == Runs::Servers {
+        let standin = standin_bin_dir(dir);
+        for name in ["mongod", "mongos"] {
+            let path = standin.join(name);
+            command
+                .arg("--command")
+                .arg(format!("{name}={}", path.display()));
+        }
+        command.arg("--run-statefulsets");
+    }
+    command
+}
+
 /// Whether the fake's kubelet can give a server pod its own host name (`unshare --uts`, as root).
 fn can_name_hosts() -> bool {
     let unshare = Command::new("unshare").args(["--uts", "true"]).output();
@@ -194,20 +211,13 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A `compare` of S1 (a load of 500 records) and S2 against a stand-in `mongod` (the process
-/// backend) whose clients are two pods of the fake API's context: each phase's Job runs two pods
-/// as local processes, started through attach and read through their logs. Each client's result
-/// names its pod, its fake node and its image's fake digest; the load's clients count the 500
-/// records between them; afterwards no Job, Secret or pod of microshard's is left in the fake.
-#[test]
-fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
-    let Some(fake) = FakeKube::start(false) else {
-        return;
-    };
-    let tmp = tempfile::tempdir().expect("tmp");
+/// `compare` of S1 (a load of 500 records) and S2, run phases of `duration`, against a stand-in
+/// `mongod` (the process backend) with two client pods of the fake's context; its results go
+/// under `tmp/results`.
+fn client_pods_compare(fake: &FakeKube, tmp: &Path, duration: &str) -> Command {
     let port = free_base_port(2);
     let topology = write_topology(
-        tmp.path(),
+        tmp,
         "kpods",
         &format!(
             "name = \"kpods\"\nkind = \"standalone\"\nbase_port = {port}\n\
@@ -215,16 +225,32 @@ fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
              clients = [{{ kubernetes = \"fake\", count = 2 }}]\n"
         ),
     );
-    let results = tmp.path().join("results");
-    let out = microshard(&fake, &tmp.path().join("state"))
+    let mut compare = microshard(fake, &tmp.join("state"));
+    compare
         .args(["compare", "--topologies"])
         .arg(&topology)
-        .args("--scenarios S1,S2 --duration 2s --records 500 --threads 4".split_whitespace())
-        .args(["--backend", "process", "--bin-dir"])
-        .arg(standin_bin_dir(tmp.path()))
+        .args(["--scenarios", "S1,S2", "--duration", duration])
+        .args("--records 500 --threads 4 --backend process --bin-dir".split_whitespace())
+        .arg(standin_bin_dir(tmp))
         .arg("--out")
-        .arg(&results)
-        .arg("-q")
+        .arg(tmp.join("results"))
+        .arg("-q");
+    compare
+}
+
+/// A `compare` of S1 (a load of 500 records) and S2 against a stand-in `mongod` (the process
+/// backend) whose clients are two pods of the fake API's context: each phase's Job runs two pods
+/// as local processes, started through attach and read through their logs. Each client's result
+/// names its pod, its fake node and its image's fake digest; the load's clients count the 500
+/// records between them; afterwards no Job, Secret or pod of microshard's is left in the fake.
+#[test]
+fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let results = tmp.path().join("results");
+    let out = client_pods_compare(&fake, tmp.path(), "2s")
         .output()
         .expect("compare");
     assert_eq!(
@@ -242,6 +268,57 @@ fn fake_api_client_pods_drive_a_compare_and_leave_nothing_labelled() {
     let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
     assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));
     fake.assert_nothing_left(MANAGED, "after the compare");
+}
+
+/// Client pods whose image the fake's nodes cannot pull (`ErrImagePull`): the phase stops,
+/// naming the pod and why, and its Job, Secret and pods are deleted all the same.
+#[test]
+fn fake_api_client_pods_that_cannot_start_stop_the_phase_and_leave_nothing_labelled() {
+    let Some(fake) = FakeKube::start(Runs::Nothing) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = client_pods_compare(&fake, tmp.path(), "2s")
+        .output()
+        .expect("compare");
+    let said = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("S1 load: client pod kpods-") && said.contains("cannot start: ErrImagePull"),
+        "{said}"
+    );
+    fake.assert_nothing_left(MANAGED, "after pods that could not start");
+}
+
+/// Ctrl-C (SIGINT) while the run phase's client pods run: the command ends, the finished load's
+/// cell is kept, and the run's Job, Secret and pods are deleted (their processes ended by the
+/// fake kubelet): nothing labelled is left.
+#[test]
+fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_labelled() {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
+    let running = poll_for(Duration::from_secs(60), || {
+        let (objects, processes) = fake.state(MANAGED);
+        let run = objects.iter().any(|o| o.contains("-run-clients-"));
+        (run && processes == 2).then_some(())
+    });
+    assert!(
+        running.is_some(),
+        "{:?}\n{}",
+        fake.state(MANAGED),
+        fake.log()
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = compare.signal(libc::SIGINT);
+    let (code, said, ended) = compare.finish(Duration::from_secs(60));
+    assert_ne!(code, Some(0), "{said}");
+    assert!(ended - sent < Duration::from_secs(25), "{said}");
+    let cells = cells_under(&tmp.path().join("results"));
+    assert_eq!(cells.len(), 1, "the load's cell is kept: {said}");
+    fake.assert_nothing_left(MANAGED, "after Ctrl-C");
 }
 
 /// A cell's result: valid but for its toy size, two clients, each a pod of the fake on a node of
@@ -320,7 +397,7 @@ fn killed_up(fake: &FakeKube, state: &Path) -> String {
 /// deletes its namespace at once, lease held or not: nothing labelled is left in the fake API.
 #[test]
 fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
-    let Some(fake) = FakeKube::start(false) else {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
@@ -342,7 +419,7 @@ fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
 /// (its renewal moved an hour back through the fake), leaving nothing labelled.
 #[test]
 fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
-    let Some(fake) = FakeKube::start(false) else {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
@@ -384,7 +461,7 @@ fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
 /// namespace, the pod's process ends and nothing labelled is left.
 #[test]
 fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
-    let Some(fake) = FakeKube::start(true) else {
+    let Some(fake) = FakeKube::start(Runs::Servers) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
@@ -423,7 +500,7 @@ fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
 /// stand-in through the fake's port-forward, nothing of a cluster.
 #[test]
 fn fake_api_compare_with_the_live_backend_measures_single_and_leaves_nothing() {
-    let Some(fake) = FakeKube::start(true) else {
+    let Some(fake) = FakeKube::start(Runs::Servers) else {
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");

@@ -251,11 +251,13 @@ class Kubelet:
         node = pod["spec"].get("nodeName") or f"fake-node-{next(self.nodes)}"
         pod["spec"]["nodeName"] = node
         container = pod["spec"]["containers"][0]
-        waiting = {"waiting": {"reason": "ContainerCreating"}}
+        waiting = {"waiting": self.pull(container)}
         self.store.update_status("pods", ns, name, {
             "phase": "Pending", "hostIP": "127.0.0.1",
             "conditions": [{"type": "PodScheduled", "status": "True"}],
             "containerStatuses": [self.container_status(container, waiting, False)]})
+        if waiting["waiting"]["reason"] != "ContainerCreating":
+            return
         runtime = Runtime(os.path.join(self.root, f"{ns}.{name}.{uid[:8]}"))
         runtime.address = self.free_address(container)
         self.runtimes[uid] = runtime
@@ -265,7 +267,7 @@ class Kubelet:
                 *argv, env=env, cwd=cwd, start_new_session=True, preexec_fn=die_with_parent,
                 stdin=asyncio.subprocess.PIPE if container.get("stdin") else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        except (OSError, KeyError) as e:
+        except OSError as e:
             await runtime.append("stderr", f"fake kubelet: cannot start {container.get('name')}: {e}\n".encode())
             await self.ended(ns, name, container, runtime, 128, "StartError")
             return
@@ -276,6 +278,15 @@ class Kubelet:
                            ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
             "containerStatuses": [self.container_status(container, started, True)]})
         self.spawn(self.supervise(ns, name, container, runtime))
+
+    def pull(self, container):
+        """The container's waiting state once its image is "pulled": `ErrImagePull` when its
+        first word is not in the command map, as for an image a node cannot pull."""
+        first = ((container.get("command") or []) + (container.get("args") or []))[:1]
+        if first and first[0] in self.commands:
+            return {"reason": "ContainerCreating"}
+        return {"reason": "ErrImagePull",
+                "message": f"fake API: {container.get('image')} runs no {first} in this fake"}
 
     def free_address(self, container):
         """A loopback address of the pod's own, on which its container's ports are free."""
@@ -319,8 +330,6 @@ class Kubelet:
                 env[e["name"]] = field_ref(pod, e["valueFrom"]["fieldRef"]["fieldPath"])
         words = [paths.rewrite(expand(w, env))
                  for w in (container.get("command") or []) + (container.get("args") or [])]
-        if not words or words[0] not in self.commands:
-            raise KeyError(f"fake API: no command {words[:1]} in this fake's images")
         words = [self.commands[words[0]]] + words[1:]
         if "--bind_ip_all" in words:
             i = words.index("--bind_ip_all")
