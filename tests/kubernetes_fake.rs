@@ -454,31 +454,39 @@ fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
     fake.assert_nothing_left(MANAGED, "after the reaper's down --all");
 }
 
-/// `up single --backend kubernetes` against the fake whose kubelet runs the StatefulSet's pod as
-/// a stand-in `mongod` (on a loopback address of its own, its host name the one the replica-set
-/// configuration gives it): the run's labelled namespace, its Lease held by this `up`, the
-/// replica set initiated through the API's port-forward; then `down single` deletes the
-/// namespace, the pod's process ends and nothing labelled is left.
+/// `up microshard-2 --backend kubernetes` against the fake whose kubelet runs the StatefulSets'
+/// pods as stand-in servers (each on a loopback address of its own, named as the topology's
+/// configurations name it): the run's labelled namespace, its Lease held by the `up` process, the
+/// replica sets initiated, both shards added and `ycsb.usertable` sharded through the API's
+/// port-forwards; then `down microshard-2` deletes the namespace, the pods' processes end and
+/// nothing labelled is left.
 #[test]
-fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
+fn fake_api_up_then_down_of_microshard_2_through_port_forwards_leaves_nothing() {
     let Some(fake) = FakeKube::start(Runs::Servers) else {
         return;
     };
     let state = tempfile::tempdir().expect("state");
     let up = microshard(&fake, state.path())
-        .args(["up", "single", "--backend", "kubernetes"])
+        .args(["up", "microshard-2", "--backend", "kubernetes"])
         .args(["--image", "mongo:8.0", "--timeout", "60"])
         .output()
         .expect("up");
-    assert_eq!(up.status.code(), Some(0), "{}\n{}", stderr(&up), fake.log());
-    assert!(stderr(&up).contains("rs0 has a primary"), "{}", stderr(&up));
+    let said = stderr(&up);
+    assert_eq!(up.status.code(), Some(0), "{said}\n{}", fake.log());
+    for step in [
+        "addShard sh0/",
+        "addShard sh1/",
+        "shardCollection ycsb.usertable",
+    ] {
+        assert!(said.contains(step), "{step}: {said}");
+    }
     let (left, processes) = fake.state(MANAGED);
     let namespace = left
         .iter()
         .find_map(|o| o.strip_prefix("Namespace /"))
         .unwrap_or_else(|| panic!("the run's namespace: {left:?}"))
         .to_string();
-    assert_eq!(processes, 1, "the stand-in mongod runs: {left:?}");
+    assert_eq!(processes, 4, "config server, two shards, mongos: {left:?}");
     let lease = fake.call(
         "GET",
         &format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/microshard"),
@@ -486,7 +494,7 @@ fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
     let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default();
     assert!(holder.contains("/pid-"), "{lease}");
     let down = microshard(&fake, state.path())
-        .args(["down", "single"])
+        .args(["down", "microshard-2"])
         .output()
         .expect("down");
     assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
@@ -494,12 +502,12 @@ fn fake_api_up_then_down_of_single_through_port_forwards_leaves_nothing() {
     crate::util::assert_nothing_left(state.path());
 }
 
-/// `compare --backend kubernetes` of `single` against the fake: each cell's cluster brought up in
-/// a namespace of its own, S1's load and S2's run measured through the port-forwards, torn down
-/// after; the load counts its 500 records and nothing labelled is left. The figures measure the
-/// stand-in through the fake's port-forward, nothing of a cluster.
+/// `compare --backend kubernetes` of `microshard-2` against the fake: each cell's cluster brought
+/// up in a namespace of its own, S1's load and S2's run measured through the port-forward to its
+/// `mongos`, torn down after; the load counts its 500 records and nothing labelled is left. The
+/// figures measure the stand-in through the fake's port-forward, nothing of a cluster.
 #[test]
-fn fake_api_compare_with_the_live_backend_measures_single_and_leaves_nothing() {
+fn fake_api_compare_with_the_live_backend_measures_microshard_2_and_leaves_nothing() {
     let Some(fake) = FakeKube::start(Runs::Servers) else {
         return;
     };
@@ -508,7 +516,8 @@ fn fake_api_compare_with_the_live_backend_measures_single_and_leaves_nothing() {
     let out = microshard(&fake, &tmp.path().join("state"))
         .args(["compare", "--backend", "kubernetes", "--image", "mongo:8.0"])
         .args(
-            "--topologies single --scenarios S1,S2 --duration 2s --records 500".split_whitespace(),
+            "--topologies microshard-2 --scenarios S1,S2 --duration 2s --records 500"
+                .split_whitespace(),
         )
         .arg("--out")
         .arg(&results)

@@ -131,6 +131,7 @@ class Kubelet:
         self.store, self.commands, self.root = store, commands, root
         self.run_statefulsets = run_statefulsets
         self.runtimes = {}  # pod uid -> Runtime
+        self.hosts, self.hosts_file = {}, os.path.join(root, "hosts")  # server pod -> address
         self.tasks = set()
         self.nodes = itertools.count(1)
         # Pods get addresses in 127.<octet>.0.0/16, the octet drawn per fake: fakes of tests
@@ -334,17 +335,30 @@ class Kubelet:
         if "--bind_ip_all" in words:
             i = words.index("--bind_ip_all")
             words[i:i + 1] = ["--bind_ip", runtime.address]
-        return self.named(pod, words), env, directory
+        return self.named(pod, words, runtime.address), env, directory
 
-    def named(self, pod, argv):
-        """A StatefulSet pod's process in a UTS namespace of its own whose host name is
-        `<pod>.<service>`, the name replica-set configurations give it: this fake has no DNS, and
-        a server finds itself in a configuration by that name (root and `unshare` only)."""
+    def named(self, pod, argv, address):
+        """A StatefulSet pod's process in UTS and mount namespaces of its own: its host name is
+        `<pod>.<service>`, the name replica-set configurations give it, and `/etc/hosts` is the
+        fake's, where every server pod's name has its address. This fake has no DNS: that is how
+        servers find themselves and each other (root and `unshare` only)."""
         spec = pod["spec"]
         if not spec.get("subdomain") or os.geteuid() != 0 or not shutil.which("unshare"):
             return argv
         fqdn = f"{spec.get('hostname', pod['metadata']['name'])}.{spec['subdomain']}"
-        return ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', fqdn] + argv
+        self.hosts[fqdn] = address
+        self.write_hosts()
+        script = 'mount --bind "$1" /etc/hosts && hostname "$0" && shift && exec "$@"'
+        return ["unshare", "--uts", "--mount", "sh", "-c", script, fqdn, self.hosts_file] + argv
+
+    def write_hosts(self):
+        """The fake's hosts file, rewritten in place (its bind mounts keep showing it)."""
+        lines = ["127.0.0.1 localhost", "::1 localhost"]
+        lines += [f"{address} {name}" for name, address in sorted(self.hosts.items())]
+        mode = "r+" if os.path.exists(self.hosts_file) else "w"
+        with open(self.hosts_file, mode, encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+            f.truncate()
 
     def write_secret(self, pod, secret_name, here, paths):
         secret = self.store.get("secrets", pod["metadata"]["namespace"], secret_name)

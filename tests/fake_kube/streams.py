@@ -160,17 +160,22 @@ async def portforward(request):
         asyncio.ensure_future(pump(reader, ws, 2 * i))
     async for msg in ws:
         if msg.type == WSMsgType.BINARY and len(msg.data) > 1 and msg.data[0] in writers:
-            writers[msg.data[0]].write(msg.data[1:])
-            await writers[msg.data[0]].drain()
+            try:
+                writers[msg.data[0]].write(msg.data[1:])
+                await writers[msg.data[0]].drain()
+            except ConnectionError:
+                break  # the pod closed the connection; so does the websocket
     for writer in writers.values():
         writer.close()
     return ws
 
 
 async def pump(reader, ws, channel):
-    """The pod's bytes on `channel` until it closes the connection; then the websocket closes."""
-    while data := await reader.read(65536):
-        if ws.closed:
-            return
-        await ws.send_bytes(bytes([channel]) + data)
-    await ws.close()
+    """The pod's bytes on `channel` until it closes the connection; then the websocket closes
+    (unless the client closed it first)."""
+    try:
+        while data := await reader.read(65536):
+            await ws.send_bytes(bytes([channel]) + data)
+        await ws.close()
+    except ConnectionError:
+        pass
