@@ -191,9 +191,12 @@ fn server_command(runs: Runs, dir: &Path) -> Command {
     command
 }
 
-/// Whether the fake's kubelet can give a server pod its own host name (`unshare --uts`, as root).
+/// Whether the fake's kubelet can give a server pod its own host name and hosts file (`unshare
+/// --uts --mount`, as root).
 fn can_name_hosts() -> bool {
-    let unshare = Command::new("unshare").args(["--uts", "true"]).output();
+    let unshare = Command::new("unshare")
+        .args(["--uts", "--mount", "true"])
+        .output();
     unshare.is_ok_and(|o| o.status.success())
 }
 
@@ -299,7 +302,7 @@ fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_label
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");
-    let mut compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
+    let compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
     let running = poll_for(Duration::from_secs(60), || {
         let (objects, processes) = fake.state(MANAGED);
         let run = objects.iter().any(|o| o.contains("-run-clients-"));

@@ -100,9 +100,10 @@ class Runtime:
         self.stdin_closed = False
         self.address = "127.0.0.1"  # the pod's own loopback address, for port-forwards
 
-    async def append(self, stream, line):
+    async def append(self, stream, chunk):
+        """Output read from `stream`, for the log and attach to follow."""
         async with self.changed:
-            self.log.append((stream, line))
+            self.log.append((stream, chunk))
             self.changed.notify_all()
 
     async def finish(self):
@@ -111,11 +112,13 @@ class Runtime:
             self.changed.notify_all()
 
     def close_stdin(self):
+        """EOF on the container's stdin, once."""
         if self.proc and self.proc.stdin and not self.stdin_closed:
             self.stdin_closed = True
             self.proc.stdin.close()
 
     def signal(self, sig):
+        """`sig` to the container's process group, if it still runs."""
         if self.proc and self.proc.returncode is None:
             try:
                 os.killpg(self.proc.pid, sig)
@@ -143,6 +146,7 @@ class Kubelet:
                            "pods": [self.pod_deleted], "namespaces": [self.namespace_deleted]}
 
     def spawn(self, coro):
+        """A background task, kept referenced until it ends."""
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -150,6 +154,7 @@ class Kubelet:
     # ---- controllers ------------------------------------------------------------------------
 
     def owned_pod(self, owner, name, template, annotations=None, extra_labels=None):
+        """A pod from `template`, owned by `owner` (so deleting the owner finds it)."""
         meta = template.get("metadata") or {}
         labels = dict(meta.get("labels") or {}, **(extra_labels or {}))
         pod = {
@@ -166,6 +171,7 @@ class Kubelet:
         self.store.create("pods", owner["metadata"]["namespace"], pod)
 
     def job_created(self, job):
+        """A Job's pods, all at once; an Indexed Job's with their completion index."""
         spec, name = job.get("spec") or {}, job["metadata"]["name"]
         indexed = spec.get("completionMode") == "Indexed"
         for i in range(spec.get("parallelism") or spec.get("completions") or 1):
@@ -180,6 +186,7 @@ class Kubelet:
         job["status"] = {"active": spec.get("parallelism") or 1, "startTime": now()}
 
     def set_created(self, sts):
+        """A StatefulSet's pods `<name>-<i>`, each named in its Service's domain."""
         spec, name = sts.get("spec") or {}, sts["metadata"]["name"]
         for i in range(spec.get("replicas", 1)):
             template = dict(spec.get("template") or {})
