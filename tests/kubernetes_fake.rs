@@ -416,10 +416,12 @@ fn fake_api_a_killed_up_is_torn_down_by_down_all_from_its_state_file() {
     crate::util::assert_nothing_left(state.path());
 }
 
-/// The reaper's rule through the fake API: a killed `up` whose state file is gone (as when it
-/// ran in a pod or on another machine) is found by its labels; `down --all` leaves its namespace
-/// while its Lease is held (renewed under a minute ago), and deletes it once the Lease expired
-/// (its renewal moved an hour back through the fake), leaving nothing labelled.
+/// The reaper's run through the fake API: `down --all --any-owner`, the command the reaper's
+/// CronJob runs, from a state directory of its own (another owner, as the reaper's pod is), finds
+/// a killed `up`'s run by its labels only; it leaves the namespace while its Lease is held
+/// (renewed under a minute ago), and deletes it once the Lease expired (its renewal moved an hour
+/// back through the fake), leaving nothing labelled. Docker is pointed nowhere for it, so that
+/// `--any-owner` touches no other test's containers on this machine's engine.
 #[test]
 fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
     let Some(fake) = FakeKube::start(Runs::Clients) else {
@@ -427,14 +429,14 @@ fn fake_api_a_killed_up_is_reaped_by_down_all_only_once_its_lease_expired() {
     };
     let state = tempfile::tempdir().expect("state");
     let namespace = killed_up(&fake, state.path());
-    for file in crate::util::entries(state.path()) {
-        if file.extension().is_some_and(|e| e == "json") {
-            std::fs::remove_file(file).expect("remove the state file");
-        }
-    }
+    let reaper = tempfile::tempdir().expect("the reaper's state");
     let down_all = || {
-        let out = microshard(&fake, state.path())
-            .args(["down", "--all"])
+        let out = microshard(&fake, reaper.path())
+            .args(["down", "--all", "--any-owner"])
+            .env(
+                "DOCKER_HOST",
+                format!("unix://{}/no-docker.sock", reaper.path().display()),
+            )
             .output()
             .expect("down --all");
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -543,6 +545,61 @@ fn fake_api_compare_with_the_live_backend_measures_microshard_2_and_leaves_nothi
             "{}",
             cell["cell"]
         );
+    }
+    let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
+    assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));
+    fake.assert_nothing_left(MANAGED, "after the compare");
+}
+
+/// `compare --backend kubernetes` of `microshard-2` whose clients are two pods of the same
+/// context: each phase's Job goes into the run's namespace (never `default`) and its pods dial
+/// the `mongos` by its in-cluster name (the fake's hosts file); each client names its pod, node
+/// and digest, the load's clients count the 500 records, and nothing labelled is left.
+#[test]
+fn fake_api_client_pods_in_the_run_s_namespace_drive_a_live_compare_and_leave_nothing() {
+    let Some(fake) = FakeKube::start(Runs::Servers) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("topologies/microshard-2.toml");
+    let body = std::fs::read_to_string(shipped).expect("microshard-2.toml");
+    let pods = "client_image = \"fake.registry/microshard:1\"\n\
+                clients = [{ kubernetes = \"fake\", count = 2 }]\n";
+    let topology = write_topology(tmp.path(), "microshard-2", &format!("{pods}{body}"));
+    let results = tmp.path().join("results");
+    let mut compare = microshard(&fake, &tmp.path().join("state"))
+        .args(["compare", "--backend", "kubernetes", "--image", "mongo:8.0"])
+        .arg("--topologies")
+        .arg(&topology)
+        .args("--scenarios S1,S2 --duration 2s --records 500 --threads 4 -q".split_whitespace())
+        .arg("--out")
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("compare");
+    let mut jobs = std::collections::BTreeSet::new();
+    while compare.try_wait().expect("try_wait").is_none() {
+        let (objects, _) = fake.state(MANAGED);
+        jobs.extend(objects.into_iter().filter(|o| o.starts_with("Job ")));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = compare.wait_with_output().expect("compare");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        fake.log()
+    );
+    assert!(!jobs.is_empty(), "no Job seen");
+    for job in &jobs {
+        assert!(job.starts_with("Job microshard-2-"), "{jobs:?}");
+    }
+    let cells = cells_under(&results);
+    assert_eq!(cells.len(), 2, "{}", stderr(&out));
+    for cell in &cells {
+        client_pods_ran(&cell["result"]);
     }
     let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
     assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));

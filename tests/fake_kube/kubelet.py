@@ -135,6 +135,7 @@ class Kubelet:
         self.run_statefulsets = run_statefulsets
         self.runtimes = {}  # pod uid -> Runtime
         self.hosts, self.hosts_file = {}, os.path.join(root, "hosts")  # server pod -> address
+        self.write_hosts()
         self.tasks = set()
         self.nodes = itertools.count(1)
         # Pods get addresses in 127.<octet>.0.0/16, the octet drawn per fake: fakes of tests
@@ -345,18 +346,22 @@ class Kubelet:
         return self.named(pod, words, runtime.address), env, directory
 
     def named(self, pod, argv, address):
-        """A StatefulSet pod's process in UTS and mount namespaces of its own: its host name is
-        `<pod>.<service>`, the name replica-set configurations give it, and `/etc/hosts` is the
-        fake's, where every server pod's name has its address. This fake has no DNS: that is how
-        servers find themselves and each other (root and `unshare` only)."""
-        spec = pod["spec"]
-        if not spec.get("subdomain") or os.geteuid() != 0 or not shutil.which("unshare"):
+        """The pod's process in a mount namespace of its own where `/etc/hosts` is the fake's
+        (every server pod's `<pod>.<service>` and its address) and, for a StatefulSet's pod, in
+        a UTS namespace whose host name is that name, as replica-set configurations give it.
+        This fake has no DNS: that is how servers find themselves and each other, and clients
+        the servers (root and `unshare` only; without them, the process as it is)."""
+        if os.geteuid() != 0 or not shutil.which("unshare"):
             return argv
+        spec = pod["spec"]
+        hosts = 'mount --bind "$0" /etc/hosts && '
+        if not spec.get("subdomain"):
+            return ["unshare", "--mount", "sh", "-c", hosts + 'exec "$@"', self.hosts_file] + argv
         fqdn = f"{spec.get('hostname', pod['metadata']['name'])}.{spec['subdomain']}"
         self.hosts[fqdn] = address
         self.write_hosts()
-        script = 'mount --bind "$1" /etc/hosts && hostname "$0" && shift && exec "$@"'
-        return ["unshare", "--uts", "--mount", "sh", "-c", script, fqdn, self.hosts_file] + argv
+        script = hosts + 'hostname "$1" && shift && exec "$@"'
+        return ["unshare", "--uts", "--mount", "sh", "-c", script, self.hosts_file, fqdn] + argv
 
     def write_hosts(self):
         """The fake's hosts file, rewritten in place (its bind mounts keep showing it)."""
