@@ -48,6 +48,9 @@ pub(crate) struct Servers<'a> {
     /// A new `compare`'s record: its scenarios are checked against the loaded topologies
     /// (`None` for other commands and resumes).
     pub scenarios: Option<&'a CompareCommand>,
+    /// The command measures on these servers (`compare`, `sweep`, `ceiling`, `rerun`), so its
+    /// clients must reach them as they are measured; `up` only brings them up.
+    pub measured: bool,
 }
 
 impl<'a> Servers<'a> {
@@ -67,6 +70,7 @@ impl<'a> Servers<'a> {
             extra_mongod_args: &flags.mongod_args,
             base_port: flags.base_port,
             pulls,
+            measured: true,
             ..Default::default()
         }
     }
@@ -178,6 +182,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, Topo
         image_flag: s.image.is_some(),
         pulls: s.pulls,
         dry_run: s.dry_run,
+        measured: s.measured,
     };
     crate::backend::ready(kind, &readiness).await?;
     // Last: a port taken now is the most likely to be free again a moment later.

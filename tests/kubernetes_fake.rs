@@ -142,7 +142,12 @@ impl FakeKube {
     /// Waits (bounded) until nothing labelled `selector` is left and no pod process runs; what
     /// is left otherwise.
     fn assert_nothing_left(&self, selector: &str, what: &str) {
-        let left = poll_for(Duration::from_secs(10), || {
+        self.assert_nothing_left_within(Duration::from_secs(10), selector, what);
+    }
+
+    /// [`Self::assert_nothing_left`], allowing `within` for pods to end.
+    fn assert_nothing_left_within(&self, within: Duration, selector: &str, what: &str) {
+        let left = poll_for(within, || {
             let (objects, processes) = self.state(selector);
             (objects.is_empty() && processes == 0).then_some(())
         });
@@ -322,6 +327,46 @@ fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_label
     let cells = cells_under(&tmp.path().join("results"));
     assert_eq!(cells.len(), 1, "the load's cell is kept: {said}");
     fake.assert_nothing_left(MANAGED, "after Ctrl-C");
+}
+
+/// A compare killed outright (SIGKILL) while the run phase's client pods run cannot delete them:
+/// its Job, Secret and pods stay in the context's namespace. `down --all` finds the run by its
+/// state file (its process is gone) and its teardown deletes them by the run's label, then the
+/// stand-in server: nothing labelled is left, no pod process runs.
+#[test]
+fn fake_api_a_compare_killed_mid_phase_leaves_client_pods_that_down_all_deletes() {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
+    let running = poll_for(Duration::from_secs(60), || {
+        let (objects, processes) = fake.state(MANAGED);
+        let run = objects.iter().any(|o| o.contains("-run-clients-"));
+        (run && processes == 2).then_some(())
+    });
+    assert!(
+        running.is_some(),
+        "{:?}\n{}",
+        fake.state(MANAGED),
+        fake.log()
+    );
+    compare.signal(libc::SIGKILL);
+    let (_, said, _) = compare.finish(Duration::from_secs(30));
+    let (left, _) = fake.state(MANAGED);
+    assert!(
+        left.iter().any(|o| o.contains("-run-clients-")),
+        "a killed CLI leaves its Job: {left:?} {said}"
+    );
+    let down = microshard(&fake, &tmp.path().join("state"))
+        .args(["down", "--all"])
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .expect("down --all");
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    // Their server (a child of the killed compare) may be gone: the pods may stop only at the
+    // kubelet's SIGKILL, after their 30 s grace period.
+    fake.assert_nothing_left_within(Duration::from_secs(45), MANAGED, "after down --all");
 }
 
 /// A cell's result: valid but for its toy size, two clients, each a pod of the fake on a node of
@@ -507,48 +552,33 @@ fn fake_api_up_then_down_of_microshard_2_through_port_forwards_leaves_nothing() 
     crate::util::assert_nothing_left(state.path());
 }
 
-/// `compare --backend kubernetes` of `microshard-2` against the fake: each cell's cluster brought
-/// up in a namespace of its own, S1's load and S2's run measured through the port-forward to its
-/// `mongos`, torn down after; the load counts its 500 records and nothing labelled is left. The
-/// figures measure the stand-in through the fake's port-forward, nothing of a cluster.
+/// `compare --backend kubernetes` without client pods is refused before anything is created: its
+/// clients would measure through the API server's port-forward, so the figures would be the API
+/// server's. One line naming the topology, exit status 2, nothing in the fake.
 #[test]
-fn fake_api_compare_with_the_live_backend_measures_microshard_2_and_leaves_nothing() {
+fn fake_api_a_live_compare_without_client_pods_is_refused_and_creates_nothing() {
     let Some(fake) = FakeKube::start(Runs::Servers) else {
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");
-    let results = tmp.path().join("results");
     let out = microshard(&fake, &tmp.path().join("state"))
         .args(["compare", "--backend", "kubernetes", "--image", "mongo:8.0"])
         .args(
-            "--topologies microshard-2 --scenarios S1,S2 --duration 2s --records 500"
+            "--topologies microshard-2 --scenarios S1 --duration 2s --records 500"
                 .split_whitespace(),
         )
         .arg("--out")
-        .arg(&results)
-        .arg("-q")
+        .arg(tmp.path().join("results"))
         .output()
         .expect("compare");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stderr(&out),
-        fake.log()
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("--backend kubernetes measures from inside the cluster"),
+        "{said}"
     );
-    let cells = cells_under(&results);
-    assert_eq!(cells.len(), 2, "{}", stderr(&out));
-    for cell in &cells {
-        crate::util::assert_valid_but_for_toy_size(&cell["result"]["validity"]);
-        assert!(
-            cell["result"]["operations"].as_u64().unwrap_or(0) > 0,
-            "{}",
-            cell["cell"]
-        );
-    }
-    let load = cells.iter().find(|c| c["cell"]["scenario"] == "S1");
-    assert_eq!(load.map(|c| &c["result"]["operations"]), Some(&500.into()));
-    fake.assert_nothing_left(MANAGED, "after the compare");
+    fake.assert_nothing_left(MANAGED, "after the refusal");
 }
 
 /// `compare --backend kubernetes` of `microshard-2` whose clients are two pods of the same

@@ -20,6 +20,10 @@ pub(crate) struct Readiness<'a> {
     pub(crate) pulls: Option<&'a dyn Events>,
     /// A dry run: nothing is pulled; a note says what the run would pull.
     pub(crate) dry_run: bool,
+    /// The command measures on the servers (not `up`): where they can be reached only through
+    /// the backend's own tunnel, the clients must run beside them (only Kubernetes's so far).
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    pub(crate) measured: bool,
 }
 
 /// What the servers need, ready: every client engine a topology names (checked after the

@@ -23,14 +23,15 @@ pub(crate) async fn down_with(
     events: &dyn Events,
 ) -> Result<(), BackendError> {
     let backend = super::of(cluster.backend);
-    let result = backend.teardown(cluster, stop_timeout, events).await;
-    // Client pods outside the run's own namespace outlive a CLI that died mid-phase.
+    // Client pods outside the run's own namespace outlive a CLI that died mid-phase: they go
+    // first, as clients stop before their servers.
     #[cfg(feature = "kubernetes")]
     if backend.client_pods_home(&cluster.plan).is_none()
         && let Some(why) = super::kubernetes::client_jobs::remove(&cluster.plan).await
     {
         events.event(Event::Warning(format!("microshard: {why}")));
     }
+    let result = backend.teardown(cluster, stop_timeout, events).await;
     if result.is_ok() {
         // Nothing runs any more: the state file goes even when a directory stays, and the
         // directories that could not be removed are the error.

@@ -68,6 +68,13 @@ def routes(app):
                 return answer(store.create(plural, ns, await body(request)), 201)
             api_version, kind, _ = RESOURCES[plural]
             items = store.list(plural, ns or None, request.query.get("labelSelector"))
+            if request.method == "DELETE":
+                # deletecollection: each selected object as its own DELETE.
+                options = await body(request)
+                if "propagationPolicy" in request.query:
+                    options["propagationPolicy"] = request.query["propagationPolicy"]
+                for o in items:
+                    store.delete(plural, o["metadata"].get("namespace"), o["metadata"]["name"], options)
             return answer({"apiVersion": api_version, "kind": kind + "List",
                            "metadata": {"resourceVersion": str(next(store.versions))},
                            "items": items})

@@ -53,7 +53,8 @@ impl Backend for KubernetesBackend {
         #[cfg(feature = "kubernetes")]
         {
             let plans: Vec<&Plan> = check.plans.iter().map(|(_, _, p)| p).collect();
-            Box::pin(async move { live::ready(&plans).await })
+            let measured = check.measured;
+            Box::pin(async move { live::ready(&plans, measured).await })
         }
         #[cfg(not(feature = "kubernetes"))]
         {

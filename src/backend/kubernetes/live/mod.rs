@@ -29,12 +29,21 @@ use crate::backend::BackendError;
 use crate::topology::Plan;
 
 /// What refuses a plan before any cluster is asked: objects that do not build (an unpinned
-/// image), client pods in another cluster than the servers' (they dial the members' in-cluster
-/// names, and keep off the server pods' nodes by the pods' labels).
-fn buildable(plans: &[&Plan]) -> Result<(), BackendError> {
+/// image); a measurement without client pods (its traffic would cross the API server's
+/// port-forward, measuring the API server); client pods in another cluster than the servers'
+/// (they dial the members' in-cluster names, and keep off the server pods' nodes by the pods'
+/// labels).
+fn buildable(plans: &[&Plan], measured: bool) -> Result<(), BackendError> {
     let current = super::connect::current_context();
     for plan in plans {
         apply::objects(plan, &namespace::labels(plan))?;
+        if measured && plan.client_pods.is_none() {
+            return Err(BackendError::BadInput(format!(
+                "{}: --backend kubernetes measures from inside the cluster: add clients = [{{ kubernetes = {:?}, count = 1 }}] and a client_image the nodes can pull (a microshard image built with the kubernetes feature); measured through the API server's port-forward, a figure would be the API server's",
+                plan.source.display(),
+                current.as_deref().unwrap_or(super::connect::IN_CLUSTER)
+            )));
+        }
         if let Some(pods) = &plan.client_pods
             && !same_cluster(&pods.context, current.as_deref())
         {
@@ -59,8 +68,8 @@ fn same_cluster(context: &str, current: Option<&str>) -> bool {
 }
 
 /// Before anything starts: every plan is [`buildable`], and the API server answers.
-pub(crate) async fn ready(plans: &[&Plan]) -> Result<(), BackendError> {
-    buildable(plans)?;
+pub(crate) async fn ready(plans: &[&Plan], measured: bool) -> Result<(), BackendError> {
+    buildable(plans, measured)?;
     let refuse = |why: String| BackendError::BadInput(format!("--backend kubernetes: {why}"));
     let client = connect_current().await.map_err(|e| {
         refuse(format!(
@@ -91,9 +100,21 @@ mod refusals {
 
     #[test]
     fn unpinned_images_are_refused_before_any_cluster_is_asked() {
-        assert!(buildable(&[&plan("image = \"mongo:8.0\"\n")]).is_ok());
-        let e = buildable(&[&plan("image = \"mongo\"\n")]).err();
+        assert!(buildable(&[&plan("image = \"mongo:8.0\"\n")], false).is_ok());
+        let e = buildable(&[&plan("image = \"mongo\"\n")], false).err();
         assert!(e.is_some_and(|e| e.is_bad_input() && e.to_string().contains("pinned")));
+    }
+
+    #[test]
+    fn a_measurement_without_client_pods_is_refused_never_taken_through_the_api_server() {
+        let bare = plan("image = \"mongo:8.0\"\n");
+        let e = buildable(&[&bare], true).err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        assert!(
+            e.starts_with("s.toml: --backend kubernetes measures from inside the cluster"),
+            "{e}"
+        );
+        assert!(buildable(&[&bare], false).is_ok(), "up only brings it up");
     }
 
     #[test]
