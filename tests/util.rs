@@ -1086,6 +1086,7 @@ pub fn standin_cell(
         crosscheck: None,
         topology: None,
         server_versions: Default::default(),
+        server_images: Default::default(),
         session: 1,
         default_write_concern: None,
     }

@@ -176,6 +176,10 @@ pub struct RunningCluster {
     /// `docs/kubernetes.md`): each cell is degraded with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
+    /// Each member's image as it ran, by digest, where the backend reports it (a pod's
+    /// `imageID`), recorded with every result measured on it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub images: BTreeMap<String, String>,
 }
 
 impl RunningCluster {
@@ -254,6 +258,7 @@ impl RunningCluster {
             started_at: chrono::Utc::now().to_rfc3339(),
             kube_context: None,
             caveats: Vec::new(),
+            images: BTreeMap::new(),
         }
     }
 

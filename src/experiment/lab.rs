@@ -35,6 +35,8 @@ pub(crate) struct Deployment {
     /// What its backend could not show and every cell's figure must say (exclusive CPUs not
     /// verified): each cell measured on it is degraded with it.
     pub caveats: Vec<String>,
+    /// Each member's image by digest, where its backend reports it.
+    pub server_images: std::collections::BTreeMap<String, String>,
 }
 
 /// One phase's outcome: the figures reports need and the full result document.

@@ -211,6 +211,7 @@ impl Lab for LiveLab {
             default_write_concern,
             member_cpu: crate::backend::MemberCpu::of(&cluster),
             caveats: cluster.caveats.clone(),
+            server_images: cluster.images.clone(),
         };
         Ok((deployment, LiveHandle(Some(cluster))))
     }

@@ -431,6 +431,10 @@ pub struct CellFile {
     /// `buildInfo.version` per member, as the topology reported them at bring-up.
     #[serde(default)]
     pub server_versions: BTreeMap<String, String>,
+    /// Each member's image by digest, where its backend reports it (`--backend kubernetes`:
+    /// the pod's `imageID`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_images: BTreeMap<String, String>,
     /// The session that measured it (1 = the first invocation; see [`Session`]).
     #[serde(default = "first_session")]
     pub session: u32,

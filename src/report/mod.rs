@@ -905,6 +905,7 @@ pub(crate) mod tests {
             crosscheck: None,
             topology: None,
             server_versions: Default::default(),
+            server_images: Default::default(),
             session: 1,
             default_write_concern: None,
         }

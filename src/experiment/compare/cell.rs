@@ -585,6 +585,7 @@ pub(super) fn write_cell(
         crosscheck,
         topology: deployment.plan.clone(),
         server_versions: deployment.server_versions.clone(),
+        server_images: deployment.server_images.clone(),
         session: config.session(),
         default_write_concern: deployment.default_write_concern.clone(),
     };

@@ -2,6 +2,7 @@
 //! have no readiness probe, so Ready means started, and the assembly then waits for answers), or
 //! a pod that cannot start named with why.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -77,6 +78,31 @@ pub(crate) async fn crashed(client: &kube::Client, ns: &str, pod: &str) -> Optio
         "{tail}\n(pod {pod} exited with code {}: {why})",
         last.exit_code
     ))
+}
+
+/// Each pod's image as its node resolved it (`status.containerStatuses[].imageID`: the
+/// registry digest), by pod name, for the pods of `names` in `ns`: a tag names what a registry
+/// served that day, the digest what ran.
+pub(crate) async fn image_ids(
+    client: &kube::Client,
+    ns: &str,
+    names: &[String],
+) -> BTreeMap<String, String> {
+    let api = Api::<Pod>::namespaced(client.clone(), ns);
+    let mut out = BTreeMap::new();
+    for name in names {
+        let Ok(pod) = api.get(name).await else {
+            continue;
+        };
+        let id = (pod.status.and_then(|s| s.container_statuses))
+            .and_then(|c| c.into_iter().find(|c| c.name == "mongod"))
+            .map(|c| c.image_id)
+            .filter(|id| !id.is_empty());
+        if let Some(id) = id {
+            out.insert(name.clone(), id);
+        }
+    }
+    out
 }
 
 /// How many log lines of a crashed member are read.

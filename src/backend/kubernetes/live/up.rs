@@ -86,6 +86,12 @@ async fn bring_up(
         opts.assembly.ready_timeout,
     )
     .await?;
+    let images = pods::image_ids(client, &ns, &names).await;
+    for m in &plan.members {
+        if let Some(id) = m.container.as_ref().and_then(|pod| images.get(pod)) {
+            record.images.insert(m.name.clone(), id.clone());
+        }
+    }
     if let Some(caveat) = cpus::verify(client, &ns, plan).await {
         opts.events
             .event(Event::Warning(format!("microshard: {caveat}")));
