@@ -270,7 +270,8 @@ impl Lab for LiveLab {
             ..Default::default()
         };
         let mut measured = run_phase(properties, phase, opts).await?;
-        for why in &deployment.caveats {
+        let colocated = colocation(deployment.plan.as_ref(), &measured.document);
+        for why in deployment.caveats.iter().chain(&colocated) {
             measured.document.validity.degrade(why.clone());
             measured.summary.validity.degrade(why.clone());
         }
@@ -377,6 +378,33 @@ fn pod_launcher(
     }
 }
 
+/// What a cell whose client pods may share the servers' nodes (`allow_colocated = true`) must
+/// say: the pods that did, or, where the servers' nodes are not known (a cluster microshard did
+/// not bring up), that they may have. A client on a server's node takes that server's CPUs.
+fn colocation(
+    plan: Option<&crate::topology::Plan>,
+    document: &crate::measure::ResultDocument,
+) -> Option<String> {
+    plan?.client_pods.as_ref().filter(|p| p.allow_colocated)?;
+    let shared: Vec<String> = (document.clients.iter())
+        .filter_map(|c| c.pod.as_ref().filter(|p| p.colocated))
+        .map(|p| format!("{} on {}", p.pod, p.node))
+        .collect();
+    // The servers' nodes are read where they are the run's own pods (`--backend kubernetes`).
+    #[cfg(feature = "kubernetes")]
+    let placed = plan.is_some_and(|p| crate::backend::of(p.backend).client_pods_home(p).is_some());
+    #[cfg(not(feature = "kubernetes"))]
+    let placed = false;
+    match (shared.is_empty(), placed) {
+        (false, _) => Some(format!(
+            "client pods ran beside server pods (allow_colocated = true): {}; they took CPU from those servers",
+            shared.join(", ")
+        )),
+        (true, false) => Some("client pods were allowed beside the server pods (allow_colocated = true), whose nodes microshard does not know here: the figures may include clients taking the servers' CPUs".into()),
+        (true, true) => None,
+    }
+}
+
 /// `uri` with `w=1` added unless it, or the scenario's `mongodb.writeConcern`, sets `w`.
 pub(crate) fn pin_write_concern(uri: &str, properties: &crate::workload::Properties) -> String {
     // `journaled` adds only `journal=true`: like YCSB's default URL, `w=1` stays pinned then.
@@ -428,6 +456,43 @@ pub(crate) fn free_port_range(count: u16) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "kubernetes")]
+    #[test]
+    fn client_pods_allowed_beside_the_servers_say_so_in_every_cell() {
+        let plan = |extra: &str| {
+            let toml = format!(
+                "name = \"kp\"\nkind = \"standalone\"\nuri = \"mongodb://h:27017/\"\nclient_image = \"ghcr.io/o/microshard:0.1.0\"\nclients = [{{ kubernetes = \"lab\", count = 2{extra} }}]\n"
+            );
+            let spec = crate::topology::TopologySpec::parse(&toml, std::path::Path::new("kp.toml"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let opts =
+                crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Existing);
+            crate::backend::plan(&spec, &opts).ok()
+        };
+        let mut doc = crate::measure::ResultDocument::default();
+        doc.clients = vec![Default::default(), Default::default()];
+        doc.clients[1].pod = Some(crate::measure::ClientPod {
+            pod: "kp-run-clients-1".into(),
+            node: "node-a".into(),
+            colocated: true,
+            ..Default::default()
+        });
+        let allowed = plan(", allow_colocated = true");
+        let said = colocation(allowed.as_ref(), &doc).unwrap_or_default();
+        assert!(said.starts_with("client pods ran beside server pods (allow_colocated = true): kp-run-clients-1 on node-a"), "{said}");
+        doc.clients[1].pod = None;
+        let said = colocation(allowed.as_ref(), &doc).unwrap_or_default();
+        assert!(
+            said.contains("whose nodes microshard does not know here"),
+            "{said}"
+        );
+        assert_eq!(
+            colocation(plan("").as_ref(), &doc),
+            None,
+            "kept apart: nothing to say"
+        );
+    }
 
     #[test]
     fn demo_ports_lie_below_the_ephemeral_range() {

@@ -56,13 +56,11 @@ pub(crate) async fn verify(client: &kube::Client, ns: &str, plan: &Plan) -> Opti
     judge(&seen)
 }
 
-/// The CPUs `pod`'s server may run on, read from inside its `mongod` container.
+/// The CPUs `pod`'s server may run on, read from inside its container.
 async fn allowed_cpus(api: &Api<Pod>, pod: &str) -> Result<Vec<usize>, String> {
     let read = async {
-        let params = AttachParams::default()
-            .container("mongod")
-            .stdin(false)
-            .stderr(false);
+        // The pod's one container, `mongod` (or `mongos`).
+        let params = AttachParams::default().stdin(false).stderr(false);
         let mut attached = (api.exec(pod, ["cat", "/proc/1/status"], &params).await)
             .map_err(crate::backend::docker::one_line)?;
         let mut status = String::new();

@@ -95,7 +95,7 @@ pub(crate) async fn image_ids(
             continue;
         };
         let id = (pod.status.and_then(|s| s.container_statuses))
-            .and_then(|c| c.into_iter().find(|c| c.name == "mongod"))
+            .and_then(|c| c.into_iter().next())
             .map(|c| c.image_id)
             .filter(|id| !id.is_empty());
         if let Some(id) = id {

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
 
 use super::job::LABEL_CLIENTS;
+use crate::backend::labels::{LABEL_MEMBER, LABEL_RUN};
 
 /// Why a call about client pods failed.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +68,19 @@ pub(crate) async fn pods(
             "listing the pods of Job {name} in namespace {ns}"
         )))?;
     Ok(list.items)
+}
+
+/// The nodes of run `run_id`'s server pods in `ns` (labelled with the run and a member), so that
+/// a client pod placed beside one is marked; none when it has none there (servers elsewhere).
+pub(crate) async fn server_nodes(client: &kube::Client, ns: &str, run_id: &str) -> Vec<String> {
+    let lp = ListParams::default().labels(&format!("{LABEL_RUN}={run_id},{LABEL_MEMBER}"));
+    let listed = Api::<Pod>::namespaced(client.clone(), ns).list(&lp).await;
+    let mut nodes: Vec<String> = (listed.map(|l| l.items).unwrap_or_default().into_iter())
+        .filter_map(|p| p.spec?.node_name)
+        .collect();
+    nodes.sort();
+    nodes.dedup();
+    nodes
 }
 
 /// The result document a finished client pod printed (its stdout carries nothing else; its

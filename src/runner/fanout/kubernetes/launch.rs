@@ -168,12 +168,15 @@ impl KubernetesClients {
         launch: &Launch<'_>,
     ) -> Result<Vec<pods::PodState>, RunError> {
         let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+        let servers = api::server_nodes(client, namespace, &self.run_id).await;
         loop {
             let listed = api::pods(client, namespace, name)
                 .await
                 .map_err(|e| RunError::Clients(format!("client pods: {e}")))?;
-            let mut states: Vec<pods::PodState> =
-                listed.iter().filter_map(|p| pods::state(p, &[])).collect();
+            let mut states: Vec<pods::PodState> = listed
+                .iter()
+                .filter_map(|p| pods::state(p, &servers))
+                .collect();
             states.sort_by_key(|s| s.index);
             if let Some(s) = states
                 .iter()
