@@ -470,8 +470,10 @@ mod tests {
                 crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Existing);
             crate::backend::plan(&spec, &opts).ok()
         };
-        let mut doc = crate::measure::ResultDocument::default();
-        doc.clients = vec![Default::default(), Default::default()];
+        let mut doc = crate::measure::ResultDocument {
+            clients: vec![Default::default(), Default::default()],
+            ..Default::default()
+        };
         doc.clients[1].pod = Some(crate::measure::ClientPod {
             pod: "kp-run-clients-1".into(),
             node: "node-a".into(),
