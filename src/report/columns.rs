@@ -124,44 +124,42 @@ pub(crate) fn threads_differ(report: &Report) -> bool {
 /// The compact table: scenario, topology, ops/s with its spread, the ratio marked, p99 and the
 /// verdict, with the threads when the rows ran at different counts.
 fn compact_table(report: &Report) -> Table {
-    let mut header = compact_named(report);
     let differ = threads_differ(report);
+    let mut table = Table::new(compact_columns(report));
     if differ {
-        header.insert(2, "threads".into());
+        table.columns.insert(2, Column::figures("threads", ""));
     }
-    let rows = (report.rows.iter()).map(|row| {
+    for row in &report.rows {
         let mut cells = compact_cells(row);
         if differ {
             let threads = row.threads.filter(|_| row.repeats > 0);
             cells.insert(2, threads.map_or_else(|| "—".into(), |t| t.to_string()));
         }
-        cells
-    });
-    let mut table = Table::of(header, rows.collect());
-    for (i, c) in table.columns.iter_mut().enumerate() {
-        c.left = i < 2 || c.title == "validity";
+        table.rows.push(cells.into_iter().map(Cell::text).collect());
     }
     table
 }
 
-fn compact_named(report: &Report) -> Vec<String> {
-    [
-        "scenario".to_string(),
-        "topology".to_string(),
-        match (report.ceiling.is_some(), report.repeat > 1) {
-            (true, true) => "ceiling ops/s (min–max)".to_string(),
-            (true, false) => "ceiling ops/s".to_string(),
-            (false, true) => "ops/s (min–max)".to_string(),
-            (false, false) => "ops/s".to_string(),
-        },
-        format!("× {}", report.baseline),
-        match report.ceiling.is_some() {
-            true => "actual p99 µs".to_string(),
-            false => "p99 µs".to_string(),
-        },
-        "validity".to_string(),
+/// The compact table's columns: its words (and the verdicts) left-aligned in Markdown.
+fn compact_columns(report: &Report) -> Vec<Column> {
+    let ops = match (report.ceiling.is_some(), report.repeat > 1) {
+        (true, true) => "ceiling ops/s (min–max)",
+        (true, false) => "ceiling ops/s",
+        (false, true) => "ops/s (min–max)",
+        (false, false) => "ops/s",
+    };
+    let p99 = match report.ceiling.is_some() {
+        true => "actual p99 µs",
+        false => "p99 µs",
+    };
+    vec![
+        Column::words("scenario", ""),
+        Column::words("topology", ""),
+        Column::figures(ops, ""),
+        Column::figures(format!("× {}", report.baseline), ""),
+        Column::figures(p99, ""),
+        Column::words("validity", ""),
     ]
-    .to_vec()
 }
 
 fn compact_cells(row: &Row) -> Vec<String> {

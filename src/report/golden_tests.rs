@@ -210,7 +210,7 @@ fn golden_report_of_a_compare_with_ceilings() {
     ];
     let (mut report, records) = ceiling::tests::searched_s5(&tps);
     let part = ceiling::CeilingPart::of(&records, &report.rows, "single").expect("a part");
-    part.quote_in(&mut report.rows);
+    part.quote_in(&mut report.rows, "single");
     report.ceiling = Some(part);
     every_format(&mut g, "s5", &report.with_found(&[]));
     g.finish();
@@ -335,7 +335,7 @@ fn golden_report_of_sweeps_and_vary_tables() {
     curve.points[0].summary.main_op = "READ".into();
     g.check("sweep.txt", &sweep::render_sweep(&curve));
     g.check("sweep.md", &sweep::sweep_markdown(&curve));
-    g.check("sweep.csv", &sweep::sweep_csv(&curve));
+    g.check("sweep.csv", &sweep::sweep_table(&curve).csv(curve.standin));
     curve.knee_threads = Some(10);
     curve.standin = false;
     g.check("sweep-knee.txt", &sweep::render_sweep(&curve));

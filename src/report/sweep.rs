@@ -4,7 +4,7 @@
 use super::table::{Cell, Column, Rule, Table};
 use super::{Columns, Format, charts, marker_line, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
-use crate::experiment::model::{SweepFile, SweepOutcome, SweepPoint};
+use crate::experiment::model::{CellSummary, SweepFile, SweepOutcome, SweepPoint};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::validity::Verdict;
 
@@ -67,93 +67,78 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
     first.label[..cut.unwrap_or(first.label.len())].to_string()
 }
 
-/// The compact seed-2 table (the page's, and the terminal's and Markdown's but with `--wide`):
-/// per value its mean ops/s with the lowest–highest over repetitions and the verdict of each
-/// point that is degraded, invalid or not run.
-pub(crate) fn vary_table(outcome: &SweepOutcome) -> Table {
+/// The seed-2 table: per value its mean ops/s with the lowest–highest over repetitions and the
+/// verdict of each point that is degraded, invalid or not run (the page's, and the terminal's
+/// and Markdown's but with `--wide`); `wide`, one column per repetition and their mean, the CSV
+/// writing each repetition's verdict in a column of its own beside its number, so every figure
+/// column stays numeric.
+pub(crate) fn vary_table(outcome: &SweepOutcome, wide: bool) -> Table {
     let (values, repeats) = (outcome.values(), outcome.repeats());
-    let mut columns = vec![Column::figures("threads", "threads")];
-    columns.extend(values.iter().map(|value| {
-        let name = c_label(&outcome.property, value, "ops/s");
-        match repeats > 1 {
-            true => Column::figures(format!("{name} (min–max)"), ""),
-            false => Column::figures(name, ""),
-        }
-    }));
-    let mut table = Table::new(columns);
-    for &t in &outcome.threads {
-        let mut row = vec![Cell::text(t.to_string())];
-        for value in &values {
-            let points: Vec<&SweepPoint> =
-                points_at(outcome, value, t).into_iter().flatten().collect();
-            let got: Vec<f64> = points.iter().map(|p| p.summary.throughput).collect();
-            let marks = charts::distinct(
-                (points.iter())
-                    .filter(|p| !p.summary.validity.is_valid())
-                    .map(|p| format!(" ({})", p.summary.validity.verdict)),
-            );
-            let (lo, hi) = stats::range(&got);
-            let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
-            row.push(Cell::text(stats::mean(&got).map_or("—".into(), |m| {
-                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
-            })));
-        }
-        table.rows.push(row);
-    }
-    table
-}
-
-/// The wide seed-2 table: per value one column per repetition and their mean. The CSV writes
-/// each repetition's verdict in a column of its own beside its number, so every figure column
-/// stays numeric.
-fn vary_wide(outcome: &SweepOutcome) -> Table {
-    let values = outcome.values();
-    let mut columns = vec![Column::figures("threads", "threads")];
+    let mut table = Table::new(vec![Column::figures("threads", "threads")]);
     for value in &values {
         let name = c_label(&outcome.property, value, "ops/s");
-        for r in 1..=outcome.repeats() {
-            columns.push(Column::figures(
-                format!("{name} #{r}"),
-                format!("{name} #{r}"),
-            ));
-            columns.push(Column::figures("", format!("{name} #{r} validity")).csv_only());
-        }
-        columns.push(Column::figures(
-            format!("{name} mean"),
-            format!("{name} mean"),
-        ));
+        let both = |title: String| Column::figures(title.clone(), title);
+        table.columns.extend(match (wide, repeats > 1) {
+            (false, true) => vec![Column::figures(format!("{name} (min–max)"), "")],
+            (false, false) => vec![Column::figures(name, "")],
+            (true, _) => (1..=repeats)
+                .flat_map(|r| {
+                    let validity = format!("{name} #{r} validity");
+                    [
+                        both(format!("{name} #{r}")),
+                        Column::figures("", validity).csv_only(),
+                    ]
+                })
+                .chain([both(format!("{name} mean"))])
+                .collect(),
+        });
     }
-    let mut table = Table::new(columns);
     for &t in &outcome.threads {
         let mut row = vec![Cell::text(t.to_string())];
         for value in &values {
             let points = points_at(outcome, value, t);
+            let got: Vec<f64> = points
+                .iter()
+                .flatten()
+                .map(|p| p.summary.throughput)
+                .collect();
+            let mean = stats::mean(&got);
+            if !wide {
+                let marks = charts::distinct(points.iter().flatten().map(|p| mark(&p.summary)));
+                let (lo, hi) = stats::range(&got);
+                let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
+                row.push(Cell::text(mean.map_or("—".into(), |m| {
+                    format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
+                })));
+                continue;
+            }
             for point in &points {
                 row.extend(match point.map(|p| &p.summary) {
                     Some(s) => {
-                        let mark = match s.validity.is_valid() {
-                            true => String::new(),
-                            false => format!(" ({})", s.validity.verdict),
-                        };
                         let tp = format!("{:.0}", s.throughput);
+                        let read = format!("{tp}{}", mark(s));
                         [
-                            Cell::figure(format!("{tp}{mark}"), tp),
+                            Cell::figure(read, tp),
                             Cell::text(s.validity.verdict.as_str()),
                         ]
                     }
                     None => [Cell::figure("—", ""), Cell::text("not run")],
                 });
             }
-            let got: Vec<f64> = points
-                .iter()
-                .flatten()
-                .map(|p| p.summary.throughput)
-                .collect();
-            row.push(Cell::or_dash(stats::mean(&got).map(|m| format!("{m:.0}"))));
+            row.push(Cell::or_dash(mean.map(|m| format!("{m:.0}"))));
         }
         table.rows.push(row);
     }
     table
+}
+
+/// ` (degraded)`: what a point's figure carries when it is degraded, invalid or not run;
+/// nothing when it is valid.
+fn mark(s: &CellSummary) -> String {
+    match s.validity.is_valid() {
+        true => String::new(),
+        false => format!(" ({})", s.validity.verdict),
+    }
 }
 
 /// The point of `value` at `t` threads in each repetition, in order (`None`: not run).
@@ -211,8 +196,9 @@ pub(crate) fn vary_chart(
             "{flagged} measured points are degraded or invalid (their curves say so in the legend); the seed-2 table (vary.md, vary.txt) lists which and why."
         ));
     }
-    if let Some((header, rows)) = memory_rows(outcome) {
-        for r in rows {
+    if let Some(table) = memory_table(outcome) {
+        let header = table.header();
+        for r in table.read_rows() {
             notes.push(format!(
                 "{}={} at the end: {} {}, {} {}, index {} on disk, {} in cache (all indexes, incl. shard key)",
                 header[0], r[0], header[1], r[1], header[2], r[2], r[3], r[4]
@@ -301,8 +287,12 @@ fn listed(title: &str, notes: &[String]) -> String {
     if notes.is_empty() {
         return String::new();
     }
-    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\n{title}:\n\n{lines}")
+    format!("\n{title}:\n\n{}", listed_lines(notes))
+}
+
+/// Each line as a list item.
+fn listed_lines(lines: &[String]) -> String {
+    lines.iter().map(|n| format!("- {n}\n")).collect()
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -336,8 +326,8 @@ pub(crate) use super::Format as VaryFormat;
 /// repetition and their mean).
 pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
     let table = match (format, columns) {
-        (VaryFormat::Csv, _) | (_, Columns::Wide) => vary_wide(outcome),
-        _ => vary_table(outcome),
+        (VaryFormat::Csv, _) | (_, Columns::Wide) => vary_table(outcome, true),
+        _ => vary_table(outcome, false),
     };
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     let mut out = match format {
@@ -355,7 +345,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             format!("{marker}{title}\n{}\n", table.terminal())
         }
     };
-    out.push_str(&memory_table(outcome, format));
+    out.push_str(&memory_section(outcome, format));
     out.push_str(&listed(
         "Points degraded or invalid",
         &vary_point_notes(outcome),
@@ -368,38 +358,34 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
 }
 
 /// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
-/// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
-/// recorded it. Figures the server does not report, or reported beyond belief, are said so,
-/// never shown as numbers; the index is on disk (prefix-compressed) beside what it holds in the
-/// cache, and the members summed are named.
-fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+/// memory: the index must fit in RAM): one row per value, or `None` when no curve recorded it.
+/// Figures the server does not report, or reported beyond belief, are said so, never shown as
+/// numbers; the index is on disk (prefix-compressed) beside what it holds in the cache, and the
+/// members summed are named.
+fn memory_table(outcome: &SweepOutcome) -> Option<Table> {
     let values = outcome.values();
     if values.iter().all(|v| last_memory(outcome, v).is_none()) {
         return None;
     }
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    let header = vec![
-        outcome.property.clone().unwrap_or_else(|| "curve".into()),
-        "resident".into(),
-        "WiredTiger cache in use".into(),
-        "index (on disk, compressed)".into(),
+    let property = outcome.property.clone().unwrap_or_else(|| "curve".into());
+    let mut table = Table::new(vec![
+        Column::words(property, ""),
+        Column::figures("resident", ""),
+        Column::figures("WiredTiger cache in use", ""),
+        Column::figures("index (on disk, compressed)", ""),
         // On a sharded topology the collection's indexes include the hashed shard-key index,
         // which `single` does not have.
-        "index in cache (incl. shard key)".into(),
-        "members summed".into(),
-    ];
-    let rows = values
-        .iter()
-        .map(|value| {
-            let mut row = vec![value.clone().unwrap_or_else(|| "—".into())];
-            row.extend(memory_cells(
-                &last_memory(outcome, value).unwrap_or_default(),
-                standin,
-            ));
-            row
-        })
-        .collect();
-    Some((header, rows))
+        Column::figures("index in cache (incl. shard key)", ""),
+        Column::figures("members summed", ""),
+    ]);
+    for value in &values {
+        let memory = last_memory(outcome, value).unwrap_or_default();
+        let name = value.clone().unwrap_or_else(|| "—".into());
+        let cells = std::iter::once(name).chain(memory_cells(&memory, standin));
+        table.rows.push(cells.map(Cell::text).collect());
+    }
+    Some(table)
 }
 
 /// The memory recorded when the last curve of `value` ended.
@@ -450,36 +436,22 @@ fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
     ]
 }
 
-/// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
-fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
-    let Some((header, rows)) = memory_rows(outcome) else {
+/// The memory table under the seed-2 table (terminal or Markdown), and the implausible figures
+/// left out of it, one line each.
+fn memory_section(outcome: &SweepOutcome, format: VaryFormat) -> String {
+    let Some(table) = memory_table(outcome) else {
         return String::new();
     };
     let title = "Server memory when each value's last curve ended";
-    let flagged: String = charts::distinct(
-        outcome
-            .curves
-            .iter()
-            .filter_map(|(_, s)| s.memory.as_ref())
-            .flat_map(|m| m.flagged.iter().cloned()),
-    )
-    .iter()
-    .map(|f| format!("- {f}\n"))
-    .collect();
-    let mut table = Table::of(header, rows);
-    if format == VaryFormat::Markdown {
-        table.columns[0].left = true;
-        let md = table.markdown(Rule::Tight);
-        return format!("\n{title}:\n\n{md}{}", flagged_list(&flagged));
-    }
-    format!("{title}:\n{}\n{}", table.terminal(), flagged_list(&flagged))
-}
-
-/// The implausible figures left out of the memory table, one line each, under it.
-fn flagged_list(lines: &str) -> String {
-    match lines.is_empty() {
+    let memories = outcome.curves.iter().filter_map(|(_, s)| s.memory.as_ref());
+    let flagged = charts::distinct(memories.flat_map(|m| m.flagged.iter().cloned()));
+    let flagged: String = match flagged.is_empty() {
         true => String::new(),
-        false => format!("\nLeft out as implausible:\n{lines}"),
+        false => "\nLeft out as implausible:\n".to_string() + &listed_lines(&flagged),
+    };
+    match format {
+        VaryFormat::Markdown => format!("\n{title}:\n\n{}{flagged}", table.markdown(Rule::Tight)),
+        _ => format!("{title}:\n{}\n{flagged}", table.terminal()),
     }
 }
 
@@ -632,16 +604,11 @@ pub(crate) fn render_sweep_dir(
         .iter()
         .map(|s| match format {
             Format::Markdown => sweep_markdown(s),
-            Format::Csv => sweep_csv(s),
+            Format::Csv => sweep_table(s).csv(s.standin),
             _ => render_sweep(s),
         })
         .collect();
     Ok(each.join(if format == Format::Csv { "" } else { "\n" }))
-}
-
-/// A sweep as CSV: one row per point, for spreadsheets.
-pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
-    sweep_table(sweep).csv(sweep.standin)
 }
 
 /// What the terminal table of a `compare` shows under the comparison: with `--sweep --vary`,
