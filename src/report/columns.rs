@@ -51,37 +51,25 @@ impl Columns {
     /// The columns `--wide` / `--columns LIST` choose; an unknown name is bad input naming the flag
     /// and the names.
     pub fn chosen(wide: bool, list: Option<&str>) -> Result<Columns, String> {
-        let Some(list) = list else {
-            return Ok(if wide {
-                Columns::Wide
-            } else {
-                Columns::Compact
-            });
+        let list = match (wide, list) {
+            (false, None) => return Ok(Columns::Compact),
+            (true, None) => return Ok(Columns::Wide),
+            (true, Some(_)) => return Err("--wide and --columns: give one of them".into()),
+            (false, Some(list)) => list,
         };
-        if wide {
-            return Err("--wide and --columns: give one of them".into());
-        }
-        let picked: Result<Vec<usize>, String> = list
-            .split(',')
-            .map(str::trim)
+        let all = NAMES.join(",");
+        let known = |n: &str| NAMES.iter().position(|k| k.eq_ignore_ascii_case(n));
+        let picked: Vec<usize> = (list.split(',').map(str::trim))
             .filter(|n| !n.is_empty())
             .map(|n| {
-                NAMES
-                    .iter()
-                    .position(|k| k.eq_ignore_ascii_case(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "--columns {list}: unknown column '{n}'; the columns are {}",
-                            NAMES.join(",")
-                        )
-                    })
+                known(n).ok_or_else(|| {
+                    format!("--columns {list}: unknown column '{n}'; the columns are {all}")
+                })
             })
-            .collect();
-        let picked = picked?;
+            .collect::<Result<_, _>>()?;
         if picked.is_empty() {
             return Err(format!(
-                "--columns {list}: no column named; the columns are {}",
-                NAMES.join(",")
+                "--columns {list}: no column named; the columns are {all}"
             ));
         }
         Ok(Columns::Pick(picked))

@@ -317,9 +317,9 @@ fn golden_report_of_sweeps_and_vary_tables() {
     let mut g = Goldens::new("sweep");
     let mut outcome = seed_two();
     for (format, ext) in [
-        (sweep::VaryFormat::Table, "txt"),
-        (sweep::VaryFormat::Markdown, "md"),
-        (sweep::VaryFormat::Csv, "csv"),
+        (Format::Table, "txt"),
+        (Format::Markdown, "md"),
+        (Format::Csv, "csv"),
     ] {
         let compact = sweep::render_vary(&outcome, format, &Columns::Compact);
         g.check(&format!("vary.{ext}"), &compact);
@@ -327,7 +327,7 @@ fn golden_report_of_sweeps_and_vary_tables() {
         g.check(&format!("vary-wide.{ext}"), &wide);
     }
     outcome.topology = Some("single".into());
-    let md = sweep::render_vary(&outcome, sweep::VaryFormat::Markdown, &Columns::Compact);
+    let md = sweep::render_vary(&outcome, Format::Markdown, &Columns::Compact);
     g.check("vary-on-single.md", &md);
     let mut curve = outcome.curves[4].1.clone();
     curve.max_threads = Some(50);

@@ -486,23 +486,18 @@ fn facts_section(out: &mut String, p: &Page) {
 /// degrades it, a share above `microshard.maxerrorrate` makes it invalid. The threshold is each
 /// scenario's resolved property where one set it, else the recorded default.
 fn failure_rule(c: &ExperimentConfig) -> String {
-    let default = format!("{}", c.degraded_error_fraction);
-    let mut rates: Vec<String> = c
+    let default = c.degraded_error_fraction.to_string();
+    let set = c
         .properties
         .values()
-        .map(|p| {
-            p.get("microshard.maxerrorrate")
-                .map_or_else(|| default.clone(), str::to_string)
-        })
-        .collect();
-    rates.sort();
-    rates.dedup();
+        .map(|p| p.get("microshard.maxerrorrate"));
+    let mut rates: std::collections::BTreeSet<&str> = set.map(|r| r.unwrap_or(&default)).collect();
     if rates.is_empty() {
-        rates.push(default);
+        rates.insert(&default);
     }
-    let percent = |r: &String| match r.parse::<f64>() {
+    let percent = |r: &&str| match r.parse::<f64>() {
         Ok(x) => format!("{}%", (x * 100_000.0).round() / 1000.0),
-        Err(_) => r.clone(),
+        Err(_) => r.to_string(),
     };
     let shown: Vec<String> = rates.iter().map(percent).collect();
     format!(

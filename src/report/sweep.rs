@@ -318,21 +318,18 @@ fn c_label(property: &Option<String>, value: &Option<String>, unvaried: &str) ->
     }
 }
 
-/// How the seed-2 table is printed: a report format (JSON and HTML print the terminal table).
-pub(crate) use super::Format as VaryFormat;
-
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property, its
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
-/// repetition and their mean).
-pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
+/// repetition and their mean). JSON and HTML print the terminal table.
+pub(crate) fn render_vary(outcome: &SweepOutcome, format: Format, columns: &Columns) -> String {
     let table = match (format, columns) {
-        (VaryFormat::Csv, _) | (_, Columns::Wide) => vary_table(outcome, true),
+        (Format::Csv, _) | (_, Columns::Wide) => vary_table(outcome, true),
         _ => vary_table(outcome, false),
     };
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     let mut out = match format {
-        VaryFormat::Csv => return table.csv(standin),
-        VaryFormat::Markdown => {
+        Format::Csv => return table.csv(standin),
+        Format::Markdown => {
             let mut out = marker_line(standin, format);
             if outcome.topology.is_some() {
                 // `compare` writes one table per topology: each file says which.
@@ -438,7 +435,7 @@ fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
 
 /// The memory table under the seed-2 table (terminal or Markdown), and the implausible figures
 /// left out of it, one line each.
-fn memory_section(outcome: &SweepOutcome, format: VaryFormat) -> String {
+fn memory_section(outcome: &SweepOutcome, format: Format) -> String {
     let Some(table) = memory_table(outcome) else {
         return String::new();
     };
@@ -450,7 +447,7 @@ fn memory_section(outcome: &SweepOutcome, format: VaryFormat) -> String {
         false => "\nLeft out as implausible:\n".to_string() + &listed_lines(&flagged),
     };
     match format {
-        VaryFormat::Markdown => format!("\n{title}:\n\n{}{flagged}", table.markdown(Rule::Tight)),
+        Format::Markdown => format!("\n{title}:\n\n{}{flagged}", table.markdown(Rule::Tight)),
         _ => format!("{title}:\n{}\n{flagged}", table.terminal()),
     }
 }
@@ -621,7 +618,7 @@ pub(crate) fn under_comparison(
 ) -> String {
     let mut text = String::new();
     for v in varied {
-        text.push_str(&format!("\n{}", render_vary(v, VaryFormat::Table, columns)));
+        text.push_str(&format!("\n{}", render_vary(v, Format::Table, columns)));
     }
     let sweeps = dir.sweeps();
     if varied.is_empty() && !sweeps.is_empty() {
@@ -686,7 +683,7 @@ pub(crate) mod tests {
     #[test]
     fn the_compact_vary_table_fits_100_characters_and_wide_has_every_repetition() {
         let outcome = seed_two();
-        for format in [VaryFormat::Table, VaryFormat::Markdown] {
+        for format in [Format::Table, Format::Markdown] {
             let text = render_vary(&outcome, format, &Columns::Compact);
             let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
             assert!(widest <= 100, "{widest} characters:\n{text}");
@@ -697,7 +694,7 @@ pub(crate) mod tests {
             );
             assert!(!text.contains("#2"), "{text}");
         }
-        let wide = render_vary(&outcome, VaryFormat::Table, &Columns::Wide);
+        let wide = render_vary(&outcome, Format::Table, &Columns::Wide);
         for column in [
             "readbatchsize=1 #1",
             "readbatchsize=10 #3",
@@ -705,7 +702,7 @@ pub(crate) mod tests {
         ] {
             assert!(wide.contains(column), "{column}:\n{wide}");
         }
-        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Compact);
+        let csv = render_vary(&outcome, Format::Csv, &Columns::Compact);
         assert_eq!(
             csv.lines().next().map(|h| h.split(',').count()),
             Some(2 + 3 * (3 * 2 + 1)),
@@ -721,7 +718,7 @@ pub(crate) mod tests {
             .summary
             .validity
             .degrade("too few operations");
-        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Wide);
+        let csv = render_vary(&outcome, Format::Csv, &Columns::Wide);
         let mut lines = csv.lines();
         let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
         let mut degraded = 0;
@@ -751,7 +748,7 @@ pub(crate) mod tests {
                 .validity
                 .degrade("too few operations: give more --records");
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert_eq!(md.matches("give more --records").count(), 4, "{md}");
         assert!(md.contains("- readbatchsize=1 at 1 threads, repeat 2, is degraded: too few"));
         let chart = vary_chart(&outcome, "S2 on single")
@@ -773,7 +770,7 @@ pub(crate) mod tests {
         let mut outcome = seed_two();
         let said =
             "the server counted 2.0 round trips (find + getMore) per READ: an extra getMore each";
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(!md.contains("Client and server disagree"), "{md}");
         let (v, s) = &mut outcome.curves[4];
         let value = v.value.clone().unwrap_or_default();
@@ -784,7 +781,7 @@ pub(crate) mod tests {
         });
         let threads = s.points[1].threads;
         let line = format!("- readbatchsize={value} at {threads} threads, repeat {repeat}: {said}");
-        for format in [VaryFormat::Markdown, VaryFormat::Table] {
+        for format in [Format::Markdown, Format::Table] {
             let text = render_vary(&outcome, format, &Columns::Compact);
             assert!(text.contains("Client and server disagree:"), "{text}");
             assert!(text.contains(&line), "{line}\n{text}");
@@ -799,7 +796,7 @@ pub(crate) mod tests {
     #[test]
     fn the_vary_table_shows_memory_per_value_and_says_what_is_not_reported() {
         let mut outcome = seed_two();
-        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        let text = render_vary(&outcome, Format::Table, &Columns::Compact);
         assert!(
             !text.contains("Server memory"),
             "nothing recorded, nothing shown:\n{text}"
@@ -817,7 +814,7 @@ pub(crate) mod tests {
                 flagged: Vec::new(),
             });
         }
-        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        let text = render_vary(&outcome, Format::Table, &Columns::Compact);
         assert!(
             text.contains("index (on disk, compressed)")
                 && text.contains("index in cache (incl. shard key)"),
@@ -837,7 +834,7 @@ pub(crate) mod tests {
         for (_, s) in &mut outcome.curves {
             s.standin = true;
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(
             md.contains("| 20 | 9.0 GiB | not reported (stand-in: no WiredTiger) |"),
             "{md}"
@@ -854,7 +851,7 @@ pub(crate) mod tests {
                 m.flagged = vec!["entry reports a resident memory of 56.0 TiB, above this machine's 8.0 GiB: not used".into()];
             }
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(md.contains("| 20 | implausible: not used |"), "{md}");
         assert!(
             md.contains("Left out as implausible:\n- entry reports a resident memory of 56.0 TiB"),
