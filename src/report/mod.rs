@@ -71,7 +71,7 @@ pub enum Format {
 }
 
 /// One row: a scenario on a topology, aggregated over its repetitions.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
     /// Scenario name.
     pub scenario: String,
@@ -136,7 +136,7 @@ pub struct Row {
 }
 
 /// A whole comparison report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// [`STANDIN_MARKER`] when any cell was measured against the stand-in.
     pub marker: Option<String>,
@@ -398,9 +398,7 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                 server_cpu_us_per_op,
                 client_bound,
                 standin,
-                not_run: None,
-                interrupted: false,
-                sessions: Vec::new(),
+                ..Row::default()
             });
         }
     }
@@ -428,11 +426,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
         capacity: any_standin.then(|| {
             capacity::sentence(&cmd.servers.mongod_args, config.host.cpu_count)
         }),
-        found: Vec::new(),
         cpu: cpu_line(cells, config.host.cpu_count),
-        ceiling: None,
-        interrupted: None,
-        sessions: Vec::new(),
+        ..Report::default()
     }
     .with_found(&[])
 }
