@@ -152,25 +152,14 @@ fn compact_columns(report: &Report) -> Vec<Column> {
 
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
-    if row.repeats == 0 {
-        return vec![
-            row.scenario.clone(),
-            row.topology.clone(),
-            unmeasured(row),
-            dash(),
-            dash(),
-            unmeasured_verdict(row),
-        ];
-    }
     let ops = match (row.throughput, row.spread) {
         (Some(t), Some((lo, hi))) if row.repeats > 1 => {
             format!("{} ({}–{})", fmt_num(t), fmt_num(lo), fmt_num(hi))
         }
         (Some(t), _) => fmt_num(t),
-        (None, _) => dash(),
+        (None, _) => unmeasured(row),
     };
-    let ratio = row
-        .vs_baseline
+    let ratio = (row.vs_baseline.filter(|_| row.repeats > 0))
         .map(|r| {
             let mut cell = format!("{r:.2}×");
             if row.significance.is_some_and(|s| s.significant) {
@@ -343,16 +332,7 @@ fn unmeasured_cells(row: &Row, cells: &mut [Cell]) {
         c.read = "—".into();
     }
     cells[OPS].read = unmeasured(row);
-    cells[VALIDITY].read = unmeasured_verdict(row);
-}
-
-/// The verdict cell of a row with nothing measured: its word in capitals when it was not run (a
-/// dead member, an interrupted experiment), a dash when it is merely missing.
-fn unmeasured_verdict(row: &Row) -> String {
-    match row.validity.verdict {
-        Verdict::NotRun => row.verdict.to_uppercase(),
-        _ => "—".into(),
-    }
+    cells[VALIDITY].read = validity_cell(row);
 }
 
 /// `1.52×`, and what the baseline was when it is degraded, invalid or not run.
@@ -397,13 +377,17 @@ fn cpu_per_op_cell(row: &Row) -> String {
     format!("{client} / {servers}")
 }
 
-/// The validity cell of a measured row: `valid`, or the verdict in capitals.
+/// The validity cell: `valid`, or the verdict in capitals; for a row with nothing measured, its
+/// word in capitals when it was not run (a dead member, an interrupted experiment), a dash when it
+/// is merely missing.
 fn validity_cell(row: &Row) -> String {
-    match row.validity.verdict {
-        Verdict::Valid => "valid".to_string(),
-        Verdict::Degraded => "DEGRADED".to_string(),
-        Verdict::Invalid => "INVALID".to_string(),
-        Verdict::NotRun => "NOT RUN".to_string(),
+    match (row.repeats, row.validity.verdict) {
+        (0, Verdict::NotRun) => row.verdict.to_uppercase(),
+        (0, _) => "—".into(),
+        (_, Verdict::Valid) => "valid".into(),
+        (_, Verdict::Degraded) => "DEGRADED".into(),
+        (_, Verdict::Invalid) => "INVALID".into(),
+        (_, Verdict::NotRun) => "NOT RUN".into(),
     }
 }
 

@@ -57,13 +57,9 @@ fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Compares two built reports.
 pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
     let key = |r: &Row| (r.scenario.clone(), r.topology.clone());
-    let mut keys: Vec<(String, String)> =
-        a.rows.iter().filter(|r| r.repeats > 0).map(key).collect();
-    for r in b.rows.iter().filter(|r| r.repeats > 0) {
-        if !keys.contains(&key(r)) {
-            keys.push(key(r));
-        }
-    }
+    // A's rows, then those in B only.
+    let measured = a.rows.iter().chain(&b.rows).filter(|r| r.repeats > 0);
+    let keys = super::charts::distinct(measured.map(key));
     let find = |rep: &Report, k: &(String, String)| {
         rep.rows
             .iter()
