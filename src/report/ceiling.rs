@@ -111,20 +111,19 @@ fn step_cells(search: u32, i: usize, s: &Step) -> Vec<Cell> {
 /// `degraded (steps 3, 5): busy host: …`: why steps whose result is degraded or invalid are so, one
 /// line per kind of reason (the words before its first colon), quoting its first instance.
 pub(crate) fn verdict_notes(steps: &[Step]) -> Vec<String> {
-    let mut notes: Vec<(String, String, Vec<usize>)> = Vec::new();
+    // Per kind of reason: its verdict, its first instance and the steps that gave it.
+    let mut notes: Vec<(String, &str, &str, Vec<String>)> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         for r in &s.verdict_reasons {
             let kind = format!("{} {}", s.verdict, r.split(':').next().unwrap_or(r));
-            match notes.iter_mut().find(|(k, _, _)| *k == kind) {
-                Some((_, _, at)) => at.push(i + 1),
-                None => notes.push((kind, format!("{}: {r}", s.verdict), vec![i + 1])),
+            match notes.iter_mut().find(|n| n.0 == kind) {
+                Some(n) => n.3.push((i + 1).to_string()),
+                None => notes.push((kind, &s.verdict, r, vec![(i + 1).to_string()])),
             }
         }
     }
     (notes.into_iter())
-        .map(|(_, line, at)| {
-            let at: Vec<String> = at.iter().map(usize::to_string).collect();
-            let (verdict, why) = line.split_once(": ").unwrap_or((&line, ""));
+        .map(|(_, verdict, why, at)| {
             let more = if at.len() > 1 {
                 ", the first of them"
             } else {

@@ -122,7 +122,7 @@ pub(crate) fn page(p: &Page) -> String {
         );
     }
     let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));
-    out.push_str(&meta_line(p));
+    meta_line(&mut out, p);
     // A sweep-only run has no comparison: its tables are the sweeps'.
     found_section(&mut out, r);
     if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
@@ -147,7 +147,7 @@ pub(crate) fn page(p: &Page) -> String {
 }
 
 /// The run's facts under the title, as a short list: when, with what, at which sizes.
-fn meta_line(p: &Page) -> String {
+fn meta_line(out: &mut String, p: &Page) {
     let mut items = Vec::new();
     let finished: Vec<&str> = p.cells.iter().map(|c| c.finished.as_str()).collect();
     if let Some(c) = p.config {
@@ -158,9 +158,7 @@ fn meta_line(p: &Page) -> String {
         ));
     }
     items.push(p.report.scale_note.clone());
-    let mut out = String::new();
-    ul(&mut out, "meta", items);
-    out
+    ul(out, "meta", items);
 }
 
 /// "What this experiment found", first on the page.
