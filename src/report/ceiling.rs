@@ -152,10 +152,7 @@ pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
     let found: Vec<Searched> = records.iter().filter_map(searched).collect();
     let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
     let (geo, (lo, hi)) = (geometric_mean(&passed)?, stats::range(&passed));
-    let top = found
-        .iter()
-        .filter_map(|s| s.failed)
-        .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))));
+    let top = found.iter().filter_map(|s| s.failed).reduce(f64::max);
     let brackets = match top {
         Some(t) => format!("; their brackets {}–{}", thousands(lo), thousands(t)),
         None => String::new(),
@@ -195,7 +192,7 @@ fn geometric_mean(xs: &[f64]) -> Option<f64> {
 
 /// The ceilings of a `compare --ceiling`, as every report format carries them: the bound, each
 /// cell over its searches, and the ratio taken apart (README, "Glossary": ceiling, routing tax).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct CeilingPart {
     /// `p99 ≤ 50 ms` (all must hold, on intended latency).
     pub bounds: String,
@@ -330,17 +327,20 @@ impl CeilingPart {
             drawn: first.bounds.first().cloned(),
             step_s: first.step_s,
             cells,
-            decomposed: Vec::new(),
-            model: Vec::new(),
+            ..CeilingPart::default()
         };
         part.decomposed = part.decompose(baseline, rows);
         Some(part)
     }
 
+    /// The cell of `topology` in `scenario`, when it was searched.
+    fn cell_of(&self, scenario: &str, topology: &str) -> Option<&CeilingCell> {
+        (self.cells.iter()).find(|c| c.scenario == scenario && c.topology == topology)
+    }
+
     /// What the searches of `topology` in `scenario` established, when it was searched.
     fn found(&self, scenario: &str, topology: &str) -> Option<&[Searched]> {
-        (self.cells.iter())
-            .find(|c| c.scenario == scenario && c.topology == topology)
+        self.cell_of(scenario, topology)
             .map(|c| c.searched.as_slice())
     }
 
@@ -393,9 +393,7 @@ impl CeilingPart {
     /// latency at the bound (µs), threads, steps, and why the next rate failed (or why there is
     /// no ceiling); empty for a row not searched.
     pub(crate) fn csv_fields(&self, row: &Row) -> [String; 6] {
-        let Some(cell) =
-            (self.cells.iter()).find(|x| x.scenario == row.scenario && x.topology == row.topology)
-        else {
+        let Some(cell) = self.cell_of(&row.scenario, &row.topology) else {
             return Default::default();
         };
         let (passed, failed) = cell.bracket.map_or((None, None), |(p, f)| (Some(p), f));

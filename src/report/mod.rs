@@ -480,31 +480,21 @@ fn partial_cpu(cells: &[CellFile]) -> String {
 pub(crate) fn where_lines(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     let servers = charts::distinct(report.topologies.iter().map(charts::server_words));
-    if servers.len() == 1 {
-        let sizes: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| match &t.size {
-                Some(size) => format!("{} = {size}", t.name),
-                None => t.name.clone(),
-            })
-            .collect();
-        out.push(format!(
-            "Server: {}. Topologies: {}.",
-            servers[0],
-            sizes.join("; ")
-        ));
-    } else {
-        let each: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| {
-                let size = t.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
-                format!("{} = {size}{}", t.name, charts::server_words(t))
-            })
-            .collect();
-        out.push(format!("Topologies: {}.", each.join("; ")));
-    }
+    // Each topology with its size, and its server when they differ.
+    let each: Vec<String> = (report.topologies.iter())
+        .map(|t| {
+            let mut facts: Vec<String> = t.size.iter().cloned().collect();
+            facts.extend((servers.len() > 1).then(|| charts::server_words(t)));
+            match facts.is_empty() {
+                true => t.name.clone(),
+                false => format!("{} = {}", t.name, facts.join(", ")),
+            }
+        })
+        .collect();
+    out.push(match servers.as_slice() {
+        [one] => format!("Server: {one}. Topologies: {}.", each.join("; ")),
+        _ => format!("Topologies: {}.", each.join("; ")),
+    });
     out.push(format!(
         "Data: {}. Experiment {}, {} repetition{} per cell.",
         report.scale_note,
