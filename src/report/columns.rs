@@ -276,11 +276,7 @@ fn wide_cells(row: &Row) -> Vec<Cell> {
         read: v.map_or_else(|| "—".into(), f),
         ..raw(v)
     };
-    let lat = row.latency.clone().unwrap_or_default();
-    let latency = |f: fn(&Latency) -> f64| Cell {
-        read: fmt_num(f(&lat)),
-        ..raw(row.latency.as_ref().map(f))
-    };
+    let latency = |f: fn(&Latency) -> f64| read(row.latency.as_ref().map(f), &fmt_num);
     let significant = row.significance.map(|s| s.significant.to_string());
     let sessions: Vec<String> = row.sessions.iter().map(u32::to_string).collect();
     let spread = (row.spread).map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)));
