@@ -481,20 +481,17 @@ pub(crate) fn scenarios(part: &CeilingPart) -> Vec<String> {
 
 /// The records by cell (scenario, topology), each cell's searches in repetition order.
 fn group(records: &[CeilingRecord]) -> Vec<Vec<&CeilingRecord>> {
-    let mut groups: Vec<Vec<&CeilingRecord>> = Vec::new();
-    for r in records {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].workload == r.workload && g[0].topology == r.topology)
-        {
-            Some(g) => g.push(r),
-            None => groups.push(vec![r]),
-        }
-    }
-    for g in &mut groups {
-        g.sort_by_key(|r| r.repeat);
-    }
-    groups
+    let cells = super::charts::distinct(records.iter().map(|r| (&r.workload, &r.topology)));
+    (cells.into_iter())
+        .map(|cell| {
+            let mine = records
+                .iter()
+                .filter(|r| (&r.workload, &r.topology) == cell);
+            let mut searches: Vec<&CeilingRecord> = mine.collect();
+            searches.sort_by_key(|r| r.repeat);
+            searches
+        })
+        .collect()
 }
 
 /// A cell's searches as one cell of the report.

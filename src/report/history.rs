@@ -92,9 +92,7 @@ pub(crate) struct Holdings<'a> {
 
 /// The cells each invocation measured, when more than one did.
 fn sessions(config: &ExperimentConfig, cells: &[CellFile]) -> Vec<SessionCells> {
-    let mut numbers: Vec<u32> = cells.iter().map(|c| c.session).collect();
-    numbers.sort_unstable();
-    numbers.dedup();
+    let numbers: std::collections::BTreeSet<u32> = cells.iter().map(|c| c.session).collect();
     if numbers.len() < 2 {
         return Vec::new();
     }
