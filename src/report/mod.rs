@@ -639,19 +639,17 @@ fn merged_latency(group: &[&CellFile]) -> Option<Latency> {
                 .ok()
                 .filter(|m| !m.measurements.is_empty())
                 .map(|m| crate::experiment::summary::summarize(&m).latency)
-                .or_else(|| mean_latency(group))
+                .or_else(|| Some(mean_latency(group)))
         }
     }
 }
 
-fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
-    if group.is_empty() {
-        return None;
-    }
+/// Two or more cells' latencies averaged, where their histograms cannot be added.
+fn mean_latency(group: &[&CellFile]) -> Latency {
     let n = group.len() as f64;
     let all = |f: fn(&Latency) -> f64| group.iter().map(move |c| f(&c.summary.latency));
     let avg = |f: fn(&Latency) -> f64| all(f).sum::<f64>() / n;
-    Some(Latency {
+    Latency {
         avg: avg(|l| l.avg),
         min: all(|l| l.min).fold(f64::INFINITY, f64::min),
         max: all(|l| l.max).fold(0.0, f64::max),
@@ -659,7 +657,7 @@ fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
         p95: avg(|l| l.p95),
         p99: avg(|l| l.p99),
         p999: avg(|l| l.p999),
-    })
+    }
 }
 
 /// The topology a sweep ran on, when the report knows it: `compare --sweep` labels a sweep by
