@@ -80,11 +80,11 @@ pub(crate) fn finished_compare(
 
 /// Prints a sweep's curve (one plain curve) or its seed-2 table (`--vary`, `--repeat`).
 pub(crate) fn print_sweep(outcome: &sweep::SweepOutcome, columns: &Columns) -> anyhow::Result<()> {
-    use report::sweep::{VaryFormat, render_sweep, render_vary};
+    use report::sweep::{render_sweep, render_vary};
     if !outcome.is_single() {
         return Ok(output::println(&render_vary(
             outcome,
-            VaryFormat::Table,
+            Format::Table,
             columns,
         ))?);
     }

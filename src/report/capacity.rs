@@ -3,23 +3,12 @@
 //! the stand-ins, the `mongos` hop and the client share this machine's cores, and more processes
 //! can only be slower. Every stand-in table, chart and page says which is in force.
 
-/// The stand-in's capacity model as the extra `mongod` arguments set it: `(workers, µs per op)`.
+/// The stand-in's capacity model as the extra `mongod` arguments set it: `(workers, µs per op)`,
+/// read as the stand-in reads them (arguments it would refuse set no model).
 pub(crate) fn model(extra_mongod_args: &[String]) -> Option<(u64, u64)> {
-    let value = |name: &str| -> Option<u64> {
-        let flag = format!("--{name}");
-        let mut args = extra_mongod_args.iter();
-        let mut found = None;
-        while let Some(a) = args.next() {
-            if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
-                found = v.trim().parse().ok();
-            } else if *a == flag {
-                found = args.next().and_then(|v| v.trim().parse().ok());
-            }
-        }
-        found
-    };
-    let service = value("service-time-us").filter(|t| *t > 0)?;
-    Some((value("workers").unwrap_or(1).max(1), service))
+    use crate::standin::{Role, StandinConfig};
+    let given = StandinConfig::from_args(Role::Mongod, extra_mongod_args).ok()?;
+    (given.service_time_us > 0).then_some((given.workers as u64, given.service_time_us))
 }
 
 /// Each topology's capacity under the stand-in's model: a mongod's rate times the shards that

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Row;
 use super::searches::{self, Searched};
-use super::stats::Comparison;
+use super::stats::{self, Comparison};
 use super::table::{Cell, Column, Table};
 use crate::experiment::ceiling::search::{Rule, micros, thousands};
 use crate::experiment::ceiling::{Bound, CeilingRecord, Outcome, Step, StepKind};
@@ -111,20 +111,19 @@ fn step_cells(search: u32, i: usize, s: &Step) -> Vec<Cell> {
 /// `degraded (steps 3, 5): busy host: …`: why steps whose result is degraded or invalid are so, one
 /// line per kind of reason (the words before its first colon), quoting its first instance.
 pub(crate) fn verdict_notes(steps: &[Step]) -> Vec<String> {
-    let mut notes: Vec<(String, String, Vec<usize>)> = Vec::new();
+    // Per kind of reason: its verdict, its first instance and the steps that gave it.
+    let mut notes: Vec<(String, &str, &str, Vec<String>)> = Vec::new();
     for (i, s) in steps.iter().enumerate() {
         for r in &s.verdict_reasons {
             let kind = format!("{} {}", s.verdict, r.split(':').next().unwrap_or(r));
-            match notes.iter_mut().find(|(k, _, _)| *k == kind) {
-                Some((_, _, at)) => at.push(i + 1),
-                None => notes.push((kind, format!("{}: {r}", s.verdict), vec![i + 1])),
+            match notes.iter_mut().find(|n| n.0 == kind) {
+                Some(n) => n.3.push((i + 1).to_string()),
+                None => notes.push((kind, &s.verdict, r, vec![(i + 1).to_string()])),
             }
         }
     }
     (notes.into_iter())
-        .map(|(_, line, at)| {
-            let at: Vec<String> = at.iter().map(usize::to_string).collect();
-            let (verdict, why) = line.split_once(": ").unwrap_or((&line, ""));
+        .map(|(_, verdict, why, at)| {
             let more = if at.len() > 1 {
                 ", the first of them"
             } else {
@@ -151,12 +150,9 @@ pub(crate) fn render_all(records: &[CeilingRecord]) -> String {
 pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
     let first = records.first().filter(|_| records.len() > 1)?;
     let found: Vec<Searched> = records.iter().filter_map(searched).collect();
-    let geo = geometric_mean(found.iter().map(|s| s.passed))?;
-    let (lo, hi) = extent(found.iter().map(|s| s.passed));
-    let top = found
-        .iter()
-        .filter_map(|s| s.failed)
-        .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.max(f))));
+    let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
+    let (geo, (lo, hi)) = (geometric_mean(&passed)?, stats::range(&passed));
+    let top = found.iter().filter_map(|s| s.failed).reduce(f64::max);
     let brackets = match top {
         Some(t) => format!("; their brackets {}–{}", thousands(lo), thousands(t)),
         None => String::new(),
@@ -189,18 +185,14 @@ pub(crate) fn searched(r: &CeilingRecord) -> Option<Searched> {
     Some(Searched { passed, failed })
 }
 
-fn geometric_mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
-    (n > 0).then(|| (sum / n as f64).exp())
-}
-
-fn extent(xs: impl Iterator<Item = f64>) -> (f64, f64) {
-    xs.fold((f64::INFINITY, 0.0), |(lo, hi), x| (lo.min(x), hi.max(x)))
+fn geometric_mean(xs: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    stats::mean(&logs).map(f64::exp)
 }
 
 /// The ceilings of a `compare --ceiling`, as every report format carries them: the bound, each
 /// cell over its searches, and the ratio taken apart (README, "Glossary": ceiling, routing tax).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct CeilingPart {
     /// `p99 ≤ 50 ms` (all must hold, on intended latency).
     pub bounds: String,
@@ -212,15 +204,8 @@ pub struct CeilingPart {
     pub cells: Vec<CeilingCell>,
     /// Routing tax, sharding gain and net, per scenario, when the experiment holds them.
     pub decomposed: Vec<Decomposed>,
-    /// Each topology's ceiling against the baseline's, per scenario: what the rows quote.
-    #[serde(skip)]
-    pub vs_baseline: Vec<(String, String, Comparison)>,
     /// The stand-in's capacity model per topology (ops/s), when one was in force.
     pub model: Vec<(String, f64)>,
-    /// Each cell's searches (scenario, topology, what each established), for any comparison
-    /// a sentence makes.
-    #[serde(skip)]
-    pub(crate) searched: Vec<(String, String, Vec<Searched>)>,
 }
 
 /// One step of a search as a chart draws it.
@@ -282,6 +267,9 @@ pub struct CeilingCell {
     pub rings: Vec<(f64, u64)>,
     /// What a reader must know before quoting it.
     pub caveats: Vec<String>,
+    /// What each search established, for any comparison a sentence makes.
+    #[serde(skip)]
+    pub(crate) searched: Vec<Searched>,
 }
 
 /// One part of the micro-shard ratio taken apart, for one scenario.
@@ -334,49 +322,40 @@ impl CeilingPart {
         };
         let mut cells: Vec<CeilingCell> = group(records).into_iter().map(cell).collect();
         cells.sort_by_key(order);
-        let by_cell = |s: &str, t: &str| -> Vec<Searched> {
-            (records.iter())
-                .filter(|r| r.workload == s && r.topology == t)
-                .filter_map(searched)
-                .collect()
-        };
-        Some(CeilingPart {
+        let mut part = CeilingPart {
             bounds: bounds_shown(&first.bounds),
             drawn: first.bounds.first().cloned(),
             step_s: first.step_s,
-            decomposed: decompose(&cells, baseline, &by_cell, rows),
-            vs_baseline: against_baseline(&cells, baseline, &by_cell),
-            searched: (cells.iter())
-                .map(|c| {
-                    let found = by_cell(&c.scenario, &c.topology);
-                    (c.scenario.clone(), c.topology.clone(), found)
-                })
-                .collect(),
             cells,
-            model: Vec::new(),
-        })
+            ..CeilingPart::default()
+        };
+        part.decomposed = part.decompose(baseline, rows);
+        Some(part)
+    }
+
+    /// The cell of `topology` in `scenario`, when it was searched.
+    fn cell_of(&self, scenario: &str, topology: &str) -> Option<&CeilingCell> {
+        (self.cells.iter()).find(|c| c.scenario == scenario && c.topology == topology)
+    }
+
+    /// What the searches of `topology` in `scenario` established, when it was searched.
+    fn found(&self, scenario: &str, topology: &str) -> Option<&[Searched]> {
+        self.cell_of(scenario, topology)
+            .map(|c| c.searched.as_slice())
     }
 
     /// The ceiling of `of` against that of `against` in `scenario`, over their searches.
     pub(crate) fn compare(&self, scenario: &str, of: &str, against: &str) -> Option<Comparison> {
-        let side = |t: &str| {
-            (self.searched.iter())
-                .find(|(s, x, _)| s == scenario && x == t)
-                .map(|(_, _, found)| found.as_slice())
-        };
-        searches::compare(side(of)?, side(against)?)
+        searches::compare(self.found(scenario, of)?, self.found(scenario, against)?)
     }
 
     /// Every row of a ceiling compare quotes its ceiling's comparison with the baseline's (the
     /// brackets and the spread between searches), not the repetitions' throughputs alone.
-    pub(crate) fn quote_in(&self, rows: &mut [Row]) {
-        for (s, t, c) in &self.vs_baseline {
-            if let Some(r) = rows
-                .iter_mut()
-                .find(|r| r.scenario == *s && r.topology == *t)
-            {
+    pub(crate) fn quote_in(&self, rows: &mut [Row], baseline: &str) {
+        for r in rows.iter_mut().filter(|r| r.topology != baseline) {
+            if let Some(c) = self.compare(&r.scenario, &r.topology, baseline) {
                 r.vs_baseline = Some(c.ratio);
-                r.significance = Some(*c);
+                r.significance = Some(c);
             }
         }
     }
@@ -414,9 +393,7 @@ impl CeilingPart {
     /// latency at the bound (µs), threads, steps, and why the next rate failed (or why there is
     /// no ceiling); empty for a row not searched.
     pub(crate) fn csv_fields(&self, row: &Row) -> [String; 6] {
-        let Some(cell) =
-            (self.cells.iter()).find(|x| x.scenario == row.scenario && x.topology == row.topology)
-        else {
+        let Some(cell) = self.cell_of(&row.scenario, &row.topology) else {
             return Default::default();
         };
         let (passed, failed) = cell.bracket.map_or((None, None), |(p, f)| (Some(p), f));
@@ -434,7 +411,7 @@ impl CeilingPart {
         ]
     }
 
-    /// The ceilings' table: one row per cell, its fields as [`CeilingCell::fields`] says them.
+    /// The ceilings' table: one row per cell ([`CeilingCell::cells`]).
     pub(crate) fn table(&self) -> Table {
         let name = self.drawn.as_ref().map_or("p99", |b| b.name.as_str());
         let mut table = Table::new(vec![
@@ -448,17 +425,14 @@ impl CeilingPart {
             Column::figures("steps", ""),
             Column::words("the next rate", ""),
         ]);
-        let fields = self.cells.iter().map(CeilingCell::fields);
-        table.rows = fields
-            .map(|f| f.into_iter().map(Cell::text).collect())
-            .collect();
+        table.rows = self.cells.iter().map(CeilingCell::cells).collect();
         table
     }
 }
 
 impl CeilingCell {
-    /// The table's fields, in [`CeilingPart::headers`]' order.
-    pub(crate) fn fields(&self) -> Vec<String> {
+    /// Its row of [`CeilingPart::table`].
+    fn cells(&self) -> Vec<Cell> {
         let ceiling = match (self.ceiling, self.spread) {
             (Some(c), Some((lo, hi))) if lo < hi => {
                 format!("{} ({}–{})", thousands(c), thousands(lo), thousands(hi))
@@ -476,24 +450,21 @@ impl CeilingCell {
             Some((lo, None)) => format!("≥ {}", thousands(lo)),
             None => "—".into(),
         };
+        let next = match (self.ceiling, &self.next_failure) {
+            (None, _) => self.finding.clone(),
+            (Some(_), Some(f)) => format!("failed: {f}"),
+            (Some(_), None) => "—".into(),
+        };
         vec![
-            self.scenario.clone(),
-            self.topology.clone(),
-            ceiling,
-            bracket,
-            self.at_bound_us.map(micros).unwrap_or_else(|| "—".into()),
-            self.threads
-                .map(|t| t.to_string())
-                .unwrap_or_else(|| "—".into()),
-            (self.server_us_per_op)
-                .map(|u| format!("{u:.0}"))
-                .unwrap_or_else(|| "—".into()),
-            self.steps.to_string(),
-            match (self.ceiling, &self.next_failure) {
-                (None, _) => self.finding.clone(),
-                (Some(_), Some(f)) => format!("failed: {f}"),
-                (Some(_), None) => "—".into(),
-            },
+            Cell::text(self.scenario.clone()),
+            Cell::text(self.topology.clone()),
+            Cell::text(ceiling),
+            Cell::text(bracket),
+            Cell::or_dash(self.at_bound_us.map(micros)),
+            Cell::or_dash(self.threads),
+            Cell::or_dash(self.server_us_per_op.map(|u| format!("{u:.0}"))),
+            Cell::text(self.steps.to_string()),
+            Cell::text(next),
         ]
     }
 }
@@ -510,27 +481,25 @@ pub(crate) fn scenarios(part: &CeilingPart) -> Vec<String> {
 
 /// The records by cell (scenario, topology), each cell's searches in repetition order.
 fn group(records: &[CeilingRecord]) -> Vec<Vec<&CeilingRecord>> {
-    let mut groups: Vec<Vec<&CeilingRecord>> = Vec::new();
-    for r in records {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].workload == r.workload && g[0].topology == r.topology)
-        {
-            Some(g) => g.push(r),
-            None => groups.push(vec![r]),
-        }
-    }
-    for g in &mut groups {
-        g.sort_by_key(|r| r.repeat);
-    }
-    groups
+    let cells = super::charts::distinct(records.iter().map(|r| (&r.workload, &r.topology)));
+    (cells.into_iter())
+        .map(|cell| {
+            let mine = records
+                .iter()
+                .filter(|r| (&r.workload, &r.topology) == cell);
+            let mut searches: Vec<&CeilingRecord> = mine.collect();
+            searches.sort_by_key(|r| r.repeat);
+            searches
+        })
+        .collect()
 }
 
 /// A cell's searches as one cell of the report.
 fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
     let first = searches[0];
     let found: Vec<Searched> = searches.iter().filter_map(|r| searched(r)).collect();
-    let ceiling = geometric_mean(found.iter().map(|s| s.passed));
+    let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
+    let ceiling = geometric_mean(&passed);
     let failed: Option<Vec<f64>> = found.iter().map(|s| s.failed).collect();
     let last_found = searches.iter().rev().find_map(|r| match &r.outcome {
         Some(Outcome::Found {
@@ -547,12 +516,9 @@ fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
         scenario: first.workload.clone(),
         topology: first.topology.clone(),
         phase: first.phase.clone(),
-        spread: ceiling.map(|_| extent(found.iter().map(|s| s.passed))),
+        spread: ceiling.map(|_| stats::range(&passed)),
         ceiling,
-        bracket: ceiling.map(|_| {
-            let lo = extent(found.iter().map(|s| s.passed)).0;
-            (lo, failed.map(|f| extent(f.into_iter()).1))
-        }),
+        bracket: ceiling.map(|_| (stats::range(&passed).0, failed.map(|f| stats::range(&f).1))),
         searches: searches.len(),
         found: found.len(),
         client_limited: (searches.iter())
@@ -569,6 +535,7 @@ fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
         points: searches.iter().flat_map(|r| points(r)).collect(),
         rings: searches.iter().filter_map(|r| ring(r)).collect(),
         caveats: last_found.map(|f| f.3.clone()).unwrap_or_default(),
+        searched: found,
     }
 }
 
@@ -602,78 +569,56 @@ fn ring(r: &CeilingRecord) -> Option<(f64, u64)> {
     }
 }
 
-/// Each topology's ceiling against the baseline's, per scenario.
-fn against_baseline(
-    cells: &[CeilingCell],
-    baseline: &str,
-    by_cell: &dyn Fn(&str, &str) -> Vec<Searched>,
-) -> Vec<(String, String, Comparison)> {
-    (cells.iter())
-        .filter(|c| c.topology != baseline)
-        .filter_map(|c| {
-            let vs = searches::compare(
-                &by_cell(&c.scenario, &c.topology),
-                &by_cell(&c.scenario, baseline),
-            )?;
-            Some((c.scenario.clone(), c.topology.clone(), vs))
-        })
-        .collect()
-}
-
 /// The one-shard cluster the routing tax and the sharding gain are measured against.
 const ONE_SHARD: &str = "microshard-1";
 /// The one-shard cluster whose collection is not sharded: the mongos hop without the shard key.
 const ONE_SHARD_UNSHARDED: &str = "microshard-1u";
 
-/// The micro-shard ratio taken apart, per scenario, when the experiment holds the baseline
-/// (`single`), `microshard-1` and larger micro-shard topologies: routing tax (microshard-1 vs the
-/// baseline), sharding gain (each larger one vs microshard-1) and net (each larger one vs the
-/// baseline). With `microshard-1u` as well, the routing tax comes apart into the mongos hop
-/// (microshard-1u vs the baseline) and the sharding overhead (microshard-1 vs microshard-1u:
-/// the shard-key index and the ownership filter). Only cells with a ceiling take part; a
-/// degraded or lower-bound side is said.
-fn decompose(
-    cells: &[CeilingCell],
-    baseline: &str,
-    by_cell: &dyn Fn(&str, &str) -> Vec<Searched>,
-    rows: &[Row],
-) -> Vec<Decomposed> {
-    let mut out = Vec::new();
-    for s in super::charts::distinct(cells.iter().map(|c| c.scenario.clone())) {
-        let s = s.as_str();
-        let has = |t: &str| !by_cell(s, t).is_empty();
-        if !has(baseline) || !has("microshard-1") {
-            continue;
-        }
-        let larger = (cells.iter()).filter(|c| {
-            c.scenario == s
-                && c.ceiling.is_some()
-                && c.topology.starts_with("microshard-")
-                && ![ONE_SHARD, ONE_SHARD_UNSHARDED].contains(&c.topology.as_str())
-        });
-        let part = |name: &str, of: &str, against: &str| {
-            let c = searches::compare(&by_cell(s, of), &by_cell(s, against));
-            Decomposed {
-                scenario: s.to_string(),
-                part: name.to_string(),
-                of: of.to_string(),
-                against: against.to_string(),
-                ratio: c.map_or(f64::NAN, |c| c.ratio),
-                significance: c,
-                caveat: caveat(cells, rows, s, [of, against]),
+impl CeilingPart {
+    /// The micro-shard ratio taken apart, per scenario, when the experiment holds the baseline
+    /// (`single`), `microshard-1` and larger micro-shard topologies: routing tax (microshard-1 vs the
+    /// baseline), sharding gain (each larger one vs microshard-1) and net (each larger one vs the
+    /// baseline). With `microshard-1u` as well, the routing tax comes apart into the mongos hop
+    /// (microshard-1u vs the baseline) and the sharding overhead (microshard-1 vs microshard-1u:
+    /// the shard-key index and the ownership filter). Only cells with a ceiling take part; a
+    /// degraded or lower-bound side is said.
+    fn decompose(&self, baseline: &str, rows: &[Row]) -> Vec<Decomposed> {
+        let mut out = Vec::new();
+        for s in super::charts::distinct(self.cells.iter().map(|c| c.scenario.as_str())) {
+            let has = |t: &str| self.found(s, t).is_some_and(|f| !f.is_empty());
+            if !has(baseline) || !has("microshard-1") {
+                continue;
             }
-        };
-        out.push(part("routing tax", ONE_SHARD, baseline));
-        if has(ONE_SHARD_UNSHARDED) {
-            out.push(part("mongos hop", ONE_SHARD_UNSHARDED, baseline));
-            out.push(part("sharding overhead", ONE_SHARD, ONE_SHARD_UNSHARDED));
+            let larger = (self.cells.iter()).filter(|c| {
+                c.scenario == s
+                    && c.ceiling.is_some()
+                    && c.topology.starts_with("microshard-")
+                    && ![ONE_SHARD, ONE_SHARD_UNSHARDED].contains(&c.topology.as_str())
+            });
+            let part = |name: &str, of: &str, against: &str| {
+                let c = self.compare(s, of, against);
+                Decomposed {
+                    scenario: s.to_string(),
+                    part: name.to_string(),
+                    of: of.to_string(),
+                    against: against.to_string(),
+                    ratio: c.map_or(f64::NAN, |c| c.ratio),
+                    significance: c,
+                    caveat: caveat(&self.cells, rows, s, [of, against]),
+                }
+            };
+            out.push(part("routing tax", ONE_SHARD, baseline));
+            if has(ONE_SHARD_UNSHARDED) {
+                out.push(part("mongos hop", ONE_SHARD_UNSHARDED, baseline));
+                out.push(part("sharding overhead", ONE_SHARD, ONE_SHARD_UNSHARDED));
+            }
+            for n in larger {
+                out.push(part("sharding gain", &n.topology, "microshard-1"));
+                out.push(part("net", &n.topology, baseline));
+            }
         }
-        for n in larger {
-            out.push(part("sharding gain", &n.topology, "microshard-1"));
-            out.push(part("net", &n.topology, baseline));
-        }
+        out
     }
-    out
 }
 
 /// `degraded: single; microshard-2 a lower bound (client-limited)`: what a line quoting these
@@ -860,7 +805,7 @@ pub(crate) mod tests {
             "{sentence}"
         );
         // The rows quote the searches' comparison, not the repetitions' throughputs alone.
-        part.quote_in(&mut report.rows);
+        part.quote_in(&mut report.rows, "single");
         let one = (report.rows.iter()).find(|r| r.topology == "microshard-1");
         let basis = one.and_then(|r| r.significance).map(|c| c.basis);
         assert_eq!(basis, Some(crate::report::stats::Basis::Searches));
@@ -912,7 +857,7 @@ pub(crate) mod tests {
         let part = CeilingPart::of(&[found("single", 2_000.0, 1), none], &report.rows, "single")
             .expect("a part");
         assert!(part.decomposed.is_empty());
-        let fields = part.cells[1].fields();
+        let fields = part.table().read_rows().remove(1);
         assert_eq!(fields[2], "no ceiling");
         assert!(
             fields[8].contains("no rate met p99 ≤ 50.0 ms"),

@@ -38,7 +38,7 @@ pub(crate) fn render(records: &[CeilingRecord], format: Format) -> Result<String
     Ok(match format {
         Format::Table => render_all(records),
         Format::Markdown => markdown(records),
-        Format::Csv => csv(records),
+        Format::Csv => steps_table(records).csv(records.first().is_some_and(|r| r.standin)),
         Format::Json => serde_json::to_string_pretty(records)? + "\n",
         Format::Html => page(records),
     })
@@ -99,10 +99,6 @@ fn markdown(records: &[CeilingRecord]) -> String {
     out
 }
 
-fn csv(records: &[CeilingRecord]) -> String {
-    steps_table(records).csv(records.first().is_some_and(|r| r.standin))
-}
-
 fn page(records: &[CeilingRecord]) -> String {
     let Some(first) = records.first() else {
         return String::new();
@@ -122,7 +118,7 @@ fn page(records: &[CeilingRecord]) -> String {
             let _ = writeln!(out, "<h2>Search {}</h2>", r.repeat);
         }
         let steps = steps_table(std::slice::from_ref(r));
-        html::plain_table(&mut out, ("<table><thead><tr>\n", ""), &steps);
+        html::table_box(&mut out, ("<table><thead><tr>\n", ""), &steps, None, false);
         html::ul(&mut out, "notes", said(r));
     }
     if let Some(all) = summary(records) {

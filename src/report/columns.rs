@@ -51,37 +51,25 @@ impl Columns {
     /// The columns `--wide` / `--columns LIST` choose; an unknown name is bad input naming the flag
     /// and the names.
     pub fn chosen(wide: bool, list: Option<&str>) -> Result<Columns, String> {
-        let Some(list) = list else {
-            return Ok(if wide {
-                Columns::Wide
-            } else {
-                Columns::Compact
-            });
+        let list = match (wide, list) {
+            (false, None) => return Ok(Columns::Compact),
+            (true, None) => return Ok(Columns::Wide),
+            (true, Some(_)) => return Err("--wide and --columns: give one of them".into()),
+            (false, Some(list)) => list,
         };
-        if wide {
-            return Err("--wide and --columns: give one of them".into());
-        }
-        let picked: Result<Vec<usize>, String> = list
-            .split(',')
-            .map(str::trim)
+        let all = NAMES.join(",");
+        let known = |n: &str| NAMES.iter().position(|k| k.eq_ignore_ascii_case(n));
+        let picked: Vec<usize> = (list.split(',').map(str::trim))
             .filter(|n| !n.is_empty())
             .map(|n| {
-                NAMES
-                    .iter()
-                    .position(|k| k.eq_ignore_ascii_case(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "--columns {list}: unknown column '{n}'; the columns are {}",
-                            NAMES.join(",")
-                        )
-                    })
+                known(n).ok_or_else(|| {
+                    format!("--columns {list}: unknown column '{n}'; the columns are {all}")
+                })
             })
-            .collect();
-        let picked = picked?;
+            .collect::<Result<_, _>>()?;
         if picked.is_empty() {
             return Err(format!(
-                "--columns {list}: no column named; the columns are {}",
-                NAMES.join(",")
+                "--columns {list}: no column named; the columns are {all}"
             ));
         }
         Ok(Columns::Pick(picked))
@@ -124,67 +112,54 @@ pub(crate) fn threads_differ(report: &Report) -> bool {
 /// The compact table: scenario, topology, ops/s with its spread, the ratio marked, p99 and the
 /// verdict, with the threads when the rows ran at different counts.
 fn compact_table(report: &Report) -> Table {
-    let mut header = compact_named(report);
     let differ = threads_differ(report);
+    let mut table = Table::new(compact_columns(report));
     if differ {
-        header.insert(2, "threads".into());
+        table.columns.insert(2, Column::figures("threads", ""));
     }
-    let rows = (report.rows.iter()).map(|row| {
+    for row in &report.rows {
         let mut cells = compact_cells(row);
         if differ {
             let threads = row.threads.filter(|_| row.repeats > 0);
             cells.insert(2, threads.map_or_else(|| "—".into(), |t| t.to_string()));
         }
-        cells
-    });
-    let mut table = Table::of(header, rows.collect());
-    for (i, c) in table.columns.iter_mut().enumerate() {
-        c.left = i < 2 || c.title == "validity";
+        table.rows.push(cells.into_iter().map(Cell::text).collect());
     }
     table
 }
 
-fn compact_named(report: &Report) -> Vec<String> {
-    [
-        "scenario".to_string(),
-        "topology".to_string(),
-        match (report.ceiling.is_some(), report.repeat > 1) {
-            (true, true) => "ceiling ops/s (min–max)".to_string(),
-            (true, false) => "ceiling ops/s".to_string(),
-            (false, true) => "ops/s (min–max)".to_string(),
-            (false, false) => "ops/s".to_string(),
-        },
-        format!("× {}", report.baseline),
-        match report.ceiling.is_some() {
-            true => "actual p99 µs".to_string(),
-            false => "p99 µs".to_string(),
-        },
-        "validity".to_string(),
+/// The compact table's columns: its words (and the verdicts) left-aligned in Markdown.
+fn compact_columns(report: &Report) -> Vec<Column> {
+    let ops = match (report.ceiling.is_some(), report.repeat > 1) {
+        (true, true) => "ceiling ops/s (min–max)",
+        (true, false) => "ceiling ops/s",
+        (false, true) => "ops/s (min–max)",
+        (false, false) => "ops/s",
+    };
+    let p99 = match report.ceiling.is_some() {
+        true => "actual p99 µs",
+        false => "p99 µs",
+    };
+    vec![
+        Column::words("scenario", ""),
+        Column::words("topology", ""),
+        Column::figures(ops, ""),
+        Column::figures(format!("× {}", report.baseline), ""),
+        Column::figures(p99, ""),
+        Column::words("validity", ""),
     ]
-    .to_vec()
 }
 
 fn compact_cells(row: &Row) -> Vec<String> {
     let dash = || "—".to_string();
-    if row.repeats == 0 {
-        return vec![
-            row.scenario.clone(),
-            row.topology.clone(),
-            unmeasured(row),
-            dash(),
-            dash(),
-            unmeasured_verdict(row),
-        ];
-    }
     let ops = match (row.throughput, row.spread) {
         (Some(t), Some((lo, hi))) if row.repeats > 1 => {
             format!("{} ({}–{})", fmt_num(t), fmt_num(lo), fmt_num(hi))
         }
         (Some(t), _) => fmt_num(t),
-        (None, _) => dash(),
+        (None, _) => unmeasured(row),
     };
-    let ratio = row
-        .vs_baseline
+    let ratio = (row.vs_baseline.filter(|_| row.repeats > 0))
         .map(|r| {
             let mut cell = format!("{r:.2}×");
             if row.significance.is_some_and(|s| s.significant) {
@@ -301,11 +276,7 @@ fn wide_cells(row: &Row) -> Vec<Cell> {
         read: v.map_or_else(|| "—".into(), f),
         ..raw(v)
     };
-    let lat = row.latency.clone().unwrap_or_default();
-    let latency = |f: fn(&Latency) -> f64| Cell {
-        read: fmt_num(f(&lat)),
-        ..raw(row.latency.as_ref().map(f))
-    };
+    let latency = |f: fn(&Latency) -> f64| read(row.latency.as_ref().map(f), &fmt_num);
     let significant = row.significance.map(|s| s.significant.to_string());
     let sessions: Vec<String> = row.sessions.iter().map(u32::to_string).collect();
     let spread = (row.spread).map(|(a, b)| format!("{}–{}", fmt_num(a), fmt_num(b)));
@@ -357,16 +328,7 @@ fn unmeasured_cells(row: &Row, cells: &mut [Cell]) {
         c.read = "—".into();
     }
     cells[OPS].read = unmeasured(row);
-    cells[VALIDITY].read = unmeasured_verdict(row);
-}
-
-/// The verdict cell of a row with nothing measured: its word in capitals when it was not run (a
-/// dead member, an interrupted experiment), a dash when it is merely missing.
-fn unmeasured_verdict(row: &Row) -> String {
-    match row.validity.verdict {
-        Verdict::NotRun => row.verdict.to_uppercase(),
-        _ => "—".into(),
-    }
+    cells[VALIDITY].read = validity_cell(row);
 }
 
 /// `1.52×`, and what the baseline was when it is degraded, invalid or not run.
@@ -411,13 +373,17 @@ fn cpu_per_op_cell(row: &Row) -> String {
     format!("{client} / {servers}")
 }
 
-/// The validity cell of a measured row: `valid`, or the verdict in capitals.
+/// The validity cell: `valid`, or the verdict in capitals; for a row with nothing measured, its
+/// word in capitals when it was not run (a dead member, an interrupted experiment), a dash when it
+/// is merely missing.
 fn validity_cell(row: &Row) -> String {
-    match row.validity.verdict {
-        Verdict::Valid => "valid".to_string(),
-        Verdict::Degraded => "DEGRADED".to_string(),
-        Verdict::Invalid => "INVALID".to_string(),
-        Verdict::NotRun => "NOT RUN".to_string(),
+    match (row.repeats, row.validity.verdict) {
+        (0, Verdict::NotRun) => row.verdict.to_uppercase(),
+        (0, _) => "—".into(),
+        (_, Verdict::Valid) => "valid".into(),
+        (_, Verdict::Degraded) => "DEGRADED".into(),
+        (_, Verdict::Invalid) => "INVALID".into(),
+        (_, Verdict::NotRun) => "NOT RUN".into(),
     }
 }
 

@@ -57,13 +57,9 @@ fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Compares two built reports.
 pub(crate) fn compare(a: &Report, b: &Report) -> Diff {
     let key = |r: &Row| (r.scenario.clone(), r.topology.clone());
-    let mut keys: Vec<(String, String)> =
-        a.rows.iter().filter(|r| r.repeats > 0).map(key).collect();
-    for r in b.rows.iter().filter(|r| r.repeats > 0) {
-        if !keys.contains(&key(r)) {
-            keys.push(key(r));
-        }
-    }
+    // A's rows, then those in B only.
+    let measured = a.rows.iter().chain(&b.rows).filter(|r| r.repeats > 0);
+    let keys = super::charts::distinct(measured.map(key));
     let find = |rep: &Report, k: &(String, String)| {
         rep.rows
             .iter()
@@ -186,23 +182,21 @@ fn table(d: &Diff) -> Table {
         Column::figures("significant (B vs A)", "").read_only(),
         Column::words("", "not_comparable").csv_only(),
     ]);
-    let raw = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
-    let pct = |v: Option<f64>| {
-        let read = v.map_or("—".into(), |c| format!("{:+.1}%", c * 100.0));
-        Cell::figure(read, raw(v))
+    let figure = |v: Option<f64>, read: &dyn Fn(f64) -> String| {
+        let raw = v.map(|x| format!("{x:.4}")).unwrap_or_default();
+        Cell::figure(v.map_or("—".into(), read), raw)
     };
+    let ops = |x: f64| format!("{x:.0}");
+    let pct = |c: f64| format!("{:+.1}%", c * 100.0);
     for r in &d.rows {
         table.rows.push(vec![
             Cell::text(r.scenario.clone()),
             Cell::text(r.topology.clone()),
-            Cell::figure(r.a.map_or("—".into(), |x| format!("{x:.0}")), raw(r.a)),
-            Cell::figure(r.b.map_or("—".into(), |x| format!("{x:.0}")), raw(r.b)),
-            Cell::figure(
-                r.ratio.map_or("—".into(), |x| format!("{x:.2}×")),
-                raw(r.ratio),
-            ),
-            pct(r.p50_change),
-            pct(r.p99_change),
+            figure(r.a, &ops),
+            figure(r.b, &ops),
+            figure(r.ratio, &|x| format!("{x:.2}×")),
+            figure(r.p50_change, &pct),
+            figure(r.p99_change, &pct),
             Cell::text(significance(r)),
             Cell::text(r.unlike.clone().unwrap_or_default()),
         ]);

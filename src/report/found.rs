@@ -139,6 +139,8 @@ fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> Stri
         best_said(Difference::NotSignificant),
     );
     let ratio = |r: &Row| r.vs_baseline.unwrap_or(0.0);
+    // A tested row's ratio with its comparison's words.
+    let figure = |r: &Row| format!("{:.2}× ({})", ratio(r), words(r));
     let (lead, text) = match (faster, same, top) {
         (Some(f), _, t) => {
             let also = match (t.topology != f.topology, t.significance) {
@@ -152,28 +154,25 @@ fn headline(scenario: &str, base: &str, baseline: &Row, others: &[&Row]) -> Stri
                 (false, _) => String::new(),
             };
             let text = format!(
-                "{} is significantly faster than {base}: {:.2}× ({}){also}",
+                "{} is significantly faster than {base}: {}{also}",
                 f.topology,
-                ratio(f),
-                words(f)
+                figure(f)
             );
             (f, text)
         }
         (None, _, t) if others.iter().all(|r| said(r) == Some(Difference::Slower)) => {
             let text = format!(
-                "nothing beats {base}: every other topology is significantly slower; the best, {}, reaches {:.2}× ({})",
+                "nothing beats {base}: every other topology is significantly slower; the best, {}, reaches {}",
                 t.topology,
-                ratio(t),
-                words(t)
+                figure(t)
             );
             (t, text)
         }
         (None, Some(n), _) => {
             let text = format!(
-                "{} is not significantly different from {base}: {:.2}× ({}); no topology is significantly faster",
+                "{} is not significantly different from {base}: {}; no topology is significantly faster",
                 n.topology,
-                ratio(n),
-                words(n)
+                figure(n)
             );
             (n, text)
         }

@@ -210,7 +210,7 @@ fn golden_report_of_a_compare_with_ceilings() {
     ];
     let (mut report, records) = ceiling::tests::searched_s5(&tps);
     let part = ceiling::CeilingPart::of(&records, &report.rows, "single").expect("a part");
-    part.quote_in(&mut report.rows);
+    part.quote_in(&mut report.rows, "single");
     report.ceiling = Some(part);
     every_format(&mut g, "s5", &report.with_found(&[]));
     g.finish();
@@ -317,9 +317,9 @@ fn golden_report_of_sweeps_and_vary_tables() {
     let mut g = Goldens::new("sweep");
     let mut outcome = seed_two();
     for (format, ext) in [
-        (sweep::VaryFormat::Table, "txt"),
-        (sweep::VaryFormat::Markdown, "md"),
-        (sweep::VaryFormat::Csv, "csv"),
+        (Format::Table, "txt"),
+        (Format::Markdown, "md"),
+        (Format::Csv, "csv"),
     ] {
         let compact = sweep::render_vary(&outcome, format, &Columns::Compact);
         g.check(&format!("vary.{ext}"), &compact);
@@ -327,7 +327,7 @@ fn golden_report_of_sweeps_and_vary_tables() {
         g.check(&format!("vary-wide.{ext}"), &wide);
     }
     outcome.topology = Some("single".into());
-    let md = sweep::render_vary(&outcome, sweep::VaryFormat::Markdown, &Columns::Compact);
+    let md = sweep::render_vary(&outcome, Format::Markdown, &Columns::Compact);
     g.check("vary-on-single.md", &md);
     let mut curve = outcome.curves[4].1.clone();
     curve.max_threads = Some(50);
@@ -335,7 +335,7 @@ fn golden_report_of_sweeps_and_vary_tables() {
     curve.points[0].summary.main_op = "READ".into();
     g.check("sweep.txt", &sweep::render_sweep(&curve));
     g.check("sweep.md", &sweep::sweep_markdown(&curve));
-    g.check("sweep.csv", &sweep::sweep_csv(&curve));
+    g.check("sweep.csv", &sweep::sweep_table(&curve).csv(curve.standin));
     curve.knee_threads = Some(10);
     curve.standin = false;
     g.check("sweep-knee.txt", &sweep::render_sweep(&curve));

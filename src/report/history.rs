@@ -92,9 +92,7 @@ pub(crate) struct Holdings<'a> {
 
 /// The cells each invocation measured, when more than one did.
 fn sessions(config: &ExperimentConfig, cells: &[CellFile]) -> Vec<SessionCells> {
-    let mut numbers: Vec<u32> = cells.iter().map(|c| c.session).collect();
-    numbers.sort_unstable();
-    numbers.dedup();
+    let numbers: std::collections::BTreeSet<u32> = cells.iter().map(|c| c.session).collect();
     if numbers.len() < 2 {
         return Vec::new();
     }
@@ -132,11 +130,13 @@ fn order_of(config: &ExperimentConfig, id: &CellId) -> (usize, usize) {
 /// and which invocation measured each row's cells when the experiment was resumed.
 pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Holdings) -> Report {
     let missing = h.missing;
+    report.sessions = sessions(config, h.cells);
+    let resumed = report.sessions.len() > 1;
+    let of_row = |row: &super::Row, id: &CellId| {
+        id.scenario == row.scenario && config.command.topology_name(&id.topology) == row.topology
+    };
     for row in &mut report.rows {
-        row.interrupted = missing.iter().any(|id| {
-            id.scenario == row.scenario
-                && config.command.topology_name(&id.topology) == row.topology
-        });
+        row.interrupted = missing.iter().any(|id| of_row(row, id));
         if row.interrupted && row.repeats == 0 && row.not_run.is_none() {
             // Never run: its verdict says so in every format, `not run` in the JSON's validity.
             row.verdict = "interrupted".into();
@@ -146,22 +146,10 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
                 "interrupted: the experiment stopped before it",
             );
         }
-    }
-    report.sessions = sessions(config, h.cells);
-    if report.sessions.len() > 1 {
-        for row in &mut report.rows {
-            let mut mine: Vec<u32> = h
-                .cells
-                .iter()
-                .filter(|c| {
-                    c.cell.scenario == row.scenario
-                        && config.command.topology_name(&c.cell.topology) == row.topology
-                })
-                .map(|c| c.session)
-                .collect();
-            mine.sort_unstable();
-            mine.dedup();
-            row.sessions = mine;
+        if resumed {
+            let mine = h.cells.iter().filter(|c| of_row(row, &c.cell));
+            let sessions: std::collections::BTreeSet<u32> = mine.map(|c| c.session).collect();
+            row.sessions = sessions.into_iter().collect();
         }
     }
     if !missing.is_empty() {

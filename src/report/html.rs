@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use super::sweep::{sweep_table, vary_table};
 use super::table::Table;
 use super::{Columns, Report, STANDIN_MARKER, charts, footer};
 use crate::experiment::model::{CellFile, ExperimentConfig, SweepFile};
@@ -97,21 +98,6 @@ pub(crate) fn ul<S: AsRef<str>>(out: &mut String, class: &str, items: impl IntoI
     out.push_str("</ul>\n");
 }
 
-/// A plain table of escaped cells in a scrolling box; `open` is the markup before the first
-/// header cell and `mid` what comes between the header and the body.
-pub(crate) fn plain_table(out: &mut String, (open, mid): (&str, &str), table: &Table) {
-    let _ = write!(out, "<div class=\"scroll\">{open}");
-    for h in table.header() {
-        let _ = write!(out, "<th>{}</th>", esc(&h));
-    }
-    let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
-    for r in table.read_rows() {
-        let cells: String = r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect();
-        let _ = writeln!(out, "<tr>{cells}</tr>");
-    }
-    out.push_str("</tbody></table></div>\n");
-}
-
 /// The whole page.
 pub(crate) fn page(p: &Page) -> String {
     let r = p.report;
@@ -136,7 +122,7 @@ pub(crate) fn page(p: &Page) -> String {
         );
     }
     let _ = writeln!(out, "<h1>Experiment {}</h1>", esc(&r.experiment));
-    out.push_str(&meta_line(p));
+    meta_line(&mut out, p);
     // A sweep-only run has no comparison: its tables are the sweeps'.
     found_section(&mut out, r);
     if r.rows.iter().any(|row| row.repeats > 0) || p.sweeps.is_empty() {
@@ -161,7 +147,7 @@ pub(crate) fn page(p: &Page) -> String {
 }
 
 /// The run's facts under the title, as a short list: when, with what, at which sizes.
-fn meta_line(p: &Page) -> String {
+fn meta_line(out: &mut String, p: &Page) {
     let mut items = Vec::new();
     let finished: Vec<&str> = p.cells.iter().map(|c| c.finished.as_str()).collect();
     if let Some(c) = p.config {
@@ -172,9 +158,7 @@ fn meta_line(p: &Page) -> String {
         ));
     }
     items.push(p.report.scale_note.clone());
-    let mut out = String::new();
-    ul(&mut out, "meta", items);
-    out
+    ul(out, "meta", items);
 }
 
 /// "What this experiment found", first on the page.
@@ -211,7 +195,7 @@ fn ceiling_section(out: &mut String, r: &Report) {
         esc(&c.title())
     );
     let open = ("<table class=\"ceilings\">\n<thead><tr>", "\n");
-    plain_table(out, open, &c.table());
+    table_box(out, open, &c.table(), None, false);
     ul(out, "notes", c.decomposed.iter().map(|d| d.sentence()));
     let where_ = super::where_lines(r);
     for scenario in &super::ceiling::scenarios(c) {
@@ -232,30 +216,35 @@ fn results_table(out: &mut String, r: &Report, class: &str, columns: &Columns) {
         _ => row.validity.verdict.as_str(),
     });
     let classes: Vec<&str> = classes.collect();
-    verdict_table(out, (&open, "\n"), &columns.table(r), &classes, false);
+    table_box(out, (&open, "\n"), &columns.table(r), Some(&classes), false);
 }
 
-/// A result's table in a scrolling box: each row classed by its verdict (`classes`), each
-/// column of words classed `text` and the verdicts' column `validity` — a column of words too
-/// where `validity_text` (a sweep's; the comparison's is not).
-fn verdict_table(
+/// A table of escaped cells in a scrolling box; `open` is the markup before the first header
+/// cell and `mid` what comes between the header and the body. With `verdicts` (one per row) each
+/// row is classed by its verdict, each column of words classed `text` and the verdicts' column
+/// `validity` — a column of words too where `validity_text` (a sweep's; the comparison's is not);
+/// without, no cell is classed.
+pub(crate) fn table_box(
     out: &mut String,
     (open, mid): (&str, &str),
     table: &Table,
-    classes: &[&str],
+    verdicts: Option<&[&str]>,
     validity_text: bool,
 ) {
     let shown = table.shown();
-    let validity = |i: usize| shown[i].title == "validity";
-    let text = |i: usize| shown[i].left && (validity_text || !validity(i));
+    let validity = |i: usize| verdicts.is_some() && shown[i].title == "validity";
+    let text = |i: usize| verdicts.is_some() && shown[i].left && (validity_text || !validity(i));
     let _ = write!(out, "<div class=\"scroll\">{open}");
     for (i, c) in shown.iter().enumerate() {
         let class = if text(i) { " class=\"text\"" } else { "" };
         let _ = write!(out, "<th{class}>{}</th>", esc(&c.title));
     }
     let _ = writeln!(out, "</tr></thead>{mid}<tbody>");
-    for (class, cells) in classes.iter().zip(table.read_rows()) {
-        let _ = write!(out, "<tr class=\"{class}\">");
+    for (r, cells) in table.read_rows().iter().enumerate() {
+        let _ = match verdicts {
+            Some(classes) => write!(out, "<tr class=\"{}\">", classes[r]),
+            None => write!(out, "<tr>"),
+        };
         for (i, cell) in cells.iter().enumerate() {
             let class = match (text(i), validity(i)) {
                 (true, true) => " class=\"text validity\"",
@@ -395,8 +384,11 @@ fn vary_section(out: &mut String, p: &Page) {
             "<h2 id=\"{id}\">{}</h2>",
             esc(&super::sweep::vary_heading(&v.outcome, Some(&v.label)))
         );
-        let table = super::sweep::vary_table(&v.outcome);
-        plain_table(out, ("<table class=\"vary\"><thead><tr>", ""), &table);
+        let (open, table) = (
+            "<table class=\"vary\"><thead><tr>",
+            vary_table(&v.outcome, false),
+        );
+        table_box(out, (open, ""), &table, None, false);
         let notes = super::sweep::vary_point_notes(&v.outcome);
         if !notes.is_empty() {
             out.push_str("<p>Points degraded or invalid:</p>\n");
@@ -428,7 +420,7 @@ fn sweeps_section(out: &mut String, p: &Page) {
             .map(|p| p.summary.validity.verdict.as_str())
             .collect();
         let open = ("<table class=\"sweep\"><thead><tr>", "");
-        verdict_table(out, open, &super::sweep::sweep_table(s), &classes, true);
+        table_box(out, open, &sweep_table(s), Some(&classes), true);
         let data = &p.report.scale_note;
         figure(
             out,
@@ -492,23 +484,18 @@ fn facts_section(out: &mut String, p: &Page) {
 /// degrades it, a share above `microshard.maxerrorrate` makes it invalid. The threshold is each
 /// scenario's resolved property where one set it, else the recorded default.
 fn failure_rule(c: &ExperimentConfig) -> String {
-    let default = format!("{}", c.degraded_error_fraction);
-    let mut rates: Vec<String> = c
+    let default = c.degraded_error_fraction.to_string();
+    let set = c
         .properties
         .values()
-        .map(|p| {
-            p.get("microshard.maxerrorrate")
-                .map_or_else(|| default.clone(), str::to_string)
-        })
-        .collect();
-    rates.sort();
-    rates.dedup();
+        .map(|p| p.get("microshard.maxerrorrate"));
+    let mut rates: std::collections::BTreeSet<&str> = set.map(|r| r.unwrap_or(&default)).collect();
     if rates.is_empty() {
-        rates.push(default);
+        rates.insert(&default);
     }
-    let percent = |r: &String| match r.parse::<f64>() {
+    let percent = |r: &&str| match r.parse::<f64>() {
         Ok(x) => format!("{}%", (x * 100_000.0).round() / 1000.0),
-        Err(_) => r.clone(),
+        Err(_) => r.to_string(),
     };
     let shown: Vec<String> = rates.iter().map(percent).collect();
     format!(
@@ -520,66 +507,47 @@ fn failure_rule(c: &ExperimentConfig) -> String {
 /// The experiment's record as name/value pairs: what was asked, at which sizes, and the
 /// settings given only when they were.
 fn experiment_items(c: &ExperimentConfig, p: &Page) -> Vec<(String, String)> {
-    let mut items = vec![
-        ("name".to_string(), c.command.name.clone()),
-        ("created".into(), super::when::day_and_minute(&c.created)),
-        ("microshard version".into(), c.tool_version.clone()),
-        (
-            "topologies".into(),
-            p.report
-                .topologies
-                .iter()
-                .map(|t| t.name.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
-        ("scenarios".into(), c.command.scenarios.join(", ")),
-        ("repetitions per cell".into(), c.command.repeat.to_string()),
-        ("backend".into(), c.command.servers.backend.to_string()),
-        ("sizes".into(), c.scale_note.clone()),
-        ("full sizes".into(), c.command.workload.full.to_string()),
-        ("failed operations".into(), failure_rule(c)),
-    ];
+    let cmd = &c.command;
+    let topologies: Vec<&str> = (p.report.topologies.iter())
+        .map(|t| t.name.as_str())
+        .collect();
     // A thread sweep alone has no baseline.
     let compares = p.sweeps.is_empty() || p.report.rows.iter().any(|r| r.repeats > 0);
-    let sweep_threads: Vec<String> = c.command.sweep_threads.iter().map(u32::to_string).collect();
-    let mongod_args = &c.command.servers.mongod_args;
-    let optional = [
+    let sweep_threads: Vec<String> = cmd.sweep_threads.iter().map(u32::to_string).collect();
+    let mongod_args = &cmd.servers.mongod_args;
+    let items = [
+        ("name", Some(cmd.name.clone())),
+        ("created", Some(super::when::day_and_minute(&c.created))),
+        ("microshard version", Some(c.tool_version.clone())),
+        ("topologies", Some(topologies.join(", "))),
+        ("scenarios", Some(cmd.scenarios.join(", "))),
+        ("repetitions per cell", Some(cmd.repeat.to_string())),
+        ("backend", Some(cmd.servers.backend.to_string())),
+        ("sizes", Some(c.scale_note.clone())),
+        ("full sizes", Some(cmd.workload.full.to_string())),
+        ("failed operations", Some(failure_rule(c))),
         ("baseline", compares.then(|| p.report.baseline.clone())),
         (
             "server binaries",
-            c.command
-                .servers
-                .bin_dir
-                .as_ref()
-                .map(|d| d.display().to_string()),
+            (cmd.servers.bin_dir.as_ref()).map(|d| d.display().to_string()),
         ),
-        ("image", c.command.image.clone()),
-        (
-            "run phase bound (s)",
-            c.command.duration_s.map(|d| d.to_string()),
-        ),
-        ("client threads", c.command.threads.map(|t| t.to_string())),
+        ("image", cmd.image.clone()),
+        ("run phase bound (s)", cmd.duration_s.map(|d| d.to_string())),
+        ("client threads", cmd.threads.map(|t| t.to_string())),
         (
             "calibrated client ceiling (ops/s)",
             c.client_ceiling.map(|x| format!("{x:.0}")),
         ),
-        (
-            "thread sweep",
-            c.command.sweep.then(|| sweep_threads.join(", ")),
-        ),
+        ("thread sweep", cmd.sweep.then(|| sweep_threads.join(", "))),
         (
             "extra mongod arguments",
             (!mongod_args.is_empty()).then(|| mongod_args.join(" ")),
         ),
+        ("stand-in", Some(p.report.standin().to_string())),
     ];
-    items.extend(
-        optional
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.to_string(), v?))),
-    );
-    items.push(("stand-in".into(), p.report.standin().to_string()));
-    items
+    (items.into_iter())
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect()
 }
 
 /// The client machine's facts, as recorded with the experiment.
@@ -702,7 +670,7 @@ pub(crate) fn titled(title: &str, standin: bool) -> String {
 /// A page holding one table (used by `diff --format html`).
 pub(crate) fn table_page(title: &str, standin: bool, table: &Table) -> String {
     let mut out = titled(title, standin);
-    plain_table(&mut out, ("<table><thead><tr>\n", ""), table);
+    table_box(&mut out, ("<table><thead><tr>\n", ""), table, None, false);
     out.push_str("</body>\n</html>\n");
     out
 }

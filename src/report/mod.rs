@@ -71,7 +71,7 @@ pub enum Format {
 }
 
 /// One row: a scenario on a topology, aggregated over its repetitions.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Row {
     /// Scenario name.
     pub scenario: String,
@@ -136,7 +136,7 @@ pub struct Row {
 }
 
 /// A whole comparison report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// [`STANDIN_MARKER`] when any cell was measured against the stand-in.
     pub marker: Option<String>,
@@ -225,7 +225,7 @@ pub(crate) fn build_with(
     let searched = crate::experiment::ceiling::stored(dir);
     let mut part = ceiling::CeilingPart::of(&searched, &report.rows, &report.baseline);
     if let Some(part) = &mut part {
-        part.quote_in(&mut report.rows);
+        part.quote_in(&mut report.rows, &report.baseline);
         let args = &config.command.servers.mongod_args;
         part.model = capacity::per_topology(args, cells, |t| config.command.topology_name(t));
     }
@@ -286,17 +286,11 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     for group in groups.values_mut() {
         group.sort_by_key(|c| c.cell.repeat);
     }
-    let mut scenarios = config.command.scenarios.clone();
-    let mut topologies = config.command.topologies.clone();
-    for (s, t) in groups.keys() {
-        if !scenarios.contains(s) {
-            scenarios.push(s.clone());
-        }
-        if !topologies.contains(t) {
-            topologies.push(t.clone());
-        }
-    }
-    let labels = topology_labels(&config.command, &topologies, cells);
+    // Those of the configuration first, then any other a cell names.
+    let cmd = &config.command;
+    let scenarios = charts::distinct(cmd.scenarios.iter().chain(groups.keys().map(|k| &k.0)));
+    let topologies = charts::distinct(cmd.topologies.iter().chain(groups.keys().map(|k| &k.1)));
+    let labels = topology_labels(cmd, &topologies, cells);
     let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
     let group_of = |s: &String, t: &String| -> Vec<&CellFile> {
         groups
@@ -310,8 +304,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
     let mut warnings: Vec<String> = Vec::new();
     let mut any_standin = config.standin;
     let mut notes: Vec<String> = Vec::new();
-    for scenario in &scenarios {
-        let base_group = group_of(scenario, &config.command.baseline);
+    for &scenario in &scenarios {
+        let base_group = group_of(scenario, &cmd.baseline);
         let base = throughputs(&base_group);
         let base_mean = stats::mean(&base);
         let baseline_verdict = base_group
@@ -320,45 +314,34 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             .max()
             .unwrap_or_default();
         let baseline_not_valid = baseline_verdict != Verdict::Valid;
-        for given in &topologies {
+        for &given in &topologies {
             let group = group_of(scenario, given);
             let topology = &label(given);
             let tp = throughputs(&group);
             let mean_tp = stats::mean(&tp);
             let standin = group.iter().any(|c| c.summary.standin);
             any_standin |= standin;
-            for c in &group {
-                for w in c
-                    .warnings
+            let said = (group.iter()).flat_map(|c| {
+                c.warnings
                     .iter()
-                    .chain(c.server.iter().flat_map(|s| s.warnings.iter()))
-                {
-                    let w = format!("{scenario}/{topology}: {w}");
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
-                }
-            }
+                    .chain(c.server.iter().flat_map(|s| &s.warnings))
+            });
+            warnings.extend(said.map(|w| format!("{scenario}/{topology}: {w}")));
             let errors: u64 = group.iter().map(|c| c.summary.errors).sum();
             let validity = group.iter().fold(Validity::valid(), |mut acc, c| {
                 acc.merge(&c.summary.validity);
                 acc
             });
-            for c in &group {
-                if !c.summary.validity.is_valid() {
-                    let note = format!(
-                        "{scenario}/{topology} #{} is {}: {}",
-                        c.cell.repeat,
-                        c.summary.validity.verdict,
-                        c.summary.validity.summary()
-                    );
-                    if !notes.contains(&note) {
-                        notes.push(note);
-                    }
-                }
-            }
+            let flagged = group.iter().map(|c| (c.cell.repeat, &c.summary.validity));
+            notes.extend(flagged.filter(|(_, v)| !v.is_valid()).map(|(repeat, v)| {
+                format!(
+                    "{scenario}/{topology} #{repeat} is {}: {}",
+                    v.verdict,
+                    v.summary()
+                )
+            }));
             // An invalid figure is not a result: nothing is tested on it, or against it.
-            let tested = *given != config.command.baseline
+            let tested = *given != cmd.baseline
                 && validity.verdict != Verdict::Invalid
                 && baseline_verdict != Verdict::Invalid;
             let significance = tested.then(|| stats::compare(&tp, &base)).flatten();
@@ -408,53 +391,43 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
                     false => validity.verdict.to_string(),
                 },
                 validity,
-                baseline_not_valid: baseline_not_valid && *given != config.command.baseline,
+                baseline_not_valid: baseline_not_valid && *given != cmd.baseline,
                 baseline_verdict,
                 client_cpu,
                 cpu_us_per_op,
                 server_cpu_us_per_op,
                 client_bound,
                 standin,
-                not_run: None,
-                interrupted: false,
-                sessions: Vec::new(),
+                ..Row::default()
             });
         }
     }
+    let (baseline, level) = (label(&cmd.baseline), ((1.0 - ALPHA) * 100.0).round());
     let facts = topologies
         .iter()
         .map(|given| topology_facts(given, &label(given), config, cells))
         .collect();
     Report {
         marker: any_standin.then(|| STANDIN_MARKER.to_string()),
-        experiment: config.command.name.clone(),
-        baseline: label(&config.command.baseline),
+        experiment: cmd.name.clone(),
+        baseline: baseline.clone(),
         scale_note: config.scale_note.clone(),
-        test: match config.command.ceiling {
+        test: match cmd.ceiling {
             Some(_) => format!(
-                "the ceilings vs {} over whole searches, the interval holding every bracket, Welch's two-sided t-test on their logarithms at the {}% level (docs/ceiling.md)",
-                label(&config.command.baseline),
-                ((1.0 - ALPHA) * 100.0).round()
+                "the ceilings vs {baseline} over whole searches, the interval holding every bracket, Welch's two-sided t-test on their logarithms at the {level}% level (docs/ceiling.md)"
             ),
-            None => format!(
-                "Welch's two-sided t-test on throughput vs {}, {}% level",
-                label(&config.command.baseline),
-                ((1.0 - ALPHA) * 100.0).round()
-            ),
+            None => format!("Welch's two-sided t-test on throughput vs {baseline}, {level}% level"),
         },
         rows,
-        validity_notes: notes,
-        warnings,
-        repeat: config.command.repeat,
+        validity_notes: charts::distinct(notes.into_iter()),
+        warnings: charts::distinct(warnings.into_iter()),
+        repeat: cmd.repeat,
         topologies: facts,
         capacity: any_standin.then(|| {
-            capacity::sentence(&config.command.servers.mongod_args, config.host.cpu_count)
+            capacity::sentence(&cmd.servers.mongod_args, config.host.cpu_count)
         }),
-        found: Vec::new(),
         cpu: cpu_line(cells, config.host.cpu_count),
-        ceiling: None,
-        interrupted: None,
-        sessions: Vec::new(),
+        ..Report::default()
     }
     .with_found(&[])
 }
@@ -507,31 +480,21 @@ fn partial_cpu(cells: &[CellFile]) -> String {
 pub(crate) fn where_lines(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     let servers = charts::distinct(report.topologies.iter().map(charts::server_words));
-    if servers.len() == 1 {
-        let sizes: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| match &t.size {
-                Some(size) => format!("{} = {size}", t.name),
-                None => t.name.clone(),
-            })
-            .collect();
-        out.push(format!(
-            "Server: {}. Topologies: {}.",
-            servers[0],
-            sizes.join("; ")
-        ));
-    } else {
-        let each: Vec<String> = report
-            .topologies
-            .iter()
-            .map(|t| {
-                let size = t.size.clone().map(|s| format!("{s}, ")).unwrap_or_default();
-                format!("{} = {size}{}", t.name, charts::server_words(t))
-            })
-            .collect();
-        out.push(format!("Topologies: {}.", each.join("; ")));
-    }
+    // Each topology with its size, and its server when they differ.
+    let each: Vec<String> = (report.topologies.iter())
+        .map(|t| {
+            let mut facts: Vec<String> = t.size.iter().cloned().collect();
+            facts.extend((servers.len() > 1).then(|| charts::server_words(t)));
+            match facts.is_empty() {
+                true => t.name.clone(),
+                false => format!("{} = {}", t.name, facts.join(", ")),
+            }
+        })
+        .collect();
+    out.push(match servers.as_slice() {
+        [one] => format!("Server: {one}. Topologies: {}.", each.join("; ")),
+        _ => format!("Topologies: {}.", each.join("; ")),
+    });
     out.push(format!(
         "Data: {}. Experiment {}, {} repetition{} per cell.",
         report.scale_note,
@@ -548,7 +511,7 @@ pub(crate) fn where_lines(report: &Report) -> Vec<String> {
 /// carry the same name.
 fn topology_labels(
     cmd: &CompareCommand,
-    topologies: &[String],
+    topologies: &[&String],
     cells: &[CellFile],
 ) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = topologies
@@ -556,11 +519,11 @@ fn topology_labels(
         .map(|given| {
             let plan = cells
                 .iter()
-                .filter(|c| c.cell.topology == *given)
+                .filter(|c| c.cell.topology == **given)
                 .find_map(|c| c.topology.as_ref());
-            let stored = cmd.topology_names.get(given).cloned();
+            let stored = cmd.topology_names.get(*given).cloned();
             (
-                given.clone(),
+                given.to_string(),
                 stored.unwrap_or_else(|| topology_label(given, plan)),
             )
         })
@@ -606,7 +569,7 @@ fn topology_facts(
 /// said on its own line).
 pub(crate) fn plan_size(plan: &crate::topology::Plan, standin: bool) -> String {
     use crate::topology::MemberRole;
-    let count = |role: MemberRole| plan.members.iter().filter(|m| m.role == role).count();
+    let count = |role: MemberRole| plan.members_with(role).count();
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut parts = Vec::new();
@@ -614,10 +577,7 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan, standin: bool) -> String {
     if standalone > 0 {
         // The seed's baseline was a plain mongod; microshard's runs as a 1-member replica set
         // unless the topology says `baseline = "standalone"`: the words say which (#20).
-        let as_set = plan
-            .members
-            .iter()
-            .any(|m| m.role == MemberRole::Standalone && m.replica_set.is_some());
+        let as_set = (plan.members_with(MemberRole::Standalone)).any(|m| m.replica_set.is_some());
         parts.push(format!(
             "{}{}",
             plural(standalone, "mongod", "mongods"),
@@ -629,15 +589,7 @@ pub(crate) fn plan_size(plan: &crate::topology::Plan, standin: bool) -> String {
     }
     let shard_members = count(MemberRole::Shard);
     if shard_members > 0 {
-        let mut sets: Vec<&str> = plan
-            .members
-            .iter()
-            .filter(|m| m.role == MemberRole::Shard)
-            .map(|m| m.replica_set.as_deref().unwrap_or(m.name.as_str()))
-            .collect();
-        sets.sort_unstable();
-        sets.dedup();
-        let shards = sets.len().max(1);
+        let shards = plan.shard_sets().len().max(1);
         parts.push(format!(
             "{} × {}",
             plural(shards, "shard", "shards"),
@@ -687,19 +639,17 @@ fn merged_latency(group: &[&CellFile]) -> Option<Latency> {
                 .ok()
                 .filter(|m| !m.measurements.is_empty())
                 .map(|m| crate::experiment::summary::summarize(&m).latency)
-                .or_else(|| mean_latency(group))
+                .or_else(|| Some(mean_latency(group)))
         }
     }
 }
 
-fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
-    if group.is_empty() {
-        return None;
-    }
+/// Two or more cells' latencies averaged, where their histograms cannot be added.
+fn mean_latency(group: &[&CellFile]) -> Latency {
     let n = group.len() as f64;
     let all = |f: fn(&Latency) -> f64| group.iter().map(move |c| f(&c.summary.latency));
     let avg = |f: fn(&Latency) -> f64| all(f).sum::<f64>() / n;
-    Some(Latency {
+    Latency {
         avg: avg(|l| l.avg),
         min: all(|l| l.min).fold(f64::INFINITY, f64::min),
         max: all(|l| l.max).fold(0.0, f64::max),
@@ -707,7 +657,7 @@ fn mean_latency(group: &[&CellFile]) -> Option<Latency> {
         p95: avg(|l| l.p95),
         p99: avg(|l| l.p99),
         p999: avg(|l| l.p999),
-    })
+    }
 }
 
 /// The topology a sweep ran on, when the report knows it: `compare --sweep` labels a sweep by
@@ -1150,7 +1100,7 @@ pub(crate) mod tests {
     #[test]
     fn two_topologies_with_one_name_keep_what_was_given() {
         let a = "/somewhere/a/single.toml".to_string();
-        let labels = topology_labels(&config(false).command, &[a.clone(), "single".into()], &[]);
+        let labels = topology_labels(&config(false).command, &[&a, &"single".into()], &[]);
         assert_eq!(labels.get(&a), Some(&a));
         assert_eq!(labels.get("single").map(String::as_str), Some("single"));
     }

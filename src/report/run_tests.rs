@@ -284,11 +284,7 @@ async fn sweep_vary_measures_every_value_on_every_topology_once() -> TestResult 
         .iter()
         .find(|c| c.cell.topology == "single" && c.cell.scenario == "S3");
     assert_eq!(s3.map(|c| c.summary.threads), Some(16));
-    let text = sweep::render_vary(
-        &outcome.varied[0],
-        sweep::VaryFormat::Table,
-        &Columns::Compact,
-    );
+    let text = sweep::render_vary(&outcome.varied[0], Format::Table, &Columns::Compact);
     assert!(text.contains("readbatchsize on single"), "{text}");
     // Each topology's seed-2 table and chart are on the page.
     let html = std::fs::read_to_string(dir.path().join("report.html"))?;
@@ -356,7 +352,7 @@ async fn vary_and_repeat_give_one_curve_per_value_and_repetition_and_the_seed_ta
     .await?;
     assert_eq!(lab.loads, 1, "one load for every curve");
     assert_eq!(outcome.curves.len(), 9);
-    let table = sweep::render_vary(&outcome, sweep::VaryFormat::Csv, &Columns::Compact);
+    let table = sweep::render_vary(&outcome, Format::Csv, &Columns::Compact);
     let header = table.lines().next().unwrap_or_default();
     assert_eq!(header.split(',').count(), 2 + 3 * (3 * 2 + 1), "{header}");
     assert!(header.contains("readbatchsize=10 #3") && header.contains("readbatchsize=20 mean"));

@@ -5,7 +5,7 @@
 //! between searches (Welch on the logarithms). Everything is on the log scale, so that routing
 //! tax × sharding gain = net holds for the ratios, and their intervals are symmetric in it.
 
-use super::stats::{ALPHA, Basis, Comparison, Interval, student_t_two_sided_p};
+use super::stats::{ALPHA, Basis, Comparison, Interval, mean, student_t_two_sided_p};
 
 /// One search's ceiling as the ratio needs it: the achieved rate that passed and the offered
 /// rate that failed (`None`: nothing failed above it, a lower bound only).
@@ -17,20 +17,16 @@ pub(crate) struct Searched {
     pub failed: Option<f64>,
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    (n > 0).then(|| sum / n as f64)
-}
-
 /// The mean of the logarithms of the passing rates: the point of a side.
 fn log_mean(side: &[Searched]) -> Option<f64> {
-    mean(side.iter().map(|s| s.passed.ln()))
+    let logs: Vec<f64> = side.iter().map(|s| s.passed.ln()).collect();
+    mean(&logs)
 }
 
 /// The mean of the logarithms of the failing rates; `None` when any search has none.
 fn log_mean_failed(side: &[Searched]) -> Option<f64> {
     let failed: Option<Vec<f64>> = side.iter().map(|s| s.failed.map(f64::ln)).collect();
-    mean(failed?.into_iter())
+    mean(&failed?)
 }
 
 /// The logs' variance of the mean (n − 1), and n.

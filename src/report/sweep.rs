@@ -4,7 +4,7 @@
 use super::table::{Cell, Column, Rule, Table};
 use super::{Columns, Format, charts, marker_line, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
-use crate::experiment::model::{SweepFile, SweepOutcome, SweepPoint};
+use crate::experiment::model::{CellSummary, SweepFile, SweepOutcome, SweepPoint};
 use crate::experiment::results::ExperimentDir;
 use crate::measure::validity::Verdict;
 
@@ -67,93 +67,78 @@ fn outcome_label(outcome: &SweepOutcome) -> String {
     first.label[..cut.unwrap_or(first.label.len())].to_string()
 }
 
-/// The compact seed-2 table (the page's, and the terminal's and Markdown's but with `--wide`):
-/// per value its mean ops/s with the lowest–highest over repetitions and the verdict of each
-/// point that is degraded, invalid or not run.
-pub(crate) fn vary_table(outcome: &SweepOutcome) -> Table {
+/// The seed-2 table: per value its mean ops/s with the lowest–highest over repetitions and the
+/// verdict of each point that is degraded, invalid or not run (the page's, and the terminal's
+/// and Markdown's but with `--wide`); `wide`, one column per repetition and their mean, the CSV
+/// writing each repetition's verdict in a column of its own beside its number, so every figure
+/// column stays numeric.
+pub(crate) fn vary_table(outcome: &SweepOutcome, wide: bool) -> Table {
     let (values, repeats) = (outcome.values(), outcome.repeats());
-    let mut columns = vec![Column::figures("threads", "threads")];
-    columns.extend(values.iter().map(|value| {
-        let name = c_label(&outcome.property, value, "ops/s");
-        match repeats > 1 {
-            true => Column::figures(format!("{name} (min–max)"), ""),
-            false => Column::figures(name, ""),
-        }
-    }));
-    let mut table = Table::new(columns);
-    for &t in &outcome.threads {
-        let mut row = vec![Cell::text(t.to_string())];
-        for value in &values {
-            let points: Vec<&SweepPoint> =
-                points_at(outcome, value, t).into_iter().flatten().collect();
-            let got: Vec<f64> = points.iter().map(|p| p.summary.throughput).collect();
-            let marks = charts::distinct(
-                (points.iter())
-                    .filter(|p| !p.summary.validity.is_valid())
-                    .map(|p| format!(" ({})", p.summary.validity.verdict)),
-            );
-            let (lo, hi) = stats::range(&got);
-            let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
-            row.push(Cell::text(stats::mean(&got).map_or("—".into(), |m| {
-                format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
-            })));
-        }
-        table.rows.push(row);
-    }
-    table
-}
-
-/// The wide seed-2 table: per value one column per repetition and their mean. The CSV writes
-/// each repetition's verdict in a column of its own beside its number, so every figure column
-/// stays numeric.
-fn vary_wide(outcome: &SweepOutcome) -> Table {
-    let values = outcome.values();
-    let mut columns = vec![Column::figures("threads", "threads")];
+    let mut table = Table::new(vec![Column::figures("threads", "threads")]);
     for value in &values {
         let name = c_label(&outcome.property, value, "ops/s");
-        for r in 1..=outcome.repeats() {
-            columns.push(Column::figures(
-                format!("{name} #{r}"),
-                format!("{name} #{r}"),
-            ));
-            columns.push(Column::figures("", format!("{name} #{r} validity")).csv_only());
-        }
-        columns.push(Column::figures(
-            format!("{name} mean"),
-            format!("{name} mean"),
-        ));
+        let both = |title: String| Column::figures(title.clone(), title);
+        table.columns.extend(match (wide, repeats > 1) {
+            (false, true) => vec![Column::figures(format!("{name} (min–max)"), "")],
+            (false, false) => vec![Column::figures(name, "")],
+            (true, _) => (1..=repeats)
+                .flat_map(|r| {
+                    let validity = format!("{name} #{r} validity");
+                    [
+                        both(format!("{name} #{r}")),
+                        Column::figures("", validity).csv_only(),
+                    ]
+                })
+                .chain([both(format!("{name} mean"))])
+                .collect(),
+        });
     }
-    let mut table = Table::new(columns);
     for &t in &outcome.threads {
         let mut row = vec![Cell::text(t.to_string())];
         for value in &values {
             let points = points_at(outcome, value, t);
+            let got: Vec<f64> = points
+                .iter()
+                .flatten()
+                .map(|p| p.summary.throughput)
+                .collect();
+            let mean = stats::mean(&got);
+            if !wide {
+                let marks = charts::distinct(points.iter().flatten().map(|p| mark(&p.summary)));
+                let (lo, hi) = stats::range(&got);
+                let spread = (repeats > 1).then(|| format!(" ({lo:.0}–{hi:.0})"));
+                row.push(Cell::text(mean.map_or("—".into(), |m| {
+                    format!("{m:.0}{}{}", spread.unwrap_or_default(), marks.concat())
+                })));
+                continue;
+            }
             for point in &points {
                 row.extend(match point.map(|p| &p.summary) {
                     Some(s) => {
-                        let mark = match s.validity.is_valid() {
-                            true => String::new(),
-                            false => format!(" ({})", s.validity.verdict),
-                        };
                         let tp = format!("{:.0}", s.throughput);
+                        let read = format!("{tp}{}", mark(s));
                         [
-                            Cell::figure(format!("{tp}{mark}"), tp),
+                            Cell::figure(read, tp),
                             Cell::text(s.validity.verdict.as_str()),
                         ]
                     }
                     None => [Cell::figure("—", ""), Cell::text("not run")],
                 });
             }
-            let got: Vec<f64> = points
-                .iter()
-                .flatten()
-                .map(|p| p.summary.throughput)
-                .collect();
-            row.push(Cell::or_dash(stats::mean(&got).map(|m| format!("{m:.0}"))));
+            row.push(Cell::or_dash(mean.map(|m| format!("{m:.0}"))));
         }
         table.rows.push(row);
     }
     table
+}
+
+/// ` (degraded)`: what a point's figure carries when it is degraded, invalid or not run;
+/// nothing when it is valid.
+fn mark(s: &CellSummary) -> String {
+    match s.validity.is_valid() {
+        true => String::new(),
+        false => format!(" ({})", s.validity.verdict),
+    }
 }
 
 /// The point of `value` at `t` threads in each repetition, in order (`None`: not run).
@@ -211,8 +196,9 @@ pub(crate) fn vary_chart(
             "{flagged} measured points are degraded or invalid (their curves say so in the legend); the seed-2 table (vary.md, vary.txt) lists which and why."
         ));
     }
-    if let Some((header, rows)) = memory_rows(outcome) {
-        for r in rows {
+    if let Some(table) = memory_table(outcome) {
+        let header = table.header();
+        for r in table.read_rows() {
             notes.push(format!(
                 "{}={} at the end: {} {}, {} {}, index {} on disk, {} in cache (all indexes, incl. shard key)",
                 header[0], r[0], header[1], r[1], header[2], r[2], r[3], r[4]
@@ -301,8 +287,12 @@ fn listed(title: &str, notes: &[String]) -> String {
     if notes.is_empty() {
         return String::new();
     }
-    let lines: String = notes.iter().map(|n| format!("- {n}\n")).collect();
-    format!("\n{title}:\n\n{lines}")
+    format!("\n{title}:\n\n{}", listed_lines(notes))
+}
+
+/// Each line as a list item.
+fn listed_lines(lines: &[String]) -> String {
+    lines.iter().map(|n| format!("- {n}\n")).collect()
 }
 
 /// The server the curves were measured on, as the chart names it: "MongoDB 8.0.4", "stand-in
@@ -328,21 +318,18 @@ fn c_label(property: &Option<String>, value: &Option<String>, unvaried: &str) ->
     }
 }
 
-/// How the seed-2 table is printed: a report format (JSON and HTML print the terminal table).
-pub(crate) use super::Format as VaryFormat;
-
 /// The seed-2-shaped table: one row per thread count; for each value of the varied property, its
 /// mean ops/s with the lowest–highest over repetitions (`--wide` and CSV: one column per
-/// repetition and their mean).
-pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &Columns) -> String {
+/// repetition and their mean). JSON and HTML print the terminal table.
+pub(crate) fn render_vary(outcome: &SweepOutcome, format: Format, columns: &Columns) -> String {
     let table = match (format, columns) {
-        (VaryFormat::Csv, _) | (_, Columns::Wide) => vary_wide(outcome),
-        _ => vary_table(outcome),
+        (Format::Csv, _) | (_, Columns::Wide) => vary_table(outcome, true),
+        _ => vary_table(outcome, false),
     };
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
     let mut out = match format {
-        VaryFormat::Csv => return table.csv(standin),
-        VaryFormat::Markdown => {
+        Format::Csv => return table.csv(standin),
+        Format::Markdown => {
             let mut out = marker_line(standin, format);
             if outcome.topology.is_some() {
                 // `compare` writes one table per topology: each file says which.
@@ -355,7 +342,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
             format!("{marker}{title}\n{}\n", table.terminal())
         }
     };
-    out.push_str(&memory_table(outcome, format));
+    out.push_str(&memory_section(outcome, format));
     out.push_str(&listed(
         "Points degraded or invalid",
         &vary_point_notes(outcome),
@@ -368,38 +355,34 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: VaryFormat, columns: &
 }
 
 /// Per value, the server's memory when its last curve ended (seed 2 reads throughput beside
-/// memory: the index must fit in RAM): a header and one row per value, or `None` when no curve
-/// recorded it. Figures the server does not report, or reported beyond belief, are said so,
-/// never shown as numbers; the index is on disk (prefix-compressed) beside what it holds in the
-/// cache, and the members summed are named.
-fn memory_rows(outcome: &SweepOutcome) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+/// memory: the index must fit in RAM): one row per value, or `None` when no curve recorded it.
+/// Figures the server does not report, or reported beyond belief, are said so, never shown as
+/// numbers; the index is on disk (prefix-compressed) beside what it holds in the cache, and the
+/// members summed are named.
+fn memory_table(outcome: &SweepOutcome) -> Option<Table> {
     let values = outcome.values();
     if values.iter().all(|v| last_memory(outcome, v).is_none()) {
         return None;
     }
     let standin = outcome.curves.iter().any(|(_, s)| s.standin);
-    let header = vec![
-        outcome.property.clone().unwrap_or_else(|| "curve".into()),
-        "resident".into(),
-        "WiredTiger cache in use".into(),
-        "index (on disk, compressed)".into(),
+    let property = outcome.property.clone().unwrap_or_else(|| "curve".into());
+    let mut table = Table::new(vec![
+        Column::words(property, ""),
+        Column::figures("resident", ""),
+        Column::figures("WiredTiger cache in use", ""),
+        Column::figures("index (on disk, compressed)", ""),
         // On a sharded topology the collection's indexes include the hashed shard-key index,
         // which `single` does not have.
-        "index in cache (incl. shard key)".into(),
-        "members summed".into(),
-    ];
-    let rows = values
-        .iter()
-        .map(|value| {
-            let mut row = vec![value.clone().unwrap_or_else(|| "—".into())];
-            row.extend(memory_cells(
-                &last_memory(outcome, value).unwrap_or_default(),
-                standin,
-            ));
-            row
-        })
-        .collect();
-    Some((header, rows))
+        Column::figures("index in cache (incl. shard key)", ""),
+        Column::figures("members summed", ""),
+    ]);
+    for value in &values {
+        let memory = last_memory(outcome, value).unwrap_or_default();
+        let name = value.clone().unwrap_or_else(|| "—".into());
+        let cells = std::iter::once(name).chain(memory_cells(&memory, standin));
+        table.rows.push(cells.map(Cell::text).collect());
+    }
+    Some(table)
 }
 
 /// The memory recorded when the last curve of `value` ended.
@@ -450,36 +433,22 @@ fn memory_cells(m: &MemoryAtEnd, standin: bool) -> Vec<String> {
     ]
 }
 
-/// The memory rows of [`memory_rows`] as a table under the seed-2 table (terminal or Markdown).
-fn memory_table(outcome: &SweepOutcome, format: VaryFormat) -> String {
-    let Some((header, rows)) = memory_rows(outcome) else {
+/// The memory table under the seed-2 table (terminal or Markdown), and the implausible figures
+/// left out of it, one line each.
+fn memory_section(outcome: &SweepOutcome, format: Format) -> String {
+    let Some(table) = memory_table(outcome) else {
         return String::new();
     };
     let title = "Server memory when each value's last curve ended";
-    let flagged: String = charts::distinct(
-        outcome
-            .curves
-            .iter()
-            .filter_map(|(_, s)| s.memory.as_ref())
-            .flat_map(|m| m.flagged.iter().cloned()),
-    )
-    .iter()
-    .map(|f| format!("- {f}\n"))
-    .collect();
-    let mut table = Table::of(header, rows);
-    if format == VaryFormat::Markdown {
-        table.columns[0].left = true;
-        let md = table.markdown(Rule::Tight);
-        return format!("\n{title}:\n\n{md}{}", flagged_list(&flagged));
-    }
-    format!("{title}:\n{}\n{}", table.terminal(), flagged_list(&flagged))
-}
-
-/// The implausible figures left out of the memory table, one line each, under it.
-fn flagged_list(lines: &str) -> String {
-    match lines.is_empty() {
+    let memories = outcome.curves.iter().filter_map(|(_, s)| s.memory.as_ref());
+    let flagged = charts::distinct(memories.flat_map(|m| m.flagged.iter().cloned()));
+    let flagged: String = match flagged.is_empty() {
         true => String::new(),
-        false => format!("\nLeft out as implausible:\n{lines}"),
+        false => "\nLeft out as implausible:\n".to_string() + &listed_lines(&flagged),
+    };
+    match format {
+        Format::Markdown => format!("\n{title}:\n\n{}{flagged}", table.markdown(Rule::Tight)),
+        _ => format!("{title}:\n{}\n{flagged}", table.terminal()),
     }
 }
 
@@ -632,16 +601,11 @@ pub(crate) fn render_sweep_dir(
         .iter()
         .map(|s| match format {
             Format::Markdown => sweep_markdown(s),
-            Format::Csv => sweep_csv(s),
+            Format::Csv => sweep_table(s).csv(s.standin),
             _ => render_sweep(s),
         })
         .collect();
     Ok(each.join(if format == Format::Csv { "" } else { "\n" }))
-}
-
-/// A sweep as CSV: one row per point, for spreadsheets.
-pub(crate) fn sweep_csv(sweep: &SweepFile) -> String {
-    sweep_table(sweep).csv(sweep.standin)
 }
 
 /// What the terminal table of a `compare` shows under the comparison: with `--sweep --vary`,
@@ -654,7 +618,7 @@ pub(crate) fn under_comparison(
 ) -> String {
     let mut text = String::new();
     for v in varied {
-        text.push_str(&format!("\n{}", render_vary(v, VaryFormat::Table, columns)));
+        text.push_str(&format!("\n{}", render_vary(v, Format::Table, columns)));
     }
     let sweeps = dir.sweeps();
     if varied.is_empty() && !sweeps.is_empty() {
@@ -719,7 +683,7 @@ pub(crate) mod tests {
     #[test]
     fn the_compact_vary_table_fits_100_characters_and_wide_has_every_repetition() {
         let outcome = seed_two();
-        for format in [VaryFormat::Table, VaryFormat::Markdown] {
+        for format in [Format::Table, Format::Markdown] {
             let text = render_vary(&outcome, format, &Columns::Compact);
             let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
             assert!(widest <= 100, "{widest} characters:\n{text}");
@@ -730,7 +694,7 @@ pub(crate) mod tests {
             );
             assert!(!text.contains("#2"), "{text}");
         }
-        let wide = render_vary(&outcome, VaryFormat::Table, &Columns::Wide);
+        let wide = render_vary(&outcome, Format::Table, &Columns::Wide);
         for column in [
             "readbatchsize=1 #1",
             "readbatchsize=10 #3",
@@ -738,7 +702,7 @@ pub(crate) mod tests {
         ] {
             assert!(wide.contains(column), "{column}:\n{wide}");
         }
-        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Compact);
+        let csv = render_vary(&outcome, Format::Csv, &Columns::Compact);
         assert_eq!(
             csv.lines().next().map(|h| h.split(',').count()),
             Some(2 + 3 * (3 * 2 + 1)),
@@ -754,7 +718,7 @@ pub(crate) mod tests {
             .summary
             .validity
             .degrade("too few operations");
-        let csv = render_vary(&outcome, VaryFormat::Csv, &Columns::Wide);
+        let csv = render_vary(&outcome, Format::Csv, &Columns::Wide);
         let mut lines = csv.lines();
         let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
         let mut degraded = 0;
@@ -784,7 +748,7 @@ pub(crate) mod tests {
                 .validity
                 .degrade("too few operations: give more --records");
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert_eq!(md.matches("give more --records").count(), 4, "{md}");
         assert!(md.contains("- readbatchsize=1 at 1 threads, repeat 2, is degraded: too few"));
         let chart = vary_chart(&outcome, "S2 on single")
@@ -806,7 +770,7 @@ pub(crate) mod tests {
         let mut outcome = seed_two();
         let said =
             "the server counted 2.0 round trips (find + getMore) per READ: an extra getMore each";
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(!md.contains("Client and server disagree"), "{md}");
         let (v, s) = &mut outcome.curves[4];
         let value = v.value.clone().unwrap_or_default();
@@ -817,7 +781,7 @@ pub(crate) mod tests {
         });
         let threads = s.points[1].threads;
         let line = format!("- readbatchsize={value} at {threads} threads, repeat {repeat}: {said}");
-        for format in [VaryFormat::Markdown, VaryFormat::Table] {
+        for format in [Format::Markdown, Format::Table] {
             let text = render_vary(&outcome, format, &Columns::Compact);
             assert!(text.contains("Client and server disagree:"), "{text}");
             assert!(text.contains(&line), "{line}\n{text}");
@@ -832,7 +796,7 @@ pub(crate) mod tests {
     #[test]
     fn the_vary_table_shows_memory_per_value_and_says_what_is_not_reported() {
         let mut outcome = seed_two();
-        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        let text = render_vary(&outcome, Format::Table, &Columns::Compact);
         assert!(
             !text.contains("Server memory"),
             "nothing recorded, nothing shown:\n{text}"
@@ -850,7 +814,7 @@ pub(crate) mod tests {
                 flagged: Vec::new(),
             });
         }
-        let text = render_vary(&outcome, VaryFormat::Table, &Columns::Compact);
+        let text = render_vary(&outcome, Format::Table, &Columns::Compact);
         assert!(
             text.contains("index (on disk, compressed)")
                 && text.contains("index in cache (incl. shard key)"),
@@ -870,7 +834,7 @@ pub(crate) mod tests {
         for (_, s) in &mut outcome.curves {
             s.standin = true;
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(
             md.contains("| 20 | 9.0 GiB | not reported (stand-in: no WiredTiger) |"),
             "{md}"
@@ -887,7 +851,7 @@ pub(crate) mod tests {
                 m.flagged = vec!["entry reports a resident memory of 56.0 TiB, above this machine's 8.0 GiB: not used".into()];
             }
         }
-        let md = render_vary(&outcome, VaryFormat::Markdown, &Columns::Compact);
+        let md = render_vary(&outcome, Format::Markdown, &Columns::Compact);
         assert!(md.contains("| 20 | implausible: not used |"), "{md}");
         assert!(
             md.contains("Left out as implausible:\n- entry reports a resident memory of 56.0 TiB"),

@@ -127,16 +127,6 @@ impl Table {
         }
     }
 
-    /// A table for readers only (its columns have no CSV names), every column right-aligned,
-    /// from its header and rows.
-    pub(crate) fn of(header: Vec<String>, rows: Vec<Vec<String>>) -> Table {
-        let columns = header.into_iter().map(|h| Column::figures(h, "")).collect();
-        let rows = (rows.into_iter())
-            .map(|r| r.into_iter().map(Cell::text).collect())
-            .collect();
-        Table { columns, rows }
-    }
-
     /// The columns a reader reads, by index.
     fn read(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.columns.len()).filter(|&i| self.columns[i].shown != Shown::Csv)

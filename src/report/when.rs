@@ -34,17 +34,14 @@ pub(crate) fn experiment_times(created: &str, finished: &[&str]) -> String {
     let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) else {
         return out;
     };
+    // A time on the day already said is its clock alone.
+    let at = |t: &DateTime<Utc>, day_said: bool| match day_said {
+        true => t.format("%H:%M:%S").to_string(),
+        false => t.format("%-d %b %Y %H:%M:%S").to_string(),
+    };
     let same_day = parse(created).is_some_and(|c| c.date_naive() == first.date_naive());
-    let from = if same_day {
-        first.format("%H:%M:%S").to_string()
-    } else {
-        first.format("%-d %b %Y %H:%M:%S").to_string()
-    };
-    let to = if last.date_naive() == first.date_naive() {
-        last.format("%H:%M:%S").to_string()
-    } else {
-        last.format("%-d %b %Y %H:%M:%S").to_string()
-    };
+    let from = at(first, same_day);
+    let to = at(last, last.date_naive() == first.date_naive());
     let span = length(last.timestamp() - first.timestamp());
     if times.len() == 1 {
         out.push_str(&format!("; cell finished {from}"));

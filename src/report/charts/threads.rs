@@ -267,11 +267,9 @@ fn thread_chart<F>(
 where
     F: FnOnce(&Root, &PixelRect, &dyn Fn(u32, f64) -> (i32, i32)) -> Result<(), String>,
 {
-    let mut counts: Vec<u32> = (series.iter())
+    let counts: std::collections::BTreeSet<u32> = (series.iter())
         .flat_map(|s| s.points.iter().map(|p| p.0.max(1)))
         .collect();
-    counts.sort_unstable();
-    counts.dedup();
     let xmin = f64::from(counts.first().copied().unwrap_or(1)) / 1.25;
     let xmax = f64::from(counts.last().copied().unwrap_or(2)).max(2.0) * 1.25;
     let ymax = (series.iter())
