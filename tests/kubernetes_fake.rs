@@ -298,16 +298,10 @@ fn fake_api_client_pods_that_cannot_start_stop_the_phase_and_leave_nothing_label
     fake.assert_nothing_left(MANAGED, "after pods that could not start");
 }
 
-/// Ctrl-C (SIGINT) while the run phase's client pods run: the command ends, the finished load's
-/// cell is kept, and the run's Job, Secret and pods are deleted (their processes ended by the
-/// fake kubelet): nothing labelled is left.
-#[test]
-fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_labelled() {
-    let Some(fake) = FakeKube::start(Runs::Clients) else {
-        return;
-    };
-    let tmp = tempfile::tempdir().expect("tmp");
-    let compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
+/// The client-pod `compare` of 30 s cells, started and waited for until its run phase's two
+/// pods run.
+fn run_phase_running(fake: &FakeKube, tmp: &Path) -> Live {
+    let compare = Live::spawn(client_pods_compare(fake, tmp, "30s"));
     let running = poll_for(Duration::from_secs(60), || {
         let (objects, processes) = fake.state(MANAGED);
         let run = objects.iter().any(|o| o.contains("-run-clients-"));
@@ -319,6 +313,19 @@ fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_label
         fake.state(MANAGED),
         fake.log()
     );
+    compare
+}
+
+/// Ctrl-C (SIGINT) while the run phase's client pods run: the command ends, the finished load's
+/// cell is kept, and the run's Job, Secret and pods are deleted (their processes ended by the
+/// fake kubelet): nothing labelled is left.
+#[test]
+fn fake_api_ctrl_c_during_client_pods_deletes_their_job_and_leaves_nothing_labelled() {
+    let Some(fake) = FakeKube::start(Runs::Clients) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let compare = run_phase_running(&fake, tmp.path());
     std::thread::sleep(Duration::from_secs(2));
     let sent = compare.signal(libc::SIGINT);
     let (code, said, ended) = compare.finish(Duration::from_secs(60));
@@ -339,18 +346,7 @@ fn fake_api_a_compare_killed_mid_phase_leaves_client_pods_that_down_all_deletes(
         return;
     };
     let tmp = tempfile::tempdir().expect("tmp");
-    let compare = Live::spawn(client_pods_compare(&fake, tmp.path(), "30s"));
-    let running = poll_for(Duration::from_secs(60), || {
-        let (objects, processes) = fake.state(MANAGED);
-        let run = objects.iter().any(|o| o.contains("-run-clients-"));
-        (run && processes == 2).then_some(())
-    });
-    assert!(
-        running.is_some(),
-        "{:?}\n{}",
-        fake.state(MANAGED),
-        fake.log()
-    );
+    let compare = run_phase_running(&fake, tmp.path());
     compare.signal(libc::SIGKILL);
     let (_, said, _) = compare.finish(Duration::from_secs(30));
     let (left, _) = fake.state(MANAGED);
