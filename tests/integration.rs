@@ -29,8 +29,6 @@ mod backend_down_all;
 mod fidelity_failover;
 mod fidelity_records;
 mod kubernetes;
-#[cfg(feature = "kubernetes")]
-mod kubernetes_fake;
 mod reliability_bad_input;
 mod reliability_balancer;
 mod reliability_discovery;

@@ -24,6 +24,8 @@ struct FakeKube {
     child: Child,
     address: String,
     dir: tempfile::TempDir,
+    /// Its pods are whole servers and clients: one fake at a time, beside no other measuring test.
+    _alone: std::sync::MutexGuard<'static, ()>,
 }
 
 /// What the fake's kubelet runs.
@@ -56,6 +58,7 @@ impl FakeKube {
             );
             return None;
         }
+        let alone = crate::util::one_at_a_time();
         let dir = tempfile::tempdir().expect("temp dir");
         let log = std::fs::File::create(dir.path().join("fake.log")).expect("log file");
         let mut child = server_command(runs, dir.path())
@@ -76,6 +79,7 @@ impl FakeKube {
             child,
             address,
             dir,
+            _alone: alone,
         };
         assert!(
             fake.address.starts_with("127.0.0.1:"),

@@ -17,6 +17,10 @@ mod reliability_busy_host;
 mod reliability_election;
 mod reliability_failfast;
 
+// Pods run as whole processes by a fake Kubernetes API (`docs/kubernetes.md`, "Tests").
+#[cfg(feature = "kubernetes")]
+mod kubernetes_fake;
+
 // Scaling under the stand-in's capacity model.
 mod experiment_ceiling;
 mod experiment_compare;
