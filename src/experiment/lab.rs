@@ -48,6 +48,20 @@ pub(crate) struct Measured {
     pub document: crate::measure::ResultDocument,
 }
 
+impl Measured {
+    /// Degraded for `why`, in the figures reports read and in the document alike.
+    pub(crate) fn degrade(&mut self, why: String) {
+        self.summary.validity.degrade(why.clone());
+        self.document.validity.degrade(why);
+    }
+
+    /// Invalid for `why`, in both.
+    pub(crate) fn invalid(&mut self, why: String) {
+        self.summary.validity.invalid(why.clone());
+        self.document.validity.invalid(why);
+    }
+}
+
 /// What every step of an experiment runs with: the lab it drives, the Ctrl-C it stops at and the
 /// progress it shows. One value, so that a function of the experiment takes what it works on
 /// and the session, not the same three references each time.

@@ -272,8 +272,7 @@ impl Lab for LiveLab {
         let mut measured = run_phase(properties, phase, opts).await?;
         let colocated = colocation(deployment.plan.as_ref(), &measured.document);
         for why in deployment.caveats.iter().chain(&colocated) {
-            measured.document.validity.degrade(why.clone());
-            measured.summary.validity.degrade(why.clone());
+            measured.degrade(why.clone());
         }
         Ok(measured)
     }

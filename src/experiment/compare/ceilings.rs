@@ -118,8 +118,7 @@ async fn search_cell<L: Lab>(
 /// A client-limited search's best trial as its cell: degraded, saying the ceiling lies above.
 fn lower_bound(mut best: Measured, finding: &str) -> Measured {
     let why = format!("a lower bound of the ceiling, not the ceiling: {finding}");
-    best.document.validity.degrade(why.clone());
-    best.summary.validity.degrade(why);
+    best.degrade(why);
     best
 }
 

@@ -511,6 +511,17 @@ impl Taken {
     }
 }
 
+/// What the servers' own figures say of the cell: a server that restarted during it makes it
+/// invalid; chunks that moved, or a balancer back on, degraded.
+fn judge_servers(server: &ServerMetrics, measured: &mut Measured) {
+    for why in server.restarts() {
+        measured.invalid(why);
+    }
+    if let Some(why) = server.balancer.as_ref().and_then(balancer::degraded) {
+        measured.degrade(why);
+    }
+}
+
 /// Writes a measured cell: its summary and document with the verdicts the experiment adds
 /// (balancer, client ceiling), the cross-check, and the config changes it taught.
 pub(super) fn write_cell(
@@ -520,41 +531,32 @@ pub(super) fn write_cell(
     taken: Taken,
 ) -> anyhow::Result<()> {
     let Taken {
-        measured,
+        mut measured,
         mut server,
         caveats,
     } = taken;
-    let mut summary = measured.summary;
-    let mut document = measured.document;
-    let (crosscheck, checked) = cross_check(server.as_mut(), &document, props, deployment);
+    let (crosscheck, checked) = cross_check(server.as_mut(), &measured.document, props, deployment);
     let mut warnings = caveats;
     warnings.extend(checked);
-    warnings.extend(super::super::summary::partial_server_cpu(&document));
-    for why in server
-        .as_ref()
-        .map(ServerMetrics::restarts)
-        .unwrap_or_default()
-    {
-        summary.validity.invalid(why.clone());
-        document.validity.invalid(why);
-    }
-    let balancer = server.as_ref().and_then(|s| s.balancer.as_ref());
-    if let Some(why) = balancer.and_then(balancer::degraded) {
-        summary.validity.degrade(why.clone());
-        document.validity.degrade(why);
+    warnings.extend(super::super::summary::partial_server_cpu(
+        &measured.document,
+    ));
+    if let Some(server) = &server {
+        judge_servers(server, &mut measured);
     }
     let mut config_changed = false;
-    match client_ceiling_check(summary.throughput, config) {
+    match client_ceiling_check(measured.summary.throughput, config) {
         CeilingCheck::Clear => {}
-        CeilingCheck::Bound(why) => {
-            summary.validity.degrade(why.clone());
-            document.validity.degrade(why);
-        }
+        CeilingCheck::Bound(why) => measured.degrade(why),
         CeilingCheck::Stale(why) => {
             warnings.push(why);
             config_changed = true;
         }
     }
+    let Measured {
+        mut summary,
+        document,
+    } = measured;
     if summary.threads == 0 {
         summary.threads = (props.value(&prop::THREADCOUNT).ok())
             .and_then(|t| u32::try_from(t).ok())
