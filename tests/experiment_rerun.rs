@@ -36,6 +36,22 @@ fn verdict(out: &std::process::Output) -> (String, String) {
     (last, stdout)
 }
 
+/// How many cells the "not compared" line of a rerun's output names.
+fn not_compared(stdout: &str) -> usize {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("not compared (only cells valid in both runs are): "))
+        .map_or(0, |names| names.split(", ").count())
+}
+
+/// Each current cell's verdict reasons in a run directory: what a failure shows.
+fn reasons(dir: &Path) -> Vec<String> {
+    current_cells(dir)
+        .iter()
+        .map(|c| format!("{}: {}", c["cell"], c["summary"]["validity"]))
+        .collect()
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     for entry in crate::util::files_under(from) {
         let target = to.join(entry.strip_prefix(from).expect("inside"));
@@ -71,11 +87,17 @@ fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
     let (last, stdout) = verdict(&out);
     crate::util::assert_ok(&out, "rerun");
     assert!(stdout.contains("B/A"), "the diff is printed:\n{stdout}");
-    assert_eq!(
-        last, "reproduced: all 2 valid cells within their spread",
-        "{stdout}"
-    );
     let new_dir = run_dir(&again);
+    // A cell degraded in either run (a stall on a machine shared with other tests) is named as
+    // not compared; every other cell must reproduce.
+    let compared = 2 - not_compared(&stdout);
+    assert!(
+        compared >= 1
+            && last == format!("reproduced: all {compared} valid cells within their spread"),
+        "{stdout}\nwhy cells were left out: {:?} {:?}",
+        reasons(&original),
+        reasons(&new_dir)
+    );
     let record: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(new_dir.join("experiment.json")).expect("record"),
     )
@@ -105,9 +127,10 @@ fn rerun_reproduces_and_names_the_cells_a_changed_capacity_moves() {
     crate::util::assert_ok(&out, "rerun");
     assert!(
         last.starts_with("not reproduced: ")
-            && last.contains(" of 2 valid cells moved beyond their spread: ")
+            && last.contains(" valid cells moved beyond their spread: ")
             && last.contains("S1 on single"),
-        "{stdout}"
+        "{stdout}\nwhy cells were left out: {:?}",
+        reasons(&run_dir(&tmp.path().join("faster-again")))
     );
     assert_nothing_left(&state);
 }
