@@ -2,8 +2,7 @@
 //! tokio tasks, status lines while they run, then the YCSB export and the result document.
 
 use microshard::measure::{
-    self, ExporterKind, MeasurementConfig, Measurements, Overall, ResultDocument, Status,
-    StatusInput,
+    self, ExporterKind, MeasurementConfig, Measurements, Overall, RunDocument, Status, StatusInput,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,10 +87,10 @@ async fn tasks_record_and_reports_add_up() {
     assert!(text.contains("[READ], Return=NOT_FOUND, 20\n"));
 
     let started = chrono::Utc::now();
-    let doc = ResultDocument::new("run", started, started, &overall, &run).unwrap();
+    let doc = RunDocument::new("run", started, started, &overall, &run).unwrap();
     let json = serde_json::to_string_pretty(&doc).unwrap();
-    let back: ResultDocument = serde_json::from_str(&json).unwrap();
-    let merged = ResultDocument::merge(&[back.clone(), back]).unwrap();
+    let back: RunDocument = serde_json::from_str(&json).unwrap();
+    let merged = RunDocument::merge(&[back.clone(), back]).unwrap();
     let r = merged.measurement("READ").unwrap();
     assert_eq!(r.count, 2 * 4 * 495);
     assert_eq!(r.p50, doc.measurement("READ").unwrap().p50);

@@ -278,7 +278,7 @@ fn cell(scenario: &str, schema: &str) -> serde_json::Value {
         "summary": {"phase": "load", "threads": 1, "operations": 10, "runtime_ms": 100.0,
                     "throughput": 100.0, "main_op": "INSERT", "latency": latency,
                     "errors": 0, "standin": true},
-        "result": serde_json::to_value(microshard::measure::ResultDocument::default())
+        "result": serde_json::to_value(microshard::measure::RunDocument::default())
             .expect("a result document serialises")
     })
 }
@@ -340,7 +340,7 @@ fn write_experiments(dir: &Path) {
 /// A result document as `--json` writes it: one client's load of `operations` keys, in the same
 /// one-second window as the others.
 fn result_document(operations: u64) -> serde_json::Value {
-    let mut doc = serde_json::to_value(microshard::measure::ResultDocument::default())
+    let mut doc = serde_json::to_value(microshard::measure::RunDocument::default())
         .expect("a result document serialises");
     // The layout this version writes (`measure::SCHEMA_VERSION`).
     doc["schema_version"] = 2.into();

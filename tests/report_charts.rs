@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use microshard::experiment::model::{
     CellFile, CellSummary, CompareCommand, ExperimentConfig, Latency, SweepFile, SweepPoint,
 };
-use microshard::measure::ResultDocument;
+use microshard::measure::RunDocument;
 use microshard::report::charts::{self, Chart};
 use microshard::report::png;
 
 /// A document whose READ histogram has the latencies the cell's summary states (`p50` and the
 /// multiples `cell` gives p95, p99 and p99.9), since reports merge repetitions' histograms.
-fn document(p50: f64) -> ResultDocument {
+fn document(p50: f64) -> RunDocument {
     let shape = [(1, 0.25), (500, 1.0), (450, 3.0), (40, 8.0), (9, 40.0)];
     crate::util::read_document(
         shape

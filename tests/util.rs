@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use microshard::experiment::model::{
     CellFile, CellId, CellSummary, CompareCommand, ExperimentConfig, Latency, SweepPoint,
 };
-use microshard::measure::ResultDocument;
+use microshard::measure::RunDocument;
 use microshard::standin::{Role, StandinConfig, StandinHandle};
 use mongodb::bson::{Document, RawDocumentBuf, doc};
 
@@ -1002,7 +1002,7 @@ impl Scratch {
 // ----- report fixtures ----------------------------------------------------------------------------
 
 /// A run's result document holding one READ of each latency in `latencies_us`.
-pub fn read_document(latencies_us: impl IntoIterator<Item = u64>) -> ResultDocument {
+pub fn read_document(latencies_us: impl IntoIterator<Item = u64>) -> RunDocument {
     use microshard::measure::{MeasurementConfig, Measurements, Overall, Status};
     let m = Measurements::new(MeasurementConfig::default());
     let client = m.client();
@@ -1014,7 +1014,7 @@ pub fn read_document(latencies_us: impl IntoIterator<Item = u64>) -> ResultDocum
         runtime_ms: 1000,
         operations: 1,
     };
-    ResultDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
+    RunDocument::new("run", t0, t0, &overall, &m.finish()).expect("a document")
 }
 
 /// The record of an experiment that ran `command` at laptop scale, with nothing found out about

@@ -366,7 +366,7 @@ async fn new_run(
     progress: &crate::experiment::progress::Progress,
 ) -> anyhow::Result<compare::Prepared> {
     let threads = command.threads.unwrap_or(calibrate::SCENARIO_THREADS);
-    let overrides = &command.workload.overrides;
+    let overrides = &command.workload.overrides();
     let client_ceiling =
         calibrate::machine_ceiling(&args.out, threads, overrides, cancel, progress).await;
     let at = NewRun {

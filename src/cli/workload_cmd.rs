@@ -101,7 +101,7 @@ fn write_report(text: &str, props: &Properties) -> anyhow::Result<()> {
 /// Writes the result document to `--json`'s file.
 pub(crate) fn write_json(
     path: &std::path::Path,
-    doc: &crate::measure::ResultDocument,
+    doc: &crate::measure::RunDocument,
 ) -> anyhow::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(doc)?)
         .map_err(|e| anyhow::anyhow!("--json: cannot write {}: {e}", path.display()))
@@ -109,7 +109,7 @@ pub(crate) fn write_json(
 
 /// Prints YCSB's report of a merged result (the exporter the properties name).
 pub(crate) fn print_merged(
-    doc: &crate::measure::ResultDocument,
+    doc: &crate::measure::RunDocument,
     props: &Properties,
 ) -> anyhow::Result<()> {
     let (text, _) = doc.ycsb_report(props)?;

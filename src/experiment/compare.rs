@@ -86,7 +86,7 @@ pub(crate) fn resolve(
             Ok((s.clone(), path))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let overrides = scenario::parse_overrides(&cmd.workload.overrides)?;
+    let overrides = scenario::parse_overrides(&cmd.workload.overrides())?;
     let scaling = Scaling {
         full: cmd.workload.full,
         records: cmd.workload.records.unwrap_or(scenario::LAPTOP_RECORDS),
@@ -167,7 +167,7 @@ pub(crate) fn resume(
         )));
     }
     // Secrets were redacted on disk: `-p` given again on resume restores them.
-    for (k, v) in scenario::parse_overrides(&given.workload.overrides)? {
+    for (k, v) in scenario::parse_overrides(&given.workload.overrides())? {
         for props in config.properties.values_mut() {
             props.set(k.clone(), v.clone(), crate::workload::Origin::Override);
         }
@@ -662,7 +662,7 @@ pub(crate) fn check_scenarios(
     if let Some(t) = cmd.threads {
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
     }
-    let overrides = super::scenario::parse_overrides(&cmd.workload.overrides)?;
+    let overrides = super::scenario::parse_overrides(&cmd.workload.overrides())?;
     let mut cmd = cmd.clone();
     cmd.name_topologies(specs);
     let (resolved, _) = resolve(&cmd, None)?;
@@ -726,7 +726,7 @@ pub(crate) mod tests {
     use tokio_util::sync::CancellationToken;
 
     /// A result document with five successful inserts (what `insert_attempts` counts).
-    fn five_inserts() -> crate::measure::ResultDocument {
+    fn five_inserts() -> crate::measure::RunDocument {
         let m = crate::measure::Measurements::new(crate::measure::MeasurementConfig::default());
         let c = m.client();
         for _ in 0..5 {
@@ -737,8 +737,7 @@ pub(crate) mod tests {
             runtime_ms: 1,
             operations: 5,
         };
-        crate::measure::ResultDocument::new("run", t0, t0, &overall, &m.finish())
-            .unwrap_or_default()
+        crate::measure::RunDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_default()
     }
 
     /// A lab whose topologies have a fixed capacity and which records what it was asked.

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::metrics::{ServerMetrics, StatusSnapshot, Watched, snapshot_all};
-use crate::measure::ResultDocument;
+use crate::measure::RunDocument;
 use crate::workload::prop;
 
 /// How far the server's count per client operation may stray from 1 (10 %) before the cell says
@@ -53,7 +53,7 @@ pub struct CrossCheck {
 
 /// Operations the client completed per type, every status counted (a NOT_FOUND read reached
 /// the server as much as an OK one): the largest status total over the type's measurements.
-pub(crate) fn client_count(doc: &ResultDocument, operation: &str) -> u64 {
+pub(crate) fn client_count(doc: &RunDocument, operation: &str) -> u64 {
     doc.measurements
         .iter()
         .filter(|m| m.name == operation)
@@ -82,7 +82,7 @@ pub(crate) fn entry_delta<'a>(
 
 /// Compares `doc`'s operations with the server's counter deltas `server`. `upsert`: inserts
 /// went out as upserts (`mongodb.upsert`), which the server counts as updates.
-pub fn cross_check(doc: &ResultDocument, server: &StatusSnapshot, upsert: bool) -> CrossCheck {
+pub fn cross_check(doc: &RunDocument, server: &StatusSnapshot, upsert: bool) -> CrossCheck {
     let n = |op: &str| client_count(doc, op);
     let (reads, scans, inserts) = (n("READ"), n("SCAN"), n("INSERT"));
     let read_name = if scans > 0 { "READ+SCAN" } else { "READ" };
@@ -134,7 +134,7 @@ pub fn cross_check(doc: &ResultDocument, server: &StatusSnapshot, upsert: bool) 
 /// before and after the cell.
 pub(crate) fn check_cell(
     server: &mut ServerMetrics,
-    doc: &ResultDocument,
+    doc: &RunDocument,
     upsert: bool,
     machine_bytes: Option<u64>,
 ) -> Option<CrossCheck> {
@@ -179,7 +179,7 @@ impl PointWatch {
 
     /// Reads them again and compares the point's client with them; `None` when no entry point
     /// answered both times.
-    pub(crate) async fn end(self, doc: &ResultDocument, upsert: bool) -> Option<CrossCheck> {
+    pub(crate) async fn end(self, doc: &RunDocument, upsert: bool) -> Option<CrossCheck> {
         let after = snapshot_all(&self.entries).await;
         let pairs: Vec<(&StatusSnapshot, &StatusSnapshot)> = (self.before.iter().zip(&after))
             .filter_map(|(b, a)| Some((b.as_ref()?, a.as_ref()?)))
@@ -259,10 +259,10 @@ mod tests {
         }
     }
 
-    fn doc(ops: &[(&str, u64)]) -> ResultDocument {
-        ResultDocument {
+    fn doc(ops: &[(&str, u64)]) -> RunDocument {
+        RunDocument {
             measurements: ops.iter().map(|(n, c)| measurement(n, *c, 0)).collect(),
-            ..ResultDocument::default()
+            ..RunDocument::default()
         }
     }
 

@@ -132,8 +132,7 @@ pub(crate) fn absolute_bin_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<Pa
 }
 
 /// What every measurement runs with: `-p`, the warm-up, the wait for a quiet host, the client
-/// processes and the scale. Stored with `--warmup` and `--wait-quiet` folded into `overrides`
-/// and no `records` at `--full`.
+/// processes and the scale. Stored as given (`-p` redacted), but with no `records` at `--full`.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct WorkloadFlags {
     /// Set a workload property for every scenario (repeatable), applied last.
@@ -142,16 +141,16 @@ pub struct WorkloadFlags {
     pub overrides: Vec<String>,
     /// Leave the first DURATION of every cell out of its measurement (`microshard.warmup`,
     /// recorded in each result); the cell then runs warm-up + `--duration`.
-    #[arg(long, value_parser = parse_duration)]
-    #[serde(skip)]
-    pub warmup: Option<Duration>,
+    #[arg(id = "warmup", long = "warmup", value_name = "DURATION", value_parser = seconds)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
     /// Before every cell or step, wait up to TIMEOUT (default 10m) for other processes to leave
     /// the host quiet (`microshard.waitquiet`, within `microshard.busyhost`), so that a shared
     /// box can still give valid results.
-    #[arg(long, value_name = "TIMEOUT", num_args = 0..=1, default_missing_value = "10m",
-          value_parser = parse_duration)]
-    #[serde(skip)]
-    pub wait_quiet: Option<Duration>,
+    #[arg(id = "wait_quiet", long = "wait-quiet", value_name = "TIMEOUT", num_args = 0..=1,
+          default_missing_value = "10m", value_parser = seconds)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_quiet_s: Option<f64>,
     /// Drive every cell with N client processes (`threadcount` split across them; results
     /// merged exactly).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -171,12 +170,17 @@ fn one() -> u64 {
     1
 }
 
+/// A duration flag as the seconds its property takes.
+fn seconds(text: &str) -> Result<f64, String> {
+    parse_duration(text).map(|d| d.as_secs_f64())
+}
+
 impl Default for WorkloadFlags {
     fn default() -> WorkloadFlags {
         WorkloadFlags {
             overrides: Vec::new(),
-            warmup: None,
-            wait_quiet: None,
+            warmup_s: None,
+            wait_quiet_s: None,
             clients: 1,
             full: false,
             records: Some(super::scenario::LAPTOP_RECORDS),
@@ -185,26 +189,24 @@ impl Default for WorkloadFlags {
 }
 
 impl WorkloadFlags {
-    /// The flags as a record keeps them: `--warmup` folded into `-p` as `microshard.warmup`,
-    /// no laptop record count at `--full`.
+    /// The flags as a record keeps them: no laptop record count at `--full`.
     pub(crate) fn checked(mut self) -> WorkloadFlags {
-        self.overrides = self.overrides();
-        self.warmup = None;
-        self.wait_quiet = None;
         self.records = self.records.filter(|_| !self.full);
         self
     }
 
-    /// `-p` as given, then `--warmup` as `microshard.warmup`.
+    /// The properties these flags set, as `-p` gives them: `-p` as given, then `--warmup` as
+    /// `microshard.warmup` and `--wait-quiet` as `microshard.waitquiet` (the runner reads
+    /// properties, as YCSB's does).
     pub(crate) fn overrides(&self) -> Vec<String> {
-        let mut out = self.overrides.clone();
-        if let Some(w) = self.warmup {
-            out.push(format!("{}={}", prop::WARMUP.name, w.as_secs_f64()));
-        }
-        if let Some(w) = self.wait_quiet {
-            out.push(format!("{}={}", prop::WAITQUIET.name, w.as_secs_f64()));
-        }
-        out
+        let typed = [
+            (prop::WARMUP.name, self.warmup_s),
+            (prop::WAITQUIET.name, self.wait_quiet_s),
+        ];
+        let typed = typed
+            .into_iter()
+            .filter_map(|(name, s)| Some(format!("{name}={}", s?)));
+        self.overrides.iter().cloned().chain(typed).collect()
     }
 
     /// Records at laptop scale.
@@ -225,7 +227,7 @@ impl WorkloadFlags {
             duration_s: None,
             threads: None,
         };
-        let one = super::scenario::OneWorkload::resolve(workload, &scaling, &self.overrides)?;
+        let one = super::scenario::OneWorkload::resolve(workload, &scaling, &self.overrides())?;
         super::scenario::refuse_outputs(&one.props, in_what)?;
         Ok(one)
     }
@@ -325,6 +327,41 @@ mod tests {
         );
         assert_eq!(record.baseline, "single");
         assert_eq!(record.sweep_duration_s, Some(10));
+    }
+
+    /// `--warmup` and `--wait-quiet` are typed fields of the record, and properties only where
+    /// the runner reads them; an older record's `-p microshard.warmup=…` still applies.
+    #[test]
+    fn the_warmup_is_a_typed_field_of_the_record() {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            workload: WorkloadFlags,
+        }
+        let parsed = <Flags as clap::Parser>::try_parse_from([
+            "x",
+            "--warmup",
+            "2500ms",
+            "--wait-quiet",
+            "-p",
+            "a=1",
+        ]);
+        let flags = parsed.map(|f| f.workload.checked()).unwrap();
+        assert_eq!(
+            (flags.warmup_s, flags.wait_quiet_s),
+            (Some(2.5), Some(600.0))
+        );
+        let record = serde_json::to_value(&flags).unwrap();
+        assert_eq!(record["warmup_s"], 2.5);
+        assert_eq!(record["overrides"], serde_json::json!(["a=1"]));
+        assert_eq!(
+            flags.overrides(),
+            ["a=1", "microshard.warmup=2.5", "microshard.waitquiet=600"]
+        );
+        let older: WorkloadFlags =
+            serde_json::from_str(r#"{"overrides": ["microshard.warmup=3"], "full": false}"#)
+                .unwrap();
+        assert_eq!(older.overrides(), ["microshard.warmup=3"]);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub(crate) struct Measured {
     /// Figures for reports.
     pub summary: CellSummary,
     /// The runner's result document.
-    pub document: crate::measure::ResultDocument,
+    pub document: crate::measure::RunDocument,
 }
 
 impl Measured {
@@ -133,7 +133,7 @@ pub(crate) trait Lab {
 /// The member found dead in a topology's cell or sweep point, if its run ended because of one,
 /// as the reason the rest of the topology is not run (`not run: sh0 (localhost:41110) dead since
 /// S3 at 3.0 s`); `during` names the cell or point (`S3`, `8 threads`).
-pub(crate) fn dead_member(doc: &crate::measure::ResultDocument, during: &str) -> Option<String> {
+pub(crate) fn dead_member(doc: &crate::measure::RunDocument, during: &str) -> Option<String> {
     let d = doc.timeline.dead_member.as_ref()?;
     let since = crate::measure::timeline::seconds(d.from_s);
     Some(format!(

@@ -382,7 +382,7 @@ fn pod_launcher(
 /// not bring up), that they may have. A client on a server's node takes that server's CPUs.
 fn colocation(
     plan: Option<&crate::topology::Plan>,
-    document: &crate::measure::ResultDocument,
+    document: &crate::measure::RunDocument,
 ) -> Option<String> {
     plan?.client_pods.as_ref().filter(|p| p.allow_colocated)?;
     let shared: Vec<String> = (document.clients.iter())
@@ -469,7 +469,7 @@ mod tests {
                 crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Existing);
             crate::backend::plan(&spec, &opts).ok()
         };
-        let mut doc = crate::measure::ResultDocument {
+        let mut doc = crate::measure::RunDocument {
             clients: vec![Default::default(), Default::default()],
             ..Default::default()
         };

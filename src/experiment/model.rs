@@ -138,8 +138,8 @@ impl Default for CompareCommand {
 impl CompareCommand {
     /// The record the flags ask for (its search set from `--ceiling` and `--slo`), settled: the
     /// baseline named, `--duration` dropped for a `--ceiling` search (each step's length is
-    /// `--step-duration`), the sweep's thread counts only with `--sweep`, `--warmup` folded into
-    /// `-p`, `--bin-dir` made absolute. Each bad flag is one line naming it (exit status 2); nothing is created
+    /// `--step-duration`), the sweep's thread counts only with `--sweep`, `--bin-dir` made
+    /// absolute. Each bad flag is one line naming it (exit status 2); nothing is created
     /// (`--standin`'s links are made once every input is checked).
     pub(crate) fn checked(mut self) -> anyhow::Result<CompareCommand> {
         self.topologies.retain(|t| !t.is_empty());
@@ -411,7 +411,7 @@ pub struct CellFile {
     /// Figures used by reports.
     pub summary: CellSummary,
     /// The runner's full result document (histograms included), as written by `--json`.
-    pub result: crate::measure::ResultDocument,
+    pub result: crate::measure::RunDocument,
     /// Server-side metrics around the cell, when they could be collected.
     #[serde(default)]
     pub server: Option<ServerMetrics>,

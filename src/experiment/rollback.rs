@@ -6,7 +6,7 @@
 //! suspect the load.
 
 use crate::experiment::model::CellId;
-use crate::measure::ResultDocument;
+use crate::measure::RunDocument;
 
 /// The data-path failovers seen so far on one deployment, in the order of its cells.
 #[derive(Debug, Default)]
@@ -14,7 +14,7 @@ pub(crate) struct Failovers(Vec<String>);
 
 impl Failovers {
     /// Notes the data-path elections of the cell `id` just measured (`document`).
-    pub(crate) fn note(&mut self, id: &CellId, document: &ResultDocument) {
+    pub(crate) fn note(&mut self, id: &CellId, document: &RunDocument) {
         for set in document.timeline.data_path_elections() {
             self.0
                 .push(format!("{set} ({} r{})", id.scenario, id.repeat));
@@ -23,7 +23,7 @@ impl Failovers {
 
     /// The caveat of a cell whose operations found no record after one of these failovers,
     /// when its write concern let acknowledged writes be rolled back; `None` otherwise.
-    pub(crate) fn not_found_caveat(&self, document: &ResultDocument) -> Option<String> {
+    pub(crate) fn not_found_caveat(&self, document: &RunDocument) -> Option<String> {
         let missing = document.not_found();
         let majority =
             (document.server.write_concern.as_deref()).is_some_and(|w| w.contains("majority"));
@@ -64,7 +64,7 @@ mod tests {
     }
 
     /// A run document with `not_found` reads that found no record, under `write_concern`.
-    fn reads(not_found: u64, write_concern: &str) -> ResultDocument {
+    fn reads(not_found: u64, write_concern: &str) -> RunDocument {
         let m = crate::measure::Measurements::new(crate::measure::MeasurementConfig::default());
         let c = m.client();
         for i in 0..10 {
@@ -79,7 +79,7 @@ mod tests {
             runtime_ms: 1000,
             operations: 10,
         };
-        let mut d = ResultDocument::new("run", t0, t0, &overall, &m.finish())
+        let mut d = RunDocument::new("run", t0, t0, &overall, &m.finish())
             .unwrap_or_else(|e| panic!("{e}"));
         d.server.write_concern = Some(write_concern.into());
         d

@@ -2,7 +2,7 @@
 //! stable summary and the full document is kept beside it untouched.
 
 use super::model::{CellSummary, Latency};
-use crate::measure::{MapKind, MeasurementResult, ResultDocument, Status};
+use crate::measure::{MapKind, MeasurementResult, RunDocument, Status};
 
 /// True for the measurements that carry an operation's actual latencies and statuses.
 fn is_operation(m: &MeasurementResult) -> bool {
@@ -14,7 +14,7 @@ fn is_operation(m: &MeasurementResult) -> bool {
 }
 
 /// Builds the summary of a result document.
-pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
+pub(crate) fn summarize(doc: &RunDocument) -> CellSummary {
     let ops: Vec<&MeasurementResult> = doc
         .measurements
         .iter()
@@ -66,7 +66,7 @@ pub(crate) fn summarize(doc: &ResultDocument) -> CellSummary {
 /// The sentence a cell carries when its server CPU is summed over some members only: which
 /// were summed, and which were not found (elsewhere, in a container, or no process listening
 /// on their port), so a partial figure is never read as the whole deployment's.
-pub(crate) fn partial_server_cpu(doc: &ResultDocument) -> Option<String> {
+pub(crate) fn partial_server_cpu(doc: &RunDocument) -> Option<String> {
     let load = doc.host_load.as_ref()?;
     if load.server_cpu_us.is_empty() || load.server_cpu_missing.is_empty() {
         return None;
@@ -88,7 +88,7 @@ pub(crate) fn partial_server_cpu(doc: &ResultDocument) -> Option<String> {
 /// gap (reads still find it NOT_FOUND, and the cell that failed counts it among its errors) and
 /// would start the next cell's inserts on keys that exist, each a duplicate-key error; an insert
 /// that timed out may also have been applied.
-pub(crate) fn insert_attempts(doc: &ResultDocument) -> u64 {
+pub(crate) fn insert_attempts(doc: &RunDocument) -> u64 {
     let actual = |m: &&MeasurementResult| m.kind == MapKind::Actual;
     let by_status: u64 = doc
         .measurements
@@ -113,7 +113,7 @@ mod tests {
     use super::*;
     use crate::measure::{MeasurementConfig, Measurements, Overall};
 
-    fn document(records: &[(&str, u64, Status)]) -> ResultDocument {
+    fn document(records: &[(&str, u64, Status)]) -> RunDocument {
         let m = Measurements::new(MeasurementConfig::default());
         let c = m.client();
         for &(op, us, status) in records {
@@ -124,7 +124,7 @@ mod tests {
             runtime_ms: 2000,
             operations: records.len() as u64,
         };
-        let mut d = ResultDocument::new("run", t0, t0, &overall, &m.finish())
+        let mut d = RunDocument::new("run", t0, t0, &overall, &m.finish())
             .unwrap_or_else(|e| panic!("{e}"));
         d.server.threads = Some(16);
         d.server.standin = true;

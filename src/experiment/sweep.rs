@@ -153,8 +153,8 @@ pub(crate) struct SweepCommand {
 }
 
 impl SweepCommand {
-    /// The record the flags ask for, settled: the target named, `--vary` parsed, `--warmup`
-    /// folded into `-p`, `--bin-dir` made absolute. Each bad flag is one line naming it (exit
+    /// The record the flags ask for, settled: the target named, `--vary` parsed, `--bin-dir`
+    /// made absolute. Each bad flag is one line naming it (exit
     /// status 2); nothing is created (`--standin`'s links are made by the servers check).
     pub(crate) fn checked(mut self) -> anyhow::Result<SweepCommand> {
         self.target = SweepTarget::given("sweep", self.topology.take(), self.uri.take())?;

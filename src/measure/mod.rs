@@ -3,7 +3,7 @@
 //! Data flow: each client task records through its own [`ClientRecorder`]; the status task calls
 //! [`Measurements::take_interval`] and formats [`statusline::status_line`]; at the end
 //! [`Measurements::finish`] gives [`RunMeasurements`] in YCSB's export order, which the
-//! [`export`] functions print and [`ResultDocument`] stores.
+//! [`export`] functions print and [`RunDocument`] stores.
 
 pub mod client_pod;
 pub(crate) mod config;
@@ -32,8 +32,8 @@ pub use registry::{
     RunMeasurements, SummaryStats,
 };
 pub use result::{
-    ClientCpu, ClientEntry, HostFacts, KeySpan, MeasurementResult, PropertyEntry, ResultDocument,
-    ResultError, Schedule, ServerFacts, StatusCount, ToolInfo,
+    ClientCpu, ClientEntry, HostFacts, KeySpan, MeasurementResult, PropertyEntry, ResultError,
+    RunDocument, Schedule, ServerFacts, StatusCount, ToolInfo,
 };
 pub(crate) use result::{SCHEMA_VERSION, STANDIN_MARKER, total_memory_bytes};
 pub use status::Status;

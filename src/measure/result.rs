@@ -395,7 +395,7 @@ pub struct ClientEntry {
 
 impl ClientEntry {
     /// The entry describing `doc` as client `index` on `host`.
-    pub(crate) fn of(index: usize, host: &str, doc: &ResultDocument) -> ClientEntry {
+    pub(crate) fn of(index: usize, host: &str, doc: &RunDocument) -> ClientEntry {
         ClientEntry {
             index,
             host: doc
@@ -418,7 +418,7 @@ impl ClientEntry {
 
 /// One run's (or several merged runs') results.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ResultDocument {
+pub struct RunDocument {
     /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
     /// The producing tool.
@@ -538,7 +538,7 @@ fn throughput_of(operations: u64, runtime_ms: u64) -> Option<f64> {
     t.is_finite().then_some(t)
 }
 
-impl ResultDocument {
+impl RunDocument {
     /// Operations that found no record, over every measurement (`Return=NOT_FOUND`): a load of
     /// another size, or keys a failover rolled back.
     pub fn not_found(&self) -> u64 {
@@ -557,13 +557,13 @@ impl ResultDocument {
         ended: DateTime<Utc>,
         overall: &Overall,
         run: &RunMeasurements,
-    ) -> Result<ResultDocument, ResultError> {
+    ) -> Result<RunDocument, ResultError> {
         let measurements = run
             .measurements
             .iter()
             .map(MeasurementResult::from_measurement)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ResultDocument {
+        Ok(RunDocument {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::default(),
             phase: phase.to_string(),
@@ -638,7 +638,7 @@ impl ResultDocument {
 
     /// Merges repeats of the same run (run one after another): histograms and counts are
     /// added, run times and operations summed, throughput = all operations / all run time.
-    pub fn merge(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+    pub fn merge(docs: &[RunDocument]) -> Result<RunDocument, ResultError> {
         let mut out = merge_measurements(docs)?;
         out.runtime_ms = docs.iter().map(|d| d.runtime_ms).sum();
         out.throughput = throughput_of(out.operations, out.runtime_ms);
@@ -648,7 +648,7 @@ impl ResultDocument {
     /// Merges documents of clients started together at one barrier (`--clients`): histograms
     /// and counts added, timelines added second by second, run time the longest (the common
     /// window), throughput = all operations / that window.
-    pub(crate) fn merge_clients(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+    pub(crate) fn merge_clients(docs: &[RunDocument]) -> Result<RunDocument, ResultError> {
         let mut out = merge_measurements(docs)?;
         out.runtime_ms = docs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
         for d in docs.iter().skip(1) {
@@ -661,12 +661,12 @@ impl ResultDocument {
 }
 
 /// Shared part of both merges: everything except run time and throughput.
-fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultError> {
+fn merge_measurements(docs: &[RunDocument]) -> Result<RunDocument, ResultError> {
     let first = mergeable(docs)?;
     let measurements = in_ycsb_order(&summed_measurements(docs)?)?;
     let started = docs.iter().map(|d| d.started.as_str()).min().unwrap_or("");
     let ended = docs.iter().map(|d| d.ended.as_str()).max().unwrap_or("");
-    Ok(ResultDocument {
+    Ok(RunDocument {
         schema_version: first.schema_version,
         tool: first.tool.clone(),
         phase: first.phase.clone(),
@@ -707,7 +707,7 @@ fn merge_measurements(docs: &[ResultDocument]) -> Result<ResultDocument, ResultE
 
 /// The first document, once every document is known to share its schema version and phase
 /// (documents of different shapes do not merge).
-fn mergeable(docs: &[ResultDocument]) -> Result<&ResultDocument, ResultError> {
+fn mergeable(docs: &[RunDocument]) -> Result<&RunDocument, ResultError> {
     let first = docs
         .first()
         .ok_or_else(|| ResultError::Merge("no documents".to_string()))?;
@@ -737,7 +737,7 @@ struct SummedMeasurement {
 }
 
 /// Every measurement of the documents (by name and kind), summed, in order of first appearance.
-fn summed_measurements(docs: &[ResultDocument]) -> Result<Vec<SummedMeasurement>, ResultError> {
+fn summed_measurements(docs: &[RunDocument]) -> Result<Vec<SummedMeasurement>, ResultError> {
     let mut accs: Vec<SummedMeasurement> = Vec::new();
     for d in docs {
         for m in &d.measurements {
@@ -814,14 +814,14 @@ mod tests {
         m.finish()
     }
 
-    fn doc(values: &[u64], fail: u64, runtime_ms: u64) -> ResultDocument {
+    fn doc(values: &[u64], fail: u64, runtime_ms: u64) -> RunDocument {
         let t0 = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
         let t1 = DateTime::from_timestamp_millis(1_700_000_000_000 + runtime_ms as i64).unwrap();
         let overall = Overall {
             runtime_ms,
             operations: values.len() as u64 + fail,
         };
-        ResultDocument::new("run", t0, t1, &overall, &run_with(values, fail)).unwrap()
+        RunDocument::new("run", t0, t1, &overall, &run_with(values, fail)).unwrap()
     }
 
     /// The status counts `pairs`, as a document lists them.
@@ -855,7 +855,7 @@ mod tests {
         assert_eq!(names, ["READ", "CLEANUP", "READ-FAILED"]);
         // The histogram round-trips through the document.
         let json = serde_json::to_string(&d).unwrap();
-        let back: ResultDocument = serde_json::from_str(&json).unwrap();
+        let back: RunDocument = serde_json::from_str(&json).unwrap();
         assert_eq!(back, d);
         let h = back
             .measurement("READ")
@@ -870,7 +870,7 @@ mod tests {
     fn merge_adds_histograms_and_recomputes() {
         let a = doc(&(1..=50).map(|i| i * 100).collect::<Vec<_>>(), 1, 1000);
         let b = doc(&(51..=100).map(|i| i * 100).collect::<Vec<_>>(), 2, 3000);
-        let m = ResultDocument::merge(&[a.clone(), b.clone()]).unwrap();
+        let m = RunDocument::merge(&[a.clone(), b.clone()]).unwrap();
         let u = m.measurement("READ").unwrap();
         // Same numbers as recording 100..10000 in one histogram (the spec's UPDATE example).
         assert_eq!((u.count, u.min, u.max), (100, 100, 10007));
@@ -885,7 +885,7 @@ mod tests {
         assert_eq!(m.operations, 103);
         assert_eq!(m.runtime_ms, 4000);
         assert_eq!(m.throughput, Some(1000.0 * 103.0 / 4000.0));
-        let c = ResultDocument::merge_clients(&[a.clone(), b.clone()]).unwrap();
+        let c = RunDocument::merge_clients(&[a.clone(), b.clone()]).unwrap();
         assert_eq!(c.runtime_ms, 3000);
         assert_eq!(c.throughput, Some(1000.0 * 103.0 / 3000.0));
         assert_eq!(c.measurements, m.measurements);
@@ -893,14 +893,14 @@ mod tests {
 
     #[test]
     fn merge_refuses_bad_input() {
-        assert!(ResultDocument::merge(&[]).is_err());
+        assert!(RunDocument::merge(&[]).is_err());
         let mut a = doc(&[1, 2], 0, 10);
         let b = doc(&[1, 2], 0, 10);
         a.phase = "load".into();
-        assert!(ResultDocument::merge(&[a.clone(), b.clone()]).is_err());
+        assert!(RunDocument::merge(&[a.clone(), b.clone()]).is_err());
         let mut c = b.clone();
         c.measurements[0].histogram = "not base64!".into();
-        let e = ResultDocument::merge(&[b, c]).unwrap_err();
+        let e = RunDocument::merge(&[b, c]).unwrap_err();
         assert!(e.to_string().contains("READ"), "{e}");
     }
 
@@ -1180,7 +1180,7 @@ mod merge_props {
     use crate::measure::{MeasurementConfig, Measurements};
     use proptest::prelude::*;
 
-    fn doc_of(values: &[u64]) -> ResultDocument {
+    fn doc_of(values: &[u64]) -> RunDocument {
         let m = Measurements::new(MeasurementConfig::default());
         let c = m.client();
         for &v in values {
@@ -1191,7 +1191,7 @@ mod merge_props {
             runtime_ms: 1000,
             operations: values.len() as u64,
         };
-        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+        RunDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     proptest! {
@@ -1202,8 +1202,8 @@ mod merge_props {
             clients in proptest::collection::vec(
                 proptest::collection::vec(1u64..5_000_000, 1..200), 1..6)
         ) {
-            let docs: Vec<ResultDocument> = clients.iter().map(|v| doc_of(v)).collect();
-            let merged = ResultDocument::merge_clients(&docs).unwrap_or_else(|e| panic!("{e}"));
+            let docs: Vec<RunDocument> = clients.iter().map(|v| doc_of(v)).collect();
+            let merged = RunDocument::merge_clients(&docs).unwrap_or_else(|e| panic!("{e}"));
             let all: Vec<u64> = clients.iter().flatten().copied().collect();
             let one = doc_of(&all);
             let (Some(m), Some(o)) = (merged.measurement("READ"), one.measurement("READ")) else {

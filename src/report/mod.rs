@@ -635,7 +635,7 @@ fn merged_latency(group: &[&CellFile]) -> Option<Latency> {
         [one] => Some(one.summary.latency.clone()),
         _ => {
             let docs: Vec<_> = group.iter().map(|c| c.result.clone()).collect();
-            crate::measure::ResultDocument::merge(&docs)
+            crate::measure::RunDocument::merge(&docs)
                 .ok()
                 .filter(|m| !m.measurements.is_empty())
                 .map(|m| crate::experiment::summary::summarize(&m).latency)
@@ -770,11 +770,11 @@ pub(crate) mod tests {
     use crate::experiment::model::{
         CELL_SCHEMA, CONFIG_SCHEMA, CellId, CellSummary, CompareCommand,
     };
-    use crate::measure::{MeasurementConfig, Measurements, Overall, ResultDocument, Status};
+    use crate::measure::{MeasurementConfig, Measurements, Overall, RunDocument, Status};
 
     /// A result document holding `n` successful operations of `op` (fixtures for report,
     /// compare and sweep tests, which need a real document but not its figures).
-    pub(crate) fn document(op: &str, n: u64) -> ResultDocument {
+    pub(crate) fn document(op: &str, n: u64) -> RunDocument {
         let m = Measurements::new(MeasurementConfig::default());
         let c = m.client();
         for _ in 0..n {
@@ -785,7 +785,7 @@ pub(crate) mod tests {
             runtime_ms: 1000,
             operations: n,
         };
-        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+        RunDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     pub(crate) fn config(standin: bool) -> ExperimentConfig {
@@ -862,7 +862,7 @@ pub(crate) mod tests {
     }
 
     /// A document of READs with these latencies, µs.
-    fn latencies(values: &[u64]) -> ResultDocument {
+    fn latencies(values: &[u64]) -> RunDocument {
         let m = Measurements::new(MeasurementConfig::default());
         let c = m.client();
         for &v in values {
@@ -873,7 +873,7 @@ pub(crate) mod tests {
             runtime_ms: 1000,
             operations: values.len() as u64,
         };
-        ResultDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
+        RunDocument::new("run", t0, t0, &overall, &m.finish()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

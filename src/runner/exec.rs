@@ -76,7 +76,7 @@ const DEAD_GRACE: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct Executed {
     /// The phase's result document.
-    pub document: measure::ResultDocument,
+    pub document: measure::RunDocument,
     /// `None` when several clients ran: their merged document is what the report is made of.
     pub report: Option<YcsbReport>,
 }
@@ -280,7 +280,7 @@ impl<'a> PhaseRun<'a> {
             self.events
                 .event(Event::Warning(format!("warning: {problem}")));
         }
-        let mut document = measure::ResultDocument::new(
+        let mut document = measure::RunDocument::new(
             self.phase.name(),
             ran.window.started_wall,
             ended_wall,
@@ -301,7 +301,7 @@ impl<'a> PhaseRun<'a> {
 
     /// Completes the result document: the properties, the verdict (`runner::verdict`), why the
     /// run stopped early, and the server's facts.
-    fn judge(&self, doc: &mut measure::ResultDocument, mut server: measure::ServerFacts, ran: Ran) {
+    fn judge(&self, doc: &mut measure::RunDocument, mut server: measure::ServerFacts, ran: Ran) {
         let stopped = ran.stop_reasons(&self.limits, self.opts.cancel.is_cancelled());
         doc.properties = recorded_properties(self.props, self.opts.uri.as_deref());
         doc.client_cpu = ran.cpu;
@@ -852,7 +852,7 @@ fn recorded_properties(
 
 /// Share of the clients' time spent on operations that failed: the failed measurements'
 /// latencies summed, over threads × run time.
-fn failed_time_share(doc: &measure::ResultDocument, threads: usize, elapsed: Duration) -> f64 {
+fn failed_time_share(doc: &measure::RunDocument, threads: usize, elapsed: Duration) -> f64 {
     let failed_us: f64 = doc
         .measurements
         .iter()

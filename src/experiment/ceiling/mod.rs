@@ -82,7 +82,7 @@ pub(crate) struct CeilingCommand {
 
 impl CeilingCommand {
     /// The record the flags ask for, settled: the target named, `--slo` and the steps parsed,
-    /// `--warmup` folded into `-p`, `--bin-dir` made absolute. Each bad flag is one line naming
+    /// `--bin-dir` made absolute. Each bad flag is one line naming
     /// it (exit status 2); nothing is created.
     pub(crate) fn checked(mut self) -> anyhow::Result<CeilingCommand> {
         self.target = SweepTarget::given("ceiling", self.topology.take(), self.uri.take())?;

@@ -164,10 +164,7 @@ fn client_ceiling_check(throughput: f64, config: &mut ExperimentConfig) -> Ceili
 
 /// Writes the cell's `exportfile` (placed by [`place_outputs`]): YCSB's report of its result
 /// with the exporter the scenario names, as `microshard run` writes it.
-fn write_export(
-    props: &Properties,
-    document: &crate::measure::ResultDocument,
-) -> anyhow::Result<()> {
+fn write_export(props: &Properties, document: &crate::measure::RunDocument) -> anyhow::Result<()> {
     let Some(path) = props.get(prop::EXPORTFILE.name) else {
         return Ok(());
     };
@@ -478,7 +475,7 @@ pub(super) fn sample_interval(props: &Properties, duration_s: Option<u64>) -> Du
 /// disagreements as the cell's first warnings.
 fn cross_check(
     server: Option<&mut ServerMetrics>,
-    document: &crate::measure::ResultDocument,
+    document: &crate::measure::RunDocument,
     props: &Properties,
     deployment: &Deployment,
 ) -> (Option<crosscheck::CrossCheck>, Vec<String>) {

@@ -59,8 +59,11 @@ pub(crate) fn reopen(
     if let Some(uri) = &given.uri {
         cfg.target = SweepTarget::Uri(uri.clone());
     }
-    let overrides = &mut cfg.workload_flags.overrides;
-    for o in given.workload_flags.overrides() {
+    let (flags, again) = (&mut cfg.workload_flags, &given.workload_flags);
+    flags.warmup_s = again.warmup_s.or(flags.warmup_s);
+    flags.wait_quiet_s = again.wait_quiet_s.or(flags.wait_quiet_s);
+    let overrides = &mut flags.overrides;
+    for o in again.overrides.iter().cloned() {
         let key = o.split_once('=').map(|(k, _)| k.to_string());
         overrides.retain(|x| x.split_once('=').map(|(k, _)| k.to_string()) != key);
         overrides.push(o);

@@ -4,17 +4,17 @@
 
 use std::path::PathBuf;
 
-use crate::measure::ResultDocument;
+use crate::measure::RunDocument;
 
 /// Reads the result documents `files` name and checks they are parts of one run
 /// ([`super::check_mergeable`]) that ran at the same time ([`check_overlap`]); each error names
 /// the file at fault (bad input).
-pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, ResultDocument)>, String> {
-    let mut docs: Vec<(String, ResultDocument)> = Vec::new();
+pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
+    let mut docs: Vec<(String, RunDocument)> = Vec::new();
     for f in files {
         let name = f.display().to_string();
         let text = std::fs::read_to_string(f).map_err(|e| format!("{name}: {e}"))?;
-        let doc: ResultDocument = serde_json::from_str(&text)
+        let doc: RunDocument = serde_json::from_str(&text)
             .map_err(|e| format!("{name}: not a microshard result document: {e}"))?;
         if doc.schema_version != crate::measure::SCHEMA_VERSION {
             return Err(format!(
@@ -35,7 +35,7 @@ pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, ResultDocument)>, S
 /// would double its operations and throughput. A result's identity is its whole content: the
 /// clients that really ran together never record the same window, host, operations and
 /// latency histograms to the byte, while a copy of one result (re-formatted or not) does.
-fn check_distinct(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+fn check_distinct(docs: &[(String, RunDocument)]) -> Result<(), String> {
     let identities: Vec<_> = (docs.iter())
         .map(|(_, d)| serde_json::to_value(d).ok())
         .collect();
@@ -61,7 +61,7 @@ struct Window {
     end: f64,
 }
 
-fn window(name: &str, doc: &ResultDocument) -> Result<Window, String> {
+fn window(name: &str, doc: &RunDocument) -> Result<Window, String> {
     let at = |field: &str, text: &str| {
         chrono::DateTime::parse_from_rfc3339(text)
             .map(|t| t.timestamp_micros() as f64 / 1e6)
@@ -88,7 +88,7 @@ fn overlap(a: Window, b: Window) -> f64 {
 
 /// Refuses documents whose windows overlap the first one's by less than [`MIN_OVERLAP`] of the
 /// shorter window, naming both files, the overlap and the gap between them.
-pub(crate) fn check_overlap(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+pub(crate) fn check_overlap(docs: &[(String, RunDocument)]) -> Result<(), String> {
     let Some((first_name, first)) = docs.first() else {
         return Ok(());
     };
@@ -114,11 +114,11 @@ pub(crate) fn check_overlap(docs: &[(String, ResultDocument)]) -> Result<(), Str
 mod tests {
     use super::*;
 
-    fn doc(started: &str, ended: &str) -> ResultDocument {
-        ResultDocument {
+    fn doc(started: &str, ended: &str) -> RunDocument {
+        RunDocument {
             started: started.into(),
             ended: ended.into(),
-            ..ResultDocument::default()
+            ..RunDocument::default()
         }
     }
 

@@ -25,7 +25,7 @@ pub(crate) mod docker;
 pub(crate) mod kubernetes;
 pub(crate) mod merge_input;
 use crate::events::{ClientLine, Event};
-use crate::measure::{ClientEntry, ResultDocument};
+use crate::measure::{ClientEntry, RunDocument};
 use crate::runner::RunError;
 use crate::workload::{Properties, prop};
 
@@ -238,7 +238,7 @@ impl Client {
     }
 
     /// Its result document, if it wrote one.
-    async fn result(&self) -> Option<ResultDocument> {
+    async fn result(&self) -> Option<RunDocument> {
         let text = match &self.handle {
             Handle::Process { json, .. } => std::fs::read_to_string(json).ok()?,
             Handle::Container(c) => c.result_text().await?,
@@ -293,7 +293,7 @@ pub(crate) async fn execute(
     props: &Properties,
     phase: Phase,
     opts: &ExecuteOptions,
-) -> Result<ResultDocument, RunError> {
+) -> Result<RunDocument, RunError> {
     let launcher = &opts.clients;
     let mut slices = slices(props, phase, launcher.count())?;
     let in_containers = !matches!(launcher, ClientLauncher::Local { .. });
@@ -368,9 +368,9 @@ pub(crate) async fn execute(
 /// The phase's outcome with what its clean-up could not remove: an error either way when
 /// something was left behind.
 fn with_cleanup(
-    outcome: Result<ResultDocument, RunError>,
+    outcome: Result<RunDocument, RunError>,
     cleanup: Vec<String>,
-) -> Result<ResultDocument, RunError> {
+) -> Result<RunDocument, RunError> {
     match outcome {
         Ok(doc) if cleanup.is_empty() => Ok(doc),
         Ok(_) => Err(RunError::Clients(cleanup.join("; "))),
@@ -530,7 +530,7 @@ impl Fleet {
         slices: &[Slice],
         opts: &ExecuteOptions,
         sink: &crate::events::Sink,
-    ) -> Result<ResultDocument, RunError> {
+    ) -> Result<RunDocument, RunError> {
         self.start_barrier(opts).await?;
         // The host is waited for once, here, with every client ready: not by each client.
         let quiet = (
@@ -670,8 +670,8 @@ impl Fleet {
         &self,
         mut failures: Vec<String>,
         opts: &ExecuteOptions,
-    ) -> Result<ResultDocument, RunError> {
-        let mut docs: Vec<(usize, ResultDocument)> = Vec::new();
+    ) -> Result<RunDocument, RunError> {
+        let mut docs: Vec<(usize, RunDocument)> = Vec::new();
         let mut hosts: Vec<(String, Option<crate::measure::ClientPod>)> = Vec::new();
         for c in self.running.iter() {
             match c.result().await {
@@ -826,22 +826,20 @@ impl MergedStatus {
 /// Merges the documents of clients that ran at the same time into one: histograms and counts
 /// added, timelines added second by second, verdicts folded (each reason naming its client), and
 /// a `clients` entry per client.
-pub(crate) fn merge_clients(
-    docs: Vec<(usize, ResultDocument)>,
-) -> Result<ResultDocument, RunError> {
+pub(crate) fn merge_clients(docs: Vec<(usize, RunDocument)>) -> Result<RunDocument, RunError> {
     let host = hostname();
     let entries: Vec<ClientEntry> = docs
         .iter()
         .map(|(i, d)| ClientEntry::of(*i, &host, d))
         .collect();
-    let mut prefixed: Vec<ResultDocument> = Vec::with_capacity(docs.len());
+    let mut prefixed: Vec<RunDocument> = Vec::with_capacity(docs.len());
     for (i, mut d) in docs {
         for r in &mut d.validity.reasons {
             r.message = format!("client {i}: {}", r.message);
         }
         prefixed.push(d);
     }
-    let mut merged = ResultDocument::merge_clients(&prefixed)?;
+    let mut merged = RunDocument::merge_clients(&prefixed)?;
     merged.clients = entries;
     Ok(merged)
 }
@@ -864,11 +862,11 @@ const PER_CLIENT: &[&str] = &[
 
 /// Refuses documents that are not parts of one run: another phase, or a workload property
 /// (anything but a client's slice) that differs, naming the file and the property.
-pub(crate) fn check_mergeable(docs: &[(String, ResultDocument)]) -> Result<(), String> {
+pub(crate) fn check_mergeable(docs: &[(String, RunDocument)]) -> Result<(), String> {
     let Some((first_name, first)) = docs.first() else {
         return Err("nothing to merge".into());
     };
-    let value = |d: &ResultDocument, key: &str| {
+    let value = |d: &RunDocument, key: &str| {
         d.properties
             .iter()
             .find(|p| p.key == key)

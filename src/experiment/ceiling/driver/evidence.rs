@@ -93,7 +93,7 @@ pub(super) fn judged(m: &Measured, trial: Trial, bounds: &[Bound], props: &Prope
 /// Every operation's latencies of one kind in one histogram (the cleanup left out): the bound
 /// is on the workload as a whole, planned but unsent operations included. `None` without such
 /// measurements (no intended latency in a closed-loop probe).
-fn merged(doc: &crate::measure::ResultDocument, kind: MapKind) -> Option<Histogram<u64>> {
+fn merged(doc: &crate::measure::RunDocument, kind: MapKind) -> Option<Histogram<u64>> {
     let mut histograms = (doc.measurements.iter())
         .filter(|m| m.kind == kind && !m.name.contains("CLEANUP"))
         .filter_map(|m| m.decode_histogram().ok());
