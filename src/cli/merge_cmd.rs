@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::bad_input;
 use crate::runner::fanout;
 
 /// Arguments of `merge`.
@@ -40,7 +39,7 @@ pub(crate) async fn merge(args: MergeArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         crate::writable::file("--json", path)?;
     }
-    let docs = fanout::merge_input::read(&args.files).map_err(bad_input)?;
+    let docs = fanout::merge_input::read(&args.files)?;
     let merged = fanout::merge_clients(
         docs.into_iter()
             .enumerate()

@@ -5,11 +5,22 @@
 use std::path::PathBuf;
 
 use crate::measure::RunDocument;
+use crate::runner::RunError;
 
 /// Reads the result documents `files` name and checks they are parts of one run
 /// ([`super::check_mergeable`]) that ran at the same time ([`check_overlap`]); each error names
 /// the file at fault (bad input).
-pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
+pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, RunError> {
+    let docs = read_each(files).map_err(RunError::bad_input)?;
+    check_distinct(&docs)
+        .and_then(|()| super::check_mergeable(&docs))
+        .and_then(|()| check_overlap(&docs))
+        .map_err(RunError::bad_input)?;
+    Ok(docs)
+}
+
+/// Each file's result document, of this microshard's schema.
+fn read_each(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
     let mut docs: Vec<(String, RunDocument)> = Vec::new();
     for f in files {
         let name = f.display().to_string();
@@ -25,9 +36,6 @@ pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, Stri
         }
         docs.push((name, doc));
     }
-    check_distinct(&docs)?;
-    super::check_mergeable(&docs)?;
-    check_overlap(&docs)?;
     Ok(docs)
 }
 
