@@ -226,13 +226,13 @@ pub struct ExperimentConfig {
     pub client_ceiling: Option<f64>,
     /// Every invocation that measured into this directory: the first, then each `--resume`.
     #[serde(default)]
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<Invocation>,
 }
 
 /// One invocation that measured into an experiment directory (`docs/result-schema.md`,
 /// "Cells not run").
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Session {
+pub struct Invocation {
     /// 1 for the first invocation, one more per resume.
     pub number: u32,
     /// When it started (RFC 3339, UTC).
@@ -280,7 +280,7 @@ impl ExperimentConfig {
     /// Records a new session (the first, or a resume) and returns its number.
     pub(crate) fn begin_session(&mut self, resumed: bool, remeasure: Remeasure) -> u32 {
         let number = self.sessions.last().map_or(1, |s| s.number + 1);
-        self.sessions.push(Session {
+        self.sessions.push(Invocation {
             number,
             started: chrono::Utc::now().to_rfc3339(),
             resumed,
@@ -435,7 +435,7 @@ pub struct CellFile {
     /// the pod's `imageID`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_images: BTreeMap<String, String>,
-    /// The session that measured it (1 = the first invocation; see [`Session`]).
+    /// The session that measured it (1 = the first invocation; see [`Invocation`]).
     #[serde(default = "first_session")]
     pub session: u32,
     /// The deployment's default write concern (`getDefaultRWConcern`), or why it has none.

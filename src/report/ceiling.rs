@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::Row;
-use super::searches::{self, Searched};
+use super::searches::{self, Bounds};
 use super::stats::{self, Comparison};
 use super::table::{Cell, Column, Table};
 use crate::experiment::ceiling::search::{Rule, micros, thousands};
@@ -149,7 +149,7 @@ pub(crate) fn render_all(records: &[CeilingRecord]) -> String {
 /// brackets 1,440–1,545)`; `None` for one search or none found.
 pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
     let first = records.first().filter(|_| records.len() > 1)?;
-    let found: Vec<Searched> = records.iter().filter_map(searched).collect();
+    let found: Vec<Bounds> = records.iter().filter_map(searched).collect();
     let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
     let (geo, (lo, hi)) = (geometric_mean(&passed)?, stats::range(&passed));
     let top = found.iter().filter_map(|s| s.failed).reduce(f64::max);
@@ -180,9 +180,9 @@ fn bounds_shown(bounds: &[Bound]) -> String {
 
 /// A search's ceiling for the ratios: a found ceiling with its bracket, or a client-limited
 /// search's lower bound; `None` otherwise.
-pub(crate) fn searched(r: &CeilingRecord) -> Option<Searched> {
+pub(crate) fn searched(r: &CeilingRecord) -> Option<Bounds> {
     let (passed, failed) = r.outcome.as_ref()?.bounds()?;
-    Some(Searched { passed, failed })
+    Some(Bounds { passed, failed })
 }
 
 fn geometric_mean(xs: &[f64]) -> Option<f64> {
@@ -269,7 +269,7 @@ pub struct CeilingCell {
     pub caveats: Vec<String>,
     /// What each search established, for any comparison a sentence makes.
     #[serde(skip)]
-    pub(crate) searched: Vec<Searched>,
+    pub(crate) searched: Vec<Bounds>,
 }
 
 /// One part of the micro-shard ratio taken apart, for one scenario.
@@ -339,7 +339,7 @@ impl CeilingPart {
     }
 
     /// What the searches of `topology` in `scenario` established, when it was searched.
-    fn found(&self, scenario: &str, topology: &str) -> Option<&[Searched]> {
+    fn found(&self, scenario: &str, topology: &str) -> Option<&[Bounds]> {
         self.cell_of(scenario, topology)
             .map(|c| c.searched.as_slice())
     }
@@ -497,7 +497,7 @@ fn group(records: &[CeilingRecord]) -> Vec<Vec<&CeilingRecord>> {
 /// A cell's searches as one cell of the report.
 fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
     let first = searches[0];
-    let found: Vec<Searched> = searches.iter().filter_map(|r| searched(r)).collect();
+    let found: Vec<Bounds> = searches.iter().filter_map(|r| searched(r)).collect();
     let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
     let ceiling = geometric_mean(&passed);
     let failed: Option<Vec<f64>> = found.iter().map(|s| s.failed).collect();

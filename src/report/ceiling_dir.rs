@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::ceiling::{CeilingPart, render_all, said, steps_table, summary, title, verdict_notes};
-use super::table::Rule;
+use super::table::HeaderRule;
 use super::{Format, ReportError, charts, html};
 use crate::experiment::ceiling::CeilingRecord;
 use crate::experiment::results::{ExperimentDir, ResultsError, read_json};
@@ -83,7 +83,7 @@ fn markdown(records: &[CeilingRecord]) -> String {
         if records.len() > 1 {
             let _ = writeln!(out, "#### Search {}\n", r.repeat);
         }
-        out.push_str(&steps_table(std::slice::from_ref(r)).markdown(Rule::Spaced));
+        out.push_str(&steps_table(std::slice::from_ref(r)).markdown(HeaderRule::Spaced));
         out.push('\n');
         for line in verdict_notes(&r.steps) {
             let _ = writeln!(out, "- {line}");

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::table::{Cell, Column, Rule, Table};
+use super::table::{Cell, Column, HeaderRule, Table};
 use super::{Format, Report, Row, STANDIN_MARKER};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
@@ -158,7 +158,7 @@ pub(crate) fn render(d: &Diff, format: Format) -> String {
             serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
         }
         Format::Csv => table(d).csv(d.marker.is_some()),
-        Format::Markdown => marker + &table(d).markdown(Rule::Spaced),
+        Format::Markdown => marker + &table(d).markdown(HeaderRule::Spaced),
         Format::Html => super::html::table_page(
             &format!("microshard diff: {} → {}", d.a, d.b),
             d.marker.is_some(),

@@ -10,7 +10,7 @@ use crate::measure::validity::{Validity, Verdict};
 
 /// An experiment that stopped (Ctrl-C, a failure) before measuring every cell of its matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Interrupted {
+pub struct Unfinished {
     /// Cells measured (a file exists for them).
     pub measured: usize,
     /// Cells the command asks for (scenarios × topologies × repetitions).
@@ -21,7 +21,7 @@ pub struct Interrupted {
     pub resume: String,
 }
 
-impl Interrupted {
+impl Unfinished {
     /// One sentence for the top of a report.
     pub(crate) fn sentence(&self) -> String {
         let shown: Vec<&str> = self.missing.iter().take(6).map(String::as_str).collect();
@@ -156,7 +156,7 @@ pub(crate) fn with_history(mut report: Report, config: &ExperimentConfig, h: &Ho
         let planned = config.command.repeat as usize
             * config.command.topologies.len()
             * config.command.scenarios.len();
-        report.interrupted = Some(Interrupted {
+        report.interrupted = Some(Unfinished {
             measured: h.cells.len().min(planned),
             planned,
             missing: missing.iter().map(|id| cell_name(config, id)).collect(),

@@ -170,7 +170,7 @@ pub struct Report {
     pub ceiling: Option<ceiling::CeilingPart>,
     /// The experiment stopped before measuring every cell ([`history`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupted: Option<history::Interrupted>,
+    pub interrupted: Option<history::Unfinished>,
     /// Which invocation measured which cells, when more than one did (a resumed experiment).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<history::SessionCells>,

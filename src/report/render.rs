@@ -3,7 +3,7 @@
 
 use super::columns::Columns;
 use super::html;
-use super::table::Rule;
+use super::table::HeaderRule;
 use super::{Format, Report, footer, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
@@ -162,14 +162,14 @@ pub(super) fn render_markdown(
 
 /// One Markdown table of the report's rows, and a blank line.
 fn markdown_table(out: &mut String, report: &Report, columns: &Columns) {
-    out.push_str(&columns.table(report).markdown(Rule::Spaced));
+    out.push_str(&columns.table(report).markdown(HeaderRule::Spaced));
     out.push('\n');
 }
 
 /// The ceilings' table and the ratio taken apart (`compare --ceiling`).
 fn markdown_ceilings(out: &mut String, c: &super::ceiling::CeilingPart) {
     out.push_str(&format!("#### {}\n\n", md_escape(&c.title())));
-    out.push_str(&c.table().markdown(Rule::Spaced));
+    out.push_str(&c.table().markdown(HeaderRule::Spaced));
     out.push('\n');
     if !c.decomposed.is_empty() {
         // The ratios taken apart are said once, in "What this experiment found" above.

@@ -7,10 +7,10 @@
 
 use super::stats::{ALPHA, Basis, Comparison, Interval, mean, student_t_two_sided_p};
 
-/// One search's ceiling as the ratio needs it: the achieved rate that passed and the offered
+/// One search's ceiling as the ratio needs it (`Outcome::bounds`): the achieved rate that passed and the offered
 /// rate that failed (`None`: nothing failed above it, a lower bound only).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Searched {
+pub(crate) struct Bounds {
     /// ops/s.
     pub passed: f64,
     /// ops/s.
@@ -18,19 +18,19 @@ pub(crate) struct Searched {
 }
 
 /// The mean of the logarithms of the passing rates: the point of a side.
-fn log_mean(side: &[Searched]) -> Option<f64> {
+fn log_mean(side: &[Bounds]) -> Option<f64> {
     let logs: Vec<f64> = side.iter().map(|s| s.passed.ln()).collect();
     mean(&logs)
 }
 
 /// The mean of the logarithms of the failing rates; `None` when any search has none.
-fn log_mean_failed(side: &[Searched]) -> Option<f64> {
+fn log_mean_failed(side: &[Bounds]) -> Option<f64> {
     let failed: Option<Vec<f64>> = side.iter().map(|s| s.failed.map(f64::ln)).collect();
     mean(&failed?)
 }
 
 /// The logs' variance of the mean (n − 1), and n.
-fn variance_of_mean(side: &[Searched]) -> Option<(f64, f64)> {
+fn variance_of_mean(side: &[Bounds]) -> Option<(f64, f64)> {
     let n = side.len() as f64;
     let m = log_mean(side)?;
     let var = side
@@ -43,7 +43,7 @@ fn variance_of_mean(side: &[Searched]) -> Option<(f64, f64)> {
 
 /// Welch's test on the logarithms: the half-width of the 95 % interval, the p-value and the
 /// degrees of freedom; `None` below two searches on either side.
-fn spread(a: &[Searched], b: &[Searched], diff: f64) -> Option<(f64, f64, f64)> {
+fn spread(a: &[Bounds], b: &[Bounds], diff: f64) -> Option<(f64, f64, f64)> {
     use statrs::distribution::{ContinuousCDF, StudentsT};
     let ((va, na), (vb, nb)) = (variance_of_mean(a)?, variance_of_mean(b)?);
     let se2 = va + vb;
@@ -60,7 +60,7 @@ fn spread(a: &[Searched], b: &[Searched], diff: f64) -> Option<(f64, f64, f64)> 
 
 /// The ceilings of `a` over those of `b`; `None` when a side has no search or a rate that is
 /// not positive.
-pub(crate) fn compare(a: &[Searched], b: &[Searched]) -> Option<Comparison> {
+pub(crate) fn compare(a: &[Bounds], b: &[Bounds]) -> Option<Comparison> {
     if [a, b]
         .iter()
         .any(|side| side.iter().any(|s| s.passed <= 0.0))
@@ -95,8 +95,8 @@ pub(crate) fn compare(a: &[Searched], b: &[Searched]) -> Option<Comparison> {
 mod tests {
     use super::*;
 
-    fn s(passed: f64, failed: f64) -> Searched {
-        Searched {
+    fn s(passed: f64, failed: f64) -> Bounds {
+        Bounds {
             passed,
             failed: Some(failed),
         }
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_lower_bound_only_gives_an_open_interval() {
-        let limited = [Searched {
+        let limited = [Bounds {
             passed: 3_000.0,
             failed: None,
         }];

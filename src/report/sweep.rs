@@ -1,7 +1,7 @@
 //! The tables and charts of a thread sweep and of a `--vary` sweep (seed 2): terminal, Markdown,
 //! CSV and the SVG/PNG chart, from the stored curves.
 
-use super::table::{Cell, Column, Rule, Table};
+use super::table::{Cell, Column, HeaderRule, Table};
 use super::{Columns, Format, charts, marker_line, stats};
 use crate::experiment::metrics::{MemoryAtEnd, bytes};
 use crate::experiment::model::{CellSummary, SweepFile, SweepOutcome, SweepPoint};
@@ -335,7 +335,7 @@ pub(crate) fn render_vary(outcome: &SweepOutcome, format: Format, columns: &Colu
                 // `compare` writes one table per topology: each file says which.
                 out.push_str(&format!("{}\n\n", vary_title(outcome)));
             }
-            out + &table.markdown(Rule::Tight)
+            out + &table.markdown(HeaderRule::Tight)
         }
         _ => {
             let (marker, title) = (marker_line(standin, format), vary_title(outcome));
@@ -447,7 +447,10 @@ fn memory_section(outcome: &SweepOutcome, format: Format) -> String {
         false => "\nLeft out as implausible:\n".to_string() + &listed_lines(&flagged),
     };
     match format {
-        Format::Markdown => format!("\n{title}:\n\n{}{flagged}", table.markdown(Rule::Tight)),
+        Format::Markdown => format!(
+            "\n{title}:\n\n{}{flagged}",
+            table.markdown(HeaderRule::Tight)
+        ),
         _ => format!("{title}:\n{}\n{flagged}", table.terminal()),
     }
 }
@@ -570,7 +573,7 @@ pub(crate) fn sweep_markdown(sweep: &SweepFile) -> String {
     for c in table.columns.iter_mut().filter(|c| c.csv == MARKS) {
         c.title = MARKS.into();
     }
-    out.push_str(&table.markdown(Rule::Spaced));
+    out.push_str(&table.markdown(HeaderRule::Spaced));
     out.push('\n');
     for line in sweep_lines(sweep) {
         out.push_str(&format!("- {}\n", line.replace('|', "\\|")));

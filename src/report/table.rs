@@ -106,7 +106,7 @@ impl Cell {
 /// How Markdown writes the rule under the header: `| --- | ---: |` or `|---|---:|` (the seed-2
 /// tables' files have always had the tight one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rule {
+pub(crate) enum HeaderRule {
     Spaced,
     Tight,
 }
@@ -174,7 +174,7 @@ impl Table {
 
     /// The Markdown table: the header, the alignment rule, the rows; `|` escaped and line
     /// breaks made spaces, so no cell breaks the table.
-    pub(crate) fn markdown(&self, rule: Rule) -> String {
+    pub(crate) fn markdown(&self, rule: HeaderRule) -> String {
         let escaped = |cells: Vec<String>| -> String {
             let cells: Vec<String> = (cells.iter())
                 .map(|c| c.replace('|', "\\|").replace('\n', " "))
@@ -187,8 +187,8 @@ impl Table {
         });
         let aligns: Vec<&str> = aligns.collect();
         let rule = match rule {
-            Rule::Spaced => format!("| {} |\n", aligns.join(" | ")),
-            Rule::Tight => format!("|{}|\n", aligns.join("|")),
+            HeaderRule::Spaced => format!("| {} |\n", aligns.join(" | ")),
+            HeaderRule::Tight => format!("|{}|\n", aligns.join("|")),
         };
         let mut out = escaped(self.header()) + &rule;
         out.extend(self.read_rows().into_iter().map(escaped));
@@ -248,10 +248,10 @@ mod tests {
     fn each_writer_prints_its_columns_and_its_side_of_each_cell() {
         let t = table();
         assert_eq!(
-            t.markdown(Rule::Spaced),
+            t.markdown(HeaderRule::Spaced),
             "| name | ops/s | mark |\n| --- | ---: | --- |\n| a\\|b | 1,235 | max |\n"
         );
-        assert!(t.markdown(Rule::Tight).contains("\n|---|---:|---|\n"));
+        assert!(t.markdown(HeaderRule::Tight).contains("\n|---|---:|---|\n"));
         assert_eq!(
             t.csv(false),
             "figures,name,throughput_ops_s,raw_only\nmongodb,a|b,1234.500,\"\"\n"

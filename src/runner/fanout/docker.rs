@@ -15,7 +15,7 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
-use super::{Client, ClientSignal, Handle, Launch};
+use super::{Client, ClientHandle, ClientSignal, Launch};
 use crate::backend::docker::{endpoint_label, labels, one_line};
 use crate::runner::{Phase, RunError};
 use crate::topology::ClientHostSpec;
@@ -146,7 +146,7 @@ impl DockerClients {
                 index,
                 host: one.endpoint.clone(),
                 stdin: None,
-                handle: Handle::Container(Running {
+                handle: ClientHandle::Container(Running {
                     docker: one.docker.clone(),
                     name: one.name.clone(),
                 }),

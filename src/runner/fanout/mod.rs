@@ -184,7 +184,7 @@ pub(crate) enum ClientSignal {
 }
 
 /// How one client runs: a child process, or a container on some engine.
-pub(crate) enum Handle {
+pub(crate) enum ClientHandle {
     /// A child process of this binary; its result document is `json`.
     Process {
         /// Its pid, for SIGTERM/SIGKILL (never signalled once it has exited).
@@ -211,7 +211,7 @@ pub(crate) struct Client {
     /// Its stdin: one line starts it (in a mutex only so that `&Client` may cross an await).
     pub stdin: Option<tokio::sync::Mutex<ClientStdin>>,
     /// How to signal it and read its result.
-    pub handle: Handle,
+    pub handle: ClientHandle,
     /// Where it ran, when it is a client pod (recorded in its result entry).
     pub placement: Option<crate::measure::ClientPod>,
 }
@@ -220,30 +220,30 @@ impl Client {
     /// Asks it to stop: it finishes its in-flight operations and writes its result.
     async fn terminate(&self) {
         match &self.handle {
-            Handle::Process { pid, .. } => signal(*pid, Signal::TERM),
-            Handle::Container(c) => c.signal("SIGTERM").await,
+            ClientHandle::Process { pid, .. } => signal(*pid, Signal::TERM),
+            ClientHandle::Container(c) => c.signal("SIGTERM").await,
             #[cfg(feature = "kubernetes")]
-            Handle::Pod(p) => p.stop(STOP_GRACE.as_secs() as u32).await,
+            ClientHandle::Pod(p) => p.stop(STOP_GRACE.as_secs() as u32).await,
         }
     }
 
     /// Stops it now.
     async fn kill(&self) {
         match &self.handle {
-            Handle::Process { pid, .. } => signal(*pid, Signal::KILL),
-            Handle::Container(c) => c.signal("SIGKILL").await,
+            ClientHandle::Process { pid, .. } => signal(*pid, Signal::KILL),
+            ClientHandle::Container(c) => c.signal("SIGKILL").await,
             #[cfg(feature = "kubernetes")]
-            Handle::Pod(p) => p.stop(0).await,
+            ClientHandle::Pod(p) => p.stop(0).await,
         }
     }
 
     /// Its result document, if it wrote one.
     async fn result(&self) -> Option<RunDocument> {
         let text = match &self.handle {
-            Handle::Process { json, .. } => std::fs::read_to_string(json).ok()?,
-            Handle::Container(c) => c.result_text().await?,
+            ClientHandle::Process { json, .. } => std::fs::read_to_string(json).ok()?,
+            ClientHandle::Container(c) => c.result_text().await?,
             #[cfg(feature = "kubernetes")]
-            Handle::Pod(p) => p.result_text().await?,
+            ClientHandle::Pod(p) => p.result_text().await?,
         };
         serde_json::from_str(&text).ok()
     }
@@ -402,7 +402,7 @@ async fn drop_database(
 async fn remove_containers(running: &[Client]) -> Vec<String> {
     let mut cleanup = Vec::new();
     for c in running {
-        if let Handle::Container(r) = &c.handle
+        if let ClientHandle::Container(r) = &c.handle
             && let Err(e) = r.remove().await
         {
             cleanup.push(e);
@@ -481,7 +481,7 @@ async fn start_local(
             index,
             host: host.clone(),
             stdin,
-            handle: Handle::Process { pid, json },
+            handle: ClientHandle::Process { pid, json },
             placement: None,
         });
     }

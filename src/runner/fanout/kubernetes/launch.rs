@@ -12,7 +12,7 @@ use kube::api::{Api, AttachParams, DeleteParams, LogParams};
 
 use super::{api, job, pods};
 use crate::runner::RunError;
-use crate::runner::fanout::{Client, ClientSignal, Handle, Launch};
+use crate::runner::fanout::{Client, ClientHandle, ClientSignal, Launch};
 use crate::topology::{ClientPodsSpec, Plan};
 
 /// How long the pods get to be scheduled, pull their image and start, all of them.
@@ -282,7 +282,7 @@ async fn attach(
         host: format!("node {} (pod {pod})", state.placement.node),
         stdin: Some(tokio::sync::Mutex::new(Box::pin(stdin))),
         placement: Some(state.placement.clone()),
-        handle: Handle::Pod(PodHandle {
+        handle: ClientHandle::Pod(PodHandle {
             client: client.clone(),
             namespace: namespace.to_string(),
             pod,
