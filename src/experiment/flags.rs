@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::slo::{Bound, SearchSpec};
 use crate::error::bad_input;
-use crate::props::flag_values::parse_duration;
+use crate::props::flag_values::{parse_duration, parse_seconds};
 use crate::topology::BackendKind;
 use crate::workload::prop;
 
@@ -141,14 +141,14 @@ pub struct WorkloadFlags {
     pub overrides: Vec<String>,
     /// Leave the first DURATION of every cell out of its measurement (`microshard.warmup`,
     /// recorded in each result); the cell then runs warm-up + `--duration`.
-    #[arg(id = "warmup", long = "warmup", value_name = "DURATION", value_parser = seconds)]
+    #[arg(id = "warmup", long = "warmup", value_name = "DURATION", value_parser = parse_seconds)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_s: Option<f64>,
     /// Before every cell or step, wait up to TIMEOUT (default 10m) for other processes to leave
     /// the host quiet (`microshard.waitquiet`, within `microshard.busyhost`), so that a shared
     /// box can still give valid results.
     #[arg(id = "wait_quiet", long = "wait-quiet", value_name = "TIMEOUT", num_args = 0..=1,
-          default_missing_value = "10m", value_parser = seconds)]
+          default_missing_value = "10m", value_parser = parse_seconds)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_quiet_s: Option<f64>,
     /// Drive every cell with N client processes (`threadcount` split across them; results
@@ -168,11 +168,6 @@ pub struct WorkloadFlags {
 
 fn one() -> u64 {
     1
-}
-
-/// A duration flag as the seconds its property takes.
-fn seconds(text: &str) -> Result<f64, String> {
-    parse_duration(text).map(|d| d.as_secs_f64())
 }
 
 impl Default for WorkloadFlags {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::flags::{ServerFlags, WorkloadFlags};
 use super::metrics::ServerMetrics;
-use crate::props::flag_values::{list_item, parse_duration, parse_threads};
+use crate::props::flag_values::{list_item, parse_threads, parse_whole_seconds};
 
 /// Schema tag written into every cell file.
 pub const CELL_SCHEMA: &str = "microshard.cell/2";
@@ -60,7 +60,7 @@ pub struct CompareCommand {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Bound of each run-phase cell (`maxexecutiontime`).
-    #[arg(long = "duration", value_name = "DURATION", default_value = "60s", value_parser = seconds)]
+    #[arg(long = "duration", value_name = "DURATION", default_value = "60s", value_parser = parse_whole_seconds)]
     #[serde(default)]
     pub duration_s: Option<u64>,
     /// What every cell runs with.
@@ -87,7 +87,7 @@ pub struct CompareCommand {
     #[serde(default)]
     pub sweep_threads: ::std::vec::Vec<u32>,
     /// Length of each sweep point.
-    #[arg(long = "sweep-duration", value_name = "SWEEP_DURATION", default_value = "10s", value_parser = seconds)]
+    #[arg(long = "sweep-duration", value_name = "SWEEP_DURATION", default_value = "10s", value_parser = parse_whole_seconds)]
     #[serde(default)]
     pub sweep_duration_s: Option<u64>,
     /// With --sweep: one sweep curve per value of a property on every topology, --repeat times
@@ -114,11 +114,6 @@ pub struct CompareCommand {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub topology_names: BTreeMap<String, String>,
-}
-
-/// A duration flag as the whole seconds a record keeps (at least one).
-fn seconds(text: &str) -> Result<u64, String> {
-    parse_duration(text).map(|d| d.as_secs().max(1))
 }
 
 impl Default for CompareCommand {

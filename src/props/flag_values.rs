@@ -33,6 +33,16 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A duration flag as the seconds a property takes (`microshard.warmup`).
+pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
+    parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+/// A duration flag as the whole seconds a record keeps (at least one).
+pub(crate) fn parse_whole_seconds(text: &str) -> Result<u64, String> {
+    parse_duration(text).map(|d| d.as_secs().max(1))
+}
+
 /// Parses a comma-separated list of thread counts, sorted and without duplicates (clap takes
 /// it as one value where a field is written `::std::vec::Vec<u32>`).
 pub(crate) fn parse_threads(text: &str) -> Result<Vec<u32>, String> {

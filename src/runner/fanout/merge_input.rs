@@ -11,16 +11,11 @@ use crate::runner::RunError;
 /// ([`super::check_mergeable`]) that ran at the same time ([`check_overlap`]); each error names
 /// the file at fault (bad input).
 pub(crate) fn read(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, RunError> {
-    let docs = read_each(files).map_err(RunError::bad_input)?;
-    check_distinct(&docs)
-        .and_then(|()| super::check_mergeable(&docs))
-        .and_then(|()| check_overlap(&docs))
-        .map_err(RunError::bad_input)?;
-    Ok(docs)
+    read_checked(files).map_err(RunError::bad_input)
 }
 
-/// Each file's result document, of this microshard's schema.
-fn read_each(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
+/// [`read`], its refusal as the line that names the file.
+fn read_checked(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
     let mut docs: Vec<(String, RunDocument)> = Vec::new();
     for f in files {
         let name = f.display().to_string();
@@ -36,6 +31,9 @@ fn read_each(files: &[PathBuf]) -> Result<Vec<(String, RunDocument)>, String> {
         }
         docs.push((name, doc));
     }
+    check_distinct(&docs)?;
+    super::check_mergeable(&docs)?;
+    check_overlap(&docs)?;
     Ok(docs)
 }
 
