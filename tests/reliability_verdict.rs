@@ -575,3 +575,33 @@ fn seed_two_in_one_command_prints_its_table_and_draws_its_chart() {
     }
     root.assert_nothing_left();
 }
+
+/// A run that ends before its warm-up does has no window of its own: its figures are those of
+/// the warm-up, and the verdict says so beside them (invalid, exit 3).
+#[test]
+fn a_run_that_ends_during_its_warmup_is_invalid_and_says_whose_figures_they_are() {
+    let root = Root::new();
+    let server = StandinProcess::start(&root.path.join("db"));
+    let json = root.path.join("warm.json");
+    let load = root.output_line(&format!(
+        "load --uri {} -p recordcount=200 --warmup 30s --json {}",
+        server.uri(),
+        json.display()
+    ));
+    assert_eq!(
+        load.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result")).expect("json");
+    assert_eq!(doc["validity"]["verdict"], "invalid", "{doc}");
+    let reasons = doc["validity"]["reasons"].to_string();
+    assert!(
+        reasons.contains(
+            "ended during its 30 s warm-up: no operation came after it, so its figures are the warm-up's own"
+        ),
+        "{reasons}"
+    );
+}

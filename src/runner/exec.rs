@@ -800,7 +800,7 @@ impl Ran {
         let mut stopped: Vec<String> = Vec::new();
         if self.window.warmup_unfinished {
             stopped.push(format!(
-                "ended during its {} s warm-up: nothing was measured",
+                "ended during its {} s warm-up: no operation came after it, so its figures are the warm-up's own",
                 limits.warmup_s
             ));
         }
