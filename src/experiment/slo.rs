@@ -60,6 +60,12 @@ impl Bound {
     pub(crate) fn shown(&self) -> String {
         format!("{} ≤ {}", self.name, micros(self.limit_us))
     }
+
+    /// `p99 ≤ 10 ms, p99.9 ≤ 50 ms`: bounds as every title and finding names them.
+    pub(crate) fn all_shown(bounds: &[Bound]) -> String {
+        let shown: Vec<String> = bounds.iter().map(Bound::shown).collect();
+        shown.join(", ")
+    }
 }
 
 /// The percentile a bound names (`p99` → 99), with a hint for the near misses: a capital P,
@@ -132,8 +138,7 @@ impl SearchSpec {
 
     /// `p99 ≤ 10 ms, p99.9 ≤ 50 ms`.
     pub(crate) fn bounds_shown(&self) -> String {
-        let shown: Vec<String> = self.bounds.iter().map(Bound::shown).collect();
-        shown.join(", ")
+        Bound::all_shown(&self.bounds)
     }
 }
 

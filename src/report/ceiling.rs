@@ -36,7 +36,7 @@ pub(crate) fn said(r: &CeilingRecord) -> Vec<String> {
 
 /// The title every format of a search opens with.
 pub(crate) fn title(r: &CeilingRecord) -> String {
-    let (w, t, bounds) = (&r.workload, &r.topology, bounds_shown(&r.bounds));
+    let (w, t, bounds) = (&r.workload, &r.topology, Bound::all_shown(&r.bounds));
     format!("Ceiling search: {w} on {t} at {bounds}")
 }
 
@@ -151,7 +151,7 @@ pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
     let first = records.first().filter(|_| records.len() > 1)?;
     let found: Vec<Bounds> = records.iter().filter_map(searched).collect();
     let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
-    let (geo, (lo, hi)) = (geometric_mean(&passed)?, stats::range(&passed));
+    let (geo, (lo, hi)) = (searches::geometric_mean(&found)?, stats::range(&passed));
     let top = found.iter().filter_map(|s| s.failed).reduce(f64::max);
     let brackets = match top {
         Some(t) => format!("; their brackets {}–{}", thousands(lo), thousands(t)),
@@ -164,18 +164,10 @@ pub(crate) fn summary(records: &[CeilingRecord]) -> Option<String> {
         first.topology,
         thousands(geo),
         first.workload,
-        bounds_shown(&first.bounds),
+        Bound::all_shown(&first.bounds),
         thousands(lo),
         thousands(hi),
     ))
-}
-
-fn bounds_shown(bounds: &[Bound]) -> String {
-    bounds
-        .iter()
-        .map(Bound::shown)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A search's ceiling for the ratios: a found ceiling with its bracket, or a client-limited
@@ -183,11 +175,6 @@ fn bounds_shown(bounds: &[Bound]) -> String {
 pub(crate) fn searched(r: &CeilingRecord) -> Option<Bounds> {
     let (passed, failed) = r.outcome.as_ref()?.bounds()?;
     Some(Bounds { passed, failed })
-}
-
-fn geometric_mean(xs: &[f64]) -> Option<f64> {
-    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
-    stats::mean(&logs).map(f64::exp)
 }
 
 /// The ceilings of a `compare --ceiling`, as every report format carries them: the bound, each
@@ -323,7 +310,7 @@ impl CeilingPart {
         let mut cells: Vec<CeilingCell> = group(records).into_iter().map(cell).collect();
         cells.sort_by_key(order);
         let mut part = CeilingPart {
-            bounds: bounds_shown(&first.bounds),
+            bounds: Bound::all_shown(&first.bounds),
             drawn: first.bounds.first().cloned(),
             step_s: first.step_s,
             cells,
@@ -499,7 +486,7 @@ fn cell(searches: Vec<&CeilingRecord>) -> CeilingCell {
     let first = searches[0];
     let found: Vec<Bounds> = searches.iter().filter_map(|r| searched(r)).collect();
     let passed: Vec<f64> = found.iter().map(|s| s.passed).collect();
-    let ceiling = geometric_mean(&passed);
+    let ceiling = searches::geometric_mean(&found);
     let failed: Option<Vec<f64>> = found.iter().map(|s| s.failed).collect();
     let last_found = searches.iter().rev().find_map(|r| match &r.outcome {
         Some(Outcome::Found {

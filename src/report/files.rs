@@ -1,7 +1,7 @@
 //! The report files of a run directory: `report.{md,csv,json,txt,html}`, the charts as SVG with
 //! a PNG beside each, and the timeline charts of degraded and invalid cells.
 
-use super::render::{chart_links, render, render_markdown};
+use super::render::render_page;
 use super::{Columns, Format, charts, html, png, sweep, timeline};
 use super::{sweep_topology, topology_label};
 use crate::experiment::model::CellFile;
@@ -139,24 +139,23 @@ pub(crate) fn write_files(
         let latency = charts::sweep_latency(sweep, facts, data)?;
         png::write_chart(dir, &format!("sweep-{label}-latency"), &latency.svg)?;
     }
-    dir.write_text(
-        "report.md",
-        &render_markdown(&rep, &chart_links(&rep, &sweeps), &Columns::Compact),
-    )?;
-    dir.write_text("report.csv", &render(&rep, Format::Csv))?;
-    dir.write_text("report.json", &render(&rep, Format::Json))?;
-    dir.write_text(
-        "report.html",
-        &html::page(&html::Page {
-            report: &rep,
-            config: Some(&config),
-            cells: &cells,
-            sweeps: &sweeps,
-            varies,
-            all_timelines: false,
-        }),
-    )?;
-    let table = render(&rep, Format::Table);
+    let page = html::Page {
+        config: Some(&config),
+        cells: &cells,
+        sweeps: &sweeps,
+        varies,
+        ..html::Page::of(&rep)
+    };
+    let formats = [
+        ("report.md", Format::Markdown),
+        ("report.csv", Format::Csv),
+        ("report.json", Format::Json),
+        ("report.html", Format::Html),
+    ];
+    for (file, format) in formats {
+        dir.write_text(file, &render_page(&page, format, &Columns::Compact))?;
+    }
+    let table = render_page(&page, Format::Table, &Columns::Compact);
     dir.write_text("report.txt", &table)?;
     Ok(table)
 }

@@ -30,6 +30,20 @@ pub(crate) struct Page<'a> {
     pub all_timelines: bool,
 }
 
+impl<'a> Page<'a> {
+    /// The page of a comparison alone, with no run behind it.
+    pub(crate) fn of(report: &'a Report) -> Page<'a> {
+        Page {
+            report,
+            config: None,
+            cells: &[],
+            sweeps: &[],
+            varies: &[],
+            all_timelines: false,
+        }
+    }
+}
+
 /// Escapes text for HTML element content and attribute values.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -549,7 +549,7 @@ fn topology_facts(
     let mine: Vec<&CellFile> = cells.iter().filter(|c| c.cell.topology == given).collect();
     let standin = mine.iter().any(|c| c.summary.standin);
     let plan = mine.iter().find_map(|c| c.topology.as_ref());
-    let size = plan.map(|p| plan_size(p, standin));
+    let size = plan.map(|p| p.size_in_words(standin));
     let server_version = mine
         .iter()
         .find_map(|c| c.summary.server_version.clone())
@@ -561,64 +561,6 @@ fn topology_facts(
         server_version,
         standin,
     }
-}
-
-/// A plan's members in words: `1 mongod` or `2 shards × 1 member, 1 config server, 1 mongos`,
-/// with the WiredTiger cache of each data-bearing mongod when the plan set one — not for the
-/// stand-in, which keeps its data in memory and has no cache to size (its capacity model is
-/// said on its own line).
-pub(crate) fn plan_size(plan: &crate::topology::Plan, standin: bool) -> String {
-    use crate::topology::MemberRole;
-    let count = |role: MemberRole| plan.members_with(role).count();
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut parts = Vec::new();
-    let standalone = count(MemberRole::Standalone);
-    if standalone > 0 {
-        // The seed's baseline was a plain mongod; microshard's runs as a 1-member replica set
-        // unless the topology says `baseline = "standalone"`: the words say which (#20).
-        let as_set = (plan.members_with(MemberRole::Standalone)).any(|m| m.replica_set.is_some());
-        parts.push(format!(
-            "{}{}",
-            plural(standalone, "mongod", "mongods"),
-            match as_set {
-                true => " (a 1-member replica set)",
-                false => " (plain, no replica set)",
-            }
-        ));
-    }
-    let shard_members = count(MemberRole::Shard);
-    if shard_members > 0 {
-        let shards = plan.shard_sets().len().max(1);
-        parts.push(format!(
-            "{} × {}",
-            plural(shards, "shard", "shards"),
-            plural(shard_members / shards, "member", "members")
-        ));
-    }
-    let config = count(MemberRole::Config);
-    if config > 0 {
-        parts.push(plural(config, "config server", "config servers"));
-    }
-    let mongos = count(MemberRole::Mongos);
-    if mongos > 0 {
-        parts.push(format!("{mongos} mongos"));
-    }
-    let caches: Vec<f64> = plan
-        .members
-        .iter()
-        .filter(|m| matches!(m.role, MemberRole::Standalone | MemberRole::Shard))
-        .filter_map(|m| m.cache_gb)
-        .collect();
-    if let Some(first) = caches.first().filter(|_| !standin)
-        && caches.iter().all(|c| (c - first).abs() < 1e-9)
-    {
-        parts.push(format!(
-            "cache {} GB each",
-            crate::topology::format_gb(*first)
-        ));
-    }
-    parts.join(", ")
 }
 
 fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -1115,34 +1057,6 @@ pub(crate) mod tests {
         assert!(
             !render(&empty, Format::Markdown).contains(".svg)"),
             "no chart, no link"
-        );
-    }
-
-    #[test]
-    fn plan_size_in_words() {
-        let spec = crate::topology::TopologySpec::shipped("microshard-2");
-        let mut opts =
-            crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
-        opts.total_memory_gb = Some(16.0);
-        let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
-        let words = plan_size(&plan, false);
-        assert!(
-            words.starts_with("2 shards × 1 member, 1 config server, 1 mongos, cache "),
-            "{words}"
-        );
-        // The stand-in has no cache to size: its words do not claim one.
-        assert_eq!(
-            plan_size(&plan, true),
-            "2 shards × 1 member, 1 config server, 1 mongos"
-        );
-        // The baseline says whether it is a replica set.
-        let spec = crate::topology::TopologySpec::shipped("single");
-        let opts = crate::topology::PlanOptions::new(&spec, crate::topology::BackendKind::Docker);
-        let plan = crate::backend::plan(&spec, &opts).unwrap_or_else(|e| panic!("{e}"));
-        let words = plan_size(&plan, false);
-        assert!(
-            words.starts_with("1 mongod (a 1-member replica set)"),
-            "{words}"
         );
     }
 

@@ -2,60 +2,59 @@
 //! table and links to the charts), CSV and JSON, and the HTML page through `html`.
 
 use super::columns::Columns;
-use super::html;
+use super::html::{self, Page};
 use super::table::HeaderRule;
 use super::{Format, Report, footer, where_lines};
 use crate::experiment::results::{ExperimentDir, ResultsError};
 
-/// Renders a report in the requested format.
+/// Renders a report in the requested format (tests: production renders a run's page).
+#[cfg(test)]
 pub(crate) fn render(report: &Report, format: Format) -> String {
     render_with(report, format, &Columns::Compact)
 }
 
 /// [`render`] with the table's columns chosen (terminal and Markdown; CSV, JSON and the HTML
 /// page always carry every column).
+#[cfg(test)]
 pub(crate) fn render_with(report: &Report, format: Format, columns: &Columns) -> String {
+    render_page(&Page::of(report), format, columns)
+}
+
+/// A report in `format` with what its run holds besides: Markdown links the charts of the
+/// comparison and its sweeps; HTML is the whole page with the run's facts.
+pub(crate) fn render_page(page: &Page, format: Format, columns: &Columns) -> String {
+    let report = page.report;
     match format {
         Format::Table => render_table(report, columns),
-        Format::Markdown => render_markdown(report, &chart_links(report, &[]), columns),
+        Format::Markdown => render_markdown(report, &chart_links(report, page.sweeps), columns),
         Format::Csv => super::columns::wide_table(report).csv(report.standin()),
         Format::Json => serde_json::to_string_pretty(report)
             .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")),
-        Format::Html => html::page(&html::Page {
-            report,
-            config: None,
-            cells: &[],
-            sweeps: &[],
-            varies: &[],
-            all_timelines: false,
-        }),
+        Format::Html => html::page(page),
     }
 }
 
-/// Builds and renders the report of an experiment directory. Markdown links the charts the
-/// directory holds; HTML is the whole page with the run's facts, with every cell's timeline when
-/// `all_timelines` (`report --timelines`), not only those of degraded or invalid cells.
+/// Builds and renders the report of an experiment directory ([`render_page`]), the page with
+/// every cell's timeline when `all_timelines` (`report --timelines`), not only those of
+/// degraded or invalid cells.
 pub(crate) fn render_dir(
     dir: &ExperimentDir,
     format: Format,
     all_timelines: bool,
     columns: &Columns,
 ) -> Result<String, ResultsError> {
-    let config = dir.config()?;
-    let cells = dir.cells()?;
+    let (config, cells, sweeps) = (dir.config()?, dir.cells()?, dir.sweeps());
     let report = super::build_with(dir, &config, &cells);
-    Ok(match format {
-        Format::Markdown => render_markdown(&report, &chart_links(&report, &dir.sweeps()), columns),
-        Format::Html => html::page(&html::Page {
-            report: &report,
-            config: Some(&config),
-            cells: &cells,
-            sweeps: &dir.sweeps(),
-            varies: &super::sweep::vary_shown(dir),
-            all_timelines,
-        }),
-        other => render_with(&report, other, columns),
-    })
+    let varies = super::sweep::vary_shown(dir);
+    let page = Page {
+        config: Some(&config),
+        cells: &cells,
+        sweeps: &sweeps,
+        varies: &varies,
+        all_timelines,
+        ..Page::of(&report)
+    };
+    Ok(render_page(&page, format, columns))
 }
 
 /// The charts written for a report (see [`write_files`]), in page order: each file name,
@@ -117,11 +116,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub(super) fn render_markdown(
-    report: &Report,
-    charts: &[(String, String)],
-    columns: &Columns,
-) -> String {
+fn render_markdown(report: &Report, charts: &[(String, String)], columns: &Columns) -> String {
     let mut out = super::marker_line(report.standin(), Format::Markdown);
     if let Some(i) = &report.interrupted {
         out.push_str(&format!("**{}**\n\n", md_escape(&i.sentence())));

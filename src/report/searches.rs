@@ -23,6 +23,11 @@ fn log_mean(side: &[Bounds]) -> Option<f64> {
     mean(&logs)
 }
 
+/// The geometric mean of the passing rates: a side's ceiling over its searches.
+pub(crate) fn geometric_mean(side: &[Bounds]) -> Option<f64> {
+    log_mean(side).map(f64::exp)
+}
+
 /// The mean of the logarithms of the failing rates; `None` when any search has none.
 fn log_mean_failed(side: &[Bounds]) -> Option<f64> {
     let failed: Option<Vec<f64>> = side.iter().map(|s| s.failed.map(f64::ln)).collect();

@@ -362,8 +362,7 @@ impl CpuFit {
 impl CeilingRecord {
     /// The one-line finding: the ceiling, or why there is none.
     pub(crate) fn finding(&self) -> String {
-        let bounds: Vec<String> = self.bounds.iter().map(Bound::shown).collect();
-        let bounds = bounds.join(", ");
+        let bounds = Bound::all_shown(&self.bounds);
         let (w, t) = (&self.workload, &self.topology);
         match &self.outcome {
             Some(Outcome::Found {
