@@ -15,7 +15,7 @@ use crate::backend::docker::{check_reference, check_spec_images};
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::model::CompareCommand;
-use crate::topology::{BackendKind, Kind, PlanOptions, TopologySpec};
+use crate::topology::{BackendKind, Kind, Loaded, PlanOptions, TopologySpec};
 
 // ----- servers ----------------------------------------------------------------------------------
 
@@ -123,11 +123,11 @@ impl<'a> Servers<'a> {
 }
 
 /// Checks everything about the servers before anything starts, and returns every topology as
-/// given with its spec as loaded: the backend, every topology (loaded and planned as it will be brought up),
+/// loaded ([`Loaded`]): the backend, every topology (loaded and planned as it will be brought up),
 /// `--mongod-arg`, the binaries, CPU sets, ports, and what the backend needs (a Docker engine
 /// with the image, or an existing cluster that accepts the credentials); last, `--standin`'s
 /// links, so a refusal leaves the state directory as it was.
-pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, TopologySpec)>> {
+pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<Loaded>> {
     let label = s.label;
     let kind = s.backend;
     let backend = crate::backend::of(kind);
@@ -147,20 +147,21 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, Topo
         crate::experiment::compare::check_scenarios(cmd, &specs)?;
     }
     let mut names = BTreeSet::new();
-    if let Some((name, spec)) = specs.iter().find(|(_, s)| !names.insert(s.name.as_str())) {
-        let named = &spec.name;
+    if let Some(t) = specs.iter().find(|t| !names.insert(t.spec.name.as_str())) {
+        let (given, named) = (&t.given, &t.spec.name);
         return Err(bad_input(format!(
-            "{label} {name}: another entry is also the topology named {named:?}"
+            "{label} {given}: another entry is also the topology named {named:?}"
         )));
     }
     // Planning finds the programs too; first, once, not once per topology.
     let linked_later = backend.runs_binaries() && s.binaries_linked_later;
     if !linked_later && !links_pending {
-        let sharded = specs.iter().any(|(_, spec)| spec.kind == Kind::Sharded);
+        let sharded = specs.iter().any(|t| t.spec.kind == Kind::Sharded);
         backend.programs_found(s.bin_dir, sharded)?;
     }
     let mut plans = Vec::new();
-    for (name, spec) in &specs {
+    for Loaded { given, spec, .. } in &specs {
+        let name = given.as_str();
         if backend.starts_servers() {
             crate::topology::check_cpusets(name, spec).map_err(bad_input)?;
         }
@@ -173,7 +174,7 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, Topo
         let plan = backend
             .plan(spec, &opts)
             .map_err(|e| bad_input(format!("{label} {name}: {e}")))?;
-        plans.push((*name, spec, plan));
+        plans.push((name, spec, plan));
     }
     let readiness = crate::backend::Readiness {
         label,
@@ -192,14 +193,12 @@ pub(crate) async fn servers(s: &Servers<'_>) -> anyhow::Result<Vec<(String, Topo
     if links_pending {
         crate::experiment::flags::link_if_standin(kind, s.bin_dir)?;
     }
-    Ok((specs.into_iter())
-        .map(|(given, spec)| (given.to_string(), spec))
-        .collect())
+    Ok(specs)
 }
 
 /// The flags about the servers (`--mongod-arg`, `--bin-dir`, `--image`, `--base-port`), then
 /// every topology loaded as it will be brought up, none listed twice.
-fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)>> {
+fn load_specs(s: &Servers<'_>) -> anyhow::Result<Vec<Loaded>> {
     let label = s.label;
     let mut seen = BTreeSet::new();
     if let Some(t) = s.topologies.iter().find(|t| !seen.insert(t.as_str())) {
@@ -226,7 +225,7 @@ fn load_specs<'a>(s: &Servers<'a>) -> anyhow::Result<Vec<(&'a str, TopologySpec)
             Unfit::Load(e) | Unfit::Image(e) => bad_input(format!("{label} {name}: {e}")),
         })?;
         spec.mongod_args.extend(s.extra_mongod_args.iter().cloned());
-        specs.push((name.as_str(), spec));
+        specs.push(Loaded::new(name, spec));
     }
     Ok(specs)
 }

@@ -11,7 +11,7 @@ pub(crate) struct Readiness<'a> {
     /// How messages name a topology (`--topologies`, `topology`).
     pub(crate) label: &'a str,
     /// Every topology as given and as loaded.
-    pub(crate) specs: &'a [(&'a str, TopologySpec)],
+    pub(crate) specs: &'a [crate::topology::Loaded],
     /// Every topology's plan (none when its binaries are linked later).
     pub(crate) plans: &'a [(&'a str, &'a TopologySpec, Plan)],
     /// The image was chosen by `--image` (a refusal names the flag).
@@ -29,9 +29,9 @@ pub(crate) struct Readiness<'a> {
 /// What the servers need, ready: every client engine a topology names (checked after the
 /// plans, which refuse clients that could not reach the cluster), then the backend's own.
 pub(crate) async fn ready(kind: BackendKind, check: &Readiness<'_>) -> Result<(), BackendError> {
-    for (name, spec) in check.specs {
-        let culprit = format!("{} {name}", check.label);
-        super::docker::ready::client_engines_ready(&culprit, spec, check.dry_run, check.pulls)
+    for t in check.specs {
+        let culprit = format!("{} {}", check.label, t.given);
+        super::docker::ready::client_engines_ready(&culprit, &t.spec, check.dry_run, check.pulls)
             .await?;
     }
     of(kind).ready(check).await

@@ -5,7 +5,6 @@ use clap::Args;
 use crate::experiment::ceiling::{self, CeilingCommand, Outcome};
 use crate::experiment::lab::Session;
 use crate::experiment::live::LiveLab;
-use crate::experiment::sweep::SweepTarget;
 use crate::output;
 
 use super::progress::ProgressDisplay;
@@ -40,7 +39,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         args.dry_run,
     )
     .await?;
-    cfg.topology_name = SweepTarget::loaded_name(&specs);
+    cfg.topology_name = specs.first().map(|t| t.name.clone());
     if args.dry_run {
         output::println(&plan(&cfg, &one.name, &one.scale_note))?;
         return Ok(());

@@ -338,7 +338,7 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
 async fn check_servers(
     args: &CompareArgs,
     start: &mut Start,
-) -> anyhow::Result<Vec<(String, crate::topology::TopologySpec)>> {
+) -> anyhow::Result<Vec<crate::topology::Loaded>> {
     let (command, relink) = match &*start {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
@@ -404,7 +404,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return super::resume_cmd::finished_sweep(dir, &outcome, &columns, args.strict);
     }
     let specs = target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
-    cfg.topology_name = cfg.topology_name.or(SweepTarget::loaded_name(&specs));
+    cfg.topology_name = (cfg.topology_name).or(specs.first().map(|t| t.name.clone()));
     if args.dry_run {
         output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
         return Ok(());
@@ -441,7 +441,7 @@ pub(crate) async fn target_preflight(
     servers: &ServerFlags,
     quiet: bool,
     dry_run: bool,
-) -> anyhow::Result<Vec<(String, crate::topology::TopologySpec)>> {
+) -> anyhow::Result<Vec<crate::topology::Loaded>> {
     if let SweepTarget::Uri(uri) = target {
         return crate::backend::existing::cluster_answers("--uri", uri)
             .await

@@ -657,7 +657,7 @@ pub(crate) async fn compare_with<L: Lab>(
 /// fewer threads than clients on a loaded topology.
 pub(crate) fn check_scenarios(
     cmd: &CompareCommand,
-    specs: &[(&str, crate::topology::TopologySpec)],
+    specs: &[crate::topology::Loaded],
 ) -> anyhow::Result<()> {
     if let Some(t) = cmd.threads {
         crate::error::flag_at_least("--threads", u64::from(t), 1)?;
@@ -669,9 +669,9 @@ pub(crate) fn check_scenarios(
     // Clients per cell on each topology: its client containers, or `--clients`.
     let clients: Vec<(&str, u64, bool)> = (specs.iter())
         .map(
-            |(t, spec)| match spec.clients.iter().map(|c| u64::from(c.count)).sum() {
-                0 => (*t, cmd.workload.clients, false),
-                n => (*t, n, true),
+            |t| match t.spec.clients.iter().map(|c| u64::from(c.count)).sum() {
+                0 => (t.given.as_str(), cmd.workload.clients, false),
+                n => (t.given.as_str(), n, true),
             },
         )
         .collect();

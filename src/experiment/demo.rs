@@ -33,7 +33,7 @@ pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
 /// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
     command: &CompareCommand,
-    loaded: Vec<(String, crate::topology::TopologySpec)>,
+    loaded: Vec<crate::topology::Loaded>,
     results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::model::CompareCommand;
 use super::sweep::{Resolved, SweepCommand};
 use crate::runner::verdict::thousands;
-use crate::topology::{Kind, TopologySpec};
+use crate::topology::{Kind, Loaded, TopologySpec};
 use crate::workload::{Properties, prop};
 
 /// The first line of every plan.
@@ -57,7 +57,7 @@ fn topology_line(spec: &TopologySpec) -> String {
 /// input names the flag or file at fault), its topologies as the server checks loaded them.
 pub(crate) fn new_compare_plan(
     cmd: &CompareCommand,
-    topologies: &[(String, TopologySpec)],
+    topologies: &[Loaded],
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
     let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
@@ -76,7 +76,7 @@ pub(crate) fn compare_plan(
     cmd: &CompareCommand,
     scenarios: &BTreeMap<String, Properties>,
     scale_note: &str,
-    topologies: &[(String, TopologySpec)],
+    topologies: &[Loaded],
     results_root: &std::path::Path,
 ) -> String {
     let mut out = String::new();
@@ -92,8 +92,8 @@ pub(crate) fn compare_plan(
         cmd.servers.backend
     );
     let _ = writeln!(out, "sizes: {scale_note}");
-    for (_, spec) in topologies {
-        let _ = writeln!(out, "{}", topology_line(spec));
+    for t in topologies {
+        let _ = writeln!(out, "{}", topology_line(&t.spec));
     }
     let run_time = scenario_lines(&mut out, cmd, scenarios);
     match &cmd.ceiling {

@@ -55,12 +55,12 @@ impl LiveLab {
     pub(crate) fn new(
         servers: &ServerFlags,
         clients: usize,
-        loaded: Vec<(String, TopologySpec)>,
+        loaded: Vec<crate::topology::Loaded>,
     ) -> LiveLab {
         LiveLab {
             backend: servers.backend,
             bin_dir: servers.bin_dir.clone(),
-            specs: loaded.into_iter().collect(),
+            specs: loaded.into_iter().map(|t| (t.given, t.spec)).collect(),
             base_port: None,
             events: crate::events::Discard::sink(),
             clients,
@@ -73,7 +73,7 @@ impl LiveLab {
     /// no `--base-port`, a free port range), held by the returned directory for the lab's life.
     pub(crate) fn for_compare(
         prepared: &super::compare::Prepared,
-        loaded: Vec<(String, TopologySpec)>,
+        loaded: Vec<crate::topology::Loaded>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &prepared.config.command;
         let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients(), loaded);

@@ -153,16 +153,11 @@ impl CompareCommand {
         Ok(self)
     }
 
-    /// Records the name of each topology not named yet, from each as given with the spec the
-    /// servers check loaded; a name stored earlier (`--resume`, `rerun`) is kept.
-    pub(crate) fn name_topologies<G: AsRef<str>>(
-        &mut self,
-        loaded: &[(G, crate::topology::TopologySpec)],
-    ) {
-        for (given, spec) in loaded {
-            let given = given.as_ref();
-            (self.topology_names.entry(given.to_string()))
-                .or_insert_with(|| crate::topology::loaded_name(given, spec));
+    /// Records the name of each topology not named yet, as the servers check loaded it; a name
+    /// stored earlier (`--resume`, `rerun`) is kept.
+    pub(crate) fn name_topologies(&mut self, loaded: &[crate::topology::Loaded]) {
+        for t in loaded {
+            (self.topology_names.entry(t.given.clone())).or_insert_with(|| t.name.clone());
         }
     }
 

@@ -62,14 +62,6 @@ impl SweepTarget {
         }
     }
 
-    /// The name of the topology as loaded by the servers check (none for a URI).
-    pub(crate) fn loaded_name(
-        loaded: &[(String, crate::topology::TopologySpec)],
-    ) -> Option<String> {
-        let (given, spec) = loaded.first()?;
-        Some(crate::topology::loaded_name(given, spec))
-    }
-
     /// The topology to bring up, as given (none for a URI).
     pub(crate) fn topologies(&self) -> &[String] {
         match self {

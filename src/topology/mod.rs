@@ -15,7 +15,7 @@ mod spec;
 
 pub(crate) use cpusets::{check_cpusets, local_engine};
 pub(crate) use flags::check_mongod_args;
-pub(crate) use label::{loaded_name, topology_label};
+pub(crate) use label::{Loaded, topology_label};
 pub use plan::{BackendKind, HostMemory, Member, MemberRole, Plan, PlanOptions, new_run_id};
 pub(crate) use plan::{
     Layout, MAX_UNIX_SOCKET_PATH, Placement, Seat, container_name, find_program, format_gb,

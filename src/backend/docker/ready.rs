@@ -13,9 +13,9 @@ use crate::topology::TopologySpec;
 pub(crate) async fn images(check: &Readiness<'_>) -> Result<(), BackendError> {
     let (image_flag, pulls, dry_run) = (check.image_flag, check.pulls, check.dry_run);
     let mut wanted: BTreeSet<(Option<String>, String)> = BTreeSet::new();
-    for (_, spec) in check.specs {
-        for h in &spec.hosts {
-            wanted.insert((h.docker.clone(), spec.image.clone()));
+    for t in check.specs {
+        for h in &t.spec.hosts {
+            wanted.insert((h.docker.clone(), t.spec.image.clone()));
         }
     }
     let mut engines = std::collections::BTreeMap::new();
