@@ -3,8 +3,8 @@
 use clap::Args;
 
 use crate::experiment::ceiling::{self, CeilingCommand, Outcome};
+use crate::experiment::checked::Checked;
 use crate::experiment::lab::Session;
-use crate::experiment::live::LiveLab;
 use crate::output;
 
 use super::progress::ProgressDisplay;
@@ -39,15 +39,16 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         args.dry_run,
     )
     .await?;
-    cfg.topology_name = specs.first().map(|t| t.name.clone());
+    let checked = Checked::new(cfg, specs);
+    let cfg = checked.record();
     if args.dry_run {
-        output::println(&plan(&cfg, &one.name, &one.scale_note))?;
+        output::println(&plan(cfg, &one.name, &one.scale_note))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients(), specs);
+    let mut lab = checked.lab();
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
-    let (dir, records) = ceiling::ceiling_with(&mut session, &cfg, one).await?;
+    let (dir, records) = ceiling::ceiling_with(&mut session, cfg, one).await?;
     let text = crate::report::ceiling::render_all(&records);
     output::println(text.trim_end())?;
     crate::report::ceiling_dir::write_files(&dir, &records)?;

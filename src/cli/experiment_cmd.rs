@@ -9,6 +9,7 @@ use super::progress::ProgressDisplay;
 use crate::error::bad_input;
 use crate::events::Events;
 use crate::experiment::calibrate;
+use crate::experiment::checked::Checked;
 use crate::experiment::compare::{self, MatrixOutcome, NewRun};
 use crate::experiment::demo;
 use crate::experiment::dry_run;
@@ -310,36 +311,39 @@ pub(crate) async fn compare(args: CompareArgs) -> anyhow::Result<()> {
     let columns = args.columns.resolve()?;
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
-    let mut start = match starting_point(&args)? {
+    let start = match starting_point(&args)? {
         Start::Finished(dir) => {
             return super::resume_cmd::finished_compare(&dir, args.format, &columns, args.strict);
         }
         start => start,
     };
-    let specs = check_servers(&args, &mut start).await?;
-    let prepared = match start {
-        Start::New(command) if args.dry_run => {
-            output::println(&dry_run::new_compare_plan(&command, &specs, &args.out)?)?;
-            return Ok(());
+    let specs = check_servers(&args, &start).await?;
+    let checked = match start {
+        Start::New(command) => {
+            let checked = Checked::new(command, specs);
+            if args.dry_run {
+                output::println(&dry_run::new_compare_plan(&checked, &args.out)?)?;
+                return Ok(());
+            }
+            let prepared = new_run(&args, checked.record(), &cancel, &progress).await?;
+            checked.with(prepared)
         }
-        Start::New(command) => new_run(&args, &command, &cancel, &progress).await?,
-        Start::Resumed(prepared) => prepared,
+        Start::Resumed(prepared) => Checked::new(prepared, specs),
         Start::Finished(_) => return Ok(()),
     };
-    let (mut lab, _demo_links) = LiveLab::for_compare(&prepared, specs)?;
+    let (mut lab, _demo_links) = LiveLab::for_compare(&checked)?;
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
-    let (dir, outcome) = compare::compare_with(&mut session, prepared).await?;
+    let (dir, outcome) = compare::compare_with(&mut session, checked.into_record()).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }
 
-/// The servers check of a `compare` (`preflight::servers`); the record's topologies are then
-/// named as it loaded them (a resumed record keeps the names it stored).
+/// The servers check of a `compare` (`preflight::servers`): its topologies as loaded.
 async fn check_servers(
     args: &CompareArgs,
-    start: &mut Start,
+    start: &Start,
 ) -> anyhow::Result<Vec<crate::topology::Loaded>> {
-    let (command, relink) = match &*start {
+    let (command, relink) = match start {
         Start::Resumed(p) => (&p.config.command, p.relinks_standin()),
         Start::New(command) => (command, false),
         Start::Finished(_) => return Ok(Vec::new()),
@@ -349,13 +353,7 @@ async fn check_servers(
         .linked_later(relink)
         .dry_run(args.dry_run)
         .resumed(!matches!(start, Start::New(_)));
-    let specs = preflight::servers(&servers).await?;
-    match start {
-        Start::Resumed(p) => p.config.command.name_topologies(&specs),
-        Start::New(command) => command.name_topologies(&specs),
-        Start::Finished(_) => {}
-    }
-    Ok(specs)
+    preflight::servers(&servers).await
 }
 
 /// A new experiment's run directory and record, this machine's client ceiling measured first.
@@ -383,7 +381,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     // The command line's sweep, checked, or with `--resume` the stored one (and its directory).
-    let (mut cfg, resumed) = match args.asked.resume.clone() {
+    let (cfg, resumed) = match args.asked.resume.clone() {
         Some(path) => {
             let (dir, cfg) = super::resume_cmd::reopen_sweep(&path, args.asked)?;
             (cfg, Some(dir))
@@ -404,17 +402,18 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return super::resume_cmd::finished_sweep(dir, &outcome, &columns, args.strict);
     }
     let specs = target_preflight(&cfg.target, &cfg.servers, args.quiet, args.dry_run).await?;
-    cfg.topology_name = (cfg.topology_name).or(specs.first().map(|t| t.name.clone()));
+    let checked = Checked::new(cfg, specs);
+    let cfg = checked.record();
     if args.dry_run {
-        output::println(&dry_run::sweep_plan(&cfg, &resolved))?;
+        output::println(&dry_run::sweep_plan(cfg, &resolved))?;
         return Ok(());
     }
-    let mut lab = LiveLab::new(&cfg.servers, cfg.workload_flags.clients(), specs);
+    let mut lab = checked.lab();
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
     let swept = match resumed {
-        Some(dir) => sweep::resume_with(&mut session, &cfg, &resolved, dir).await?,
-        None => sweep::sweep_with(&mut session, &cfg, &resolved).await?,
+        Some(dir) => sweep::resume_with(&mut session, cfg, &resolved, dir).await?,
+        None => sweep::sweep_with(&mut session, cfg, &resolved).await?,
     };
     // The seed-2 table first: the page written with the reports shows it (`vary.json`).
     if !swept.outcome.is_single() {
@@ -588,12 +587,13 @@ pub(crate) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     crate::writable::dir("--out", &args.out)?;
     let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
     let specs = preflight::servers(&preflight::Servers::of_demo(&command, pulls)).await?;
+    let checked = Checked::new(command, specs);
     progress.line(&format!(
         "microshard demo: stand-in servers (not MongoDB) with a capacity of {} workers × {} µs per operation = {:.0} ops/s per mongod",
         args.workers,
         args.service_time_us,
         f64::from(args.workers) * 1e6 / args.service_time_us.max(1) as f64
     ));
-    let (dir, outcome) = demo::demo(&command, specs, &args.out, &cancel, &progress).await?;
+    let (dir, outcome) = demo::demo(checked, &args.out, &cancel, &progress).await?;
     finish_matrix(&dir, &outcome, args.format, &columns, args.strict)
 }

@@ -10,6 +10,7 @@ use super::experiment_cmd::matrix_exit;
 use super::progress::ProgressDisplay;
 use crate::error::bad_input;
 use crate::events::Events;
+use crate::experiment::checked::Checked;
 use crate::experiment::compare::{self, NewRun};
 use crate::experiment::lab::Session;
 use crate::experiment::live::LiveLab;
@@ -84,11 +85,11 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     crate::writable::dir("--out", &out)?;
     let pulls = (!args.quiet).then_some(&Terminal as &dyn Events);
     let specs = preflight::servers(&preflight::Servers::of_compare(&command, pulls)).await?;
-    command.name_topologies(&specs);
+    let checked = Checked::new(command, specs);
     let cancel = crate::signals::install();
     let progress = ProgressDisplay::auto(args.quiet);
     let mut prepared = compare::create(
-        &command,
+        checked.record(),
         &NewRun {
             client_ceiling: record.client_ceiling,
             results_root: out,
@@ -103,10 +104,11 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
         "microshard: measuring {} again from its record",
         original.path().display()
     ));
-    let (mut lab, _links) = LiveLab::for_compare(&prepared, specs)?;
+    let checked = checked.with(prepared);
+    let (mut lab, _links) = LiveLab::for_compare(&checked)?;
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
-    let (dir, outcome) = compare::compare_with(&mut session, prepared).await?;
+    let (dir, outcome) = compare::compare_with(&mut session, checked.into_record()).await?;
     report::write_reports(&dir)?;
     let mut text = report::diff::diff_dirs(&original, &dir, args.format)?;
     let verdict = report::reproduced::verdict(&report::build(&original)?, &report::build(&dir)?);

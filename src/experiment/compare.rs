@@ -664,7 +664,7 @@ pub(crate) fn check_scenarios(
     }
     let overrides = super::scenario::parse_overrides(&cmd.workload.overrides())?;
     let mut cmd = cmd.clone();
-    cmd.name_topologies(specs);
+    super::checked::Record::name_topologies(&mut cmd, specs);
     let (resolved, _) = resolve(&cmd, None)?;
     // Clients per cell on each topology: its client containers, or `--clients`.
     let clients: Vec<(&str, u64, bool)> = (specs.iter())

@@ -3,8 +3,9 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::checked::Checked;
 use super::compare::{MatrixOutcome, NewRun};
-use super::live::{DEMO_PORTS, LiveLab, demo_links, free_port_range};
+use super::live::{DEMO_PORTS, demo_links, free_port_range};
 use super::model::CompareCommand;
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -29,27 +30,25 @@ pub(crate) fn capacity_args(service_time_us: u64, workers: u32) -> Vec<String> {
     ]
 }
 
-/// The whole compare pipeline on stand-in topologies: `command` is a `compare` record (named
-/// `demo`, checked), run on stand-in links made now, in a free port range unless it names one.
+/// The whole compare pipeline on stand-in topologies: `checked` is a `compare` record (named
+/// `demo`), run on stand-in links made now, in a free port range unless it names one.
 pub(crate) async fn demo(
-    command: &CompareCommand,
-    loaded: Vec<crate::topology::Loaded>,
+    checked: Checked<CompareCommand>,
     results_root: &std::path::Path,
     cancel: &CancellationToken,
     progress: &Progress,
 ) -> anyhow::Result<(ExperimentDir, MatrixOutcome)> {
     let bin = demo_links()?;
-    let mut command = command.clone();
+    let mut command = checked.record().clone();
     command.servers.bin_dir = Some(bin.path().to_path_buf());
-    command.name_topologies(&loaded);
-    let mut lab = LiveLab::new(&command.servers, 1, loaded);
-    lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
-    lab.events = progress.events();
     let at = NewRun {
         results_root: results_root.to_path_buf(),
         ..Default::default()
     };
-    let prepared = super::compare::create(&command, &at)?;
+    let checked = checked.with(super::compare::create(&command, &at)?);
+    let mut lab = checked.lab();
+    lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
+    lab.events = progress.events();
     let mut session = super::lab::Session::new(&mut lab, cancel, progress);
-    super::compare::compare_with(&mut session, prepared).await
+    super::compare::compare_with(&mut session, checked.into_record()).await
 }

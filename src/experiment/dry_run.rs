@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::checked::Checked;
 use super::model::CompareCommand;
 use super::sweep::{Resolved, SweepCommand};
 use crate::runner::verdict::thousands;
@@ -56,11 +57,12 @@ fn topology_line(spec: &TopologySpec) -> String {
 /// The plan of the new `compare` `cmd` asks for, its scenarios resolved as the run would (bad
 /// input names the flag or file at fault), its topologies as the server checks loaded them.
 pub(crate) fn new_compare_plan(
-    cmd: &CompareCommand,
-    topologies: &[Loaded],
+    checked: &Checked<CompareCommand>,
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
+    let cmd = checked.record();
     let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
+    let topologies = checked.topologies();
     Ok(compare_plan(
         cmd,
         &scenarios,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
+use super::checked::Checked;
 use super::flags::ServerFlags;
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
@@ -68,16 +69,14 @@ impl LiveLab {
         }
     }
 
-    /// The lab a `compare` record asks for, from its `loaded` topologies: its backend, binaries,
-    /// ports and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with
+    /// The lab a checked `compare` record asks for: its backend, binaries, ports and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with
     /// no `--base-port`, a free port range), held by the returned directory for the lab's life.
     pub(crate) fn for_compare(
-        prepared: &super::compare::Prepared,
-        loaded: Vec<crate::topology::Loaded>,
+        checked: &Checked<super::compare::Prepared>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
-        let cmd = &prepared.config.command;
-        let mut lab = LiveLab::new(&cmd.servers, cmd.workload.clients(), loaded);
-        if !prepared.relinks_standin() {
+        let cmd = &checked.record().config.command;
+        let mut lab = checked.lab();
+        if !checked.record().relinks_standin() {
             return Ok((lab, None));
         }
         let links = demo_links()?;

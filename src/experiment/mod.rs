@@ -6,6 +6,7 @@
 pub mod balancer;
 pub(crate) mod calibrate;
 pub(crate) mod ceiling;
+pub(crate) mod checked;
 pub(crate) mod client_ceiling_server;
 pub(crate) mod compare;
 pub mod crosscheck;

@@ -109,7 +109,7 @@ pub struct CompareCommand {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::slo::SearchSpec>,
     /// The name each topology is shown by and its cells are filed under (as given → name),
-    /// decided when the servers check loaded it ([`CompareCommand::name_topologies`]); never
+    /// decided when the servers check loaded it ([`Record::name_topologies`](super::checked::Record::name_topologies)); never
     /// read from the file again, so a renamed or deleted file changes nothing.
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -151,14 +151,6 @@ impl CompareCommand {
         self.servers = self.servers.checked()?;
         self.workload = self.workload.checked();
         Ok(self)
-    }
-
-    /// Records the name of each topology not named yet, as the servers check loaded it; a name
-    /// stored earlier (`--resume`, `rerun`) is kept.
-    pub(crate) fn name_topologies(&mut self, loaded: &[crate::topology::Loaded]) {
-        for t in loaded {
-            (self.topology_names.entry(t.given.clone())).or_insert_with(|| t.name.clone());
-        }
     }
 
     /// The name `given` is shown by: the one stored when it loaded, else (an experiment

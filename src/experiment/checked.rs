@@ -1,0 +1,109 @@
+//! A command's record once the servers check has passed (`preflight::servers`): the record,
+//! with each of its topologies as loaded and named in it. Its fields are private and it is made
+//! only from what the check returned, so a lab is only ever built from checked topologies, and
+//! from the same ones the dry run shows (`docs/reliability.md` §1, `docs/architecture.md`).
+
+use super::compare::Prepared;
+use super::flags::ServerFlags;
+use super::live::LiveLab;
+use super::model::CompareCommand;
+use crate::topology::Loaded;
+
+/// What a lab needs of a record: its servers, its client processes per run, and a place for the
+/// names its topologies loaded with.
+pub(crate) trait Record {
+    /// Backend, binaries, arguments and ports.
+    fn servers(&self) -> &ServerFlags;
+    /// Client processes driving each run (`--clients`).
+    fn clients(&self) -> usize;
+    /// Records the name each loaded topology is shown by; a name stored earlier is kept.
+    fn name_topologies(&mut self, loaded: &[Loaded]);
+}
+
+/// A record and the topologies the servers check loaded for it.
+#[derive(Debug)]
+pub(crate) struct Checked<C> {
+    record: C,
+    topologies: Vec<Loaded>,
+}
+
+impl<C: Record> Checked<C> {
+    /// `record` with `topologies` (what `preflight::servers` returned for it; none for a server
+    /// at a URI), each named in it.
+    pub(crate) fn new(mut record: C, topologies: Vec<Loaded>) -> Checked<C> {
+        record.name_topologies(&topologies);
+        Checked { record, topologies }
+    }
+
+    /// The same topologies with the record this one led to (a `compare`'s run directory and
+    /// stored configuration).
+    pub(crate) fn with<D: Record>(self, record: D) -> Checked<D> {
+        Checked::new(record, self.topologies)
+    }
+
+    pub(crate) fn record(&self) -> &C {
+        &self.record
+    }
+
+    pub(crate) fn topologies(&self) -> &[Loaded] {
+        &self.topologies
+    }
+
+    pub(crate) fn into_record(self) -> C {
+        self.record
+    }
+
+    /// The lab that brings these topologies up with the record's backend and binaries, each
+    /// run driven by its client processes.
+    pub(crate) fn lab(&self) -> LiveLab {
+        let (record, topologies) = (&self.record, self.topologies.clone());
+        LiveLab::new(record.servers(), record.clients(), topologies)
+    }
+}
+
+impl Record for CompareCommand {
+    fn servers(&self) -> &ServerFlags {
+        &self.servers
+    }
+    fn clients(&self) -> usize {
+        self.workload.clients()
+    }
+    fn name_topologies(&mut self, loaded: &[Loaded]) {
+        for t in loaded {
+            (self.topology_names.entry(t.given.clone())).or_insert_with(|| t.name.clone());
+        }
+    }
+}
+
+impl Record for Prepared {
+    fn servers(&self) -> &ServerFlags {
+        &self.config.command.servers
+    }
+    fn clients(&self) -> usize {
+        self.config.command.clients()
+    }
+    fn name_topologies(&mut self, loaded: &[Loaded]) {
+        self.config.command.name_topologies(loaded)
+    }
+}
+
+/// A `sweep` or `ceiling` record: one topology (none for `--uri`), named once.
+macro_rules! one_topology_record {
+    ($command:ty) => {
+        impl Record for $command {
+            fn servers(&self) -> &ServerFlags {
+                &self.servers
+            }
+            fn clients(&self) -> usize {
+                self.workload_flags.clients()
+            }
+            fn name_topologies(&mut self, loaded: &[Loaded]) {
+                if self.topology_name.is_none() {
+                    self.topology_name = loaded.first().map(|t| t.name.clone());
+                }
+            }
+        }
+    };
+}
+one_topology_record!(super::sweep::SweepCommand);
+one_topology_record!(super::ceiling::CeilingCommand);
