@@ -107,3 +107,50 @@ macro_rules! one_topology_record {
 }
 one_topology_record!(super::sweep::SweepCommand);
 one_topology_record!(super::ceiling::CeilingCommand);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologySpec;
+
+    fn loaded(given: &str, name: &str) -> Loaded {
+        let mut spec = TopologySpec::shipped("single");
+        spec.name = name.into();
+        Loaded::new(given, spec)
+    }
+
+    #[test]
+    fn the_record_names_each_topology_as_it_loaded_and_keeps_a_name_it_stored() {
+        let mut cmd = CompareCommand::default();
+        (cmd.topology_names).insert("box.toml".into(), "named-earlier".into());
+        let topologies = vec![
+            loaded("/home/me/big.toml", "big-box"),
+            loaded("box.toml", "renamed-since"),
+            loaded("single", "single"),
+        ];
+        let checked = Checked::new(cmd, topologies);
+        let names = &checked.record().topology_names;
+        assert_eq!(names["/home/me/big.toml"], "big-box", "a file: its name");
+        assert_eq!(
+            names["box.toml"], "named-earlier",
+            "a resumed record keeps its own"
+        );
+        assert_eq!(names["single"], "single", "a shipped one: as given");
+        assert_eq!(checked.topologies().len(), 3);
+    }
+
+    #[test]
+    fn a_sweep_takes_its_topology_name_once() {
+        let mut sweep = crate::experiment::sweep::tests::command(&[
+            "--topology",
+            "single",
+            "-P",
+            "workloads/S2",
+        ]);
+        let named = Checked::new(sweep.clone(), vec![loaded("/x/box.toml", "box")]);
+        assert_eq!(named.record().topology_name.as_deref(), Some("box"));
+        sweep.topology_name = Some("stored".into());
+        let kept = Checked::new(sweep, vec![loaded("/x/box.toml", "box")]);
+        assert_eq!(kept.record().topology_name.as_deref(), Some("stored"));
+    }
+}

@@ -52,8 +52,9 @@ pub(crate) struct LiveLab {
 
 impl LiveLab {
     /// A lab bringing each `loaded` topology (as given, with its checked spec) up, with the
-    /// backend and binaries `servers` say, driving each run with `clients` processes.
-    pub(crate) fn new(
+    /// backend and binaries `servers` say, driving each run with `clients` processes; made only
+    /// by [`Checked::lab`], so only from topologies that passed the servers check.
+    pub(super) fn new(
         servers: &ServerFlags,
         clients: usize,
         loaded: Vec<crate::topology::Loaded>,
