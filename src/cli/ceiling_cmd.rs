@@ -5,6 +5,7 @@ use clap::Args;
 use crate::experiment::ceiling::{self, CeilingCommand, Outcome};
 use crate::experiment::checked::Checked;
 use crate::experiment::lab::Session;
+use crate::experiment::live::LiveLab;
 use crate::output;
 
 use super::progress::ProgressDisplay;
@@ -45,7 +46,7 @@ pub(crate) async fn ceiling(args: CeilingArgs) -> anyhow::Result<()> {
         output::println(&plan(cfg, &one.name, &one.scale_note))?;
         return Ok(());
     }
-    let mut lab = checked.lab();
+    let mut lab = LiveLab::of(&checked);
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
     let (dir, records) = ceiling::ceiling_with(&mut session, cfg, one).await?;

@@ -408,7 +408,7 @@ pub(crate) async fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         output::println(&dry_run::sweep_plan(cfg, &resolved))?;
         return Ok(());
     }
-    let mut lab = checked.lab();
+    let mut lab = LiveLab::of(&checked);
     lab.events = progress.events();
     let mut session = Session::new(&mut lab, &cancel, &progress);
     let swept = match resumed {

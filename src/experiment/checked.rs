@@ -1,11 +1,10 @@
 //! A command's record once the servers check has passed (`preflight::servers`): the record,
 //! with each of its topologies as loaded and named in it. Its fields are private and it is made
-//! only from what the check returned, so a lab is only ever built from checked topologies, and
+//! only from what the check returned, so a lab is only ever built from checked topologies
+//! (`experiment::live::LiveLab::of`), and
 //! from the same ones the dry run shows (`docs/reliability.md` §1, `docs/architecture.md`).
 
-use super::compare::Prepared;
 use super::flags::ServerFlags;
-use super::live::LiveLab;
 use super::model::CompareCommand;
 use crate::topology::Loaded;
 
@@ -52,13 +51,6 @@ impl<C: Record> Checked<C> {
     pub(crate) fn into_record(self) -> C {
         self.record
     }
-
-    /// The lab that brings these topologies up with the record's backend and binaries, each
-    /// run driven by its client processes.
-    pub(crate) fn lab(&self) -> LiveLab {
-        let (record, topologies) = (&self.record, self.topologies.clone());
-        LiveLab::new(record.servers(), record.clients(), topologies)
-    }
 }
 
 impl Record for CompareCommand {
@@ -72,18 +64,6 @@ impl Record for CompareCommand {
         for t in loaded {
             (self.topology_names.entry(t.given.clone())).or_insert_with(|| t.name.clone());
         }
-    }
-}
-
-impl Record for Prepared {
-    fn servers(&self) -> &ServerFlags {
-        &self.config.command.servers
-    }
-    fn clients(&self) -> usize {
-        self.config.command.clients()
-    }
-    fn name_topologies(&mut self, loaded: &[Loaded]) {
-        self.config.command.name_topologies(loaded)
     }
 }
 

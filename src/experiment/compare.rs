@@ -46,6 +46,18 @@ pub(crate) struct Prepared {
     pub remeasure: Remeasure,
 }
 
+impl super::checked::Record for Prepared {
+    fn servers(&self) -> &super::flags::ServerFlags {
+        &self.config.command.servers
+    }
+    fn clients(&self) -> usize {
+        self.config.command.workload.clients()
+    }
+    fn name_topologies(&mut self, loaded: &[crate::topology::Loaded]) {
+        self.config.command.name_topologies(loaded)
+    }
+}
+
 impl Prepared {
     /// A resumed `demo` whose temporary stand-in links are gone: the lab links them again.
     pub(crate) fn relinks_standin(&self) -> bool {

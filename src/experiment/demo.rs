@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::checked::Checked;
 use super::compare::{MatrixOutcome, NewRun};
-use super::live::{DEMO_PORTS, demo_links, free_port_range};
+use super::live::{DEMO_PORTS, LiveLab, demo_links, free_port_range};
 use super::model::CompareCommand;
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -46,7 +46,7 @@ pub(crate) async fn demo(
         ..Default::default()
     };
     let checked = checked.with(super::compare::create(&command, &at)?);
-    let mut lab = checked.lab();
+    let mut lab = LiveLab::of(&checked);
     lab.base_port = (command.servers.base_port).or_else(|| free_port_range(DEMO_PORTS));
     lab.events = progress.events();
     let mut session = super::lab::Session::new(&mut lab, cancel, progress);

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
-use super::checked::Checked;
-use super::flags::ServerFlags;
+use super::checked::{Checked, Record};
 use super::lab::{Deployment, Lab, Measured};
 use super::metrics::Watched;
 use super::summary::summarize;
@@ -51,21 +50,19 @@ pub(crate) struct LiveLab {
 }
 
 impl LiveLab {
-    /// A lab bringing each `loaded` topology (as given, with its checked spec) up, with the
-    /// backend and binaries `servers` say, driving each run with `clients` processes; made only
-    /// by [`Checked::lab`], so only from topologies that passed the servers check.
-    pub(super) fn new(
-        servers: &ServerFlags,
-        clients: usize,
-        loaded: Vec<crate::topology::Loaded>,
-    ) -> LiveLab {
+    /// The lab bringing a checked record's topologies up with its backend and binaries, each
+    /// run driven by its client processes: the only way to make one, so it brings up only
+    /// topologies that passed the servers check.
+    pub(crate) fn of<C: Record>(checked: &Checked<C>) -> LiveLab {
+        let servers = checked.record().servers();
+        let loaded = checked.topologies().iter().cloned();
         LiveLab {
             backend: servers.backend,
             bin_dir: servers.bin_dir.clone(),
-            specs: loaded.into_iter().map(|t| (t.given, t.spec)).collect(),
+            specs: loaded.map(|t| (t.given, t.spec)).collect(),
             base_port: None,
             events: crate::events::Discard::sink(),
-            clients,
+            clients: checked.record().clients(),
             connections: Default::default(),
         }
     }
@@ -76,7 +73,7 @@ impl LiveLab {
         checked: &Checked<super::compare::Prepared>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {
         let cmd = &checked.record().config.command;
-        let mut lab = checked.lab();
+        let mut lab = LiveLab::of(checked);
         if !checked.record().relinks_standin() {
             return Ok((lab, None));
         }
