@@ -13,7 +13,8 @@ pub(crate) fn text_width(text: &str, size: u32) -> i32 {
 pub(super) fn measure(text: &str, size: u32, bold: bool) -> i32 {
     let weight = if bold { "bold" } else { "normal" };
     let px = f64::from(size) / 1.24;
-    let escaped = crate::report::html::esc(text);
+    // Only `&` and `<` end a text node early (the text is measured, never shown).
+    let escaped = text.replace('&', "&amp;").replace('<', "&lt;");
     let svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><text x="0" y="{px}" font-family="sans-serif" font-size="{px}" font-weight="{weight}" xml:space="preserve">{escaped}</text></svg>"#
     );
