@@ -1,8 +1,8 @@
 //! A command's record once the servers check has passed (`preflight::servers`): the record,
 //! with each of its topologies as loaded and named in it. Its fields are private and it is made
-//! only from what the check returned, so a lab is only ever built from checked topologies
-//! (`experiment::live::LiveLab::of`), and
-//! from the same ones the dry run shows (`docs/reliability.md` §1, `docs/architecture.md`).
+//! only from what the check returned, so the lab (`experiment::live::LiveLab::of`) brings up
+//! only checked topologies, the same ones the dry run shows (`docs/reliability.md` §1,
+//! `docs/architecture.md`).
 
 use super::flags::ServerFlags;
 use super::model::CompareCommand;

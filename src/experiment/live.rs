@@ -67,8 +67,9 @@ impl LiveLab {
         }
     }
 
-    /// The lab a checked `compare` record asks for: its backend, binaries, ports and clients. A resumed `demo` whose stand-in links are gone gets new ones (and, with
-    /// no `--base-port`, a free port range), held by the returned directory for the lab's life.
+    /// The lab a checked `compare` record asks for: its backend, binaries, ports and clients. A
+    /// resumed `demo` whose stand-in links are gone gets new ones (and, with no `--base-port`, a
+    /// free port range), held by the returned directory for the lab's life.
     pub(crate) fn for_compare(
         checked: &Checked<super::compare::Prepared>,
     ) -> anyhow::Result<(LiveLab, Option<tempfile::TempDir>)> {

@@ -109,8 +109,8 @@ pub struct CompareCommand {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<super::slo::SearchSpec>,
     /// The name each topology is shown by and its cells are filed under (as given → name),
-    /// decided when the servers check loaded it ([`Record::name_topologies`](super::checked::Record::name_topologies)); never
-    /// read from the file again, so a renamed or deleted file changes nothing.
+    /// decided when the servers check loaded it (`checked::Record::name_topologies`); never read
+    /// from the file again, so a renamed or deleted file changes nothing.
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub topology_names: BTreeMap<String, String>,
