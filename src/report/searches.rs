@@ -7,8 +7,8 @@
 
 use super::stats::{ALPHA, Basis, Comparison, Interval, mean, student_t_two_sided_p};
 
-/// One search's ceiling as the ratio needs it (`Outcome::bounds`): the achieved rate that passed and the offered
-/// rate that failed (`None`: nothing failed above it, a lower bound only).
+/// One search's ceiling as the ratio needs it (`Outcome::bounds`): the achieved rate that passed
+/// and the offered rate that failed (`None`: nothing failed above it, a lower bound only).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Bounds {
     /// ops/s.
