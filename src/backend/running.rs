@@ -200,13 +200,11 @@ impl RunningCluster {
     /// or of a lagging set do not show the load.
     pub fn data_primaries(&self) -> impl Iterator<Item = &RunningMember> {
         self.data_members().filter(|m| {
-            let set = self
+            match self
                 .plan
-                .members
-                .iter()
-                .find(|p| p.name == m.name)
-                .and_then(|p| p.replica_set.clone());
-            match set.and_then(|s| self.primaries.get(&s)) {
+                .set_of(&m.name)
+                .and_then(|s| self.primaries.get(s))
+            {
                 Some(primary) => *primary == m.name,
                 None => true,
             }

@@ -528,7 +528,10 @@ pub(crate) async fn diff(args: DiffArgs) -> anyhow::Result<()> {
             ));
         }
     }
-    output::println(&report::diff::diff_dirs(&a, &b, args.format)?)?;
+    output::println(&report::diff::render(
+        &report::diff::diff_of(&a, &b)?,
+        args.format,
+    ))?;
     Ok(())
 }
 

@@ -110,7 +110,7 @@ pub(crate) async fn rerun(args: RerunArgs) -> anyhow::Result<()> {
     let mut session = Session::new(&mut lab, &cancel, &progress);
     let (dir, outcome) = compare::compare_with(&mut session, checked.into_record()).await?;
     report::write_reports(&dir)?;
-    let mut text = report::diff::diff_dirs(&original, &dir, args.format)?;
+    let mut text = report::diff::render(&report::diff::diff_of(&original, &dir)?, args.format);
     let verdict = report::reproduced::verdict(&report::build(&original)?, &report::build(&dir)?);
     if matches!(args.format, Format::Table | Format::Markdown) {
         text.push_str(&verdict.text);

@@ -8,8 +8,7 @@ use anyhow::Context;
 
 use super::lab::{Deployment, Lab, Session};
 use super::model::{
-    CONFIG_SCHEMA, CellFile, CellId, CompareCommand, DEFAULT_DEGRADED_FRACTION, ExperimentConfig,
-    NotRun, Remeasure, VerdictLines,
+    CellFile, CellId, CompareCommand, ExperimentConfig, NotRun, Remeasure, VerdictLines,
 };
 use super::progress::Progress;
 use super::results::ExperimentDir;
@@ -121,18 +120,8 @@ pub(crate) fn create(cmd: &CompareCommand, at: &NewRun) -> anyhow::Result<Prepar
     let mut cmd = cmd.clone();
     cmd.baseline = check_topology_names(&cmd)?;
     let config = ExperimentConfig {
-        schema: CONFIG_SCHEMA.into(),
-        created: chrono::Utc::now().to_rfc3339(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command: cmd,
-        scale_note,
-        properties,
-        host: crate::measure::HostFacts::collect(),
-        server_versions: BTreeMap::new(),
-        standin: false,
-        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
         client_ceiling: at.client_ceiling,
-        sessions: Vec::new(),
+        ..ExperimentConfig::new(cmd, scale_note, properties)
     };
     let dir = ExperimentDir::create(&at.results_root, &config.command.name).with_context(|| {
         format!(
@@ -313,7 +302,15 @@ async fn run_turn<L: Lab>(
     let result = match result {
         Ok(Some(dead)) => {
             let rest = turn.ids.iter().filter(|id| !turn.dir.is_finished(id));
-            let skipped = record_not_run(turn.dir, config.session(), rest, &dead)?;
+            let skipped: Vec<NotRun> = rest
+                .map(|id| NotRun {
+                    cell: id.clone(),
+                    reason: dead.clone(),
+                    session: config.session(),
+                    word: None,
+                })
+                .collect();
+            turn.dir.record_not_run(&skipped)?;
             progress.line(&format!(
                 "microshard: {shown}: {} later cell(s) not run ({}); tearing it down",
                 skipped.len(),
@@ -339,25 +336,6 @@ async fn run_turn<L: Lab>(
         outcome.interrupted = true;
     }
     Ok(())
-}
-
-/// Records the cells `ids` as not run in `session` for `reason`.
-fn record_not_run<'a>(
-    dir: &ExperimentDir,
-    session: u32,
-    ids: impl Iterator<Item = &'a CellId>,
-    reason: &str,
-) -> anyhow::Result<Vec<NotRun>> {
-    let rest: Vec<NotRun> = ids
-        .map(|id| NotRun {
-            cell: id.clone(),
-            reason: reason.to_string(),
-            session,
-            word: None,
-        })
-        .collect();
-    dir.record_not_run(&rest)?;
-    Ok(rest)
 }
 
 /// Measures a topology's cells in order; a member found dead ends them (`Some(Dead)`).
@@ -555,24 +533,19 @@ impl MatrixOutcome {
 pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines> {
     let mut lines = VerdictLines::default();
     let cmd = dir.config()?.command;
+    let name = |id: &CellId| {
+        let topology = cmd.topology_name(&id.topology);
+        format!("{topology} {} #{}", id.scenario, id.repeat)
+    };
     for c in dir.cells()? {
-        let (v, id) = (&c.summary.validity, &c.cell);
-        let cell = format!(
-            "{} {} #{}",
-            cmd.topology_name(&id.topology),
-            id.scenario,
-            id.repeat
-        );
-        lines.push(v, &format!("{cell} is {}: {}", v.verdict, v.summary()));
+        let v = &c.summary.validity;
+        let line = format!("{} is {}: {}", name(&c.cell), v.verdict, v.summary());
+        lines.push(v, &line);
     }
     for n in dir.not_run() {
-        lines.invalid.push(format!(
-            "{} {} #{} {}",
-            cmd.topology_name(&n.cell.topology),
-            n.cell.scenario,
-            n.cell.repeat,
-            n.reason
-        ));
+        lines
+            .invalid
+            .push(format!("{} {}", name(&n.cell), n.reason));
     }
     Ok(lines)
 }

@@ -61,13 +61,12 @@ pub(crate) fn new_compare_plan(
     results_root: &std::path::Path,
 ) -> anyhow::Result<String> {
     let cmd = checked.record();
-    let (scenarios, scale_note) = super::compare::resolve(cmd, None)?;
-    let topologies = checked.topologies();
+    let (scenarios, note) = super::compare::resolve(cmd, None)?;
     Ok(compare_plan(
         cmd,
         &scenarios,
-        &scale_note,
-        topologies,
+        &note,
+        checked.topologies(),
         results_root,
     ))
 }

@@ -119,8 +119,7 @@ pub(crate) fn standby_members(deployment: &Deployment, watched: &[Watched]) -> V
 /// A member of `plan` watched directly, in `role`.
 fn watched(plan: &Plan, m: &crate::topology::Member, role: &str) -> Watched {
     let uri = crate::cluster::direct_uri(&plan.dial_address(m));
-    let (name, role) = (m.name.clone(), role.to_string());
-    Watched { name, role, uri }
+    Watched::new(&m.name, role, &uri)
 }
 
 /// The servers whose memory a curve's end sums: the watched ones (entry points, each shard's

@@ -9,12 +9,8 @@ pub(crate) const DEFAULT_TOLERANCE: f64 = 0.05;
 pub(crate) struct Knee {
     /// Thread count with the highest throughput.
     pub max_threads: u32,
-    /// That throughput.
-    pub max_throughput: f64,
     /// Smallest thread count within the tolerance of the maximum.
     pub knee_threads: u32,
-    /// Its throughput.
-    pub knee_throughput: f64,
 }
 
 /// Finds the maximum and the knee of `(threads, throughput)` points; `None` without usable points.
@@ -28,15 +24,13 @@ pub(crate) fn find(points: &[(u32, f64)], tolerance: f64) -> Option<Knee> {
         .iter()
         .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
     let floor = max_throughput * (1.0 - tolerance);
-    let &(knee_threads, knee_throughput) = usable
+    let &(knee_threads, _) = usable
         .iter()
         .filter(|(_, t)| *t >= floor)
         .min_by_key(|(n, _)| *n)?;
     Some(Knee {
         max_threads,
-        max_throughput,
         knee_threads,
-        knee_throughput,
     })
 }
 

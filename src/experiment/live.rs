@@ -114,39 +114,23 @@ pub(crate) struct LiveHandle(Option<crate::backend::RunningCluster>);
 /// The members whose server status a cell records: the entry point(s) and each shard's
 /// primary.
 fn watched_members(cluster: &crate::backend::RunningCluster) -> Vec<Watched> {
+    use crate::topology::MemberRole;
     // The entry point: the single mongod, or every mongos on its own (the entry URI lists all
     // of them, and a serverStatus through it would reach only one).
-    let mut watched = Vec::new();
-    let routers: Vec<&crate::backend::RunningMember> = cluster
-        .members
-        .iter()
-        .filter(|m| m.role == crate::topology::MemberRole::Mongos && !m.direct_uri.is_empty())
+    let routers: Vec<Watched> = (cluster.members.iter())
+        .filter(|m| m.role == MemberRole::Mongos && !m.direct_uri.is_empty())
+        .map(|m| Watched::new(&m.name, "entry", &m.direct_uri))
         .collect();
-    if routers.len() > 1 {
-        for m in routers {
-            watched.push(Watched {
-                name: m.name.clone(),
-                role: "entry".into(),
-                uri: m.direct_uri.clone(),
-            });
-        }
-    } else {
-        watched.push(Watched {
-            name: "entry".into(),
-            role: "entry".into(),
-            uri: cluster.entry_uri.clone(),
-        });
-    }
+    let mut watched = match routers.len() > 1 {
+        true => routers,
+        false => vec![Watched::new("entry", "entry", &cluster.entry_uri)],
+    };
     // Per-shard figures come from the member that takes the writes (shards may have secondaries).
-    for m in cluster.data_primaries() {
-        if m.role == crate::topology::MemberRole::Shard {
-            watched.push(Watched {
-                name: m.name.clone(),
-                role: "shard".into(),
-                uri: m.direct_uri.clone(),
-            });
-        }
-    }
+    watched.extend(
+        (cluster.data_primaries())
+            .filter(|m| m.role == MemberRole::Shard)
+            .map(|m| Watched::new(&m.name, "shard", &m.direct_uri)),
+    );
     watched
 }
 
@@ -159,12 +143,7 @@ fn probe_targets(cluster: &crate::backend::RunningCluster) -> Vec<crate::db::pro
         .map(|m| crate::db::probe::ProbeTarget {
             name: m.name.clone(),
             address: m.address.clone(),
-            set: cluster
-                .plan
-                .members
-                .iter()
-                .find(|p| p.name == m.name)
-                .and_then(|p| p.replica_set.clone()),
+            set: cluster.plan.set_of(&m.name).cloned(),
             config_server: m.role == crate::topology::MemberRole::Config,
         })
         .collect()

@@ -436,6 +436,13 @@ pub struct Watched {
     pub uri: String,
 }
 
+impl Watched {
+    pub(crate) fn new(name: &str, role: &str, uri: &str) -> Watched {
+        let (name, role, uri) = (name.to_string(), role.to_string(), uri.to_string());
+        Watched { name, role, uri }
+    }
+}
+
 /// Takes a `serverStatus` snapshot of one server; `None` when it does not answer in time.
 pub async fn snapshot(uri: &str) -> Option<StatusSnapshot> {
     let reply = server_status(&direct_client(uri).await?, 5).await?;

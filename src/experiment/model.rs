@@ -254,6 +254,28 @@ impl Remeasure {
 }
 
 impl ExperimentConfig {
+    /// A new experiment's record of `command`, made now on this machine.
+    pub(crate) fn new(
+        command: CompareCommand,
+        scale_note: String,
+        properties: BTreeMap<String, crate::workload::Properties>,
+    ) -> ExperimentConfig {
+        ExperimentConfig {
+            schema: CONFIG_SCHEMA.into(),
+            created: chrono::Utc::now().to_rfc3339(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            command,
+            scale_note,
+            properties,
+            host: crate::measure::HostFacts::collect(),
+            server_versions: BTreeMap::new(),
+            standin: false,
+            degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
+            client_ceiling: None,
+            sessions: Vec::new(),
+        }
+    }
+
     /// The session measuring now (1 before any was recorded).
     pub(crate) fn session(&self) -> u32 {
         self.sessions.last().map_or(1, |s| s.number)

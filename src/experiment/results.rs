@@ -573,17 +573,22 @@ pub(crate) fn json_files_by_topology(root: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn check_cell(file: &Path) -> Result<(), String> {
+/// The JSON of `file` when its `schema` is `known`, or why not.
+fn with_schema(file: &Path, known: &str) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("not JSON ({e})"))?;
     let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
-    if schema != CELL_SCHEMA {
-        return Err(format!(
-            "unknown schema {schema:?} (this microshard reads {CELL_SCHEMA})"
-        ));
+    match schema == known {
+        true => Ok(value),
+        false => Err(format!(
+            "unknown schema {schema:?} (this microshard reads {known})"
+        )),
     }
-    serde_json::from_value::<CellFile>(value)
+}
+
+fn check_cell(file: &Path) -> Result<(), String> {
+    serde_json::from_value::<CellFile>(with_schema(file, CELL_SCHEMA)?)
         .map(drop)
         .map_err(|e| format!("not a cell file this microshard can read ({e})"))
 }
@@ -591,18 +596,9 @@ fn check_cell(file: &Path) -> Result<(), String> {
 /// Refuses an experiment whose configuration has a schema this version does not know.
 pub(crate) fn known_schema(dir: &ExperimentDir) -> anyhow::Result<()> {
     let path = dir.path().join(CONFIG_FILE);
-    let value: serde_json::Value = std::fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("not JSON ({e})")))
-        .map_err(|why| bad_input(format!("{}: {why}", path.display())))?;
-    let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
-    if schema != CONFIG_SCHEMA {
-        return Err(bad_input(format!(
-            "{}: unknown schema {schema:?} (this microshard reads {CONFIG_SCHEMA})",
-            path.display()
-        )));
-    }
-    Ok(())
+    with_schema(&path, CONFIG_SCHEMA)
+        .map(drop)
+        .map_err(|why| bad_input(format!("{}: {why}", path.display())))
 }
 
 /// Everything `compare --resume DIR` needs of its directory: an experiment of a known schema,

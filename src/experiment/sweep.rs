@@ -11,8 +11,7 @@ use super::knee;
 use super::lab::{Deployment, Lab, Session};
 use super::metrics::Watched;
 use super::model::{
-    CONFIG_SCHEMA, CompareCommand, DEFAULT_DEGRADED_FRACTION, DEFAULT_SWEEP_THREADS,
-    ExperimentConfig, NotRunPoint, SweepFile, SweepPoint,
+    CompareCommand, DEFAULT_SWEEP_THREADS, ExperimentConfig, NotRunPoint, SweepFile, SweepPoint,
 };
 pub(crate) use super::model::{SweepOutcome, Variant, Vary};
 use super::results::ExperimentDir;
@@ -329,35 +328,24 @@ async fn run_sweep<L: Lab>(
 /// experiment, so the record has compare's shape.
 fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> ExperimentConfig {
     let secs = cfg.duration.as_secs().max(1);
-    ExperimentConfig {
-        schema: CONFIG_SCHEMA.into(),
-        created: chrono::Utc::now().to_rfc3339(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command: CompareCommand {
-            name: format!("sweep-{}", resolved.one.name),
-            topologies: vec![where_.to_string()],
-            baseline: where_.to_string(),
-            scenarios: vec![resolved.one.name.clone()],
-            servers: ServerFlags {
-                backend: cfg.servers.backend,
-                ..Default::default()
-            },
-            duration_s: Some(secs),
-            sweep: true,
-            sweep_threads: cfg.threads.clone(),
-            sweep_duration_s: Some(secs),
-            workload: cfg.workload_flags.clone(),
-            ..CompareCommand::default()
+    let command = CompareCommand {
+        name: format!("sweep-{}", resolved.one.name),
+        topologies: vec![where_.to_string()],
+        baseline: where_.to_string(),
+        scenarios: vec![resolved.one.name.clone()],
+        servers: ServerFlags {
+            backend: cfg.servers.backend,
+            ..Default::default()
         },
-        scale_note: resolved.one.scale_note.clone(),
-        properties: resolved.one.props.clone(),
-        host: crate::measure::HostFacts::collect(),
-        server_versions: Default::default(),
-        standin: false,
-        degraded_error_fraction: DEFAULT_DEGRADED_FRACTION,
-        client_ceiling: None,
-        sessions: Vec::new(),
-    }
+        duration_s: Some(secs),
+        sweep: true,
+        sweep_threads: cfg.threads.clone(),
+        sweep_duration_s: Some(secs),
+        workload: cfg.workload_flags.clone(),
+        ..CompareCommand::default()
+    };
+    let (note, properties) = (&resolved.one.scale_note, resolved.one.props.clone());
+    ExperimentConfig::new(command, note.clone(), properties)
 }
 
 /// The deployment a sweep runs against: a topology brought up (with the handle that tears it
@@ -378,11 +366,7 @@ pub(super) async fn reach_target<L: Lab>(
             Deployment {
                 topology: where_.to_string(),
                 entry_uri: u.clone(),
-                watched: vec![Watched {
-                    name: "entry".into(),
-                    role: "entry".into(),
-                    uri: u.clone(),
-                }],
+                watched: vec![Watched::new("entry", "entry", u)],
                 ..Default::default()
             },
             None,

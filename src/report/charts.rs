@@ -469,23 +469,6 @@ pub(crate) fn rect_of(range: (std::ops::Range<i32>, std::ops::Range<i32>)) -> Pi
     }
 }
 
-/// Group labels under the plot: each wrapped to its group's width, centred, horizontal.
-fn group_labels(names: &[String], group_px: i32) -> Vec<Vec<String>> {
-    names
-        .iter()
-        .map(|n| wrap(n, (group_px - 10).max(30), LABEL_SIZE))
-        .collect()
-}
-
-fn group_label_height(labels: &[Vec<String>]) -> i32 {
-    let lines = labels.iter().map(Vec::len).max().unwrap_or(1).max(1) as i32;
-    12 + lines * line_height(LABEL_SIZE) + 6
-}
-
-fn approx_group_px(groups: usize) -> i32 {
-    (WIDTH as i32 - LEGEND_W - MARGIN - Y_LABEL_W - 20) / groups.max(1) as i32
-}
-
 /// The items in first-seen order, each once.
 pub(crate) fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();

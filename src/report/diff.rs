@@ -127,15 +127,6 @@ pub(crate) fn diff_of(a: &ExperimentDir, b: &ExperimentDir) -> Result<Diff, Resu
     Ok(d)
 }
 
-/// Builds and renders the comparison of two experiment directories.
-pub(crate) fn diff_dirs(
-    a: &ExperimentDir,
-    b: &ExperimentDir,
-    format: Format,
-) -> Result<String, ResultsError> {
-    Ok(render(&diff_of(a, b)?, format))
-}
-
 /// B against A in the comparison's own words ([`super::stats::Comparison::cell`]), or why there
 /// is none: the cell is in one experiment only, or a side was measured once.
 fn significance(r: &DiffRow) -> String {

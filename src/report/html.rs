@@ -46,18 +46,12 @@ impl<'a> Page<'a> {
 
 /// Escapes text for HTML element content and attribute values.
 pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    // `&` first, so the entities written after it are not escaped again.
+    (s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;"))
+    .replace('"', "&quot;")
+    .replace('\'', "&#39;")
 }
 
 const CSS: &str = r#"

@@ -5,7 +5,7 @@
 //! between searches (Welch on the logarithms). Everything is on the log scale, so that routing
 //! tax × sharding gain = net holds for the ratios, and their intervals are symmetric in it.
 
-use super::stats::{ALPHA, Basis, Comparison, Interval, mean, student_t_two_sided_p};
+use super::stats::{ALPHA, Basis, Comparison, Interval, mean, welch};
 
 /// One search's ceiling as the ratio needs it (`Outcome::bounds`): the achieved rate that passed
 /// and the offered rate that failed (`None`: nothing failed above it, a lower bound only).
@@ -51,16 +51,11 @@ fn variance_of_mean(side: &[Bounds]) -> Option<(f64, f64)> {
 fn spread(a: &[Bounds], b: &[Bounds], diff: f64) -> Option<(f64, f64, f64)> {
     use statrs::distribution::{ContinuousCDF, StudentsT};
     let ((va, na), (vb, nb)) = (variance_of_mean(a)?, variance_of_mean(b)?);
-    let se2 = va + vb;
-    if se2 <= 0.0 {
-        return Some((0.0, if diff == 0.0 { 1.0 } else { 0.0 }, na + nb - 2.0));
-    }
-    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    let q = StudentsT::new(0.0, 1.0, df)
+    let w = welch(diff, (va, na), (vb, nb));
+    let q = StudentsT::new(0.0, 1.0, w.df)
         .map(|t| t.inverse_cdf(1.0 - ALPHA / 2.0))
         .unwrap_or(f64::INFINITY);
-    let p = student_t_two_sided_p(diff / se2.sqrt(), df);
-    Some((q * se2.sqrt(), p, df))
+    Some((q * (va + vb).sqrt(), w.p, w.df))
 }
 
 /// The ceilings of `a` over those of `b`; `None` when a side has no search or a rate that is

@@ -48,29 +48,29 @@ pub(crate) struct Welch {
     pub p: f64,
 }
 
-/// Welch's t-test between two samples; `None` when either has fewer than two values.
-pub(crate) fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    let (ma, mb) = (mean(a)?, mean(b)?);
-    let (sa, sb) = (stddev(a)?, stddev(b)?);
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (va, vb) = (sa * sa / na, sb * sb / nb);
+/// Welch's t-test on a difference of means, from each side's variance of the mean and count.
+pub(crate) fn welch(diff: f64, (va, na): (f64, f64), (vb, nb): (f64, f64)) -> Welch {
     let se2 = va + vb;
     if se2 <= 0.0 {
         // No variance at all: any difference is certain, none is none.
-        let p = if (ma - mb).abs() > 0.0 { 0.0 } else { 1.0 };
-        return Some(Welch {
-            t: if p == 0.0 { f64::INFINITY } else { 0.0 },
-            df: na + nb - 2.0,
-            p,
-        });
+        let p = if diff.abs() > 0.0 { 0.0 } else { 1.0 };
+        let t = if p == 0.0 {
+            diff.signum() * f64::INFINITY
+        } else {
+            0.0
+        };
+        let df = na + nb - 2.0;
+        return Welch { t, df, p };
     }
-    let t = (ma - mb) / se2.sqrt();
+    let t = diff / se2.sqrt();
     let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    Some(Welch {
-        t,
-        df,
-        p: student_t_two_sided_p(t, df),
-    })
+    let p = student_t_two_sided_p(t, df);
+    Welch { t, df, p }
+}
+
+/// A sample's squared standard error and size; `None` with fewer than two values.
+fn variance_of_mean(xs: &[f64]) -> Option<(f64, f64)> {
+    Some((stddev(xs)?.powi(2) / xs.len() as f64, xs.len() as f64))
 }
 
 /// The 95 % confidence interval of a ratio of means.
@@ -149,13 +149,12 @@ pub struct Comparison {
 /// Compares samples `a` with the reference samples `b`; `None` when either has fewer than two
 /// values (nothing can be tested) or `b`'s mean is not positive (nothing to divide by).
 pub(crate) fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
-    let w = welch(a, b)?;
     let (ma, mb) = (mean(a)?, mean(b)?);
+    let ((va, na), (vb, nb)) = (variance_of_mean(a)?, variance_of_mean(b)?);
     if mb <= 0.0 {
         return None;
     }
-    let va = stddev(a)?.powi(2) / a.len() as f64;
-    let vb = stddev(b)?.powi(2) / b.len() as f64;
+    let w = welch(ma - mb, (va, na), (vb, nb));
     Some(Comparison {
         ratio: ma / mb,
         p: w.p,
@@ -450,11 +449,17 @@ mod tests {
         assert!((student_t_two_sided_p(0.0, 5.0) - 1.0).abs() < 1e-9);
     }
 
+    /// Welch's test between two samples, as `compare` runs it.
+    fn welch_of(a: &[f64], b: &[f64]) -> Option<Welch> {
+        let d = mean(a)? - mean(b)?;
+        Some(welch(d, variance_of_mean(a)?, variance_of_mean(b)?))
+    }
+
     #[test]
     fn welch_separates_distinct_means_and_not_noise() {
         let a = [1000.0, 1010.0, 990.0, 1005.0];
         let b = [2000.0, 2020.0, 1985.0, 1990.0];
-        let w = welch(&b, &a).unwrap_or(Welch {
+        let w = welch_of(&b, &a).unwrap_or(Welch {
             t: 0.0,
             df: 0.0,
             p: 1.0,
@@ -462,13 +467,20 @@ mod tests {
         assert!(w.p < 0.05, "{w:?}");
         assert!(w.t > 0.0);
         let c = [1002.0, 995.0, 1012.0, 998.0];
-        let w = welch(&c, &a).unwrap_or(Welch {
+        let w = welch_of(&c, &a).unwrap_or(Welch {
             t: 0.0,
             df: 0.0,
             p: 0.0,
         });
         assert!(w.p >= 0.05, "{w:?}");
-        assert_eq!(welch(&[1.0], &a), None);
+        assert_eq!(welch_of(&[1.0], &a), None);
+    }
+
+    #[test]
+    fn without_variance_a_difference_is_certain_and_points_its_way() {
+        let w = welch(-5.0, (0.0, 3.0), (0.0, 3.0));
+        assert_eq!((w.p, w.t, w.df), (0.0, f64::NEG_INFINITY, 4.0));
+        assert_eq!(welch(0.0, (0.0, 3.0), (0.0, 3.0)).p, 1.0);
     }
 
     #[test]
@@ -476,7 +488,7 @@ mod tests {
         // Two samples with textbook result: t ≈ -2.2 , df ≈ 12.3 (computed independently).
         let a = [19.1, 20.2, 21.3, 18.9, 20.0, 19.5, 20.8];
         let b = [21.0, 22.1, 20.7, 23.0, 21.9, 22.4, 20.3];
-        let w = welch(&a, &b).unwrap_or(Welch {
+        let w = welch_of(&a, &b).unwrap_or(Welch {
             t: 0.0,
             df: 0.0,
             p: 1.0,

@@ -430,6 +430,15 @@ impl Plan {
             .find(|m| matches!(m.role, MemberRole::Mongos | MemberRole::Standalone))
     }
 
+    /// The replica set of the member named `name`, if it is in one.
+    pub(crate) fn set_of(&self, name: &str) -> Option<&String> {
+        self.members
+            .iter()
+            .find(|m| m.name == name)?
+            .replica_set
+            .as_ref()
+    }
+
     /// The `host:port` microshard itself dials for `m` (admin commands, probes, metrics, the
     /// entry URI): for a container of a single-host plan the published port on this machine's
     /// loopback (a `0.0.0.0` publish is dialled at 127.0.0.1), else its member host (the host

@@ -271,7 +271,7 @@ impl Outcome {
 }
 
 /// `ceiling.json`: the request, every step and how the search ended.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct CeilingRecord {
     /// [`CEILING_SCHEMA`].
     pub schema: String,
@@ -434,17 +434,12 @@ impl CeilingRecord {
             topology,
             repeat: 1,
             phase: "run".into(),
-            uri: String::new(),
             bounds: spec.bounds.clone(),
             step_s: spec.step().as_secs_f64(),
             precision: spec.precision,
             properties,
             host: crate::measure::HostFacts::collect(),
-            standin: false,
-            removed: 0,
-            steps: Vec::new(),
-            outcome: None,
-            server_cpu: None,
+            ..Default::default()
         }
     }
 }

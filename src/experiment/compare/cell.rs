@@ -317,25 +317,17 @@ impl CellWatch {
         now: Vec<metrics::Watched>,
     ) -> (Vec<metrics::Watched>, Vec<Option<metrics::StatusSnapshot>>) {
         let before = std::mem::take(&mut self.before);
-        let mut watched = Vec::new();
-        let mut kept = Vec::new();
-        for ((then, b), current) in self.watched.iter().zip(before).zip(now) {
-            let moved = self
-                .standby
-                .iter()
-                .find(|(w, _)| w.name == current.name && current.name != then.name);
-            match moved {
-                Some((w, standby_before)) => {
-                    watched.push(w.clone());
-                    kept.push(standby_before.clone());
+        let standby = &self.standby;
+        (self.watched.iter().zip(before).zip(now))
+            .map(|((then, b), current)| {
+                let moved = (standby.iter())
+                    .find(|(w, _)| w.name == current.name && current.name != then.name);
+                match moved {
+                    Some((w, standby_before)) => (w.clone(), standby_before.clone()),
+                    None => (then.clone(), b),
                 }
-                None => {
-                    watched.push(then.clone());
-                    kept.push(b);
-                }
-            }
-        }
-        (watched, kept)
+            })
+            .unzip()
     }
 
     /// The shard sets that failed over during the cell: those the cell's probes saw without a
@@ -368,10 +360,7 @@ impl CellWatch {
         let mut members: Vec<(String, &metrics::Watched, Option<metrics::StatusSnapshot>)> =
             Vec::new();
         for (w, before) in known {
-            let set = plan.members.iter().find(|m| m.name == w.name);
-            if let Some(set) = set
-                .and_then(|m| m.replica_set.clone())
-                .filter(|s| sets.contains(s))
+            if let Some(set) = plan.set_of(&w.name).filter(|s| sets.contains(*s)).cloned()
                 && !members.iter().any(|(_, m, _)| m.name == w.name)
             {
                 members.push((set, w, before));
@@ -419,11 +408,7 @@ impl CellWatch {
         let counts = self.set_counts(deployment, &sets).await;
         let (watched, before) = self.followed(now);
         let after = metrics::snapshot_all(&watched).await;
-        let set_of = |name: &str| {
-            let plan = deployment.plan.as_ref()?;
-            let m = plan.members.iter().find(|m| m.name == name)?;
-            counts.get(m.replica_set.as_ref()?).cloned()
-        };
+        let set_of = |name: &str| counts.get(deployment.plan.as_ref()?.set_of(name)?).cloned();
         let members = watched
             .iter()
             .zip(before.into_iter().chain(std::iter::repeat(None)))

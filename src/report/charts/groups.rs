@@ -17,16 +17,19 @@ struct Groups<'r> {
 impl<'r> Groups<'r> {
     fn of(report: &'r Report) -> Groups<'r> {
         let scenarios = distinct(report.rows.iter().map(|r| r.scenario.clone()));
-        let shown: Vec<String> = (scenarios.iter())
+        // Each label is wrapped to its group's width, centred, horizontal.
+        let plot_w = WIDTH as i32 - LEGEND_W - MARGIN - Y_LABEL_W - 20;
+        let label_w = (plot_w / scenarios.len().max(1) as i32 - 10).max(30);
+        let labels = (scenarios.iter())
             .map(|s| match is_load(report, s) {
-                true => format!("{s} (load)"),
-                false => s.clone(),
+                true => wrap(&format!("{s} (load)"), label_w, LABEL_SIZE),
+                false => wrap(s, label_w, LABEL_SIZE),
             })
             .collect();
         Groups {
             rows: report.rows.iter().collect(),
             topologies: distinct(report.rows.iter().map(|r| r.topology.clone())),
-            labels: group_labels(&shown, approx_group_px(scenarios.len())),
+            labels,
             scenarios,
         }
     }
@@ -80,11 +83,12 @@ impl<'r> Groups<'r> {
             .chain(self.load_note(report, marks))
             .chain(row_notes(&self.rows, marks))
             .collect();
+        let label_lines = self.labels.iter().map(Vec::len).max().unwrap_or(1).max(1) as i32;
         Layout {
             header: header(title, &crate::report::where_lines(report), report.standin()),
             notes: notes_lines(&notes),
             legend,
-            x_label_h: group_label_height(&self.labels),
+            x_label_h: 12 + label_lines * line_height(LABEL_SIZE) + 6,
         }
     }
 
