@@ -21,6 +21,7 @@ pub mod png;
 pub(crate) mod redact_paths;
 mod render;
 pub(crate) mod reproduced;
+mod rows;
 #[cfg(test)]
 mod run_tests;
 pub(crate) mod searches;
@@ -48,11 +49,6 @@ pub(crate) use render::render_dir;
 pub(crate) use crate::measure::STANDIN_MARKER;
 
 pub(crate) use stats::ALPHA;
-
-/// Client CPU utilisation above which the client, not the server, is the likely bottleneck.
-pub(crate) const CLIENT_BOUND_UTILISATION: f64 = 0.85;
-/// Fraction of the calibrated client ceiling above which the client is the likely bottleneck.
-pub(crate) const CLIENT_BOUND_CEILING: f64 = 0.9;
 
 /// How a report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -276,132 +272,36 @@ pub(crate) fn with_not_run(
 
 /// Builds the report from a configuration and its cells (pure; used by tests and `diff`).
 pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
-    let mut groups: BTreeMap<(String, String), Vec<&CellFile>> = BTreeMap::new();
+    let mut groups: BTreeMap<(&String, &String), Vec<&CellFile>> = BTreeMap::new();
     for cell in cells {
-        groups
-            .entry((cell.cell.scenario.clone(), cell.cell.topology.clone()))
-            .or_default()
-            .push(cell);
+        let key = (&cell.cell.scenario, &cell.cell.topology);
+        groups.entry(key).or_default().push(cell);
     }
     for group in groups.values_mut() {
         group.sort_by_key(|c| c.cell.repeat);
     }
     // Those of the configuration first, then any other a cell names.
     let cmd = &config.command;
-    let scenarios = charts::distinct(cmd.scenarios.iter().chain(groups.keys().map(|k| &k.0)));
-    let topologies = charts::distinct(cmd.topologies.iter().chain(groups.keys().map(|k| &k.1)));
+    let scenarios = charts::distinct(cmd.scenarios.iter().chain(groups.keys().map(|k| k.0)));
+    let topologies = charts::distinct(cmd.topologies.iter().chain(groups.keys().map(|k| k.1)));
     let labels = topology_labels(cmd, &topologies, cells);
     let label = |t: &str| labels.get(t).cloned().unwrap_or_else(|| t.to_string());
-    let group_of = |s: &String, t: &String| -> Vec<&CellFile> {
-        groups
-            .get(&(s.clone(), t.clone()))
-            .cloned()
-            .unwrap_or_default()
-    };
-    let throughputs =
-        |g: &[&CellFile]| -> Vec<f64> { g.iter().map(|c| c.summary.throughput).collect() };
-    let mut rows = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let mut any_standin = config.standin;
-    let mut notes: Vec<String> = Vec::new();
+    let group_of = |s, t| groups.get(&(s, t)).cloned().unwrap_or_default();
+    let (mut rows, mut said) = (Vec::new(), rows::Said::default());
     for &scenario in &scenarios {
-        let base_group = group_of(scenario, &cmd.baseline);
-        let base = throughputs(&base_group);
-        let base_mean = stats::mean(&base);
-        let baseline_verdict = base_group
-            .iter()
-            .map(|c| c.summary.validity.verdict)
-            .max()
-            .unwrap_or_default();
-        let baseline_not_valid = baseline_verdict != Verdict::Valid;
+        let base = rows::Against::of(&group_of(scenario, &cmd.baseline));
         for &given in &topologies {
-            let group = group_of(scenario, given);
-            let topology = &label(given);
-            let tp = throughputs(&group);
-            let mean_tp = stats::mean(&tp);
-            let standin = group.iter().any(|c| c.summary.standin);
-            any_standin |= standin;
-            let said = (group.iter()).flat_map(|c| {
-                c.warnings
-                    .iter()
-                    .chain(c.server.iter().flat_map(|s| &s.warnings))
-            });
-            warnings.extend(said.map(|w| format!("{scenario}/{topology}: {w}")));
-            let errors: u64 = group.iter().map(|c| c.summary.errors).sum();
-            let validity = group.iter().fold(Validity::valid(), |mut acc, c| {
-                acc.merge(&c.summary.validity);
-                acc
-            });
-            let flagged = group.iter().map(|c| (c.cell.repeat, &c.summary.validity));
-            notes.extend(flagged.filter(|(_, v)| !v.is_valid()).map(|(repeat, v)| {
-                format!(
-                    "{scenario}/{topology} #{repeat} is {}: {}",
-                    v.verdict,
-                    v.summary()
-                )
-            }));
-            // An invalid figure is not a result: nothing is tested on it, or against it.
-            let tested = *given != cmd.baseline
-                && validity.verdict != Verdict::Invalid
-                && baseline_verdict != Verdict::Invalid;
-            let significance = tested.then(|| stats::compare(&tp, &base)).flatten();
-            let client_cpu = mean_of(group.iter().map(|c| c.summary.client_cpu_utilisation()));
-            let cpu_us_per_op = mean_of(group.iter().map(|c| c.summary.cpu_us_per_op()));
-            let server_cpu_us_per_op =
-                mean_of(group.iter().map(|c| c.summary.server_cpu_us_per_op()));
-            let near_ceiling = match (config.client_ceiling, mean_tp) {
-                (Some(ceiling), Some(tp)) if ceiling > 0.0 => tp >= ceiling * CLIENT_BOUND_CEILING,
-                _ => false,
-            };
-            let client_bound =
-                client_cpu.is_some_and(|u| u >= CLIENT_BOUND_UTILISATION) || near_ceiling;
-            if client_bound {
-                warnings.push(format!(
-                    "{scenario}/{topology}: the client is probably the bottleneck ({}), not the server",
-                    if near_ceiling {
-                        "throughput near this machine's calibrated client ceiling".to_string()
-                    } else {
-                        format!(
-                            "client CPU at {:.0}% of its cores",
-                            client_cpu.unwrap_or(0.0) * 100.0
-                        )
-                    }
-                ));
-            }
-            rows.push(Row {
-                scenario: scenario.clone(),
-                topology: topology.clone(),
-                repeats: group.len(),
-                threads: group.last().map(|c| c.summary.threads),
-                load: !group.is_empty() && group.iter().all(|c| c.summary.phase == "load"),
-                throughput: mean_tp,
-                vs_baseline: match (mean_tp, base_mean) {
-                    (Some(t), Some(b)) if b > 0.0 => Some(t / b),
-                    _ => None,
-                },
-                spread: (tp.len() > 1).then(|| stats::range(&tp)),
-                stddev: stats::stddev(&tp),
-                samples: tp.clone(),
-                significance,
-                main_op: group.last().map(|c| c.summary.main_op.clone()),
-                latency: merged_latency(&group),
-                errors,
-                verdict: match group.is_empty() {
-                    true => "not measured".into(),
-                    false => validity.verdict.to_string(),
-                },
-                validity,
-                baseline_not_valid: baseline_not_valid && *given != cmd.baseline,
-                baseline_verdict,
-                client_cpu,
-                cpu_us_per_op,
-                server_cpu_us_per_op,
-                client_bound,
-                standin,
-                ..Row::default()
-            });
+            let at = (scenario.as_str(), label(given), *given == cmd.baseline);
+            rows.push(rows::row(
+                config,
+                at,
+                &group_of(scenario, given),
+                &base,
+                &mut said,
+            ));
         }
     }
+    let any_standin = config.standin || rows.iter().any(|r| r.standin);
     let (baseline, level) = (label(&cmd.baseline), ((1.0 - ALPHA) * 100.0).round());
     let facts = topologies
         .iter()
@@ -419,8 +319,8 @@ pub fn build_from(config: &ExperimentConfig, cells: &[CellFile]) -> Report {
             None => format!("Welch's two-sided t-test on throughput vs {baseline}, {level}% level"),
         },
         rows,
-        validity_notes: charts::distinct(notes.into_iter()),
-        warnings: charts::distinct(warnings.into_iter()),
+        validity_notes: charts::distinct(said.notes.into_iter()),
+        warnings: charts::distinct(said.warnings.into_iter()),
         repeat: cmd.repeat,
         topologies: facts,
         capacity: any_standin.then(|| {
@@ -560,45 +460,6 @@ fn topology_facts(
         size,
         server_version,
         standin,
-    }
-}
-
-fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let v: Vec<f64> = values.flatten().collect();
-    stats::mean(&v)
-}
-
-/// The main operation's latency over a row's repetitions: the percentiles of their histograms
-/// added, as several clients' are merged (`docs/result-schema.md`, "Merging"); averaged only
-/// where a cell's histograms cannot be read.
-fn merged_latency(group: &[&CellFile]) -> Option<Latency> {
-    match group {
-        [] => None,
-        [one] => Some(one.summary.latency.clone()),
-        _ => {
-            let docs: Vec<_> = group.iter().map(|c| c.result.clone()).collect();
-            crate::measure::RunDocument::merge(&docs)
-                .ok()
-                .filter(|m| !m.measurements.is_empty())
-                .map(|m| crate::experiment::summary::summarize(&m).latency)
-                .or_else(|| Some(mean_latency(group)))
-        }
-    }
-}
-
-/// Two or more cells' latencies averaged, where their histograms cannot be added.
-fn mean_latency(group: &[&CellFile]) -> Latency {
-    let n = group.len() as f64;
-    let all = |f: fn(&Latency) -> f64| group.iter().map(move |c| f(&c.summary.latency));
-    let avg = |f: fn(&Latency) -> f64| all(f).sum::<f64>() / n;
-    Latency {
-        avg: avg(|l| l.avg),
-        min: all(|l| l.min).fold(f64::INFINITY, f64::min),
-        max: all(|l| l.max).fold(0.0, f64::max),
-        p50: avg(|l| l.p50),
-        p95: avg(|l| l.p95),
-        p99: avg(|l| l.p99),
-        p999: avg(|l| l.p999),
     }
 }
 

@@ -10,10 +10,10 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
 
+use super::current::{configured, connect_current, connect_recorded};
 use super::error::{KubeError, failed};
 use super::namespace::{self, Deleted, LABEL_IO_RUN};
 use super::{held, lease};
-use crate::backend::kubernetes::connect::{configured, connect_current, connect_recorded};
 use crate::backend::{BackendError, LabelSearch, Labels, NotSearched, RunningCluster};
 use crate::events::{Event, Events};
 

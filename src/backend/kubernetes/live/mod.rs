@@ -6,6 +6,7 @@
 
 mod apply;
 mod cpus;
+mod current;
 mod down;
 mod error;
 mod forward;
@@ -23,7 +24,7 @@ pub use error::KubeError;
 pub(crate) use namespace::name as namespace_of;
 pub(crate) use up::up;
 
-use super::connect::connect_current;
+use current::connect_current;
 
 use crate::backend::BackendError;
 use crate::topology::Plan;
