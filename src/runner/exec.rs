@@ -205,7 +205,7 @@ impl<'a> PhaseRun<'a> {
         Ok(Arc::new(RunShared {
             phase: self.phase,
             table: self.workload.table().to_string(),
-            verify: self.workload.data_integrity(),
+            verify: self.workload.fields.dataintegrity,
             workload: self.workload.clone(),
             binding,
             measurements: self.measurements.clone(),

@@ -27,6 +27,7 @@ pub(crate) mod merge_input;
 use crate::events::{ClientLine, Event};
 use crate::measure::{ClientEntry, RunDocument};
 use crate::runner::RunError;
+use crate::workload::core::split_evenly as split;
 use crate::workload::{Properties, prop};
 
 /// How long every client gets to connect and reach the start barrier.
@@ -37,14 +38,6 @@ const BARRIER_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) struct Slice {
     /// Property overrides for this client.
     pub overrides: Vec<(String, String)>,
-}
-
-/// Splits `total` as YCSB splits operations over threads: `total / n` each, the first
-/// `total % n` one more.
-fn split(total: u64, n: u64) -> Vec<u64> {
-    (0..n)
-        .map(|i| total / n + u64::from(i < total % n))
-        .collect()
 }
 
 /// Each client of a load inserts its own part of the key range: a client left without a key
