@@ -93,28 +93,46 @@ impl ClientProgress {
     }
 }
 
-/// Sums every client's `(done, failed)`.
-pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> (u64, u64) {
-    all.into_iter().fold((0, 0), |(d, f), p| {
-        (
-            d + p.done.load(Ordering::Relaxed),
-            f + p.failed.load(Ordering::Relaxed),
-        )
-    })
+/// Every client's counts added up.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Totals {
+    /// Operations done.
+    pub done: u64,
+    /// Operations whose status was not ok.
+    pub failed: u64,
+    /// Inserts that succeeded: a load's `[OVERALL]` operation count, because YCSB's load loop
+    /// counts an operation only when its insert succeeded (`docs/engine.md`).
+    pub inserted: u64,
+    /// Throttled operations started late ([`crate::measure::Schedule`]).
+    pub late: u64,
 }
 
-/// Sums every client's inserts that succeeded: a load's `[OVERALL]` operation count, because
-/// YCSB's load loop counts an operation only when its insert succeeded (`docs/engine.md`).
-pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> u64 {
-    let Some(i) = timeline_index("INSERT") else {
-        return 0;
-    };
-    all.into_iter()
-        .map(|p| {
-            let done = p.by_op[i].load(Ordering::Relaxed);
-            done.saturating_sub(p.failed_by_op[i].load(Ordering::Relaxed))
-        })
-        .sum()
+impl Totals {
+    /// Sums every client's counts.
+    pub(crate) fn of<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> Totals {
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let insert = timeline_index("INSERT");
+        let mut t = Totals::default();
+        for p in all {
+            t.done += load(&p.done);
+            t.failed += load(&p.failed);
+            if let Some(i) = insert {
+                t.inserted += load(&p.by_op[i]).saturating_sub(load(&p.failed_by_op[i]));
+            }
+            t.late += load(&p.late);
+        }
+        t
+    }
+
+    /// The counts since `earlier` (the warm-up's end).
+    pub(crate) fn since(self, earlier: Totals) -> Totals {
+        Totals {
+            done: self.done.saturating_sub(earlier.done),
+            failed: self.failed.saturating_sub(earlier.failed),
+            inserted: self.inserted.saturating_sub(earlier.inserted),
+            late: self.late.saturating_sub(earlier.late),
+        }
+    }
 }
 
 /// What a client hands back when it is done.
