@@ -154,12 +154,8 @@ impl Fields {
         let writeallfields = props.value(&prop::WRITEALLFIELDS)?;
         let dataintegrity = props.value(&prop::DATAINTEGRITY)?;
         if dataintegrity && !matches!(length, FieldLength::Constant(_)) {
-            return Err(props
-                .invalid(
-                    prop::DATAINTEGRITY.name,
-                    "needs fieldlengthdistribution=constant (values are checked by length)",
-                )
-                .into());
+            let why = "needs fieldlengthdistribution=constant (values are checked by length)";
+            return Err(props.invalid(prop::DATAINTEGRITY.name, why).into());
         }
         Ok(Fields {
             count,
@@ -185,15 +181,9 @@ pub(super) fn field_length(
         "constant" => FieldLength::Constant(java_int(fieldlength)),
         "uniform" | "zipfian" => {
             if minfieldlength < 0 || minfieldlength > fieldlength {
-                return Err(props
-                    .invalid(
-                        prop::MINFIELDLENGTH.name,
-                        format!(
-                            "{minfieldlength} {}",
-                            crate::props::between(0, format!("fieldlength ({fieldlength})"))
-                        ),
-                    )
-                    .into());
+                let range = crate::props::between(0, format!("fieldlength ({fieldlength})"));
+                let why = format!("{minfieldlength} {range}");
+                return Err(props.invalid(prop::MINFIELDLENGTH.name, why).into());
             }
             if dist == "uniform" {
                 FieldLength::Uniform(
@@ -207,12 +197,11 @@ pub(super) fn field_length(
         }
         "histogram" => FieldLength::Histogram(load_histogram(props)?),
         other => {
-            return Err(props
-                .invalid(
-                    prop::FIELDLENGTHDISTRIBUTION.name,
-                    format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
-                )
-                .into());
+            let why = format!(
+                "unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"
+            );
+            let key = prop::FIELDLENGTHDISTRIBUTION.name;
+            return Err(props.invalid(key, why).into());
         }
     })
 }
