@@ -131,20 +131,6 @@ async fn check_answers(
     }
 }
 
-/// Refuses, before any work, a server that wants credentials the connection string did not
-/// give: `ping` needs none, so it is asked what every user of the database may ask
-/// (`listCollections`, names only, of the collections it may see), which an unauthenticated
-/// connection is refused (Unauthorized). Other failures are left to the run.
-async fn check_authorized(database: &Database, hosts: &str, tls: bool) -> Result<(), DbError> {
-    match authorization_refusal(database, tls).await {
-        Some(message) => Err(DbError::Refused {
-            hosts: hosts.to_string(),
-            message,
-        }),
-        None => Ok(()),
-    }
-}
-
 /// What to fix when `database` refuses this connection's user (or its lack of one) what every
 /// user of it may ask; `None` when it answers, or fails for another reason.
 pub(crate) async fn authorization_refusal(database: &Database, tls: bool) -> Option<String> {
@@ -224,7 +210,13 @@ impl MongoBinding {
         let database = client.database(&settings.resolved.database);
         let admin = client.database("admin");
         check_answers(&admin, &hosts, tls, timeout).await?;
-        check_authorized(&database, &hosts, tls).await?;
+        // Refuses, before any work, a server that wants credentials the connection string did
+        // not give: `ping` needs none, so it is asked what every user of the database may ask
+        // (`listCollections`, names only, of the collections it may see), which an
+        // unauthenticated connection is refused (Unauthorized). Other failures are left to the run.
+        if let Some(message) = authorization_refusal(&database, tls).await {
+            return Err(DbError::Refused { hosts, message });
+        }
         Ok(MongoBinding {
             inner: Arc::new(Inner {
                 client,

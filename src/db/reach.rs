@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use mongodb::bson::doc;
 use mongodb::options::ClientOptions;
 
 use super::dial::Dial;
@@ -40,13 +39,7 @@ async fn ask(address: &str, dial: &Dial) -> Result<(), String> {
     options.connect_timeout = Some(PATIENCE);
     options.app_name = Some("microshard-probe".into());
     let client = mongodb::Client::with_options(options).map_err(|e| super::errors::describe(&e))?;
-    let admin = client.database("admin");
-    let outcome = match admin.run_command(doc! {"hello": 1}).await {
-        Err(e) if super::errors::command_code(&e) == Some(59) => {
-            admin.run_command(doc! {"isMaster": 1}).await
-        }
-        other => other,
-    };
+    let outcome = super::discover::hello(&client.database("admin")).await;
     client.shutdown().immediate(true).await;
     outcome.map(|_| ()).map_err(|e| super::errors::describe(&e))
 }

@@ -195,13 +195,9 @@ impl MeasurementConfig {
         };
 
         if let Some(t) = lookup(prop::MEASUREMENTTYPE.name) {
-            cfg.measurement_type = MeasurementType::parse(&t).ok_or_else(|| {
-                err(
-                    prop::MEASUREMENTTYPE.name,
-                    &t,
-                    "unknown measurement type (hdrhistogram, histogram, hdrhistogram+histogram, hdrhistogram+raw, timeseries or raw)",
-                )
-            })?;
+            let known = "unknown measurement type (hdrhistogram, histogram, hdrhistogram+histogram, hdrhistogram+raw, timeseries or raw)";
+            let unknown = || err(prop::MEASUREMENTTYPE.name, &t, known);
+            cfg.measurement_type = MeasurementType::parse(&t).ok_or_else(unknown)?;
         }
         if let Some(p) = lookup(prop::HDRHISTOGRAM_PERCENTILES.name) {
             match parse_percentiles(&p) {
@@ -212,18 +208,13 @@ impl MeasurementConfig {
             }
         }
 
-        if let Some(i) = lookup(prop::MEASUREMENT_INTERVAL.name) {
+        let name = prop::MEASUREMENT_INTERVAL.name;
+        if let Some(i) = lookup(name) {
             cfg.interval = match i.as_str() {
                 "op" => IntervalMode::Op,
                 "intended" => IntervalMode::Intended,
                 "both" => IntervalMode::Both,
-                _ => {
-                    return Err(err(
-                        prop::MEASUREMENT_INTERVAL.name,
-                        &i,
-                        "expected op, intended or both",
-                    ));
-                }
+                _ => return Err(err(name, &i, "expected op, intended or both")),
             };
         }
 

@@ -245,12 +245,8 @@ fn text_value(v: Value) -> String {
 pub(crate) fn text(run: &RunMeasurements, overall: &Overall, config: &MeasurementConfig) -> String {
     let mut out = String::new();
     for l in lines(run, overall, config) {
-        out.push_str(&format!(
-            "[{}], {}, {}\n",
-            l.metric,
-            l.measurement,
-            text_value(l.value)
-        ));
+        let (metric, name, value) = (l.metric, l.measurement, text_value(l.value));
+        out += &format!("[{metric}], {name}, {value}\n");
     }
     out
 }

@@ -43,10 +43,10 @@ pub(crate) fn mean(h: &Histogram<u64>) -> f64 {
     if total == 0 {
         return 0.0;
     }
-    let mut sum = 0.0_f64;
-    for v in h.iter_recorded() {
-        sum += h.median_equivalent(v.value_iterated_to()) as f64 * v.count_at_value() as f64;
-    }
+    // Summed in bucket order from the first term, as Java's loop adds them.
+    let sum: f64 = (h.iter_recorded())
+        .map(|v| h.median_equivalent(v.value_iterated_to()) as f64 * v.count_at_value() as f64)
+        .sum();
     sum / total as f64
 }
 
@@ -58,7 +58,8 @@ pub fn percentile(h: &Histogram<u64>, p: f64) -> u64 {
     if total == 0 {
         return 0;
     }
-    let q = next_down(p).clamp(0.0, 100.0);
+    // Java's `Math.nextAfter(p, -∞)`.
+    let q = p.next_down().clamp(0.0, 100.0);
     let fractional = (q * total as f64) / 100.0;
     let target = (fractional.ceil() as u64).max(1);
     let mut cumulative = 0u64;
@@ -74,22 +75,6 @@ pub fn percentile(h: &Histogram<u64>, p: f64) -> u64 {
         }
     }
     0
-}
-
-/// Java `Math.nextAfter(p, -∞)`.
-fn next_down(p: f64) -> f64 {
-    if p.is_nan() || p == f64::NEG_INFINITY {
-        return p;
-    }
-    if p == 0.0 {
-        return -f64::from_bits(1);
-    }
-    let bits = p.to_bits();
-    if p > 0.0 {
-        f64::from_bits(bits - 1)
-    } else {
-        f64::from_bits(bits + 1)
-    }
 }
 
 /// The (value, count) pairs YCSB's verbose export prints: each recorded bucket's highest
@@ -243,7 +228,7 @@ mod tests {
             sum / values.len() as f64
         }
         pub(crate) fn percentile(values: &[u64], p: f64) -> u64 {
-            let q = super::next_down(p).clamp(0.0, 100.0);
+            let q = p.next_down().clamp(0.0, 100.0);
             let target = ((q * values.len() as f64 / 100.0).ceil() as u64).max(1);
             let mut cum = 0;
             for (b, c) in buckets(values) {

@@ -241,15 +241,9 @@ fn decode(
 /// barrier and snapshot at the same status interval). Returns what could not be read or written.
 pub(crate) fn merge_logs(client_prefixes: &[String], prefix: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    for p in client_prefixes {
-        for name in logged_names(p) {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    names.sort();
+    // Each name once, in sorted order.
+    let all = client_prefixes.iter().flat_map(|p| logged_names(p));
+    let names: std::collections::BTreeSet<String> = all.collect();
     let mut out = HdrLogs::new(prefix.to_string());
     for name in &names {
         let mut logs = Vec::new();

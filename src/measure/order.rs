@@ -6,12 +6,7 @@
 //! way a resize splits a bin (nodes before the bin's "last run" are re-linked in reverse).
 
 use super::Status;
-
-/// Java `String.hashCode` over UTF-16 code units.
-pub(crate) fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
-}
+use crate::workload::values::java_string_hash;
 
 /// ConcurrentHashMap's `spread(h)`.
 pub(crate) fn spread(h: i32) -> i32 {

@@ -287,12 +287,7 @@ pub struct IntervalSummaries {
 impl IntervalSummaries {
     /// YCSB's `Measurements.getSummary()`: each summary followed by one space.
     pub(crate) fn text(&self) -> String {
-        let mut out = String::new();
-        for e in &self.entries {
-            out.push_str(&e.text());
-            out.push(' ');
-        }
-        out
+        self.entries.iter().map(|e| e.text() + " ").collect()
     }
 }
 

@@ -565,7 +565,6 @@ impl RunDocument {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RunDocument {
             schema_version: SCHEMA_VERSION,
-            tool: ToolInfo::default(),
             phase: phase.to_string(),
             started: rfc3339(&started),
             ended: rfc3339(&ended),
@@ -573,18 +572,10 @@ impl RunDocument {
             operations: overall.operations,
             throughput: throughput_of(overall.operations, overall.runtime_ms),
             runs: 1,
-            properties: Vec::new(),
             host: HostFacts::collect(),
-            server: ServerFacts::default(),
-            validity: super::validity::Validity::valid(),
-            warmup_s: 0.0,
-            timeline: super::timeline::Timeline::default(),
-            clients: Vec::new(),
-            client_cpu: ClientCpu::default(),
-            host_load: None,
-            schedule: None,
-            inserted_keys: None,
             measurements,
+            // This tool, a valid verdict, no warm-up, and nothing yet of what the runner adds.
+            ..RunDocument::default()
         })
     }
 

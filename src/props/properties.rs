@@ -311,11 +311,6 @@ impl Properties {
         self.index.get(key).map(|&i| self.entries[i].value.as_str())
     }
 
-    /// The raw value or `default` (YCSB's `getProperty(key, default)`).
-    pub(crate) fn get_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
-        self.get(key).unwrap_or(default)
-    }
-
     /// True when the property was set anywhere (YCSB distinguishes "absent" from any value, e.g. `insertcount`).
     pub(crate) fn contains(&self, key: &str) -> bool {
         self.index.contains_key(key)
@@ -376,7 +371,7 @@ impl Properties {
 
     /// A declared text property, or its declared default when unset, so the default is written only in `prop.rs`.
     pub(crate) fn text<'a>(&'a self, prop: &Prop<&'static str>) -> &'a str {
-        self.get_or(prop.name, prop.default)
+        self.get(prop.name).unwrap_or(prop.default)
     }
 
     /// Parses the value if set (`Ok(None)` when unset).
@@ -502,22 +497,12 @@ impl Properties {
     /// default (millions of records, or a meaningless experiment). Names further from every known
     /// one are kept, as YCSB does (bindings read their own properties).
     pub(crate) fn refuse_near_misses(&self) -> Result<(), PropertyError> {
-        for entry in &self.entries {
-            if prop::lookup(&entry.key).is_some() {
-                continue;
-            }
-            if let Some(best) = suggest(&entry.key) {
-                return Err(PropertyError::Invalid {
-                    origin: entry.origin.clone(),
-                    key: entry.key.clone(),
-                    message: format!(
-                        "not a known property; did you mean '{}'? (a misspelt name would be ignored)",
-                        best.name
-                    ),
-                });
-            }
-        }
-        Ok(())
+        let found = (self.entries.iter()).find_map(|e| Some((&e.key, near_miss(&e.key)?)));
+        found.map_or(Ok(()), |(key, best)| {
+            let why = "(a misspelt name would be ignored)";
+            let message = format!("not a known property; did you mean '{best}'? {why}");
+            Err(self.invalid(key, message))
+        })
     }
 }
 

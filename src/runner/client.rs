@@ -93,34 +93,51 @@ impl ClientProgress {
     }
 }
 
-/// Sums every client's `(done, failed)`.
-pub(crate) fn progress_totals<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> (u64, u64) {
-    all.into_iter().fold((0, 0), |(d, f), p| {
-        (
-            d + p.done.load(Ordering::Relaxed),
-            f + p.failed.load(Ordering::Relaxed),
-        )
-    })
+/// Every client's counts added up.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Totals {
+    /// Operations done.
+    pub done: u64,
+    /// Operations whose status was not ok.
+    pub failed: u64,
+    /// Inserts that succeeded: a load's `[OVERALL]` operation count, because YCSB's load loop
+    /// counts an operation only when its insert succeeded (`docs/engine.md`).
+    pub inserted: u64,
+    /// Throttled operations started late ([`crate::measure::Schedule`]).
+    pub late: u64,
 }
 
-/// Sums every client's inserts that succeeded: a load's `[OVERALL]` operation count, because
-/// YCSB's load loop counts an operation only when its insert succeeded (`docs/engine.md`).
-pub(crate) fn succeeded_inserts<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> u64 {
-    let Some(i) = timeline_index("INSERT") else {
-        return 0;
-    };
-    all.into_iter()
-        .map(|p| {
-            let done = p.by_op[i].load(Ordering::Relaxed);
-            done.saturating_sub(p.failed_by_op[i].load(Ordering::Relaxed))
-        })
-        .sum()
+impl Totals {
+    /// Sums every client's counts.
+    pub(crate) fn of<'a>(all: impl IntoIterator<Item = &'a ClientProgress>) -> Totals {
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let insert = timeline_index("INSERT");
+        let mut t = Totals::default();
+        for p in all {
+            t.done += load(&p.done);
+            t.failed += load(&p.failed);
+            if let Some(i) = insert {
+                t.inserted += load(&p.by_op[i]).saturating_sub(load(&p.failed_by_op[i]));
+            }
+            t.late += load(&p.late);
+        }
+        t
+    }
+
+    /// The counts since `earlier` (the warm-up's end).
+    pub(crate) fn since(self, earlier: Totals) -> Totals {
+        Totals {
+            done: self.done.saturating_sub(earlier.done),
+            failed: self.failed.saturating_sub(earlier.failed),
+            inserted: self.inserted.saturating_sub(earlier.inserted),
+            late: self.late.saturating_sub(earlier.late),
+        }
+    }
 }
 
 /// What a client hands back when it is done.
 #[derive(Debug, Default)]
 pub(crate) struct ClientReport {
-    pub ops_done: u64,
     /// Set when the client stopped early because an insert failed after its retries.
     pub gave_up: bool,
     /// An error that makes the whole run invalid (e.g. too many unacknowledged inserts).
@@ -165,15 +182,10 @@ impl Ctx<'_> {
         let status = if self.records.len() < expected.max(1) {
             Status::Error
         } else {
-            let mut status = Status::Ok;
-            for (key, fields) in &self.records {
-                let s = self.shared.workload.verify(key, fields);
-                if !s.is_ok() {
-                    status = s;
-                    break;
-                }
-            }
-            status
+            (self.records.iter())
+                .map(|(key, fields)| self.shared.workload.verify(key, fields))
+                .find(|s| !s.is_ok())
+                .unwrap_or(Status::Ok)
         };
         self.record("VERIFY", start, intended, status);
     }
@@ -227,13 +239,9 @@ impl Ctx<'_> {
                 values,
                 acknowledge,
             } => {
-                let insert = InsertOp {
-                    keynum: *keynum,
-                    key,
-                    values,
-                    acknowledge: *acknowledge,
-                };
-                self.insert_with_retries(&insert, intended, state).await
+                let ack = acknowledge.then_some(*keynum);
+                self.insert_with_retries(key, values, ack, intended, state)
+                    .await
             }
             Operation::Read { keys, fields } => {
                 self.read(keys, fields, intended).await;
@@ -267,26 +275,28 @@ impl Ctx<'_> {
     }
 
     /// Inserts a record, retrying a failed load insert up to `core_workload_insertion_retry_limit`
-    /// times (YCSB's loop); a run-phase insert is acknowledged once, whatever its outcome. False
-    /// when the client must stop.
+    /// times (YCSB's loop); a run-phase insert (`ack`, its key number before hashing) is
+    /// acknowledged once, whatever its outcome. False when the client must stop.
     async fn insert_with_retries(
         &mut self,
-        op: &InsertOp<'_>,
+        key: &str,
+        values: &[crate::workload::FieldValue],
+        ack: Option<i64>,
         intended: Option<Instant>,
         state: &mut ClientState,
     ) -> bool {
         let workload = &self.shared.workload;
-        let retry_limit = u64::from(workload.insertion_retry_limit());
+        let retry_limit = u64::from(workload.retry_limit);
         let mut attempts = 0u64;
         loop {
             attempts += 1;
             let start = Instant::now();
-            let outcome = self.db.insert(op.key, op.values).await;
+            let outcome = self.db.insert(key, values).await;
             let status = self.note(outcome);
             self.record("INSERT", start, intended, status);
-            if op.acknowledge {
+            if let Some(keynum) = ack {
                 // Run-phase inserts are acknowledged even when they failed (YCSB's finally).
-                if let Err(e) = workload.acknowledge_insert(op.keynum) {
+                if let Err(e) = workload.acknowledge_insert(keynum) {
                     self.report.fatal = Some(e.to_string());
                     self.shared.stop.cancel();
                     return false;
@@ -300,7 +310,7 @@ impl Ctx<'_> {
                 self.shared.events.event(Event::Finding(format!(
                     "Error inserting, not retrying any more. number of attempts: {attempts}Insertion Retry Limit: {retry_limit}"
                 )));
-                if workload.keep_going_on_error() {
+                if workload.keep_going_on_error {
                     return true;
                 }
                 self.report.gave_up = true;
@@ -337,16 +347,6 @@ impl Ctx<'_> {
             .record_without_status("READ-MODIFY-WRITE", latency, intended_us);
         self.progress.count("READ-MODIFY-WRITE", true);
     }
-}
-
-/// One insert to run: the record and whether it is a run-phase insert to acknowledge.
-struct InsertOp<'a> {
-    /// Key number before hashing (for the acknowledged counter).
-    keynum: i64,
-    key: &'a str,
-    values: &'a [crate::workload::FieldValue],
-    /// A run-phase insert, acknowledged after the call even if it failed.
-    acknowledge: bool,
 }
 
 /// Runs one client: `opcount` ops (0 = until stopped), then its cleanup (the batch flush).
@@ -417,7 +417,6 @@ pub(crate) async fn run_client(
             "client {index}: the final batch of {pending} inserts failed; those records are missing"
         )));
     }
-    ctx.report.ops_done = done;
     drop(ctx.rec);
     ctx.report
 }

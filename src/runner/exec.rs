@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::Phase;
-use super::client::{ClientProgress, ClientReport, RunShared, progress_totals, run_client};
+use super::client::{ClientProgress, ClientReport, RunShared, Totals, run_client};
 use super::fanout::ClientLauncher;
 use super::pacing;
 use super::verdict::{self, Evidence};
@@ -205,7 +205,7 @@ impl<'a> PhaseRun<'a> {
         Ok(Arc::new(RunShared {
             phase: self.phase,
             table: self.workload.table().to_string(),
-            verify: self.workload.data_integrity(),
+            verify: self.workload.fields.dataintegrity,
             workload: self.workload.clone(),
             binding,
             measurements: self.measurements.clone(),
@@ -308,8 +308,8 @@ impl<'a> PhaseRun<'a> {
         let error_classes = error_classes(&ran.counters);
         let evidence = Evidence {
             load: self.phase == Phase::Load,
-            operations: ran.window.ops_done,
-            failed: ran.window.ops_failed,
+            operations: ran.window.totals.done,
+            failed: ran.window.totals.failed,
             not_found: doc.not_found(),
             max_error_rate: self.limits.error_rate_limit,
             failed_time_share: failed_time_share(doc, self.threads, ran.window.elapsed),
@@ -331,7 +331,7 @@ impl<'a> PhaseRun<'a> {
         }
         doc.host_load = ran.host;
         doc.schedule = self.tick_ns.map(|_| measure::Schedule {
-            late: ran.window.late,
+            late: ran.window.totals.late,
             unsent: (ran.counters.iter())
                 .map(|(p, _)| p.unsent.load(Ordering::Relaxed))
                 .sum(),
@@ -634,12 +634,8 @@ impl Beside {
 /// The timed window of a joined run: from the warm-up's end when there was one, else from the
 /// start; the counts are the clients' own (they include clients abandoned mid-operation).
 struct Window {
-    ops_done: u64,
-    ops_failed: u64,
-    /// Inserts that succeeded inside the window (a load's `[OVERALL]` count).
-    inserted: u64,
-    /// Throttled operations started late inside the window.
-    late: u64,
+    /// The counts inside the window.
+    totals: Totals,
     elapsed: Duration,
     started_wall: chrono::DateTime<chrono::Utc>,
     /// A warm-up was asked for and the run ended inside it.
@@ -653,8 +649,8 @@ impl Window {
         measure::Overall {
             runtime_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
             operations: match phase {
-                Phase::Load => self.inserted,
-                Phase::Run => self.ops_done,
+                Phase::Load => self.totals.inserted,
+                Phase::Run => self.totals.done,
             },
         }
     }
@@ -667,27 +663,16 @@ impl Window {
         elapsed: Duration,
         started_wall: chrono::DateTime<chrono::Utc>,
     ) -> Window {
-        let (ops_done, ops_failed) = progress_totals(counters.iter().map(|(p, _)| &**p));
-        let inserted = super::client::succeeded_inserts(counters.iter().map(|(p, _)| &**p));
-        let late = counters
-            .iter()
-            .map(|(p, _)| p.late.load(Ordering::Relaxed))
-            .sum::<u64>();
+        let totals = Totals::of(counters.iter().map(|(p, _)| &**p));
         match warm {
             Some(w) => Window {
-                ops_done: ops_done.saturating_sub(w.ops),
-                ops_failed: ops_failed.saturating_sub(w.failed),
-                inserted: inserted.saturating_sub(w.inserted),
-                late: late.saturating_sub(w.late),
+                totals: totals.since(w.totals),
                 elapsed: end.saturating_duration_since(w.at),
                 started_wall: w.wall,
                 warmup_unfinished: false,
             },
             None => Window {
-                ops_done,
-                ops_failed,
-                inserted,
-                late,
+                totals,
                 elapsed,
                 started_wall,
                 warmup_unfinished: !limits.warmup.is_zero(),

@@ -59,13 +59,8 @@ pub(crate) fn thousands(n: u64) -> String {
 /// stall cannot be told from a dead server (invalid). A stall while a member was silent is that
 /// member's outage, already invalid.
 fn stall_findings(e: &Evidence, v: &mut Validity) {
-    let until_end = |s: &Outage| {
-        if s.ongoing {
-            " (until the run ended)"
-        } else {
-            ""
-        }
-    };
+    let ended = " (until the run ended)";
+    let until_end = |s: &Outage| if s.ongoing { ended } else { "" };
     if e.timeline.probed.is_empty() {
         for s in &e.timeline.stalls {
             v.invalid(format!(
@@ -121,21 +116,12 @@ pub(crate) fn assess(e: &Evidence) -> Validity {
 /// answered again.
 fn outage_findings(e: &Evidence, v: &mut Validity) {
     for o in &e.timeline.member_outages {
-        if o.ongoing {
-            v.invalid(format!(
-                "{} stopped answering at {} and had not answered again {} later, when the run ended",
-                o.subject,
-                seconds(o.from_s),
-                seconds(o.duration_s)
-            ));
-        } else {
-            v.invalid(format!(
-                "{} stopped answering at {} for {}",
-                o.subject,
-                seconds(o.from_s),
-                seconds(o.duration_s)
-            ));
-        }
+        let gone = format!("{} stopped answering at {}", o.subject, seconds(o.from_s));
+        let lasted = seconds(o.duration_s);
+        v.invalid(match o.ongoing {
+            true => format!("{gone} and had not answered again {lasted} later, when the run ended"),
+            false => format!("{gone} for {lasted}"),
+        });
     }
 }
 
@@ -145,19 +131,14 @@ fn outage_findings(e: &Evidence, v: &mut Validity) {
 /// config servers' election only degrades it: the data path does not go through them.
 fn election_findings(e: &Evidence, v: &mut Validity) {
     for n in &e.timeline.no_primary {
-        let span = if n.ongoing {
-            format!(
-                "from {} until the run ended {} later",
-                seconds(n.from_s),
-                seconds(n.duration_s)
-            )
-        } else {
-            format!("from {} for {}", seconds(n.from_s), seconds(n.duration_s))
+        let (from, lasted) = (seconds(n.from_s), seconds(n.duration_s));
+        let span = match n.ongoing {
+            true => format!("from {from} until the run ended {lasted} later"),
+            false => format!("from {from} for {lasted}"),
         };
-        let after = match &n.new_primary {
-            Some(p) => format!("; then {p} was its primary"),
-            None => String::new(),
-        };
+        let after = (n.new_primary.as_ref())
+            .map(|p| format!("; then {p} was its primary"))
+            .unwrap_or_default();
         match n.config_server {
             // Reads and writes on cached routing need no config primary: the cell measured
             // what it meant to, and is only flagged.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{ClientProgress, TIMELINE_OPS};
+use super::client::{ClientProgress, TIMELINE_OPS, Totals};
 use super::election::{dead_member_note, no_primary_spans};
 use crate::db::probe::{ProbeLog, ProbeTarget, Prober, SharedProbeLog, silences};
 use crate::events::{Event, Sink};
@@ -277,11 +277,7 @@ impl WatchState {
     /// Stalls: no operation completed by any client, while the clients are meant to be working.
     fn watch_progress(&mut self, setup: &WatchSetup, now: Instant, finished: bool) {
         let at = |t: Instant| seconds(t.saturating_duration_since(setup.start).as_secs_f64());
-        let done_now: u64 = setup
-            .progress
-            .iter()
-            .map(|c| c.done.load(Ordering::Relaxed))
-            .sum();
+        let done_now = Totals::of(setup.progress.iter().map(|c| &**c)).done;
         if done_now != self.last_done {
             self.last_done = done_now;
             self.last_progress = now;

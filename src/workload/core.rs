@@ -19,9 +19,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::error::WorkloadError;
-use super::generators::{
-    AcknowledgedCounter, Counter, Discrete, OpKind, SkewedLatest, UniformLong,
-};
+use super::generators::{Counter, Discrete, OpKind, SkewedLatest, UniformLong};
 use super::keys::{build_key_name, fnvhash64, java_int};
 use super::operation::{FieldSelection, FieldValue, Operation};
 use super::prop;
@@ -40,31 +38,20 @@ pub(crate) const THREADS_CAPPED_WARNING: &str =
 #[derive(Debug)]
 pub struct CoreWorkload {
     table: String,
-    field_names: Vec<Arc<str>>,
-    /// Indices into `field_names` in Java HashMap iteration order.
-    map_order: Vec<usize>,
-    field_length: FieldLength,
-    readallfields: bool,
-    readallfieldsbyname: bool,
-    writeallfields: bool,
-    dataintegrity: bool,
-    ordered: bool,
-    zeropadding: i32,
+    pub(crate) fields: Fields,
+    keys: Keys,
+    range: KeyRange,
     chooser: Discrete,
-    key_chooser: KeyChooser,
     field_chooser: UniformLong,
     scan_length: ScanLength,
     load_keys: Counter,
-    insert_keys: AcknowledgedCounter,
-    /// Clients sharing run-phase inserts (`microshard.insertstride`) and this one's place.
-    insert_stride: i64,
-    insert_offset: i64,
     readbatchsize: usize,
-    recordcount: i64,
-    insertstart: i64,
-    retry_limit: u32,
+    /// `core_workload_insertion_retry_limit`: retries of a failed load insert.
+    pub(crate) retry_limit: u32,
     retry_interval_secs: i64,
-    keep_going_on_error: bool,
+    /// `core_workload_insertion_keep_going_on_error`: whether a load client continues after a
+    /// failed insert.
+    pub(crate) keep_going_on_error: bool,
     seed: u64,
 }
 
@@ -128,15 +115,9 @@ impl CoreWorkload {
 
         let readbatchsize = props.value_in(&prop::READBATCHSIZE, 1..)?;
         if readbatchsize as u64 > range.insertcount as u64 {
-            return Err(props
-                .invalid(
-                    prop::READBATCHSIZE.name,
-                    format!(
-                        "{readbatchsize} distinct keys per read, but only {} records",
-                        range.insertcount
-                    ),
-                )
-                .into());
+            let only = range.insertcount;
+            let msg = format!("{readbatchsize} distinct keys per read, but only {only} records");
+            return Err(props.invalid(prop::READBATCHSIZE.name, msg).into());
         }
         let retry_limit = props.value(&prop::CORE_WORKLOAD_INSERTION_RETRY_LIMIT)?;
         let retry_interval_secs =
@@ -146,26 +127,14 @@ impl CoreWorkload {
 
         Ok(CoreWorkload {
             table,
-            field_names: fields.names,
-            map_order: fields.map_order,
-            field_length: fields.length,
-            readallfields: fields.readallfields,
-            readallfieldsbyname: fields.readallfieldsbyname,
-            writeallfields: fields.writeallfields,
-            dataintegrity: fields.dataintegrity,
-            ordered: keys.ordered,
-            zeropadding: keys.zeropadding,
+            fields,
+            load_keys: Counter::new(range.insertstart),
+            keys,
+            range,
             chooser,
-            key_chooser: keys.chooser,
             field_chooser,
             scan_length,
-            load_keys: Counter::new(range.insertstart),
-            insert_keys: keys.insert_keys,
-            insert_stride: keys.insert_stride,
-            insert_offset: keys.insert_offset,
             readbatchsize,
-            recordcount: range.recordcount,
-            insertstart: range.insertstart,
             retry_limit,
             retry_interval_secs,
             keep_going_on_error,
@@ -182,7 +151,7 @@ impl CoreWorkload {
     pub fn client_state(&self, client_index: usize) -> ClientState {
         ClientState {
             rng: SmallRng::seed_from_u64(mix(self.seed ^ mix(client_index as u64))),
-            latest: match &self.key_chooser {
+            latest: match &self.keys.chooser {
                 KeyChooser::Latest(template) => Some(*template),
                 _ => None,
             },
@@ -213,7 +182,7 @@ impl CoreWorkload {
     /// The `requestdistribution` in effect.
     #[cfg(test)]
     pub(crate) fn request_distribution(&self) -> &'static str {
-        match self.key_chooser {
+        match self.keys.chooser {
             KeyChooser::Uniform(_) => "uniform",
             KeyChooser::Zipfian(_) => "zipfian",
             KeyChooser::Latest(_) => "latest",
@@ -230,15 +199,8 @@ impl CoreWorkload {
 
     /// Field names in the order YCSB's HashMap hands them to the binding (document field order after `_id`).
     pub(crate) fn field_names_in_map_order(&self) -> Vec<Arc<str>> {
-        self.map_order
-            .iter()
-            .map(|&i| self.field_names[i].clone())
-            .collect()
-    }
-
-    /// `core_workload_insertion_retry_limit`: retries of a failed load insert.
-    pub(crate) fn insertion_retry_limit(&self) -> u32 {
-        self.retry_limit
+        let f = &self.fields;
+        f.map_order.iter().map(|&i| f.names[i].clone()).collect()
     }
 
     /// YCSB's retry sleep: `(int)(1000 * interval * (0.8 + 0.4 * random))` milliseconds.
@@ -248,19 +210,10 @@ impl CoreWorkload {
         std::time::Duration::from_millis(ms.max(0) as u64)
     }
 
-    /// `core_workload_insertion_keep_going_on_error`: whether a load client continues after a failed insert.
-    pub(crate) fn keep_going_on_error(&self) -> bool {
-        self.keep_going_on_error
-    }
-
-    /// True when reads are verified (`dataintegrity`).
-    pub(crate) fn data_integrity(&self) -> bool {
-        self.dataintegrity
-    }
-
     /// The build key for a key number, with this workload's `insertorder` and `zeropadding`.
     pub(crate) fn key_name(&self, keynum: i64) -> String {
-        build_key_name(self.spread(keynum), self.zeropadding, self.ordered)
+        let k = &self.keys;
+        build_key_name(self.spread(keynum), k.zeropadding, k.ordered)
     }
 
     /// Where a run-phase insert number lands when several clients share the data: number
@@ -268,13 +221,13 @@ impl CoreWorkload {
     /// clients' inserts never collide and each one reads back only inserts it acknowledged
     /// (`docs/engine.md`, "Several clients").
     fn spread(&self, keynum: i64) -> i64 {
-        if self.insert_stride <= 1 || keynum < self.recordcount {
+        if self.keys.insert_stride <= 1 || keynum < self.range.recordcount {
             return keynum;
         }
-        let k = keynum - self.recordcount;
-        self.recordcount
-            .saturating_add(k.saturating_mul(self.insert_stride))
-            .saturating_add(self.insert_offset)
+        let k = keynum - self.range.recordcount;
+        (self.range.recordcount)
+            .saturating_add(k.saturating_mul(self.keys.insert_stride))
+            .saturating_add(self.keys.insert_offset)
     }
 
     /// The key numbers this workload handed out to inserts so far: a load's from `insertstart`
@@ -283,8 +236,8 @@ impl CoreWorkload {
     /// removes a run's inserts afterwards misses none (`docs/engine.md`, "Inserted keys").
     pub(crate) fn inserted_keys(&self, phase_is_load: bool) -> Option<crate::measure::KeySpan> {
         let (first, next) = match phase_is_load {
-            true => (self.insertstart, self.load_keys.peek()),
-            false => (self.recordcount, self.insert_keys.peek()),
+            true => (self.range.insertstart, self.load_keys.peek()),
+            false => (self.range.recordcount, self.keys.insert_keys.peek()),
         };
         (next > first).then(|| crate::measure::KeySpan {
             first: self.spread(first),
@@ -329,7 +282,7 @@ impl CoreWorkload {
                 let values = self.update_values(state, &key);
                 Operation::Update { key, values }
             }
-            OpKind::Insert => self.insert_op(state, self.insert_keys.next(), true),
+            OpKind::Insert => self.insert_op(state, self.keys.insert_keys.next(), true),
             OpKind::Scan => {
                 let start_key = self.key_name(self.next_keynum(state));
                 let count = java_int(match &self.scan_length {
@@ -361,14 +314,14 @@ impl CoreWorkload {
     ///
     /// The error is YCSB's "Too many unacknowledged insertion keys": the run cannot continue correctly.
     pub(crate) fn acknowledge_insert(&self, keynum: i64) -> Result<(), WorkloadError> {
-        self.insert_keys.acknowledge(keynum)?;
+        self.keys.insert_keys.acknowledge(keynum)?;
         Ok(())
     }
 
     /// The highest key number reads may target (YCSB's acknowledged limit).
     #[cfg(test)]
     pub(crate) fn acknowledged_limit(&self) -> i64 {
-        self.insert_keys.last_value()
+        self.keys.insert_keys.last_value()
     }
 
     /// Data-integrity check of a read result: `OK`, `UNEXPECTED_STATE` (a field differs) or `ERROR` (no fields).
@@ -380,7 +333,7 @@ impl CoreWorkload {
         if cells.is_empty() {
             return Status::Error;
         }
-        let len = match self.field_length {
+        let len = match self.fields.length {
             FieldLength::Constant(l) => l.max(0) as usize,
             // from_properties refuses dataintegrity with other distributions
             _ => return Status::UnexpectedState,
@@ -396,16 +349,16 @@ impl CoreWorkload {
     /// YCSB's `nextKeynum`: a key number no higher than the acknowledged limit (redrawn until it is).
     fn next_keynum(&self, state: &mut ClientState) -> i64 {
         let rng = &mut state.rng;
-        match &self.key_chooser {
+        match &self.keys.chooser {
             KeyChooser::Exponential(e) => loop {
-                let k = self.insert_keys.last_value() - i64::from(e.next(rng) as i32);
+                let k = self.keys.insert_keys.last_value() - i64::from(e.next(rng) as i32);
                 if k >= 0 {
                     return k;
                 }
             },
             KeyChooser::Latest(_) => {
                 // Always <= the limit by construction.
-                let max = self.insert_keys.last_value();
+                let max = self.keys.insert_keys.last_value();
                 match state.latest.as_mut() {
                     Some(latest) => java_int(latest.next(rng, max)),
                     None => max,
@@ -419,7 +372,7 @@ impl CoreWorkload {
                     KeyChooser::Sequential(s) => s.next(),
                     KeyChooser::Exponential(_) | KeyChooser::Latest(_) => 0,
                 });
-                if k <= self.insert_keys.last_value() {
+                if k <= self.keys.insert_keys.last_value() {
                     return k;
                 }
             },
@@ -433,7 +386,7 @@ impl CoreWorkload {
         let want = self.readbatchsize;
         let mut keys = Vec::with_capacity(want);
         state.seen.clear();
-        let identity = |k: i64| if self.ordered { k } else { fnvhash64(k) };
+        let identity = |k: i64| if self.keys.ordered { k } else { fnvhash64(k) };
         let mut attempts = 0usize;
         let max_attempts = want.saturating_mul(64).saturating_add(1024);
         while keys.len() < want && attempts < max_attempts {
@@ -443,8 +396,8 @@ impl CoreWorkload {
                 keys.push(self.key_name(k));
             }
         }
-        let mut k = self.insertstart;
-        while keys.len() < want && k <= self.insert_keys.last_value() {
+        let mut k = self.range.insertstart;
+        while keys.len() < want && k <= self.keys.insert_keys.last_value() {
             if state.seen.insert(identity(k)) {
                 keys.push(self.key_name(k));
             }
@@ -455,9 +408,9 @@ impl CoreWorkload {
 
     /// Fields for a READ: all (`None`), all by name (dataintegrity / readallfieldsbyname), or one random field.
     fn read_fields(&self, state: &mut ClientState) -> FieldSelection {
-        if !self.readallfields {
+        if !self.fields.readallfields {
             Some(vec![self.random_field(state)])
-        } else if self.dataintegrity || self.readallfieldsbyname {
+        } else if self.fields.dataintegrity || self.fields.readallfieldsbyname {
             Some(self.field_names_in_map_order())
         } else {
             None
@@ -466,7 +419,7 @@ impl CoreWorkload {
 
     /// Fields for SCAN and READ-MODIFY-WRITE's read: all, or one random field.
     fn one_field_unless_all(&self, state: &mut ClientState) -> FieldSelection {
-        if self.readallfields {
+        if self.fields.readallfields {
             None
         } else {
             Some(vec![self.random_field(state)])
@@ -475,11 +428,11 @@ impl CoreWorkload {
 
     fn random_field(&self, state: &mut ClientState) -> Arc<str> {
         let i = self.field_chooser.next(&mut state.rng) as usize;
-        self.field_names[i].clone()
+        self.fields.names[i].clone()
     }
 
     fn update_values(&self, state: &mut ClientState, key: &str) -> Vec<FieldValue> {
-        if self.writeallfields {
+        if self.fields.writeallfields {
             self.build_values(state, key)
         } else {
             let i = self.field_chooser.next(&mut state.rng) as usize;
@@ -489,22 +442,20 @@ impl CoreWorkload {
 
     /// Every field, in Java HashMap order.
     fn build_values(&self, state: &mut ClientState, key: &str) -> Vec<FieldValue> {
-        self.map_order
-            .iter()
-            .map(|&i| self.field_value(state, key, i))
-            .collect()
+        let order = self.fields.map_order.iter();
+        order.map(|&i| self.field_value(state, key, i)).collect()
     }
 
     fn field_value(&self, state: &mut ClientState, key: &str, index: usize) -> FieldValue {
-        let name = self.field_names[index].clone();
-        let len = java_int(match &self.field_length {
+        let name = self.fields.names[index].clone();
+        let len = java_int(match &self.fields.length {
             FieldLength::Constant(l) => *l,
             FieldLength::Uniform(u) => u.next(&mut state.rng),
             FieldLength::Zipfian(z) => z.sample(&mut state.rng),
             FieldLength::Histogram(h) => h.next(&mut state.rng),
         })
         .max(0) as usize;
-        let bytes = if self.dataintegrity {
+        let bytes = if self.fields.dataintegrity {
             deterministic_value(key, &name, len).into_bytes()
         } else {
             let mut b = state.buffer(len);
@@ -533,17 +484,17 @@ pub fn run_operation_count(props: &Properties) -> Result<u64, PropertyError> {
 /// get one more. With `0 < total < threads` the thread count is capped to `total` and YCSB's warning is returned.
 /// `total == 0` (unlimited) gives every thread 0 (= unlimited).
 pub fn split_operations(total: u64, threads: usize) -> (Vec<u64>, Option<String>) {
-    if threads == 0 {
-        return (Vec::new(), None);
+    if total > 0 && (threads as u64) > total {
+        let warning = Some(THREADS_CAPPED_WARNING.to_string());
+        return (split_evenly(total, total), warning);
     }
-    let (threads, warning) = if total > 0 && (threads as u64) > total {
-        (total as usize, Some(THREADS_CAPPED_WARNING.to_string()))
-    } else {
-        (threads, None)
-    };
-    let t = threads as u64;
-    let per = total / t;
-    let extra = total % t;
-    let counts = (0..t).map(|i| per + u64::from(i < extra)).collect();
-    (counts, warning)
+    (split_evenly(total, threads as u64), None)
+}
+
+/// Splits `total` as YCSB splits operations over threads: `total / n` each, the first
+/// `total % n` one more (none at all for `n == 0`).
+pub(crate) fn split_evenly(total: u64, n: u64) -> Vec<u64> {
+    (0..n)
+        .map(|i| total / n + u64::from(i < total % n))
+        .collect()
 }

@@ -64,13 +64,7 @@ pub(crate) const ZIPFIAN_CONSTANT: f64 = 0.99;
 
 /// `Σ_{i=st}^{n-1} 1/(i+1)^θ` added to `initial`, in ascending order exactly as YCSB's `zeta`.
 pub(crate) fn zeta_from(st: i64, n: i64, theta: f64, initial: f64) -> f64 {
-    let mut sum = initial;
-    let mut i = st;
-    while i < n {
-        sum += 1.0 / ((i + 1) as f64).powf(theta);
-        i += 1;
-    }
-    sum
+    (st..n).fold(initial, |sum, i| sum + 1.0 / ((i + 1) as f64).powf(theta))
 }
 
 /// `zetastatic(n, θ)`: the full sum from 0.

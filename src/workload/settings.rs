@@ -67,6 +67,7 @@ pub(super) fn fraction(props: &Properties, prop: &Prop<f64>) -> Result<f64, Prop
 
 /// The keys a phase works on: `recordcount` (0 means Integer.MAX_VALUE inside the workload, as
 /// in YCSB), and the `insertstart`/`insertcount` window within it.
+#[derive(Debug)]
 pub(super) struct KeyRange {
     pub(super) recordcount: i64,
     pub(super) insertstart: i64,
@@ -74,17 +75,15 @@ pub(super) struct KeyRange {
 }
 
 impl KeyRange {
-    pub(super) fn read(props: &Properties) -> Result<KeyRange, WorkloadError> {
+    pub(super) fn read(props: &Properties) -> Result<KeyRange, PropertyError> {
         let mut recordcount = props.value_in(&prop::RECORDCOUNT, 0..)?;
         if recordcount > i64::from(i32::MAX) {
-            return Err(props
-                .invalid(
-                    prop::RECORDCOUNT.name,
-                    format!(
-                        "{recordcount} is above 2147483647; YCSB key numbers are 32-bit ints, keys would repeat"
-                    ),
-                )
-                .into());
+            return Err(props.invalid(
+                prop::RECORDCOUNT.name,
+                format!(
+                    "{recordcount} is above 2147483647; YCSB key numbers are 32-bit ints, keys would repeat"
+                ),
+            ));
         }
         if recordcount == 0 {
             recordcount = i64::from(i32::MAX);
@@ -93,29 +92,25 @@ impl KeyRange {
         let insertcount =
             props.parse_or::<i64>(prop::INSERTCOUNT.name, recordcount - insertstart)?;
         if insertcount < 1 {
-            return Err(props
-                .invalid(
-                    if props.contains(prop::INSERTCOUNT.name) {
-                        prop::INSERTCOUNT.name
-                    } else {
-                        prop::INSERTSTART.name
-                    },
-                    format!("the key range has {insertcount} keys; it needs at least one"),
-                )
-                .into());
+            return Err(props.invalid(
+                if props.contains(prop::INSERTCOUNT.name) {
+                    prop::INSERTCOUNT.name
+                } else {
+                    prop::INSERTSTART.name
+                },
+                format!("the key range has {insertcount} keys; it needs at least one"),
+            ));
         }
         if insertstart
             .checked_add(insertcount)
             .is_none_or(|end| end > recordcount)
         {
-            return Err(props
-                .invalid(
-                    prop::INSERTCOUNT.name,
-                    format!(
-                        "insertstart ({insertstart}) + insertcount ({insertcount}) is more than recordcount ({recordcount})"
-                    ),
-                )
-                .into());
+            return Err(props.invalid(
+                prop::INSERTCOUNT.name,
+                format!(
+                    "insertstart ({insertstart}) + insertcount ({insertcount}) is more than recordcount ({recordcount})"
+                ),
+            ));
         }
         Ok(KeyRange {
             recordcount,
@@ -127,7 +122,8 @@ impl KeyRange {
 
 /// The fields of a record: how many, their names (and Java's HashMap order of them), their
 /// length, and which of them reads and updates touch.
-pub(super) struct Fields {
+#[derive(Debug)]
+pub(crate) struct Fields {
     pub(super) count: i64,
     pub(super) names: Vec<Arc<str>>,
     pub(super) map_order: Vec<usize>,
@@ -135,7 +131,7 @@ pub(super) struct Fields {
     pub(super) readallfields: bool,
     pub(super) readallfieldsbyname: bool,
     pub(super) writeallfields: bool,
-    pub(super) dataintegrity: bool,
+    pub(crate) dataintegrity: bool,
 }
 
 impl Fields {
@@ -158,12 +154,8 @@ impl Fields {
         let writeallfields = props.value(&prop::WRITEALLFIELDS)?;
         let dataintegrity = props.value(&prop::DATAINTEGRITY)?;
         if dataintegrity && !matches!(length, FieldLength::Constant(_)) {
-            return Err(props
-                .invalid(
-                    prop::DATAINTEGRITY.name,
-                    "needs fieldlengthdistribution=constant (values are checked by length)",
-                )
-                .into());
+            let why = "needs fieldlengthdistribution=constant (values are checked by length)";
+            return Err(props.invalid(prop::DATAINTEGRITY.name, why).into());
         }
         Ok(Fields {
             count,
@@ -189,37 +181,27 @@ pub(super) fn field_length(
         "constant" => FieldLength::Constant(java_int(fieldlength)),
         "uniform" | "zipfian" => {
             if minfieldlength < 0 || minfieldlength > fieldlength {
-                return Err(props
-                    .invalid(
-                        prop::MINFIELDLENGTH.name,
-                        format!(
-                            "{minfieldlength} {}",
-                            crate::props::between(0, format!("fieldlength ({fieldlength})"))
-                        ),
-                    )
-                    .into());
+                let range = crate::props::between(0, format!("fieldlength ({fieldlength})"));
+                let why = format!("{minfieldlength} {range}");
+                return Err(props.invalid(prop::MINFIELDLENGTH.name, why).into());
             }
             if dist == "uniform" {
-                match UniformLong::new(minfieldlength, fieldlength) {
-                    Some(u) => FieldLength::Uniform(u),
-                    None => {
-                        return Err(props
-                            .invalid(prop::FIELDLENGTH.name, "empty length range")
-                            .into());
-                    }
-                }
+                FieldLength::Uniform(
+                    UniformLong::new(minfieldlength, fieldlength).ok_or_else(|| {
+                        props.invalid(prop::FIELDLENGTH.name, "empty length range")
+                    })?,
+                )
             } else {
                 FieldLength::Zipfian(Zipfian::new(minfieldlength, fieldlength))
             }
         }
         "histogram" => FieldLength::Histogram(load_histogram(props)?),
         other => {
-            return Err(props
-                .invalid(
-                    prop::FIELDLENGTHDISTRIBUTION.name,
-                    format!("unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"),
-                )
-                .into());
+            let why = format!(
+                "unknown field length distribution {other:?} (expected constant, uniform, zipfian or histogram)"
+            );
+            let key = prop::FIELDLENGTHDISTRIBUTION.name;
+            return Err(props.invalid(key, why).into());
         }
     })
 }
@@ -248,6 +230,7 @@ pub(super) fn operation_mix(props: &Properties) -> Result<(Discrete, f64), Workl
 
 /// How keys are made and chosen: their order and padding, the inserts' stride and offset (a
 /// client of several), and `requestdistribution`.
+#[derive(Debug)]
 pub(super) struct Keys {
     pub(super) ordered: bool,
     pub(super) zeropadding: i32,
@@ -262,19 +245,17 @@ impl Keys {
         props: &Properties,
         range: &KeyRange,
         insertproportion: f64,
-    ) -> Result<Keys, WorkloadError> {
+    ) -> Result<Keys, PropertyError> {
         let ordered = props.text(&prop::INSERTORDER) != "hashed";
         let zeropadding = props.value(&prop::ZEROPADDING)?;
         let insert_keys = AcknowledgedCounter::new(range.recordcount);
         let insert_stride: i64 = props.value(&prop::INSERTSTRIDE)?;
         let insert_offset: i64 = props.value(&prop::INSERTOFFSET)?;
         if insert_stride < 1 || !(0..insert_stride).contains(&insert_offset) {
-            return Err(props
-                .invalid(
-                    prop::INSERTOFFSET.name,
-                    format!("must be in 0..microshard.insertstride ({insert_stride})"),
-                )
-                .into());
+            return Err(props.invalid(
+                prop::INSERTOFFSET.name,
+                format!("must be in 0..microshard.insertstride ({insert_stride})"),
+            ));
         }
         let chooser = key_chooser(props, range, insertproportion, &insert_keys)?;
         Ok(Keys {
@@ -294,7 +275,7 @@ pub(super) fn key_chooser(
     range: &KeyRange,
     insertproportion: f64,
     insert_keys: &AcknowledgedCounter,
-) -> Result<KeyChooser, WorkloadError> {
+) -> Result<KeyChooser, PropertyError> {
     let KeyRange {
         recordcount,
         insertstart,
@@ -334,56 +315,46 @@ pub(super) fn key_chooser(
         "exponential" => {
             let percentile = props.value(&prop::EXPONENTIAL_PERCENTILE)?;
             if !(percentile > 0.0 && percentile < 100.0) {
-                return Err(props
-                    .invalid(
-                        prop::EXPONENTIAL_PERCENTILE.name,
-                        format!("{percentile} {} (exclusive)", crate::props::between(0, 100)),
-                    )
-                    .into());
+                return Err(props.invalid(
+                    prop::EXPONENTIAL_PERCENTILE.name,
+                    format!("{percentile} {} (exclusive)", crate::props::between(0, 100)),
+                ));
             }
             let frac = props.value(&prop::EXPONENTIAL_FRAC)?;
             if !(frac > 0.0 && frac.is_finite()) {
-                return Err(props
-                    .invalid(
-                        prop::EXPONENTIAL_FRAC.name,
-                        format!("{frac} must be more than 0"),
-                    )
-                    .into());
+                return Err(props.invalid(
+                    prop::EXPONENTIAL_FRAC.name,
+                    format!("{frac} must be more than 0"),
+                ));
             }
             KeyChooser::Exponential(Exponential::new(percentile, recordcount as f64, frac))
         }
         other => {
-            return Err(props
-                .invalid(
-                    prop::REQUESTDISTRIBUTION.name,
-                    format!(
-                        "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
-                    ),
-                )
-                .into());
+            return Err(props.invalid(
+                prop::REQUESTDISTRIBUTION.name,
+                format!(
+                    "unknown request distribution {other:?} (expected uniform, zipfian, latest, hotspot, sequential or exponential)"
+                ),
+            ));
         }
     })
 }
 
 /// `scanlengthdistribution` between `minscanlength` and `maxscanlength`.
-pub(super) fn scan_length(props: &Properties) -> Result<ScanLength, WorkloadError> {
+pub(super) fn scan_length(props: &Properties) -> Result<ScanLength, PropertyError> {
     let minscan = props.value(&prop::MINSCANLENGTH)?;
     let maxscan = props.value(&prop::MAXSCANLENGTH)?;
     if minscan < 1 {
-        return Err(props
-            .invalid(
-                prop::MINSCANLENGTH.name,
-                format!("{minscan} {}", crate::props::at_least(1)),
-            )
-            .into());
+        return Err(props.invalid(
+            prop::MINSCANLENGTH.name,
+            format!("{minscan} {}", crate::props::at_least(1)),
+        ));
     }
     if minscan > maxscan {
-        return Err(props
-            .invalid(
-                prop::MINSCANLENGTH.name,
-                format!("{minscan} is more than maxscanlength ({maxscan})"),
-            )
-            .into());
+        return Err(props.invalid(
+            prop::MINSCANLENGTH.name,
+            format!("{minscan} is more than maxscanlength ({maxscan})"),
+        ));
     }
     let (minscan, maxscan) = (i64::from(minscan), i64::from(maxscan));
     Ok(match props.text(&prop::SCANLENGTHDISTRIBUTION) {
@@ -394,14 +365,10 @@ pub(super) fn scan_length(props: &Properties) -> Result<ScanLength, WorkloadErro
         }
         "zipfian" => ScanLength::Zipfian(Zipfian::new(minscan, maxscan)),
         other => {
-            return Err(props
-                .invalid(
-                    prop::SCANLENGTHDISTRIBUTION.name,
-                    format!(
-                        "unknown scan length distribution {other:?} (expected uniform or zipfian)"
-                    ),
-                )
-                .into());
+            return Err(props.invalid(
+                prop::SCANLENGTHDISTRIBUTION.name,
+                format!("unknown scan length distribution {other:?} (expected uniform or zipfian)"),
+            ));
         }
     })
 }

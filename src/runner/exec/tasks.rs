@@ -1,14 +1,13 @@
 //! The run's background tasks: the `maxexecutiontime` timer, the error-rate guard, the warm-up's end and the progress ticks a client of several sends its coordinator.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{ClientLine, Event, Sink};
 use crate::measure::{self, Measurements};
-use crate::runner::client::{ClientProgress, TICK_PERIOD, progress_totals, succeeded_inserts};
+use crate::runner::client::{ClientProgress, TICK_PERIOD, Totals};
 use crate::workload::prop;
 
 /// `maxexecutiontime`: cancels `stop` after `after` (the warm-up plus the bound), saying so
@@ -55,7 +54,9 @@ pub(super) fn spawn_error_guard(
                 _ = tick.tick() => {}
                 _ = done.cancelled() => return None,
             }
-            let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
+            let Totals {
+                done: ops, failed, ..
+            } = Totals::of(progress.iter().map(|p| &**p));
             if ops >= 100 && failed as f64 > rate * ops as f64 {
                 stop.cancel();
                 return Some(format!(
@@ -86,20 +87,12 @@ pub(super) fn spawn_warmup_end(
         // The engine's answer first, so the window starts with what is reset and counted.
         let elsewhere = member_cpu.read().await;
         measurements.reset();
-        let (ops, failed) = progress_totals(progress.iter().map(|p| &**p));
-        let inserted = succeeded_inserts(progress.iter().map(|p| &**p));
-        let late = progress
-            .iter()
-            .map(|p| p.late.load(Ordering::Relaxed))
-            .sum();
+        let totals = Totals::of(progress.iter().map(|p| &**p));
         Some(WarmupEnd {
             cpu: measure::ClientCpu::now(),
             at: Instant::now(),
             wall: chrono::Utc::now(),
-            ops,
-            failed,
-            inserted,
-            late,
+            totals,
             host: measure::host_load::sample(&members).map(|s| s.with_elsewhere(elsewhere)),
         })
     })
@@ -123,7 +116,7 @@ pub(super) fn spawn_ticks(
                 _ = tick.tick() => false,
                 _ = done.cancelled() => true,
             };
-            let (ops, _) = progress_totals(progress.iter().map(|p| &**p));
+            let ops = Totals::of(progress.iter().map(|p| &**p)).done;
             events.event(Event::Protocol(ClientLine::Progress(ops)));
             if finished {
                 return;
@@ -138,12 +131,8 @@ pub(super) struct WarmupEnd {
     pub(super) cpu: measure::ClientCpu,
     pub(super) at: Instant,
     pub(super) wall: chrono::DateTime<chrono::Utc>,
-    pub(super) ops: u64,
-    pub(super) failed: u64,
-    /// Inserts that had succeeded by the warm-up's end: a load's figure leaves them out.
-    pub(super) inserted: u64,
-    /// Operations started late by the warm-up's end ([`measure::Schedule`]).
-    pub(super) late: u64,
+    /// The counts by the warm-up's end, which the window's figures leave out.
+    pub(super) totals: Totals,
     /// The machine at the warm-up's end, where the window of its quietness starts.
     pub(super) host: Option<measure::host_load::HostSample>,
 }

@@ -27,6 +27,7 @@ pub(crate) mod merge_input;
 use crate::events::{ClientLine, Event};
 use crate::measure::{ClientEntry, RunDocument};
 use crate::runner::RunError;
+use crate::workload::core::split_evenly as split;
 use crate::workload::{Properties, prop};
 
 /// How long every client gets to connect and reach the start barrier.
@@ -37,14 +38,6 @@ const BARRIER_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) struct Slice {
     /// Property overrides for this client.
     pub overrides: Vec<(String, String)>,
-}
-
-/// Splits `total` as YCSB splits operations over threads: `total / n` each, the first
-/// `total % n` one more.
-fn split(total: u64, n: u64) -> Vec<u64> {
-    (0..n)
-        .map(|i| total / n + u64::from(i < total % n))
-        .collect()
 }
 
 /// Each client of a load inserts its own part of the key range: a client left without a key
@@ -217,23 +210,21 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// Asks it to stop: it finishes its in-flight operations and writes its result.
-    async fn terminate(&self) {
+    /// Asks it to stop (it finishes its in-flight operations and writes its result), or with
+    /// `now` stops it at once.
+    async fn stop(&self, now: bool) {
+        let (sig, name) = match now {
+            true => (Signal::KILL, "SIGKILL"),
+            false => (Signal::TERM, "SIGTERM"),
+        };
         match &self.handle {
-            ClientHandle::Process { pid, .. } => signal(*pid, Signal::TERM),
-            ClientHandle::Container(c) => c.signal("SIGTERM").await,
+            ClientHandle::Process { pid, .. } => signal(*pid, sig),
+            ClientHandle::Container(c) => c.signal(name).await,
             #[cfg(feature = "kubernetes")]
-            ClientHandle::Pod(p) => p.stop(STOP_GRACE.as_secs() as u32).await,
-        }
-    }
-
-    /// Stops it now.
-    async fn kill(&self) {
-        match &self.handle {
-            ClientHandle::Process { pid, .. } => signal(*pid, Signal::KILL),
-            ClientHandle::Container(c) => c.signal("SIGKILL").await,
-            #[cfg(feature = "kubernetes")]
-            ClientHandle::Pod(p) => p.stop(0).await,
+            ClientHandle::Pod(p) => {
+                p.stop(if now { 0 } else { STOP_GRACE.as_secs() as u32 })
+                    .await
+            }
         }
     }
 
@@ -631,7 +622,7 @@ impl Fleet {
                         if !finished_normally(code) && stopping.is_none() {
                             failures.push(format!("client {i} on {} {}", self.running[i].host, describe_exit(code)));
                             stopping = Some(tokio::time::Instant::now());
-                            self.terminate_remaining().await;
+                            self.signal_remaining(false).await;
                         }
                     }
                     Some(ClientSignal::Tick(i, ops)) => if let Some(s) = status.as_mut() { s.tick(i, ops) },
@@ -647,10 +638,10 @@ impl Fleet {
                 }
                 _ = opts.cancel.cancelled(), if stopping.is_none() => {
                     stopping = Some(tokio::time::Instant::now());
-                    self.terminate_remaining().await;
+                    self.signal_remaining(false).await;
                 }
                 _ = tokio::time::sleep_until(kill_at.unwrap_or(deadline)), if kill_at.is_some() => {
-                    self.kill_remaining().await;
+                    self.signal_remaining(true).await;
                     stopping = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
                 }
             }
@@ -713,23 +704,16 @@ impl Fleet {
             .map(|(c, _)| c)
     }
 
-    /// Asks every client still running to stop.
-    async fn terminate_remaining(&self) {
+    /// Asks every client still running to stop, or with `now` stops them at once.
+    async fn signal_remaining(&self, now: bool) {
         for c in self.remaining() {
-            c.terminate().await;
-        }
-    }
-
-    /// Stops every client still running now.
-    async fn kill_remaining(&self) {
-        for c in self.remaining() {
-            c.kill().await;
+            c.stop(now).await;
         }
     }
 
     /// Stops every client that has not exited (SIGTERM, SIGKILL after a grace) and waits for them.
     async fn stop_remaining(&mut self) {
-        self.terminate_remaining().await;
+        self.signal_remaining(false).await;
         let mut killed = false;
         let mut deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while self.exited.iter().any(Option::is_none) {
@@ -743,7 +727,7 @@ impl Fleet {
                     if killed {
                         return;
                     }
-                    self.kill_remaining().await;
+                    self.signal_remaining(true).await;
                     killed = true;
                     deadline = tokio::time::Instant::now() + Duration::from_secs(10);
                 }
