@@ -3,10 +3,9 @@
 
 use std::sync::atomic::Ordering;
 
-use futures::future::join_all;
 use mongodb::bson::{Binary, Bson, DateTime, Document, Timestamp, doc, oid::ObjectId};
 
-use super::remote::{client_for, run_on};
+use super::remote::{client_for, run_on, run_on_all};
 use super::{Chunk, CollMeta, Router, ShardConn, no_shards, not_ready};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name, require_admin, without_driver_fields};
@@ -546,12 +545,9 @@ impl Router {
             Some(_) => self.shards(),
             None => vec![self.shard(&p)?],
         };
-        let mut last = doc! {};
         let cmd = without_driver_fields(body);
-        for r in join_all(targets.iter().map(|s| run_on(&s.client, db, cmd.clone()))).await {
-            last = r?;
-        }
-        Ok(last)
+        let mut answers = run_on_all(&targets, db, &cmd).await?;
+        Ok(answers.pop().unwrap_or_default())
     }
 
     /// `drop`: on every shard, then the collection's metadata.
@@ -559,15 +555,7 @@ impl Router {
         let coll = coll_name(name, db, body)?;
         let ns = format!("{db}.{coll}");
         let cmd = without_driver_fields(body);
-        for r in join_all(
-            self.shards()
-                .iter()
-                .map(|s| run_on(&s.client, db, cmd.clone())),
-        )
-        .await
-        {
-            r?;
-        }
+        run_on_all(&self.shards(), db, &cmd).await?;
         if let Some(meta) = self.meta(&ns) {
             self.forget_collection(&ns, &meta).await?;
             if let Ok(mut st) = self.state.write() {
@@ -590,15 +578,7 @@ impl Router {
     /// `dropDatabase`: on every shard, then the database's collections and entry.
     pub(super) async fn drop_database(&self, db: &str) -> CmdResult {
         check_db_name(db)?;
-        for r in join_all(
-            self.shards()
-                .iter()
-                .map(|s| run_on(&s.client, db, doc! {"dropDatabase": 1})),
-        )
-        .await
-        {
-            r?;
-        }
+        run_on_all(&self.shards(), db, &doc! {"dropDatabase": 1}).await?;
         let prefix = format!("{db}.");
         let metas: Vec<(String, CollMeta)> = self
             .state
