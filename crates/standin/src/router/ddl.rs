@@ -9,7 +9,7 @@ use super::remote::{client_for, run_on, run_on_all};
 use super::{Chunk, CollMeta, Router, ShardConn, no_shards, not_ready};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name, require_admin, without_driver_fields};
-use crate::value::{as_i64, new_uuid, truthy};
+use crate::value::{as_i64, new_uuid, timestamp_now, truthy};
 
 /// What `shardCollection` asks for, checked as mongos checks it.
 struct ShardRequest {
@@ -317,14 +317,6 @@ fn already_added(
         }
     }
     Ok(None)
-}
-
-/// The time as a BSON timestamp with increment 1, as the config server's documents carry it.
-fn timestamp_now(now: DateTime) -> Timestamp {
-    Timestamp {
-        time: (now.timestamp_millis() / 1000) as u32,
-        increment: 1,
-    }
 }
 
 impl Router {
