@@ -16,7 +16,10 @@ impl Drop for Cleanup {
     fn drop(&mut self) {
         crate::util::runtime().block_on(async {
             let cluster = self.cluster.clone();
-            let _ = docker::remove_labelled_where(None, None, |c| c == cluster).await;
+            let _ = docker::remove_labelled_matching(None, None, |l| {
+                l.get(docker::LABEL_CLUSTER) == Some(&cluster)
+            })
+            .await;
             if let Ok(d) = docker::connect(None).await {
                 let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
                     .force(true)

@@ -37,8 +37,11 @@ impl Drop for Cleanup {
         let rt = crate::util::runtime();
         rt.block_on(async {
             let clusters = self.clusters.clone();
-            let _ = docker::remove_labelled_where(None, None, |c| clusters.iter().any(|n| n == c))
-                .await;
+            let _ = docker::remove_labelled_matching(None, None, |l| {
+                l.get(docker::LABEL_CLUSTER)
+                    .is_some_and(|c| clusters.iter().any(|n| n == c))
+            })
+            .await;
             if let (Some(image), Ok(d)) = (&self.image, docker::connect(None).await) {
                 let opts = bollard::query_parameters::RemoveImageOptionsBuilder::default()
                     .force(true)

@@ -85,8 +85,8 @@ impl InFlight {
 /// Brings the plan up on `backend`, which starts its members: starts them, assembles the
 /// cluster, records the state file. On any failure or cancellation everything started so far
 /// is torn down before the error returns.
-pub(crate) async fn start_members(
-    backend: &dyn Backend,
+pub(crate) async fn start_members<B: Backend + ?Sized>(
+    backend: &B,
     plan: &Plan,
     opts: &UpOptions,
 ) -> Result<RunningCluster, BackendError> {
@@ -130,8 +130,8 @@ pub(crate) async fn start_members(
 
 /// Starts the members through `backend`'s launcher and runs the shared assembly, recording
 /// what it learned.
-async fn bring_up(
-    backend: &dyn Backend,
+async fn bring_up<B: Backend + ?Sized>(
+    backend: &B,
     plan: &Plan,
     opts: &UpOptions,
     record: Arc<Mutex<RunningCluster>>,

@@ -250,14 +250,6 @@ impl Backend for DockerBackend {
         ports.filter(|_| local).collect()
     }
 
-    fn up<'a>(
-        &'a self,
-        plan: &'a Plan,
-        opts: &'a UpOptions,
-    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
-        Box::pin(super::start_members(self, plan, opts))
-    }
-
     fn launcher<'a>(
         &'a self,
         plan: &'a Plan,
@@ -595,7 +587,8 @@ pub(crate) async fn teardown(
     }
     for ep in &endpoints {
         if clients.contains_key(ep)
-            && let Err(e) = remove_labelled(ep.as_deref(), Some(&cluster.run_id)).await
+            && let Err(e) =
+                remove_labelled_matching(ep.as_deref(), Some(&cluster.run_id), |_| true).await
         {
             errors.push(e.to_string());
         }
@@ -670,28 +663,8 @@ pub(crate) async fn remove_container(docker: &Docker, name: &str) -> Result<(), 
 }
 
 /// Removes every container (with its anonymous volumes), network and volume labelled by
-/// microshard on `endpoint` — all runs, or only `run`. Returns one line per object removed.
-pub(crate) async fn remove_labelled(
-    endpoint: Option<&str>,
-    run: Option<&str>,
-) -> Result<Vec<String>, DockerError> {
-    remove_labelled_where(endpoint, run, |_| true).await
-}
-
-/// Like [`remove_labelled`], keeping only objects whose `microshard.cluster` label passes `keep`.
-pub async fn remove_labelled_where(
-    endpoint: Option<&str>,
-    run: Option<&str>,
-    keep: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, DockerError> {
-    remove_labelled_matching(endpoint, run, |l| {
-        l.get(LABEL_CLUSTER).is_some_and(|c| keep(c))
-    })
-    .await
-}
-
-/// Like [`remove_labelled`], keeping only objects whose labels pass `keep` (`down --all` keeps
-/// the caller's own, by [`LABEL_OWNER`]).
+/// microshard on `endpoint` — all runs, or only `run` — whose labels pass `keep` (`down --all`
+/// keeps the caller's own, by [`LABEL_OWNER`]). Returns one line per object removed.
 pub async fn remove_labelled_matching(
     endpoint: Option<&str>,
     run: Option<&str>,

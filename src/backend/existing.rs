@@ -75,7 +75,7 @@ async fn up(plan: &Plan, opts: &UpOptions) -> Result<RunningCluster, BackendErro
     cluster::drop_ycsb(&uri).await?;
     let mut chunks = BTreeMap::new();
     if role == DetectedRole::Mongos {
-        if cluster::major_minor(&info.version).is_some_and(|v| v < (5, 0)) {
+        if crate::topology::flags::version_of(&info.version).is_some_and(|v| v < (5, 0)) {
             // Only this mongos is known; other routers of a 4.4 cluster need the same.
             cluster::flush_router_config(&uri).await?;
         }

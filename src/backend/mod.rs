@@ -89,7 +89,9 @@ pub(crate) trait Backend: Sync {
         &'a self,
         plan: &'a Plan,
         opts: &'a UpOptions,
-    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>>;
+    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
+        Box::pin(start_members(self, plan, opts))
+    }
 
     /// The member launcher the shared assembly drives, once what every member needs (engines,
     /// images, networks, directories) is in place.

@@ -20,8 +20,8 @@ use crate::topology::Member;
 
 pub(crate) use assemble::assemble;
 pub(crate) use sharding::{
-    balancer_mode, balancer_stop, chunks_per_shard_of, flush_router_config, major_minor,
-    shard_table, shard_table_on_every_shard,
+    balancer_mode, balancer_stop, chunks_per_shard_of, flush_router_config, shard_table,
+    shard_table_on_every_shard,
 };
 
 /// The benchmark database and collection every topology is prepared for.
@@ -843,7 +843,6 @@ mod tests {
                 .get("numInitialChunks")
                 .is_none()
         );
-        assert_eq!(major_minor("7.0.0-standin"), Some((7, 0)));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use futures::TryStreamExt;
 use mongodb::bson::{Bson, Document, doc};
 
 use super::{ClusterError, YCSB_DB, client_for, connect_direct, run, ycsb_namespace};
+use crate::topology::flags::version_of;
 
 /// Shard names (`_id`) from `listShards`.
 pub(crate) async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterError> {
@@ -22,14 +23,6 @@ pub(crate) async fn list_shards(mongos: &str) -> Result<Vec<String>, ClusterErro
         .collect())
 }
 
-/// Parses `major.minor` from a version string (`7.0.12`, `8.0.0-rc1`, `7.0.0-standin`).
-pub(crate) fn major_minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 /// The `shardCollection` document for namespace `ns` (hashed `_id`, plus `numInitialChunks` only where it is honoured: ≤ 7.1).
 pub(crate) fn shard_namespace_command(
     ns: &str,
@@ -37,7 +30,7 @@ pub(crate) fn shard_namespace_command(
     initial_chunks: Option<u32>,
 ) -> Document {
     let mut cmd = doc! {"shardCollection": ns, "key": {"_id": "hashed"}};
-    if let (Some(n), Some(v)) = (initial_chunks, major_minor(version))
+    if let (Some(n), Some(v)) = (initial_chunks, version_of(version))
         && v <= (7, 1)
         && n > 0
     {

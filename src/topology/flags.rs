@@ -231,5 +231,6 @@ mod tests {
         assert_eq!(wanted_version(None, "mongo:latest"), None);
         assert_eq!(wanted_version(None, "microshard-standin:test"), None);
         assert_eq!(version_of("db version v8.0.16"), Some((8, 0)));
+        assert_eq!(version_of("7.0.0-standin"), Some((7, 0)));
     }
 }

@@ -406,24 +406,13 @@ fn error_key(e: &toml::de::Error) -> Option<String> {
 
 fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, TopologyError> {
     let name = check_name(&raw.name, ctx)?;
-    let Shape {
-        kind,
-        baseline,
-        shards_per_host,
-        shard_members,
-    } = shape(&raw, ctx)?;
-    let shard_collection = shard_collection(&raw, ctx, kind, shards_per_host)?;
+    let shape = shape(&raw, ctx)?;
+    let shard_collection = shard_collection(&raw, ctx, shape.kind, shape.shards_per_host)?;
     let config_servers = config_servers(raw.config_servers.as_ref(), ctx)?;
     let mongos = mongos(raw.mongos.as_ref(), ctx)?;
     // A standalone's shards_per_host is 1: one data directory and CPU set per host.
-    let hosts = hosts(&raw.hosts, ctx, shards_per_host)?;
-    let Server {
-        version,
-        image,
-        cache_gb,
-        memory_limit_gb,
-        client_cpuset,
-    } = server(&raw, ctx)?;
+    let hosts = hosts(&raw.hosts, ctx, shape.shards_per_host)?;
+    let server = server(&raw, ctx)?;
     let base_port = match &raw.base_port {
         Some(p) => ctx.within(p, "base_port", 1..=65535)? as u16,
         None => DEFAULT_BASE_PORT,
@@ -440,27 +429,24 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         Some(u) => Some(u.get_ref().clone()),
         None => None,
     };
-    let clients::Clients {
-        docker: clients,
-        pods: client_pods,
-    } = clients::clients(&raw.clients, ctx)?;
-    let client_image = clients::client_image(&raw, &clients, client_pods.as_ref(), ctx)?;
+    let fleet = clients::clients(&raw.clients, ctx)?;
+    let client_image = clients::client_image(&raw, &fleet.docker, fleet.pods.as_ref(), ctx)?;
 
     let spec = TopologySpec {
         source: source.to_path_buf(),
         name,
-        kind,
-        baseline,
-        shards_per_host,
-        shard_members,
+        kind: shape.kind,
+        baseline: shape.baseline,
+        shards_per_host: shape.shards_per_host,
+        shard_members: shape.shard_members,
         hosts,
         config_servers,
         mongos,
-        version,
-        image,
-        cache_gb,
-        memory_limit_gb,
-        client_cpuset,
+        version: server.version,
+        image: server.image,
+        cache_gb: server.cache_gb,
+        memory_limit_gb: server.memory_limit_gb,
+        client_cpuset: server.client_cpuset,
         mongod_args: raw.mongod_args.get_ref().clone(),
         mongos_args: raw.mongos_args.get_ref().clone(),
         base_port,
@@ -468,8 +454,8 @@ fn build(raw: RawSpec, ctx: &Ctx<'_>, source: &Path) -> Result<TopologySpec, Top
         keep_balancer: raw.keep_balancer,
         shard_collection,
         uri,
-        clients,
-        client_pods,
+        clients: fleet.docker,
+        client_pods: fleet.pods,
         client_image,
     };
     check_fits(&spec, &raw, ctx)?;

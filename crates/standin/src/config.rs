@@ -1,6 +1,7 @@
 //! The stand-in's command line: the flags real mongod/mongos take, plus a few stand-in-only ones.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use super::Role;
 
@@ -178,6 +179,21 @@ const SWITCHES: &[(&str, bool, bool)] = &[
     ("no-hello", true, true),
 ];
 
+/// Parses the value of `--{name}`, refusing one that does not parse or that `ok` rejects
+/// with `--{name}: '{value}' {what}`.
+fn number<T: FromStr>(
+    name: &str,
+    value: &str,
+    ok: impl Fn(&T) -> bool,
+    what: &str,
+) -> Result<T, StandinError> {
+    value
+        .parse()
+        .ok()
+        .filter(|v| ok(v))
+        .ok_or_else(|| bad(format!("--{name}: '{value}' {what}")))
+}
+
 fn bad(msg: impl Into<String>) -> StandinError {
     StandinError::BadFlag(msg.into())
 }
@@ -242,11 +258,7 @@ fn not_for_role(prog: &str, name: &str) -> StandinError {
 
 /// `--wiredTigerCacheSizeGB`: a number between 0.25 and 10000, as mongod bounds it.
 fn cache_size_gb(value: &str) -> Result<f64, StandinError> {
-    let gb: f64 = value.parse().map_err(|_| {
-        bad(format!(
-            "--wiredTigerCacheSizeGB: '{value}' is not a number"
-        ))
-    })?;
+    let gb: f64 = number("wiredTigerCacheSizeGB", value, |_| true, "is not a number")?;
     if !(0.25..=10000.0).contains(&gb) {
         return Err(bad(format!(
             "--wiredTigerCacheSizeGB: Bad value {value}: must be between 0.25 and 10000"
@@ -383,12 +395,8 @@ impl StandinConfig {
         }
         match name {
             "port" => {
-                let p: u16 = value.parse().map_err(|_| {
-                    bad(format!(
-                        "--port: '{value}' is not a valid port number (0-65535)"
-                    ))
-                })?;
-                given.port = Some(p);
+                let what = "is not a valid port number (0-65535)";
+                given.port = Some(number(name, &value, |_| true, what)?);
             }
             "bind_ip" => given.bind_ip = Some(value),
             "dbpath" => self.dbpath = Some(PathBuf::from(value)),
@@ -426,73 +434,38 @@ impl StandinConfig {
         value: &str,
         given: &mut Given,
     ) -> Result<(), StandinError> {
+        let ms = "is not a whole number of milliseconds";
         match name {
             "service-time-us" => {
                 // At most 10 s per operation: beyond that no run ends and no Ctrl-C is
                 // answered in reasonable time, which is a typo, not a capacity model.
-                self.service_time_us = value
-                    .parse()
-                    .ok()
-                    .filter(|t: &u64| *t <= MAX_SERVICE_TIME_US)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "--service-time-us: '{value}' is not a whole number of microseconds up to {MAX_SERVICE_TIME_US}"
-                        ))
-                    })?;
+                let what =
+                    format!("is not a whole number of microseconds up to {MAX_SERVICE_TIME_US}");
+                self.service_time_us = number(name, value, |t| *t <= MAX_SERVICE_TIME_US, &what)?;
             }
             "workers" => {
-                self.workers = value
-                    .parse()
-                    .ok()
-                    .filter(|w: &usize| *w > 0)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "--workers: '{value}' must be a positive whole number"
-                        ))
-                    })?;
+                let what = "must be a positive whole number";
+                self.workers = number(name, value, |w| *w > 0, what)?;
                 given.workers = true;
             }
-            "primary-delay-ms" => {
-                self.primary_delay_ms = value.parse().map_err(|_| {
-                    bad(format!(
-                        "--primary-delay-ms: '{value}' is not a whole number of milliseconds"
-                    ))
-                })?;
-            }
+            "primary-delay-ms" => self.primary_delay_ms = number(name, value, |_| true, ms)?,
             "election-winner" => {
-                self.election_winner = Some(value.parse().map_err(|_| {
-                    bad(format!(
-                        "--election-winner: '{value}' is not a member index (0, 1, ...)"
-                    ))
-                })?);
+                let what = "is not a member index (0, 1, ...)";
+                self.election_winner = Some(number(name, value, |_| true, what)?);
             }
             "resident-mib" => {
-                self.resident_mib = Some(value.parse().map_err(|_| {
-                    bad(format!(
-                        "--resident-mib: '{value}' is not a whole number of MiB"
-                    ))
-                })?);
+                let what = "is not a whole number of MiB";
+                self.resident_mib = Some(number(name, value, |_| true, what)?);
             }
             "maxConns" => {
-                self.max_conns = value.parse().ok().filter(|n: &u32| *n > 0).ok_or_else(|| {
-                    bad(format!(
-                        "--maxConns: '{value}' is not a positive whole number"
-                    ))
-                })?;
+                let what = "is not a positive whole number";
+                self.max_conns = number(name, value, |n| *n > 0, what)?;
             }
             "balancer-on-after-ms" => {
-                self.balancer_on_after_ms = Some(value.parse().map_err(|_| {
-                    bad(format!(
-                        "--balancer-on-after-ms: '{value}' is not a whole number of milliseconds"
-                    ))
-                })?);
+                self.balancer_on_after_ms = Some(number(name, value, |_| true, ms)?);
             }
             "election-delay-ms" => {
-                self.election_delay_ms = Some(value.parse().map_err(|_| {
-                    bad(format!(
-                        "--election-delay-ms: '{value}' is not a whole number of milliseconds"
-                    ))
-                })?);
+                self.election_delay_ms = Some(number(name, value, |_| true, ms)?)
             }
             _ => {} // accepted and recorded in argv
         }

@@ -204,11 +204,6 @@ impl StandinHandle {
         )
     }
 
-    /// True once the server stopped (shutdown command, signal or [`StandinHandle::shutdown`]).
-    pub fn is_stopped(&self) -> bool {
-        self.task.is_finished()
-    }
-
     /// Stops accepting, closes every connection, releases the lock file and waits for the end.
     pub async fn shutdown(self) {
         self.shared.shutdown.cancel();

@@ -369,21 +369,18 @@ fn spawn_tls_conn(
 ) {
     let s = server.clone();
     tokio::spawn(async move {
-        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-            Ok(Ok(tls)) => spawn_conn(&s, tls, id),
-            Ok(Err(e)) => s.state.log(
-                "NETWORK",
-                22988,
-                "Error receiving request from client. Ending connection from remote",
-                doc! {"error": format!("SSLHandshakeFailed: {e}"), "connectionId": id},
-            ),
-            Err(_) => s.state.log(
-                "NETWORK",
-                22988,
-                "Error receiving request from client. Ending connection from remote",
-                doc! {"error": "SSLHandshakeFailed: no handshake in time", "connectionId": id},
-            ),
-        }
+        let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+        let error = match handshake.await {
+            Ok(Ok(tls)) => return spawn_conn(&s, tls, id),
+            Ok(Err(e)) => format!("SSLHandshakeFailed: {e}"),
+            Err(_) => "SSLHandshakeFailed: no handshake in time".to_string(),
+        };
+        s.state.log(
+            "NETWORK",
+            22988,
+            "Error receiving request from client. Ending connection from remote",
+            doc! {"error": error, "connectionId": id},
+        );
     });
 }
 
@@ -399,14 +396,6 @@ async fn accept_unix(server: Arc<Server>, listener: tokio::net::UnixListener) {
             }
         }
     }
-}
-
-/// What to do after a command.
-enum Outcome {
-    /// Send this reply.
-    Reply(Document),
-    /// Close the connection without replying (`shutdown`).
-    Close,
 }
 
 /// Reads requests and writes replies until the client leaves or the server shuts down.
@@ -436,8 +425,8 @@ async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, stream: 
         };
         let out = dispatch(server, &req, conn_id, &mut auth).await;
         let doc = match out {
-            Outcome::Reply(d) => d,
-            Outcome::Close => {
+            CommonOutcome::Reply(d) => d,
+            CommonOutcome::Shutdown => {
                 shared.shutdown.cancel();
                 return;
             }
@@ -453,17 +442,18 @@ async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, stream: 
     }
 }
 
-/// Answers one request: a common command here, the rest by the role.
+/// Answers one request: a common command here, the rest by the role. `shutdown` closes the
+/// connection without a reply.
 async fn dispatch(
     server: &Server,
     req: &Request,
     conn_id: i64,
     auth: &mut crate::auth::ConnAuth,
-) -> Outcome {
+) -> CommonOutcome {
     let shared = &server.state;
     let body = &req.body;
     let Some(name) = body.keys().next().cloned() else {
-        return Outcome::Reply(
+        return CommonOutcome::Reply(
             CmdError::new(code::FAILED_TO_PARSE, "Empty command object").to_doc(),
         );
     };
@@ -475,7 +465,7 @@ async fn dispatch(
         .unwrap_or_else(|| "admin".to_string());
     shared.log_command(&name, &db, body);
     if shared.shutdown.is_cancelled() {
-        return Outcome::Reply(
+        return CommonOutcome::Reply(
             CmdError::new(
                 code::SHUTDOWN_IN_PROGRESS,
                 "The server is in quiesce mode and will shut down",
@@ -490,14 +480,14 @@ async fn dispatch(
         shared.counters.command.fetch_add(1, Ordering::Relaxed);
     }
     if let Some(answer) = auth.command(&shared.users, &name, &db, body) {
-        return Outcome::Reply(with_ok(answer));
+        return CommonOutcome::Reply(with_ok(answer));
     }
     if let Err(e) = auth.check(&shared.users, &name) {
-        return Outcome::Reply(e.to_doc());
+        return CommonOutcome::Reply(e.to_doc());
     }
     let result = match common_command(shared, &name, &db, body, conn_id).await {
         Some(Ok(CommonOutcome::Reply(d))) => Ok(d),
-        Some(Ok(CommonOutcome::Shutdown)) => return Outcome::Close,
+        Some(Ok(CommonOutcome::Shutdown)) => return CommonOutcome::Shutdown,
         Some(Err(e)) => Err(e),
         None => match shared.cfg.role {
             Role::Mongod => mongod::command(shared, &name, &db, body).await,
@@ -510,7 +500,7 @@ async fn dispatch(
             },
         },
     };
-    Outcome::Reply(with_ok(result))
+    CommonOutcome::Reply(with_ok(result))
 }
 
 /// The reply to send for a command's result: its error, or its document with `ok: 1`.

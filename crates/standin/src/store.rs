@@ -222,11 +222,9 @@ impl Store {
         };
         let skip = opts.skip;
         let take = opts.limit.unwrap_or(usize::MAX);
-        let docs: Vec<Document> = match opts.sort {
+        // The documents are kept in `_id` order: sorting on `_id` ascending is no sort at all.
+        let docs: Vec<Document> = match opts.sort.filter(|s| !s.is_id_ascending()) {
             None => c.matching(m).skip(skip).take(take).cloned().collect(),
-            Some(s) if s.is_id_ascending() => {
-                c.matching(m).skip(skip).take(take).cloned().collect()
-            }
             Some(s) if s.is_id_descending() => {
                 c.matching(m).rev().skip(skip).take(take).cloned().collect()
             }

@@ -2,7 +2,16 @@
 
 use std::cmp::Ordering;
 
-use mongodb::bson::{Binary, Bson, Document, Uuid};
+use mongodb::bson::{Binary, Bson, DateTime, Document, Timestamp, Uuid};
+
+/// The time `now` as a BSON timestamp with increment 1, as op times and the config server's
+/// documents carry it.
+pub(crate) fn timestamp_now(now: DateTime) -> Timestamp {
+    Timestamp {
+        time: (now.timestamp_millis() / 1000) as u32,
+        increment: 1,
+    }
+}
 
 /// The rank of a value's type in MongoDB's cross-type order (numbers share one rank).
 pub(crate) fn type_rank(v: &Bson) -> u8 {

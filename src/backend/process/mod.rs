@@ -50,14 +50,6 @@ impl Backend for ProcessBackend {
         plan.members.iter().map(|m| m.port).collect()
     }
 
-    fn up<'a>(
-        &'a self,
-        plan: &'a Plan,
-        opts: &'a UpOptions,
-    ) -> BoxFuture<'a, Result<RunningCluster, BackendError>> {
-        Box::pin(super::start_members(self, plan, opts))
-    }
-
     fn launcher<'a>(
         &'a self,
         plan: &'a Plan,

@@ -39,17 +39,7 @@ fn first_election(cfg: &StandinConfig, members: usize) -> Result<(usize, Duratio
 /// whose `_isSelf` id is this one's (a name or address bound elsewhere, such as a Docker host's
 /// published port reached from inside the container).
 async fn is_self_slow(shared: &ServerState, host: &str) -> bool {
-    let uri = format!(
-        "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
-    );
-    let Ok(client) = shared.peer.client(&uri).await else {
-        return false;
-    };
-    let answer = client
-        .database("admin")
-        .run_command(doc! {"_isSelf": 1})
-        .await;
-    client.shutdown().immediate(true).await;
+    let answer = ask_member(&shared.peer, host, doc! {"_isSelf": 1}).await;
     answer.is_ok_and(|d| d.get_object_id("id").ok() == Some(shared.instance_id))
 }
 
@@ -338,7 +328,7 @@ fn elect_and_tell(
 async fn quorum_check(peer: &Peer, set: &str, me: &str, hosts: &[String]) -> Result<(), CmdError> {
     let others: Vec<&String> = hosts.iter().filter(|h| h.as_str() != me).collect();
     let checks = others.iter().map(|h| async move {
-        let outcome = member_hello(peer, h).await;
+        let outcome = ask_member(peer, h, doc! {"hello": 1}).await;
         let problem = match outcome {
             Err(e) => Some(e),
             Ok(d) if d.get_str("msg") == Ok("isdbgrid") => Some("it is a mongos".to_string()),
@@ -373,14 +363,15 @@ async fn quorum_check(peer: &Peer, set: &str, me: &str, hosts: &[String]) -> Res
     ))
 }
 
-async fn member_hello(peer: &Peer, host: &str) -> Result<Document, String> {
+/// Runs `cmd` once on member `host` (waiting up to 2 s for it); its answer, or why there is none.
+async fn ask_member(peer: &Peer, host: &str, cmd: Document) -> Result<Document, String> {
     let uri = format!(
         "mongodb://{host}/?directConnection=true&serverSelectionTimeoutMS=2000&connectTimeoutMS=2000"
     );
     let client = peer.client(&uri).await.map_err(|e| e.to_string())?;
     let answer = client
         .database("admin")
-        .run_command(doc! {"hello": 1})
+        .run_command(cmd)
         .await
         .map_err(|e| format!("HostUnreachable: {}", e.to_string().replace('\n', " ")));
     client.shutdown().immediate(true).await;

@@ -12,11 +12,11 @@ pub(crate) mod member;
 
 use std::time::{Duration, Instant};
 
-use mongodb::bson::{Bson, DateTime, Document, Timestamp, doc};
+use mongodb::bson::{Bson, DateTime, Document, doc};
 
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::state::ServerState;
-use crate::value::as_i64;
+use crate::value::{as_i64, timestamp_now};
 pub(crate) use failover::{failover, note_query};
 pub(crate) use initiate::initiate;
 use member::ReplState;
@@ -87,10 +87,7 @@ pub(crate) fn hello_fields(shared: &ServerState) -> (bool, Document) {
             d.insert("electionId", e);
         }
         let now = DateTime::now();
-        let ts = Timestamp {
-            time: (now.timestamp_millis() / 1000) as u32,
-            increment: 1,
-        };
+        let ts = timestamp_now(now);
         d.insert(
             "lastWrite",
             doc! {
@@ -253,10 +250,7 @@ pub(crate) fn get_status(shared: &ServerState) -> CmdResult {
         (2, "SECONDARY")
     };
     let now = DateTime::now();
-    let ts = Timestamp {
-        time: (now.timestamp_millis() / 1000) as u32,
-        increment: 1,
-    };
+    let ts = timestamp_now(now);
     let mut members = Vec::new();
     for (i, h) in st.hosts.iter().enumerate() {
         let is_me = *h == st.me;

@@ -3,14 +3,13 @@
 
 use std::sync::atomic::Ordering;
 
-use futures::future::join_all;
 use mongodb::bson::{Binary, Bson, DateTime, Document, Timestamp, doc, oid::ObjectId};
 
-use super::remote::{client_for, run_on};
+use super::remote::{client_for, run_on, run_on_all};
 use super::{Chunk, CollMeta, Router, ShardConn, no_shards, not_ready};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name, require_admin, without_driver_fields};
-use crate::value::{as_i64, new_uuid, truthy};
+use crate::value::{as_i64, new_uuid, timestamp_now, truthy};
 
 /// What `shardCollection` asks for, checked as mongos checks it.
 struct ShardRequest {
@@ -320,14 +319,6 @@ fn already_added(
     Ok(None)
 }
 
-/// The time as a BSON timestamp with increment 1, as the config server's documents carry it.
-fn timestamp_now(now: DateTime) -> Timestamp {
-    Timestamp {
-        time: (now.timestamp_millis() / 1000) as u32,
-        increment: 1,
-    }
-}
-
 impl Router {
     /// `addShard`: a replica set whose primary answers, recorded in `config.shards`.
     pub(super) async fn add_shard(&self, db: &str, body: &Document) -> CmdResult {
@@ -546,12 +537,9 @@ impl Router {
             Some(_) => self.shards(),
             None => vec![self.shard(&p)?],
         };
-        let mut last = doc! {};
         let cmd = without_driver_fields(body);
-        for r in join_all(targets.iter().map(|s| run_on(&s.client, db, cmd.clone()))).await {
-            last = r?;
-        }
-        Ok(last)
+        let mut answers = run_on_all(&targets, db, &cmd).await?;
+        Ok(answers.pop().unwrap_or_default())
     }
 
     /// `drop`: on every shard, then the collection's metadata.
@@ -559,15 +547,7 @@ impl Router {
         let coll = coll_name(name, db, body)?;
         let ns = format!("{db}.{coll}");
         let cmd = without_driver_fields(body);
-        for r in join_all(
-            self.shards()
-                .iter()
-                .map(|s| run_on(&s.client, db, cmd.clone())),
-        )
-        .await
-        {
-            r?;
-        }
+        run_on_all(&self.shards(), db, &cmd).await?;
         if let Some(meta) = self.meta(&ns) {
             self.forget_collection(&ns, &meta).await?;
             if let Ok(mut st) = self.state.write() {
@@ -590,15 +570,7 @@ impl Router {
     /// `dropDatabase`: on every shard, then the database's collections and entry.
     pub(super) async fn drop_database(&self, db: &str) -> CmdResult {
         check_db_name(db)?;
-        for r in join_all(
-            self.shards()
-                .iter()
-                .map(|s| run_on(&s.client, db, doc! {"dropDatabase": 1})),
-        )
-        .await
-        {
-            r?;
-        }
+        run_on_all(&self.shards(), db, &doc! {"dropDatabase": 1}).await?;
         let prefix = format!("{db}.");
         let metas: Vec<(String, CollMeta)> = self
             .state

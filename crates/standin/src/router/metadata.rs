@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use mongodb::Client;
-use mongodb::bson::{Bson, DateTime, Document, Timestamp, doc};
+use mongodb::bson::{Bson, DateTime, Document, doc};
 
 use super::remote::{SHARD_PRIMARY_WAIT_MS, client_for, gather, run_on};
 use super::{Chunk, CollMeta, Router, RouterState, ShardConn, no_shards, not_ready};
@@ -16,7 +16,7 @@ use crate::StandinError;
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::config::{StandinConfig, parse_configdb};
 use crate::state::ServerState;
-use crate::value::{cmp_bson, new_uuid};
+use crate::value::{cmp_bson, new_uuid, timestamp_now};
 
 impl Router {
     /// Prepares a router for `--configdb`.
@@ -271,10 +271,9 @@ impl Router {
                 .map(|s| s.id.clone())
                 .ok_or_else(|| no_shards(db))?,
         };
-        let now = DateTime::now();
         let res = self.config_write(doc! {"insert": "databases", "documents": [{
             "_id": db, "primary": primary.clone(), "partitioned": false,
-            "version": {"uuid": Bson::Binary(new_uuid()), "timestamp": Timestamp{time: (now.timestamp_millis()/1000) as u32, increment: 1}, "lastMod": 1},
+            "version": {"uuid": Bson::Binary(new_uuid()), "timestamp": timestamp_now(DateTime::now()), "lastMod": 1},
         }]})
         .await;
         let primary = match res {

@@ -5,10 +5,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use futures::future::join_all;
 use mongodb::bson::{Bson, Document, doc};
 
-use super::remote::{gather, run_on};
+use super::remote::{gather, gather_all, run_on_all};
 use super::{Router, Target};
 use crate::cmderr::{CmdError, CmdResult, code};
 use crate::fields::{Fields, check_db_name, coll_name, without_driver_fields};
@@ -44,10 +43,7 @@ impl Router {
         let docs = match self.target_filter(&ns, db, &filter)? {
             Target::One(s) => gather(&s.client, db, cmd).await?,
             Target::All(shards) => {
-                let mut all = Vec::new();
-                for r in join_all(shards.iter().map(|s| gather(&s.client, db, cmd.clone()))).await {
-                    all.extend(r?);
-                }
+                let mut all = gather_all(&shards, db, &cmd).await?.concat();
                 if let Some(s) = &sort {
                     all.sort_by(|a, b| s.compare(a, b));
                 }
@@ -86,10 +82,11 @@ impl Router {
         cmd.remove("skip");
         cmd.remove("limit");
         let shards = self.target_filter(&ns, db, &q)?.into_shards();
-        let mut n = 0i64;
-        for r in join_all(shards.iter().map(|s| run_on(&s.client, db, cmd.clone()))).await {
-            n += r?.get("n").and_then(as_i64).unwrap_or(0);
-        }
+        let answers = run_on_all(&shards, db, &cmd).await?;
+        let n: i64 = answers
+            .iter()
+            .map(|r| r.get("n").and_then(as_i64).unwrap_or(0))
+            .sum();
         let n = (n - skip as i64).max(0);
         let n = limit.map_or(n, |l| n.min(l as i64));
         shared.occupy(1).await;
@@ -107,11 +104,8 @@ impl Router {
         let shards = self.target_filter(&ns, db, &doc! {})?.into_shards();
         let cmd = doc! {"aggregate": coll, "pipeline": [{"$collStats": spec}], "cursor": {}};
         let mut out = Vec::new();
-        for (s, r) in shards
-            .iter()
-            .zip(join_all(shards.iter().map(|s| gather(&s.client, db, cmd.clone()))).await)
-        {
-            for mut d in r? {
+        for (s, r) in shards.iter().zip(gather_all(&shards, db, &cmd).await?) {
+            for mut d in r {
                 d.insert("shard", s.id.clone());
                 out.push(d);
             }
@@ -212,11 +206,7 @@ impl Router {
         let shards = self.target_filter(&ns, db, &filter)?.into_shards();
         // The shards run the `$match` as an aggregate, as mongos sends them (counted as commands).
         let cmd = doc! {"aggregate": coll.clone(), "pipeline": [{"$match": filter}], "cursor": {"batchSize": 100_000}};
-        let mut docs = Vec::new();
-        for r in join_all(shards.iter().map(|s| gather(&s.client, db, cmd.clone()))).await {
-            docs.extend(r?);
-        }
-        let docs = run_pipeline(docs, rest)?;
+        let docs = run_pipeline(gather_all(&shards, db, &cmd).await?.concat(), rest)?;
         shared.occupy(1).await;
         Ok(cursor_reply(
             shared,
@@ -230,14 +220,8 @@ impl Router {
     pub(super) async fn list_databases(&self, body: &Document) -> CmdResult {
         let name_only = body.get("nameOnly").is_some_and(truthy);
         let mut sizes: HashMap<String, i64> = HashMap::new();
-        for r in join_all(
-            self.shards()
-                .iter()
-                .map(|s| run_on(&s.client, "admin", doc! {"listDatabases": 1})),
-        )
-        .await
-        {
-            for d in r?.get_array("databases").cloned().unwrap_or_default() {
+        for r in run_on_all(&self.shards(), "admin", &doc! {"listDatabases": 1}).await? {
+            for d in r.get_array("databases").cloned().unwrap_or_default() {
                 if let Bson::Document(d) = d {
                     let name = d.get_str("name").unwrap_or_default().to_string();
                     if ["admin", "config", "local"].contains(&name.as_str()) {
@@ -289,11 +273,7 @@ impl Router {
             "indexSize",
             "totalSize",
         ];
-        for (s, r) in shards
-            .iter()
-            .zip(join_all(shards.iter().map(|s| run_on(&s.client, db, cmd.clone()))).await)
-        {
-            let d = r?;
+        for (s, d) in shards.iter().zip(run_on_all(&shards, db, &cmd).await?) {
             for f in fields {
                 *sums.entry(f).or_default() += d
                     .get(f)

@@ -1,9 +1,11 @@
 //! How mongos talks to the shards and the config server: the official driver, with its errors
 //! turned into the errors mongos reports.
 
+use futures::future::join_all;
 use mongodb::bson::{Document, doc};
 use mongodb::{Client, error::ErrorKind};
 
+use super::ShardConn;
 use crate::cmderr::{CmdError, CmdResult, code};
 
 /// How long mongos waits for a shard's primary before it fails an operation with 133:
@@ -124,4 +126,25 @@ pub(super) async fn gather(client: &Client, db: &str, cmd: Document) -> CmdResul
         id = cur.get_i64("id").unwrap_or(0);
     }
     Ok(out)
+}
+
+/// Runs `cmd` on every one of `shards` at once, the answers in `shards`' order; the first
+/// error in that order wins, as when the answers are taken one by one.
+pub(super) async fn run_on_all(
+    shards: &[ShardConn],
+    db: &str,
+    cmd: &Document,
+) -> CmdResult<Vec<Document>> {
+    let runs = shards.iter().map(|s| run_on(&s.client, db, cmd.clone()));
+    join_all(runs).await.into_iter().collect()
+}
+
+/// [`gather`] on every one of `shards` at once, as [`run_on_all`] runs a command.
+pub(super) async fn gather_all(
+    shards: &[ShardConn],
+    db: &str,
+    cmd: &Document,
+) -> CmdResult<Vec<Vec<Document>>> {
+    let runs = shards.iter().map(|s| gather(&s.client, db, cmd.clone()));
+    join_all(runs).await.into_iter().collect()
 }
