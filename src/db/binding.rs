@@ -323,7 +323,7 @@ impl MongoBinding {
             }
             Err(e) => facts.build_info_error = Some(describe(&e)),
         }
-        match super::discover::hello(&admin).await {
+        match super::reach::hello(&admin).await {
             Ok(hello) => {
                 standin |= hello.get_bool("microshardStandin").unwrap_or(false);
                 let role = if hello.get_str("msg").ok() == Some("isdbgrid") {

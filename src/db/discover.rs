@@ -19,21 +19,6 @@ pub(crate) struct Discovered {
     pub notes: Vec<String>,
 }
 
-/// `hello`, or `isMaster` from a server that answers it CommandNotFound (4.4.0, 4.4.1), with
-/// `isWritablePrimary` set from its `ismaster`.
-pub(crate) async fn hello(admin: &Database) -> mongodb::error::Result<Document> {
-    match admin.run_command(doc! {"hello": 1}).await {
-        Err(e) if super::errors::command_code(&e) == Some(59) => {
-            let mut d = admin.run_command(doc! {"isMaster": 1}).await?;
-            if let Ok(p) = d.get_bool("ismaster") {
-                d.insert("isWritablePrimary", p);
-            }
-            Ok(d)
-        }
-        other => other,
-    }
-}
-
 /// A line when the entry point has fewer connections left (`serverStatus.connections.available`)
 /// than `threads`, each of which holds one while its operation runs: mongod and mongos take at
 /// most `net.maxIncomingConnections`, and in practice about 80 % of their open-file limit, so
@@ -64,7 +49,7 @@ struct Advertised {
 /// The probe targets of the deployment behind `admin` (reached through `seeds`, the connection
 /// string's hosts), each advertised member checked from here as `dial` says.
 pub(crate) async fn members(admin: &Database, seeds: &str, dial: &Dial) -> Discovered {
-    let hello = hello(admin).await.ok();
+    let hello = super::reach::hello(admin).await.ok();
     let is_mongos = hello
         .as_ref()
         .is_some_and(|h| h.get_str("msg").ok() == Some("isdbgrid"));

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use mongodb::Database;
+use mongodb::bson::{Document, doc};
 use mongodb::options::ClientOptions;
 
 use super::dial::Dial;
@@ -39,9 +41,24 @@ async fn ask(address: &str, dial: &Dial) -> Result<(), String> {
     options.connect_timeout = Some(PATIENCE);
     options.app_name = Some("microshard-probe".into());
     let client = mongodb::Client::with_options(options).map_err(|e| super::errors::describe(&e))?;
-    let outcome = super::discover::hello(&client.database("admin")).await;
+    let outcome = hello(&client.database("admin")).await;
     client.shutdown().immediate(true).await;
     outcome.map(|_| ()).map_err(|e| super::errors::describe(&e))
+}
+
+/// `hello`, or `isMaster` from a server that answers it CommandNotFound (4.4.0, 4.4.1), with
+/// `isWritablePrimary` set from its `ismaster`.
+pub(crate) async fn hello(admin: &Database) -> mongodb::error::Result<Document> {
+    match admin.run_command(doc! {"hello": 1}).await {
+        Err(e) if super::errors::command_code(&e) == Some(59) => {
+            let mut d = admin.run_command(doc! {"isMaster": 1}).await?;
+            if let Ok(p) = d.get_bool("ismaster") {
+                d.insert("isWritablePrimary", p);
+            }
+            Ok(d)
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
