@@ -6,7 +6,21 @@
 //! way a resize splits a bin (nodes before the bin's "last run" are re-linked in reverse).
 
 use super::Status;
-use crate::workload::values::java_string_hash;
+
+/// Java `String.hashCode` over UTF-16 code units, continuing from `h` (so a growing buffer can
+/// be hashed as it grows).
+#[inline]
+pub(crate) fn java_hash_continue(mut h: i32, s: &str) -> i32 {
+    for unit in s.encode_utf16() {
+        h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
+    }
+    h
+}
+
+/// Java `String.hashCode`.
+pub(crate) fn java_string_hash(s: &str) -> i32 {
+    java_hash_continue(0, s)
+}
 
 /// ConcurrentHashMap's `spread(h)`.
 pub(crate) fn spread(h: i32) -> i32 {

@@ -3,6 +3,8 @@
 
 use rand::Rng;
 
+use crate::measure::order::{java_hash_continue, java_string_hash};
+
 /// Fills `buf` like YCSB's `RandomByteIterator`: each 32-bit draw gives 6 bytes `0x20 + ((r >> s) & m)` with
 /// `(s, m)` = (0,31), (5,63), (10,95), (15,31), (20,63), (25,95); the last group is cut to fit.
 ///
@@ -40,20 +42,6 @@ pub(crate) fn fill_group(r: i32, out: &mut [u8]) {
     let full = group(r);
     let n = out.len().min(6);
     out[..n].copy_from_slice(&full[..n]);
-}
-
-/// Java `String.hashCode` over UTF-16 code units, continuing from `h` (so a growing buffer can be hashed as it grows).
-#[inline]
-pub(crate) fn java_hash_continue(mut h: i32, s: &str) -> i32 {
-    for unit in s.encode_utf16() {
-        h = h.wrapping_mul(31).wrapping_add(i32::from(unit));
-    }
-    h
-}
-
-/// Java `String.hashCode`.
-pub(crate) fn java_string_hash(s: &str) -> i32 {
-    java_hash_continue(0, s)
 }
 
 /// YCSB's `buildDeterministicValue` for `dataintegrity=true`: `key:field`, then repeatedly `:` + the Java hash of
