@@ -271,11 +271,16 @@ impl Router {
                 .map(|s| s.id.clone())
                 .ok_or_else(|| no_shards(db))?,
         };
-        let res = self.config_write(doc! {"insert": "databases", "documents": [{
-            "_id": db, "primary": primary.clone(), "partitioned": false,
-            "version": {"uuid": Bson::Binary(new_uuid()), "timestamp": timestamp_now(DateTime::now()), "lastMod": 1},
-        }]})
-        .await;
+        let res = self
+            .config_write(doc! {"insert": "databases", "documents": [{
+                "_id": db, "primary": primary.clone(), "partitioned": false,
+                "version": {
+                    "uuid": Bson::Binary(new_uuid()),
+                    "timestamp": timestamp_now(DateTime::now()),
+                    "lastMod": 1,
+                },
+            }]})
+            .await;
         let primary = match res {
             Ok(_) => primary,
             // Another mongos created it first: take its choice from the config server.
