@@ -470,11 +470,11 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
         report::check_replaceable(&dir).map_err(|e| bad_input(format!("report --write {e}")))?;
         report::write_reports(&dir)?;
         if args.timelines {
-            report::write_timelines(&dir, &dir.cells(), true)?;
+            report::write_timelines(&dir, &dir.cells()?, true)?;
         }
     }
     let sweeps = dir.sweeps();
-    let sweep_only = !sweeps.is_empty() && dir.cells().is_empty();
+    let sweep_only = !sweeps.is_empty() && dir.cells()?.is_empty();
     if sweep_only && args.format != Format::Html {
         // In the format asked for; a --vary sweep as its seed-2 table.
         output::println(&report::sweep::render_sweep_dir(
@@ -486,7 +486,7 @@ pub(crate) async fn report(args: ReportArgs) -> anyhow::Result<()> {
     }
     let text = report::render_dir(&dir, args.format, args.timelines, &columns)?;
     let text = match args.redact_paths {
-        true => report::redact_paths::Redaction::of(dir.path(), &dir.config()?, &dir.cells())
+        true => report::redact_paths::Redaction::of(dir.path(), &dir.config()?, &dir.cells()?)
             .apply(&text),
         false => text,
     };

@@ -58,7 +58,7 @@ pub(crate) fn nothing_to_resume(
     if !dir.never_run(&config).is_empty() || !dir.not_run().is_empty() {
         return Ok(false);
     }
-    Ok(!dir.cells().iter().any(|c| remeasure.takes(c)))
+    Ok(!dir.cells()?.iter().any(|c| remeasure.takes(c)))
 }
 
 /// `compare --resume` of a finished experiment: says so, prints its report and ends by its

@@ -537,7 +537,7 @@ pub(crate) fn verdict_lines(dir: &ExperimentDir) -> anyhow::Result<VerdictLines>
         let topology = cmd.topology_name(&id.topology);
         format!("{topology} {} #{}", id.scenario, id.repeat)
     };
-    for c in dir.cells() {
+    for c in dir.cells()? {
         let v = &c.summary.validity;
         let line = format!("{} is {}: {}", name(&c.cell), v.verdict, v.summary());
         lines.push(v, &line);
@@ -581,7 +581,7 @@ fn check_topology_names(cmd: &CompareCommand) -> anyhow::Result<String> {
 /// `--remeasure`: every invalid cell's file (and, asked, every cell degraded by a busy host)
 /// moves to `earlier/` beside it, so the cell is measured again while the earlier attempt is kept.
 fn set_aside(dir: &ExperimentDir, remeasure: Remeasure, progress: &Progress) -> anyhow::Result<()> {
-    let again: Vec<CellFile> = (dir.cells().into_iter())
+    let again: Vec<CellFile> = (dir.cells()?.into_iter())
         .filter(|c| remeasure.takes(c))
         .collect();
     for cell in &again {
@@ -923,7 +923,7 @@ pub(crate) mod tests {
             outcome.failures
         );
         assert_eq!(outcome.measured.len(), 4, "S1 single + all microshard-2");
-        assert_eq!(dir.cells().len(), 4);
+        assert_eq!(dir.cells()?.len(), 4);
         Ok(())
     }
 

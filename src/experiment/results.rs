@@ -255,10 +255,29 @@ impl ExperimentDir {
         self.read_cell(id).is_some()
     }
 
-    /// Every cell that parses, in the order of their files' paths.
-    pub(crate) fn cells(&self) -> Vec<CellFile> {
-        let files = json_files_by_topology(&self.path.join(CELLS_DIR));
-        files.iter().filter_map(|f| read_json(f).ok()).collect()
+    /// Every cell that parses, in no particular order.
+    pub(crate) fn cells(&self) -> Result<Vec<CellFile>, ResultsError> {
+        let root = self.path.join(CELLS_DIR);
+        let mut out = Vec::new();
+        if !root.is_dir() {
+            return Ok(out);
+        }
+        for topo in fs::read_dir(&root).map_err(io_err(&root))? {
+            let topo = topo.map_err(io_err(&root))?.path();
+            if !topo.is_dir() {
+                continue;
+            }
+            for entry in fs::read_dir(&topo).map_err(io_err(&topo))? {
+                let file = entry.map_err(io_err(&topo))?.path();
+                if file.extension().and_then(|e| e.to_str()) != Some("json") {
+                    continue;
+                }
+                if let Ok(cell) = read_json::<CellFile>(&file) {
+                    out.push(cell);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Where a thread sweep for `label` is stored.

@@ -91,7 +91,7 @@ pub(crate) fn write_reports(dir: &ExperimentDir) -> Result<String, ReportError> 
     }
     let table = write_files(dir, &varies)?;
     let sweeps = dir.sweeps();
-    if dir.cells().is_empty() && !sweeps.is_empty() {
+    if dir.cells()?.is_empty() && !sweeps.is_empty() {
         // A sweep's own run directory: its reports are the sweep's, each in its format.
         let columns = Columns::Compact;
         let text = sweep::render_sweep_dir(dir, Format::Table, &columns)?;
@@ -116,7 +116,7 @@ pub(crate) fn write_files(
     varies: &[sweep::VaryShown],
 ) -> Result<String, ReportError> {
     let config = dir.config()?;
-    let cells = dir.cells();
+    let cells = dir.cells()?;
     let sweeps = dir.sweeps();
     let rep = super::build_with(dir, &config, &cells);
     write_timelines(dir, &cells, false)?;

@@ -363,7 +363,7 @@ fn pinned(dir: &ExperimentDir) -> TestResult<String> {
         s.started = format!("2026-01-01T0{}:00:00Z", s.number);
     }
     dir.write_config(&config)?;
-    for mut cell in dir.cells() {
+    for mut cell in dir.cells()? {
         cell.finished = format!("2026-01-01T00:0{}:00Z", cell.cell.repeat);
         dir.write_cell(&cell)?;
     }

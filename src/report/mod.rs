@@ -207,7 +207,7 @@ impl Report {
 /// whether it was interrupted or resumed.
 pub(crate) fn build(dir: &ExperimentDir) -> Result<Report, ResultsError> {
     let config = dir.config()?;
-    let cells = dir.cells();
+    let cells = dir.cells()?;
     Ok(build_with(dir, &config, &cells))
 }
 

@@ -43,7 +43,7 @@ pub(crate) fn render_dir(
     all_timelines: bool,
     columns: &Columns,
 ) -> Result<String, ResultsError> {
-    let (config, cells, sweeps) = (dir.config()?, dir.cells(), dir.sweeps());
+    let (config, cells, sweeps) = (dir.config()?, dir.cells()?, dir.sweeps());
     let report = super::build_with(dir, &config, &cells);
     let varies = super::sweep::vary_shown(dir);
     let page = Page {

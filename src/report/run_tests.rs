@@ -113,7 +113,7 @@ async fn a_dead_member_skips_its_topology_and_resume_measures_what_is_missing() 
         .path()
         .join("cells/microshard-2/earlier/S2-r1.session1.json");
     assert!(earlier.is_file(), "the first attempt is kept");
-    let sessions: Vec<u32> = dir.cells().iter().map(|c| c.session).collect();
+    let sessions: Vec<u32> = dir.cells()?.iter().map(|c| c.session).collect();
     assert!(
         sessions.contains(&1) && sessions.contains(&2),
         "{sessions:?}"
@@ -233,7 +233,7 @@ async fn sweep_picks_knee_threads_for_cells() -> TestResult {
         dir.read_sweep("microshard-2").and_then(|s| s.knee_threads),
         Some(32)
     );
-    let cells = dir.cells();
+    let cells = dir.cells()?;
     let s3 = cells
         .iter()
         .find(|c| c.cell.topology == "microshard-2" && c.cell.scenario == "S3");
@@ -279,7 +279,7 @@ async fn sweep_vary_measures_every_value_on_every_topology_once() -> TestResult 
         }
     }
     // The cells run at the first value's knee (capacity 1000 at 100 ops/s per thread → 16).
-    let cells = dir.cells();
+    let cells = dir.cells()?;
     let s3 = cells
         .iter()
         .find(|c| c.cell.topology == "single" && c.cell.scenario == "S3");
