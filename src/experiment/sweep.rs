@@ -344,8 +344,8 @@ fn sweep_record(cfg: &SweepCommand, resolved: &Resolved, where_: &str) -> Experi
         workload: cfg.workload_flags.clone(),
         ..CompareCommand::default()
     };
-    let (note, properties) = (&resolved.one.scale_note, resolved.one.props.clone());
-    ExperimentConfig::new(command, note.clone(), properties)
+    let one = &resolved.one;
+    ExperimentConfig::new(command, one.scale_note.clone(), one.props.clone())
 }
 
 /// The deployment a sweep runs against: a topology brought up (with the handle that tears it

@@ -20,11 +20,12 @@ impl<'r> Groups<'r> {
         // Each label is wrapped to its group's width, centred, horizontal.
         let plot_w = WIDTH as i32 - LEGEND_W - MARGIN - Y_LABEL_W - 20;
         let label_w = (plot_w / scenarios.len().max(1) as i32 - 10).max(30);
+        let shown = |s: &String| match is_load(report, s) {
+            true => format!("{s} (load)"),
+            false => s.clone(),
+        };
         let labels = (scenarios.iter())
-            .map(|s| match is_load(report, s) {
-                true => wrap(&format!("{s} (load)"), label_w, LABEL_SIZE),
-                false => wrap(s, label_w, LABEL_SIZE),
-            })
+            .map(|s| wrap(&shown(s), label_w, LABEL_SIZE))
             .collect();
         Groups {
             rows: report.rows.iter().collect(),
